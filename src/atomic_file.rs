@@ -1,0 +1,88 @@
+//! Writing files so that a crash, a full disk or Ctrl-C never leaves a truncated file:
+//! write a temporary sibling, fsync it, then rename it over the target.
+//!
+//! Files holding secrets are created with mode 0600 from the start (never briefly
+//! world-readable).
+
+use std::io::Write;
+use std::path::Path;
+
+/// Replaces `path` with `contents` atomically. With `private`, the file gets mode 0600
+/// (Unix). Parent directories are created as needed.
+pub fn write_atomic(path: &Path, contents: &[u8], private: bool) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    let tmp = dir.join(format!(
+        ".{name}.{}.{:08x}.tmp",
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    let result = write_then_rename(&tmp, path, contents, private);
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn write_then_rename(
+    tmp: &Path,
+    path: &Path,
+    contents: &[u8],
+    private: bool,
+) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(if private { 0o600 } else { 0o644 });
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    let mut file = options.open(tmp)?;
+    file.write_all(contents)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_content_and_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/config.yaml");
+        write_atomic(&path, b"one", true).unwrap();
+        write_atomic(&path, b"two", true).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let entries: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(entries.len(), 1);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn failure_keeps_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        write_atomic(&path, b"keep", false).unwrap();
+        // A directory in the way of the rename makes it fail.
+        let blocked = dir.path().join("d");
+        std::fs::create_dir_all(blocked.join("x")).unwrap();
+        assert!(write_atomic(&blocked, b"new", false).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"keep");
+    }
+}

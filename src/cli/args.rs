@@ -1,0 +1,52 @@
+//! Command-line arguments: what the user typed, nothing resolved ("low args").
+
+use clap::Parser;
+
+/// loki — chat with large language models from the shell or an interactive REPL.
+#[derive(Debug, Default, Parser)]
+#[command(
+    name = "loki",
+    version,
+    about = "Chat with large language models from the shell",
+    long_about = "Chat with large language models from the shell.\n\n\
+        Give a prompt as arguments, pipe text on stdin, attach files with -f.\n\
+        Configuration: $LOKI_CONFIG_DIR/config.yaml (see `loki --info`).",
+    after_help = "Examples:\n  loki \"what is a monad?\"\n  git diff | loki \"write a commit message\"\n  loki -f src/ \"where is the config parsed?\"\n  loki -m ollama:llama3.2 -S \"hi\""
+)]
+pub struct Args {
+    /// Model to use, as `client:model`
+    #[arg(short = 'm', long, value_name = "MODEL")]
+    pub model: Option<String>,
+
+    /// Use this text as the system prompt (a temporary role)
+    #[arg(long, value_name = "PROMPT")]
+    pub prompt: Option<String>,
+
+    /// Attach files, directories, globs or URLs (repeatable)
+    #[arg(short = 'f', long = "file", value_name = "FILE|URL")]
+    pub files: Vec<String>,
+
+    /// Wait for the whole answer instead of streaming it
+    #[arg(short = 'S', long)]
+    pub no_stream: bool,
+
+    /// Print the assembled input instead of sending it
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Print only the code from the answer
+    #[arg(short = 'c', long)]
+    pub code: bool,
+
+    /// Show the configuration and paths, then exit
+    #[arg(long)]
+    pub info: bool,
+
+    /// List available chat models, then exit
+    #[arg(long)]
+    pub list_models: bool,
+
+    /// The prompt
+    #[arg(trailing_var_arg = true, value_name = "TEXT")]
+    pub text: Vec<String>,
+}

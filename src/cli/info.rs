@@ -1,0 +1,64 @@
+//! `--info`: the effective settings and paths, one `name value` row per line.
+
+use crate::state::AppState;
+
+/// Renders the info table.
+pub(super) fn render(state: &AppState, model_override: Option<&str>) -> String {
+    let c = &state.config;
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
+    let model = match model_override {
+        Some(id) => state
+            .providers
+            .resolve(id, crate::client::config::ModelKind::Chat)
+            .map(|m| m.id()),
+        None => state
+            .providers
+            .default_chat_model(c.model.as_deref())
+            .map(|m| m.id()),
+    }
+    .unwrap_or_else(|e| format!("(none: {e})"));
+    let mut rows: Vec<(&str, String)> = vec![
+        ("model", model),
+        ("temperature", opt(c.temperature.map(|v| v.to_string()))),
+        ("top_p", opt(c.top_p.map(|v| v.to_string()))),
+        ("stream", c.stream.to_string()),
+        ("dry_run", c.dry_run.to_string()),
+        ("save", c.save.to_string()),
+        ("save_session", opt(c.save_session.map(|v| v.to_string()))),
+        ("compression_threshold", c.compression_threshold.to_string()),
+        (
+            "function_calling_support",
+            c.function_calling_support.to_string(),
+        ),
+        ("mcp_server_support", c.mcp_server_support.to_string()),
+        ("keybindings", c.keybindings.clone()),
+        (
+            "wrap",
+            opt(c.wrap.map(|w| match w {
+                crate::config::Wrap::No => "no".to_string(),
+                crate::config::Wrap::Auto => "auto".to_string(),
+                crate::config::Wrap::Width(n) => n.to_string(),
+            })),
+        ),
+        ("wrap_code", c.wrap_code.to_string()),
+        ("highlight", c.highlight.to_string()),
+        (
+            "theme",
+            if c.is_light_theme() {
+                "light".into()
+            } else {
+                "dark".into()
+            },
+        ),
+        ("clients", state.providers.client_names().join(", ")),
+        ("config_source", state.config_origin.clone()),
+    ];
+    for (name, path) in state.paths.info_rows() {
+        rows.push((name, path.display().to_string()));
+    }
+    let mut out = String::new();
+    for (name, value) in rows {
+        out.push_str(&format!("{name:<30}{value}\n"));
+    }
+    out
+}

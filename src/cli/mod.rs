@@ -1,0 +1,228 @@
+//! The one-shot front end: parse arguments, load configuration, build one
+//! `RequestContext`, call `Engine::run` once, map the result to an exit code.
+//!
+//! This is also where the process starts (`main_entry`): the runtime is a single-threaded
+//! tokio runtime, created only after argument parsing so `--version` and `--help` cost
+//! nothing beyond clap.
+
+pub mod args;
+mod info;
+mod wizard;
+
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Parser;
+
+use crate::client::config::ModelKind;
+use crate::config::{self, AppConfig, ConfigError, Env, Paths, Wrap};
+use crate::context::RequestContext;
+use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
+use crate::render::theme::{Style, Theme};
+use crate::render::{TerminalEmitter, TerminalOptions};
+use crate::state::AppState;
+use args::Args;
+
+/// The built-in `code` role used by `-c`.
+const CODE_PROMPT: &str = include_str!("../../assets/roles/code.md");
+
+/// Runs loki with the process arguments and environment; returns the exit status.
+pub fn main_entry() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    let mut env = Env::capture();
+    let paths = Paths::resolve(&env);
+    let stderr_theme = Theme::detect(
+        std::io::stderr().is_terminal(),
+        env.get("NO_COLOR").is_some(),
+        true,
+        false,
+    );
+    if let Err(e) = env.load_dotenv(&paths.env_file) {
+        report_error(
+            &stderr_theme,
+            &format!("cannot read {}: {e}", paths.env_file.display()),
+        );
+        return ExitCode::from(1);
+    }
+    crate::logging::init(&env, paths.log_file.clone());
+
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            report_error(
+                &stderr_theme,
+                &format!("cannot start the async runtime: {e}"),
+            );
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(args, env, paths)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            report_error(&stderr_theme, &format!("{e:#}"));
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn report_error(theme: &Theme, message: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{} {message}", theme.paint(Style::Error, "error:"));
+}
+
+async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
+    let stdin_tty = std::io::stdin().is_terminal();
+    let stdout_tty = std::io::stdout().is_terminal();
+    let stderr_tty = std::io::stderr().is_terminal();
+    let info_only = args.info || args.list_models;
+
+    let (config, origin) = match load_config(&paths, &env, stdin_tty && stdout_tty, info_only).await
+    {
+        Ok(found) => found,
+        Err(e) => return Err(e.into()),
+    };
+    let state = Arc::new(AppState::new(config, paths, env, origin));
+
+    if args.list_models {
+        let mut out = std::io::stdout().lock();
+        for model in state.providers.models(ModelKind::Chat)? {
+            writeln!(out, "{}", model.id())?;
+        }
+        return Ok(0);
+    }
+    if args.info {
+        let text = info::render(&state, args.model.as_deref());
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+        return Ok(0);
+    }
+
+    let mut text = args.text.join(" ");
+    if !stdin_tty {
+        let mut piped = String::new();
+        std::io::stdin()
+            .read_to_string(&mut piped)
+            .context("cannot read stdin")?;
+        if !piped.trim().is_empty() {
+            text = if text.is_empty() {
+                piped
+            } else {
+                format!("{text}\n{piped}")
+            };
+        }
+    }
+
+    let mut ctx = RequestContext::resolve(&state, args.model.as_deref())?;
+    if let Some(prompt) = &args.prompt {
+        ctx.system_prompt = Some(prompt.clone());
+    } else if args.code {
+        ctx.system_prompt = Some(CODE_PROMPT.trim().to_string());
+    }
+    if args.dry_run {
+        ctx.dry_run = true;
+    }
+
+    let no_color = state.env.get("NO_COLOR").is_some();
+    let light = state.config.is_light_theme();
+    let term_width = crossterm::terminal::size()
+        .map(|(w, _)| usize::from(w))
+        .unwrap_or(80);
+    let opts = TerminalOptions {
+        stdout: Theme::detect(stdout_tty, no_color, state.config.highlight, light),
+        stderr: Theme::detect(stderr_tty, no_color, true, light),
+        stdout_tty,
+        spinner: stderr_tty && !no_color,
+        wrap: match state.config.wrap {
+            Some(Wrap::Auto) => Some(term_width),
+            Some(Wrap::Width(w)) => Some(usize::from(w)),
+            Some(Wrap::No) | None => None,
+        },
+        wrap_code: state.config.wrap_code,
+        term_width,
+        code_only: args.code,
+    };
+    let emitter = TerminalEmitter::new(opts, Some(ctx.cancel.clone()));
+
+    let cancel = ctx.cancel.clone();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+        }
+    });
+
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    let engine = Engine::new(Arc::clone(&state), cwd);
+    let request = RunRequest {
+        input: Some(UserInput {
+            text,
+            files: args.files.clone(),
+        }),
+        options: RunOptions {
+            stream: (args.no_stream || args.code).then_some(false),
+        },
+    };
+    let result = engine.run(&mut ctx, request, &emitter).await;
+    ctrl_c.abort();
+    match result {
+        Ok(_) => Ok(0),
+        Err(_) if emitter.broken_pipe() => Ok(0),
+        Err(CoreError::Cancelled) => Ok(130),
+        Err(e) => {
+            let code = e.exit_code();
+            report_error(
+                &Theme::detect(stderr_tty, no_color, true, light),
+                &e.to_string(),
+            );
+            Ok(code)
+        }
+    }
+}
+
+/// Finds the configuration: the config file, else the environment, else a local model
+/// server, else (on a terminal) the first-run wizard.
+async fn load_config(
+    paths: &Paths,
+    env: &Env,
+    interactive: bool,
+    info_only: bool,
+) -> Result<(AppConfig, String), ConfigError> {
+    if let Some(loaded) = config::load::load(paths, env)? {
+        let theme = Theme::detect(
+            std::io::stderr().is_terminal(),
+            env.get("NO_COLOR").is_some(),
+            true,
+            false,
+        );
+        let mut err = std::io::stderr().lock();
+        for warning in &loaded.warnings {
+            let _ = writeln!(err, "{} {warning}", theme.paint(Style::Warning, "warning:"));
+        }
+        return Ok((loaded.config, paths.config_file.display().to_string()));
+    }
+    if let Some(found) = config::zero::from_env(env) {
+        return Ok((found.config, found.origin));
+    }
+    if let Some(found) = config::zero::probe_local(env).await {
+        return Ok((found.config, found.origin));
+    }
+    if info_only {
+        return Ok((AppConfig::default(), "none".into()));
+    }
+    if interactive {
+        return wizard::run(paths, env).await;
+    }
+    Err(ConfigError::NoConfig {
+        path: paths.config_file.clone(),
+        vars: config::zero::hint_vars(),
+    })
+}

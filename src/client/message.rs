@@ -1,0 +1,158 @@
+//! Provider-neutral conversation messages.
+//!
+//! The serialised form follows the OpenAI chat format (`role`, `content` as a string or a
+//! list of parts, `tool_calls`, `tool_call_id`) because sessions store it and people read
+//! and edit those files. Each wire module converts from these types; none of them leak
+//! vendor fields back in here.
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions (role prompt, agent instructions).
+    System,
+    /// The person.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result answering an assistant tool call.
+    Tool,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// The author.
+    pub role: Role,
+    /// Text or parts.
+    pub content: Content,
+    /// Tool calls the assistant made (assistant messages only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// The call this message answers (tool messages only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl Message {
+    /// A plain text message.
+    pub fn text(role: Role, text: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: Content::Text(text.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    /// The text of the message; image parts are skipped.
+    pub fn text_content(&self) -> String {
+        match &self.content {
+            Content::Text(t) => t.clone(),
+            Content::Parts(parts) => parts
+                .iter()
+                .filter_map(|p| match p {
+                    ContentPart::Text { text } => Some(text.as_str()),
+                    ContentPart::ImageUrl { .. } => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
+/// Message content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    /// Plain text.
+    Text(String),
+    /// Text and images.
+    Parts(Vec<ContentPart>),
+}
+
+/// One part of a multi-part message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentPart {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, as a `data:` URL or an `https:` URL.
+    ImageUrl {
+        /// `{ url }`.
+        image_url: ImageUrl,
+    },
+}
+
+/// The `image_url` object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageUrl {
+    /// `data:image/png;base64,...` or a web URL.
+    pub url: String,
+}
+
+/// A function call requested by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Provider-assigned id the result must echo.
+    pub id: String,
+    /// Function name.
+    pub name: String,
+    /// Arguments as JSON text, exactly as the model produced them.
+    pub arguments: String,
+}
+
+/// Token accounting of one provider response.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens (including reasoning).
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    pub cached_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another response's usage to this one.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_tokens += other.cached_tokens;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_in_openai_shape() {
+        let m = Message {
+            role: Role::User,
+            content: Content::Parts(vec![
+                ContentPart::Text { text: "hi".into() },
+                ContentPart::ImageUrl {
+                    image_url: ImageUrl {
+                        url: "data:image/png;base64,AA==".into(),
+                    },
+                },
+            ]),
+            tool_calls: vec![],
+            tool_call_id: None,
+        };
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AA=="}}]})
+        );
+        let back: Message = serde_json::from_value(json).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.text_content(), "hi");
+    }
+}

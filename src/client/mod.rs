@@ -1,0 +1,127 @@
+//! Providers: one trait, one module per wire protocol.
+//!
+//! A [`Provider`] turns a provider-neutral [`ChatRequest`] into an HTTP call and the reply
+//! into a stream of [`ProviderEvent`] batches (one batch per network read, so callers get
+//! natural points to flush output). Non-streaming calls return a stream with one batch.
+//! Providers never print, prompt, run tools or retry; the engine does those.
+
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod message;
+pub mod model;
+pub mod openai;
+pub mod registry;
+pub mod retry;
+pub mod sse;
+pub mod vendors;
+
+use std::pin::Pin;
+
+use futures_util::Stream;
+use futures_util::future::BoxFuture;
+
+pub use error::ProviderError;
+pub use message::{Content, ContentPart, Message, Role, ToolCall, Usage};
+pub use model::Model;
+pub use registry::ProviderRegistry;
+pub use retry::RetryPolicy;
+
+/// A provider-neutral chat request.
+#[derive(Debug, Clone, Default)]
+pub struct ChatRequest {
+    /// The conversation, system message first when there is one.
+    pub messages: Vec<Message>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Nucleus sampling.
+    pub top_p: Option<f64>,
+    /// Stream the answer.
+    pub stream: bool,
+    /// Tool declarations offered to the model.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// A function the model may call.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ToolSpec {
+    /// Function name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON schema of the arguments.
+    pub parameters: serde_json::Value,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    /// Natural end.
+    Stop,
+    /// Output limit reached.
+    Length,
+    /// The model wants tool results.
+    ToolCalls,
+    /// Blocked by the provider's filter.
+    ContentFilter,
+    /// Anything else the provider said.
+    Other(String),
+}
+
+impl FinishReason {
+    /// Maps a provider's finish string.
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "stop" | "end_turn" | "STOP" | "stop_sequence" => Self::Stop,
+            "length" | "max_tokens" | "MAX_TOKENS" => Self::Length,
+            "tool_calls" | "tool_use" | "function_call" => Self::ToolCalls,
+            "content_filter" | "SAFETY" => Self::ContentFilter,
+            other => Self::Other(other.to_string()),
+        }
+    }
+}
+
+/// One decoded piece of a provider reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderEvent {
+    /// Answer text.
+    Text(String),
+    /// Reasoning ("thinking") text.
+    Reasoning(String),
+    /// A fragment of a tool call; fragments with the same `index` concatenate.
+    ToolCallDelta {
+        /// Position of the call in this reply.
+        index: usize,
+        /// Call id (first fragment).
+        id: Option<String>,
+        /// Function name (first fragment).
+        name: Option<String>,
+        /// A piece of the JSON arguments.
+        arguments: String,
+    },
+    /// Token usage.
+    Usage(Usage),
+    /// The model finished.
+    Finish(FinishReason),
+}
+
+/// Batches of events, ending with `None` after the provider's end-of-answer marker or
+/// with an error.
+pub type ProviderStream =
+    Pin<Box<dyn Stream<Item = Result<Vec<ProviderEvent>, ProviderError>> + Send>>;
+
+/// A configured client able to answer chat requests.
+pub trait Provider: Send + Sync {
+    /// Client name.
+    fn name(&self) -> &str;
+
+    /// How failed requests are retried.
+    fn retry_policy(&self) -> RetryPolicy;
+
+    /// Sends one request. Dropping the returned future or stream aborts the HTTP call.
+    fn chat<'a>(
+        &'a self,
+        model: &'a Model,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>>;
+}

@@ -1,0 +1,682 @@
+//! The OpenAI chat-completions wire format, used by `type: openai` and every
+//! `openai-compatible` vendor.
+//!
+//! Pure halves ([`build_body`], [`parse_chunk`], [`parse_response`]) are separate from the
+//! HTTP call so they can be tested against recorded payloads.
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use reqwest::header::{AUTHORIZATION, HeaderName};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::http::{HttpSettings, LazyHttp, next_chunk, post_json};
+use super::message::{Content, ContentPart, Message, Role, Usage};
+use super::sse::{SseDecoder, SseEvent};
+use super::{
+    ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
+    RetryPolicy,
+};
+
+/// A client speaking the OpenAI chat-completions API.
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    name: String,
+    api_base: String,
+    api_key: Option<String>,
+    /// Set when a key is required but none was configured: the variable to suggest.
+    missing_key_env: Option<String>,
+    organization: Option<String>,
+    /// `stream_options.include_usage` is only sent where it is known to be accepted.
+    stream_usage: bool,
+    /// Newer OpenAI models take `max_completion_tokens` instead of `max_tokens`.
+    max_completion_tokens: bool,
+    settings: HttpSettings,
+    http: LazyHttp,
+}
+
+/// What a provider needs to be built; see [`super::registry`].
+#[derive(Debug, Clone)]
+pub struct OpenAiSetup {
+    /// Client name.
+    pub name: String,
+    /// Base URL without a trailing slash.
+    pub api_base: String,
+    /// Resolved key.
+    pub api_key: Option<String>,
+    /// When the key is missing but required: the env var to suggest.
+    pub missing_key_env: Option<String>,
+    /// `OpenAI-Organization`.
+    pub organization: Option<String>,
+    /// Speak to api.openai.com conventions (usage option, `max_completion_tokens`).
+    pub official: bool,
+    /// Transport settings.
+    pub settings: HttpSettings,
+}
+
+impl OpenAiProvider {
+    /// Builds the provider; no network or TLS work happens until the first request.
+    pub fn new(setup: OpenAiSetup) -> Self {
+        Self {
+            name: setup.name,
+            api_base: setup.api_base.trim_end_matches('/').to_string(),
+            api_key: setup.api_key,
+            missing_key_env: setup.missing_key_env,
+            organization: setup.organization,
+            stream_usage: setup.official,
+            max_completion_tokens: setup.official,
+            settings: setup.settings,
+            http: LazyHttp::default(),
+        }
+    }
+
+    async fn send(
+        &self,
+        model: &Model,
+        request: &ChatRequest,
+    ) -> Result<ProviderStream, ProviderError> {
+        if let Some(env) = &self.missing_key_env {
+            return Err(ProviderError::MissingApiKey {
+                client: self.name.clone(),
+                env: env.clone(),
+            });
+        }
+        let url = format!("{}/chat/completions", self.api_base);
+        let body = build_body(
+            model,
+            request,
+            self.stream_usage,
+            self.max_completion_tokens,
+        );
+        let body = serde_json::to_vec(&body).map_err(|e| ProviderError::Setup {
+            client: self.name.clone(),
+            message: e.to_string(),
+        })?;
+        tracing::debug!(url = %url, body = %String::from_utf8_lossy(&body), "request");
+        let mut headers: Vec<(HeaderName, String)> = Vec::with_capacity(2);
+        if let Some(key) = &self.api_key {
+            headers.push((AUTHORIZATION, format!("Bearer {key}")));
+        }
+        if let Some(org) = &self.organization {
+            headers.push((HeaderName::from_static("openai-organization"), org.clone()));
+        }
+        let http = self.http.get(&self.settings, &url)?;
+        let response = post_json(
+            http,
+            &self.settings,
+            &url,
+            &headers,
+            body,
+            model.real_name(),
+        )
+        .await?;
+        // Some servers stream even when asked not to; follow what actually arrived.
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("text/event-stream"));
+        if request.stream || is_sse {
+            Ok(stream_events(response, self.settings.clone()))
+        } else {
+            let bytes = tokio::time::timeout(self.settings.read_timeout, response.bytes())
+                .await
+                .map_err(|_| ProviderError::Timeout {
+                    client: self.name.clone(),
+                    after: self.settings.read_timeout,
+                })?
+                .map_err(|e| ProviderError::StreamCut {
+                    client: self.name.clone(),
+                    message: super::http::error_chain(&e),
+                })?;
+            let events = parse_response(&bytes).map_err(|message| ProviderError::Protocol {
+                client: self.name.clone(),
+                message,
+            })?;
+            Ok(Box::pin(futures_util::stream::once(
+                async move { Ok(events) },
+            )))
+        }
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        self.settings.retry
+    }
+
+    fn chat<'a>(
+        &'a self,
+        model: &'a Model,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
+        self.send(model, request).boxed()
+    }
+}
+
+/// State threaded through the streamed body.
+struct StreamState {
+    body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+    decoder: SseDecoder,
+    settings: HttpSettings,
+    saw_done: bool,
+    saw_finish: bool,
+    finished: bool,
+    pending_error: Option<ProviderError>,
+}
+
+fn stream_events(response: reqwest::Response, settings: HttpSettings) -> ProviderStream {
+    let state = StreamState {
+        body: Box::pin(response.bytes_stream()),
+        decoder: SseDecoder::new(),
+        settings,
+        saw_done: false,
+        saw_finish: false,
+        finished: false,
+        pending_error: None,
+    };
+    Box::pin(futures_util::stream::unfold(state, |mut st| async move {
+        if let Some(err) = st.pending_error.take() {
+            return Some((Err(err), st));
+        }
+        if st.finished {
+            return None;
+        }
+        let mut sse = Vec::new();
+        loop {
+            match next_chunk(&mut st.body, &st.settings).await {
+                Ok(Some(bytes)) => st.decoder.feed(&bytes, &mut sse),
+                Ok(None) => {
+                    st.decoder.finish(&mut sse);
+                    st.finished = true;
+                }
+                Err(e) => {
+                    st.finished = true;
+                    return Some((Err(e), st));
+                }
+            }
+            if !sse.is_empty() || st.finished {
+                break;
+            }
+        }
+        let mut events = Vec::with_capacity(sse.len());
+        for SseEvent { data, .. } in &sse {
+            if data == "[DONE]" {
+                st.saw_done = true;
+                continue;
+            }
+            match parse_chunk(data) {
+                Ok(batch) => {
+                    st.saw_finish |= batch.iter().any(|e| matches!(e, ProviderEvent::Finish(_)));
+                    events.extend(batch);
+                }
+                Err(message) => {
+                    st.finished = true;
+                    let err = ProviderError::Protocol {
+                        client: st.settings.client.clone(),
+                        message,
+                    };
+                    if events.is_empty() {
+                        return Some((Err(err), st));
+                    }
+                    // Deliver what decoded cleanly before the bad frame, then fail.
+                    st.pending_error = Some(err);
+                    return Some((Ok(events), st));
+                }
+            }
+        }
+        if st.finished && !st.saw_done && !st.saw_finish {
+            let cut = ProviderError::StreamCut {
+                client: st.settings.client.clone(),
+                message: "the stream ended without a finish marker".into(),
+            };
+            if events.is_empty() {
+                return Some((Err(cut), st));
+            }
+            // Deliver the events that did arrive; the error follows on the next poll.
+            st.pending_error = Some(cut);
+        }
+        Some((Ok(events), st))
+    }))
+}
+
+/// Builds the JSON body of a chat-completions request.
+pub fn build_body(
+    model: &Model,
+    request: &ChatRequest,
+    stream_usage: bool,
+    max_completion_tokens: bool,
+) -> Value {
+    let mut body = json!({
+        "model": model.real_name(),
+        "messages": wire_messages(&request.messages, model),
+    });
+    let obj = body.as_object_mut();
+    let Some(obj) = obj else { return body };
+    if let Some(t) = request.temperature {
+        obj.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = request.top_p {
+        obj.insert("top_p".into(), json!(p));
+    }
+    if model.config.require_max_tokens
+        && let Some(max) = model.config.max_output_tokens
+    {
+        let key = if max_completion_tokens {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        obj.insert(key.into(), json!(max));
+    }
+    if request.stream {
+        obj.insert("stream".into(), json!(true));
+        if stream_usage {
+            obj.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+    }
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .collect();
+        obj.insert("tools".into(), Value::Array(tools));
+    }
+    body
+}
+
+/// Converts neutral messages to the wire shape, applying the model's system-message
+/// quirks (`system_prompt_prefix`, `no_system_message`).
+fn wire_messages(messages: &[Message], model: &Model) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut pending_system: Option<String> = None;
+    for m in messages {
+        match m.role {
+            Role::System => {
+                let text = match &model.config.system_prompt_prefix {
+                    Some(prefix) => format!("{prefix}{}", m.text_content()),
+                    None => m.text_content(),
+                };
+                if model.config.no_system_message {
+                    pending_system = Some(text);
+                } else {
+                    out.push(json!({"role": "system", "content": text}));
+                }
+            }
+            Role::User => {
+                let mut content = content_value(&m.content);
+                if let Some(system) = pending_system.take() {
+                    content = match content {
+                        Value::String(s) => Value::String(format!("{system}\n\n{s}")),
+                        Value::Array(mut parts) => {
+                            parts.insert(0, json!({"type": "text", "text": system}));
+                            Value::Array(parts)
+                        }
+                        other => other,
+                    };
+                }
+                out.push(json!({"role": "user", "content": content}));
+            }
+            Role::Assistant => {
+                let mut msg =
+                    json!({"role": "assistant", "content": strip_think(&m.text_content())});
+                if !m.tool_calls.is_empty()
+                    && let Some(obj) = msg.as_object_mut()
+                {
+                    let calls: Vec<Value> = m
+                        .tool_calls
+                        .iter()
+                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                        .collect();
+                    obj.insert("tool_calls".into(), Value::Array(calls));
+                }
+                out.push(msg);
+            }
+            Role::Tool => out.push(json!({
+                "role": "tool",
+                "tool_call_id": m.tool_call_id,
+                "content": m.text_content(),
+            })),
+        }
+    }
+    out
+}
+
+fn content_value(content: &Content) -> Value {
+    match content {
+        Content::Text(t) => Value::String(t.clone()),
+        Content::Parts(parts) => Value::Array(
+            parts
+                .iter()
+                .map(|p| match p {
+                    ContentPart::Text { text } => json!({"type": "text", "text": text}),
+                    ContentPart::ImageUrl { image_url } => {
+                        json!({"type": "image_url", "image_url": {"url": image_url.url}})
+                    }
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// Removes a leading `<think>…</think>` block from text sent back to the model.
+pub fn strip_think(text: &str) -> String {
+    let trimmed = text.trim_start();
+    if let Some(rest) = trimmed.strip_prefix("<think>")
+        && let Some(end) = rest.find("</think>")
+    {
+        return rest[end + "</think>".len()..].trim_start().to_string();
+    }
+    text.to_string()
+}
+
+#[derive(Deserialize)]
+struct WireChunk {
+    #[serde(default)]
+    choices: Vec<WireChoice>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct WireChoice {
+    delta: Option<WireDelta>,
+    message: Option<WireDelta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireDelta {
+    content: Option<String>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<WireToolCall>,
+}
+
+#[derive(Deserialize)]
+struct WireToolCall {
+    index: Option<usize>,
+    id: Option<String>,
+    function: Option<WireFunction>,
+}
+
+#[derive(Deserialize)]
+struct WireFunction {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    prompt_tokens_details: Option<WireUsageDetails>,
+}
+
+#[derive(Deserialize)]
+struct WireUsageDetails {
+    #[serde(default)]
+    cached_tokens: u64,
+}
+
+/// Decodes one streamed `data:` payload.
+pub fn parse_chunk(data: &str) -> Result<Vec<ProviderEvent>, String> {
+    let chunk: WireChunk = serde_json::from_str(data)
+        .map_err(|e| format!("invalid JSON in stream ({e}): {}", preview(data)))?;
+    let mut events = Vec::new();
+    decode_chunk(chunk, &mut events)?;
+    Ok(events)
+}
+
+/// Decodes a complete (non-streamed) chat-completion body.
+pub fn parse_response(body: &[u8]) -> Result<Vec<ProviderEvent>, String> {
+    let chunk: WireChunk = serde_json::from_slice(body).map_err(|e| {
+        format!(
+            "invalid JSON ({e}): {}",
+            preview(&String::from_utf8_lossy(body))
+        )
+    })?;
+    if chunk.choices.is_empty() && chunk.error.is_none() {
+        return Err(format!(
+            "no choices in response: {}",
+            preview(&String::from_utf8_lossy(body))
+        ));
+    }
+    let mut events = Vec::new();
+    decode_chunk(chunk, &mut events)?;
+    Ok(events)
+}
+
+fn decode_chunk(chunk: WireChunk, events: &mut Vec<ProviderEvent>) -> Result<(), String> {
+    if let Some(err) = chunk.error {
+        return Err(format!(
+            "error reported in the stream: {}",
+            super::http::error_message(err.to_string().as_bytes())
+        ));
+    }
+    for choice in chunk.choices {
+        if let Some(delta) = choice.delta.or(choice.message) {
+            if let Some(r) = delta
+                .reasoning_content
+                .or(delta.reasoning)
+                .filter(|r| !r.is_empty())
+            {
+                events.push(ProviderEvent::Reasoning(r));
+            }
+            if let Some(t) = delta.content.filter(|t| !t.is_empty()) {
+                events.push(ProviderEvent::Text(t));
+            }
+            for (pos, call) in delta.tool_calls.into_iter().enumerate() {
+                let (name, arguments) = match call.function {
+                    Some(f) => (f.name, f.arguments.unwrap_or_default()),
+                    None => (None, String::new()),
+                };
+                events.push(ProviderEvent::ToolCallDelta {
+                    index: call.index.unwrap_or(pos),
+                    id: call.id,
+                    name,
+                    arguments,
+                });
+            }
+        }
+        if let Some(reason) = choice.finish_reason {
+            events.push(ProviderEvent::Finish(FinishReason::parse(&reason)));
+        }
+    }
+    if let Some(u) = chunk.usage {
+        events.push(ProviderEvent::Usage(Usage {
+            input_tokens: u.prompt_tokens,
+            output_tokens: u.completion_tokens,
+            cached_tokens: u
+                .prompt_tokens_details
+                .map(|d| d.cached_tokens)
+                .unwrap_or(0),
+        }));
+    }
+    Ok(())
+}
+
+fn preview(s: &str) -> String {
+    let mut p: String = s.chars().take(120).collect();
+    if p.len() < s.len() {
+        p.push('…');
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::config::ModelConfig;
+    use crate::client::message::{ImageUrl, ToolCall};
+
+    fn model(cfg: ModelConfig) -> Model {
+        Model {
+            client: "openai".into(),
+            config: ModelConfig {
+                name: "gpt-x".into(),
+                ..cfg
+            },
+        }
+    }
+
+    #[test]
+    fn body_has_model_messages_and_options() {
+        let req = ChatRequest {
+            messages: vec![
+                Message::text(Role::System, "be brief"),
+                Message::text(Role::User, "hi"),
+            ],
+            temperature: Some(0.3),
+            top_p: None,
+            stream: true,
+            tools: vec![],
+        };
+        let m = model(ModelConfig {
+            real_name: Some("real".into()),
+            require_max_tokens: true,
+            max_output_tokens: Some(100),
+            ..ModelConfig::default()
+        });
+        let body = build_body(&m, &req, true, false);
+        assert_eq!(
+            body,
+            json!({
+                "model": "real",
+                "messages": [{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],
+                "temperature": 0.3,
+                "max_tokens": 100,
+                "stream": true,
+                "stream_options": {"include_usage": true}
+            })
+        );
+    }
+
+    #[test]
+    fn no_system_message_merges_into_first_user_message() {
+        let req = ChatRequest {
+            messages: vec![
+                Message::text(Role::System, "sys"),
+                Message::text(Role::User, "hi"),
+            ],
+            ..ChatRequest::default()
+        };
+        let m = model(ModelConfig {
+            no_system_message: true,
+            system_prompt_prefix: Some("P: ".into()),
+            ..ModelConfig::default()
+        });
+        let body = build_body(&m, &req, false, false);
+        assert_eq!(
+            body["messages"],
+            json!([{"role":"user","content":"P: sys\n\nhi"}])
+        );
+    }
+
+    #[test]
+    fn images_tool_calls_and_think_stripping() {
+        let mut assistant = Message::text(Role::Assistant, "<think>hmm</think>\n\nanswer");
+        assistant.tool_calls.push(ToolCall {
+            id: "c1".into(),
+            name: "f".into(),
+            arguments: "{}".into(),
+        });
+        let tool = Message {
+            role: Role::Tool,
+            content: Content::Text("result".into()),
+            tool_calls: vec![],
+            tool_call_id: Some("c1".into()),
+        };
+        let user = Message {
+            role: Role::User,
+            content: Content::Parts(vec![ContentPart::ImageUrl {
+                image_url: ImageUrl {
+                    url: "data:x".into(),
+                },
+            }]),
+            tool_calls: vec![],
+            tool_call_id: None,
+        };
+        let req = ChatRequest {
+            messages: vec![user, assistant, tool],
+            ..ChatRequest::default()
+        };
+        let body = build_body(&model(ModelConfig::default()), &req, false, false);
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role":"user","content":[{"type":"image_url","image_url":{"url":"data:x"}}]},
+                {"role":"assistant","content":"answer","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},
+                {"role":"tool","tool_call_id":"c1","content":"result"}
+            ])
+        );
+    }
+
+    #[test]
+    fn chunk_with_text_reasoning_tool_and_usage() {
+        let events = parse_chunk(r#"{"choices":[{"index":0,"delta":{"reasoning_content":"r","content":"t","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\""}}]},"finish_reason":null}]}"#).unwrap();
+        assert_eq!(
+            events,
+            vec![
+                ProviderEvent::Reasoning("r".into()),
+                ProviderEvent::Text("t".into()),
+                ProviderEvent::ToolCallDelta {
+                    index: 0,
+                    id: Some("call_1".into()),
+                    name: Some("f".into()),
+                    arguments: "{\"a\"".into()
+                }
+            ]
+        );
+        let usage = parse_chunk(r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":2}}}"#).unwrap();
+        assert_eq!(
+            usage,
+            vec![ProviderEvent::Usage(Usage {
+                input_tokens: 5,
+                output_tokens: 7,
+                cached_tokens: 2
+            })]
+        );
+        let fin = parse_chunk(r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#).unwrap();
+        assert_eq!(fin, vec![ProviderEvent::Finish(FinishReason::Stop)]);
+    }
+
+    #[test]
+    fn reasoning_field_variant_and_errors() {
+        let events = parse_chunk(r#"{"choices":[{"delta":{"reasoning":"x"}}]}"#).unwrap();
+        assert_eq!(events, vec![ProviderEvent::Reasoning("x".into())]);
+        assert!(
+            parse_chunk("{not json")
+                .unwrap_err()
+                .contains("invalid JSON")
+        );
+        assert!(
+            parse_chunk(r#"{"error":{"message":"overloaded"}}"#)
+                .unwrap_err()
+                .contains("overloaded")
+        );
+    }
+
+    #[test]
+    fn full_response() {
+        let body = br#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hello","reasoning_content":"why"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2}}"#;
+        let events = parse_response(body).unwrap();
+        assert_eq!(events[0], ProviderEvent::Reasoning("why".into()));
+        assert_eq!(events[1], ProviderEvent::Text("Hello".into()));
+        assert!(parse_response(b"{}").is_err());
+    }
+
+    #[test]
+    fn think_stripping() {
+        assert_eq!(strip_think("<think>a</think>\nb"), "b");
+        assert_eq!(strip_think("plain"), "plain");
+    }
+}

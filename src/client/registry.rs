@@ -1,0 +1,456 @@
+//! Turns the configured clients into providers and resolves `client:model` ids.
+//!
+//! Built once per process from the frozen config and environment snapshot; read-only
+//! afterwards. The model catalogue is parsed the first time a lookup needs it.
+
+use std::sync::{Arc, OnceLock};
+
+use super::Provider;
+use super::config::{ClientConfig, ModelConfig, ModelKind, OpenAiConfig};
+use super::http::HttpSettings;
+use super::model::{Catalog, Model};
+use super::openai::{OpenAiProvider, OpenAiSetup};
+use super::vendors::{self, client_env_var};
+use crate::config::{AppConfig, Env};
+
+/// A model id that cannot be resolved.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ModelError {
+    /// `client:` names no configured client.
+    #[error(
+        "unknown client `{client}` in `{id}`; configured clients: {available} — run `loki --list-models`"
+    )]
+    UnknownClient {
+        /// The id as typed.
+        id: String,
+        /// The client part.
+        client: String,
+        /// Configured client names.
+        available: String,
+    },
+    /// No client-qualified match and no client of that name.
+    #[error("unknown model `{id}`; use `client:model` (run `loki --list-models` to see them)")]
+    UnknownModel {
+        /// The id as typed.
+        id: String,
+    },
+    /// The model exists but is not of the requested kind.
+    #[error("model `{id}` is a {actual} model, not a {wanted} model")]
+    WrongKind {
+        /// The id.
+        id: String,
+        /// Its kind.
+        actual: &'static str,
+        /// The kind needed.
+        wanted: &'static str,
+    },
+    /// The client has no models to choose a default from.
+    #[error(
+        "client `{client}` lists no {kind} models; pass `-m {client}:<model>` or add `models:` to it in config.yaml"
+    )]
+    NoModels {
+        /// The client.
+        client: String,
+        /// The kind.
+        kind: &'static str,
+    },
+    /// Nothing is configured at all.
+    #[error("no model configured: set `model:` in config.yaml or pass `-m client:model`")]
+    NoDefault,
+    /// The catalogue is broken (a bad `models-override.yaml`).
+    #[error("{0}")]
+    Catalog(String),
+}
+
+struct ClientEntry {
+    config: ClientConfig,
+    /// Catalogue key used when the client lists no models.
+    catalog_key: String,
+    provider: Arc<dyn Provider>,
+}
+
+/// Configured clients and their providers.
+pub struct ProviderRegistry {
+    clients: Vec<ClientEntry>,
+    catalog: OnceLock<Result<Catalog, String>>,
+    models_override: Option<String>,
+}
+
+impl std::fmt::Debug for ProviderRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderRegistry")
+            .field("clients", &self.client_names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ProviderRegistry {
+    /// Builds one provider per configured client. `models_override` is the text of
+    /// `models-override.yaml`, when present.
+    pub fn new(config: &AppConfig, env: &Env, models_override: Option<String>) -> Self {
+        let clients = config
+            .clients
+            .iter()
+            .map(|client| build_entry(client, config, env))
+            .collect();
+        Self {
+            clients,
+            catalog: OnceLock::new(),
+            models_override,
+        }
+    }
+
+    /// Names of the configured clients, in config order.
+    pub fn client_names(&self) -> Vec<&str> {
+        self.clients.iter().map(|c| c.config.name()).collect()
+    }
+
+    /// The provider of a client.
+    pub fn provider(&self, client: &str) -> Option<Arc<dyn Provider>> {
+        self.entry(client).map(|e| Arc::clone(&e.provider))
+    }
+
+    fn entry(&self, client: &str) -> Option<&ClientEntry> {
+        self.clients.iter().find(|c| c.config.name() == client)
+    }
+
+    fn catalog(&self) -> Result<&Catalog, ModelError> {
+        self.catalog
+            .get_or_init(|| Catalog::load(self.models_override.as_deref()))
+            .as_ref()
+            .map_err(|e| ModelError::Catalog(e.clone()))
+    }
+
+    fn client_models(&self, entry: &ClientEntry) -> Result<Vec<ModelConfig>, ModelError> {
+        let own = entry.config.models();
+        if !own.is_empty() {
+            return Ok(own.to_vec());
+        }
+        Ok(self.catalog()?.models_for(&entry.catalog_key).to_vec())
+    }
+
+    /// Every model of `kind` across clients, in config order.
+    pub fn models(&self, kind: ModelKind) -> Result<Vec<Model>, ModelError> {
+        let mut out = Vec::new();
+        for entry in &self.clients {
+            for m in self.client_models(entry)? {
+                if m.kind == kind {
+                    out.push(Model {
+                        client: entry.config.name().to_string(),
+                        config: m,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Resolves `client:model`, a bare client name (its first model of `kind`), or a bare
+    /// model name found under exactly one client. A model a client does not list is
+    /// created on the fly, so new upstream models work before the catalogue knows them.
+    pub fn resolve(&self, id: &str, kind: ModelKind) -> Result<Model, ModelError> {
+        let id = id.trim();
+        if let Some((client, name)) = id.split_once(':') {
+            let Some(entry) = self.entry(client) else {
+                return Err(ModelError::UnknownClient {
+                    id: id.to_string(),
+                    client: client.to_string(),
+                    available: self.available(),
+                });
+            };
+            let models = self.client_models(entry)?;
+            let config = match models.into_iter().find(|m| m.name == name) {
+                Some(m) if m.kind != kind => {
+                    return Err(ModelError::WrongKind {
+                        id: id.to_string(),
+                        actual: m.kind.as_str(),
+                        wanted: kind.as_str(),
+                    });
+                }
+                Some(m) => m,
+                None if kind == ModelKind::Embedding => {
+                    return Err(ModelError::UnknownModel { id: id.to_string() });
+                }
+                None => ModelConfig {
+                    name: name.to_string(),
+                    kind,
+                    ..ModelConfig::default()
+                },
+            };
+            return Ok(Model {
+                client: client.to_string(),
+                config,
+            });
+        }
+        if let Some(entry) = self.entry(id) {
+            return self
+                .client_models(entry)?
+                .into_iter()
+                .find(|m| m.kind == kind)
+                .map(|config| Model {
+                    client: id.to_string(),
+                    config,
+                })
+                .ok_or_else(|| ModelError::NoModels {
+                    client: id.to_string(),
+                    kind: kind.as_str(),
+                });
+        }
+        let mut matches = self
+            .models(kind)?
+            .into_iter()
+            .filter(|m| m.config.name == id);
+        match (matches.next(), matches.next()) {
+            (Some(m), None) => Ok(m),
+            _ => Err(ModelError::UnknownModel { id: id.to_string() }),
+        }
+    }
+
+    /// The model to use when none was chosen: `model:` from config, else the first chat
+    /// model of the first client that has one.
+    pub fn default_chat_model(&self, configured: Option<&str>) -> Result<Model, ModelError> {
+        if let Some(id) = configured.filter(|s| !s.trim().is_empty()) {
+            return self.resolve(id, ModelKind::Chat);
+        }
+        self.models(ModelKind::Chat)?
+            .into_iter()
+            .next()
+            .ok_or(ModelError::NoDefault)
+    }
+
+    fn available(&self) -> String {
+        let names = self.client_names();
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        }
+    }
+}
+
+fn build_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
+    match client {
+        ClientConfig::OpenAi(c) => openai_entry(client, c, true, config, env),
+        ClientConfig::OpenAiCompatible(c) => openai_entry(client, c, false, config, env),
+    }
+}
+
+fn openai_entry(
+    client: &ClientConfig,
+    c: &OpenAiConfig,
+    official: bool,
+    config: &AppConfig,
+    env: &Env,
+) -> ClientEntry {
+    let name = client.name().to_string();
+    let vendor = if official {
+        vendors::find("openai")
+    } else {
+        vendors::find(&name)
+    };
+    let api_base = c
+        .api_base
+        .clone()
+        .or_else(|| {
+            env.get(&client_env_var(&name, "API_BASE"))
+                .map(str::to_string)
+        })
+        .or_else(|| vendor.map(|v| v.api_base.to_string()))
+        .unwrap_or_else(|| "http://127.0.0.1:8080/v1".to_string());
+    let (api_key, missing_key_env) = resolve_api_key(
+        &name,
+        c.api_key.as_deref(),
+        vendor,
+        &api_base,
+        official,
+        env,
+    );
+    let settings = HttpSettings::new(&name, c.extra.as_ref(), config.user_agent());
+    let provider = OpenAiProvider::new(OpenAiSetup {
+        name: name.clone(),
+        api_base,
+        api_key,
+        missing_key_env,
+        organization: c.organization_id.clone(),
+        official,
+        settings,
+    });
+    ClientEntry {
+        config: client.clone(),
+        catalog_key: vendor.map(|v| v.name.to_string()).unwrap_or(name),
+        provider: Arc::new(provider),
+    }
+}
+
+/// Returns `(key, missing_env)`: the key to send, or when a key is required but absent,
+/// the variable the user should set. An unresolved `{{NAME}}` placeholder counts as
+/// absent and names `NAME`.
+fn resolve_api_key(
+    client: &str,
+    configured: Option<&str>,
+    vendor: Option<&vendors::Vendor>,
+    api_base: &str,
+    official: bool,
+    env: &Env,
+) -> (Option<String>, Option<String>) {
+    let own_env = client_env_var(client, "API_KEY");
+    let placeholder = configured.and_then(|k| {
+        let k = k.trim();
+        k.strip_prefix("{{")
+            .and_then(|r| r.strip_suffix("}}"))
+            .map(|n| n.trim().to_string())
+    });
+    let literal = configured
+        .filter(|k| !k.trim().is_empty() && placeholder.is_none())
+        .map(str::to_string);
+    let from_env = || {
+        env.get(&own_env)
+            .or_else(|| vendor.and_then(|v| v.key_envs.iter().find_map(|var| env.get(var))))
+            .map(str::to_string)
+    };
+    if let Some(key) = literal.or_else(from_env) {
+        return (Some(key), None);
+    }
+    let local = is_loopback(api_base) || vendor.is_some_and(|v| v.local);
+    let required = placeholder.is_some() || (!local && (official || vendor.is_some()));
+    if !required {
+        return (None, None);
+    }
+    let suggest = placeholder
+        .or_else(|| vendor.and_then(|v| v.key_envs.first().map(ToString::to_string)))
+        .unwrap_or(own_env);
+    (None, Some(suggest))
+}
+
+fn is_loopback(url: &str) -> bool {
+    let rest = url.split("://").nth(1).unwrap_or(url);
+    let host = rest.split(['/', ':']).next().unwrap_or("");
+    matches!(host, "localhost" | "127.0.0.1" | "[")
+        || host.starts_with("127.")
+        || rest.starts_with("[::1]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load::parse;
+    use std::path::Path;
+
+    fn registry(yaml: &str, env: &Env) -> ProviderRegistry {
+        let loaded = parse(yaml, Path::new("c.yaml"), env).unwrap();
+        ProviderRegistry::new(&loaded.config, env, None)
+    }
+
+    const YAML: &str = "clients:\n  - type: openai\n    api_key: k\n  - type: openai-compatible\n    name: local\n    api_base: http://127.0.0.1:9/v1\n    models:\n      - name: small\n      - name: emb\n        type: embedding\n";
+
+    #[test]
+    fn resolves_ids_in_every_form() {
+        let r = registry(YAML, &Env::default());
+        assert_eq!(
+            r.resolve("local:small", ModelKind::Chat).unwrap().id(),
+            "local:small"
+        );
+        assert_eq!(
+            r.resolve("local", ModelKind::Chat).unwrap().id(),
+            "local:small"
+        );
+        assert_eq!(
+            r.resolve("small", ModelKind::Chat).unwrap().id(),
+            "local:small"
+        );
+        // Unlisted models are created on the fly.
+        let m = r.resolve("openai:brand-new", ModelKind::Chat).unwrap();
+        assert_eq!(m.real_name(), "brand-new");
+        // Catalogue fills in models for a client that lists none.
+        let m = r.resolve("openai:gpt-4o", ModelKind::Chat).unwrap();
+        assert!(m.config.supports_vision);
+    }
+
+    #[test]
+    fn resolution_errors_are_specific() {
+        let r = registry(YAML, &Env::default());
+        let e = r
+            .resolve("nope:x", ModelKind::Chat)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown client `nope`") && e.contains("openai, local"),
+            "{e}"
+        );
+        let e = r
+            .resolve("local:emb", ModelKind::Chat)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("embedding model"), "{e}");
+        assert!(matches!(
+            r.resolve("ghost", ModelKind::Chat),
+            Err(ModelError::UnknownModel { .. })
+        ));
+    }
+
+    #[test]
+    fn default_model() {
+        let r = registry(YAML, &Env::default());
+        assert_eq!(r.default_chat_model(None).unwrap().client, "openai");
+        assert_eq!(
+            r.default_chat_model(Some("local:small")).unwrap().id(),
+            "local:small"
+        );
+        let empty = registry("", &Env::default());
+        assert!(matches!(
+            empty.default_chat_model(None),
+            Err(ModelError::NoDefault)
+        ));
+    }
+
+    #[test]
+    fn api_key_resolution() {
+        let env = Env::from_pairs([("OPENAI_API_KEY", "from-env"), ("MY_API_KEY", "mine")]);
+        let openai = vendors::find("openai");
+        assert_eq!(
+            resolve_api_key(
+                "openai",
+                None,
+                openai,
+                "https://api.openai.com/v1",
+                true,
+                &env
+            ),
+            (Some("from-env".into()), None)
+        );
+        assert_eq!(
+            resolve_api_key("openai", Some("lit"), openai, "https://x", true, &env),
+            (Some("lit".into()), None)
+        );
+        assert_eq!(
+            resolve_api_key(
+                "openai",
+                Some("{{SECRET_X}}"),
+                openai,
+                "https://x",
+                true,
+                &Env::default()
+            ),
+            (None, Some("SECRET_X".into()))
+        );
+        assert_eq!(
+            resolve_api_key("openai", None, openai, "https://x", true, &Env::default()),
+            (None, Some("OPENAI_API_KEY".into()))
+        );
+        assert_eq!(
+            resolve_api_key("my", None, None, "http://127.0.0.1:1/v1", false, &env),
+            (Some("mine".into()), None)
+        );
+        assert_eq!(
+            resolve_api_key(
+                "box",
+                None,
+                None,
+                "http://127.0.0.1:1/v1",
+                false,
+                &Env::default()
+            ),
+            (None, None)
+        );
+    }
+}

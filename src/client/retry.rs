@@ -1,0 +1,144 @@
+//! Retry policy: exponential backoff with jitter, `Retry-After` honoured.
+//!
+//! Pure functions only; the engine owns the loop so it can tell the user what is
+//! happening and stop waiting when the turn is cancelled.
+
+use std::time::{Duration, SystemTime};
+
+use super::error::ProviderError;
+
+/// The longest `Retry-After` loki waits for before giving up and reporting the error.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// How a client retries failed requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// Delay before the first retry; doubled for each further retry.
+    pub base_delay: Duration,
+    /// Upper bound of a computed backoff.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            base_delay: Duration::from_millis(1000),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay before retry number `attempt` (1-based) after `error`, or `None` when the
+    /// error is final or the retries are used up. `jitter` is a number in `[0, 1)`.
+    pub fn delay_for(&self, error: &ProviderError, attempt: u32, jitter: f64) -> Option<Duration> {
+        if !error.is_retryable() || attempt > self.max_retries {
+            return None;
+        }
+        if let Some(after) = error.retry_after() {
+            return (after <= MAX_RETRY_AFTER).then_some(after);
+        }
+        let exp = self
+            .base_delay
+            .saturating_mul(1u32 << (attempt - 1).min(16))
+            .min(self.max_delay);
+        // "Equal jitter": half fixed, half random, so retries from many clients spread out
+        // without ever collapsing to zero.
+        let half = exp / 2;
+        Some(half + half.mul_f64(jitter.clamp(0.0, 1.0)))
+    }
+}
+
+/// Parses a `Retry-After` value (delta seconds or an HTTP date) or a `retry-after-ms`
+/// value.
+pub fn parse_retry_after(seconds_or_date: Option<&str>, millis: Option<&str>) -> Option<Duration> {
+    if let Some(ms) = millis.and_then(|v| v.trim().parse::<f64>().ok())
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = seconds_or_date?.trim();
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(retry_after: Option<Duration>) -> ProviderError {
+        ProviderError::Server {
+            client: "c".into(),
+            status: 503,
+            message: "busy".into(),
+            retry_after,
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_with_bounded_jitter() {
+        let p = RetryPolicy::default();
+        let e = server(None);
+        assert_eq!(p.delay_for(&e, 1, 0.0), Some(Duration::from_millis(500)));
+        assert_eq!(
+            p.delay_for(&e, 1, 0.999_999).map(|d| d.as_millis()),
+            Some(999)
+        );
+        assert_eq!(p.delay_for(&e, 2, 0.0), Some(Duration::from_millis(1000)));
+        assert_eq!(p.delay_for(&e, 3, 0.0), Some(Duration::from_millis(2000)));
+        assert_eq!(p.delay_for(&e, 4, 0.0), None);
+    }
+
+    #[test]
+    fn retry_after_is_honoured_up_to_a_limit() {
+        let p = RetryPolicy::default();
+        assert_eq!(
+            p.delay_for(&server(Some(Duration::from_secs(7))), 1, 0.5),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            p.delay_for(&server(Some(Duration::from_secs(600))), 1, 0.5),
+            None
+        );
+    }
+
+    #[test]
+    fn final_errors_are_not_retried() {
+        let e = ProviderError::Auth {
+            client: "c".into(),
+            status: 401,
+            message: "bad".into(),
+        };
+        assert_eq!(RetryPolicy::default().delay_for(&e, 1, 0.0), None);
+    }
+
+    #[test]
+    fn retry_after_formats() {
+        assert_eq!(
+            parse_retry_after(Some("3"), None),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            parse_retry_after(Some("1.5"), None),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            parse_retry_after(None, Some("250")),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            parse_retry_after(Some("Wed, 21 Oct 2015 07:28:00 GMT"), None),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after(Some("soon"), None), None);
+    }
+}

@@ -1,0 +1,155 @@
+//! A frozen snapshot of the environment loki reads: the process environment plus the
+//! optional `.env` file in the config directory.
+//!
+//! Everything that consults an environment variable goes through [`Env`], read once at
+//! startup. Nothing later calls `std::env::var`, and nothing mutates the process
+//! environment (the `.env` values live only in this snapshot; the process environment
+//! wins when both define a name, so a shell export always overrides the file).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Environment variables visible to loki, captured once.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    vars: HashMap<String, String>,
+}
+
+impl Env {
+    /// Captures the process environment.
+    pub fn capture() -> Self {
+        let vars = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        Self { vars }
+    }
+
+    /// Builds a snapshot from explicit pairs (tests).
+    pub fn from_pairs<I, K, V>(pairs: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        Self {
+            vars: pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
+    }
+
+    /// Adds `KEY=VALUE` lines from a `.env` file without overriding variables that are
+    /// already set. A missing file is not an error.
+    pub fn load_dotenv(&mut self, path: &Path) -> std::io::Result<()> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        for (key, value) in parse_dotenv(&text) {
+            self.vars.entry(key).or_insert(value);
+        }
+        Ok(())
+    }
+
+    /// The value of `name`, if set and not empty.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// True when `name` is set to a truthy value (`1`, `true`, `yes`, `on`, any case).
+    pub fn flag(&self, name: &str) -> bool {
+        self.get(name).is_some_and(is_truthy)
+    }
+
+    /// All variables whose name starts with `prefix`.
+    pub fn with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> {
+        self.vars
+            .iter()
+            .filter(move |(k, _)| k.starts_with(prefix))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+/// `1`, `true`, `yes`, `on` (any case) are true; everything else is false.
+pub fn is_truthy(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "1" | "true" | "yes" | "on"
+    )
+}
+
+/// Parses `.env` text: `KEY=VALUE` lines, optional `export ` prefix, `#` comments, blank
+/// lines skipped, values optionally wrapped in single or double quotes.
+fn parse_dotenv(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                return None;
+            }
+            let line = line.strip_prefix("export ").unwrap_or(line);
+            let (key, value) = line.split_once('=')?;
+            let key = key.trim();
+            if key.is_empty() {
+                return None;
+            }
+            let value = value.trim();
+            let value = strip_quotes(value);
+            Some((key.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+fn strip_quotes(value: &str) -> &str {
+    for quote in ['"', '\''] {
+        if value.len() >= 2 && value.starts_with(quote) && value.ends_with(quote) {
+            return &value[1..value.len() - 1];
+        }
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dotenv_parsing_skips_comments_and_strips_quotes() {
+        let parsed = parse_dotenv("# c\n\nA=1\nexport B = \"two words\"\nC='x'\n=bad\nnoeq\n");
+        assert_eq!(
+            parsed,
+            vec![
+                ("A".into(), "1".into()),
+                ("B".into(), "two words".into()),
+                ("C".into(), "x".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn process_env_wins_over_dotenv() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".env");
+        std::fs::write(&path, "A=file\nB=file\n").unwrap();
+        let mut env = Env::from_pairs([("A", "proc")]);
+        env.load_dotenv(&path).unwrap();
+        assert_eq!(env.get("A"), Some("proc"));
+        assert_eq!(env.get("B"), Some("file"));
+        assert!(env.load_dotenv(&dir.path().join("missing")).is_ok());
+    }
+
+    #[test]
+    fn truthy_values() {
+        for v in ["1", "true", "TRUE", "yes", "on"] {
+            assert!(is_truthy(v), "{v}");
+        }
+        for v in ["0", "false", "no", "", "2"] {
+            assert!(!is_truthy(v), "{v}");
+        }
+    }
+}

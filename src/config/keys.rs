@@ -1,0 +1,143 @@
+//! The table of top-level config keys: their value kind, which drives `LOKI_<KEY>`
+//! environment overrides, and (later) `.set` validation and completion.
+//!
+//! A unit test checks that every key here appears in `config.example.yaml` and that the
+//! example parses without unknown-key warnings, so the table and the example cannot drift.
+
+/// How the text of a `LOKI_<KEY>` variable becomes a YAML value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    /// Taken verbatim as a string.
+    Str,
+    /// `true`/`false`/`1`/`0`/`yes`/`no`/`on`/`off`.
+    Bool,
+    /// A decimal number.
+    Float,
+    /// A non-negative integer.
+    Int,
+    /// Parsed as a YAML scalar: `true`, `null`, `80`, `auto` (mixed-type keys).
+    Scalar,
+    /// A JSON document (maps and lists).
+    Json,
+}
+
+/// Every top-level key of `config.yaml`, in the order `config.example.yaml` documents them.
+/// `clients` is absent on purpose: it cannot be overridden from the environment.
+pub const KEYS: &[(&str, KeyKind)] = &[
+    ("model", KeyKind::Str),
+    ("temperature", KeyKind::Float),
+    ("top_p", KeyKind::Float),
+    ("dry_run", KeyKind::Bool),
+    ("stream", KeyKind::Bool),
+    ("save", KeyKind::Bool),
+    ("keybindings", KeyKind::Str),
+    ("editor", KeyKind::Str),
+    ("wrap", KeyKind::Scalar),
+    ("wrap_code", KeyKind::Bool),
+    ("highlight", KeyKind::Bool),
+    ("theme", KeyKind::Str),
+    ("light_theme", KeyKind::Bool),
+    ("left_prompt", KeyKind::Str),
+    ("right_prompt", KeyKind::Str),
+    ("user_agent", KeyKind::Str),
+    ("save_shell_history", KeyKind::Bool),
+    ("sync_models_url", KeyKind::Str),
+    ("vault_password_file", KeyKind::Str),
+    ("function_calling_support", KeyKind::Bool),
+    ("mapping_tools", KeyKind::Json),
+    ("enabled_tools", KeyKind::Str),
+    ("visible_tools", KeyKind::Json),
+    ("mcp_server_support", KeyKind::Bool),
+    ("mapping_mcp_servers", KeyKind::Json),
+    ("enabled_mcp_servers", KeyKind::Str),
+    ("repl_prelude", KeyKind::Str),
+    ("cmd_prelude", KeyKind::Str),
+    ("agent_session", KeyKind::Str),
+    ("save_session", KeyKind::Scalar),
+    ("compression_threshold", KeyKind::Int),
+    ("summarization_prompt", KeyKind::Str),
+    ("summary_context_prompt", KeyKind::Str),
+    ("rag_embedding_model", KeyKind::Str),
+    ("rag_reranker_model", KeyKind::Str),
+    ("rag_top_k", KeyKind::Int),
+    ("rag_chunk_size", KeyKind::Int),
+    ("rag_chunk_overlap", KeyKind::Int),
+    ("rag_template", KeyKind::Str),
+    ("document_loaders", KeyKind::Json),
+    ("serve_addr", KeyKind::Str),
+];
+
+/// Legacy AIChat spellings accepted in `config.yaml`, with their current names.
+pub const LEGACY_KEYS: &[(&str, &str)] = &[
+    ("function_calling", "function_calling_support"),
+    ("use_tools", "enabled_tools"),
+    ("agent_prelude", "agent_session"),
+    ("compress_threshold", "compression_threshold"),
+    ("summarize_prompt", "summarization_prompt"),
+    ("summary_prompt", "summary_context_prompt"),
+];
+
+/// The environment variable that overrides `key`.
+pub fn env_var_for(key: &str) -> String {
+    format!("LOKI_{}", key.to_ascii_uppercase())
+}
+
+/// Converts the text of an override variable into a YAML value of the key's kind.
+pub fn parse_override(kind: KeyKind, raw: &str) -> Result<serde_yaml::Value, String> {
+    use serde_yaml::Value;
+    let trimmed = raw.trim();
+    match kind {
+        KeyKind::Str => Ok(Value::String(raw.to_string())),
+        KeyKind::Bool => match trimmed.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(Value::Bool(true)),
+            "0" | "false" | "no" | "off" => Ok(Value::Bool(false)),
+            _ => Err(format!("expected true or false, got `{raw}`")),
+        },
+        KeyKind::Float => trimmed
+            .parse::<f64>()
+            .map(|n| Value::Number(n.into()))
+            .map_err(|_| format!("expected a number, got `{raw}`")),
+        KeyKind::Int => trimmed
+            .parse::<u64>()
+            .map(|n| Value::Number(n.into()))
+            .map_err(|_| format!("expected a whole number, got `{raw}`")),
+        KeyKind::Scalar => serde_yaml::from_str(trimmed).map_err(|e| e.to_string()),
+        KeyKind::Json => serde_json::from_str::<serde_json::Value>(trimmed)
+            .map_err(|e| format!("expected JSON: {e}"))
+            .and_then(|json| serde_yaml::to_value(json).map_err(|e| e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_parse_by_kind() {
+        assert_eq!(
+            parse_override(KeyKind::Bool, "off").unwrap(),
+            serde_yaml::Value::Bool(false)
+        );
+        assert!(parse_override(KeyKind::Bool, "maybe").is_err());
+        assert!(parse_override(KeyKind::Float, "0.5").is_ok());
+        assert!(parse_override(KeyKind::Int, "-1").is_err());
+        assert_eq!(
+            parse_override(KeyKind::Str, "openai:gpt-4o").unwrap(),
+            serde_yaml::Value::String("openai:gpt-4o".into())
+        );
+        assert_eq!(
+            parse_override(KeyKind::Scalar, "null").unwrap(),
+            serde_yaml::Value::Null
+        );
+        assert!(
+            parse_override(KeyKind::Json, "{\"a\": \"b\"}")
+                .unwrap()
+                .is_mapping()
+        );
+    }
+
+    #[test]
+    fn env_names() {
+        assert_eq!(env_var_for("top_p"), "LOKI_TOP_P");
+    }
+}

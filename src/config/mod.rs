@@ -1,0 +1,250 @@
+//! `AppConfig`: `config.yaml` deserialized once, `LOKI_*` overrides applied, validated,
+//! then frozen.
+//!
+//! This module owns the shape of the file and its defaults. Reading and override logic is
+//! in [`load`], the directory layout in [`paths`], the key table in [`keys`]. Nothing here
+//! talks to a provider or prints.
+
+pub mod env;
+pub mod error;
+pub mod keys;
+pub mod load;
+pub mod paths;
+pub mod zero;
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::client::config::ClientConfig;
+
+pub use env::Env;
+pub use error::ConfigError;
+pub use paths::Paths;
+
+/// The frozen global configuration. Field docs name the `config.yaml` key.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct AppConfig {
+    /// Default model, `client:model`. Empty: the first chat model of the first client.
+    pub model: Option<String>,
+    /// Sampling temperature sent with every request when set.
+    pub temperature: Option<f64>,
+    /// Nucleus sampling sent with every request when set.
+    pub top_p: Option<f64>,
+    /// Print the assembled input instead of calling the provider.
+    pub dry_run: bool,
+    /// Use streaming APIs.
+    pub stream: bool,
+    /// Append one-shot exchanges to `messages.md`.
+    pub save: bool,
+    /// `emacs` or `vi` (REPL).
+    pub keybindings: String,
+    /// Editor for `.edit` and Ctrl-O; falls back to `$VISUAL`, `$EDITOR`.
+    pub editor: Option<String>,
+    /// `no`, `auto` or a column count.
+    pub wrap: Option<Wrap>,
+    /// Wrap lines inside code blocks too.
+    pub wrap_code: bool,
+    /// Render markdown and highlight code on a terminal.
+    pub highlight: bool,
+    /// `dark` or `light`.
+    pub theme: Option<String>,
+    /// Legacy AIChat switch for the light theme.
+    pub light_theme: bool,
+    /// REPL left prompt template.
+    pub left_prompt: Option<String>,
+    /// REPL right prompt template.
+    pub right_prompt: Option<String>,
+    /// HTTP `User-Agent`; `auto` means `loki/<version>`.
+    pub user_agent: Option<String>,
+    /// Append commands run by `-e` to the shell history.
+    pub save_shell_history: bool,
+    /// Where `--sync-models` fetches the model catalogue.
+    pub sync_models_url: Option<String>,
+    /// Vault password file.
+    pub vault_password_file: Option<String>,
+    /// Send tool declarations to models that support them.
+    #[serde(alias = "function_calling")]
+    pub function_calling_support: bool,
+    /// Aliases for groups of tools.
+    pub mapping_tools: BTreeMap<String, String>,
+    /// Tools enabled by default: `all` or a comma-separated list.
+    #[serde(alias = "use_tools")]
+    pub enabled_tools: Option<String>,
+    /// Tool files that are declared at all.
+    pub visible_tools: Option<Vec<String>>,
+    /// Connect to MCP servers.
+    pub mcp_server_support: bool,
+    /// Aliases for groups of MCP servers.
+    pub mapping_mcp_servers: BTreeMap<String, String>,
+    /// MCP servers enabled by default: `all` or a comma-separated list.
+    pub enabled_mcp_servers: Option<String>,
+    /// `role:<name>`, `session:<name>` or `<session>:<role>` applied when the REPL starts.
+    pub repl_prelude: Option<String>,
+    /// The same, applied to one-shot commands.
+    pub cmd_prelude: Option<String>,
+    /// Default session for agents.
+    #[serde(alias = "agent_prelude")]
+    pub agent_session: Option<String>,
+    /// `true` save, `false` never, unset ask on exit.
+    pub save_session: Option<bool>,
+    /// Compress a session when its tokens reach this many (0 disables).
+    #[serde(alias = "compress_threshold")]
+    pub compression_threshold: usize,
+    /// Prompt used to summarise old messages.
+    #[serde(alias = "summarize_prompt")]
+    pub summarization_prompt: Option<String>,
+    /// Prefix of the summary re-injected into the conversation.
+    #[serde(alias = "summary_prompt")]
+    pub summary_context_prompt: Option<String>,
+    /// Embedding model for RAG.
+    pub rag_embedding_model: Option<String>,
+    /// Reranker model for RAG.
+    pub rag_reranker_model: Option<String>,
+    /// Chunks retrieved per query.
+    pub rag_top_k: usize,
+    /// Chunk size for RAG documents.
+    pub rag_chunk_size: Option<usize>,
+    /// Overlap between RAG chunks.
+    pub rag_chunk_overlap: Option<usize>,
+    /// Template combining retrieved context with the question.
+    pub rag_template: Option<String>,
+    /// Commands that turn non-text documents into text, keyed by extension or name.
+    pub document_loaders: BTreeMap<String, String>,
+    /// Address for `--serve`.
+    pub serve_addr: Option<String>,
+    /// The raw `clients:` entries; turned into [`AppConfig::clients`] by the loader so each
+    /// entry's error can name its index.
+    #[serde(rename = "clients")]
+    pub(crate) raw_clients: Vec<serde_yaml::Value>,
+    /// Configured providers.
+    #[serde(skip)]
+    pub clients: Vec<ClientConfig>,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        Self {
+            model: None,
+            temperature: None,
+            top_p: None,
+            dry_run: false,
+            stream: true,
+            save: false,
+            keybindings: "emacs".into(),
+            editor: None,
+            wrap: None,
+            wrap_code: false,
+            highlight: true,
+            theme: None,
+            light_theme: false,
+            left_prompt: None,
+            right_prompt: None,
+            user_agent: None,
+            save_shell_history: true,
+            sync_models_url: None,
+            vault_password_file: None,
+            function_calling_support: true,
+            mapping_tools: BTreeMap::new(),
+            enabled_tools: None,
+            visible_tools: None,
+            mcp_server_support: true,
+            mapping_mcp_servers: BTreeMap::new(),
+            enabled_mcp_servers: None,
+            repl_prelude: None,
+            cmd_prelude: None,
+            agent_session: None,
+            save_session: None,
+            compression_threshold: 4000,
+            summarization_prompt: None,
+            summary_context_prompt: None,
+            rag_embedding_model: None,
+            rag_reranker_model: None,
+            rag_top_k: 5,
+            rag_chunk_size: None,
+            rag_chunk_overlap: None,
+            rag_template: None,
+            document_loaders: BTreeMap::new(),
+            serve_addr: None,
+            raw_clients: Vec::new(),
+            clients: Vec::new(),
+        }
+    }
+}
+
+impl AppConfig {
+    /// True when the light palette should be used.
+    pub fn is_light_theme(&self) -> bool {
+        self.light_theme || self.theme.as_deref() == Some("light")
+    }
+
+    /// The `User-Agent` header value, if any.
+    pub fn user_agent(&self) -> Option<String> {
+        match self.user_agent.as_deref() {
+            Some("auto") => Some(format!("loki/{}", env!("CARGO_PKG_VERSION"))),
+            Some(other) => Some(other.to_string()),
+            None => None,
+        }
+    }
+}
+
+/// The `wrap` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wrap {
+    /// Never wrap.
+    No,
+    /// Wrap at the terminal width.
+    Auto,
+    /// Wrap at a fixed column.
+    Width(u16),
+}
+
+impl Wrap {
+    /// Parses `no`, `auto` or a positive column count.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.trim() {
+            "no" | "false" | "off" | "none" => Ok(Self::No),
+            "auto" => Ok(Self::Auto),
+            n => match n.parse::<u16>() {
+                Ok(w) if w > 0 => Ok(Self::Width(w)),
+                _ => Err(format!(
+                    "expected `no`, `auto` or a column count, got `{text}`"
+                )),
+            },
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Wrap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(u64),
+            Bool(bool),
+            Text(String),
+        }
+        let text = match Raw::deserialize(d)? {
+            Raw::Num(n) => n.to_string(),
+            Raw::Bool(false) => "no".to_string(),
+            Raw::Bool(true) => "auto".to_string(),
+            Raw::Text(t) => t,
+        };
+        Wrap::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_values() {
+        assert_eq!(Wrap::parse("auto"), Ok(Wrap::Auto));
+        assert_eq!(Wrap::parse("no"), Ok(Wrap::No));
+        assert_eq!(Wrap::parse("80"), Ok(Wrap::Width(80)));
+        assert!(Wrap::parse("0").is_err());
+        assert!(Wrap::parse("wide").is_err());
+    }
+}

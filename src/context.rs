@@ -1,0 +1,91 @@
+//! `RequestContext`: everything that belongs to one conversation — the chosen model, the
+//! system prompt, the running history, per-conversation overrides, and the cancellation
+//! token.
+//!
+//! The one-shot CLI builds one per invocation; the REPL keeps one for its whole life and
+//! lends it `&mut` to each `Engine::run`. Nothing in here is shared between conversations.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::client::config::ModelKind;
+use crate::client::registry::ModelError;
+use crate::client::{Message, Model, Provider};
+use crate::state::AppState;
+
+/// Per-conversation state.
+pub struct RequestContext {
+    /// The model answering.
+    pub model: Model,
+    /// Its provider.
+    pub provider: Arc<dyn Provider>,
+    /// System prompt (role or `--prompt`).
+    pub system_prompt: Option<String>,
+    /// Messages exchanged so far (without the system prompt).
+    pub history: Vec<Message>,
+    /// Temperature for this conversation.
+    pub temperature: Option<f64>,
+    /// Top-p for this conversation.
+    pub top_p: Option<f64>,
+    /// Stream answers.
+    pub stream: bool,
+    /// Print the assembled input instead of calling the provider.
+    pub dry_run: bool,
+    /// Cancels the running turn. Replaced by a fresh token after each cancellation.
+    pub cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("model", &self.model.id())
+            .field("history", &self.history.len())
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RequestContext {
+    /// Resolves a context from the shared state: `model_id` (from `-m`) or the configured
+    /// default model, and the global settings.
+    pub fn resolve(state: &AppState, model_id: Option<&str>) -> Result<Self, ModelError> {
+        let model = match model_id {
+            Some(id) => state.providers.resolve(id, ModelKind::Chat)?,
+            None => state
+                .providers
+                .default_chat_model(state.config.model.as_deref())?,
+        };
+        let provider = provider_for(state, &model)?;
+        Ok(Self {
+            model,
+            provider,
+            system_prompt: None,
+            history: Vec::new(),
+            temperature: state.config.temperature,
+            top_p: state.config.top_p,
+            stream: state.config.stream,
+            dry_run: state.config.dry_run,
+            cancel: CancellationToken::new(),
+        })
+    }
+
+    /// Switches the model (and provider) for the rest of the conversation.
+    pub fn set_model(&mut self, state: &AppState, id: &str) -> Result<(), ModelError> {
+        let model = state.providers.resolve(id, ModelKind::Chat)?;
+        self.provider = provider_for(state, &model)?;
+        self.model = model;
+        Ok(())
+    }
+}
+
+fn provider_for(state: &AppState, model: &Model) -> Result<Arc<dyn Provider>, ModelError> {
+    state
+        .providers
+        .provider(&model.client)
+        .ok_or_else(|| ModelError::UnknownClient {
+            id: model.id(),
+            client: model.client.clone(),
+            available: state.providers.client_names().join(", "),
+        })
+}

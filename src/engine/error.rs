@@ -1,0 +1,41 @@
+//! `CoreError`: every way a run can fail, with the exit code the CLI uses.
+
+use crate::client::ProviderError;
+use crate::client::registry::ModelError;
+use crate::config::ConfigError;
+
+use super::input::InputError;
+
+/// A failed run. `Display` is the one-line message shown to the user.
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    /// Configuration problem.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Model id problem.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// Provider call failed.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// Files, URLs or stdin could not be turned into input.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// The user cancelled the turn.
+    #[error("interrupted")]
+    Cancelled,
+    /// The request cannot be served as asked.
+    #[error("{0}")]
+    InvalidRequest(String),
+}
+
+impl CoreError {
+    /// Process exit status for the one-shot CLI: 130 for a cancelled turn (as a shell
+    /// reports SIGINT), 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Cancelled | Self::Provider(ProviderError::Cancelled) => 130,
+            _ => 1,
+        }
+    }
+}

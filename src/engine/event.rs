@@ -1,0 +1,146 @@
+//! The event vocabulary every front end consumes.
+//!
+//! The engine emits these in order; each turn starts with exactly one `TurnStarted` and
+//! ends with exactly one `TurnFinished` or `TurnAborted`. Serialised with a `type` tag so
+//! `--output-format json` (and the server) can write them as they are.
+
+use serde::Serialize;
+
+use crate::client::Usage;
+
+/// Something that happened during a run.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// Emitted by the engine once per turn, before the provider is called.
+    TurnStarted(TurnStarted),
+    /// Answer text, in arrival order. Emitted for every text delta of the provider.
+    AssistantDelta(TextDelta),
+    /// Reasoning ("thinking") text, in arrival order.
+    ReasoningDelta(TextDelta),
+    /// The model requested a tool call (arguments complete). Emitted before approval.
+    ToolCallProposed(ToolCallProposed),
+    /// Token usage reported by the provider for one model response.
+    Usage(Usage),
+    /// An informational or warning line for the user (retries, skipped files, …).
+    Notice(Notice),
+    /// The turn completed; the answer is complete.
+    TurnFinished(TurnFinished),
+    /// The turn stopped early (cancelled or failed); what arrived so far is in `partial`.
+    TurnAborted(TurnAborted),
+}
+
+/// Payload of [`Event::TurnStarted`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnStarted {
+    /// `client:model`.
+    pub model: String,
+    /// Whether the answer will stream.
+    pub stream: bool,
+}
+
+/// Payload of text deltas.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TextDelta {
+    /// The new text.
+    pub text: String,
+}
+
+/// Payload of [`Event::ToolCallProposed`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallProposed {
+    /// Provider call id.
+    pub call_id: String,
+    /// Function name.
+    pub name: String,
+    /// JSON arguments as text.
+    pub arguments: String,
+}
+
+/// Severity of a [`Notice`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeLevel {
+    /// Neutral information.
+    Info,
+    /// Something the user may want to act on.
+    Warning,
+}
+
+/// Payload of [`Event::Notice`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Notice {
+    /// Severity.
+    pub level: NoticeLevel,
+    /// One line.
+    pub message: String,
+}
+
+impl Notice {
+    /// An informational notice.
+    pub fn info(message: impl Into<String>) -> Self {
+        Self {
+            level: NoticeLevel::Info,
+            message: message.into(),
+        }
+    }
+
+    /// A warning.
+    pub fn warning(message: impl Into<String>) -> Self {
+        Self {
+            level: NoticeLevel::Warning,
+            message: message.into(),
+        }
+    }
+}
+
+/// Payload of [`Event::TurnFinished`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnFinished {
+    /// Usage summed over every model response of the turn.
+    pub usage: Usage,
+    /// The provider's finish reason of the last response (`stop`, `length`, …).
+    pub finish_reason: Option<String>,
+}
+
+/// Why a turn was aborted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AbortReason {
+    /// The user pressed Ctrl-C (or the client disconnected).
+    Cancelled,
+    /// The provider or the input failed; the message says why.
+    Error(String),
+}
+
+/// Payload of [`Event::TurnAborted`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnAborted {
+    /// Why.
+    pub reason: AbortReason,
+    /// The answer text received before the stop.
+    pub partial: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_with_type_tag() {
+        let e = Event::AssistantDelta(TextDelta { text: "hi".into() });
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"type":"assistant_delta","text":"hi"}"#
+        );
+        let e = Event::TurnAborted(TurnAborted {
+            reason: AbortReason::Cancelled,
+            partial: "p".into(),
+        });
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"type":"turn_aborted","reason":"cancelled","partial":"p"}"#
+        );
+    }
+}

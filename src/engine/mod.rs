@@ -1,0 +1,94 @@
+//! The Engine: the one pipeline every front end drives.
+//!
+//! `Engine::run` takes a conversation ([`RequestContext`]), a [`RunRequest`] and an
+//! [`Emitter`]; it assembles the input, talks to the provider (with retries and
+//! cancellation), and reports everything as [`Event`]s. It never prints or prompts.
+
+pub mod emitter;
+pub mod error;
+pub mod event;
+pub mod input;
+mod turn;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use emitter::{CollectingEmitter, Emitter};
+pub use error::CoreError;
+pub use event::Event;
+
+use crate::client::Usage;
+use crate::context::RequestContext;
+use crate::state::AppState;
+
+/// What the user typed for this turn.
+#[derive(Debug, Clone, Default)]
+pub struct UserInput {
+    /// Prompt text (stdin already merged in by the front end).
+    pub text: String,
+    /// `-f` arguments: paths, directories, globs, URLs.
+    pub files: Vec<String>,
+}
+
+/// Per-run switches.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Overrides the context's `stream` for this run.
+    pub stream: Option<bool>,
+}
+
+/// One call of [`Engine::run`].
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    /// The prompt, if any.
+    pub input: Option<UserInput>,
+    /// Switches.
+    pub options: RunOptions,
+}
+
+/// The result of a completed run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOutcome {
+    /// The final answer text.
+    pub text: String,
+    /// Usage over every model call of the run.
+    pub usage: Usage,
+    /// Model calls made.
+    pub steps: usize,
+}
+
+/// The pipeline. Cheap to clone; holds only the shared state.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    state: Arc<AppState>,
+    cwd: PathBuf,
+}
+
+impl Engine {
+    /// An engine over the shared state; relative `-f` paths resolve against `cwd`.
+    pub fn new(state: Arc<AppState>, cwd: PathBuf) -> Self {
+        Self { state, cwd }
+    }
+
+    /// The shared state.
+    pub fn state(&self) -> &Arc<AppState> {
+        &self.state
+    }
+
+    /// Runs one request to completion, cancellation or failure. A cancelled or failed turn
+    /// still emits `TurnAborted` with the partial answer, and the partial answer is kept
+    /// in the conversation.
+    pub async fn run(
+        &self,
+        ctx: &mut RequestContext,
+        request: RunRequest,
+        emitter: &dyn Emitter,
+    ) -> Result<RunOutcome, CoreError> {
+        let Some(input) = request.input else {
+            return Ok(RunOutcome::default());
+        };
+        let stream = request.options.stream.unwrap_or(ctx.stream) && !ctx.model.config.no_stream;
+        let user = turn::prepare_input(&self.state, &self.cwd, ctx, &input, emitter).await?;
+        turn::run_turn(ctx, user, stream, emitter).await
+    }
+}

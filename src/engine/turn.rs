@@ -1,0 +1,352 @@
+//! The turn loop.
+//!
+//! Protocol of one turn:
+//! 1. emit `TurnStarted`;
+//! 2. build the request from the system prompt, the history and the new user message;
+//! 3. open the provider stream, retrying retryable failures with backoff (each retry
+//!    announced by a `Notice`), abandoning the wait on cancellation;
+//! 4. forward text and reasoning deltas as they arrive, flushing the emitter after each
+//!    network batch; collect tool-call fragments and usage;
+//! 5. append the exchange to the history and emit `TurnFinished` (tool calls are
+//!    reported; running them and looping is the tools issue's step).
+//!
+//! Cancellation or a failure at any point emits `TurnAborted` with the partial answer,
+//! keeps the partial answer in the history, and returns the error.
+
+use std::path::Path;
+
+use futures_util::StreamExt;
+
+use super::emitter::Emitter;
+use super::event::{
+    AbortReason, Event, Notice, TextDelta, ToolCallProposed, TurnAborted, TurnFinished, TurnStarted,
+};
+use super::input;
+use super::{CoreError, RunOutcome, UserInput};
+use crate::client::{
+    ChatRequest, FinishReason, Message, ProviderError, ProviderEvent, ProviderStream, Role,
+    ToolCall, Usage,
+};
+use crate::context::RequestContext;
+use crate::state::AppState;
+
+/// Loads attachments and builds the user message.
+pub(super) async fn prepare_input(
+    state: &AppState,
+    cwd: &Path,
+    ctx: &RequestContext,
+    user: &UserInput,
+    emitter: &dyn Emitter,
+) -> Result<Message, CoreError> {
+    let loaded = if user.files.is_empty() {
+        input::Loaded::default()
+    } else {
+        let agent = state.config.user_agent();
+        let load = input::load(&user.files, cwd, agent.as_deref());
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
+            loaded = load => loaded?,
+        }
+    };
+    if !loaded.skipped.is_empty() {
+        emitter.emit(Event::Notice(Notice::info(format!(
+            "skipped {} binary file(s): {}",
+            loaded.skipped.len(),
+            loaded.skipped.join(", ")
+        ))));
+    }
+    Ok(input::user_message(&user.text, loaded, &ctx.model)?)
+}
+
+/// What one model response produced.
+#[derive(Default)]
+struct Collected {
+    text: String,
+    reasoning: String,
+    calls: Vec<PartialCall>,
+    usage: Usage,
+    finish: Option<FinishReason>,
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Runs the turn; see the module docs for the protocol.
+pub(super) async fn run_turn(
+    ctx: &mut RequestContext,
+    user: Message,
+    stream: bool,
+    emitter: &dyn Emitter,
+) -> Result<RunOutcome, CoreError> {
+    emitter.emit(Event::TurnStarted(TurnStarted {
+        model: ctx.model.id(),
+        stream,
+    }));
+    let mut messages = Vec::with_capacity(ctx.history.len() + 2);
+    if let Some(system) = &ctx.system_prompt {
+        messages.push(Message::text(Role::System, system.clone()));
+    }
+    messages.extend(ctx.history.iter().cloned());
+    messages.push(user.clone());
+
+    if ctx.dry_run {
+        let text = dry_run_text(&messages);
+        emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
+        emitter.emit(Event::TurnFinished(TurnFinished {
+            usage: Usage::default(),
+            finish_reason: None,
+        }));
+        emitter.flush();
+        return Ok(RunOutcome {
+            text,
+            ..RunOutcome::default()
+        });
+    }
+
+    let mut new_messages = vec![user];
+    let request = ChatRequest {
+        messages,
+        temperature: ctx.temperature,
+        top_p: ctx.top_p,
+        stream,
+        tools: Vec::new(),
+    };
+    let mut collected = Collected::default();
+    let result = call_model(ctx, &request, emitter, &mut collected).await;
+    let total = collected.usage;
+    if let Err(err) = result {
+        return Err(abort(ctx, new_messages, collected.text, err, emitter));
+    }
+    let steps = 1;
+    let calls: Vec<ToolCall> = collected
+        .calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| ToolCall {
+            id: if c.id.is_empty() { format!("call_{i}") } else { c.id },
+            name: c.name,
+            arguments: c.arguments,
+        })
+        .collect();
+    let mut assistant = Message::text(Role::Assistant, collected.text.clone());
+    assistant.tool_calls.clone_from(&calls);
+    new_messages.push(assistant);
+    if !calls.is_empty() {
+        // Tool execution arrives with the tools issue; until then the request is shown and
+        // the user told plainly that nothing ran.
+        for call in &calls {
+            emitter.emit(Event::ToolCallProposed(ToolCallProposed {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            }));
+        }
+        emitter.emit(Event::Notice(Notice::warning(format!(
+            "the model asked to call {} but no tools are enabled for this conversation",
+            calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+        ))));
+    }
+    let (final_text, last_finish) = (collected.text, collected.finish);
+    if final_text.is_empty() && new_messages.iter().all(|m| m.tool_calls.is_empty()) {
+        emitter.emit(Event::Notice(Notice::warning(
+            "the model returned an empty answer",
+        )));
+    }
+    if last_finish == Some(FinishReason::Length) {
+        emitter.emit(Event::Notice(Notice::warning(
+            "the answer was cut off at the model's output limit",
+        )));
+    }
+    ctx.history.extend(new_messages);
+    emitter.emit(Event::TurnFinished(TurnFinished {
+        usage: total,
+        finish_reason: last_finish.map(|f| finish_name(&f)),
+    }));
+    emitter.flush();
+    Ok(RunOutcome {
+        text: final_text,
+        usage: total,
+        steps,
+    })
+}
+
+/// Records the partial exchange, emits `TurnAborted` and converts the error.
+fn abort(
+    ctx: &mut RequestContext,
+    mut new_messages: Vec<Message>,
+    partial: String,
+    err: CoreError,
+    emitter: &dyn Emitter,
+) -> CoreError {
+    if !partial.is_empty() {
+        new_messages.push(Message::text(Role::Assistant, partial.clone()));
+        ctx.history.extend(new_messages);
+    }
+    let reason = match &err {
+        CoreError::Cancelled => AbortReason::Cancelled,
+        other => AbortReason::Error(other.to_string()),
+    };
+    emitter.emit(Event::TurnAborted(TurnAborted { reason, partial }));
+    emitter.flush();
+    err
+}
+
+/// Opens the stream (with retries) and consumes it into `out`, forwarding deltas.
+async fn call_model(
+    ctx: &RequestContext,
+    request: &ChatRequest,
+    emitter: &dyn Emitter,
+    out: &mut Collected,
+) -> Result<(), CoreError> {
+    let mut stream = open_stream(ctx, request, emitter).await?;
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
+            next = stream.next() => next,
+        };
+        let batch = match next {
+            None => return Ok(()),
+            Some(Ok(batch)) => batch,
+            Some(Err(e)) => return Err(e.into()),
+        };
+        for event in batch {
+            apply_event(event, emitter, out);
+        }
+        emitter.flush();
+    }
+}
+
+fn apply_event(event: ProviderEvent, emitter: &dyn Emitter, out: &mut Collected) {
+    match event {
+        ProviderEvent::Text(text) => {
+            out.text.push_str(&text);
+            emitter.emit(Event::AssistantDelta(TextDelta { text }));
+        }
+        ProviderEvent::Reasoning(text) => {
+            out.reasoning.push_str(&text);
+            emitter.emit(Event::ReasoningDelta(TextDelta { text }));
+        }
+        ProviderEvent::ToolCallDelta {
+            index,
+            id,
+            name,
+            arguments,
+        } => {
+            if out.calls.len() <= index {
+                out.calls.resize_with(index + 1, PartialCall::default);
+            }
+            let call = &mut out.calls[index];
+            if let Some(id) = id {
+                call.id = id;
+            }
+            if let Some(name) = name {
+                call.name.push_str(&name);
+            }
+            call.arguments.push_str(&arguments);
+        }
+        ProviderEvent::Usage(usage) => {
+            out.usage.add(usage);
+            emitter.emit(Event::Usage(usage));
+        }
+        ProviderEvent::Finish(reason) => out.finish = Some(reason),
+    }
+}
+
+/// Calls the provider, retrying retryable errors per the client's policy.
+async fn open_stream(
+    ctx: &RequestContext,
+    request: &ChatRequest,
+    emitter: &dyn Emitter,
+) -> Result<ProviderStream, CoreError> {
+    let policy = ctx.provider.retry_policy();
+    let mut attempt = 0;
+    loop {
+        let result = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
+            result = ctx.provider.chat(&ctx.model, request) => result,
+        };
+        let err = match result {
+            Ok(stream) => return Ok(stream),
+            Err(err) => err,
+        };
+        attempt += 1;
+        let Some(delay) = policy.delay_for(&err, attempt, fastrand::f64()) else {
+            return Err(err.into());
+        };
+        emitter.emit(Event::Notice(Notice::warning(format!(
+            "{}; retrying in {:.1}s ({attempt}/{})",
+            short_reason(&err),
+            delay.as_secs_f64(),
+            policy.max_retries
+        ))));
+        emitter.flush();
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
+            _ = tokio::time::sleep(delay) => {}
+        }
+    }
+}
+
+fn short_reason(err: &ProviderError) -> String {
+    match err {
+        ProviderError::RateLimited { client, .. } => {
+            format!("`{client}` is rate limiting (HTTP 429)")
+        }
+        ProviderError::Server { client, status, .. } => {
+            format!("`{client}` answered HTTP {status}")
+        }
+        ProviderError::Connect { client, .. } => format!("cannot reach `{client}`"),
+        other => other.to_string(),
+    }
+}
+
+fn finish_name(reason: &FinishReason) -> String {
+    match reason {
+        FinishReason::Stop => "stop".into(),
+        FinishReason::Length => "length".into(),
+        FinishReason::ToolCalls => "tool_calls".into(),
+        FinishReason::ContentFilter => "content_filter".into(),
+        FinishReason::Other(s) => s.clone(),
+    }
+}
+
+/// The text `--dry-run` shows: the user message alone when it is the whole request,
+/// otherwise every message under a role heading.
+fn dry_run_text(messages: &[Message]) -> String {
+    let describe = |m: &Message| {
+        let mut text = m.text_content();
+        if let crate::client::Content::Parts(parts) = &m.content {
+            for part in parts {
+                if let crate::client::ContentPart::ImageUrl { image_url } = part {
+                    let head: String = image_url.url.chars().take(40).collect();
+                    text.push_str(&format!("\n[image: {head}…]"));
+                }
+            }
+        }
+        text
+    };
+    match messages {
+        [only] => describe(only),
+        _ => messages
+            .iter()
+            .map(|m| {
+                let role = match m.role {
+                    Role::System => "system",
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                    Role::Tool => "tool",
+                };
+                format!("--- {role} ---\n{}", describe(m))
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }
+}

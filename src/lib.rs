@@ -1,0 +1,17 @@
+//! loki: a command-line and REPL client for large language models.
+//!
+//! Layout (dependencies point down): front ends (`cli`) → `engine` → services (`client`)
+//! with `config`, `state` and `context` read by all. `render` is used only by front ends.
+//! See `docs/architecture.md`.
+
+pub mod atomic_file;
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod context;
+pub mod engine;
+pub mod logging;
+pub mod render;
+pub mod state;
+
+pub use cli::main_entry;

@@ -1,0 +1,82 @@
+//! File logging with `tracing`. The log file is opened on the first record, so a run that
+//! logs nothing touches no file. Level from `LOKI_LOG_LEVEL` (`off` disables; default
+//! `info`). Request bodies are logged at `debug`; headers (which carry keys) never are.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tracing_subscriber::fmt::MakeWriter;
+
+use crate::config::Env;
+
+/// Installs the global subscriber. Errors are ignored: logging is best effort.
+pub fn init(env: &Env, path: PathBuf) {
+    let level = env
+        .get("LOKI_LOG_LEVEL")
+        .unwrap_or("info")
+        .to_ascii_lowercase();
+    if level == "off" {
+        return;
+    }
+    let filter = match env.get("LOKI_LOG_FILTER") {
+        Some(target) => format!("{target}={level}"),
+        None => format!("loki={level}"),
+    };
+    let Ok(filter) = tracing_subscriber::EnvFilter::try_new(filter) else {
+        return;
+    };
+    let writer = LazyFile {
+        path: Arc::new(path),
+        file: Arc::new(OnceLock::new()),
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(writer)
+        .try_init();
+}
+
+/// Opens the log file on first write.
+#[derive(Clone)]
+struct LazyFile {
+    path: Arc<PathBuf>,
+    file: Arc<OnceLock<Option<Mutex<File>>>>,
+}
+
+struct LogWriter<'a>(Option<&'a Mutex<File>>);
+
+impl Write for LogWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.0.and_then(|m| m.lock().ok()) {
+            Some(mut f) => f.write(buf),
+            None => Ok(buf.len()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for LazyFile {
+    type Writer = LogWriter<'a>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        let file = self.file.get_or_init(|| {
+            if let Some(dir) = self.path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let mut options = std::fs::OpenOptions::new();
+            options.create(true).append(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.mode(0o600);
+            }
+            options.open(self.path.as_ref()).ok().map(Mutex::new)
+        });
+        LogWriter(file.as_ref())
+    }
+}

@@ -1,0 +1,274 @@
+//! Showing engine events in a terminal (or a pipe).
+//!
+//! [`TerminalEmitter`] owns the stdout/stderr discipline: the answer and the model's
+//! reasoning go to stdout (reasoning dimmed on a terminal, inside `<think>` tags
+//! otherwise); the spinner, notices and tool chatter go to stderr.
+//! Output is buffered per event and written on `flush`, which the engine calls once per
+//! network batch, so a fast stream costs one write per read rather than one per token.
+//! Without a terminal, or with `NO_COLOR`, nothing but plain text is written.
+
+pub mod code;
+pub mod highlight;
+pub mod markdown;
+pub mod spinner;
+pub mod theme;
+pub mod wrap;
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::Emitter;
+use crate::engine::event::{AbortReason, Event, NoticeLevel};
+use markdown::{MarkdownRenderer, RenderOptions};
+use spinner::Spinner;
+use theme::{Style, Theme};
+
+/// How the terminal emitter should behave.
+#[derive(Debug, Clone)]
+pub struct TerminalOptions {
+    /// Styling for stdout (the answer).
+    pub stdout: Theme,
+    /// Styling for stderr (notices).
+    pub stderr: Theme,
+    /// stdout is a terminal (wrapping applies, reasoning is shown dimmed).
+    pub stdout_tty: bool,
+    /// Show a spinner on stderr while waiting.
+    pub spinner: bool,
+    /// Wrap width for prose, when wrapping.
+    pub wrap: Option<usize>,
+    /// Wrap code blocks too.
+    pub wrap_code: bool,
+    /// Terminal width (for the renderer's line bookkeeping).
+    pub term_width: usize,
+    /// Print only the code blocks of the answer, once it is complete.
+    pub code_only: bool,
+}
+
+struct Inner {
+    out: Vec<u8>,
+    renderer: MarkdownRenderer,
+    spinner: Option<Spinner>,
+    /// Reasoning is being shown and has not been closed yet.
+    in_reasoning: bool,
+    /// Any answer text has been written.
+    answered: bool,
+    /// The whole answer, for `code_only`.
+    answer: String,
+    broken_pipe: bool,
+}
+
+/// Renders events for a person at a terminal, or as plain text into a pipe.
+pub struct TerminalEmitter {
+    opts: TerminalOptions,
+    inner: Mutex<Inner>,
+    /// Cancelled when stdout goes away (e.g. `loki … | head -1`), to stop generating.
+    on_broken_pipe: Option<CancellationToken>,
+}
+
+impl TerminalEmitter {
+    /// A new emitter; `cancel` is triggered if stdout is closed by the reader.
+    pub fn new(opts: TerminalOptions, cancel: Option<CancellationToken>) -> Self {
+        let renderer = MarkdownRenderer::new(render_options(&opts));
+        Self {
+            inner: Mutex::new(Inner {
+                out: Vec::with_capacity(8192),
+                renderer,
+                spinner: None,
+                in_reasoning: false,
+                answered: false,
+                answer: String::new(),
+                broken_pipe: false,
+            }),
+            opts,
+            on_broken_pipe: cancel,
+        }
+    }
+
+    /// True when stdout was closed by the reader.
+    pub fn broken_pipe(&self) -> bool {
+        self.inner.lock().map(|i| i.broken_pipe).unwrap_or(false)
+    }
+
+    /// Prepares the emitter for another turn (REPL).
+    pub fn reset(&self) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.renderer = MarkdownRenderer::new(render_options(&self.opts));
+            inner.in_reasoning = false;
+            inner.answered = false;
+            inner.answer.clear();
+        }
+    }
+
+    fn handle(&self, inner: &mut Inner, event: Event) {
+        match event {
+            Event::TurnStarted(_) => {
+                if self.opts.spinner && inner.spinner.is_none() {
+                    inner.spinner = Spinner::start("Generating");
+                }
+            }
+            Event::ReasoningDelta(delta) => {
+                stop_spinner(inner);
+                if self.opts.code_only {
+                    return;
+                }
+                if !inner.in_reasoning {
+                    inner.in_reasoning = true;
+                    if self.opts.stdout.color {
+                        inner.out.extend_from_slice(b"\x1b[2;3m");
+                    } else {
+                        inner.out.extend_from_slice(b"<think>\n");
+                    }
+                }
+                inner.out.extend_from_slice(delta.text.as_bytes());
+            }
+            Event::AssistantDelta(delta) => {
+                stop_spinner(inner);
+                self.close_reasoning(inner);
+                inner.answered = true;
+                if self.opts.code_only {
+                    inner.answer.push_str(&delta.text);
+                } else {
+                    let Inner { renderer, out, .. } = inner;
+                    renderer.push(&delta.text, out);
+                }
+            }
+            Event::ToolCallProposed(call) => {
+                stop_spinner(inner);
+                self.flush_inner(inner);
+                let args: String = call.arguments.chars().take(120).collect();
+                self.stderr_line(
+                    &self
+                        .opts
+                        .stderr
+                        .paint(Style::Dim, &format!("⚙ {} {args}", call.name)),
+                );
+            }
+            Event::Notice(notice) => {
+                let had_spinner = inner.spinner.is_some();
+                stop_spinner(inner);
+                self.flush_inner(inner);
+                let theme = &self.opts.stderr;
+                let line = match notice.level {
+                    NoticeLevel::Info => theme.paint(Style::Dim, &notice.message),
+                    NoticeLevel::Warning => {
+                        format!(
+                            "{} {}",
+                            theme.paint(Style::Warning, "warning:"),
+                            notice.message
+                        )
+                    }
+                };
+                self.stderr_line(&line);
+                if had_spinner && !inner.answered {
+                    inner.spinner = Spinner::start("Generating");
+                }
+            }
+            Event::Usage(_) => {}
+            Event::TurnFinished(_) => self.finish(inner),
+            Event::TurnAborted(aborted) => {
+                self.finish(inner);
+                if aborted.reason == AbortReason::Cancelled {
+                    self.stderr_line(&self.opts.stderr.paint(Style::Dim, "(interrupted)"));
+                }
+            }
+        }
+    }
+
+    fn close_reasoning(&self, inner: &mut Inner) {
+        if !inner.in_reasoning {
+            return;
+        }
+        inner.in_reasoning = false;
+        if self.opts.stdout.color {
+            inner.out.extend_from_slice(b"\x1b[0m\n\n");
+        } else {
+            inner.out.extend_from_slice(b"\n</think>\n\n");
+        }
+    }
+
+    fn finish(&self, inner: &mut Inner) {
+        stop_spinner(inner);
+        self.close_reasoning(inner);
+        if self.opts.code_only {
+            let code = code::extract(&inner.answer);
+            if !code.text.is_empty() {
+                if self.opts.stdout.color {
+                    let mut hl = highlight::Highlighter::new(self.opts.stdout.light);
+                    hl.start_block(&code.lang);
+                    for line in code.text.lines() {
+                        hl.highlight_line(line, &mut inner.out);
+                        inner.out.push(b'\n');
+                    }
+                    hl.end_block();
+                } else {
+                    inner.out.extend_from_slice(code.text.as_bytes());
+                    if !code.text.ends_with('\n') {
+                        inner.out.push(b'\n');
+                    }
+                }
+            }
+        } else {
+            let Inner { renderer, out, .. } = inner;
+            renderer.finish(out);
+        }
+        self.flush_inner(inner);
+    }
+
+    fn flush_inner(&self, inner: &mut Inner) {
+        if inner.out.is_empty() {
+            return;
+        }
+        if inner.broken_pipe {
+            inner.out.clear();
+            return;
+        }
+        let mut stdout = std::io::stdout().lock();
+        let result = stdout.write_all(&inner.out).and_then(|()| stdout.flush());
+        inner.out.clear();
+        if let Err(e) = result
+            && e.kind() == std::io::ErrorKind::BrokenPipe
+        {
+            inner.broken_pipe = true;
+            if let Some(token) = &self.on_broken_pipe {
+                token.cancel();
+            }
+        }
+    }
+
+    fn stderr_line(&self, line: &str) {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{line}");
+    }
+}
+
+impl Emitter for TerminalEmitter {
+    fn emit(&self, event: Event) {
+        if let Ok(mut inner) = self.inner.lock() {
+            self.handle(&mut inner, event);
+        }
+    }
+
+    fn flush(&self) {
+        if let Ok(mut inner) = self.inner.lock() {
+            self.flush_inner(&mut inner);
+        }
+    }
+}
+
+fn stop_spinner(inner: &mut Inner) {
+    if let Some(mut spinner) = inner.spinner.take() {
+        spinner.stop();
+    }
+}
+
+fn render_options(opts: &TerminalOptions) -> RenderOptions {
+    RenderOptions {
+        highlight: opts.stdout.color,
+        light: opts.stdout.light,
+        wrap: if opts.stdout_tty { opts.wrap } else { None },
+        wrap_code: opts.wrap_code,
+        term_width: opts.term_width,
+    }
+}

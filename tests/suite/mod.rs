@@ -1,0 +1,6 @@
+//! Integration suites, one file per capability.
+
+mod config;
+mod errors;
+mod input;
+mod oneshot;
