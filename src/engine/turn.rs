@@ -128,7 +128,11 @@ pub(super) async fn run_turn(
         .into_iter()
         .enumerate()
         .map(|(i, c)| ToolCall {
-            id: if c.id.is_empty() { format!("call_{i}") } else { c.id },
+            id: if c.id.is_empty() {
+                format!("call_{i}")
+            } else {
+                c.id
+            },
             name: c.name,
             arguments: c.arguments,
         })
@@ -148,7 +152,11 @@ pub(super) async fn run_turn(
         }
         emitter.emit(Event::Notice(Notice::warning(format!(
             "the model asked to call {} but no tools are enabled for this conversation",
-            calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+            calls
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))));
     }
     let (final_text, last_finish) = (collected.text, collected.finish);

@@ -4,3 +4,4 @@ mod config;
 mod errors;
 mod input;
 mod oneshot;
+mod terminal;
