@@ -337,3 +337,24 @@ fn user_agent_auto() {
         Some(format!("loki/{}", env!("CARGO_PKG_VERSION")).as_str())
     );
 }
+
+#[test]
+fn debug_log_records_the_request_but_never_the_key() {
+    let env = TestEnv::new();
+    let log = env.dir.path().join("loki.log");
+    env.loki()
+        .env("LOKI_LOG_LEVEL", "debug")
+        .env("LOKI_LOG_FILE", &log)
+        .arg("log me")
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("/v1/chat/completions") && text.contains("log me"), "{text}");
+    assert!(!text.contains("test-key"), "the API key leaked into the log");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&log).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
