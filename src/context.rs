@@ -32,6 +32,12 @@ pub struct RequestContext {
     pub stream: bool,
     /// Print the assembled input instead of calling the provider.
     pub dry_run: bool,
+    /// Output limit sent with every request, overriding the model's.
+    pub max_output_tokens: Option<u64>,
+    /// Append exchanges to `messages.md`.
+    pub save: bool,
+    /// Offer tools to the model.
+    pub function_calling_support: bool,
     /// Cancels the running turn. Replaced by a fresh token after each cancellation.
     pub cancel: CancellationToken,
 }
@@ -66,6 +72,9 @@ impl RequestContext {
             top_p: state.config.top_p,
             stream: state.config.stream,
             dry_run: state.config.dry_run,
+            max_output_tokens: None,
+            save: state.config.save,
+            function_calling_support: state.config.function_calling_support,
             cancel: CancellationToken::new(),
         })
     }

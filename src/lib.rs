@@ -12,6 +12,7 @@ pub mod context;
 pub mod engine;
 pub mod logging;
 pub mod render;
+pub mod repl;
 pub mod state;
 
 pub use cli::main_entry;

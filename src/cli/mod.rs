@@ -17,11 +17,11 @@ use anyhow::Context as _;
 use clap::Parser;
 
 use crate::client::config::ModelKind;
-use crate::config::{self, AppConfig, ConfigError, Env, Paths, Wrap};
+use crate::config::{self, AppConfig, ConfigError, Env, Paths};
 use crate::context::RequestContext;
 use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
 use crate::render::theme::{Style, Theme};
-use crate::render::{TerminalEmitter, TerminalOptions};
+use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::state::AppState;
 use args::Args;
 
@@ -84,7 +84,6 @@ fn report_error(theme: &Theme, message: &str) {
 async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
-    let stderr_tty = std::io::stderr().is_terminal();
     let info_only = args.info || args.list_models;
 
     let (config, origin) = match load_config(&paths, &env, stdin_tty && stdout_tty, info_only).await
@@ -108,6 +107,22 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     }
 
     let mut text = args.text.join(" ");
+    if text.is_empty() && args.files.is_empty() && stdin_tty {
+        if !stdout_tty {
+            anyhow::bail!("the REPL needs a terminal on stdout; give a prompt to run one-shot");
+        }
+        let mut ctx = RequestContext::resolve(&state, args.model.as_deref())?;
+        if let Some(prompt) = &args.prompt {
+            ctx.system_prompt = Some(prompt.clone());
+        }
+        if args.dry_run {
+            ctx.dry_run = true;
+        }
+        if args.no_stream {
+            ctx.stream = false;
+        }
+        return crate::repl::run(state, ctx).await;
+    }
     if !stdin_tty {
         let mut piped = String::new();
         std::io::stdin()
@@ -133,24 +148,9 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     }
 
     let no_color = state.env.get("NO_COLOR").is_some();
-    let light = state.config.is_light_theme();
-    let term_width = crossterm::terminal::size()
-        .map(|(w, _)| usize::from(w))
-        .unwrap_or(80);
-    let opts = TerminalOptions {
-        stdout: Theme::detect(stdout_tty, no_color, state.config.highlight, light),
-        stderr: Theme::detect(stderr_tty, no_color, true, light),
-        stdout_tty,
-        spinner: stderr_tty && !no_color,
-        wrap: match state.config.wrap {
-            Some(Wrap::Auto) => Some(term_width),
-            Some(Wrap::Width(w)) => Some(usize::from(w)),
-            Some(Wrap::No) | None => None,
-        },
-        wrap_code: state.config.wrap_code,
-        term_width,
-        code_only: args.code,
-    };
+    let display = Display::from_config(&state.config);
+    let opts = TerminalOptions::detect(&display, no_color, args.code);
+    let stderr_theme = opts.stderr;
     let emitter = TerminalEmitter::new(opts, Some(ctx.cancel.clone()));
 
     let cancel = ctx.cancel.clone();
@@ -166,6 +166,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         input: Some(UserInput {
             text,
             files: args.files.clone(),
+            continuation: None,
         }),
         options: RunOptions {
             stream: (args.no_stream || args.code).then_some(false),
@@ -179,10 +180,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         Err(CoreError::Cancelled) => Ok(130),
         Err(e) => {
             let code = e.exit_code();
-            report_error(
-                &Theme::detect(stderr_tty, no_color, true, light),
-                &e.to_string(),
-            );
+            report_error(&stderr_theme, &e.to_string());
             Ok(code)
         }
     }

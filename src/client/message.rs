@@ -34,6 +34,10 @@ pub struct Message {
     /// The call this message answers (tool messages only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// The answer was cut short by the user (assistant messages only). Kept for the
+    /// person reading the conversation; never sent to a provider.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 impl Message {
@@ -44,6 +48,17 @@ impl Message {
             content: Content::Text(text.into()),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            interrupted: false,
+        }
+    }
+
+    /// Appends text to a plain-text message (used by `.continue`).
+    pub fn append_text(&mut self, more: &str) {
+        match &mut self.content {
+            Content::Text(t) => t.push_str(more),
+            Content::Parts(parts) => parts.push(ContentPart::Text {
+                text: more.to_string(),
+            }),
         }
     }
 
@@ -145,6 +160,7 @@ mod tests {
             ]),
             tool_calls: vec![],
             tool_call_id: None,
+            interrupted: false,
         };
         let json = serde_json::to_value(&m).unwrap();
         assert_eq!(

@@ -36,6 +36,9 @@ pub struct ChatRequest {
     pub temperature: Option<f64>,
     /// Nucleus sampling.
     pub top_p: Option<f64>,
+    /// Output limit; when unset, the model's `max_output_tokens` is sent only if it has
+    /// `require_max_tokens`.
+    pub max_tokens: Option<u64>,
     /// Stream the answer.
     pub stream: bool,
     /// Tool declarations offered to the model.

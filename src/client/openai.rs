@@ -263,9 +263,11 @@ pub fn build_body(
     if let Some(p) = request.top_p {
         obj.insert("top_p".into(), json!(p));
     }
-    if model.config.require_max_tokens
-        && let Some(max) = model.config.max_output_tokens
-    {
+    let model_limit = model
+        .config
+        .max_output_tokens
+        .filter(|_| model.config.require_max_tokens);
+    if let Some(max) = request.max_tokens.or(model_limit) {
         let key = if max_completion_tokens {
             "max_completion_tokens"
         } else {
@@ -537,6 +539,7 @@ mod tests {
             ],
             temperature: Some(0.3),
             top_p: None,
+            max_tokens: None,
             stream: true,
             tools: vec![],
         };
@@ -594,6 +597,7 @@ mod tests {
             content: Content::Text("result".into()),
             tool_calls: vec![],
             tool_call_id: Some("c1".into()),
+            interrupted: false,
         };
         let user = Message {
             role: Role::User,
@@ -604,6 +608,7 @@ mod tests {
             }]),
             tool_calls: vec![],
             tool_call_id: None,
+            interrupted: false,
         };
         let req = ChatRequest {
             messages: vec![user, assistant, tool],

@@ -175,6 +175,7 @@ pub fn user_message(text: &str, loaded: Loaded, model: &Model) -> Result<Message
         content: Content::Parts(parts),
         tool_calls: Vec::new(),
         tool_call_id: None,
+        interrupted: false,
     })
 }
 

@@ -4,6 +4,7 @@
 //! [`Emitter`]; it assembles the input, talks to the provider (with retries and
 //! cancellation), and reports everything as [`Event`]s. It never prints or prompts.
 
+pub mod command;
 pub mod emitter;
 pub mod error;
 pub mod event;
@@ -22,12 +23,23 @@ use crate::context::RequestContext;
 use crate::state::AppState;
 
 /// What the user typed for this turn.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UserInput {
     /// Prompt text (stdin already merged in by the front end).
     pub text: String,
     /// `-f` arguments: paths, directories, globs, URLs.
     pub files: Vec<String>,
+    /// Continue or regenerate the last answer instead of sending `text`.
+    pub continuation: Option<Continuation>,
+}
+
+/// Re-using the last exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Continuation {
+    /// Carry on writing the last answer.
+    Continue,
+    /// Ask for the last answer again, replacing it.
+    Regenerate,
 }
 
 /// Per-run switches.
@@ -88,7 +100,13 @@ impl Engine {
             return Ok(RunOutcome::default());
         };
         let stream = request.options.stream.unwrap_or(ctx.stream) && !ctx.model.config.no_stream;
-        let user = turn::prepare_input(&self.state, &self.cwd, ctx, &input, emitter).await?;
-        turn::run_turn(ctx, user, stream, emitter).await
+        let kind = match input.continuation {
+            Some(Continuation::Continue) => turn::TurnKind::Continue,
+            Some(Continuation::Regenerate) => turn::TurnKind::Regenerate,
+            None => turn::TurnKind::New(
+                turn::prepare_input(&self.state, &self.cwd, ctx, &input, emitter).await?,
+            ),
+        };
+        turn::run_turn(ctx, kind, stream, emitter).await
     }
 }

@@ -7,11 +7,13 @@
 //!    announced by a `Notice`), abandoning the wait on cancellation;
 //! 4. forward text and reasoning deltas as they arrive, flushing the emitter after each
 //!    network batch; collect tool-call fragments and usage;
-//! 5. append the exchange to the history and emit `TurnFinished` (tool calls are
-//!    reported; running them and looping is the tools issue's step).
+//! 5. record the exchange in the history (a new pair, an extended answer for
+//!    `.continue`, a replaced answer for `.regenerate`) and emit `TurnFinished`. Tool
+//!    calls are reported; running them and looping is the tools issue's step.
 //!
 //! Cancellation or a failure at any point emits `TurnAborted` with the partial answer,
-//! keeps the partial answer in the history, and returns the error.
+//! keeps the partial answer in the history (marked `interrupted` when cancelled), and
+//! returns the error.
 
 use std::path::Path;
 
@@ -76,13 +78,41 @@ struct PartialCall {
     arguments: String,
 }
 
+/// What a turn does with the conversation.
+#[derive(Debug, Clone)]
+pub(super) enum TurnKind {
+    /// A new user message.
+    New(Message),
+    /// Extend the last assistant message (`.continue`).
+    Continue,
+    /// Replace the last assistant message (`.regenerate`).
+    Regenerate,
+}
+
 /// Runs the turn; see the module docs for the protocol.
 pub(super) async fn run_turn(
     ctx: &mut RequestContext,
-    user: Message,
+    kind: TurnKind,
     stream: bool,
     emitter: &dyn Emitter,
 ) -> Result<RunOutcome, CoreError> {
+    let last_is_assistant = ctx
+        .history
+        .last()
+        .is_some_and(|m| m.role == Role::Assistant);
+    match &kind {
+        TurnKind::Continue if !last_is_assistant => {
+            return Err(CoreError::InvalidRequest(
+                "there is no answer to continue yet".into(),
+            ));
+        }
+        TurnKind::Regenerate if !last_is_assistant => {
+            return Err(CoreError::InvalidRequest(
+                "there is no answer to regenerate yet".into(),
+            ));
+        }
+        _ => {}
+    }
     emitter.emit(Event::TurnStarted(TurnStarted {
         model: ctx.model.id(),
         stream,
@@ -92,7 +122,13 @@ pub(super) async fn run_turn(
         messages.push(Message::text(Role::System, system.clone()));
     }
     messages.extend(ctx.history.iter().cloned());
-    messages.push(user.clone());
+    match &kind {
+        TurnKind::New(user) => messages.push(user.clone()),
+        TurnKind::Continue => {}
+        TurnKind::Regenerate => {
+            messages.pop();
+        }
+    }
 
     if ctx.dry_run {
         let text = dry_run_text(&messages);
@@ -108,11 +144,11 @@ pub(super) async fn run_turn(
         });
     }
 
-    let mut new_messages = vec![user];
     let request = ChatRequest {
         messages,
         temperature: ctx.temperature,
         top_p: ctx.top_p,
+        max_tokens: ctx.max_output_tokens,
         stream,
         tools: Vec::new(),
     };
@@ -120,9 +156,10 @@ pub(super) async fn run_turn(
     let result = call_model(ctx, &request, emitter, &mut collected).await;
     let total = collected.usage;
     if let Err(err) = result {
-        return Err(abort(ctx, new_messages, collected.text, err, emitter));
+        let interrupted = matches!(err, CoreError::Cancelled);
+        record(ctx, &kind, collected.text.clone(), Vec::new(), interrupted);
+        return Err(abort(collected.text, err, emitter));
     }
-    let steps = 1;
     let calls: Vec<ToolCall> = collected
         .calls
         .into_iter()
@@ -137,9 +174,6 @@ pub(super) async fn run_turn(
             arguments: c.arguments,
         })
         .collect();
-    let mut assistant = Message::text(Role::Assistant, collected.text.clone());
-    assistant.tool_calls.clone_from(&calls);
-    new_messages.push(assistant);
     if !calls.is_empty() {
         // Tool execution arrives with the tools issue; until then the request is shown and
         // the user told plainly that nothing ran.
@@ -159,42 +193,68 @@ pub(super) async fn run_turn(
                 .join(", ")
         ))));
     }
-    let (final_text, last_finish) = (collected.text, collected.finish);
-    if final_text.is_empty() && new_messages.iter().all(|m| m.tool_calls.is_empty()) {
+    if collected.text.is_empty() && calls.is_empty() {
         emitter.emit(Event::Notice(Notice::warning(
             "the model returned an empty answer",
         )));
     }
-    if last_finish == Some(FinishReason::Length) {
+    if collected.finish == Some(FinishReason::Length) {
         emitter.emit(Event::Notice(Notice::warning(
-            "the answer was cut off at the model's output limit",
+            "the answer was cut off at the model's output limit (.continue carries on)",
         )));
     }
-    ctx.history.extend(new_messages);
+    record(ctx, &kind, collected.text.clone(), calls, false);
     emitter.emit(Event::TurnFinished(TurnFinished {
         usage: total,
-        finish_reason: last_finish.map(|f| finish_name(&f)),
+        finish_reason: collected.finish.as_ref().map(finish_name),
     }));
     emitter.flush();
     Ok(RunOutcome {
-        text: final_text,
+        text: collected.text,
         usage: total,
-        steps,
+        steps: 1,
     })
 }
 
-/// Records the partial exchange, emits `TurnAborted` and converts the error.
-fn abort(
+/// Writes the outcome of a turn into the conversation. An interrupted answer is kept and
+/// marked; an empty failed answer leaves the conversation as it was.
+fn record(
     ctx: &mut RequestContext,
-    mut new_messages: Vec<Message>,
-    partial: String,
-    err: CoreError,
-    emitter: &dyn Emitter,
-) -> CoreError {
-    if !partial.is_empty() {
-        new_messages.push(Message::text(Role::Assistant, partial.clone()));
-        ctx.history.extend(new_messages);
+    kind: &TurnKind,
+    text: String,
+    calls: Vec<ToolCall>,
+    interrupted: bool,
+) {
+    let failed_empty = text.is_empty() && calls.is_empty() && interrupted;
+    let mut assistant = Message::text(Role::Assistant, text.clone());
+    assistant.tool_calls = calls;
+    assistant.interrupted = interrupted;
+    match kind {
+        TurnKind::New(user) => {
+            if failed_empty {
+                return;
+            }
+            ctx.history.push(user.clone());
+            ctx.history.push(assistant);
+        }
+        TurnKind::Continue => {
+            if let Some(last) = ctx.history.last_mut() {
+                last.append_text(&text);
+                last.interrupted = interrupted;
+            }
+        }
+        TurnKind::Regenerate => {
+            if failed_empty {
+                return;
+            }
+            ctx.history.pop();
+            ctx.history.push(assistant);
+        }
     }
+}
+
+/// Emits `TurnAborted` and passes the error on.
+fn abort(partial: String, err: CoreError, emitter: &dyn Emitter) -> CoreError {
     let reason = match &err {
         CoreError::Cancelled => AbortReason::Cancelled,
         other => AbortReason::Error(other.to_string()),

@@ -19,6 +19,7 @@ use std::sync::Mutex;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::config::Wrap;
 use crate::engine::Emitter;
 use crate::engine::event::{AbortReason, Event, NoticeLevel};
 use markdown::{MarkdownRenderer, RenderOptions};
@@ -44,6 +45,58 @@ pub struct TerminalOptions {
     pub term_width: usize,
     /// Print only the code blocks of the answer, once it is complete.
     pub code_only: bool,
+}
+
+impl TerminalOptions {
+    /// Options for the current process: detects which streams are terminals and the
+    /// terminal width (without querying the terminal).
+    pub fn detect(display: &Display, no_color: bool, code_only: bool) -> Self {
+        use std::io::IsTerminal;
+        let stdout_tty = std::io::stdout().is_terminal();
+        let stderr_tty = std::io::stderr().is_terminal();
+        let term_width = crossterm::terminal::size()
+            .map(|(w, _)| usize::from(w))
+            .unwrap_or(80);
+        Self {
+            stdout: Theme::detect(stdout_tty, no_color, display.highlight, display.light),
+            stderr: Theme::detect(stderr_tty, no_color, true, display.light),
+            stdout_tty,
+            spinner: stderr_tty && !no_color,
+            wrap: match display.wrap {
+                Some(Wrap::Auto) => Some(term_width),
+                Some(Wrap::Width(w)) => Some(usize::from(w)),
+                Some(Wrap::No) | None => None,
+            },
+            wrap_code: display.wrap_code,
+            term_width,
+            code_only,
+        }
+    }
+}
+
+/// The display settings a user can change (`highlight`, `wrap`, `wrap_code`, theme).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Display {
+    /// Render markdown and colour code.
+    pub highlight: bool,
+    /// Wrapping of prose.
+    pub wrap: Option<Wrap>,
+    /// Wrap code blocks too.
+    pub wrap_code: bool,
+    /// Light palette.
+    pub light: bool,
+}
+
+impl Display {
+    /// The configured display settings.
+    pub fn from_config(config: &crate::config::AppConfig) -> Self {
+        Self {
+            highlight: config.highlight,
+            wrap: config.wrap,
+            wrap_code: config.wrap_code,
+            light: config.is_light_theme(),
+        }
+    }
 }
 
 struct Inner {

@@ -4,7 +4,10 @@
 use std::time::Duration;
 
 use expectrl::session::OsSession as Session;
-use expectrl::{Eof, Expect};
+use expectrl::{Any, Eof, Expect};
+
+/// The cursor-position request a line editor sends.
+const CPR: &str = "\x1b[6n";
 
 use super::TestEnv;
 
@@ -29,21 +32,51 @@ impl Pty {
     }
 
     /// Waits for `text` to appear; returns everything read up to and including it.
+    /// Cursor-position queries from the line editor are answered on the way (a real
+    /// terminal would answer them).
     pub fn expect(&mut self, text: &str) -> String {
-        match self.session.expect(text) {
-            Ok(found) => {
-                let mut all = found.before().to_vec();
-                all.extend_from_slice(found.get(0).unwrap_or_default());
-                String::from_utf8_lossy(&all).into_owned()
+        let mut all = Vec::new();
+        loop {
+            match self.session.expect(Any(vec![CPR, text])) {
+                Ok(found) => {
+                    all.extend_from_slice(found.before());
+                    let matched = found.get(0).unwrap_or_default();
+                    if matched == CPR.as_bytes() && text != CPR {
+                        self.session.send("\x1b[1;1R").expect("answer CPR");
+                        // The text may have arrived before the query.
+                        if String::from_utf8_lossy(found.before()).contains(text) {
+                            return String::from_utf8_lossy(&all).into_owned();
+                        }
+                        continue;
+                    }
+                    all.extend_from_slice(matched);
+                    return String::from_utf8_lossy(&all).into_owned();
+                }
+                Err(e) => panic!(
+                    "waiting for {text:?}: {e}; got so far: {:?}",
+                    String::from_utf8_lossy(&all)
+                ),
             }
-            Err(e) => panic!("waiting for {text:?}: {e}"),
         }
     }
 
-    /// Reads until the process closes the terminal.
+    /// Reads until the process closes the terminal (answering cursor queries).
     pub fn read_to_end(&mut self) -> String {
-        let found = self.session.expect(Eof).expect("loki to exit");
-        String::from_utf8_lossy(found.as_bytes()).into_owned()
+        let mut all = Vec::new();
+        loop {
+            let found = self
+                .session
+                .expect(Any::boxed(vec![Box::new(CPR), Box::new(Eof)]))
+                .expect("loki to exit");
+            all.extend_from_slice(found.before());
+            let matched = found.get(0).unwrap_or_default();
+            if matched == CPR.as_bytes() {
+                self.session.send("\x1b[1;1R").expect("answer CPR");
+                continue;
+            }
+            all.extend_from_slice(matched);
+            return String::from_utf8_lossy(&all).into_owned();
+        }
     }
 
     /// Sends raw bytes (keys).

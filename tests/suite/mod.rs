@@ -4,4 +4,5 @@ mod config;
 mod errors;
 mod input;
 mod oneshot;
+mod repl;
 mod terminal;

@@ -349,8 +349,14 @@ fn debug_log_records_the_request_but_never_the_key() {
         .assert()
         .success();
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.contains("/v1/chat/completions") && text.contains("log me"), "{text}");
-    assert!(!text.contains("test-key"), "the API key leaked into the log");
+    assert!(
+        text.contains("/v1/chat/completions") && text.contains("log me"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("test-key"),
+        "the API key leaked into the log"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

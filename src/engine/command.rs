@@ -1,0 +1,153 @@
+//! Commands that change a conversation rather than send a prompt: the REPL's
+//! dot-commands (and later CLI flags) normalised into one enum the engine applies.
+//!
+//! Applying a command never talks to a provider and never prints; it returns a short
+//! confirmation for the front end to show.
+
+use crate::client::Role;
+use crate::context::RequestContext;
+use crate::state::AppState;
+
+use super::CoreError;
+
+/// A change to the conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Switch model (`.model`).
+    SetModel(String),
+    /// Use a temporary system prompt (`.prompt`); `None` drops it.
+    UsePrompt(Option<String>),
+    /// Change a runtime setting (`.set key value`).
+    Set {
+        /// Setting name.
+        key: String,
+        /// New value; `null` resets it to the configured default.
+        value: String,
+    },
+    /// Forget the conversation so far (`.empty session`).
+    ClearConversation,
+}
+
+/// Settings `.set` accepts, with the values they take (for help and completion).
+pub const SETTABLE: &[(&str, &str)] = &[
+    ("model", "<client:model>"),
+    ("temperature", "<0..2|null>"),
+    ("top_p", "<0..2|null>"),
+    ("max_output_tokens", "<number|null>"),
+    ("stream", "<true|false>"),
+    ("dry_run", "<true|false>"),
+    ("save", "<true|false>"),
+    ("function_calling_support", "<true|false>"),
+];
+
+/// Applies a command to the conversation; returns a one-line confirmation.
+pub fn apply(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    command: Command,
+) -> Result<String, CoreError> {
+    match command {
+        Command::SetModel(id) => {
+            ctx.set_model(state, &id)?;
+            Ok(format!("model: {}", ctx.model.id()))
+        }
+        Command::UsePrompt(prompt) => {
+            let message = if prompt.is_some() {
+                "system prompt set"
+            } else {
+                "system prompt cleared"
+            };
+            ctx.system_prompt = prompt;
+            Ok(message.into())
+        }
+        Command::ClearConversation => {
+            ctx.history.clear();
+            Ok("conversation cleared".into())
+        }
+        Command::Set { key, value } => set(state, ctx, &key, &value),
+    }
+}
+
+fn set(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    key: &str,
+    value: &str,
+) -> Result<String, CoreError> {
+    let invalid = |expected: &str| {
+        CoreError::InvalidRequest(format!(
+            "invalid value `{value}` for {key}: expected {expected}"
+        ))
+    };
+    let null = value == "null";
+    match key {
+        "model" => return apply(state, ctx, Command::SetModel(value.to_string())),
+        "temperature" | "top_p" => {
+            let parsed = if null {
+                None
+            } else {
+                let v: f64 = value
+                    .parse()
+                    .map_err(|_| invalid("a number from 0 to 2, or null"))?;
+                if !(0.0..=2.0).contains(&v) {
+                    return Err(invalid("a number from 0 to 2, or null"));
+                }
+                Some(v)
+            };
+            if key == "temperature" {
+                ctx.temperature = if null {
+                    state.config.temperature
+                } else {
+                    parsed
+                };
+            } else {
+                ctx.top_p = if null { state.config.top_p } else { parsed };
+            }
+        }
+        "max_output_tokens" => {
+            if null {
+                ctx.max_output_tokens = None;
+            } else {
+                let n: u64 = value
+                    .parse()
+                    .map_err(|_| invalid("a whole number, or null"))?;
+                ctx.max_output_tokens = Some(n);
+            }
+        }
+        "stream" | "dry_run" | "save" | "function_calling_support" => {
+            let flag = parse_bool(value).ok_or_else(|| invalid("true or false"))?;
+            match key {
+                "stream" => ctx.stream = flag,
+                "dry_run" => ctx.dry_run = flag,
+                "save" => ctx.save = flag,
+                _ => ctx.function_calling_support = flag,
+            }
+        }
+        other => {
+            let known: Vec<&str> = SETTABLE.iter().map(|(k, _)| *k).collect();
+            return Err(CoreError::InvalidRequest(format!(
+                "unknown setting `{other}`; settable: {}",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(format!("{key}: {value}"))
+}
+
+/// Parses `true`/`false` (and `on`/`off`, `yes`/`no`, `1`/`0`).
+pub fn parse_bool(value: &str) -> Option<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "on" | "yes" | "1" => Some(true),
+        "false" | "off" | "no" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// The last user message and answer, for `.copy` and friends.
+pub fn last_answer(ctx: &RequestContext) -> Option<String> {
+    ctx.history
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .map(crate::client::Message::text_content)
+}

@@ -1,0 +1,352 @@
+//! The dot-command table. Each row names a command, its arguments, its help line and a
+//! parser that turns the argument text into an [`Action`]; the REPL loop executes
+//! actions. Help, completion and "unknown command" messages all come from this table.
+
+use crate::engine::command::Command;
+use crate::engine::{Continuation, UserInput};
+
+/// What a dot-command asks the REPL to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Apply an engine command and print its confirmation.
+    Apply(Command),
+    /// Send input through the engine.
+    Ask(UserInput),
+    /// Change a display setting (`highlight`, `wrap`, `wrap_code`).
+    Display {
+        /// Setting.
+        key: String,
+        /// Value.
+        value: String,
+    },
+    /// Print the help table.
+    Help,
+    /// Print the current settings.
+    Info,
+    /// Copy the last answer to the clipboard.
+    Copy,
+    /// Open config.yaml in the editor, then reload it.
+    EditConfig,
+    /// Leave the REPL.
+    Exit,
+    /// Print a usage or error line.
+    Usage(String),
+}
+
+/// One dot-command.
+pub struct ReplCommand {
+    /// Name including the dot, e.g. `.model`.
+    pub name: &'static str,
+    /// Argument synopsis.
+    pub args: &'static str,
+    /// One-line description.
+    pub help: &'static str,
+    /// Parses the text after the name.
+    pub parse: fn(&str) -> Action,
+}
+
+/// Display settings handled by the REPL itself rather than the engine.
+pub const DISPLAY_SETTINGS: &[(&str, &str)] = &[
+    ("highlight", "<true|false>"),
+    ("wrap", "<no|auto|width>"),
+    ("wrap_code", "<true|false>"),
+];
+
+/// Every dot-command, in help order.
+pub const COMMANDS: &[ReplCommand] = &[
+    ReplCommand {
+        name: ".help",
+        args: "",
+        help: "Show this help",
+        parse: |_| Action::Help,
+    },
+    ReplCommand {
+        name: ".info",
+        args: "",
+        help: "Show the model, settings and paths",
+        parse: |_| Action::Info,
+    },
+    ReplCommand {
+        name: ".model",
+        args: "<client:model>",
+        help: "Switch the model",
+        parse: parse_model,
+    },
+    ReplCommand {
+        name: ".prompt",
+        args: "<text>",
+        help: "Use <text> as the system prompt (a temporary role)",
+        parse: parse_prompt,
+    },
+    ReplCommand {
+        name: ".file",
+        args: "<file|dir|glob|url>... [-- <text>]",
+        help: "Send files, directories or URLs, with an optional question",
+        parse: parse_file,
+    },
+    ReplCommand {
+        name: ".continue",
+        args: "",
+        help: "Carry on writing the last answer",
+        parse: |_| ask_again(Continuation::Continue),
+    },
+    ReplCommand {
+        name: ".regenerate",
+        args: "",
+        help: "Ask for the last answer again",
+        parse: |_| ask_again(Continuation::Regenerate),
+    },
+    ReplCommand {
+        name: ".copy",
+        args: "",
+        help: "Copy the last answer to the clipboard",
+        parse: |_| Action::Copy,
+    },
+    ReplCommand {
+        name: ".set",
+        args: "<key> <value>",
+        help: "Change a setting (null resets it)",
+        parse: parse_set,
+    },
+    ReplCommand {
+        name: ".empty",
+        args: "session",
+        help: "Forget the conversation so far",
+        parse: parse_empty,
+    },
+    ReplCommand {
+        name: ".edit",
+        args: "config",
+        help: "Edit config.yaml, then reload it",
+        parse: parse_edit,
+    },
+    ReplCommand {
+        name: ".exit",
+        args: "",
+        help: "Leave loki",
+        parse: |_| Action::Exit,
+    },
+];
+
+/// Commands of the Loki REPL that this build does not offer yet; typing one says so.
+pub const UNAVAILABLE: &[(&str, &str)] = &[
+    (".role", "roles"),
+    (".session", "sessions"),
+    (".agent", "agents"),
+    (".starter", "agents"),
+    (".rag", "RAG"),
+    (".rebuild", "RAG"),
+    (".sources", "RAG"),
+    (".macro", "macros"),
+    (".vault", "the vault"),
+    (".save", "roles and sessions"),
+    (".compress", "sessions"),
+    (".delete", "roles and sessions"),
+    (".clear", "agents"),
+    (".authenticate", "OAuth"),
+];
+
+/// Parses a line starting with `.`.
+pub fn parse(line: &str) -> Action {
+    let line = line.trim();
+    let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    if let Some(cmd) = COMMANDS.iter().find(|c| c.name == name) {
+        return (cmd.parse)(rest.trim());
+    }
+    if let Some((_, feature)) = UNAVAILABLE.iter().find(|(n, _)| *n == name) {
+        return Action::Usage(format!(
+            "`{name}` belongs to {feature}, which this version of loki does not have"
+        ));
+    }
+    Action::Usage(format!("unknown command `{name}`; type .help for the list"))
+}
+
+/// The help table.
+pub fn help_text() -> String {
+    let mut out = String::new();
+    for cmd in COMMANDS {
+        let head = if cmd.args.is_empty() {
+            cmd.name.to_string()
+        } else {
+            format!("{} {}", cmd.name, cmd.args)
+        };
+        out.push_str(&format!("{head:<44}{}\n", cmd.help));
+    }
+    out.push_str("\nType ::: to start a multi-line message and ::: to end it; Alt-Enter or Ctrl-J adds a line.\n");
+    out.push_str("Ctrl-O edits the message in your editor. Ctrl-R searches history.\n");
+    out.push_str("Ctrl-C stops an answer; Ctrl-D or .exit leaves loki.\n");
+    out
+}
+
+fn parse_model(args: &str) -> Action {
+    if args.is_empty() {
+        return Action::Usage("usage: .model <client:model> (Tab lists them)".into());
+    }
+    Action::Apply(Command::SetModel(args.to_string()))
+}
+
+fn parse_prompt(args: &str) -> Action {
+    if args.is_empty() {
+        return Action::Usage("usage: .prompt <text>".into());
+    }
+    Action::Apply(Command::UsePrompt(Some(args.to_string())))
+}
+
+fn parse_set(args: &str) -> Action {
+    let mut words = args.split_whitespace();
+    let (Some(key), Some(value), None) = (words.next(), words.next(), words.next()) else {
+        return Action::Usage("usage: .set <key> <value> (null resets a key)".into());
+    };
+    if DISPLAY_SETTINGS.iter().any(|(k, _)| *k == key) {
+        return Action::Display {
+            key: key.into(),
+            value: value.into(),
+        };
+    }
+    Action::Apply(Command::Set {
+        key: key.into(),
+        value: value.into(),
+    })
+}
+
+fn parse_empty(args: &str) -> Action {
+    match args {
+        "session" => Action::Apply(Command::ClearConversation),
+        _ => Action::Usage("usage: .empty session".into()),
+    }
+}
+
+fn parse_edit(args: &str) -> Action {
+    match args {
+        "config" => Action::EditConfig,
+        _ => Action::Usage("usage: .edit config".into()),
+    }
+}
+
+fn ask_again(kind: Continuation) -> Action {
+    Action::Ask(UserInput {
+        continuation: Some(kind),
+        ..UserInput::default()
+    })
+}
+
+fn parse_file(args: &str) -> Action {
+    let words = split_words(args);
+    let (files, text) = match words.iter().position(|w| w == "--") {
+        Some(i) => (words[..i].to_vec(), words[i + 1..].join(" ")),
+        None => (words, String::new()),
+    };
+    if files.is_empty() {
+        return Action::Usage(
+            "usage: .file <file|dir|glob|url>... [-- <text>]   e.g. .file src/ Cargo.toml -- explain the build".into(),
+        );
+    }
+    Action::Ask(UserInput {
+        text,
+        files,
+        continuation: None,
+    })
+}
+
+/// Splits arguments on whitespace, honouring single and double quotes and backslash
+/// escapes.
+pub fn split_words(s: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), '\\') | (None, '\\') => {
+                if let Some(next) = chars.next() {
+                    current.push(next);
+                }
+                in_word = true;
+            }
+            (Some(_), c) => current.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                current.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(current);
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands_into_actions() {
+        assert_eq!(
+            parse(".model fake:x"),
+            Action::Apply(Command::SetModel("fake:x".into()))
+        );
+        assert!(matches!(parse(".model"), Action::Usage(_)));
+        assert_eq!(
+            parse(".set temperature 0.5"),
+            Action::Apply(Command::Set {
+                key: "temperature".into(),
+                value: "0.5".into()
+            })
+        );
+        assert_eq!(
+            parse(".set wrap 80"),
+            Action::Display {
+                key: "wrap".into(),
+                value: "80".into()
+            }
+        );
+        assert!(matches!(parse(".set a"), Action::Usage(_)));
+        assert_eq!(
+            parse(".empty session"),
+            Action::Apply(Command::ClearConversation)
+        );
+        assert_eq!(parse(".exit"), Action::Exit);
+        assert!(matches!(parse(".role coder"), Action::Usage(m) if m.contains("roles")));
+        assert!(matches!(parse(".bogus"), Action::Usage(m) if m.contains("unknown command")));
+    }
+
+    #[test]
+    fn file_arguments_and_text() {
+        let Action::Ask(input) = parse(r#".file src/ "my notes.txt" -- what is this"#) else {
+            panic!("expected Ask");
+        };
+        assert_eq!(input.files, ["src/", "my notes.txt"]);
+        assert_eq!(input.text, "what is this");
+        assert!(matches!(parse(".file"), Action::Usage(_)));
+    }
+
+    #[test]
+    fn word_splitting() {
+        assert_eq!(
+            split_words(r#"a "b c" 'd e' f\ g"#),
+            ["a", "b c", "d e", "f g"]
+        );
+        assert!(split_words("   ").is_empty());
+    }
+
+    #[test]
+    fn help_lists_every_command() {
+        let help = help_text();
+        for cmd in COMMANDS {
+            assert!(help.contains(cmd.name));
+        }
+    }
+}

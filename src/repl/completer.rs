@@ -1,0 +1,217 @@
+//! Tab completion: dot-commands (fuzzy), `.model` ids with their descriptions, `.set`
+//! keys and values, file paths after `.file`.
+
+use std::sync::{Arc, RwLock};
+
+use reedline::{Completer, CompletionResult, Span, Suggestion};
+
+use super::commands::{COMMANDS, DISPLAY_SETTINGS};
+use crate::engine::command::SETTABLE;
+
+/// Data the completer needs that can change while the REPL runs (after `.edit config`).
+#[derive(Debug, Default)]
+pub struct CompletionData {
+    /// `(id, description)` of chat models.
+    pub models: Vec<(String, String)>,
+}
+
+/// The REPL's completer.
+pub struct LokiCompleter {
+    data: Arc<RwLock<CompletionData>>,
+}
+
+impl LokiCompleter {
+    /// A completer reading models from `data`.
+    pub fn new(data: Arc<RwLock<CompletionData>>) -> Self {
+        Self { data }
+    }
+}
+
+impl Completer for LokiCompleter {
+    fn complete(&mut self, line: &str, pos: usize) -> CompletionResult {
+        CompletionResult::fresh(self.suggest(line, pos))
+    }
+}
+
+impl LokiCompleter {
+    /// Suggestions for `line` with the cursor at `pos`.
+    pub fn suggest(&self, line: &str, pos: usize) -> Vec<Suggestion> {
+        let line = &line[..pos.min(line.len())];
+        if !line.starts_with('.') {
+            return Vec::new();
+        }
+        let Some((cmd, rest)) = line.split_once(' ') else {
+            return complete_commands(line);
+        };
+        let arg_start = cmd.len() + 1;
+        match cmd {
+            ".model" => self.complete_models(rest, arg_start),
+            ".set" => self.complete_set(rest, arg_start),
+            ".file" => complete_path(line),
+            ".edit" => fixed(&["config"], rest, arg_start),
+            ".empty" => fixed(&["session"], rest, arg_start),
+            _ => Vec::new(),
+        }
+    }
+
+    fn complete_models(&self, typed: &str, start: usize) -> Vec<Suggestion> {
+        let Ok(data) = self.data.read() else {
+            return Vec::new();
+        };
+        data.models
+            .iter()
+            .filter(|(id, _)| fuzzy(typed, id))
+            .map(|(id, desc)| suggestion(id, Some(desc.clone()), start, start + typed.len(), false))
+            .collect()
+    }
+
+    fn complete_set(&self, rest: &str, start: usize) -> Vec<Suggestion> {
+        let keys = SETTABLE.iter().chain(DISPLAY_SETTINGS.iter());
+        let Some((key, typed)) = rest.split_once(' ') else {
+            return keys
+                .filter(|(k, _)| fuzzy(rest, k))
+                .map(|(k, hint)| {
+                    suggestion(
+                        k,
+                        Some((*hint).to_string()),
+                        start,
+                        start + rest.len(),
+                        true,
+                    )
+                })
+                .collect();
+        };
+        let value_start = start + key.len() + 1;
+        let values: Vec<String> = match key {
+            "model" => self
+                .data
+                .read()
+                .map(|d| d.models.iter().map(|(id, _)| id.clone()).collect())
+                .unwrap_or_default(),
+            "wrap" => vec!["no".into(), "auto".into(), "80".into(), "100".into()],
+            "temperature" | "top_p" | "max_output_tokens" => vec!["null".into()],
+            _ => vec!["true".into(), "false".into()],
+        };
+        values
+            .iter()
+            .filter(|v| fuzzy(typed, v))
+            .map(|v| suggestion(v, None, value_start, value_start + typed.len(), false))
+            .collect()
+    }
+}
+
+fn complete_commands(typed: &str) -> Vec<Suggestion> {
+    COMMANDS
+        .iter()
+        .filter(|c| fuzzy(typed, c.name))
+        .map(|c| {
+            suggestion(
+                c.name,
+                Some(c.help.to_string()),
+                0,
+                typed.len(),
+                !c.args.is_empty(),
+            )
+        })
+        .collect()
+}
+
+fn fixed(options: &[&str], typed: &str, start: usize) -> Vec<Suggestion> {
+    options
+        .iter()
+        .filter(|o| fuzzy(typed, o))
+        .map(|o| suggestion(o, None, start, start + typed.len(), false))
+        .collect()
+}
+
+/// Completes the last word of `line` as a path relative to the working directory.
+fn complete_path(line: &str) -> Vec<Suggestion> {
+    let word_start = line.rfind(' ').map(|i| i + 1).unwrap_or(0);
+    let word = &line[word_start..];
+    let (dir, prefix) = match word.rfind('/') {
+        Some(i) => (&word[..=i], &word[i + 1..]),
+        None => ("", word),
+    };
+    let read_from = if dir.is_empty() { "." } else { dir };
+    let Ok(entries) = std::fs::read_dir(read_from) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Suggestion> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            if !name.starts_with(prefix) || (name.starts_with('.') && !prefix.starts_with('.')) {
+                return None;
+            }
+            let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            let value = format!("{dir}{name}{}", if is_dir { "/" } else { "" });
+            Some(suggestion(&value, None, word_start, line.len(), !is_dir))
+        })
+        .collect();
+    out.sort_by(|a, b| a.value.cmp(&b.value));
+    out
+}
+
+fn suggestion(
+    value: &str,
+    description: Option<String>,
+    start: usize,
+    end: usize,
+    space: bool,
+) -> Suggestion {
+    Suggestion {
+        value: value.to_string(),
+        description,
+        span: Span { start, end },
+        append_whitespace: space,
+        ..Suggestion::default()
+    }
+}
+
+/// Case-insensitive subsequence match: `mdl` matches `.model`.
+pub fn fuzzy(typed: &str, candidate: &str) -> bool {
+    let mut chars = candidate.chars().map(|c| c.to_ascii_lowercase());
+    typed
+        .chars()
+        .map(|c| c.to_ascii_lowercase())
+        .all(|t| chars.any(|c| c == t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn completer() -> LokiCompleter {
+        let data = CompletionData {
+            models: vec![
+                ("fake:gpt-4o-mini".into(), "d".into()),
+                ("local:llama".into(), "d".into()),
+            ],
+        };
+        LokiCompleter::new(Arc::new(RwLock::new(data)))
+    }
+
+    fn values(s: Vec<Suggestion>) -> Vec<String> {
+        s.into_iter().map(|s| s.value).collect()
+    }
+
+    #[test]
+    fn commands_models_and_settings() {
+        let c = completer();
+        assert_eq!(values(c.suggest(".mo", 3)), [".model"]);
+        assert!(values(c.suggest(".", 1)).len() >= 10);
+        assert_eq!(values(c.suggest(".model lla", 10)), ["local:llama"]);
+        let s = c.suggest(".model lla", 10);
+        assert_eq!((s[0].span.start, s[0].span.end), (7, 10));
+        assert!(values(c.suggest(".set tem", 8)).contains(&"temperature".to_string()));
+        assert_eq!(values(c.suggest(".set stream f", 13)), ["false"]);
+        assert!(c.suggest("hello", 5).is_empty());
+    }
+
+    #[test]
+    fn fuzzy_matching() {
+        assert!(fuzzy("mdl", ".model"));
+        assert!(fuzzy("", "x"));
+        assert!(!fuzzy("xyz", ".model"));
+    }
+}

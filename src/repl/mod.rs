@@ -1,0 +1,394 @@
+//! The interactive REPL: a reedline loop over one long-lived `RequestContext`.
+//!
+//! Each line is either a dot-command (parsed by the table in [`commands`] into an
+//! [`commands::Action`]) or a prompt sent through `Engine::run` — the same engine the
+//! one-shot CLI uses. The conversation is kept across turns until `.empty session`.
+//! Ctrl-C while an answer streams cancels that turn only; Ctrl-C at the prompt explains
+//! how to leave; Ctrl-D and `.exit` leave.
+
+pub mod clipboard;
+pub mod commands;
+pub mod completer;
+pub mod line_editor;
+pub mod prompt;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex, RwLock};
+
+use reedline::{Reedline, Signal};
+use tokio_util::sync::CancellationToken;
+
+use crate::client::config::ModelKind;
+use crate::config::{self, Wrap};
+use crate::context::RequestContext;
+use crate::engine::command::{self, parse_bool};
+use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
+use crate::render::theme::{Style, Theme};
+use crate::render::{Display, TerminalEmitter, TerminalOptions};
+use crate::state::AppState;
+use commands::Action;
+use completer::CompletionData;
+
+/// The REPL's state between lines.
+struct Repl {
+    engine: Engine,
+    ctx: RequestContext,
+    display: Display,
+    no_color: bool,
+    completion: Arc<RwLock<CompletionData>>,
+    /// The token Ctrl-C cancels; swapped for a fresh one before every turn.
+    current_cancel: Arc<Mutex<CancellationToken>>,
+}
+
+/// Runs the REPL until `.exit` or Ctrl-D; returns the exit status.
+pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8> {
+    let cwd = std::env::current_dir()?;
+    let no_color = state.env.get("NO_COLOR").is_some();
+    let display = Display::from_config(&state.config);
+    let completion = Arc::new(RwLock::new(completion_data(&state)));
+    let editor_cmd = editor_command(&state);
+    let mut line_editor = line_editor::build(line_editor::EditorOptions {
+        keybindings: &state.config.keybindings,
+        history_file: &state.paths.history_file,
+        color: display.highlight && !no_color,
+        editor: editor_cmd,
+        completion: Arc::clone(&completion),
+    });
+    let current_cancel = Arc::new(Mutex::new(ctx.cancel.clone()));
+    let watcher = {
+        let current = Arc::clone(&current_cancel);
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                if let Ok(token) = current.lock() {
+                    token.cancel();
+                }
+            }
+        })
+    };
+    let mut repl = Repl {
+        engine: Engine::new(state, cwd),
+        ctx,
+        display,
+        no_color,
+        completion,
+        current_cancel,
+    };
+    repl.banner();
+    let result = repl.run_loop(&mut line_editor).await;
+    watcher.abort();
+    result
+}
+
+impl Repl {
+    fn state(&self) -> &Arc<AppState> {
+        self.engine.state()
+    }
+
+    fn theme(&self) -> Theme {
+        Theme::detect(true, self.no_color, true, self.display.light)
+    }
+
+    fn banner(&self) {
+        let theme = self.theme();
+        self.println(&format!(
+            "loki {} · {} · {} for commands, Ctrl-D to quit",
+            env!("CARGO_PKG_VERSION"),
+            theme.paint(Style::Bold, &self.ctx.model.id()),
+            theme.paint(Style::Bold, ".help"),
+        ));
+    }
+
+    async fn run_loop(&mut self, editor: &mut Reedline) -> anyhow::Result<u8> {
+        loop {
+            let prompt = self.prompt();
+            let signal = match editor.read_line(&prompt) {
+                Ok(signal) => signal,
+                Err(e) => anyhow::bail!("terminal error: {e}"),
+            };
+            match signal {
+                Signal::Success(line) if self.handle_line(&line).await => return Ok(0),
+                Signal::Success(_) => {}
+                Signal::CtrlC => self.note("(to quit, press Ctrl-D or type .exit)"),
+                Signal::CtrlD => return Ok(0),
+                _ => {}
+            }
+        }
+    }
+
+    /// Handles one submitted line; true means leave the REPL.
+    async fn handle_line(&mut self, line: &str) -> bool {
+        let line = line_editor::strip_block(line);
+        if line.trim().is_empty() {
+            return false;
+        }
+        let action = if line.trim_start().starts_with('.') {
+            commands::parse(&line)
+        } else {
+            Action::Ask(UserInput {
+                text: line,
+                ..UserInput::default()
+            })
+        };
+        match action {
+            Action::Exit => return true,
+            Action::Ask(input) => self.ask(input).await,
+            Action::Apply(cmd) => match command::apply(self.engine.state(), &mut self.ctx, cmd) {
+                Ok(message) => self.note(&message),
+                Err(e) => self.error(&e.to_string()),
+            },
+            Action::Display { key, value } => self.set_display(&key, &value),
+            Action::Help => self.println(&commands::help_text()),
+            Action::Info => self.println(&self.info()),
+            Action::Copy => match command::last_answer(&self.ctx) {
+                None => self.error("there is no answer to copy yet"),
+                Some(text) => match clipboard::copy(&text) {
+                    Ok(tool) => self.note(&format!("copied the last answer ({tool})")),
+                    Err(e) => self.error(&e),
+                },
+            },
+            Action::EditConfig => self.edit_config(),
+            Action::Usage(message) => self.error(&message),
+        }
+        false
+    }
+
+    async fn ask(&mut self, input: UserInput) {
+        let token = CancellationToken::new();
+        self.ctx.cancel = token.clone();
+        if let Ok(mut current) = self.current_cancel.lock() {
+            *current = token.clone();
+        }
+        let opts = TerminalOptions::detect(&self.display, self.no_color, false);
+        let emitter = TerminalEmitter::new(opts, Some(token));
+        let request = RunRequest {
+            input: Some(input),
+            options: RunOptions::default(),
+        };
+        match self.engine.run(&mut self.ctx, request, &emitter).await {
+            Ok(_) | Err(CoreError::Cancelled) => {}
+            Err(e) => self.error(&e.to_string()),
+        }
+        self.println("");
+    }
+
+    fn set_display(&mut self, key: &str, value: &str) {
+        let result = match key {
+            "highlight" => parse_bool(value)
+                .map(|v| self.display.highlight = v)
+                .ok_or("true or false"),
+            "wrap_code" => parse_bool(value)
+                .map(|v| self.display.wrap_code = v)
+                .ok_or("true or false"),
+            _ => match value {
+                "null" => {
+                    self.display.wrap = None;
+                    Some(())
+                }
+                v => Wrap::parse(v).ok().map(|w| self.display.wrap = Some(w)),
+            }
+            .ok_or("no, auto or a column count"),
+        };
+        match result {
+            Ok(()) => self.note(&format!("{key}: {value}")),
+            Err(expected) => self.error(&format!(
+                "invalid value `{value}` for {key}: expected {expected}"
+            )),
+        }
+    }
+
+    fn edit_config(&mut self) {
+        let path = self.state().paths.config_file.clone();
+        let editor = editor_command(self.state());
+        let status = std::process::Command::new(&editor).arg(&path).status();
+        if !matches!(status, Ok(s) if s.success()) {
+            self.error(&format!(
+                "could not run the editor `{editor}` (set `editor:` or $EDITOR)"
+            ));
+            return;
+        }
+        let state = self.state();
+        let loaded = match config::load::load(&state.paths, &state.env) {
+            Ok(Some(loaded)) => loaded,
+            Ok(None) => return self.error(&format!("{} no longer exists", path.display())),
+            Err(e) => return self.error(&format!("{e} (keeping the previous configuration)")),
+        };
+        for warning in &loaded.warnings {
+            self.note(&format!("warning: {warning}"));
+        }
+        let new_state = Arc::new(AppState::new(
+            loaded.config,
+            state.paths.clone(),
+            state.env.clone(),
+            path.display().to_string(),
+        ));
+        let model = self.ctx.model.id();
+        self.engine = Engine::new(
+            Arc::clone(&new_state),
+            std::env::current_dir().unwrap_or_default(),
+        );
+        if self.ctx.set_model(&new_state, &model).is_err() {
+            match RequestContext::resolve(&new_state, None) {
+                Ok(fresh) => {
+                    self.ctx.model = fresh.model;
+                    self.ctx.provider = fresh.provider;
+                }
+                Err(e) => self.error(&format!("{e}")),
+            }
+        }
+        self.display = Display::from_config(&new_state.config);
+        if let Ok(mut data) = self.completion.write() {
+            *data = completion_data(&new_state);
+        }
+        self.note(&format!("reloaded {}", path.display()));
+    }
+
+    fn prompt(&self) -> prompt::LokiPrompt {
+        let config = &self.state().config;
+        let vars = self.prompt_vars();
+        let left = config
+            .left_prompt
+            .as_deref()
+            .unwrap_or(prompt::DEFAULT_LEFT);
+        let right = config
+            .right_prompt
+            .as_deref()
+            .unwrap_or(prompt::DEFAULT_RIGHT);
+        prompt::LokiPrompt {
+            left: prompt::render(left, &vars),
+            right: prompt::render(right, &vars),
+        }
+    }
+
+    fn prompt_vars(&self) -> prompt::Vars {
+        let ctx = &self.ctx;
+        let mut vars = prompt::Vars::new().with_colors(self.display.highlight && !self.no_color);
+        vars.set("model", ctx.model.id());
+        vars.set("client_name", ctx.model.client.clone());
+        vars.set("model_name", ctx.model.config.name.clone());
+        if let Some(max) = ctx.model.config.max_input_tokens {
+            vars.set("max_input_tokens", max.to_string());
+        }
+        if let Some(t) = ctx.temperature.filter(|t| *t != 0.0) {
+            vars.set("temperature", t.to_string());
+        }
+        if let Some(p) = ctx.top_p {
+            vars.set("top_p", p.to_string());
+        }
+        vars.set("dry_run", ctx.dry_run.to_string());
+        vars.set("stream", ctx.stream.to_string());
+        if ctx.save {
+            vars.set("save", "true");
+        }
+        match self.display.wrap {
+            Some(Wrap::Auto) => vars.set("wrap", "auto"),
+            Some(Wrap::Width(w)) => vars.set("wrap", w.to_string()),
+            _ => {}
+        }
+        if ctx.system_prompt.is_some() {
+            vars.set("role", "temp");
+        }
+        vars.set(
+            "user_messages_len",
+            ctx.history
+                .iter()
+                .filter(|m| m.role == crate::client::Role::User)
+                .count()
+                .to_string(),
+        );
+        vars
+    }
+
+    fn info(&self) -> String {
+        let ctx = &self.ctx;
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
+        let rows: Vec<(&str, String)> = vec![
+            ("model", ctx.model.id()),
+            (
+                "max_input_tokens",
+                opt(ctx.model.config.max_input_tokens.map(|v| v.to_string())),
+            ),
+            (
+                "max_output_tokens",
+                opt(ctx
+                    .max_output_tokens
+                    .or(ctx.model.config.max_output_tokens)
+                    .map(|v| v.to_string())),
+            ),
+            ("temperature", opt(ctx.temperature.map(|v| v.to_string()))),
+            ("top_p", opt(ctx.top_p.map(|v| v.to_string()))),
+            ("stream", ctx.stream.to_string()),
+            ("dry_run", ctx.dry_run.to_string()),
+            ("save", ctx.save.to_string()),
+            (
+                "function_calling_support",
+                ctx.function_calling_support.to_string(),
+            ),
+            (
+                "system_prompt",
+                if ctx.system_prompt.is_some() {
+                    "set (.prompt)".into()
+                } else {
+                    "none".into()
+                },
+            ),
+            ("messages", ctx.history.len().to_string()),
+            ("highlight", self.display.highlight.to_string()),
+            (
+                "wrap",
+                opt(self.display.wrap.map(|w| match w {
+                    Wrap::No => "no".to_string(),
+                    Wrap::Auto => "auto".to_string(),
+                    Wrap::Width(n) => n.to_string(),
+                })),
+            ),
+            ("wrap_code", self.display.wrap_code.to_string()),
+            ("keybindings", self.state().config.keybindings.clone()),
+        ];
+        let mut out = String::new();
+        for (name, value) in rows {
+            out.push_str(&format!("{name:<30}{value}\n"));
+        }
+        for (name, path) in self.state().paths.info_rows() {
+            out.push_str(&format!("{name:<30}{}\n", path.display()));
+        }
+        out
+    }
+
+    fn println(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+
+    fn note(&self, text: &str) {
+        self.println(&self.theme().paint(Style::Dim, text));
+    }
+
+    fn error(&self, text: &str) {
+        let theme = self.theme();
+        self.println(&format!("{} {text}", theme.paint(Style::Error, "error:")));
+    }
+}
+
+fn completion_data(state: &AppState) -> CompletionData {
+    CompletionData {
+        models: state
+            .providers
+            .models(ModelKind::Chat)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| (m.id(), m.describe()))
+            .collect(),
+    }
+}
+
+/// `editor:` from config, else `$VISUAL`, `$EDITOR`, else `nano`.
+fn editor_command(state: &AppState) -> String {
+    state
+        .config
+        .editor
+        .clone()
+        .or_else(|| state.env.get("VISUAL").map(str::to_string))
+        .or_else(|| state.env.get("EDITOR").map(str::to_string))
+        .unwrap_or_else(|| "nano".into())
+}

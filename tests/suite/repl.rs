@@ -1,0 +1,262 @@
+//! The REPL, driven through a pseudo-terminal against the fake provider.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::common::TestEnv;
+use crate::common::fake_llm::openai;
+use crate::common::pty::Pty;
+
+const PROMPT: &str = "fake:gpt-4o-mini)> ";
+
+fn start(env: &TestEnv) -> Pty {
+    let mut pty = Pty::spawn(env, &[], &[("NO_COLOR", "1")]);
+    let banner = pty.expect(PROMPT);
+    assert!(
+        banner.contains("fake:gpt-4o-mini") && banner.contains(".help"),
+        "{banner:?}"
+    );
+    pty
+}
+
+fn send_line(pty: &mut Pty, line: &str) {
+    pty.send(line);
+    pty.send("\r");
+}
+
+/// Submits a line, waits for `until` in the output, then for the next prompt. (The line
+/// editor repaints the prompt while typing, so the prompt alone is no sign of progress.)
+fn submit(pty: &mut Pty, line: &str, until: &str) -> String {
+    send_line(pty, line);
+    let mut out = pty.expect(until);
+    out.push_str(&pty.expect(PROMPT));
+    out
+}
+
+#[test]
+fn banner_help_question_and_exit() {
+    let env = TestEnv::new();
+    env.server.push(openai::text_stream(&["Four", "."]));
+    let mut pty = start(&env);
+    let help = submit(&mut pty, ".help", "Ctrl-D or .exit");
+    assert!(
+        help.contains(".model") && help.contains(".regenerate") && help.contains(":::"),
+        "{help:?}"
+    );
+
+    submit(&mut pty, "what is 2+2?", "Four.");
+    assert_eq!(
+        env.server.last_request().json()["messages"],
+        json!([{"role": "user", "content": "what is 2+2?"}])
+    );
+    send_line(&mut pty, ".exit");
+    pty.read_to_end();
+    assert_eq!(pty.exit_code(), 0);
+}
+
+#[test]
+fn conversation_is_kept_between_turns_and_can_be_emptied() {
+    let env = TestEnv::new();
+    env.server.push(openai::text_stream(&["first answer"]));
+    env.server.push(openai::text_stream(&["second answer"]));
+    env.server.push(openai::text_stream(&["fresh"]));
+    let mut pty = start(&env);
+    submit(&mut pty, "one", "first answer");
+    submit(&mut pty, "two", "second answer");
+    assert_eq!(
+        env.server.last_request().json()["messages"],
+        json!([
+            {"role": "user", "content": "one"},
+            {"role": "assistant", "content": "first answer"},
+            {"role": "user", "content": "two"}
+        ])
+    );
+    submit(&mut pty, ".empty session", "conversation cleared");
+    submit(&mut pty, "three", "fresh");
+    assert_eq!(
+        env.server.last_request().json()["messages"],
+        json!([{"role": "user", "content": "three"}])
+    );
+}
+
+#[test]
+fn model_switch_changes_the_request_and_the_prompt() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    send_line(&mut pty, ".model fake:text-only");
+    pty.expect("model: fake:text-only");
+    pty.expect("fake:text-only)> ");
+    send_line(&mut pty, "hi");
+    pty.expect("Hello from fake");
+    assert_eq!(env.server.last_request().json()["model"], "text-only");
+    send_line(&mut pty, ".model nope:x");
+    pty.expect("unknown client `nope`");
+}
+
+#[test]
+fn set_stream_false_sends_a_plain_request_and_bad_values_are_refused() {
+    let env = TestEnv::new();
+    env.server.push(openai::text_json("whole"));
+    let mut pty = start(&env);
+    submit(&mut pty, ".set stream false", "stream: false");
+    submit(&mut pty, "hi", "whole");
+    assert!(env.server.last_request().json().get("stream").is_none());
+
+    submit(
+        &mut pty,
+        ".set temperature hot",
+        "invalid value `hot` for temperature",
+    );
+    submit(&mut pty, ".set temperature 0.4", "temperature: 0.4");
+    submit(&mut pty, "again", "Hello from fake");
+    assert_eq!(env.server.last_request().json()["temperature"], json!(0.4));
+}
+
+#[test]
+fn ctrl_c_cancels_a_slow_answer_and_the_next_question_works() {
+    let env = TestEnv::new();
+    let parts: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    env.server
+        .push(openai::text_stream(&refs).frame_delay(Duration::from_millis(100)));
+    env.server.push(openai::text_stream(&["next works"]));
+    let mut pty = start(&env);
+    send_line(&mut pty, "talk slowly");
+    pty.expect("w2 ");
+    pty.send("\x03");
+    let out = pty.expect("(interrupted)");
+    assert!(!out.contains("w39"), "{out:?}");
+    pty.expect(PROMPT);
+    submit(&mut pty, "and now?", "next works");
+    let messages = env.server.last_request().json()["messages"].clone();
+    assert_eq!(messages[0]["content"], "talk slowly");
+    assert!(
+        messages[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("w0 w1 w2"),
+        "partial kept: {messages}"
+    );
+    assert_eq!(messages[2]["content"], "and now?");
+}
+
+#[test]
+fn ctrl_c_at_the_prompt_explains_how_to_quit_and_ctrl_d_quits() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    pty.send("\x03");
+    pty.expect("Ctrl-D");
+    pty.send("\x04");
+    pty.read_to_end();
+    assert_eq!(pty.exit_code(), 0);
+}
+
+#[test]
+fn tab_completes_dot_commands() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    pty.send(".mo\t");
+    pty.expect(".model");
+    pty.send(" fake:text-only\r");
+    pty.expect("model: fake:text-only");
+}
+
+#[test]
+fn triple_colon_multiline_input() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    pty.send(":::\r");
+    pty.send("line one\r");
+    pty.send("line two\r");
+    pty.send(":::\r");
+    pty.expect("Hello from fake");
+    assert_eq!(
+        env.server.last_request().json()["messages"][0]["content"],
+        "line one\nline two"
+    );
+}
+
+#[test]
+fn continue_and_regenerate_send_the_right_messages() {
+    let env = TestEnv::new();
+    env.server.push(openai::text_stream(&["Once upon"]));
+    env.server.push(openai::text_stream(&[" a time"]));
+    env.server.push(openai::text_stream(&["Another tale"]));
+    env.server.push(openai::text_stream(&["ok"]));
+    let mut pty = start(&env);
+    submit(&mut pty, "tell a story", "Once upon");
+    submit(&mut pty, ".continue", " a time");
+    assert_eq!(
+        env.server.last_request().json()["messages"],
+        json!([
+            {"role": "user", "content": "tell a story"},
+            {"role": "assistant", "content": "Once upon"}
+        ])
+    );
+
+    submit(&mut pty, ".regenerate", "Another tale");
+    assert_eq!(
+        env.server.last_request().json()["messages"],
+        json!([{"role": "user", "content": "tell a story"}])
+    );
+
+    submit(&mut pty, "next", "ok");
+    assert_eq!(
+        env.server.last_request().json()["messages"],
+        json!([
+            {"role": "user", "content": "tell a story"},
+            {"role": "assistant", "content": "Another tale"},
+            {"role": "user", "content": "next"}
+        ])
+    );
+}
+
+#[test]
+fn errors_keep_the_repl_alive() {
+    let env = TestEnv::new();
+    env.server.push(openai::error(401, "bad key", "auth"));
+    env.server.push(openai::text_stream(&["recovered"]));
+    let mut pty = start(&env);
+    submit(&mut pty, "hi", "rejected the credentials (HTTP 401)");
+    submit(&mut pty, ".frobnicate", "unknown command");
+    submit(&mut pty, ".role coder", "does not have");
+    submit(&mut pty, "hi again", "recovered");
+}
+
+#[test]
+fn prompt_and_file_commands() {
+    let env = TestEnv::new();
+    env.write("notes.txt", "remember the milk\n");
+    let mut pty = start(&env);
+    send_line(&mut pty, ".prompt be brief");
+    pty.expect("system prompt set");
+    pty.expect("fake:gpt-4o-mini)temp> ");
+    send_line(&mut pty, ".file notes.txt -- what do I need?");
+    pty.expect("Hello from fake");
+    assert_eq!(
+        env.server.last_request().json()["messages"],
+        json!([
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "============ FILE: notes.txt ============\nremember the milk\n\nwhat do I need?"}
+        ])
+    );
+}
+
+#[test]
+fn custom_prompt_template() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "left_prompt: '[{{model_name}}{{?stream  streaming}}] '\n{cfg}"
+    ));
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("[gpt-4o-mini streaming] ");
+}
+
+#[test]
+fn piped_stdin_without_arguments_is_a_prompt_not_a_repl() {
+    let env = TestEnv::new();
+    let out = env.loki().write_stdin("from a pipe").assert().success();
+    assert_eq!(crate::common::stdout(&out), "Hello from fake\n");
+}
