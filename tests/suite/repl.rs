@@ -89,6 +89,7 @@ fn model_switch_changes_the_request_and_the_prompt() {
     pty.expect("fake:text-only)> ");
     send_line(&mut pty, "hi");
     pty.expect("Hello from fake");
+    pty.expect("fake:text-only)> ");
     assert_eq!(env.server.last_request().json()["model"], "text-only");
     send_line(&mut pty, ".model nope:x");
     pty.expect("unknown client `nope`");
@@ -147,6 +148,7 @@ fn ctrl_c_at_the_prompt_explains_how_to_quit_and_ctrl_d_quits() {
     let mut pty = start(&env);
     pty.send("\x03");
     pty.expect("Ctrl-D");
+    pty.expect(PROMPT);
     pty.send("\x04");
     pty.read_to_end();
     assert_eq!(pty.exit_code(), 0);
@@ -259,4 +261,106 @@ fn piped_stdin_without_arguments_is_a_prompt_not_a_repl() {
     let env = TestEnv::new();
     let out = env.loki().write_stdin("from a pipe").assert().success();
     assert_eq!(crate::common::stdout(&out), "Hello from fake\n");
+}
+
+/// Writes an executable script into the test's bin dir and returns that dir.
+fn script(env: &TestEnv, name: &str, body: &str) -> std::path::PathBuf {
+    let bin = env.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let path = bin.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    bin
+}
+
+#[test]
+fn copy_hands_the_last_answer_to_the_clipboard_tool() {
+    let env = TestEnv::new();
+    let clip = env.dir.path().join("clipboard.txt");
+    let bin = script(&env, "xclip", &format!("cat > '{}'", clip.display()));
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    env.server.push(openai::text_stream(&["copy me"]));
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1"), ("PATH", &path)]);
+    pty.expect(PROMPT);
+    submit(&mut pty, ".copy", "no answer to copy yet");
+    submit(&mut pty, "say it", "copy me");
+    submit(&mut pty, ".copy", "copied the last answer (xclip)");
+    assert_eq!(std::fs::read_to_string(&clip).unwrap(), "copy me");
+}
+
+#[test]
+fn copy_without_any_clipboard_says_so() {
+    let env = TestEnv::new();
+    let bin = script(&env, "true-only", "true");
+    let mut pty = Pty::spawn(
+        &env,
+        &[],
+        &[("NO_COLOR", "1"), ("PATH", &bin.display().to_string())],
+    );
+    pty.expect(PROMPT);
+    submit(&mut pty, "hi", "Hello from fake");
+    submit(&mut pty, ".copy", "no clipboard is available here");
+}
+
+#[test]
+fn edit_config_opens_the_editor_and_reloads() {
+    let env = TestEnv::new();
+    // The "editor" switches the default model in the file it is given.
+    let bin = script(
+        &env,
+        "fake-editor",
+        "sed -i 's/^model: .*/model: fake:text-only/' \"$1\"",
+    );
+    let editor = bin.join("fake-editor").display().to_string();
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1"), ("EDITOR", &editor)]);
+    pty.expect(PROMPT);
+    submit(&mut pty, ".edit config", "reloaded");
+    submit(&mut pty, ".info", "keybindings");
+    submit(&mut pty, "hi", "Hello from fake");
+    // The conversation's model is kept; the reloaded file parsed cleanly.
+    assert_eq!(env.server.last_request().json()["model"], "gpt-4o-mini");
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    assert!(cfg.contains("model: fake:text-only"));
+}
+
+#[test]
+fn info_and_vi_keybindings() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("keybindings: vi\n{cfg}"));
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect(PROMPT);
+    let info = submit(&mut pty, ".info", "log_path");
+    assert!(
+        info.contains("keybindings                   vi"),
+        "{info:?}"
+    );
+    assert!(
+        info.contains("model                         fake:gpt-4o-mini"),
+        "{info:?}"
+    );
+}
+
+#[test]
+fn history_persists_between_runs() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    submit(&mut pty, "remember this line", "Hello from fake");
+    send_line(&mut pty, ".exit");
+    pty.read_to_end();
+    let history = std::fs::read_to_string(env.config_dir().join("history.txt")).unwrap();
+    assert!(history.contains("remember this line"), "{history}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(env.config_dir().join("history.txt"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
 }
