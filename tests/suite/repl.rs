@@ -364,3 +364,49 @@ fn history_persists_between_runs() {
         assert_eq!(mode & 0o777, 0o600);
     }
 }
+
+#[test]
+fn alt_enter_ctrl_j_and_bracketed_paste_make_multi_line_messages() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    pty.send("first");
+    pty.send("\x1b\r"); // Alt-Enter
+    pty.send("second");
+    pty.send("\n"); // Ctrl-J
+    pty.send("third\r");
+    pty.expect("Hello from fake");
+    pty.expect(PROMPT);
+    assert_eq!(
+        env.server.last_request().json()["messages"][0]["content"],
+        "first\nsecond\nthird"
+    );
+
+    pty.send("\x1b[200~pasted one\npasted two\x1b[201~");
+    pty.send("\r");
+    pty.expect("Hello from fake");
+    pty.expect(PROMPT);
+    let messages = env.server.last_request().json()["messages"].clone();
+    assert_eq!(messages[2]["content"], "pasted one\npasted two");
+}
+
+#[test]
+fn ctrl_o_edits_the_message_in_the_editor() {
+    let env = TestEnv::new();
+    let bin = script(
+        &env,
+        "fake-editor",
+        "printf 'written in the editor' > \"$1\"",
+    );
+    let editor = bin.join("fake-editor").display().to_string();
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1"), ("EDITOR", &editor)]);
+    pty.expect(PROMPT);
+    pty.send("draft");
+    pty.send("\x0f"); // Ctrl-O
+    pty.expect("written in the editor");
+    pty.send("\r");
+    pty.expect("Hello from fake");
+    assert_eq!(
+        env.server.last_request().json()["messages"][0]["content"],
+        "written in the editor"
+    );
+}
