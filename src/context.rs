@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::config::ModelKind;
 use crate::client::registry::ModelError;
 use crate::client::{Message, Model, Provider};
+use crate::role::Role;
 use crate::state::AppState;
 
 /// Per-conversation state.
@@ -20,8 +21,8 @@ pub struct RequestContext {
     pub model: Model,
     /// Its provider.
     pub provider: Arc<dyn Provider>,
-    /// System prompt (role or `--prompt`).
-    pub system_prompt: Option<String>,
+    /// The active role (a role file, or a temporary role from `--prompt`).
+    pub role: Option<Role>,
     /// Messages exchanged so far (without the system prompt).
     pub history: Vec<Message>,
     /// Temperature for this conversation.
@@ -66,7 +67,7 @@ impl RequestContext {
         Ok(Self {
             model,
             provider,
-            system_prompt: None,
+            role: None,
             history: Vec::new(),
             temperature: state.config.temperature,
             top_p: state.config.top_p,
@@ -77,6 +78,26 @@ impl RequestContext {
             function_calling_support: state.config.function_calling_support,
             cancel: CancellationToken::new(),
         })
+    }
+
+    /// Activates a role: its model (if it names one) and sampling settings replace the
+    /// current ones; settings it leaves out fall back to the global configuration.
+    pub fn use_role(&mut self, state: &AppState, role: Role) -> Result<(), ModelError> {
+        if let Some(model) = &role.model {
+            self.set_model(state, model)?;
+        }
+        self.temperature = role.temperature.or(state.config.temperature);
+        self.top_p = role.top_p.or(state.config.top_p);
+        self.role = Some(role);
+        Ok(())
+    }
+
+    /// Leaves the active role; sampling settings return to the global configuration.
+    pub fn exit_role(&mut self, state: &AppState) {
+        if self.role.take().is_some() {
+            self.temperature = state.config.temperature;
+            self.top_p = state.config.top_p;
+        }
     }
 
     /// Switches the model (and provider) for the rest of the conversation.

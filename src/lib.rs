@@ -13,6 +13,7 @@ pub mod engine;
 pub mod logging;
 pub mod render;
 pub mod repl;
+pub mod role;
 pub mod state;
 
 pub use cli::main_entry;

@@ -18,6 +18,10 @@ pub struct Args {
     #[arg(short = 'm', long, value_name = "MODEL")]
     pub model: Option<String>,
 
+    /// Use a role (see --list-roles)
+    #[arg(short = 'r', long, value_name = "ROLE")]
+    pub role: Option<String>,
+
     /// Use this text as the system prompt (a temporary role)
     #[arg(long, value_name = "PROMPT")]
     pub prompt: Option<String>,
@@ -45,6 +49,10 @@ pub struct Args {
     /// List available chat models, then exit
     #[arg(long)]
     pub list_models: bool,
+
+    /// List roles (yours and the built-in ones), then exit
+    #[arg(long)]
+    pub list_roles: bool,
 
     /// The prompt
     #[arg(trailing_var_arg = true, value_name = "TEXT")]

@@ -22,11 +22,9 @@ use crate::context::RequestContext;
 use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
+use crate::role::{self, Role, SystemVars};
 use crate::state::AppState;
 use args::Args;
-
-/// The built-in `code` role used by `-c`.
-const CODE_PROMPT: &str = include_str!("../../assets/roles/code.md");
 
 /// Runs loki with the process arguments and environment; returns the exit status.
 pub fn main_entry() -> ExitCode {
@@ -84,7 +82,7 @@ fn report_error(theme: &Theme, message: &str) {
 async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
-    let info_only = args.info || args.list_models;
+    let info_only = args.info || args.list_models || args.list_roles;
 
     let (config, origin) = match load_config(&paths, &env, stdin_tty && stdout_tty, info_only).await
     {
@@ -93,6 +91,16 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     };
     let state = Arc::new(AppState::new(config, paths, env, origin));
 
+    if let Err(e) = role::install_builtins(&state.paths.roles_dir) {
+        tracing::warn!("cannot install the built-in roles: {e}");
+    }
+    if args.list_roles {
+        let mut out = std::io::stdout().lock();
+        for name in role::list(&state.paths.roles_dir) {
+            writeln!(out, "{name}")?;
+        }
+        return Ok(0);
+    }
     if args.list_models {
         let mut out = std::io::stdout().lock();
         for model in state.providers.models(ModelKind::Chat)? {
@@ -112,9 +120,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
             anyhow::bail!("the REPL needs a terminal on stdout; give a prompt to run one-shot");
         }
         let mut ctx = RequestContext::resolve(&state, args.model.as_deref())?;
-        if let Some(prompt) = &args.prompt {
-            ctx.system_prompt = Some(prompt.clone());
-        }
+        apply_role_flags(&state, &mut ctx, &args)?;
         if args.dry_run {
             ctx.dry_run = true;
         }
@@ -138,11 +144,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     }
 
     let mut ctx = RequestContext::resolve(&state, args.model.as_deref())?;
-    if let Some(prompt) = &args.prompt {
-        ctx.system_prompt = Some(prompt.clone());
-    } else if args.code {
-        ctx.system_prompt = Some(CODE_PROMPT.trim().to_string());
-    }
+    apply_role_flags(&state, &mut ctx, &args)?;
     if args.dry_run {
         ctx.dry_run = true;
     }
@@ -184,6 +186,29 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
             Ok(code)
         }
     }
+}
+
+/// `--prompt` (a temporary role) wins over `-r`, which wins over the `code` role of `-c`.
+/// `-m` is applied after the role so it overrides the role's model.
+fn apply_role_flags(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    args: &Args,
+) -> Result<(), CoreError> {
+    let vars = SystemVars::detect(&state.env);
+    let role = match (&args.prompt, &args.role, args.code) {
+        (Some(prompt), _, _) => Some(Role::temp(prompt)),
+        (None, Some(name), _) => Some(Role::load(&state.paths.roles_dir, name, &vars)?),
+        (None, None, true) => Some(Role::load(&state.paths.roles_dir, "code", &vars)?),
+        _ => None,
+    };
+    if let Some(role) = role {
+        ctx.use_role(state, role)?;
+    }
+    if let Some(model) = &args.model {
+        ctx.set_model(state, model)?;
+    }
+    Ok(())
 }
 
 /// Finds the configuration: the config file, else the environment, else a local model

@@ -4,8 +4,9 @@
 //! Applying a command never talks to a provider and never prints; it returns a short
 //! confirmation for the front end to show.
 
-use crate::client::Role;
+use crate::client::Role as MessageRole;
 use crate::context::RequestContext;
+use crate::role::{Role, SystemVars};
 use crate::state::AppState;
 
 use super::CoreError;
@@ -15,8 +16,12 @@ use super::CoreError;
 pub enum Command {
     /// Switch model (`.model`).
     SetModel(String),
-    /// Use a temporary system prompt (`.prompt`); `None` drops it.
-    UsePrompt(Option<String>),
+    /// Use a temporary role made of this prompt (`.prompt`).
+    UsePrompt(String),
+    /// Activate a role by name (`.role`).
+    UseRole(String),
+    /// Leave the active role (`.exit role`).
+    ExitRole,
     /// Change a runtime setting (`.set key value`).
     Set {
         /// Setting name.
@@ -52,13 +57,21 @@ pub fn apply(
             Ok(format!("model: {}", ctx.model.id()))
         }
         Command::UsePrompt(prompt) => {
-            let message = if prompt.is_some() {
-                "system prompt set"
-            } else {
-                "system prompt cleared"
-            };
-            ctx.system_prompt = prompt;
-            Ok(message.into())
+            ctx.use_role(state, Role::temp(&prompt))?;
+            Ok("role: temp".into())
+        }
+        Command::UseRole(name) => {
+            let vars = SystemVars::detect(&state.env);
+            let role = Role::load(&state.paths.roles_dir, &name, &vars)?;
+            ctx.use_role(state, role)?;
+            Ok(format!("role: {name} (model {})", ctx.model.id()))
+        }
+        Command::ExitRole => {
+            if ctx.role.is_none() {
+                return Err(CoreError::InvalidRequest("no role is active".into()));
+            }
+            ctx.exit_role(state);
+            Ok("role: none".into())
         }
         Command::ClearConversation => {
             ctx.history.clear();
@@ -148,6 +161,6 @@ pub fn last_answer(ctx: &RequestContext) -> Option<String> {
     ctx.history
         .iter()
         .rev()
-        .find(|m| m.role == Role::Assistant)
+        .find(|m| m.role == MessageRole::Assistant)
         .map(crate::client::Message::text_content)
 }

@@ -18,6 +18,9 @@ pub enum CoreError {
     /// Provider call failed.
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    /// A role could not be loaded.
+    #[error(transparent)]
+    Role(#[from] crate::role::RoleError),
     /// Files, URLs or stdin could not be turned into input.
     #[error(transparent)]
     Input(#[from] InputError),

@@ -117,10 +117,22 @@ pub(super) async fn run_turn(
         model: ctx.model.id(),
         stream,
     }));
-    let mut messages = Vec::with_capacity(ctx.history.len() + 2);
-    if let Some(system) = &ctx.system_prompt {
-        messages.push(Message::text(Role::System, system.clone()));
+    // The role frames the conversation: instructions and examples first, and for
+    // `__INPUT__` roles a rewritten user message.
+    let mut kind = kind;
+    let mut prefix = match &ctx.role {
+        Some(role) => role.frame(Message::text(Role::User, String::new())),
+        None => vec![Message::text(Role::User, String::new())],
+    };
+    prefix.pop();
+    if let (Some(role), TurnKind::New(user)) = (&ctx.role, &kind) {
+        let mut framed = role.frame(user.clone());
+        if let Some(last) = framed.pop() {
+            kind = TurnKind::New(last);
+        }
     }
+    let mut messages = Vec::with_capacity(prefix.len() + ctx.history.len() + 1);
+    messages.extend(prefix);
     messages.extend(ctx.history.iter().cloned());
     match &kind {
         TurnKind::New(user) => messages.push(user.clone()),

@@ -23,6 +23,15 @@ pub enum Action {
     Help,
     /// Print the current settings.
     Info,
+    /// Print the active role as a role file.
+    InfoRole,
+    /// Send one message with a role, leaving the conversation's role unchanged.
+    AskWithRole {
+        /// Role name.
+        role: String,
+        /// The message.
+        input: UserInput,
+    },
     /// Copy the last answer to the clipboard.
     Copy,
     /// Open config.yaml in the editor, then reload it.
@@ -62,15 +71,21 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".info",
-        args: "",
-        help: "Show the model, settings and paths",
-        parse: |_| Action::Info,
+        args: "[role]",
+        help: "Show the model, settings and paths (or the active role)",
+        parse: parse_info,
     },
     ReplCommand {
         name: ".model",
         args: "<client:model>",
         help: "Switch the model",
         parse: parse_model,
+    },
+    ReplCommand {
+        name: ".role",
+        args: "<name> [text]",
+        help: "Use a role; with text, send just that message with it",
+        parse: parse_role,
     },
     ReplCommand {
         name: ".prompt",
@@ -122,15 +137,14 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".exit",
-        args: "",
-        help: "Leave loki",
-        parse: |_| Action::Exit,
+        args: "[role]",
+        help: "Leave the active role, or loki",
+        parse: parse_exit,
     },
 ];
 
 /// Commands of the Loki REPL that this build does not offer yet; typing one says so.
 pub const UNAVAILABLE: &[(&str, &str)] = &[
-    (".role", "roles"),
     (".session", "sessions"),
     (".agent", "agents"),
     (".starter", "agents"),
@@ -185,11 +199,42 @@ fn parse_model(args: &str) -> Action {
     Action::Apply(Command::SetModel(args.to_string()))
 }
 
+fn parse_info(args: &str) -> Action {
+    match args {
+        "" => Action::Info,
+        "role" => Action::InfoRole,
+        _ => Action::Usage("usage: .info [role]".into()),
+    }
+}
+
+fn parse_exit(args: &str) -> Action {
+    match args {
+        "" => Action::Exit,
+        "role" => Action::Apply(Command::ExitRole),
+        _ => Action::Usage("usage: .exit [role]".into()),
+    }
+}
+
+fn parse_role(args: &str) -> Action {
+    let (name, text) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
+    match (name, text.trim()) {
+        ("", _) => Action::Usage("usage: .role <name> [text]   (Tab lists the roles)".into()),
+        (name, "") => Action::Apply(Command::UseRole(name.to_string())),
+        (name, text) => Action::AskWithRole {
+            role: name.to_string(),
+            input: UserInput {
+                text: text.to_string(),
+                ..UserInput::default()
+            },
+        },
+    }
+}
+
 fn parse_prompt(args: &str) -> Action {
     if args.is_empty() {
         return Action::Usage("usage: .prompt <text>".into());
     }
-    Action::Apply(Command::UsePrompt(Some(args.to_string())))
+    Action::Apply(Command::UsePrompt(args.to_string()))
 }
 
 fn parse_set(args: &str) -> Action {
@@ -319,7 +364,15 @@ mod tests {
             Action::Apply(Command::ClearConversation)
         );
         assert_eq!(parse(".exit"), Action::Exit);
-        assert!(matches!(parse(".role coder"), Action::Usage(m) if m.contains("roles")));
+        assert_eq!(
+            parse(".role coder"),
+            Action::Apply(Command::UseRole("coder".into()))
+        );
+        assert!(
+            matches!(parse(".role coder fix this"), Action::AskWithRole { role, .. } if role == "coder")
+        );
+        assert_eq!(parse(".exit role"), Action::Apply(Command::ExitRole));
+        assert!(matches!(parse(".session x"), Action::Usage(m) if m.contains("sessions")));
         assert!(matches!(parse(".bogus"), Action::Usage(m) if m.contains("unknown command")));
     }
 

@@ -139,6 +139,11 @@ impl Repl {
             Action::Display { key, value } => self.set_display(&key, &value),
             Action::Help => self.println(&commands::help_text()),
             Action::Info => self.println(&self.info()),
+            Action::InfoRole => match &self.ctx.role {
+                Some(role) => self.println(&role.export()),
+                None => self.error("no role is active"),
+            },
+            Action::AskWithRole { role, input } => self.ask_with_role(&role, input).await,
             Action::Copy => match command::last_answer(&self.ctx) {
                 None => self.error("there is no answer to copy yet"),
                 Some(text) => match clipboard::copy(&text) {
@@ -169,6 +174,34 @@ impl Repl {
             Err(e) => self.error(&e.to_string()),
         }
         self.println("");
+    }
+
+    /// `.role <name> <text>`: one message with the role; the conversation's role, model
+    /// and settings are restored afterwards.
+    async fn ask_with_role(&mut self, name: &str, input: UserInput) {
+        let saved = (
+            self.ctx.role.clone(),
+            self.ctx.model.clone(),
+            Arc::clone(&self.ctx.provider),
+            self.ctx.temperature,
+            self.ctx.top_p,
+        );
+        let applied = command::apply(
+            self.engine.state(),
+            &mut self.ctx,
+            command::Command::UseRole(name.to_string()),
+        );
+        match applied {
+            Ok(_) => self.ask(input).await,
+            Err(e) => self.error(&e.to_string()),
+        }
+        (
+            self.ctx.role,
+            self.ctx.model,
+            self.ctx.provider,
+            self.ctx.temperature,
+            self.ctx.top_p,
+        ) = saved;
     }
 
     fn set_display(&mut self, key: &str, value: &str) {
@@ -284,8 +317,8 @@ impl Repl {
             Some(Wrap::Width(w)) => vars.set("wrap", w.to_string()),
             _ => {}
         }
-        if ctx.system_prompt.is_some() {
-            vars.set("role", "temp");
+        if let Some(role) = &ctx.role {
+            vars.set("role", role.name.clone());
         }
         vars.set(
             "user_messages_len",
@@ -324,12 +357,11 @@ impl Repl {
                 ctx.function_calling_support.to_string(),
             ),
             (
-                "system_prompt",
-                if ctx.system_prompt.is_some() {
-                    "set (.prompt)".into()
-                } else {
-                    "none".into()
-                },
+                "role",
+                ctx.role
+                    .as_ref()
+                    .map(|r| r.name.clone())
+                    .unwrap_or_else(|| "none".into()),
             ),
             ("messages", ctx.history.len().to_string()),
             ("highlight", self.display.highlight.to_string()),

@@ -5,4 +5,5 @@ mod errors;
 mod input;
 mod oneshot;
 mod repl;
+mod roles;
 mod terminal;

@@ -28,9 +28,14 @@ fn send_line(pty: &mut Pty, line: &str) {
 /// Submits a line, waits for `until` in the output, then for the next prompt. (The line
 /// editor repaints the prompt while typing, so the prompt alone is no sign of progress.)
 fn submit(pty: &mut Pty, line: &str, until: &str) -> String {
+    submit_to(pty, line, until, PROMPT)
+}
+
+/// [`submit`] with a different prompt to wait for.
+fn submit_to(pty: &mut Pty, line: &str, until: &str, prompt: &str) -> String {
     send_line(pty, line);
     let mut out = pty.expect(until);
-    out.push_str(&pty.expect(PROMPT));
+    out.push_str(&pty.expect(prompt));
     out
 }
 
@@ -222,7 +227,12 @@ fn errors_keep_the_repl_alive() {
     let mut pty = start(&env);
     submit(&mut pty, "hi", "rejected the credentials (HTTP 401)");
     submit(&mut pty, ".frobnicate", "unknown command");
-    submit(&mut pty, ".role coder", "does not have");
+    submit(&mut pty, ".session work", "does not have");
+    submit(
+        &mut pty,
+        ".role no-such-role",
+        "unknown role `no-such-role`",
+    );
     submit(&mut pty, "hi again", "recovered");
 }
 
@@ -232,7 +242,7 @@ fn prompt_and_file_commands() {
     env.write("notes.txt", "remember the milk\n");
     let mut pty = start(&env);
     send_line(&mut pty, ".prompt be brief");
-    pty.expect("system prompt set");
+    pty.expect("role: temp");
     pty.expect("fake:gpt-4o-mini)temp> ");
     send_line(&mut pty, ".file notes.txt -- what do I need?");
     pty.expect("Hello from fake");
@@ -409,4 +419,50 @@ fn ctrl_o_edits_the_message_in_the_editor() {
         env.server.last_request().json()["messages"][0]["content"],
         "written in the editor"
     );
+}
+
+#[test]
+fn roles_in_the_repl() {
+    let env = TestEnv::new();
+    env.write_config(&std::fs::read_to_string(env.config_path()).unwrap());
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(
+        roles.join("pirate.md"),
+        "---\nmodel: fake:text-only\ntemperature: 0.9\n---\nTalk like a pirate.\n",
+    )
+    .unwrap();
+    let mut pty = start(&env);
+    send_line(&mut pty, ".role pirate");
+    pty.expect("role: pirate");
+    pty.expect("fake:text-only)pirate> ");
+    let pirate = "fake:text-only)pirate> ";
+    submit_to(&mut pty, "ahoy?", "Hello from fake", pirate);
+    let body = env.server.last_request().json();
+    assert_eq!(body["model"], "text-only");
+    assert_eq!(body["temperature"], json!(0.9));
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "Talk like a pirate."})
+    );
+    let info = submit_to(&mut pty, ".info role", "Talk like a pirate.", pirate);
+    assert!(info.contains("temperature: 0.9"), "{info:?}");
+    send_line(&mut pty, ".exit role");
+    pty.expect("role: none");
+    pty.expect("fake:text-only)> ");
+    submit_to(
+        &mut pty,
+        ".model fake:gpt-4o-mini",
+        "model: fake:gpt-4o-mini",
+        PROMPT,
+    );
+    // One message with a role leaves the conversation's role unchanged.
+    submit(&mut pty, ".role pirate just this once", "Hello from fake");
+    assert_eq!(
+        env.server.last_request().json()["messages"][0]["role"],
+        "system"
+    );
+    submit(&mut pty, "plain again", "Hello from fake");
+    let body = env.server.last_request().json();
+    assert_eq!(body["messages"][0]["role"], "user");
 }
