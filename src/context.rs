@@ -12,7 +12,9 @@ use tokio_util::sync::CancellationToken;
 use crate::client::config::ModelKind;
 use crate::client::registry::ModelError;
 use crate::client::{Message, Model, Provider};
+use crate::engine::CoreError;
 use crate::role::Role;
+use crate::session::Session;
 use crate::state::AppState;
 
 /// Per-conversation state.
@@ -39,6 +41,8 @@ pub struct RequestContext {
     pub save: bool,
     /// Offer tools to the model.
     pub function_calling_support: bool,
+    /// The open session, if any (its messages are `history`).
+    pub session: Option<ActiveSession>,
     /// Cancels the running turn. Replaced by a fresh token after each cancellation.
     pub cancel: CancellationToken,
 }
@@ -53,7 +57,90 @@ impl std::fmt::Debug for RequestContext {
     }
 }
 
+/// A session attached to the conversation.
+#[derive(Debug, Clone)]
+pub struct ActiveSession {
+    /// Its name (file stem).
+    pub name: String,
+    /// What was loaded (settings and keys loki keeps but does not use).
+    pub stored: Session,
+    /// Messages changed since it was loaded or saved.
+    pub dirty: bool,
+}
+
 impl RequestContext {
+    /// Opens (or starts) session `name`: a saved session restores its model, sampling
+    /// settings, role and messages; a new one starts empty with the current settings.
+    pub fn open_session(&mut self, state: &AppState, name: &str) -> Result<bool, CoreError> {
+        let stored = state.sessions.load(name)?;
+        let existed = stored.is_some();
+        let stored = stored.unwrap_or_default();
+        if let Some(model) = &stored.model {
+            self.set_model(state, model)?;
+        }
+        if stored.temperature.is_some() {
+            self.temperature = stored.temperature;
+        }
+        if stored.top_p.is_some() {
+            self.top_p = stored.top_p;
+        }
+        if let Some(prompt) = &stored.role_prompt {
+            let mut role = Role::temp(prompt);
+            role.name = stored
+                .role_name
+                .clone()
+                .unwrap_or_else(|| role.name.clone());
+            self.role = Some(role);
+        }
+        self.history = stored.messages.clone();
+        self.session = Some(ActiveSession {
+            name: name.to_string(),
+            stored,
+            dirty: false,
+        });
+        Ok(existed)
+    }
+
+    /// The session file contents for the current conversation.
+    pub fn session_snapshot(&self) -> Option<Session> {
+        let active = self.session.as_ref()?;
+        let mut session = active.stored.clone();
+        session.model = Some(self.model.id());
+        session.temperature = self.temperature;
+        session.top_p = self.top_p;
+        session.role_name = self.role.as_ref().map(|r| r.name.clone());
+        session.role_prompt = self
+            .role
+            .as_ref()
+            .map(|r| r.prompt.clone())
+            .filter(|p| !p.is_empty());
+        session.messages = self.history.clone();
+        Some(session)
+    }
+
+    /// Saves the open session (under `rename` when given); returns the file written.
+    pub fn save_session(
+        &mut self,
+        state: &AppState,
+        rename: Option<&str>,
+    ) -> Result<std::path::PathBuf, CoreError> {
+        let snapshot = self.session_snapshot().ok_or_else(|| {
+            CoreError::InvalidRequest(
+                "no session is open (use `-s <name>` or `.session <name>`)".into(),
+            )
+        })?;
+        let Some(active) = self.session.as_mut() else {
+            return Err(CoreError::InvalidRequest("no session is open".into()));
+        };
+        if let Some(name) = rename {
+            active.name = name.to_string();
+        }
+        let path = state.sessions.save(&active.name, &snapshot)?;
+        active.stored = snapshot;
+        active.dirty = false;
+        Ok(path)
+    }
+
     /// Resolves a context from the shared state: `model_id` (from `-m`) or the configured
     /// default model, and the global settings.
     pub fn resolve(state: &AppState, model_id: Option<&str>) -> Result<Self, ModelError> {
@@ -76,6 +163,7 @@ impl RequestContext {
             max_output_tokens: None,
             save: state.config.save,
             function_calling_support: state.config.function_calling_support,
+            session: None,
             cancel: CancellationToken::new(),
         })
     }

@@ -14,6 +14,7 @@ pub mod logging;
 pub mod render;
 pub mod repl;
 pub mod role;
+pub mod session;
 pub mod state;
 
 pub use cli::main_entry;

@@ -22,6 +22,18 @@ pub struct Args {
     #[arg(short = 'r', long, value_name = "ROLE")]
     pub role: Option<String>,
 
+    /// Start or resume a session (`-s` alone: an unsaved temporary session)
+    #[arg(short = 's', long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "temp")]
+    pub session: Option<String>,
+
+    /// Clear the session's messages before sending
+    #[arg(long, requires = "session")]
+    pub empty_session: bool,
+
+    /// Save the session even when `save_session` says otherwise
+    #[arg(long, requires = "session")]
+    pub save_session: bool,
+
     /// Use this text as the system prompt (a temporary role)
     #[arg(long, value_name = "PROMPT")]
     pub prompt: Option<String>,
@@ -53,6 +65,10 @@ pub struct Args {
     /// List roles (yours and the built-in ones), then exit
     #[arg(long)]
     pub list_roles: bool,
+
+    /// List saved sessions, then exit
+    #[arg(long)]
+    pub list_sessions: bool,
 
     /// The prompt
     #[arg(trailing_var_arg = true, value_name = "TEXT")]

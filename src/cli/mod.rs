@@ -82,7 +82,7 @@ fn report_error(theme: &Theme, message: &str) {
 async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
-    let info_only = args.info || args.list_models || args.list_roles;
+    let info_only = args.info || args.list_models || args.list_roles || args.list_sessions;
 
     let (config, origin) = match load_config(&paths, &env, stdin_tty && stdout_tty, info_only).await
     {
@@ -97,6 +97,13 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     if args.list_roles {
         let mut out = std::io::stdout().lock();
         for name in role::list(&state.paths.roles_dir) {
+            writeln!(out, "{name}")?;
+        }
+        return Ok(0);
+    }
+    if args.list_sessions {
+        let mut out = std::io::stdout().lock();
+        for name in state.sessions.list() {
             writeln!(out, "{name}")?;
         }
         return Ok(0);
@@ -176,6 +183,10 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     };
     let result = engine.run(&mut ctx, request, &emitter).await;
     ctrl_c.abort();
+    if let Err(e) = finish_session(&state, &mut ctx, args.save_session) {
+        report_error(&stderr_theme, &e.to_string());
+        return Ok(1);
+    }
     match result {
         Ok(_) => Ok(0),
         Err(_) if emitter.broken_pipe() => Ok(0),
@@ -188,13 +199,45 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     }
 }
 
-/// `--prompt` (a temporary role) wins over `-r`, which wins over the `code` role of `-c`.
-/// `-m` is applied after the role so it overrides the role's model.
+/// Saves the session after a one-shot run: named sessions are saved unless
+/// `save_session: false`; the temporary session only with `--save-session`. Whatever
+/// arrived before an error or Ctrl-C is saved too.
+fn finish_session(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    force: bool,
+) -> Result<(), CoreError> {
+    let Some(active) = &ctx.session else {
+        return Ok(());
+    };
+    let setting = active.stored.save_session.or(state.config.save_session);
+    let temp = active.name == crate::session::TEMP_SESSION;
+    let save = force || (active.dirty && !temp && setting != Some(false));
+    if save {
+        let path = ctx.save_session(state, None)?;
+        tracing::info!("saved session to {}", path.display());
+    }
+    Ok(())
+}
+
+/// Applies `-s`, then the role flags, then `-m`: `--prompt` (a temporary role) wins over
+/// `-r`, which wins over the `code` role of `-c`; `-m` overrides the session's and the
+/// role's model.
 fn apply_role_flags(
     state: &AppState,
     ctx: &mut RequestContext,
     args: &Args,
 ) -> Result<(), CoreError> {
+    if let Some(name) = &args.session {
+        ctx.open_session(state, name)?;
+        if args.empty_session {
+            crate::engine::command::apply(
+                state,
+                ctx,
+                crate::engine::command::Command::ClearConversation,
+            )?;
+        }
+    }
     let vars = SystemVars::detect(&state.env);
     let role = match (&args.prompt, &args.role, args.code) {
         (Some(prompt), _, _) => Some(Role::temp(prompt)),

@@ -75,6 +75,9 @@ pub fn apply(
         }
         Command::ClearConversation => {
             ctx.history.clear();
+            if let Some(session) = ctx.session.as_mut() {
+                session.dirty = true;
+            }
             Ok("conversation cleared".into())
         }
         Command::Set { key, value } => set(state, ctx, &key, &value),

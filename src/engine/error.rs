@@ -18,6 +18,9 @@ pub enum CoreError {
     /// Provider call failed.
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    /// A session could not be loaded or saved.
+    #[error(transparent)]
+    Session(#[from] crate::session::store::SessionError),
     /// A role could not be loaded.
     #[error(transparent)]
     Role(#[from] crate::role::RoleError),

@@ -169,7 +169,9 @@ pub(super) async fn run_turn(
     let total = collected.usage;
     if let Err(err) = result {
         let interrupted = matches!(err, CoreError::Cancelled);
-        record(ctx, &kind, collected.text.clone(), Vec::new(), interrupted);
+        if !collected.text.is_empty() {
+            record(ctx, &kind, collected.text.clone(), Vec::new(), interrupted);
+        }
         return Err(abort(collected.text, err, emitter));
     }
     let calls: Vec<ToolCall> = collected
@@ -229,7 +231,7 @@ pub(super) async fn run_turn(
 }
 
 /// Writes the outcome of a turn into the conversation. An interrupted answer is kept and
-/// marked; an empty failed answer leaves the conversation as it was.
+/// marked. (A failed turn that produced no text is not recorded at all.)
 fn record(
     ctx: &mut RequestContext,
     kind: &TurnKind,
@@ -237,15 +239,14 @@ fn record(
     calls: Vec<ToolCall>,
     interrupted: bool,
 ) {
-    let failed_empty = text.is_empty() && calls.is_empty() && interrupted;
+    if let Some(session) = ctx.session.as_mut() {
+        session.dirty = true;
+    }
     let mut assistant = Message::text(Role::Assistant, text.clone());
     assistant.tool_calls = calls;
     assistant.interrupted = interrupted;
     match kind {
         TurnKind::New(user) => {
-            if failed_empty {
-                return;
-            }
             ctx.history.push(user.clone());
             ctx.history.push(assistant);
         }
@@ -256,9 +257,6 @@ fn record(
             }
         }
         TurnKind::Regenerate => {
-            if failed_empty {
-                return;
-            }
             ctx.history.pop();
             ctx.history.push(assistant);
         }

@@ -25,6 +25,14 @@ pub enum Action {
     Info,
     /// Print the active role as a role file.
     InfoRole,
+    /// Print the open session as its file.
+    InfoSession,
+    /// Open (or start) a session.
+    OpenSession(String),
+    /// Close the open session (saving per `save_session`).
+    ExitSession,
+    /// Save the open session, optionally under a new name.
+    SaveSession(Option<String>),
     /// Send one message with a role, leaving the conversation's role unchanged.
     AskWithRole {
         /// Role name.
@@ -71,8 +79,8 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".info",
-        args: "[role]",
-        help: "Show the model, settings and paths (or the active role)",
+        args: "[role|session]",
+        help: "Show the model, settings and paths (or the role, or the session)",
         parse: parse_info,
     },
     ReplCommand {
@@ -86,6 +94,24 @@ pub const COMMANDS: &[ReplCommand] = &[
         args: "<name> [text]",
         help: "Use a role; with text, send just that message with it",
         parse: parse_role,
+    },
+    ReplCommand {
+        name: ".session",
+        args: "[name]",
+        help: "Start or resume a session (saved as sessions/<name>.yaml)",
+        parse: |args| {
+            Action::OpenSession(if args.is_empty() {
+                "temp".into()
+            } else {
+                args.to_string()
+            })
+        },
+    },
+    ReplCommand {
+        name: ".save",
+        args: "session [name]",
+        help: "Save the session now, optionally under a new name",
+        parse: parse_save,
     },
     ReplCommand {
         name: ".prompt",
@@ -137,15 +163,14 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".exit",
-        args: "[role]",
-        help: "Leave the active role, or loki",
+        args: "[role|session]",
+        help: "Leave the role or the session, or loki",
         parse: parse_exit,
     },
 ];
 
 /// Commands of the Loki REPL that this build does not offer yet; typing one says so.
 pub const UNAVAILABLE: &[(&str, &str)] = &[
-    (".session", "sessions"),
     (".agent", "agents"),
     (".starter", "agents"),
     (".rag", "RAG"),
@@ -153,7 +178,6 @@ pub const UNAVAILABLE: &[(&str, &str)] = &[
     (".sources", "RAG"),
     (".macro", "macros"),
     (".vault", "the vault"),
-    (".save", "roles and sessions"),
     (".compress", "sessions"),
     (".delete", "roles and sessions"),
     (".clear", "agents"),
@@ -203,7 +227,8 @@ fn parse_info(args: &str) -> Action {
     match args {
         "" => Action::Info,
         "role" => Action::InfoRole,
-        _ => Action::Usage("usage: .info [role]".into()),
+        "session" => Action::InfoSession,
+        _ => Action::Usage("usage: .info [role|session]".into()),
     }
 }
 
@@ -211,7 +236,16 @@ fn parse_exit(args: &str) -> Action {
     match args {
         "" => Action::Exit,
         "role" => Action::Apply(Command::ExitRole),
-        _ => Action::Usage("usage: .exit [role]".into()),
+        "session" => Action::ExitSession,
+        _ => Action::Usage("usage: .exit [role|session]".into()),
+    }
+}
+
+fn parse_save(args: &str) -> Action {
+    let mut words = args.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some("session"), name, None) => Action::SaveSession(name.map(str::to_string)),
+        _ => Action::Usage("usage: .save session [name]".into()),
     }
 }
 
@@ -372,7 +406,12 @@ mod tests {
             matches!(parse(".role coder fix this"), Action::AskWithRole { role, .. } if role == "coder")
         );
         assert_eq!(parse(".exit role"), Action::Apply(Command::ExitRole));
-        assert!(matches!(parse(".session x"), Action::Usage(m) if m.contains("sessions")));
+        assert_eq!(parse(".session x"), Action::OpenSession("x".into()));
+        assert_eq!(
+            parse(".save session y"),
+            Action::SaveSession(Some("y".into()))
+        );
+        assert!(matches!(parse(".agent x"), Action::Usage(m) if m.contains("agents")));
         assert!(matches!(parse(".bogus"), Action::Usage(m) if m.contains("unknown command")));
     }
 

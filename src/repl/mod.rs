@@ -109,7 +109,10 @@ impl Repl {
                 Signal::Success(line) if self.handle_line(&line).await => return Ok(0),
                 Signal::Success(_) => {}
                 Signal::CtrlC => self.note("(to quit, press Ctrl-D or type .exit)"),
-                Signal::CtrlD => return Ok(0),
+                Signal::CtrlD => {
+                    self.close_session();
+                    return Ok(0);
+                }
                 _ => {}
             }
         }
@@ -130,7 +133,10 @@ impl Repl {
             })
         };
         match action {
-            Action::Exit => return true,
+            Action::Exit => {
+                self.close_session();
+                return true;
+            }
             Action::Ask(input) => self.ask(input).await,
             Action::Apply(cmd) => match command::apply(self.engine.state(), &mut self.ctx, cmd) {
                 Ok(message) => self.note(&message),
@@ -144,6 +150,26 @@ impl Repl {
                 None => self.error("no role is active"),
             },
             Action::AskWithRole { role, input } => self.ask_with_role(&role, input).await,
+            Action::OpenSession(name) => self.open_session(&name),
+            Action::ExitSession => {
+                if self.ctx.session.is_none() {
+                    self.error("no session is open");
+                } else {
+                    self.close_session();
+                }
+            }
+            Action::SaveSession(name) => {
+                match self.ctx.save_session(self.engine.state(), name.as_deref()) {
+                    Ok(path) => self.note(&format!("saved {}", path.display())),
+                    Err(e) => self.error(&e.to_string()),
+                }
+            }
+            Action::InfoSession => match self.ctx.session_snapshot() {
+                Some(snapshot) => {
+                    self.println(&serde_yaml::to_string(&snapshot).unwrap_or_default())
+                }
+                None => self.error("no session is open"),
+            },
             Action::Copy => match command::last_answer(&self.ctx) {
                 None => self.error("there is no answer to copy yet"),
                 Some(text) => match clipboard::copy(&text) {
@@ -202,6 +228,55 @@ impl Repl {
             self.ctx.temperature,
             self.ctx.top_p,
         ) = saved;
+    }
+
+    fn open_session(&mut self, name: &str) {
+        if let Some(active) = &self.ctx.session {
+            return self.error(&format!(
+                "already in session `{}`; .exit session first",
+                active.name
+            ));
+        }
+        match self.ctx.open_session(self.engine.state(), name) {
+            Ok(true) => self.note(&format!(
+                "session: {name} ({} messages)",
+                self.ctx.history.len()
+            )),
+            Ok(false) => self.note(&format!("session: {name} (new)")),
+            Err(e) => self.error(&e.to_string()),
+        }
+    }
+
+    /// Leaves the session, saving it per `save_session`: `true` saves, `false` discards,
+    /// unset asks (named sessions with changes only; the temporary session is not kept
+    /// unless saved by name with `.save session <name>`).
+    fn close_session(&mut self) {
+        let Some(active) = &self.ctx.session else {
+            return;
+        };
+        let setting = active
+            .stored
+            .save_session
+            .or(self.state().config.save_session);
+        let named = active.name != crate::session::TEMP_SESSION;
+        let save = active.dirty
+            && named
+            && match setting {
+                Some(choice) => choice,
+                None => inquire::Confirm::new(&format!("Save session `{}`?", active.name))
+                    .with_default(true)
+                    .prompt()
+                    .unwrap_or(false),
+            };
+        if save {
+            match self.ctx.save_session(self.engine.state(), None) {
+                Ok(path) => self.note(&format!("saved {}", path.display())),
+                Err(e) => self.error(&e.to_string()),
+            }
+        }
+        self.ctx.session = None;
+        self.ctx.history.clear();
+        self.note("session closed");
     }
 
     fn set_display(&mut self, key: &str, value: &str) {
@@ -319,6 +394,10 @@ impl Repl {
         }
         if let Some(role) = &ctx.role {
             vars.set("role", role.name.clone());
+        }
+        if let Some(session) = &ctx.session {
+            vars.set("session", session.name.clone());
+            vars.set("dirty", session.dirty.to_string());
         }
         vars.set(
             "user_messages_len",

@@ -6,4 +6,5 @@ mod input;
 mod oneshot;
 mod repl;
 mod roles;
+mod sessions;
 mod terminal;

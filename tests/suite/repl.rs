@@ -227,7 +227,7 @@ fn errors_keep_the_repl_alive() {
     let mut pty = start(&env);
     submit(&mut pty, "hi", "rejected the credentials (HTTP 401)");
     submit(&mut pty, ".frobnicate", "unknown command");
-    submit(&mut pty, ".session work", "does not have");
+    submit(&mut pty, ".agent coder", "does not have");
     submit(
         &mut pty,
         ".role no-such-role",

@@ -1,0 +1,53 @@
+//! Sessions: a conversation saved as a human-editable YAML file, resumable from the CLI
+//! (`-s name`) and the REPL (`.session name`).
+//!
+//! The file format follows Loki's session files (model, sampling settings, role, the
+//! messages); keys loki does not know are kept and written back unchanged. Storage is
+//! behind [`store::SessionStore`]; the YAML directory store writes atomically and never
+//! overwrites a file it could not parse.
+
+pub mod store;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::client::Message;
+
+/// The name of the unsaved session `-s` without a name opens.
+pub const TEMP_SESSION: &str = "temp";
+
+/// A session as stored on disk.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Session {
+    /// `client:model` the session uses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Temperature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Top-p.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// Per-session override of `save_session`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub save_session: Option<bool>,
+    /// Per-session override of `compression_threshold`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compression_threshold: Option<usize>,
+    /// The role the session was started with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role_name: Option<String>,
+    /// That role's prompt, so the session keeps working if the role file changes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role_prompt: Option<String>,
+    /// The conversation.
+    pub messages: Vec<Message>,
+    /// Messages replaced by a summary.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compressed_messages: Vec<Message>,
+    /// Keys written by other tools (or later versions), preserved as they are.
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, serde_yaml::Value>,
+}

@@ -1,0 +1,173 @@
+//! Sessions: conversations that persist across invocations and REPL turns.
+
+use serde_json::json;
+
+use crate::common::fake_llm::openai;
+use crate::common::pty::Pty;
+use crate::common::{TestEnv, stderr, stdout};
+
+fn session_file(env: &TestEnv, name: &str) -> std::path::PathBuf {
+    env.config_dir()
+        .join("sessions")
+        .join(format!("{name}.yaml"))
+}
+
+#[test]
+fn a_named_session_carries_the_conversation_across_invocations() {
+    let env = TestEnv::new();
+    env.server
+        .push(openai::text_stream(&["Nice to meet you, Ada."]));
+    env.server.push(openai::text_stream(&["Your name is Ada."]));
+    env.loki()
+        .args(["-s", "intro", "-m", "fake:text-only", "my name is Ada"])
+        .assert()
+        .success();
+    let file = std::fs::read_to_string(session_file(&env, "intro")).unwrap();
+    assert!(
+        file.contains("model: fake:text-only") && file.contains("Nice to meet you, Ada."),
+        "{file}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(session_file(&env, "intro"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    let out = env
+        .loki()
+        .args(["-s", "intro", "what is my name?"])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out), "Your name is Ada.\n");
+    let body = env.server.last_request().json();
+    assert_eq!(body["model"], "text-only", "the session keeps its model");
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "user", "content": "my name is Ada"},
+            {"role": "assistant", "content": "Nice to meet you, Ada."},
+            {"role": "user", "content": "what is my name?"}
+        ])
+    );
+    let out = env.loki().arg("--list-sessions").assert().success();
+    assert_eq!(stdout(&out), "intro\n");
+}
+
+#[test]
+fn empty_session_clears_the_history() {
+    let env = TestEnv::new();
+    env.loki().args(["-s", "s1", "first"]).assert().success();
+    env.loki()
+        .args(["-s", "s1", "--empty-session", "again"])
+        .assert()
+        .success();
+    assert_eq!(
+        env.server.last_request().json()["messages"],
+        json!([{"role": "user", "content": "again"}])
+    );
+    let out = env.loki().args(["--empty-session", "x"]).assert().code(2);
+    assert!(stderr(&out).contains("--session"), "{}", stderr(&out));
+}
+
+#[test]
+fn temp_sessions_and_save_session_false_are_not_written() {
+    let env = TestEnv::new();
+    env.loki().args(["-s", "--", "hello"]).assert().success();
+    assert!(!env.config_dir().join("sessions/temp.yaml").exists());
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("save_session: false\n{cfg}"));
+    env.loki()
+        .args(["-s", "kept-out", "hello"])
+        .assert()
+        .success();
+    assert!(!session_file(&env, "kept-out").exists());
+    env.loki()
+        .args(["-s", "kept-out", "--save-session", "hello"])
+        .assert()
+        .success();
+    assert!(session_file(&env, "kept-out").exists());
+}
+
+#[test]
+fn a_corrupt_session_file_is_reported_and_never_overwritten() {
+    let env = TestEnv::new();
+    let path = session_file(&env, "broken");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let original = "messages: [\n  - role: user\n    content: unterminated\n";
+    std::fs::write(&path, original).unwrap();
+    let out = env.loki().args(["-s", "broken", "hi"]).assert().code(1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("broken.yaml:") && err.contains("not changed"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+    assert!(env.server.requests().is_empty());
+}
+
+#[test]
+fn a_failed_turn_leaves_the_session_file_as_it_was() {
+    let env = TestEnv::new();
+    env.loki().args(["-s", "steady", "one"]).assert().success();
+    let before = std::fs::read_to_string(session_file(&env, "steady")).unwrap();
+    env.server
+        .set_default(openai::error(500, "boom", "server_error"));
+    env.loki().args(["-s", "steady", "two"]).assert().code(1);
+    assert_eq!(
+        std::fs::read_to_string(session_file(&env, "steady")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn invalid_session_names_are_refused() {
+    let env = TestEnv::new();
+    let out = env.loki().args(["-s", "../escape", "hi"]).assert().code(1);
+    assert!(
+        stderr(&out).contains("invalid session name"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn repl_sessions_open_save_and_resume() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("save_session: true\n{cfg}"));
+    env.server.push(openai::text_stream(&["noted"]));
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("fake:gpt-4o-mini)> ");
+    pty.send(".session notes\r");
+    pty.expect("session: notes (new)");
+    pty.expect("fake:gpt-4o-mini)notes) ");
+    pty.send("remember 42\r");
+    pty.expect("noted");
+    pty.expect("notes) ");
+    pty.send(".info session\r");
+    pty.expect("remember 42");
+    pty.expect("notes) ");
+    pty.send(".exit session\r");
+    pty.expect("saved");
+    pty.expect("fake:gpt-4o-mini)> ");
+    pty.send(".exit\r");
+    pty.read_to_end();
+    let file = std::fs::read_to_string(session_file(&env, "notes")).unwrap();
+    assert!(
+        file.contains("remember 42") && file.contains("noted"),
+        "{file}"
+    );
+
+    // Resumed from the command line.
+    env.loki()
+        .args(["-s", "notes", "what number?"])
+        .assert()
+        .success();
+    let messages = env.server.last_request().json()["messages"].clone();
+    assert_eq!(messages[0]["content"], "remember 42");
+    assert_eq!(messages[2]["content"], "what number?");
+}
