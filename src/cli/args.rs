@@ -1,6 +1,23 @@
 //! Command-line arguments: what the user typed, nothing resolved ("low args").
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
+
+/// Shells loki has completion scripts and Alt-e integrations for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShellKind {
+    /// GNU bash.
+    Bash,
+    /// Z shell.
+    Zsh,
+    /// fish.
+    Fish,
+    /// Nushell.
+    Nushell,
+    /// Elvish.
+    Elvish,
+    /// PowerShell.
+    Powershell,
+}
 
 /// loki — chat with large language models from the shell or an interactive REPL.
 #[derive(Debug, Default, Parser)]
@@ -50,6 +67,10 @@ pub struct Args {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Turn the request into a shell command, then offer to run it
+    #[arg(short = 'e', long)]
+    pub execute: bool,
+
     /// Print only the code from the answer
     #[arg(short = 'c', long)]
     pub code: bool,
@@ -69,6 +90,14 @@ pub struct Args {
     /// List saved sessions, then exit
     #[arg(long)]
     pub list_sessions: bool,
+
+    /// Print a shell completion script, then exit
+    #[arg(long, value_name = "SHELL")]
+    pub completions: Option<ShellKind>,
+
+    /// Print the Alt-e integration script for a shell, then exit
+    #[arg(long, value_name = "SHELL")]
+    pub shell_integration: Option<ShellKind>,
 
     /// The prompt
     #[arg(trailing_var_arg = true, value_name = "TEXT")]

@@ -6,6 +6,7 @@
 //! nothing beyond clap.
 
 pub mod args;
+mod execute;
 mod info;
 mod wizard;
 
@@ -24,7 +25,7 @@ use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::role::{self, Role, SystemVars};
 use crate::state::AppState;
-use args::Args;
+use args::{Args, ShellKind};
 
 /// Runs loki with the process arguments and environment; returns the exit status.
 pub fn main_entry() -> ExitCode {
@@ -35,6 +36,21 @@ pub fn main_entry() -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
+    if let Some(shell) = args.completions {
+        return print_completions(shell);
+    }
+    if let Some(shell) = args.shell_integration {
+        let script = match shell {
+            ShellKind::Bash => include_str!("../../assets/shell/loki.bash"),
+            ShellKind::Zsh => include_str!("../../assets/shell/loki.zsh"),
+            ShellKind::Fish => include_str!("../../assets/shell/loki.fish"),
+            ShellKind::Nushell => include_str!("../../assets/shell/loki.nu"),
+            ShellKind::Elvish => include_str!("../../assets/shell/loki.elv"),
+            ShellKind::Powershell => include_str!("../../assets/shell/loki.ps1"),
+        };
+        let _ = std::io::stdout().lock().write_all(script.as_bytes());
+        return ExitCode::SUCCESS;
+    }
     let mut env = Env::capture();
     let paths = Paths::resolve(&env);
     let stderr_theme = Theme::detect(
@@ -72,6 +88,33 @@ pub fn main_entry() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn print_completions(shell: ShellKind) -> ExitCode {
+    use clap::CommandFactory;
+    let mut cmd = Args::command();
+    let mut out = std::io::stdout().lock();
+    match shell {
+        ShellKind::Bash => {
+            clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, "loki", &mut out)
+        }
+        ShellKind::Zsh => {
+            clap_complete::generate(clap_complete::Shell::Zsh, &mut cmd, "loki", &mut out)
+        }
+        ShellKind::Fish => {
+            clap_complete::generate(clap_complete::Shell::Fish, &mut cmd, "loki", &mut out)
+        }
+        ShellKind::Elvish => {
+            clap_complete::generate(clap_complete::Shell::Elvish, &mut cmd, "loki", &mut out)
+        }
+        ShellKind::Powershell => {
+            clap_complete::generate(clap_complete::Shell::PowerShell, &mut cmd, "loki", &mut out)
+        }
+        ShellKind::Nushell => {
+            clap_complete::generate(clap_complete_nushell::Nushell, &mut cmd, "loki", &mut out)
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn report_error(theme: &Theme, message: &str) {
@@ -151,6 +194,14 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     }
 
     let mut ctx = RequestContext::resolve(&state, args.model.as_deref())?;
+    if args.execute && args.prompt.is_none() && args.role.is_none() {
+        if args.dry_run {
+            ctx.dry_run = true;
+        }
+        let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+        let engine = Engine::new(Arc::clone(&state), cwd);
+        return execute::run(&engine, ctx, text, args.model.as_deref()).await;
+    }
     apply_role_flags(&state, &mut ctx, &args)?;
     if args.dry_run {
         ctx.dry_run = true;

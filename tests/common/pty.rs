@@ -31,6 +31,22 @@ impl Pty {
         Pty { session }
     }
 
+    /// Spawns another program (e.g. a shell) on a PTY with the test environment.
+    pub fn spawn_program(env: &TestEnv, program: &str, args: &[&str]) -> Pty {
+        let mut cmd = std::process::Command::new(program);
+        cmd.env_clear();
+        for (k, v) in env.env_pairs() {
+            cmd.env(k, v);
+        }
+        cmd.env("TERM", "xterm-256color");
+        cmd.current_dir(env.work_dir());
+        cmd.args(args);
+        let mut session = Session::spawn(cmd).expect("spawn program on a pty");
+        session.set_expect_timeout(Some(Duration::from_secs(15)));
+        let _ = session.get_process_mut().set_window_size(80, 24);
+        Pty { session }
+    }
+
     /// Waits for `text` to appear; returns everything read up to and including it.
     /// Cursor-position queries from the line editor are answered on the way (a real
     /// terminal would answer them).

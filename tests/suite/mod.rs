@@ -2,9 +2,11 @@
 
 mod config;
 mod errors;
+mod execute;
 mod input;
 mod oneshot;
 mod repl;
 mod roles;
 mod sessions;
+mod shell;
 mod terminal;

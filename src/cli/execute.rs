@@ -1,0 +1,214 @@
+//! `-e/--execute`: natural language in, one shell command out.
+//!
+//! The built-in `shell` role generates the command (without streaming). Without a
+//! terminal only the command is printed — that is what the Alt-e shell integrations read.
+//! On a terminal a menu offers: execute, revise (say what to change; the command is
+//! regenerated in the same conversation), describe (the `explain-shell` role explains
+//! it), copy, quit. Executed commands run in the user's shell and, when
+//! `save_shell_history` is on, are appended to that shell's history file.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::config::Env;
+use crate::context::RequestContext;
+use crate::engine::{CollectingEmitter, CoreError, Engine, RunOptions, RunRequest, UserInput};
+use crate::render::theme::{Style, Theme};
+use crate::render::{Display, TerminalEmitter, TerminalOptions};
+use crate::role::{Role, SystemVars};
+use crate::state::AppState;
+
+const MENU: &[&str] = &["execute", "revise", "describe", "copy", "quit"];
+
+/// Runs `-e` for `request`; returns the exit status.
+pub(super) async fn run(
+    engine: &Engine,
+    mut ctx: RequestContext,
+    request: String,
+    model_flag: Option<&str>,
+) -> anyhow::Result<u8> {
+    let state = Arc::clone(engine.state());
+    let vars = SystemVars::detect(&state.env);
+    ctx.use_role(&state, Role::load(&state.paths.roles_dir, "shell", &vars)?)?;
+    if let Some(model) = model_flag {
+        ctx.set_model(&state, model)?;
+    }
+    let mut command = generate(
+        engine,
+        &mut ctx,
+        UserInput {
+            text: request,
+            ..UserInput::default()
+        },
+    )
+    .await?;
+    if ctx.dry_run || !std::io::stdout().is_terminal() {
+        writeln!(std::io::stdout().lock(), "{command}")?;
+        return Ok(0);
+    }
+    let no_color = state.env.get("NO_COLOR").is_some();
+    let theme = Theme::detect(true, no_color, true, false);
+    loop {
+        writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            theme.paint(Style::Warning, &command)
+        )?;
+        let choice = inquire::Select::new("", MENU.to_vec())
+            .without_help_message()
+            .prompt()
+            .unwrap_or("quit");
+        match choice {
+            "execute" => return Ok(execute(&state, &command)),
+            "revise" => {
+                let Ok(change) = inquire::Text::new("What should change?").prompt() else {
+                    return Ok(0);
+                };
+                command = generate(
+                    engine,
+                    &mut ctx,
+                    UserInput {
+                        text: change,
+                        ..UserInput::default()
+                    },
+                )
+                .await?;
+            }
+            "describe" => describe(engine, &state, &command).await?,
+            "copy" => match crate::repl::clipboard::copy(&command) {
+                Ok(tool) => {
+                    writeln!(
+                        std::io::stderr().lock(),
+                        "{}",
+                        theme.paint(Style::Dim, &format!("copied ({tool})"))
+                    )?;
+                    return Ok(0);
+                }
+                Err(e) => writeln!(
+                    std::io::stderr().lock(),
+                    "{} {e}",
+                    theme.paint(Style::Error, "error:")
+                )?,
+            },
+            _ => return Ok(0),
+        }
+    }
+}
+
+/// One model call with the shell role; the reply without fences or blank lines.
+async fn generate(
+    engine: &Engine,
+    ctx: &mut RequestContext,
+    input: UserInput,
+) -> Result<String, CoreError> {
+    let emitter = CollectingEmitter::new();
+    let request = RunRequest {
+        input: Some(input),
+        options: RunOptions {
+            stream: Some(false),
+        },
+    };
+    let outcome = engine.run(ctx, request, &emitter).await?;
+    if ctx.dry_run {
+        return Ok(outcome.text);
+    }
+    let command = crate::render::code::extract(&outcome.text)
+        .text
+        .trim()
+        .to_string();
+    if command.is_empty() {
+        return Err(CoreError::InvalidRequest(
+            "the model did not generate a command; try rephrasing".into(),
+        ));
+    }
+    Ok(command)
+}
+
+/// Streams an explanation of `command` with the `explain-shell` role.
+async fn describe(engine: &Engine, state: &AppState, command: &str) -> Result<(), CoreError> {
+    let mut ctx = RequestContext::resolve(state, None)?;
+    let vars = SystemVars::detect(&state.env);
+    ctx.use_role(
+        state,
+        Role::load(&state.paths.roles_dir, "explain-shell", &vars)?,
+    )?;
+    let no_color = state.env.get("NO_COLOR").is_some();
+    let opts = TerminalOptions::detect(&Display::from_config(&state.config), no_color, false);
+    let emitter = TerminalEmitter::new(opts, None);
+    let request = RunRequest {
+        input: Some(UserInput {
+            text: command.to_string(),
+            ..UserInput::default()
+        }),
+        options: RunOptions::default(),
+    };
+    engine.run(&mut ctx, request, &emitter).await.map(|_| ())
+}
+
+/// Runs the command in the user's shell with the terminal attached; returns its status.
+fn execute(state: &AppState, command: &str) -> u8 {
+    let shell = user_shell(&state.env);
+    let status = std::process::Command::new(&shell)
+        .arg("-c")
+        .arg(command)
+        .status();
+    let code = match status {
+        Ok(s) => s.code().unwrap_or(1),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr().lock(), "error: cannot run {shell}: {e}");
+            return 1;
+        }
+    };
+    if code == 0 && state.config.save_shell_history {
+        save_history(&state.env, &shell, command);
+    }
+    u8::try_from(code).unwrap_or(1)
+}
+
+/// `$LOKI_SHELL`, else `$SHELL`, else `/bin/sh`.
+pub(super) fn user_shell(env: &Env) -> String {
+    env.get("LOKI_SHELL")
+        .or_else(|| env.get("SHELL"))
+        .unwrap_or("/bin/sh")
+        .to_string()
+}
+
+/// Appends `command` to the history file of the shell, in that shell's format.
+fn save_history(env: &Env, shell: &str, command: &str) {
+    let name = std::path::Path::new(shell)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let home = env.get("HOME").map(PathBuf::from).unwrap_or_default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (path, entry) = match name.as_str() {
+        "zsh" => (
+            env.get("HISTFILE")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.join(".zsh_history")),
+            format!(": {now}:0;{command}\n"),
+        ),
+        "fish" => (
+            home.join(".local/share/fish/fish_history"),
+            format!("- cmd: {command}\n  when: {now}\n"),
+        ),
+        "bash" | "sh" => (
+            env.get("HISTFILE")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.join(".bash_history")),
+            format!("{command}\n"),
+        ),
+        _ => return,
+    };
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+    {
+        let _ = file.write_all(entry.as_bytes());
+    }
+}

@@ -1,0 +1,111 @@
+//! Shell integration (Alt-e) scripts and completion scripts.
+
+use std::process::Command;
+
+use crate::common::fake_llm::openai;
+use crate::common::{LOKI, TestEnv, stdout};
+
+const SHELLS: &[&str] = &["bash", "zsh", "fish", "nushell", "elvish", "powershell"];
+
+fn installed(shell: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {shell}"))
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Syntax-checks `script` with `shell -n` when that shell is installed.
+fn check_syntax(shell: &str, script: &str) -> bool {
+    if !installed(shell) {
+        eprintln!("{shell} not installed; syntax check skipped");
+        return false;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script");
+    std::fs::write(&path, script).unwrap();
+    let out = Command::new(shell).arg("-n").arg(&path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{shell} -n failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}
+
+#[test]
+fn every_shell_gets_an_integration_and_a_completion_script() {
+    let env = TestEnv::new();
+    for shell in SHELLS {
+        let integration = stdout(
+            &env.loki()
+                .args(["--shell-integration", shell])
+                .assert()
+                .success(),
+        );
+        assert!(integration.contains("loki -e"), "{shell}: {integration}");
+        let completions = stdout(&env.loki().args(["--completions", shell]).assert().success());
+        assert!(
+            completions.contains("--model") || completions.contains("model"),
+            "{shell}"
+        );
+        assert!(
+            completions.len() > 500,
+            "{shell} completion script is suspiciously short"
+        );
+    }
+    let unknown = env.loki().args(["--completions", "tcsh"]).assert().code(2);
+    assert!(String::from_utf8_lossy(&unknown.get_output().stderr).contains("tcsh"));
+}
+
+#[test]
+fn scripts_parse_in_the_shells_that_are_installed() {
+    let env = TestEnv::new();
+    assert!(installed("bash"), "bash is required for this test");
+    for shell in ["bash", "zsh", "fish"] {
+        let integration = stdout(
+            &env.loki()
+                .args(["--shell-integration", shell])
+                .assert()
+                .success(),
+        );
+        let completions = stdout(&env.loki().args(["--completions", shell]).assert().success());
+        check_syntax(shell, &integration);
+        check_syntax(shell, &completions);
+    }
+}
+
+#[test]
+fn the_bash_alt_e_function_replaces_the_line_with_the_generated_command() {
+    let env = TestEnv::new();
+    env.server.push(openai::text_json("du -sh * | sort -h"));
+    let bin_dir = std::path::Path::new(LOKI)
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    // Call the key binding's function the way readline would: with READLINE_LINE set.
+    let script = format!(
+        "export PATH={bin_dir}:$PATH\n\
+         eval \"$(loki --shell-integration bash)\" 2>/dev/null\n\
+         READLINE_LINE='what uses the space here'; READLINE_POINT=0\n\
+         _loki_alt_e\n\
+         printf '%s|%s' \"$READLINE_LINE\" \"$READLINE_POINT\""
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .env_clear()
+        .envs(env.env_pairs())
+        .current_dir(env.work_dir())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "du -sh * | sort -h|18"
+    );
+    assert_eq!(
+        env.server.last_request().json()["messages"][1]["content"],
+        "what uses the space here"
+    );
+}
