@@ -170,7 +170,12 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
             anyhow::bail!("the REPL needs a terminal on stdout; give a prompt to run one-shot");
         }
         let mut ctx = RequestContext::resolve(&state, args.model.as_deref())?;
-        apply_role_flags(&state, &mut ctx, &args)?;
+        apply_role_flags(
+            &state,
+            &mut ctx,
+            &args,
+            state.config.repl_prelude.as_deref(),
+        )?;
         if args.dry_run {
             ctx.dry_run = true;
         }
@@ -202,7 +207,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         let engine = Engine::new(Arc::clone(&state), cwd);
         return execute::run(&engine, ctx, text, args.model.as_deref()).await;
     }
-    apply_role_flags(&state, &mut ctx, &args)?;
+    apply_role_flags(&state, &mut ctx, &args, state.config.cmd_prelude.as_deref())?;
     if args.dry_run {
         ctx.dry_run = true;
     }
@@ -250,6 +255,39 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     }
 }
 
+/// `cmd_prelude` / `repl_prelude`: `role:<name>`, `session:<name>` or
+/// `<session>:<role>`, applied when no role or session was given on the command line.
+fn apply_prelude(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    prelude: &str,
+    model: Option<&str>,
+) -> Result<(), CoreError> {
+    let vars = SystemVars::detect(&state.env);
+    let (session, role) = match prelude.split_once(':') {
+        Some(("role", name)) => (None, Some(name)),
+        Some(("session", name)) => (Some(name), None),
+        Some((session, role)) => (Some(session), Some(role)),
+        None => {
+            return Err(CoreError::InvalidRequest(format!(
+                "invalid prelude `{prelude}`: use role:<name>, session:<name> or <session>:<role>"
+            )));
+        }
+    };
+    if let Some(name) = session {
+        ctx.open_session(state, name)?;
+    }
+    if let Some(name) = role
+        && ctx.history.is_empty()
+    {
+        ctx.use_role(state, Role::load(&state.paths.roles_dir, name, &vars)?)?;
+    }
+    if let Some(model) = model {
+        ctx.set_model(state, model)?;
+    }
+    Ok(())
+}
+
 /// Saves the session after a one-shot run: named sessions are saved unless
 /// `save_session: false`; the temporary session only with `--save-session`. Whatever
 /// arrived before an error or Ctrl-C is saved too.
@@ -278,7 +316,13 @@ fn apply_role_flags(
     state: &AppState,
     ctx: &mut RequestContext,
     args: &Args,
+    prelude: Option<&str>,
 ) -> Result<(), CoreError> {
+    let explicit =
+        args.session.is_some() || args.role.is_some() || args.prompt.is_some() || args.code;
+    if let Some(prelude) = prelude.filter(|p| !explicit && !p.trim().is_empty()) {
+        return apply_prelude(state, ctx, prelude, args.model.as_deref());
+    }
     if let Some(name) = &args.session {
         ctx.open_session(state, name)?;
         if args.empty_session {

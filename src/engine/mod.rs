@@ -100,6 +100,7 @@ impl Engine {
             return Ok(RunOutcome::default());
         };
         let stream = request.options.stream.unwrap_or(ctx.stream) && !ctx.model.config.no_stream;
+        let raw_input = input.text.clone();
         let kind = match input.continuation {
             Some(Continuation::Continue) => turn::TurnKind::Continue,
             Some(Continuation::Regenerate) => turn::TurnKind::Regenerate,
@@ -107,6 +108,56 @@ impl Engine {
                 turn::prepare_input(&self.state, &self.cwd, ctx, &input, emitter).await?,
             ),
         };
-        turn::run_turn(ctx, kind, stream, emitter).await
+        let outcome = turn::run_turn(ctx, kind, stream, emitter).await?;
+        if ctx.save && ctx.session.is_none() && !ctx.dry_run {
+            if let Err(e) = self.log_exchange(ctx, &raw_input, &input.files, &outcome.text) {
+                emitter.emit(Event::Notice(event::Notice::warning(format!(
+                    "cannot append to {}: {e}",
+                    self.state.paths.messages_file.display()
+                ))));
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// `save: true`: appends the exchange to `messages.md` (outside sessions).
+    fn log_exchange(
+        &self,
+        ctx: &RequestContext,
+        input: &str,
+        files: &[String],
+        output: &str,
+    ) -> std::io::Result<()> {
+        use std::io::Write;
+        let path = &self.state.paths.messages_file;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let summary: String = input
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(80)
+            .collect();
+        let role = ctx.role.as_ref().map(|r| r.name.as_str()).unwrap_or("");
+        let when = crate::role::SystemVars::detect(&self.state.env).now;
+        let mut raw = String::new();
+        if !files.is_empty() {
+            raw.push_str(&format!(".file {} -- ", files.join(" ")));
+        }
+        raw.push_str(input);
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let mut file = options.open(path)?;
+        write!(
+            file,
+            "# CHAT: {summary} [{when}] ({role})\n{raw}\n--------\n{output}\n--------\n\n"
+        )
     }
 }

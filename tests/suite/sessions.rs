@@ -171,3 +171,60 @@ fn repl_sessions_open_save_and_resume() {
     assert_eq!(messages[0]["content"], "remember 42");
     assert_eq!(messages[2]["content"], "what number?");
 }
+
+#[test]
+fn save_true_appends_one_shot_exchanges_to_messages_md() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("save: true\n{cfg}"));
+    env.loki().args(["remember", "this"]).assert().success();
+    let log = env.dir.path().join("cache/loki/messages.md");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("# CHAT: remember this ["), "{text}");
+    assert!(
+        text.contains("\nremember this\n--------\nHello from fake\n--------\n"),
+        "{text}"
+    );
+    // Session exchanges go to the session, not to messages.md.
+    env.loki()
+        .args(["-s", "s", "in a session"])
+        .assert()
+        .success();
+    assert!(
+        !std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("in a session")
+    );
+}
+
+#[test]
+fn cmd_prelude_opens_a_session_and_role() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("cmd_prelude: 'daily:summarize'\n{cfg}"));
+    env.loki().arg("first").assert().success();
+    assert_eq!(
+        env.server.last_request().json()["messages"][0]["role"],
+        "system"
+    );
+    assert!(session_file(&env, "daily").exists());
+    env.loki().arg("second").assert().success();
+    let messages = env.server.last_request().json()["messages"].clone();
+    assert_eq!(messages[1]["content"], "first");
+    // An explicit role on the command line skips the prelude.
+    env.loki()
+        .args(["--prompt", "p", "third"])
+        .assert()
+        .success();
+    assert_eq!(
+        env.server.last_request().json()["messages"][0]["content"],
+        "p"
+    );
+    env.write_config(&format!("cmd_prelude: 'nonsense'\n{cfg}"));
+    let out = env.loki().arg("x").assert().code(1);
+    assert!(
+        stderr(&out).contains("invalid prelude `nonsense`"),
+        "{}",
+        stderr(&out)
+    );
+}
