@@ -109,13 +109,15 @@ impl Engine {
             ),
         };
         let outcome = turn::run_turn(ctx, kind, stream, emitter).await?;
-        if ctx.save && ctx.session.is_none() && !ctx.dry_run {
-            if let Err(e) = self.log_exchange(ctx, &raw_input, &input.files, &outcome.text) {
-                emitter.emit(Event::Notice(event::Notice::warning(format!(
-                    "cannot append to {}: {e}",
-                    self.state.paths.messages_file.display()
-                ))));
-            }
+        if ctx.save
+            && ctx.session.is_none()
+            && !ctx.dry_run
+            && let Err(e) = self.log_exchange(ctx, &raw_input, &input.files, &outcome.text)
+        {
+            emitter.emit(Event::Notice(event::Notice::warning(format!(
+                "cannot append to {}: {e}",
+                self.state.paths.messages_file.display()
+            ))));
         }
         Ok(outcome)
     }
