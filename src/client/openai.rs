@@ -110,13 +110,19 @@ impl OpenAiProvider {
             model.real_name(),
         )
         .await?;
-        // Some servers stream even when asked not to; follow what actually arrived.
+        // Some servers stream when asked not to, or answer in one piece when asked to
+        // stream; follow what actually arrived.
         let is_sse = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.starts_with("text/event-stream"));
-        if request.stream || is_sse {
+        let is_json = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("application/json"));
+        if is_sse || (request.stream && !is_json) {
             Ok(stream_events(response, self.settings.clone()))
         } else {
             let bytes = tokio::time::timeout(self.settings.read_timeout, response.bytes())

@@ -69,6 +69,11 @@ pub struct RunOutcome {
     pub steps: usize,
 }
 
+/// Estimated tokens of the conversation (see `session::compress::estimate_tokens`).
+pub fn session_tokens(ctx: &RequestContext) -> usize {
+    crate::session::compress::estimate_tokens(&ctx.history)
+}
+
 /// The pipeline. Cheap to clone; holds only the shared state.
 #[derive(Debug, Clone)]
 pub struct Engine {
@@ -109,6 +114,9 @@ impl Engine {
             ),
         };
         let outcome = turn::run_turn(ctx, kind, stream, emitter).await?;
+        if ctx.session.is_some() && !ctx.dry_run && self.over_threshold(ctx) {
+            self.compress(ctx, emitter).await?;
+        }
         if ctx.save
             && ctx.session.is_none()
             && !ctx.dry_run
@@ -120,6 +128,69 @@ impl Engine {
             ))));
         }
         Ok(outcome)
+    }
+
+    fn over_threshold(&self, ctx: &RequestContext) -> bool {
+        let threshold = ctx
+            .session
+            .as_ref()
+            .and_then(|s| s.stored.compression_threshold)
+            .unwrap_or(self.state.config.compression_threshold);
+        threshold > 0 && session_tokens(ctx) >= threshold
+    }
+
+    /// Summarises the older part of the session with the model and replaces it with the
+    /// summary (`.compress session`, and automatically past the threshold).
+    pub async fn compress(
+        &self,
+        ctx: &mut RequestContext,
+        emitter: &dyn Emitter,
+    ) -> Result<bool, CoreError> {
+        let Some((old, kept)) = crate::session::compress::split_for_summary(&ctx.history) else {
+            return Ok(false);
+        };
+        emitter.emit(Event::Notice(event::Notice::info(
+            "compressing the session…",
+        )));
+        let config = &self.state.config;
+        let prompt = config
+            .summarization_prompt
+            .clone()
+            .unwrap_or_else(|| crate::session::compress::DEFAULT_SUMMARIZATION_PROMPT.into());
+        let mut messages = old.clone();
+        messages.push(crate::client::Message::text(
+            crate::client::Role::User,
+            prompt,
+        ));
+        let request = crate::client::ChatRequest {
+            messages,
+            temperature: ctx.temperature,
+            top_p: ctx.top_p,
+            max_tokens: None,
+            stream: false,
+            tools: Vec::new(),
+        };
+        let summary = turn::complete_text(ctx, &request).await?;
+        let prefix = config
+            .summary_context_prompt
+            .clone()
+            .unwrap_or_else(|| crate::session::compress::DEFAULT_SUMMARY_CONTEXT_PROMPT.into());
+        let before = session_tokens(ctx);
+        let mut history = vec![crate::client::Message::text(
+            crate::client::Role::System,
+            format!("{prefix}{}", crate::client::openai::strip_think(&summary)),
+        )];
+        history.extend(kept);
+        ctx.history = history;
+        if let Some(session) = ctx.session.as_mut() {
+            session.stored.compressed_messages.extend(old);
+            session.dirty = true;
+        }
+        emitter.emit(Event::Notice(event::Notice::info(format!(
+            "session compressed (about {before} → {} tokens)",
+            session_tokens(ctx)
+        ))));
+        Ok(true)
     }
 
     /// `save: true`: appends the exchange to `messages.md` (outside sessions).

@@ -263,6 +263,18 @@ fn record(
     }
 }
 
+/// One non-streamed completion outside the conversation (summaries, titles); returns
+/// the answer text. Retries and cancellation work as for turns; nothing is emitted.
+pub(super) async fn complete_text(
+    ctx: &RequestContext,
+    request: &ChatRequest,
+) -> Result<String, CoreError> {
+    let silent = super::emitter::CollectingEmitter::new();
+    let mut collected = Collected::default();
+    call_model(ctx, request, &silent, &mut collected).await?;
+    Ok(collected.text)
+}
+
 /// Emits `TurnAborted` and passes the error on.
 fn abort(partial: String, err: CoreError, emitter: &dyn Emitter) -> CoreError {
     let reason = match &err {

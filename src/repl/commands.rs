@@ -33,6 +33,8 @@ pub enum Action {
     ExitSession,
     /// Save the open session, optionally under a new name.
     SaveSession(Option<String>),
+    /// Summarise the older part of the session now.
+    CompressSession,
     /// Send one message with a role, leaving the conversation's role unchanged.
     AskWithRole {
         /// Role name.
@@ -114,6 +116,15 @@ pub const COMMANDS: &[ReplCommand] = &[
         parse: parse_save,
     },
     ReplCommand {
+        name: ".compress",
+        args: "session",
+        help: "Summarise the older part of the session now",
+        parse: |args| match args {
+            "session" => Action::CompressSession,
+            _ => Action::Usage("usage: .compress session".into()),
+        },
+    },
+    ReplCommand {
         name: ".prompt",
         args: "<text>",
         help: "Use <text> as the system prompt (a temporary role)",
@@ -178,7 +189,6 @@ pub const UNAVAILABLE: &[(&str, &str)] = &[
     (".sources", "RAG"),
     (".macro", "macros"),
     (".vault", "the vault"),
-    (".compress", "sessions"),
     (".delete", "roles and sessions"),
     (".clear", "agents"),
     (".authenticate", "OAuth"),

@@ -164,6 +164,7 @@ impl Repl {
                     Err(e) => self.error(&e.to_string()),
                 }
             }
+            Action::CompressSession => self.compress_session().await,
             Action::InfoSession => match self.ctx.session_snapshot() {
                 Some(snapshot) => {
                     self.println(&serde_yaml::to_string(&snapshot).unwrap_or_default())
@@ -228,6 +229,19 @@ impl Repl {
             self.ctx.temperature,
             self.ctx.top_p,
         ) = saved;
+    }
+
+    async fn compress_session(&mut self) {
+        if self.ctx.session.is_none() {
+            return self.error("no session is open");
+        }
+        let opts = TerminalOptions::detect(&self.display, self.no_color, false);
+        let emitter = TerminalEmitter::new(opts, None);
+        match self.engine.compress(&mut self.ctx, &emitter).await {
+            Ok(true) => {}
+            Ok(false) => self.note("nothing to compress yet"),
+            Err(e) => self.error(&e.to_string()),
+        }
     }
 
     fn open_session(&mut self, name: &str) {
@@ -398,6 +412,14 @@ impl Repl {
         if let Some(session) = &ctx.session {
             vars.set("session", session.name.clone());
             vars.set("dirty", session.dirty.to_string());
+            let tokens = crate::engine::session_tokens(ctx);
+            vars.set("consume_tokens", tokens.to_string());
+            if let Some(max) = ctx.model.config.max_input_tokens.filter(|m| *m > 0) {
+                vars.set(
+                    "consume_percent",
+                    format!("{:.2}", tokens as f64 * 100.0 / max as f64),
+                );
+            }
         }
         vars.set(
             "user_messages_len",
@@ -443,6 +465,17 @@ impl Repl {
                     .unwrap_or_else(|| "none".into()),
             ),
             ("messages", ctx.history.len().to_string()),
+            (
+                "tokens (estimate)",
+                crate::engine::session_tokens(ctx).to_string(),
+            ),
+            (
+                "session",
+                ctx.session
+                    .as_ref()
+                    .map(|s| s.name.clone())
+                    .unwrap_or_else(|| "none".into()),
+            ),
             ("highlight", self.display.highlight.to_string()),
             (
                 "wrap",

@@ -6,6 +6,7 @@
 //! behind [`store::SessionStore`]; the YAML directory store writes atomically and never
 //! overwrites a file it could not parse.
 
+pub mod compress;
 pub mod store;
 
 use std::collections::BTreeMap;

@@ -364,3 +364,11 @@ fn debug_log_records_the_request_but_never_the_key() {
         assert_eq!(mode & 0o777, 0o600);
     }
 }
+
+#[test]
+fn a_whole_reply_to_a_streaming_request_is_still_understood() {
+    let env = TestEnv::new();
+    env.server.push(openai::text_json("all in one piece"));
+    let out = env.loki().arg("hi").assert().success();
+    assert_eq!(stdout(&out), "all in one piece\n");
+}

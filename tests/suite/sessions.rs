@@ -228,3 +228,73 @@ fn cmd_prelude_opens_a_session_and_role() {
         stderr(&out)
     );
 }
+
+#[test]
+fn long_sessions_are_compressed_with_the_summarization_prompt() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "compression_threshold: 200\nsummarization_prompt: 'Summarise, please.'\n{cfg}"
+    ));
+    let long = "lorem ipsum dolor sit amet ".repeat(20);
+    for i in 0..2 {
+        env.server.push_for(
+            "/v1/chat",
+            openai::text_stream(&[&format!("answer {i} {long}")]),
+        );
+        env.loki()
+            .args(["-s", "big", &format!("question {i}")])
+            .assert()
+            .success();
+    }
+    // Four messages of ~150 tokens each: the threshold is passed, but four messages are
+    // the recent tail that is always kept. The third exchange makes six: compressed.
+    assert!(
+        !std::fs::read_to_string(session_file(&env, "big"))
+            .unwrap()
+            .contains("compressed_messages")
+    );
+    env.server
+        .push_for("/v1/chat", openai::text_stream(&["answer 2"]));
+    env.server
+        .push_for("/v1/chat", openai::text_json("They discussed lorem ipsum."));
+    let out = env
+        .loki()
+        .args(["-s", "big", "question 2"])
+        .assert()
+        .success();
+    assert!(
+        stderr(&out).contains("compressing the session"),
+        "{}",
+        stderr(&out)
+    );
+    let requests = env.server.requests();
+    let summary_request = requests.last().unwrap().json();
+    let messages = summary_request["messages"].as_array().unwrap().clone();
+    assert_eq!(messages.last().unwrap()["content"], "Summarise, please.");
+    assert_eq!(summary_request.get("stream"), None);
+
+    let file = std::fs::read_to_string(session_file(&env, "big")).unwrap();
+    assert!(file.contains("compressed_messages:"), "{file}");
+    assert!(
+        file.contains(
+            "This is a summary of the chat history as a recap: They discussed lorem ipsum."
+        ),
+        "{file}"
+    );
+
+    // The next turn sends the summary plus the recent tail, not the old messages.
+    env.server
+        .push_for("/v1/chat", openai::text_stream(&["ok"]));
+    env.loki()
+        .args(["-s", "big", "question 4"])
+        .assert()
+        .success();
+    let sent = env.server.last_request().json()["messages"].clone();
+    assert_eq!(sent[0]["role"], "system");
+    assert!(!sent.to_string().contains("question 0"), "{sent}");
+    assert!(
+        sent.to_string().contains("question 2"),
+        "the recent tail is kept: {sent}"
+    );
+}
