@@ -35,6 +35,16 @@ pub enum Action {
     SaveSession(Option<String>),
     /// Summarise the older part of the session now.
     CompressSession,
+    /// Open the active role's file in the editor, then reload it.
+    EditRole,
+    /// Open the session's file in the editor, then reload it.
+    EditSession,
+    /// Write the active role to `roles/<name>.md`.
+    SaveRole(Option<String>),
+    /// Delete `roles/<name>.md`.
+    DeleteRole(String),
+    /// Delete a saved session.
+    DeleteSession(String),
     /// Send one message with a role, leaving the conversation's role unchanged.
     AskWithRole {
         /// Role name.
@@ -111,8 +121,8 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".save",
-        args: "session [name]",
-        help: "Save the session now, optionally under a new name",
+        args: "role|session [name]",
+        help: "Save the role or the session, optionally under a new name",
         parse: parse_save,
     },
     ReplCommand {
@@ -168,9 +178,15 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".edit",
-        args: "config",
-        help: "Edit config.yaml, then reload it",
+        args: "config|role|session",
+        help: "Edit config.yaml, the role or the session in your editor, then reload it",
         parse: parse_edit,
+    },
+    ReplCommand {
+        name: ".delete",
+        args: "role|session <name>",
+        help: "Delete a role file or a saved session",
+        parse: parse_delete,
     },
     ReplCommand {
         name: ".exit",
@@ -189,7 +205,6 @@ pub const UNAVAILABLE: &[(&str, &str)] = &[
     (".sources", "RAG"),
     (".macro", "macros"),
     (".vault", "the vault"),
-    (".delete", "roles and sessions"),
     (".clear", "agents"),
     (".authenticate", "OAuth"),
 ];
@@ -255,7 +270,8 @@ fn parse_save(args: &str) -> Action {
     let mut words = args.split_whitespace();
     match (words.next(), words.next(), words.next()) {
         (Some("session"), name, None) => Action::SaveSession(name.map(str::to_string)),
-        _ => Action::Usage("usage: .save session [name]".into()),
+        (Some("role"), name, None) => Action::SaveRole(name.map(str::to_string)),
+        _ => Action::Usage("usage: .save role|session [name]".into()),
     }
 }
 
@@ -308,7 +324,18 @@ fn parse_empty(args: &str) -> Action {
 fn parse_edit(args: &str) -> Action {
     match args {
         "config" => Action::EditConfig,
-        _ => Action::Usage("usage: .edit config".into()),
+        "role" => Action::EditRole,
+        "session" => Action::EditSession,
+        _ => Action::Usage("usage: .edit config|role|session".into()),
+    }
+}
+
+fn parse_delete(args: &str) -> Action {
+    let mut words = args.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some("role"), Some(name), None) => Action::DeleteRole(name.into()),
+        (Some("session"), Some(name), None) => Action::DeleteSession(name.into()),
+        _ => Action::Usage("usage: .delete role|session <name>".into()),
     }
 }
 

@@ -179,6 +179,20 @@ impl Repl {
                 },
             },
             Action::EditConfig => self.edit_config(),
+            Action::EditRole => self.edit_role(),
+            Action::EditSession => self.edit_session(),
+            Action::SaveRole(name) => self.save_role(name.as_deref()),
+            Action::DeleteRole(name) => {
+                let path = self.state().paths.roles_dir.join(format!("{name}.md"));
+                match std::fs::remove_file(&path) {
+                    Ok(()) => self.note(&format!("deleted {}", path.display())),
+                    Err(e) => self.error(&format!("cannot delete {}: {e}", path.display())),
+                }
+            }
+            Action::DeleteSession(name) => match self.state().sessions.delete(&name) {
+                Ok(()) => self.note(&format!("deleted session {name}")),
+                Err(e) => self.error(&e.to_string()),
+            },
             Action::Usage(message) => self.error(&message),
         }
         false
@@ -229,6 +243,91 @@ impl Repl {
             self.ctx.temperature,
             self.ctx.top_p,
         ) = saved;
+    }
+
+    /// Runs the editor on `path`; false (after an error line) when it fails.
+    fn run_editor(&self, path: &std::path::Path) -> bool {
+        let editor = editor_command(self.state());
+        let status = std::process::Command::new(&editor).arg(path).status();
+        if matches!(status, Ok(s) if s.success()) {
+            return true;
+        }
+        self.error(&format!(
+            "could not run the editor `{editor}` (set `editor:` or $EDITOR)"
+        ));
+        false
+    }
+
+    fn save_role(&mut self, name: Option<&str>) {
+        let Some(role) = self.ctx.role.clone() else {
+            return self.error("no role is active");
+        };
+        let name = name.unwrap_or(&role.name);
+        if name == crate::role::TEMP_ROLE {
+            return self.error("give the role a name: .save role <name>");
+        }
+        let path = self.state().paths.roles_dir.join(format!("{name}.md"));
+        match crate::atomic_file::write_atomic(&path, role.export().as_bytes(), false) {
+            Ok(()) => {
+                if let Some(active) = self.ctx.role.as_mut() {
+                    active.name = name.to_string();
+                }
+                self.note(&format!("saved {}", path.display()));
+            }
+            Err(e) => self.error(&format!("cannot write {}: {e}", path.display())),
+        }
+    }
+
+    fn edit_role(&mut self) {
+        let Some(role) = self.ctx.role.clone() else {
+            return self.error("no role is active");
+        };
+        if role.name == crate::role::TEMP_ROLE {
+            return self.error("the temporary role has no file; .save role <name> first");
+        }
+        let path = self
+            .state()
+            .paths
+            .roles_dir
+            .join(format!("{}.md", role.name));
+        if !path.exists()
+            && crate::atomic_file::write_atomic(&path, role.export().as_bytes(), false).is_err()
+        {
+            return self.error(&format!("cannot write {}", path.display()));
+        }
+        if !self.run_editor(&path) {
+            return;
+        }
+        let command = crate::engine::command::Command::UseRole(role.name.clone());
+        match command::apply(self.engine.state(), &mut self.ctx, command) {
+            Ok(message) => self.note(&message),
+            Err(e) => self.error(&e.to_string()),
+        }
+    }
+
+    fn edit_session(&mut self) {
+        let Some(name) = self.ctx.session.as_ref().map(|s| s.name.clone()) else {
+            return self.error("no session is open");
+        };
+        let path = match self.ctx.save_session(self.engine.state(), None) {
+            Ok(path) => path,
+            Err(e) => return self.error(&e.to_string()),
+        };
+        if !self.run_editor(&path) {
+            return;
+        }
+        // Validate before dropping the open session, so a broken edit loses nothing.
+        if let Err(e) = self.state().sessions.load(&name) {
+            return self.error(&format!("{e}; the session stays as it was before the edit"));
+        }
+        self.ctx.session = None;
+        match self.ctx.open_session(self.engine.state(), &name) {
+            Ok(_) => self.note(&format!(
+                "reloaded session {name} ({} messages)",
+                self.ctx.history.len()
+            )),
+            Err(e) => self.error(&e.to_string()),
+        }
     }
 
     async fn compress_session(&mut self) {

@@ -466,3 +466,60 @@ fn roles_in_the_repl() {
     let body = env.server.last_request().json();
     assert_eq!(body["messages"][0]["role"], "user");
 }
+
+#[test]
+fn save_edit_and_delete_roles_and_sessions() {
+    let env = TestEnv::new();
+    // The editor appends a line to whatever file it is given.
+    let bin = script(
+        &env,
+        "fake-editor",
+        "printf '# Edited by hand.\\n' >> \"$1\"",
+    );
+    let editor = bin.join("fake-editor").display().to_string();
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1"), ("EDITOR", &editor)]);
+    pty.expect(PROMPT);
+    let roles = env.config_dir().join("roles");
+
+    send_line(&mut pty, ".prompt Be nice.");
+    pty.expect("role: temp");
+    pty.expect("temp> ");
+    send_line(&mut pty, ".save role nice");
+    pty.expect("saved");
+    pty.expect("nice> ");
+    assert_eq!(
+        std::fs::read_to_string(roles.join("nice.md")).unwrap(),
+        "Be nice.\n"
+    );
+    send_line(&mut pty, ".edit role");
+    pty.expect("role: nice");
+    pty.expect("nice> ");
+    send_line(&mut pty, "hi");
+    pty.expect("Hello from fake");
+    pty.expect("nice> ");
+    assert_eq!(
+        env.server.last_request().json()["messages"][0]["content"],
+        "Be nice.\n# Edited by hand."
+    );
+    send_line(&mut pty, ".exit role");
+    pty.expect(PROMPT);
+    submit(&mut pty, ".delete role nice", "deleted");
+    assert!(!roles.join("nice.md").exists());
+
+    send_line(&mut pty, ".session notes");
+    pty.expect("session: notes (new)");
+    pty.expect("notes) ");
+    send_line(&mut pty, ".edit session");
+    pty.expect("reloaded session notes");
+    pty.expect("notes) ");
+    let file = env.config_dir().join("sessions/notes.yaml");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("Edited by hand.")
+    );
+    send_line(&mut pty, ".exit session");
+    pty.expect(PROMPT);
+    submit(&mut pty, ".delete session notes", "deleted session notes");
+    assert!(!file.exists());
+}
