@@ -298,7 +298,7 @@ impl Repl {
         if !self.run_editor(&path) {
             return;
         }
-        let command = crate::engine::command::Command::UseRole(role.name.clone());
+        let command = crate::engine::command::Command::UseRole(role.name);
         match command::apply(self.engine.state(), &mut self.ctx, command) {
             Ok(message) => self.note(&message),
             Err(e) => self.error(&e.to_string()),
