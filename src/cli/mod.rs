@@ -165,7 +165,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     }
 
     let mut text = args.text.join(" ");
-    if text.is_empty() && args.files.is_empty() && stdin_tty {
+    if text.is_empty() && args.files.is_empty() && stdin_tty && !args.execute {
         if !stdout_tty {
             anyhow::bail!("the REPL needs a terminal on stdout; give a prompt to run one-shot");
         }
