@@ -8,6 +8,7 @@
 
 pub mod compress;
 pub mod store;
+pub mod yaml_write;
 
 use std::collections::BTreeMap;
 

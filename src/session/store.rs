@@ -140,7 +140,7 @@ impl SessionStore for YamlStore {
             path: path.clone(),
             message,
         };
-        let text = serde_yaml::to_string(session).map_err(|e| io(e.to_string()))?;
+        let text = super::yaml_write::to_yaml(session).map_err(|e| io(e.to_string()))?;
         crate::atomic_file::write_atomic(&path, text.as_bytes(), true)
             .map_err(|e| io(e.to_string()))?;
         Ok(path)
