@@ -147,6 +147,12 @@ pub fn assert_plain(text: &str) {
     assert!(!text.contains('\x1b'), "unexpected ANSI escape in {text:?}");
 }
 
-pub fn exists(p: &Path) -> bool {
-    p.exists()
+/// Asserts that a file is private to its owner (mode 0600) on Unix.
+pub fn assert_private(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{} is not private", path.display());
+    }
 }

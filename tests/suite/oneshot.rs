@@ -357,12 +357,7 @@ fn debug_log_records_the_request_but_never_the_key() {
         !text.contains("test-key"),
         "the API key leaked into the log"
     );
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&log).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
+    crate::common::assert_private(&log);
 }
 
 #[test]

@@ -364,15 +364,7 @@ fn history_persists_between_runs() {
     pty.read_to_end();
     let history = std::fs::read_to_string(env.config_dir().join("history.txt")).unwrap();
     assert!(history.contains("remember this line"), "{history}");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(env.config_dir().join("history.txt"))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
+    crate::common::assert_private(&env.config_dir().join("history.txt"));
 }
 
 #[test]

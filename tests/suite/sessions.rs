@@ -27,15 +27,7 @@ fn a_named_session_carries_the_conversation_across_invocations() {
         file.contains("model: fake:text-only") && file.contains("Nice to meet you, Ada."),
         "{file}"
     );
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(session_file(&env, "intro"))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
+    crate::common::assert_private(&session_file(&env, "intro"));
 
     let out = env
         .loki()

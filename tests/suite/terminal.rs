@@ -88,15 +88,7 @@ fn first_run_wizard_writes_a_private_config_and_answers() {
     let config = std::fs::read_to_string(env.config_path()).unwrap();
     assert!(config.contains("model: openai:gpt-4.1-mini"), "{config}");
     assert!(config.contains("api_key: sk-wizard"), "{config}");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(env.config_path())
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600);
-    }
+    crate::common::assert_private(&env.config_path());
     let req = env.server.last_request();
     assert_eq!(req.header("authorization"), Some("Bearer sk-wizard"));
 }
