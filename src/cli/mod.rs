@@ -349,6 +349,22 @@ fn apply_role_flags(
     Ok(())
 }
 
+/// Applies `LOKI_<KEY>` overrides to a configuration synthesised without a file: the
+/// overrides are read into a default configuration, which then takes the synthesised
+/// clients (and model, unless `LOKI_MODEL` chose one).
+fn with_env_overrides(
+    synth: AppConfig,
+    paths: &Paths,
+    env: &Env,
+) -> Result<AppConfig, ConfigError> {
+    let mut config = config::load::parse("", &paths.config_file, env)?.config;
+    config.clients = synth.clients;
+    if config.model.is_none() {
+        config.model = synth.model;
+    }
+    Ok(config)
+}
+
 /// Finds the configuration: the config file, else the environment, else a local model
 /// server, else (on a terminal) the first-run wizard.
 async fn load_config(
@@ -371,10 +387,10 @@ async fn load_config(
         return Ok((loaded.config, paths.config_file.display().to_string()));
     }
     if let Some(found) = config::zero::from_env(env) {
-        return Ok((found.config, found.origin));
+        return Ok((with_env_overrides(found.config, paths, env)?, found.origin));
     }
     if let Some(found) = config::zero::probe_local(env).await {
-        return Ok((found.config, found.origin));
+        return Ok((with_env_overrides(found.config, paths, env)?, found.origin));
     }
     if info_only {
         return Ok((AppConfig::default(), "none".into()));

@@ -96,6 +96,15 @@ fn ask() -> Result<Answers, String> {
     let default_model = vendor.map(|v| v.default_model).unwrap_or("");
     let model = inquire::Text::new("Default model:")
         .with_default(default_model)
+        .with_validator(|text: &str| {
+            Ok(if text.trim().is_empty() {
+                inquire::validator::Validation::Invalid(
+                    "a model name is needed, e.g. llama3.2".into(),
+                )
+            } else {
+                inquire::validator::Validation::Valid
+            })
+        })
         .prompt()
         .map_err(cancelled)?;
     Ok(Answers {

@@ -87,7 +87,6 @@ pub struct OpenAiConfig {
 
 /// HTTP transport settings of a client (`extra:`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
 pub struct ExtraConfig {
     /// `http://`, `https://` or `socks5://` proxy URL; `-` disables proxies entirely.
     pub proxy: Option<String>,

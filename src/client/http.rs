@@ -158,6 +158,21 @@ pub async fn post_json(
 }
 
 fn connect_error(settings: &HttpSettings, url: &str, e: &reqwest::Error) -> ProviderError {
+    if e.is_connect() {
+        let message = if e.is_timeout() {
+            format!(
+                "no connection within {}s (extra.connect_timeout)",
+                settings.connect_timeout.as_secs()
+            )
+        } else {
+            error_chain(e)
+        };
+        return ProviderError::Connect {
+            client: settings.client.clone(),
+            url: url.to_string(),
+            message,
+        };
+    }
     if e.is_timeout() {
         return ProviderError::Timeout {
             client: settings.client.clone(),

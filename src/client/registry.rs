@@ -35,7 +35,7 @@ pub enum ModelError {
         id: String,
     },
     /// The model exists but is not of the requested kind.
-    #[error("model `{id}` is a {actual} model, not a {wanted} model")]
+    #[error("model `{id}` is of type {actual}, not {wanted}")]
     WrongKind {
         /// The id.
         id: String,
@@ -151,6 +151,9 @@ impl ProviderRegistry {
     pub fn resolve(&self, id: &str, kind: ModelKind) -> Result<Model, ModelError> {
         let id = id.trim();
         if let Some((client, name)) = id.split_once(':') {
+            if name.trim().is_empty() {
+                return Err(ModelError::UnknownModel { id: id.to_string() });
+            }
             let Some(entry) = self.entry(client) else {
                 return Err(ModelError::UnknownClient {
                     id: id.to_string(),
@@ -381,7 +384,13 @@ mod tests {
             .resolve("local:emb", ModelKind::Chat)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("embedding model"), "{e}");
+        assert!(e.contains("of type embedding"), "{e}");
+        assert!(matches!(
+            r.resolve("openai:", ModelKind::Chat),
+            Err(ModelError::UnknownModel { .. })
+        ));
+        assert!(!is_loopback("http://[2001:db8::1]/v1"));
+        assert!(is_loopback("http://[::1]:8080/v1"));
         assert!(matches!(
             r.resolve("ghost", ModelKind::Chat),
             Err(ModelError::UnknownModel { .. })

@@ -55,14 +55,15 @@ impl RetryPolicy {
 /// Parses a `Retry-After` value (delta seconds or an HTTP date) or a `retry-after-ms`
 /// value.
 pub fn parse_retry_after(seconds_or_date: Option<&str>, millis: Option<&str>) -> Option<Duration> {
+    // Server-supplied numbers can be anything (`inf`, `1e300`, negative): never panic.
     if let Some(ms) = millis.and_then(|v| v.trim().parse::<f64>().ok())
-        && ms >= 0.0
+        && let Ok(d) = Duration::try_from_secs_f64(ms / 1000.0)
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(d);
     }
     let value = seconds_or_date?.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return Duration::try_from_secs_f64(secs).ok();
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(
@@ -140,5 +141,8 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(parse_retry_after(Some("soon"), None), None);
+        assert_eq!(parse_retry_after(Some("inf"), None), None);
+        assert_eq!(parse_retry_after(Some("-3"), None), None);
+        assert_eq!(parse_retry_after(Some("1e300"), Some("NaN")), None);
     }
 }

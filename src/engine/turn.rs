@@ -335,8 +335,11 @@ fn apply_event(event: ProviderEvent, emitter: &dyn Emitter, out: &mut Collected)
             if let Some(id) = id {
                 call.id = id;
             }
-            if let Some(name) = name {
-                call.name.push_str(&name);
+            // The name arrives whole in the first fragment; some servers repeat it.
+            if let Some(name) = name
+                && call.name.is_empty()
+            {
+                call.name = name;
             }
             call.arguments.push_str(&arguments);
         }

@@ -248,7 +248,7 @@ impl Repl {
     /// Runs the editor on `path`; false (after an error line) when it fails.
     fn run_editor(&self, path: &std::path::Path) -> bool {
         let editor = editor_command(self.state());
-        let status = std::process::Command::new(&editor).arg(path).status();
+        let status = editor_process(&editor).arg(path).status();
         if matches!(status, Ok(s) if s.success()) {
             return true;
         }
@@ -623,6 +623,14 @@ fn completion_data(state: &AppState) -> CompletionData {
             .map(|m| (m.id(), m.describe()))
             .collect(),
     }
+}
+
+/// A process for an editor command line such as `code --wait` (split like a shell would).
+pub fn editor_process(editor: &str) -> std::process::Command {
+    let mut words = commands::split_words(editor).into_iter();
+    let mut cmd = std::process::Command::new(words.next().unwrap_or_else(|| "nano".into()));
+    cmd.args(words);
+    cmd
 }
 
 /// `editor:` from config, else `$VISUAL`, `$EDITOR`, else `nano`.

@@ -71,3 +71,21 @@ fn info_works_without_any_configuration() {
         "{info}"
     );
 }
+
+#[test]
+fn loki_overrides_apply_without_a_config_file() {
+    let env = TestEnv::bare();
+    env.loki()
+        .env("OPENAI_API_KEY", "sk-env")
+        .env("OPENAI_API_BASE", env.server.base_url())
+        .env("LOKI_MODEL", "openai:gpt-4o")
+        .env("LOKI_STREAM", "false")
+        .env("LOKI_TEMPERATURE", "0.7")
+        .arg("hi")
+        .assert()
+        .success();
+    let body = env.server.last_request().json();
+    assert_eq!(body["model"], "gpt-4o");
+    assert_eq!(body["temperature"], serde_json::json!(0.7));
+    assert!(body.get("stream").is_none());
+}

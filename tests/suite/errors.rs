@@ -321,3 +321,13 @@ fn proxy_setting_routes_requests() {
     assert_eq!(req.header("host"), Some("llm.example.invalid"));
     assert_eq!(req.path, "/v1/chat/completions");
 }
+
+#[test]
+fn an_absurd_retry_after_is_not_a_crash() {
+    let env = TestEnv::new();
+    env.server
+        .push(openai::error(429, "slow down", "rate_limit").header("retry-after", "inf"));
+    env.server.push(openai::text_stream(&["fine"]));
+    let out = env.loki().arg("hi").assert().success();
+    assert_eq!(stdout(&out), "fine\n");
+}
