@@ -134,9 +134,6 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     };
     let state = Arc::new(AppState::new(config, paths, env, origin));
 
-    if let Err(e) = role::install_builtins(&state.paths.roles_dir) {
-        tracing::warn!("cannot install the built-in roles: {e}");
-    }
     if args.list_roles {
         let mut out = std::io::stdout().lock();
         for name in role::list(&state.paths.roles_dir) {
@@ -164,6 +161,11 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         return Ok(0);
     }
 
+    // First run: write the built-in roles where the user can edit them. The information
+    // commands above never write anything.
+    if let Err(e) = role::install_builtins(&state.paths.roles_dir) {
+        tracing::warn!("cannot install the built-in roles: {e}");
+    }
     let mut text = args.text.join(" ");
     if text.is_empty() && args.files.is_empty() && stdin_tty && !args.execute {
         if !stdout_tty {

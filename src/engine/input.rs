@@ -228,6 +228,11 @@ fn walk_dir(dir: &Path, shown: &str, loaded: &mut Loaded) -> Result<(), InputErr
     Ok(())
 }
 
+/// Directories that never hold input worth sending (VCS data, dependencies, builds).
+fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
+    name.to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n))
+}
+
 fn load_glob(pattern: &str, cwd: &Path, loaded: &mut Loaded) -> Result<(), InputError> {
     let glob_error = |message: String| InputError::Glob {
         pattern: pattern.to_string(),
@@ -253,11 +258,13 @@ fn load_glob(pattern: &str, cwd: &Path, loaded: &mut Loaded) -> Result<(), Input
         cwd.join(&root)
     };
     let mut matched = 0usize;
-    for entry in walkdir::WalkDir::new(&base)
+    let walker = walkdir::WalkDir::new(&base)
         .sort_by_file_name()
         .into_iter()
-        .flatten()
-    {
+        .filter_entry(|e| {
+            !(e.file_type().is_dir() && e.depth() > 0 && is_skipped_dir(e.file_name()))
+        });
+    for entry in walker.flatten() {
         if !entry.file_type().is_file() {
             continue;
         }

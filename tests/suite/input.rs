@@ -63,6 +63,7 @@ fn globs_select_files() {
     env.write("docs/a.md", "A");
     env.write("docs/deep/b.txt", "B");
     env.write("docs/c.rs", "C");
+    env.write("docs/node_modules/dep/readme.md", "dependency");
     env.loki()
         .args(["-f", "docs/**/*.{md,txt}", "go"])
         .assert()
@@ -72,7 +73,10 @@ fn globs_select_files() {
         text.contains("FILE: docs/a.md") && text.contains("FILE: docs/deep/b.txt"),
         "{text}"
     );
-    assert!(!text.contains("c.rs"), "{text}");
+    assert!(
+        !text.contains("c.rs") && !text.contains("dependency"),
+        "{text}"
+    );
 
     let out = env
         .loki()

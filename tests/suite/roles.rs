@@ -116,6 +116,11 @@ fn builtins_are_installed_listed_and_overridable() {
         assert!(names.lines().any(|l| l == builtin), "{names}");
     }
     assert!(
+        !env.config_dir().join("roles").exists(),
+        "listing writes nothing"
+    );
+    env.loki().arg("first run").assert().success();
+    assert!(
         env.config_dir().join("roles/shell.md").exists(),
         "built-ins installed on first run"
     );
