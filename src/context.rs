@@ -14,7 +14,9 @@ use crate::client::registry::ModelError;
 use crate::client::{Message, Model, Provider};
 use crate::engine::CoreError;
 use crate::role::Role;
-use crate::session::Session;
+use crate::session::handle::SessionHandle;
+use crate::session::id::SessionAlias;
+use crate::session::{Session, TEMP_SESSION};
 use crate::state::AppState;
 
 /// Per-conversation state.
@@ -42,7 +44,7 @@ pub struct RequestContext {
     /// Offer tools to the model.
     pub function_calling_support: bool,
     /// The open session, if any (its messages are `history`).
-    pub session: Option<ActiveSession>,
+    pub session: Option<SessionHandle>,
     /// Cancels the running turn. Replaced by a fresh token after each cancellation.
     pub cancel: CancellationToken,
 }
@@ -57,54 +59,58 @@ impl std::fmt::Debug for RequestContext {
     }
 }
 
-/// A session attached to the conversation.
-#[derive(Debug, Clone)]
-pub struct ActiveSession {
-    /// Its name (file stem).
-    pub name: String,
-    /// What was loaded (settings and keys loki keeps but does not use).
-    pub stored: Session,
-    /// Messages changed since it was loaded or saved.
-    pub dirty: bool,
-}
-
 impl RequestContext {
-    /// Opens (or starts) session `name`: a saved session restores its model, sampling
-    /// settings, role and messages; a new one starts empty with the current settings.
+    /// Opens (or starts) session `name` (an alias or an id): a saved session restores its
+    /// model, sampling settings, role and messages; a new one starts empty with the
+    /// current settings. `temp` always starts a fresh, unnamed-on-disk session.
     pub fn open_session(&mut self, state: &AppState, name: &str) -> Result<bool, CoreError> {
-        let stored = state.sessions.load(name)?;
-        let existed = stored.is_some();
-        let stored = stored.unwrap_or_default();
-        if let Some(model) = &stored.model {
-            self.set_model(state, model)?;
+        let store = &state.sessions;
+        let existing = if name == TEMP_SESSION {
+            None
+        } else {
+            store.open_key(name)?
+        };
+        let existed = existing.is_some();
+        let handle = match existing {
+            Some(handle) => handle,
+            None => store.create(Some(SessionAlias::new(name)?), Session::default())?,
+        };
+        {
+            let guard = handle.lock();
+            let stored = guard.get();
+            if let Some(model) = &stored.model {
+                self.set_model(state, model)?;
+            }
+            if stored.temperature.is_some() {
+                self.temperature = stored.temperature;
+            }
+            if stored.top_p.is_some() {
+                self.top_p = stored.top_p;
+            }
+            if let Some(prompt) = &stored.role_prompt {
+                let mut role = Role::temp(prompt);
+                role.name = stored
+                    .role_name
+                    .clone()
+                    .unwrap_or_else(|| role.name.clone());
+                self.role = Some(role);
+            }
+            self.history = stored.messages.clone();
         }
-        if stored.temperature.is_some() {
-            self.temperature = stored.temperature;
-        }
-        if stored.top_p.is_some() {
-            self.top_p = stored.top_p;
-        }
-        if let Some(prompt) = &stored.role_prompt {
-            let mut role = Role::temp(prompt);
-            role.name = stored
-                .role_name
-                .clone()
-                .unwrap_or_else(|| role.name.clone());
-            self.role = Some(role);
-        }
-        self.history = stored.messages.clone();
-        self.session = Some(ActiveSession {
-            name: name.to_string(),
-            stored,
-            dirty: false,
-        });
+        self.session = Some(handle);
         Ok(existed)
     }
 
     /// The session file contents for the current conversation.
     pub fn session_snapshot(&self) -> Option<Session> {
-        let active = self.session.as_ref()?;
-        let mut session = active.stored.clone();
+        let handle = self.session.as_ref()?;
+        let mut session = handle.lock().get().clone();
+        self.write_into(&mut session);
+        Some(session)
+    }
+
+    /// Copies the conversation's settings and messages into its session.
+    fn write_into(&self, session: &mut Session) {
         session.model = Some(self.model.id());
         session.temperature = self.temperature;
         session.top_p = self.top_p;
@@ -114,31 +120,50 @@ impl RequestContext {
             .as_ref()
             .map(|r| r.prompt.clone())
             .filter(|p| !p.is_empty());
-        session.messages = self.history.clone();
-        Some(session)
+        session.messages.clone_from(&self.history);
     }
 
-    /// Saves the open session (under `rename` when given); returns the file written.
+    /// Saves the open session (renamed to `rename` when given); returns the file written.
+    ///
+    /// The temporary session is saved under an autoname alias (`_/<timestamp>[-<title>]`)
+    /// unless a name is given.
     pub fn save_session(
         &mut self,
         state: &AppState,
         rename: Option<&str>,
     ) -> Result<std::path::PathBuf, CoreError> {
-        let snapshot = self.session_snapshot().ok_or_else(|| {
-            CoreError::InvalidRequest(
+        let Some(mut handle) = self.session.take() else {
+            return Err(CoreError::InvalidRequest(
                 "no session is open (use `-s <name>` or `.session <name>`)".into(),
-            )
-        })?;
-        let Some(active) = self.session.as_mut() else {
-            return Err(CoreError::InvalidRequest("no session is open".into()));
+            ));
         };
-        if let Some(name) = rename {
-            active.name = name.to_string();
+        let result = self.save_handle(state, &mut handle, rename);
+        self.session = Some(handle);
+        result
+    }
+
+    fn save_handle(
+        &self,
+        state: &AppState,
+        handle: &mut SessionHandle,
+        rename: Option<&str>,
+    ) -> Result<std::path::PathBuf, CoreError> {
+        let is_temp = handle.alias().is_some_and(|a| a.as_str() == TEMP_SESSION);
+        let new_name = match rename {
+            Some(TEMP_SESSION) => {
+                return Err(CoreError::InvalidRequest(format!(
+                    "`{TEMP_SESSION}` is reserved for the unsaved session; choose another name"
+                )));
+            }
+            Some(name) => Some(name.to_string()),
+            None if is_temp => Some(autoname_alias(handle.lock().get().autoname.as_deref())),
+            None => None,
+        };
+        if let Some(name) = new_name {
+            state.sessions.rename(handle, SessionAlias::new(name)?)?;
         }
-        let path = state.sessions.save(&active.name, &snapshot)?;
-        active.stored = snapshot;
-        active.dirty = false;
-        Ok(path)
+        self.write_into(handle.lock().get_mut());
+        Ok(state.sessions.save(handle)?)
     }
 
     /// Resolves a context from the shared state: `model_id` (from `-m`) or the configured
@@ -194,6 +219,18 @@ impl RequestContext {
         self.provider = provider_for(state, &model)?;
         self.model = model;
         Ok(())
+    }
+}
+
+/// The alias a saved temporary session gets: `_/<UTC timestamp>[-<title slug>]`.
+fn autoname_alias(title: Option<&str>) -> String {
+    let stamp = crate::role::compact_timestamp(std::time::SystemTime::now());
+    match title
+        .map(crate::session::id::slugify)
+        .filter(|s| !s.is_empty())
+    {
+        Some(slug) => format!("{}{stamp}-{slug}", crate::session::id::AUTONAME_PREFIX),
+        None => format!("{}{stamp}", crate::session::id::AUTONAME_PREFIX),
     }
 }
 

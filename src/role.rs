@@ -197,6 +197,14 @@ fn httpdate_rfc3339(t: std::time::SystemTime) -> String {
     )
 }
 
+/// A UTC timestamp usable in file names: `20261122T101544`.
+pub fn compact_timestamp(t: std::time::SystemTime) -> String {
+    httpdate_rfc3339(t)
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .collect()
+}
+
 impl Role {
     /// A temporary role from a prompt (`--prompt`, `.prompt`).
     pub fn temp(prompt: &str) -> Self {

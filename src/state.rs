@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::client::ProviderRegistry;
 use crate::config::{AppConfig, Env, Paths};
-use crate::session::store::{SessionStore, YamlStore};
+use crate::session::store::{FileSessionStore, SessionStore};
 
 /// Shared, read-only services.
 pub struct AppState {
@@ -40,7 +40,7 @@ impl AppState {
     pub fn new(config: AppConfig, paths: Paths, env: Env, config_origin: String) -> Self {
         let models_override = std::fs::read_to_string(&paths.models_override_file).ok();
         let providers = ProviderRegistry::new(&config, &env, models_override);
-        let sessions = Arc::new(YamlStore::new(paths.sessions_dir.clone()));
+        let sessions = Arc::new(FileSessionStore::new(paths.sessions_dir.clone()));
         Self {
             sessions,
             config,

@@ -143,8 +143,8 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     }
     if args.list_sessions {
         let mut out = std::io::stdout().lock();
-        for name in state.sessions.list() {
-            writeln!(out, "{name}")?;
+        for meta in state.sessions.list() {
+            writeln!(out, "{}", meta.name())?;
         }
         return Ok(0);
     }
@@ -241,9 +241,16 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     };
     let result = engine.run(&mut ctx, request, &emitter).await;
     ctrl_c.abort();
+    if args.save_session && result.is_ok() {
+        engine.autoname_or_warn(&mut ctx, &emitter).await;
+    }
     if let Err(e) = finish_session(&state, &mut ctx, args.save_session) {
         report_error(&stderr_theme, &e.to_string());
-        return Ok(1);
+        // The run's own failure (say Ctrl-C, 130) still decides the exit code.
+        return Ok(match &result {
+            Err(e) if !emitter.broken_pipe() => e.exit_code(),
+            _ => 1,
+        });
     }
     match result {
         Ok(_) => Ok(0),
@@ -291,8 +298,9 @@ fn apply_prelude(
 }
 
 /// Saves the session after a one-shot run: named sessions are saved unless
-/// `save_session: false`; the temporary session only with `--save-session`. Whatever
-/// arrived before an error or Ctrl-C is saved too.
+/// `save_session: false`; the temporary session only with `save_session: true` or
+/// `--save-session` (under `_/<timestamp>-<title>`). Whatever arrived before an error or
+/// Ctrl-C is saved too.
 fn finish_session(
     state: &AppState,
     ctx: &mut RequestContext,
@@ -301,9 +309,14 @@ fn finish_session(
     let Some(active) = &ctx.session else {
         return Ok(());
     };
-    let setting = active.stored.save_session.or(state.config.save_session);
-    let temp = active.name == crate::session::TEMP_SESSION;
-    let save = force || (active.dirty && !temp && setting != Some(false));
+    let setting = active
+        .lock()
+        .get()
+        .save_session
+        .or(state.config.save_session);
+    let temp = active.name() == crate::session::TEMP_SESSION;
+    let save =
+        force || (active.is_dirty() && setting != Some(false) && (!temp || setting == Some(true)));
     if save {
         let path = ctx.save_session(state, None)?;
         tracing::info!("saved session to {}", path.display());

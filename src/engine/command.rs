@@ -75,8 +75,12 @@ pub fn apply(
         }
         Command::ClearConversation => {
             ctx.history.clear();
-            if let Some(session) = ctx.session.as_mut() {
-                session.dirty = true;
+            if let Some(session) = &ctx.session {
+                let mut guard = session.lock();
+                let session = guard.get_mut();
+                session.compressed_messages.clear();
+                session.autoname = None;
+                session.extra.remove("data_urls");
             }
             Ok("conversation cleared".into())
         }

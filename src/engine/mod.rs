@@ -117,6 +117,9 @@ impl Engine {
         if ctx.session.is_some() && !ctx.dry_run && self.over_threshold(ctx) {
             self.compress(ctx, emitter).await?;
         }
+        if !ctx.dry_run && self.saves_session(ctx) {
+            self.autoname_or_warn(ctx, emitter).await;
+        }
         if ctx.save
             && ctx.session.is_none()
             && !ctx.dry_run
@@ -134,9 +137,83 @@ impl Engine {
         let threshold = ctx
             .session
             .as_ref()
-            .and_then(|s| s.stored.compression_threshold)
+            .and_then(|s| s.lock().get().compression_threshold)
             .unwrap_or(self.state.config.compression_threshold);
         threshold > 0 && session_tokens(ctx) >= threshold
+    }
+
+    /// Whether the open session will be saved when it is closed (`save_session: true`,
+    /// from the session or the configuration).
+    pub fn saves_session(&self, ctx: &RequestContext) -> bool {
+        ctx.session.as_ref().is_some_and(|s| {
+            s.lock()
+                .get()
+                .save_session
+                .or(self.state.config.save_session)
+                == Some(true)
+        })
+    }
+
+    /// [`Engine::autoname`], with a failure reported as a warning (the session is then
+    /// saved under a timestamp alone).
+    pub async fn autoname_or_warn(&self, ctx: &mut RequestContext, emitter: &dyn Emitter) {
+        if let Err(e) = self.autoname(ctx, emitter).await {
+            emitter.emit(Event::Notice(event::Notice::warning(format!(
+                "could not name the session: {e}"
+            ))));
+        }
+    }
+
+    /// Gives a temporary session a title with the `create-title` role, from its first
+    /// question, unless it has one. The title ends up in the name the session is saved
+    /// under. Returns the title.
+    pub async fn autoname(
+        &self,
+        ctx: &mut RequestContext,
+        emitter: &dyn Emitter,
+    ) -> Result<Option<String>, CoreError> {
+        let Some(session) = &ctx.session else {
+            return Ok(None);
+        };
+        let untitled = session.name() == crate::session::TEMP_SESSION
+            && session.lock().get().autoname.is_none();
+        let first_question = ctx
+            .history
+            .iter()
+            .find(|m| m.role == crate::client::Role::User)
+            .map(crate::client::Message::text_content);
+        let Some(question) = first_question.filter(|q| untitled && !q.trim().is_empty()) else {
+            return Ok(None);
+        };
+        emitter.emit(Event::Notice(event::Notice::info(
+            "autonaming the session…",
+        )));
+        let vars = crate::role::SystemVars::detect(&self.state.env);
+        let role = crate::role::Role::load(&self.state.paths.roles_dir, "create-title", &vars)?;
+        let excerpt: String = question.chars().take(2000).collect();
+        let request = crate::client::ChatRequest {
+            messages: role.frame(crate::client::Message::text(
+                crate::client::Role::User,
+                excerpt,
+            )),
+            temperature: role.temperature,
+            top_p: role.top_p,
+            max_tokens: None,
+            stream: false,
+            tools: Vec::new(),
+        };
+        let answer = turn::complete_text(ctx, &request).await?;
+        let title = crate::client::openai::strip_think(&answer)
+            .trim()
+            .trim_matches(['"', '\'', '.'])
+            .to_string();
+        if crate::session::id::slugify(&title).is_empty() {
+            return Ok(None);
+        }
+        if let Some(session) = &ctx.session {
+            session.lock().get_mut().autoname = Some(title.clone());
+        }
+        Ok(Some(title))
     }
 
     /// Summarises the older part of the session with the model and replaces it with the
@@ -182,9 +259,8 @@ impl Engine {
         )];
         history.extend(kept);
         ctx.history = history;
-        if let Some(session) = ctx.session.as_mut() {
-            session.stored.compressed_messages.extend(old);
-            session.dirty = true;
+        if let Some(session) = &ctx.session {
+            session.lock().get_mut().compressed_messages.extend(old);
         }
         emitter.emit(Event::Notice(event::Notice::info(format!(
             "session compressed (about {before} → {} tokens)",

@@ -239,8 +239,8 @@ fn record(
     calls: Vec<ToolCall>,
     interrupted: bool,
 ) {
-    if let Some(session) = ctx.session.as_mut() {
-        session.dirty = true;
+    if let Some(session) = &ctx.session {
+        session.mark_dirty();
     }
     let mut assistant = Message::text(Role::Assistant, text.clone());
     assistant.tool_calls = calls;

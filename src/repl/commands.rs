@@ -110,7 +110,7 @@ pub const COMMANDS: &[ReplCommand] = &[
     ReplCommand {
         name: ".session",
         args: "[name]",
-        help: "Start or resume a session (saved as sessions/<name>.yaml)",
+        help: "Start or resume a session by name or id (no name: a temporary session)",
         parse: |args| {
             Action::OpenSession(if args.is_empty() {
                 "temp".into()

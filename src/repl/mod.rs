@@ -189,7 +189,7 @@ impl Repl {
                     Err(e) => self.error(&format!("cannot delete {}: {e}", path.display())),
                 }
             }
-            Action::DeleteSession(name) => match self.state().sessions.delete(&name) {
+            Action::DeleteSession(name) => match self.state().sessions.delete_key(&name) {
                 Ok(()) => self.note(&format!("deleted session {name}")),
                 Err(e) => self.error(&e.to_string()),
             },
@@ -306,7 +306,7 @@ impl Repl {
     }
 
     fn edit_session(&mut self) {
-        let Some(name) = self.ctx.session.as_ref().map(|s| s.name.clone()) else {
+        let Some(name) = self.ctx.session.as_ref().map(|s| s.id().to_string()) else {
             return self.error("no session is open");
         };
         let path = match self.ctx.save_session(self.engine.state(), None) {
@@ -317,13 +317,13 @@ impl Repl {
             return;
         }
         // Validate before dropping the open session, so a broken edit loses nothing.
-        if let Err(e) = self.state().sessions.load(&name) {
+        if let Err(e) = crate::session::store::parse_file(&path) {
             return self.error(&format!("{e}; the session stays as it was before the edit"));
         }
         self.ctx.session = None;
         match self.ctx.open_session(self.engine.state(), &name) {
             Ok(_) => self.note(&format!(
-                "reloaded session {name} ({} messages)",
+                "reloaded the session ({} messages)",
                 self.ctx.history.len()
             )),
             Err(e) => self.error(&e.to_string()),
@@ -347,7 +347,7 @@ impl Repl {
         if let Some(active) = &self.ctx.session {
             return self.error(&format!(
                 "already in session `{}`; .exit session first",
-                active.name
+                active.name()
             ));
         }
         match self.ctx.open_session(self.engine.state(), name) {
@@ -360,30 +360,41 @@ impl Repl {
         }
     }
 
-    /// Leaves the session, saving it per `save_session`: `true` saves, `false` discards,
-    /// unset asks (named sessions with changes only; the temporary session is not kept
-    /// unless saved by name with `.save session <name>`).
+    /// Leaves the session, saving it per `save_session` if it changed: `true` saves (the
+    /// temporary session under an autoname), `false` discards, unset asks — and for the
+    /// temporary session also asks for a name.
     fn close_session(&mut self) {
         let Some(active) = &self.ctx.session else {
             return;
         };
         let setting = active
-            .stored
+            .lock()
+            .get()
             .save_session
             .or(self.state().config.save_session);
-        let named = active.name != crate::session::TEMP_SESSION;
-        let save = active.dirty
-            && named
+        let name = active.name();
+        let temp = name == crate::session::TEMP_SESSION;
+        let mut rename = None;
+        let save = active.is_dirty()
             && match setting {
                 Some(choice) => choice,
-                None => inquire::Confirm::new(&format!("Save session `{}`?", active.name))
-                    .with_default(true)
-                    .prompt()
-                    .unwrap_or(false),
+                None => {
+                    let asked = inquire::Confirm::new(&format!("Save session `{name}`?"))
+                        .with_default(true)
+                        .prompt()
+                        .unwrap_or(false);
+                    if asked && temp {
+                        rename = ask_session_name();
+                    }
+                    asked && (!temp || rename.is_some())
+                }
             };
         if save {
-            match self.ctx.save_session(self.engine.state(), None) {
-                Ok(path) => self.note(&format!("saved {}", path.display())),
+            match self
+                .ctx
+                .save_session(self.engine.state(), rename.as_deref())
+            {
+                Ok(path) => self.note(&format!("saved the session to {}", path.display())),
                 Err(e) => self.error(&e.to_string()),
             }
         }
@@ -509,8 +520,11 @@ impl Repl {
             vars.set("role", role.name.clone());
         }
         if let Some(session) = &ctx.session {
-            vars.set("session", session.name.clone());
-            vars.set("dirty", session.dirty.to_string());
+            vars.set("session", session.name());
+            vars.set("dirty", session.is_dirty().to_string());
+            if let Some(autoname) = session.lock().get().autoname.clone() {
+                vars.set("session_autoname", autoname);
+            }
             let tokens = crate::engine::session_tokens(ctx);
             vars.set("consume_tokens", tokens.to_string());
             if let Some(max) = ctx.model.config.max_input_tokens.filter(|m| *m > 0) {
@@ -572,7 +586,7 @@ impl Repl {
                 "session",
                 ctx.session
                     .as_ref()
-                    .map(|s| s.name.clone())
+                    .map(crate::session::handle::SessionHandle::name)
                     .unwrap_or_else(|| "none".into()),
             ),
             ("highlight", self.display.highlight.to_string()),
@@ -642,4 +656,23 @@ fn editor_command(state: &AppState) -> String {
         .or_else(|| state.env.get("VISUAL").map(str::to_string))
         .or_else(|| state.env.get("EDITOR").map(str::to_string))
         .unwrap_or_else(|| "nano".into())
+}
+
+/// Asks what to call the temporary session being saved; `None` if the user gives up.
+fn ask_session_name() -> Option<String> {
+    let validator = |text: &str| {
+        let text = text.trim();
+        Ok(if text.is_empty() || text == crate::session::TEMP_SESSION {
+            inquire::validator::Validation::Invalid("choose a name other than `temp`".into())
+        } else if let Err(e) = crate::session::id::SessionAlias::new(text) {
+            inquire::validator::Validation::Invalid(e.to_string().into())
+        } else {
+            inquire::validator::Validation::Valid
+        })
+    };
+    inquire::Text::new("Session name:")
+        .with_validator(validator)
+        .prompt()
+        .ok()
+        .map(|name| name.trim().to_string())
 }

@@ -7,6 +7,8 @@
 //! overwrites a file it could not parse.
 
 pub mod compress;
+pub mod handle;
+pub mod id;
 pub mod store;
 pub mod yaml_write;
 
@@ -49,6 +51,9 @@ pub struct Session {
     /// Messages replaced by a summary.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compressed_messages: Vec<Message>,
+    /// A title generated for a temporary session, used in the name it is saved under.
+    #[serde(skip)]
+    pub autoname: Option<String>,
     /// Keys written by other tools (or later versions), preserved as they are.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_yaml::Value>,

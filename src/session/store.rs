@@ -1,22 +1,48 @@
 //! Where sessions live. [`SessionStore`] is the interface the rest of loki uses;
-//! [`YamlStore`] keeps one `<name>.yaml` per session in a directory.
+//! [`FileSessionStore`] keeps them under a directory:
+//!
+//! ```text
+//! sessions/by-id/<uuid>/state.yaml     the session (Loki's YAML format)
+//! sessions/by-name/<alias>             a text file holding the uuid
+//! sessions/<alias>.yaml                a session written by Loki or an older loki
+//! ```
+//!
+//! Old-style `<alias>.yaml` files are migrated lazily: the first time an alias is looked
+//! up, the file is copied into the new layout under a fresh id and left in place.
 //!
 //! Writes go through [`crate::atomic_file`] (temp file + rename, mode 0600 because
 //! conversations are private). A file that does not parse is reported with its path,
 //! line and column and is never overwritten.
+//!
+//! Loading a large session is dominated by YAML parsing, so each save also writes a JSON
+//! copy next to the YAML, keyed by a hash of the YAML bytes; a load whose YAML still
+//! hashes the same reads the JSON instead. Editing the YAML by hand simply misses the
+//! cache.
 
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::SystemTime;
 
 use super::Session;
+use super::handle::{SessionHandle, Shared};
+use super::id::{SessionAlias, SessionId};
 
 /// A session that cannot be read, written or named.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
     /// The name would escape the sessions directory or is not a valid file name.
     #[error(
-        "invalid session name `{name}`: use letters, digits, `-`, `_` and `.` (one `/` allowed)"
+        "invalid session name `{name}`: use letters, digits, `-`, `_`, `.` and spaces (not starting with `.`)"
     )]
     InvalidName {
+        /// The name.
+        name: String,
+    },
+    /// Another session already has this name.
+    #[error("a session named `{name}` already exists; pick another name or delete it first")]
+    AliasInUse {
         /// The name.
         name: String,
     },
@@ -43,148 +69,518 @@ pub enum SessionError {
     /// No such session.
     #[error("no session named `{name}`")]
     NotFound {
-        /// The name.
+        /// The name or id asked for.
         name: String,
     },
 }
 
-/// Storage of sessions by name.
-pub trait SessionStore: Send + Sync {
-    /// Loads a session; `Ok(None)` when it does not exist.
-    fn load(&self, name: &str) -> Result<Option<Session>, SessionError>;
-    /// Saves a session atomically.
-    fn save(&self, name: &str, session: &Session) -> Result<PathBuf, SessionError>;
-    /// Session names, sorted.
-    fn list(&self) -> Vec<String>;
-    /// Deletes a session.
-    fn delete(&self, name: &str) -> Result<(), SessionError>;
+/// A stored session, as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionMeta {
+    /// Its id; `None` for an old-style file not migrated yet.
+    pub id: Option<SessionId>,
+    /// Its name, if it has one.
+    pub alias: Option<SessionAlias>,
+    /// When it was last written.
+    pub last_modified: SystemTime,
+    /// A saved temporary session named by loki (`_/…`).
+    pub is_autoname: bool,
 }
 
-/// One YAML file per session in a directory.
-#[derive(Debug, Clone)]
-pub struct YamlStore {
-    dir: PathBuf,
-}
-
-impl YamlStore {
-    /// A store over `dir` (created on first save).
-    pub fn new(dir: PathBuf) -> Self {
-        Self { dir }
-    }
-
-    /// The file of a session.
-    pub fn path(&self, name: &str) -> Result<PathBuf, SessionError> {
-        validate_name(name)?;
-        Ok(self.dir.join(format!("{name}.yaml")))
-    }
-}
-
-/// Names are file names, optionally one sub-directory deep (`_/2026…`).
-fn validate_name(name: &str) -> Result<(), SessionError> {
-    let bad = || SessionError::InvalidName {
-        name: name.to_string(),
-    };
-    let parts: Vec<&str> = name.split('/').collect();
-    if name.is_empty() || parts.len() > 2 {
-        return Err(bad());
-    }
-    for part in parts {
-        let ok_chars = part
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '));
-        if part.is_empty() || part.starts_with('.') || !ok_chars {
-            return Err(bad());
+impl SessionMeta {
+    /// What to show and what to type to open it: the alias, else the id.
+    pub fn name(&self) -> String {
+        match (&self.alias, &self.id) {
+            (Some(alias), _) => alias.to_string(),
+            (None, Some(id)) => id.to_string(),
+            (None, None) => String::new(),
         }
     }
-    Ok(())
 }
 
-impl SessionStore for YamlStore {
-    fn load(&self, name: &str) -> Result<Option<Session>, SessionError> {
-        let path = self.path(name)?;
-        let text = match std::fs::read_to_string(&path) {
+/// Storage of sessions by id, with names as aliases.
+pub trait SessionStore: Send + Sync {
+    /// Finds the session `key` names: a UUID, or an alias (migrating an old-style file).
+    fn resolve(&self, key: &str)
+    -> Result<Option<(SessionId, Option<SessionAlias>)>, SessionError>;
+    /// Opens a stored session. Handles to the same id share one lock.
+    fn open(
+        &self,
+        id: SessionId,
+        alias: Option<SessionAlias>,
+    ) -> Result<SessionHandle, SessionError>;
+    /// Starts a session in memory (written on the first [`SessionStore::save`]).
+    fn create(
+        &self,
+        alias: Option<SessionAlias>,
+        initial: Session,
+    ) -> Result<SessionHandle, SessionError>;
+    /// Writes the handle's session atomically and points its alias at it; returns the file.
+    fn save(&self, handle: &SessionHandle) -> Result<PathBuf, SessionError>;
+    /// Renames a session; its id and contents stay.
+    fn rename(&self, handle: &mut SessionHandle, alias: SessionAlias) -> Result<(), SessionError>;
+    /// Deletes a session: its state, the names pointing at it, and any old-style file.
+    fn delete(&self, id: SessionId) -> Result<(), SessionError>;
+    /// Every stored session, sorted by name.
+    fn list(&self) -> Vec<SessionMeta>;
+
+    /// Opens the session `key` names, if there is one.
+    fn open_key(&self, key: &str) -> Result<Option<SessionHandle>, SessionError> {
+        match self.resolve(key)? {
+            Some((id, alias)) => self.open(id, alias).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Deletes the session `key` names.
+    fn delete_key(&self, key: &str) -> Result<(), SessionError> {
+        let (id, _) = self.resolve(key)?.ok_or_else(|| SessionError::NotFound {
+            name: key.to_string(),
+        })?;
+        self.delete(id)
+    }
+}
+
+/// Sessions as files under one directory (the global one, or an agent's).
+#[derive(Debug)]
+pub struct FileSessionStore {
+    root: PathBuf,
+    live: Mutex<HashMap<SessionId, Weak<Shared>>>,
+}
+
+const STATE_FILE: &str = "state.yaml";
+const CACHE_FILE: &str = "state.cache.json";
+/// Temporary files older than this in a session's directory are left over from a crash.
+const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl FileSessionStore {
+    /// A store over `root` (created on first save).
+    pub fn new(root: PathBuf) -> Self {
+        Self {
+            root,
+            live: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn session_dir(&self, id: SessionId) -> PathBuf {
+        self.root.join("by-id").join(id.to_string())
+    }
+
+    /// The YAML file of a session.
+    pub fn state_path(&self, id: SessionId) -> PathBuf {
+        self.session_dir(id).join(STATE_FILE)
+    }
+
+    fn alias_path(&self, alias: &SessionAlias) -> PathBuf {
+        self.root.join("by-name").join(alias.as_str())
+    }
+
+    fn legacy_path(&self, alias: &SessionAlias) -> PathBuf {
+        self.root.join(format!("{alias}.yaml"))
+    }
+
+    /// The id an alias file points at; a missing, unreadable or dangling alias is `None`.
+    fn read_alias(&self, alias: &SessionAlias) -> Option<SessionId> {
+        let path = self.alias_path(alias);
+        let text = std::fs::read_to_string(&path).ok()?;
+        let Some(id) = SessionId::parse(text.trim()) else {
+            tracing::warn!("ignoring {}: it does not hold a session id", path.display());
+            return None;
+        };
+        self.state_path(id).is_file().then_some(id)
+    }
+
+    fn write_alias(&self, alias: &SessionAlias, id: SessionId) -> Result<(), SessionError> {
+        let path = self.alias_path(alias);
+        crate::atomic_file::write_atomic(&path, format!("{id}\n").as_bytes(), true)
+            .map_err(|e| io_error(&path, &e))
+    }
+
+    /// Copies an old-style `<alias>.yaml` into the id layout (the old file stays).
+    fn migrate(&self, alias: &SessionAlias) -> Result<Option<SessionId>, SessionError> {
+        let legacy = self.legacy_path(alias);
+        let text = match std::fs::read_to_string(&legacy) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(SessionError::Io {
-                    path,
-                    message: e.to_string(),
-                });
-            }
+            Err(e) => return Err(io_error(&legacy, &e)),
         };
-        if text.trim().is_empty() {
-            return Ok(Some(Session::default()));
+        parse_yaml(&legacy, &text)?;
+        let id = SessionId::new();
+        let state = self.state_path(id);
+        crate::atomic_file::write_atomic(&state, text.as_bytes(), true)
+            .map_err(|e| io_error(&state, &e))?;
+        self.write_alias(alias, id)?;
+        tracing::info!("migrated {} to {}", legacy.display(), state.display());
+        Ok(Some(id))
+    }
+
+    fn load(&self, id: SessionId) -> Result<Session, SessionError> {
+        let path = self.state_path(id);
+        sweep_stale_temp_files(&self.session_dir(id));
+        let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => SessionError::NotFound {
+                name: id.to_string(),
+            },
+            _ => io_error(&path, &e),
+        })?;
+        let key = content_key(text.as_bytes());
+        let cache = self.session_dir(id).join(CACHE_FILE);
+        if let Some(session) = read_cache(&cache, &key) {
+            return Ok(session);
         }
-        serde_yaml::from_str(&text).map(Some).map_err(|e| {
-            let (line, column) = e
-                .location()
-                .map(|l| (l.line(), l.column()))
-                .unwrap_or((0, 0));
-            let message = e.to_string();
-            SessionError::Corrupt {
-                path,
-                line,
-                column,
-                message: message
-                    .split(" at line ")
-                    .next()
-                    .unwrap_or(&message)
-                    .to_string(),
-            }
-        })
+        let session = parse_yaml(&path, &text)?;
+        if text.len() > CACHE_MIN_BYTES {
+            write_cache(&cache, key, &session);
+        }
+        Ok(session)
     }
 
-    fn save(&self, name: &str, session: &Session) -> Result<PathBuf, SessionError> {
-        let path = self.path(name)?;
-        let io = |message: String| SessionError::Io {
-            path: path.clone(),
-            message,
-        };
-        let text = super::yaml_write::to_yaml(session).map_err(|e| io(e.to_string()))?;
-        crate::atomic_file::write_atomic(&path, text.as_bytes(), true)
-            .map_err(|e| io(e.to_string()))?;
-        Ok(path)
+    fn share(&self, id: SessionId, session: Session) -> Arc<Shared> {
+        let shared = Arc::new(Shared {
+            session: Mutex::new(session),
+            ..Shared::default()
+        });
+        let mut live = self
+            .live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        live.retain(|_, weak| weak.strong_count() > 0);
+        live.insert(id, Arc::downgrade(&shared));
+        shared
     }
 
-    fn list(&self) -> Vec<String> {
-        let mut names = Vec::new();
-        collect(&self.dir, "", &mut names);
-        if let Ok(entries) = std::fs::read_dir(&self.dir) {
-            for entry in entries.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    let sub = entry.file_name().to_string_lossy().into_owned();
-                    collect(&entry.path(), &format!("{sub}/"), &mut names);
+    fn live(&self, id: SessionId) -> Option<Arc<Shared>> {
+        let live = self
+            .live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        live.get(&id).and_then(Weak::upgrade)
+    }
+
+    /// Every alias file: `(alias, id it holds)`.
+    fn aliases(&self) -> Vec<(SessionAlias, Option<SessionId>)> {
+        let mut out = Vec::new();
+        let by_name = self.root.join("by-name");
+        for (prefix, dir) in [("", by_name.clone()), ("_/", by_name.join("_"))] {
+            for name in file_names(&dir, None) {
+                if let Ok(alias) = SessionAlias::new(format!("{prefix}{name}")) {
+                    let id = std::fs::read_to_string(dir.join(&name))
+                        .ok()
+                        .and_then(|t| SessionId::parse(t.trim()));
+                    out.push((alias, id));
                 }
             }
         }
-        names.sort();
-        names
-    }
-
-    fn delete(&self, name: &str) -> Result<(), SessionError> {
-        let path = self.path(name)?;
-        std::fs::remove_file(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => SessionError::NotFound {
-                name: name.to_string(),
-            },
-            _ => SessionError::Io {
-                path,
-                message: e.to_string(),
-            },
-        })
+        out
     }
 }
 
-fn collect(dir: &Path, prefix: &str, names: &mut Vec<String>) {
+/// Below this size YAML parses fast enough that a cache is not worth a second file.
+const CACHE_MIN_BYTES: usize = 64 * 1024;
+
+impl SessionStore for FileSessionStore {
+    fn resolve(
+        &self,
+        key: &str,
+    ) -> Result<Option<(SessionId, Option<SessionAlias>)>, SessionError> {
+        if let Some(id) = SessionId::parse(key) {
+            if !self.state_path(id).is_file() && self.live(id).is_none() {
+                return Ok(None);
+            }
+            let alias = self
+                .aliases()
+                .into_iter()
+                .find(|(_, target)| *target == Some(id))
+                .map(|(alias, _)| alias);
+            return Ok(Some((id, alias)));
+        }
+        let alias = SessionAlias::new(key)?;
+        let id = match self.read_alias(&alias) {
+            Some(id) => Some(id),
+            None => self.migrate(&alias)?,
+        };
+        Ok(id.map(|id| (id, Some(alias))))
+    }
+
+    fn open(
+        &self,
+        id: SessionId,
+        alias: Option<SessionAlias>,
+    ) -> Result<SessionHandle, SessionError> {
+        if let Some(shared) = self.live(id) {
+            return Ok(SessionHandle::new(id, alias, shared));
+        }
+        let started = std::time::Instant::now();
+        let session = self.load(id)?;
+        tracing::debug!(
+            "session {id} loaded in {:.2} ms ({} messages)",
+            started.elapsed().as_secs_f64() * 1000.0,
+            session.messages.len()
+        );
+        Ok(SessionHandle::new(id, alias, self.share(id, session)))
+    }
+
+    fn create(
+        &self,
+        alias: Option<SessionAlias>,
+        initial: Session,
+    ) -> Result<SessionHandle, SessionError> {
+        if let Some(alias) = &alias
+            && self.resolve(alias.as_str())?.is_some()
+        {
+            return Err(SessionError::AliasInUse {
+                name: alias.to_string(),
+            });
+        }
+        let id = SessionId::new();
+        Ok(SessionHandle::new(id, alias, self.share(id, initial)))
+    }
+
+    fn save(&self, handle: &SessionHandle) -> Result<PathBuf, SessionError> {
+        let started = std::time::Instant::now();
+        let path = self.state_path(handle.id());
+        let guard = handle.lock();
+        let text = super::yaml_write::to_yaml(guard.get()).map_err(|e| io_error(&path, &e))?;
+        crate::atomic_file::write_atomic(&path, text.as_bytes(), true)
+            .map_err(|e| io_error(&path, &e))?;
+        let cache = self.session_dir(handle.id()).join(CACHE_FILE);
+        if text.len() > CACHE_MIN_BYTES {
+            write_cache(&cache, content_key(text.as_bytes()), guard.get());
+        } else {
+            let _ = std::fs::remove_file(&cache);
+        }
+        drop(guard);
+        if let Some(alias) = handle.alias()
+            && self.read_alias(alias) != Some(handle.id())
+        {
+            self.write_alias(alias, handle.id())?;
+        }
+        handle.mark_clean();
+        tracing::debug!(
+            "session {} saved in {:.2} ms",
+            handle.id(),
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+        Ok(path)
+    }
+
+    fn rename(&self, handle: &mut SessionHandle, alias: SessionAlias) -> Result<(), SessionError> {
+        if handle.alias() == Some(&alias) {
+            return Ok(());
+        }
+        if let Some((other, _)) = self.resolve(alias.as_str())?
+            && other != handle.id()
+        {
+            return Err(SessionError::AliasInUse {
+                name: alias.to_string(),
+            });
+        }
+        if self.state_path(handle.id()).is_file() {
+            self.write_alias(&alias, handle.id())?;
+            if let Some(old) = handle.alias()
+                && self.read_alias(old) == Some(handle.id())
+            {
+                let path = self.alias_path(old);
+                std::fs::remove_file(&path).map_err(|e| io_error(&path, &e))?;
+            }
+        }
+        handle.set_alias(alias);
+        Ok(())
+    }
+
+    fn delete(&self, id: SessionId) -> Result<(), SessionError> {
+        let dir = self.session_dir(id);
+        let existed = dir.is_dir();
+        if existed {
+            std::fs::remove_dir_all(&dir).map_err(|e| io_error(&dir, &e))?;
+        }
+        let mut named = false;
+        for (alias, target) in self.aliases() {
+            if target == Some(id) {
+                named = true;
+                let _ = std::fs::remove_file(self.alias_path(&alias));
+                let _ = std::fs::remove_file(self.legacy_path(&alias));
+            }
+        }
+        self.live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&id);
+        if !existed && !named {
+            return Err(SessionError::NotFound {
+                name: id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn list(&self) -> Vec<SessionMeta> {
+        let modified = |path: &Path| {
+            std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH)
+        };
+        let mut out = Vec::new();
+        let mut named_ids = Vec::new();
+        for (alias, id) in self.aliases() {
+            let Some(id) = id.filter(|id| self.state_path(*id).is_file()) else {
+                continue;
+            };
+            named_ids.push(id);
+            out.push(SessionMeta {
+                id: Some(id),
+                last_modified: modified(&self.state_path(id)),
+                is_autoname: alias.is_autoname(),
+                alias: Some(alias),
+            });
+        }
+        for name in file_names(&self.root.join("by-id"), None) {
+            if let Some(id) = SessionId::parse(&name)
+                && !named_ids.contains(&id)
+                && self.state_path(id).is_file()
+            {
+                out.push(SessionMeta {
+                    id: Some(id),
+                    alias: None,
+                    last_modified: modified(&self.state_path(id)),
+                    is_autoname: false,
+                });
+            }
+        }
+        for (prefix, dir) in [("", self.root.clone()), ("_/", self.root.join("_"))] {
+            for stem in file_names(&dir, Some("yaml")) {
+                let Ok(alias) = SessionAlias::new(format!("{prefix}{stem}")) else {
+                    continue;
+                };
+                if out.iter().any(|m| m.alias.as_ref() == Some(&alias)) {
+                    continue;
+                }
+                out.push(SessionMeta {
+                    id: None,
+                    last_modified: modified(&self.legacy_path(&alias)),
+                    is_autoname: alias.is_autoname(),
+                    alias: Some(alias),
+                });
+            }
+        }
+        out.sort_by_key(SessionMeta::name);
+        out
+    }
+}
+
+/// Plain files in `dir` (not hidden); with `ext`, only those with that extension,
+/// returned without it. Directories are included when `ext` is `None`.
+fn file_names(dir: &Path, ext: Option<&str>) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        match ext {
+            Some(ext) => {
+                let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+                if let Some(stem) = name.strip_suffix(&format!(".{ext}"))
+                    && is_file
+                {
+                    names.push(stem.to_string());
+                }
+            }
+            None => {
+                if name != "_" {
+                    names.push(name);
+                }
+            }
+        }
+    }
+    names
+}
+
+fn io_error(path: &Path, e: &dyn std::fmt::Display) -> SessionError {
+    SessionError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// Reads and parses a session file without opening it (to check an edit).
+pub fn parse_file(path: &Path) -> Result<Session, SessionError> {
+    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, &e))?;
+    parse_yaml(path, &text)
+}
+
+fn parse_yaml(path: &Path, text: &str) -> Result<Session, SessionError> {
+    if text.trim().is_empty() {
+        return Ok(Session::default());
+    }
+    serde_yaml::from_str(text).map_err(|e| {
+        let (line, column) = e
+            .location()
+            .map(|l| (l.line(), l.column()))
+            .unwrap_or((0, 0));
+        let message = e.to_string();
+        SessionError::Corrupt {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: message
+                .split(" at line ")
+                .next()
+                .unwrap_or(&message)
+                .to_string(),
+        }
+    })
+}
+
+/// Identifies one exact YAML text (its length and a 64-bit hash).
+fn content_key(bytes: &[u8]) -> String {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    format!("{}-{:016x}", bytes.len(), hasher.finish())
+}
+
+/// The cache file is the content key on the first line, then the session as JSON.
+fn read_cache(path: &Path, key: &str) -> Option<Session> {
+    let bytes = std::fs::read(path).ok()?;
+    let newline = bytes.iter().position(|&b| b == b'\n')?;
+    if bytes[..newline] != *key.as_bytes() {
+        return None;
+    }
+    serde_json::from_slice(&bytes[newline + 1..]).ok()
+}
+
+fn write_cache(path: &Path, key: String, session: &Session) {
+    let mut bytes = key.into_bytes();
+    bytes.push(b'\n');
+    let written = serde_json::to_writer(&mut bytes, session)
+        .map_err(|e| e.to_string())
+        .and_then(|()| {
+            crate::atomic_file::write_atomic(path, &bytes, true).map_err(|e| e.to_string())
+        });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(path);
+        tracing::debug!("no session cache at {}: {e}", path.display());
+    }
+}
+
+/// Removes temporary files a crashed save left behind (old enough not to be in use).
+fn sweep_stale_temp_files(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
-        let path = entry.path();
-        let is_yaml = path.extension().and_then(|e| e.to_str()) == Some("yaml");
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        if is_yaml && !stem.starts_with('.') && entry.file_type().is_ok_and(|t| t.is_file()) {
-            names.push(format!("{prefix}{stem}"));
+        let name = entry.file_name();
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_TMP);
+        if name.to_string_lossy().ends_with(".tmp") && stale {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }
@@ -194,50 +590,231 @@ mod tests {
     use super::*;
     use crate::client::{Message, Role};
 
-    #[test]
-    fn save_load_round_trip_keeps_unknown_keys() {
+    fn store() -> (tempfile::TempDir, FileSessionStore) {
         let dir = tempfile::tempdir().unwrap();
-        let store = YamlStore::new(dir.path().join("sessions"));
-        std::fs::create_dir_all(dir.path().join("sessions")).unwrap();
-        std::fs::write(
-            dir.path().join("sessions/old.yaml"),
-            "model: a:b\nagent_variables:\n  x: 1\nmessages:\n- role: user\n  content: hi\n",
-        )
-        .unwrap();
-        let mut s = store.load("old").unwrap().unwrap();
-        assert_eq!(s.model.as_deref(), Some("a:b"));
-        s.messages.push(Message::text(Role::Assistant, "hello"));
-        store.save("old", &s).unwrap();
-        let text = std::fs::read_to_string(dir.path().join("sessions/old.yaml")).unwrap();
-        assert!(text.contains("agent_variables"), "{text}");
-        assert_eq!(store.load("old").unwrap().unwrap(), s);
-        assert_eq!(store.list(), ["old"]);
-        assert!(store.load("missing").unwrap().is_none());
+        let store = FileSessionStore::new(dir.path().join("sessions"));
+        (dir, store)
+    }
+
+    fn alias(name: &str) -> SessionAlias {
+        SessionAlias::new(name).unwrap()
+    }
+
+    #[test]
+    fn create_save_open_by_alias_and_id() {
+        let (_dir, store) = store();
+        let handle = store
+            .create(Some(alias("work")), Session::default())
+            .unwrap();
+        handle
+            .lock()
+            .get_mut()
+            .messages
+            .push(Message::text(Role::User, "hi"));
+        assert!(handle.is_dirty());
+        let path = store.save(&handle).unwrap();
+        assert!(!handle.is_dirty());
+        assert!(path.ends_with(format!("by-id/{}/state.yaml", handle.id())));
+        let alias_file = store.root.join("by-name/work");
+        assert_eq!(
+            std::fs::read_to_string(alias_file).unwrap().trim(),
+            handle.id().to_string()
+        );
+        let id = handle.id();
+        drop(handle);
+        let by_name = store.open_key("work").unwrap().unwrap();
+        assert_eq!(by_name.id(), id);
+        assert_eq!(by_name.lock().get().messages.len(), 1);
+        let by_id = store.open_key(&id.to_string()).unwrap().unwrap();
+        assert_eq!(by_id.alias(), Some(&alias("work")));
+        assert!(store.open_key("missing").unwrap().is_none());
+        assert!(matches!(
+            store.create(Some(alias("work")), Session::default()),
+            Err(SessionError::AliasInUse { .. })
+        ));
+    }
+
+    #[test]
+    fn legacy_files_are_migrated_lazily_and_kept() {
+        let (_dir, store) = store();
+        std::fs::create_dir_all(store.root.join("_")).unwrap();
+        let legacy =
+            "model: a:b\nagent_variables:\n  x: 1\nmessages:\n- role: user\n  content: hi\n";
+        std::fs::write(store.root.join("old.yaml"), legacy).unwrap();
+        std::fs::write(store.root.join("_/20260101T000000-x.yaml"), legacy).unwrap();
+        let listed: Vec<_> = store.list().iter().map(SessionMeta::name).collect();
+        assert_eq!(listed, ["_/20260101T000000-x", "old"]);
+        assert!(store.list()[0].is_autoname && store.list()[0].id.is_none());
+        assert!(
+            !store.root.join("by-name").exists(),
+            "listing writes nothing"
+        );
+
+        let handle = store.open_key("old").unwrap().unwrap();
+        assert_eq!(handle.lock().get().model.as_deref(), Some("a:b"));
+        handle
+            .lock()
+            .get_mut()
+            .messages
+            .push(Message::text(Role::Assistant, "hello"));
+        store.save(&handle).unwrap();
+        let saved = std::fs::read_to_string(store.state_path(handle.id())).unwrap();
+        assert!(saved.contains("agent_variables"), "{saved}");
+        assert_eq!(
+            std::fs::read_to_string(store.root.join("old.yaml")).unwrap(),
+            legacy
+        );
+        // Idempotent: the alias now wins over the legacy file.
+        assert_eq!(store.resolve("old").unwrap().unwrap().0, handle.id());
+        let listed = store.list();
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[1].id, Some(handle.id()));
+
+        store.delete_key("old").unwrap();
+        assert!(!store.root.join("old.yaml").exists());
+        assert!(store.resolve("old").unwrap().is_none());
+        assert_eq!(store.list().len(), 1);
     }
 
     #[test]
     fn corrupt_files_are_reported_and_left_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = YamlStore::new(dir.path().to_path_buf());
-        std::fs::write(dir.path().join("bad.yaml"), "messages: [\n  - role: user\n").unwrap();
-        let err = store.load("bad").unwrap_err().to_string();
+        let (_dir, store) = store();
+        std::fs::create_dir_all(&store.root).unwrap();
+        let bad = "messages: [\n  - role: user\n";
+        std::fs::write(store.root.join("bad.yaml"), bad).unwrap();
+        let err = store.open_key("bad").unwrap_err().to_string();
         assert!(
             err.contains("bad.yaml:") && err.contains("not changed"),
             "{err}"
         );
         assert_eq!(
-            std::fs::read_to_string(dir.path().join("bad.yaml")).unwrap(),
-            "messages: [\n  - role: user\n"
+            std::fs::read_to_string(store.root.join("bad.yaml")).unwrap(),
+            bad
         );
+        assert!(!store.root.join("by-name/bad").exists());
+
+        let handle = store.create(Some(alias("ok")), Session::default()).unwrap();
+        store.save(&handle).unwrap();
+        let id = handle.id();
+        drop(handle);
+        std::fs::write(store.state_path(id), bad).unwrap();
+        let err = store.open_key("ok").unwrap_err().to_string();
+        assert!(err.contains("state.yaml:"), "{err}");
+        assert_eq!(std::fs::read_to_string(store.state_path(id)).unwrap(), bad);
     }
 
     #[test]
-    fn names_cannot_escape_the_directory() {
-        for bad in ["../x", "/abs", "a/b/c", "", ".hidden", "a\0b"] {
-            assert!(validate_name(bad).is_err(), "{bad:?}");
+    fn a_corrupt_alias_file_counts_as_missing() {
+        let (_dir, store) = store();
+        std::fs::create_dir_all(store.root.join("by-name")).unwrap();
+        std::fs::write(store.root.join("by-name/x"), "not a uuid").unwrap();
+        assert!(store.resolve("x").unwrap().is_none());
+        assert!(store.list().is_empty());
+    }
+
+    #[test]
+    fn rename_moves_the_alias_and_keeps_the_id() {
+        let (_dir, store) = store();
+        let mut handle = store.create(Some(alias("a")), Session::default()).unwrap();
+        store.save(&handle).unwrap();
+        let other = store.create(Some(alias("b")), Session::default()).unwrap();
+        store.save(&other).unwrap();
+        assert!(matches!(
+            store.rename(&mut handle, alias("b")),
+            Err(SessionError::AliasInUse { .. })
+        ));
+        store.rename(&mut handle, alias("c")).unwrap();
+        assert!(store.resolve("a").unwrap().is_none());
+        assert_eq!(store.resolve("c").unwrap().unwrap().0, handle.id());
+        let names: Vec<_> = store.list().iter().map(SessionMeta::name).collect();
+        assert_eq!(names, ["b", "c"]);
+    }
+
+    #[test]
+    fn concurrent_writers_do_not_lose_updates() {
+        let (_dir, store) = store();
+        let handle = store
+            .create(Some(alias("busy")), Session::default())
+            .unwrap();
+        store.save(&handle).unwrap();
+        let store = Arc::new(store);
+        let threads: Vec<_> = (0..100)
+            .map(|i| {
+                let store = Arc::clone(&store);
+                std::thread::spawn(move || {
+                    let handle = store.open_key("busy").unwrap().unwrap();
+                    let mut guard = handle.lock();
+                    let messages = &mut guard.get_mut().messages;
+                    messages.push(Message::text(Role::User, format!("q{i}")));
+                    messages.push(Message::text(Role::Assistant, format!("a{i}")));
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
         }
-        for good in ["work", "_/20261122T101010-topic", "my project.v2"] {
-            assert!(validate_name(good).is_ok(), "{good:?}");
+        assert_eq!(handle.lock().get().messages.len(), 200);
+        store.save(&handle).unwrap();
+    }
+
+    #[test]
+    fn large_sessions_load_from_the_cache_until_the_yaml_changes() {
+        let (_dir, store) = store();
+        let handle = store
+            .create(Some(alias("big")), Session::default())
+            .unwrap();
+        for i in 0..400 {
+            let text = format!("message {i} {}", "x".repeat(200));
+            handle
+                .lock()
+                .get_mut()
+                .messages
+                .push(Message::text(Role::User, text));
         }
+        store.save(&handle).unwrap();
+        let id = handle.id();
+        let expected = handle.lock().get().clone();
+        drop(handle);
+        let cache = store.session_dir(id).join(CACHE_FILE);
+        assert!(cache.is_file());
+        // A cache that does not match its key is never used: poison it and edit the YAML.
+        let yaml = std::fs::read_to_string(store.state_path(id)).unwrap();
+        let edited = yaml.replace("message 0 ", "edited 0 ");
+        std::fs::write(store.state_path(id), &edited).unwrap();
+        let reloaded = store.open_key("big").unwrap().unwrap();
+        assert!(matches!(
+            &reloaded.lock().get().messages[0].content,
+            crate::client::Content::Text(t) if t.starts_with("edited 0")
+        ));
+        drop(reloaded);
+        // The miss rewrote the cache for the edited text; a hit returns the same session.
+        let hit = read_cache(&cache, &content_key(edited.as_bytes())).unwrap();
+        assert_eq!(hit.messages.len(), expected.messages.len());
+        assert!(read_cache(&cache, &content_key(yaml.as_bytes())).is_none());
+    }
+
+    #[test]
+    fn stale_temporary_files_are_swept() {
+        let (_dir, store) = store();
+        let handle = store.create(None, Session::default()).unwrap();
+        store.save(&handle).unwrap();
+        let dir = store.session_dir(handle.id());
+        let stray = dir.join(".state.yaml.1.0.tmp");
+        let fresh = dir.join(".state.yaml.2.0.tmp");
+        std::fs::write(&stray, "x").unwrap();
+        std::fs::write(&fresh, "x").unwrap();
+        let old = SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&stray)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let id = handle.id();
+        drop(handle);
+        store.open(id, None).unwrap();
+        assert!(!stray.exists());
+        assert!(fresh.exists(), "a save in progress is left alone");
+        assert_eq!(store.list()[0].name(), id.to_string());
     }
 }

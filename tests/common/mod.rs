@@ -46,6 +46,16 @@ impl TestEnv {
         self.dir.path().join("work")
     }
 
+    /// The state file the session alias `name` points at (a path that does not exist if
+    /// there is no such alias).
+    pub fn session_file(&self, name: &str) -> PathBuf {
+        let sessions = self.config_dir().join("sessions");
+        match std::fs::read_to_string(sessions.join("by-name").join(name)) {
+            Ok(id) => sessions.join("by-id").join(id.trim()).join("state.yaml"),
+            Err(_) => sessions.join("by-name").join(format!("{name}.missing")),
+        }
+    }
+
     pub fn config_path(&self) -> PathBuf {
         self.config_dir().join("config.yaml")
     }

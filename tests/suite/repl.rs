@@ -502,9 +502,9 @@ fn save_edit_and_delete_roles_and_sessions() {
     pty.expect("session: notes (new)");
     pty.expect("notes) ");
     send_line(&mut pty, ".edit session");
-    pty.expect("reloaded session notes");
+    pty.expect("reloaded the session");
     pty.expect("notes) ");
-    let file = env.config_dir().join("sessions/notes.yaml");
+    let file = env.session_file("notes");
     assert!(
         std::fs::read_to_string(&file)
             .unwrap()

@@ -7,9 +7,7 @@ use crate::common::pty::Pty;
 use crate::common::{TestEnv, stderr, stdout};
 
 fn session_file(env: &TestEnv, name: &str) -> std::path::PathBuf {
-    env.config_dir()
-        .join("sessions")
-        .join(format!("{name}.yaml"))
+    env.session_file(name)
 }
 
 #[test]
@@ -69,7 +67,10 @@ fn empty_session_clears_the_history() {
 fn temp_sessions_and_save_session_false_are_not_written() {
     let env = TestEnv::new();
     env.loki().args(["-s", "--", "hello"]).assert().success();
-    assert!(!env.config_dir().join("sessions/temp.yaml").exists());
+    assert!(
+        !env.config_dir().join("sessions").exists(),
+        "nothing written"
+    );
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
     env.write_config(&format!("save_session: false\n{cfg}"));
     env.loki()
@@ -87,7 +88,7 @@ fn temp_sessions_and_save_session_false_are_not_written() {
 #[test]
 fn a_corrupt_session_file_is_reported_and_never_overwritten() {
     let env = TestEnv::new();
-    let path = session_file(&env, "broken");
+    let path = env.config_dir().join("sessions/broken.yaml");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let original = "messages: [\n  - role: user\n    content: unterminated\n";
     std::fs::write(&path, original).unwrap();
@@ -289,4 +290,100 @@ fn long_sessions_are_compressed_with_the_summarization_prompt() {
         sent.to_string().contains("question 2"),
         "the recent tail is kept: {sent}"
     );
+}
+
+#[test]
+fn loki_session_files_are_adopted_and_left_in_place() {
+    let env = TestEnv::new();
+    let legacy = "model: fake:text-only\nmessages:\n- role: user\n  content: my name is Ada\n- role: assistant\n  content: Hi Ada.\n";
+    let path = env.config_dir().join("sessions/old.yaml");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, legacy).unwrap();
+    let out = env.loki().arg("--list-sessions").assert().success();
+    assert_eq!(stdout(&out), "old\n");
+
+    env.server.push(openai::text_stream(&["Ada."]));
+    env.loki()
+        .args(["-s", "old", "my name?"])
+        .assert()
+        .success();
+    assert_eq!(
+        env.server.last_request().json()["messages"][1]["content"],
+        "Hi Ada."
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), legacy);
+    let state = std::fs::read_to_string(env.session_file("old")).unwrap();
+    assert!(
+        state.contains("my name?") && state.contains("Ada."),
+        "{state}"
+    );
+    let out = env.loki().arg("--list-sessions").assert().success();
+    assert_eq!(stdout(&out), "old\n", "listed once");
+
+    // The id works wherever a name does.
+    let id = std::fs::read_to_string(env.config_dir().join("sessions/by-name/old")).unwrap();
+    env.loki()
+        .args(["-s", id.trim(), "again"])
+        .assert()
+        .success();
+    assert_eq!(
+        env.server.last_request().json()["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+}
+
+#[test]
+fn saved_temporary_sessions_are_named_by_the_create_title_role() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("save_session: true\n{cfg}"));
+    env.server.push(openai::text_stream(&["Use `rustup`."]));
+    env.server
+        .push(openai::text_stream(&["\"Installing Rust: the easy way.\""]));
+    env.loki()
+        .args(["-s", "--", "how do I install rust?"])
+        .assert()
+        .success();
+    let title_request = env.server.last_request().json();
+    assert!(
+        title_request["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("title"),
+        "{title_request}"
+    );
+    assert_eq!(
+        title_request["messages"][1]["content"],
+        "how do I install rust?"
+    );
+    let out = env.loki().arg("--list-sessions").assert().success();
+    let listed = stdout(&out);
+    let name = listed.trim();
+    assert!(
+        name.starts_with("_/20") && name.ends_with("-installing-rust-the-easy-way"),
+        "{listed}"
+    );
+    let state = std::fs::read_to_string(env.session_file(name)).unwrap();
+    assert!(state.contains("Use `rustup`."), "{state}");
+
+    // Without save_session the temporary session is only kept on request.
+    env.write_config(&cfg);
+    env.server.push(openai::text_stream(&["Sure."]));
+    env.server
+        .set_default(openai::error(500, "no titles today", "server_error"));
+    let out = env
+        .loki()
+        .args(["-s", "--save-session", "--", "another"])
+        .assert()
+        .success();
+    assert!(
+        stderr(&out).contains("could not name the session"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env.loki().arg("--list-sessions").assert().success();
+    assert_eq!(stdout(&out).lines().count(), 2, "{}", stdout(&out));
 }
