@@ -1,6 +1,7 @@
 //! Command-line arguments: what the user typed, nothing resolved ("low args").
 
 use clap::{Parser, ValueEnum};
+use clap_complete::engine::ArgValueCompleter;
 
 /// Shells loki has completion scripts and Alt-e integrations for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -32,15 +33,22 @@ pub enum ShellKind {
 )]
 pub struct Args {
     /// Model to use, as `client:model`
-    #[arg(short = 'm', long, value_name = "MODEL")]
+    #[arg(short = 'm', long, value_name = "MODEL", add = ArgValueCompleter::new(super::complete::models))]
     pub model: Option<String>,
 
     /// Use a role (see --list-roles)
-    #[arg(short = 'r', long, value_name = "ROLE")]
+    #[arg(short = 'r', long, value_name = "ROLE", add = ArgValueCompleter::new(super::complete::roles))]
     pub role: Option<String>,
 
     /// Start or resume a session (`-s` alone: an unsaved temporary session)
-    #[arg(short = 's', long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "temp")]
+    #[arg(
+        short = 's',
+        long,
+        value_name = "SESSION",
+        num_args = 0..=1,
+        default_missing_value = "temp",
+        add = ArgValueCompleter::new(super::complete::sessions)
+    )]
     pub session: Option<String>,
 
     /// Clear the session's messages before sending

@@ -6,6 +6,7 @@
 //! nothing beyond clap.
 
 pub mod args;
+mod complete;
 mod execute;
 mod info;
 mod wizard;
@@ -29,6 +30,9 @@ use args::{Args, ShellKind};
 
 /// Runs loki with the process arguments and environment; returns the exit status.
 pub fn main_entry() -> ExitCode {
+    if std::env::var_os("COMPLETE").is_some_and(|v| !v.is_empty()) {
+        complete::complete_from_env();
+    }
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {

@@ -166,3 +166,18 @@ pub fn assert_private(path: &Path) {
         assert_eq!(mode & 0o777, 0o600, "{} is not private", path.display());
     }
 }
+
+/// Every file under `dir` with its size, sorted: to assert that a command wrote nothing.
+pub fn tree(dir: &Path) -> Vec<(String, u64)> {
+    let mut files: Vec<(String, u64)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+            (rel, e.metadata().map(|m| m.len()).unwrap_or(0))
+        })
+        .collect();
+    files.sort();
+    files
+}

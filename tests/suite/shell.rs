@@ -109,3 +109,76 @@ fn the_bash_alt_e_function_replaces_the_line_with_the_generated_command() {
         "what uses the space here"
     );
 }
+
+/// Presses Tab in bash: registers loki's dynamic completer and calls it the way bash
+/// would for `line`; returns the candidates.
+fn bash_complete(env: &TestEnv, line: &str) -> Vec<String> {
+    let bin_dir = std::path::Path::new(LOKI).parent().unwrap().display();
+    let script = format!(
+        "export PATH={bin_dir}:$PATH\n\
+         source <(COMPLETE=bash loki)\n\
+         COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}\n\
+         read -ra COMP_WORDS <<< \"$COMP_LINE\"\n\
+         [[ $COMP_LINE == *' ' ]] && COMP_WORDS+=('')\n\
+         COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); COMP_TYPE=9\n\
+         _clap_complete_loki loki \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\""
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .env_clear()
+        .envs(env.env_pairs())
+        .current_dir(env.work_dir())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn tab_completes_models_roles_and_sessions_from_the_config_dir() {
+    let env = TestEnv::new();
+    env.loki()
+        .args(["-s", "lisbon-trip", "hi"])
+        .assert()
+        .success();
+    std::fs::create_dir_all(env.config_dir().join("roles")).unwrap();
+    std::fs::write(
+        env.config_dir().join("roles/pirate.md"),
+        "Talk like a pirate.",
+    )
+    .unwrap();
+    let before = crate::common::tree(&env.config_dir());
+
+    let models = bash_complete(&env, "loki -m fake:gpt");
+    assert!(
+        models.contains(&"fake:gpt-4o-mini".to_string()),
+        "{models:?}"
+    );
+    assert!(
+        models.iter().all(|m| m.starts_with("fake:gpt")),
+        "{models:?}"
+    );
+    let roles = bash_complete(&env, "loki -r ");
+    for role in ["pirate", "shell", "code", "create-title"] {
+        assert!(roles.contains(&role.to_string()), "{roles:?}");
+    }
+    assert_eq!(bash_complete(&env, "loki --session lis"), ["lisbon-trip"]);
+    let flags = bash_complete(&env, "loki --list-m");
+    assert_eq!(flags, ["--list-models"]);
+    assert_eq!(
+        crate::common::tree(&env.config_dir()),
+        before,
+        "completing writes nothing"
+    );
+    assert!(env.server.requests().len() == 1, "and sends nothing");
+}

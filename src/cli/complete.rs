@@ -1,0 +1,93 @@
+//! Dynamic shell completion: `source <(COMPLETE=bash loki)` registers a completer that
+//! calls loki back on every Tab, and these functions supply the values of `-m`, `-r` and
+//! `-s` from the user's configuration.
+//!
+//! They only read files: no provider is contacted, no local server probed, nothing is
+//! written, and any error simply yields no candidates.
+
+use std::ffi::OsStr;
+
+use clap_complete::engine::CompletionCandidate;
+
+use crate::client::ProviderRegistry;
+use crate::client::config::ModelKind;
+use crate::config::{Env, Paths};
+
+/// Handles a `COMPLETE=<shell>` invocation and exits; returns otherwise.
+pub fn complete_from_env() {
+    use clap::CommandFactory;
+    clap_complete::CompleteEnv::with_factory(super::args::Args::command)
+        .bin("loki")
+        .complete();
+}
+
+fn matching(current: &OsStr, values: Vec<(String, Option<String>)>) -> Vec<CompletionCandidate> {
+    let current = current.to_string_lossy();
+    values
+        .into_iter()
+        .filter(|(value, _)| value.starts_with(current.as_ref()))
+        .map(|(value, help)| CompletionCandidate::new(value).help(help.map(Into::into)))
+        .collect()
+}
+
+fn paths() -> (Env, Paths) {
+    let env = Env::capture();
+    let paths = Paths::resolve(&env);
+    (env, paths)
+}
+
+/// Chat models of the configured clients (or of the zero-config provider).
+pub fn models(current: &OsStr) -> Vec<CompletionCandidate> {
+    let (env, paths) = paths();
+    let config = match crate::config::load::load(&paths, &env) {
+        Ok(Some(loaded)) => loaded.config,
+        Ok(None) => match crate::config::zero::from_env(&env) {
+            Some(found) => found.config,
+            None => return Vec::new(),
+        },
+        Err(_) => return Vec::new(),
+    };
+    let overrides = std::fs::read_to_string(&paths.models_override_file).ok();
+    let registry = ProviderRegistry::new(&config, &env, overrides);
+    let models = registry.models(ModelKind::Chat).unwrap_or_default();
+    matching(
+        current,
+        models
+            .into_iter()
+            .map(|m| {
+                let help = m
+                    .config
+                    .max_input_tokens
+                    .map(|n| format!("{}k context", n / 1000));
+                (m.id(), help)
+            })
+            .collect(),
+    )
+}
+
+/// Built-in and user roles.
+pub fn roles(current: &OsStr) -> Vec<CompletionCandidate> {
+    let (_, paths) = paths();
+    matching(
+        current,
+        crate::role::list(&paths.roles_dir)
+            .into_iter()
+            .map(|name| (name, None))
+            .collect(),
+    )
+}
+
+/// Saved sessions, by name (or id when unnamed).
+pub fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
+    use crate::session::store::SessionStore;
+    let (_, paths) = paths();
+    let store = crate::session::store::FileSessionStore::new(paths.sessions_dir);
+    matching(
+        current,
+        store
+            .list()
+            .into_iter()
+            .map(|meta| (meta.name(), None))
+            .collect(),
+    )
+}
