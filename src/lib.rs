@@ -16,5 +16,6 @@ pub mod repl;
 pub mod role;
 pub mod session;
 pub mod state;
+pub mod tokens;
 
 pub use cli::main_entry;

@@ -69,9 +69,25 @@ pub struct RunOutcome {
     pub steps: usize,
 }
 
-/// Estimated tokens of the conversation (see `session::compress::estimate_tokens`).
+/// Tokens of the conversation: exact for OpenAI-family models, estimated otherwise (see
+/// [`crate::tokens`]).
 pub fn session_tokens(ctx: &RequestContext) -> usize {
-    crate::session::compress::estimate_tokens(&ctx.history)
+    let counter = crate::tokens::Counter::for_model(ctx.model.real_name());
+    crate::session::compress::count_tokens(&ctx.history, counter)
+}
+
+/// Whether the conversation has reached `threshold` tokens. The cheap estimate settles
+/// it when it is far from the threshold (it is never off by a factor of two); the exact
+/// count is only taken near it.
+pub fn reaches_tokens(ctx: &RequestContext, threshold: usize) -> bool {
+    let estimate = crate::session::compress::estimate_tokens(&ctx.history);
+    if estimate >= threshold.saturating_mul(2) {
+        return true;
+    }
+    if estimate < threshold / 2 {
+        return false;
+    }
+    session_tokens(ctx) >= threshold
 }
 
 /// The pipeline. Cheap to clone; holds only the shared state.
@@ -139,7 +155,7 @@ impl Engine {
             .as_ref()
             .and_then(|s| s.lock().get().compression_threshold)
             .unwrap_or(self.state.config.compression_threshold);
-        threshold > 0 && session_tokens(ctx) >= threshold
+        threshold > 0 && reaches_tokens(ctx, threshold)
     }
 
     /// Whether the open session will be saved when it is closed (`save_session: true`,

@@ -167,7 +167,8 @@ impl Repl {
             Action::CompressSession => self.compress_session().await,
             Action::InfoSession => match self.ctx.session_snapshot() {
                 Some(snapshot) => {
-                    self.println(&serde_yaml::to_string(&snapshot).unwrap_or_default())
+                    let yaml = serde_yaml::to_string(&snapshot).unwrap_or_default();
+                    self.println(&format!("{yaml}{}", token_summary(&self.ctx)));
                 }
                 None => self.error("no session is open"),
             },
@@ -578,10 +579,7 @@ impl Repl {
                     .unwrap_or_else(|| "none".into()),
             ),
             ("messages", ctx.history.len().to_string()),
-            (
-                "tokens (estimate)",
-                crate::engine::session_tokens(ctx).to_string(),
-            ),
+            ("tokens", token_summary(ctx)),
             (
                 "session",
                 ctx.session
@@ -675,4 +673,20 @@ fn ask_session_name() -> Option<String> {
         .prompt()
         .ok()
         .map(|name| name.trim().to_string())
+}
+
+/// `1234 tokens (0.96% of the 128000-token context, exact)`.
+fn token_summary(ctx: &RequestContext) -> String {
+    let tokens = crate::engine::session_tokens(ctx);
+    let how = match crate::tokens::Counter::for_model(ctx.model.real_name()) {
+        crate::tokens::Counter::O200k => "exact",
+        crate::tokens::Counter::Estimate => "estimate",
+    };
+    match ctx.model.config.max_input_tokens.filter(|m| *m > 0) {
+        Some(max) => format!(
+            "{tokens} tokens ({:.2}% of the {max}-token context, {how})",
+            tokens as f64 * 100.0 / max as f64
+        ),
+        None => format!("{tokens} tokens ({how})"),
+    }
 }

@@ -2,10 +2,11 @@
 //! reach the compression threshold, its older messages are summarised by the model and
 //! replaced by the summary; the newest exchanges stay verbatim.
 //!
-//! Token counts here are estimates (see [`estimate_tokens`]); they are for budgeting, not
-//! billing.
+//! Token counts come from [`crate::tokens`]: exact for OpenAI-family models, estimated
+//! for others; they are for budgeting, not billing.
 
 use crate::client::{Content, ContentPart, Message, Role};
+use crate::tokens::{Counter, PER_MESSAGE};
 
 /// Messages at the end of the conversation that are never summarised.
 pub const KEEP_RECENT: usize = 4;
@@ -22,6 +23,13 @@ pub const DEFAULT_SUMMARY_CONTEXT_PROMPT: &str =
 /// one token per character for other scripts (CJK text tokenises densely), plus four
 /// tokens of framing per message and a fixed cost per image.
 pub fn estimate_tokens(messages: &[Message]) -> usize {
+    count_tokens(messages, Counter::Estimate)
+}
+
+/// Tokens of a conversation counted with `counter`, with the same framing and image
+/// costs as [`estimate_tokens`].
+pub fn count_tokens(messages: &[Message], counter: Counter) -> usize {
+    let text_tokens = |text: &str| counter.count(text);
     messages
         .iter()
         .map(|m| {
@@ -40,16 +48,9 @@ pub fn estimate_tokens(messages: &[Message]) -> usize {
                 .iter()
                 .map(|c| text_tokens(&c.arguments) + 8)
                 .sum();
-            text + calls + 4
+            text + calls + PER_MESSAGE
         })
         .sum()
-}
-
-fn text_tokens(text: &str) -> usize {
-    let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
-        if c.is_ascii() { (a + 1, o) } else { (a, o + 1) }
-    });
-    ascii.div_ceil(4) + other
 }
 
 /// Splits the conversation into the part to summarise and the part kept verbatim.

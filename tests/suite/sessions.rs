@@ -143,6 +143,8 @@ fn repl_sessions_open_save_and_resume() {
     pty.expect("notes) ");
     pty.send(".info session\r");
     pty.expect("remember 42");
+    // Exact o200k count of both messages, plus 4 per message.
+    pty.expect("13 tokens (exact)");
     pty.expect("notes) ");
     pty.send(".exit session\r");
     pty.expect("saved");

@@ -1,0 +1,276 @@
+//! Token counting.
+//!
+//! OpenAI-family models are counted exactly with the `o200k_base` byte-pair encoding (the
+//! vocabulary of GPT-4o, GPT-4.1, GPT-5 and the o-series; within a few percent of
+//! `cl100k_base` for older GPT-4 models). The vocabulary is embedded as
+//! `assets/tokenizer/o200k_base.bin` (each token's bytes, length-prefixed, in rank order)
+//! and indexed on first use, which takes a few milliseconds.
+//!
+//! Other models get an estimate: about four characters per token for ASCII text and one
+//! per character in other scripts. Both add four tokens per message for the chat framing.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Mutex, OnceLock};
+
+/// Texts at least this long have their exact counts remembered.
+const MEMO_MIN_BYTES: usize = 256;
+
+/// Per-message overhead of the chat format (role markers and separators).
+pub const PER_MESSAGE: usize = 4;
+
+static VOCAB: &[u8] = include_bytes!("../assets/tokenizer/o200k_base.bin");
+
+/// The pre-tokenizer of `o200k_base`, minus its one look-ahead branch (`\s+(?!\S)`),
+/// which [`pieces`] applies by hand so the fast `regex` engine can be used.
+const SPLIT: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"|\s*[\r\n]+",
+    r"|\s+",
+);
+
+/// How a model's tokens are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    /// Exact, with `o200k_base`.
+    O200k,
+    /// The character-based estimate.
+    Estimate,
+}
+
+impl Counter {
+    /// The counter for a model, from the name sent upstream (`gpt-4o`, `openai/gpt-5`).
+    pub fn for_model(model_name: &str) -> Self {
+        let name = model_name.rsplit('/').next().unwrap_or(model_name);
+        let openai_family = ["gpt-", "o1", "o3", "o4", "chatgpt-", "text-embedding-3"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix));
+        if openai_family && !name.starts_with("gpt-oss") {
+            Self::O200k
+        } else {
+            Self::Estimate
+        }
+    }
+
+    /// Tokens in `text`. Exact counts of longer texts are remembered for the life of the
+    /// process, so recounting a growing conversation (the REPL prompt shows its size)
+    /// only tokenizes the new messages.
+    pub fn count(self, text: &str) -> usize {
+        match self {
+            Self::O200k if text.len() >= MEMO_MIN_BYTES => {
+                static MEMO: OnceLock<Mutex<HashMap<u64, usize>>> = OnceLock::new();
+                let key = {
+                    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                    std::hash::Hash::hash(text, &mut hasher);
+                    hasher.finish()
+                };
+                let memo = MEMO.get_or_init(Mutex::default);
+                let known = memo
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .get(&key)
+                    .copied();
+                known.unwrap_or_else(|| {
+                    let n = count_o200k(text);
+                    memo.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .insert(key, n);
+                    n
+                })
+            }
+            Self::O200k => count_o200k(text),
+            Self::Estimate => estimate(text),
+        }
+    }
+}
+
+/// The character-based estimate: ⌈ASCII chars / 4⌉ + other chars.
+pub fn estimate(text: &str) -> usize {
+    let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
+        if c.is_ascii() { (a + 1, o) } else { (a, o + 1) }
+    });
+    ascii.div_ceil(4) + other
+}
+
+/// Exact `o200k_base` token count (no special tokens).
+pub fn count_o200k(text: &str) -> usize {
+    let bpe = Bpe::get();
+    pieces(&bpe.split, text)
+        .map(|piece| bpe.count_piece(piece.as_bytes()))
+        .sum()
+}
+
+/// The pre-tokenizer's pieces of `text`.
+fn pieces<'t>(split: &'t regex::Regex, text: &'t str) -> impl Iterator<Item = &'t str> + 't {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let found = split.find_at(text, at)?;
+        let mut end = found.end();
+        let piece = found.as_str();
+        // `\s+(?!\S)`: a run of spaces before a word leaves its last space to the word.
+        let all_space = piece.chars().all(char::is_whitespace);
+        let ends_in_newline = piece.ends_with(['\r', '\n']);
+        let before_word = text[end..]
+            .chars()
+            .next()
+            .is_some_and(|c| !c.is_whitespace());
+        if all_space && !ends_in_newline && before_word && piece.chars().nth(1).is_some() {
+            let last = piece.chars().last().map_or(0, char::len_utf8);
+            end -= last;
+        }
+        at = end;
+        Some(&text[found.start()..end])
+    })
+}
+
+/// FNV-1a: the vocabulary's keys are short byte strings, for which it beats SipHash.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
+}
+
+struct Bpe {
+    ranks: HashMap<&'static [u8], u32, BuildHasherDefault<Fnv>>,
+    split: regex::Regex,
+}
+
+impl Bpe {
+    fn get() -> &'static Self {
+        static BPE: OnceLock<Bpe> = OnceLock::new();
+        BPE.get_or_init(|| {
+            let mut ranks = HashMap::with_capacity_and_hasher(200_000, Default::default());
+            let mut at = 0;
+            let mut rank = 0u32;
+            while let Some(&len) = VOCAB.get(at) {
+                let end = at + 1 + usize::from(len);
+                let Some(token) = VOCAB.get(at + 1..end) else {
+                    break;
+                };
+                ranks.insert(token, rank);
+                rank += 1;
+                at = end;
+            }
+            Self {
+                ranks,
+                // The pattern is a constant; its validity is checked by the tests.
+                split: regex::Regex::new(SPLIT).unwrap_or_else(|_| {
+                    regex::Regex::new(r"\S+|\s+").unwrap_or_else(|_| unreachable!())
+                }),
+            }
+        })
+    }
+
+    /// Tokens in one piece: byte-pair merges by lowest rank until none apply.
+    fn count_piece(&self, piece: &[u8]) -> usize {
+        if self.ranks.contains_key(piece) {
+            return 1;
+        }
+        // Boundaries of the current parts; merge the adjacent pair with the lowest rank.
+        let mut bounds: Vec<usize> = (0..=piece.len()).collect();
+        loop {
+            let mut best: Option<(u32, usize)> = None;
+            for i in 0..bounds.len().saturating_sub(2) {
+                if let Some(&rank) = self.ranks.get(&piece[bounds[i]..bounds[i + 2]])
+                    && best.is_none_or(|(r, _)| rank < r)
+                {
+                    best = Some((rank, i));
+                }
+            }
+            match best {
+                Some((_, i)) => {
+                    bounds.remove(i + 1);
+                }
+                None => return bounds.len() - 1,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_split_pattern_compiles() {
+        regex::Regex::new(SPLIT).unwrap();
+    }
+
+    #[test]
+    fn o200k_counts_match_tiktoken() {
+        // Reference counts from tiktoken's o200k_base.
+        let cases = [
+            ("hello world", 2),
+            ("Hello, world!", 4),
+            ("", 0),
+            ("    indented = True", 5),
+            ("fn main() {\n    println!(\"hi\");\n}\n", 10),
+            ("The quick brown fox jumps over the lazy dog.", 10),
+            ("I'm sure they'll say we've done it", 7),
+            ("1234567", 3),
+            ("こんにちは世界", 2),
+            ("tabs\tand  double  spaces", 6),
+        ];
+        let more = [
+            ("HTTPServer and XMLHttpRequest", 5),
+            ("DON'T STOP, I'LL GO", 7),
+            ("line one\r\nline two\r\n\r\n", 6),
+            ("price: $1,234.56 (≈ €1.100)", 15),
+            ("emoji 🎉🎉 party 👩\u{200d}💻", 11),
+            ("https://example.com/a/b?c=d&e=f", 11),
+            ("    if x:\n        return  y  \n\n\n", 9),
+            ("混合 text 和 English", 5),
+            ("def f(a,b):\n\treturn a+b", 8),
+            ("trailing spaces   ", 4),
+            ("Straße naïve café", 5),
+        ];
+        for (text, expected) in more {
+            assert_eq!(count_o200k(text), expected, "{text:?}");
+        }
+        for (text, expected) in cases {
+            assert_eq!(count_o200k(text), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn pieces_follow_the_lookahead_rule() {
+        let split = regex::Regex::new(SPLIT).unwrap();
+        let got: Vec<_> = pieces(&split, "a   b  \n c ").collect();
+        assert_eq!(got, ["a", "  ", " b", "  \n", " c", " "]);
+    }
+
+    #[test]
+    fn models_pick_their_counter() {
+        assert_eq!(Counter::for_model("gpt-4o-mini"), Counter::O200k);
+        assert_eq!(Counter::for_model("openai/gpt-5"), Counter::O200k);
+        assert_eq!(Counter::for_model("o3-mini"), Counter::O200k);
+        assert_eq!(Counter::for_model("llama3.1:8b"), Counter::Estimate);
+        assert_eq!(Counter::for_model("claude-sonnet-4"), Counter::Estimate);
+    }
+
+    #[test]
+    fn estimates_scale_with_text() {
+        assert_eq!(estimate("abcd"), 1);
+        assert_eq!(estimate("abcde"), 2);
+        assert_eq!(estimate("日本"), 2);
+    }
+}
