@@ -14,6 +14,8 @@ use super::TestEnv;
 /// A loki process attached to a pseudo-terminal.
 pub struct Pty {
     pub session: Session,
+    /// Output read past a match while answering a cursor query; consumed first.
+    pending: Vec<u8>,
 }
 
 impl Pty {
@@ -28,7 +30,10 @@ impl Pty {
         let mut session = Session::spawn(cmd).expect("spawn loki on a pty");
         session.set_expect_timeout(Some(Duration::from_secs(15)));
         let _ = session.get_process_mut().set_window_size(80, 24);
-        Pty { session }
+        Pty {
+            session,
+            pending: Vec::new(),
+        }
     }
 
     /// Spawns another program (e.g. a shell) on a PTY with the test environment.
@@ -44,14 +49,22 @@ impl Pty {
         let mut session = Session::spawn(cmd).expect("spawn program on a pty");
         session.set_expect_timeout(Some(Duration::from_secs(15)));
         let _ = session.get_process_mut().set_window_size(80, 24);
-        Pty { session }
+        Pty {
+            session,
+            pending: Vec::new(),
+        }
     }
 
     /// Waits for `text` to appear; returns everything read up to and including it.
     /// Cursor-position queries from the line editor are answered on the way (a real
     /// terminal would answer them).
     pub fn expect(&mut self, text: &str) -> String {
-        let mut all = Vec::new();
+        if let Some(at) = find(&self.pending, text.as_bytes()) {
+            let rest = self.pending.split_off(at + text.len());
+            let done = std::mem::replace(&mut self.pending, rest);
+            return String::from_utf8_lossy(&done).into_owned();
+        }
+        let mut all = std::mem::take(&mut self.pending);
         loop {
             match self.session.expect(Any(vec![CPR, text])) {
                 Ok(found) => {
@@ -59,8 +72,9 @@ impl Pty {
                     let matched = found.get(0).unwrap_or_default();
                     if matched == CPR.as_bytes() && text != CPR {
                         self.session.send("\x1b[1;1R").expect("answer CPR");
-                        // The text may have arrived before the query.
-                        if String::from_utf8_lossy(found.before()).contains(text) {
+                        // The text may have arrived before the query: keep what followed it.
+                        if let Some(at) = find(&all, text.as_bytes()) {
+                            self.pending = all.split_off(at + text.len());
                             return String::from_utf8_lossy(&all).into_owned();
                         }
                         continue;
@@ -78,7 +92,7 @@ impl Pty {
 
     /// Reads until the process closes the terminal (answering cursor queries).
     pub fn read_to_end(&mut self) -> String {
-        let mut all = Vec::new();
+        let mut all = std::mem::take(&mut self.pending);
         loop {
             let found = self
                 .session
@@ -110,4 +124,10 @@ impl Pty {
             .and_then(|s| s.trim_end_matches(')').parse().ok())
             .unwrap_or(-1)
     }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len().max(1))
+        .position(|w| w == needle)
 }
