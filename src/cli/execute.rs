@@ -24,8 +24,8 @@ const MENU: &[&str] = &["execute", "revise", "describe", "copy", "quit"];
 /// Runs `-e` for `request`; returns the exit status.
 pub(super) async fn run(
     engine: &Engine,
-    mut ctx: RequestContext,
-    request: String,
+    ctx: &mut RequestContext,
+    request: UserInput,
     model_flag: Option<&str>,
 ) -> anyhow::Result<u8> {
     let state = Arc::clone(engine.state());
@@ -34,15 +34,7 @@ pub(super) async fn run(
     if let Some(model) = model_flag {
         ctx.set_model(&state, model)?;
     }
-    let mut command = generate(
-        engine,
-        &mut ctx,
-        UserInput {
-            text: request,
-            ..UserInput::default()
-        },
-    )
-    .await?;
+    let mut command = generate(engine, ctx, request).await?;
     if ctx.dry_run || !std::io::stdout().is_terminal() {
         writeln!(std::io::stdout().lock(), "{command}")?;
         return Ok(0);
@@ -67,7 +59,7 @@ pub(super) async fn run(
                 };
                 command = generate(
                     engine,
-                    &mut ctx,
+                    ctx,
                     UserInput {
                         text: change,
                         ..UserInput::default()
@@ -75,7 +67,7 @@ pub(super) async fn run(
                 )
                 .await?;
             }
-            "describe" => describe(engine, &state, &command).await?,
+            "describe" => describe(engine, &state, &ctx.model.id(), &command).await?,
             "copy" => match crate::repl::clipboard::copy(&command) {
                 Ok(tool) => {
                     writeln!(
@@ -126,8 +118,14 @@ async fn generate(
 }
 
 /// Streams an explanation of `command` with the `explain-shell` role.
-async fn describe(engine: &Engine, state: &AppState, command: &str) -> Result<(), CoreError> {
-    let mut ctx = RequestContext::resolve(state, None)?;
+/// Uses the model that generated the command (the `-m` model, if one was given).
+async fn describe(
+    engine: &Engine,
+    state: &AppState,
+    model: &str,
+    command: &str,
+) -> Result<(), CoreError> {
+    let mut ctx = RequestContext::resolve(state, Some(model))?;
     let vars = SystemVars::detect(&state.env);
     ctx.use_role(
         state,

@@ -70,6 +70,7 @@ pub fn main_entry() -> ExitCode {
         );
         return ExitCode::from(1);
     }
+    let paths = paths.reresolve(&env);
     crate::logging::init(&env, paths.log_file.clone());
 
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -209,9 +210,22 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         if args.dry_run {
             ctx.dry_run = true;
         }
+        if let Some(name) = &args.session {
+            ctx.open_session(&state, name)?;
+            if args.empty_session {
+                ctx.history.clear();
+            }
+        }
         let cwd = std::env::current_dir().context("cannot determine the current directory")?;
         let engine = Engine::new(Arc::clone(&state), cwd);
-        return execute::run(&engine, ctx, text, args.model.as_deref()).await;
+        let input = UserInput {
+            text,
+            files: args.files.clone(),
+            continuation: None,
+        };
+        let status = execute::run(&engine, &mut ctx, input, args.model.as_deref()).await;
+        finish_session(&state, &mut ctx, args.save_session)?;
+        return status;
     }
     apply_role_flags(&state, &mut ctx, &args, state.config.cmd_prelude.as_deref())?;
     if args.dry_run {

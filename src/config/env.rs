@@ -83,8 +83,9 @@ pub fn is_truthy(value: &str) -> bool {
     )
 }
 
-/// Parses `.env` text: `KEY=VALUE` lines, optional `export ` prefix, `#` comments, blank
-/// lines skipped, values optionally wrapped in single or double quotes.
+/// Parses `.env` text: `KEY=VALUE` lines, optional `export ` prefix, `#` comments (whole
+/// lines, or after a space following an unquoted value), blank lines skipped, values
+/// optionally wrapped in single or double quotes (kept verbatim inside).
 fn parse_dotenv(text: &str) -> Vec<(String, String)> {
     text.lines()
         .filter_map(|line| {
@@ -98,20 +99,21 @@ fn parse_dotenv(text: &str) -> Vec<(String, String)> {
             if key.is_empty() {
                 return None;
             }
-            let value = value.trim();
-            let value = strip_quotes(value);
-            Some((key.to_string(), value.to_string()))
+            Some((key.to_string(), dotenv_value(value.trim()).to_string()))
         })
         .collect()
 }
 
-fn strip_quotes(value: &str) -> &str {
+fn dotenv_value(value: &str) -> &str {
     for quote in ['"', '\''] {
-        if value.len() >= 2 && value.starts_with(quote) && value.ends_with(quote) {
-            return &value[1..value.len() - 1];
+        if let Some(rest) = value.strip_prefix(quote)
+            && let Some(end) = rest.find(quote)
+        {
+            return &rest[..end];
         }
     }
-    value
+    let comment = [" #", "\t#"].iter().filter_map(|m| value.find(m)).min();
+    comment.map_or(value, |at| value[..at].trim_end())
 }
 
 #[cfg(test)]
@@ -120,13 +122,18 @@ mod tests {
 
     #[test]
     fn dotenv_parsing_skips_comments_and_strips_quotes() {
-        let parsed = parse_dotenv("# c\n\nA=1\nexport B = \"two words\"\nC='x'\n=bad\nnoeq\n");
+        let parsed = parse_dotenv(
+            "# c\n\nA=1\nexport B = \"two words\"\nC='x'\n=bad\nnoeq\nD=v # note\nE=\"a # b\" # c\nF=x#y\n",
+        );
         assert_eq!(
             parsed,
             vec![
                 ("A".into(), "1".into()),
                 ("B".into(), "two words".into()),
-                ("C".into(), "x".into())
+                ("C".into(), "x".into()),
+                ("D".into(), "v".into()),
+                ("E".into(), "a # b".into()),
+                ("F".into(), "x#y".into()),
             ]
         );
     }

@@ -53,6 +53,20 @@ impl Paths {
             })
             .or_else(|| dirs::config_dir().map(|d| d.join("loki")))
             .unwrap_or_else(|| PathBuf::from(".loki"));
+        Self::resolve_in(config_dir, env)
+    }
+
+    /// Resolves the other paths again after `.env` was read (the config directory, where
+    /// `.env` lives, stays; the files and directories in it may be moved by `.env`).
+    pub fn reresolve(self, env: &Env) -> Self {
+        let env_file = self.env_file.clone();
+        Self {
+            env_file,
+            ..Self::resolve_in(self.config_dir, env)
+        }
+    }
+
+    fn resolve_in(config_dir: PathBuf, env: &Env) -> Self {
         let cache_dir = env
             .get("XDG_CACHE_HOME")
             .map(|d| PathBuf::from(d).join("loki"))

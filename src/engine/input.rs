@@ -3,8 +3,8 @@
 //!
 //! Text documents are concatenated under `==== FILE: path ====` style headers, followed
 //! by the prompt text; images become `data:` URL parts (vision models only). Directories
-//! are walked recursively and binary files in them skipped; a binary file named
-//! explicitly is an error. This module reads files and fetches URLs but never prints.
+//! are walked recursively and binary files and images in them skipped; a binary file
+//! named explicitly is an error. This module reads files and fetches URLs but never prints.
 
 use std::path::{Path, PathBuf};
 
@@ -104,7 +104,7 @@ pub struct Loaded {
     pub documents: Vec<Document>,
     /// Images as `data:` URLs.
     pub images: Vec<String>,
-    /// Binary files skipped while walking directories.
+    /// Binary files and images skipped while walking directories.
     pub skipped: Vec<String>,
 }
 
@@ -223,6 +223,12 @@ fn walk_dir(dir: &Path, shown: &str, loaded: &mut Loaded) -> Result<(), InputErr
         }
         let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
         let display = Path::new(shown).join(rel).to_string_lossy().into_owned();
+        if image_mime(entry.path()).is_some() {
+            // Images inside a directory are rarely meant as input and can be large;
+            // name them (or a glob of them) to attach them.
+            loaded.skipped.push(display);
+            continue;
+        }
         load_file(entry.path(), &display, loaded, false)?;
     }
     Ok(())
@@ -463,11 +469,16 @@ mod tests {
         std::fs::write(root.join("src/blob.bin"), [0u8, 1, 2]).unwrap();
         std::fs::write(root.join(".git/config"), "x").unwrap();
         std::fs::write(root.join("pic.png"), [137u8, 80, 78, 71]).unwrap();
+        std::fs::write(root.join("src/shot.png"), [137u8, 80, 78, 71]).unwrap();
 
         let loaded = block_on(load(&["src".into()], root, None)).unwrap();
         let sources: Vec<_> = loaded.documents.iter().map(|d| d.source.as_str()).collect();
         assert_eq!(sources, ["src/a.rs", "src/nested/b.md"]);
-        assert_eq!(loaded.skipped, ["src/blob.bin"]);
+        assert_eq!(loaded.skipped, ["src/blob.bin", "src/shot.png"]);
+        assert!(
+            loaded.images.is_empty(),
+            "images in directories are not attached"
+        );
 
         let loaded = block_on(load(&["src/**/*.{md,txt}".into()], root, None)).unwrap();
         let sources: Vec<_> = loaded.documents.iter().map(|d| d.source.as_str()).collect();

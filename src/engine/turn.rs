@@ -53,7 +53,7 @@ pub(super) async fn prepare_input(
     };
     if !loaded.skipped.is_empty() {
         emitter.emit(Event::Notice(Notice::info(format!(
-            "skipped {} binary file(s): {}",
+            "skipped {} binary or image file(s): {}",
             loaded.skipped.len(),
             loaded.skipped.join(", ")
         ))));

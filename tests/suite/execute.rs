@@ -79,3 +79,54 @@ fn revise_regenerates_in_the_same_conversation_and_quit_leaves() {
     pty.read_to_end();
     assert_eq!(pty.exit_code(), 0);
 }
+
+#[test]
+fn files_and_sessions_feed_the_request() {
+    let env = TestEnv::new();
+    env.write("errors.log", "disk full on /var");
+    env.server.push(openai::text_json("df -h /var"));
+    let out = env
+        .loki()
+        .args([
+            "-e",
+            "-s",
+            "ops",
+            "-f",
+            "errors.log",
+            "check the disk this log is about",
+        ])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out), "df -h /var\n");
+    let user = env.server.last_request().json()["messages"][1]["content"].to_string();
+    assert!(
+        user.contains("disk full on /var") && user.contains("check the disk"),
+        "{user}"
+    );
+    let session = std::fs::read_to_string(env.session_file("ops")).unwrap();
+    assert!(session.contains("df -h /var"), "{session}");
+}
+
+#[test]
+fn describe_explains_with_the_chosen_model() {
+    let env = TestEnv::new();
+    env.server.push(openai::text_json("du -sh ."));
+    env.server.push(openai::text_stream(&[
+        "Shows the total size of this directory.",
+    ]));
+    let mut pty = Pty::spawn(
+        &env,
+        &["-m", "fake:text-only", "-e", "size of this dir"],
+        &[("NO_COLOR", "1")],
+    );
+    pty.expect("execute");
+    pty.send("\x1b[B\x1b[B\r"); // down to "describe"
+    pty.expect("total size of this directory");
+    let body = env.server.last_request().json();
+    assert_eq!(body["model"], "text-only");
+    assert_eq!(body["messages"][1]["content"], "du -sh .");
+    pty.expect("quit");
+    pty.send("\x1b[A\r");
+    pty.read_to_end();
+    assert_eq!(pty.exit_code(), 0);
+}

@@ -54,7 +54,7 @@ fn directories_are_walked_and_binaries_skipped() {
         !text.contains("logo.bin") && !text.contains(".git"),
         "{text}"
     );
-    assert!(stderr(&out).contains("skipped 1 binary file(s): proj/logo.bin"));
+    assert!(stderr(&out).contains("skipped 1 binary or image file(s): proj/logo.bin"));
 }
 
 #[test]
