@@ -1,5 +1,5 @@
 //! Tab completion: dot-commands (fuzzy), `.model` ids with their descriptions, `.set`
-//! keys and values, file paths after `.file`.
+//! keys and values, role and session names, file paths after `.file`.
 
 use std::sync::{Arc, RwLock};
 
@@ -9,10 +9,28 @@ use super::commands::{COMMANDS, DISPLAY_SETTINGS};
 use crate::engine::command::SETTABLE;
 
 /// Data the completer needs that can change while the REPL runs (after `.edit config`).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct CompletionData {
     /// `(id, description)` of chat models.
     pub models: Vec<(String, String)>,
+    /// Where role files are (listed on each Tab, so new ones show up).
+    pub roles_dir: std::path::PathBuf,
+    /// Saved sessions (listed on each Tab).
+    pub sessions: Option<Arc<dyn crate::session::store::SessionStore>>,
+}
+
+impl std::fmt::Debug for CompletionData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompletionData")
+            .field("models", &self.models.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Names {
+    Roles,
+    Sessions,
 }
 
 /// The REPL's completer.
@@ -48,10 +66,49 @@ impl LokiCompleter {
             ".model" => self.complete_models(rest, arg_start),
             ".set" => self.complete_set(rest, arg_start),
             ".file" => complete_path(line),
-            ".edit" => fixed(&["config"], rest, arg_start),
+            ".role" => self.complete_names(Names::Roles, rest, arg_start),
+            ".session" => self.complete_names(Names::Sessions, rest, arg_start),
+            ".edit" => fixed(&["config", "role", "session"], rest, arg_start),
             ".empty" => fixed(&["session"], rest, arg_start),
+            ".info" | ".save" | ".exit" => match rest.split_once(' ') {
+                None => fixed(&["role", "session"], rest, arg_start),
+                Some(_) => Vec::new(),
+            },
+            ".delete" => match rest.split_once(' ') {
+                None => fixed(&["role", "session"], rest, arg_start),
+                Some(("role", name)) => {
+                    self.complete_names(Names::Roles, name, arg_start + "role ".len())
+                }
+                Some(("session", name)) => {
+                    self.complete_names(Names::Sessions, name, arg_start + "session ".len())
+                }
+                Some(_) => Vec::new(),
+            },
             _ => Vec::new(),
         }
+    }
+
+    /// Role or session names starting with (or fuzzily matching) the word being typed.
+    fn complete_names(&self, which: Names, rest: &str, start: usize) -> Vec<Suggestion> {
+        if rest.contains(' ') {
+            return Vec::new();
+        }
+        let Ok(data) = self.data.read() else {
+            return Vec::new();
+        };
+        let names = match which {
+            Names::Roles => crate::role::list(&data.roles_dir),
+            Names::Sessions => data
+                .sessions
+                .as_ref()
+                .map(|store| store.list().iter().map(|m| m.name()).collect())
+                .unwrap_or_default(),
+        };
+        names
+            .iter()
+            .filter(|name| fuzzy(rest, name))
+            .map(|name| suggestion(name, None, start, start + rest.len(), false))
+            .collect()
     }
 
     fn complete_models(&self, typed: &str, start: usize) -> Vec<Suggestion> {
@@ -187,12 +244,45 @@ mod tests {
                 ("fake:gpt-4o-mini".into(), "d".into()),
                 ("local:llama".into(), "d".into()),
             ],
+            ..CompletionData::default()
         };
         LokiCompleter::new(Arc::new(RwLock::new(data)))
     }
 
     fn values(s: Vec<Suggestion>) -> Vec<String> {
         s.into_iter().map(|s| s.value).collect()
+    }
+
+    #[test]
+    fn role_and_session_names() {
+        use crate::session::store::{FileSessionStore, SessionStore};
+        let dir = tempfile::tempdir().unwrap();
+        let roles_dir = dir.path().join("roles");
+        std::fs::create_dir_all(&roles_dir).unwrap();
+        std::fs::write(roles_dir.join("pirate.md"), "Arr.").unwrap();
+        let store = FileSessionStore::new(dir.path().join("sessions"));
+        for name in ["work", "_/20261123T010101-topic"] {
+            let alias = crate::session::id::SessionAlias::new(name).unwrap();
+            let handle = store.create(Some(alias), Default::default()).unwrap();
+            store.save(&handle).unwrap();
+        }
+        let data = CompletionData {
+            roles_dir,
+            sessions: Some(Arc::new(store)),
+            ..CompletionData::default()
+        };
+        let c = LokiCompleter::new(Arc::new(RwLock::new(data)));
+        assert_eq!(values(c.suggest(".role pir", 9)), ["pirate"]);
+        assert!(values(c.suggest(".role ", 6)).contains(&"shell".to_string()));
+        assert_eq!(values(c.suggest(".session w", 10)), ["work"]);
+        assert_eq!(
+            values(c.suggest(".session _/", 11)),
+            ["_/20261123T010101-topic"]
+        );
+        assert_eq!(values(c.suggest(".delete session wo", 18)), ["work"]);
+        let s = c.suggest(".delete session wo", 18);
+        assert_eq!((s[0].span.start, s[0].span.end), (16, 18));
+        assert_eq!(values(c.suggest(".info s", 7)), ["session"]);
     }
 
     #[test]

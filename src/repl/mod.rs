@@ -634,6 +634,8 @@ fn completion_data(state: &AppState) -> CompletionData {
             .into_iter()
             .map(|m| (m.id(), m.describe()))
             .collect(),
+        roles_dir: state.paths.roles_dir.clone(),
+        sessions: Some(Arc::clone(&state.sessions)),
     }
 }
 
