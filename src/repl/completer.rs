@@ -101,7 +101,13 @@ impl LokiCompleter {
             Names::Sessions => data
                 .sessions
                 .as_ref()
-                .map(|store| store.list().iter().map(|m| m.name()).collect())
+                .map(|store| {
+                    store
+                        .list()
+                        .iter()
+                        .map(crate::session::store::SessionMeta::name)
+                        .collect()
+                })
                 .unwrap_or_default(),
         };
         names
