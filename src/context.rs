@@ -43,6 +43,13 @@ pub struct RequestContext {
     pub save: bool,
     /// Offer tools to the model.
     pub function_calling_support: bool,
+    /// `enabled_tools` set in this conversation (`.set enabled_tools`), over the
+    /// configuration's; a role's own list wins over both.
+    pub enabled_tools: Option<String>,
+    /// How tool calls are approved, including "always" answers given so far.
+    pub tool_policy: crate::tool::Policy,
+    /// Who is asked before a tool call that needs approval.
+    pub approver: Arc<dyn crate::tool::approve::Approver>,
     /// The open session, if any (its messages are `history`).
     pub session: Option<SessionHandle>,
     /// Cancels the running turn. Replaced by a fresh token after each cancellation.
@@ -188,6 +195,9 @@ impl RequestContext {
             max_output_tokens: None,
             save: state.config.save,
             function_calling_support: state.config.function_calling_support,
+            enabled_tools: state.config.enabled_tools.clone(),
+            tool_policy: crate::tool::Policy::from_config(&state.config),
+            approver: Arc::new(crate::tool::approve::DenyAll),
             session: None,
             cancel: CancellationToken::new(),
         })
@@ -211,6 +221,20 @@ impl RequestContext {
             self.temperature = state.config.temperature;
             self.top_p = state.config.top_p;
         }
+    }
+
+    /// The tools offered to the model in this conversation (none when function calling
+    /// is off or the model cannot call functions).
+    pub fn active_tools(&self, state: &AppState) -> Vec<&'static crate::tool::builtin::Builtin> {
+        if !self.function_calling_support || !self.model.config.supports_function_calling {
+            return Vec::new();
+        }
+        let enabled = self
+            .role
+            .as_ref()
+            .and_then(|r| r.enabled_tools.as_deref())
+            .or(self.enabled_tools.as_deref());
+        crate::tool::enabled_tools(&state.config, enabled)
     }
 
     /// Switches the model (and provider) for the rest of the conversation.

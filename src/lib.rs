@@ -17,5 +17,6 @@ pub mod role;
 pub mod session;
 pub mod state;
 pub mod tokens;
+pub mod tool;
 
 pub use cli::main_entry;

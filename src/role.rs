@@ -197,6 +197,13 @@ fn httpdate_rfc3339(t: std::time::SystemTime) -> String {
     )
 }
 
+impl SystemVars {
+    /// The current time as RFC 3339 UTC.
+    pub fn now_rfc3339() -> String {
+        httpdate_rfc3339(std::time::SystemTime::now())
+    }
+}
+
 /// A UTC timestamp usable in file names: `20261122T101544`.
 pub fn compact_timestamp(t: std::time::SystemTime) -> String {
     httpdate_rfc3339(t)

@@ -71,6 +71,10 @@ pub struct Args {
     #[arg(short = 'S', long)]
     pub no_stream: bool,
 
+    /// Run tool calls without asking for approval
+    #[arg(long)]
+    pub yolo: bool,
+
     /// Print the assembled input instead of sending it
     #[arg(long)]
     pub dry_run: bool,

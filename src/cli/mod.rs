@@ -177,6 +177,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
             anyhow::bail!("the REPL needs a terminal on stdout; give a prompt to run one-shot");
         }
         let mut ctx = RequestContext::resolve(&state, args.model.as_deref())?;
+        set_approver(&mut ctx, &args);
         apply_role_flags(
             &state,
             &mut ctx,
@@ -206,6 +207,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     }
 
     let mut ctx = RequestContext::resolve(&state, args.model.as_deref())?;
+    set_approver(&mut ctx, &args);
     if args.execute && args.prompt.is_none() && args.role.is_none() {
         if args.dry_run {
             ctx.dry_run = true;
@@ -279,6 +281,19 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
             report_error(&stderr_theme, &e.to_string());
             Ok(code)
         }
+    }
+}
+
+/// Who approves tool calls: `--yolo` approves all; with a terminal to ask on, the
+/// person there; otherwise calls that need approval are refused.
+fn set_approver(ctx: &mut RequestContext, args: &Args) {
+    if args.yolo {
+        ctx.tool_policy.yolo = true;
+    }
+    let interactive = std::io::stderr().is_terminal() && std::io::stdin().is_terminal();
+    if interactive {
+        let theme = Theme::detect(true, std::env::var_os("NO_COLOR").is_some(), true, false);
+        ctx.approver = Arc::new(crate::render::approval::TerminalApprover::new(theme));
     }
 }
 

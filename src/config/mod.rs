@@ -74,6 +74,18 @@ pub struct AppConfig {
     pub enabled_tools: Option<String>,
     /// Tool files that are declared at all.
     pub visible_tools: Option<Vec<String>>,
+    /// Approve every tool call without asking.
+    pub yolo: bool,
+    /// Tools that never ask for approval.
+    pub auto_approve_tools: Vec<String>,
+    /// Tools that are always refused.
+    pub deny_tools: Vec<String>,
+    /// Model calls per turn when tools keep being called.
+    pub max_tool_rounds: usize,
+    /// Seconds a tool (such as `execute_command`) may run.
+    pub tool_timeout: u64,
+    /// Largest tool result sent to the model, in bytes (longer ones are cut with a note).
+    pub max_tool_output: usize,
     /// Connect to MCP servers.
     pub mcp_server_support: bool,
     /// Aliases for groups of MCP servers.
@@ -149,6 +161,12 @@ impl Default for AppConfig {
             mapping_tools: BTreeMap::new(),
             enabled_tools: None,
             visible_tools: None,
+            yolo: false,
+            auto_approve_tools: Vec::new(),
+            deny_tools: Vec::new(),
+            max_tool_rounds: 25,
+            tool_timeout: 300,
+            max_tool_output: 32 * 1024,
             mcp_server_support: true,
             mapping_mcp_servers: BTreeMap::new(),
             enabled_mcp_servers: None,

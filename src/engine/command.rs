@@ -43,6 +43,8 @@ pub const SETTABLE: &[(&str, &str)] = &[
     ("dry_run", "<true|false>"),
     ("save", "<true|false>"),
     ("function_calling_support", "<true|false>"),
+    ("enabled_tools", "<all|tool,tool…|null>"),
+    ("yolo", "<true|false>"),
 ];
 
 /// Applies a command to the conversation; returns a one-line confirmation.
@@ -134,14 +136,27 @@ fn set(
                 ctx.max_output_tokens = Some(n);
             }
         }
-        "stream" | "dry_run" | "save" | "function_calling_support" => {
+        "stream" | "dry_run" | "save" | "function_calling_support" | "yolo" => {
             let flag = parse_bool(value).ok_or_else(|| invalid("true or false"))?;
             match key {
                 "stream" => ctx.stream = flag,
                 "dry_run" => ctx.dry_run = flag,
                 "save" => ctx.save = flag,
+                "yolo" => ctx.tool_policy.yolo = flag,
                 _ => ctx.function_calling_support = flag,
             }
+        }
+        "enabled_tools" => {
+            ctx.enabled_tools = (!null).then(|| value.to_string());
+            let active: Vec<&str> = ctx.active_tools(state).iter().map(|t| t.name).collect();
+            return Ok(format!(
+                "enabled_tools: {value} (active: {})",
+                if active.is_empty() {
+                    "none".to_string()
+                } else {
+                    active.join(", ")
+                }
+            ));
         }
         other => {
             let known: Vec<&str> = SETTABLE.iter().map(|(k, _)| *k).collect();

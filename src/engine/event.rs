@@ -13,7 +13,7 @@ use crate::client::Usage;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    /// Emitted by the engine once per turn, before the provider is called.
+    /// Emitted before each model call of a turn (once, or once per tool round).
     TurnStarted(TurnStarted),
     /// Answer text, in arrival order. Emitted for every text delta of the provider.
     AssistantDelta(TextDelta),
@@ -21,6 +21,8 @@ pub enum Event {
     ReasoningDelta(TextDelta),
     /// The model requested a tool call (arguments complete). Emitted before approval.
     ToolCallProposed(ToolCallProposed),
+    /// A tool call finished (or was refused); its result went back to the model.
+    ToolCallFinished(ToolCallFinished),
     /// Token usage reported by the provider for one model response.
     Usage(Usage),
     /// An informational or warning line for the user (retries, skipped files, …).
@@ -56,6 +58,19 @@ pub struct ToolCallProposed {
     pub name: String,
     /// JSON arguments as text.
     pub arguments: String,
+}
+
+/// Payload of [`Event::ToolCallFinished`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallFinished {
+    /// Provider call id.
+    pub call_id: String,
+    /// Function name.
+    pub name: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// The result as sent to the model.
+    pub result: String,
 }
 
 /// Severity of a [`Notice`].

@@ -77,7 +77,7 @@ const IMAGE_EXTENSIONS: &[(&str, &str)] = &[
 ];
 
 /// Directories never descended into when walking.
-const SKIPPED_DIRS: &[&str] = &[
+pub const SKIPPED_DIRS: &[&str] = &[
     ".git",
     "node_modules",
     "target",

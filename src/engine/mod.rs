@@ -129,7 +129,7 @@ impl Engine {
                 turn::prepare_input(&self.state, &self.cwd, ctx, &input, emitter).await?,
             ),
         };
-        let outcome = turn::run_turn(ctx, kind, stream, emitter).await?;
+        let outcome = turn::run_turn(&self.state, &self.cwd, ctx, kind, stream, emitter).await?;
         if ctx.session.is_some() && !ctx.dry_run && self.over_threshold(ctx) {
             self.compress(ctx, emitter).await?;
         }

@@ -21,7 +21,8 @@ use futures_util::StreamExt;
 
 use super::emitter::Emitter;
 use super::event::{
-    AbortReason, Event, Notice, TextDelta, ToolCallProposed, TurnAborted, TurnFinished, TurnStarted,
+    AbortReason, Event, Notice, TextDelta, ToolCallFinished, ToolCallProposed, TurnAborted,
+    TurnFinished, TurnStarted,
 };
 use super::input;
 use super::{CoreError, RunOutcome, UserInput};
@@ -91,6 +92,8 @@ pub(super) enum TurnKind {
 
 /// Runs the turn; see the module docs for the protocol.
 pub(super) async fn run_turn(
+    state: &AppState,
+    cwd: &Path,
     ctx: &mut RequestContext,
     kind: TurnKind,
     stream: bool,
@@ -156,41 +159,55 @@ pub(super) async fn run_turn(
         });
     }
 
-    let request = ChatRequest {
-        messages,
-        temperature: ctx.temperature,
-        top_p: ctx.top_p,
-        max_tokens: ctx.max_output_tokens,
-        stream,
-        tools: Vec::new(),
+    let tools = ctx.active_tools(state);
+    let specs = crate::tool::specs(&tools);
+    let shell = state
+        .env
+        .get("SHELL")
+        .filter(|s| !s.is_empty())
+        .unwrap_or("/bin/sh")
+        .to_string();
+    let user_agent = state.config.user_agent();
+    let cancel = ctx.cancel.clone();
+    let env = crate::tool::ToolEnv {
+        cwd,
+        shell: &shell,
+        timeout: std::time::Duration::from_secs(state.config.tool_timeout.max(1)),
+        cancel: &cancel,
+        user_agent: user_agent.as_deref(),
     };
-    let mut collected = Collected::default();
-    let result = call_model(ctx, &request, emitter, &mut collected).await;
-    let total = collected.usage;
-    if let Err(err) = result {
-        let interrupted = matches!(err, CoreError::Cancelled);
-        if !collected.text.is_empty() {
-            record(ctx, &kind, collected.text.clone(), Vec::new(), interrupted);
+    // Assistant tool-call messages and tool results of this turn, in order.
+    let mut steps: Vec<Message> = Vec::new();
+    let mut total = Usage::default();
+    let mut rounds = 0usize;
+    loop {
+        rounds += 1;
+        let request = ChatRequest {
+            messages: messages.clone(),
+            temperature: ctx.temperature,
+            top_p: ctx.top_p,
+            max_tokens: ctx.max_output_tokens,
+            stream,
+            tools: specs.clone(),
+        };
+        let mut collected = Collected::default();
+        let result = call_model(ctx, &request, emitter, &mut collected).await;
+        total.add(collected.usage);
+        if let Err(err) = result {
+            let interrupted = matches!(err, CoreError::Cancelled);
+            if !collected.text.is_empty() || !steps.is_empty() {
+                record(
+                    ctx,
+                    &kind,
+                    steps,
+                    collected.text.clone(),
+                    Vec::new(),
+                    interrupted,
+                );
+            }
+            return Err(abort(collected.text, err, emitter));
         }
-        return Err(abort(collected.text, err, emitter));
-    }
-    let calls: Vec<ToolCall> = collected
-        .calls
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| ToolCall {
-            id: if c.id.is_empty() {
-                format!("call_{i}")
-            } else {
-                c.id
-            },
-            name: c.name,
-            arguments: c.arguments,
-        })
-        .collect();
-    if !calls.is_empty() {
-        // Tool execution arrives with the tools issue; until then the request is shown and
-        // the user told plainly that nothing ran.
+        let calls = finished_calls(std::mem::take(&mut collected.calls), rounds);
         for call in &calls {
             emitter.emit(Event::ToolCallProposed(ToolCallProposed {
                 call_id: call.id.clone(),
@@ -198,15 +215,98 @@ pub(super) async fn run_turn(
                 arguments: call.arguments.clone(),
             }));
         }
-        emitter.emit(Event::Notice(Notice::warning(format!(
-            "the model asked to call {} but no tools are enabled for this conversation",
-            calls
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))));
+        if !calls.is_empty() && tools.is_empty() {
+            emitter.emit(Event::Notice(Notice::warning(format!(
+                "the model asked to call {} but no tools are enabled for this conversation",
+                calls
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))));
+        }
+        let last_round = rounds >= state.config.max_tool_rounds.max(1);
+        if calls.is_empty() || tools.is_empty() || last_round {
+            if !calls.is_empty() && !tools.is_empty() {
+                emitter.emit(Event::Notice(Notice::warning(format!(
+                    "stopped after {rounds} model calls in one turn (max_tool_rounds); \
+                     say `continue` to let it go on"
+                ))));
+            }
+            return Ok(finish_turn(
+                ctx, &kind, steps, collected, calls, total, rounds, emitter,
+            ));
+        }
+        emitter.flush();
+        let mut assistant = Message::text(Role::Assistant, collected.text.clone());
+        assistant.tool_calls = calls.clone();
+        messages.push(assistant.clone());
+        steps.push(assistant);
+        let approver = std::sync::Arc::clone(&ctx.approver);
+        let max_output = state.config.max_tool_output;
+        let run = crate::tool::run_round(
+            &calls,
+            &tools,
+            env,
+            &mut ctx.tool_policy,
+            approver.as_ref(),
+            max_output,
+        );
+        let results = tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            results = run => Some(results),
+        };
+        let Some(results) = results else {
+            record(ctx, &kind, steps, String::new(), Vec::new(), true);
+            return Err(abort(String::new(), CoreError::Cancelled, emitter));
+        };
+        for result in &results {
+            emitter.emit(Event::ToolCallFinished(ToolCallFinished {
+                call_id: result.call.id.clone(),
+                name: result.call.name.clone(),
+                ok: result.ok,
+                result: result.content.clone(),
+            }));
+            messages.push(result.message());
+            steps.push(result.message());
+        }
+        emitter.emit(Event::TurnStarted(TurnStarted {
+            model: ctx.model.id(),
+            stream,
+        }));
     }
+}
+
+/// Tool calls of one response with ids (some providers omit them).
+fn finished_calls(calls: Vec<PartialCall>, round: usize) -> Vec<ToolCall> {
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| ToolCall {
+            id: if c.id.is_empty() {
+                format!("call_{round}_{i}")
+            } else {
+                c.id
+            },
+            name: c.name,
+            arguments: c.arguments,
+        })
+        .collect()
+}
+
+/// Records the final answer and reports the end of the turn.
+#[allow(clippy::too_many_arguments)]
+fn finish_turn(
+    ctx: &mut RequestContext,
+    kind: &TurnKind,
+    steps: Vec<Message>,
+    collected: Collected,
+    calls: Vec<ToolCall>,
+    total: Usage,
+    rounds: usize,
+    emitter: &dyn Emitter,
+) -> RunOutcome {
     if collected.text.is_empty() && calls.is_empty() {
         emitter.emit(Event::Notice(Notice::warning(
             "the model returned an empty answer",
@@ -217,17 +317,17 @@ pub(super) async fn run_turn(
             "the answer was cut off at the model's output limit (.continue carries on)",
         )));
     }
-    record(ctx, &kind, collected.text.clone(), calls, false);
+    record(ctx, kind, steps, collected.text.clone(), calls, false);
     emitter.emit(Event::TurnFinished(TurnFinished {
         usage: total,
         finish_reason: collected.finish.as_ref().map(finish_name),
     }));
     emitter.flush();
-    Ok(RunOutcome {
+    RunOutcome {
         text: collected.text,
         usage: total,
-        steps: 1,
-    })
+        steps: rounds,
+    }
 }
 
 /// Writes the outcome of a turn into the conversation. An interrupted answer is kept and
@@ -235,6 +335,7 @@ pub(super) async fn run_turn(
 fn record(
     ctx: &mut RequestContext,
     kind: &TurnKind,
+    steps: Vec<Message>,
     text: String,
     calls: Vec<ToolCall>,
     interrupted: bool,
@@ -245,9 +346,20 @@ fn record(
     let mut assistant = Message::text(Role::Assistant, text.clone());
     assistant.tool_calls = calls;
     assistant.interrupted = interrupted;
+    let has_steps = !steps.is_empty();
     match kind {
         TurnKind::New(user) => {
             ctx.history.push(user.clone());
+            ctx.history.extend(steps);
+            ctx.history.push(assistant);
+        }
+        _ if has_steps => {
+            // A continued or regenerated answer that used tools: the rounds and the new
+            // answer follow the old answer (or replace it).
+            if matches!(kind, TurnKind::Regenerate) {
+                ctx.history.pop();
+            }
+            ctx.history.extend(steps);
             ctx.history.push(assistant);
         }
         TurnKind::Continue => {

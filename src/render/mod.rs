@@ -7,6 +7,7 @@
 //! network batch, so a fast stream costs one write per read rather than one per token.
 //! Without a terminal, or with `NO_COLOR`, nothing but plain text is written.
 
+pub mod approval;
 pub mod code;
 pub mod highlight;
 pub mod markdown;
@@ -189,14 +190,31 @@ impl TerminalEmitter {
             }
             Event::ToolCallProposed(call) => {
                 stop_spinner(inner);
+                self.end_text_block(inner);
                 self.flush_inner(inner);
-                let args: String = call.arguments.chars().take(120).collect();
-                self.stderr_line(
-                    &self
-                        .opts
-                        .stderr
-                        .paint(Style::Dim, &format!("⚙ {} {args}", call.name)),
-                );
+                self.stderr_line(&self.opts.stderr.paint(
+                    Style::Dim,
+                    &format!("⚙ {} {}", call.name, compact_args(&call.arguments)),
+                ));
+            }
+            Event::ToolCallFinished(done) => {
+                let line = if done.ok {
+                    self.opts.stderr.paint(
+                        Style::Dim,
+                        &format!("  ↳ {} ({})", done.name, size_label(done.result.len())),
+                    )
+                } else {
+                    let error = serde_json::from_str::<serde_json::Value>(&done.result)
+                        .ok()
+                        .and_then(|v| v["tool_call_error"].as_str().map(str::to_string))
+                        .unwrap_or_else(|| done.result.clone());
+                    format!(
+                        "  ↳ {} {}: {error}",
+                        done.name,
+                        self.opts.stderr.paint(Style::Warning, "failed")
+                    )
+                };
+                self.stderr_line(&line);
             }
             Event::Notice(notice) => {
                 let had_spinner = inner.spinner.is_some();
@@ -226,6 +244,17 @@ impl TerminalEmitter {
                     self.stderr_line(&self.opts.stderr.paint(Style::Dim, "(interrupted)"));
                 }
             }
+        }
+    }
+
+    /// Ends the answer text written so far (before tool calls interrupt it); text that
+    /// follows starts a fresh block.
+    fn end_text_block(&self, inner: &mut Inner) {
+        self.close_reasoning(inner);
+        if !self.opts.code_only && inner.answered {
+            let Inner { renderer, out, .. } = inner;
+            renderer.finish(out);
+            *renderer = MarkdownRenderer::new(render_options(&self.opts));
         }
     }
 
@@ -307,6 +336,38 @@ impl Emitter for TerminalEmitter {
         if let Ok(mut inner) = self.inner.lock() {
             self.flush_inner(&mut inner);
         }
+    }
+}
+
+/// Tool arguments on one line: `path=src/main.rs limit=20`, long values shortened.
+fn compact_args(arguments: &str) -> String {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str(arguments) else {
+        return arguments.chars().take(120).collect();
+    };
+    let parts: Vec<String> = map
+        .iter()
+        .map(|(k, v)| {
+            let value = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let first_line = value.lines().next().unwrap_or("");
+            let mut shown: String = first_line.chars().take(80).collect();
+            if shown.len() < value.len() {
+                shown.push('…');
+            }
+            format!("{k}={shown}")
+        })
+        .collect();
+    parts.join(" ")
+}
+
+/// `512 B`, `1.2 KB`, `3.4 MB`.
+fn size_label(bytes: usize) -> String {
+    match bytes {
+        0..1000 => format!("{bytes} B"),
+        1000..1_000_000 => format!("{:.1} KB", bytes as f64 / 1000.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
     }
 }
 

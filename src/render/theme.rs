@@ -22,6 +22,8 @@ pub enum Style {
     Dim,
     /// Emphasis.
     Bold,
+    /// Additions (diffs).
+    Success,
 }
 
 impl Theme {
@@ -60,6 +62,7 @@ impl Theme {
             Style::Warning => "\x1b[33m",
             Style::Dim => "\x1b[2m",
             Style::Bold => "\x1b[1m",
+            Style::Success => "\x1b[32m",
         }
     }
 

@@ -571,6 +571,20 @@ impl Repl {
                 "function_calling_support",
                 ctx.function_calling_support.to_string(),
             ),
+            ("enabled_tools", opt(ctx.enabled_tools.clone())),
+            ("tools", {
+                let active: Vec<&str> = ctx
+                    .active_tools(self.state())
+                    .iter()
+                    .map(|t| t.name)
+                    .collect();
+                if active.is_empty() {
+                    "none".into()
+                } else {
+                    active.join(", ")
+                }
+            }),
+            ("yolo", ctx.tool_policy.yolo.to_string()),
             (
                 "role",
                 ctx.role

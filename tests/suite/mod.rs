@@ -10,3 +10,4 @@ mod roles;
 mod sessions;
 mod shell;
 mod terminal;
+mod tools;

@@ -1,0 +1,77 @@
+//! The terminal's [`Approver`]: shows what a tool call would do (the command, the URL,
+//! a coloured diff for file changes) on stderr and asks.
+
+use std::io::Write;
+
+use futures_util::future::BoxFuture;
+
+use super::theme::{Style, Theme};
+use crate::tool::approve::{ApprovalRequest, Approver, Decision};
+
+const YES: &str = "yes";
+const ALWAYS: &str = "yes, and don't ask again for this tool in this conversation";
+const NO: &str = "no";
+const NO_TELL: &str = "no, and tell the model why";
+
+/// Asks the person at the terminal.
+#[derive(Debug, Clone, Copy)]
+pub struct TerminalApprover {
+    theme: Theme,
+}
+
+impl TerminalApprover {
+    /// An approver painting with `theme` (stderr's).
+    pub fn new(theme: Theme) -> Self {
+        Self { theme }
+    }
+
+    fn show(&self, request: &ApprovalRequest) {
+        let mut err = std::io::stderr().lock();
+        if let Some(preview) = &request.preview {
+            for line in preview.lines().take(400) {
+                let style = match line.chars().next() {
+                    Some('+') if !line.starts_with("+++") => Some(Style::Success),
+                    Some('-') if !line.starts_with("---") => Some(Style::Error),
+                    Some('@') => Some(Style::Dim),
+                    _ => None,
+                };
+                let _ = match style {
+                    Some(style) => writeln!(err, "{}", self.theme.paint(style, line)),
+                    None => writeln!(err, "{line}"),
+                };
+            }
+        }
+        let _ = writeln!(
+            err,
+            "{} {} wants to {}",
+            self.theme.paint(Style::Warning, "approve?"),
+            request.tool,
+            request.summary
+        );
+    }
+}
+
+impl Approver for TerminalApprover {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        self.show(request);
+        Box::pin(async move {
+            let asked = tokio::task::spawn_blocking(ask).await;
+            asked.unwrap_or(Decision::Deny)
+        })
+    }
+}
+
+fn ask() -> Decision {
+    let choice = inquire::Select::new("Run it?", vec![YES, ALWAYS, NO, NO_TELL])
+        .without_help_message()
+        .prompt();
+    match choice {
+        Ok(YES) => Decision::Approve,
+        Ok(ALWAYS) => Decision::ApproveAlways,
+        Ok(NO_TELL) => match inquire::Text::new("Tell the model:").prompt() {
+            Ok(message) if !message.trim().is_empty() => Decision::DenyWithMessage(message),
+            _ => Decision::Deny,
+        },
+        _ => Decision::Deny,
+    }
+}

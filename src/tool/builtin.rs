@@ -1,0 +1,540 @@
+//! The built-in tools, in Rust, with Loki's names and parameters so existing agents and
+//! roles keep working: `fs_cat`, `fs_ls`, `fs_read`, `fs_write`, `fs_patch`, `fs_mkdir`,
+//! `fs_rm`, `fs_glob`, `fs_grep`, `execute_command`, `get_current_time`, `fetch_url`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::paths::{self, Resolved};
+use super::{Effect, ToolEnv, ToolError};
+
+/// A built-in tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Builtin {
+    /// Its name.
+    pub name: &'static str,
+    /// What it does (sent to the model).
+    pub description: &'static str,
+    /// What it may do, which decides whether it asks first.
+    pub effect: Effect,
+    /// `(name, type, required, description)` of each parameter.
+    pub params: &'static [(&'static str, &'static str, bool, &'static str)],
+}
+
+impl Builtin {
+    /// The JSON schema of its arguments.
+    pub fn schema(&self) -> Value {
+        let mut properties = serde_json::Map::new();
+        let mut required = Vec::new();
+        for (name, kind, needed, description) in self.params {
+            properties.insert(
+                (*name).into(),
+                json!({"type": kind, "description": description}),
+            );
+            if *needed {
+                required.push(*name);
+            }
+        }
+        json!({"type": "object", "properties": properties, "required": required})
+    }
+}
+
+/// Every built-in tool.
+pub const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "fs_cat",
+        description: "Read a whole text file.",
+        effect: Effect::Read,
+        params: &[(
+            "path",
+            "string",
+            true,
+            "File path, relative to the working directory",
+        )],
+    },
+    Builtin {
+        name: "fs_ls",
+        description: "List a directory: one entry per line, directories end with `/`.",
+        effect: Effect::Read,
+        params: &[("path", "string", true, "Directory path")],
+    },
+    Builtin {
+        name: "fs_read",
+        description: "Read part of a text file with line numbers (or list a directory). Use offset and limit to page through large files.",
+        effect: Effect::Read,
+        params: &[
+            ("path", "string", true, "File or directory path"),
+            (
+                "offset",
+                "integer",
+                false,
+                "First line to read, 1-based (default 1)",
+            ),
+            (
+                "limit",
+                "integer",
+                false,
+                "Number of lines to read (default 2000)",
+            ),
+        ],
+    },
+    Builtin {
+        name: "fs_write",
+        description: "Create or overwrite a file with the given contents (parent directories are created).",
+        effect: Effect::Write,
+        params: &[
+            ("path", "string", true, "File path"),
+            ("contents", "string", true, "The complete new contents"),
+        ],
+    },
+    Builtin {
+        name: "fs_patch",
+        description: "Apply a unified diff (as produced by `diff -u` or `git diff`) to one file.",
+        effect: Effect::Write,
+        params: &[
+            ("path", "string", true, "File to patch"),
+            ("contents", "string", true, "The unified diff"),
+        ],
+    },
+    Builtin {
+        name: "fs_mkdir",
+        description: "Create a directory and any missing parents.",
+        effect: Effect::Write,
+        params: &[("path", "string", true, "Directory path")],
+    },
+    Builtin {
+        name: "fs_rm",
+        description: "Delete a file, or a directory with everything in it.",
+        effect: Effect::Write,
+        params: &[("path", "string", true, "File or directory path")],
+    },
+    Builtin {
+        name: "fs_glob",
+        description: "Find files whose path matches a glob such as `src/**/*.rs`, newest first. Respects .gitignore.",
+        effect: Effect::Read,
+        params: &[
+            ("pattern", "string", true, "Glob, relative to `path`"),
+            (
+                "path",
+                "string",
+                false,
+                "Directory to search (default: the working directory)",
+            ),
+        ],
+    },
+    Builtin {
+        name: "fs_grep",
+        description: "Search file contents with a regular expression; prints `file:line: text`. Respects .gitignore.",
+        effect: Effect::Read,
+        params: &[
+            (
+                "pattern",
+                "string",
+                true,
+                "Regular expression (Rust syntax)",
+            ),
+            (
+                "path",
+                "string",
+                false,
+                "File or directory to search (default: the working directory)",
+            ),
+            (
+                "include",
+                "string",
+                false,
+                "Only files matching this glob, e.g. `*.rs`",
+            ),
+        ],
+    },
+    Builtin {
+        name: "execute_command",
+        description: "Run a shell command in the working directory and return its output and exit code.",
+        effect: Effect::Exec,
+        params: &[("command", "string", true, "The command line")],
+    },
+    Builtin {
+        name: "get_current_time",
+        description: "The current date and time (UTC, RFC 3339).",
+        effect: Effect::Read,
+        params: &[],
+    },
+    Builtin {
+        name: "fetch_url",
+        description: "Fetch a web page or file over HTTP(S); HTML is converted to Markdown.",
+        effect: Effect::Network,
+        params: &[("url", "string", true, "http:// or https:// URL")],
+    },
+];
+
+/// Looks a built-in up by name.
+pub fn find(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+/// Lines `fs_read` returns when no limit is given.
+const DEFAULT_LIMIT: usize = 2000;
+/// Entries `fs_glob` returns at most.
+const MAX_GLOB: usize = 500;
+/// Matching lines `fs_grep` returns at most.
+const MAX_GREP: usize = 500;
+
+pub(super) fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::BadArguments(format!("missing string argument `{name}`")))
+}
+
+fn opt_str<'a>(args: &'a Value, name: &str) -> Option<&'a str> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+fn opt_usize(args: &Value, name: &str) -> Option<usize> {
+    let value = args.get(name)?;
+    value
+        .as_u64()
+        .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
+        .and_then(|n| usize::try_from(n).ok())
+}
+
+fn io(path: &Path, e: &std::io::Error) -> ToolError {
+    ToolError::Failed(format!("{}: {e}", path.display()))
+}
+
+/// Runs a built-in whose call was approved (or needed no approval).
+pub(super) async fn run(
+    tool: &Builtin,
+    args: &Value,
+    env: &ToolEnv<'_>,
+) -> Result<String, ToolError> {
+    let path = |name: &str| -> Result<Resolved, ToolError> {
+        Ok(paths::resolve(env.cwd, str_arg(args, name)?))
+    };
+    match tool.name {
+        "fs_cat" => {
+            let p = path("path")?;
+            std::fs::read_to_string(&p.path).map_err(|e| io(&p.path, &e))
+        }
+        "fs_ls" => list_dir(&path("path")?.path),
+        "fs_read" => {
+            let p = path("path")?;
+            if p.path.is_dir() {
+                return list_dir(&p.path);
+            }
+            let text = std::fs::read_to_string(&p.path).map_err(|e| io(&p.path, &e))?;
+            let offset = opt_usize(args, "offset").unwrap_or(1).max(1);
+            let limit = opt_usize(args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
+            Ok(numbered(&text, offset, limit))
+        }
+        "fs_write" => {
+            let p = path("path")?;
+            let contents = str_arg(args, "contents")?;
+            crate::atomic_file::write_atomic(&p.path, contents.as_bytes(), false)
+                .map_err(|e| io(&p.path, &e))?;
+            Ok(format!(
+                "wrote {} bytes to {}",
+                contents.len(),
+                paths::display(env.cwd, &p.path)
+            ))
+        }
+        "fs_patch" => {
+            let p = path("path")?;
+            let patched = patched(&p.path, str_arg(args, "contents")?)?;
+            crate::atomic_file::write_atomic(&p.path, patched.as_bytes(), false)
+                .map_err(|e| io(&p.path, &e))?;
+            Ok(format!("patched {}", paths::display(env.cwd, &p.path)))
+        }
+        "fs_mkdir" => {
+            let p = path("path")?;
+            std::fs::create_dir_all(&p.path).map_err(|e| io(&p.path, &e))?;
+            Ok(format!("created {}", paths::display(env.cwd, &p.path)))
+        }
+        "fs_rm" => {
+            let p = path("path")?;
+            let removed = if p.path.is_dir() {
+                std::fs::remove_dir_all(&p.path)
+            } else {
+                std::fs::remove_file(&p.path)
+            };
+            removed.map_err(|e| io(&p.path, &e))?;
+            Ok(format!("deleted {}", paths::display(env.cwd, &p.path)))
+        }
+        "fs_glob" => glob(env.cwd, args),
+        "fs_grep" => grep(env.cwd, args),
+        "execute_command" => execute(env, str_arg(args, "command")?).await,
+        "get_current_time" => Ok(crate::role::SystemVars::now_rfc3339()),
+        "fetch_url" => fetch(env, str_arg(args, "url")?).await,
+        other => Err(ToolError::Unknown(other.to_string())),
+    }
+}
+
+/// The approval summary and preview of a call to `tool`.
+pub(super) fn describe(
+    tool: &Builtin,
+    args: &Value,
+    cwd: &Path,
+) -> Result<(String, Option<String>), ToolError> {
+    let shown = |name: &str| -> Result<(String, PathBuf), ToolError> {
+        let p = paths::resolve(cwd, str_arg(args, name)?);
+        Ok((paths::display(cwd, &p.path), p.path))
+    };
+    Ok(match tool.name {
+        "execute_command" => (format!("run `{}`", str_arg(args, "command")?), None),
+        "fetch_url" => (format!("fetch {}", str_arg(args, "url")?), None),
+        "fs_write" => {
+            let (shown, path) = shown("path")?;
+            let old = std::fs::read_to_string(&path).unwrap_or_default();
+            let new = str_arg(args, "contents")?;
+            let verb = if path.exists() { "overwrite" } else { "create" };
+            let diff = diffy::create_patch(&old, new).to_string();
+            (format!("{verb} {shown}"), Some(diff))
+        }
+        "fs_patch" => {
+            let (shown, _) = shown("path")?;
+            (
+                format!("patch {shown}"),
+                Some(str_arg(args, "contents")?.to_string()),
+            )
+        }
+        "fs_rm" => (format!("delete {}", shown("path")?.0), None),
+        "fs_mkdir" => (format!("create directory {}", shown("path")?.0), None),
+        _ => {
+            let target = ["path", "pattern"]
+                .iter()
+                .find_map(|name| opt_str(args, name))
+                .unwrap_or(".");
+            (format!("{} {target}", tool.name), None)
+        }
+    })
+}
+
+/// The paths a call touches (for the outside-the-working-tree check).
+pub(super) fn touched_paths(tool: &Builtin, args: &Value, cwd: &Path) -> Vec<Resolved> {
+    if matches!(tool.effect, Effect::Exec | Effect::Network) {
+        return Vec::new();
+    }
+    let arg = opt_str(args, "path").unwrap_or(".");
+    vec![paths::resolve(cwd, arg)]
+}
+
+fn list_dir(dir: &Path) -> Result<String, ToolError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| io(dir, &e))?;
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                format!("{name}/")
+            } else {
+                name
+            }
+        })
+        .collect();
+    names.sort();
+    Ok(names.join("\n"))
+}
+
+fn numbered(text: &str, offset: usize, limit: usize) -> String {
+    let total = text.lines().count();
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
+        out.push_str(&format!("{:>6}\t{line}\n", i + 1));
+    }
+    let last = (offset - 1 + limit).min(total);
+    if last < total {
+        out.push_str(&format!(
+            "[lines {offset}-{last} of {total}; call again with offset {} to read on]\n",
+            last + 1
+        ));
+    }
+    out
+}
+
+fn patched(path: &Path, diff: &str) -> Result<String, ToolError> {
+    let original = std::fs::read_to_string(path).map_err(|e| io(path, &e))?;
+    let patch = diffy::Patch::from_str(diff)
+        .map_err(|e| ToolError::BadArguments(format!("not a unified diff: {e}")))?;
+    diffy::apply(&original, &patch).map_err(|e| {
+        ToolError::Failed(format!(
+            "the patch does not apply to {} ({e}); read the file again and send a fresh diff",
+            path.display()
+        ))
+    })
+}
+
+fn walker(root: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .filter_entry(|e| {
+            e.file_name()
+                .to_str()
+                .is_none_or(|n| !crate::engine::input::SKIPPED_DIRS.contains(&n))
+        })
+        .build()
+}
+
+fn glob(cwd: &Path, args: &Value) -> Result<String, ToolError> {
+    let pattern = str_arg(args, "pattern")?;
+    let root = paths::resolve(cwd, opt_str(args, "path").unwrap_or(".")).path;
+    let matcher = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| ToolError::BadArguments(format!("invalid glob `{pattern}`: {e}")))?
+        .compile_matcher();
+    let mut found: Vec<(std::time::SystemTime, String)> = walker(&root)
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(&root).ok()?.to_path_buf();
+            matcher.is_match(&rel).then(|| {
+                let modified = e
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(std::time::UNIX_EPOCH);
+                (modified, paths::display(cwd, e.path()))
+            })
+        })
+        .collect();
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let total = found.len();
+    let mut out: Vec<String> = found.into_iter().take(MAX_GLOB).map(|(_, p)| p).collect();
+    if total > MAX_GLOB {
+        out.push(format!("[{total} matches; showing the newest {MAX_GLOB}]"));
+    }
+    Ok(if out.is_empty() {
+        "no files match".into()
+    } else {
+        out.join("\n")
+    })
+}
+
+fn grep(cwd: &Path, args: &Value) -> Result<String, ToolError> {
+    let pattern = str_arg(args, "pattern")?;
+    let regex = regex::Regex::new(pattern)
+        .map_err(|e| ToolError::BadArguments(format!("invalid regex `{pattern}`: {e}")))?;
+    let include = opt_str(args, "include")
+        .map(|g| {
+            globset::Glob::new(g)
+                .map(|g| g.compile_matcher())
+                .map_err(|e| ToolError::BadArguments(format!("invalid glob `{g}`: {e}")))
+        })
+        .transpose()?;
+    let root = paths::resolve(cwd, opt_str(args, "path").unwrap_or(".")).path;
+    let mut out = Vec::new();
+    let mut total = 0usize;
+    for entry in walker(&root).flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if let Some(include) = &include
+            && !entry
+                .path()
+                .file_name()
+                .is_some_and(|n| include.is_match(n))
+        {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(entry.path()) else {
+            continue; // binary or unreadable
+        };
+        let shown = paths::display(cwd, entry.path());
+        for (i, line) in text.lines().enumerate() {
+            if regex.is_match(line) {
+                total += 1;
+                if out.len() < MAX_GREP {
+                    let line: String = line.chars().take(300).collect();
+                    out.push(format!("{shown}:{}: {line}", i + 1));
+                }
+            }
+        }
+    }
+    if total > MAX_GREP {
+        out.push(format!(
+            "[{total} matching lines; showing {MAX_GREP}; narrow the pattern or path]"
+        ));
+    }
+    Ok(if out.is_empty() {
+        "no matches".into()
+    } else {
+        out.join("\n")
+    })
+}
+
+async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> {
+    let mut child = tokio::process::Command::new(env.shell)
+        .arg("-c")
+        .arg(command)
+        .current_dir(env.cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| ToolError::Failed(format!("cannot start {}: {e}", env.shell)))?;
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let read = async {
+        use tokio::io::AsyncReadExt;
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        if let Some(mut s) = stdout {
+            let _ = s.read_to_end(&mut out).await;
+        }
+        if let Some(mut s) = stderr {
+            let _ = s.read_to_end(&mut err).await;
+        }
+        let status = child.wait().await;
+        (out, err, status)
+    };
+    let (out, err, status) = tokio::select! {
+        done = read => done,
+        () = tokio::time::sleep(env.timeout) => {
+            return Err(ToolError::Failed(format!(
+                "the command did not finish within {}s and was stopped",
+                env.timeout.as_secs()
+            )));
+        }
+        () = env.cancel.cancelled() => return Err(ToolError::Cancelled),
+    };
+    let code = status
+        .map(|s| {
+            s.code()
+                .map_or_else(|| "killed by a signal".into(), |c| c.to_string())
+        })
+        .unwrap_or_else(|e| e.to_string());
+    let mut text = String::from_utf8_lossy(&out).into_owned();
+    let err = String::from_utf8_lossy(&err);
+    if !err.trim().is_empty() {
+        text.push_str("\n[stderr]\n");
+        text.push_str(&err);
+    }
+    Ok(format!("{}\n[exit code: {code}]", text.trim_end()))
+}
+
+async fn fetch(env: &ToolEnv<'_>, url: &str) -> Result<String, ToolError> {
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(ToolError::BadArguments(format!(
+            "`{url}` is not an http(s) URL"
+        )));
+    }
+    let urls = [url.to_string()];
+    let load = crate::engine::input::load(&urls, env.cwd, env.user_agent);
+    let loaded = tokio::select! {
+        loaded = load => loaded.map_err(|e| ToolError::Failed(e.to_string()))?,
+        () = env.cancel.cancelled() => return Err(ToolError::Cancelled),
+        () = tokio::time::sleep(Duration::from_secs(120)) => {
+            return Err(ToolError::Failed("the fetch timed out".into()));
+        }
+    };
+    Ok(loaded
+        .documents
+        .into_iter()
+        .map(|d| d.contents)
+        .next()
+        .unwrap_or_else(|| "(no text content)".into()))
+}

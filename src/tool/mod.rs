@@ -1,0 +1,324 @@
+//! Tools the model can call: which ones a conversation offers ([`enabled_tools`]), whether
+//! a call may run ([`approval_needed`]), and running a round of calls ([`run_round`]).
+//!
+//! Read-only tools inside the working directory run without asking. Anything that
+//! writes, deletes, runs a command, reaches the network or touches a path outside the
+//! working directory goes to the context's [`approve::Approver`] first, unless the user
+//! opted out (`yolo`, `auto_approve_tools`, or "always" earlier in the conversation).
+//! Approved calls of one round run concurrently; results go back to the model as tool
+//! messages, errors as `{"tool_call_error": …}` so it can react.
+
+pub mod approve;
+pub mod builtin;
+pub mod paths;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{Message, Role, ToolCall, ToolSpec};
+use crate::config::AppConfig;
+use approve::{ApprovalRequest, Approver, Decision};
+use builtin::Builtin;
+
+/// What a tool may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads files or the clock.
+    Read,
+    /// Creates, changes or deletes files.
+    Write,
+    /// Runs a command.
+    Exec,
+    /// Reaches the network.
+    Network,
+}
+
+/// Why a tool call produced no result.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// No such tool in this conversation.
+    #[error("there is no tool named `{0}` here")]
+    Unknown(String),
+    /// Arguments missing, of the wrong type, or not JSON.
+    #[error("invalid arguments: {0}")]
+    BadArguments(String),
+    /// The tool ran and failed.
+    #[error("{0}")]
+    Failed(String),
+    /// The user refused.
+    #[error("the user declined this call{}", .0.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Declined(Option<String>),
+    /// The turn was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// What tools run with.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolEnv<'a> {
+    /// The working directory (the tree tools may touch without asking).
+    pub cwd: &'a Path,
+    /// The user's shell, for `execute_command`.
+    pub shell: &'a str,
+    /// How long a command may run.
+    pub timeout: Duration,
+    /// Cancels running tools.
+    pub cancel: &'a CancellationToken,
+    /// User agent for fetches.
+    pub user_agent: Option<&'a str>,
+}
+
+/// The tools a conversation offers: `enabled` (the role's `enabled_tools`, else the
+/// conversation's or the configuration's) expanded through `mapping_tools`, `all` meaning
+/// every tool, limited to `visible_tools` when that is set.
+pub fn enabled_tools(config: &AppConfig, enabled: Option<&str>) -> Vec<&'static Builtin> {
+    let Some(enabled) = enabled.map(str::trim).filter(|e| !e.is_empty()) else {
+        return Vec::new();
+    };
+    let visible = |b: &&Builtin| {
+        config
+            .visible_tools
+            .as_ref()
+            .is_none_or(|v| v.iter().any(|name| tool_stem(name) == b.name))
+    };
+    let mut names: Vec<String> = Vec::new();
+    for item in enabled.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match config.mapping_tools.get(item) {
+            Some(group) => names.extend(group.split(',').map(|s| s.trim().to_string())),
+            None => names.push(item.to_string()),
+        }
+    }
+    let all = names.iter().any(|n| n == "all");
+    builtin::BUILTINS
+        .iter()
+        .filter(visible)
+        .filter(|b| all || names.iter().any(|n| tool_stem(n) == b.name))
+        .collect()
+}
+
+/// `fs_cat.sh` → `fs_cat` (Loki lists tools by file name).
+fn tool_stem(name: &str) -> &str {
+    name.rsplit_once('.')
+        .filter(|(_, ext)| matches!(*ext, "sh" | "py" | "ts" | "js"))
+        .map_or(name, |(stem, _)| stem)
+}
+
+/// The declarations sent to the model.
+pub fn specs(tools: &[&'static Builtin]) -> Vec<ToolSpec> {
+    tools
+        .iter()
+        .map(|b| ToolSpec {
+            name: b.name.to_string(),
+            description: b.description.to_string(),
+            parameters: b.schema(),
+        })
+        .collect()
+}
+
+/// How calls are approved in a conversation.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    /// Approve everything.
+    pub yolo: bool,
+    /// Tools that never ask.
+    pub auto_approve: Vec<String>,
+    /// Tools that are always refused.
+    pub deny: Vec<String>,
+    /// Tools the user answered "always" for in this conversation.
+    pub always: HashSet<String>,
+}
+
+impl Policy {
+    /// The configured policy.
+    pub fn from_config(config: &AppConfig) -> Self {
+        Self {
+            yolo: config.yolo,
+            auto_approve: config.auto_approve_tools.clone(),
+            deny: config.deny_tools.clone(),
+            always: HashSet::new(),
+        }
+    }
+}
+
+/// Whether a call must be approved: anything but reading inside the working tree.
+pub fn approval_needed(tool: &Builtin, args: &Value, cwd: &Path) -> bool {
+    tool.effect != Effect::Read
+        || builtin::touched_paths(tool, args, cwd)
+            .iter()
+            .any(|p| !p.inside)
+}
+
+/// One finished call.
+#[derive(Debug, Clone)]
+pub struct CallResult {
+    /// The call.
+    pub call: ToolCall,
+    /// What goes back to the model.
+    pub content: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+}
+
+impl CallResult {
+    /// The tool message for the conversation.
+    pub fn message(&self) -> Message {
+        let mut message = Message::text(Role::Tool, self.content.clone());
+        message.tool_call_id = Some(self.call.id.clone());
+        message
+    }
+}
+
+/// Runs one round of calls: approval one at a time (a person answers in order), then the
+/// approved calls concurrently. Results come back in call order.
+pub async fn run_round(
+    calls: &[ToolCall],
+    tools: &[&'static Builtin],
+    env: ToolEnv<'_>,
+    policy: &mut Policy,
+    approver: &dyn Approver,
+    max_output: usize,
+) -> Vec<CallResult> {
+    let mut ready: Vec<Result<(&'static Builtin, Value), ToolError>> = Vec::new();
+    for call in calls {
+        ready.push(check(call, tools, env.cwd, policy, approver).await);
+    }
+    let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
+        let outcome = match ready {
+            Ok((tool, args)) => builtin::run(tool, &args, &env).await,
+            Err(e) => Err(e),
+        };
+        let (content, ok) = match outcome {
+            Ok(text) => (truncate(text, max_output), true),
+            Err(e) => (
+                serde_json::json!({ "tool_call_error": e.to_string() }).to_string(),
+                false,
+            ),
+        };
+        CallResult {
+            call: call.clone(),
+            content,
+            ok,
+        }
+    });
+    futures_util::future::join_all(runs).await
+}
+
+/// Parses, looks up and approves one call.
+async fn check(
+    call: &ToolCall,
+    tools: &[&'static Builtin],
+    cwd: &Path,
+    policy: &mut Policy,
+    approver: &dyn Approver,
+) -> Result<(&'static Builtin, Value), ToolError> {
+    let tool = tools
+        .iter()
+        .find(|t| t.name == call.name)
+        .copied()
+        .ok_or_else(|| ToolError::Unknown(call.name.clone()))?;
+    let args: Value = if call.arguments.trim().is_empty() {
+        Value::Object(serde_json::Map::new())
+    } else {
+        serde_json::from_str(&call.arguments)
+            .map_err(|e| ToolError::BadArguments(format!("not valid JSON ({e})")))?
+    };
+    if policy.deny.iter().any(|d| d == tool.name) {
+        return Err(ToolError::Declined(Some(
+            "this tool is disabled by the user's configuration".into(),
+        )));
+    }
+    let exempt = policy.yolo
+        || policy.auto_approve.iter().any(|a| a == tool.name)
+        || policy.always.contains(tool.name);
+    if exempt || !approval_needed(tool, &args, cwd) {
+        return Ok((tool, args));
+    }
+    let (summary, preview) = builtin::describe(tool, &args, cwd)?;
+    let request = ApprovalRequest {
+        tool: tool.name.to_string(),
+        summary,
+        preview,
+    };
+    match approver.approve(&request).await {
+        Decision::Approve => Ok((tool, args)),
+        Decision::ApproveAlways => {
+            policy.always.insert(tool.name.to_string());
+            Ok((tool, args))
+        }
+        Decision::Deny => Err(ToolError::Declined(None)),
+        Decision::DenyWithMessage(message) => Err(ToolError::Declined(Some(message))),
+    }
+}
+
+/// Cuts `text` to at most `max` bytes (on a character boundary) with a note saying how
+/// much was left out and how to get it.
+pub fn truncate(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let total = text.len();
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    text.push_str(&format!(
+        "\n[output truncated: showed {cut} of {total} bytes; use fs_read with offset/limit, \
+         fs_grep, or a narrower command to see the rest]"
+    ));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enabled_tools_resolve_all_lists_mappings_and_visibility() {
+        let mut config = AppConfig::default();
+        let names = |c: &AppConfig, e: Option<&str>| -> Vec<&str> {
+            enabled_tools(c, e).iter().map(|b| b.name).collect()
+        };
+        assert!(names(&config, None).is_empty());
+        assert_eq!(names(&config, Some("all")).len(), builtin::BUILTINS.len());
+        assert_eq!(
+            names(&config, Some("fs_cat, fs_ls.sh")),
+            ["fs_cat", "fs_ls"]
+        );
+        config
+            .mapping_tools
+            .insert("fs".into(), "fs_cat,fs_read,fs_write".into());
+        assert_eq!(
+            names(&config, Some("fs,get_current_time")),
+            ["fs_cat", "fs_read", "fs_write", "get_current_time"]
+        );
+        config.visible_tools = Some(vec!["fs_cat.sh".into(), "execute_command.sh".into()]);
+        assert_eq!(names(&config, Some("all")), ["fs_cat", "execute_command"]);
+    }
+
+    #[test]
+    fn approval_depends_on_effect_and_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path();
+        let read = builtin::find("fs_read").unwrap();
+        let write = builtin::find("fs_write").unwrap();
+        let time = builtin::find("get_current_time").unwrap();
+        let args = |p: &str| serde_json::json!({"path": p, "contents": "x"});
+        assert!(!approval_needed(read, &args("notes.txt"), cwd));
+        assert!(approval_needed(read, &args("../secret"), cwd));
+        assert!(approval_needed(write, &args("notes.txt"), cwd));
+        assert!(!approval_needed(time, &serde_json::json!({}), cwd));
+    }
+
+    #[test]
+    fn truncation_says_how_to_read_more() {
+        let text = truncate("é".repeat(100), 51);
+        assert!(text.starts_with(&"é".repeat(25)), "{text}");
+        assert!(text.contains("showed 50 of 200 bytes"), "{text}");
+        assert_eq!(truncate("short".into(), 10), "short");
+    }
+}

@@ -1,0 +1,115 @@
+//! Where a tool may touch the filesystem.
+//!
+//! A path argument is resolved against the working directory, normalised (`.` and `..`
+//! removed without trusting the filesystem), and then every symlink in its existing part
+//! is resolved. The result is inside the working tree only if that fully resolved path is
+//! — so neither `../../etc/passwd` nor a symlink pointing out of the tree slips through.
+
+use std::path::{Component, Path, PathBuf};
+
+/// A path argument after resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The absolute, symlink-resolved path to operate on.
+    pub path: PathBuf,
+    /// Whether it lies inside the working directory.
+    pub inside: bool,
+}
+
+/// Resolves `arg` (relative to `cwd`, `~/` expanded) and decides whether it is inside
+/// `cwd`.
+pub fn resolve(cwd: &Path, arg: &str) -> Resolved {
+    let expanded = match (arg.strip_prefix("~/"), dirs::home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(if arg.is_empty() { "." } else { arg }),
+    };
+    let joined = if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    };
+    let path = resolve_symlinks(&normalise(&joined));
+    let root = resolve_symlinks(&normalise(cwd));
+    Resolved {
+        inside: path.starts_with(&root),
+        path,
+    }
+}
+
+/// Removes `.` and `..` lexically (`..` at the root stays at the root).
+fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Canonicalises the longest existing prefix and appends the rest unchanged.
+fn resolve_symlinks(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// How a path is shown to the user and the model: relative to `cwd` when inside it.
+pub fn display(cwd: &Path, path: &Path) -> String {
+    let root = resolve_symlinks(cwd);
+    match path.strip_prefix(&root) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".into(),
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_are_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().join("work");
+        std::fs::create_dir_all(cwd.join("src")).unwrap();
+        assert!(resolve(&cwd, "src/main.rs").inside);
+        assert!(resolve(&cwd, "new/dir/file.txt").inside);
+        assert!(resolve(&cwd, "src/../src/./x").inside);
+        assert!(resolve(&cwd, ".").inside);
+        assert!(!resolve(&cwd, "../outside.txt").inside);
+        assert!(!resolve(&cwd, "src/../../../etc/passwd").inside);
+        assert!(!resolve(&cwd, "/etc/passwd").inside);
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.path(), cwd.join("link")).unwrap();
+            let through = resolve(&cwd, "link/secret");
+            assert!(!through.inside, "{through:?}");
+            assert_eq!(
+                through.path,
+                dir.path().canonicalize().unwrap().join("secret")
+            );
+        }
+        let inside = resolve(&cwd, "src");
+        assert_eq!(display(&cwd, &inside.path), "src");
+    }
+}

@@ -1,0 +1,318 @@
+//! Function calling: the tool loop, the built-in tools, approval and confinement.
+
+use serde_json::{Value, json};
+
+use crate::common::fake_llm::openai;
+use crate::common::pty::Pty;
+use crate::common::{TestEnv, stderr, stdout};
+
+/// A test environment whose configuration enables every tool.
+fn tools_env(extra: &str) -> TestEnv {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: all\n{extra}{cfg}"));
+    env
+}
+
+/// The tool messages of a request: `(tool_call_id, content)`.
+fn tool_results(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_string(),
+                m["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_read_runs_without_asking_and_its_result_goes_back() {
+    let env = tools_env("");
+    env.write("notes.txt", "alpha\nbeta\n");
+    env.server.push(openai::tool_call_stream(&[(
+        "call_1",
+        "fs_read",
+        r#"{"path":"notes.txt"}"#,
+    )]));
+    env.server
+        .push(openai::text_stream(&["The file has two lines."]));
+    let out = env.loki().arg("what is in notes.txt?").assert().success();
+    assert_eq!(stdout(&out), "The file has two lines.\n");
+    assert!(
+        stderr(&out).contains("fs_read path=notes.txt"),
+        "{}",
+        stderr(&out)
+    );
+
+    let requests = env.server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].json();
+    let declared: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(declared.contains(&"fs_read") && declared.contains(&"execute_command"));
+    let second = requests[1].json();
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["role"], "assistant");
+    assert_eq!(messages[1]["tool_calls"][0]["function"]["name"], "fs_read");
+    assert_eq!(
+        tool_results(&second),
+        [(
+            "call_1".to_string(),
+            "     1\talpha\n     2\tbeta\n".to_string()
+        )]
+    );
+}
+
+#[test]
+fn without_enabled_tools_nothing_is_declared() {
+    let env = TestEnv::new();
+    env.loki().arg("hi").assert().success();
+    assert!(env.server.last_request().json().get("tools").is_none());
+    // A model without function calling gets no tools even when they are enabled.
+    let env = tools_env("");
+    env.loki()
+        .args(["-m", "fake:text-only", "hi"])
+        .assert()
+        .success();
+    assert!(env.server.last_request().json().get("tools").is_none());
+}
+
+#[test]
+fn writes_are_refused_without_a_terminal_and_the_run_goes_on() {
+    let env = tools_env("");
+    env.server.push(openai::tool_call_stream(&[(
+        "w1",
+        "fs_write",
+        r#"{"path":"out.txt","contents":"hello"}"#,
+    )]));
+    env.server
+        .push(openai::text_stream(&["I could not write it."]));
+    let out = env.loki().arg("write hello to out.txt").assert().success();
+    assert_eq!(stdout(&out), "I could not write it.\n");
+    assert!(!env.work_dir().join("out.txt").exists());
+    let results = tool_results(&env.server.last_request().json());
+    let error: Value = serde_json::from_str(&results[0].1).unwrap();
+    assert!(
+        error["tool_call_error"]
+            .as_str()
+            .unwrap()
+            .contains("declined"),
+        "{error}"
+    );
+    assert!(stderr(&out).contains("fs_write failed"), "{}", stderr(&out));
+}
+
+#[test]
+fn yolo_approves_writes_and_commands() {
+    let env = tools_env("");
+    env.server.push(openai::tool_call_stream(&[
+        (
+            "w1",
+            "fs_write",
+            r#"{"path":"dir/out.txt","contents":"hello\n"}"#,
+        ),
+        (
+            "x1",
+            "execute_command",
+            r#"{"command":"cat dir/out.txt; echo oops >&2; exit 3"}"#,
+        ),
+    ]));
+    env.server.push(openai::text_stream(&["Done."]));
+    env.loki().args(["--yolo", "go"]).assert().success();
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("dir/out.txt")).unwrap(),
+        "hello\n"
+    );
+    let results = tool_results(&env.server.last_request().json());
+    assert_eq!(results[0].0, "w1");
+    assert!(
+        results[0].1.contains("wrote 6 bytes to dir/out.txt"),
+        "{results:?}"
+    );
+    // Both calls of the round ran; a failing command is a result, not an error.
+    assert_eq!(results[1].0, "x1");
+    assert!(
+        results[1].1.contains("[stderr]\noops") && results[1].1.contains("[exit code: 3]"),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn paths_outside_the_working_tree_need_approval() {
+    let env = tools_env("");
+    std::fs::write(env.work_dir().join("../secret.txt"), "top secret").unwrap();
+    env.server.push(openai::tool_call_stream(&[(
+        "r1",
+        "fs_cat",
+        r#"{"path":"../secret.txt"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().arg("read it").assert().success();
+    let results = tool_results(&env.server.last_request().json());
+    assert!(!results[0].1.contains("top secret"), "{results:?}");
+    assert!(results[0].1.contains("declined"), "{results:?}");
+}
+
+#[test]
+fn unknown_tools_and_bad_arguments_are_reported_to_the_model() {
+    let env = tools_env("deny_tools: [fs_rm]\n");
+    env.write("keep.txt", "x");
+    env.server.push(openai::tool_call_stream(&[
+        ("a", "no_such_tool", "{}"),
+        ("b", "fs_read", "{not json"),
+        ("c", "fs_read", r#"{"offset":2}"#),
+        ("d", "fs_rm", r#"{"path":"keep.txt"}"#),
+    ]));
+    env.server.push(openai::text_stream(&["sorry"]));
+    env.loki().args(["--yolo", "x"]).assert().success();
+    let results = tool_results(&env.server.last_request().json());
+    let errors: Vec<String> = results
+        .iter()
+        .map(|(_, c)| {
+            serde_json::from_str::<Value>(c).unwrap()["tool_call_error"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        errors[0].contains("no tool named `no_such_tool`"),
+        "{errors:?}"
+    );
+    assert!(errors[1].contains("not valid JSON"), "{errors:?}");
+    assert!(
+        errors[2].contains("missing string argument `path`"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[3].contains("disabled by the user's configuration"),
+        "{errors:?}"
+    );
+    assert!(env.work_dir().join("keep.txt").exists());
+}
+
+#[test]
+fn the_loop_stops_at_max_tool_rounds() {
+    let env = tools_env("max_tool_rounds: 2\n");
+    env.server
+        .set_default(openai::tool_call_stream(&[("t", "get_current_time", "{}")]));
+    let out = env.loki().arg("what time is it?").assert().success();
+    assert_eq!(env.server.requests().len(), 2);
+    assert!(
+        stderr(&out).contains("stopped after 2 model calls"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn tool_rounds_are_saved_in_the_session() {
+    let env = tools_env("");
+    env.write("a.txt", "A");
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_cat",
+        r#"{"path":"a.txt"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["It says A."]));
+    env.loki()
+        .args(["-s", "t", "read a.txt"])
+        .assert()
+        .success();
+    env.server.push(openai::text_stream(&["Yes."]));
+    env.loki().args(["-s", "t", "sure?"]).assert().success();
+    let messages = env.server.last_request().json()["messages"].clone();
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
+    assert_eq!(
+        messages[2],
+        json!({"role": "tool", "tool_call_id": "c1", "content": "A"})
+    );
+}
+
+#[test]
+fn the_terminal_asks_and_remembers_always() {
+    let env = tools_env("");
+    env.server.push(openai::tool_call_stream(&[(
+        "w1",
+        "fs_write",
+        r#"{"path":"a.txt","contents":"one\n"}"#,
+    )]));
+    env.server.push(openai::tool_call_stream(&[(
+        "w2",
+        "fs_write",
+        r#"{"path":"a.txt","contents":"two\n"}"#,
+    )]));
+    env.server.push(openai::tool_call_stream(&[(
+        "w3",
+        "fs_write",
+        r#"{"path":"b.txt","contents":"three\n"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["All written."]));
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("> ");
+    pty.send("write the files\r");
+    pty.expect("+one");
+    pty.expect("wants to create a.txt");
+    pty.expect("Run it?");
+    pty.send("\r"); // yes
+    pty.expect("-one");
+    pty.expect("+two");
+    pty.expect("wants to overwrite a.txt");
+    pty.expect("Run it?");
+    pty.send("\x1b[B\r"); // always
+    pty.expect("All written.");
+    pty.expect("> ");
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("a.txt")).unwrap(),
+        "two\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("b.txt")).unwrap(),
+        "three\n",
+        "no third question after always"
+    );
+    pty.send(".exit\r");
+    pty.read_to_end();
+}
+
+#[test]
+fn the_terminal_can_refuse_with_a_message_for_the_model() {
+    let env = tools_env("");
+    env.server.push(openai::tool_call_stream(&[(
+        "x1",
+        "execute_command",
+        r#"{"command":"rm -rf build"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Understood."]));
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("> ");
+    pty.send("clean up\r");
+    pty.expect("wants to run `rm -rf build`");
+    pty.expect("Run it?");
+    pty.send("\x1b[B\x1b[B\x1b[B\r"); // no, and tell the model why
+    pty.expect("Tell the model:");
+    pty.send("keep the build directory\r");
+    pty.expect("Understood.");
+    let results = tool_results(&env.server.last_request().json());
+    assert!(
+        results[0].1.contains("keep the build directory"),
+        "{results:?}"
+    );
+    pty.send(".exit\r");
+    pty.read_to_end();
+}
