@@ -225,7 +225,7 @@ impl RequestContext {
 
     /// The tools offered to the model in this conversation (none when function calling
     /// is off or the model cannot call functions).
-    pub fn active_tools(&self, state: &AppState) -> Vec<&'static crate::tool::builtin::Builtin> {
+    pub fn active_tools(&self, state: &AppState) -> Vec<crate::tool::Tool> {
         if !self.function_calling_support || !self.model.config.supports_function_calling {
             return Vec::new();
         }
@@ -234,7 +234,10 @@ impl RequestContext {
             .as_ref()
             .and_then(|r| r.enabled_tools.as_deref())
             .or(self.enabled_tools.as_deref());
-        crate::tool::enabled_tools(&state.config, enabled)
+        if enabled.is_none_or(|e| e.trim().is_empty()) {
+            return Vec::new();
+        }
+        crate::tool::enabled_tools(&state.config, &state.script_tools().tools, enabled)
     }
 
     /// Switches the model (and provider) for the rest of the conversation.

@@ -24,6 +24,17 @@ pub struct AppState {
     pub config_origin: String,
     /// Saved sessions.
     pub sessions: Arc<dyn SessionStore>,
+    /// Script tools of `functions/tools/`, parsed the first time tools are needed.
+    scripts: std::sync::OnceLock<ScriptTools>,
+}
+
+/// The parsed script tools and the files that could not be declared.
+#[derive(Debug, Default)]
+pub struct ScriptTools {
+    /// Declared tools.
+    pub tools: Vec<Arc<crate::tool::script::ScriptTool>>,
+    /// Files with errors.
+    pub errors: Vec<crate::tool::script::ScriptError>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -43,11 +54,26 @@ impl AppState {
         let sessions = Arc::new(FileSessionStore::new(paths.sessions_dir.clone()));
         Self {
             sessions,
+            scripts: std::sync::OnceLock::new(),
             config,
             paths,
             env,
             providers,
             config_origin,
         }
+    }
+
+    /// The script tools (parsed once per process).
+    pub fn script_tools(&self) -> &ScriptTools {
+        self.scripts.get_or_init(|| {
+            let (tools, errors) = crate::tool::script::load_dir(
+                &self.paths.functions_dir.join("tools"),
+                self.config.visible_tools.as_deref(),
+            );
+            ScriptTools {
+                tools: tools.into_iter().map(Arc::new).collect(),
+                errors,
+            }
+        })
     }
 }

@@ -99,6 +99,10 @@ pub struct Args {
     #[arg(long)]
     pub list_roles: bool,
 
+    /// Check the tool scripts in functions/tools and print their declarations, then exit
+    #[arg(long)]
+    pub build_tools: bool,
+
     /// List saved sessions, then exit
     #[arg(long)]
     pub list_sessions: bool,

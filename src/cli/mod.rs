@@ -146,6 +146,28 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         }
         return Ok(0);
     }
+    if args.build_tools {
+        let scripts = state.script_tools();
+        let mut out = std::io::stdout().lock();
+        for tool in &scripts.tools {
+            let spec = crate::tool::Tool::Script(Arc::clone(tool)).spec();
+            writeln!(out, "{}", serde_json::to_string_pretty(&spec)?)?;
+        }
+        for error in &scripts.errors {
+            report_error(
+                &Theme::detect(std::io::stderr().is_terminal(), false, true, false),
+                &error.to_string(),
+            );
+        }
+        writeln!(
+            std::io::stderr().lock(),
+            "{} script tool(s) declared, {} with errors, in {}",
+            scripts.tools.len(),
+            scripts.errors.len(),
+            state.paths.functions_dir.join("tools").display()
+        )?;
+        return Ok(u8::from(!scripts.errors.is_empty()));
+    }
     if args.list_sessions {
         let mut out = std::io::stdout().lock();
         for meta in state.sessions.list() {

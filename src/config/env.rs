@@ -53,7 +53,12 @@ impl Env {
         Ok(())
     }
 
-    /// The value of `name`, if set and not empty.
+    /// Every variable.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The value of `name`, if set.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars
             .get(name)

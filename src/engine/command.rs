@@ -148,7 +148,11 @@ fn set(
         }
         "enabled_tools" => {
             ctx.enabled_tools = (!null).then(|| value.to_string());
-            let active: Vec<&str> = ctx.active_tools(state).iter().map(|t| t.name).collect();
+            let active: Vec<String> = ctx
+                .active_tools(state)
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect();
             return Ok(format!(
                 "enabled_tools: {value} (active: {})",
                 if active.is_empty() {

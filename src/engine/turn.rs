@@ -161,6 +161,14 @@ pub(super) async fn run_turn(
 
     let tools = ctx.active_tools(state);
     let specs = crate::tool::specs(&tools);
+    if !tools.is_empty() {
+        for error in &state.script_tools().errors {
+            emitter.emit(Event::Notice(Notice::warning(format!(
+                "tool not available: {error}"
+            ))));
+        }
+    }
+    let tools_env_file = state.paths.functions_dir.join(".env");
     let shell = state
         .env
         .get("SHELL")
@@ -175,6 +183,9 @@ pub(super) async fn run_turn(
         timeout: std::time::Duration::from_secs(state.config.tool_timeout.max(1)),
         cancel: &cancel,
         user_agent: user_agent.as_deref(),
+        root_dir: &state.paths.config_dir,
+        cache_dir: &state.paths.cache_dir,
+        tools_env_file: &tools_env_file,
     };
     // Assistant tool-call messages and tool results of this turn, in order.
     let mut steps: Vec<Message> = Vec::new();

@@ -573,10 +573,10 @@ impl Repl {
             ),
             ("enabled_tools", opt(ctx.enabled_tools.clone())),
             ("tools", {
-                let active: Vec<&str> = ctx
+                let active: Vec<String> = ctx
                     .active_tools(self.state())
                     .iter()
-                    .map(|t| t.name)
+                    .map(|t| t.name().to_string())
                     .collect();
                 if active.is_empty() {
                     "none".into()

@@ -11,9 +11,12 @@
 pub mod approve;
 pub mod builtin;
 pub mod paths;
+mod run_script;
+pub mod script;
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -23,6 +26,42 @@ use crate::client::{Message, Role, ToolCall, ToolSpec};
 use crate::config::AppConfig;
 use approve::{ApprovalRequest, Approver, Decision};
 use builtin::Builtin;
+use script::ScriptTool;
+
+/// A tool a conversation can offer: built into loki, or a user script.
+#[derive(Debug, Clone)]
+pub enum Tool {
+    /// One of [`builtin::BUILTINS`].
+    Builtin(&'static Builtin),
+    /// A script in `functions/tools/`.
+    Script(Arc<ScriptTool>),
+}
+
+impl Tool {
+    /// Its name.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Builtin(b) => b.name,
+            Self::Script(s) => &s.name,
+        }
+    }
+
+    /// The declaration sent to the model.
+    pub fn spec(&self) -> ToolSpec {
+        match self {
+            Self::Builtin(b) => ToolSpec {
+                name: b.name.to_string(),
+                description: b.description.to_string(),
+                parameters: b.schema(),
+            },
+            Self::Script(s) => ToolSpec {
+                name: s.name.clone(),
+                description: s.description.clone(),
+                parameters: s.parameters.clone(),
+            },
+        }
+    }
+}
 
 /// What a tool may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +109,23 @@ pub struct ToolEnv<'a> {
     pub cancel: &'a CancellationToken,
     /// User agent for fetches.
     pub user_agent: Option<&'a str>,
+    /// The config directory (`LLM_ROOT_DIR` of script tools).
+    pub root_dir: &'a Path,
+    /// Where script tools keep caches (`LLM_TOOL_CACHE_DIR` is a directory below it).
+    pub cache_dir: &'a Path,
+    /// `functions/.env`, loaded for script tools.
+    pub tools_env_file: &'a Path,
 }
 
 /// The tools a conversation offers: `enabled` (the role's `enabled_tools`, else the
 /// conversation's or the configuration's) expanded through `mapping_tools`, `all` meaning
-/// every tool, limited to `visible_tools` when that is set.
-pub fn enabled_tools(config: &AppConfig, enabled: Option<&str>) -> Vec<&'static Builtin> {
+/// every tool, limited to `visible_tools` when that is set. Built-in tools come first; a
+/// script with a built-in's name is ignored.
+pub fn enabled_tools(
+    config: &AppConfig,
+    scripts: &[Arc<ScriptTool>],
+    enabled: Option<&str>,
+) -> Vec<Tool> {
     let Some(enabled) = enabled.map(str::trim).filter(|e| !e.is_empty()) else {
         return Vec::new();
     };
@@ -93,11 +143,19 @@ pub fn enabled_tools(config: &AppConfig, enabled: Option<&str>) -> Vec<&'static 
         }
     }
     let all = names.iter().any(|n| n == "all");
-    builtin::BUILTINS
+    let wanted = |name: &str| all || names.iter().any(|n| tool_stem(n) == name);
+    let mut tools: Vec<Tool> = builtin::BUILTINS
         .iter()
         .filter(visible)
-        .filter(|b| all || names.iter().any(|n| tool_stem(n) == b.name))
-        .collect()
+        .filter(|b| wanted(b.name))
+        .map(Tool::Builtin)
+        .collect();
+    for script in scripts {
+        if wanted(&script.name) && builtin::find(&script.name).is_none() {
+            tools.push(Tool::Script(Arc::clone(script)));
+        }
+    }
+    tools
 }
 
 /// `fs_cat.sh` → `fs_cat` (Loki lists tools by file name).
@@ -108,15 +166,8 @@ fn tool_stem(name: &str) -> &str {
 }
 
 /// The declarations sent to the model.
-pub fn specs(tools: &[&'static Builtin]) -> Vec<ToolSpec> {
-    tools
-        .iter()
-        .map(|b| ToolSpec {
-            name: b.name.to_string(),
-            description: b.description.to_string(),
-            parameters: b.schema(),
-        })
-        .collect()
+pub fn specs(tools: &[Tool]) -> Vec<ToolSpec> {
+    tools.iter().map(Tool::spec).collect()
 }
 
 /// How calls are approved in a conversation.
@@ -144,12 +195,18 @@ impl Policy {
     }
 }
 
-/// Whether a call must be approved: anything but reading inside the working tree.
-pub fn approval_needed(tool: &Builtin, args: &Value, cwd: &Path) -> bool {
-    tool.effect != Effect::Read
-        || builtin::touched_paths(tool, args, cwd)
-            .iter()
-            .any(|p| !p.inside)
+/// Whether a call must be approved: anything but reading inside the working tree
+/// (scripts can do anything, so they always ask).
+pub fn approval_needed(tool: &Tool, args: &Value, cwd: &Path) -> bool {
+    match tool {
+        Tool::Builtin(b) => {
+            b.effect != Effect::Read
+                || builtin::touched_paths(b, args, cwd)
+                    .iter()
+                    .any(|p| !p.inside)
+        }
+        Tool::Script(_) => true,
+    }
 }
 
 /// One finished call.
@@ -176,19 +233,20 @@ impl CallResult {
 /// approved calls concurrently. Results come back in call order.
 pub async fn run_round(
     calls: &[ToolCall],
-    tools: &[&'static Builtin],
+    tools: &[Tool],
     env: ToolEnv<'_>,
     policy: &mut Policy,
     approver: &dyn Approver,
     max_output: usize,
 ) -> Vec<CallResult> {
-    let mut ready: Vec<Result<(&'static Builtin, Value), ToolError>> = Vec::new();
+    let mut ready: Vec<Result<(Tool, Value), ToolError>> = Vec::new();
     for call in calls {
         ready.push(check(call, tools, env.cwd, policy, approver).await);
     }
     let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
         let outcome = match ready {
-            Ok((tool, args)) => builtin::run(tool, &args, &env).await,
+            Ok((Tool::Builtin(tool), args)) => builtin::run(tool, &args, &env).await,
+            Ok((Tool::Script(tool), args)) => run_script::run(&tool, &args, &env).await,
             Err(e) => Err(e),
         };
         let (content, ok) = match outcome {
@@ -210,15 +268,15 @@ pub async fn run_round(
 /// Parses, looks up and approves one call.
 async fn check(
     call: &ToolCall,
-    tools: &[&'static Builtin],
+    tools: &[Tool],
     cwd: &Path,
     policy: &mut Policy,
     approver: &dyn Approver,
-) -> Result<(&'static Builtin, Value), ToolError> {
+) -> Result<(Tool, Value), ToolError> {
     let tool = tools
         .iter()
-        .find(|t| t.name == call.name)
-        .copied()
+        .find(|t| t.name() == call.name)
+        .cloned()
         .ok_or_else(|| ToolError::Unknown(call.name.clone()))?;
     let args: Value = if call.arguments.trim().is_empty() {
         Value::Object(serde_json::Map::new())
@@ -226,27 +284,33 @@ async fn check(
         serde_json::from_str(&call.arguments)
             .map_err(|e| ToolError::BadArguments(format!("not valid JSON ({e})")))?
     };
-    if policy.deny.iter().any(|d| d == tool.name) {
+    let name = tool.name().to_string();
+    if policy.deny.contains(&name) {
         return Err(ToolError::Declined(Some(
             "this tool is disabled by the user's configuration".into(),
         )));
     }
-    let exempt = policy.yolo
-        || policy.auto_approve.iter().any(|a| a == tool.name)
-        || policy.always.contains(tool.name);
-    if exempt || !approval_needed(tool, &args, cwd) {
+    let exempt =
+        policy.yolo || policy.auto_approve.contains(&name) || policy.always.contains(&name);
+    if exempt || !approval_needed(&tool, &args, cwd) {
         return Ok((tool, args));
     }
-    let (summary, preview) = builtin::describe(tool, &args, cwd)?;
+    let (summary, preview) = match &tool {
+        Tool::Builtin(b) => builtin::describe(b, &args, cwd)?,
+        Tool::Script(s) => (
+            format!("run the script tool `{}` with {args}", s.path.display()),
+            None,
+        ),
+    };
     let request = ApprovalRequest {
-        tool: tool.name.to_string(),
+        tool: name.clone(),
         summary,
         preview,
     };
     match approver.approve(&request).await {
         Decision::Approve => Ok((tool, args)),
         Decision::ApproveAlways => {
-            policy.always.insert(tool.name.to_string());
+            policy.always.insert(name);
             Ok((tool, args))
         }
         Decision::Deny => Err(ToolError::Declined(None)),
@@ -280,8 +344,11 @@ mod tests {
     #[test]
     fn enabled_tools_resolve_all_lists_mappings_and_visibility() {
         let mut config = AppConfig::default();
-        let names = |c: &AppConfig, e: Option<&str>| -> Vec<&str> {
-            enabled_tools(c, e).iter().map(|b| b.name).collect()
+        let names = |c: &AppConfig, e: Option<&str>| -> Vec<String> {
+            enabled_tools(c, &[], e)
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect()
         };
         assert!(names(&config, None).is_empty());
         assert_eq!(names(&config, Some("all")).len(), builtin::BUILTINS.len());
@@ -304,14 +371,14 @@ mod tests {
     fn approval_depends_on_effect_and_place() {
         let dir = tempfile::tempdir().unwrap();
         let cwd = dir.path();
-        let read = builtin::find("fs_read").unwrap();
-        let write = builtin::find("fs_write").unwrap();
-        let time = builtin::find("get_current_time").unwrap();
+        let read = Tool::Builtin(builtin::find("fs_read").unwrap());
+        let write = Tool::Builtin(builtin::find("fs_write").unwrap());
+        let time = Tool::Builtin(builtin::find("get_current_time").unwrap());
         let args = |p: &str| serde_json::json!({"path": p, "contents": "x"});
-        assert!(!approval_needed(read, &args("notes.txt"), cwd));
-        assert!(approval_needed(read, &args("../secret"), cwd));
-        assert!(approval_needed(write, &args("notes.txt"), cwd));
-        assert!(!approval_needed(time, &serde_json::json!({}), cwd));
+        assert!(!approval_needed(&read, &args("notes.txt"), cwd));
+        assert!(approval_needed(&read, &args("../secret"), cwd));
+        assert!(approval_needed(&write, &args("notes.txt"), cwd));
+        assert!(!approval_needed(&time, &serde_json::json!({}), cwd));
     }
 
     #[test]

@@ -308,6 +308,7 @@ fn the_terminal_can_refuse_with_a_message_for_the_model() {
     pty.expect("Tell the model:");
     pty.send("keep the build directory\r");
     pty.expect("Understood.");
+    pty.expect("> ");
     let results = tool_results(&env.server.last_request().json());
     assert!(
         results[0].1.contains("keep the build directory"),
@@ -315,4 +316,139 @@ fn the_terminal_can_refuse_with_a_message_for_the_model() {
     );
     pty.send(".exit\r");
     pty.read_to_end();
+}
+
+fn write_tool(env: &TestEnv, file: &str, text: &str) {
+    let dir = env.config_dir().join("functions/tools");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(file), text).unwrap();
+}
+
+const GREET_SH: &str = r#"#!/usr/bin/env bash
+set -e
+# @describe Greet someone.
+# @env GREETING=Hello The greeting word
+# @option --name! Who to greet
+# @option --extra* More names
+# @flag --loud Shout it
+main() {
+    text="$GREETING, $argc_name"
+    for n in "${argc_extra[@]}"; do text="$text and $n"; done
+    if [[ "$argc_loud" == 1 ]]; then text="${text^^}"; fi
+    echo "$text ($LLM_TOOL_NAME)" >> "$LLM_OUTPUT"
+}
+eval "$(argc --argc-eval "$0" "$@")"
+"#;
+
+#[test]
+fn bash_script_tools_are_declared_and_run() {
+    let env = tools_env("");
+    write_tool(&env, "greet.sh", GREET_SH);
+    write_tool(
+        &env,
+        "fail.sh",
+        "# @describe Always fails.\nmain() { echo 'no luck' >&2; exit 4; }\n",
+    );
+    env.server.push(openai::tool_call_stream(&[
+        (
+            "g",
+            "greet",
+            r#"{"name":"Ada","extra":["Bob","Cy"],"loud":true}"#,
+        ),
+        ("f", "fail", "{}"),
+    ]));
+    env.server.push(openai::text_stream(&["Greeted."]));
+    env.loki().args(["--yolo", "greet Ada"]).assert().success();
+    let requests = env.server.requests();
+    let tools = requests[0].json()["tools"].clone();
+    let greet = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "greet")
+        .unwrap()
+        .clone();
+    assert_eq!(greet["function"]["description"], "Greet someone.");
+    assert_eq!(greet["function"]["parameters"]["required"], json!(["name"]));
+    let results = tool_results(&requests[1].json());
+    assert_eq!(results[0].1, "HELLO, ADA AND BOB AND CY (greet)\n");
+    let error: Value = serde_json::from_str(&results[1].1).unwrap();
+    assert_eq!(
+        error["tool_call_error"],
+        "Tool call 'fail' exited with code 4; stderr: no luck"
+    );
+}
+
+#[test]
+fn script_tools_ask_first() {
+    let env = tools_env("");
+    write_tool(&env, "greet.sh", GREET_SH);
+    env.server.push(openai::tool_call_stream(&[(
+        "g",
+        "greet",
+        r#"{"name":"Ada"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().arg("greet Ada").assert().success();
+    let results = tool_results(&env.server.last_request().json());
+    assert!(results[0].1.contains("declined"), "{results:?}");
+}
+
+#[test]
+fn python_script_tools_get_keyword_arguments() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("python3 not installed; skipped");
+        return;
+    }
+    let env = tools_env("auto_approve_tools: [area]\n");
+    write_tool(
+        &env,
+        "area.py",
+        r#"from typing import Literal, Optional
+
+def run(width: float, height: float, unit: Literal["cm", "m"] = "m", label: Optional[str] = None) -> str:
+    """Area of a rectangle.
+
+    Args:
+        width: Width
+        height: Height
+        unit: Unit of both sides
+        label: Optional label
+    """
+    return f"{label or 'area'}: {width * height} {unit}^2"
+"#,
+    );
+    env.server.push(openai::tool_call_stream(&[(
+        "a",
+        "area",
+        r#"{"width":2,"height":3.5}"#,
+    )]));
+    env.server.push(openai::text_stream(&["7 m²"]));
+    env.loki().arg("area?").assert().success();
+    let results = tool_results(&env.server.last_request().json());
+    assert_eq!(results[0].1, "area: 7.0 m^2");
+}
+
+#[test]
+fn build_tools_prints_declarations_and_names_bad_files() {
+    let env = tools_env("");
+    write_tool(&env, "greet.sh", GREET_SH);
+    let out = env.loki().arg("--build-tools").assert().success();
+    let printed: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(printed["name"], "greet");
+    assert_eq!(
+        printed["parameters"]["properties"]["extra"],
+        json!({"type": "array", "items": {"type": "string"}, "description": "More names"})
+    );
+    write_tool(&env, "broken.py", "def run(x):\n    \"\"\"Broken.\"\"\"\n");
+    let out = env.loki().arg("--build-tools").assert().code(1);
+    assert!(
+        stderr(&out).contains("broken.py:1: parameter `x` of run() has no type hint"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -1,0 +1,144 @@
+//! Running a script tool: Loki's environment contract (`LLM_OUTPUT`, `LLM_ROOT_DIR`,
+//! `LLM_TOOL_NAME`, `LLM_TOOL_CACHE_DIR`, `functions/.env`), the checks its annotations
+//! ask for (required variables, required programs), a timeout, and the result.
+
+use std::process::Stdio;
+
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+
+use super::script::{ScriptTool, wrapper};
+use super::{ToolEnv, ToolError};
+
+/// Runs one call; the result is what the tool wrote to `$LLM_OUTPUT`, else its stdout,
+/// else `DONE`.
+pub(super) async fn run(
+    tool: &ScriptTool,
+    args: &Value,
+    env: &ToolEnv<'_>,
+) -> Result<String, ToolError> {
+    let mut vars = crate::config::Env::capture();
+    if let Err(e) = vars.load_dotenv(env.tools_env_file) {
+        return Err(ToolError::Failed(format!(
+            "cannot read {}: {e}",
+            env.tools_env_file.display()
+        )));
+    }
+    let missing: Vec<&str> = tool
+        .required_env
+        .iter()
+        .filter(|name| vars.get(name).is_none_or(str::is_empty))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        return Err(ToolError::Failed(format!(
+            "the tool needs {} to be set (in the environment or {})",
+            missing.join(", "),
+            env.tools_env_file.display()
+        )));
+    }
+    for program in &tool.require_tools {
+        if !on_path(program) {
+            return Err(ToolError::Failed(format!(
+                "the tool needs `{program}`, which is not installed"
+            )));
+        }
+    }
+    let cache = env.cache_dir.join("tools").join(&tool.name);
+    let _ = std::fs::create_dir_all(&cache);
+    let output = OutputFile(cache.join(format!(
+        ".output.{}.{:08x}",
+        std::process::id(),
+        fastrand::u32(..)
+    )));
+    std::fs::write(&output.0, "")
+        .map_err(|e| ToolError::Failed(format!("cannot create {}: {e}", output.0.display())))?;
+    let (program, argv) = wrapper(tool, args);
+    let mut command = tokio::process::Command::new(&program);
+    command
+        .args(&argv)
+        .current_dir(env.cwd)
+        .envs(vars.pairs())
+        .envs(
+            tool.env_defaults
+                .iter()
+                .filter(|(name, _)| vars.get(name).is_none())
+                .map(|(n, v)| (n.as_str(), v.as_str())),
+        )
+        .env("LLM_OUTPUT", output.0.as_path())
+        .env("LLM_ROOT_DIR", env.root_dir)
+        .env("LLM_TOOL_NAME", &tool.name)
+        .env("LLM_TOOL_CACHE_DIR", &cache)
+        .env("LLM_TOOL_PATH", &tool.path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command
+        .spawn()
+        .map_err(|e| ToolError::Failed(format!("cannot start `{program}`: {e}")))?;
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let finished = async {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let read_out = async {
+            if let Some(mut s) = stdout {
+                let _ = s.read_to_end(&mut out).await;
+            }
+        };
+        let read_err = async {
+            if let Some(mut s) = stderr {
+                let _ = s.read_to_end(&mut err).await;
+            }
+        };
+        tokio::join!(read_out, read_err);
+        (child.wait().await, out, err)
+    };
+    let (status, out, err) = tokio::select! {
+        done = finished => done,
+        () = tokio::time::sleep(env.timeout) => {
+            return Err(ToolError::Failed(format!(
+                "tool `{}` did not finish within {}s and was stopped",
+                tool.name,
+                env.timeout.as_secs()
+            )));
+        }
+        () = env.cancel.cancelled() => return Err(ToolError::Cancelled),
+    };
+    let status = status.map_err(|e| ToolError::Failed(e.to_string()))?;
+    let stderr_text = String::from_utf8_lossy(&err).trim().to_string();
+    if !status.success() {
+        let code = status
+            .code()
+            .map_or_else(|| "a signal".to_string(), |c| format!("code {c}"));
+        let mut message = format!("Tool call '{}' exited with {code}", tool.name);
+        if !stderr_text.is_empty() {
+            message.push_str(&format!("; stderr: {stderr_text}"));
+        }
+        return Err(ToolError::Failed(message));
+    }
+    let written = std::fs::read_to_string(output.0.as_path()).unwrap_or_default();
+    let printed = String::from_utf8_lossy(&out).into_owned();
+    Ok(if !written.trim().is_empty() {
+        written
+    } else if !printed.trim().is_empty() {
+        printed
+    } else {
+        "DONE".to_string()
+    })
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+/// The `LLM_OUTPUT` file of one call, removed afterwards.
+struct OutputFile(std::path::PathBuf);
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
