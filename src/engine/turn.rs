@@ -187,6 +187,7 @@ pub(super) async fn run_turn(
         cache_dir: &state.paths.cache_dir,
         tools_env_file: &tools_env_file,
     };
+    ctx.tool_policy.seen.clear();
     // Assistant tool-call messages and tool results of this turn, in order.
     let mut steps: Vec<Message> = Vec::new();
     let mut total = Usage::default();

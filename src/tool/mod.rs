@@ -91,6 +91,11 @@ pub enum ToolError {
     /// The user refused.
     #[error("the user declined this call{}", .0.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
     Declined(Option<String>),
+    /// The same call keeps being made.
+    #[error(
+        "tool-call loop detected: `{0}` was already called with these exact arguments {MAX_REPEATS} times in this turn; use the earlier results or try something else"
+    )]
+    Loop(String),
     /// The turn was cancelled.
     #[error("cancelled")]
     Cancelled,
@@ -170,6 +175,9 @@ pub fn specs(tools: &[Tool]) -> Vec<ToolSpec> {
     tools.iter().map(Tool::spec).collect()
 }
 
+/// Identical calls (same tool, same arguments) allowed per turn before the loop alert.
+pub const MAX_REPEATS: usize = 2;
+
 /// How calls are approved in a conversation.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
@@ -181,6 +189,8 @@ pub struct Policy {
     pub deny: Vec<String>,
     /// Tools the user answered "always" for in this conversation.
     pub always: HashSet<String>,
+    /// Calls made in the current turn (`name` + arguments) and how often.
+    pub seen: std::collections::HashMap<String, usize>,
 }
 
 impl Policy {
@@ -191,6 +201,7 @@ impl Policy {
             auto_approve: config.auto_approve_tools.clone(),
             deny: config.deny_tools.clone(),
             always: HashSet::new(),
+            seen: std::collections::HashMap::new(),
         }
     }
 }
@@ -285,6 +296,11 @@ async fn check(
             .map_err(|e| ToolError::BadArguments(format!("not valid JSON ({e})")))?
     };
     let name = tool.name().to_string();
+    let count = policy.seen.entry(format!("{name} {args}")).or_insert(0);
+    *count += 1;
+    if *count > MAX_REPEATS {
+        return Err(ToolError::Loop(name));
+    }
     if policy.deny.contains(&name) {
         return Err(ToolError::Declined(Some(
             "this tool is disabled by the user's configuration".into(),

@@ -452,3 +452,24 @@ fn build_tools_prints_declarations_and_names_bad_files() {
         stderr(&out)
     );
 }
+
+#[test]
+fn repeating_the_same_call_trips_the_loop_alert() {
+    let env = tools_env("");
+    for _ in 0..3 {
+        env.server.push(openai::tool_call_stream(&[(
+            "t",
+            "fs_ls",
+            r#"{"path":"."}"#,
+        )]));
+    }
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().arg("list").assert().success();
+    let results = tool_results(&env.server.last_request().json());
+    assert_eq!(results.len(), 3);
+    assert!(!results[1].1.contains("loop detected"), "{results:?}");
+    assert!(
+        results[2].1.contains("tool-call loop detected"),
+        "{results:?}"
+    );
+}
