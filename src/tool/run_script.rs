@@ -53,10 +53,12 @@ pub(super) async fn run(
     )));
     std::fs::write(&output.0, "")
         .map_err(|e| ToolError::Failed(format!("cannot create {}: {e}", output.0.display())))?;
-    let (program, argv) = wrapper(tool, args);
-    let mut command = tokio::process::Command::new(&program);
+    let call = wrapper(tool, args);
+    let program = call.program.clone();
+    let mut command = tokio::process::Command::new(&call.program);
     command
-        .args(&argv)
+        .args(&call.args)
+        .envs(call.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .current_dir(env.cwd)
         .envs(vars.pairs())
         .envs(
@@ -140,5 +142,67 @@ struct OutputFile(std::path::PathBuf);
 impl Drop for OutputFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::script::Lang;
+
+    /// The TypeScript runner, exercised with plain node on an ES module (tsx is not
+    /// assumed to be installed).
+    #[test]
+    fn the_typescript_runner_calls_run_positionally() {
+        if std::process::Command::new("node")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            eprintln!("node not installed; skipped");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let module = dir.path().join("shout.mjs");
+        std::fs::write(
+            &module,
+            "export async function run(text, times = 2, loud) {\n  const t = text.repeat(times);\n  return loud ? t.toUpperCase() : t;\n}\n",
+        )
+        .unwrap();
+        let tool = ScriptTool {
+            name: "shout".into(),
+            path: module,
+            lang: Lang::TypeScript,
+            description: "Shout.".into(),
+            parameters: serde_json::json!({}),
+            required_env: Vec::new(),
+            env_defaults: Vec::new(),
+            require_tools: Vec::new(),
+            interpreter: Some(vec!["node".into()]),
+            positional: vec!["text".into(), "times".into(), "loud".into()],
+        };
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let env = ToolEnv {
+            cwd: dir.path(),
+            shell: "/bin/sh",
+            timeout: std::time::Duration::from_secs(30),
+            cancel: &cancel,
+            user_agent: None,
+            root_dir: dir.path(),
+            cache_dir: dir.path(),
+            tools_env_file: &dir.path().join("missing.env"),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let out = runtime
+            .block_on(run(
+                &tool,
+                &serde_json::json!({"text": "ab", "loud": true}),
+                &env,
+            ))
+            .unwrap();
+        assert_eq!(out, "ABAB");
     }
 }

@@ -32,6 +32,10 @@ pub struct ScriptTool {
     pub env_defaults: Vec<(String, String)>,
     /// Programs that must be installed (`@meta require-tools`).
     pub require_tools: Vec<String>,
+    /// The interpreter named by a `#!` line (Python and TypeScript), e.g. `python3.11`.
+    pub interpreter: Option<Vec<String>>,
+    /// Parameter names in declaration order (TypeScript passes them positionally).
+    pub positional: Vec<String>,
 }
 
 /// Script language.
@@ -41,6 +45,8 @@ pub enum Lang {
     Bash,
     /// Python 3.
     Python,
+    /// TypeScript (run with `npx tsx`).
+    TypeScript,
 }
 
 /// A tool file that cannot be declared.
@@ -71,17 +77,22 @@ pub fn parse(path: &Path) -> Result<ScriptTool, ScriptError> {
     let lang = match path.extension().and_then(|e| e.to_str()) {
         Some("sh") => Lang::Bash,
         Some("py") => Lang::Python,
+        Some("ts") => Lang::TypeScript,
         _ => {
             return Err(err(
                 0,
-                "unsupported tool file extension (use .sh or .py)".into(),
+                "unsupported tool file extension (use .sh, .py or .ts)".into(),
             ));
         }
     };
     let mut tool = match lang {
         Lang::Bash => parse_bash(&text).map_err(|(line, m)| err(line, m))?,
         Lang::Python => parse_python(&text).map_err(|(line, m)| err(line, m))?,
+        Lang::TypeScript => parse_typescript(&text).map_err(|(line, m)| err(line, m))?,
     };
+    if lang != Lang::Bash {
+        tool.interpreter = shebang(&text);
+    }
     if tool.description.trim().is_empty() {
         return Err(err(
             0,
@@ -103,6 +114,8 @@ fn empty(lang: Lang) -> ScriptTool {
         required_env: Vec::new(),
         env_defaults: Vec::new(),
         require_tools: Vec::new(),
+        interpreter: None,
+        positional: Vec::new(),
     }
 }
 
@@ -315,6 +328,198 @@ fn parse_python(text: &str) -> ParseResult {
     Ok(tool)
 }
 
+/// `#!/usr/bin/env python3.11` → `["python3.11"]`; `#!/usr/local/bin/bun` → that path.
+fn shebang(text: &str) -> Option<Vec<String>> {
+    let line = text.lines().next()?.strip_prefix("#!")?;
+    let mut words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    if words.first().is_some_and(|w| w.ends_with("/env")) {
+        words.remove(0);
+        if words.first().is_some_and(|w| w == "-S") {
+            words.remove(0);
+        }
+    }
+    (!words.is_empty()).then_some(words)
+}
+
+fn parse_typescript(text: &str) -> ParseResult {
+    let mut tool = empty(Lang::TypeScript);
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| {
+            let l = l.trim_start();
+            l.starts_with("export function run(") || l.starts_with("export async function run(")
+        })
+        .ok_or((
+            0,
+            "no `export function run(…)` (arrow functions and function expressions are not recognised)"
+                .to_string(),
+        ))?;
+    let mut signature = String::new();
+    for line in &lines[start..] {
+        signature.push_str(line.trim());
+        signature.push(' ');
+        if balanced(&signature) {
+            break;
+        }
+    }
+    let open = signature.find('(').unwrap_or(0);
+    let close = matching_paren(&signature, open).ok_or((start + 1, "unclosed `(`".to_string()))?;
+    let (description, arg_docs) = jsdoc(&lines[..start]);
+    tool.description = description;
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for param in split_top_level(&signature[open + 1..close]) {
+        let param = param.trim();
+        if param.is_empty() {
+            continue;
+        }
+        if param.starts_with("...") || param.starts_with('{') {
+            return Err((
+                start + 1,
+                format!("`{param}`: rest and destructured parameters are not supported"),
+            ));
+        }
+        let (head, default) = match param.split_once('=') {
+            Some((h, d)) => (h.trim(), Some(d.trim())),
+            None => (param, None),
+        };
+        let (name, hint) = head
+            .split_once(':')
+            .map(|(n, t)| (n.trim(), t.trim()))
+            .ok_or((
+                start + 1,
+                format!("parameter `{head}` of run() has no type"),
+            ))?;
+        let (name, question) = match name.strip_suffix('?') {
+            Some(n) => (n, true),
+            None => (name, false),
+        };
+        let (mut schema, nullable) =
+            ts_type(hint).map_err(|m| (start + 1, format!("parameter `{name}`: {m}")))?;
+        if let Some(doc) = arg_docs.iter().find(|(n, _)| n == name) {
+            schema["description"] = Value::String(doc.1.clone());
+        }
+        if let Some(default) = default.and_then(|d| serde_json::from_str::<Value>(d).ok())
+            && !default.is_null()
+        {
+            schema["default"] = default;
+        }
+        if !(question || nullable || default.is_some()) {
+            required.push(Value::String(name.to_string()));
+        }
+        tool.positional.push(name.to_string());
+        properties.insert(name.to_string(), schema);
+    }
+    tool.parameters = json!({"type": "object", "properties": properties, "required": required});
+    Ok(tool)
+}
+
+fn matching_paren(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices().skip_while(|(i, _)| *i < open) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The JSON schema of a TypeScript type, and whether it admits `null`/`undefined`.
+fn ts_type(hint: &str) -> Result<(Value, bool), String> {
+    let parts: Vec<&str> = hint.split('|').map(str::trim).collect();
+    let nullable = parts.iter().any(|p| matches!(*p, "null" | "undefined"));
+    let parts: Vec<&str> = parts
+        .into_iter()
+        .filter(|p| !matches!(*p, "null" | "undefined"))
+        .collect();
+    if parts.len() > 1
+        || parts
+            .first()
+            .is_some_and(|p| p.starts_with('"') || p.starts_with('\''))
+    {
+        let values: Vec<Value> = parts
+            .iter()
+            .map(|p| {
+                p.strip_prefix('"')
+                    .and_then(|p| p.strip_suffix('"'))
+                    .or_else(|| p.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')))
+                    .map(|v| Value::String(v.to_string()))
+                    .ok_or_else(|| format!("unsupported union `{hint}` (only string literals)"))
+            })
+            .collect::<Result<_, _>>()?;
+        return Ok((json!({"type": "string", "enum": values}), nullable));
+    }
+    let single = parts.first().copied().unwrap_or("");
+    let element = single.strip_suffix("[]").or_else(|| {
+        single
+            .strip_prefix("Array<")
+            .and_then(|s| s.strip_suffix('>'))
+    });
+    if let Some(element) = element {
+        return Ok((
+            json!({"type": "array", "items": ts_type(element)?.0}),
+            nullable,
+        ));
+    }
+    let simple = match single {
+        "string" => "string",
+        "number" => "number",
+        "boolean" => "boolean",
+        other => return Err(format!("unsupported type `{other}`")),
+    };
+    Ok((json!({ "type": simple }), nullable))
+}
+
+/// The JSDoc block that ends right before line `lines.len()`: description and `@param`s.
+fn jsdoc(lines: &[&str]) -> (String, Vec<(String, String)>) {
+    let Some(end) = lines.iter().rposition(|l| l.trim().ends_with("*/")) else {
+        return (String::new(), Vec::new());
+    };
+    if lines[end + 1..].iter().any(|l| !l.trim().is_empty()) {
+        return (String::new(), Vec::new());
+    }
+    let Some(begin) = lines[..=end]
+        .iter()
+        .rposition(|l| l.trim().starts_with("/**"))
+    else {
+        return (String::new(), Vec::new());
+    };
+    let mut description = Vec::new();
+    let mut params: Vec<(String, String)> = Vec::new();
+    for line in &lines[begin..=end] {
+        let line = line
+            .trim()
+            .trim_start_matches("/**")
+            .trim_end_matches("*/")
+            .trim_start_matches('*')
+            .trim();
+        if let Some(rest) = line.strip_prefix("@param") {
+            let rest = rest.trim();
+            let rest = if rest.starts_with('{') {
+                rest.split_once('}').map_or(rest, |(_, r)| r.trim())
+            } else {
+                rest
+            };
+            let (name, text) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            let text = text.trim().trim_start_matches('-').trim();
+            params.push((name.to_string(), text.to_string()));
+        } else if line.starts_with('@') {
+            continue;
+        } else if params.is_empty() {
+            description.push(line);
+        }
+    }
+    (description.join(" ").trim().to_string(), params)
+}
+
 fn balanced(text: &str) -> bool {
     let depth = text.chars().fold(0i32, |d, c| match c {
         '(' | '[' => d + 1,
@@ -481,7 +686,12 @@ pub fn load_dir(dir: &Path, visible: Option<&[String]>) -> (Vec<ScriptTool>, Vec
     let mut paths: Vec<PathBuf> = entries
         .flatten()
         .map(|e| e.path())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("sh" | "py")))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("sh" | "py" | "ts")
+            )
+        })
         .filter(|p| {
             let file = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
             visible.is_none_or(|v| v.iter().any(|name| name == file))
@@ -497,8 +707,19 @@ pub fn load_dir(dir: &Path, visible: Option<&[String]>) -> (Vec<ScriptTool>, Vec
     (tools, errors)
 }
 
+/// How to start one call of a script tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// The program.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+}
+
 /// The wrapper that runs a call: sets the arguments up and calls the tool's entry point.
-pub fn wrapper(tool: &ScriptTool, args: &Value) -> (String, Vec<String>) {
+pub fn wrapper(tool: &ScriptTool, args: &Value) -> Invocation {
     match tool.lang {
         Lang::Bash => {
             let mut script = String::from("argc() { :; }\n");
@@ -526,7 +747,39 @@ pub fn wrapper(tool: &ScriptTool, args: &Value) -> (String, Vec<String>) {
                 }
             }
             script.push_str("source \"$LLM_TOOL_PATH\"\nmain\n");
-            ("bash".into(), vec!["-c".into(), script])
+            Invocation {
+                program: "bash".into(),
+                args: vec!["-c".into(), script],
+                env: Vec::new(),
+            }
+        }
+        Lang::TypeScript => {
+            let code = "(async () => {\n\
+                        const { pathToFileURL } = await import('node:url');\n\
+                        const fs = await import('node:fs');\n\
+                        const m = await import(pathToFileURL(process.env.LLM_TOOL_PATH).href);\n\
+                        const args = JSON.parse(process.env.LLM_TOOL_ARGS).map((v) => v === null ? undefined : v);\n\
+                        const result = await m.run(...args);\n\
+                        if (result !== undefined && result !== null) {\n\
+                        \x20 fs.appendFileSync(process.env.LLM_OUTPUT, typeof result === 'string' ? result : JSON.stringify(result));\n\
+                        }\n\
+                        })().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });\n";
+            let positional: Vec<Value> = tool
+                .positional
+                .iter()
+                .map(|name| args.get(name).cloned().unwrap_or(Value::Null))
+                .collect();
+            let mut command = tool
+                .interpreter
+                .clone()
+                .unwrap_or_else(|| vec!["npx".into(), "tsx".into()]);
+            let program = command.remove(0);
+            command.extend(["-e".to_string(), code.to_string()]);
+            Invocation {
+                program,
+                args: command,
+                env: vec![("LLM_TOOL_ARGS".into(), Value::Array(positional).to_string())],
+            }
         }
         Lang::Python => {
             let code = "import importlib.util, json, os, sys\n\
@@ -537,10 +790,17 @@ pub fn wrapper(tool: &ScriptTool, args: &Value) -> (String, Vec<String>) {
                         if result is not None:\n\
                         \x20   with open(os.environ['LLM_OUTPUT'], 'a') as out:\n\
                         \x20       out.write(result if isinstance(result, str) else json.dumps(result))\n";
-            (
-                "python3".into(),
-                vec!["-c".into(), code.into(), args.to_string()],
-            )
+            let mut command = tool
+                .interpreter
+                .clone()
+                .unwrap_or_else(|| vec!["python3".into()]);
+            let program = command.remove(0);
+            command.extend(["-c".to_string(), code.to_string(), args.to_string()]);
+            Invocation {
+                program,
+                args: command,
+                env: Vec::new(),
+            }
         }
     }
 }
@@ -652,6 +912,69 @@ def _helper():
     }
 
     #[test]
+    fn typescript_signatures_become_a_schema() {
+        let source = r#"#!/usr/bin/env -S bun run
+/**
+ * Demonstrates the supported parameter types.
+ *
+ * @param text - A required string
+ * @param mode - One of two modes
+ * @param tags - Tags (generic array)
+ * @param count - How many
+ * @param note - An optional note
+ * @param loud - Shout
+ */
+export async function run(
+  text: string,
+  mode: "fast" | "slow",
+  tags: Array<string>,
+  count: number = 3,
+  note?: string,
+  loud: boolean | null = null,
+): Promise<string> {
+  return text;
+}
+"#;
+        let mut tool = parse_typescript(source).unwrap();
+        tool.interpreter = shebang(source);
+        assert_eq!(
+            tool.description,
+            "Demonstrates the supported parameter types."
+        );
+        assert_eq!(
+            tool.parameters,
+            json!({
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "description": "A required string"},
+                    "mode": {"type": "string", "enum": ["fast", "slow"], "description": "One of two modes"},
+                    "tags": {"type": "array", "items": {"type": "string"}, "description": "Tags (generic array)"},
+                    "count": {"type": "number", "description": "How many", "default": 3},
+                    "note": {"type": "string", "description": "An optional note"},
+                    "loud": {"type": "boolean", "description": "Shout"}
+                },
+                "required": ["text", "mode", "tags"]
+            })
+        );
+        assert_eq!(
+            tool.positional,
+            ["text", "mode", "tags", "count", "note", "loud"]
+        );
+        let call = wrapper(&tool, &json!({"mode": "fast", "text": "hi"}));
+        assert_eq!(call.program, "bun");
+        assert_eq!(call.args[..2], ["run".to_string(), "-e".to_string()]);
+        assert_eq!(
+            call.env,
+            [(
+                "LLM_TOOL_ARGS".to_string(),
+                r#"["hi","fast",null,null,null,null]"#.to_string()
+            )]
+        );
+        assert!(parse_typescript("export function run(...rest: string[]) {}").is_err());
+        assert!(parse_typescript("const run = (x: string) => x;").is_err());
+    }
+
+    #[test]
     fn bad_files_name_the_line() {
         let dir = tempfile::tempdir().unwrap();
         let py = dir.path().join("bad.py");
@@ -680,12 +1003,12 @@ def _helper():
     #[test]
     fn bash_wrappers_quote_every_value() {
         let tool = parse_bash(BASH).unwrap();
-        let (program, args) = wrapper(
+        let call = wrapper(
             &tool,
             &json!({"query": "it's $(rm -rf /)", "label": ["a b", "c"], "verbose": true, "limit": 5}),
         );
-        assert_eq!(program, "bash");
-        let script = &args[1];
+        assert_eq!(call.program, "bash");
+        let script = &call.args[1];
         assert!(
             script.contains(r"argc_query='it'\''s $(rm -rf /)'"),
             "{script}"
