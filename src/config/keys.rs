@@ -52,6 +52,8 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("max_tool_rounds", KeyKind::Int),
     ("tool_timeout", KeyKind::Int),
     ("max_tool_output", KeyKind::Int),
+    ("web_search", KeyKind::Str),
+    ("web_search_url", KeyKind::Str),
     ("visible_tools", KeyKind::Json),
     ("mcp_server_support", KeyKind::Bool),
     ("mapping_mcp_servers", KeyKind::Json),

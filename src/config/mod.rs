@@ -86,6 +86,10 @@ pub struct AppConfig {
     pub tool_timeout: u64,
     /// Largest tool result sent to the model, in bytes (longer ones are cut with a note).
     pub max_tool_output: usize,
+    /// Backend of the `web_search` tool: `tavily`, `searxng` or `perplexity`.
+    pub web_search: Option<String>,
+    /// Base URL of the search backend (required for SearXNG).
+    pub web_search_url: Option<String>,
     /// Connect to MCP servers.
     pub mcp_server_support: bool,
     /// Aliases for groups of MCP servers.
@@ -167,6 +171,8 @@ impl Default for AppConfig {
             max_tool_rounds: 25,
             tool_timeout: 300,
             max_tool_output: 32 * 1024,
+            web_search: None,
+            web_search_url: None,
             mcp_server_support: true,
             mapping_mcp_servers: BTreeMap::new(),
             enabled_mcp_servers: None,

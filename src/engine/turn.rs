@@ -169,6 +169,7 @@ pub(super) async fn run_turn(
         }
     }
     let tools_env_file = state.paths.functions_dir.join(".env");
+    let web_search = crate::tool::web_search::WebSearch::from_config(&state.config, &state.env);
     let shell = state
         .env
         .get("SHELL")
@@ -186,6 +187,7 @@ pub(super) async fn run_turn(
         root_dir: &state.paths.config_dir,
         cache_dir: &state.paths.cache_dir,
         tools_env_file: &tools_env_file,
+        web_search: web_search.as_ref(),
     };
     ctx.tool_policy.seen.clear();
     // Assistant tool-call messages and tool results of this turn, in order.

@@ -162,6 +162,12 @@ pub const BUILTINS: &[Builtin] = &[
         params: &[],
     },
     Builtin {
+        name: "web_search",
+        description: "Search the web for current information; returns titles, links and snippets.",
+        effect: Effect::Network,
+        params: &[("query", "string", true, "What to search for")],
+    },
+    Builtin {
         name: "fetch_url",
         description: "Fetch a web page or file over HTTP(S); HTML is converted to Markdown.",
         effect: Effect::Network,
@@ -268,6 +274,21 @@ pub(super) async fn run(
         "execute_command" => execute(env, str_arg(args, "command")?).await,
         "get_current_time" => Ok(crate::role::SystemVars::now_rfc3339()),
         "fetch_url" => fetch(env, str_arg(args, "url")?).await,
+        "web_search" => {
+            let query = str_arg(args, "query")?;
+            let http = reqwest::Client::builder()
+                .user_agent(
+                    env.user_agent
+                        .unwrap_or(concat!("loki/", env!("CARGO_PKG_VERSION"))),
+                )
+                .timeout(Duration::from_secs(60))
+                .build()
+                .map_err(|e| ToolError::Failed(e.to_string()))?;
+            tokio::select! {
+                found = super::web_search::search(&http, env.web_search, query) => found,
+                () = env.cancel.cancelled() => Err(ToolError::Cancelled),
+            }
+        }
         other => Err(ToolError::Unknown(other.to_string())),
     }
 }
@@ -285,6 +306,10 @@ pub(super) fn describe(
     Ok(match tool.name {
         "execute_command" => (format!("run `{}`", str_arg(args, "command")?), None),
         "fetch_url" => (format!("fetch {}", str_arg(args, "url")?), None),
+        "web_search" => (
+            format!("search the web for `{}`", str_arg(args, "query")?),
+            None,
+        ),
         "fs_write" => {
             let (shown, path) = shown("path")?;
             let old = std::fs::read_to_string(&path).unwrap_or_default();

@@ -13,6 +13,7 @@ pub mod builtin;
 pub mod paths;
 mod run_script;
 pub mod script;
+pub mod web_search;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -120,6 +121,8 @@ pub struct ToolEnv<'a> {
     pub cache_dir: &'a Path,
     /// `functions/.env`, loaded for script tools.
     pub tools_env_file: &'a Path,
+    /// The search backend, if one is configured.
+    pub web_search: Option<&'a web_search::WebSearch>,
 }
 
 /// The tools a conversation offers: `enabled` (the role's `enabled_tools`, else the

@@ -191,6 +191,7 @@ mod tests {
             root_dir: dir.path(),
             cache_dir: dir.path(),
             tools_env_file: &dir.path().join("missing.env"),
+            web_search: None,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

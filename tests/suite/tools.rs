@@ -473,3 +473,40 @@ fn repeating_the_same_call_trips_the_loop_alert() {
         "{results:?}"
     );
 }
+
+#[test]
+fn web_search_goes_to_the_configured_backend() {
+    let env = tools_env("");
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "web_search: tavily\nweb_search_url: {}\n{cfg}",
+        env.server.base_url()
+    ));
+    env.server.push(openai::tool_call_stream(&[(
+        "s",
+        "web_search",
+        r#"{"query":"rust 2027 edition"}"#,
+    )]));
+    env.server.push(crate::common::fake_llm::Reply::json(
+        200,
+        json!({"answer": "Not announced.", "results": [
+            {"title": "Rust blog", "url": "https://blog.rust-lang.org/", "content": "News\nabout Rust"}
+        ]}),
+    ));
+    env.server.push(openai::text_stream(&["Nothing yet."]));
+    env.loki()
+        .env("TAVILY_API_KEY", "tvly-test")
+        .args(["--yolo", "news?"])
+        .assert()
+        .success();
+    let requests = env.server.requests();
+    let search = &requests[1];
+    assert_eq!(search.path_only(), "/v1/search", "base_url ends in /v1");
+    assert_eq!(search.header("authorization"), Some("Bearer tvly-test"));
+    assert_eq!(search.json()["query"], "rust 2027 edition");
+    let results = tool_results(&requests[2].json());
+    assert_eq!(
+        results[0].1,
+        "Not announced.\n\n- [Rust blog](https://blog.rust-lang.org/)\n  News about Rust\n"
+    );
+}
