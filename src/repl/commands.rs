@@ -54,6 +54,8 @@ pub enum Action {
     },
     /// Copy the last answer to the clipboard.
     Copy,
+    /// Print the full results of the last turn's tool calls.
+    ToolResults,
     /// Open config.yaml in the editor, then reload it.
     EditConfig,
     /// Leave the REPL.
@@ -163,6 +165,12 @@ pub const COMMANDS: &[ReplCommand] = &[
         args: "",
         help: "Copy the last answer to the clipboard",
         parse: |_| Action::Copy,
+    },
+    ReplCommand {
+        name: ".results",
+        args: "",
+        help: "Show the full output of the last turn's tool calls",
+        parse: |_| Action::ToolResults,
     },
     ReplCommand {
         name: ".set",

@@ -179,6 +179,10 @@ impl Repl {
                     Err(e) => self.error(&e),
                 },
             },
+            Action::ToolResults => match tool_results_text(&self.ctx) {
+                Some(text) => self.println(&text),
+                None => self.note("the last turn called no tools"),
+            },
             Action::EditConfig => self.edit_config(),
             Action::EditRole => self.edit_role(),
             Action::EditSession => self.edit_session(),
@@ -705,4 +709,24 @@ fn token_summary(ctx: &RequestContext) -> String {
         ),
         None => format!("{tokens} tokens ({how})"),
     }
+}
+
+/// The tool calls since the last user message, each with its full result.
+fn tool_results_text(ctx: &RequestContext) -> Option<String> {
+    use crate::client::Role;
+    let start = ctx.history.iter().rposition(|m| m.role == Role::User)?;
+    let turn = &ctx.history[start..];
+    let mut out = String::new();
+    for message in turn.iter().filter(|m| m.role == Role::Tool) {
+        let call = turn
+            .iter()
+            .flat_map(|m| m.tool_calls.iter())
+            .find(|c| Some(&c.id) == message.tool_call_id.as_ref());
+        let title = call.map_or_else(
+            || "tool".to_string(),
+            |c| format!("{} {}", c.name, c.arguments),
+        );
+        out.push_str(&format!("── {title}\n{}\n", message.text_content()));
+    }
+    (!out.is_empty()).then_some(out)
 }

@@ -286,6 +286,10 @@ fn the_terminal_asks_and_remembers_always() {
         "three\n",
         "no third question after always"
     );
+    pty.send(".results\r");
+    pty.expect("── fs_write {\"path\":\"b.txt\"");
+    pty.expect("wrote 6 bytes to b.txt");
+    pty.expect("> ");
     pty.send(".exit\r");
     pty.read_to_end();
 }
