@@ -394,6 +394,7 @@ fn patched(path: &Path, diff: &str) -> Result<String, ToolError> {
 fn walker(root: &Path) -> ignore::Walk {
     ignore::WalkBuilder::new(root)
         .hidden(false)
+        .require_git(false)
         .filter_entry(|e| {
             e.file_name()
                 .to_str()
@@ -491,16 +492,22 @@ fn grep(cwd: &Path, args: &Value) -> Result<String, ToolError> {
 }
 
 async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> {
-    let mut child = tokio::process::Command::new(env.shell)
+    let mut shell = tokio::process::Command::new(env.shell);
+    shell
         .arg("-c")
         .arg(command)
         .current_dir(env.cwd)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    // Its own process group, so a timeout stops everything the command started.
+    #[cfg(unix)]
+    shell.process_group(0);
+    let mut child = shell
         .spawn()
         .map_err(|e| ToolError::Failed(format!("cannot start {}: {e}", env.shell)))?;
+    let group = KillGroup(child.id());
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let read = async {
@@ -526,6 +533,7 @@ async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> 
         }
         () = env.cancel.cancelled() => return Err(ToolError::Cancelled),
     };
+    group.finished();
     let code = status
         .map(|s| {
             s.code()
@@ -539,6 +547,27 @@ async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> 
         text.push_str(&err);
     }
     Ok(format!("{}\n[exit code: {code}]", text.trim_end()))
+}
+
+/// Kills a command's process group when dropped before it finished (timeout, Ctrl-C).
+pub(super) struct KillGroup(pub(super) Option<u32>);
+
+impl KillGroup {
+    pub(super) fn finished(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0 {
+            let _ = std::process::Command::new("kill")
+                .args(["-s", "KILL", "--", &format!("-{pid}")])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
 }
 
 async fn fetch(env: &ToolEnv<'_>, url: &str) -> Result<String, ToolError> {
@@ -562,4 +591,137 @@ async fn fetch(env: &ToolEnv<'_>, url: &str) -> Result<String, ToolError> {
         .map(|d| d.contents)
         .next()
         .unwrap_or_else(|| "(no text content)".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_in(dir: &Path, cancel: &tokio_util::sync::CancellationToken) -> ToolEnv<'static> {
+        let dir: &'static Path = Box::leak(dir.to_path_buf().into_boxed_path());
+        let cancel: &'static tokio_util::sync::CancellationToken =
+            Box::leak(Box::new(cancel.clone()));
+        ToolEnv {
+            cwd: dir,
+            shell: "/bin/sh",
+            timeout: Duration::from_secs(5),
+            cancel,
+            user_agent: None,
+            root_dir: dir,
+            cache_dir: dir,
+            tools_env_file: dir,
+            web_search: None,
+        }
+    }
+
+    fn call(dir: &Path, name: &str, args: Value) -> Result<String, ToolError> {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let env = env_in(dir, &cancel);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(run(find(name).unwrap(), &args, &env))
+    }
+
+    #[test]
+    fn read_pages_and_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=5).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.path().join("f.txt"), text).unwrap();
+        let out = call(
+            dir.path(),
+            "fs_read",
+            json!({"path": "f.txt", "offset": 2, "limit": 2}),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "     2\tline 2\n     3\tline 3\n[lines 2-3 of 5; call again with offset 4 to read on]\n"
+        );
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        assert_eq!(
+            call(dir.path(), "fs_ls", json!({"path": "."})).unwrap(),
+            "f.txt\nsub/"
+        );
+    }
+
+    #[test]
+    fn glob_and_grep_skip_ignored_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
+        std::fs::write(root.join(".gitignore"), "gen/\n").unwrap();
+        std::fs::create_dir_all(root.join("gen")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "fn needle() {}\n").unwrap();
+        std::fs::write(root.join("gen/b.rs"), "fn needle() {}\n").unwrap();
+        std::fs::write(root.join("node_modules/x/c.rs"), "fn needle() {}\n").unwrap();
+        assert_eq!(
+            call(root, "fs_glob", json!({"pattern": "**/*.rs"})).unwrap(),
+            "src/a.rs"
+        );
+        assert_eq!(
+            call(
+                root,
+                "fs_grep",
+                json!({"pattern": "needle", "include": "*.rs"})
+            )
+            .unwrap(),
+            "src/a.rs:1: fn needle() {}"
+        );
+        assert!(call(root, "fs_grep", json!({"pattern": "("})).is_err());
+    }
+
+    #[test]
+    fn patches_apply_or_explain() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f.txt"), "one\ntwo\nthree\n").unwrap();
+        let diff = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n";
+        call(
+            dir.path(),
+            "fs_patch",
+            json!({"path": "f.txt", "contents": diff}),
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+            "one\nTWO\nthree\n"
+        );
+        let err = call(
+            dir.path(),
+            "fs_patch",
+            json!({"path": "f.txt", "contents": diff}),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("does not apply"), "{err}");
+    }
+
+    #[test]
+    fn commands_time_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let mut env = env_in(dir.path(), &cancel);
+        env.timeout = Duration::from_millis(200);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let marker = dir.path().join("still-running");
+        let command = format!("(sleep 1; touch {}) & sleep 5", marker.display());
+        let err = runtime
+            .block_on(run(
+                find("execute_command").unwrap(),
+                &json!({"command": command}),
+                &env,
+            ))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("did not finish"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(!marker.exists(), "the whole process group was stopped");
+    }
 }

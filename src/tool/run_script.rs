@@ -76,9 +76,12 @@ pub(super) async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
     let mut child = command
         .spawn()
         .map_err(|e| ToolError::Failed(format!("cannot start `{program}`: {e}")))?;
+    let group = super::builtin::KillGroup(child.id());
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let finished = async {
@@ -108,6 +111,7 @@ pub(super) async fn run(
         }
         () = env.cancel.cancelled() => return Err(ToolError::Cancelled),
     };
+    group.finished();
     let status = status.map_err(|e| ToolError::Failed(e.to_string()))?;
     let stderr_text = String::from_utf8_lossy(&err).trim().to_string();
     if !status.success() {
