@@ -128,3 +128,20 @@ pub trait Provider: Send + Sync {
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>>;
 }
+
+/// A request body for the debug log: tool results (file contents, command output — where
+/// secrets turn up) are replaced by their size.
+pub fn loggable_body(body: &serde_json::Value) -> String {
+    let mut body = body.clone();
+    if let Some(messages) = body.get_mut("messages").and_then(|m| m.as_array_mut()) {
+        for message in messages {
+            if message.get("role").and_then(|r| r.as_str()) == Some("tool")
+                && let Some(content) = message.get_mut("content")
+            {
+                let size = content.to_string().len();
+                *content = serde_json::Value::String(format!("[{size} bytes of tool output]"));
+            }
+        }
+    }
+    body.to_string()
+}

@@ -88,11 +88,13 @@ impl OpenAiProvider {
             self.stream_usage,
             self.max_completion_tokens,
         );
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            tracing::debug!(url = %url, body = %super::loggable_body(&body), "request");
+        }
         let body = serde_json::to_vec(&body).map_err(|e| ProviderError::Setup {
             client: self.name.clone(),
             message: e.to_string(),
         })?;
-        tracing::debug!(url = %url, body = %String::from_utf8_lossy(&body), "request");
         let mut headers: Vec<(HeaderName, String)> = Vec::with_capacity(2);
         if let Some(key) = &self.api_key {
             headers.push((AUTHORIZATION, format!("Bearer {key}")));

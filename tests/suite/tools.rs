@@ -514,3 +514,31 @@ fn web_search_goes_to_the_configured_backend() {
         "Not announced.\n\n- [Rust blog](https://blog.rust-lang.org/)\n  News about Rust\n"
     );
 }
+
+#[test]
+fn tool_output_stays_out_of_the_debug_log() {
+    let env = tools_env("");
+    env.write(".env.local", "DB_PASSWORD=hunter2-secret");
+    env.server.push(openai::tool_call_stream(&[(
+        "r",
+        "fs_cat",
+        r#"{"path":".env.local"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["ok"]));
+    let log = env.dir.path().join("loki.log");
+    env.loki()
+        .env("LOKI_LOG_LEVEL", "debug")
+        .env("LOKI_LOG_FILE", &log)
+        .arg("read it")
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("bytes of tool output"), "{text}");
+    assert!(!text.contains("hunter2"), "tool output leaked into the log");
+    // The model still got it.
+    assert!(
+        tool_results(&env.server.last_request().json())[0]
+            .1
+            .contains("hunter2")
+    );
+}
