@@ -272,6 +272,15 @@ pub(super) async fn run_turn(
             results = run => Some(results),
         };
         let Some(results) = results else {
+            // Every call gets an answer, or the provider would reject the history.
+            for call in &calls {
+                let mut message = Message::text(
+                    Role::Tool,
+                    serde_json::json!({"tool_call_error": "cancelled by the user"}).to_string(),
+                );
+                message.tool_call_id = Some(call.id.clone());
+                steps.push(message);
+            }
             record(ctx, &kind, steps, String::new(), Vec::new(), true);
             return Err(abort(String::new(), CoreError::Cancelled, emitter));
         };
@@ -361,6 +370,21 @@ fn record(
     assistant.tool_calls = calls;
     assistant.interrupted = interrupted;
     let has_steps = !steps.is_empty();
+    if has_steps && text.is_empty() && assistant.tool_calls.is_empty() {
+        // Stopped after tool results and before any new text: the rounds are the record.
+        match kind {
+            TurnKind::New(user) => {
+                ctx.history.push(user.clone());
+                ctx.history.extend(steps);
+            }
+            TurnKind::Regenerate => {
+                ctx.history.pop();
+                ctx.history.extend(steps);
+            }
+            TurnKind::Continue => ctx.history.extend(steps),
+        }
+        return;
+    }
     match kind {
         TurnKind::New(user) => {
             ctx.history.push(user.clone());

@@ -542,3 +542,41 @@ fn tool_output_stays_out_of_the_debug_log() {
             .contains("hunter2")
     );
 }
+
+#[test]
+fn ctrl_c_during_a_tool_keeps_the_history_valid() {
+    let env = tools_env("");
+    env.server.push(openai::tool_call_stream(&[(
+        "x",
+        "execute_command",
+        r#"{"command":"sleep 30"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Next."]));
+    let mut pty = Pty::spawn(&env, &["--yolo"], &[("NO_COLOR", "1")]);
+    pty.expect("> ");
+    pty.send("wait a bit\r");
+    pty.expect("execute_command command=sleep 30");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    pty.send("\x03");
+    pty.expect("(interrupted)");
+    pty.expect("> ");
+    pty.send("go on\r");
+    pty.expect("Next.");
+    pty.expect("> ");
+    let messages = env.server.last_request().json()["messages"].clone();
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "user"]);
+    assert!(
+        messages[2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled by the user")
+    );
+    pty.send(".exit\r");
+    pty.read_to_end();
+}
