@@ -229,11 +229,18 @@ impl RequestContext {
         if !self.function_calling_support || !self.model.config.supports_function_calling {
             return Vec::new();
         }
-        let enabled = self
-            .role
+        // A session's own setting wins over its role's, which wins over the
+        // conversation's (`.set` outside a session) and the configuration's.
+        let session_tools = self
+            .session
             .as_ref()
-            .and_then(|r| r.enabled_tools.as_deref())
-            .or(self.enabled_tools.as_deref());
+            .and_then(|s| s.lock().get().enabled_tools.clone());
+        let enabled = session_tools.as_deref().or_else(|| {
+            self.role
+                .as_ref()
+                .and_then(|r| r.enabled_tools.as_deref())
+                .or(self.enabled_tools.as_deref())
+        });
         if enabled.is_none_or(|e| e.trim().is_empty()) {
             return Vec::new();
         }

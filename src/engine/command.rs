@@ -147,7 +147,11 @@ fn set(
             }
         }
         "enabled_tools" => {
-            ctx.enabled_tools = (!null).then(|| value.to_string());
+            let setting = (!null).then(|| value.to_string());
+            match &ctx.session {
+                Some(session) => session.lock().get_mut().enabled_tools = setting,
+                None => ctx.enabled_tools = setting,
+            }
             let active: Vec<String> = ctx
                 .active_tools(state)
                 .iter()

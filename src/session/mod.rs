@@ -40,6 +40,9 @@ pub struct Session {
     /// Per-session override of `compression_threshold`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compression_threshold: Option<usize>,
+    /// Tools enabled in this session (`.set enabled_tools` while it is open).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled_tools: Option<String>,
     /// The role the session was started with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role_name: Option<String>,

@@ -89,6 +89,14 @@ pub enum ToolError {
     /// The tool ran and failed.
     #[error("{0}")]
     Failed(String),
+    /// A script exited with a non-zero status.
+    #[error("{message}")]
+    Exited {
+        /// `Tool call '<name>' exited with code <n>`.
+        message: String,
+        /// What it wrote to stderr.
+        stderr: String,
+    },
     /// The user refused.
     #[error("the user declined this call{}", .0.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
     Declined(Option<String>),
@@ -265,6 +273,10 @@ pub async fn run_round(
         };
         let (content, ok) = match outcome {
             Ok(text) => (truncate(text, max_output), true),
+            Err(ToolError::Exited { message, stderr }) if !stderr.is_empty() => (
+                serde_json::json!({ "tool_call_error": message, "stderr": stderr }).to_string(),
+                false,
+            ),
             Err(e) => (
                 serde_json::json!({ "tool_call_error": e.to_string() }).to_string(),
                 false,

@@ -118,11 +118,10 @@ pub(super) async fn run(
         let code = status
             .code()
             .map_or_else(|| "a signal".to_string(), |c| format!("code {c}"));
-        let mut message = format!("Tool call '{}' exited with {code}", tool.name);
-        if !stderr_text.is_empty() {
-            message.push_str(&format!("; stderr: {stderr_text}"));
-        }
-        return Err(ToolError::Failed(message));
+        return Err(ToolError::Exited {
+            message: format!("Tool call '{}' exited with {code}", tool.name),
+            stderr: stderr_text,
+        });
     }
     let written = std::fs::read_to_string(output.0.as_path()).unwrap_or_default();
     let printed = String::from_utf8_lossy(&out).into_owned();

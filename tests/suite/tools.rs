@@ -378,8 +378,8 @@ fn bash_script_tools_are_declared_and_run() {
     assert_eq!(results[0].1, "HELLO, ADA AND BOB AND CY (greet)\n");
     let error: Value = serde_json::from_str(&results[1].1).unwrap();
     assert_eq!(
-        error["tool_call_error"],
-        "Tool call 'fail' exited with code 4; stderr: no luck"
+        error,
+        json!({"tool_call_error": "Tool call 'fail' exited with code 4", "stderr": "no luck"})
     );
 }
 
@@ -579,4 +579,34 @@ fn ctrl_c_during_a_tool_keeps_the_history_valid() {
     );
     pty.send(".exit\r");
     pty.read_to_end();
+}
+
+#[test]
+fn a_session_remembers_its_enabled_tools() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("save_session: true\n{cfg}"));
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("> ");
+    pty.send(".session work\r");
+    pty.expect("work) ");
+    pty.send(".set enabled_tools fs_read,fs_ls\r");
+    pty.expect("active: fs_ls, fs_read");
+    pty.expect("work) ");
+    pty.send("hi\r");
+    pty.expect("Hello from fake");
+    pty.expect("work) ");
+    pty.send(".exit\r");
+    pty.read_to_end();
+    let state = std::fs::read_to_string(env.session_file("work")).unwrap();
+    assert!(state.contains("enabled_tools: fs_read,fs_ls"), "{state}");
+
+    env.loki().args(["-s", "work", "again"]).assert().success();
+    let tools: Vec<String> = env.server.last_request().json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tools, ["fs_ls", "fs_read"]);
 }
