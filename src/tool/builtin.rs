@@ -221,17 +221,14 @@ pub(super) async fn run(
         Ok(paths::resolve(env.cwd, str_arg(args, name)?))
     };
     match tool.name {
-        "fs_cat" => {
-            let p = path("path")?;
-            std::fs::read_to_string(&p.path).map_err(|e| io(&p.path, &e))
-        }
+        "fs_cat" => read_text(&path("path")?.path),
         "fs_ls" => list_dir(&path("path")?.path),
         "fs_read" => {
             let p = path("path")?;
             if p.path.is_dir() {
                 return list_dir(&p.path);
             }
-            let text = std::fs::read_to_string(&p.path).map_err(|e| io(&p.path, &e))?;
+            let text = read_text(&p.path)?;
             let offset = opt_usize(args, "offset").unwrap_or(1).max(1);
             let limit = opt_usize(args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
             Ok(numbered(&text, offset, limit))
@@ -369,7 +366,7 @@ fn numbered(text: &str, offset: usize, limit: usize) -> String {
     for (i, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
         out.push_str(&format!("{:>6}\t{line}\n", i + 1));
     }
-    let last = (offset - 1 + limit).min(total);
+    let last = (offset - 1).saturating_add(limit).min(total);
     if last < total {
         out.push_str(&format!(
             "[lines {offset}-{last} of {total}; call again with offset {} to read on]\n",
@@ -511,15 +508,9 @@ async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> 
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let read = async {
-        use tokio::io::AsyncReadExt;
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        if let Some(mut s) = stdout {
-            let _ = s.read_to_end(&mut out).await;
-        }
-        if let Some(mut s) = stderr {
-            let _ = s.read_to_end(&mut err).await;
-        }
+        // Both pipes at once (a command filling stderr must not block on a full pipe),
+        // each read up to a cap; past it the pipe is closed and the command gets SIGPIPE.
+        let (out, err) = tokio::join!(read_capped(stdout), read_capped(stderr));
         let status = child.wait().await;
         (out, err, status)
     };
@@ -547,6 +538,32 @@ async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> 
         text.push_str(&err);
     }
     Ok(format!("{}\n[exit code: {code}]", text.trim_end()))
+}
+
+/// Most output kept from one command stream, in bytes.
+const MAX_COMMAND_OUTPUT: u64 = 8 * 1024 * 1024;
+
+/// Files larger than this are not read whole (`fs_cat`, `fs_read`).
+const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
+
+pub(super) async fn read_capped<R: tokio::io::AsyncRead + Unpin>(pipe: Option<R>) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    if let Some(pipe) = pipe {
+        let _ = pipe.take(MAX_COMMAND_OUTPUT).read_to_end(&mut buf).await;
+    }
+    buf
+}
+
+fn read_text(path: &Path) -> Result<String, ToolError> {
+    let size = std::fs::metadata(path).map_err(|e| io(path, &e))?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(ToolError::Failed(format!(
+            "{} is {size} bytes, too large to read whole; use fs_grep, or execute_command with head/tail",
+            path.display()
+        )));
+    }
+    std::fs::read_to_string(path).map_err(|e| io(path, &e))
 }
 
 /// Kills a command's process group when dropped before it finished (timeout, Ctrl-C).
@@ -696,6 +713,19 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("does not apply"), "{err}");
+    }
+
+    #[test]
+    fn a_command_filling_stderr_does_not_stall() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = call(
+            dir.path(),
+            "execute_command",
+            json!({"command": "head -c 300000 /dev/zero | tr '\\0' e >&2; echo done"}),
+        )
+        .unwrap();
+        assert!(out.starts_with("done\n\n[stderr]\neee"), "{}", &out[..40]);
+        assert!(out.ends_with("[exit code: 0]"));
     }
 
     #[test]

@@ -5,7 +5,6 @@
 use std::process::Stdio;
 
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
 
 use super::script::{ScriptTool, wrapper};
 use super::{ToolEnv, ToolError};
@@ -85,19 +84,10 @@ pub(super) async fn run(
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let finished = async {
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        let read_out = async {
-            if let Some(mut s) = stdout {
-                let _ = s.read_to_end(&mut out).await;
-            }
-        };
-        let read_err = async {
-            if let Some(mut s) = stderr {
-                let _ = s.read_to_end(&mut err).await;
-            }
-        };
-        tokio::join!(read_out, read_err);
+        let (out, err) = tokio::join!(
+            super::builtin::read_capped(stdout),
+            super::builtin::read_capped(stderr)
+        );
         (child.wait().await, out, err)
     };
     let (status, out, err) = tokio::select! {
