@@ -85,8 +85,15 @@ impl RequestContext {
         {
             let guard = handle.lock();
             let stored = guard.get();
-            if let Some(model) = &stored.model {
-                self.set_model(state, model)?;
+            // A model that is no longer configured does not lock the session away: it
+            // continues with the current model.
+            if let Some(model) = &stored.model
+                && let Err(e) = self.set_model(state, model)
+            {
+                tracing::warn!(
+                    "session model unavailable, keeping {}: {e}",
+                    self.model.id()
+                );
             }
             if stored.temperature.is_some() {
                 self.temperature = stored.temperature;
@@ -105,6 +112,8 @@ impl RequestContext {
             self.history = stored.messages.clone();
         }
         self.session = Some(handle);
+        // "Always" answers belong to the conversation they were given in.
+        self.tool_policy.always.clear();
         Ok(existed)
     }
 

@@ -301,10 +301,14 @@ pub(super) async fn run_turn(
     }
 }
 
-/// Tool calls of one response with ids (some providers omit them).
+/// Most tool calls accepted in one response.
+const MAX_PARALLEL_CALLS: usize = 128;
+
+/// Tool calls of one response with ids (some providers omit them); index gaps dropped.
 fn finished_calls(calls: Vec<PartialCall>, round: usize) -> Vec<ToolCall> {
     calls
         .into_iter()
+        .filter(|c| !c.name.is_empty())
         .enumerate()
         .map(|(i, c)| ToolCall {
             id: if c.id.is_empty() {
@@ -340,7 +344,27 @@ fn finish_turn(
             "the answer was cut off at the model's output limit (.continue carries on)",
         )));
     }
-    record(ctx, kind, steps, collected.text.clone(), calls, false);
+    if calls.is_empty() {
+        record(ctx, kind, steps, collected.text.clone(), calls, false);
+    } else {
+        // Calls that will not run (no tools enabled, or the round limit) still get an
+        // answer each, or the provider would reject the saved history on the next turn.
+        let mut steps = steps;
+        let mut assistant = Message::text(Role::Assistant, collected.text.clone());
+        for call in &calls {
+            let mut result = Message::text(
+                Role::Tool,
+                serde_json::json!({ "tool_call_error": "not run: tools are disabled here or the turn reached max_tool_rounds" })
+                    .to_string(),
+            );
+            result.tool_call_id = Some(call.id.clone());
+            assistant.tool_calls.push(call.clone());
+            steps.push(result);
+        }
+        let at = steps.len() - calls.len();
+        steps.insert(at, assistant);
+        record(ctx, kind, steps, String::new(), Vec::new(), false);
+    }
     emitter.emit(Event::TurnFinished(TurnFinished {
         usage: total,
         finish_reason: collected.finish.as_ref().map(finish_name),
@@ -478,6 +502,10 @@ fn apply_event(event: ProviderEvent, emitter: &dyn Emitter, out: &mut Collected)
             name,
             arguments,
         } => {
+            // A server's index is trusted only up to a sane number of parallel calls.
+            if index >= MAX_PARALLEL_CALLS {
+                return;
+            }
             if out.calls.len() <= index {
                 out.calls.resize_with(index + 1, PartialCall::default);
             }

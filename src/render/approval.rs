@@ -8,6 +8,23 @@ use futures_util::future::BoxFuture;
 use super::theme::{Style, Theme};
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
 
+/// Lines of a preview shown before the question.
+const PREVIEW_LINES: usize = 400;
+
+/// `text` with control characters shown as `\x1b`-style escapes, so a model cannot hide
+/// what it asks for behind terminal sequences or carriage returns.
+fn visible(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 const YES: &str = "yes";
 const ALWAYS: &str = "yes, and don't ask again for this tool in this conversation";
 const NO: &str = "no";
@@ -28,7 +45,9 @@ impl TerminalApprover {
     fn show(&self, request: &ApprovalRequest) {
         let mut err = std::io::stderr().lock();
         if let Some(preview) = &request.preview {
-            for line in preview.lines().take(400) {
+            let total = preview.lines().count();
+            for line in preview.lines().take(PREVIEW_LINES) {
+                let line = &visible(line);
                 let style = match line.chars().next() {
                     Some('+') if !line.starts_with("+++") => Some(Style::Success),
                     Some('-') if !line.starts_with("---") => Some(Style::Error),
@@ -40,13 +59,23 @@ impl TerminalApprover {
                     None => writeln!(err, "{line}"),
                 };
             }
+            if total > PREVIEW_LINES {
+                let _ = writeln!(
+                    err,
+                    "{}",
+                    self.theme.paint(
+                        Style::Warning,
+                        &format!("… {} more lines not shown", total - PREVIEW_LINES)
+                    )
+                );
+            }
         }
         let _ = writeln!(
             err,
             "{} {} wants to {}",
             self.theme.paint(Style::Warning, "approve?"),
-            request.tool,
-            request.summary
+            visible(&request.tool),
+            visible(&request.summary)
         );
     }
 }
@@ -66,6 +95,9 @@ fn ask() -> Decision {
         .without_help_message()
         .prompt();
     match choice {
+        Err(
+            inquire::InquireError::OperationInterrupted | inquire::InquireError::OperationCanceled,
+        ) => Decision::Cancel,
         Ok(YES) => Decision::Approve,
         Ok(ALWAYS) => Decision::ApproveAlways,
         Ok(NO_TELL) => match inquire::Text::new("Tell the model:").prompt() {

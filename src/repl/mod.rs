@@ -194,6 +194,15 @@ impl Repl {
                     Err(e) => self.error(&format!("cannot delete {}: {e}", path.display())),
                 }
             }
+            Action::DeleteSession(name)
+                if self
+                    .ctx
+                    .session
+                    .as_ref()
+                    .is_some_and(|s| s.name() == name || s.id().to_string() == name) =>
+            {
+                self.error("that session is open; .exit session first");
+            }
             Action::DeleteSession(name) => match self.state().sessions.delete_key(&name) {
                 Ok(()) => self.note(&format!("deleted session {name}")),
                 Err(e) => self.error(&e.to_string()),

@@ -40,7 +40,7 @@ impl SessionHandle {
         self.alias.as_ref()
     }
 
-    pub(super) fn set_alias(&mut self, alias: SessionAlias) {
+    pub(crate) fn set_alias(&mut self, alias: SessionAlias) {
         self.alias = Some(alias);
     }
 

@@ -54,7 +54,10 @@ impl SessionAlias {
         let ok_chars = rest
             .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '));
-        if rest.is_empty() || rest.starts_with('.') || !ok_chars || rest.len() > 200 {
+        // A UUID-shaped name would always be read as an id, and `_` is the folder of
+        // autonamed sessions.
+        let reserved = SessionId::parse(&name).is_some() || name == "_";
+        if rest.is_empty() || rest.starts_with('.') || !ok_chars || rest.len() > 200 || reserved {
             return Err(SessionError::InvalidName { name });
         }
         Ok(Self(name))
@@ -101,7 +104,17 @@ mod tests {
     #[test]
     fn aliases_are_safe_file_names() {
         for bad in [
-            "../x", "/abs", "a/b", "_/a/b", "", ".hidden", "a\0b", "_/", "x\\y",
+            "../x",
+            "/abs",
+            "a/b",
+            "_/a/b",
+            "",
+            ".hidden",
+            "a\0b",
+            "_/",
+            "x\\y",
+            "_",
+            "0b6f7f2c-9d7e-4d53-a8a1-6c1f5e0a2b3c",
         ] {
             assert!(SessionAlias::new(bad).is_err(), "{bad:?}");
         }

@@ -196,8 +196,18 @@ impl FileSessionStore {
             .map_err(|e| io_error(&path, &e))
     }
 
+    fn migrated_marker(&self, alias: &SessionAlias) -> PathBuf {
+        self.root
+            .join("by-name")
+            .join(".migrated")
+            .join(alias.as_str().replace('/', "%2F"))
+    }
+
     /// Copies an old-style `<alias>.yaml` into the id layout (the old file stays).
     fn migrate(&self, alias: &SessionAlias) -> Result<Option<SessionId>, SessionError> {
+        if self.migrated_marker(alias).exists() {
+            return Ok(None);
+        }
         let legacy = self.legacy_path(alias);
         let text = match std::fs::read_to_string(&legacy) {
             Ok(text) => text,
@@ -210,6 +220,11 @@ impl FileSessionStore {
         crate::atomic_file::write_atomic(&state, text.as_bytes(), true)
             .map_err(|e| io_error(&state, &e))?;
         self.write_alias(alias, id)?;
+        // Remember the adoption, so renaming or deleting the session later does not make
+        // the (untouched) old file look new again.
+        let marker = self.migrated_marker(alias);
+        crate::atomic_file::write_atomic(&marker, format!("{id}\n").as_bytes(), true)
+            .map_err(|e| io_error(&marker, &e))?;
         tracing::info!("migrated {} to {}", legacy.display(), state.display());
         Ok(Some(id))
     }
@@ -339,23 +354,35 @@ impl SessionStore for FileSessionStore {
     fn save(&self, handle: &SessionHandle) -> Result<PathBuf, SessionError> {
         let started = std::time::Instant::now();
         let path = self.state_path(handle.id());
+        // Never take a name another session has (a stale handle, a second process).
+        let alias_owner = handle.alias().and_then(|a| self.read_alias(a));
+        if let (Some(alias), Some(owner)) = (handle.alias(), alias_owner)
+            && owner != handle.id()
+        {
+            return Err(SessionError::AliasInUse {
+                name: alias.to_string(),
+            });
+        }
         let guard = handle.lock();
         let text = super::yaml_write::to_yaml(guard.get()).map_err(|e| io_error(&path, &e))?;
         crate::atomic_file::write_atomic(&path, text.as_bytes(), true)
             .map_err(|e| io_error(&path, &e))?;
         let cache = self.session_dir(handle.id()).join(CACHE_FILE);
-        if text.len() > CACHE_MIN_BYTES {
+        // Keys kept for other tools may hold YAML that JSON cannot represent exactly
+        // (tags, NaN), so such sessions are always read from the YAML.
+        if text.len() > CACHE_MIN_BYTES && guard.get().extra.is_empty() {
             write_cache(&cache, content_key(text.as_bytes()), guard.get());
         } else {
             let _ = std::fs::remove_file(&cache);
         }
+        // Clean as of what was written; a change made after this marks it dirty again.
+        handle.mark_clean();
         drop(guard);
         if let Some(alias) = handle.alias()
-            && self.read_alias(alias) != Some(handle.id())
+            && alias_owner.is_none()
         {
             self.write_alias(alias, handle.id())?;
         }
-        handle.mark_clean();
         tracing::debug!(
             "session {} saved in {:.2} ms",
             handle.id(),
@@ -452,7 +479,9 @@ impl SessionStore for FileSessionStore {
                 let Ok(alias) = SessionAlias::new(format!("{prefix}{stem}")) else {
                     continue;
                 };
-                if out.iter().any(|m| m.alias.as_ref() == Some(&alias)) {
+                if out.iter().any(|m| m.alias.as_ref() == Some(&alias))
+                    || self.migrated_marker(&alias).exists()
+                {
                     continue;
                 }
                 out.push(SessionMeta {
@@ -670,6 +699,14 @@ mod tests {
         assert_eq!(listed.len(), 2);
         assert_eq!(listed[1].id, Some(handle.id()));
 
+        // Renamed away, the old name does not bring the legacy file back.
+        let mut renamed = store.open_key("old").unwrap().unwrap();
+        store.rename(&mut renamed, alias("newer")).unwrap();
+        assert!(store.resolve("old").unwrap().is_none());
+        let names: Vec<_> = store.list().iter().map(SessionMeta::name).collect();
+        assert_eq!(names, ["_/20260101T000000-x", "newer"]);
+        store.rename(&mut renamed, alias("old")).unwrap();
+
         store.delete_key("old").unwrap();
         assert!(!store.root.join("old.yaml").exists());
         assert!(store.resolve("old").unwrap().is_none());
@@ -724,6 +761,14 @@ mod tests {
             Err(SessionError::AliasInUse { .. })
         ));
         store.rename(&mut handle, alias("c")).unwrap();
+        // A stale handle still named `b` cannot take the name back from its owner.
+        let stale = store.create(None, Session::default()).unwrap();
+        let mut stale = stale;
+        stale.set_alias(alias("b"));
+        assert!(matches!(
+            store.save(&stale),
+            Err(SessionError::AliasInUse { .. })
+        ));
         assert!(store.resolve("a").unwrap().is_none());
         assert_eq!(store.resolve("c").unwrap().unwrap().0, handle.id());
         let names: Vec<_> = store.list().iter().map(SessionMeta::name).collect();

@@ -28,6 +28,8 @@ pub enum Decision {
     Deny,
     /// Do not run it, and tell the model this.
     DenyWithMessage(String),
+    /// Stop the whole turn (Ctrl-C at the question).
+    Cancel,
 }
 
 /// Decides on tool calls that need approval.

@@ -236,8 +236,7 @@ pub(super) async fn run(
         "fs_write" => {
             let p = path("path")?;
             let contents = str_arg(args, "contents")?;
-            crate::atomic_file::write_atomic(&p.path, contents.as_bytes(), false)
-                .map_err(|e| io(&p.path, &e))?;
+            replace_file(&p.path, contents.as_bytes())?;
             Ok(format!(
                 "wrote {} bytes to {}",
                 contents.len(),
@@ -247,8 +246,7 @@ pub(super) async fn run(
         "fs_patch" => {
             let p = path("path")?;
             let patched = patched(&p.path, str_arg(args, "contents")?)?;
-            crate::atomic_file::write_atomic(&p.path, patched.as_bytes(), false)
-                .map_err(|e| io(&p.path, &e))?;
+            replace_file(&p.path, patched.as_bytes())?;
             Ok(format!("patched {}", paths::display(env.cwd, &p.path)))
         }
         "fs_mkdir" => {
@@ -258,13 +256,19 @@ pub(super) async fn run(
         }
         "fs_rm" => {
             let p = path("path")?;
-            let removed = if p.path.is_dir() {
+            // A symlink is removed itself, never what it points to.
+            let link = paths::lexical(env.cwd, str_arg(args, "path")?);
+            let is_link =
+                std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink());
+            let removed = if is_link {
+                std::fs::remove_file(&link)
+            } else if p.path.is_dir() {
                 std::fs::remove_dir_all(&p.path)
             } else {
                 std::fs::remove_file(&p.path)
             };
             removed.map_err(|e| io(&p.path, &e))?;
-            Ok(format!("deleted {}", paths::display(env.cwd, &p.path)))
+            Ok(format!("deleted {}", str_arg(args, "path")?))
         }
         "fs_glob" => glob(env.cwd, args),
         "fs_grep" => grep(env.cwd, args),
@@ -341,6 +345,17 @@ pub(super) fn touched_paths(tool: &Builtin, args: &Value, cwd: &Path) -> Vec<Res
     }
     let arg = opt_str(args, "path").unwrap_or(".");
     vec![paths::resolve(cwd, arg)]
+}
+
+/// Replaces a file atomically, keeping the permissions it had (an executable script stays
+/// executable, a private file private).
+fn replace_file(path: &Path, contents: &[u8]) -> Result<(), ToolError> {
+    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    crate::atomic_file::write_atomic(path, contents, false).map_err(|e| io(path, &e))?;
+    if let Some(permissions) = permissions {
+        std::fs::set_permissions(path, permissions).map_err(|e| io(path, &e))?;
+    }
+    Ok(())
 }
 
 fn list_dir(dir: &Path) -> Result<String, ToolError> {
@@ -556,7 +571,14 @@ pub(super) async fn read_capped<R: tokio::io::AsyncRead + Unpin>(pipe: Option<R>
 }
 
 fn read_text(path: &Path) -> Result<String, ToolError> {
-    let size = std::fs::metadata(path).map_err(|e| io(path, &e))?.len();
+    let meta = std::fs::metadata(path).map_err(|e| io(path, &e))?;
+    if !meta.is_file() {
+        return Err(ToolError::Failed(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    let size = meta.len();
     if size > MAX_FILE_BYTES {
         return Err(ToolError::Failed(format!(
             "{} is {size} bytes, too large to read whole; use fs_grep, or execute_command with head/tail",
@@ -726,6 +748,35 @@ mod tests {
         .unwrap();
         assert!(out.starts_with("done\n\n[stderr]\neee"), "{}", &out[..40]);
         assert!(out.ends_with("[exit code: 0]"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn rm_removes_links_and_writes_keep_modes() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("keep.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("link")).unwrap();
+        call(dir.path(), "fs_rm", json!({"path": "link"})).unwrap();
+        assert!(!dir.path().join("link").exists());
+        assert!(
+            target.join("keep.txt").exists(),
+            "the link's target survives"
+        );
+
+        let script = dir.path().join("run.sh");
+        std::fs::write(&script, "echo 1\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o750)).unwrap();
+        call(
+            dir.path(),
+            "fs_write",
+            json!({"path": "run.sh", "contents": "echo 2\n"}),
+        )
+        .unwrap();
+        let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o750);
     }
 
     #[test]

@@ -263,8 +263,19 @@ pub async fn run_round(
 ) -> Vec<CallResult> {
     let mut ready: Vec<Result<(Tool, Value), ToolError>> = Vec::new();
     for call in calls {
-        ready.push(check(call, tools, env.cwd, policy, approver).await);
+        let checked = check(call, tools, env.cwd, policy, approver).await;
+        if matches!(checked, Err(ToolError::Cancelled)) {
+            env.cancel.cancel();
+        }
+        ready.push(checked);
     }
+    // Reads run together; once anything writes or runs a command, calls run one after
+    // another in the model's order (a write and then running what was written).
+    let sequential = ready.iter().any(|r| match r {
+        Ok((Tool::Builtin(b), _)) => b.effect != Effect::Read,
+        Ok((Tool::Script(_), _)) => true,
+        Err(_) => false,
+    });
     let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
         let outcome = match ready {
             Ok((Tool::Builtin(tool), args)) => builtin::run(tool, &args, &env).await,
@@ -274,7 +285,11 @@ pub async fn run_round(
         let (content, ok) = match outcome {
             Ok(text) => (truncate(text, max_output), true),
             Err(ToolError::Exited { message, stderr }) if !stderr.is_empty() => (
-                serde_json::json!({ "tool_call_error": message, "stderr": stderr }).to_string(),
+                serde_json::json!({
+                    "tool_call_error": message,
+                    "stderr": truncate(stderr, max_output),
+                })
+                .to_string(),
                 false,
             ),
             Err(e) => (
@@ -288,7 +303,15 @@ pub async fn run_round(
             ok,
         }
     });
-    futures_util::future::join_all(runs).await
+    if sequential {
+        let mut results = Vec::with_capacity(calls.len());
+        for run in runs {
+            results.push(run.await);
+        }
+        results
+    } else {
+        futures_util::future::join_all(runs).await
+    }
 }
 
 /// Parses, looks up and approves one call.
@@ -321,8 +344,16 @@ async fn check(
             "this tool is disabled by the user's configuration".into(),
         )));
     }
-    let exempt =
-        policy.yolo || policy.auto_approve.contains(&name) || policy.always.contains(&name);
+    // "Always" and auto-approval cover a tool inside the working tree; a path outside it
+    // is asked about every time (only yolo skips that).
+    let outside = match &tool {
+        Tool::Builtin(b) => builtin::touched_paths(b, &args, cwd)
+            .iter()
+            .any(|p| !p.inside),
+        Tool::Script(_) => false,
+    };
+    let exempt = policy.yolo
+        || (!outside && (policy.auto_approve.contains(&name) || policy.always.contains(&name)));
     if exempt || !approval_needed(&tool, &args, cwd) {
         return Ok((tool, args));
     }
@@ -346,6 +377,7 @@ async fn check(
         }
         Decision::Deny => Err(ToolError::Declined(None)),
         Decision::DenyWithMessage(message) => Err(ToolError::Declined(Some(message))),
+        Decision::Cancel => Err(ToolError::Cancelled),
     }
 }
 
@@ -410,6 +442,48 @@ mod tests {
         assert!(approval_needed(&read, &args("../secret"), cwd));
         assert!(approval_needed(&write, &args("notes.txt"), cwd));
         assert!(!approval_needed(&time, &serde_json::json!({}), cwd));
+    }
+
+    /// Counts questions and approves with "always".
+    struct Always(std::sync::atomic::AtomicUsize);
+
+    impl Approver for Always {
+        fn approve<'a>(
+            &'a self,
+            _: &'a ApprovalRequest,
+        ) -> futures_util::future::BoxFuture<'a, Decision> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async { Decision::ApproveAlways })
+        }
+    }
+
+    #[test]
+    fn always_does_not_cover_paths_outside_the_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().join("work");
+        std::fs::create_dir(&cwd).unwrap();
+        let tools = vec![Tool::Builtin(builtin::find("fs_write").unwrap())];
+        let approver = Always(std::sync::atomic::AtomicUsize::new(0));
+        let mut policy = Policy::default();
+        let call = |path: &str, n: usize| ToolCall {
+            id: format!("c{n}"),
+            name: "fs_write".into(),
+            arguments: serde_json::json!({"path": path, "contents": n.to_string()}).to_string(),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            for (n, path) in ["a.txt", "b.txt", "../outside.txt", "../outside.txt"]
+                .iter()
+                .enumerate()
+            {
+                let _ = check(&call(path, n), &tools, &cwd, &mut policy, &approver).await;
+            }
+        });
+        // a.txt asked (answered always), b.txt not; each outside write asked again.
+        assert_eq!(approver.0.load(std::sync::atomic::Ordering::SeqCst), 3);
     }
 
     #[test]

@@ -205,13 +205,32 @@ fn the_loop_stops_at_max_tool_rounds() {
     let env = tools_env("max_tool_rounds: 2\n");
     env.server
         .set_default(openai::tool_call_stream(&[("t", "get_current_time", "{}")]));
-    let out = env.loki().arg("what time is it?").assert().success();
+    let out = env
+        .loki()
+        .args(["-s", "t", "what time is it?"])
+        .assert()
+        .success();
     assert_eq!(env.server.requests().len(), 2);
     assert!(
         stderr(&out).contains("stopped after 2 model calls"),
         "{}",
         stderr(&out)
     );
+    // The unanswered call got a result, so the saved history is valid to send again.
+    env.server.set_default(openai::text_stream(&["12:00"]));
+    env.loki().args(["-s", "t", "go on"]).assert().success();
+    let messages = env.server.last_request().json()["messages"].clone();
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "tool", "assistant", "tool", "user"]
+    );
+    assert!(messages[4]["content"].as_str().unwrap().contains("not run"));
 }
 
 #[test]
