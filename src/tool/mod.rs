@@ -262,7 +262,17 @@ pub async fn run_round(
     max_output: usize,
 ) -> Vec<CallResult> {
     let mut ready: Vec<Result<(Tool, Value), ToolError>> = Vec::new();
+    // Calls whose approval was asked for (or waived by yolo): not re-checked when run.
+    let mut asked: HashSet<String> = HashSet::new();
     for call in calls {
+        let needed = tools
+            .iter()
+            .find(|t| t.name() == call.name)
+            .zip(serde_json::from_str::<Value>(&call.arguments).ok())
+            .is_some_and(|(t, args)| approval_needed(t, &args, env.cwd));
+        if needed || policy.yolo {
+            asked.insert(call.id.clone());
+        }
         let checked = check(call, tools, env.cwd, policy, approver).await;
         if matches!(checked, Err(ToolError::Cancelled)) {
             env.cancel.cancel();
@@ -276,9 +286,26 @@ pub async fn run_round(
         Ok((Tool::Script(_), _)) => true,
         Err(_) => false,
     });
+    let asked = &asked;
     let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
         let outcome = match ready {
-            Ok((Tool::Builtin(tool), args)) => builtin::run(tool, &args, &env).await,
+            Ok((Tool::Builtin(tool), args)) => {
+                // A read that ran without asking because its path was inside the tree
+                // must still be inside now (an earlier call of the round may have
+                // planted a symlink).
+                let escaped = tool.effect == Effect::Read
+                    && builtin::touched_paths(tool, &args, env.cwd)
+                        .iter()
+                        .any(|p| !p.inside);
+                if escaped && !asked.contains(&call.id) {
+                    Err(ToolError::Failed(
+                        "the path now resolves outside the working directory; call again to be asked"
+                            .into(),
+                    ))
+                } else {
+                    builtin::run(tool, &args, &env).await
+                }
+            }
             Ok((Tool::Script(tool), args)) => run_script::run(&tool, &args, &env).await,
             Err(e) => Err(e),
         };
@@ -484,6 +511,63 @@ mod tests {
         });
         // a.txt asked (answered always), b.txt not; each outside write asked again.
         assert_eq!(approver.0.load(std::sync::atomic::Ordering::SeqCst), 3);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_planted_earlier_in_the_round_does_not_open_the_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().join("work");
+        std::fs::create_dir(&cwd).unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "top secret").unwrap();
+        let tools = vec![
+            Tool::Builtin(builtin::find("execute_command").unwrap()),
+            Tool::Builtin(builtin::find("fs_cat").unwrap()),
+        ];
+        let calls = vec![
+            ToolCall {
+                id: "ln".into(),
+                name: "execute_command".into(),
+                arguments: serde_json::json!({"command": "ln -s .. up"}).to_string(),
+            },
+            ToolCall {
+                id: "cat".into(),
+                name: "fs_cat".into(),
+                arguments: serde_json::json!({"path": "up/secret.txt"}).to_string(),
+            },
+        ];
+        let approver = Always(std::sync::atomic::AtomicUsize::new(0));
+        let cancel = CancellationToken::new();
+        let env = ToolEnv {
+            cwd: &cwd,
+            shell: "/bin/sh",
+            timeout: Duration::from_secs(5),
+            cancel: &cancel,
+            user_agent: None,
+            root_dir: &cwd,
+            cache_dir: &cwd,
+            tools_env_file: &cwd,
+            web_search: None,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let results = runtime.block_on(run_round(
+            &calls,
+            &tools,
+            env,
+            &mut Policy::default(),
+            &approver,
+            10_000,
+        ));
+        assert!(results[0].ok);
+        assert!(
+            !results[1].content.contains("top secret"),
+            "{:?}",
+            results[1]
+        );
+        assert!(results[1].content.contains("outside the working directory"));
     }
 
     #[test]
