@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Client `type:` values this build understands.
-pub const KNOWN_CLIENT_TYPES: &[&str] = &["openai", "openai-compatible"];
+pub const KNOWN_CLIENT_TYPES: &[&str] = &["openai", "openai-compatible", "claude"];
 
 /// One entry of `clients:`, tagged by `type`.
 #[derive(Debug, Clone)]
@@ -17,6 +17,8 @@ pub enum ClientConfig {
     /// `type: openai-compatible` — a named vendor or local server speaking the OpenAI
     /// chat-completions format.
     OpenAiCompatible(OpenAiConfig),
+    /// `type: claude` — Anthropic's Messages API (same settings as an OpenAI client).
+    Claude(OpenAiConfig),
 }
 
 impl ClientConfig {
@@ -35,6 +37,7 @@ impl ClientConfig {
         Ok(Some(match kind {
             "openai" => Self::OpenAi(parse(value)?),
             "openai-compatible" => Self::OpenAiCompatible(parse(value)?),
+            "claude" => Self::Claude(parse(value)?),
             _ => return Ok(None),
         }))
     }
@@ -44,6 +47,7 @@ impl ClientConfig {
         match self {
             Self::OpenAi(c) => c.name.as_deref().unwrap_or("openai"),
             Self::OpenAiCompatible(c) => c.name.as_deref().unwrap_or("openai-compatible"),
+            Self::Claude(c) => c.name.as_deref().unwrap_or("claude"),
         }
     }
 
@@ -52,13 +56,14 @@ impl ClientConfig {
         match self {
             Self::OpenAi(_) => "openai",
             Self::OpenAiCompatible(_) => "openai-compatible",
+            Self::Claude(_) => "claude",
         }
     }
 
     /// Models listed under the client.
     pub fn models(&self) -> &[ModelConfig] {
         match self {
-            Self::OpenAi(c) | Self::OpenAiCompatible(c) => &c.models,
+            Self::OpenAi(c) | Self::OpenAiCompatible(c) | Self::Claude(c) => &c.models,
         }
     }
 }

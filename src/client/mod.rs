@@ -5,6 +5,7 @@
 //! natural points to flush output). Non-streaming calls return a stream with one batch.
 //! Providers never print, prompt, run tools or retry; the engine does those.
 
+pub mod claude;
 pub mod config;
 pub mod error;
 pub mod http;

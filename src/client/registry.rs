@@ -235,6 +235,41 @@ fn build_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
     match client {
         ClientConfig::OpenAi(c) => openai_entry(client, c, true, config, env),
         ClientConfig::OpenAiCompatible(c) => openai_entry(client, c, false, config, env),
+        ClientConfig::Claude(c) => claude_entry(client, c, config, env),
+    }
+}
+
+fn claude_entry(
+    client: &ClientConfig,
+    c: &OpenAiConfig,
+    config: &AppConfig,
+    env: &Env,
+) -> ClientEntry {
+    let name = client.name().to_string();
+    let vendor = vendors::find("claude");
+    let api_base = c
+        .api_base
+        .clone()
+        .or_else(|| {
+            env.get(&client_env_var(&name, "API_BASE"))
+                .map(str::to_string)
+        })
+        .or_else(|| vendor.map(|v| v.api_base.to_string()))
+        .unwrap_or_else(|| "https://api.anthropic.com/v1".to_string());
+    let (api_key, missing_key_env) =
+        resolve_api_key(&name, c.api_key.as_deref(), vendor, &api_base, true, env);
+    let settings = HttpSettings::new(&name, c.extra.as_ref(), config.user_agent());
+    let provider = crate::client::claude::ClaudeProvider::new(crate::client::claude::ClaudeSetup {
+        name,
+        api_base,
+        api_key,
+        missing_key_env,
+        settings,
+    });
+    ClientEntry {
+        config: client.clone(),
+        catalog_key: "claude".to_string(),
+        provider: Arc::new(provider),
     }
 }
 

@@ -54,8 +54,8 @@ pub const VENDORS: &[Vendor] = &[
         &["OPENAI_API_KEY"],
         "gpt-4.1-mini",
     ),
-    // Anthropic and Google expose OpenAI-compatible endpoints; native clients arrive with
-    // the providers issue and take over these names.
+    // Anthropic's key starts the native `claude` client; Google's still goes through its
+    // OpenAI-compatible endpoint.
     remote(
         "claude",
         "https://api.anthropic.com/v1",

@@ -163,6 +163,7 @@ fn client_for(name: &str, vendor: Option<&Vendor>, api_key: Option<String>) -> C
     };
     match vendor {
         Some(v) if v.name == "openai" => ClientConfig::OpenAi(inner),
+        Some(v) if v.name == "claude" => ClientConfig::Claude(inner),
         _ => ClientConfig::OpenAiCompatible(inner),
     }
 }

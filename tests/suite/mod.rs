@@ -5,6 +5,7 @@ mod errors;
 mod execute;
 mod input;
 mod oneshot;
+mod providers;
 mod repl;
 mod roles;
 mod sessions;

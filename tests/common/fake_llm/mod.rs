@@ -20,6 +20,7 @@
 //! Gemini and Bedrock event-stream builders can be added the same way).
 #![allow(dead_code)]
 
+pub mod anthropic;
 pub mod http;
 pub mod openai;
 

@@ -1,0 +1,606 @@
+//! Anthropic's Messages API (`type: claude`): `system` as a top-level field, content
+//! blocks (`text`, `image`, `tool_use`, `tool_result`, `thinking`), `x-api-key` and
+//! `anthropic-version` headers, and the SSE event stream (`message_start`,
+//! `content_block_start|delta|stop`, `message_delta`, `message_stop`, `ping`, `error`).
+//!
+//! The system prompt carries a `cache_control` breakpoint so repeated turns reuse it;
+//! cache reads show up as cached tokens in the usage.
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use reqwest::header::HeaderName;
+use serde_json::{Value, json};
+
+use super::http::{HttpSettings, LazyHttp, next_chunk, post_json};
+use super::message::{Content, ContentPart, Message, Role, Usage};
+use super::sse::{SseDecoder, SseEvent};
+use super::{
+    ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
+    RetryPolicy,
+};
+
+/// The API version loki speaks.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Output limit sent when neither the model nor the request sets one (the API requires one).
+const DEFAULT_MAX_TOKENS: u64 = 8192;
+
+/// What a Claude client needs.
+#[derive(Debug, Clone)]
+pub struct ClaudeSetup {
+    /// Client name.
+    pub name: String,
+    /// Base URL up to the version segment (`https://api.anthropic.com/v1`).
+    pub api_base: String,
+    /// Resolved key.
+    pub api_key: Option<String>,
+    /// When the key is missing: the variable to suggest.
+    pub missing_key_env: Option<String>,
+    /// Transport settings.
+    pub settings: HttpSettings,
+}
+
+/// A client speaking the Anthropic Messages API.
+#[derive(Debug)]
+pub struct ClaudeProvider {
+    setup: ClaudeSetup,
+    http: LazyHttp,
+}
+
+impl ClaudeProvider {
+    /// Builds the provider; nothing is sent until the first request.
+    pub fn new(mut setup: ClaudeSetup) -> Self {
+        setup.api_base = setup.api_base.trim_end_matches('/').to_string();
+        Self {
+            setup,
+            http: LazyHttp::default(),
+        }
+    }
+
+    async fn send(
+        &self,
+        model: &Model,
+        request: &ChatRequest,
+    ) -> Result<ProviderStream, ProviderError> {
+        let name = &self.setup.name;
+        if let Some(env) = &self.setup.missing_key_env {
+            return Err(ProviderError::MissingApiKey {
+                client: name.clone(),
+                env: env.clone(),
+            });
+        }
+        let url = format!("{}/messages", self.setup.api_base);
+        let body = build_body(model, request);
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            tracing::debug!(url = %url, body = %super::loggable_body(&body), "request");
+        }
+        let body = serde_json::to_vec(&body).map_err(|e| ProviderError::Setup {
+            client: name.clone(),
+            message: e.to_string(),
+        })?;
+        let mut headers = vec![(
+            HeaderName::from_static("anthropic-version"),
+            ANTHROPIC_VERSION.to_string(),
+        )];
+        if let Some(key) = &self.setup.api_key {
+            headers.push((HeaderName::from_static("x-api-key"), key.clone()));
+        }
+        let settings = &self.setup.settings;
+        let http = self.http.get(settings, &url)?;
+        let response = post_json(http, settings, &url, &headers, body, model.real_name()).await?;
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("text/event-stream"));
+        if is_sse {
+            return Ok(stream_events(response, settings.clone()));
+        }
+        let bytes = tokio::time::timeout(settings.read_timeout, response.bytes())
+            .await
+            .map_err(|_| ProviderError::Timeout {
+                client: name.clone(),
+                after: settings.read_timeout,
+            })?
+            .map_err(|e| ProviderError::StreamCut {
+                client: name.clone(),
+                message: super::http::error_chain(&e),
+            })?;
+        let events = parse_response(&bytes).map_err(|message| ProviderError::Protocol {
+            client: name.clone(),
+            message,
+        })?;
+        Ok(Box::pin(futures_util::stream::once(
+            async move { Ok(events) },
+        )))
+    }
+}
+
+impl Provider for ClaudeProvider {
+    fn name(&self) -> &str {
+        &self.setup.name
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        self.setup.settings.retry
+    }
+
+    fn chat<'a>(
+        &'a self,
+        model: &'a Model,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
+        self.send(model, request).boxed()
+    }
+}
+
+/// Builds the request body.
+pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
+    let system: Vec<String> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(Message::text_content)
+        .collect();
+    let max_tokens = request
+        .max_tokens
+        .or(model.config.max_output_tokens)
+        .unwrap_or(DEFAULT_MAX_TOKENS);
+    let mut body = json!({
+        "model": model.real_name(),
+        "max_tokens": max_tokens,
+        "messages": wire_messages(&request.messages),
+    });
+    let Some(obj) = body.as_object_mut() else {
+        return body;
+    };
+    if !system.is_empty() {
+        obj.insert(
+            "system".into(),
+            json!([{
+                "type": "text",
+                "text": system.join("\n\n"),
+                "cache_control": {"type": "ephemeral"},
+            }]),
+        );
+    }
+    if let Some(t) = request.temperature {
+        obj.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = request.top_p {
+        obj.insert("top_p".into(), json!(p));
+    }
+    if request.stream {
+        obj.insert("stream".into(), json!(true));
+    }
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": t.parameters,
+                })
+            })
+            .collect();
+        obj.insert("tools".into(), Value::Array(tools));
+    }
+    body
+}
+
+/// Conversation messages as Anthropic content blocks. Consecutive tool results become one
+/// user message (the API requires results right after the assistant's `tool_use`).
+fn wire_messages(messages: &[Message]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for message in messages {
+        let (role, blocks) = match message.role {
+            Role::System => continue,
+            Role::Tool => (
+                "user",
+                vec![json!({
+                    "type": "tool_result",
+                    "tool_use_id": message.tool_call_id.clone().unwrap_or_default(),
+                    "content": message.text_content(),
+                })],
+            ),
+            Role::User => ("user", content_blocks(&message.content)),
+            Role::Assistant => {
+                let mut blocks: Vec<Value> = content_blocks(&message.content)
+                    .into_iter()
+                    .filter(|b| b["text"].as_str().is_none_or(|t| !t.is_empty()))
+                    .collect();
+                for call in &message.tool_calls {
+                    let input: Value =
+                        serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+                    blocks.push(json!({
+                        "type": "tool_use",
+                        "id": call.id,
+                        "name": call.name,
+                        "input": input,
+                    }));
+                }
+                if blocks.is_empty() {
+                    continue;
+                }
+                ("assistant", blocks)
+            }
+        };
+        // Merge into the previous message of the same role (tool results after tool
+        // results; the API wants roles to alternate).
+        if let Some(last) = out.last_mut()
+            && last["role"] == role
+            && let Some(content) = last["content"].as_array_mut()
+        {
+            content.extend(blocks);
+            continue;
+        }
+        out.push(json!({"role": role, "content": blocks}));
+    }
+    out
+}
+
+fn content_blocks(content: &Content) -> Vec<Value> {
+    match content {
+        Content::Text(text) => vec![json!({"type": "text", "text": text})],
+        Content::Parts(parts) => parts
+            .iter()
+            .map(|part| match part {
+                ContentPart::Text { text } => json!({"type": "text", "text": text}),
+                ContentPart::ImageUrl { image_url } => image_block(&image_url.url),
+            })
+            .collect(),
+    }
+}
+
+/// `data:` URLs become base64 sources; other URLs are passed by reference.
+fn image_block(url: &str) -> Value {
+    if let Some(rest) = url.strip_prefix("data:")
+        && let Some((media_type, data)) = rest.split_once(";base64,")
+    {
+        return json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": media_type, "data": data},
+        });
+    }
+    json!({"type": "image", "source": {"type": "url", "url": url}})
+}
+
+fn usage_of(value: &Value) -> Usage {
+    let n = |key: &str| value[key].as_u64().unwrap_or(0);
+    let cached = n("cache_read_input_tokens");
+    Usage {
+        input_tokens: n("input_tokens") + cached + n("cache_creation_input_tokens"),
+        output_tokens: n("output_tokens"),
+        cached_tokens: cached,
+    }
+}
+
+fn finish_of(reason: &str) -> FinishReason {
+    match reason {
+        "max_tokens" => FinishReason::Length,
+        "tool_use" => FinishReason::ToolCalls,
+        _ => FinishReason::Stop,
+    }
+}
+
+/// Parses a whole (non-streamed) response.
+pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, String> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+    if value["type"] == "error" {
+        return Err(error_text(&value));
+    }
+    let mut events = Vec::new();
+    let mut calls = 0usize;
+    for block in value["content"].as_array().into_iter().flatten() {
+        match block["type"].as_str() {
+            Some("text") => {
+                events.push(ProviderEvent::Text(
+                    block["text"].as_str().unwrap_or("").into(),
+                ));
+            }
+            Some("thinking") => events.push(ProviderEvent::Reasoning(
+                block["thinking"].as_str().unwrap_or("").into(),
+            )),
+            Some("tool_use") => {
+                events.push(ProviderEvent::ToolCallDelta {
+                    index: calls,
+                    id: block["id"].as_str().map(str::to_string),
+                    name: block["name"].as_str().map(str::to_string),
+                    arguments: block["input"].to_string(),
+                });
+                calls += 1;
+            }
+            _ => {}
+        }
+    }
+    events.push(ProviderEvent::Usage(usage_of(&value["usage"])));
+    events.push(ProviderEvent::Finish(finish_of(
+        value["stop_reason"].as_str().unwrap_or("end_turn"),
+    )));
+    Ok(events)
+}
+
+fn error_text(value: &Value) -> String {
+    let error = &value["error"];
+    format!(
+        "{}: {}",
+        error["type"].as_str().unwrap_or("error"),
+        error["message"].as_str().unwrap_or("unknown error")
+    )
+}
+
+/// Stream decoding state: which content block is which tool call, and usage so far.
+#[derive(Default)]
+pub struct EventParser {
+    /// `(block index, call index)` of tool_use blocks.
+    tool_blocks: Vec<(u64, usize)>,
+    usage: Usage,
+    stopped: bool,
+}
+
+impl EventParser {
+    /// Turns one SSE `data:` payload into events; `Err` for an `error` event or bad JSON.
+    pub fn parse(&mut self, data: &str) -> Result<Vec<ProviderEvent>, String> {
+        let value: Value = serde_json::from_str(data).map_err(|e| format!("invalid JSON: {e}"))?;
+        let mut events = Vec::new();
+        match value["type"].as_str().unwrap_or("") {
+            "message_start" => self.usage = usage_of(&value["message"]["usage"]),
+            "content_block_start" => {
+                let block = &value["content_block"];
+                let index = value["index"].as_u64().unwrap_or(0);
+                match block["type"].as_str() {
+                    Some("tool_use") => {
+                        let call = self.tool_blocks.len();
+                        self.tool_blocks.push((index, call));
+                        events.push(ProviderEvent::ToolCallDelta {
+                            index: call,
+                            id: block["id"].as_str().map(str::to_string),
+                            name: block["name"].as_str().map(str::to_string),
+                            arguments: String::new(),
+                        });
+                    }
+                    Some("text") => {
+                        if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                            events.push(ProviderEvent::Text(text.into()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_delta" => {
+                let delta = &value["delta"];
+                let index = value["index"].as_u64().unwrap_or(0);
+                match delta["type"].as_str() {
+                    Some("text_delta") => {
+                        events.push(ProviderEvent::Text(
+                            delta["text"].as_str().unwrap_or("").into(),
+                        ));
+                    }
+                    Some("thinking_delta") => events.push(ProviderEvent::Reasoning(
+                        delta["thinking"].as_str().unwrap_or("").into(),
+                    )),
+                    Some("input_json_delta") => {
+                        if let Some(&(_, call)) = self.tool_blocks.iter().find(|(b, _)| *b == index)
+                        {
+                            events.push(ProviderEvent::ToolCallDelta {
+                                index: call,
+                                id: None,
+                                name: None,
+                                arguments: delta["partial_json"].as_str().unwrap_or("").into(),
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                let output = value["usage"]["output_tokens"].as_u64().unwrap_or(0);
+                self.usage.output_tokens = output.max(self.usage.output_tokens);
+                if let Some(reason) = value["delta"]["stop_reason"].as_str() {
+                    events.push(ProviderEvent::Usage(self.usage));
+                    events.push(ProviderEvent::Finish(finish_of(reason)));
+                    self.stopped = true;
+                }
+            }
+            "message_stop" => self.stopped = true,
+            "error" => return Err(error_text(&value)),
+            _ => {} // ping, content_block_stop, future event types
+        }
+        Ok(events)
+    }
+}
+
+struct StreamState {
+    body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+    decoder: SseDecoder,
+    parser: EventParser,
+    settings: HttpSettings,
+    finished: bool,
+    pending_error: Option<ProviderError>,
+}
+
+fn stream_events(response: reqwest::Response, settings: HttpSettings) -> ProviderStream {
+    let state = StreamState {
+        body: Box::pin(response.bytes_stream()),
+        decoder: SseDecoder::new(),
+        parser: EventParser::default(),
+        settings,
+        finished: false,
+        pending_error: None,
+    };
+    Box::pin(futures_util::stream::unfold(state, |mut st| async move {
+        if let Some(err) = st.pending_error.take() {
+            return Some((Err(err), st));
+        }
+        if st.finished {
+            return None;
+        }
+        let mut sse = Vec::new();
+        loop {
+            match next_chunk(&mut st.body, &st.settings).await {
+                Ok(Some(bytes)) => st.decoder.feed(&bytes, &mut sse),
+                Ok(None) => {
+                    st.decoder.finish(&mut sse);
+                    st.finished = true;
+                }
+                Err(e) => {
+                    st.finished = true;
+                    return Some((Err(e), st));
+                }
+            }
+            if !sse.is_empty() || st.finished {
+                break;
+            }
+        }
+        let mut events = Vec::new();
+        for SseEvent { data, .. } in &sse {
+            match st.parser.parse(data) {
+                Ok(batch) => events.extend(batch),
+                Err(message) => {
+                    st.finished = true;
+                    let err = ProviderError::Protocol {
+                        client: st.settings.client.clone(),
+                        message,
+                    };
+                    if events.is_empty() {
+                        return Some((Err(err), st));
+                    }
+                    st.pending_error = Some(err);
+                    return Some((Ok(events), st));
+                }
+            }
+        }
+        if st.finished && !st.parser.stopped {
+            let cut = ProviderError::StreamCut {
+                client: st.settings.client.clone(),
+                message: "the stream ended before message_stop".into(),
+            };
+            if events.is_empty() {
+                return Some((Err(cut), st));
+            }
+            st.pending_error = Some(cut);
+        }
+        Some((Ok(events), st))
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{ToolCall, ToolSpec};
+
+    fn model() -> Model {
+        Model {
+            client: "claude".into(),
+            config: crate::client::config::ModelConfig {
+                name: "claude-sonnet-4-5".into(),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn bodies_put_system_on_top_and_tools_in_blocks() {
+        let mut assistant = Message::text(Role::Assistant, "");
+        assistant.tool_calls.push(ToolCall {
+            id: "toolu_1".into(),
+            name: "fs_read".into(),
+            arguments: r#"{"path":"a"}"#.into(),
+        });
+        let mut result = Message::text(Role::Tool, "contents");
+        result.tool_call_id = Some("toolu_1".into());
+        let request = ChatRequest {
+            messages: vec![
+                Message::text(Role::System, "Be brief."),
+                Message::text(Role::User, "read a"),
+                assistant,
+                result,
+            ],
+            temperature: Some(0.2),
+            top_p: None,
+            max_tokens: None,
+            stream: true,
+            tools: vec![ToolSpec {
+                name: "fs_read".into(),
+                description: "Read".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        assert_eq!(
+            build_body(&model(), &request),
+            json!({
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 8192,
+                "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": "read a"}]},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "fs_read", "input": {"path": "a"}}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "contents"}]}
+                ],
+                "temperature": 0.2,
+                "stream": true,
+                "tools": [{"name": "fs_read", "description": "Read", "input_schema": {"type": "object"}}]
+            })
+        );
+    }
+
+    #[test]
+    fn stream_events_become_provider_events() {
+        let mut parser = EventParser::default();
+        let frames = [
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"ping"}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_9","name":"f","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"a\":"}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"1}"}}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":20}}"#,
+            r#"{"type":"message_stop"}"#,
+        ];
+        let events: Vec<ProviderEvent> = frames
+            .iter()
+            .flat_map(|f| parser.parse(f).unwrap())
+            .collect();
+        assert_eq!(
+            events,
+            vec![
+                ProviderEvent::Reasoning("hmm".into()),
+                ProviderEvent::Text("Hi".into()),
+                ProviderEvent::ToolCallDelta {
+                    index: 0,
+                    id: Some("toolu_9".into()),
+                    name: Some("f".into()),
+                    arguments: String::new()
+                },
+                ProviderEvent::ToolCallDelta {
+                    index: 0,
+                    id: None,
+                    name: None,
+                    arguments: "{\"a\":".into()
+                },
+                ProviderEvent::ToolCallDelta {
+                    index: 0,
+                    id: None,
+                    name: None,
+                    arguments: "1}".into()
+                },
+                ProviderEvent::Usage(Usage {
+                    input_tokens: 100,
+                    output_tokens: 20,
+                    cached_tokens: 90
+                }),
+                ProviderEvent::Finish(FinishReason::ToolCalls),
+            ]
+        );
+        assert!(parser.stopped);
+        let err = EventParser::default()
+            .parse(r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)
+            .unwrap_err();
+        assert_eq!(err, "overloaded_error: Overloaded");
+    }
+}
