@@ -8,12 +8,13 @@
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use reqwest::header::HeaderName;
 use serde_json::{Value, json};
 
-use super::http::{HttpSettings, LazyHttp, next_chunk, post_json};
+use super::http::{HttpSettings, LazyHttp};
 use super::message::{Content, ContentPart, Message, Role, Usage};
-use super::sse::{SseDecoder, SseEvent};
+use super::patch::ApiKind;
+use super::sse::SseEvent;
+use super::wire::{self, DecodeError, Outgoing, Sse, SseParser};
 use super::{
     ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
     RetryPolicy,
@@ -62,57 +63,31 @@ impl ClaudeProvider {
         model: &Model,
         request: &ChatRequest,
     ) -> Result<ProviderStream, ProviderError> {
-        let name = &self.setup.name;
         if let Some(env) = &self.setup.missing_key_env {
             return Err(ProviderError::MissingApiKey {
-                client: name.clone(),
+                client: self.setup.name.clone(),
                 env: env.clone(),
             });
         }
-        let url = format!("{}/messages", self.setup.api_base);
-        let body = build_body(model, request);
-        if tracing::enabled!(tracing::Level::DEBUG) {
-            tracing::debug!(url = %url, body = %super::loggable_body(&body), "request");
-        }
-        let body = serde_json::to_vec(&body).map_err(|e| ProviderError::Setup {
-            client: name.clone(),
-            message: e.to_string(),
-        })?;
-        let mut headers = vec![(
-            HeaderName::from_static("anthropic-version"),
-            ANTHROPIC_VERSION.to_string(),
-        )];
+        let mut outgoing = Outgoing::new(
+            format!("{}/messages", self.setup.api_base),
+            build_body(model, request),
+        )
+        .header("anthropic-version", ANTHROPIC_VERSION);
         if let Some(key) = &self.setup.api_key {
-            headers.push((HeaderName::from_static("x-api-key"), key.clone()));
+            outgoing = outgoing.header("x-api-key", key.clone());
         }
         let settings = &self.setup.settings;
-        let http = self.http.get(settings, &url)?;
-        let response = post_json(http, settings, &url, &headers, body, model.real_name()).await?;
-        let is_sse = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.starts_with("text/event-stream"));
-        if is_sse {
-            return Ok(stream_events(response, settings.clone()));
+        let http = self.http.get(settings, &outgoing.url)?;
+        let response = wire::send(http, settings, model, ApiKind::Chat, outgoing).await?;
+        if wire::content_type_is(&response, "text/event-stream") {
+            return Ok(wire::stream(
+                response,
+                settings.clone(),
+                Sse::new(EventParser::default()),
+            ));
         }
-        let bytes = tokio::time::timeout(settings.read_timeout, response.bytes())
-            .await
-            .map_err(|_| ProviderError::Timeout {
-                client: name.clone(),
-                after: settings.read_timeout,
-            })?
-            .map_err(|e| ProviderError::StreamCut {
-                client: name.clone(),
-                message: super::http::error_chain(&e),
-            })?;
-        let events = parse_response(&bytes).map_err(|message| ProviderError::Protocol {
-            client: name.clone(),
-            message,
-        })?;
-        Ok(Box::pin(futures_util::stream::once(
-            async move { Ok(events) },
-        )))
+        wire::parse_whole(response, settings, parse_response).await
     }
 }
 
@@ -342,8 +317,9 @@ pub struct EventParser {
 
 impl EventParser {
     /// Turns one SSE `data:` payload into events; `Err` for an `error` event or bad JSON.
-    pub fn parse(&mut self, data: &str) -> Result<Vec<ProviderEvent>, String> {
-        let value: Value = serde_json::from_str(data).map_err(|e| format!("invalid JSON: {e}"))?;
+    pub fn parse(&mut self, data: &str) -> Result<Vec<ProviderEvent>, DecodeError> {
+        let value: Value = serde_json::from_str(data)
+            .map_err(|e| DecodeError::Malformed(format!("invalid JSON: {e}")))?;
         let mut events = Vec::new();
         match value["type"].as_str().unwrap_or("") {
             "message_start" => self.usage = usage_of(&value["message"]["usage"]),
@@ -405,85 +381,22 @@ impl EventParser {
                 }
             }
             "message_stop" => self.stopped = true,
-            "error" => return Err(error_text(&value)),
+            "error" => return Err(DecodeError::Upstream(error_text(&value))),
             _ => {} // ping, content_block_stop, future event types
         }
         Ok(events)
     }
 }
 
-struct StreamState {
-    body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
-    decoder: SseDecoder,
-    parser: EventParser,
-    settings: HttpSettings,
-    finished: bool,
-    pending_error: Option<ProviderError>,
-}
+impl SseParser for EventParser {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
+        out.extend(self.parse(&event.data)?);
+        Ok(())
+    }
 
-fn stream_events(response: reqwest::Response, settings: HttpSettings) -> ProviderStream {
-    let state = StreamState {
-        body: Box::pin(response.bytes_stream()),
-        decoder: SseDecoder::new(),
-        parser: EventParser::default(),
-        settings,
-        finished: false,
-        pending_error: None,
-    };
-    Box::pin(futures_util::stream::unfold(state, |mut st| async move {
-        if let Some(err) = st.pending_error.take() {
-            return Some((Err(err), st));
-        }
-        if st.finished {
-            return None;
-        }
-        let mut sse = Vec::new();
-        loop {
-            match next_chunk(&mut st.body, &st.settings).await {
-                Ok(Some(bytes)) => st.decoder.feed(&bytes, &mut sse),
-                Ok(None) => {
-                    st.decoder.finish(&mut sse);
-                    st.finished = true;
-                }
-                Err(e) => {
-                    st.finished = true;
-                    return Some((Err(e), st));
-                }
-            }
-            if !sse.is_empty() || st.finished {
-                break;
-            }
-        }
-        let mut events = Vec::new();
-        for SseEvent { data, .. } in &sse {
-            match st.parser.parse(data) {
-                Ok(batch) => events.extend(batch),
-                Err(message) => {
-                    st.finished = true;
-                    let err = ProviderError::Protocol {
-                        client: st.settings.client.clone(),
-                        message,
-                    };
-                    if events.is_empty() {
-                        return Some((Err(err), st));
-                    }
-                    st.pending_error = Some(err);
-                    return Some((Ok(events), st));
-                }
-            }
-        }
-        if st.finished && !st.parser.stopped {
-            let cut = ProviderError::StreamCut {
-                client: st.settings.client.clone(),
-                message: "the stream ended before message_stop".into(),
-            };
-            if events.is_empty() {
-                return Some((Err(cut), st));
-            }
-            st.pending_error = Some(cut);
-        }
-        Some((Ok(events), st))
-    }))
+    fn complete(&self) -> bool {
+        self.stopped
+    }
 }
 
 #[cfg(test)]
@@ -508,6 +421,7 @@ mod tests {
             id: "toolu_1".into(),
             name: "fs_read".into(),
             arguments: r#"{"path":"a"}"#.into(),
+            signature: None,
         });
         let mut result = Message::text(Role::Tool, "contents");
         result.tool_call_id = Some("toolu_1".into());
@@ -601,6 +515,9 @@ mod tests {
         let err = EventParser::default()
             .parse(r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)
             .unwrap_err();
-        assert_eq!(err, "overloaded_error: Overloaded");
+        assert_eq!(
+            err,
+            DecodeError::Upstream("overloaded_error: Overloaded".into())
+        );
     }
 }

@@ -104,6 +104,14 @@ pub enum ProviderError {
         /// What was wrong.
         message: String,
     },
+    /// The provider reported an error inside a streamed answer.
+    #[error("`{client}` stopped with an error: {message}")]
+    Upstream {
+        /// Client name.
+        client: String,
+        /// Provider's message.
+        message: String,
+    },
     /// The user cancelled.
     #[error("cancelled")]
     Cancelled,

@@ -5,7 +5,7 @@
 //! TLS roots are loaded only for `https` endpoints: a local `http://` server never pays for
 //! reading the system certificate store.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -14,6 +14,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::config::ExtraConfig;
 use super::error::ProviderError;
+use super::patch::ClientPatches;
 use super::retry::{RetryPolicy, parse_retry_after};
 
 /// Default seconds to establish a connection.
@@ -36,6 +37,10 @@ pub struct HttpSettings {
     pub user_agent: Option<String>,
     /// Retry behaviour.
     pub retry: RetryPolicy,
+    /// Request patches of the client.
+    pub patches: Arc<ClientPatches>,
+    /// A configuration problem found when the client was built, reported on first use.
+    pub broken: Option<String>,
 }
 
 impl HttpSettings {
@@ -59,6 +64,8 @@ impl HttpSettings {
                     .unwrap_or(default_retry.base_delay),
                 ..default_retry
             },
+            patches: Arc::default(),
+            broken: None,
         }
     }
 }

@@ -120,6 +120,10 @@ pub struct ToolCall {
     pub name: String,
     /// Arguments as JSON text, exactly as the model produced them.
     pub arguments: String,
+    /// An opaque token some providers attach to a call and need back with the history
+    /// (Gemini's `thoughtSignature`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 /// Token accounting of one provider response.

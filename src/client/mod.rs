@@ -12,10 +12,12 @@ pub mod http;
 pub mod message;
 pub mod model;
 pub mod openai;
+pub mod patch;
 pub mod registry;
 pub mod retry;
 pub mod sse;
 pub mod vendors;
+pub mod wire;
 
 use std::pin::Pin;
 
@@ -102,6 +104,13 @@ pub enum ProviderEvent {
         name: Option<String>,
         /// A piece of the JSON arguments.
         arguments: String,
+    },
+    /// An opaque token to send back with a tool call (see [`ToolCall::signature`]).
+    ToolCallSignature {
+        /// Position of the call in this reply.
+        index: usize,
+        /// The token.
+        signature: String,
     },
     /// Token usage.
     Usage(Usage),

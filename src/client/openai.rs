@@ -6,13 +6,14 @@
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use reqwest::header::{AUTHORIZATION, HeaderName};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{HttpSettings, LazyHttp, next_chunk, post_json};
+use super::http::{HttpSettings, LazyHttp};
 use super::message::{Content, ContentPart, Message, Role, Usage};
-use super::sse::{SseDecoder, SseEvent};
+use super::patch::ApiKind;
+use super::sse::SseEvent;
+use super::wire::{self, DecodeError, Outgoing, Sse, SseParser};
 use super::{
     ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
     RetryPolicy,
@@ -81,69 +82,33 @@ impl OpenAiProvider {
                 env: env.clone(),
             });
         }
-        let url = format!("{}/chat/completions", self.api_base);
         let body = build_body(
             model,
             request,
             self.stream_usage,
             self.max_completion_tokens,
         );
-        if tracing::enabled!(tracing::Level::DEBUG) {
-            tracing::debug!(url = %url, body = %super::loggable_body(&body), "request");
-        }
-        let body = serde_json::to_vec(&body).map_err(|e| ProviderError::Setup {
-            client: self.name.clone(),
-            message: e.to_string(),
-        })?;
-        let mut headers: Vec<(HeaderName, String)> = Vec::with_capacity(2);
+        let mut outgoing = Outgoing::new(format!("{}/chat/completions", self.api_base), body);
         if let Some(key) = &self.api_key {
-            headers.push((AUTHORIZATION, format!("Bearer {key}")));
+            outgoing = outgoing.header("authorization", format!("Bearer {key}"));
         }
         if let Some(org) = &self.organization {
-            headers.push((HeaderName::from_static("openai-organization"), org.clone()));
+            outgoing = outgoing.header("openai-organization", org.clone());
         }
-        let http = self.http.get(&self.settings, &url)?;
-        let response = post_json(
-            http,
-            &self.settings,
-            &url,
-            &headers,
-            body,
-            model.real_name(),
-        )
-        .await?;
+        let http = self.http.get(&self.settings, &outgoing.url)?;
+        let response = wire::send(http, &self.settings, model, ApiKind::Chat, outgoing).await?;
         // Some servers stream when asked not to, or answer in one piece when asked to
         // stream; follow what actually arrived.
-        let is_sse = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.starts_with("text/event-stream"));
-        let is_json = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.starts_with("application/json"));
+        let is_sse = wire::content_type_is(&response, "text/event-stream");
+        let is_json = wire::content_type_is(&response, "application/json");
         if is_sse || (request.stream && !is_json) {
-            Ok(stream_events(response, self.settings.clone()))
+            Ok(wire::stream(
+                response,
+                self.settings.clone(),
+                Sse::new(ChunkParser::default()),
+            ))
         } else {
-            let bytes = tokio::time::timeout(self.settings.read_timeout, response.bytes())
-                .await
-                .map_err(|_| ProviderError::Timeout {
-                    client: self.name.clone(),
-                    after: self.settings.read_timeout,
-                })?
-                .map_err(|e| ProviderError::StreamCut {
-                    client: self.name.clone(),
-                    message: super::http::error_chain(&e),
-                })?;
-            let events = parse_response(&bytes).map_err(|message| ProviderError::Protocol {
-                client: self.name.clone(),
-                message,
-            })?;
-            Ok(Box::pin(futures_util::stream::once(
-                async move { Ok(events) },
-            )))
+            wire::parse_whole(response, &self.settings, parse_response).await
         }
     }
 }
@@ -166,90 +131,27 @@ impl Provider for OpenAiProvider {
     }
 }
 
-/// State threaded through the streamed body.
-struct StreamState {
-    body: std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
-    decoder: SseDecoder,
-    settings: HttpSettings,
-    saw_done: bool,
-    saw_finish: bool,
-    finished: bool,
-    pending_error: Option<ProviderError>,
+/// Decodes `data:` chunks until `[DONE]` (or a chunk with a finish reason).
+#[derive(Debug, Default)]
+pub struct ChunkParser {
+    done: bool,
 }
 
-fn stream_events(response: reqwest::Response, settings: HttpSettings) -> ProviderStream {
-    let state = StreamState {
-        body: Box::pin(response.bytes_stream()),
-        decoder: SseDecoder::new(),
-        settings,
-        saw_done: false,
-        saw_finish: false,
-        finished: false,
-        pending_error: None,
-    };
-    Box::pin(futures_util::stream::unfold(state, |mut st| async move {
-        if let Some(err) = st.pending_error.take() {
-            return Some((Err(err), st));
+impl SseParser for ChunkParser {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
+        if event.data == "[DONE]" {
+            self.done = true;
+            return Ok(());
         }
-        if st.finished {
-            return None;
-        }
-        let mut sse = Vec::new();
-        loop {
-            match next_chunk(&mut st.body, &st.settings).await {
-                Ok(Some(bytes)) => st.decoder.feed(&bytes, &mut sse),
-                Ok(None) => {
-                    st.decoder.finish(&mut sse);
-                    st.finished = true;
-                }
-                Err(e) => {
-                    st.finished = true;
-                    return Some((Err(e), st));
-                }
-            }
-            if !sse.is_empty() || st.finished {
-                break;
-            }
-        }
-        let mut events = Vec::with_capacity(sse.len());
-        for SseEvent { data, .. } in &sse {
-            if data == "[DONE]" {
-                st.saw_done = true;
-                continue;
-            }
-            match parse_chunk(data) {
-                Ok(batch) => {
-                    st.saw_finish |= batch.iter().any(|e| matches!(e, ProviderEvent::Finish(_)));
-                    events.extend(batch);
-                }
-                Err(message) => {
-                    st.finished = true;
-                    let err = ProviderError::Protocol {
-                        client: st.settings.client.clone(),
-                        message,
-                    };
-                    if events.is_empty() {
-                        return Some((Err(err), st));
-                    }
-                    // Deliver what decoded cleanly before the bad frame, then fail.
-                    st.pending_error = Some(err);
-                    return Some((Ok(events), st));
-                }
-            }
-        }
-        if st.finished && !st.saw_done && !st.saw_finish {
-            let cut = ProviderError::StreamCut {
-                client: st.settings.client.clone(),
-                message: "the stream ended without a finish marker".into(),
-            };
-            if events.is_empty() {
-                return Some((Err(cut), st));
-            }
-            // Deliver the events that did arrive; the error follows on the next poll.
-            st.pending_error = Some(cut);
-        }
-        Some((Ok(events), st))
-    }))
+        let batch = parse_chunk(&event.data).map_err(DecodeError::Malformed)?;
+        self.done |= batch.iter().any(|e| matches!(e, ProviderEvent::Finish(_)));
+        out.extend(batch);
+        Ok(())
+    }
+
+    fn complete(&self) -> bool {
+        self.done
+    }
 }
 
 /// Builds the JSON body of a chat-completions request.
@@ -599,6 +501,7 @@ mod tests {
             id: "c1".into(),
             name: "f".into(),
             arguments: "{}".into(),
+            signature: None,
         });
         let tool = Message {
             role: Role::Tool,

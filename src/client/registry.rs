@@ -10,6 +10,7 @@ use super::config::{ClientConfig, ModelConfig, ModelKind, OpenAiConfig};
 use super::http::HttpSettings;
 use super::model::{Catalog, Model};
 use super::openai::{OpenAiProvider, OpenAiSetup};
+use super::patch::ClientPatches;
 use super::vendors::{self, client_env_var};
 use crate::config::{AppConfig, Env};
 
@@ -258,7 +259,7 @@ fn claude_entry(
         .unwrap_or_else(|| "https://api.anthropic.com/v1".to_string());
     let (api_key, missing_key_env) =
         resolve_api_key(&name, c.api_key.as_deref(), vendor, &api_base, true, env);
-    let settings = HttpSettings::new(&name, c.extra.as_ref(), config.user_agent());
+    let settings = http_settings(&name, c, config, env);
     let provider = crate::client::claude::ClaudeProvider::new(crate::client::claude::ClaudeSetup {
         name,
         api_base,
@@ -303,7 +304,7 @@ fn openai_entry(
         official,
         env,
     );
-    let settings = HttpSettings::new(&name, c.extra.as_ref(), config.user_agent());
+    let settings = http_settings(&name, c, config, env);
     let provider = OpenAiProvider::new(OpenAiSetup {
         name: name.clone(),
         api_base,
@@ -318,6 +319,17 @@ fn openai_entry(
         catalog_key: vendor.map(|v| v.name.to_string()).unwrap_or(name),
         provider: Arc::new(provider),
     }
+}
+
+/// Transport settings and compiled patches of a client. A broken patch is kept as a
+/// message the client reports when used, so other clients keep working.
+fn http_settings(name: &str, c: &OpenAiConfig, config: &AppConfig, env: &Env) -> HttpSettings {
+    let mut settings = HttpSettings::new(name, c.extra.as_ref(), config.user_agent());
+    match ClientPatches::build(name, c.patch.as_ref(), env) {
+        Ok(patches) => settings.patches = Arc::new(patches),
+        Err(e) => settings.broken = Some(e.to_string()),
+    }
+    settings
 }
 
 /// Returns `(key, missing_env)`: the key to send, or when a key is required but absent,

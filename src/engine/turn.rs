@@ -77,6 +77,7 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    signature: Option<String>,
 }
 
 /// What a turn does with the conversation.
@@ -318,6 +319,7 @@ fn finished_calls(calls: Vec<PartialCall>, round: usize) -> Vec<ToolCall> {
             },
             name: c.name,
             arguments: c.arguments,
+            signature: c.signature,
         })
         .collect()
 }
@@ -520,6 +522,14 @@ fn apply_event(event: ProviderEvent, emitter: &dyn Emitter, out: &mut Collected)
                 call.name = name;
             }
             call.arguments.push_str(&arguments);
+        }
+        ProviderEvent::ToolCallSignature { index, signature } => {
+            if index < MAX_PARALLEL_CALLS {
+                if out.calls.len() <= index {
+                    out.calls.resize_with(index + 1, PartialCall::default);
+                }
+                out.calls[index].signature = Some(signature);
+            }
         }
         ProviderEvent::Usage(usage) => {
             out.usage.add(usage);

@@ -191,6 +191,7 @@ mod tests {
             id: "c1".into(),
             name: "fs_ls".into(),
             arguments: "{\"path\": \".\"}".into(),
+            signature: None,
         });
         assistant.interrupted = true;
         let tool = Message {

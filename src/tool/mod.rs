@@ -496,6 +496,7 @@ mod tests {
             id: format!("c{n}"),
             name: "fs_write".into(),
             arguments: serde_json::json!({"path": path, "contents": n.to_string()}).to_string(),
+            signature: None,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -529,11 +530,13 @@ mod tests {
                 id: "ln".into(),
                 name: "execute_command".into(),
                 arguments: serde_json::json!({"command": "ln -s .. up"}).to_string(),
+                signature: None,
             },
             ToolCall {
                 id: "cat".into(),
                 name: "fs_cat".into(),
                 arguments: serde_json::json!({"path": "up/secret.txt"}).to_string(),
+                signature: None,
             },
         ];
         let approver = Always(std::sync::atomic::AtomicUsize::new(0));
