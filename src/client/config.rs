@@ -7,70 +7,134 @@
 use serde::{Deserialize, Serialize};
 
 /// Client `type:` values this build understands.
-pub const KNOWN_CLIENT_TYPES: &[&str] = &["openai", "openai-compatible", "claude"];
+pub const KNOWN_CLIENT_TYPES: &[&str] = &[
+    "openai",
+    "openai-compatible",
+    "claude",
+    "gemini",
+    "vertexai",
+    "bedrock",
+    "azure-openai",
+    "cohere",
+    "ollama",
+    "llama-server",
+];
 
-/// One entry of `clients:`, tagged by `type`.
+/// The wire protocol a client speaks, from its `type:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientKind {
+    /// `openai` — api.openai.com or anything at `api_base` speaking its API.
+    OpenAi,
+    /// `openai-compatible` — a named vendor or local server speaking the OpenAI format.
+    OpenAiCompatible,
+    /// `claude` — Anthropic's Messages API.
+    Claude,
+    /// `gemini` — Google's Generative Language API.
+    Gemini,
+    /// `vertexai` — Gemini and Claude models on Google Cloud.
+    VertexAi,
+    /// `bedrock` — AWS Bedrock Converse API.
+    Bedrock,
+    /// `azure-openai` — OpenAI deployments on Azure.
+    AzureOpenAi,
+    /// `cohere` — Cohere v2.
+    Cohere,
+    /// `ollama` — Ollama's native `/api/chat`.
+    Ollama,
+    /// `llama-server` — a llama.cpp server loki starts and stops itself.
+    LlamaServer,
+}
+
+impl ClientKind {
+    /// Parses a `type:` value.
+    pub fn parse(kind: &str) -> Option<Self> {
+        Some(match kind {
+            "openai" => Self::OpenAi,
+            "openai-compatible" => Self::OpenAiCompatible,
+            "claude" => Self::Claude,
+            "gemini" => Self::Gemini,
+            "vertexai" => Self::VertexAi,
+            "bedrock" => Self::Bedrock,
+            "azure-openai" => Self::AzureOpenAi,
+            "cohere" => Self::Cohere,
+            "ollama" => Self::Ollama,
+            "llama-server" => Self::LlamaServer,
+            _ => return None,
+        })
+    }
+
+    /// The `type:` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::OpenAiCompatible => "openai-compatible",
+            Self::Claude => "claude",
+            Self::Gemini => "gemini",
+            Self::VertexAi => "vertexai",
+            Self::Bedrock => "bedrock",
+            Self::AzureOpenAi => "azure-openai",
+            Self::Cohere => "cohere",
+            Self::Ollama => "ollama",
+            Self::LlamaServer => "llama-server",
+        }
+    }
+}
+
+/// One entry of `clients:`: its type and settings.
 #[derive(Debug, Clone)]
-pub enum ClientConfig {
-    /// `type: openai` — api.openai.com or anything at `api_base` speaking its API.
-    OpenAi(OpenAiConfig),
-    /// `type: openai-compatible` — a named vendor or local server speaking the OpenAI
-    /// chat-completions format.
-    OpenAiCompatible(OpenAiConfig),
-    /// `type: claude` — Anthropic's Messages API (same settings as an OpenAI client).
-    Claude(OpenAiConfig),
+pub struct ClientConfig {
+    /// The `type:`.
+    pub kind: ClientKind,
+    /// Everything else.
+    pub settings: ClientSettings,
 }
 
 impl ClientConfig {
+    /// A client of `kind` with `settings`.
+    pub fn new(kind: ClientKind, settings: ClientSettings) -> Self {
+        Self { kind, settings }
+    }
+
     /// Deserialises the entry for `kind` (its `type:`), reporting unknown keys through
-    /// `on_unknown`. Dispatching by hand (rather than with serde's internal tagging) keeps
-    /// unknown-key reporting working inside each client.
+    /// `on_unknown`. `Ok(None)` for a type this build does not know.
     pub fn from_yaml(
         kind: &str,
         mut value: serde_yaml::Value,
         on_unknown: &mut dyn FnMut(String),
     ) -> Result<Option<Self>, serde_yaml::Error> {
+        let Some(kind) = ClientKind::parse(kind) else {
+            return Ok(None);
+        };
         if let serde_yaml::Value::Mapping(map) = &mut value {
             map.remove("type");
         }
-        let mut parse = |v| serde_ignored::deserialize(v, |p| on_unknown(p.to_string()));
-        Ok(Some(match kind {
-            "openai" => Self::OpenAi(parse(value)?),
-            "openai-compatible" => Self::OpenAiCompatible(parse(value)?),
-            "claude" => Self::Claude(parse(value)?),
-            _ => return Ok(None),
-        }))
+        let settings = serde_ignored::deserialize(value, |p| on_unknown(p.to_string()))?;
+        Ok(Some(Self { kind, settings }))
     }
 
     /// The client's name: `name:` when given, else the type.
     pub fn name(&self) -> &str {
-        match self {
-            Self::OpenAi(c) => c.name.as_deref().unwrap_or("openai"),
-            Self::OpenAiCompatible(c) => c.name.as_deref().unwrap_or("openai-compatible"),
-            Self::Claude(c) => c.name.as_deref().unwrap_or("claude"),
-        }
+        self.settings
+            .name
+            .as_deref()
+            .unwrap_or_else(|| self.kind.as_str())
     }
 
     /// The `type:` value.
     pub fn type_name(&self) -> &'static str {
-        match self {
-            Self::OpenAi(_) => "openai",
-            Self::OpenAiCompatible(_) => "openai-compatible",
-            Self::Claude(_) => "claude",
-        }
+        self.kind.as_str()
     }
 
     /// Models listed under the client.
     pub fn models(&self) -> &[ModelConfig] {
-        match self {
-            Self::OpenAi(c) | Self::OpenAiCompatible(c) | Self::Claude(c) => &c.models,
-        }
+        &self.settings.models
     }
 }
 
-/// Settings of an OpenAI-format client.
+/// Settings of a client. The common keys apply to every type; the rest only to the types
+/// named in their docs.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
-pub struct OpenAiConfig {
+pub struct ClientSettings {
     /// Client name, used as the model prefix and the env-var prefix.
     pub name: Option<String>,
     /// Base URL up to and including the version segment, e.g. `https://api.openai.com/v1`.
@@ -79,15 +143,45 @@ pub struct OpenAiConfig {
     pub api_key: Option<String>,
     /// Sent as `OpenAI-Organization`.
     pub organization_id: Option<String>,
-    /// `oauth` or absent.
+    /// `oauth` or absent (claude, gemini).
     pub auth: Option<String>,
     /// Models offered by this client; empty means the catalogue's list for the vendor.
     #[serde(default)]
     pub models: Vec<ModelConfig>,
-    /// Request patches (applied from the patches issue on).
+    /// Request patches.
     pub patch: Option<serde_json::Value>,
     /// HTTP settings.
     pub extra: Option<ExtraConfig>,
+    /// azure-openai: `api-version` query parameter.
+    pub api_version: Option<String>,
+    /// bedrock: AWS access key id.
+    pub access_key_id: Option<String>,
+    /// bedrock: AWS secret access key.
+    pub secret_access_key: Option<String>,
+    /// bedrock: temporary-credential session token.
+    pub session_token: Option<String>,
+    /// bedrock: AWS region.
+    pub region: Option<String>,
+    /// vertexai: Google Cloud project.
+    pub project_id: Option<String>,
+    /// vertexai: region, or `global`.
+    pub location: Option<String>,
+    /// vertexai: service-account or authorized-user JSON file (default: application
+    /// default credentials).
+    pub adc_file: Option<String>,
+    /// llama-server: path of the `llama-server` executable (default: found on `PATH`).
+    pub server_path: Option<String>,
+    /// llama-server: GGUF model file.
+    pub model_path: Option<String>,
+    /// llama-server: port (default: a free one).
+    pub port: Option<u16>,
+    /// llama-server: context size (`--ctx-size`).
+    pub context_size: Option<u64>,
+    /// llama-server: layers offloaded to the GPU (`--n-gpu-layers`).
+    pub gpu_layers: Option<i64>,
+    /// llama-server: extra arguments.
+    #[serde(default)]
+    pub server_args: Vec<String>,
 }
 
 /// HTTP transport settings of a client (`extra:`).

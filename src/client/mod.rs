@@ -8,6 +8,7 @@
 pub mod claude;
 pub mod config;
 pub mod error;
+pub mod gemini;
 pub mod http;
 pub mod message;
 pub mod model;
@@ -137,6 +138,23 @@ pub trait Provider: Send + Sync {
         model: &'a Model,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>>;
+}
+
+/// The media type of an image URL, guessed from its extension (`image/jpeg` when unknown).
+pub fn media_type_of(url: &str) -> &'static str {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    let ext = path
+        .rsplit('.')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "png" => "image/png",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "heic" => "image/heic",
+        _ => "image/jpeg",
+    }
 }
 
 /// A request body for the debug log: tool results (file contents, command output — where

@@ -6,7 +6,7 @@
 use std::sync::{Arc, OnceLock};
 
 use super::Provider;
-use super::config::{ClientConfig, ModelConfig, ModelKind, OpenAiConfig};
+use super::config::{ClientConfig, ClientKind, ClientSettings, ModelConfig, ModelKind};
 use super::http::HttpSettings;
 use super::model::{Catalog, Model};
 use super::openai::{OpenAiProvider, OpenAiSetup};
@@ -233,30 +233,94 @@ impl ProviderRegistry {
 }
 
 fn build_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
-    match client {
-        ClientConfig::OpenAi(c) => openai_entry(client, c, true, config, env),
-        ClientConfig::OpenAiCompatible(c) => openai_entry(client, c, false, config, env),
-        ClientConfig::Claude(c) => claude_entry(client, c, config, env),
+    let c = &client.settings;
+    match client.kind {
+        ClientKind::OpenAi => openai_entry(client, true, config, env),
+        ClientKind::OpenAiCompatible => openai_entry(client, false, config, env),
+        ClientKind::Claude => claude_entry(client, c, config, env),
+        ClientKind::Gemini => gemini_entry(client, config, env),
+        other => ClientEntry {
+            config: client.clone(),
+            catalog_key: other.as_str().to_string(),
+            provider: Arc::new(Unavailable {
+                name: client.name().to_string(),
+                message: format!("client type `{}` is not available yet", other.as_str()),
+            }),
+        },
+    }
+}
+
+/// A client that cannot be used; every request reports why.
+struct Unavailable {
+    name: String,
+    message: String,
+}
+
+impl Provider for Unavailable {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn retry_policy(&self) -> super::RetryPolicy {
+        super::RetryPolicy::default()
+    }
+
+    fn chat<'a>(
+        &'a self,
+        _model: &'a Model,
+        _request: &'a super::ChatRequest,
+    ) -> futures_util::future::BoxFuture<'a, Result<super::ProviderStream, super::ProviderError>>
+    {
+        let err = super::ProviderError::Setup {
+            client: self.name.clone(),
+            message: self.message.clone(),
+        };
+        Box::pin(async move { Err(err) })
+    }
+}
+
+/// `api_base:` from config, else `<CLIENT>_API_BASE`, else `default`.
+fn api_base_of(name: &str, c: &ClientSettings, env: &Env, default: &str) -> String {
+    c.api_base
+        .clone()
+        .or_else(|| {
+            env.get(&client_env_var(name, "API_BASE"))
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| default.to_string())
+}
+
+fn gemini_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
+    let c = &client.settings;
+    let name = client.name().to_string();
+    let api_base = api_base_of(&name, c, env, super::gemini::DEFAULT_API_BASE);
+    let vendor = vendors::find("gemini");
+    let (api_key, missing_key_env) =
+        resolve_api_key(&name, c.api_key.as_deref(), vendor, &api_base, true, env);
+    let settings = http_settings(&name, c, config, env);
+    let provider = super::gemini::GeminiProvider::new(super::gemini::GeminiSetup {
+        name,
+        api_base,
+        api_key,
+        missing_key_env,
+        settings,
+    });
+    ClientEntry {
+        config: client.clone(),
+        catalog_key: "gemini".to_string(),
+        provider: Arc::new(provider),
     }
 }
 
 fn claude_entry(
     client: &ClientConfig,
-    c: &OpenAiConfig,
+    c: &ClientSettings,
     config: &AppConfig,
     env: &Env,
 ) -> ClientEntry {
     let name = client.name().to_string();
     let vendor = vendors::find("claude");
-    let api_base = c
-        .api_base
-        .clone()
-        .or_else(|| {
-            env.get(&client_env_var(&name, "API_BASE"))
-                .map(str::to_string)
-        })
-        .or_else(|| vendor.map(|v| v.api_base.to_string()))
-        .unwrap_or_else(|| "https://api.anthropic.com/v1".to_string());
+    let api_base = api_base_of(&name, c, env, "https://api.anthropic.com/v1");
     let (api_key, missing_key_env) =
         resolve_api_key(&name, c.api_key.as_deref(), vendor, &api_base, true, env);
     let settings = http_settings(&name, c, config, env);
@@ -276,26 +340,23 @@ fn claude_entry(
 
 fn openai_entry(
     client: &ClientConfig,
-    c: &OpenAiConfig,
     official: bool,
     config: &AppConfig,
     env: &Env,
 ) -> ClientEntry {
+    let c = &client.settings;
     let name = client.name().to_string();
     let vendor = if official {
         vendors::find("openai")
     } else {
         vendors::find(&name)
     };
-    let api_base = c
-        .api_base
-        .clone()
-        .or_else(|| {
-            env.get(&client_env_var(&name, "API_BASE"))
-                .map(str::to_string)
-        })
-        .or_else(|| vendor.map(|v| v.api_base.to_string()))
-        .unwrap_or_else(|| "http://127.0.0.1:8080/v1".to_string());
+    let api_base = api_base_of(
+        &name,
+        c,
+        env,
+        vendor.map_or("http://127.0.0.1:8080/v1", |v| v.api_base),
+    );
     let (api_key, missing_key_env) = resolve_api_key(
         &name,
         c.api_key.as_deref(),
@@ -323,7 +384,7 @@ fn openai_entry(
 
 /// Transport settings and compiled patches of a client. A broken patch is kept as a
 /// message the client reports when used, so other clients keep working.
-fn http_settings(name: &str, c: &OpenAiConfig, config: &AppConfig, env: &Env) -> HttpSettings {
+fn http_settings(name: &str, c: &ClientSettings, config: &AppConfig, env: &Env) -> HttpSettings {
     let mut settings = HttpSettings::new(name, c.extra.as_ref(), config.user_agent());
     match ClientPatches::build(name, c.patch.as_ref(), env) {
         Ok(patches) => settings.patches = Arc::new(patches),

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::{AppConfig, Env};
-use crate::client::config::{ClientConfig, OpenAiConfig};
+use crate::client::config::{ClientConfig, ClientKind, ClientSettings};
 use crate::client::vendors::{self, VENDORS, Vendor, client_env_var};
 
 /// How long a local server gets to answer `GET /models` before it is considered absent.
@@ -128,8 +128,8 @@ pub async fn probe_local(env: &Env) -> Option<Synthesized> {
         ..AppConfig::default()
     };
     let mut client = client_for(vendor.name, Some(vendor), None);
-    if let ClientConfig::OpenAiCompatible(c) = &mut client {
-        c.api_base = Some(base.clone());
+    if client.kind == ClientKind::OpenAiCompatible {
+        client.settings.api_base = Some(base.clone());
     }
     config.clients.push(client);
     Some(Synthesized {
@@ -156,16 +156,19 @@ async fn list_models(http: &reqwest::Client, base: &str) -> Option<Vec<String>> 
 }
 
 fn client_for(name: &str, vendor: Option<&Vendor>, api_key: Option<String>) -> ClientConfig {
-    let inner = OpenAiConfig {
+    let inner = ClientSettings {
         name: Some(name.to_string()),
         api_key,
-        ..OpenAiConfig::default()
+        ..ClientSettings::default()
     };
-    match vendor {
-        Some(v) if v.name == "openai" => ClientConfig::OpenAi(inner),
-        Some(v) if v.name == "claude" => ClientConfig::Claude(inner),
-        _ => ClientConfig::OpenAiCompatible(inner),
-    }
+    // Providers with a native client get it; the rest speak the OpenAI format.
+    let kind = match vendor.map(|v| v.name) {
+        Some("openai") => ClientKind::OpenAi,
+        Some("claude") => ClientKind::Claude,
+        Some("gemini") => ClientKind::Gemini,
+        _ => ClientKind::OpenAiCompatible,
+    };
+    ClientConfig::new(kind, inner)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::common::fake_llm::anthropic;
+use crate::common::fake_llm::{anthropic, gemini};
 use crate::common::{TestEnv, stderr, stdout};
 
 fn claude_env(extra: &str) -> TestEnv {
@@ -102,4 +102,167 @@ fn claude_errors_are_one_line_and_keep_the_partial_answer() {
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+fn gemini_env(extra: &str, model_extra: &str) -> TestEnv {
+    let env = TestEnv::new();
+    env.write_config(&format!(
+        "model: gemini:gemini-2.5-flash\n{extra}clients:\n  - type: gemini\n    api_base: {}/v1beta\n    api_key: AIza-test\n    models:\n      - name: gemini-2.5-flash\n        supports_function_calling: true\n{model_extra}    extra:\n      retry_base_delay_ms: 10\n",
+        env.server.root_url()
+    ));
+    env
+}
+
+#[test]
+fn gemini_streams_over_sse_with_system_instruction() {
+    let env = gemini_env("", "");
+    env.server.push(gemini::text_stream(&["Hello", ", Ada."]));
+    let out = env
+        .loki()
+        .args(["--prompt", "Be brief.", "hi"])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out), "Hello, Ada.\n");
+    let request = env.server.last_request();
+    assert_eq!(
+        request.path_only(),
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    );
+    assert_eq!(request.query(), Some("alt=sse"));
+    assert_eq!(request.header("x-goog-api-key"), Some("AIza-test"));
+    assert!(request.header("authorization").is_none());
+    let body = request.json();
+    assert_eq!(
+        body["systemInstruction"],
+        json!({"parts": [{"text": "Be brief."}]})
+    );
+    assert_eq!(
+        body["contents"],
+        json!([{"role": "user", "parts": [{"text": "hi"}]}])
+    );
+}
+
+#[test]
+fn gemini_function_calls_round_trip_with_their_signature() {
+    let env = gemini_env("enabled_tools: fs_read\n", "");
+    env.write("a.txt", "alpha");
+    env.server.push(gemini::function_call_stream(&[(
+        "fs_read",
+        r#"{"path":"a.txt"}"#,
+    )]));
+    env.server.push(gemini::text_stream(&["It says alpha."]));
+    let out = env.loki().arg("what is in a.txt?").assert().success();
+    assert!(
+        stdout(&out).ends_with("It says alpha.\n"),
+        "{}",
+        stdout(&out)
+    );
+    let first = env.server.requests()[0].json();
+    let decl = &first["tools"][0]["functionDeclarations"];
+    assert!(
+        decl.as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["name"] == "fs_read" && d["parameters"]["properties"]["path"].is_object()),
+        "{decl}"
+    );
+    let contents = env.server.last_request().json()["contents"].clone();
+    let call = &contents[1]["parts"][0];
+    assert_eq!(contents[1]["role"], "model");
+    assert_eq!(call["functionCall"]["name"], "fs_read");
+    assert_eq!(call["functionCall"]["args"], json!({"path": "a.txt"}));
+    assert!(call["thoughtSignature"].is_string(), "{call}");
+    let result = &contents[2]["parts"][0]["functionResponse"];
+    assert_eq!(contents[2]["role"], "user");
+    assert_eq!(result["name"], "fs_read");
+    assert!(
+        result["response"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("alpha"),
+        "{result}"
+    );
+}
+
+#[test]
+fn gemini_errors_blocks_and_whole_responses() {
+    let env = gemini_env("", "        no_stream: true\n");
+    env.server.push(gemini::text_json("Whole answer."));
+    let out = env.loki().arg("hi").assert().success();
+    assert_eq!(stdout(&out), "Whole answer.\n");
+    assert_eq!(
+        env.server.last_request().path_only(),
+        "/v1beta/models/gemini-2.5-flash:generateContent"
+    );
+
+    let env = gemini_env("", "");
+    env.server.set_default(gemini::error(
+        400,
+        "API key not valid. Please pass a valid API key.",
+    ));
+    let out = env.loki().arg("x").assert().code(1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("400") && err.contains("API key not valid"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    let env = gemini_env("", "");
+    env.server.push(gemini::blocked());
+    let out = env.loki().arg("x").assert().code(1);
+    assert!(
+        stderr(&out).contains("blocked (SAFETY)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn patches_shape_the_request_per_model_client_and_env() {
+    let env = gemini_env(
+        "",
+        "        patch:\n          body:\n            generationConfig:\n              topK: 5\n",
+    );
+    // A client patch (first matching regex wins) and a model patch, merged in order.
+    let config = std::fs::read_to_string(env.config_path()).unwrap().replace(
+        "    extra:\n",
+        "    patch:\n      chat_completions:\n        'gemini-2\\..*':\n          body:\n            safetySettings:\n              - category: HARM_CATEGORY_HARASSMENT\n                threshold: BLOCK_NONE\n          headers:\n            X-Tenant: t1\n        '.*':\n          body:\n            never: true\n    extra:\n",
+    );
+    env.write_config(&config);
+    env.server.push(gemini::text_stream(&["ok"]));
+    env.loki().arg("hi").assert().success();
+    let request = env.server.last_request();
+    let body = request.json();
+    assert_eq!(body["generationConfig"]["topK"], 5);
+    assert_eq!(body["safetySettings"][0]["threshold"], "BLOCK_NONE");
+    assert!(body.get("never").is_none());
+    assert_eq!(request.header("x-tenant"), Some("t1"));
+
+    // LOKI_PATCH_<CLIENT>_CHAT_COMPLETIONS replaces the client's section.
+    env.server.push(gemini::text_stream(&["ok"]));
+    env.loki()
+        .env(
+            "LOKI_PATCH_GEMINI_CHAT_COMPLETIONS",
+            r#"{".*":{"body":{"fromEnv":1}}}"#,
+        )
+        .arg("hi")
+        .assert()
+        .success();
+    let body = env.server.last_request().json();
+    assert_eq!(body["fromEnv"], 1);
+    assert!(body.get("safetySettings").is_none());
+
+    // A broken patch names itself and the variable.
+    let out = env
+        .loki()
+        .env("LOKI_PATCH_GEMINI_CHAT_COMPLETIONS", "{oops")
+        .arg("hi")
+        .assert()
+        .code(1);
+    assert!(
+        stderr(&out).contains("LOKI_PATCH_GEMINI_CHAT_COMPLETIONS"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -21,6 +21,9 @@
 #![allow(dead_code)]
 
 pub mod anthropic;
+pub mod bedrock;
+pub mod cohere;
+pub mod gemini;
 pub mod http;
 pub mod openai;
 

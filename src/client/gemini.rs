@@ -1,0 +1,544 @@
+//! Google's Generative Language API (`type: gemini`), also used for Gemini models on
+//! Vertex AI: `contents` with `user`/`model` roles and typed parts, `systemInstruction`,
+//! `functionDeclarations`, `functionCall` / `functionResponse` parts, and
+//! `streamGenerateContent?alt=sse`, whose every event is a whole `GenerateContentResponse`.
+//!
+//! Gemini repeats cumulative usage in every chunk, so usage is reported once, with the
+//! finish reason. A call's `thoughtSignature` is kept and sent back with the history.
+
+use std::collections::HashMap;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value, json};
+
+use super::http::{HttpSettings, LazyHttp};
+use super::message::{Content, ContentPart, Message, Role, Usage};
+use super::patch::ApiKind;
+use super::sse::SseEvent;
+use super::wire::{self, DecodeError, Outgoing, Sse, SseParser};
+use super::{
+    ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
+    RetryPolicy,
+};
+
+/// Default endpoint of the Generative Language API.
+pub const DEFAULT_API_BASE: &str = "https://generativelanguage.googleapis.com/v1beta";
+
+/// What a Gemini client needs.
+#[derive(Debug, Clone)]
+pub struct GeminiSetup {
+    /// Client name.
+    pub name: String,
+    /// Base URL up to the version segment.
+    pub api_base: String,
+    /// Resolved key (sent as `x-goog-api-key`).
+    pub api_key: Option<String>,
+    /// When the key is missing: the variable to suggest.
+    pub missing_key_env: Option<String>,
+    /// Transport settings.
+    pub settings: HttpSettings,
+}
+
+/// A client speaking the Generative Language API.
+#[derive(Debug)]
+pub struct GeminiProvider {
+    setup: GeminiSetup,
+    http: LazyHttp,
+}
+
+impl GeminiProvider {
+    /// Builds the provider; nothing is sent until the first request.
+    pub fn new(mut setup: GeminiSetup) -> Self {
+        setup.api_base = setup.api_base.trim_end_matches('/').to_string();
+        Self {
+            setup,
+            http: LazyHttp::default(),
+        }
+    }
+
+    async fn send(
+        &self,
+        model: &Model,
+        request: &ChatRequest,
+    ) -> Result<ProviderStream, ProviderError> {
+        if let Some(env) = &self.setup.missing_key_env {
+            return Err(ProviderError::MissingApiKey {
+                client: self.setup.name.clone(),
+                env: env.clone(),
+            });
+        }
+        let url = format!("{}/models/{}", self.setup.api_base, model.real_name());
+        let mut outgoing =
+            Outgoing::new(method_url(&url, request.stream), build_body(model, request));
+        if let Some(key) = &self.setup.api_key {
+            outgoing = outgoing.header("x-goog-api-key", key.clone());
+        }
+        send_prepared(&self.http, &self.setup.settings, model, outgoing).await
+    }
+}
+
+/// `<model url>:streamGenerateContent?alt=sse` or `<model url>:generateContent`.
+pub fn method_url(model_url: &str, stream: bool) -> String {
+    if stream {
+        format!("{model_url}:streamGenerateContent?alt=sse")
+    } else {
+        format!("{model_url}:generateContent")
+    }
+}
+
+/// Sends a prepared Gemini request (shared with Vertex AI) and decodes the reply.
+pub async fn send_prepared(
+    http: &LazyHttp,
+    settings: &HttpSettings,
+    model: &Model,
+    outgoing: Outgoing,
+) -> Result<ProviderStream, ProviderError> {
+    let http = http.get(settings, &outgoing.url)?;
+    let response = wire::send(http, settings, model, ApiKind::Chat, outgoing).await?;
+    if wire::content_type_is(&response, "text/event-stream") {
+        return Ok(wire::stream(
+            response,
+            settings.clone(),
+            Sse::new(ResponseParser::default()),
+        ));
+    }
+    wire::parse_whole(response, settings, parse_response).await
+}
+
+impl Provider for GeminiProvider {
+    fn name(&self) -> &str {
+        &self.setup.name
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        self.setup.settings.retry
+    }
+
+    fn chat<'a>(
+        &'a self,
+        model: &'a Model,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
+        self.send(model, request).boxed()
+    }
+}
+
+/// Builds the request body.
+pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
+    let system: Vec<String> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(Message::text_content)
+        .collect();
+    let mut body = Map::new();
+    body.insert("contents".into(), Value::Array(contents(&request.messages)));
+    if !system.is_empty() {
+        body.insert(
+            "systemInstruction".into(),
+            json!({"parts": [{"text": system.join("\n\n")}]}),
+        );
+    }
+    let mut generation = Map::new();
+    if let Some(max) = request.max_tokens.or_else(|| {
+        model
+            .config
+            .require_max_tokens
+            .then_some(model.config.max_output_tokens)
+            .flatten()
+    }) {
+        generation.insert("maxOutputTokens".into(), json!(max));
+    }
+    if let Some(t) = request.temperature {
+        generation.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = request.top_p {
+        generation.insert("topP".into(), json!(p));
+    }
+    if !generation.is_empty() {
+        body.insert("generationConfig".into(), Value::Object(generation));
+    }
+    if !request.tools.is_empty() {
+        let declarations: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                let mut d = json!({"name": t.name, "description": t.description});
+                let has_properties = t.parameters["properties"]
+                    .as_object()
+                    .is_some_and(|p| !p.is_empty());
+                if has_properties {
+                    d["parameters"] = schema(&t.parameters);
+                }
+                d
+            })
+            .collect();
+        body.insert(
+            "tools".into(),
+            json!([{"functionDeclarations": declarations}]),
+        );
+    }
+    Value::Object(body)
+}
+
+/// JSON schema reduced to the OpenAPI subset Gemini accepts (it rejects `$schema`,
+/// `additionalProperties` and friends with a 400).
+fn schema(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| {
+                    !matches!(
+                        k.as_str(),
+                        "$schema" | "$id" | "additionalProperties" | "default" | "examples"
+                    )
+                })
+                .map(|(k, v)| {
+                    // `properties` maps names to schemas; recurse into each schema.
+                    let v = if k == "properties" {
+                        match v {
+                            Value::Object(props) => Value::Object(
+                                props.iter().map(|(n, s)| (n.clone(), schema(s))).collect(),
+                            ),
+                            other => other.clone(),
+                        }
+                    } else {
+                        schema(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(schema).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The conversation as `contents`. Tool results that follow each other share one `user`
+/// turn, as the API requires; each names its function (looked up from the call id).
+fn contents(messages: &[Message]) -> Vec<Value> {
+    let mut names: HashMap<&str, &str> = HashMap::new();
+    let mut out: Vec<Value> = Vec::new();
+    for message in messages {
+        let (role, parts) = match message.role {
+            Role::System => continue,
+            Role::User => ("user", parts_of(&message.content)),
+            Role::Assistant => {
+                let mut parts: Vec<Value> = parts_of(&message.content)
+                    .into_iter()
+                    .filter(|p| p["text"].as_str().is_none_or(|t| !t.is_empty()))
+                    .collect();
+                for call in &message.tool_calls {
+                    names.insert(call.id.as_str(), call.name.as_str());
+                    let args: Value =
+                        serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+                    let mut part = json!({"functionCall": {"name": call.name, "args": args}});
+                    if let Some(sig) = &call.signature {
+                        part["thoughtSignature"] = json!(sig);
+                    }
+                    parts.push(part);
+                }
+                if parts.is_empty() {
+                    continue;
+                }
+                ("model", parts)
+            }
+            Role::Tool => {
+                let id = message.tool_call_id.as_deref().unwrap_or_default();
+                let name = names.get(id).copied().unwrap_or(id);
+                let text = message.text_content();
+                let response = match serde_json::from_str::<Value>(&text) {
+                    Ok(Value::Object(map)) => Value::Object(map),
+                    Ok(other) => json!({"content": other}),
+                    Err(_) => json!({"content": text}),
+                };
+                (
+                    "user",
+                    vec![json!({"functionResponse": {"name": name, "response": response}})],
+                )
+            }
+        };
+        let merge = message.role == Role::Tool
+            && out.last().is_some_and(|last: &Value| {
+                last["role"] == "user"
+                    && last["parts"]
+                        .as_array()
+                        .is_some_and(|p| p.iter().all(|x| x.get("functionResponse").is_some()))
+            });
+        if merge && let Some(last) = out.last_mut().and_then(|l| l["parts"].as_array_mut()) {
+            last.extend(parts);
+            continue;
+        }
+        out.push(json!({"role": role, "parts": parts}));
+    }
+    out
+}
+
+fn parts_of(content: &Content) -> Vec<Value> {
+    match content {
+        Content::Text(text) => vec![json!({"text": text})],
+        Content::Parts(parts) => parts
+            .iter()
+            .map(|part| match part {
+                ContentPart::Text { text } => json!({"text": text}),
+                ContentPart::ImageUrl { image_url } => image_part(&image_url.url),
+            })
+            .collect(),
+    }
+}
+
+/// `data:` URLs are sent inline; other URLs by reference.
+fn image_part(url: &str) -> Value {
+    if let Some(rest) = url.strip_prefix("data:")
+        && let Some((mime, data)) = rest.split_once(";base64,")
+    {
+        return json!({"inlineData": {"mimeType": mime, "data": data}});
+    }
+    json!({"fileData": {"mimeType": super::media_type_of(url), "fileUri": url}})
+}
+
+/// Decoding state shared by streamed chunks and whole responses.
+#[derive(Debug, Default)]
+pub struct ResponseParser {
+    calls: usize,
+    finished: bool,
+}
+
+impl ResponseParser {
+    /// Decodes one `GenerateContentResponse`.
+    pub fn response(
+        &mut self,
+        value: &Value,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<(), DecodeError> {
+        if let Some(error) = value.get("error") {
+            return Err(DecodeError::Upstream(
+                error["message"]
+                    .as_str()
+                    .map_or_else(|| error.to_string(), str::to_string),
+            ));
+        }
+        if let Some(reason) = value["promptFeedback"]["blockReason"].as_str() {
+            return Err(DecodeError::Upstream(format!(
+                "the prompt was blocked ({reason}); rephrase it or relax safetySettings with a patch"
+            )));
+        }
+        let candidate = &value["candidates"][0];
+        for part in candidate["content"]["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if let Some(text) = part["text"].as_str() {
+                if part["thought"].as_bool() == Some(true) {
+                    out.push(ProviderEvent::Reasoning(text.to_string()));
+                } else if !text.is_empty() {
+                    out.push(ProviderEvent::Text(text.to_string()));
+                }
+            } else if let Some(call) = part.get("functionCall") {
+                let index = self.calls;
+                self.calls += 1;
+                out.push(ProviderEvent::ToolCallDelta {
+                    index,
+                    id: call["id"].as_str().map(str::to_string),
+                    name: call["name"].as_str().map(str::to_string),
+                    arguments: call
+                        .get("args")
+                        .map_or_else(|| "{}".into(), Value::to_string),
+                });
+                if let Some(sig) = part["thoughtSignature"].as_str() {
+                    out.push(ProviderEvent::ToolCallSignature {
+                        index,
+                        signature: sig.to_string(),
+                    });
+                }
+            }
+        }
+        if let Some(reason) = candidate["finishReason"].as_str() {
+            out.push(ProviderEvent::Usage(usage_of(&value["usageMetadata"])));
+            out.push(ProviderEvent::Finish(match reason {
+                "STOP" if self.calls > 0 => FinishReason::ToolCalls,
+                "STOP" => FinishReason::Stop,
+                "MAX_TOKENS" => FinishReason::Length,
+                "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" => {
+                    FinishReason::ContentFilter
+                }
+                other => FinishReason::Other(other.to_string()),
+            }));
+            self.finished = true;
+        }
+        Ok(())
+    }
+}
+
+impl SseParser for ResponseParser {
+    fn event(&mut self, event: &SseEvent, out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
+        let value: Value = serde_json::from_str(&event.data)
+            .map_err(|e| DecodeError::Malformed(format!("invalid JSON: {e}")))?;
+        self.response(&value, out)
+    }
+
+    fn complete(&self) -> bool {
+        self.finished
+    }
+}
+
+/// Parses a whole `generateContent` response.
+pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, String> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+    let mut parser = ResponseParser::default();
+    let mut out = Vec::new();
+    parser.response(&value, &mut out).map_err(|e| match e {
+        DecodeError::Malformed(m) | DecodeError::Upstream(m) => m,
+    })?;
+    if !parser.finished {
+        out.push(ProviderEvent::Usage(usage_of(&value["usageMetadata"])));
+        out.push(ProviderEvent::Finish(FinishReason::Stop));
+    }
+    Ok(out)
+}
+
+fn usage_of(meta: &Value) -> Usage {
+    let n = |key: &str| meta[key].as_u64().unwrap_or(0);
+    Usage {
+        input_tokens: n("promptTokenCount"),
+        output_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+        cached_tokens: n("cachedContentTokenCount"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::config::ModelConfig;
+    use crate::client::{ToolCall, ToolSpec};
+
+    fn model() -> Model {
+        Model {
+            client: "gemini".into(),
+            config: ModelConfig {
+                name: "gemini-2.5-flash".into(),
+                ..ModelConfig::default()
+            },
+        }
+    }
+
+    #[test]
+    fn body_maps_roles_tools_and_results() {
+        let mut assistant = Message::text(Role::Assistant, "");
+        assistant.tool_calls.push(ToolCall {
+            id: "call_0_0".into(),
+            name: "fs_read".into(),
+            arguments: r#"{"path":"a"}"#.into(),
+            signature: Some("sig==".into()),
+        });
+        let mut r1 = Message::text(Role::Tool, "alpha");
+        r1.tool_call_id = Some("call_0_0".into());
+        let mut r2 = Message::text(Role::Tool, r#"{"ok":true}"#);
+        r2.tool_call_id = Some("call_0_0".into());
+        let request = ChatRequest {
+            messages: vec![
+                Message::text(Role::System, "Be brief."),
+                Message::text(Role::User, "read a"),
+                assistant,
+                r1,
+                r2,
+            ],
+            temperature: Some(0.3),
+            tools: vec![
+                ToolSpec {
+                    name: "fs_read".into(),
+                    description: "Read".into(),
+                    parameters: json!({"type": "object", "additionalProperties": false,
+                        "properties": {"path": {"type": "string", "default": "."}}}),
+                },
+                ToolSpec {
+                    name: "now".into(),
+                    description: "Time".into(),
+                    parameters: json!({"type": "object", "properties": {}}),
+                },
+            ],
+            ..ChatRequest::default()
+        };
+        assert_eq!(
+            build_body(&model(), &request),
+            json!({
+                "contents": [
+                    {"role": "user", "parts": [{"text": "read a"}]},
+                    {"role": "model", "parts": [{"functionCall": {"name": "fs_read", "args": {"path": "a"}}, "thoughtSignature": "sig=="}]},
+                    {"role": "user", "parts": [
+                        {"functionResponse": {"name": "fs_read", "response": {"content": "alpha"}}},
+                        {"functionResponse": {"name": "fs_read", "response": {"ok": true}}}
+                    ]}
+                ],
+                "systemInstruction": {"parts": [{"text": "Be brief."}]},
+                "generationConfig": {"temperature": 0.3},
+                "tools": [{"functionDeclarations": [
+                    {"name": "fs_read", "description": "Read", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
+                    {"name": "now", "description": "Time"}
+                ]}]
+            })
+        );
+    }
+
+    #[test]
+    fn chunks_become_events_with_usage_once() {
+        let mut p = ResponseParser::default();
+        let mut out = Vec::new();
+        let chunk = |parts: Value, finish: Option<&str>| {
+            let mut c = json!({"candidates": [{"content": {"role": "model", "parts": parts}}],
+                "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 3, "thoughtsTokenCount": 2, "cachedContentTokenCount": 4}});
+            if let Some(f) = finish {
+                c["candidates"][0]["finishReason"] = json!(f);
+            }
+            c
+        };
+        p.response(
+            &chunk(json!([{"text": "hmm", "thought": true}]), None),
+            &mut out,
+        )
+        .unwrap();
+        p.response(&chunk(json!([{"text": "Hi"}]), None), &mut out)
+            .unwrap();
+        p.response(
+            &chunk(
+                json!([{"functionCall": {"name": "f", "args": {"a": 1}}, "thoughtSignature": "s"}]),
+                Some("STOP"),
+            ),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            vec![
+                ProviderEvent::Reasoning("hmm".into()),
+                ProviderEvent::Text("Hi".into()),
+                ProviderEvent::ToolCallDelta {
+                    index: 0,
+                    id: None,
+                    name: Some("f".into()),
+                    arguments: r#"{"a":1}"#.into()
+                },
+                ProviderEvent::ToolCallSignature {
+                    index: 0,
+                    signature: "s".into()
+                },
+                ProviderEvent::Usage(Usage {
+                    input_tokens: 12,
+                    output_tokens: 5,
+                    cached_tokens: 4
+                }),
+                ProviderEvent::Finish(FinishReason::ToolCalls),
+            ]
+        );
+        assert!(p.complete());
+        let blocked = ResponseParser::default()
+            .response(
+                &json!({"promptFeedback": {"blockReason": "SAFETY"}}),
+                &mut out,
+            )
+            .unwrap_err();
+        assert!(matches!(blocked, DecodeError::Upstream(m) if m.contains("SAFETY")));
+    }
+}
