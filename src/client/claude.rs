@@ -318,8 +318,7 @@ pub struct EventParser {
 impl EventParser {
     /// Turns one SSE `data:` payload into events; `Err` for an `error` event or bad JSON.
     pub fn parse(&mut self, data: &str) -> Result<Vec<ProviderEvent>, DecodeError> {
-        let value: Value = serde_json::from_str(data)
-            .map_err(|e| DecodeError::Malformed(format!("invalid JSON: {e}")))?;
+        let value = wire::parse_json(data)?;
         let mut events = Vec::new();
         match value["type"].as_str().unwrap_or("") {
             "message_start" => self.usage = usage_of(&value["message"]["usage"]),

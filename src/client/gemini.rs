@@ -374,8 +374,7 @@ impl ResponseParser {
 
 impl SseParser for ResponseParser {
     fn event(&mut self, event: &SseEvent, out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
-        let value: Value = serde_json::from_str(&event.data)
-            .map_err(|e| DecodeError::Malformed(format!("invalid JSON: {e}")))?;
+        let value = wire::parse_json(&event.data)?;
         self.response(&value, out)
     }
 

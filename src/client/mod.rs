@@ -6,6 +6,7 @@
 //! Providers never print, prompt, run tools or retry; the engine does those.
 
 pub mod claude;
+pub mod cohere;
 pub mod config;
 pub mod error;
 pub mod gemini;

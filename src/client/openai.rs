@@ -32,6 +32,7 @@ pub struct OpenAiProvider {
     stream_usage: bool,
     /// Newer OpenAI models take `max_completion_tokens` instead of `max_tokens`.
     max_completion_tokens: bool,
+    azure_api_version: Option<String>,
     settings: HttpSettings,
     http: LazyHttp,
 }
@@ -51,6 +52,9 @@ pub struct OpenAiSetup {
     pub organization: Option<String>,
     /// Speak to api.openai.com conventions (usage option, `max_completion_tokens`).
     pub official: bool,
+    /// Azure OpenAI: the `api-version`; deployments are addressed by model name and the
+    /// key goes in `api-key`.
+    pub azure_api_version: Option<String>,
     /// Transport settings.
     pub settings: HttpSettings,
 }
@@ -66,6 +70,7 @@ impl OpenAiProvider {
             organization: setup.organization,
             stream_usage: setup.official,
             max_completion_tokens: setup.official,
+            azure_api_version: setup.azure_api_version,
             settings: setup.settings,
             http: LazyHttp::default(),
         }
@@ -88,10 +93,27 @@ impl OpenAiProvider {
             self.stream_usage,
             self.max_completion_tokens,
         );
-        let mut outgoing = Outgoing::new(format!("{}/chat/completions", self.api_base), body);
-        if let Some(key) = &self.api_key {
-            outgoing = outgoing.header("authorization", format!("Bearer {key}"));
-        }
+        let mut outgoing = match &self.azure_api_version {
+            Some(version) => {
+                let url = format!(
+                    "{}/openai/deployments/{}/chat/completions?api-version={version}",
+                    self.api_base,
+                    model.real_name()
+                );
+                let mut out = Outgoing::new(url, body);
+                if let Some(key) = &self.api_key {
+                    out = out.header("api-key", key.clone());
+                }
+                out
+            }
+            None => {
+                let mut out = Outgoing::new(format!("{}/chat/completions", self.api_base), body);
+                if let Some(key) = &self.api_key {
+                    out = out.header("authorization", format!("Bearer {key}"));
+                }
+                out
+            }
+        };
         if let Some(org) = &self.organization {
             outgoing = outgoing.header("openai-organization", org.clone());
         }
@@ -204,7 +226,7 @@ pub fn build_body(
 
 /// Converts neutral messages to the wire shape, applying the model's system-message
 /// quirks (`system_prompt_prefix`, `no_system_message`).
-fn wire_messages(messages: &[Message], model: &Model) -> Vec<Value> {
+pub(crate) fn wire_messages(messages: &[Message], model: &Model) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len());
     let mut pending_system: Option<String> = None;
     for m in messages {

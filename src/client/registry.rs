@@ -239,6 +239,8 @@ fn build_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
         ClientKind::OpenAiCompatible => openai_entry(client, false, config, env),
         ClientKind::Claude => claude_entry(client, c, config, env),
         ClientKind::Gemini => gemini_entry(client, config, env),
+        ClientKind::AzureOpenAi => azure_entry(client, config, env),
+        ClientKind::Cohere => cohere_entry(client, config, env),
         other => ClientEntry {
             config: client.clone(),
             catalog_key: other.as_str().to_string(),
@@ -295,8 +297,14 @@ fn gemini_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
     let name = client.name().to_string();
     let api_base = api_base_of(&name, c, env, super::gemini::DEFAULT_API_BASE);
     let vendor = vendors::find("gemini");
-    let (api_key, missing_key_env) =
-        resolve_api_key(&name, c.api_key.as_deref(), vendor, &api_base, true, env);
+    let (api_key, missing_key_env) = resolve_api_key(
+        &name,
+        c.api_key.as_deref(),
+        vendor,
+        &api_base,
+        KeyRule::Always,
+        env,
+    );
     let settings = http_settings(&name, c, config, env);
     let provider = super::gemini::GeminiProvider::new(super::gemini::GeminiSetup {
         name,
@@ -312,6 +320,77 @@ fn gemini_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
     }
 }
 
+/// The `api-version` sent to Azure OpenAI when the client does not set one.
+const AZURE_API_VERSION: &str = "2024-12-01-preview";
+
+fn azure_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
+    let c = &client.settings;
+    let name = client.name().to_string();
+    let api_base = api_base_of(&name, c, env, "");
+    let (api_key, mut missing_key_env) = resolve_api_key(
+        &name,
+        c.api_key.as_deref(),
+        None,
+        &api_base,
+        KeyRule::Always,
+        env,
+    );
+    let mut settings = http_settings(&name, c, config, env);
+    if api_base.is_empty() {
+        settings.broken = Some(format!(
+            "set `api_base: https://<resource>.openai.azure.com` (or {}) for this client",
+            client_env_var(&name, "API_BASE")
+        ));
+        missing_key_env = None;
+    }
+    let provider = OpenAiProvider::new(OpenAiSetup {
+        name: name.clone(),
+        api_base,
+        api_key,
+        missing_key_env,
+        organization: None,
+        official: true,
+        azure_api_version: Some(
+            c.api_version
+                .clone()
+                .unwrap_or_else(|| AZURE_API_VERSION.to_string()),
+        ),
+        settings,
+    });
+    ClientEntry {
+        config: client.clone(),
+        catalog_key: name,
+        provider: Arc::new(provider),
+    }
+}
+
+fn cohere_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
+    let c = &client.settings;
+    let name = client.name().to_string();
+    let api_base = api_base_of(&name, c, env, super::cohere::DEFAULT_API_BASE);
+    let (api_key, missing_key_env) = resolve_api_key(
+        &name,
+        c.api_key.as_deref(),
+        None,
+        &api_base,
+        KeyRule::Always,
+        env,
+    );
+    let settings = http_settings(&name, c, config, env);
+    let provider = super::cohere::CohereProvider::new(super::cohere::CohereSetup {
+        name,
+        api_base,
+        api_key,
+        missing_key_env,
+        settings,
+    });
+    ClientEntry {
+        config: client.clone(),
+        catalog_key: "cohere".to_string(),
+        provider: Arc::new(provider),
+    }
+}
+
 fn claude_entry(
     client: &ClientConfig,
     c: &ClientSettings,
@@ -321,8 +400,14 @@ fn claude_entry(
     let name = client.name().to_string();
     let vendor = vendors::find("claude");
     let api_base = api_base_of(&name, c, env, "https://api.anthropic.com/v1");
-    let (api_key, missing_key_env) =
-        resolve_api_key(&name, c.api_key.as_deref(), vendor, &api_base, true, env);
+    let (api_key, missing_key_env) = resolve_api_key(
+        &name,
+        c.api_key.as_deref(),
+        vendor,
+        &api_base,
+        KeyRule::Always,
+        env,
+    );
     let settings = http_settings(&name, c, config, env);
     let provider = crate::client::claude::ClaudeProvider::new(crate::client::claude::ClaudeSetup {
         name,
@@ -362,7 +447,11 @@ fn openai_entry(
         c.api_key.as_deref(),
         vendor,
         &api_base,
-        official,
+        if official {
+            KeyRule::UnlessLocal
+        } else {
+            KeyRule::Vendor
+        },
         env,
     );
     let settings = http_settings(&name, c, config, env);
@@ -373,6 +462,7 @@ fn openai_entry(
         missing_key_env,
         organization: c.organization_id.clone(),
         official,
+        azure_api_version: None,
         settings,
     });
     ClientEntry {
@@ -393,6 +483,17 @@ fn http_settings(name: &str, c: &ClientSettings, config: &AppConfig, env: &Env) 
     settings
 }
 
+/// When a client cannot work without an API key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyRule {
+    /// Always (native provider APIs).
+    Always,
+    /// Unless the endpoint is on this machine (`type: openai`).
+    UnlessLocal,
+    /// Only for a known remote vendor (`type: openai-compatible`).
+    Vendor,
+}
+
 /// Returns `(key, missing_env)`: the key to send, or when a key is required but absent,
 /// the variable the user should set. An unresolved `{{NAME}}` placeholder counts as
 /// absent and names `NAME`.
@@ -401,7 +502,7 @@ fn resolve_api_key(
     configured: Option<&str>,
     vendor: Option<&vendors::Vendor>,
     api_base: &str,
-    official: bool,
+    rule: KeyRule,
     env: &Env,
 ) -> (Option<String>, Option<String>) {
     let own_env = client_env_var(client, "API_KEY");
@@ -423,7 +524,12 @@ fn resolve_api_key(
         return (Some(key), None);
     }
     let local = is_loopback(api_base) || vendor.is_some_and(|v| v.local);
-    let required = placeholder.is_some() || (!local && (official || vendor.is_some()));
+    let required = placeholder.is_some()
+        || match rule {
+            KeyRule::Always => true,
+            KeyRule::UnlessLocal => !local,
+            KeyRule::Vendor => !local && vendor.is_some(),
+        };
     if !required {
         return (None, None);
     }
@@ -530,13 +636,20 @@ mod tests {
                 None,
                 openai,
                 "https://api.openai.com/v1",
-                true,
+                KeyRule::UnlessLocal,
                 &env
             ),
             (Some("from-env".into()), None)
         );
         assert_eq!(
-            resolve_api_key("openai", Some("lit"), openai, "https://x", true, &env),
+            resolve_api_key(
+                "openai",
+                Some("lit"),
+                openai,
+                "https://x",
+                KeyRule::UnlessLocal,
+                &env
+            ),
             (Some("lit".into()), None)
         );
         assert_eq!(
@@ -545,17 +658,31 @@ mod tests {
                 Some("{{SECRET_X}}"),
                 openai,
                 "https://x",
-                true,
+                KeyRule::UnlessLocal,
                 &Env::default()
             ),
             (None, Some("SECRET_X".into()))
         );
         assert_eq!(
-            resolve_api_key("openai", None, openai, "https://x", true, &Env::default()),
+            resolve_api_key(
+                "openai",
+                None,
+                openai,
+                "https://x",
+                KeyRule::UnlessLocal,
+                &Env::default()
+            ),
             (None, Some("OPENAI_API_KEY".into()))
         );
         assert_eq!(
-            resolve_api_key("my", None, None, "http://127.0.0.1:1/v1", false, &env),
+            resolve_api_key(
+                "my",
+                None,
+                None,
+                "http://127.0.0.1:1/v1",
+                KeyRule::Vendor,
+                &env
+            ),
             (Some("mine".into()), None)
         );
         assert_eq!(
@@ -564,7 +691,7 @@ mod tests {
                 None,
                 None,
                 "http://127.0.0.1:1/v1",
-                false,
+                KeyRule::Vendor,
                 &Env::default()
             ),
             (None, None)

@@ -51,6 +51,14 @@ pub enum DecodeError {
     Upstream(String),
 }
 
+/// Parses one event's JSON; the error quotes the start of the offending data.
+pub fn parse_json(data: &str) -> Result<Value, DecodeError> {
+    serde_json::from_str(data).map_err(|e| {
+        let preview: String = data.chars().take(80).collect();
+        DecodeError::Malformed(format!("invalid JSON ({e}) in `{preview}`"))
+    })
+}
+
 /// Turns the bytes of a streamed reply into events.
 pub trait Decoder: Send + 'static {
     /// Feeds one network read.

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::common::fake_llm::{anthropic, gemini};
+use crate::common::fake_llm::{anthropic, cohere, gemini, openai};
 use crate::common::{TestEnv, stderr, stdout};
 
 fn claude_env(extra: &str) -> TestEnv {
@@ -265,4 +265,88 @@ fn patches_shape_the_request_per_model_client_and_env() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn azure_openai_addresses_deployments_with_api_version_and_key_header() {
+    let env = TestEnv::new();
+    env.write_config(&format!(
+        "model: azure:my-gpt\nclients:\n  - type: azure-openai\n    name: azure\n    api_base: {}\n    api_key: az-key\n    models:\n      - name: my-gpt\n",
+        env.server.root_url()
+    ));
+    env.server.push(openai::text_stream(&["Hi from Azure."]));
+    let out = env.loki().arg("hi").assert().success();
+    assert_eq!(stdout(&out), "Hi from Azure.\n");
+    let request = env.server.last_request();
+    assert_eq!(
+        request.path_only(),
+        "/openai/deployments/my-gpt/chat/completions"
+    );
+    assert_eq!(request.query(), Some("api-version=2024-12-01-preview"));
+    assert_eq!(request.header("api-key"), Some("az-key"));
+    assert!(request.header("authorization").is_none());
+
+    // Without api_base the client says what to set.
+    env.write_config(
+        "model: azure:my-gpt\nclients:\n  - type: azure-openai\n    name: azure\n    api_key: k\n",
+    );
+    let out = env.loki().arg("hi").assert().code(1);
+    assert!(stderr(&out).contains("AZURE_API_BASE"), "{}", stderr(&out));
+}
+
+fn cohere_env(extra: &str) -> TestEnv {
+    let env = TestEnv::new();
+    env.write_config(&format!(
+        "model: cohere:command-a-03-2025\n{extra}clients:\n  - type: cohere\n    api_base: {}/v2\n    models:\n      - name: command-a-03-2025\n        supports_function_calling: true\n",
+        env.server.root_url()
+    ));
+    env
+}
+
+#[test]
+fn cohere_streams_text_and_tool_calls_with_billed_usage() {
+    let env = cohere_env("enabled_tools: fs_read\n");
+    env.write("a.txt", "alpha");
+    env.server.push(cohere::tool_call_stream(&[(
+        "fs_read_1",
+        "fs_read",
+        r#"{"path":"a.txt"}"#,
+    )]));
+    env.server
+        .push(cohere::text_stream(&["It says ", "alpha."]));
+    let out = env
+        .loki()
+        .env("COHERE_API_KEY", "co-key")
+        .args(["--prompt", "Be brief.", "what is in a.txt?"])
+        .assert()
+        .success();
+    assert!(
+        stdout(&out).ends_with("It says alpha.\n"),
+        "{}",
+        stdout(&out)
+    );
+    let first = env.server.requests()[0].clone();
+    assert_eq!(first.path_only(), "/v2/chat");
+    assert_eq!(first.header("authorization"), Some("Bearer co-key"));
+    let body = first.json();
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "Be brief."})
+    );
+    assert_eq!(body["tools"][0]["function"]["name"], "fs_read");
+    let messages = env.server.last_request().json()["messages"].clone();
+    let assistant = &messages[2];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["tool_calls"][0]["id"], "fs_read_1");
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"],
+        r#"{"path":"a.txt"}"#
+    );
+    assert!(assistant.get("content").is_none(), "{assistant}");
+    assert_eq!(messages[3]["role"], "tool");
+    assert_eq!(messages[3]["tool_call_id"], "fs_read_1");
+
+    // Missing key: the conventional variable is named.
+    let out = env.loki().arg("hi").assert().code(1);
+    assert!(stderr(&out).contains("COHERE_API_KEY"), "{}", stderr(&out));
 }
