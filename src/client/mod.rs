@@ -5,6 +5,7 @@
 //! natural points to flush output). Non-streaming calls return a stream with one batch.
 //! Providers never print, prompt, run tools or retry; the engine does those.
 
+pub mod bedrock;
 pub mod claude;
 pub mod cohere;
 pub mod config;

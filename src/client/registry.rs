@@ -241,6 +241,7 @@ fn build_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
         ClientKind::Gemini => gemini_entry(client, config, env),
         ClientKind::AzureOpenAi => azure_entry(client, config, env),
         ClientKind::Cohere => cohere_entry(client, config, env),
+        ClientKind::Bedrock => bedrock_entry(client, config, env),
         other => ClientEntry {
             config: client.clone(),
             catalog_key: other.as_str().to_string(),
@@ -360,6 +361,59 @@ fn azure_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
     ClientEntry {
         config: client.clone(),
         catalog_key: name,
+        provider: Arc::new(provider),
+    }
+}
+
+fn bedrock_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
+    use super::bedrock::{AwsCredentials, BedrockProvider, BedrockSetup};
+    let c = &client.settings;
+    let name = client.name().to_string();
+    // Config first, then `<CLIENT>_<FIELD>`, then the standard AWS variables.
+    let field = |configured: &Option<String>, suffix: &str, aws: &[&str]| {
+        configured
+            .clone()
+            .filter(|v| !v.trim().is_empty())
+            .or_else(|| env.get(&client_env_var(&name, suffix)).map(str::to_string))
+            .or_else(|| aws.iter().find_map(|var| env.get(var)).map(str::to_string))
+    };
+    let access = field(&c.access_key_id, "ACCESS_KEY_ID", &["AWS_ACCESS_KEY_ID"]);
+    let secret = field(
+        &c.secret_access_key,
+        "SECRET_ACCESS_KEY",
+        &["AWS_SECRET_ACCESS_KEY"],
+    );
+    let session_token = field(&c.session_token, "SESSION_TOKEN", &["AWS_SESSION_TOKEN"]);
+    let region = field(&c.region, "REGION", &["AWS_REGION", "AWS_DEFAULT_REGION"])
+        .unwrap_or_else(|| "us-east-1".to_string());
+    let credentials = match (access, secret) {
+        (Some(access_key_id), Some(secret_access_key)) => Ok(AwsCredentials {
+            access_key_id,
+            secret_access_key,
+            session_token,
+        }),
+        _ => Err(format!(
+            "no AWS credentials: set access_key_id and secret_access_key for this client, or {} / {}",
+            "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
+        )),
+    };
+    let api_base = api_base_of(
+        &name,
+        c,
+        env,
+        &format!("https://bedrock-runtime.{region}.amazonaws.com"),
+    );
+    let settings = http_settings(&name, c, config, env);
+    let provider = BedrockProvider::new(BedrockSetup {
+        name,
+        api_base,
+        region,
+        credentials,
+        settings,
+    });
+    ClientEntry {
+        config: client.clone(),
+        catalog_key: "bedrock".to_string(),
         provider: Arc::new(provider),
     }
 }

@@ -123,6 +123,10 @@ impl<P: SseParser> Decoder for Sse<P> {
     }
 }
 
+/// Signs a final request: given its URL, headers and body bytes, returns headers to add.
+pub type Signer<'a> =
+    dyn Fn(&str, &[(String, String)], &[u8]) -> Result<Vec<(String, String)>, String> + Sync + 'a;
+
 /// Applies patches, logs the final request at debug level, and POSTs it. Non-success
 /// statuses become classified errors.
 pub async fn send(
@@ -130,7 +134,22 @@ pub async fn send(
     settings: &HttpSettings,
     model: &Model,
     api: ApiKind,
+    request: Outgoing,
+) -> Result<reqwest::Response, ProviderError> {
+    send_signed(http, settings, model, api, request, &|_, _, _| {
+        Ok(Vec::new())
+    })
+    .await
+}
+
+/// [`send`], with `signer` run on the final (patched) request.
+pub async fn send_signed(
+    http: &reqwest::Client,
+    settings: &HttpSettings,
+    model: &Model,
+    api: ApiKind,
     mut request: Outgoing,
+    signer: &Signer<'_>,
 ) -> Result<reqwest::Response, ProviderError> {
     if let Some(message) = &settings.broken {
         return Err(ProviderError::Setup {
@@ -146,13 +165,16 @@ pub async fn send(
         client: settings.client.clone(),
         message,
     };
+    let body = serde_json::to_vec(&request.body).map_err(|e| setup(e.to_string()))?;
+    let signed = signer(&request.url, &request.headers, &body)
+        .map_err(|e| setup(format!("cannot sign the request: {e}")))?;
+    request.headers.extend(signed);
     let mut headers = Vec::with_capacity(request.headers.len());
     for (name, value) in request.headers {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| setup(format!("`{name}` is not a valid header name")))?;
         headers.push((name, value));
     }
-    let body = serde_json::to_vec(&request.body).map_err(|e| setup(e.to_string()))?;
     post_json(
         http,
         settings,

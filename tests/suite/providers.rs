@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::common::fake_llm::{anthropic, cohere, gemini, openai};
+use crate::common::fake_llm::{anthropic, bedrock, cohere, gemini, openai};
 use crate::common::{TestEnv, stderr, stdout};
 
 fn claude_env(extra: &str) -> TestEnv {
@@ -349,4 +349,118 @@ fn cohere_streams_text_and_tool_calls_with_billed_usage() {
     // Missing key: the conventional variable is named.
     let out = env.loki().arg("hi").assert().code(1);
     assert!(stderr(&out).contains("COHERE_API_KEY"), "{}", stderr(&out));
+}
+
+fn bedrock_env(extra: &str) -> TestEnv {
+    let env = TestEnv::new();
+    env.write_config(&format!(
+        "model: bedrock:anthropic.claude-sonnet-4-5-v1:0\n{extra}clients:\n  - type: bedrock\n    api_base: {}\n    region: eu-west-1\n    access_key_id: AKIDTEST\n    secret_access_key: secret\n    models:\n      - name: anthropic.claude-sonnet-4-5-v1:0\n        supports_function_calling: true\n        max_output_tokens: 512\n",
+        env.server.root_url()
+    ));
+    env
+}
+
+#[test]
+fn bedrock_converse_stream_is_signed_and_decoded() {
+    let env = bedrock_env("");
+    env.server.push(bedrock::reasoning_then_text(
+        "Thinking it over.",
+        "Hello from Bedrock.",
+    ));
+    let out = env
+        .loki()
+        .args(["--prompt", "Be brief.", "hi"])
+        .assert()
+        .success();
+    assert!(
+        stdout(&out).ends_with("Hello from Bedrock.\n"),
+        "{}",
+        stdout(&out)
+    );
+    let request = env.server.last_request();
+    assert_eq!(
+        request.path_only(),
+        "/model/anthropic.claude-sonnet-4-5-v1%3A0/converse-stream"
+    );
+    let auth = request.header("authorization").unwrap();
+    assert!(
+        auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDTEST/")
+            && auth.contains("/eu-west-1/bedrock/aws4_request")
+            && auth.contains("SignedHeaders=host;x-amz-date"),
+        "{auth}"
+    );
+    assert!(request.header("x-amz-date").is_some());
+    let body = request.json();
+    assert_eq!(body["system"], json!([{"text": "Be brief."}]));
+    assert_eq!(
+        body["messages"],
+        json!([{"role": "user", "content": [{"text": "hi"}]}])
+    );
+    assert_eq!(body["inferenceConfig"]["maxTokens"], 512);
+}
+
+#[test]
+fn bedrock_tool_use_and_exceptions() {
+    let env = bedrock_env("enabled_tools: fs_read\n");
+    env.write("a.txt", "alpha");
+    env.server.push(bedrock::tool_use_stream(&[(
+        "tooluse_1",
+        "fs_read",
+        r#"{"path":"a.txt"}"#,
+    )]));
+    env.server.push(bedrock::text_stream(&["It says alpha."]));
+    let out = env.loki().arg("what is in a.txt?").assert().success();
+    assert!(
+        stdout(&out).ends_with("It says alpha.\n"),
+        "{}",
+        stdout(&out)
+    );
+    let first = env.server.requests()[0].json();
+    assert_eq!(
+        first["toolConfig"]["tools"][0]["toolSpec"]["name"],
+        "fs_read"
+    );
+    assert!(first["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"].is_object());
+    let messages = env.server.last_request().json()["messages"].clone();
+    assert_eq!(
+        messages[1]["content"][1],
+        json!({"toolUse": {"toolUseId": "tooluse_1", "name": "fs_read", "input": {"path": "a.txt"}}})
+    );
+    assert_eq!(
+        messages[2]["content"][0]["toolResult"]["toolUseId"],
+        "tooluse_1"
+    );
+
+    // An exception mid-stream keeps the partial answer and names the exception.
+    env.server.push(bedrock::exception_mid_stream(
+        "Partial",
+        "throttlingException",
+        "Too many requests",
+    ));
+    let out = env.loki().arg("again").assert().code(1);
+    assert_eq!(stdout(&out), "Partial\n");
+    assert!(
+        stderr(&out).contains("throttlingException: Too many requests"),
+        "{}",
+        stderr(&out)
+    );
+
+    // REST errors and missing credentials are one line.
+    env.server.set_default(bedrock::error(
+        400,
+        "The provided model identifier is invalid.",
+    ));
+    let out = env.loki().arg("x").assert().code(1);
+    assert!(
+        stderr(&out).contains("model identifier is invalid"),
+        "{}",
+        stderr(&out)
+    );
+    env.write_config("model: bedrock:m\nclients:\n  - type: bedrock\n");
+    let out = env.loki().arg("x").assert().code(1);
+    assert!(
+        stderr(&out).contains("AWS_ACCESS_KEY_ID"),
+        "{}",
+        stderr(&out)
+    );
 }

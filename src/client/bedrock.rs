@@ -1,0 +1,536 @@
+//! AWS Bedrock's Converse API (`type: bedrock`): `POST /model/<id>/converse-stream` (or
+//! `/converse`), signed with SigV4 (the `aws-sigv4` crate), answered in the AWS
+//! event-stream binary framing (decoded by `aws-smithy-eventstream`, which checks both
+//! CRCs). Each message carries `:event-type` and a JSON payload: `contentBlockStart`
+//! (tool use), `contentBlockDelta` (text, tool input, reasoning), `messageStop`,
+//! `metadata` (usage); exceptions arrive as `:message-type: exception`.
+
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+use bytes::BytesMut;
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::http::{HttpSettings, LazyHttp};
+use super::message::{Content, ContentPart, Message, Role, Usage};
+use super::patch::ApiKind;
+use super::wire::{self, DecodeError, Decoder, Outgoing};
+use super::{
+    ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
+    RetryPolicy,
+};
+
+/// AWS credentials of a client.
+#[derive(Clone)]
+pub struct AwsCredentials {
+    /// Access key id.
+    pub access_key_id: String,
+    /// Secret access key.
+    pub secret_access_key: String,
+    /// Session token of temporary credentials.
+    pub session_token: Option<String>,
+}
+
+impl std::fmt::Debug for AwsCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AwsCredentials")
+            .field("access_key_id", &self.access_key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Who signs, for which region and service, at what time.
+#[derive(Debug, Clone, Copy)]
+pub struct SigningScope<'a> {
+    /// Credentials.
+    pub credentials: &'a AwsCredentials,
+    /// AWS region.
+    pub region: &'a str,
+    /// Service name (`bedrock`).
+    pub service: &'a str,
+    /// Signing time.
+    pub time: SystemTime,
+}
+
+/// Signs a request with SigV4 and returns the headers to add (`authorization`,
+/// `x-amz-date`, and `x-amz-security-token` for temporary credentials).
+pub fn sign(
+    scope: SigningScope<'_>,
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> Result<Vec<(String, String)>, String> {
+    use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings};
+    let SigningScope {
+        credentials,
+        region,
+        service,
+        time,
+    } = scope;
+    let identity = aws_credential_types::Credentials::new(
+        credentials.access_key_id.clone(),
+        credentials.secret_access_key.clone(),
+        credentials.session_token.clone(),
+        None,
+        "loki",
+    )
+    .into();
+    let params = aws_sigv4::sign::v4::SigningParams::builder()
+        .identity(&identity)
+        .region(region)
+        .name(service)
+        .time(time)
+        .settings(SigningSettings::default())
+        .build()
+        .map_err(|e| e.to_string())?
+        .into();
+    let signable = SignableRequest::new(
+        method,
+        url,
+        headers.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+        SignableBody::Bytes(body),
+    )
+    .map_err(|e| e.to_string())?;
+    let (instructions, _) = aws_sigv4::http_request::sign(signable, &params)
+        .map_err(|e| e.to_string())?
+        .into_parts();
+    Ok(instructions
+        .headers()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect())
+}
+
+/// What a Bedrock client needs.
+#[derive(Debug, Clone)]
+pub struct BedrockSetup {
+    /// Client name.
+    pub name: String,
+    /// Endpoint (`https://bedrock-runtime.<region>.amazonaws.com` by default).
+    pub api_base: String,
+    /// Region signed for.
+    pub region: String,
+    /// Credentials, or the message saying how to provide them.
+    pub credentials: Result<AwsCredentials, String>,
+    /// Transport settings.
+    pub settings: HttpSettings,
+}
+
+/// A client speaking the Bedrock Converse API.
+#[derive(Debug)]
+pub struct BedrockProvider {
+    setup: BedrockSetup,
+    http: LazyHttp,
+}
+
+impl BedrockProvider {
+    /// Builds the provider; nothing is sent until the first request.
+    pub fn new(mut setup: BedrockSetup) -> Self {
+        setup.api_base = setup.api_base.trim_end_matches('/').to_string();
+        Self {
+            setup,
+            http: LazyHttp::default(),
+        }
+    }
+
+    async fn send(
+        &self,
+        model: &Model,
+        request: &ChatRequest,
+    ) -> Result<ProviderStream, ProviderError> {
+        let setup = &self.setup;
+        let credentials = setup
+            .credentials
+            .as_ref()
+            .map_err(|message| ProviderError::Setup {
+                client: setup.name.clone(),
+                message: message.clone(),
+            })?;
+        let action = if request.stream {
+            "converse-stream"
+        } else {
+            "converse"
+        };
+        let url = format!(
+            "{}/model/{}/{action}",
+            setup.api_base,
+            encode_path_segment(model.real_name())
+        );
+        let outgoing = Outgoing::new(url, build_body(model, request));
+        let settings = &setup.settings;
+        let http = self.http.get(settings, &outgoing.url)?;
+        let signer = |url: &str, headers: &[(String, String)], body: &[u8]| {
+            let scope = SigningScope {
+                credentials,
+                region: &setup.region,
+                service: "bedrock",
+                time: SystemTime::now(),
+            };
+            sign(scope, "POST", url, headers, body)
+        };
+        let response =
+            wire::send_signed(http, settings, model, ApiKind::Chat, outgoing, &signer).await?;
+        if wire::content_type_is(&response, "application/vnd.amazon.eventstream") {
+            return Ok(wire::stream(
+                response,
+                settings.clone(),
+                EventStream::default(),
+            ));
+        }
+        wire::parse_whole(response, settings, parse_response).await
+    }
+}
+
+impl Provider for BedrockProvider {
+    fn name(&self) -> &str {
+        &self.setup.name
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        self.setup.settings.retry
+    }
+
+    fn chat<'a>(
+        &'a self,
+        model: &'a Model,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
+        self.send(model, request).boxed()
+    }
+}
+
+/// Percent-encodes a model id for the path (`:` in `…-v1:0` included).
+fn encode_path_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Builds the Converse request body.
+pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
+    let system: Vec<Value> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| json!({"text": m.text_content()}))
+        .collect();
+    let mut body = json!({"messages": messages(&request.messages)});
+    if !system.is_empty() {
+        body["system"] = Value::Array(system);
+    }
+    let mut inference = serde_json::Map::new();
+    if let Some(max) = request.max_tokens.or(model.config.max_output_tokens) {
+        inference.insert("maxTokens".into(), json!(max));
+    }
+    if let Some(t) = request.temperature {
+        inference.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = request.top_p {
+        inference.insert("topP".into(), json!(p));
+    }
+    if !inference.is_empty() {
+        body["inferenceConfig"] = Value::Object(inference);
+    }
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"toolSpec": {"name": t.name, "description": t.description, "inputSchema": {"json": t.parameters}}}))
+            .collect();
+        body["toolConfig"] = json!({"tools": tools});
+    }
+    body
+}
+
+fn messages(messages: &[Message]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for message in messages {
+        let (role, blocks) = match message.role {
+            Role::System => continue,
+            Role::User => ("user", blocks_of(&message.content)),
+            Role::Tool => (
+                "user",
+                vec![json!({"toolResult": {
+                    "toolUseId": message.tool_call_id.clone().unwrap_or_default(),
+                    "content": [{"text": message.text_content()}],
+                }})],
+            ),
+            Role::Assistant => {
+                let mut blocks: Vec<Value> = blocks_of(&message.content)
+                    .into_iter()
+                    .filter(|b| b["text"].as_str().is_none_or(|t| !t.is_empty()))
+                    .collect();
+                for call in &message.tool_calls {
+                    let input: Value =
+                        serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+                    blocks.push(json!({"toolUse": {"toolUseId": call.id, "name": call.name, "input": input}}));
+                }
+                if blocks.is_empty() {
+                    continue;
+                }
+                ("assistant", blocks)
+            }
+        };
+        // Roles must alternate: tool results after tool results share one user turn.
+        if let Some(last) = out.last_mut()
+            && last["role"] == role
+            && let Some(content) = last["content"].as_array_mut()
+        {
+            content.extend(blocks);
+            continue;
+        }
+        out.push(json!({"role": role, "content": blocks}));
+    }
+    out
+}
+
+fn blocks_of(content: &Content) -> Vec<Value> {
+    match content {
+        Content::Text(text) => vec![json!({"text": text})],
+        Content::Parts(parts) => parts
+            .iter()
+            .map(|part| match part {
+                ContentPart::Text { text } => json!({"text": text}),
+                ContentPart::ImageUrl { image_url } => image_block(&image_url.url),
+            })
+            .collect(),
+    }
+}
+
+/// Bedrock takes image bytes only; a web URL is passed on as text.
+fn image_block(url: &str) -> Value {
+    if let Some(rest) = url.strip_prefix("data:")
+        && let Some((mime, data)) = rest.split_once(";base64,")
+    {
+        let format = mime.strip_prefix("image/").unwrap_or("png");
+        let format = if format == "jpg" { "jpeg" } else { format };
+        return json!({"image": {"format": format, "source": {"bytes": data}}});
+    }
+    json!({"text": format!("[image: {url}]")})
+}
+
+fn usage_of(usage: &Value) -> Usage {
+    let n = |key: &str| usage[key].as_u64().unwrap_or(0);
+    Usage {
+        input_tokens: n("inputTokens") + n("cacheReadInputTokens") + n("cacheWriteInputTokens"),
+        output_tokens: n("outputTokens"),
+        cached_tokens: n("cacheReadInputTokens"),
+    }
+}
+
+fn finish_of(reason: &str) -> FinishReason {
+    match reason {
+        "end_turn" | "stop_sequence" => FinishReason::Stop,
+        "tool_use" => FinishReason::ToolCalls,
+        "max_tokens" => FinishReason::Length,
+        "guardrail_intervened" | "content_filtered" => FinishReason::ContentFilter,
+        other => FinishReason::Other(other.to_string()),
+    }
+}
+
+/// Event-stream decoding state.
+#[derive(Debug, Default)]
+pub struct EventStream {
+    buffer: BytesMut,
+    frames: aws_smithy_eventstream::frame::MessageFrameDecoder,
+    /// Content block index → tool call index.
+    tool_blocks: HashMap<u64, usize>,
+    stopped: bool,
+}
+
+fn header<'a>(message: &'a aws_smithy_types::event_stream::Message, name: &str) -> &'a str {
+    message
+        .headers()
+        .iter()
+        .find(|h| h.name().as_str() == name)
+        .and_then(|h| h.value().as_string().ok())
+        .map_or("", |s| s.as_str())
+}
+
+impl EventStream {
+    fn message(
+        &mut self,
+        message: &aws_smithy_types::event_stream::Message,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<(), DecodeError> {
+        let payload = String::from_utf8_lossy(message.payload());
+        if header(message, ":message-type") == "exception" {
+            let value: Value = serde_json::from_str(&payload).unwrap_or_default();
+            let text = value["message"]
+                .as_str()
+                .or_else(|| value["Message"].as_str())
+                .unwrap_or(&payload);
+            return Err(DecodeError::Upstream(format!(
+                "{}: {text}",
+                header(message, ":exception-type")
+            )));
+        }
+        let value = wire::parse_json(&payload)?;
+        let block = value["contentBlockIndex"].as_u64().unwrap_or(0);
+        match header(message, ":event-type") {
+            "contentBlockStart" => {
+                if let Some(tool) = value["start"].get("toolUse") {
+                    let index = self.tool_blocks.len();
+                    self.tool_blocks.insert(block, index);
+                    out.push(ProviderEvent::ToolCallDelta {
+                        index,
+                        id: tool["toolUseId"].as_str().map(str::to_string),
+                        name: tool["name"].as_str().map(str::to_string),
+                        arguments: String::new(),
+                    });
+                }
+            }
+            "contentBlockDelta" => {
+                let delta = &value["delta"];
+                if let Some(text) = delta["text"].as_str() {
+                    out.push(ProviderEvent::Text(text.to_string()));
+                } else if let Some(input) = delta["toolUse"]["input"].as_str() {
+                    if let Some(&index) = self.tool_blocks.get(&block) {
+                        out.push(ProviderEvent::ToolCallDelta {
+                            index,
+                            id: None,
+                            name: None,
+                            arguments: input.to_string(),
+                        });
+                    }
+                } else if let Some(text) = delta["reasoningContent"]["text"].as_str() {
+                    out.push(ProviderEvent::Reasoning(text.to_string()));
+                }
+            }
+            "messageStop" => {
+                out.push(ProviderEvent::Finish(finish_of(
+                    value["stopReason"].as_str().unwrap_or("end_turn"),
+                )));
+                self.stopped = true;
+            }
+            "metadata" => out.push(ProviderEvent::Usage(usage_of(&value["usage"]))),
+            _ => {} // messageStart, contentBlockStop
+        }
+        Ok(())
+    }
+}
+
+impl Decoder for EventStream {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
+        use aws_smithy_eventstream::frame::DecodedFrame;
+        self.buffer.extend_from_slice(bytes);
+        loop {
+            match self.frames.decode_frame(&mut self.buffer) {
+                Ok(DecodedFrame::Complete(message)) => self.message(&message, out)?,
+                Ok(DecodedFrame::Incomplete) => return Ok(()),
+                Err(e) => {
+                    return Err(DecodeError::Malformed(format!(
+                        "bad event-stream frame: {e}"
+                    )));
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, _out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
+        Ok(())
+    }
+
+    fn complete(&self) -> bool {
+        self.stopped
+    }
+}
+
+/// Parses a whole Converse response.
+pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, String> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+    let mut out = Vec::new();
+    let mut calls = 0;
+    for block in value["output"]["message"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        if let Some(text) = block["text"].as_str() {
+            out.push(ProviderEvent::Text(text.to_string()));
+        } else if let Some(tool) = block.get("toolUse") {
+            out.push(ProviderEvent::ToolCallDelta {
+                index: calls,
+                id: tool["toolUseId"].as_str().map(str::to_string),
+                name: tool["name"].as_str().map(str::to_string),
+                arguments: tool["input"].to_string(),
+            });
+            calls += 1;
+        } else if let Some(text) = block["reasoningContent"]["reasoningText"]["text"].as_str() {
+            out.push(ProviderEvent::Reasoning(text.to_string()));
+        }
+    }
+    out.push(ProviderEvent::Usage(usage_of(&value["usage"])));
+    out.push(ProviderEvent::Finish(finish_of(
+        value["stopReason"].as_str().unwrap_or("end_turn"),
+    )));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_match_the_aws_test_suite() {
+        let vectors: Vec<Value> =
+            serde_json::from_str(include_str!("../../tests/data/sigv4_vectors.json")).unwrap();
+        let credentials = AwsCredentials {
+            access_key_id: "AKIDEXAMPLE".into(),
+            secret_access_key: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY".into(),
+            session_token: None,
+        };
+        // 2015-08-30T12:36:00Z
+        let time = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_440_938_160);
+        assert!(vectors.len() >= 4);
+        for case in vectors {
+            let headers: Vec<(String, String)> = case["headers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| (h[0].as_str().unwrap().into(), h[1].as_str().unwrap().into()))
+                .filter(|(n, _): &(String, String)| !n.eq_ignore_ascii_case("x-amz-date"))
+                .collect();
+            let scope = SigningScope {
+                credentials: &credentials,
+                region: "us-east-1",
+                service: "service",
+                time,
+            };
+            let added = sign(
+                scope,
+                case["method"].as_str().unwrap(),
+                case["url"].as_str().unwrap(),
+                &headers,
+                case["body"].as_str().unwrap().as_bytes(),
+            )
+            .unwrap();
+            let authorization = added
+                .iter()
+                .find(|(n, _)| n == "authorization")
+                .map(|(_, v)| v.as_str());
+            assert_eq!(
+                authorization,
+                case["authorization"].as_str(),
+                "case {}",
+                case["name"]
+            );
+        }
+    }
+
+    #[test]
+    fn model_ids_are_path_encoded() {
+        assert_eq!(
+            encode_path_segment("anthropic.claude-3-5-sonnet-20240620-v1:0"),
+            "anthropic.claude-3-5-sonnet-20240620-v1%3A0"
+        );
+    }
+}
