@@ -11,6 +11,7 @@ pub mod cohere;
 pub mod config;
 pub mod error;
 pub mod gemini;
+pub mod google_auth;
 pub mod http;
 pub mod message;
 pub mod model;
@@ -20,6 +21,7 @@ pub mod registry;
 pub mod retry;
 pub mod sse;
 pub mod vendors;
+pub mod vertex;
 pub mod wire;
 
 use std::pin::Pin;

@@ -242,6 +242,7 @@ fn build_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
         ClientKind::AzureOpenAi => azure_entry(client, config, env),
         ClientKind::Cohere => cohere_entry(client, config, env),
         ClientKind::Bedrock => bedrock_entry(client, config, env),
+        ClientKind::VertexAi => vertex_entry(client, config, env),
         other => ClientEntry {
             config: client.clone(),
             catalog_key: other.as_str().to_string(),
@@ -414,6 +415,48 @@ fn bedrock_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> Client
     ClientEntry {
         config: client.clone(),
         catalog_key: "bedrock".to_string(),
+        provider: Arc::new(provider),
+    }
+}
+
+fn vertex_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
+    use super::vertex::{VertexProvider, VertexSetup, default_api_base};
+    let c = &client.settings;
+    let name = client.name().to_string();
+    let from_env = |suffix: &str, standard: &[&str]| {
+        env.get(&client_env_var(&name, suffix))
+            .or_else(|| standard.iter().find_map(|v| env.get(v)))
+            .map(str::to_string)
+    };
+    let project = c
+        .project_id
+        .clone()
+        .or_else(|| from_env("PROJECT_ID", &["GOOGLE_CLOUD_PROJECT"]))
+        .ok_or_else(|| {
+            format!(
+                "set `project_id` for this client (or {} / GOOGLE_CLOUD_PROJECT)",
+                client_env_var(&name, "PROJECT_ID")
+            )
+        });
+    let location = c
+        .location
+        .clone()
+        .or_else(|| from_env("LOCATION", &["GOOGLE_CLOUD_LOCATION"]))
+        .unwrap_or_else(|| "global".to_string());
+    let api_base = api_base_of(&name, c, env, &default_api_base(&location));
+    let adc_file = super::google_auth::adc_path(c.adc_file.as_deref(), env);
+    let settings = http_settings(&name, c, config, env);
+    let provider = VertexProvider::new(VertexSetup {
+        name,
+        api_base,
+        project,
+        location,
+        adc_file,
+        settings,
+    });
+    ClientEntry {
+        config: client.clone(),
+        catalog_key: "vertexai".to_string(),
         provider: Arc::new(provider),
     }
 }

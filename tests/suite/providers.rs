@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::common::fake_llm::{anthropic, bedrock, cohere, gemini, openai};
+use crate::common::fake_llm::{Reply, anthropic, bedrock, cohere, gemini, openai};
 use crate::common::{TestEnv, stderr, stdout};
 
 fn claude_env(extra: &str) -> TestEnv {
@@ -463,4 +463,88 @@ fn bedrock_tool_use_and_exceptions() {
         "{}",
         stderr(&out)
     );
+}
+
+fn vertex_env() -> TestEnv {
+    let env = TestEnv::new();
+    let key = include_str!("../data/test_service_account_key.pem");
+    let credentials = json!({
+        "type": "service_account",
+        "project_id": "proj-1",
+        "client_email": "loki@proj-1.iam.gserviceaccount.com",
+        "private_key": key,
+        "token_uri": format!("{}/token", env.server.root_url()),
+    });
+    let sa = env.write("sa.json", credentials.to_string());
+    env.write_config(&format!(
+        "model: vertex:gemini-2.5-flash\nclients:\n  - type: vertexai\n    name: vertex\n    api_base: {}\n    project_id: proj-1\n    location: us-east5\n    adc_file: {}\n    models:\n      - name: gemini-2.5-flash\n      - name: claude-sonnet-4-5@20250929\n        max_output_tokens: 256\n",
+        env.server.root_url(),
+        sa.display()
+    ));
+    env
+}
+
+#[test]
+fn vertex_signs_a_jwt_and_routes_by_publisher() {
+    let env = vertex_env();
+    env.server.push_for(
+        "/token",
+        Reply::json(
+            200,
+            json!({"access_token": "ya29.test", "expires_in": 3599, "token_type": "Bearer"}),
+        ),
+    );
+    env.server.push(gemini::text_stream(&["From Gemini."]));
+    env.server.push(anthropic::text_stream(&["From Claude."]));
+    let out = env.loki().arg("hi").assert().success();
+    assert_eq!(stdout(&out), "From Gemini.\n");
+    let requests = env.server.requests();
+    let token = &requests[0];
+    assert_eq!(token.path_only(), "/token");
+    let form = token.body_str();
+    assert!(
+        form.contains("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer")
+            && form.contains("assertion=eyJ"),
+        "{form}"
+    );
+    let chat = &requests[1];
+    assert_eq!(
+        chat.path_only(),
+        "/v1/projects/proj-1/locations/us-east5/publishers/google/models/gemini-2.5-flash:streamGenerateContent"
+    );
+    assert_eq!(chat.header("authorization"), Some("Bearer ya29.test"));
+
+    // Claude on Vertex: rawPredict with the Messages body, no model field.
+    env.server.push_for(
+        "/token",
+        Reply::json(200, json!({"access_token": "ya29.two", "expires_in": 3599})),
+    );
+    let out = env
+        .loki()
+        .args(["-m", "vertex:claude-sonnet-4-5@20250929", "hi"])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out), "From Claude.\n");
+    let chat = env.server.last_request();
+    assert_eq!(
+        chat.path_only(),
+        "/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"
+    );
+    let body = chat.json();
+    assert_eq!(body["anthropic_version"], "vertex-2023-10-16");
+    assert!(body.get("model").is_none());
+    assert_eq!(body["max_tokens"], 256);
+
+    // A failing token exchange is one clear line.
+    env.server.push_for(
+        "/token",
+        Reply::json(
+            400,
+            json!({"error": "invalid_grant", "error_description": "Invalid JWT Signature."}),
+        ),
+    );
+    let out = env.loki().arg("hi").assert().code(1);
+    let err = stderr(&out);
+    assert!(err.contains("token request failed (HTTP 400)"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
