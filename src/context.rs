@@ -52,6 +52,8 @@ pub struct RequestContext {
     pub approver: Arc<dyn crate::tool::approve::Approver>,
     /// The open session, if any (its messages are `history`).
     pub session: Option<SessionHandle>,
+    /// Tokens and cost of this conversation (the session's, while one is open).
+    pub usage: crate::usage::UsageTally,
     /// Cancels the running turn. Replaced by a fresh token after each cancellation.
     pub cancel: CancellationToken,
 }
@@ -110,6 +112,7 @@ impl RequestContext {
                 self.role = Some(role);
             }
             self.history = stored.messages.clone();
+            self.usage = stored.usage;
         }
         self.session = Some(handle);
         // "Always" answers belong to the conversation they were given in.
@@ -137,6 +140,7 @@ impl RequestContext {
             .map(|r| r.prompt.clone())
             .filter(|p| !p.is_empty());
         session.messages.clone_from(&self.history);
+        session.usage = self.usage;
     }
 
     /// Saves the open session (renamed to `rename` when given); returns the file written.
@@ -208,6 +212,7 @@ impl RequestContext {
             tool_policy: crate::tool::Policy::from_config(&state.config),
             approver: Arc::new(crate::tool::approve::DenyAll),
             session: None,
+            usage: crate::usage::UsageTally::default(),
             cancel: CancellationToken::new(),
         })
     }

@@ -18,5 +18,6 @@ pub mod session;
 pub mod state;
 pub mod tokens;
 pub mod tool;
+pub mod usage;
 
 pub use cli::main_entry;

@@ -346,6 +346,7 @@ fn finish_turn(
             "the answer was cut off at the model's output limit (.continue carries on)",
         )));
     }
+    ctx.usage.add(&ctx.model.config, total);
     if calls.is_empty() {
         record(ctx, kind, steps, collected.text.clone(), calls, false);
     } else {

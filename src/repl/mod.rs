@@ -548,6 +548,11 @@ impl Repl {
                 );
             }
         }
+        if !ctx.usage.is_empty() {
+            vars.set("cost", ctx.usage.cost_text());
+            vars.set("input_tokens", ctx.usage.input_tokens.to_string());
+            vars.set("output_tokens", ctx.usage.output_tokens.to_string());
+        }
         vars.set(
             "user_messages_len",
             ctx.history
@@ -598,6 +603,14 @@ impl Repl {
                 }
             }),
             ("yolo", ctx.tool_policy.yolo.to_string()),
+            (
+                "usage",
+                if ctx.usage.is_empty() {
+                    "none yet".into()
+                } else {
+                    ctx.usage.summary()
+                },
+            ),
             (
                 "role",
                 ctx.role

@@ -54,6 +54,9 @@ pub struct Session {
     /// Messages replaced by a summary.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compressed_messages: Vec<Message>,
+    /// Tokens and cost spent in this session.
+    #[serde(default, skip_serializing_if = "crate::usage::UsageTally::is_empty")]
+    pub usage: crate::usage::UsageTally,
     /// A title generated for a temporary session, used in the name it is saved under.
     #[serde(skip)]
     pub autoname: Option<String>,

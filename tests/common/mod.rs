@@ -135,6 +135,9 @@ clients:
         supports_vision: true
         supports_function_calling: true
       - name: text-only
+      - name: priced
+        input_price: 2
+        output_price: 8
     extra:
       max_retries: 2
       retry_base_delay_ms: 10

@@ -353,6 +353,20 @@ fn info_and_vi_keybindings() {
         info.contains("model                         fake:gpt-4o-mini"),
         "{info:?}"
     );
+    assert!(
+        info.contains("usage                         none yet"),
+        "{info:?}"
+    );
+    env.server
+        .push(openai::text_stream_with_usage(&["Priced."], 2000, 100));
+    let priced = "fake:priced)> ";
+    submit_to(&mut pty, ".model fake:priced", "model: fake:priced", priced);
+    submit_to(&mut pty, "hi", "Priced.", priced);
+    let info = submit_to(&mut pty, ".info", "log_path", priced);
+    assert!(
+        info.contains("usage                         2000 in / 100 out, $0.0048 over 1 turn"),
+        "{info:?}"
+    );
 }
 
 #[test]

@@ -389,3 +389,27 @@ fn saved_temporary_sessions_are_named_by_the_create_title_role() {
     let out = env.loki().arg("--list-sessions").assert().success();
     assert_eq!(stdout(&out).lines().count(), 2, "{}", stdout(&out));
 }
+
+#[test]
+fn sessions_keep_token_usage_and_cost() {
+    let env = TestEnv::new();
+    env.server
+        .push(openai::text_stream_with_usage(&["One."], 1000, 500));
+    env.server
+        .push(openai::text_stream_with_usage(&["Two."], 3000, 250));
+    for prompt in ["first", "second"] {
+        env.loki()
+            .args(["-s", "costly", "-m", "fake:priced", prompt])
+            .assert()
+            .success();
+    }
+    let file = std::fs::read_to_string(session_file(&env, "costly")).unwrap();
+    let session: serde_yaml::Value = serde_yaml::from_str(&file).unwrap();
+    let usage = &session["usage"];
+    assert_eq!(usage["turns"].as_u64(), Some(2), "{file}");
+    assert_eq!(usage["input_tokens"].as_u64(), Some(4000));
+    assert_eq!(usage["output_tokens"].as_u64(), Some(750));
+    // 4000 × $2/M + 750 × $8/M
+    let cost = usage["cost"].as_f64().unwrap();
+    assert!((cost - 0.014).abs() < 1e-9, "{cost}");
+}
