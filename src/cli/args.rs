@@ -91,9 +91,13 @@ pub struct Args {
     #[arg(long)]
     pub info: bool,
 
-    /// List available chat models, then exit
+    /// List models (chat, then embedding and reranker), then exit
     #[arg(long)]
     pub list_models: bool,
+
+    /// Fetch the latest model catalogue (from `sync_models_url`), then exit
+    #[arg(long)]
+    pub sync_models: bool,
 
     /// List roles (yours and the built-in ones), then exit
     #[arg(long)]

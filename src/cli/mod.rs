@@ -9,6 +9,7 @@ pub mod args;
 mod complete;
 mod execute;
 mod info;
+mod sync_models;
 mod wizard;
 
 use std::io::{IsTerminal, Read, Write};
@@ -130,7 +131,8 @@ fn report_error(theme: &Theme, message: &str) {
 async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
-    let info_only = args.info || args.list_models || args.list_roles || args.list_sessions;
+    let info_only =
+        args.info || args.list_models || args.list_roles || args.list_sessions || args.sync_models;
 
     let (config, origin) = match load_config(&paths, &env, stdin_tty && stdout_tty, info_only).await
     {
@@ -139,6 +141,19 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     };
     let state = Arc::new(AppState::new(config, paths, env, origin));
 
+    if args.sync_models {
+        let url = state
+            .config
+            .sync_models_url
+            .clone()
+            .unwrap_or_else(|| sync_models::DEFAULT_URL.to_string());
+        let target = &state.paths.models_override_file;
+        sync_models::sync(&url, target, state.config.user_agent().as_deref()).await?;
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "✓ Fetched '{url}'")?;
+        writeln!(err, "✓ Updated '{}'", target.display())?;
+        return Ok(0);
+    }
     if args.list_roles {
         let mut out = std::io::stdout().lock();
         for name in role::list(&state.paths.roles_dir) {
@@ -177,8 +192,15 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     }
     if args.list_models {
         let mut out = std::io::stdout().lock();
+        // Chat models one per line (ready for `-m`), then embedding and reranker models
+        // marked with their type.
         for model in state.providers.models(ModelKind::Chat)? {
             writeln!(out, "{}", model.id())?;
+        }
+        for kind in [ModelKind::Embedding, ModelKind::Reranker] {
+            for model in state.providers.models(kind)? {
+                writeln!(out, "{} ({})", model.id(), kind.as_str())?;
+            }
         }
         return Ok(0);
     }

@@ -58,7 +58,7 @@ impl Model {
 }
 
 /// One provider's block in `models.yaml`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 pub struct CatalogProvider {
     /// Vendor or client type name (`openai`, `deepseek`, …).
     pub provider: String,
@@ -85,11 +85,18 @@ impl Catalog {
         if let Some(text) = override_text {
             #[derive(Deserialize)]
             struct Override {
+                version: Option<String>,
                 list: Vec<CatalogProvider>,
             }
             let extra: Override =
                 serde_yaml::from_str(text).map_err(|e| format!("models-override.yaml: {e}"))?;
-            for p in extra.list {
+            // A file synced by another version is stale: that version's catalogue (or
+            // this one's) is at least as new.
+            let current = extra
+                .version
+                .as_deref()
+                .is_none_or(|v| v == env!("CARGO_PKG_VERSION"));
+            for p in extra.list.into_iter().filter(|_| current) {
                 providers.retain(|q| q.provider != p.provider);
                 providers.push(p);
             }
@@ -127,6 +134,15 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(c.models_for("openai").len(), 1);
+    }
+
+    #[test]
+    fn override_from_another_version_is_ignored() {
+        let c = Catalog::load(Some(
+            "version: 0.0.0-old\nlist:\n  - provider: openai\n    models:\n      - name: only-one\n",
+        ))
+        .unwrap();
+        assert!(c.models_for("openai").len() > 1);
     }
 
     #[test]

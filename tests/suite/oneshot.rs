@@ -213,7 +213,21 @@ fn a_streamed_reply_to_a_plain_request_is_still_understood() {
 fn list_models_info_version_and_help() {
     let env = TestEnv::new();
     let out = env.loki().arg("--list-models").assert().success();
-    assert_eq!(stdout(&out), "fake:gpt-4o-mini\nfake:text-only\n");
+    assert_eq!(
+        stdout(&out),
+        "fake:gpt-4o-mini\nfake:text-only\nfake:priced\n"
+    );
+    // Embedding and reranker models follow, marked with their type.
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap().replace(
+        "      - name: text-only\n",
+        "      - name: text-only\n      - name: emb\n        type: embedding\n      - name: rr\n        type: reranker\n",
+    );
+    env.write_config(&cfg);
+    let out = env.loki().arg("--list-models").assert().success();
+    assert_eq!(
+        stdout(&out),
+        "fake:gpt-4o-mini\nfake:text-only\nfake:priced\nfake:emb (embedding)\nfake:rr (reranker)\n"
+    );
 
     let out = env.loki().arg("--info").assert().success();
     let info = stdout(&out);

@@ -548,3 +548,58 @@ fn vertex_signs_a_jwt_and_routes_by_publisher() {
     assert!(err.contains("token request failed (HTTP 400)"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn sync_models_writes_a_versioned_override_and_fails_cleanly_offline() {
+    let env = TestEnv::new();
+    env.write_config(&format!(
+        "sync_models_url: {}/models.yaml\nclients:\n  - type: openai-compatible\n    name: deepseek\n    api_key: k\n",
+        env.server.root_url()
+    ));
+    env.server.push_for(
+        "/models.yaml",
+        Reply::raw(
+            200,
+            "text/plain",
+            "- provider: deepseek\n  models:\n    - name: deepseek-v9\n      max_input_tokens: 1000000\n",
+        ),
+    );
+    let out = env.loki().arg("--sync-models").assert().success();
+    let err = stderr(&out);
+    assert!(
+        err.contains("✓ Fetched '") && err.contains("✓ Updated '"),
+        "{err}"
+    );
+    let file = std::fs::read_to_string(env.config_dir().join("models-override.yaml")).unwrap();
+    assert!(
+        file.contains(&format!("version: {}", env!("CARGO_PKG_VERSION"))),
+        "{file}"
+    );
+    let out = env.loki().arg("--list-models").assert().success();
+    assert_eq!(stdout(&out), "deepseek:deepseek-v9\n");
+
+    // Not a catalogue, or unreachable: an error, and the override is untouched.
+    env.server.push_for(
+        "/models.yaml",
+        Reply::raw(200, "text/html", "<html>nope</html>"),
+    );
+    let out = env.loki().arg("--sync-models").assert().code(1);
+    assert!(
+        stderr(&out).contains("not a model catalogue"),
+        "{}",
+        stderr(&out)
+    );
+    env.write_config(
+        "sync_models_url: http://127.0.0.1:9/models.yaml\nclients:\n  - type: openai-compatible\n    name: deepseek\n    api_key: k\n",
+    );
+    let out = env.loki().arg("--sync-models").assert().code(1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot fetch") && err.contains("bundled catalogue stays in use"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.config_dir().join("models-override.yaml")).unwrap(),
+        file
+    );
+}
