@@ -243,43 +243,8 @@ fn build_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
         ClientKind::Cohere => cohere_entry(client, config, env),
         ClientKind::Bedrock => bedrock_entry(client, config, env),
         ClientKind::VertexAi => vertex_entry(client, config, env),
-        other => ClientEntry {
-            config: client.clone(),
-            catalog_key: other.as_str().to_string(),
-            provider: Arc::new(Unavailable {
-                name: client.name().to_string(),
-                message: format!("client type `{}` is not available yet", other.as_str()),
-            }),
-        },
-    }
-}
-
-/// A client that cannot be used; every request reports why.
-struct Unavailable {
-    name: String,
-    message: String,
-}
-
-impl Provider for Unavailable {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn retry_policy(&self) -> super::RetryPolicy {
-        super::RetryPolicy::default()
-    }
-
-    fn chat<'a>(
-        &'a self,
-        _model: &'a Model,
-        _request: &'a super::ChatRequest,
-    ) -> futures_util::future::BoxFuture<'a, Result<super::ProviderStream, super::ProviderError>>
-    {
-        let err = super::ProviderError::Setup {
-            client: self.name.clone(),
-            message: self.message.clone(),
-        };
-        Box::pin(async move { Err(err) })
+        ClientKind::Ollama => ollama_entry(client, config, env),
+        ClientKind::LlamaServer => llama_server_entry(client, config, env),
     }
 }
 
@@ -458,6 +423,85 @@ fn vertex_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         config: client.clone(),
         catalog_key: "vertexai".to_string(),
         provider: Arc::new(provider),
+    }
+}
+
+fn ollama_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
+    let c = &client.settings;
+    let name = client.name().to_string();
+    let host = env
+        .get("OLLAMA_HOST")
+        .map(|h| {
+            if h.contains("://") {
+                h.to_string()
+            } else {
+                format!("http://{h}")
+            }
+        })
+        .unwrap_or_else(|| super::ollama::DEFAULT_API_BASE.to_string());
+    let api_base = api_base_of(&name, c, env, &host);
+    let api_key = c.api_key.clone().or_else(|| {
+        env.get(&client_env_var(&name, "API_KEY"))
+            .map(str::to_string)
+    });
+    let settings = http_settings(&name, c, config, env);
+    let provider = super::ollama::OllamaProvider::new(super::ollama::OllamaSetup {
+        name: name.clone(),
+        api_base,
+        api_key,
+        settings,
+    });
+    ClientEntry {
+        config: client.clone(),
+        catalog_key: name,
+        provider: Arc::new(provider),
+    }
+}
+
+fn llama_server_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
+    use super::llama_server::{LlamaServerProvider, ServerSpec};
+    let c = &client.settings;
+    let name = client.name().to_string();
+    let model_path = c.model_path.as_deref().map(expand_home);
+    let mut entry_config = client.clone();
+    // Without a `models:` list the client offers one model, named after the file.
+    if entry_config.settings.models.is_empty()
+        && let Some(stem) = model_path
+            .as_ref()
+            .and_then(|p| p.file_stem())
+            .and_then(|s| s.to_str())
+    {
+        entry_config.settings.models.push(ModelConfig {
+            name: stem.to_string(),
+            max_input_tokens: c.context_size,
+            supports_function_calling: true,
+            ..ModelConfig::default()
+        });
+    }
+    let spec = ServerSpec {
+        name: name.clone(),
+        binary: c
+            .server_path
+            .as_deref()
+            .map_or_else(|| std::path::PathBuf::from("llama-server"), expand_home),
+        model_path,
+        port: c.port,
+        context_size: c.context_size,
+        gpu_layers: c.gpu_layers,
+        extra_args: c.server_args.clone(),
+        settings: http_settings(&name, c, config, env),
+    };
+    ClientEntry {
+        config: entry_config,
+        catalog_key: name,
+        provider: Arc::new(LlamaServerProvider::new(spec)),
+    }
+}
+
+fn expand_home(path: &str) -> std::path::PathBuf {
+    match path.strip_prefix("~/") {
+        Some(rest) => dirs::home_dir().map_or_else(|| path.into(), |h| h.join(rest)),
+        None => path.into(),
     }
 }
 

@@ -2,7 +2,8 @@
 
 use serde_json::json;
 
-use crate::common::fake_llm::{Reply, anthropic, bedrock, cohere, gemini, openai};
+use crate::common::fake_llm::{BodyMode, Frame, Reply, anthropic, bedrock, cohere, gemini, openai};
+use crate::common::pty::Pty;
 use crate::common::{TestEnv, stderr, stdout};
 
 fn claude_env(extra: &str) -> TestEnv {
@@ -602,4 +603,140 @@ fn sync_models_writes_a_versioned_override_and_fails_cleanly_offline() {
         std::fs::read_to_string(env.config_dir().join("models-override.yaml")).unwrap(),
         file
     );
+}
+
+fn ndjson(lines: &[serde_json::Value]) -> Reply {
+    let base = Reply::raw(200, "application/x-ndjson", Vec::new()).mode(BodyMode::Chunked);
+    Reply {
+        frames: lines
+            .iter()
+            .map(|l| Frame::new(format!("{l}\n").into_bytes()))
+            .collect(),
+        ..base
+    }
+}
+
+#[test]
+fn ollama_native_chat_streams_ndjson_with_tools_and_options() {
+    let env = TestEnv::new();
+    env.write_config(&format!(
+        "model: ollama:qwen3:8b\nenabled_tools: fs_read\ntemperature: 0.2\nclients:\n  - type: ollama\n    api_base: {}\n    models:\n      - name: qwen3:8b\n        supports_function_calling: true\n",
+        env.server.root_url()
+    ));
+    env.write("a.txt", "alpha");
+    env.server.push(ndjson(&[
+        json!({"model": "qwen3:8b", "message": {"role": "assistant", "content": "", "thinking": "Reading."}, "done": false}),
+        json!({"model": "qwen3:8b", "message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "fs_read", "arguments": {"path": "a.txt"}}}]}, "done": false}),
+        json!({"model": "qwen3:8b", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 20, "eval_count": 5}),
+    ]));
+    env.server.push(ndjson(&[
+        json!({"message": {"role": "assistant", "content": "It says "}, "done": false}),
+        json!({"message": {"role": "assistant", "content": "alpha."}, "done": false}),
+        json!({"message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 30, "eval_count": 3}),
+    ]));
+    let out = env.loki().arg("what is in a.txt?").assert().success();
+    assert!(
+        stdout(&out).ends_with("It says alpha.\n"),
+        "{}",
+        stdout(&out)
+    );
+    let first = env.server.requests()[0].clone();
+    assert_eq!(first.path_only(), "/api/chat");
+    let body = first.json();
+    assert_eq!(body["model"], "qwen3:8b");
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["options"]["temperature"], 0.2);
+    assert_eq!(body["tools"][0]["function"]["name"], "fs_read");
+    let messages = env.server.last_request().json()["messages"].clone();
+    assert_eq!(
+        messages[1]["tool_calls"][0],
+        json!({"function": {"name": "fs_read", "arguments": {"path": "a.txt"}}})
+    );
+    assert_eq!(messages[2]["role"], "tool");
+
+    // Ollama's error line (an unknown model) is one clear line.
+    env.server.push(Reply::json(
+        404,
+        json!({"error": "model \"nope\" not found, try pulling it first"}),
+    ));
+    let out = env
+        .loki()
+        .args(["-m", "ollama:nope", "hi"])
+        .assert()
+        .code(1);
+    assert!(
+        stderr(&out).contains("try pulling it first"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+fn llama_env(model_file: &str) -> (TestEnv, std::path::PathBuf) {
+    let env = TestEnv::new();
+    let gguf = env.write(model_file, "GGUF");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fake-llama-server.py");
+    env.write_config(&format!(
+        "model: local\nclients:\n  - type: llama-server\n    name: local\n    server_path: {}\n    model_path: {}\n    context_size: 4096\n    gpu_layers: 99\n    server_args: [--threads, '2']\n",
+        script.display(),
+        gguf.display()
+    ));
+    let log = env.work_dir().join("llama.log");
+    (env, log)
+}
+
+#[test]
+fn llama_server_is_started_once_reused_and_stopped_on_exit() {
+    let (env, log) = llama_env("tiny-model.gguf");
+    let log_var = log.display().to_string();
+    let mut pty = Pty::spawn(
+        &env,
+        &[],
+        &[("NO_COLOR", "1"), ("FAKE_LLAMA_LOG", &log_var)],
+    );
+    pty.expect("local:tiny-model)> ");
+    pty.send("hello\r");
+    pty.expect("Hello from llama (turn 1)");
+    pty.expect("local:tiny-model)> ");
+    pty.send("again\r");
+    pty.expect("Hello from llama (turn 2)");
+    pty.expect("local:tiny-model)> ");
+    let started = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(started.lines().count(), 1, "{started}");
+    let line = started.lines().next().unwrap();
+    for flag in [
+        "\"--ctx-size\", \"4096\"",
+        "\"--n-gpu-layers\", \"99\"",
+        "\"--threads\", \"2\"",
+        "tiny-model.gguf",
+    ] {
+        assert!(line.contains(flag), "{line}");
+    }
+    let pid = line.split_whitespace().nth(1).unwrap().to_string();
+    pty.send(".exit\r");
+    assert_eq!(pty.exit_code(), 0);
+    // The server is gone once loki has exited.
+    let alive = || std::path::Path::new(&format!("/proc/{pid}")).exists();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!alive(), "llama-server {pid} still running");
+}
+
+#[test]
+fn llama_server_that_fails_to_load_reports_its_reason() {
+    let (env, log) = llama_env("broken.gguf");
+    let out = env
+        .loki()
+        .env("FAKE_LLAMA_LOG", &log)
+        .arg("hi")
+        .assert()
+        .code(1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("llama-server exited during startup") && err.contains("invalid magic"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }

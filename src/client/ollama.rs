@@ -1,0 +1,302 @@
+//! Ollama's native chat API (`type: ollama`): `POST /api/chat`, answered as
+//! newline-delimited JSON objects (`message.content`, `message.thinking`,
+//! `message.tool_calls` with arguments as objects), the last with `done: true`, the token
+//! counts and `done_reason`. Images travel base64 in `images`; sampling goes in `options`.
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value, json};
+
+use super::http::{HttpSettings, LazyHttp};
+use super::message::{Content, ContentPart, Role, Usage};
+use super::patch::ApiKind;
+use super::wire::{self, DecodeError, Decoder, Outgoing};
+use super::{
+    ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
+    RetryPolicy,
+};
+
+/// Ollama's default address.
+pub const DEFAULT_API_BASE: &str = "http://127.0.0.1:11434";
+
+/// What an Ollama client needs.
+#[derive(Debug, Clone)]
+pub struct OllamaSetup {
+    /// Client name.
+    pub name: String,
+    /// Server root (`http://127.0.0.1:11434`).
+    pub api_base: String,
+    /// Bearer key for servers behind a proxy that wants one.
+    pub api_key: Option<String>,
+    /// Transport settings.
+    pub settings: HttpSettings,
+}
+
+/// A client speaking Ollama's native API.
+#[derive(Debug)]
+pub struct OllamaProvider {
+    setup: OllamaSetup,
+    http: LazyHttp,
+}
+
+impl OllamaProvider {
+    /// Builds the provider; nothing is sent until the first request.
+    pub fn new(mut setup: OllamaSetup) -> Self {
+        setup.api_base = setup
+            .api_base
+            .trim_end_matches('/')
+            .trim_end_matches("/v1")
+            .trim_end_matches("/api")
+            .to_string();
+        Self {
+            setup,
+            http: LazyHttp::default(),
+        }
+    }
+
+    async fn send(
+        &self,
+        model: &Model,
+        request: &ChatRequest,
+    ) -> Result<ProviderStream, ProviderError> {
+        let mut outgoing = Outgoing::new(
+            format!("{}/api/chat", self.setup.api_base),
+            build_body(model, request),
+        );
+        if let Some(key) = &self.setup.api_key {
+            outgoing = outgoing.header("authorization", format!("Bearer {key}"));
+        }
+        let settings = &self.setup.settings;
+        let http = self.http.get(settings, &outgoing.url)?;
+        let response = wire::send(http, settings, model, ApiKind::Chat, outgoing).await?;
+        Ok(wire::stream(response, settings.clone(), Lines::default()))
+    }
+}
+
+impl Provider for OllamaProvider {
+    fn name(&self) -> &str {
+        &self.setup.name
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        self.setup.settings.retry
+    }
+
+    fn chat<'a>(
+        &'a self,
+        model: &'a Model,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
+        self.send(model, request).boxed()
+    }
+}
+
+/// Builds the request body.
+pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len());
+    for m in &request.messages {
+        let role = match m.role {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        };
+        let (text, images) = split_content(&m.content);
+        let mut msg = json!({"role": role, "content": text});
+        if !images.is_empty() {
+            msg["images"] = json!(images);
+        }
+        if !m.tool_calls.is_empty() {
+            let calls: Vec<Value> = m
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    let args: Value =
+                        serde_json::from_str(&c.arguments).unwrap_or_else(|_| json!({}));
+                    json!({"function": {"name": c.name, "arguments": args}})
+                })
+                .collect();
+            msg["tool_calls"] = Value::Array(calls);
+        }
+        messages.push(msg);
+    }
+    let mut body = json!({
+        "model": model.real_name(),
+        "messages": messages,
+        "stream": request.stream,
+    });
+    let mut options = Map::new();
+    if let Some(t) = request.temperature {
+        options.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = request.top_p {
+        options.insert("top_p".into(), json!(p));
+    }
+    if let Some(n) = request.max_tokens {
+        options.insert("num_predict".into(), json!(n));
+    }
+    if !options.is_empty() {
+        body["options"] = Value::Object(options);
+    }
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    body
+}
+
+/// Text, and the base64 data of inline images (Ollama cannot fetch URLs).
+fn split_content(content: &Content) -> (String, Vec<String>) {
+    match content {
+        Content::Text(t) => (t.clone(), Vec::new()),
+        Content::Parts(parts) => {
+            let mut text = Vec::new();
+            let mut images = Vec::new();
+            for part in parts {
+                match part {
+                    ContentPart::Text { text: t } => text.push(t.as_str()),
+                    ContentPart::ImageUrl { image_url } => {
+                        if let Some((_, data)) = image_url.url.split_once(";base64,") {
+                            images.push(data.to_string());
+                        }
+                    }
+                }
+            }
+            (text.join("\n"), images)
+        }
+    }
+}
+
+/// NDJSON decoding state.
+#[derive(Debug, Default)]
+pub struct Lines {
+    buffer: Vec<u8>,
+    calls: usize,
+    done: bool,
+}
+
+impl Lines {
+    fn line(&mut self, line: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(());
+        }
+        let value = wire::parse_json(text)?;
+        if let Some(error) = value["error"].as_str() {
+            return Err(DecodeError::Upstream(error.to_string()));
+        }
+        let message = &value["message"];
+        if let Some(thinking) = message["thinking"].as_str().filter(|t| !t.is_empty()) {
+            out.push(ProviderEvent::Reasoning(thinking.to_string()));
+        }
+        if let Some(content) = message["content"].as_str().filter(|t| !t.is_empty()) {
+            out.push(ProviderEvent::Text(content.to_string()));
+        }
+        for call in message["tool_calls"].as_array().into_iter().flatten() {
+            out.push(ProviderEvent::ToolCallDelta {
+                index: self.calls,
+                id: call["id"].as_str().map(str::to_string),
+                name: call["function"]["name"].as_str().map(str::to_string),
+                arguments: call["function"]["arguments"].to_string(),
+            });
+            self.calls += 1;
+        }
+        if value["done"].as_bool() == Some(true) {
+            let n = |key: &str| value[key].as_u64().unwrap_or(0);
+            out.push(ProviderEvent::Usage(Usage {
+                input_tokens: n("prompt_eval_count"),
+                output_tokens: n("eval_count"),
+                cached_tokens: 0,
+            }));
+            out.push(ProviderEvent::Finish(match value["done_reason"].as_str() {
+                Some("length") => FinishReason::Length,
+                _ if self.calls > 0 => FinishReason::ToolCalls,
+                _ => FinishReason::Stop,
+            }));
+            self.done = true;
+        }
+        Ok(())
+    }
+}
+
+impl Decoder for Lines {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
+        self.buffer.extend_from_slice(bytes);
+        let mut start = 0;
+        while let Some(pos) = self.buffer[start..].iter().position(|b| *b == b'\n') {
+            let end = start + pos;
+            let line = self.buffer[start..end].to_vec();
+            start = end + 1;
+            if let Err(e) = self.line(&line, out) {
+                self.buffer.drain(..start);
+                return Err(e);
+            }
+        }
+        self.buffer.drain(..start);
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
+        let rest = std::mem::take(&mut self.buffer);
+        self.line(&rest, out)
+    }
+
+    fn complete(&self) -> bool {
+        self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ndjson_in_any_split_gives_the_same_events() {
+        let body = concat!(
+            r#"{"message":{"role":"assistant","content":"","thinking":"hm"},"done":false}"#,
+            "\n",
+            r#"{"message":{"role":"assistant","content":"Hé"},"done":false}"#,
+            "\n",
+            r#"{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":{"a":1}}}]},"done":false}"#,
+            "\n",
+            r#"{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":7,"eval_count":3}"#,
+        )
+        .as_bytes();
+        let mut reference = None;
+        for split in 1..body.len() {
+            let mut lines = Lines::default();
+            let mut out = Vec::new();
+            for piece in body.chunks(split) {
+                lines.feed(piece, &mut out).unwrap();
+            }
+            lines.finish(&mut out).unwrap();
+            assert!(lines.complete());
+            match &reference {
+                None => reference = Some(out),
+                Some(r) => assert_eq!(&out, r, "split {split}"),
+            }
+        }
+        let events = reference.unwrap();
+        assert_eq!(events[0], ProviderEvent::Reasoning("hm".into()));
+        assert_eq!(events[1], ProviderEvent::Text("Hé".into()));
+        assert_eq!(
+            events[3],
+            ProviderEvent::Usage(Usage {
+                input_tokens: 7,
+                output_tokens: 3,
+                cached_tokens: 0
+            })
+        );
+        assert_eq!(events[4], ProviderEvent::Finish(FinishReason::ToolCalls));
+        let mut lines = Lines::default();
+        let err = lines
+            .feed(b"{\"error\":\"model 'x' not found\"}\n", &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(err, DecodeError::Upstream("model 'x' not found".into()));
+    }
+}
