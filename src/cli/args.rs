@@ -95,6 +95,10 @@ pub struct Args {
     #[arg(long)]
     pub list_models: bool,
 
+    /// Sign in to an `auth: oauth` client (claude, gemini), then exit
+    #[arg(long, value_name = "CLIENT", num_args = 0..=1)]
+    pub authenticate: Option<Option<String>>,
+
     /// Fetch the latest model catalogue (from `sync_models_url`), then exit
     #[arg(long)]
     pub sync_models: bool,

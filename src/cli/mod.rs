@@ -6,6 +6,7 @@
 //! nothing beyond clap.
 
 pub mod args;
+pub mod authenticate;
 mod complete;
 mod execute;
 mod info;
@@ -141,6 +142,12 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     };
     let state = Arc::new(AppState::new(config, paths, env, origin));
 
+    if let Some(name) = &args.authenticate {
+        let config = authenticate::choose(&state, name.as_deref())?;
+        let done = authenticate::run(&config).await?;
+        writeln!(std::io::stderr().lock(), "{done}")?;
+        return Ok(0);
+    }
     if args.sync_models {
         let url = state
             .config

@@ -39,7 +39,12 @@ pub struct ClaudeSetup {
     pub missing_key_env: Option<String>,
     /// Transport settings.
     pub settings: HttpSettings,
+    /// Signed in with OAuth instead of a key.
+    pub oauth: Option<std::sync::Arc<super::oauth::OAuthSource>>,
 }
+
+/// The system block OAuth sign-ins must start with.
+const OAUTH_SYSTEM_PREFIX: &str = "You are Claude Code, Anthropic's official CLI for Claude.";
 
 /// A client speaking the Anthropic Messages API.
 #[derive(Debug)]
@@ -69,16 +74,26 @@ impl ClaudeProvider {
                 env: env.clone(),
             });
         }
-        let mut outgoing = Outgoing::new(
-            format!("{}/messages", self.setup.api_base),
-            build_body(model, request),
-        )
-        .header("anthropic-version", ANTHROPIC_VERSION);
-        if let Some(key) = &self.setup.api_key {
+        let settings = &self.setup.settings;
+        let url = format!("{}/messages", self.setup.api_base);
+        let http = self.http.get(settings, &url)?;
+        let mut body = build_body(model, request);
+        let mut outgoing = Outgoing::new(url, serde_json::Value::Null)
+            .header("anthropic-version", ANTHROPIC_VERSION);
+        if let Some(oauth) = &self.setup.oauth {
+            let token = oauth.bearer(http).await?;
+            outgoing = outgoing
+                .header("authorization", format!("Bearer {token}"))
+                .header("anthropic-beta", "oauth-2025-04-20");
+            let prefix = json!({"type": "text", "text": OAUTH_SYSTEM_PREFIX});
+            match body["system"].as_array_mut() {
+                Some(blocks) => blocks.insert(0, prefix),
+                None => body["system"] = json!([prefix]),
+            }
+        } else if let Some(key) = &self.setup.api_key {
             outgoing = outgoing.header("x-api-key", key.clone());
         }
-        let settings = &self.setup.settings;
-        let http = self.http.get(settings, &outgoing.url)?;
+        outgoing.body = body;
         let response = wire::send(http, settings, model, ApiKind::Chat, outgoing).await?;
         if wire::content_type_is(&response, "text/event-stream") {
             return Ok(wire::stream(

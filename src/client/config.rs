@@ -152,6 +152,14 @@ pub struct ClientSettings {
     pub patch: Option<serde_json::Value>,
     /// HTTP settings.
     pub extra: Option<ExtraConfig>,
+    /// OAuth (claude, gemini): client id, when not the provider's default.
+    pub oauth_client_id: Option<String>,
+    /// OAuth: client secret (Google installed-app clients have one).
+    pub oauth_client_secret: Option<String>,
+    /// OAuth: authorization page, when not the provider's.
+    pub oauth_authorize_url: Option<String>,
+    /// OAuth: token endpoint, when not the provider's.
+    pub oauth_token_url: Option<String>,
     /// azure-openai: `api-version` query parameter.
     pub api_version: Option<String>,
     /// bedrock: AWS access key id.

@@ -38,6 +38,8 @@ pub struct GeminiSetup {
     pub missing_key_env: Option<String>,
     /// Transport settings.
     pub settings: HttpSettings,
+    /// Signed in with OAuth instead of a key.
+    pub oauth: Option<std::sync::Arc<super::oauth::OAuthSource>>,
 }
 
 /// A client speaking the Generative Language API.
@@ -71,7 +73,11 @@ impl GeminiProvider {
         let url = format!("{}/models/{}", self.setup.api_base, model.real_name());
         let mut outgoing =
             Outgoing::new(method_url(&url, request.stream), build_body(model, request));
-        if let Some(key) = &self.setup.api_key {
+        if let Some(oauth) = &self.setup.oauth {
+            let http = self.http.get(&self.setup.settings, &outgoing.url)?;
+            let token = oauth.bearer(http).await?;
+            outgoing = outgoing.header("authorization", format!("Bearer {token}"));
+        } else if let Some(key) = &self.setup.api_key {
             outgoing = outgoing.header("x-goog-api-key", key.clone());
         }
         send_prepared(&self.http, &self.setup.settings, model, outgoing).await

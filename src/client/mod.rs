@@ -16,6 +16,7 @@ pub mod http;
 pub mod llama_server;
 pub mod message;
 pub mod model;
+pub mod oauth;
 pub mod ollama;
 pub mod openai;
 pub mod patch;

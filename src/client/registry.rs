@@ -9,6 +9,7 @@ use super::Provider;
 use super::config::{ClientConfig, ClientKind, ClientSettings, ModelConfig, ModelKind};
 use super::http::HttpSettings;
 use super::model::{Catalog, Model};
+use super::oauth::{OAuthConfig, OAuthSource};
 use super::openai::{OpenAiProvider, OpenAiSetup};
 use super::patch::ClientPatches;
 use super::vendors::{self, client_env_var};
@@ -65,6 +66,8 @@ pub enum ModelError {
 
 struct ClientEntry {
     config: ClientConfig,
+    /// The sign-in flow of an `auth: oauth` client.
+    oauth: Option<OAuthConfig>,
     /// Catalogue key used when the client lists no models.
     catalog_key: String,
     provider: Arc<dyn Provider>,
@@ -104,6 +107,19 @@ impl ProviderRegistry {
     /// Names of the configured clients, in config order.
     pub fn client_names(&self) -> Vec<&str> {
         self.clients.iter().map(|c| c.config.name()).collect()
+    }
+
+    /// Sign-in flows of the clients configured with `auth: oauth`, in config order.
+    pub fn oauth_clients(&self) -> Vec<OAuthConfig> {
+        self.clients
+            .iter()
+            .filter_map(|c| c.oauth.clone())
+            .collect()
+    }
+
+    /// The client of a model id's `client:` part, for messages.
+    pub fn client_of(&self, name: &str) -> Option<&ClientConfig> {
+        self.entry(name).map(|e| &e.config)
     }
 
     /// The provider of a client.
@@ -264,14 +280,19 @@ fn gemini_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
     let name = client.name().to_string();
     let api_base = api_base_of(&name, c, env, super::gemini::DEFAULT_API_BASE);
     let vendor = vendors::find("gemini");
-    let (api_key, missing_key_env) = resolve_api_key(
-        &name,
-        c.api_key.as_deref(),
-        vendor,
-        &api_base,
-        KeyRule::Always,
-        env,
-    );
+    let oauth = oauth_of(client, env);
+    let (api_key, missing_key_env) = if oauth.is_some() {
+        (None, None)
+    } else {
+        resolve_api_key(
+            &name,
+            c.api_key.as_deref(),
+            vendor,
+            &api_base,
+            KeyRule::Always,
+            env,
+        )
+    };
     let settings = http_settings(&name, c, config, env);
     let provider = super::gemini::GeminiProvider::new(super::gemini::GeminiSetup {
         name,
@@ -279,8 +300,10 @@ fn gemini_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         api_key,
         missing_key_env,
         settings,
+        oauth: oauth.clone().map(|o| Arc::new(OAuthSource::new(o))),
     });
     ClientEntry {
+        oauth,
         config: client.clone(),
         catalog_key: "gemini".to_string(),
         provider: Arc::new(provider),
@@ -325,6 +348,7 @@ fn azure_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
         settings,
     });
     ClientEntry {
+        oauth: None,
         config: client.clone(),
         catalog_key: name,
         provider: Arc::new(provider),
@@ -378,6 +402,7 @@ fn bedrock_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> Client
         settings,
     });
     ClientEntry {
+        oauth: None,
         config: client.clone(),
         catalog_key: "bedrock".to_string(),
         provider: Arc::new(provider),
@@ -420,6 +445,7 @@ fn vertex_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         settings,
     });
     ClientEntry {
+        oauth: None,
         config: client.clone(),
         catalog_key: "vertexai".to_string(),
         provider: Arc::new(provider),
@@ -452,6 +478,7 @@ fn ollama_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         settings,
     });
     ClientEntry {
+        oauth: None,
         config: client.clone(),
         catalog_key: name,
         provider: Arc::new(provider),
@@ -492,6 +519,7 @@ fn llama_server_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> C
         settings: http_settings(&name, c, config, env),
     };
     ClientEntry {
+        oauth: None,
         config: entry_config,
         catalog_key: name,
         provider: Arc::new(LlamaServerProvider::new(spec)),
@@ -526,6 +554,7 @@ fn cohere_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         settings,
     });
     ClientEntry {
+        oauth: None,
         config: client.clone(),
         catalog_key: "cohere".to_string(),
         provider: Arc::new(provider),
@@ -541,14 +570,19 @@ fn claude_entry(
     let name = client.name().to_string();
     let vendor = vendors::find("claude");
     let api_base = api_base_of(&name, c, env, "https://api.anthropic.com/v1");
-    let (api_key, missing_key_env) = resolve_api_key(
-        &name,
-        c.api_key.as_deref(),
-        vendor,
-        &api_base,
-        KeyRule::Always,
-        env,
-    );
+    let oauth = oauth_of(client, env);
+    let (api_key, missing_key_env) = if oauth.is_some() {
+        (None, None)
+    } else {
+        resolve_api_key(
+            &name,
+            c.api_key.as_deref(),
+            vendor,
+            &api_base,
+            KeyRule::Always,
+            env,
+        )
+    };
     let settings = http_settings(&name, c, config, env);
     let provider = crate::client::claude::ClaudeProvider::new(crate::client::claude::ClaudeSetup {
         name,
@@ -556,8 +590,10 @@ fn claude_entry(
         api_key,
         missing_key_env,
         settings,
+        oauth: oauth.clone().map(|o| Arc::new(OAuthSource::new(o))),
     });
     ClientEntry {
+        oauth,
         config: client.clone(),
         catalog_key: "claude".to_string(),
         provider: Arc::new(provider),
@@ -607,10 +643,17 @@ fn openai_entry(
         settings,
     });
     ClientEntry {
+        oauth: None,
         config: client.clone(),
         catalog_key: vendor.map(|v| v.name.to_string()).unwrap_or(name),
         provider: Arc::new(provider),
     }
+}
+
+/// The OAuth flow of a client configured with `auth: oauth`.
+fn oauth_of(client: &ClientConfig, env: &Env) -> Option<OAuthConfig> {
+    let cache_dir = crate::config::paths::Paths::resolve(env).cache_dir;
+    OAuthConfig::for_client(client.name(), client.kind, &client.settings, &cache_dir)
 }
 
 /// Transport settings and compiled patches of a client. A broken patch is kept as a

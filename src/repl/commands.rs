@@ -35,6 +35,8 @@ pub enum Action {
     SaveSession(Option<String>),
     /// Summarise the older part of the session now.
     CompressSession,
+    /// Sign in to the current model's client with OAuth.
+    Authenticate,
     /// Open the active role's file in the editor, then reload it.
     EditRole,
     /// Open the session's file in the editor, then reload it.
@@ -126,6 +128,12 @@ pub const COMMANDS: &[ReplCommand] = &[
         args: "role|session [name]",
         help: "Save the role or the session, optionally under a new name",
         parse: parse_save,
+    },
+    ReplCommand {
+        name: ".authenticate",
+        args: "",
+        help: "Sign in to the current model's client with OAuth (auth: oauth)",
+        parse: |_| Action::Authenticate,
     },
     ReplCommand {
         name: ".compress",

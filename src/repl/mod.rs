@@ -165,6 +165,7 @@ impl Repl {
                 }
             }
             Action::CompressSession => self.compress_session().await,
+            Action::Authenticate => self.authenticate().await,
             Action::InfoSession => match self.ctx.session_snapshot() {
                 Some(snapshot) => {
                     let yaml = serde_yaml::to_string(&snapshot).unwrap_or_default();
@@ -340,6 +341,26 @@ impl Repl {
                 "reloaded the session ({} messages)",
                 self.ctx.history.len()
             )),
+            Err(e) => self.error(&e.to_string()),
+        }
+    }
+
+    async fn authenticate(&mut self) {
+        let client = self.ctx.model.client.clone();
+        let Some(config) = self
+            .state()
+            .providers
+            .oauth_clients()
+            .into_iter()
+            .find(|c| c.client == client)
+        else {
+            self.error(&format!(
+                "Client '{client}' doesn't either support OAuth or isn't configured to use it (set `auth: oauth` on a claude or gemini client)"
+            ));
+            return;
+        };
+        match crate::cli::authenticate::run(&config).await {
+            Ok(done) => self.println(&done),
             Err(e) => self.error(&e.to_string()),
         }
     }

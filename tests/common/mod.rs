@@ -101,6 +101,11 @@ impl TestEnv {
     }
 
     /// The variables every run gets.
+    /// The temporary directory holding home, config, cache and work dirs.
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
     pub fn env_pairs(&self) -> Vec<(String, String)> {
         let root = self.dir.path();
         vec![

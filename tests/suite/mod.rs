@@ -4,6 +4,7 @@ mod config;
 mod errors;
 mod execute;
 mod input;
+mod oauth;
 mod oneshot;
 mod providers;
 mod repl;

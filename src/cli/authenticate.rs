@@ -1,0 +1,200 @@
+//! `--authenticate [client]` and `.authenticate`: run a client's OAuth sign-in and save
+//! its tokens. Anthropic shows a code to paste back; Google redirects to a one-shot
+//! listener on 127.0.0.1.
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::client::oauth::{CLAUDE_REDIRECT, Flavor, OAuthConfig, Pkce};
+use crate::state::AppState;
+
+/// How long to wait for the browser to come back.
+const CALLBACK_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Picks the client to sign in: the named one, the only one, or one the user selects.
+pub fn choose(state: &AppState, name: Option<&str>) -> anyhow::Result<OAuthConfig> {
+    let clients = state.providers.oauth_clients();
+    if let Some(name) = name {
+        return clients
+            .into_iter()
+            .find(|c| c.client == name)
+            .ok_or_else(|| {
+                anyhow!(
+                    "Client '{name}' not found or doesn't support OAuth (set `auth: oauth` on a claude or gemini client)"
+                )
+            });
+    }
+    match clients.len() {
+        0 => bail!(
+            "No OAuth-capable clients configured (set `auth: oauth` on a claude or gemini client)"
+        ),
+        1 => Ok(clients
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("no client"))?),
+        _ => {
+            let names: Vec<String> = clients.iter().map(|c| c.client.clone()).collect();
+            let picked = inquire::Select::new("Select a client to authenticate:", names)
+                .prompt()
+                .context("no client selected")?;
+            clients
+                .into_iter()
+                .find(|c| c.client == picked)
+                .ok_or_else(|| anyhow!("no client selected"))
+        }
+    }
+}
+
+/// Runs the flow for `config`, printing instructions to stderr; returns the success line.
+pub async fn run(config: &OAuthConfig) -> anyhow::Result<String> {
+    crate::client::http::install_crypto_provider();
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let pkce = Pkce::new().map_err(|e| anyhow!(e))?;
+    match config.flavor {
+        Flavor::Claude => {
+            let url = config.authorize_url(&pkce, CLAUDE_REDIRECT);
+            announce(config, &url)?;
+            {
+                let mut err = std::io::stderr().lock();
+                write!(err, "Paste the authorization code: ")?;
+                err.flush()?;
+            }
+            let mut line = String::new();
+            std::io::stdin().lock().read_line(&mut line)?;
+            let (code, state) = line.trim().split_once('#').ok_or_else(|| {
+                anyhow!("Invalid authorization code format. Expected format: <code>#<state>")
+            })?;
+            if state != pkce.state {
+                bail!("the state in the pasted code does not match this sign-in; run it again");
+            }
+            config
+                .exchange(&http, code, &pkce, CLAUDE_REDIRECT)
+                .await
+                .map_err(|e| anyhow!(e))?;
+        }
+        Flavor::Gemini => {
+            if config.client_id.is_empty() {
+                bail!(
+                    "set `oauth_client_id` (and `oauth_client_secret`) for client '{}' to a Google OAuth desktop client",
+                    config.client
+                );
+            }
+            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+            let redirect = format!(
+                "http://127.0.0.1:{}/callback",
+                listener.local_addr()?.port()
+            );
+            let url = config.authorize_url(&pkce, &redirect);
+            announce(config, &url)?;
+            writeln!(
+                std::io::stderr().lock(),
+                "Waiting for the browser to return to {redirect} …"
+            )?;
+            let code = tokio::time::timeout(CALLBACK_TIMEOUT, callback(&listener, &pkce.state))
+                .await
+                .map_err(|_| anyhow!("no answer from the browser within 5 minutes"))??;
+            config
+                .exchange(&http, &code, &pkce, &redirect)
+                .await
+                .map_err(|e| anyhow!(e))?;
+        }
+    }
+    Ok(format!(
+        "Successfully authenticated client '{}' with {} via OAuth. Tokens saved.",
+        config.client,
+        config.flavor.provider()
+    ))
+}
+
+fn announce(config: &OAuthConfig, url: &str) -> anyhow::Result<()> {
+    let mut err = std::io::stderr().lock();
+    writeln!(
+        err,
+        "Open this URL to authenticate with {} (client '{}'):\n{url}",
+        config.flavor.provider(),
+        config.client
+    )?;
+    open_browser(url);
+    Ok(())
+}
+
+/// Best effort; the URL is printed either way.
+fn open_browser(url: &str) {
+    use std::io::IsTerminal;
+    let graphical = std::env::var_os("DISPLAY").is_some()
+        || std::env::var_os("WAYLAND_DISPLAY").is_some()
+        || cfg!(target_os = "macos");
+    if !graphical || !std::io::stderr().is_terminal() {
+        return;
+    }
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let _ = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}
+
+/// Accepts the redirect, answers the browser, and returns the code after checking state.
+async fn callback(listener: &tokio::net::TcpListener, state: &str) -> anyhow::Result<String> {
+    loop {
+        let (mut socket, _) = listener.accept().await?;
+        // Read the request head (it may arrive in pieces).
+        let mut buf = Vec::with_capacity(1024);
+        let mut chunk = [0u8; 1024];
+        while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
+            let n = socket.read(&mut chunk).await?;
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        let request = String::from_utf8_lossy(&buf);
+        let target = request
+            .lines()
+            .next()
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or("");
+        let Some(query) = target.strip_prefix("/callback?").map(str::to_string) else {
+            // Favicon requests and the like.
+            let _ = socket
+                .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+                .await;
+            continue;
+        };
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+            .into_owned()
+            .collect();
+        let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let outcome = match (get("error"), get("code"), get("state")) {
+            (Some(error), _, _) => Err(anyhow!("the provider refused the sign-in: {error}")),
+            (None, Some(code), Some(s)) if s == state => Ok(code),
+            (None, Some(_), _) => Err(anyhow!(
+                "the sign-in answer had the wrong state; run it again"
+            )),
+            _ => Err(anyhow!("the sign-in answer had no code")),
+        };
+        let page = if outcome.is_ok() {
+            "Signed in to loki. You can close this tab."
+        } else {
+            "Sign-in failed; see the terminal."
+        };
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+            page.len()
+        );
+        let _ = socket.write_all(reply.as_bytes()).await;
+        return outcome;
+    }
+}
