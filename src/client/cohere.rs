@@ -6,6 +6,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
+use super::embed;
 use super::http::{HttpSettings, LazyHttp};
 use super::message::Usage;
 use super::patch::ApiKind;
@@ -83,7 +84,78 @@ impl CohereProvider {
     }
 }
 
+impl CohereProvider {
+    fn authorize(&self, mut outgoing: Outgoing) -> Result<Outgoing, ProviderError> {
+        if let Some(env) = &self.setup.missing_key_env {
+            return Err(ProviderError::MissingApiKey {
+                client: self.setup.name.clone(),
+                env: env.clone(),
+            });
+        }
+        if let Some(key) = &self.setup.api_key {
+            outgoing = outgoing.header("authorization", format!("Bearer {key}"));
+        }
+        Ok(outgoing)
+    }
+
+    async fn embed_batch(
+        &self,
+        model: &Model,
+        texts: &[String],
+        purpose: embed::Purpose,
+    ) -> Result<Vec<Vec<f32>>, ProviderError> {
+        let dialect = embed::Dialect::Cohere;
+        let outgoing = self.authorize(embed::embed_request(
+            dialect,
+            &self.setup.api_base,
+            model,
+            texts,
+            purpose,
+        ))?;
+        let http = self.http.get(&self.setup.settings, &outgoing.url)?;
+        embed::embed_with(http, &self.setup.settings, model, dialect, outgoing).await
+    }
+
+    async fn rerank_batch(
+        &self,
+        model: &Model,
+        query: &str,
+        documents: &[String],
+        top_n: usize,
+    ) -> Result<Vec<embed::Ranked>, ProviderError> {
+        let outgoing = self.authorize(embed::rerank_request(
+            embed::Dialect::Cohere,
+            &self.setup.api_base,
+            model,
+            query,
+            documents,
+            top_n,
+        ))?;
+        let http = self.http.get(&self.setup.settings, &outgoing.url)?;
+        embed::rerank_with(http, &self.setup.settings, model, outgoing).await
+    }
+}
+
 impl Provider for CohereProvider {
+    fn embed<'a>(
+        &'a self,
+        model: &'a Model,
+        texts: &'a [String],
+        purpose: embed::Purpose,
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, ProviderError>> {
+        self.embed_batch(model, texts, purpose).boxed()
+    }
+
+    fn rerank<'a>(
+        &'a self,
+        model: &'a Model,
+        query: &'a str,
+        documents: &'a [String],
+        top_n: usize,
+    ) -> BoxFuture<'a, Result<Vec<embed::Ranked>, ProviderError>> {
+        self.rerank_batch(model, query, documents, top_n).boxed()
+    }
+
     fn name(&self) -> &str {
         &self.setup.name
     }

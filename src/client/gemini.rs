@@ -112,7 +112,43 @@ pub async fn send_prepared(
     wire::parse_whole(response, settings, parse_response).await
 }
 
+impl GeminiProvider {
+    async fn embed_batch(
+        &self,
+        model: &Model,
+        texts: &[String],
+        purpose: super::embed::Purpose,
+    ) -> Result<Vec<Vec<f32>>, ProviderError> {
+        use super::embed;
+        let dialect = embed::Dialect::Gemini;
+        let mut outgoing =
+            embed::embed_request(dialect, &self.setup.api_base, model, texts, purpose);
+        let http = self.http.get(&self.setup.settings, &outgoing.url)?;
+        if let Some(oauth) = &self.setup.oauth {
+            let token = oauth.bearer(http).await?;
+            outgoing = outgoing.header("authorization", format!("Bearer {token}"));
+        } else if let Some(key) = &self.setup.api_key {
+            outgoing = outgoing.header("x-goog-api-key", key.clone());
+        } else if let Some(env) = &self.setup.missing_key_env {
+            return Err(ProviderError::MissingApiKey {
+                client: self.setup.name.clone(),
+                env: env.clone(),
+            });
+        }
+        embed::embed_with(http, &self.setup.settings, model, dialect, outgoing).await
+    }
+}
+
 impl Provider for GeminiProvider {
+    fn embed<'a>(
+        &'a self,
+        model: &'a Model,
+        texts: &'a [String],
+        purpose: super::embed::Purpose,
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, ProviderError>> {
+        self.embed_batch(model, texts, purpose).boxed()
+    }
+
     fn name(&self) -> &str {
         &self.setup.name
     }

@@ -284,7 +284,7 @@ pub fn error_message(body: &[u8]) -> String {
             None => message,
         };
     }
-    for key in ["message", "detail", "error_message"] {
+    for key in ["message", "Message", "detail", "error_message"] {
         if let Some(s) = str_at(&json, key) {
             return s;
         }

@@ -9,6 +9,7 @@ pub mod bedrock;
 pub mod claude;
 pub mod cohere;
 pub mod config;
+pub mod embed;
 pub mod error;
 pub mod gemini;
 pub mod google_auth;
@@ -145,6 +146,41 @@ pub trait Provider: Send + Sync {
         model: &'a Model,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>>;
+
+    /// Embeds one batch of texts (see [`embed::embed_all`] for batching).
+    fn embed<'a>(
+        &'a self,
+        model: &'a Model,
+        texts: &'a [String],
+        purpose: embed::Purpose,
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, ProviderError>> {
+        let _ = (texts, purpose);
+        Box::pin(futures_util::future::ready(Err(
+            self.unsupported(model, "embeddings")
+        )))
+    }
+
+    /// Orders `documents` by relevance to `query`, best first, at most `top_n`.
+    fn rerank<'a>(
+        &'a self,
+        model: &'a Model,
+        query: &'a str,
+        documents: &'a [String],
+        top_n: usize,
+    ) -> BoxFuture<'a, Result<Vec<embed::Ranked>, ProviderError>> {
+        let _ = (query, documents, top_n);
+        Box::pin(futures_util::future::ready(Err(
+            self.unsupported(model, "reranking")
+        )))
+    }
+
+    /// The error for an API this client does not offer.
+    fn unsupported(&self, model: &Model, what: &str) -> ProviderError {
+        ProviderError::Setup {
+            client: self.name().to_string(),
+            message: format!("this client offers no {what} (model `{}`)", model.id()),
+        }
+    }
 }
 
 /// The media type of an image URL, guessed from its extension (`image/jpeg` when unknown).

@@ -9,6 +9,7 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::embed;
 use super::http::{HttpSettings, LazyHttp};
 use super::message::{Content, ContentPart, Message, Role, Usage};
 use super::patch::ApiKind;
@@ -135,7 +136,100 @@ impl OpenAiProvider {
     }
 }
 
+impl OpenAiProvider {
+    fn dialect(&self) -> embed::Dialect {
+        if self.name == "voyageai" || self.api_base.contains("voyageai.com") {
+            embed::Dialect::Voyage
+        } else {
+            embed::Dialect::OpenAi
+        }
+    }
+
+    /// Adds the client's credentials, or says which are missing.
+    fn authorize(&self, mut outgoing: Outgoing) -> Result<Outgoing, ProviderError> {
+        if let Some(env) = &self.missing_key_env {
+            return Err(ProviderError::MissingApiKey {
+                client: self.name.clone(),
+                env: env.clone(),
+            });
+        }
+        if let Some(key) = &self.api_key {
+            outgoing = if self.azure_api_version.is_some() {
+                outgoing.header("api-key", key.clone())
+            } else {
+                outgoing.header("authorization", format!("Bearer {key}"))
+            };
+        }
+        if let Some(org) = &self.organization {
+            outgoing = outgoing.header("openai-organization", org.clone());
+        }
+        Ok(outgoing)
+    }
+
+    async fn embed_batch(
+        &self,
+        model: &Model,
+        texts: &[String],
+        purpose: embed::Purpose,
+    ) -> Result<Vec<Vec<f32>>, ProviderError> {
+        let dialect = self.dialect();
+        let mut outgoing = embed::embed_request(dialect, &self.api_base, model, texts, purpose);
+        if self.azure_api_version.is_some() {
+            outgoing.url = format!(
+                "{}/openai/deployments/{}/embeddings?api-version={AZURE_EMBEDDINGS_VERSION}",
+                self.api_base,
+                model.real_name()
+            );
+        }
+        let outgoing = self.authorize(outgoing)?;
+        let http = self.http.get(&self.settings, &outgoing.url)?;
+        embed::embed_with(http, &self.settings, model, dialect, outgoing).await
+    }
+
+    async fn rerank_batch(
+        &self,
+        model: &Model,
+        query: &str,
+        documents: &[String],
+        top_n: usize,
+    ) -> Result<Vec<embed::Ranked>, ProviderError> {
+        let outgoing = embed::rerank_request(
+            self.dialect(),
+            &self.api_base,
+            model,
+            query,
+            documents,
+            top_n,
+        );
+        let outgoing = self.authorize(outgoing)?;
+        let http = self.http.get(&self.settings, &outgoing.url)?;
+        embed::rerank_with(http, &self.settings, model, outgoing).await
+    }
+}
+
+/// The `api-version` Azure's embeddings endpoint is called with.
+const AZURE_EMBEDDINGS_VERSION: &str = "2024-10-21";
+
 impl Provider for OpenAiProvider {
+    fn embed<'a>(
+        &'a self,
+        model: &'a Model,
+        texts: &'a [String],
+        purpose: embed::Purpose,
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, ProviderError>> {
+        self.embed_batch(model, texts, purpose).boxed()
+    }
+
+    fn rerank<'a>(
+        &'a self,
+        model: &'a Model,
+        query: &'a str,
+        documents: &'a [String],
+        top_n: usize,
+    ) -> BoxFuture<'a, Result<Vec<embed::Ranked>, ProviderError>> {
+        self.rerank_batch(model, query, documents, top_n).boxed()
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

@@ -159,6 +159,13 @@ pub const VENDORS: &[Vendor] = &[
         &["AI21_API_KEY"],
         "jamba-large",
     ),
+    remote("jina", "https://api.jina.ai/v1", &["JINA_API_KEY"], ""),
+    remote(
+        "voyageai",
+        "https://api.voyageai.com/v1",
+        &["VOYAGE_API_KEY", "VOYAGEAI_API_KEY"],
+        "",
+    ),
     local("ollama", "http://127.0.0.1:11434/v1"),
     local("llamacpp", "http://127.0.0.1:8080/v1"),
     local("lmstudio", "http://127.0.0.1:1234/v1"),

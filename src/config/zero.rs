@@ -63,7 +63,11 @@ pub fn from_env(env: &Env) -> Option<Synthesized> {
 
     let mut config = AppConfig::default();
     let mut found = Vec::new();
-    for vendor in VENDORS.iter().filter(|v| !v.local) {
+    // Embedding-only vendors (no default chat model) cannot start a conversation.
+    for vendor in VENDORS
+        .iter()
+        .filter(|v| !v.local && !v.default_model.is_empty())
+    {
         let Some((var, key)) = vendor
             .key_envs
             .iter()

@@ -1,6 +1,7 @@
 //! Integration suites, one file per capability.
 
 mod config;
+mod embeddings;
 mod errors;
 mod execute;
 mod input;
