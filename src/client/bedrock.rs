@@ -264,10 +264,16 @@ fn messages(messages: &[Message]) -> Vec<Value> {
                 }})],
             ),
             Role::Assistant => {
-                let mut blocks: Vec<Value> = blocks_of(&message.content)
-                    .into_iter()
-                    .filter(|b| b["text"].as_str().is_none_or(|t| !t.is_empty()))
+                let mut blocks: Vec<Value> = message
+                    .reasoning
+                    .iter()
+                    .map(|r| json!({"reasoningContent": {"reasoningText": {"text": r.text, "signature": r.signature}}}))
                     .collect();
+                blocks.extend(
+                    blocks_of(&message.content)
+                        .into_iter()
+                        .filter(|b| b["text"].as_str().is_none_or(|t| !t.is_empty())),
+                );
                 for call in &message.tool_calls {
                     let input: Value =
                         serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
@@ -403,6 +409,8 @@ impl EventStream {
                     }
                 } else if let Some(text) = delta["reasoningContent"]["text"].as_str() {
                     out.push(ProviderEvent::Reasoning(text.to_string()));
+                } else if let Some(sig) = delta["reasoningContent"]["signature"].as_str() {
+                    out.push(ProviderEvent::ReasoningSignature(sig.to_string()));
                 }
             }
             "messageStop" => {

@@ -197,10 +197,17 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
             ),
             Role::User => ("user", content_blocks(&message.content)),
             Role::Assistant => {
-                let mut blocks: Vec<Value> = content_blocks(&message.content)
-                    .into_iter()
-                    .filter(|b| b["text"].as_str().is_none_or(|t| !t.is_empty()))
+                // Extended thinking: the signed thinking block must lead a tool-use turn.
+                let mut blocks: Vec<Value> = message
+                    .reasoning
+                    .iter()
+                    .map(|r| json!({"type": "thinking", "thinking": r.text, "signature": r.signature}))
                     .collect();
+                blocks.extend(
+                    content_blocks(&message.content)
+                        .into_iter()
+                        .filter(|b| b["text"].as_str().is_none_or(|t| !t.is_empty())),
+                );
                 for call in &message.tool_calls {
                     let input: Value =
                         serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
@@ -290,9 +297,14 @@ pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, String> {
                     block["text"].as_str().unwrap_or("").into(),
                 ));
             }
-            Some("thinking") => events.push(ProviderEvent::Reasoning(
-                block["thinking"].as_str().unwrap_or("").into(),
-            )),
+            Some("thinking") => {
+                events.push(ProviderEvent::Reasoning(
+                    block["thinking"].as_str().unwrap_or("").into(),
+                ));
+                if let Some(sig) = block["signature"].as_str() {
+                    events.push(ProviderEvent::ReasoningSignature(sig.into()));
+                }
+            }
             Some("tool_use") => {
                 events.push(ProviderEvent::ToolCallDelta {
                     index: calls,
@@ -371,6 +383,11 @@ impl EventParser {
                     Some("thinking_delta") => events.push(ProviderEvent::Reasoning(
                         delta["thinking"].as_str().unwrap_or("").into(),
                     )),
+                    Some("signature_delta") => {
+                        if let Some(sig) = delta["signature"].as_str() {
+                            events.push(ProviderEvent::ReasoningSignature(sig.into()));
+                        }
+                    }
                     Some("input_json_delta") => {
                         if let Some(&(_, call)) = self.tool_blocks.iter().find(|(b, _)| *b == index)
                         {

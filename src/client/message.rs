@@ -38,6 +38,19 @@ pub struct Message {
     /// person reading the conversation; never sent to a provider.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Signed reasoning that came with the assistant's tool calls; providers with extended
+    /// thinking (Anthropic, Bedrock) need it back in the same turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<SignedReasoning>,
+}
+
+/// Reasoning text and the provider's signature over it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignedReasoning {
+    /// The thinking text.
+    pub text: String,
+    /// Opaque signature.
+    pub signature: String,
 }
 
 impl Message {
@@ -49,6 +62,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             interrupted: false,
+            reasoning: None,
         }
     }
 
@@ -165,6 +179,7 @@ mod tests {
             tool_calls: vec![],
             tool_call_id: None,
             interrupted: false,
+            reasoning: None,
         };
         let json = serde_json::to_value(&m).unwrap();
         assert_eq!(

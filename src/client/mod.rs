@@ -34,7 +34,7 @@ use futures_util::Stream;
 use futures_util::future::BoxFuture;
 
 pub use error::ProviderError;
-pub use message::{Content, ContentPart, Message, Role, ToolCall, Usage};
+pub use message::{Content, ContentPart, Message, Role, SignedReasoning, ToolCall, Usage};
 pub use model::Model;
 pub use registry::ProviderRegistry;
 pub use retry::RetryPolicy;
@@ -103,6 +103,8 @@ pub enum ProviderEvent {
     Text(String),
     /// Reasoning ("thinking") text.
     Reasoning(String),
+    /// The signature of the reasoning streamed so far (extended thinking).
+    ReasoningSignature(String),
     /// A fragment of a tool call; fragments with the same `index` concatenate.
     ToolCallDelta {
         /// Position of the call in this reply.

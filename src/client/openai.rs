@@ -625,6 +625,7 @@ mod tests {
             tool_calls: vec![],
             tool_call_id: Some("c1".into()),
             interrupted: false,
+            reasoning: None,
         };
         let user = Message {
             role: Role::User,
@@ -636,6 +637,7 @@ mod tests {
             tool_calls: vec![],
             tool_call_id: None,
             interrupted: false,
+            reasoning: None,
         };
         let req = ChatRequest {
             messages: vec![user, assistant, tool],

@@ -176,6 +176,7 @@ pub fn user_message(text: &str, loaded: Loaded, model: &Model) -> Result<Message
         tool_calls: Vec::new(),
         tool_call_id: None,
         interrupted: false,
+        reasoning: None,
     })
 }
 

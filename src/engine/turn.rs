@@ -67,6 +67,7 @@ pub(super) async fn prepare_input(
 struct Collected {
     text: String,
     reasoning: String,
+    reasoning_signature: Option<String>,
     calls: Vec<PartialCall>,
     usage: Usage,
     finish: Option<FinishReason>,
@@ -255,6 +256,14 @@ pub(super) async fn run_turn(
         emitter.flush();
         let mut assistant = Message::text(Role::Assistant, collected.text.clone());
         assistant.tool_calls = calls.clone();
+        assistant.reasoning =
+            collected
+                .reasoning_signature
+                .take()
+                .map(|signature| crate::client::SignedReasoning {
+                    text: std::mem::take(&mut collected.reasoning),
+                    signature,
+                });
         messages.push(assistant.clone());
         steps.push(assistant);
         let approver = std::sync::Arc::clone(&ctx.approver);
@@ -524,6 +533,7 @@ fn apply_event(event: ProviderEvent, emitter: &dyn Emitter, out: &mut Collected)
             }
             call.arguments.push_str(&arguments);
         }
+        ProviderEvent::ReasoningSignature(signature) => out.reasoning_signature = Some(signature),
         ProviderEvent::ToolCallSignature { index, signature } => {
             if index < MAX_PARALLEL_CALLS {
                 if out.calls.len() <= index {

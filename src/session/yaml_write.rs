@@ -200,6 +200,7 @@ mod tests {
             tool_calls: vec![],
             tool_call_id: Some("c1".into()),
             interrupted: false,
+            reasoning: None,
         };
         let image = Message {
             role: Role::User,
@@ -216,6 +217,7 @@ mod tests {
             tool_calls: vec![],
             tool_call_id: None,
             interrupted: false,
+            reasoning: None,
         };
         let mut extra = std::collections::BTreeMap::new();
         extra.insert(

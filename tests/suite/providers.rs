@@ -740,3 +740,46 @@ fn llama_server_that_fails_to_load_reports_its_reason() {
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn claude_extended_thinking_is_configured_by_patch_and_signed_thinking_returns_with_tools() {
+    let env = claude_env("enabled_tools: fs_read\n");
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap().replace(
+        "        max_output_tokens: 1024\n",
+        "        max_output_tokens: 16000\n        patch:\n          body:\n            thinking:\n              type: enabled\n              budget_tokens: 2048\n",
+    );
+    env.write_config(&cfg);
+    env.write("a.txt", "alpha");
+    let ev = |v: serde_json::Value| anthropic::event(&v);
+    env.server.push(Reply::sse(vec![
+        ev(json!({"type": "message_start", "message": {"usage": {"input_tokens": 5, "output_tokens": 1}}})),
+        ev(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}})),
+        ev(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "I should read it."}})),
+        ev(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "EqQBCgIYAh=="}})),
+        ev(json!({"type": "content_block_stop", "index": 0})),
+        ev(json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_7", "name": "fs_read", "input": {}}})),
+        ev(json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"path\":\"a.txt\"}"}})),
+        ev(json!({"type": "content_block_stop", "index": 1})),
+        ev(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 30}})),
+        ev(json!({"type": "message_stop"})),
+    ]));
+    env.server.push(anthropic::text_stream(&["It says alpha."]));
+    let out = env.loki().arg("what is in a.txt?").assert().success();
+    assert!(
+        stdout(&out).ends_with("It says alpha.\n"),
+        "{}",
+        stdout(&out)
+    );
+    let first = env.server.requests()[0].json();
+    assert_eq!(
+        first["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+    assert_eq!(first["max_tokens"], 16000);
+    let assistant = env.server.last_request().json()["messages"][1].clone();
+    assert_eq!(
+        assistant["content"][0],
+        json!({"type": "thinking", "thinking": "I should read it.", "signature": "EqQBCgIYAh=="})
+    );
+    assert_eq!(assistant["content"][1]["type"], "tool_use");
+}
