@@ -216,13 +216,13 @@ fn encode_path_segment(s: &str) -> String {
 
 /// Builds the Converse request body.
 pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
-    let system: Vec<Value> = request
-        .messages
+    let messages = super::system_quirks(&request.messages, model);
+    let system: Vec<Value> = messages
         .iter()
         .filter(|m| m.role == Role::System)
         .map(|m| json!({"text": m.text_content()}))
         .collect();
-    let mut body = json!({"messages": messages(&request.messages)});
+    let mut body = json!({"messages": to_wire(&messages)});
     if !system.is_empty() {
         body["system"] = Value::Array(system);
     }
@@ -250,7 +250,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     body
 }
 
-fn messages(messages: &[Message]) -> Vec<Value> {
+fn to_wire(messages: &[Message]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
     for message in messages {
         let (role, blocks) = match message.role {

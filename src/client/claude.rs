@@ -126,8 +126,8 @@ impl Provider for ClaudeProvider {
 
 /// Builds the request body.
 pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
-    let system: Vec<String> = request
-        .messages
+    let messages = super::system_quirks(&request.messages, model);
+    let system: Vec<String> = messages
         .iter()
         .filter(|m| m.role == Role::System)
         .map(Message::text_content)
@@ -139,7 +139,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     let mut body = json!({
         "model": model.real_name(),
         "max_tokens": max_tokens,
-        "messages": wire_messages(&request.messages),
+        "messages": wire_messages(&messages),
     });
     let Some(obj) = body.as_object_mut() else {
         return body;

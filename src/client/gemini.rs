@@ -168,14 +168,14 @@ impl Provider for GeminiProvider {
 
 /// Builds the request body.
 pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
-    let system: Vec<String> = request
-        .messages
+    let messages = super::system_quirks(&request.messages, model);
+    let system: Vec<String> = messages
         .iter()
         .filter(|m| m.role == Role::System)
         .map(Message::text_content)
         .collect();
     let mut body = Map::new();
-    body.insert("contents".into(), Value::Array(contents(&request.messages)));
+    body.insert("contents".into(), Value::Array(contents(&messages)));
     if !system.is_empty() {
         body.insert(
             "systemInstruction".into(),

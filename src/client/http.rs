@@ -279,7 +279,10 @@ pub fn error_message(body: &[u8]) -> String {
             return s.to_string();
         }
         let message = str_at(err, "message").unwrap_or_else(|| err.to_string());
-        return match str_at(err, "type").or_else(|| str_at(err, "code")) {
+        let kind = str_at(err, "type")
+            .or_else(|| str_at(err, "code"))
+            .or_else(|| str_at(err, "status"));
+        return match kind {
             Some(kind) => format!("{message} ({kind})"),
             None => message,
         };
@@ -343,6 +346,13 @@ mod tests {
             "m (x)"
         );
         assert_eq!(error_message(br#"{"error":"plain"}"#), "plain");
+        assert_eq!(
+            error_message(
+                br#"{"error":{"code":400,"message":"bad key","status":"INVALID_ARGUMENT"}}"#
+            ),
+            "bad key (INVALID_ARGUMENT)"
+        );
+        assert_eq!(error_message(br#"{"Message":"denied"}"#), "denied");
         assert_eq!(error_message(br#"[{"error":{"message":"arr"}}]"#), "arr");
         assert_eq!(error_message(br#"{"detail":"Not Found"}"#), "Not Found");
         assert_eq!(error_message(b"Bad Gateway"), "Bad Gateway");

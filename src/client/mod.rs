@@ -185,6 +185,47 @@ pub trait Provider: Send + Sync {
     }
 }
 
+/// Applies a model's system-message quirks: `system_prompt_prefix` is put before each
+/// system message, and with `no_system_message` the system text moves to the front of the
+/// next user message (separated by a blank line). Borrowed when there is nothing to do.
+pub fn system_quirks<'a>(
+    messages: &'a [Message],
+    model: &Model,
+) -> std::borrow::Cow<'a, [Message]> {
+    let prefix = model.config.system_prompt_prefix.as_deref();
+    let has_system = messages.iter().any(|m| m.role == Role::System);
+    if !has_system || (prefix.is_none() && !model.config.no_system_message) {
+        return std::borrow::Cow::Borrowed(messages);
+    }
+    let mut out = Vec::with_capacity(messages.len());
+    let mut pending: Option<String> = None;
+    for m in messages {
+        if m.role == Role::System {
+            let text = format!("{}{}", prefix.unwrap_or(""), m.text_content());
+            if model.config.no_system_message {
+                pending = Some(text);
+            } else {
+                out.push(Message::text(Role::System, text));
+            }
+            continue;
+        }
+        let mut m = m.clone();
+        if m.role == Role::User
+            && let Some(system) = pending.take()
+        {
+            m.content = match m.content {
+                Content::Text(t) => Content::Text(format!("{system}\n\n{t}")),
+                Content::Parts(mut parts) => {
+                    parts.insert(0, ContentPart::Text { text: system });
+                    Content::Parts(parts)
+                }
+            };
+        }
+        out.push(m);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The media type of an image URL, guessed from its extension (`image/jpeg` when unknown).
 pub fn media_type_of(url: &str) -> &'static str {
     let path = url.split(['?', '#']).next().unwrap_or(url);

@@ -93,8 +93,9 @@ impl Provider for OllamaProvider {
 
 /// Builds the request body.
 pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
-    let mut messages = Vec::with_capacity(request.messages.len());
-    for m in &request.messages {
+    let source = super::system_quirks(&request.messages, model);
+    let mut messages = Vec::with_capacity(source.len());
+    for m in source.iter() {
         let role = match m.role {
             Role::System => "system",
             Role::User => "user",

@@ -321,35 +321,12 @@ pub fn build_body(
 /// Converts neutral messages to the wire shape, applying the model's system-message
 /// quirks (`system_prompt_prefix`, `no_system_message`).
 pub(crate) fn wire_messages(messages: &[Message], model: &Model) -> Vec<Value> {
+    let messages = super::system_quirks(messages, model);
     let mut out = Vec::with_capacity(messages.len());
-    let mut pending_system: Option<String> = None;
-    for m in messages {
+    for m in messages.iter() {
         match m.role {
-            Role::System => {
-                let text = match &model.config.system_prompt_prefix {
-                    Some(prefix) => format!("{prefix}{}", m.text_content()),
-                    None => m.text_content(),
-                };
-                if model.config.no_system_message {
-                    pending_system = Some(text);
-                } else {
-                    out.push(json!({"role": "system", "content": text}));
-                }
-            }
-            Role::User => {
-                let mut content = content_value(&m.content);
-                if let Some(system) = pending_system.take() {
-                    content = match content {
-                        Value::String(s) => Value::String(format!("{system}\n\n{s}")),
-                        Value::Array(mut parts) => {
-                            parts.insert(0, json!({"type": "text", "text": system}));
-                            Value::Array(parts)
-                        }
-                        other => other,
-                    };
-                }
-                out.push(json!({"role": "user", "content": content}));
-            }
+            Role::System => out.push(json!({"role": "system", "content": m.text_content()})),
+            Role::User => out.push(json!({"role": "user", "content": content_value(&m.content)})),
             Role::Assistant => {
                 let mut msg =
                     json!({"role": "assistant", "content": strip_think(&m.text_content())});
