@@ -164,7 +164,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
         obj.insert("stream".into(), json!(true));
     }
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
+        let mut tools: Vec<Value> = request
             .tools
             .iter()
             .map(|t| {
@@ -175,7 +175,20 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
                 })
             })
             .collect();
+        // Cache breakpoint after the tool definitions (they rarely change).
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = json!({"type": "ephemeral"});
+        }
         obj.insert("tools".into(), Value::Array(tools));
+    }
+    // And after the conversation so far, so the next turn reads it from the cache.
+    if let Some(block) = body["messages"]
+        .as_array_mut()
+        .and_then(|m| m.last_mut())
+        .and_then(|m| m["content"].as_array_mut())
+        .and_then(|c| c.last_mut())
+    {
+        block["cache_control"] = json!({"type": "ephemeral"});
     }
     body
 }
@@ -482,11 +495,11 @@ mod tests {
                 "messages": [
                     {"role": "user", "content": [{"type": "text", "text": "read a"}]},
                     {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "fs_read", "input": {"path": "a"}}]},
-                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "contents"}]}
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "contents", "cache_control": {"type": "ephemeral"}}]}
                 ],
                 "temperature": 0.2,
                 "stream": true,
-                "tools": [{"name": "fs_read", "description": "Read", "input_schema": {"type": "object"}}]
+                "tools": [{"name": "fs_read", "description": "Read", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}}]
             })
         );
     }

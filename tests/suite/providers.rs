@@ -38,7 +38,7 @@ fn claude_streams_with_its_own_headers_and_body() {
     assert_eq!(body["system"][0]["text"], "Be brief.");
     assert_eq!(
         body["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+        json!([{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}])
     );
 }
 
@@ -68,7 +68,7 @@ fn claude_tool_use_round_trips() {
     assert_eq!(
         messages[2],
         json!({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_01", "content": "     1\talpha\n"}
+            {"type": "tool_result", "tool_use_id": "toolu_01", "content": "     1\talpha\n", "cache_control": {"type": "ephemeral"}}
         ]})
     );
 }
