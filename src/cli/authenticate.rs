@@ -147,21 +147,19 @@ fn open_browser(url: &str) {
 }
 
 /// Accepts the redirect, answers the browser, and returns the code after checking state.
+/// Connections that stall, fail or carry another state (a stale tab) are answered and
+/// skipped; the wait goes on.
 async fn callback(listener: &tokio::net::TcpListener, state: &str) -> anyhow::Result<String> {
     loop {
-        let (mut socket, _) = listener.accept().await?;
-        // Read the request head (it may arrive in pieces).
-        let mut buf = Vec::with_capacity(1024);
-        let mut chunk = [0u8; 1024];
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
-            let n = socket.read(&mut chunk).await?;
-            if n == 0 {
-                break;
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        }
-        let request = String::from_utf8_lossy(&buf);
-        let target = request
+        let Ok((mut socket, _)) = listener.accept().await else {
+            continue;
+        };
+        let Ok(Ok(head)) =
+            tokio::time::timeout(Duration::from_secs(5), read_head(&mut socket)).await
+        else {
+            continue;
+        };
+        let target = head
             .lines()
             .next()
             .and_then(|l| l.split_whitespace().nth(1))
@@ -177,24 +175,47 @@ async fn callback(listener: &tokio::net::TcpListener, state: &str) -> anyhow::Re
             .into_owned()
             .collect();
         let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-        let outcome = match (get("error"), get("code"), get("state")) {
-            (Some(error), _, _) => Err(anyhow!("the provider refused the sign-in: {error}")),
-            (None, Some(code), Some(s)) if s == state => Ok(code),
-            (None, Some(_), _) => Err(anyhow!(
-                "the sign-in answer had the wrong state; run it again"
-            )),
-            _ => Err(anyhow!("the sign-in answer had no code")),
+        if get("state").as_deref() != Some(state) {
+            respond(
+                &mut socket,
+                "This sign-in link is stale; use the one loki printed last.",
+            )
+            .await;
+            continue;
+        }
+        let outcome = match (get("error"), get("code")) {
+            (Some(error), _) => Err(anyhow!("the provider refused the sign-in: {error}")),
+            (None, Some(code)) => Ok(code),
+            (None, None) => Err(anyhow!("the sign-in answer had no code")),
         };
         let page = if outcome.is_ok() {
             "Signed in to loki. You can close this tab."
         } else {
             "Sign-in failed; see the terminal."
         };
-        let reply = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
-            page.len()
-        );
-        let _ = socket.write_all(reply.as_bytes()).await;
+        respond(&mut socket, page).await;
         return outcome;
     }
+}
+
+/// Reads an HTTP request head (it may arrive in pieces), at most 16 KiB.
+async fn read_head(socket: &mut tokio::net::TcpStream) -> std::io::Result<String> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
+        let n = socket.read(&mut chunk).await?;
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+async fn respond(socket: &mut tokio::net::TcpStream, page: &str) {
+    let reply = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+        page.len()
+    );
+    let _ = socket.write_all(reply.as_bytes()).await;
 }

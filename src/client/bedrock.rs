@@ -239,12 +239,22 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     if !inference.is_empty() {
         body["inferenceConfig"] = Value::Object(inference);
     }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({"toolSpec": {"name": t.name, "description": t.description, "inputSchema": {"json": t.parameters}}}))
-            .collect();
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|t| json!({"toolSpec": {"name": t.name, "description": t.description, "inputSchema": {"json": t.parameters}}}))
+        .collect();
+    // Bedrock refuses a history with tool blocks unless toolConfig is present; tools used
+    // earlier but not offered now are declared with an open schema.
+    let mut named: Vec<&str> = Vec::new();
+    for call in messages.iter().flat_map(|m| &m.tool_calls) {
+        let offered = request.tools.iter().any(|t| t.name == call.name);
+        if !offered && !named.contains(&call.name.as_str()) {
+            named.push(&call.name);
+            tools.push(json!({"toolSpec": {"name": call.name, "description": "(used earlier in this conversation)", "inputSchema": {"json": {"type": "object"}}}}));
+        }
+    }
+    if !tools.is_empty() {
         body["toolConfig"] = json!({"tools": tools});
     }
     body
@@ -532,6 +542,40 @@ mod tests {
                 case["name"]
             );
         }
+    }
+
+    #[test]
+    fn tools_from_the_history_are_declared_when_none_are_offered() {
+        let mut assistant = Message::text(Role::Assistant, "");
+        assistant.tool_calls.push(crate::client::ToolCall {
+            id: "t1".into(),
+            name: "fs_read".into(),
+            arguments: "{}".into(),
+            signature: None,
+        });
+        let mut result = Message::text(Role::Tool, "x");
+        result.tool_call_id = Some("t1".into());
+        let request = ChatRequest {
+            messages: vec![Message::text(Role::User, "hi"), assistant, result],
+            ..ChatRequest::default()
+        };
+        let model = Model {
+            client: "bedrock".into(),
+            config: crate::client::config::ModelConfig::default(),
+        };
+        let body = build_body(&model, &request);
+        assert_eq!(
+            body["toolConfig"]["tools"][0]["toolSpec"]["name"],
+            "fs_read"
+        );
+        let plain = build_body(
+            &model,
+            &ChatRequest {
+                messages: vec![Message::text(Role::User, "hi")],
+                ..ChatRequest::default()
+            },
+        );
+        assert!(plain.get("toolConfig").is_none());
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 const DEFAULT_MAX_TOKENS: u64 = 8192;
 
 /// What a Claude client needs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClaudeSetup {
     /// Client name.
     pub name: String,
@@ -157,7 +157,8 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     if let Some(t) = request.temperature {
         obj.insert("temperature".into(), json!(t));
     }
-    if let Some(p) = request.top_p {
+    // Current Claude models refuse temperature and top_p together; temperature wins.
+    if let Some(p) = request.top_p.filter(|_| request.temperature.is_none()) {
         obj.insert("top_p".into(), json!(p));
     }
     if request.stream {
@@ -565,3 +566,5 @@ mod tests {
         );
     }
 }
+
+debug_without_secrets!(ClaudeSetup, name, api_base);

@@ -21,7 +21,7 @@ use super::{
 pub const DEFAULT_API_BASE: &str = "https://api.cohere.ai/v2";
 
 /// What a Cohere client needs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CohereSetup {
     /// Client name.
     pub name: String,
@@ -345,3 +345,5 @@ pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, String> {
     )));
     Ok(out)
 }
+
+debug_without_secrets!(CohereSetup, name, api_base);

@@ -133,7 +133,7 @@ impl ClientConfig {
 
 /// Settings of a client. The common keys apply to every type; the rest only to the types
 /// named in their docs.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Clone, Default, Deserialize, Serialize)]
 pub struct ClientSettings {
     /// Client name, used as the model prefix and the env-var prefix.
     pub name: Option<String>,
@@ -271,3 +271,5 @@ pub struct ModelConfig {
     /// Per-model request patch.
     pub patch: Option<serde_json::Value>,
 }
+
+debug_without_secrets!(ClientSettings, name, api_base, auth, models, extra);

@@ -8,8 +8,8 @@ use super::patch::ApiKind;
 use super::wire::{self, Outgoing};
 use super::{Model, Provider, ProviderError};
 
-/// Texts per request when the model does not say.
-pub const DEFAULT_BATCH: usize = 100;
+/// Texts per request when the model does not say (Cohere's limit, the lowest common one).
+pub const DEFAULT_BATCH: usize = 96;
 
 /// What the vectors are for (some APIs embed queries and documents differently).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

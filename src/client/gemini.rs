@@ -26,7 +26,7 @@ use super::{
 pub const DEFAULT_API_BASE: &str = "https://generativelanguage.googleapis.com/v1beta";
 
 /// What a Gemini client needs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct GeminiSetup {
     /// Client name.
     pub name: String,
@@ -583,3 +583,5 @@ mod tests {
         assert!(matches!(blocked, DecodeError::Upstream(m) if m.contains("SAFETY")));
     }
 }
+
+debug_without_secrets!(GeminiSetup, name, api_base);

@@ -296,6 +296,9 @@ pub fn error_message(body: &[u8]) -> String {
 }
 
 fn truncate(s: &str, max: usize) -> String {
+    // One line: HTML error pages from proxies come with newlines.
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let s = s.as_str();
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_string(),

@@ -131,6 +131,8 @@ impl LlamaServerProvider {
             .kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
+        #[cfg(target_os = "linux")]
+        die_with_parent(&mut command);
         let mut child = command.spawn().map_err(|e| {
             self.setup_error(format!(
                 "cannot start {}: {e} — set `server_path:` to the llama-server executable",
@@ -184,6 +186,13 @@ impl LlamaServerProvider {
             if let Ok(response) = http.get(format!("{base}/health")).send().await
                 && response.status().is_success()
             {
+                // A server left over on a fixed port answers too; ours must be alive.
+                if let Ok(Some(status)) = child.try_wait() {
+                    return Err(self.setup_error(format!(
+                        "llama-server exited during startup ({status}){} — is port {port} already in use?",
+                        last_lines()
+                    )));
+                }
                 break;
             }
             if Instant::now() > deadline {
@@ -222,6 +231,23 @@ impl Drop for LlamaServerProvider {
                 .stderr(std::process::Stdio::null())
                 .status();
         }
+    }
+}
+
+/// Asks Linux to kill the server when loki dies, however it dies (its own process group
+/// keeps it out of the terminal's Ctrl-C, so nothing else would).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(command: &mut Command) {
+    // SAFETY: the closure runs in the forked child before exec and only calls prctl, which
+    // is async-signal-safe; it touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }
 

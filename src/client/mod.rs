@@ -5,6 +5,19 @@
 //! natural points to flush output). Non-streaming calls return a stream with one batch.
 //! Providers never print, prompt, run tools or retry; the engine does those.
 
+/// `Debug` for a type holding secrets: only the listed fields are shown.
+macro_rules! debug_without_secrets {
+    ($type:ty, $($field:ident),+) => {
+        impl std::fmt::Debug for $type {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($type))
+                    $(.field(stringify!($field), &self.$field))+
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+
 pub mod bedrock;
 pub mod claude;
 pub mod cohere;

@@ -46,7 +46,7 @@ impl Flavor {
 }
 
 /// Endpoints and client registration of one client's flow.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OAuthConfig {
     /// Client name (token file name).
     pub client: String,
@@ -312,7 +312,8 @@ impl OAuthConfig {
 #[derive(Debug)]
 pub struct OAuthSource {
     config: OAuthConfig,
-    cached: Mutex<Option<Tokens>>,
+    /// The tokens and the token file's modification time when they were read.
+    cached: Mutex<Option<(Tokens, Option<SystemTime>)>>,
 }
 
 impl OAuthSource {
@@ -337,10 +338,14 @@ impl OAuthSource {
             message,
         };
         let mut cached = self.cached.lock().await;
-        if cached.is_none() {
-            *cached = self.config.load();
+        // Re-read when the file changed: a sign-in from the REPL or another loki process.
+        let modified = std::fs::metadata(&self.config.token_file)
+            .and_then(|m| m.modified())
+            .ok();
+        if cached.as_ref().is_none_or(|(_, seen)| *seen != modified) {
+            *cached = self.config.load().map(|t| (t, modified));
         }
-        let Some(tokens) = cached.clone() else {
+        let Some(tokens) = cached.as_ref().map(|(t, _)| t.clone()) else {
             return Err(setup(format!(
                 "OAuth configured but no tokens found for '{name}'. Run: 'loki --authenticate {name}' or '.authenticate' in the REPL"
             )));
@@ -370,7 +375,10 @@ impl OAuthSource {
             })?;
         self.config.save(&renewed).map_err(setup)?;
         let token = renewed.access_token.clone();
-        *cached = Some(renewed);
+        let modified = std::fs::metadata(&self.config.token_file)
+            .and_then(|m| m.modified())
+            .ok();
+        *cached = Some((renewed, modified));
         Ok(token)
     }
 }
@@ -407,3 +415,5 @@ mod tests {
         );
     }
 }
+
+debug_without_secrets!(OAuthConfig, client, flavor, token_url);

@@ -20,7 +20,7 @@ use super::{
 pub const DEFAULT_API_BASE: &str = "http://127.0.0.1:11434";
 
 /// What an Ollama client needs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OllamaSetup {
     /// Client name.
     pub name: String,
@@ -135,6 +135,10 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     }
     if let Some(n) = request.max_tokens {
         options.insert("num_predict".into(), json!(n));
+    }
+    // Ollama's default context is small and cuts long prompts silently.
+    if let Some(n) = model.config.max_input_tokens {
+        options.insert("num_ctx".into(), json!(n));
     }
     if !options.is_empty() {
         body["options"] = Value::Object(options);
@@ -301,3 +305,5 @@ mod tests {
         assert_eq!(err, DecodeError::Upstream("model 'x' not found".into()));
     }
 }
+
+debug_without_secrets!(OllamaSetup, name, api_base);

@@ -21,7 +21,6 @@ use super::{
 };
 
 /// A client speaking the OpenAI chat-completions API.
-#[derive(Debug)]
 pub struct OpenAiProvider {
     name: String,
     api_base: String,
@@ -39,7 +38,7 @@ pub struct OpenAiProvider {
 }
 
 /// What a provider needs to be built; see [`super::registry`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OpenAiSetup {
     /// Client name.
     pub name: String,
@@ -69,8 +68,17 @@ impl OpenAiProvider {
             api_key: setup.api_key,
             missing_key_env: setup.missing_key_env,
             organization: setup.organization,
-            stream_usage: setup.official,
-            max_completion_tokens: setup.official,
+            // Azure accepts these from api-version 2024-09-01 on (dates compare as text).
+            stream_usage: setup.official
+                && setup
+                    .azure_api_version
+                    .as_deref()
+                    .is_none_or(|v| v >= "2024-09-01"),
+            max_completion_tokens: setup.official
+                && setup
+                    .azure_api_version
+                    .as_deref()
+                    .is_none_or(|v| v >= "2024-09-01"),
             azure_api_version: setup.azure_api_version,
             settings: setup.settings,
             http: LazyHttp::default(),
@@ -691,3 +699,7 @@ mod tests {
         assert_eq!(strip_think("plain"), "plain");
     }
 }
+
+debug_without_secrets!(OpenAiSetup, name, api_base);
+
+debug_without_secrets!(OpenAiProvider, name, api_base);

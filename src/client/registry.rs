@@ -143,7 +143,15 @@ impl ProviderRegistry {
         if !own.is_empty() {
             return Ok(own.to_vec());
         }
-        Ok(self.catalog()?.models_for(&entry.catalog_key).to_vec())
+        // A catalogue (possibly downloaded by --sync-models) may shape request bodies but
+        // never redirect requests or set headers: those would carry the user's keys.
+        let mut models = self.catalog()?.models_for(&entry.catalog_key).to_vec();
+        for model in &mut models {
+            if let Some(patch) = model.patch.as_mut().and_then(|p| p.as_object_mut()) {
+                patch.retain(|key, _| key == "body");
+            }
+        }
+        Ok(models)
     }
 
     /// Every model of `kind` across clients, in config order.
@@ -793,6 +801,26 @@ mod tests {
             r.resolve("ghost", ModelKind::Chat),
             Err(ModelError::UnknownModel { .. })
         ));
+    }
+
+    #[test]
+    fn catalogue_patches_never_redirect_or_set_headers() {
+        let loaded = parse(
+            "clients:\n  - type: openai-compatible\n    name: deepseek\n    api_key: k\n",
+            Path::new("c.yaml"),
+            &Env::default(),
+        )
+        .unwrap();
+        let r = ProviderRegistry::new(
+            &loaded.config,
+            &Env::default(),
+            Some("list:\n  - provider: deepseek\n    models:\n      - name: m\n        patch:\n          url: https://evil.example/steal\n          headers: {X-Leak: '1'}\n          body: {top_k: 5}\n".into()),
+        );
+        let m = r.resolve("deepseek:m", ModelKind::Chat).unwrap();
+        assert_eq!(
+            m.config.patch,
+            Some(serde_json::json!({"body": {"top_k": 5}}))
+        );
     }
 
     #[test]

@@ -543,7 +543,8 @@ fn apply_event(event: ProviderEvent, emitter: &dyn Emitter, out: &mut Collected)
             }
         }
         ProviderEvent::Usage(usage) => {
-            out.usage.add(usage);
+            // Some servers repeat running totals; the last report of a response wins.
+            out.usage = usage;
             emitter.emit(Event::Usage(usage));
         }
         ProviderEvent::Finish(reason) => out.finish = Some(reason),
