@@ -46,6 +46,10 @@ pub struct RequestContext {
     /// `enabled_tools` set in this conversation (`.set enabled_tools`), over the
     /// configuration's; a role's own list wins over both.
     pub enabled_tools: Option<String>,
+    /// `enabled_mcp_servers` set in this conversation, over the configuration's.
+    pub enabled_mcp_servers: Option<String>,
+    /// Whether MCP servers are used at all (`mcp_server_support`).
+    pub mcp_server_support: bool,
     /// How tool calls are approved, including "always" answers given so far.
     pub tool_policy: crate::tool::Policy,
     /// Who is asked before a tool call that needs approval.
@@ -209,6 +213,8 @@ impl RequestContext {
             save: state.config.save,
             function_calling_support: state.config.function_calling_support,
             enabled_tools: state.config.enabled_tools.clone(),
+            enabled_mcp_servers: state.config.enabled_mcp_servers.clone(),
+            mcp_server_support: state.config.mcp_server_support,
             tool_policy: crate::tool::Policy::from_config(&state.config),
             approver: Arc::new(crate::tool::approve::DenyAll),
             session: None,
@@ -255,10 +261,46 @@ impl RequestContext {
                 .and_then(|r| r.enabled_tools.as_deref())
                 .or(self.enabled_tools.as_deref())
         });
-        if enabled.is_none_or(|e| e.trim().is_empty()) {
-            return Vec::new();
+        let mut tools = match enabled {
+            Some(e) if !e.trim().is_empty() => {
+                crate::tool::enabled_tools(&state.config, &state.script_tools().tools, Some(e))
+            }
+            _ => Vec::new(),
+        };
+        let (servers, _) = self.mcp_servers(state);
+        if !servers.is_empty() {
+            let mode = state.config.mcp_tool_exposure.as_deref().unwrap_or("auto");
+            tools.extend(
+                crate::mcp::expose::functions(&state.mcp.running(&servers), mode)
+                    .into_iter()
+                    .filter(|f| !tools.iter().any(|t| t.name() == f.name))
+                    .map(|f| crate::tool::Tool::Mcp(Arc::new(f)))
+                    .collect::<Vec<_>>(),
+            );
         }
-        crate::tool::enabled_tools(&state.config, &state.script_tools().tools, enabled)
+        tools
+    }
+
+    /// The MCP servers this conversation uses (session > role > conversation > config),
+    /// and the names among them that `mcp.json` does not define.
+    pub fn mcp_servers(&self, state: &AppState) -> (Vec<String>, Vec<String>) {
+        if !self.mcp_server_support {
+            return (Vec::new(), Vec::new());
+        }
+        let session = self
+            .session
+            .as_ref()
+            .and_then(|s| s.lock().get().enabled_mcp_servers.clone());
+        let enabled = session.as_deref().or_else(|| {
+            self.role
+                .as_ref()
+                .and_then(|r| r.enabled_mcp_servers.as_deref())
+                .or(self.enabled_mcp_servers.as_deref())
+        });
+        match enabled {
+            Some(e) => state.mcp.expand(e, &state.config.mapping_mcp_servers),
+            None => (Vec::new(), Vec::new()),
+        }
     }
 
     /// Switches the model (and provider) for the rest of the conversation.

@@ -11,6 +11,7 @@ pub mod config;
 pub mod context;
 pub mod engine;
 pub mod logging;
+pub mod mcp;
 pub mod render;
 pub mod repl;
 pub mod role;

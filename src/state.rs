@@ -24,6 +24,8 @@ pub struct AppState {
     pub config_origin: String,
     /// Saved sessions.
     pub sessions: Arc<dyn SessionStore>,
+    /// MCP servers from `functions/mcp.json`, shared by every conversation.
+    pub mcp: crate::mcp::McpFactory,
     /// Script tools of `functions/tools/`, parsed the first time tools are needed.
     scripts: std::sync::OnceLock<ScriptTools>,
 }
@@ -52,8 +54,11 @@ impl AppState {
         let models_override = std::fs::read_to_string(&paths.models_override_file).ok();
         let providers = ProviderRegistry::new(&config, &env, models_override);
         let sessions = Arc::new(FileSessionStore::new(paths.sessions_dir.clone()));
+        let mcp_text = std::fs::read_to_string(paths.functions_dir.join("mcp.json")).ok();
+        let mcp = crate::mcp::McpFactory::new(mcp_text.as_deref(), &env);
         Self {
             sessions,
+            mcp,
             scripts: std::sync::OnceLock::new(),
             config,
             paths,

@@ -58,6 +58,7 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("mcp_server_support", KeyKind::Bool),
     ("mapping_mcp_servers", KeyKind::Json),
     ("enabled_mcp_servers", KeyKind::Str),
+    ("mcp_tool_exposure", KeyKind::Str),
     ("repl_prelude", KeyKind::Str),
     ("cmd_prelude", KeyKind::Str),
     ("agent_session", KeyKind::Str),

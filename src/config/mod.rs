@@ -96,6 +96,8 @@ pub struct AppConfig {
     pub mapping_mcp_servers: BTreeMap<String, String>,
     /// MCP servers enabled by default: `all` or a comma-separated list.
     pub enabled_mcp_servers: Option<String>,
+    /// How MCP tools are offered: `auto` (direct for small servers), `direct` or `meta`.
+    pub mcp_tool_exposure: Option<String>,
     /// `role:<name>`, `session:<name>` or `<session>:<role>` applied when the REPL starts.
     pub repl_prelude: Option<String>,
     /// The same, applied to one-shot commands.
@@ -176,6 +178,7 @@ impl Default for AppConfig {
             mcp_server_support: true,
             mapping_mcp_servers: BTreeMap::new(),
             enabled_mcp_servers: None,
+            mcp_tool_exposure: None,
             repl_prelude: None,
             cmd_prelude: None,
             agent_session: None,

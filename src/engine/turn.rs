@@ -161,6 +161,23 @@ pub(super) async fn run_turn(
         });
     }
 
+    // MCP servers start (or stop) to match the conversation before its tools are listed;
+    // one that cannot start is a warning, never a failed turn.
+    if ctx.function_calling_support && ctx.model.config.supports_function_calling {
+        let (servers, unknown) = ctx.mcp_servers(state);
+        for name in unknown {
+            emitter.emit(Event::Notice(Notice::warning(format!(
+                "unknown MCP server `{name}` (not in functions/mcp.json)"
+            ))));
+        }
+        let warnings = tokio::select! {
+            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
+            w = state.mcp.ensure(&servers) => w,
+        };
+        for warning in warnings {
+            emitter.emit(Event::Notice(Notice::warning(warning)));
+        }
+    }
     let tools = ctx.active_tools(state);
     let specs = crate::tool::specs(&tools);
     if !tools.is_empty() {

@@ -43,6 +43,9 @@ pub struct Session {
     /// Tools enabled in this session (`.set enabled_tools` while it is open).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled_tools: Option<String>,
+    /// MCP servers enabled in this session (`.set enabled_mcp_servers` while it is open).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled_mcp_servers: Option<String>,
     /// The role the session was started with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role_name: Option<String>,

@@ -36,6 +36,8 @@ pub enum Tool {
     Builtin(&'static Builtin),
     /// A script in `functions/tools/`.
     Script(Arc<ScriptTool>),
+    /// A function offered on behalf of an MCP server.
+    Mcp(Arc<crate::mcp::McpTool>),
 }
 
 impl Tool {
@@ -44,6 +46,7 @@ impl Tool {
         match self {
             Self::Builtin(b) => b.name,
             Self::Script(s) => &s.name,
+            Self::Mcp(m) => &m.name,
         }
     }
 
@@ -59,6 +62,11 @@ impl Tool {
                 name: s.name.clone(),
                 description: s.description.clone(),
                 parameters: s.parameters.clone(),
+            },
+            Self::Mcp(m) => ToolSpec {
+                name: m.name.clone(),
+                description: m.description.clone(),
+                parameters: m.parameters.clone(),
             },
         }
     }
@@ -228,6 +236,7 @@ pub fn approval_needed(tool: &Tool, args: &Value, cwd: &Path) -> bool {
                     .any(|p| !p.inside)
         }
         Tool::Script(_) => true,
+        Tool::Mcp(m) => m.writes(args),
     }
 }
 
@@ -284,6 +293,7 @@ pub async fn run_round(
     let sequential = ready.iter().any(|r| match r {
         Ok((Tool::Builtin(b), _)) => b.effect != Effect::Read,
         Ok((Tool::Script(_), _)) => true,
+        Ok((Tool::Mcp(m), args)) => m.writes(args),
         Err(_) => false,
     });
     let asked = &asked;
@@ -307,6 +317,7 @@ pub async fn run_round(
                 }
             }
             Ok((Tool::Script(tool), args)) => run_script::run(&tool, &args, &env).await,
+            Ok((Tool::Mcp(tool), args)) => crate::mcp::expose::run(&tool, &args, &env).await,
             Err(e) => Err(e),
         };
         let (content, ok) = match outcome {
@@ -377,7 +388,7 @@ async fn check(
         Tool::Builtin(b) => builtin::touched_paths(b, &args, cwd)
             .iter()
             .any(|p| !p.inside),
-        Tool::Script(_) => false,
+        Tool::Script(_) | Tool::Mcp(_) => false,
     };
     let exempt = policy.yolo
         || (!outside && (policy.auto_approve.contains(&name) || policy.always.contains(&name)));
@@ -388,6 +399,13 @@ async fn check(
         Tool::Builtin(b) => builtin::describe(b, &args, cwd)?,
         Tool::Script(s) => (
             format!("run the script tool `{}` with {args}", s.path.display()),
+            None,
+        ),
+        Tool::Mcp(m) => (
+            format!(
+                "call `{}` on the MCP server `{}` with {args}",
+                m.name, m.server.spec.name
+            ),
             None,
         ),
     };

@@ -5,6 +5,7 @@ mod embeddings;
 mod errors;
 mod execute;
 mod input;
+mod mcp;
 mod oauth;
 mod oneshot;
 mod providers;

@@ -1,0 +1,297 @@
+//! `functions/mcp.json`, in Claude Desktop's format: `{"mcpServers": {name: server}}`
+//! where a server is `{"type": "stdio", "command", "args", "env", "cwd"}` or
+//! `{"type": "http" | "sse", "url", "headers"}`. `{{NAME}}` in any string value is
+//! replaced by that environment variable; a server naming a variable that is not set
+//! cannot start, and says which.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::config::Env;
+
+/// How to reach one server.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// A child process speaking JSON-RPC over stdin/stdout.
+    Stdio {
+        /// Executable.
+        command: String,
+        /// Arguments.
+        args: Vec<String>,
+        /// Extra environment, sorted.
+        env: BTreeMap<String, String>,
+        /// Working directory.
+        cwd: Option<String>,
+    },
+    /// Streamable HTTP.
+    Http {
+        /// Endpoint.
+        url: String,
+        /// Headers sent with every request, sorted.
+        headers: BTreeMap<String, String>,
+    },
+    /// The legacy HTTP+SSE transport.
+    Sse {
+        /// The SSE endpoint.
+        url: String,
+        /// Headers sent with every request, sorted.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl std::fmt::Debug for Transport {
+    // Env values and headers often hold tokens: only their names are shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stdio {
+                command, args, env, ..
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .finish_non_exhaustive(),
+            Self::Http { url, headers } | Self::Sse { url, headers } => f
+                .debug_struct("Remote")
+                .field("url", url)
+                .field("headers", &headers.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
+impl Transport {
+    /// `stdio`, `http` or `sse`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Stdio { .. } => "stdio",
+            Self::Http { .. } => "http",
+            Self::Sse { .. } => "sse",
+        }
+    }
+}
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ServerSpec {
+    /// Its name in `mcpServers`.
+    pub name: String,
+    /// How to reach it; the pair (name, transport) is the sharing key.
+    pub transport: Transport,
+}
+
+/// A server entry that cannot be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken {
+    /// Server name.
+    pub name: String,
+    /// One line.
+    pub reason: String,
+}
+
+/// The parsed file.
+#[derive(Debug, Clone, Default)]
+pub struct McpConfig {
+    /// Usable servers by name.
+    pub servers: BTreeMap<String, ServerSpec>,
+    /// Entries that cannot be used.
+    pub broken: Vec<Broken>,
+}
+
+#[derive(Deserialize)]
+struct File {
+    #[serde(rename = "mcpServers", default)]
+    servers: BTreeMap<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, Value>,
+    cwd: Option<String>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    /// Accepted for compatibility; loki decides exposure itself.
+    #[serde(default)]
+    #[allow(dead_code)]
+    disabled: bool,
+}
+
+impl McpConfig {
+    /// Parses the file's text; `Err` when it is not JSON in the expected shape at all.
+    pub fn parse(text: &str, env: &Env) -> Result<Self, String> {
+        if text.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        let file: File = serde_json::from_str(text).map_err(|e| format!("mcp.json: {e}"))?;
+        let mut out = Self::default();
+        for (name, value) in file.servers {
+            match spec_of(&name, value, env) {
+                Ok(spec) => {
+                    out.servers.insert(name, spec);
+                }
+                Err(reason) => out.broken.push(Broken { name, reason }),
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, String> {
+    let raw: RawServer = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    let mut missing = Vec::new();
+    let mut sub = |s: &str| substitute(s, env, &mut missing);
+    let kind = raw
+        .kind
+        .as_deref()
+        .or(if raw.command.is_some() {
+            Some("stdio")
+        } else {
+            None
+        })
+        .ok_or("needs \"type\": \"stdio\", \"http\" or \"sse\"")?;
+    let transport = match kind {
+        "stdio" => {
+            let command = raw
+                .command
+                .as_deref()
+                .ok_or("a stdio server needs \"command\"")?;
+            Transport::Stdio {
+                command: sub(command),
+                args: raw.args.iter().map(|a| sub(a)).collect(),
+                env: raw
+                    .env
+                    .iter()
+                    .map(|(k, v)| {
+                        let text = match v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        (k.clone(), sub(&text))
+                    })
+                    .collect(),
+                cwd: raw.cwd.as_deref().map(&mut sub),
+            }
+        }
+        "http" | "sse" | "streamable-http" | "streamable_http" => {
+            if raw.command.is_some() || !raw.args.is_empty() || raw.cwd.is_some() {
+                return Err(format!(
+                    "a {kind} server takes \"url\" and \"headers\", not command/args/cwd"
+                ));
+            }
+            let url = sub(raw.url.as_deref().ok_or("a remote server needs \"url\"")?);
+            let headers = raw
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), sub(v)))
+                .collect();
+            if kind == "sse" {
+                Transport::Sse { url, headers }
+            } else {
+                Transport::Http { url, headers }
+            }
+        }
+        other => return Err(format!("unknown type \"{other}\" (use stdio, http or sse)")),
+    };
+    if !missing.is_empty() {
+        missing.sort();
+        missing.dedup();
+        return Err(format!(
+            "references variables that are not set: {}",
+            missing.join(", ")
+        ));
+    }
+    Ok(ServerSpec {
+        name: name.to_string(),
+        transport,
+    })
+}
+
+/// Replaces `{{NAME}}` with the variable's value, recording names that are not set.
+fn substitute(text: &str, env: &Env, missing: &mut Vec<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        let name = after[..end].trim();
+        match env.get(name) {
+            Some(value) => out.push_str(value),
+            None => {
+                missing.push(name.to_string());
+                out.push_str(&rest[start..start + end + 4]);
+            }
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_of_every_type_with_placeholders() {
+        let env = Env::from_pairs([("GH_TOKEN", "ghp_x"), ("PORT", "8080")]);
+        let text = r#"{"mcpServers": {
+            "gh": {"type": "stdio", "command": "docker", "args": ["run", "-i"], "env": {"GITHUB_TOKEN": "{{GH_TOKEN}}", "DEBUG": true}},
+            "web": {"type": "http", "url": "http://127.0.0.1:{{PORT}}/mcp", "headers": {"Authorization": "Bearer {{GH_TOKEN}}"}},
+            "old": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+            "nokey": {"type": "stdio", "command": "x", "env": {"K": "{{NOPE}}"}},
+            "bad": {"type": "http", "command": "x", "url": "u"},
+            "odd": {"type": "ftp", "url": "u"}
+        }}"#;
+        let c = McpConfig::parse(text, &env).unwrap();
+        assert_eq!(c.servers.len(), 3);
+        match &c.servers["gh"].transport {
+            Transport::Stdio { env, .. } => {
+                assert_eq!(env["GITHUB_TOKEN"], "ghp_x");
+                assert_eq!(env["DEBUG"], "true");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            c.servers["web"].transport,
+            Transport::Http {
+                url: "http://127.0.0.1:8080/mcp".into(),
+                headers: [("Authorization".to_string(), "Bearer ghp_x".to_string())].into()
+            }
+        );
+        assert_eq!(c.servers["old"].transport.kind(), "sse");
+        let reasons: Vec<String> = c
+            .broken
+            .iter()
+            .map(|b| format!("{}: {}", b.name, b.reason))
+            .collect();
+        assert!(
+            reasons
+                .iter()
+                .any(|r| r.contains("nokey") && r.contains("NOPE")),
+            "{reasons:?}"
+        );
+        assert!(reasons.iter().any(|r| r.starts_with("bad:")), "{reasons:?}");
+        assert!(
+            reasons.iter().any(|r| r.contains("unknown type")),
+            "{reasons:?}"
+        );
+        // Secrets never show in Debug output.
+        assert!(!format!("{:?}", c.servers["gh"]).contains("ghp_x"));
+        assert!(McpConfig::parse("{oops", &env).is_err());
+        assert!(McpConfig::parse("", &env).unwrap().servers.is_empty());
+    }
+}

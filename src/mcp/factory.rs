@@ -1,0 +1,217 @@
+//! The servers a process runs, shared by every conversation that enables them: keyed by
+//! name and transport (command, args, env / url, headers), so scopes asking for the same
+//! server share one process through an `Arc`. `ensure` starts what a scope needs (in
+//! parallel, never failing the caller: a server that cannot start becomes a one-line
+//! warning) and stops what no scope uses any more (idle timeout 0, as in the REPL).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use super::config::{McpConfig, ServerSpec};
+use super::server::{McpServer, START_TIMEOUT};
+
+/// What became of a server.
+#[derive(Debug, Clone)]
+enum Slot {
+    Running(Arc<McpServer>),
+    Failed { spec: ServerSpec, reason: String },
+}
+
+/// The process's MCP servers.
+#[derive(Debug, Default)]
+pub struct McpFactory {
+    config: McpConfig,
+    /// Why `mcp.json` could not be read, if it could not.
+    error: Option<String>,
+    slots: Mutex<HashMap<String, Slot>>,
+    http: std::sync::OnceLock<reqwest::Client>,
+}
+
+impl McpFactory {
+    /// A factory for the servers in `text` (the contents of `mcp.json`, if any).
+    pub fn new(text: Option<&str>, env: &crate::config::Env) -> Self {
+        let (config, error) = match text.map(|t| McpConfig::parse(t, env)) {
+            None => (McpConfig::default(), None),
+            Some(Ok(config)) => (config, None),
+            Some(Err(e)) => (McpConfig::default(), Some(e)),
+        };
+        Self {
+            config,
+            error,
+            ..Self::default()
+        }
+    }
+
+    /// Names of the configured servers (usable or not), sorted.
+    pub fn configured(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.config.servers.keys().cloned().collect();
+        names.extend(self.config.broken.iter().map(|b| b.name.clone()));
+        names.sort();
+        names
+    }
+
+    /// Expands an `enabled_mcp_servers` value: `all`, names, and `mapping_mcp_servers`
+    /// aliases. Unknown names are returned separately.
+    pub fn expand(
+        &self,
+        enabled: &str,
+        mapping: &BTreeMap<String, String>,
+    ) -> (Vec<String>, Vec<String>) {
+        let mut names = Vec::new();
+        let mut unknown = Vec::new();
+        let add = |name: &str, names: &mut Vec<String>| {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        };
+        for item in enabled.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if item == "all" {
+                for name in self.configured() {
+                    add(&name, &mut names);
+                }
+                continue;
+            }
+            let targets: Vec<&str> = match mapping.get(item) {
+                Some(list) => list.split(',').map(str::trim).collect(),
+                None => vec![item],
+            };
+            for target in targets.into_iter().filter(|t| !t.is_empty()) {
+                if self.configured().iter().any(|n| n == target) {
+                    add(target, &mut names);
+                } else if !unknown.iter().any(|u| u == target) {
+                    unknown.push(target.to_string());
+                }
+            }
+        }
+        (names, unknown)
+    }
+
+    fn http(&self) -> reqwest::Client {
+        self.http
+            .get_or_init(|| {
+                crate::client::http::install_crypto_provider();
+                reqwest::Client::builder()
+                    .connect_timeout(std::time::Duration::from_secs(10))
+                    .build()
+                    .unwrap_or_default()
+            })
+            .clone()
+    }
+
+    /// Makes exactly `names` run: starts the missing ones (and ones that died), stops the
+    /// others. Returns one warning per server that could not be started this time.
+    pub async fn ensure(&self, names: &[String]) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if let Some(e) = &self.error
+            && !names.is_empty()
+        {
+            warnings.push(format!("MCP servers are unavailable: {e}"));
+            return warnings;
+        }
+        let mut to_start: Vec<ServerSpec> = Vec::new();
+        {
+            let Ok(mut slots) = self.slots.lock() else {
+                return warnings;
+            };
+            slots.retain(|name, _| names.contains(name));
+            for name in names {
+                let Some(spec) = self.config.servers.get(name) else {
+                    if let Some(b) = self.config.broken.iter().find(|b| &b.name == name)
+                        && !slots.contains_key(name)
+                    {
+                        warnings.push(format!("MCP server `{name}` is not usable: {}", b.reason));
+                    }
+                    continue;
+                };
+                let current = match slots.get(name) {
+                    Some(Slot::Running(s)) => s.is_alive() && s.spec == *spec,
+                    // A failure is not retried within the same configuration; a config
+                    // change gives a new spec and a new attempt.
+                    Some(Slot::Failed { spec: failed, .. }) => failed == spec,
+                    None => false,
+                };
+                if !current {
+                    slots.remove(name);
+                    to_start.push(spec.clone());
+                }
+            }
+        }
+        if to_start.is_empty() {
+            return warnings;
+        }
+        let http = self.http();
+        let starts = to_start.into_iter().map(|spec| {
+            let http = http.clone();
+            async move {
+                let name = spec.name.clone();
+                let result =
+                    tokio::time::timeout(START_TIMEOUT, McpServer::start(spec.clone(), http))
+                        .await
+                        .unwrap_or_else(|_| {
+                            Err(format!("no answer within {}s", START_TIMEOUT.as_secs()))
+                        });
+                (name, spec, result)
+            }
+        });
+        let results = futures_util::future::join_all(starts).await;
+        if let Ok(mut slots) = self.slots.lock() {
+            for (name, spec, result) in results {
+                match result {
+                    Ok(server) => {
+                        slots.insert(name, Slot::Running(Arc::new(server)));
+                    }
+                    Err(reason) => {
+                        tracing::warn!(server = %name, "MCP server failed: {reason}");
+                        warnings.push(format!(
+                            "MCP server `{name}` failed to start: {reason} (its tools are left out)"
+                        ));
+                        slots.insert(name, Slot::Failed { spec, reason });
+                    }
+                }
+            }
+        }
+        warnings
+    }
+
+    /// The running servers among `names`, in that order.
+    pub fn running(&self, names: &[String]) -> Vec<Arc<McpServer>> {
+        let Ok(slots) = self.slots.lock() else {
+            return Vec::new();
+        };
+        names
+            .iter()
+            .filter_map(|n| match slots.get(n) {
+                Some(Slot::Running(s)) => Some(Arc::clone(s)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `(name, state)` for every configured server, for `.info`.
+    pub fn status(&self) -> Vec<(String, String)> {
+        let slots = self.slots.lock().ok();
+        let mut rows = Vec::new();
+        for name in self.configured() {
+            let state = match slots.as_ref().and_then(|s| s.get(&name)) {
+                Some(Slot::Running(s)) if s.is_alive() => {
+                    format!("running ({} tools)", s.cached_tools().len())
+                }
+                Some(Slot::Running(_)) => "exited (restarted on next use)".into(),
+                Some(Slot::Failed { reason, .. }) => format!("failed: {reason}"),
+                None => match self.config.broken.iter().find(|b| b.name == name) {
+                    Some(b) => format!("not usable: {}", b.reason),
+                    None => "idle".into(),
+                },
+            };
+            rows.push((name, state));
+        }
+        rows
+    }
+
+    /// Stops every server.
+    pub fn shutdown(&self) {
+        if let Ok(mut slots) = self.slots.lock() {
+            slots.clear();
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! MCP client: servers from `functions/mcp.json` (stdio, streamable HTTP and legacy SSE),
+//! shared per process by [`McpFactory`], their tools offered to the model directly or
+//! through search/describe/invoke meta functions, and called through the same approval
+//! as every other tool.
+
+pub mod config;
+pub mod expose;
+pub mod factory;
+pub mod server;
+pub mod sse;
+
+pub use expose::McpTool;
+pub use factory::McpFactory;

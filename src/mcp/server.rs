@@ -1,0 +1,279 @@
+//! One running MCP server: started over stdio (its own process group, stderr to the log)
+//! or streamable HTTP with the official `rmcp` client, initialised as loki, its tool list
+//! kept fresh on `notifications/tools/list_changed`, and calls made with a timeout and
+//! cancellation (dropping a call sends `notifications/cancelled`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock,
+    Implementation, ProgressNotificationParam, Tool,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{ServerSpec, Transport};
+
+/// How long a server may take to start and list its tools.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Receives the server's notifications.
+#[derive(Clone)]
+pub struct Handler {
+    server: String,
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl rmcp::ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("loki", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        tracing::info!(server = %self.server, "tool list changed");
+        self.tools_changed.store(true, Ordering::Release);
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        tracing::info!(
+            server = %self.server,
+            progress = params.progress,
+            total = ?params.total,
+            message = ?params.message,
+            "progress"
+        );
+    }
+}
+
+/// A started server.
+pub struct McpServer {
+    /// How it was configured.
+    pub spec: ServerSpec,
+    service: RunningService<RoleClient, Handler>,
+    tools: std::sync::RwLock<Vec<Tool>>,
+    tools_changed: Arc<AtomicBool>,
+    /// Process group of a stdio server.
+    pid: Option<u32>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.spec.name)
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// Starts the server, initialises the session and lists its tools.
+    pub async fn start(spec: ServerSpec, http: reqwest::Client) -> Result<Self, String> {
+        let tools_changed = Arc::new(AtomicBool::new(false));
+        let handler = Handler {
+            server: spec.name.clone(),
+            tools_changed: Arc::clone(&tools_changed),
+        };
+        let (service, pid) = match &spec.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env).kill_on_drop(true);
+                if let Some(dir) = cwd {
+                    cmd.current_dir(dir);
+                }
+                #[cfg(unix)]
+                cmd.process_group(0);
+                let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                let pid = transport.id();
+                if let Some(stderr) = stderr {
+                    let name = spec.name.clone();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tracing::info!(target: "mcp::stderr", server = %name, "{line}");
+                        }
+                    });
+                }
+                let service = handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("initialisation failed: {e}"))?;
+                (service, pid)
+            }
+            Transport::Http { url, headers } => {
+                use rmcp::transport::StreamableHttpClientTransport;
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                let mut map = HashMap::new();
+                for (k, v) in headers {
+                    let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                        .map_err(|_| format!("header `{k}` is not a valid name"))?;
+                    let value = reqwest::header::HeaderValue::from_str(v)
+                        .map_err(|_| format!("header `{k}` has characters that are not allowed"))?;
+                    map.insert(name, value);
+                }
+                let config =
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
+                let transport = StreamableHttpClientTransport::with_client(http, config);
+                let service = handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("initialisation failed: {e}"))?;
+                (service, None)
+            }
+            Transport::Sse { url, headers } => {
+                let transport = super::sse::SseTransport::connect(http, url, headers).await?;
+                let service = handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("initialisation failed: {e}"))?;
+                (service, None)
+            }
+        };
+        let server = Self {
+            spec,
+            service,
+            tools: std::sync::RwLock::new(Vec::new()),
+            tools_changed,
+            pid,
+        };
+        server.reload_tools().await?;
+        if let Some(info) = server.service.peer_info() {
+            tracing::info!(
+                server = %server.spec.name,
+                protocol = %info.protocol_version.as_str(),
+                "MCP server started"
+            );
+        }
+        Ok(server)
+    }
+
+    async fn reload_tools(&self) -> Result<(), String> {
+        let tools = self
+            .service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("listing tools failed: {e}"))?;
+        if let Ok(mut slot) = self.tools.write() {
+            *slot = tools;
+        }
+        Ok(())
+    }
+
+    /// The server's tools, re-listed first when it said they changed.
+    pub async fn tools(&self) -> Vec<Tool> {
+        if self.tools_changed.swap(false, Ordering::AcqRel)
+            && let Err(e) = self.reload_tools().await
+        {
+            tracing::warn!(server = %self.spec.name, "{e}");
+        }
+        self.tools.read().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// The cached tool list (no request).
+    pub fn cached_tools(&self) -> Vec<Tool> {
+        self.tools.read().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// Whether the connection is still up.
+    pub fn is_alive(&self) -> bool {
+        !self.service.peer().is_transport_closed()
+    }
+
+    /// Calls a tool; the result rendered as text for the model, `Err` for errors.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<String, String> {
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let call = self.service.peer().call_tool(params);
+        let result = tokio::select! {
+            _ = cancel.cancelled() => return Err("cancelled".into()),
+            r = tokio::time::timeout(timeout, call) => r,
+        };
+        match result {
+            Err(_) => Err(format!(
+                "`{tool}` on MCP server `{}` did not answer within {}s",
+                self.spec.name,
+                timeout.as_secs()
+            )),
+            Ok(Err(e)) if !self.is_alive() => Err(format!(
+                "MCP server `{}` stopped during the call ({e}); it is restarted on next use",
+                self.spec.name
+            )),
+            Ok(Err(e)) => Err(e.to_string()),
+            Ok(Ok(result)) => render(&result),
+        }
+    }
+}
+
+/// A result as text: text blocks, structured content as JSON, images and resources
+/// described; `Err` when the server flagged an error.
+pub fn render(result: &CallToolResult) -> Result<String, String> {
+    let mut parts: Vec<String> = Vec::new();
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(t) => parts.push(t.text.clone()),
+            ContentBlock::Image(i) => parts.push(format!(
+                "[image {}, {} bytes of base64]",
+                i.mime_type,
+                i.data.len()
+            )),
+            ContentBlock::ResourceLink(r) => parts.push(format!("[resource {}]", r.uri)),
+            ContentBlock::Resource(r) => parts
+                .push(serde_json::to_string(&r.resource).unwrap_or_else(|_| "[resource]".into())),
+            _ => parts.push("[unsupported content]".into()),
+        }
+    }
+    if let Some(structured) = &result.structured_content
+        && parts.iter().all(|p| p.trim().is_empty())
+    {
+        parts = vec![structured.to_string()];
+    }
+    let text = parts.join("\n");
+    if result.is_error.unwrap_or(false) {
+        Err(if text.is_empty() {
+            "the tool reported an error".into()
+        } else {
+            text
+        })
+    } else {
+        Ok(text)
+    }
+}
+
+impl Drop for McpServer {
+    fn drop(&mut self) {
+        // The server and anything it started (npx, docker, uvx spawn children).
+        #[cfg(unix)]
+        if let Some(pid) = self.pid {
+            let _ = std::process::Command::new("kill")
+                .args(["-s", "TERM", "--", &format!("-{pid}")])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The legacy HTTP+SSE MCP transport, as an `rmcp` transport (rmcp 3 ships none): GET the
+//! SSE stream, wait for the `endpoint` event (a URL, possibly relative), then POST each
+//! JSON-RPC message there; answers and notifications arrive as `message` events.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use rmcp::RoleClient;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::client::sse::{SseDecoder, SseEvent};
+
+/// How long the server has to announce its endpoint.
+const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A failure of the SSE transport.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SseError(String);
+
+/// A connected SSE session.
+pub struct SseTransport {
+    http: reqwest::Client,
+    endpoint: reqwest::Url,
+    headers: reqwest::header::HeaderMap,
+    incoming: mpsc::Receiver<ServerJsonRpcMessage>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header::HeaderMap, String> {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (k, v) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| format!("header `{k}` is not a valid name"))?;
+        let value = reqwest::header::HeaderValue::from_str(v)
+            .map_err(|_| format!("header `{k}` has characters that are not allowed"))?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
+impl SseTransport {
+    /// Opens the stream and waits for the endpoint.
+    pub async fn connect(
+        http: reqwest::Client,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+    ) -> Result<Self, String> {
+        let base = reqwest::Url::parse(url).map_err(|e| format!("bad url `{url}`: {e}"))?;
+        let headers = header_map(headers)?;
+        let response = http
+            .get(base.clone())
+            .headers(headers.clone())
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot reach {url}: {}",
+                    crate::client::http::error_chain(&e)
+                )
+            })?;
+        if !response.status().is_success() {
+            return Err(format!(
+                "{url} answered HTTP {}",
+                response.status().as_u16()
+            ));
+        }
+        let (tx, incoming) = mpsc::channel(64);
+        let (endpoint_tx, endpoint_rx) = oneshot::channel();
+        let reader = tokio::spawn(read_events(response, base.clone(), tx, endpoint_tx));
+        let endpoint = tokio::time::timeout(ENDPOINT_TIMEOUT, endpoint_rx)
+            .await
+            .map_err(|_| format!("{url} sent no `endpoint` event"))?
+            .map_err(|_| format!("{url} closed the stream before sending its endpoint"))??;
+        Ok(Self {
+            http,
+            endpoint,
+            headers,
+            incoming,
+            reader,
+        })
+    }
+}
+
+async fn read_events(
+    response: reqwest::Response,
+    base: reqwest::Url,
+    tx: mpsc::Sender<ServerJsonRpcMessage>,
+    endpoint_tx: oneshot::Sender<Result<reqwest::Url, String>>,
+) {
+    let mut endpoint_tx = Some(endpoint_tx);
+    let mut body = response.bytes_stream();
+    let mut decoder = SseDecoder::new();
+    let mut events: Vec<SseEvent> = Vec::new();
+    while let Some(Ok(chunk)) = body.next().await {
+        decoder.feed(&chunk, &mut events);
+        for event in events.drain(..) {
+            if event.event == "endpoint" {
+                let resolved = base
+                    .join(event.data.trim())
+                    .map_err(|e| format!("bad endpoint `{}`: {e}", event.data));
+                if let Some(sender) = endpoint_tx.take() {
+                    let _ = sender.send(resolved);
+                }
+                continue;
+            }
+            match serde_json::from_str::<ServerJsonRpcMessage>(&event.data) {
+                Ok(message) => {
+                    if tx.send(message).await.is_err() {
+                        return;
+                    }
+                }
+                Err(e) => tracing::warn!("MCP SSE: ignoring a message that is not JSON-RPC: {e}"),
+            }
+        }
+    }
+}
+
+impl Transport<RoleClient> for SseTransport {
+    type Error = SseError;
+
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let http = self.http.clone();
+        let endpoint = self.endpoint.clone();
+        let headers = self.headers.clone();
+        async move {
+            let response = http
+                .post(endpoint)
+                .headers(headers)
+                .json(&item)
+                .send()
+                .await
+                .map_err(|e| SseError(crate::client::http::error_chain(&e)))?;
+            if response.status().is_success() {
+                Ok(())
+            } else {
+                Err(SseError(format!(
+                    "the server answered HTTP {}",
+                    response.status().as_u16()
+                )))
+            }
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
+        self.incoming.recv()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.reader.abort();
+        std::future::ready(Ok(()))
+    }
+}
+
+impl Drop for SseTransport {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}

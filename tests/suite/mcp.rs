@@ -1,0 +1,226 @@
+//! MCP servers end to end: a real MCP server (examples/mcp_server.rs, built with rmcp's
+//! server side) over stdio, the fake provider calling its tools, both exposure modes,
+//! approval, secret injection, and servers that fail or crash.
+
+use serde_json::{Value, json};
+
+use crate::common::fake_llm::openai;
+use crate::common::{TestEnv, stderr, stdout};
+
+/// The test server binary (built with the tests: `cargo test` builds examples).
+fn server_bin() -> String {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let bin = dir.join("examples/mcp_server");
+    assert!(
+        bin.exists(),
+        "{} missing: run `cargo build --example mcp_server` (cargo test builds it)",
+        bin.display()
+    );
+    bin.display().to_string()
+}
+
+fn mcp_env(servers: Value, extra: &str) -> TestEnv {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("{extra}{cfg}"));
+    let functions = env.config_dir().join("functions");
+    std::fs::create_dir_all(&functions).unwrap();
+    std::fs::write(
+        functions.join("mcp.json"),
+        json!({"mcpServers": servers}).to_string(),
+    )
+    .unwrap();
+    env
+}
+
+fn tool_result(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn stdio_server_tools_are_offered_directly_and_secrets_reach_its_env() {
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin(), "env": {"SECRET_TOKEN": "{{MCP_SECRET}}"}}}),
+        "enabled_mcp_servers: test\n",
+    );
+    env.server.push(openai::tool_call_stream(&[(
+        "call_1",
+        "test_env_value",
+        r#"{"name":"SECRET_TOKEN"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["The token is set."]));
+    let out = env
+        .loki()
+        .env("MCP_SECRET", "s3cr3t-value")
+        .arg("what is the token?")
+        .assert()
+        .success();
+    assert_eq!(stdout(&out), "The token is set.\n");
+    let first = env.server.requests()[0].json();
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    for expected in ["test_echo", "test_add", "test_note", "test_env_value"] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    let echo = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "test_echo")
+        .unwrap();
+    assert!(echo["function"]["parameters"]["properties"]["text"].is_object());
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        "s3cr3t-value"
+    );
+
+    // Structured content and tool errors go back to the model as results.
+    env.server.push(openai::tool_call_stream(&[
+        ("c1", "test_add", r#"{"a":2,"b":40}"#),
+        ("c2", "test_fail", "{}"),
+    ]));
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .env("MCP_SECRET", "x")
+        .arg("add")
+        .assert()
+        .success();
+    let messages = env.server.last_request().json()["messages"].clone();
+    let results: Vec<String> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert!(results[0].contains("\"sum\":42"), "{results:?}");
+    assert!(
+        results[1].contains("MCP tool invocation failed") && results[1].contains("boom"),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn meta_functions_search_describe_and_invoke_with_approval() {
+    let notes = tempfile::NamedTempFile::new().unwrap();
+    let notes_path = notes.path().display().to_string();
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin(), "env": {"MCP_TEST_NOTES": notes_path}}}),
+        "enabled_mcp_servers: test\nmcp_tool_exposure: meta\n",
+    );
+    env.server.push(openai::tool_call_stream(&[
+        (
+            "c1",
+            "mcp__search_test",
+            r#"{"query":"append a line to notes"}"#,
+        ),
+        ("c2", "mcp__describe_test", r#"{"tool":"note"}"#),
+    ]));
+    env.server.push(openai::tool_call_stream(&[(
+        "c3",
+        "mcp__invoke_test",
+        r#"{"tool":"note","arguments":{"line":"hello"}}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Noted."]));
+    // Piped, nobody can approve: the writing tool is declined, reads are not asked.
+    env.loki().arg("take a note").assert().success();
+    let requests = env.server.requests();
+    let names: Vec<String> = requests[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        ["mcp__search_test", "mcp__describe_test", "mcp__invoke_test"]
+    );
+    let second = requests[1].json();
+    let results: Vec<String> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    let hits: Value = serde_json::from_str(&results[0]).unwrap();
+    assert_eq!(hits[0]["name"], "note", "{hits}");
+    assert!(results[1].contains("\"line\""), "{}", results[1]);
+    assert!(
+        tool_result(&requests[2].json()).contains("declined"),
+        "{}",
+        tool_result(&requests[2].json())
+    );
+    assert_eq!(std::fs::read_to_string(notes.path()).unwrap(), "");
+
+    // With --yolo the invocation runs.
+    env.server.push(openai::tool_call_stream(&[(
+        "c4",
+        "mcp__invoke_test",
+        r#"{"tool":"note","arguments":{"line":"hello"}}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Noted."]));
+    env.loki()
+        .args(["--yolo", "take a note"])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(notes.path()).unwrap(), "hello\n");
+}
+
+#[test]
+fn failing_missing_and_crashing_servers_never_block_the_answer() {
+    let env = mcp_env(
+        json!({
+            "test": {"type": "stdio", "command": server_bin()},
+            "refuses": {"type": "stdio", "command": server_bin(), "args": ["--fail-to-start"]},
+            "ghost": {"type": "stdio", "command": "/nonexistent/mcp-server"},
+            "nokey": {"type": "stdio", "command": server_bin(), "env": {"T": "{{NOT_SET_ANYWHERE}}"}}
+        }),
+        "enabled_mcp_servers: test,refuses,ghost,nokey,typo\n",
+    );
+    env.server
+        .push(openai::tool_call_stream(&[("c1", "test_crash", "{}")]));
+    env.server.push(openai::text_stream(&["Still here."]));
+    let out = env.loki().arg("crash it").assert().success();
+    assert_eq!(stdout(&out), "Still here.\n");
+    let err = stderr(&out);
+    for expected in [
+        "MCP server `refuses` failed to start",
+        "MCP server `ghost` failed to start",
+        "cannot run `/nonexistent/mcp-server`",
+        "MCP server `nokey` is not usable",
+        "NOT_SET_ANYWHERE",
+        "unknown MCP server `typo`",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in {err}");
+    }
+    let result = tool_result(&env.server.last_request().json());
+    assert!(result.contains("MCP tool invocation failed"), "{result}");
+    // Only the working server's tools were offered.
+    let tools = env.server.requests()[0].json()["tools"].clone();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"test_crash"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("refuses_")
+            || n.starts_with("ghost_")
+            || n.starts_with("nokey_")),
+        "{names:?}"
+    );
+}
