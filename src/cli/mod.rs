@@ -75,7 +75,10 @@ pub fn main_entry() -> ExitCode {
     let paths = paths.reresolve(&env);
     crate::logging::init(&env, paths.log_file.clone());
 
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    // Two workers: the REPL's line editor blocks its thread while the user types, and MCP
+    // servers (and background starts) must keep running meanwhile.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
     {

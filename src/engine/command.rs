@@ -45,6 +45,8 @@ pub const SETTABLE: &[(&str, &str)] = &[
     ("function_calling_support", "<true|false>"),
     ("enabled_tools", "<all|tool,tool…|null>"),
     ("yolo", "<true|false>"),
+    ("mcp_server_support", "<true|false>"),
+    ("enabled_mcp_servers", "<all|server,server…|null>"),
 ];
 
 /// Applies a command to the conversation; returns a one-line confirmation.
@@ -144,6 +146,31 @@ fn set(
                 "save" => ctx.save = flag,
                 "yolo" => ctx.tool_policy.yolo = flag,
                 _ => ctx.function_calling_support = flag,
+            }
+        }
+        "mcp_server_support" => {
+            ctx.mcp_server_support = parse_bool(value).ok_or_else(|| invalid("true or false"))?;
+        }
+        "enabled_mcp_servers" => {
+            if !null {
+                let (_, unknown) = state.mcp.expand(value, &state.config.mapping_mcp_servers);
+                if !unknown.is_empty() {
+                    let configured = state.mcp.configured();
+                    return Err(CoreError::InvalidRequest(format!(
+                        "unknown MCP server(s) {}; configured in functions/mcp.json: {}",
+                        unknown.join(", "),
+                        if configured.is_empty() {
+                            "none".to_string()
+                        } else {
+                            configured.join(", ")
+                        }
+                    )));
+                }
+            }
+            let setting = (!null).then(|| value.to_string());
+            match &ctx.session {
+                Some(session) => session.lock().get_mut().enabled_mcp_servers = setting,
+                None => ctx.enabled_mcp_servers = setting,
             }
         }
         "enabled_tools" => {

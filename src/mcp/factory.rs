@@ -25,6 +25,10 @@ pub struct McpFactory {
     error: Option<String>,
     slots: Mutex<HashMap<String, Slot>>,
     http: std::sync::OnceLock<reqwest::Client>,
+    /// One `ensure` at a time (a background start and a turn must not race).
+    ensuring: tokio::sync::Mutex<()>,
+    /// Warnings from background starts, reported by the next `ensure`.
+    pending: Mutex<Vec<String>>,
 }
 
 impl McpFactory {
@@ -101,7 +105,13 @@ impl McpFactory {
     /// Makes exactly `names` run: starts the missing ones (and ones that died), stops the
     /// others. Returns one warning per server that could not be started this time.
     pub async fn ensure(&self, names: &[String]) -> Vec<String> {
-        let mut warnings = Vec::new();
+        let _one_at_a_time = self.ensuring.lock().await;
+        let mut warnings: Vec<String> = self
+            .pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default();
+        self.refresh_changed(names).await;
         if let Some(e) = &self.error
             && !names.is_empty()
         {
@@ -171,6 +181,22 @@ impl McpFactory {
             }
         }
         warnings
+    }
+
+    /// [`McpFactory::ensure`] whose warnings wait for the next turn (for starting servers in
+    /// the background while the user types).
+    pub async fn prepare(&self, names: &[String]) {
+        let warnings = self.ensure(names).await;
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.extend(warnings);
+        }
+    }
+
+    /// Re-lists the tools of running servers that announced a change.
+    async fn refresh_changed(&self, names: &[String]) {
+        for server in self.running(names) {
+            let _ = server.tools().await;
+        }
     }
 
     /// The running servers among `names`, in that order.

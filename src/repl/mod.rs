@@ -74,6 +74,8 @@ pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8
         current_cancel,
     };
     repl.banner();
+    // MCP servers start while the user types; the first turn waits only for what is left.
+    repl.prepare_mcp();
     let result = repl.run_loop(&mut line_editor).await;
     watcher.abort();
     result
@@ -82,6 +84,17 @@ pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8
 impl Repl {
     fn state(&self) -> &Arc<AppState> {
         self.engine.state()
+    }
+
+    /// Starts (and stops) MCP servers for the conversation's current scope in the
+    /// background.
+    fn prepare_mcp(&self) {
+        if !self.ctx.function_calling_support {
+            return;
+        }
+        let (servers, _) = self.ctx.mcp_servers(self.state());
+        let state = Arc::clone(self.state());
+        tokio::spawn(async move { state.mcp.prepare(&servers).await });
     }
 
     fn theme(&self) -> Theme {
@@ -138,10 +151,14 @@ impl Repl {
                 return true;
             }
             Action::Ask(input) => self.ask(input).await,
-            Action::Apply(cmd) => match command::apply(self.engine.state(), &mut self.ctx, cmd) {
-                Ok(message) => self.note(&message),
-                Err(e) => self.error(&e.to_string()),
-            },
+            Action::Apply(cmd) => {
+                match command::apply(self.engine.state(), &mut self.ctx, cmd) {
+                    Ok(message) => self.note(&message),
+                    Err(e) => self.error(&e.to_string()),
+                }
+                // A role, session or setting change may need other servers.
+                self.prepare_mcp();
+            }
             Action::Display { key, value } => self.set_display(&key, &value),
             Action::Help => self.println(&commands::help_text()),
             Action::Info => self.println(&self.info()),
@@ -624,6 +641,15 @@ impl Repl {
                 }
             }),
             ("yolo", ctx.tool_policy.yolo.to_string()),
+            ("mcp_server_support", ctx.mcp_server_support.to_string()),
+            ("enabled_mcp_servers", {
+                let (servers, _) = ctx.mcp_servers(self.state());
+                if servers.is_empty() {
+                    "none".into()
+                } else {
+                    servers.join(", ")
+                }
+            }),
             (
                 "usage",
                 if ctx.usage.is_empty() {
@@ -663,6 +689,9 @@ impl Repl {
         let mut out = String::new();
         for (name, value) in rows {
             out.push_str(&format!("{name:<30}{value}\n"));
+        }
+        for (name, status) in self.state().mcp.status() {
+            out.push_str(&format!("{:<30}{status}\n", format!("mcp:{name}")));
         }
         for (name, path) in self.state().paths.info_rows() {
             out.push_str(&format!("{name:<30}{}\n", path.display()));

@@ -224,3 +224,91 @@ fn failing_missing_and_crashing_servers_never_block_the_answer() {
         "{names:?}"
     );
 }
+
+/// Sends `line` and waits for `until`, then for the prompt `prompt`.
+fn submit(pty: &mut crate::common::pty::Pty, line: &str, until: &str, prompt: &str) -> String {
+    pty.send(line);
+    pty.send("\r");
+    let mut out = pty.expect(until);
+    out.push_str(&pty.expect(prompt));
+    out
+}
+
+/// `.info` until the server's row shows `state`.
+fn wait_for_state(pty: &mut crate::common::pty::Pty, server: &str, state: &str, prompt: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let info = submit(pty, ".info", "log_path", prompt);
+        let row = info
+            .lines()
+            .find(|l| l.contains(&format!("mcp:{server}")))
+            .unwrap_or_default()
+            .to_string();
+        if row.contains(state) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "mcp:{server} never became {state:?}; last: {row:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn repl_starts_and_stops_servers_as_settings_and_roles_change() {
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin()}}),
+        "",
+    );
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(
+        roles.join("tooly.md"),
+        "---\nenabled_mcp_servers: test\n---\nUse the test server.\n",
+    )
+    .unwrap();
+    let prompt = "fake:gpt-4o-mini)> ";
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect(prompt);
+    wait_for_state(&mut pty, "test", "idle", prompt);
+
+    submit(
+        &mut pty,
+        ".set enabled_mcp_servers nope",
+        "unknown MCP server(s) nope; configured in functions/mcp.json: test",
+        prompt,
+    );
+    submit(
+        &mut pty,
+        ".set enabled_mcp_servers test",
+        "enabled_mcp_servers: test",
+        prompt,
+    );
+    wait_for_state(&mut pty, "test", "running (7 tools)", prompt);
+    submit(
+        &mut pty,
+        ".set enabled_mcp_servers null",
+        "enabled_mcp_servers",
+        prompt,
+    );
+    wait_for_state(&mut pty, "test", "idle", prompt);
+
+    // A role that uses the server starts it; leaving the role stops it.
+    let role_prompt = "fake:gpt-4o-mini)tooly> ";
+    pty.send(".role tooly\r");
+    pty.expect(role_prompt);
+    wait_for_state(&mut pty, "test", "running", role_prompt);
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "test_echo",
+        r#"{"text":"hi"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Echoed."]));
+    submit(&mut pty, "echo hi", "Echoed.", role_prompt);
+    assert_eq!(tool_result(&env.server.last_request().json()), "echo: hi");
+    submit(&mut pty, ".exit role", "", prompt);
+    wait_for_state(&mut pty, "test", "idle", prompt);
+    pty.send(".exit\r");
+    assert_eq!(pty.exit_code(), 0);
+}
