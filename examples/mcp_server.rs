@@ -3,7 +3,7 @@
 //! progress, one that reads its environment (secret injection), and one that crashes.
 //! Its stderr lines show up in loki's log, not on the terminal.
 
-#![allow(clippy::print_stderr)]
+#![allow(clippy::print_stderr, clippy::print_stdout)]
 
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{ProgressNotificationParam, RequestMetaObject};
@@ -111,11 +111,153 @@ impl TestServer {
 #[tool_handler(name = "loki-test-server", version = "1.0.0")]
 impl ServerHandler for TestServer {}
 
+/// The token remote modes require as `Authorization: Bearer <token>` (from the first
+/// argument after the mode).
+fn expected_token() -> Option<String> {
+    std::env::args().nth(2)
+}
+
+fn authorized(headers: &axum::http::HeaderMap) -> bool {
+    match expected_token() {
+        None => true,
+        Some(token) => {
+            headers
+                .get(axum::http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                == Some(format!("Bearer {token}").as_str())
+        }
+    }
+}
+
+/// `--http [token]`: streamable HTTP at `/mcp`. Prints the URL, then serves.
+async fn serve_http() -> Result<(), Box<dyn std::error::Error>> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        || Ok(TestServer),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(
+            |request: axum::extract::Request, next: axum::middleware::Next| async move {
+                if authorized(request.headers()) {
+                    next.run(request).await
+                } else {
+                    axum::http::StatusCode::UNAUTHORIZED.into_response()
+                }
+            },
+        ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("http://127.0.0.1:{}/mcp", listener.local_addr()?.port());
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+type Sessions = std::sync::Arc<
+    tokio::sync::Mutex<
+        std::collections::HashMap<String, tokio::io::WriteHalf<tokio::io::DuplexStream>>,
+    >,
+>;
+
+/// `--sse [token]`: the legacy HTTP+SSE transport. `GET /sse` opens a session (the
+/// `endpoint` event names `/messages?sessionId=<n>`); `POST` there delivers a message; the
+/// server's messages come back as `message` events. Prints the SSE URL, then serves.
+async fn serve_sse() -> Result<(), Box<dyn std::error::Error>> {
+    use axum::extract::{Query, State};
+    use futures_util::StreamExt;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+    async fn open(
+        State(sessions): State<Sessions>,
+        headers: axum::http::HeaderMap,
+    ) -> axum::response::Response {
+        if !authorized(&headers) {
+            return axum::http::StatusCode::UNAUTHORIZED.into_response();
+        }
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(theirs);
+        tokio::spawn(async move {
+            if let Ok(running) = TestServer.serve((server_read, server_write)).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let (read, write) = tokio::io::split(ours);
+        let mut guard = sessions.lock().await;
+        let id = (guard.len() + 1).to_string();
+        guard.insert(id.clone(), write);
+        drop(guard);
+        let endpoint = futures_util::stream::once(async move {
+            Ok::<_, std::io::Error>(format!(
+                "event: endpoint\ndata: /messages?sessionId={id}\n\n"
+            ))
+        });
+        let lines = tokio_stream_lines(tokio::io::BufReader::new(read))
+            .map(|line| Ok(format!("event: message\ndata: {line}\n\n")));
+        axum::response::Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(axum::body::Body::from_stream(endpoint.chain(lines)))
+            .unwrap_or_default()
+    }
+
+    fn tokio_stream_lines<R: tokio::io::AsyncBufRead + Unpin + Send + 'static>(
+        reader: R,
+    ) -> impl futures_util::Stream<Item = String> + Send {
+        futures_util::stream::unfold(reader.lines(), |mut lines| async move {
+            match lines.next_line().await {
+                Ok(Some(line)) => Some((line, lines)),
+                _ => None,
+            }
+        })
+    }
+
+    async fn post(
+        State(sessions): State<Sessions>,
+        Query(query): Query<std::collections::HashMap<String, String>>,
+        headers: axum::http::HeaderMap,
+        body: String,
+    ) -> axum::http::StatusCode {
+        if !authorized(&headers) {
+            return axum::http::StatusCode::UNAUTHORIZED;
+        }
+        let id = query.get("sessionId").cloned().unwrap_or_default();
+        let mut guard = sessions.lock().await;
+        let Some(write) = guard.get_mut(&id) else {
+            return axum::http::StatusCode::NOT_FOUND;
+        };
+        let line = format!("{}\n", body.trim());
+        if write.write_all(line.as_bytes()).await.is_err() {
+            return axum::http::StatusCode::GONE;
+        }
+        axum::http::StatusCode::ACCEPTED
+    }
+
+    let sessions: Sessions = Sessions::default();
+    let app = axum::Router::new()
+        .route("/sse", axum::routing::get(open))
+        .route("/messages", axum::routing::post(post))
+        .with_state(sessions);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("http://127.0.0.1:{}/sse", listener.local_addr()?.port());
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+use axum::response::IntoResponse;
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    if std::env::args().any(|a| a == "--fail-to-start") {
-        eprintln!("test server: refusing to start");
-        std::process::exit(2);
+    match std::env::args().nth(1).as_deref() {
+        Some("--fail-to-start") => {
+            eprintln!("test server: refusing to start");
+            std::process::exit(2);
+        }
+        Some("--http") => return serve_http().await,
+        Some("--sse") => return serve_sse().await,
+        _ => {}
     }
     eprintln!("test server: starting");
     TestServer

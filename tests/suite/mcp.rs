@@ -312,3 +312,71 @@ fn repl_starts_and_stops_servers_as_settings_and_roles_change() {
     pty.send(".exit\r");
     assert_eq!(pty.exit_code(), 0);
 }
+
+/// Starts the test server in a remote mode; returns it (killed on drop) and its URL.
+struct Remote(std::process::Child);
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn remote(mode: &str, token: &str) -> (Remote, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(server_bin())
+        .args([mode, token])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (Remote(child), line.trim().to_string())
+}
+
+fn remote_round_trip(kind: &str, mode: &str) {
+    let (_server, url) = remote(mode, "tok-123");
+    let env = mcp_env(
+        json!({
+            "remote": {"type": kind, "url": url, "headers": {"Authorization": "Bearer {{MCP_TOKEN}}"}},
+            "locked": {"type": kind, "url": url, "headers": {"Authorization": "Bearer wrong"}}
+        }),
+        "enabled_mcp_servers: remote,locked\n",
+    );
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "remote_echo",
+        r#"{"text":"over the wire"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    let out = env
+        .loki()
+        .env("MCP_TOKEN", "tok-123")
+        .arg("echo remotely")
+        .assert()
+        .success();
+    assert_eq!(stdout(&out), "Done.\n");
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        "echo: over the wire"
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("MCP server `locked` failed to start"),
+        "{kind}: {err}"
+    );
+}
+
+#[test]
+fn streamable_http_server_with_auth_header() {
+    remote_round_trip("http", "--http");
+}
+
+#[test]
+fn legacy_sse_server_with_auth_header() {
+    remote_round_trip("sse", "--sse");
+}
