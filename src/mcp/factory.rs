@@ -29,6 +29,8 @@ pub struct McpFactory {
     ensuring: tokio::sync::Mutex<()>,
     /// Warnings from background starts, reported by the next `ensure`.
     pending: Mutex<Vec<String>>,
+    /// Bumped by every request; a background start that is no longer the latest skips.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl McpFactory {
@@ -105,7 +107,13 @@ impl McpFactory {
     /// Makes exactly `names` run: starts the missing ones (and ones that died), stops the
     /// others. Returns one warning per server that could not be started this time.
     pub async fn ensure(&self, names: &[String]) -> Vec<String> {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let _one_at_a_time = self.ensuring.lock().await;
+        self.ensure_locked(names).await
+    }
+
+    async fn ensure_locked(&self, names: &[String]) -> Vec<String> {
         let mut warnings: Vec<String> = self
             .pending
             .lock()
@@ -186,7 +194,13 @@ impl McpFactory {
     /// [`McpFactory::ensure`] whose warnings wait for the next turn (for starting servers in
     /// the background while the user types).
     pub async fn prepare(&self, names: &[String]) {
-        let warnings = self.ensure(names).await;
+        use std::sync::atomic::Ordering;
+        let mine = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let _one_at_a_time = self.ensuring.lock().await;
+        if self.generation.load(Ordering::SeqCst) != mine {
+            return; // a later request decides what runs
+        }
+        let warnings = self.ensure_locked(names).await;
         if let Ok(mut pending) = self.pending.lock() {
             pending.extend(warnings);
         }
