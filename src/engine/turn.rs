@@ -285,18 +285,29 @@ pub(super) async fn run_turn(
         steps.push(assistant);
         let approver = std::sync::Arc::clone(&ctx.approver);
         let max_output = state.config.max_tool_output;
-        let run = crate::tool::run_round(
-            &calls,
-            &tools,
-            env,
-            &mut ctx.tool_policy,
-            approver.as_ref(),
-            max_output,
-        );
-        let results = tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            results = run => Some(results),
+        let results = {
+            let run = crate::tool::run_round(
+                &calls,
+                &tools,
+                env,
+                &mut ctx.tool_policy,
+                approver.as_ref(),
+                max_output,
+            );
+            // MCP servers report progress of long calls while the round runs.
+            let mut progress = state.mcp.subscribe_progress();
+            tokio::pin!(run);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => break None,
+                    results = &mut run => break Some(results),
+                    Ok(update) = progress.recv() => {
+                        emitter.emit(Event::Notice(Notice::info(update)));
+                        emitter.flush();
+                    }
+                }
+            }
         };
         let Some(results) = results else {
             // Every call gets an answer, or the provider would reject the history.

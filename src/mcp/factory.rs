@@ -31,6 +31,8 @@ pub struct McpFactory {
     pending: Mutex<Vec<String>>,
     /// Bumped by every request; a background start that is no longer the latest skips.
     generation: std::sync::atomic::AtomicU64,
+    /// Progress notifications of running calls, as display lines.
+    progress: std::sync::OnceLock<tokio::sync::broadcast::Sender<String>>,
 }
 
 impl McpFactory {
@@ -46,6 +48,17 @@ impl McpFactory {
             error,
             ..Self::default()
         }
+    }
+
+    fn progress_sender(&self) -> tokio::sync::broadcast::Sender<String> {
+        self.progress
+            .get_or_init(|| tokio::sync::broadcast::channel(64).0)
+            .clone()
+    }
+
+    /// Progress lines of MCP calls from now on.
+    pub fn subscribe_progress(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.progress_sender().subscribe()
     }
 
     /// Names of the configured servers (usable or not), sorted.
@@ -158,16 +171,18 @@ impl McpFactory {
             return warnings;
         }
         let http = self.http();
+        let progress = self.progress_sender();
         let starts = to_start.into_iter().map(|spec| {
             let http = http.clone();
+            let progress = progress.clone();
             async move {
                 let name = spec.name.clone();
-                let result =
-                    tokio::time::timeout(START_TIMEOUT, McpServer::start(spec.clone(), http))
-                        .await
-                        .unwrap_or_else(|_| {
-                            Err(format!("no answer within {}s", START_TIMEOUT.as_secs()))
-                        });
+                let result = tokio::time::timeout(
+                    START_TIMEOUT,
+                    McpServer::start(spec.clone(), http, progress),
+                )
+                .await
+                .unwrap_or_else(|_| Err(format!("no answer within {}s", START_TIMEOUT.as_secs())));
                 (name, spec, result)
             }
         });

@@ -28,6 +28,7 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Handler {
     server: String,
     tools_changed: Arc<AtomicBool>,
+    progress: tokio::sync::broadcast::Sender<String>,
 }
 
 impl rmcp::ClientHandler for Handler {
@@ -55,6 +56,15 @@ impl rmcp::ClientHandler for Handler {
             message = ?params.message,
             "progress"
         );
+        let amount = match params.total {
+            Some(total) => format!("{}/{total}", params.progress),
+            None => params.progress.to_string(),
+        };
+        let message = params.message.map(|m| format!(" {m}")).unwrap_or_default();
+        // Nobody listening (no round running) is fine.
+        let _ = self
+            .progress
+            .send(format!("MCP `{}`: {amount}{message}", self.server));
     }
 }
 
@@ -80,11 +90,16 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     /// Starts the server, initialises the session and lists its tools.
-    pub async fn start(spec: ServerSpec, http: reqwest::Client) -> Result<Self, String> {
+    pub async fn start(
+        spec: ServerSpec,
+        http: reqwest::Client,
+        progress: tokio::sync::broadcast::Sender<String>,
+    ) -> Result<Self, String> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let handler = Handler {
             server: spec.name.clone(),
             tools_changed: Arc::clone(&tools_changed),
+            progress,
         };
         let (service, pid) = match &spec.transport {
             Transport::Stdio {

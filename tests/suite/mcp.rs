@@ -380,3 +380,36 @@ fn streamable_http_server_with_auth_header() {
 fn legacy_sse_server_with_auth_header() {
     remote_round_trip("sse", "--sse");
 }
+
+#[test]
+fn a_call_that_outlasts_tool_timeout_is_abandoned_with_an_error_result() {
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin()}}),
+        "enabled_mcp_servers: test\ntool_timeout: 1\n",
+    );
+    env.server
+        .push(openai::tool_call_stream(&[("c1", "test_slow", "{}")]));
+    env.server.push(openai::text_stream(&["Gave up."]));
+    let started = std::time::Instant::now();
+    let out = env.loki().arg("be slow").assert().success();
+    assert_eq!(stdout(&out), "Gave up.\n");
+    let result = tool_result(&env.server.last_request().json());
+    assert!(result.contains("did not answer within 1s"), "{result}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn progress_of_a_long_call_is_shown_while_it_runs() {
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin()}}),
+        "enabled_mcp_servers: test\n",
+    );
+    env.server
+        .push(openai::tool_call_stream(&[("c1", "test_slow", "{}")]));
+    env.server.push(openai::text_stream(&["Finished."]));
+    let out = env.loki().arg("be slow").assert().success();
+    assert_eq!(stdout(&out), "Finished.\n");
+    let err = stderr(&out);
+    assert!(err.contains("MCP `test`: 1/3 working"), "{err}");
+    assert_eq!(tool_result(&env.server.last_request().json()), "slow done");
+}
