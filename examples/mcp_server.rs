@@ -260,6 +260,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => {}
     }
     eprintln!("test server: starting");
+    if let Ok(path) = std::env::var("MCP_TEST_PIDS") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{}", std::process::id());
+        }
+    }
     TestServer
         .serve(rmcp::transport::stdio())
         .await?

@@ -270,13 +270,18 @@ impl RequestContext {
         let (servers, _) = self.mcp_servers(state);
         if !servers.is_empty() {
             let mode = state.config.mcp_tool_exposure.as_deref().unwrap_or("auto");
-            tools.extend(
-                crate::mcp::expose::functions(&state.mcp.running(&servers), mode)
-                    .into_iter()
-                    .filter(|f| !tools.iter().any(|t| t.name() == f.name))
-                    .map(|f| crate::tool::Tool::Mcp(Arc::new(f)))
-                    .collect::<Vec<_>>(),
-            );
+            for mut f in crate::mcp::expose::functions(&state.mcp.running(&servers), mode) {
+                // Function names must be unique; sanitising can make two collide.
+                let base = f.name.clone();
+                let mut n = 2;
+                while tools.iter().any(|t| t.name() == f.name) {
+                    let suffix = format!("_{n}");
+                    let keep = base.len().min(64 - suffix.len());
+                    f.name = format!("{}{suffix}", &base[..keep]);
+                    n += 1;
+                }
+                tools.push(crate::tool::Tool::Mcp(Arc::new(f)));
+            }
         }
         tools
     }

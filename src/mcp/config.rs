@@ -50,12 +50,12 @@ impl std::fmt::Debug for Transport {
             } => f
                 .debug_struct("Stdio")
                 .field("command", command)
-                .field("args", args)
+                .field("args", &args.len())
                 .field("env", &env.keys().collect::<Vec<_>>())
                 .finish_non_exhaustive(),
             Self::Http { url, headers } | Self::Sse { url, headers } => f
                 .debug_struct("Remote")
-                .field("url", url)
+                .field("url", &url.split('?').next().unwrap_or_default())
                 .field("headers", &headers.keys().collect::<Vec<_>>())
                 .finish(),
         }

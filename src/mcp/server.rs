@@ -22,6 +22,59 @@ use super::config::{ServerSpec, Transport};
 
 /// How long a server may take to start and list its tools.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long re-listing tools may take.
+const LIST_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Environment variables a stdio server inherits from loki; everything else (provider
+/// keys among it) stays out unless `env` in mcp.json passes it.
+const INHERITED_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TZ",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "DOCKER_HOST",
+    "DOCKER_CONFIG",
+    "NVM_DIR",
+    "NODE_PATH",
+    "VIRTUAL_ENV",
+    "UV_CACHE_DIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+];
+
+/// Terminates a stdio server's whole process group (npx, uvx and docker start children)
+/// when dropped: on stop, exit, and a start that fails half-way.
+#[derive(Debug)]
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0 {
+            let _ = std::process::Command::new("kill")
+                .args(["-s", "TERM", "--", &format!("-{pid}")])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
+}
 
 /// Receives the server's notifications.
 #[derive(Clone)]
@@ -76,14 +129,14 @@ pub struct McpServer {
     tools: std::sync::RwLock<Vec<Tool>>,
     tools_changed: Arc<AtomicBool>,
     /// Process group of a stdio server.
-    pid: Option<u32>,
+    group: GroupGuard,
 }
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
             .field("name", &self.spec.name)
-            .field("pid", &self.pid)
+            .field("pid", &self.group.0)
             .finish_non_exhaustive()
     }
 }
@@ -101,7 +154,7 @@ impl McpServer {
             tools_changed: Arc::clone(&tools_changed),
             progress,
         };
-        let (service, pid) = match &spec.transport {
+        let (service, group) = match &spec.transport {
             Transport::Stdio {
                 command,
                 args,
@@ -109,6 +162,12 @@ impl McpServer {
                 cwd,
             } => {
                 let mut cmd = tokio::process::Command::new(command);
+                cmd.env_clear();
+                for var in INHERITED_ENV {
+                    if let Some(value) = std::env::var_os(var) {
+                        cmd.env(var, value);
+                    }
+                }
                 cmd.args(args).envs(env).kill_on_drop(true);
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
@@ -119,13 +178,13 @@ impl McpServer {
                     .stderr(std::process::Stdio::piped())
                     .spawn()
                     .map_err(|e| format!("cannot run `{command}`: {e}"))?;
-                let pid = transport.id();
+                let group = GroupGuard(transport.id());
                 if let Some(stderr) = stderr {
                     let name = spec.name.clone();
                     tokio::spawn(async move {
                         let mut lines = tokio::io::BufReader::new(stderr).lines();
                         while let Ok(Some(line)) = lines.next_line().await {
-                            tracing::info!(target: "mcp::stderr", server = %name, "{line}");
+                            tracing::info!(target: "loki::mcp::stderr", server = %name, "{line}");
                         }
                     });
                 }
@@ -133,7 +192,7 @@ impl McpServer {
                     .serve(transport)
                     .await
                     .map_err(|e| format!("initialisation failed: {e}"))?;
-                (service, pid)
+                (service, group)
             }
             Transport::Http { url, headers } => {
                 use rmcp::transport::StreamableHttpClientTransport;
@@ -153,7 +212,7 @@ impl McpServer {
                     .serve(transport)
                     .await
                     .map_err(|e| format!("initialisation failed: {e}"))?;
-                (service, None)
+                (service, GroupGuard(None))
             }
             Transport::Sse { url, headers } => {
                 let transport = super::sse::SseTransport::connect(http, url, headers).await?;
@@ -161,7 +220,7 @@ impl McpServer {
                     .serve(transport)
                     .await
                     .map_err(|e| format!("initialisation failed: {e}"))?;
-                (service, None)
+                (service, GroupGuard(None))
             }
         };
         let server = Self {
@@ -169,7 +228,7 @@ impl McpServer {
             service,
             tools: std::sync::RwLock::new(Vec::new()),
             tools_changed,
-            pid,
+            group,
         };
         server.reload_tools().await?;
         if let Some(info) = server.service.peer_info() {
@@ -183,11 +242,9 @@ impl McpServer {
     }
 
     async fn reload_tools(&self) -> Result<(), String> {
-        let tools = self
-            .service
-            .peer()
-            .list_all_tools()
+        let tools = tokio::time::timeout(LIST_TIMEOUT, self.service.peer().list_all_tools())
             .await
+            .map_err(|_| format!("listing tools took over {}s", LIST_TIMEOUT.as_secs()))?
             .map_err(|e| format!("listing tools failed: {e}"))?;
         if let Ok(mut slot) = self.tools.write() {
             *slot = tools;
@@ -201,6 +258,7 @@ impl McpServer {
             && let Err(e) = self.reload_tools().await
         {
             tracing::warn!(server = %self.spec.name, "{e}");
+            self.tools_changed.store(true, Ordering::Release);
         }
         self.tools.read().map(|t| t.clone()).unwrap_or_default()
     }
@@ -277,18 +335,5 @@ pub fn render(result: &CallToolResult) -> Result<String, String> {
         })
     } else {
         Ok(text)
-    }
-}
-
-impl Drop for McpServer {
-    fn drop(&mut self) {
-        // The server and anything it started (npx, docker, uvx spawn children).
-        #[cfg(unix)]
-        if let Some(pid) = self.pid {
-            let _ = std::process::Command::new("kill")
-                .args(["-s", "TERM", "--", &format!("-{pid}")])
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
     }
 }

@@ -30,6 +30,11 @@ pub struct SseTransport {
     reader: tokio::task::JoinHandle<()>,
 }
 
+/// Whether a POST status means the session is gone.
+fn session_gone(status: reqwest::StatusCode) -> bool {
+    matches!(status.as_u16(), 404 | 410)
+}
+
 fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header::HeaderMap, String> {
     let mut map = reqwest::header::HeaderMap::new();
     for (k, v) in headers {
@@ -49,7 +54,7 @@ impl SseTransport {
         url: &str,
         headers: &BTreeMap<String, String>,
     ) -> Result<Self, String> {
-        let base = reqwest::Url::parse(url).map_err(|e| format!("bad url `{url}`: {e}"))?;
+        let base = reqwest::Url::parse(url).map_err(|e| format!("bad url: {e}"))?;
         let headers = header_map(headers)?;
         let response = http
             .get(base.clone())
@@ -72,10 +77,18 @@ impl SseTransport {
         let (tx, incoming) = mpsc::channel(64);
         let (endpoint_tx, endpoint_rx) = oneshot::channel();
         let reader = tokio::spawn(read_events(response, base.clone(), tx, endpoint_tx));
+        let shown = shown_url(&base);
         let endpoint = tokio::time::timeout(ENDPOINT_TIMEOUT, endpoint_rx)
             .await
-            .map_err(|_| format!("{url} sent no `endpoint` event"))?
-            .map_err(|_| format!("{url} closed the stream before sending its endpoint"))??;
+            .map_err(|_| format!("{shown} sent no `endpoint` event"))?
+            .map_err(|_| format!("{shown} closed the stream before sending its endpoint"))??;
+        // Headers (tokens) go only where the stream came from.
+        if endpoint.origin() != base.origin() {
+            return Err(format!(
+                "{shown} named an endpoint on another origin ({}); refusing to send it credentials",
+                shown_url(&endpoint)
+            ));
+        }
         Ok(Self {
             http,
             endpoint,
@@ -84,6 +97,16 @@ impl SseTransport {
             reader,
         })
     }
+}
+
+/// A URL for messages: no query string or user info (where tokens hide).
+fn shown_url(url: &reqwest::Url) -> String {
+    format!(
+        "{}://{}{}",
+        url.scheme(),
+        url.host_str().unwrap_or_default(),
+        url.port().map(|p| format!(":{p}")).unwrap_or_default()
+    ) + url.path()
 }
 
 async fn read_events(
@@ -96,8 +119,25 @@ async fn read_events(
     let mut body = response.bytes_stream();
     let mut decoder = SseDecoder::new();
     let mut events: Vec<SseEvent> = Vec::new();
-    while let Some(Ok(chunk)) = body.next().await {
-        decoder.feed(&chunk, &mut events);
+    loop {
+        let ended = match body.next().await {
+            Some(Ok(chunk)) => {
+                decoder.feed(&chunk, &mut events);
+                false
+            }
+            Some(Err(e)) => {
+                tracing::warn!(
+                    "MCP SSE stream failed: {}",
+                    crate::client::http::error_chain(&e)
+                );
+                decoder.finish(&mut events);
+                true
+            }
+            None => {
+                decoder.finish(&mut events);
+                true
+            }
+        };
         for event in events.drain(..) {
             if event.event == "endpoint" {
                 let resolved = base
@@ -117,6 +157,9 @@ async fn read_events(
                 Err(e) => tracing::warn!("MCP SSE: ignoring a message that is not JSON-RPC: {e}"),
             }
         }
+        if ended {
+            return; // dropping `tx` tells the client the connection closed
+        }
     }
 }
 
@@ -130,6 +173,7 @@ impl Transport<RoleClient> for SseTransport {
         let http = self.http.clone();
         let endpoint = self.endpoint.clone();
         let headers = self.headers.clone();
+        let reader = self.reader.abort_handle();
         async move {
             let response = http
                 .post(endpoint)
@@ -141,6 +185,11 @@ impl Transport<RoleClient> for SseTransport {
             if response.status().is_success() {
                 Ok(())
             } else {
+                if session_gone(response.status()) {
+                    // The server forgot this session: end the stream so the server counts
+                    // as exited and is started afresh on next use.
+                    reader.abort();
+                }
                 Err(SseError(format!(
                     "the server answered HTTP {}",
                     response.status().as_u16()

@@ -166,7 +166,11 @@ impl Repl {
                 Some(role) => self.println(&role.export()),
                 None => self.error("no role is active"),
             },
-            Action::AskWithRole { role, input } => self.ask_with_role(&role, input).await,
+            Action::AskWithRole { role, input } => {
+                self.ask_with_role(&role, input).await;
+                // The role's turn may have run other servers; bring back the usual ones.
+                self.prepare_mcp();
+            }
             Action::OpenSession(name) => self.open_session(&name),
             Action::ExitSession => {
                 if self.ctx.session.is_none() {

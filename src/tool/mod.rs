@@ -390,8 +390,16 @@ async fn check(
             .any(|p| !p.inside),
         Tool::Script(_) | Tool::Mcp(_) => false,
     };
+    // "Always" for an MCP invoke covers that one tool, not the whole server.
+    let always_key = match &tool {
+        Tool::Mcp(m) if m.action == crate::mcp::expose::Action::Invoke => {
+            format!("{name}/{}", args["tool"].as_str().unwrap_or_default())
+        }
+        _ => name.clone(),
+    };
     let exempt = policy.yolo
-        || (!outside && (policy.auto_approve.contains(&name) || policy.always.contains(&name)));
+        || (!outside
+            && (policy.auto_approve.contains(&name) || policy.always.contains(&always_key)));
     if exempt || !approval_needed(&tool, &args, cwd) {
         return Ok((tool, args));
     }
@@ -417,7 +425,7 @@ async fn check(
     match approver.approve(&request).await {
         Decision::Approve => Ok((tool, args)),
         Decision::ApproveAlways => {
-            policy.always.insert(name);
+            policy.always.insert(always_key);
             Ok((tool, args))
         }
         Decision::Deny => Err(ToolError::Declined(None)),

@@ -395,7 +395,7 @@ fn a_call_that_outlasts_tool_timeout_is_abandoned_with_an_error_result() {
     assert_eq!(stdout(&out), "Gave up.\n");
     let result = tool_result(&env.server.last_request().json());
     assert!(result.contains("did not answer within 1s"), "{result}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
 
 #[test]
@@ -412,4 +412,26 @@ fn progress_of_a_long_call_is_shown_while_it_runs() {
     let err = stderr(&out);
     assert!(err.contains("MCP `test`: 1/3 working"), "{err}");
     assert_eq!(tool_result(&env.server.last_request().json()), "slow done");
+}
+
+#[test]
+fn a_direct_tool_that_changes_state_is_not_run_without_approval() {
+    let notes = tempfile::NamedTempFile::new().unwrap();
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin(), "env": {"MCP_TEST_NOTES": notes.path().display().to_string()}}}),
+        "enabled_mcp_servers: test\n",
+    );
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "test_note",
+        r#"{"line":"unapproved"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Could not."]));
+    env.loki().arg("note it").assert().success();
+    assert!(
+        tool_result(&env.server.last_request().json()).contains("declined"),
+        "{}",
+        tool_result(&env.server.last_request().json())
+    );
+    assert_eq!(std::fs::read_to_string(notes.path()).unwrap(), "");
 }
