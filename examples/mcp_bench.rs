@@ -33,7 +33,7 @@ async fn main() {
         if i >= 20 {
             times.push(t.elapsed().as_secs_f64() * 1e6);
         }
-        assert_eq!(out, "echo: hello");
+        assert_eq!(out.0, "echo: hello");
     }
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];

@@ -99,6 +99,14 @@ impl TestServer {
         "slow done".into()
     }
 
+    #[tool(description = "Returns a 1x1 PNG", annotations(read_only_hint = true))]
+    async fn picture(&self) -> rmcp::model::CallToolResult {
+        rmcp::model::CallToolResult::success(vec![
+            rmcp::model::ContentBlock::text("a tiny picture"),
+            rmcp::model::ContentBlock::image("iVBORw0KGgo=", "image/png"),
+        ])
+    }
+
     #[tool(
         description = "Exits the server process",
         annotations(read_only_hint = true)

@@ -197,6 +197,7 @@ pub(super) async fn run_turn(
         .to_string();
     let user_agent = state.config.user_agent();
     let cancel = ctx.cancel.clone();
+    let tool_images = std::sync::Mutex::new(Vec::new());
     let env = crate::tool::ToolEnv {
         cwd,
         shell: &shell,
@@ -207,6 +208,7 @@ pub(super) async fn run_turn(
         cache_dir: &state.paths.cache_dir,
         tools_env_file: &tools_env_file,
         web_search: web_search.as_ref(),
+        images: ctx.model.config.supports_vision.then_some(&tool_images),
     };
     ctx.tool_policy.seen.clear();
     // Assistant tool-call messages and tool results of this turn, in order.
@@ -331,6 +333,28 @@ pub(super) async fn run_turn(
             }));
             messages.push(result.message());
             steps.push(result.message());
+        }
+        // Images from tools (MCP image content) reach a vision model as a user message
+        // right after the results: tool messages cannot carry images everywhere.
+        let images: Vec<String> = tool_images
+            .lock()
+            .map(|mut i| std::mem::take(&mut *i))
+            .unwrap_or_default();
+        if !images.is_empty() {
+            let mut parts = vec![crate::client::ContentPart::Text {
+                text: "Images returned by the tool calls above:".into(),
+            }];
+            parts.extend(
+                images
+                    .into_iter()
+                    .map(|url| crate::client::ContentPart::ImageUrl {
+                        image_url: crate::client::message::ImageUrl { url },
+                    }),
+            );
+            let mut message = Message::text(Role::User, "");
+            message.content = crate::client::Content::Parts(parts);
+            messages.push(message.clone());
+            steps.push(message);
         }
         emitter.emit(Event::TurnStarted(TurnStarted {
             model: ctx.model.id(),

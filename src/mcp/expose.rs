@@ -155,7 +155,7 @@ pub fn functions(servers: &[Arc<McpServer>], mode: &str) -> Vec<McpTool> {
 pub async fn run(tool: &McpTool, args: &Value, env: &ToolEnv<'_>) -> Result<String, ToolError> {
     let server = &tool.server;
     let call = |name: String, arguments: Map<String, Value>| async move {
-        server
+        let (text, images) = server
             .call(&name, arguments, env.timeout, env.cancel)
             .await
             .map_err(|e| {
@@ -164,7 +164,13 @@ pub async fn run(tool: &McpTool, args: &Value, env: &ToolEnv<'_>) -> Result<Stri
                 } else {
                     ToolError::Failed(format!("MCP tool invocation failed: {e}"))
                 }
-            })
+            })?;
+        if let Some(sink) = env.images
+            && let Ok(mut sink) = sink.lock()
+        {
+            sink.extend(images);
+        }
+        Ok(text)
     };
     match &tool.action {
         Action::Direct { tool: name, .. } => {

@@ -280,7 +280,7 @@ impl McpServer {
         arguments: Map<String, Value>,
         timeout: Duration,
         cancel: &CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<(String, Vec<String>), String> {
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         let call = self.service.peer().call_tool(params);
         let result = tokio::select! {
@@ -303,18 +303,22 @@ impl McpServer {
     }
 }
 
-/// A result as text: text blocks, structured content as JSON, images and resources
-/// described; `Err` when the server flagged an error.
-pub fn render(result: &CallToolResult) -> Result<String, String> {
+/// A result as text (text blocks, structured content as JSON, images and resources
+/// described) and its images as `data:` URLs; `Err` when the server flagged an error.
+pub fn render(result: &CallToolResult) -> Result<(String, Vec<String>), String> {
     let mut parts: Vec<String> = Vec::new();
+    let mut images: Vec<String> = Vec::new();
     for block in &result.content {
         match block {
             ContentBlock::Text(t) => parts.push(t.text.clone()),
-            ContentBlock::Image(i) => parts.push(format!(
-                "[image {}, {} bytes of base64]",
-                i.mime_type,
-                i.data.len()
-            )),
+            ContentBlock::Image(i) => {
+                parts.push(format!(
+                    "[image {}, {} bytes of base64]",
+                    i.mime_type,
+                    i.data.len()
+                ));
+                images.push(format!("data:{};base64,{}", i.mime_type, i.data));
+            }
             ContentBlock::ResourceLink(r) => parts.push(format!("[resource {}]", r.uri)),
             ContentBlock::Resource(r) => parts
                 .push(serde_json::to_string(&r.resource).unwrap_or_else(|_| "[resource]".into())),
@@ -334,6 +338,6 @@ pub fn render(result: &CallToolResult) -> Result<String, String> {
             text
         })
     } else {
-        Ok(text)
+        Ok((text, images))
     }
 }

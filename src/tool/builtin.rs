@@ -650,6 +650,7 @@ mod tests {
             cache_dir: dir,
             tools_env_file: dir,
             web_search: None,
+            images: None,
         }
     }
 

@@ -139,6 +139,8 @@ pub struct ToolEnv<'a> {
     pub tools_env_file: &'a Path,
     /// The search backend, if one is configured.
     pub web_search: Option<&'a web_search::WebSearch>,
+    /// Where tools put images they return (as `data:` URLs), when the model can see them.
+    pub images: Option<&'a std::sync::Mutex<Vec<String>>>,
 }
 
 /// The tools a conversation offers: `enabled` (the role's `enabled_tools`, else the
@@ -577,6 +579,7 @@ mod tests {
             cache_dir: &cwd,
             tools_env_file: &cwd,
             web_search: None,
+            images: None,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

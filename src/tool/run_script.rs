@@ -185,6 +185,7 @@ mod tests {
             cache_dir: dir.path(),
             tools_env_file: &dir.path().join("missing.env"),
             web_search: None,
+            images: None,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

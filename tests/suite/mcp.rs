@@ -285,7 +285,7 @@ fn repl_starts_and_stops_servers_as_settings_and_roles_change() {
         "enabled_mcp_servers: test",
         prompt,
     );
-    wait_for_state(&mut pty, "test", "running (7 tools)", prompt);
+    wait_for_state(&mut pty, "test", "running (8 tools)", prompt);
     submit(
         &mut pty,
         ".set enabled_mcp_servers null",
@@ -434,4 +434,50 @@ fn a_direct_tool_that_changes_state_is_not_run_without_approval() {
         tool_result(&env.server.last_request().json())
     );
     assert_eq!(std::fs::read_to_string(notes.path()).unwrap(), "");
+}
+
+#[test]
+fn images_from_a_tool_reach_a_vision_model_as_image_parts() {
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin()}}),
+        "enabled_mcp_servers: test\n",
+    );
+    env.server
+        .push(openai::tool_call_stream(&[("c1", "test_picture", "{}")]));
+    env.server.push(openai::text_stream(&["A dot."]));
+    // fake:gpt-4o-mini supports vision in the test config.
+    env.loki().arg("show me").assert().success();
+    let messages = env.server.last_request().json()["messages"].clone();
+    let tool = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool["content"].as_str().unwrap().contains("a tiny picture"),
+        "{tool}"
+    );
+    let last = messages.as_array().unwrap().last().unwrap();
+    assert_eq!(last["role"], "user");
+    assert_eq!(
+        last["content"][1]["image_url"]["url"],
+        "data:image/png;base64,iVBORw0KGgo="
+    );
+
+    // A model without vision gets only the description.
+    env.server
+        .push(openai::tool_call_stream(&[("c1", "test_picture", "{}")]));
+    env.server.push(openai::text_stream(&["No eyes."]));
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap().replace(
+        "      - name: text-only\n",
+        "      - name: text-only\n        supports_function_calling: true\n",
+    );
+    env.write_config(&cfg);
+    env.loki()
+        .args(["-m", "fake:text-only", "show me"])
+        .assert()
+        .success();
+    let messages = env.server.last_request().json()["messages"].clone();
+    assert_eq!(messages.as_array().unwrap().last().unwrap()["role"], "tool");
 }
