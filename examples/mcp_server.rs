@@ -99,6 +99,24 @@ impl TestServer {
         "slow done".into()
     }
 
+    #[tool(
+        description = "Reveals the `secret` tool (announces a tool-list change)",
+        annotations(read_only_hint = true)
+    )]
+    async fn unlock(&self, peer: Peer<RoleServer>) -> String {
+        UNLOCKED.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = peer.notify_tool_list_changed().await;
+        "unlocked".into()
+    }
+
+    #[tool(
+        description = "Only listed after unlock",
+        annotations(read_only_hint = true)
+    )]
+    async fn secret(&self) -> String {
+        "the secret is 42".into()
+    }
+
     #[tool(description = "Returns a 1x1 PNG", annotations(read_only_hint = true))]
     async fn picture(&self) -> rmcp::model::CallToolResult {
         rmcp::model::CallToolResult::success(vec![
@@ -116,8 +134,25 @@ impl TestServer {
     }
 }
 
+/// Whether `unlock` has been called (the `secret` tool is listed from then on).
+static UNLOCKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 #[tool_handler(name = "loki-test-server", version = "1.0.0")]
-impl ServerHandler for TestServer {}
+impl ServerHandler for TestServer {
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        let unlocked = UNLOCKED.load(std::sync::atomic::Ordering::SeqCst);
+        let tools = Self::tool_router()
+            .list_all()
+            .into_iter()
+            .filter(|t| unlocked || t.name != "secret")
+            .collect();
+        Ok(rmcp::model::ListToolsResult::with_all_items(tools))
+    }
+}
 
 /// The token remote modes require as `Authorization: Bearer <token>` (from the first
 /// argument after the mode).

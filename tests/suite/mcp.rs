@@ -285,7 +285,7 @@ fn repl_starts_and_stops_servers_as_settings_and_roles_change() {
         "enabled_mcp_servers: test",
         prompt,
     );
-    wait_for_state(&mut pty, "test", "running (8 tools)", prompt);
+    wait_for_state(&mut pty, "test", "running (9 tools)", prompt);
     submit(
         &mut pty,
         ".set enabled_mcp_servers null",
@@ -480,4 +480,35 @@ fn images_from_a_tool_reach_a_vision_model_as_image_parts() {
         .success();
     let messages = env.server.last_request().json()["messages"].clone();
     assert_eq!(messages.as_array().unwrap().last().unwrap()["role"], "tool");
+}
+
+#[test]
+fn a_tool_list_change_is_picked_up_before_the_next_turn() {
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin()}}),
+        "enabled_mcp_servers: test\n",
+    );
+    let prompt = "fake:gpt-4o-mini)> ";
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect(prompt);
+    env.server
+        .push(openai::tool_call_stream(&[("c1", "test_unlock", "{}")]));
+    env.server.push(openai::text_stream(&["Unlocked."]));
+    submit(&mut pty, "unlock it", "Unlocked.", prompt);
+    let names = |body: &Value| -> Vec<String> {
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let before = names(&env.server.requests()[0].json());
+    assert!(!before.iter().any(|n| n == "test_secret"), "{before:?}");
+    env.server.push(openai::text_stream(&["Sure."]));
+    submit(&mut pty, "anything new?", "Sure.", prompt);
+    let after = names(&env.server.last_request().json());
+    assert!(after.iter().any(|n| n == "test_secret"), "{after:?}");
+    pty.send(".exit\r");
+    assert_eq!(pty.exit_code(), 0);
 }
