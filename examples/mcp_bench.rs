@@ -13,7 +13,11 @@ use loki::mcp::McpFactory;
 async fn main() {
     let server = std::env::args().nth(1).expect("path of mcp_server");
     let json = serde_json::json!({"mcpServers": {"bench": {"type": "stdio", "command": server}}});
-    let factory = McpFactory::new(Some(&json.to_string()), &Env::default());
+    let factory = McpFactory::new(
+        Some(&json.to_string()),
+        &Env::default(),
+        loki::config::McpPoolConfig::default(),
+    );
     let names = vec!["bench".to_string()];
     let started = Instant::now();
     let warnings = factory.ensure(&names).await;

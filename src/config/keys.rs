@@ -59,6 +59,7 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("mapping_mcp_servers", KeyKind::Json),
     ("enabled_mcp_servers", KeyKind::Str),
     ("mcp_tool_exposure", KeyKind::Str),
+    ("mcp_pool", KeyKind::Json),
     ("repl_prelude", KeyKind::Str),
     ("cmd_prelude", KeyKind::Str),
     ("agent_session", KeyKind::Str),

@@ -22,6 +22,16 @@ pub use env::Env;
 pub use error::ConfigError;
 pub use paths::Paths;
 
+/// `mcp_pool:` — how long servers no conversation uses are kept for reuse.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(default)]
+pub struct McpPoolConfig {
+    /// Seconds an unused server is kept (0: stopped at once, the REPL's default).
+    pub idle_timeout_seconds: u64,
+    /// Most unused servers kept; the least recently used go first (default 50).
+    pub max_idle_servers: Option<usize>,
+}
+
 /// The frozen global configuration. Field docs name the `config.yaml` key.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -98,6 +108,8 @@ pub struct AppConfig {
     pub enabled_mcp_servers: Option<String>,
     /// How MCP tools are offered: `auto` (direct for small servers), `direct` or `meta`.
     pub mcp_tool_exposure: Option<String>,
+    /// Keeping stopped MCP servers around for reuse.
+    pub mcp_pool: McpPoolConfig,
     /// `role:<name>`, `session:<name>` or `<session>:<role>` applied when the REPL starts.
     pub repl_prelude: Option<String>,
     /// The same, applied to one-shot commands.
@@ -179,6 +191,7 @@ impl Default for AppConfig {
             mapping_mcp_servers: BTreeMap::new(),
             enabled_mcp_servers: None,
             mcp_tool_exposure: None,
+            mcp_pool: McpPoolConfig::default(),
             repl_prelude: None,
             cmd_prelude: None,
             agent_session: None,

@@ -14,7 +14,12 @@ use super::server::{McpServer, START_TIMEOUT};
 #[derive(Debug, Clone)]
 enum Slot {
     Running(Arc<McpServer>),
-    Failed { spec: ServerSpec, reason: String },
+    /// No conversation uses it; kept for reuse until the pool's idle timeout.
+    Idle(Arc<McpServer>, std::time::Instant),
+    Failed {
+        spec: ServerSpec,
+        reason: String,
+    },
 }
 
 /// The process's MCP servers.
@@ -33,11 +38,19 @@ pub struct McpFactory {
     generation: std::sync::atomic::AtomicU64,
     /// Progress notifications of running calls, as display lines.
     progress: std::sync::OnceLock<tokio::sync::broadcast::Sender<String>>,
+    /// How long unused servers are kept (zero: stopped at once).
+    idle_timeout: std::time::Duration,
+    /// Most unused servers kept.
+    max_idle: usize,
 }
 
 impl McpFactory {
     /// A factory for the servers in `text` (the contents of `mcp.json`, if any).
-    pub fn new(text: Option<&str>, env: &crate::config::Env) -> Self {
+    pub fn new(
+        text: Option<&str>,
+        env: &crate::config::Env,
+        pool: crate::config::McpPoolConfig,
+    ) -> Self {
         let (config, error) = match text.map(|t| McpConfig::parse(t, env)) {
             None => (McpConfig::default(), None),
             Some(Ok(config)) => (config, None),
@@ -46,6 +59,8 @@ impl McpFactory {
         Self {
             config,
             error,
+            idle_timeout: std::time::Duration::from_secs(pool.idle_timeout_seconds),
+            max_idle: pool.max_idle_servers.unwrap_or(50),
             ..Self::default()
         }
     }
@@ -144,7 +159,7 @@ impl McpFactory {
             let Ok(mut slots) = self.slots.lock() else {
                 return warnings;
             };
-            slots.retain(|name, _| names.contains(name));
+            self.park_unused(&mut slots, names);
             for name in names {
                 let Some(spec) = self.config.servers.get(name) else {
                     if let Some(b) = self.config.broken.iter().find(|b| &b.name == name)
@@ -154,8 +169,17 @@ impl McpFactory {
                     }
                     continue;
                 };
+                // A pooled server comes back if it is still the same and alive.
+                if let Some(Slot::Idle(server, _)) = slots.get(name)
+                    && server.is_alive()
+                    && server.spec == *spec
+                {
+                    let server = Arc::clone(server);
+                    slots.insert(name.clone(), Slot::Running(server));
+                }
                 let current = match slots.get(name) {
                     Some(Slot::Running(s)) => s.is_alive() && s.spec == *spec,
+                    Some(Slot::Idle(..)) => false,
                     // A failure is not retried within the same configuration; a config
                     // change gives a new spec and a new attempt.
                     Some(Slot::Failed { spec: failed, .. }) => failed == spec,
@@ -221,6 +245,41 @@ impl McpFactory {
         }
     }
 
+    /// Servers not in `names` are stopped, or parked in the idle pool when it is enabled;
+    /// parked ones past the timeout (or beyond the pool's size, oldest first) are stopped.
+    fn park_unused(&self, slots: &mut HashMap<String, Slot>, names: &[String]) {
+        let now = std::time::Instant::now();
+        let pooling = !self.idle_timeout.is_zero();
+        slots.retain(|name, slot| {
+            if names.contains(name) {
+                return true;
+            }
+            match slot {
+                Slot::Running(server) if pooling && server.is_alive() => {
+                    *slot = Slot::Idle(Arc::clone(server), now);
+                    true
+                }
+                Slot::Idle(server, since) => {
+                    server.is_alive() && now.duration_since(*since) < self.idle_timeout
+                }
+                _ => false,
+            }
+        });
+        let mut idle: Vec<(String, std::time::Instant)> = slots
+            .iter()
+            .filter_map(|(n, s)| match s {
+                Slot::Idle(_, since) => Some((n.clone(), *since)),
+                _ => None,
+            })
+            .collect();
+        if idle.len() > self.max_idle {
+            idle.sort_by_key(|(_, since)| *since);
+            for (name, _) in idle.iter().take(idle.len() - self.max_idle) {
+                slots.remove(name);
+            }
+        }
+    }
+
     /// Re-lists the tools of running servers that announced a change.
     async fn refresh_changed(&self, names: &[String]) {
         for server in self.running(names) {
@@ -252,6 +311,10 @@ impl McpFactory {
                     format!("running ({} tools)", s.cached_tools().len())
                 }
                 Some(Slot::Running(_)) => "exited (restarted on next use)".into(),
+                Some(Slot::Idle(_, since)) => format!(
+                    "idle, kept for reuse ({}s left)",
+                    self.idle_timeout.saturating_sub(since.elapsed()).as_secs()
+                ),
                 Some(Slot::Failed { reason, .. }) => format!("failed: {reason}"),
                 None => match self.config.broken.iter().find(|b| b.name == name) {
                     Some(b) => format!("not usable: {}", b.reason),

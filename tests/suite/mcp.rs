@@ -512,3 +512,40 @@ fn a_tool_list_change_is_picked_up_before_the_next_turn() {
     pty.send(".exit\r");
     assert_eq!(pty.exit_code(), 0);
 }
+
+#[test]
+fn pooled_servers_are_reused_instead_of_restarted() {
+    let pids = tempfile::NamedTempFile::new().unwrap();
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin(), "env": {"MCP_TEST_PIDS": pids.path().display().to_string()}}}),
+        "mcp_pool:\n  idle_timeout_seconds: 60\n",
+    );
+    let prompt = "fake:gpt-4o-mini)> ";
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect(prompt);
+    submit(
+        &mut pty,
+        ".set enabled_mcp_servers test",
+        "enabled_mcp_servers: test",
+        prompt,
+    );
+    wait_for_state(&mut pty, "test", "running", prompt);
+    submit(
+        &mut pty,
+        ".set enabled_mcp_servers null",
+        "enabled_mcp_servers",
+        prompt,
+    );
+    wait_for_state(&mut pty, "test", "kept for reuse", prompt);
+    submit(
+        &mut pty,
+        ".set enabled_mcp_servers test",
+        "enabled_mcp_servers: test",
+        prompt,
+    );
+    wait_for_state(&mut pty, "test", "running", prompt);
+    let started = std::fs::read_to_string(pids.path()).unwrap();
+    assert_eq!(started.lines().count(), 1, "restarted: {started}");
+    pty.send(".exit\r");
+    assert_eq!(pty.exit_code(), 0);
+}
