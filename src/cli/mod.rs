@@ -74,6 +74,12 @@ pub fn main_entry() -> ExitCode {
     }
     let paths = paths.reresolve(&env);
     crate::logging::init(&env, paths.log_file.clone());
+    // A panic aborts in release builds: stop MCP servers' process groups first.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        crate::mcp::server::terminate_all();
+        default_hook(info);
+    }));
 
     // The REPL's line editor blocks its thread while the user types, and MCP servers (and
     // background starts) must keep running meanwhile: it gets two workers. One-shot runs

@@ -59,19 +59,56 @@ const INHERITED_ENV: &[&str] = &[
     "SSL_CERT_DIR",
 ];
 
+/// Process groups of the stdio servers alive in this process (for the panic hook).
+static LIVE_GROUPS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+fn terminate_group(pid: u32) {
+    #[cfg(unix)]
+    {
+        let _ = std::process::Command::new("kill")
+            .args(["-s", "TERM", "--", &format!("-{pid}")])
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+/// Terminates every stdio server's process group. Called on panic (release builds abort,
+/// so no destructor would run).
+pub fn terminate_all() {
+    let groups = LIVE_GROUPS
+        .lock()
+        .map(|mut g| std::mem::take(&mut *g))
+        .unwrap_or_default();
+    for pid in groups {
+        terminate_group(pid);
+    }
+}
+
 /// Terminates a stdio server's whole process group (npx, uvx and docker start children)
 /// when dropped: on stop, exit, and a start that fails half-way.
 #[derive(Debug)]
 struct GroupGuard(Option<u32>);
 
+impl GroupGuard {
+    fn new(pid: Option<u32>) -> Self {
+        if let Some(pid) = pid
+            && let Ok(mut groups) = LIVE_GROUPS.lock()
+        {
+            groups.push(pid);
+        }
+        Self(pid)
+    }
+}
+
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        #[cfg(unix)]
         if let Some(pid) = self.0 {
-            let _ = std::process::Command::new("kill")
-                .args(["-s", "TERM", "--", &format!("-{pid}")])
-                .stderr(std::process::Stdio::null())
-                .status();
+            if let Ok(mut groups) = LIVE_GROUPS.lock() {
+                groups.retain(|p| *p != pid);
+            }
+            terminate_group(pid);
         }
     }
 }
@@ -178,7 +215,7 @@ impl McpServer {
                     .stderr(std::process::Stdio::piped())
                     .spawn()
                     .map_err(|e| format!("cannot run `{command}`: {e}"))?;
-                let group = GroupGuard(transport.id());
+                let group = GroupGuard::new(transport.id());
                 if let Some(stderr) = stderr {
                     let name = spec.name.clone();
                     tokio::spawn(async move {
