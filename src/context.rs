@@ -289,23 +289,30 @@ impl RequestContext {
     /// The MCP servers this conversation uses (session > role > conversation > config),
     /// and the names among them that `mcp.json` does not define.
     pub fn mcp_servers(&self, state: &AppState) -> (Vec<String>, Vec<String>) {
+        match self.mcp_setting() {
+            Some(e) => state.mcp.expand(&e, &state.config.mapping_mcp_servers),
+            None => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// The `enabled_mcp_servers` in force (session > role > conversation > config), when
+    /// MCP is on and something is enabled.
+    pub fn mcp_setting(&self) -> Option<String> {
         if !self.mcp_server_support {
-            return (Vec::new(), Vec::new());
+            return None;
         }
         let session = self
             .session
             .as_ref()
             .and_then(|s| s.lock().get().enabled_mcp_servers.clone());
-        let enabled = session.as_deref().or_else(|| {
-            self.role
-                .as_ref()
-                .and_then(|r| r.enabled_mcp_servers.as_deref())
-                .or(self.enabled_mcp_servers.as_deref())
-        });
-        match enabled {
-            Some(e) => state.mcp.expand(e, &state.config.mapping_mcp_servers),
-            None => (Vec::new(), Vec::new()),
-        }
+        session
+            .or_else(|| {
+                self.role
+                    .as_ref()
+                    .and_then(|r| r.enabled_mcp_servers.clone())
+                    .or_else(|| self.enabled_mcp_servers.clone())
+            })
+            .filter(|e| !e.trim().is_empty())
     }
 
     /// Switches the model (and provider) for the rest of the conversation.

@@ -165,6 +165,13 @@ pub(super) async fn run_turn(
     // one that cannot start is a warning, never a failed turn.
     if ctx.function_calling_support && ctx.model.config.supports_function_calling {
         let (servers, unknown) = ctx.mcp_servers(state);
+        if let Some(error) = state.mcp.load_error()
+            && ctx.mcp_setting().is_some()
+        {
+            emitter.emit(Event::Notice(Notice::warning(format!(
+                "MCP servers are unavailable: {error}"
+            ))));
+        }
         for name in unknown {
             emitter.emit(Event::Notice(Notice::warning(format!(
                 "unknown MCP server `{name}` (not in functions/mcp.json)"

@@ -76,6 +76,11 @@ impl McpFactory {
         self.progress_sender().subscribe()
     }
 
+    /// Why `mcp.json` could not be read, if it could not.
+    pub fn load_error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
     /// Names of the configured servers (usable or not), sorted.
     pub fn configured(&self) -> Vec<String> {
         let mut names: Vec<String> = self.config.servers.keys().cloned().collect();

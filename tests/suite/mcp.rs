@@ -549,3 +549,18 @@ fn pooled_servers_are_reused_instead_of_restarted() {
     pty.send(".exit\r");
     assert_eq!(pty.exit_code(), 0);
 }
+
+#[test]
+fn a_malformed_mcp_json_is_one_warning_and_the_answer_still_arrives() {
+    let env = mcp_env(json!({}), "enabled_mcp_servers: all\n");
+    std::fs::write(env.config_dir().join("functions/mcp.json"), "{not json").unwrap();
+    env.server.push(openai::text_stream(&["Fine."]));
+    let out = env.loki().arg("hi").assert().success();
+    assert_eq!(stdout(&out), "Fine.\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("MCP servers are unavailable: mcp.json:"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
