@@ -69,12 +69,6 @@ fn absolute(cwd: &Path, arg: &str) -> PathBuf {
     normalise(&joined)
 }
 
-/// `arg` against `cwd`, `.` and `..` removed, symlinks left as they are.
-pub fn lexical(cwd: &Path, arg: &str) -> PathBuf {
-    let path = Path::new(if arg.is_empty() { "." } else { arg });
-    normalise(&cwd.join(path))
-}
-
 /// Removes `.` and `..` lexically (`..` at the root stays at the root).
 fn normalise(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();

@@ -197,7 +197,7 @@ fn writes_never_land_outside_while_a_directory_is_swapped_for_a_symlink() {
     let before = crate::common::tree(&outside);
     let stop = Arc::new(AtomicBool::new(false));
     let swapper = {
-        let (dir, link, stop) = (dir.clone(), link.clone(), Arc::clone(&stop));
+        let (dir, stop) = (dir.clone(), Arc::clone(&stop));
         std::thread::spawn(move || keep_swapping(&dir, &link, &stop))
     };
     let out = env.loki().arg("write the files").assert().success();
