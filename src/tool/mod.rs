@@ -5,12 +5,16 @@
 //! writes, deletes, runs a command, reaches the network or touches a path outside the
 //! working directory goes to the context's [`approve::Approver`] first, unless the user
 //! opted out (`yolo`, `auto_approve_tools`, or "always" earlier in the conversation).
+//! Two things no opt-out changes: `fs_rm` never removes the working tree, and only yolo
+//! skips the question for deleting a directory with contents. What an approval covered
+//! travels with the call as a [`Grant`] and is checked again when it runs.
 //! Approved calls of one round run concurrently; results go back to the model as tool
 //! messages, errors as `{"tool_call_error": …}` so it can react.
 
 pub mod approve;
 pub mod builtin;
 mod confined;
+mod delete;
 pub mod hidden_env;
 pub mod paths;
 mod process;
@@ -415,7 +419,7 @@ async fn check(
     // Deleting the working tree is refused outright (even with yolo); deleting a
     // directory with contents is asked about every time (only yolo skips that).
     let recursive = match &tool {
-        Tool::Builtin(b) if b.name == "fs_rm" => builtin::rm_plan(&args, cwd)?.recursive,
+        Tool::Builtin(b) if b.name == "fs_rm" => delete::rm_plan(&args, cwd)?.recursive,
         _ => false,
     };
     let grant = Grant { outside, recursive };
