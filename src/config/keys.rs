@@ -49,6 +49,7 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("yolo", KeyKind::Bool),
     ("auto_approve_tools", KeyKind::Json),
     ("deny_tools", KeyKind::Json),
+    ("tool_env_passthrough", KeyKind::Json),
     ("max_tool_rounds", KeyKind::Int),
     ("tool_timeout", KeyKind::Int),
     ("max_tool_output", KeyKind::Int),

@@ -90,6 +90,9 @@ pub struct AppConfig {
     pub auto_approve_tools: Vec<String>,
     /// Tools that are always refused.
     pub deny_tools: Vec<String>,
+    /// Credential variables `execute_command` and script tools may inherit anyway (loki's
+    /// own provider keys are withheld from them otherwise).
+    pub tool_env_passthrough: Vec<String>,
     /// Model calls per turn when tools keep being called.
     pub max_tool_rounds: usize,
     /// Seconds a tool (such as `execute_command`) may run.
@@ -182,6 +185,7 @@ impl Default for AppConfig {
             yolo: false,
             auto_approve_tools: Vec::new(),
             deny_tools: Vec::new(),
+            tool_env_passthrough: Vec::new(),
             max_tool_rounds: 25,
             tool_timeout: 300,
             max_tool_output: 32 * 1024,

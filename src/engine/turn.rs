@@ -205,6 +205,9 @@ pub(super) async fn run_turn(
     let user_agent = state.config.user_agent();
     let cancel = ctx.cancel.clone();
     let tool_images = std::sync::Mutex::new(Vec::new());
+    // Background processes tools leave behind are stopped when this turn ends (dropped).
+    let background = crate::tool::Background::default();
+    let hidden_env = crate::tool::HiddenEnv::new(&state.config, &state.env);
     let env = crate::tool::ToolEnv {
         cwd,
         shell: &shell,
@@ -216,6 +219,8 @@ pub(super) async fn run_turn(
         tools_env_file: &tools_env_file,
         web_search: web_search.as_ref(),
         images: ctx.model.config.supports_vision.then_some(&tool_images),
+        background: &background,
+        hidden_env: &hidden_env,
     };
     ctx.tool_policy.seen.clear();
     // Assistant tool-call messages and tool results of this turn, in order.

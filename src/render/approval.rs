@@ -83,15 +83,21 @@ impl TerminalApprover {
 impl Approver for TerminalApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         self.show(request);
+        let allow_always = request.allow_always;
         Box::pin(async move {
-            let asked = tokio::task::spawn_blocking(ask).await;
+            let asked = tokio::task::spawn_blocking(move || ask(allow_always)).await;
             asked.unwrap_or(Decision::Deny)
         })
     }
 }
 
-fn ask() -> Decision {
-    let choice = inquire::Select::new("Run it?", vec![YES, ALWAYS, NO, NO_TELL])
+fn ask(allow_always: bool) -> Decision {
+    let options = if allow_always {
+        vec![YES, ALWAYS, NO, NO_TELL]
+    } else {
+        vec![YES, NO, NO_TELL]
+    };
+    let choice = inquire::Select::new("Run it?", options)
         .without_help_message()
         .prompt();
     match choice {

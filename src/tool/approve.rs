@@ -15,6 +15,8 @@ pub struct ApprovalRequest {
     pub summary: String,
     /// A longer preview (a diff for writes and patches), if any.
     pub preview: Option<String>,
+    /// Whether "yes, and don't ask again" may be offered (not for a recursive delete).
+    pub allow_always: bool,
 }
 
 /// The answer.

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::delete::{refuse_tree_delete, rm_plan};
 use super::paths::{self, Resolved};
-use super::{Effect, ToolEnv, ToolError};
+use super::{Effect, Grant, ToolEnv, ToolError, confined};
 
 /// A built-in tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,15 +212,19 @@ fn io(path: &Path, e: &std::io::Error) -> ToolError {
     ToolError::Failed(format!("{}: {e}", path.display()))
 }
 
-/// Runs a built-in whose call was approved (or needed no approval).
+/// Runs a built-in whose call was approved (or needed no approval). `grant` is what the
+/// approval covered: a path outside the working tree, a recursive delete.
 pub(super) async fn run(
     tool: &Builtin,
     args: &Value,
     env: &ToolEnv<'_>,
+    grant: Grant,
 ) -> Result<String, ToolError> {
     let path = |name: &str| -> Result<Resolved, ToolError> {
         Ok(paths::resolve(env.cwd, str_arg(args, name)?))
     };
+    // Where a change lands, opened so that it cannot be redirected out of the tree.
+    let place = |target: &Resolved| confined::place(env.cwd, target, grant.outside);
     match tool.name {
         "fs_cat" => read_text(&path("path")?.path),
         "fs_ls" => list_dir(&path("path")?.path),
@@ -234,41 +239,37 @@ pub(super) async fn run(
             Ok(numbered(&text, offset, limit))
         }
         "fs_write" => {
-            let p = path("path")?;
+            let target = place(&path("path")?)?;
             let contents = str_arg(args, "contents")?;
-            replace_file(&p.path, contents.as_bytes())?;
+            target.replace(contents.as_bytes())?;
             Ok(format!(
                 "wrote {} bytes to {}",
                 contents.len(),
-                paths::display(env.cwd, &p.path)
+                target.shown()
             ))
         }
         "fs_patch" => {
-            let p = path("path")?;
-            let patched = patched(&p.path, str_arg(args, "contents")?)?;
-            replace_file(&p.path, patched.as_bytes())?;
-            Ok(format!("patched {}", paths::display(env.cwd, &p.path)))
+            let target = place(&path("path")?)?;
+            let patched = patched(
+                &target.read_to_string()?,
+                str_arg(args, "contents")?,
+                target.shown(),
+            )?;
+            target.replace(patched.as_bytes())?;
+            Ok(format!("patched {}", target.shown()))
         }
         "fs_mkdir" => {
-            let p = path("path")?;
-            std::fs::create_dir_all(&p.path).map_err(|e| io(&p.path, &e))?;
-            Ok(format!("created {}", paths::display(env.cwd, &p.path)))
+            let target = place(&path("path")?)?;
+            target.create_dir_all()?;
+            Ok(format!("created {}", target.shown()))
         }
         "fs_rm" => {
-            let p = path("path")?;
+            let arg = str_arg(args, "path")?;
+            refuse_tree_delete(env.cwd, arg)?;
             // A symlink is removed itself, never what it points to.
-            let link = paths::lexical(env.cwd, str_arg(args, "path")?);
-            let is_link =
-                std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink());
-            let removed = if is_link {
-                std::fs::remove_file(&link)
-            } else if p.path.is_dir() {
-                std::fs::remove_dir_all(&p.path)
-            } else {
-                std::fs::remove_file(&p.path)
-            };
-            removed.map_err(|e| io(&p.path, &e))?;
-            Ok(format!("deleted {}", str_arg(args, "path")?))
+            let target = place(&paths::resolve_entry(env.cwd, arg))?;
+            target.remove(grant.recursive)?;
+            Ok(format!("deleted {arg}"))
         }
         "fs_glob" => glob(env.cwd, args),
         "fs_grep" => grep(env.cwd, args),
@@ -326,7 +327,10 @@ pub(super) fn describe(
                 Some(str_arg(args, "contents")?.to_string()),
             )
         }
-        "fs_rm" => (format!("delete {}", shown("path")?.0), None),
+        "fs_rm" => {
+            let plan = rm_plan(args, cwd)?;
+            (plan.summary, plan.preview)
+        }
         "fs_mkdir" => (format!("create directory {}", shown("path")?.0), None),
         _ => {
             let target = ["path", "pattern"]
@@ -344,18 +348,10 @@ pub(super) fn touched_paths(tool: &Builtin, args: &Value, cwd: &Path) -> Vec<Res
         return Vec::new();
     }
     let arg = opt_str(args, "path").unwrap_or(".");
-    vec![paths::resolve(cwd, arg)]
-}
-
-/// Replaces a file atomically, keeping the permissions it had (an executable script stays
-/// executable, a private file private).
-fn replace_file(path: &Path, contents: &[u8]) -> Result<(), ToolError> {
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    crate::atomic_file::write_atomic(path, contents, false).map_err(|e| io(path, &e))?;
-    if let Some(permissions) = permissions {
-        std::fs::set_permissions(path, permissions).map_err(|e| io(path, &e))?;
+    if tool.name == "fs_rm" {
+        return vec![paths::resolve_entry(cwd, arg)];
     }
-    Ok(())
+    vec![paths::resolve(cwd, arg)]
 }
 
 fn list_dir(dir: &Path) -> Result<String, ToolError> {
@@ -391,14 +387,13 @@ fn numbered(text: &str, offset: usize, limit: usize) -> String {
     out
 }
 
-fn patched(path: &Path, diff: &str) -> Result<String, ToolError> {
-    let original = std::fs::read_to_string(path).map_err(|e| io(path, &e))?;
+/// `original` (the text of `shown`) with the unified diff applied.
+fn patched(original: &str, diff: &str, shown: &str) -> Result<String, ToolError> {
     let patch = diffy::Patch::from_str(diff)
         .map_err(|e| ToolError::BadArguments(format!("not a unified diff: {e}")))?;
-    diffy::apply(&original, &patch).map_err(|e| {
+    diffy::apply(original, &patch).map_err(|e| {
         ToolError::Failed(format!(
-            "the patch does not apply to {} ({e}); read the file again and send a fresh diff",
-            path.display()
+            "the patch does not apply to {shown} ({e}); read the file again and send a fresh diff"
         ))
     })
 }
@@ -505,49 +500,22 @@ fn grep(cwd: &Path, args: &Value) -> Result<String, ToolError> {
 
 async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> {
     let mut shell = tokio::process::Command::new(env.shell);
-    shell
-        .arg("-c")
-        .arg(command)
-        .current_dir(env.cwd)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    // Its own process group, so a timeout stops everything the command started.
-    #[cfg(unix)]
-    shell.process_group(0);
-    let mut child = shell
-        .spawn()
-        .map_err(|e| ToolError::Failed(format!("cannot start {}: {e}", env.shell)))?;
-    let group = KillGroup(child.id());
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let read = async {
-        // Both pipes at once (a command filling stderr must not block on a full pipe),
-        // each read up to a cap; past it the pipe is closed and the command gets SIGPIPE.
-        let (out, err) = tokio::join!(read_capped(stdout), read_capped(stderr));
-        let status = child.wait().await;
-        (out, err, status)
-    };
-    let (out, err, status) = tokio::select! {
-        done = read => done,
-        () = tokio::time::sleep(env.timeout) => {
-            return Err(ToolError::Failed(format!(
-                "the command did not finish within {}s and was stopped",
-                env.timeout.as_secs()
-            )));
-        }
-        () = env.cancel.cancelled() => return Err(ToolError::Cancelled),
-    };
-    group.finished();
-    let code = status
-        .map(|s| {
-            s.code()
-                .map_or_else(|| "killed by a signal".into(), |c| c.to_string())
-        })
-        .unwrap_or_else(|e| e.to_string());
-    let mut text = String::from_utf8_lossy(&out).into_owned();
-    let err = String::from_utf8_lossy(&err);
+    shell.arg("-c").arg(command).current_dir(env.cwd);
+    for name in env.hidden_env.withheld(&[]) {
+        shell.env_remove(name);
+    }
+    let done = super::process::run(shell, env, "the command").await?;
+    let code = done
+        .status
+        .code()
+        .map_or_else(|| "killed by a signal".into(), |c| c.to_string());
+    let mut text = String::new();
+    for note in done.notes() {
+        text.push_str(&note);
+        text.push('\n');
+    }
+    text.push_str(&done.stdout.text());
+    let err = done.stderr.text();
     if !err.trim().is_empty() {
         text.push_str("\n[stderr]\n");
         text.push_str(&err);
@@ -555,20 +523,8 @@ async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> 
     Ok(format!("{}\n[exit code: {code}]", text.trim_end()))
 }
 
-/// Most output kept from one command stream, in bytes.
-const MAX_COMMAND_OUTPUT: u64 = 8 * 1024 * 1024;
-
 /// Files larger than this are not read whole (`fs_cat`, `fs_read`).
 const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
-
-pub(super) async fn read_capped<R: tokio::io::AsyncRead + Unpin>(pipe: Option<R>) -> Vec<u8> {
-    use tokio::io::AsyncReadExt;
-    let mut buf = Vec::new();
-    if let Some(pipe) = pipe {
-        let _ = pipe.take(MAX_COMMAND_OUTPUT).read_to_end(&mut buf).await;
-    }
-    buf
-}
 
 fn read_text(path: &Path) -> Result<String, ToolError> {
     let meta = std::fs::metadata(path).map_err(|e| io(path, &e))?;
@@ -586,27 +542,6 @@ fn read_text(path: &Path) -> Result<String, ToolError> {
         )));
     }
     std::fs::read_to_string(path).map_err(|e| io(path, &e))
-}
-
-/// Kills a command's process group when dropped before it finished (timeout, Ctrl-C).
-pub(super) struct KillGroup(pub(super) Option<u32>);
-
-impl KillGroup {
-    pub(super) fn finished(mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for KillGroup {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.0 {
-            let _ = std::process::Command::new("kill")
-                .args(["-s", "KILL", "--", &format!("-{pid}")])
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
-    }
 }
 
 async fn fetch(env: &ToolEnv<'_>, url: &str) -> Result<String, ToolError> {
@@ -651,6 +586,8 @@ mod tests {
             tools_env_file: dir,
             web_search: None,
             images: None,
+            background: Box::leak(Box::default()),
+            hidden_env: Box::leak(Box::default()),
         }
     }
 
@@ -661,7 +598,7 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        runtime.block_on(run(find(name).unwrap(), &args, &env))
+        runtime.block_on(run(find(name).unwrap(), &args, &env, Grant::default()))
     }
 
     #[test]
@@ -798,6 +735,7 @@ mod tests {
                 find("execute_command").unwrap(),
                 &json!({"command": command}),
                 &env,
+                Grant::default(),
             ))
             .unwrap_err()
             .to_string();

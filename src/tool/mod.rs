@@ -5,15 +5,25 @@
 //! writes, deletes, runs a command, reaches the network or touches a path outside the
 //! working directory goes to the context's [`approve::Approver`] first, unless the user
 //! opted out (`yolo`, `auto_approve_tools`, or "always" earlier in the conversation).
+//! Two things no opt-out changes: `fs_rm` never removes the working tree, and only yolo
+//! skips the question for deleting a directory with contents. What an approval covered
+//! travels with the call as a [`Grant`] and is checked again when it runs.
 //! Approved calls of one round run concurrently; results go back to the model as tool
 //! messages, errors as `{"tool_call_error": …}` so it can react.
 
 pub mod approve;
 pub mod builtin;
+mod confined;
+mod delete;
+pub mod hidden_env;
 pub mod paths;
+mod process;
 mod run_script;
 pub mod script;
 pub mod web_search;
+
+pub use hidden_env::HiddenEnv;
+pub use process::Background;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -141,6 +151,20 @@ pub struct ToolEnv<'a> {
     pub web_search: Option<&'a web_search::WebSearch>,
     /// Where tools put images they return (as `data:` URLs), when the model can see them.
     pub images: Option<&'a std::sync::Mutex<Vec<String>>>,
+    /// Process groups that outlive their call; killed when the turn ends.
+    pub background: &'a Background,
+    /// Environment variables commands and script tools do not inherit.
+    pub hidden_env: &'a HiddenEnv,
+}
+
+/// What the approval of a call covered, checked again when it runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Grant {
+    /// Its path was outside the working tree when it was approved: it may stay there.
+    /// Without this, a change whose path now resolves outside the tree is refused.
+    pub outside: bool,
+    /// `fs_rm` of a directory with contents was approved.
+    pub recursive: bool,
 }
 
 /// The tools a conversation offers: `enabled` (the role's `enabled_tools`, else the
@@ -272,7 +296,7 @@ pub async fn run_round(
     approver: &dyn Approver,
     max_output: usize,
 ) -> Vec<CallResult> {
-    let mut ready: Vec<Result<(Tool, Value), ToolError>> = Vec::new();
+    let mut ready: Vec<Result<(Tool, Value, Grant), ToolError>> = Vec::new();
     // Calls whose approval was asked for (or waived by yolo): not re-checked when run.
     let mut asked: HashSet<String> = HashSet::new();
     for call in calls {
@@ -293,15 +317,15 @@ pub async fn run_round(
     // Reads run together; once anything writes or runs a command, calls run one after
     // another in the model's order (a write and then running what was written).
     let sequential = ready.iter().any(|r| match r {
-        Ok((Tool::Builtin(b), _)) => b.effect != Effect::Read,
-        Ok((Tool::Script(_), _)) => true,
-        Ok((Tool::Mcp(m), args)) => m.writes(args),
+        Ok((Tool::Builtin(b), _, _)) => b.effect != Effect::Read,
+        Ok((Tool::Script(_), _, _)) => true,
+        Ok((Tool::Mcp(m), args, _)) => m.writes(args),
         Err(_) => false,
     });
     let asked = &asked;
     let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
         let outcome = match ready {
-            Ok((Tool::Builtin(tool), args)) => {
+            Ok((Tool::Builtin(tool), args, grant)) => {
                 // A read that ran without asking because its path was inside the tree
                 // must still be inside now (an earlier call of the round may have
                 // planted a symlink).
@@ -315,11 +339,11 @@ pub async fn run_round(
                             .into(),
                     ))
                 } else {
-                    builtin::run(tool, &args, &env).await
+                    builtin::run(tool, &args, &env, grant).await
                 }
             }
-            Ok((Tool::Script(tool), args)) => run_script::run(&tool, &args, &env).await,
-            Ok((Tool::Mcp(tool), args)) => crate::mcp::expose::run(&tool, &args, &env).await,
+            Ok((Tool::Script(tool), args, _)) => run_script::run(&tool, &args, &env).await,
+            Ok((Tool::Mcp(tool), args, _)) => crate::mcp::expose::run(&tool, &args, &env).await,
             Err(e) => Err(e),
         };
         let (content, ok) = match outcome {
@@ -361,7 +385,7 @@ async fn check(
     cwd: &Path,
     policy: &mut Policy,
     approver: &dyn Approver,
-) -> Result<(Tool, Value), ToolError> {
+) -> Result<(Tool, Value, Grant), ToolError> {
     let tool = tools
         .iter()
         .find(|t| t.name() == call.name)
@@ -392,6 +416,13 @@ async fn check(
             .any(|p| !p.inside),
         Tool::Script(_) | Tool::Mcp(_) => false,
     };
+    // Deleting the working tree is refused outright (even with yolo); deleting a
+    // directory with contents is asked about every time (only yolo skips that).
+    let recursive = match &tool {
+        Tool::Builtin(b) if b.name == "fs_rm" => delete::rm_plan(&args, cwd)?.recursive,
+        _ => false,
+    };
+    let grant = Grant { outside, recursive };
     // "Always" for an MCP invoke covers that one tool, not the whole server.
     let always_key = match &tool {
         Tool::Mcp(m) if m.action == crate::mcp::expose::Action::Invoke => {
@@ -401,9 +432,10 @@ async fn check(
     };
     let exempt = policy.yolo
         || (!outside
+            && !recursive
             && (policy.auto_approve.contains(&name) || policy.always.contains(&always_key)));
     if exempt || !approval_needed(&tool, &args, cwd) {
-        return Ok((tool, args));
+        return Ok((tool, args, grant));
     }
     let (summary, preview) = match &tool {
         Tool::Builtin(b) => builtin::describe(b, &args, cwd)?,
@@ -423,12 +455,15 @@ async fn check(
         tool: name.clone(),
         summary,
         preview,
+        allow_always: !recursive,
     };
     match approver.approve(&request).await {
-        Decision::Approve => Ok((tool, args)),
+        Decision::Approve => Ok((tool, args, grant)),
         Decision::ApproveAlways => {
-            policy.always.insert(always_key);
-            Ok((tool, args))
+            if request.allow_always {
+                policy.always.insert(always_key);
+            }
+            Ok((tool, args, grant))
         }
         Decision::Deny => Err(ToolError::Declined(None)),
         Decision::DenyWithMessage(message) => Err(ToolError::Declined(Some(message))),
@@ -580,6 +615,8 @@ mod tests {
             tools_env_file: &cwd,
             web_search: None,
             images: None,
+            background: &Background::default(),
+            hidden_env: &HiddenEnv::default(),
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

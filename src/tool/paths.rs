@@ -19,8 +19,46 @@ pub struct Resolved {
 /// Resolves `arg` (relative to `cwd`, `~/` expanded) and decides whether it is inside
 /// `cwd`.
 pub fn resolve(cwd: &Path, arg: &str) -> Resolved {
+    let path = resolve_symlinks(&absolute(cwd, arg));
+    Resolved {
+        inside: path.starts_with(root(cwd)),
+        path,
+    }
+}
+
+/// Like [`resolve`], except that a symlink as the last component is not followed: the
+/// entry itself is what a delete removes.
+pub fn resolve_entry(cwd: &Path, arg: &str) -> Resolved {
+    let joined = absolute(cwd, arg);
+    let path = match (joined.parent(), joined.file_name()) {
+        (Some(parent), Some(name)) => resolve_symlinks(parent).join(name),
+        _ => joined,
+    };
+    Resolved {
+        inside: path.starts_with(root(cwd)),
+        path,
+    }
+}
+
+/// Whether removing `arg` would remove the working tree: it names the working directory
+/// or one of its ancestors (`""`, `.`, `sub/..`, `..`, `/`, the absolute path, …).
+pub fn contains_tree(cwd: &Path, arg: &str) -> bool {
+    let lexical = absolute(cwd, arg);
+    let entry = resolve_entry(cwd, arg).path;
+    let root = root(cwd);
+    normalise(cwd).starts_with(&lexical) || root.starts_with(&entry) || root.starts_with(&lexical)
+}
+
+/// The working directory as the root of the tree: normalised, symlinks resolved.
+pub fn root(cwd: &Path) -> PathBuf {
+    resolve_symlinks(&normalise(cwd))
+}
+
+/// `arg` made absolute against `cwd` (`~/` expanded), `.` and `..` removed lexically.
+fn absolute(cwd: &Path, arg: &str) -> PathBuf {
     let expanded = match (arg.strip_prefix("~/"), dirs::home_dir()) {
         (Some(rest), Some(home)) => home.join(rest),
+        _ if arg == "~" => dirs::home_dir().unwrap_or_else(|| PathBuf::from(arg)),
         _ => PathBuf::from(if arg.is_empty() { "." } else { arg }),
     };
     let joined = if expanded.is_absolute() {
@@ -28,18 +66,7 @@ pub fn resolve(cwd: &Path, arg: &str) -> Resolved {
     } else {
         cwd.join(expanded)
     };
-    let path = resolve_symlinks(&normalise(&joined));
-    let root = resolve_symlinks(&normalise(cwd));
-    Resolved {
-        inside: path.starts_with(&root),
-        path,
-    }
-}
-
-/// `arg` against `cwd`, `.` and `..` removed, symlinks left as they are.
-pub fn lexical(cwd: &Path, arg: &str) -> PathBuf {
-    let path = Path::new(if arg.is_empty() { "." } else { arg });
-    normalise(&cwd.join(path))
+    normalise(&joined)
 }
 
 /// Removes `.` and `..` lexically (`..` at the root stays at the root).
@@ -117,5 +144,18 @@ mod tests {
         }
         let inside = resolve(&cwd, "src");
         assert_eq!(display(&cwd, &inside.path), "src");
+        for arg in ["", ".", "src/..", "..", "/", "./src/../."] {
+            assert!(contains_tree(&cwd, arg), "{arg}");
+        }
+        assert!(contains_tree(&cwd, &cwd.display().to_string()));
+        assert!(!contains_tree(&cwd, "src"));
+        assert!(!contains_tree(&cwd, "../other"));
+        #[cfg(unix)]
+        {
+            // Removing a link to the tree removes the link, not the tree.
+            std::os::unix::fs::symlink(&cwd, cwd.join("self")).unwrap();
+            assert!(!contains_tree(&cwd, "self"));
+            assert!(resolve_entry(&cwd, "self").inside);
+        }
     }
 }

@@ -1,8 +1,12 @@
 //! Running a script tool: Loki's environment contract (`LLM_OUTPUT`, `LLM_ROOT_DIR`,
 //! `LLM_TOOL_NAME`, `LLM_TOOL_CACHE_DIR`, `functions/.env`), the checks its annotations
 //! ask for (required variables, required programs), a timeout, and the result.
+//!
+//! The script does not inherit loki's own credentials ([`super::HiddenEnv`]) unless it
+//! declares them with `@env`; `functions/.env` is the tools' own and is always loaded.
+//! `LLM_OUTPUT` is a private (0600) file created for the call and removed afterwards.
 
-use std::process::Stdio;
+use std::io::Read;
 
 use serde_json::Value;
 
@@ -16,7 +20,13 @@ pub(super) async fn run(
     args: &Value,
     env: &ToolEnv<'_>,
 ) -> Result<String, ToolError> {
-    let mut vars = crate::config::Env::capture();
+    let withheld: Vec<&str> = env.hidden_env.withheld(&tool.declared_env).collect();
+    let mut vars = crate::config::Env::from_pairs(
+        crate::config::Env::capture()
+            .pairs()
+            .filter(|(name, _)| !withheld.contains(name))
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
     if let Err(e) = vars.load_dotenv(env.tools_env_file) {
         return Err(ToolError::Failed(format!(
             "cannot read {}: {e}",
@@ -50,11 +60,13 @@ pub(super) async fn run(
         std::process::id(),
         fastrand::u32(..)
     )));
-    std::fs::write(&output.0, "")
+    create_private(&output.0)
         .map_err(|e| ToolError::Failed(format!("cannot create {}: {e}", output.0.display())))?;
     let call = wrapper(tool, args);
-    let program = call.program.clone();
     let mut command = tokio::process::Command::new(&call.program);
+    for name in &withheld {
+        command.env_remove(name);
+    }
     command
         .args(&call.args)
         .envs(call.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -70,58 +82,63 @@ pub(super) async fn run(
         .env("LLM_ROOT_DIR", env.root_dir)
         .env("LLM_TOOL_NAME", &tool.name)
         .env("LLM_TOOL_CACHE_DIR", &cache)
-        .env("LLM_TOOL_PATH", &tool.path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
-    let mut child = command
-        .spawn()
-        .map_err(|e| ToolError::Failed(format!("cannot start `{program}`: {e}")))?;
-    let group = super::builtin::KillGroup(child.id());
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let finished = async {
-        let (out, err) = tokio::join!(
-            super::builtin::read_capped(stdout),
-            super::builtin::read_capped(stderr)
-        );
-        (child.wait().await, out, err)
-    };
-    let (status, out, err) = tokio::select! {
-        done = finished => done,
-        () = tokio::time::sleep(env.timeout) => {
-            return Err(ToolError::Failed(format!(
-                "tool `{}` did not finish within {}s and was stopped",
-                tool.name,
-                env.timeout.as_secs()
-            )));
-        }
-        () = env.cancel.cancelled() => return Err(ToolError::Cancelled),
-    };
-    group.finished();
-    let status = status.map_err(|e| ToolError::Failed(e.to_string()))?;
-    let stderr_text = String::from_utf8_lossy(&err).trim().to_string();
-    if !status.success() {
-        let code = status
+        .env("LLM_TOOL_PATH", &tool.path);
+    let done = super::process::run(command, env, &format!("tool `{}`", tool.name)).await?;
+    let mut notes = done.notes();
+    if !done.status.success() {
+        let code = done
+            .status
             .code()
             .map_or_else(|| "a signal".to_string(), |c| format!("code {c}"));
         return Err(ToolError::Exited {
             message: format!("Tool call '{}' exited with {code}", tool.name),
-            stderr: stderr_text,
+            stderr: done.stderr.text().trim().to_string(),
         });
     }
-    let written = std::fs::read_to_string(output.0.as_path()).unwrap_or_default();
-    let printed = String::from_utf8_lossy(&out).into_owned();
-    Ok(if !written.trim().is_empty() {
+    let written = read_head(&output.0, &mut notes);
+    let printed = done.stdout.text();
+    let result = if !written.trim().is_empty() {
         written
     } else if !printed.trim().is_empty() {
         printed
     } else {
         "DONE".to_string()
-    })
+    };
+    notes.push(result);
+    Ok(notes.join("\n"))
+}
+
+/// Creates an empty file only its owner can read (it may receive anything the tool
+/// produces).
+fn create_private(path: &std::path::Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path).map(drop)
+}
+
+/// The first [`super::process::MAX_CAPTURE`] bytes of the `LLM_OUTPUT` file, with a
+/// note in `notes` when it was longer.
+fn read_head(path: &std::path::Path, notes: &mut Vec<String>) -> String {
+    let Ok(file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut head = Vec::new();
+    let _ = file
+        .take(super::process::MAX_CAPTURE as u64)
+        .read_to_end(&mut head);
+    if total > head.len() as u64 {
+        notes.push(format!(
+            "[LLM_OUTPUT: {total} bytes written, only the first {} kept]",
+            head.len()
+        ));
+    }
+    String::from_utf8_lossy(&head).into_owned()
 }
 
 fn on_path(program: &str) -> bool {
@@ -170,6 +187,7 @@ mod tests {
             parameters: serde_json::json!({}),
             required_env: Vec::new(),
             env_defaults: Vec::new(),
+            declared_env: Vec::new(),
             require_tools: Vec::new(),
             interpreter: Some(vec!["node".into()]),
             positional: vec!["text".into(), "times".into(), "loud".into()],
@@ -186,6 +204,8 @@ mod tests {
             tools_env_file: &dir.path().join("missing.env"),
             web_search: None,
             images: None,
+            background: &crate::tool::Background::default(),
+            hidden_env: &crate::tool::HiddenEnv::default(),
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -30,6 +30,9 @@ pub struct ScriptTool {
     pub required_env: Vec<String>,
     /// Defaults of environment variables (`@env NAME=value`).
     pub env_defaults: Vec<(String, String)>,
+    /// Every variable it declares with `@env` (it gets them even when they hold one of
+    /// loki's own credentials).
+    pub declared_env: Vec<String>,
     /// Programs that must be installed (`@meta require-tools`).
     pub require_tools: Vec<String>,
     /// The interpreter named by a `#!` line (Python and TypeScript), e.g. `python3.11`.
@@ -92,6 +95,17 @@ pub fn parse(path: &Path) -> Result<ScriptTool, ScriptError> {
     };
     if lang != Lang::Bash {
         tool.interpreter = shebang(&text);
+        // `# @env NAME` (Python) or `// @env NAME` (TypeScript) comment lines.
+        tool.declared_env = text
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim_start();
+                l.strip_prefix("# @env ")
+                    .or_else(|| l.strip_prefix("// @env "))
+            })
+            .filter_map(|rest| rest.split_whitespace().next())
+            .map(|name| name.trim_end_matches('!').to_string())
+            .collect();
     }
     if tool.description.trim().is_empty() {
         return Err(err(
@@ -113,6 +127,7 @@ fn empty(lang: Lang) -> ScriptTool {
         parameters: json!({"type": "object", "properties": {}, "required": []}),
         required_env: Vec::new(),
         env_defaults: Vec::new(),
+        declared_env: Vec::new(),
         require_tools: Vec::new(),
         interpreter: None,
         positional: Vec::new(),
@@ -149,6 +164,8 @@ fn parse_bash(text: &str) -> ParseResult {
                     None => (spec, None),
                 };
                 let name = name.split('[').next().unwrap_or(name);
+                tool.declared_env
+                    .push(name.trim_end_matches('!').to_string());
                 if let Some(name) = name.strip_suffix('!') {
                     tool.required_env.push(name.to_string());
                 } else if let Some(default) = default.filter(|d| !d.starts_with('`')) {
@@ -845,6 +862,7 @@ eval "$(argc --argc-eval "$0" "$@")"
         assert_eq!(tool.description, "Search the issue tracker.");
         assert_eq!(tool.require_tools, ["jq", "curl"]);
         assert_eq!(tool.required_env, ["TRACKER_TOKEN"]);
+        assert_eq!(tool.declared_env, ["TRACKER_TOKEN", "TRACKER_URL"]);
         assert_eq!(
             tool.env_defaults,
             [("TRACKER_URL".to_string(), "https://example.com".to_string())]

@@ -7,7 +7,7 @@ use crate::common::pty::Pty;
 use crate::common::{TestEnv, stderr, stdout};
 
 /// A test environment whose configuration enables every tool.
-fn tools_env(extra: &str) -> TestEnv {
+pub(super) fn tools_env(extra: &str) -> TestEnv {
     let env = TestEnv::new();
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
     env.write_config(&format!("enabled_tools: all\n{extra}{cfg}"));
@@ -15,7 +15,7 @@ fn tools_env(extra: &str) -> TestEnv {
 }
 
 /// The tool messages of a request: `(tool_call_id, content)`.
-fn tool_results(body: &Value) -> Vec<(String, String)> {
+pub(super) fn tool_results(body: &Value) -> Vec<(String, String)> {
     body["messages"]
         .as_array()
         .unwrap()
@@ -341,7 +341,7 @@ fn the_terminal_can_refuse_with_a_message_for_the_model() {
     pty.read_to_end();
 }
 
-fn write_tool(env: &TestEnv, file: &str, text: &str) {
+pub(super) fn write_tool(env: &TestEnv, file: &str, text: &str) {
     let dir = env.config_dir().join("functions/tools");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(file), text).unwrap();
