@@ -4,7 +4,14 @@
 //! [`commands::Action`]) or a prompt sent through `Engine::run` — the same engine the
 //! one-shot CLI uses. The conversation is kept across turns until `.empty session`.
 //! Ctrl-C while an answer streams cancels that turn only; Ctrl-C at the prompt explains
-//! how to leave; Ctrl-D and `.exit` leave.
+//! how to leave; Ctrl-D and `.exit` leave (Esc at the "Save session?" question goes back
+//! to the prompt instead). SIGTERM and SIGHUP end the REPL at any point without losing
+//! work: a running turn stops as with Ctrl-C, the session is saved (unless
+//! `save_session: false`), the terminal is restored, and the exit status names the
+//! signal.
+//!
+//! Everything that waits for the user (the line editor, the session questions) runs on a
+//! thread of its own, so a signal is noticed even while nobody types.
 
 pub mod clipboard;
 pub mod commands;
@@ -25,9 +32,36 @@ use crate::engine::command::{self, parse_bool};
 use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
+use crate::signals::{StopSignal, StopSignals};
 use crate::state::AppState;
 use commands::Action;
 use completer::CompletionData;
+
+/// Why waiting for the user ended without an answer.
+enum Interrupted {
+    /// SIGTERM or SIGHUP arrived; the thread asking is left blocked.
+    Signal(StopSignal),
+    /// The thread asking failed.
+    Lost,
+}
+
+/// What became of a request to leave the session.
+enum Leave {
+    /// The session is closed (saved or discarded as the user chose).
+    Left,
+    /// The user went back (Esc): the session stays open, nothing is lost.
+    Stayed,
+    /// A stop signal arrived while asking.
+    Stopped(StopSignal),
+}
+
+/// What to do after a line.
+enum Next {
+    /// Read the next line.
+    Stay,
+    /// Leave the REPL with this exit status.
+    Quit(u8),
+}
 
 /// The REPL's state between lines.
 struct Repl {
@@ -38,6 +72,8 @@ struct Repl {
     completion: Arc<RwLock<CompletionData>>,
     /// The token Ctrl-C cancels; swapped for a fresh one before every turn.
     current_cancel: Arc<Mutex<CancellationToken>>,
+    /// SIGTERM or SIGHUP, once one arrived.
+    stop: tokio::sync::watch::Receiver<Option<StopSignal>>,
 }
 
 /// Runs the REPL until `.exit` or Ctrl-D; returns the exit status.
@@ -47,7 +83,7 @@ pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8
     let display = Display::from_config(&state.config);
     let completion = Arc::new(RwLock::new(completion_data(&state)));
     let editor_cmd = editor_command(&state);
-    let mut line_editor = line_editor::build(line_editor::EditorOptions {
+    let line_editor = line_editor::build(line_editor::EditorOptions {
         keybindings: &state.config.keybindings,
         history_file: &state.paths.history_file,
         color: display.highlight && !no_color,
@@ -55,6 +91,23 @@ pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8
         completion: Arc::clone(&completion),
     });
     let current_cancel = Arc::new(Mutex::new(ctx.cancel.clone()));
+    let (stop_tx, stop) = tokio::sync::watch::channel(None);
+    let mut signals = StopSignals::listen(false)?;
+    let terminator = {
+        let current = Arc::clone(&current_cancel);
+        tokio::spawn(async move {
+            let signal = signals.recv().await;
+            // First the flag, then the token: a turn starting meanwhile sees one or the other.
+            let _ = stop_tx.send(Some(signal));
+            if let Ok(token) = current.lock() {
+                token.cancel();
+            }
+            // Later signals are absorbed: the REPL is already finishing.
+            loop {
+                signals.recv().await;
+            }
+        })
+    };
     let watcher = {
         let current = Arc::clone(&current_cancel);
         tokio::spawn(async move {
@@ -72,13 +125,22 @@ pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8
         no_color,
         completion,
         current_cancel,
+        stop,
     };
     repl.banner();
     // MCP servers start while the user types; the first turn waits only for what is left.
     repl.prepare_mcp();
-    let result = repl.run_loop(&mut line_editor).await;
+    let result = repl.run_loop(line_editor).await;
     watcher.abort();
+    terminator.abort();
     result
+}
+
+/// Prints a dim line on stdout (for notices given while the conversation is borrowed).
+fn dim_line(theme: &Theme, text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", theme.paint(Style::Dim, text));
+    let _ = out.flush();
 }
 
 impl Repl {
@@ -111,31 +173,147 @@ impl Repl {
         ));
     }
 
-    async fn run_loop(&mut self, editor: &mut Reedline) -> anyhow::Result<u8> {
+    async fn run_loop(&mut self, editor: Reedline) -> anyhow::Result<u8> {
+        let mut editor = Some(editor);
         loop {
-            let prompt = self.prompt();
-            let signal = match editor.read_line(&prompt) {
-                Ok(signal) => signal,
-                Err(e) => anyhow::bail!("terminal error: {e}"),
+            if let Some(signal) = self.stopped() {
+                return Ok(self.terminate(signal).await);
+            }
+            let Some(mut reader) = editor.take() else {
+                anyhow::bail!("terminal error: the line editor was lost");
             };
-            match signal {
-                Signal::Success(line) if self.handle_line(&line).await => return Ok(0),
-                Signal::Success(_) => {}
-                Signal::CtrlC => self.note("(to quit, press Ctrl-D or type .exit)"),
-                Signal::CtrlD => {
-                    self.close_session();
-                    return Ok(0);
+            let prompt = self.prompt();
+            let read = self
+                .ask_user(move || {
+                    let line = reader.read_line(&prompt);
+                    (reader, line)
+                })
+                .await;
+            let line = match read {
+                Ok((reader, line)) => {
+                    editor = Some(reader);
+                    line
                 }
-                _ => {}
+                Err(Interrupted::Signal(signal)) => return Ok(self.terminate(signal).await),
+                Err(Interrupted::Lost) => {
+                    self.save_on_exit().await;
+                    anyhow::bail!("terminal error: the line editor stopped");
+                }
+            };
+            let signal = match line {
+                Ok(signal) => signal,
+                Err(e) => {
+                    // The terminal is gone: keep the conversation, as on a hangup.
+                    self.save_on_exit().await;
+                    anyhow::bail!("terminal error: {e}");
+                }
+            };
+            let next = match signal {
+                Signal::Success(line) => self.handle_line(&line).await,
+                Signal::CtrlC => {
+                    self.note("(to quit, press Ctrl-D or type .exit)");
+                    Next::Stay
+                }
+                Signal::CtrlD => self.quit().await,
+                _ => Next::Stay,
+            };
+            if let Next::Quit(code) = next {
+                return Ok(code);
             }
         }
     }
 
-    /// Handles one submitted line; true means leave the REPL.
-    async fn handle_line(&mut self, line: &str) -> bool {
+    /// The stop signal received, if any.
+    fn stopped(&self) -> Option<StopSignal> {
+        *self.stop.borrow()
+    }
+
+    /// Runs `ask` (something that blocks on the terminal) on a thread of its own and
+    /// waits for it, or for SIGTERM/SIGHUP, whichever comes first.
+    async fn ask_user<T: Send + 'static>(
+        &self,
+        ask: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Interrupted> {
+        let mut stop = self.stop.clone();
+        let stopped = async move {
+            match stop.wait_for(Option::is_some).await {
+                Ok(signal) => *signal,
+                Err(_) => std::future::pending().await,
+            }
+        };
+        let asking = tokio::task::spawn_blocking(ask);
+        tokio::select! {
+            biased;
+            // The thread stays blocked on the terminal (see `signals::blocked_threads_left`).
+            Some(signal) = stopped => Err(Interrupted::Signal(signal)),
+            answer = asking => answer.map_err(|_| Interrupted::Lost),
+        }
+    }
+
+    /// SIGTERM or SIGHUP: restores the terminal, saves the session (the partial answer
+    /// of a stopped turn included) unless `save_session: false`, and returns the exit
+    /// status.
+    async fn terminate(&mut self, signal: StopSignal) -> u8 {
+        crate::signals::restore_terminal();
+        self.println("");
+        tracing::info!("{} received; leaving the REPL", signal.name());
+        self.save_on_exit().await;
+        signal.exit_code()
+    }
+
+    /// Saves a changed session when the REPL ends without asking (a signal, a terminal
+    /// gone): nobody can answer "Save session?", so the answer is yes unless
+    /// `save_session: false`. The temporary session is saved under an autoname.
+    async fn save_on_exit(&mut self) {
+        let Some(active) = &self.ctx.session else {
+            return;
+        };
+        let setting = active
+            .lock()
+            .get()
+            .save_session
+            .or(self.state().config.save_session);
+        if !active.is_dirty() || setting == Some(false) {
+            return;
+        }
+        self.save_session(None).await;
+    }
+
+    /// Saves the open session (renamed to `rename`), reporting the outcome; returns the
+    /// file written.
+    async fn save_session(&mut self, rename: Option<&str>) -> Option<std::path::PathBuf> {
+        let theme = self.theme();
+        let notify = move |line: &str| dim_line(&theme, line);
+        let state = Arc::clone(self.engine.state());
+        match self.ctx.save_session(&state, rename, &notify).await {
+            Ok(saved) => {
+                if let Some(forked) = &saved.forked {
+                    self.note(&format!("warning: {forked}"));
+                }
+                self.note(&format!("saved the session to {}", saved.path.display()));
+                Some(saved.path)
+            }
+            Err(e) => {
+                self.error(&e.to_string());
+                None
+            }
+        }
+    }
+
+    /// Ctrl-D or `.exit`: leaves the session (asking about saving it) and then the REPL.
+    async fn quit(&mut self) -> Next {
+        match self.close_session().await {
+            Leave::Left => Next::Quit(0),
+            Leave::Stayed => Next::Stay,
+            Leave::Stopped(signal) => Next::Quit(self.terminate(signal).await),
+        }
+    }
+
+    /// Handles one submitted line.
+    async fn handle_line(&mut self, line: &str) -> Next {
         let line = line_editor::strip_block(line);
         if line.trim().is_empty() {
-            return false;
+            return Next::Stay;
         }
         let action = if line.trim_start().starts_with('.') {
             commands::parse(&line)
@@ -146,10 +324,7 @@ impl Repl {
             })
         };
         match action {
-            Action::Exit => {
-                self.close_session();
-                return true;
-            }
+            Action::Exit => return self.quit().await,
             Action::Ask(input) => self.ask(input).await,
             Action::Apply(cmd) => {
                 match command::apply(self.engine.state(), &mut self.ctx, cmd) {
@@ -175,15 +350,12 @@ impl Repl {
             Action::ExitSession => {
                 if self.ctx.session.is_none() {
                     self.error("no session is open");
-                } else {
-                    self.close_session();
+                } else if let Leave::Stopped(signal) = self.close_session().await {
+                    return Next::Quit(self.terminate(signal).await);
                 }
             }
             Action::SaveSession(name) => {
-                match self.ctx.save_session(self.engine.state(), name.as_deref()) {
-                    Ok(path) => self.note(&format!("saved {}", path.display())),
-                    Err(e) => self.error(&e.to_string()),
-                }
+                self.save_session(name.as_deref()).await;
             }
             Action::CompressSession => self.compress_session().await,
             Action::Authenticate => self.authenticate().await,
@@ -207,7 +379,7 @@ impl Repl {
             },
             Action::EditConfig => self.edit_config(),
             Action::EditRole => self.edit_role(),
-            Action::EditSession => self.edit_session(),
+            Action::EditSession => self.edit_session().await,
             Action::SaveRole(name) => self.save_role(name.as_deref()),
             Action::DeleteRole(name) => {
                 let path = self.state().paths.roles_dir.join(format!("{name}.md"));
@@ -231,7 +403,7 @@ impl Repl {
             },
             Action::Usage(message) => self.error(&message),
         }
-        false
+        Next::Stay
     }
 
     async fn ask(&mut self, input: UserInput) {
@@ -239,6 +411,10 @@ impl Repl {
         self.ctx.cancel = token.clone();
         if let Ok(mut current) = self.current_cancel.lock() {
             *current = token.clone();
+        }
+        // A stop signal that came before the swap cancelled the previous token.
+        if self.stopped().is_some() {
+            token.cancel();
         }
         let opts = TerminalOptions::detect(&self.display, self.no_color, false);
         let emitter = TerminalEmitter::new(opts, Some(token));
@@ -262,6 +438,7 @@ impl Repl {
             Arc::clone(&self.ctx.provider),
             self.ctx.temperature,
             self.ctx.top_p,
+            self.ctx.session_model.clone(),
         );
         let applied = command::apply(
             self.engine.state(),
@@ -278,6 +455,7 @@ impl Repl {
             self.ctx.provider,
             self.ctx.temperature,
             self.ctx.top_p,
+            self.ctx.session_model,
         ) = saved;
     }
 
@@ -341,13 +519,16 @@ impl Repl {
         }
     }
 
-    fn edit_session(&mut self) {
+    async fn edit_session(&mut self) {
+        if self.ctx.session.is_none() {
+            return self.error("no session is open");
+        }
+        let Some(path) = self.save_session(None).await else {
+            return;
+        };
+        // Saving may have moved the conversation to a new session (see `save_session`).
         let Some(name) = self.ctx.session.as_ref().map(|s| s.id().to_string()) else {
             return self.error("no session is open");
-        };
-        let path = match self.ctx.save_session(self.engine.state(), None) {
-            Ok(path) => path,
-            Err(e) => return self.error(&e.to_string()),
         };
         if !self.run_editor(&path) {
             return;
@@ -414,14 +595,18 @@ impl Repl {
             Ok(false) => self.note(&format!("session: {name} (new)")),
             Err(e) => self.error(&e.to_string()),
         }
+        if let Some(warning) = self.ctx.session_model_warning() {
+            self.note(&format!("warning: {warning}"));
+        }
     }
 
     /// Leaves the session, saving it per `save_session` if it changed: `true` saves (the
     /// temporary session under an autoname), `false` discards, unset asks — and for the
-    /// temporary session also asks for a name.
-    fn close_session(&mut self) {
+    /// temporary session also asks for a name. Esc (or Ctrl-C) at the question goes back
+    /// to the prompt with the session open; Esc at the name asks the question again.
+    async fn close_session(&mut self) -> Leave {
         let Some(active) = &self.ctx.session else {
-            return;
+            return Leave::Left;
         };
         let setting = active
             .lock()
@@ -430,33 +615,73 @@ impl Repl {
             .or(self.state().config.save_session);
         let name = active.name();
         let temp = name == crate::session::TEMP_SESSION;
+        let dirty = active.is_dirty();
         let mut rename = None;
-        let save = active.is_dirty()
+        let save = dirty
             && match setting {
                 Some(choice) => choice,
-                None => {
-                    let asked = inquire::Confirm::new(&format!("Save session `{name}`?"))
-                        .with_default(true)
-                        .prompt()
-                        .unwrap_or(false);
-                    if asked && temp {
-                        rename = ask_session_name();
+                None => match self.ask_to_save(&name, temp).await {
+                    Ok(Some(name)) => {
+                        rename = name;
+                        true
                     }
-                    asked && (!temp || rename.is_some())
-                }
+                    Ok(None) => false,
+                    Err(leave) => return leave,
+                },
             };
         if save {
-            match self
-                .ctx
-                .save_session(self.engine.state(), rename.as_deref())
-            {
-                Ok(path) => self.note(&format!("saved the session to {}", path.display())),
-                Err(e) => self.error(&e.to_string()),
-            }
+            self.save_session(rename.as_deref()).await;
         }
         self.ctx.session = None;
         self.ctx.history.clear();
+        self.ctx.unlock_session();
         self.note("session closed");
+        Leave::Left
+    }
+
+    /// "Save session?": `Ok(Some(rename))` to save (with the name given for the
+    /// temporary session), `Ok(None)` to discard, `Err` to stay (Esc) or stop (a
+    /// signal). When the terminal cannot ask, the answer is save.
+    async fn ask_to_save(
+        &mut self,
+        name: &str,
+        temp: bool,
+    ) -> Result<Option<Option<String>>, Leave> {
+        use inquire::InquireError::{OperationCanceled, OperationInterrupted};
+        loop {
+            let question = format!("Save session `{name}`?");
+            let answer = self
+                .ask_user(move || {
+                    inquire::Confirm::new(&question)
+                        .with_default(true)
+                        .with_help_message("Esc to go back")
+                        .prompt()
+                })
+                .await;
+            match answer {
+                Err(Interrupted::Signal(signal)) => return Err(Leave::Stopped(signal)),
+                Ok(Err(OperationCanceled | OperationInterrupted)) => {
+                    self.note(&format!("still in session `{name}`"));
+                    return Err(Leave::Stayed);
+                }
+                Ok(Ok(false)) => return Ok(None),
+                Ok(Ok(true)) if !temp => return Ok(Some(None)),
+                Ok(Ok(true)) => {}
+                Ok(Err(e)) => {
+                    // Nobody can answer: keep the conversation rather than drop it.
+                    self.error(&format!("cannot ask whether to save the session: {e}"));
+                    return Ok(Some(None));
+                }
+                Err(Interrupted::Lost) => return Ok(Some(None)),
+            }
+            match self.ask_user(ask_session_name).await {
+                Ok(Ok(name)) => return Ok(Some(Some(name))),
+                // Esc at the name: back to the question.
+                Ok(Err(OperationCanceled | OperationInterrupted)) => {}
+                Ok(Err(_)) | Err(Interrupted::Lost) => return Ok(Some(None)),
+                Err(Interrupted::Signal(signal)) => return Err(Leave::Stopped(signal)),
+            }
+        }
     }
 
     fn set_display(&mut self, key: &str, value: &str) {
@@ -514,7 +739,13 @@ impl Repl {
             Arc::clone(&new_state),
             std::env::current_dir().unwrap_or_default(),
         );
-        if self.ctx.set_model(&new_state, &model).is_err() {
+        // A session's own model that was unavailable may be configured now; if it still
+        // is not, the session keeps its value.
+        let pinned = self.ctx.session_model.clone();
+        let restored = pinned
+            .as_ref()
+            .is_some_and(|m| self.ctx.set_model(&new_state, &m.id).is_ok());
+        if !restored && self.ctx.set_model(&new_state, &model).is_err() {
             match RequestContext::resolve(&new_state, None) {
                 Ok(fresh) => {
                     self.ctx.model = fresh.model;
@@ -522,6 +753,9 @@ impl Repl {
                 }
                 Err(e) => self.error(&format!("{e}")),
             }
+        }
+        if !restored {
+            self.ctx.session_model = pinned;
         }
         self.display = Display::from_config(&new_state.config);
         if let Ok(mut data) = self.completion.write() {
@@ -752,8 +986,8 @@ fn editor_command(state: &AppState) -> String {
         .unwrap_or_else(|| "nano".into())
 }
 
-/// Asks what to call the temporary session being saved; `None` if the user gives up.
-fn ask_session_name() -> Option<String> {
+/// Asks what to call the temporary session being saved.
+fn ask_session_name() -> Result<String, inquire::InquireError> {
     let validator = |text: &str| {
         let text = text.trim();
         Ok(if text.is_empty() || text == crate::session::TEMP_SESSION {
@@ -766,8 +1000,8 @@ fn ask_session_name() -> Option<String> {
     };
     inquire::Text::new("Session name:")
         .with_validator(validator)
+        .with_help_message("Esc to go back")
         .prompt()
-        .ok()
         .map(|name| name.trim().to_string())
 }
 
