@@ -11,9 +11,9 @@ use crate::common::{TestEnv, stderr};
 
 const PROMPT: &str = "fake:gpt-4o-mini)> ";
 
-/// A 40-word answer, one word every 100 ms.
+/// A 60-word answer, one word every 100 ms.
 fn slow_answer() -> Reply {
-    let parts: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
+    let parts: Vec<String> = (0..60).map(|i| format!("w{i} ")).collect();
     let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
     openai::text_stream(&refs).frame_delay(Duration::from_millis(100))
 }
@@ -150,7 +150,7 @@ fn one_shot_signal_keeps_the_partial_turn(signal: &str, code: i32) {
         file.contains("talk slowly") && file.contains("w0 w1 w2"),
         "{file}"
     );
-    assert!(!file.contains("w39"), "the stream was not stopped: {file}");
+    assert!(!file.contains("w59"), "the stream was not stopped: {file}");
     assert!(file.contains("interrupted"), "marked interrupted: {file}");
 }
 
@@ -173,7 +173,7 @@ fn repl_signal_mid_stream_keeps_the_partial_turn(signal: &str, code: i32) {
     pty.expect("w2 ");
     kill(pty.session.get_process().pid().as_raw() as u32, signal);
     let out = pty.read_to_end();
-    assert!(!out.contains("w39"), "{out:?}");
+    assert!(!out.contains("w59"), "{out:?}");
     assert_eq!(pty.exit_code(), code, "{signal}: {out:?}");
     let file = session_text(&env, "work");
     assert!(
@@ -225,7 +225,7 @@ fn concurrent_one_shot_runs_on_one_session_keep_both_exchanges() {
         .success();
     // A's answer is slow, so B starts while A is still streaming.
     env.server.push(
-        openai::text_stream(&["slow ", "answer ", "A"]).frame_delay(Duration::from_millis(500)),
+        openai::text_stream(&["slow ", "answer ", "A"]).frame_delay(Duration::from_millis(800)),
     );
     env.server.push(openai::text_stream(&["answer B"]));
     let spawn = |question: &str| {
@@ -312,7 +312,7 @@ fn a_run_waiting_for_a_busy_session_stops_at_once_on_sigterm() {
     let status = b.wait().unwrap();
     assert_eq!(status.code(), Some(143));
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(3),
         "took {:?}",
         started.elapsed()
     );
@@ -321,7 +321,7 @@ fn a_run_waiting_for_a_busy_session_stops_at_once_on_sigterm() {
     assert!(a.status.success());
     let file = session_text(&env, "busy");
     assert!(
-        file.contains("w39") && !file.contains("question B"),
+        file.contains("w59") && !file.contains("question B"),
         "{file}"
     );
     assert_eq!(env.server.requests().len(), 1);
