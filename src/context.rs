@@ -16,8 +16,35 @@ use crate::engine::CoreError;
 use crate::role::Role;
 use crate::session::handle::SessionHandle;
 use crate::session::id::SessionAlias;
+use crate::session::lock::SessionLock;
+use crate::session::store::SessionError;
+use crate::session::sync::{Baseline, Merge};
 use crate::session::{Session, TEMP_SESSION};
 use crate::state::AppState;
+
+/// Where a conversation reports what happens to its session while it works on it
+/// (waiting for another writer, merging what others stored): one line each.
+pub type SessionNotify<'a> = &'a (dyn Fn(&str) + Sync);
+
+/// A session's own model when it is not available (see [`RequestContext::session_model`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnavailableModel {
+    /// The `model:` value of the session file.
+    pub id: String,
+    /// Why it cannot be used, in a few words.
+    pub reason: String,
+}
+
+/// What [`RequestContext::save_session`] wrote.
+#[derive(Debug, Clone)]
+pub struct SavedSession {
+    /// The file written.
+    pub path: std::path::PathBuf,
+    /// Set when the conversation could not be merged into its session because another
+    /// writer changed it meanwhile: it was saved as a new session instead. A one-line
+    /// explanation for the user.
+    pub forked: Option<String>,
+}
 
 /// Per-conversation state.
 pub struct RequestContext {
@@ -60,6 +87,14 @@ pub struct RequestContext {
     pub usage: crate::usage::UsageTally,
     /// Cancels the running turn. Replaced by a fresh token after each cancellation.
     pub cancel: CancellationToken,
+    /// The open session as this conversation last read or wrote it, to merge what other
+    /// writers store meanwhile.
+    pub session_base: Baseline,
+    /// The open session's lock, while a turn (or a whole one-shot run) holds it.
+    pub session_lock: Option<SessionLock>,
+    /// The session's `model:` when that model is not available: the conversation uses
+    /// another one, and the file keeps this value until the user chooses a model.
+    pub session_model: Option<UnavailableModel>,
 }
 
 impl std::fmt::Debug for RequestContext {
@@ -88,18 +123,21 @@ impl RequestContext {
             Some(handle) => handle,
             None => store.create(Some(SessionAlias::new(name)?), Session::default())?,
         };
+        self.session_lock = None;
+        self.session_model = None;
         {
             let guard = handle.lock();
             let stored = guard.get();
             // A model that is no longer configured does not lock the session away: it
-            // continues with the current model.
+            // continues with the current model, and the file keeps its own.
             if let Some(model) = &stored.model
                 && let Err(e) = self.set_model(state, model)
             {
-                tracing::warn!(
-                    "session model unavailable, keeping {}: {e}",
-                    self.model.id()
-                );
+                tracing::warn!("session model {model} unavailable: {e}");
+                self.session_model = Some(UnavailableModel {
+                    id: model.clone(),
+                    reason: unavailable_reason(&e),
+                });
             }
             if stored.temperature.is_some() {
                 self.temperature = stored.temperature;
@@ -117,11 +155,148 @@ impl RequestContext {
             }
             self.history = stored.messages.clone();
             self.usage = stored.usage;
+            self.session_base = Baseline::of(handle.disk_key(), stored);
         }
         self.session = Some(handle);
         // "Always" answers belong to the conversation they were given in.
         self.tool_policy.always.clear();
         Ok(existed)
+    }
+
+    /// One line for the user when the open session's model is not available: which
+    /// model, what is used instead, and that the file keeps its value.
+    pub fn session_model_warning(&self) -> Option<String> {
+        let missing = self.session_model.as_ref()?;
+        let name = self.session.as_ref()?.name();
+        Some(format!(
+            "session `{name}` uses model `{}`, which {}; using `{}` instead (the session keeps `{}` until you choose a model with -m or .model)",
+            missing.id,
+            missing.reason,
+            self.model.id(),
+            missing.id
+        ))
+    }
+
+    /// Takes the open session's lock, waiting while another writer (another loki
+    /// process, or another conversation) holds it, then brings the conversation up to
+    /// date with what others stored meanwhile. True when this call took the lock (the
+    /// caller releases it with [`RequestContext::unlock_session`]); false when it was
+    /// already held or the session needs none (the temporary session, no session).
+    ///
+    /// With `cancel`, cancelling it stops the wait with [`CoreError::Cancelled`].
+    pub async fn lock_session(
+        &mut self,
+        state: &AppState,
+        cancel: Option<&CancellationToken>,
+        notify: SessionNotify<'_>,
+    ) -> Result<bool, CoreError> {
+        if self.session_lock.is_some() {
+            return Ok(false);
+        }
+        loop {
+            let Some(handle) = &self.session else {
+                return Ok(false);
+            };
+            if handle.alias().is_some_and(|a| a.as_str() == TEMP_SESSION) {
+                return Ok(false);
+            }
+            let Some(path) = state.sessions.lock_path(handle) else {
+                return Ok(false);
+            };
+            let lock = match SessionLock::try_acquire(&path) {
+                Ok(Some(lock)) => lock,
+                Ok(None) => {
+                    notify(&format!(
+                        "waiting for another loki process using session `{}`…",
+                        handle.name()
+                    ));
+                    wait_for_lock(path, cancel).await?
+                }
+                Err(e) => return Err(lock_error(&path, &e).into()),
+            };
+            if self.follow_stored_alias(state)? {
+                // Another writer created this session meanwhile: lock that one instead.
+                continue;
+            }
+            match self.sync_session(state)? {
+                Some(Merge::Merged { theirs }) if theirs > 0 => notify(&format!(
+                    "session `{}`: added {theirs} message(s) another loki process saved meanwhile",
+                    self.session
+                        .as_ref()
+                        .map(SessionHandle::name)
+                        .unwrap_or_default()
+                )),
+                Some(Merge::Diverged) => notify(&format!(
+                    "session `{}` was changed by another loki process while this conversation rewrote its past; it will be saved as a new session",
+                    self.session
+                        .as_ref()
+                        .map(SessionHandle::name)
+                        .unwrap_or_default()
+                )),
+                _ => {}
+            }
+            self.session_lock = Some(lock);
+            return Ok(true);
+        }
+    }
+
+    /// Releases the session lock taken by [`RequestContext::lock_session`].
+    pub fn unlock_session(&mut self) {
+        self.session_lock = None;
+    }
+
+    /// A named session this conversation started (not written yet) that another writer
+    /// has written under the same name meanwhile: continue in that one. True if switched.
+    fn follow_stored_alias(&mut self, state: &AppState) -> Result<bool, CoreError> {
+        let Some(handle) = &self.session else {
+            return Ok(false);
+        };
+        let Some(alias) = handle.alias() else {
+            return Ok(false);
+        };
+        if state.sessions.is_stored(handle.id()) {
+            return Ok(false);
+        }
+        match state.sessions.resolve(alias.as_str())? {
+            Some((other, found)) if other != handle.id() => {
+                let theirs = state.sessions.open(other, found)?;
+                if handle.is_dirty() {
+                    theirs.mark_dirty();
+                }
+                self.session = Some(theirs);
+                self.session_base = Baseline::default();
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Re-reads the open session's file and merges what others stored since the
+    /// baseline (call it under the lock). `None` when nothing changed.
+    fn sync_session(&mut self, state: &AppState) -> Result<Option<Merge>, CoreError> {
+        let Some(handle) = &self.session else {
+            return Ok(None);
+        };
+        let Some((key, stored)) = state
+            .sessions
+            .reload(handle.id(), self.session_base.key.as_deref())?
+        else {
+            return Ok(None);
+        };
+        let merge = crate::session::sync::merge(
+            &self.session_base,
+            &stored,
+            &mut self.history,
+            &mut self.usage,
+        );
+        if let Merge::Merged { theirs } = merge {
+            tracing::info!("session {}: merged {theirs} stored message(s)", handle.id());
+            handle.lock().get_mut_untracked().compressed_messages =
+                stored.compressed_messages.clone();
+            handle.set_disk_key(Some(key.clone()));
+            self.session_base = Baseline::of(Some(key), &stored);
+        }
+        Ok(Some(merge))
     }
 
     /// The session file contents for the current conversation.
@@ -134,7 +309,11 @@ impl RequestContext {
 
     /// Copies the conversation's settings and messages into its session.
     fn write_into(&self, session: &mut Session) {
-        session.model = Some(self.model.id());
+        session.model = Some(
+            self.session_model
+                .as_ref()
+                .map_or_else(|| self.model.id(), |m| m.id.clone()),
+        );
         session.temperature = self.temperature;
         session.top_p = self.top_p;
         session.role_name = self.role.as_ref().map(|r| r.name.clone());
@@ -150,20 +329,84 @@ impl RequestContext {
     /// Saves the open session (renamed to `rename` when given); returns the file written.
     ///
     /// The temporary session is saved under an autoname alias (`_/<timestamp>[-<title>]`)
-    /// unless a name is given.
-    pub fn save_session(
+    /// unless a name is given. The write happens under the session lock, after merging
+    /// what other writers stored meanwhile; a conversation that cannot be merged (it
+    /// rewrote its past while another writer appended) is saved as a new session rather
+    /// than overwriting theirs.
+    pub async fn save_session(
         &mut self,
         state: &AppState,
         rename: Option<&str>,
-    ) -> Result<std::path::PathBuf, CoreError> {
-        let Some(mut handle) = self.session.take() else {
+        notify: SessionNotify<'_>,
+    ) -> Result<SavedSession, CoreError> {
+        if self.session.is_none() {
             return Err(CoreError::InvalidRequest(
                 "no session is open (use `-s <name>` or `.session <name>`)".into(),
             ));
-        };
-        let result = self.save_handle(state, &mut handle, rename);
-        self.session = Some(handle);
+        }
+        let locked = self.lock_session(state, None, notify).await?;
+        let result = self.save_locked(state, rename);
+        if locked {
+            self.unlock_session();
+        }
         result
+    }
+
+    fn save_locked(
+        &mut self,
+        state: &AppState,
+        rename: Option<&str>,
+    ) -> Result<SavedSession, CoreError> {
+        let forked = match self.sync_session(state)? {
+            Some(Merge::Diverged) => Some(self.fork_session(state, rename)?),
+            _ => None,
+        };
+        let Some(mut handle) = self.session.take() else {
+            return Err(CoreError::InvalidRequest("no session is open".into()));
+        };
+        let rename = if forked.is_some() { None } else { rename };
+        let result = self.save_handle(state, &mut handle, rename);
+        if result.is_ok() {
+            self.session_base = Baseline {
+                key: handle.disk_key(),
+                messages: self.history.clone(),
+                usage: self.usage,
+            };
+        }
+        self.session = Some(handle);
+        Ok(SavedSession {
+            path: result?,
+            forked,
+        })
+    }
+
+    /// Moves the conversation to a new session (named `rename`, else after the old one
+    /// under `_/`), leaving the stored one to the writer who changed it. Returns the
+    /// explanation for the user.
+    fn fork_session(
+        &mut self,
+        state: &AppState,
+        rename: Option<&str>,
+    ) -> Result<String, CoreError> {
+        let Some(old) = &self.session else {
+            return Err(CoreError::InvalidRequest("no session is open".into()));
+        };
+        let old_name = old.name();
+        let alias = match rename {
+            Some(name) => name.to_string(),
+            None => autoname_alias(Some(&old_name)),
+        };
+        let copy = old.lock().get().clone();
+        let fresh = state
+            .sessions
+            .create(Some(SessionAlias::new(alias.clone())?), copy)?;
+        fresh.mark_dirty();
+        self.session = Some(fresh);
+        self.session_lock = None;
+        self.session_base = Baseline::default();
+        Ok(format!(
+            "session `{old_name}` was changed by another loki process while this conversation rewrote its past; saved this conversation as a new session `{alias}` (`{old_name}` keeps the other changes)"
+        ))
     }
 
     fn save_handle(
@@ -220,6 +463,9 @@ impl RequestContext {
             session: None,
             usage: crate::usage::UsageTally::default(),
             cancel: CancellationToken::new(),
+            session_base: Baseline::default(),
+            session_lock: None,
+            session_model: None,
         })
     }
 
@@ -315,11 +561,13 @@ impl RequestContext {
             .filter(|e| !e.trim().is_empty())
     }
 
-    /// Switches the model (and provider) for the rest of the conversation.
+    /// Switches the model (and provider) for the rest of the conversation. The session
+    /// stores this model from now on (see [`RequestContext::session_model`]).
     pub fn set_model(&mut self, state: &AppState, id: &str) -> Result<(), ModelError> {
         let model = state.providers.resolve(id, ModelKind::Chat)?;
         self.provider = provider_for(state, &model)?;
         self.model = model;
+        self.session_model = None;
         Ok(())
     }
 }
@@ -333,6 +581,51 @@ fn autoname_alias(title: Option<&str>) -> String {
     {
         Some(slug) => format!("{}{stamp}-{slug}", crate::session::id::AUTONAME_PREFIX),
         None => format!("{}{stamp}", crate::session::id::AUTONAME_PREFIX),
+    }
+}
+
+/// Why a session's model cannot be used, in a few words for the warning.
+fn unavailable_reason(e: &ModelError) -> String {
+    match e {
+        ModelError::UnknownClient { client, .. } => {
+            format!("names a client (`{client}`) that is not configured")
+        }
+        ModelError::WrongKind { actual, .. } => format!("is a model of type {actual}"),
+        _ => "is not configured".into(),
+    }
+}
+
+/// Waits on a thread of its own for a lock somebody else holds.
+async fn wait_for_lock(
+    path: std::path::PathBuf,
+    cancel: Option<&CancellationToken>,
+) -> Result<SessionLock, CoreError> {
+    let shown = path.clone();
+    // If the wait is abandoned, the thread still takes the lock once it is free and
+    // drops it again at once.
+    let wait = tokio::task::spawn_blocking(move || SessionLock::acquire(&path));
+    let joined = match cancel {
+        Some(cancel) => tokio::select! {
+            biased;
+            () = cancel.cancelled() => {
+                crate::signals::leave_blocked_threads();
+                return Err(CoreError::Cancelled);
+            }
+            joined = wait => joined,
+        },
+        None => wait.await,
+    };
+    match joined {
+        Ok(Ok(lock)) => Ok(lock),
+        Ok(Err(e)) => Err(lock_error(&shown, &e).into()),
+        Err(e) => Err(lock_error(&shown, &e).into()),
+    }
+}
+
+fn lock_error(path: &std::path::Path, e: &dyn std::fmt::Display) -> SessionError {
+    SessionError::Io {
+        path: path.to_path_buf(),
+        message: format!("cannot lock the session: {e}"),
     }
 }
 

@@ -16,6 +16,7 @@ pub mod render;
 pub mod repl;
 pub mod role;
 pub mod session;
+pub mod signals;
 pub mod state;
 pub mod tokens;
 pub mod tool;

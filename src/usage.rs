@@ -45,6 +45,26 @@ impl UsageTally {
         self.cost += cost_of(model, usage).unwrap_or(0.0);
     }
 
+    /// What was counted after `base` (an earlier value of this tally).
+    pub fn since(&self, base: &UsageTally) -> UsageTally {
+        UsageTally {
+            turns: self.turns.saturating_sub(base.turns),
+            input_tokens: self.input_tokens.saturating_sub(base.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(base.output_tokens),
+            cached_tokens: self.cached_tokens.saturating_sub(base.cached_tokens),
+            cost: (self.cost - base.cost).max(0.0),
+        }
+    }
+
+    /// Adds another tally.
+    pub fn absorb(&mut self, other: &UsageTally) {
+        self.turns += other.turns;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.cost += other.cost;
+    }
+
     /// Nothing counted yet.
     pub fn is_empty(&self) -> bool {
         self.turns == 0

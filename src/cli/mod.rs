@@ -108,7 +108,12 @@ pub fn main_entry() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(run(args, env, paths)) {
+    let outcome = runtime.block_on(run(args, env, paths));
+    if crate::signals::blocked_threads_left() {
+        // A thread may still be blocked on the terminal or a lock; do not wait for it.
+        runtime.shutdown_background();
+    }
+    match outcome {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             report_error(&stderr_theme, &format!("{e:#}"));
@@ -147,6 +152,52 @@ fn print_completions(shell: ShellKind) -> ExitCode {
 fn report_error(theme: &Theme, message: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{} {message}", theme.paint(Style::Error, "error:"));
+}
+
+fn report_warning(theme: &Theme, message: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{} {message}", theme.paint(Style::Warning, "warning:"));
+}
+
+/// A one-line note about the session on stderr (waiting for its lock, merges).
+fn session_note(line: &str) {
+    let theme = Theme::detect(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR").is_some(),
+        true,
+        false,
+    );
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{}",
+        theme.paint(Style::Dim, line)
+    );
+}
+
+/// Warns when the session opened names a model that is not available.
+fn warn_session_model(ctx: &RequestContext) {
+    if let Some(warning) = ctx.session_model_warning() {
+        let theme = Theme::detect(
+            std::io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR").is_some(),
+            true,
+            false,
+        );
+        report_warning(&theme, &warning);
+    }
+}
+
+/// `--empty-session`: forget the session's conversation (after taking its lock, when
+/// the run holds one, so nobody else's exchange is forgotten unseen).
+fn empty_session(state: &AppState, ctx: &mut RequestContext, args: &Args) -> Result<(), CoreError> {
+    if args.empty_session && ctx.session.is_some() {
+        crate::engine::command::apply(
+            state,
+            ctx,
+            crate::engine::command::Command::ClearConversation,
+        )?;
+    }
+    Ok(())
 }
 
 async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
@@ -255,6 +306,8 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
             &args,
             state.config.repl_prelude.as_deref(),
         )?;
+        empty_session(&state, &mut ctx, &args)?;
+        warn_session_model(&ctx);
         if args.dry_run {
             ctx.dry_run = true;
         }
@@ -285,9 +338,10 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         }
         if let Some(name) = &args.session {
             ctx.open_session(&state, name)?;
-            if args.empty_session {
-                ctx.history.clear();
-            }
+            // Held until the session is written, so a concurrent run on it waits.
+            ctx.lock_session(&state, None, &session_note).await?;
+            empty_session(&state, &mut ctx, &args)?;
+            warn_session_model(&ctx);
         }
         let cwd = std::env::current_dir().context("cannot determine the current directory")?;
         let engine = Engine::new(Arc::clone(&state), cwd);
@@ -297,10 +351,45 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
             continuation: None,
         };
         let status = execute::run(&engine, &mut ctx, input, args.model.as_deref()).await;
-        finish_session(&state, &mut ctx, args.save_session)?;
+        finish_session(&state, &mut ctx, args.save_session).await?;
         return status;
     }
+
+    // Ctrl-C, SIGTERM and SIGHUP all stop the turn the same way: the partial answer is
+    // kept and the session saved; the exit status names the signal.
+    let stopped = Arc::new(std::sync::OnceLock::new());
+    let mut signals =
+        crate::signals::StopSignals::listen(true).context("cannot listen for signals")?;
+    let listener = {
+        let cancel = ctx.cancel.clone();
+        let stopped = Arc::clone(&stopped);
+        tokio::spawn(async move {
+            let signal = signals.recv().await;
+            let _ = stopped.set(signal);
+            cancel.cancel();
+            // Later signals are absorbed: the run is already finishing.
+            loop {
+                signals.recv().await;
+            }
+        })
+    };
+    let stop_code = |fallback: u8| {
+        stopped
+            .get()
+            .map_or(fallback, |s: &crate::signals::StopSignal| s.exit_code())
+    };
+
     apply_role_flags(&state, &mut ctx, &args, state.config.cmd_prelude.as_deref())?;
+    // Held until the session is written: a concurrent run on the same session waits, and
+    // then starts from the history this run saved.
+    let cancel = ctx.cancel.clone();
+    match ctx.lock_session(&state, Some(&cancel), &session_note).await {
+        Ok(_) => {}
+        Err(CoreError::Cancelled) => return Ok(stop_code(130)),
+        Err(e) => return Err(e.into()),
+    }
+    empty_session(&state, &mut ctx, &args)?;
+    warn_session_model(&ctx);
     if args.dry_run {
         ctx.dry_run = true;
     }
@@ -310,13 +399,6 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     let opts = TerminalOptions::detect(&display, no_color, args.code);
     let stderr_theme = opts.stderr;
     let emitter = TerminalEmitter::new(opts, Some(ctx.cancel.clone()));
-
-    let cancel = ctx.cancel.clone();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            cancel.cancel();
-        }
-    });
 
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
     let engine = Engine::new(Arc::clone(&state), cwd);
@@ -331,22 +413,30 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         },
     };
     let result = engine.run(&mut ctx, request, &emitter).await;
-    ctrl_c.abort();
-    if args.save_session && result.is_ok() {
+    if args.save_session && result.is_ok() && stopped.get().is_none() {
         engine.autoname_or_warn(&mut ctx, &emitter).await;
     }
-    if let Err(e) = finish_session(&state, &mut ctx, args.save_session) {
+    if stopped.get().is_some() {
+        // A tool approval menu may have been waiting in raw mode.
+        crate::signals::restore_terminal();
+    }
+    let finished = finish_session(&state, &mut ctx, args.save_session).await;
+    ctx.unlock_session();
+    listener.abort();
+    if let Err(e) = finished {
         report_error(&stderr_theme, &e.to_string());
         // The run's own failure (say Ctrl-C, 130) still decides the exit code.
         return Ok(match &result {
+            Err(CoreError::Cancelled) if !emitter.broken_pipe() => stop_code(130),
             Err(e) if !emitter.broken_pipe() => e.exit_code(),
             _ => 1,
         });
     }
     match result {
+        Ok(_) if stopped.get().is_some() => Ok(stop_code(0)),
         Ok(_) => Ok(0),
         Err(_) if emitter.broken_pipe() => Ok(0),
-        Err(CoreError::Cancelled) => Ok(130),
+        Err(CoreError::Cancelled) => Ok(stop_code(130)),
         Err(e) => {
             let code = e.exit_code();
             report_error(&stderr_theme, &e.to_string());
@@ -403,9 +493,9 @@ fn apply_prelude(
 
 /// Saves the session after a one-shot run: named sessions are saved unless
 /// `save_session: false`; the temporary session only with `save_session: true` or
-/// `--save-session` (under `_/<timestamp>-<title>`). Whatever arrived before an error or
-/// Ctrl-C is saved too.
-fn finish_session(
+/// `--save-session` (under `_/<timestamp>-<title>`). Whatever arrived before an error,
+/// Ctrl-C, SIGTERM or SIGHUP is saved too.
+async fn finish_session(
     state: &AppState,
     ctx: &mut RequestContext,
     force: bool,
@@ -422,8 +512,12 @@ fn finish_session(
     let save =
         force || (active.is_dirty() && setting != Some(false) && (!temp || setting == Some(true)));
     if save {
-        let path = ctx.save_session(state, None)?;
-        tracing::info!("saved session to {}", path.display());
+        let saved = ctx.save_session(state, None, &session_note).await?;
+        if let Some(forked) = &saved.forked {
+            let theme = Theme::detect(std::io::stderr().is_terminal(), false, true, false);
+            report_warning(&theme, forked);
+        }
+        tracing::info!("saved session to {}", saved.path.display());
     }
     Ok(())
 }
@@ -444,13 +538,6 @@ fn apply_role_flags(
     }
     if let Some(name) = &args.session {
         ctx.open_session(state, name)?;
-        if args.empty_session {
-            crate::engine::command::apply(
-                state,
-                ctx,
-                crate::engine::command::Command::ClearConversation,
-            )?;
-        }
     }
     let vars = SystemVars::detect(&state.env);
     let role = match (&args.prompt, &args.role, args.code) {

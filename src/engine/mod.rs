@@ -111,7 +111,43 @@ impl Engine {
     /// Runs one request to completion, cancellation or failure. A cancelled or failed turn
     /// still emits `TurnAborted` with the partial answer, and the partial answer is kept
     /// in the conversation.
+    ///
+    /// With a session open, the turn holds the session's lock (unless the caller already
+    /// does) and starts from the history as stored now, so turns of several writers on
+    /// one session follow each other instead of overwriting each other.
     pub async fn run(
+        &self,
+        ctx: &mut RequestContext,
+        request: RunRequest,
+        emitter: &dyn Emitter,
+    ) -> Result<RunOutcome, CoreError> {
+        if request.input.is_none() {
+            return Ok(RunOutcome::default());
+        }
+        let locked = self.lock_session(ctx, emitter).await?;
+        let result = self.run_locked(ctx, request, emitter).await;
+        if locked {
+            ctx.unlock_session();
+        }
+        result
+    }
+
+    /// Takes the open session's lock for `ctx` (see [`RequestContext::lock_session`]),
+    /// reporting waits and merges as notices. True when this call took it.
+    pub async fn lock_session(
+        &self,
+        ctx: &mut RequestContext,
+        emitter: &dyn Emitter,
+    ) -> Result<bool, CoreError> {
+        let cancel = ctx.cancel.clone();
+        let notify = |line: &str| {
+            emitter.emit(Event::Notice(event::Notice::info(line)));
+            emitter.flush();
+        };
+        ctx.lock_session(&self.state, Some(&cancel), &notify).await
+    }
+
+    async fn run_locked(
         &self,
         ctx: &mut RequestContext,
         request: RunRequest,

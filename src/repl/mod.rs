@@ -4,11 +4,19 @@
 //! [`commands::Action`]) or a prompt sent through `Engine::run` — the same engine the
 //! one-shot CLI uses. The conversation is kept across turns until `.empty session`.
 //! Ctrl-C while an answer streams cancels that turn only; Ctrl-C at the prompt explains
-//! how to leave; Ctrl-D and `.exit` leave.
+//! how to leave; Ctrl-D and `.exit` leave (Esc at the "Save session?" question goes back
+//! to the prompt instead). SIGTERM and SIGHUP end the REPL at any point without losing
+//! work: a running turn stops as with Ctrl-C, the session is saved (unless
+//! `save_session: false`), the terminal is restored, and the exit status names the
+//! signal.
+//!
+//! Everything that waits for the user (the line editor, the session questions) runs on a
+//! thread of its own, so a signal is noticed even while nobody types.
 
 pub mod clipboard;
 pub mod commands;
 pub mod completer;
+mod leave;
 pub mod line_editor;
 pub mod prompt;
 
@@ -25,9 +33,19 @@ use crate::engine::command::{self, parse_bool};
 use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
+use crate::signals::{StopSignal, StopSignals};
 use crate::state::AppState;
 use commands::Action;
 use completer::CompletionData;
+use leave::{Interrupted, Leave};
+
+/// What to do after a line.
+enum Next {
+    /// Read the next line.
+    Stay,
+    /// Leave the REPL with this exit status.
+    Quit(u8),
+}
 
 /// The REPL's state between lines.
 struct Repl {
@@ -38,6 +56,8 @@ struct Repl {
     completion: Arc<RwLock<CompletionData>>,
     /// The token Ctrl-C cancels; swapped for a fresh one before every turn.
     current_cancel: Arc<Mutex<CancellationToken>>,
+    /// SIGTERM or SIGHUP, once one arrived.
+    stop: tokio::sync::watch::Receiver<Option<StopSignal>>,
 }
 
 /// Runs the REPL until `.exit` or Ctrl-D; returns the exit status.
@@ -47,7 +67,7 @@ pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8
     let display = Display::from_config(&state.config);
     let completion = Arc::new(RwLock::new(completion_data(&state)));
     let editor_cmd = editor_command(&state);
-    let mut line_editor = line_editor::build(line_editor::EditorOptions {
+    let line_editor = line_editor::build(line_editor::EditorOptions {
         keybindings: &state.config.keybindings,
         history_file: &state.paths.history_file,
         color: display.highlight && !no_color,
@@ -55,6 +75,23 @@ pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8
         completion: Arc::clone(&completion),
     });
     let current_cancel = Arc::new(Mutex::new(ctx.cancel.clone()));
+    let (stop_tx, stop) = tokio::sync::watch::channel(None);
+    let mut signals = StopSignals::listen(false)?;
+    let terminator = {
+        let current = Arc::clone(&current_cancel);
+        tokio::spawn(async move {
+            let signal = signals.recv().await;
+            // First the flag, then the token: a turn starting meanwhile sees one or the other.
+            let _ = stop_tx.send(Some(signal));
+            if let Ok(token) = current.lock() {
+                token.cancel();
+            }
+            // Later signals are absorbed: the REPL is already finishing.
+            loop {
+                signals.recv().await;
+            }
+        })
+    };
     let watcher = {
         let current = Arc::clone(&current_cancel);
         tokio::spawn(async move {
@@ -72,12 +109,14 @@ pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8
         no_color,
         completion,
         current_cancel,
+        stop,
     };
     repl.banner();
     // MCP servers start while the user types; the first turn waits only for what is left.
     repl.prepare_mcp();
-    let result = repl.run_loop(&mut line_editor).await;
+    let result = repl.run_loop(line_editor).await;
     watcher.abort();
+    terminator.abort();
     result
 }
 
@@ -111,31 +150,66 @@ impl Repl {
         ));
     }
 
-    async fn run_loop(&mut self, editor: &mut Reedline) -> anyhow::Result<u8> {
+    async fn run_loop(&mut self, editor: Reedline) -> anyhow::Result<u8> {
+        let mut editor = Some(editor);
         loop {
-            let prompt = self.prompt();
-            let signal = match editor.read_line(&prompt) {
-                Ok(signal) => signal,
-                Err(e) => anyhow::bail!("terminal error: {e}"),
+            if let Some(signal) = self.stopped() {
+                return Ok(self.terminate(signal).await);
+            }
+            let Some(mut reader) = editor.take() else {
+                anyhow::bail!("terminal error: the line editor was lost");
             };
-            match signal {
-                Signal::Success(line) if self.handle_line(&line).await => return Ok(0),
-                Signal::Success(_) => {}
-                Signal::CtrlC => self.note("(to quit, press Ctrl-D or type .exit)"),
-                Signal::CtrlD => {
-                    self.close_session();
-                    return Ok(0);
+            let prompt = self.prompt();
+            let read = self
+                .ask_user(move || {
+                    let line = reader.read_line(&prompt);
+                    (reader, line)
+                })
+                .await;
+            let line = match read {
+                Ok((reader, line)) => {
+                    editor = Some(reader);
+                    line
                 }
-                _ => {}
+                Err(Interrupted::Signal(signal)) => return Ok(self.terminate(signal).await),
+                Err(Interrupted::Lost) => {
+                    self.save_on_exit().await;
+                    anyhow::bail!("terminal error: the line editor stopped");
+                }
+            };
+            let signal = match line {
+                Ok(signal) => signal,
+                Err(e) => {
+                    // The terminal is gone: keep the conversation, as on a hangup.
+                    self.save_on_exit().await;
+                    anyhow::bail!("terminal error: {e}");
+                }
+            };
+            let next = match signal {
+                Signal::Success(line) => self.handle_line(&line).await,
+                Signal::CtrlC => {
+                    self.note("(to quit, press Ctrl-D or type .exit)");
+                    Next::Stay
+                }
+                Signal::CtrlD => self.quit().await,
+                _ => Next::Stay,
+            };
+            if let Next::Quit(code) = next {
+                return Ok(code);
             }
         }
     }
 
-    /// Handles one submitted line; true means leave the REPL.
-    async fn handle_line(&mut self, line: &str) -> bool {
+    /// The stop signal received, if any.
+    fn stopped(&self) -> Option<StopSignal> {
+        *self.stop.borrow()
+    }
+
+    /// Handles one submitted line.
+    async fn handle_line(&mut self, line: &str) -> Next {
         let line = line_editor::strip_block(line);
         if line.trim().is_empty() {
-            return false;
+            return Next::Stay;
         }
         let action = if line.trim_start().starts_with('.') {
             commands::parse(&line)
@@ -146,10 +220,7 @@ impl Repl {
             })
         };
         match action {
-            Action::Exit => {
-                self.close_session();
-                return true;
-            }
+            Action::Exit => return self.quit().await,
             Action::Ask(input) => self.ask(input).await,
             Action::Apply(cmd) => {
                 match command::apply(self.engine.state(), &mut self.ctx, cmd) {
@@ -175,15 +246,12 @@ impl Repl {
             Action::ExitSession => {
                 if self.ctx.session.is_none() {
                     self.error("no session is open");
-                } else {
-                    self.close_session();
+                } else if let Leave::Stopped(signal) = self.close_session().await {
+                    return Next::Quit(self.terminate(signal).await);
                 }
             }
             Action::SaveSession(name) => {
-                match self.ctx.save_session(self.engine.state(), name.as_deref()) {
-                    Ok(path) => self.note(&format!("saved {}", path.display())),
-                    Err(e) => self.error(&e.to_string()),
-                }
+                self.save_session(name.as_deref()).await;
             }
             Action::CompressSession => self.compress_session().await,
             Action::Authenticate => self.authenticate().await,
@@ -207,7 +275,7 @@ impl Repl {
             },
             Action::EditConfig => self.edit_config(),
             Action::EditRole => self.edit_role(),
-            Action::EditSession => self.edit_session(),
+            Action::EditSession => self.edit_session().await,
             Action::SaveRole(name) => self.save_role(name.as_deref()),
             Action::DeleteRole(name) => {
                 let path = self.state().paths.roles_dir.join(format!("{name}.md"));
@@ -231,7 +299,7 @@ impl Repl {
             },
             Action::Usage(message) => self.error(&message),
         }
-        false
+        Next::Stay
     }
 
     async fn ask(&mut self, input: UserInput) {
@@ -239,6 +307,10 @@ impl Repl {
         self.ctx.cancel = token.clone();
         if let Ok(mut current) = self.current_cancel.lock() {
             *current = token.clone();
+        }
+        // A stop signal that came before the swap cancelled the previous token.
+        if self.stopped().is_some() {
+            token.cancel();
         }
         let opts = TerminalOptions::detect(&self.display, self.no_color, false);
         let emitter = TerminalEmitter::new(opts, Some(token));
@@ -262,6 +334,7 @@ impl Repl {
             Arc::clone(&self.ctx.provider),
             self.ctx.temperature,
             self.ctx.top_p,
+            self.ctx.session_model.clone(),
         );
         let applied = command::apply(
             self.engine.state(),
@@ -278,6 +351,7 @@ impl Repl {
             self.ctx.provider,
             self.ctx.temperature,
             self.ctx.top_p,
+            self.ctx.session_model,
         ) = saved;
     }
 
@@ -341,13 +415,16 @@ impl Repl {
         }
     }
 
-    fn edit_session(&mut self) {
+    async fn edit_session(&mut self) {
+        if self.ctx.session.is_none() {
+            return self.error("no session is open");
+        }
+        let Some(path) = self.save_session(None).await else {
+            return;
+        };
+        // Saving may have moved the conversation to a new session (see `save_session`).
         let Some(name) = self.ctx.session.as_ref().map(|s| s.id().to_string()) else {
             return self.error("no session is open");
-        };
-        let path = match self.ctx.save_session(self.engine.state(), None) {
-            Ok(path) => path,
-            Err(e) => return self.error(&e.to_string()),
         };
         if !self.run_editor(&path) {
             return;
@@ -414,49 +491,9 @@ impl Repl {
             Ok(false) => self.note(&format!("session: {name} (new)")),
             Err(e) => self.error(&e.to_string()),
         }
-    }
-
-    /// Leaves the session, saving it per `save_session` if it changed: `true` saves (the
-    /// temporary session under an autoname), `false` discards, unset asks — and for the
-    /// temporary session also asks for a name.
-    fn close_session(&mut self) {
-        let Some(active) = &self.ctx.session else {
-            return;
-        };
-        let setting = active
-            .lock()
-            .get()
-            .save_session
-            .or(self.state().config.save_session);
-        let name = active.name();
-        let temp = name == crate::session::TEMP_SESSION;
-        let mut rename = None;
-        let save = active.is_dirty()
-            && match setting {
-                Some(choice) => choice,
-                None => {
-                    let asked = inquire::Confirm::new(&format!("Save session `{name}`?"))
-                        .with_default(true)
-                        .prompt()
-                        .unwrap_or(false);
-                    if asked && temp {
-                        rename = ask_session_name();
-                    }
-                    asked && (!temp || rename.is_some())
-                }
-            };
-        if save {
-            match self
-                .ctx
-                .save_session(self.engine.state(), rename.as_deref())
-            {
-                Ok(path) => self.note(&format!("saved the session to {}", path.display())),
-                Err(e) => self.error(&e.to_string()),
-            }
+        if let Some(warning) = self.ctx.session_model_warning() {
+            self.note(&format!("warning: {warning}"));
         }
-        self.ctx.session = None;
-        self.ctx.history.clear();
-        self.note("session closed");
     }
 
     fn set_display(&mut self, key: &str, value: &str) {
@@ -514,7 +551,13 @@ impl Repl {
             Arc::clone(&new_state),
             std::env::current_dir().unwrap_or_default(),
         );
-        if self.ctx.set_model(&new_state, &model).is_err() {
+        // A session's own model that was unavailable may be configured now; if it still
+        // is not, the session keeps its value.
+        let pinned = self.ctx.session_model.clone();
+        let restored = pinned
+            .as_ref()
+            .is_some_and(|m| self.ctx.set_model(&new_state, &m.id).is_ok());
+        if !restored && self.ctx.set_model(&new_state, &model).is_err() {
             match RequestContext::resolve(&new_state, None) {
                 Ok(fresh) => {
                     self.ctx.model = fresh.model;
@@ -522,6 +565,9 @@ impl Repl {
                 }
                 Err(e) => self.error(&format!("{e}")),
             }
+        }
+        if !restored {
+            self.ctx.session_model = pinned;
         }
         self.display = Display::from_config(&new_state.config);
         if let Ok(mut data) = self.completion.write() {
@@ -750,25 +796,6 @@ fn editor_command(state: &AppState) -> String {
         .or_else(|| state.env.get("VISUAL").map(str::to_string))
         .or_else(|| state.env.get("EDITOR").map(str::to_string))
         .unwrap_or_else(|| "nano".into())
-}
-
-/// Asks what to call the temporary session being saved; `None` if the user gives up.
-fn ask_session_name() -> Option<String> {
-    let validator = |text: &str| {
-        let text = text.trim();
-        Ok(if text.is_empty() || text == crate::session::TEMP_SESSION {
-            inquire::validator::Validation::Invalid("choose a name other than `temp`".into())
-        } else if let Err(e) = crate::session::id::SessionAlias::new(text) {
-            inquire::validator::Validation::Invalid(e.to_string().into())
-        } else {
-            inquire::validator::Validation::Valid
-        })
-    };
-    inquire::Text::new("Session name:")
-        .with_validator(validator)
-        .prompt()
-        .ok()
-        .map(|name| name.trim().to_string())
 }
 
 /// `1234 tokens (0.96% of the 128000-token context, exact)`.

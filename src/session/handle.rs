@@ -15,6 +15,8 @@ use super::id::{SessionAlias, SessionId};
 pub(super) struct Shared {
     pub(super) session: Mutex<Session>,
     pub(super) dirty: AtomicBool,
+    /// Identifies the file's content as last read or written (`None`: not on disk).
+    pub(super) disk_key: Mutex<Option<String>>,
 }
 
 /// One session, opened from a [`super::store::SessionStore`].
@@ -76,6 +78,24 @@ impl SessionHandle {
     pub(super) fn mark_clean(&self) {
         self.shared.dirty.store(false, Ordering::Release);
     }
+
+    /// Identifies the file's content as this process last read or wrote it (`None` when
+    /// it was never written); see [`super::sync::Baseline`].
+    pub fn disk_key(&self) -> Option<String> {
+        self.shared
+            .disk_key
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_disk_key(&self, key: Option<String>) {
+        *self
+            .shared
+            .disk_key
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = key;
+    }
 }
 
 /// A locked session. Reading is free; [`SessionGuard::get_mut`] marks it dirty.
@@ -94,6 +114,12 @@ impl SessionGuard<'_> {
     /// The session, for changing it (marks it dirty).
     pub fn get_mut(&mut self) -> &mut Session {
         self.handle.mark_dirty();
+        &mut self.session
+    }
+
+    /// The session, for bringing it in line with what is stored (not a change of this
+    /// conversation's own, so it does not mark it dirty).
+    pub(crate) fn get_mut_untracked(&mut self) -> &mut Session {
         &mut self.session
     }
 }

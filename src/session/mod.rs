@@ -4,12 +4,15 @@
 //! The file format follows Loki's session files (model, sampling settings, role, the
 //! messages); keys loki does not know are kept and written back unchanged. Storage is
 //! behind [`store::SessionStore`]; the YAML directory store writes atomically and never
-//! overwrites a file it could not parse.
+//! overwrites a file it could not parse. Writers of one session take turns through a lock
+//! file ([`lock`]) and merge what others appended meanwhile ([`sync`]).
 
 pub mod compress;
 pub mod handle;
 pub mod id;
+pub mod lock;
 pub mod store;
+pub mod sync;
 pub mod yaml_write;
 
 use std::collections::BTreeMap;

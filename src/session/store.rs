@@ -3,7 +3,9 @@
 //!
 //! ```text
 //! sessions/by-id/<uuid>/state.yaml     the session (Loki's YAML format)
+//! sessions/by-id/<uuid>/state.lock     held while a turn runs (see `super::lock`)
 //! sessions/by-name/<alias>             a text file holding the uuid
+//! sessions/by-name/.locks/<alias>      the lock of a named session not written yet
 //! sessions/<alias>.yaml                a session written by Loki or an older loki
 //! ```
 //!
@@ -123,6 +125,19 @@ pub trait SessionStore: Send + Sync {
     fn delete(&self, id: SessionId) -> Result<(), SessionError>;
     /// Every stored session, sorted by name.
     fn list(&self) -> Vec<SessionMeta>;
+    /// Whether the session has been written.
+    fn is_stored(&self, id: SessionId) -> bool;
+    /// The session as stored now and its content key — unless the content is still the
+    /// one `known` identifies, or the session is not stored (`None` then). Read from the
+    /// file, past the handles this process shares.
+    fn reload(
+        &self,
+        id: SessionId,
+        known: Option<&str>,
+    ) -> Result<Option<(String, Session)>, SessionError>;
+    /// The lock file that serialises writers of this session (see [`super::lock`]); `None`
+    /// for a store that needs none.
+    fn lock_path(&self, handle: &SessionHandle) -> Option<PathBuf>;
 
     /// Opens the session `key` names, if there is one.
     fn open_key(&self, key: &str) -> Result<Option<SessionHandle>, SessionError> {
@@ -150,6 +165,7 @@ pub struct FileSessionStore {
 
 const STATE_FILE: &str = "state.yaml";
 const CACHE_FILE: &str = "state.cache.json";
+const LOCK_FILE: &str = "state.lock";
 /// Temporary files older than this in a session's directory are left over from a crash.
 const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -229,7 +245,8 @@ impl FileSessionStore {
         Ok(Some(id))
     }
 
-    fn load(&self, id: SessionId) -> Result<Session, SessionError> {
+    /// Reads a stored session; returns it with its content key.
+    fn load(&self, id: SessionId) -> Result<(String, Session), SessionError> {
         let path = self.state_path(id);
         sweep_stale_temp_files(&self.session_dir(id));
         let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
@@ -239,20 +256,42 @@ impl FileSessionStore {
             _ => io_error(&path, &e),
         })?;
         let key = content_key(text.as_bytes());
+        let session = self.parse_keyed(id, &path, &text, &key)?;
+        Ok((key, session))
+    }
+
+    /// Parses session text whose content key is `key`, through the JSON cache.
+    fn parse_keyed(
+        &self,
+        id: SessionId,
+        path: &Path,
+        text: &str,
+        key: &str,
+    ) -> Result<Session, SessionError> {
         let cache = self.session_dir(id).join(CACHE_FILE);
-        if let Some(session) = read_cache(&cache, &key) {
+        if let Some(session) = read_cache(&cache, key) {
             return Ok(session);
         }
-        let session = parse_yaml(&path, &text)?;
+        let session = parse_yaml(path, text)?;
         if text.len() > CACHE_MIN_BYTES {
-            write_cache(&cache, key, &session);
+            write_cache(&cache, key.to_string(), &session);
         }
         Ok(session)
     }
 
-    fn share(&self, id: SessionId, session: Session) -> Arc<Shared> {
+    /// The lock file of a named session that has not been written yet: two processes
+    /// starting the same new session meet on its name.
+    fn alias_lock_path(&self, alias: &SessionAlias) -> PathBuf {
+        self.root
+            .join("by-name")
+            .join(".locks")
+            .join(alias.as_str().replace('/', "%2F"))
+    }
+
+    fn share(&self, id: SessionId, session: Session, key: Option<String>) -> Arc<Shared> {
         let shared = Arc::new(Shared {
             session: Mutex::new(session),
+            disk_key: Mutex::new(key),
             ..Shared::default()
         });
         let mut live = self
@@ -326,13 +365,17 @@ impl SessionStore for FileSessionStore {
             return Ok(SessionHandle::new(id, alias, shared));
         }
         let started = std::time::Instant::now();
-        let session = self.load(id)?;
+        let (key, session) = self.load(id)?;
         tracing::debug!(
             "session {id} loaded in {:.2} ms ({} messages)",
             started.elapsed().as_secs_f64() * 1000.0,
             session.messages.len()
         );
-        Ok(SessionHandle::new(id, alias, self.share(id, session)))
+        Ok(SessionHandle::new(
+            id,
+            alias,
+            self.share(id, session, Some(key)),
+        ))
     }
 
     fn create(
@@ -348,7 +391,7 @@ impl SessionStore for FileSessionStore {
             });
         }
         let id = SessionId::new();
-        Ok(SessionHandle::new(id, alias, self.share(id, initial)))
+        Ok(SessionHandle::new(id, alias, self.share(id, initial, None)))
     }
 
     fn save(&self, handle: &SessionHandle) -> Result<PathBuf, SessionError> {
@@ -377,6 +420,7 @@ impl SessionStore for FileSessionStore {
         }
         // Clean as of what was written; a change made after this marks it dirty again.
         handle.mark_clean();
+        handle.set_disk_key(Some(content_key(text.as_bytes())));
         drop(guard);
         if let Some(alias) = handle.alias()
             && alias_owner.is_none()
@@ -439,6 +483,36 @@ impl SessionStore for FileSessionStore {
             });
         }
         Ok(())
+    }
+
+    fn is_stored(&self, id: SessionId) -> bool {
+        self.state_path(id).is_file()
+    }
+
+    fn reload(
+        &self,
+        id: SessionId,
+        known: Option<&str>,
+    ) -> Result<Option<(String, Session)>, SessionError> {
+        let path = self.state_path(id);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error(&path, &e)),
+        };
+        let key = content_key(text.as_bytes());
+        if known == Some(key.as_str()) {
+            return Ok(None);
+        }
+        let session = self.parse_keyed(id, &path, &text, &key)?;
+        Ok(Some((key, session)))
+    }
+
+    fn lock_path(&self, handle: &SessionHandle) -> Option<PathBuf> {
+        Some(match handle.alias() {
+            Some(alias) if !self.is_stored(handle.id()) => self.alias_lock_path(alias),
+            _ => self.session_dir(handle.id()).join(LOCK_FILE),
+        })
     }
 
     fn list(&self) -> Vec<SessionMeta> {
@@ -800,6 +874,36 @@ mod tests {
         }
         assert_eq!(handle.lock().get().messages.len(), 200);
         store.save(&handle).unwrap();
+    }
+
+    #[test]
+    fn reload_reports_only_what_changed_and_locks_follow_the_name_until_saved() {
+        let (_dir, store) = store();
+        let handle = store
+            .create(Some(alias("shared")), Session::default())
+            .unwrap();
+        let by_name = store.lock_path(&handle).unwrap();
+        assert!(by_name.ends_with("by-name/.locks/shared"), "{by_name:?}");
+        assert!(store.reload(handle.id(), None).unwrap().is_none());
+        store.save(&handle).unwrap();
+        let by_id = store.lock_path(&handle).unwrap();
+        assert_eq!(by_id, store.session_dir(handle.id()).join(LOCK_FILE));
+        let key = handle.disk_key().unwrap();
+        assert!(store.reload(handle.id(), Some(&key)).unwrap().is_none());
+
+        // Another process (a second store over the same directory) appends.
+        let other = FileSessionStore::new(store.root.clone());
+        let theirs = other.open_key("shared").unwrap().unwrap();
+        theirs
+            .lock()
+            .get_mut()
+            .messages
+            .push(Message::text(Role::User, "theirs"));
+        other.save(&theirs).unwrap();
+        let (new_key, stored) = store.reload(handle.id(), Some(&key)).unwrap().unwrap();
+        assert_ne!(new_key, key);
+        assert_eq!(stored.messages.len(), 1);
+        assert!(store.reload(handle.id(), Some(&new_key)).unwrap().is_none());
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod oneshot;
 mod providers;
 mod repl;
 mod roles;
+mod session_safety;
 mod sessions;
 mod shell;
 mod terminal;

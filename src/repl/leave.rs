@@ -1,0 +1,226 @@
+//! Leaving without losing work: the "Save session?" question (Esc goes back), Ctrl-D and
+//! `.exit`, and SIGTERM/SIGHUP, which save the session without asking and restore the
+//! terminal. Everything that waits for the user runs on a thread of its own
+//! ([`Repl::ask_user`]) raced against those signals, so they are noticed even while
+//! nobody types.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use super::{Next, Repl};
+use crate::render::theme::{Style, Theme};
+use crate::signals::StopSignal;
+
+/// Why waiting for the user ended without an answer.
+pub(super) enum Interrupted {
+    /// SIGTERM or SIGHUP arrived; the thread asking is left blocked.
+    Signal(StopSignal),
+    /// The thread asking failed.
+    Lost,
+}
+
+/// What became of a request to leave the session.
+pub(super) enum Leave {
+    /// The session is closed (saved or discarded as the user chose).
+    Left,
+    /// The user went back (Esc): the session stays open, nothing is lost.
+    Stayed,
+    /// A stop signal arrived while asking.
+    Stopped(StopSignal),
+}
+
+/// Prints a dim line on stdout (for notices given while the conversation is borrowed).
+fn dim_line(theme: &Theme, text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", theme.paint(Style::Dim, text));
+    let _ = out.flush();
+}
+
+impl Repl {
+    /// Runs `ask` (something that blocks on the terminal) on a thread of its own and
+    /// waits for it, or for SIGTERM/SIGHUP, whichever comes first.
+    pub(super) async fn ask_user<T: Send + 'static>(
+        &self,
+        ask: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Interrupted> {
+        let mut stop = self.stop.clone();
+        let stopped = async move {
+            match stop.wait_for(Option::is_some).await {
+                Ok(signal) => *signal,
+                Err(_) => std::future::pending().await,
+            }
+        };
+        let asking = tokio::task::spawn_blocking(ask);
+        tokio::select! {
+            biased;
+            // The thread stays blocked on the terminal (see `signals::blocked_threads_left`).
+            Some(signal) = stopped => Err(Interrupted::Signal(signal)),
+            answer = asking => answer.map_err(|_| Interrupted::Lost),
+        }
+    }
+
+    /// SIGTERM or SIGHUP: restores the terminal, saves the session (the partial answer
+    /// of a stopped turn included) unless `save_session: false`, and returns the exit
+    /// status.
+    pub(super) async fn terminate(&mut self, signal: StopSignal) -> u8 {
+        crate::signals::restore_terminal();
+        self.println("");
+        tracing::info!("{} received; leaving the REPL", signal.name());
+        self.save_on_exit().await;
+        signal.exit_code()
+    }
+
+    /// Saves a changed session when the REPL ends without asking (a signal, a terminal
+    /// gone): nobody can answer "Save session?", so the answer is yes unless
+    /// `save_session: false`. The temporary session is saved under an autoname.
+    pub(super) async fn save_on_exit(&mut self) {
+        let Some(active) = &self.ctx.session else {
+            return;
+        };
+        let setting = active
+            .lock()
+            .get()
+            .save_session
+            .or(self.state().config.save_session);
+        if !active.is_dirty() || setting == Some(false) {
+            return;
+        }
+        self.save_session(None).await;
+    }
+
+    /// Saves the open session (renamed to `rename`), reporting the outcome; returns the
+    /// file written.
+    pub(super) async fn save_session(
+        &mut self,
+        rename: Option<&str>,
+    ) -> Option<std::path::PathBuf> {
+        let theme = self.theme();
+        let notify = move |line: &str| dim_line(&theme, line);
+        let state = Arc::clone(self.engine.state());
+        match self.ctx.save_session(&state, rename, &notify).await {
+            Ok(saved) => {
+                if let Some(forked) = &saved.forked {
+                    self.note(&format!("warning: {forked}"));
+                }
+                self.note(&format!("saved the session to {}", saved.path.display()));
+                Some(saved.path)
+            }
+            Err(e) => {
+                self.error(&e.to_string());
+                None
+            }
+        }
+    }
+
+    /// Ctrl-D or `.exit`: leaves the session (asking about saving it) and then the REPL.
+    pub(super) async fn quit(&mut self) -> Next {
+        match self.close_session().await {
+            Leave::Left => Next::Quit(0),
+            Leave::Stayed => Next::Stay,
+            Leave::Stopped(signal) => Next::Quit(self.terminate(signal).await),
+        }
+    }
+
+    /// Leaves the session, saving it per `save_session` if it changed: `true` saves (the
+    /// temporary session under an autoname), `false` discards, unset asks — and for the
+    /// temporary session also asks for a name. Esc (or Ctrl-C) at the question goes back
+    /// to the prompt with the session open; Esc at the name asks the question again.
+    pub(super) async fn close_session(&mut self) -> Leave {
+        let Some(active) = &self.ctx.session else {
+            return Leave::Left;
+        };
+        let setting = active
+            .lock()
+            .get()
+            .save_session
+            .or(self.state().config.save_session);
+        let name = active.name();
+        let temp = name == crate::session::TEMP_SESSION;
+        let dirty = active.is_dirty();
+        let mut rename = None;
+        let save = dirty
+            && match setting {
+                Some(choice) => choice,
+                None => match self.ask_to_save(&name, temp).await {
+                    Ok(Some(name)) => {
+                        rename = name;
+                        true
+                    }
+                    Ok(None) => false,
+                    Err(leave) => return leave,
+                },
+            };
+        if save {
+            self.save_session(rename.as_deref()).await;
+        }
+        self.ctx.session = None;
+        self.ctx.history.clear();
+        self.ctx.unlock_session();
+        self.note("session closed");
+        Leave::Left
+    }
+
+    /// "Save session?": `Ok(Some(rename))` to save (with the name given for the
+    /// temporary session), `Ok(None)` to discard, `Err` to stay (Esc) or stop (a
+    /// signal). When the terminal cannot ask, the answer is save.
+    async fn ask_to_save(
+        &mut self,
+        name: &str,
+        temp: bool,
+    ) -> Result<Option<Option<String>>, Leave> {
+        use inquire::InquireError::{OperationCanceled, OperationInterrupted};
+        loop {
+            let question = format!("Save session `{name}`?");
+            let answer = self
+                .ask_user(move || {
+                    inquire::Confirm::new(&question)
+                        .with_default(true)
+                        .with_help_message("Esc to go back")
+                        .prompt()
+                })
+                .await;
+            match answer {
+                Err(Interrupted::Signal(signal)) => return Err(Leave::Stopped(signal)),
+                Ok(Err(OperationCanceled | OperationInterrupted)) => {
+                    self.note(&format!("still in session `{name}`"));
+                    return Err(Leave::Stayed);
+                }
+                Ok(Ok(false)) => return Ok(None),
+                Ok(Ok(true)) if !temp => return Ok(Some(None)),
+                Ok(Ok(true)) => {}
+                Ok(Err(e)) => {
+                    // Nobody can answer: keep the conversation rather than drop it.
+                    self.error(&format!("cannot ask whether to save the session: {e}"));
+                    return Ok(Some(None));
+                }
+                Err(Interrupted::Lost) => return Ok(Some(None)),
+            }
+            match self.ask_user(ask_session_name).await {
+                Ok(Ok(name)) => return Ok(Some(Some(name))),
+                // Esc at the name: back to the question.
+                Ok(Err(OperationCanceled | OperationInterrupted)) => {}
+                Ok(Err(_)) | Err(Interrupted::Lost) => return Ok(Some(None)),
+                Err(Interrupted::Signal(signal)) => return Err(Leave::Stopped(signal)),
+            }
+        }
+    }
+}
+
+/// Asks what to call the temporary session being saved.
+fn ask_session_name() -> Result<String, inquire::InquireError> {
+    let validator = |text: &str| {
+        let text = text.trim();
+        Ok(if text.is_empty() || text == crate::session::TEMP_SESSION {
+            inquire::validator::Validation::Invalid("choose a name other than `temp`".into())
+        } else if let Err(e) = crate::session::id::SessionAlias::new(text) {
+            inquire::validator::Validation::Invalid(e.to_string().into())
+        } else {
+            inquire::validator::Validation::Valid
+        })
+    };
+    inquire::Text::new("Session name:")
+        .with_validator(validator)
+        .with_help_message("Esc to go back")
+        .prompt()
+        .map(|name| name.trim().to_string())
+}

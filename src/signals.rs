@@ -1,0 +1,130 @@
+//! The signals that end a run early — Ctrl-C (SIGINT), SIGTERM and SIGHUP — seen as
+//! one stream by the front ends.
+//!
+//! All three stop the running turn the same way: the turn is cancelled, its partial
+//! answer is kept, the session is written, the terminal is left as it was found. They
+//! differ only in what comes after: in the REPL Ctrl-C returns to the prompt while
+//! SIGTERM and SIGHUP end the process; the exit status names the signal (128 + its
+//! number, as a shell reports it).
+//!
+//! Once loki listens for a signal, the system's default action (ending the process at
+//! once) no longer happens for it, so every front end that listens must also finish.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A signal that stops the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopSignal {
+    /// SIGINT: Ctrl-C outside raw mode, or `kill -INT`.
+    Interrupt,
+    /// SIGTERM: a polite request to end (`kill`, a service manager, a container stop).
+    Terminate,
+    /// SIGHUP: the terminal went away (window closed, SSH connection lost).
+    Hangup,
+}
+
+impl StopSignal {
+    /// The exit status a shell reports for a process ended by this signal.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Interrupt => 130,
+            Self::Terminate => 143,
+            Self::Hangup => 129,
+        }
+    }
+
+    /// The signal's name, e.g. `SIGTERM`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Interrupt => "SIGINT",
+            Self::Terminate => "SIGTERM",
+            Self::Hangup => "SIGHUP",
+        }
+    }
+}
+
+/// Listens for the stop signals from creation on.
+pub struct StopSignals {
+    interrupt: bool,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    hangup: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    /// Starts listening for SIGTERM and SIGHUP, and for SIGINT too when `interrupt`
+    /// (the REPL handles Ctrl-C on its own). Needs a tokio runtime.
+    pub fn listen(interrupt: bool) -> std::io::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Self {
+                interrupt,
+                terminate: signal(SignalKind::terminate())?,
+                hangup: signal(SignalKind::hangup())?,
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Self { interrupt })
+    }
+
+    /// The next stop signal. From then on, threads blocked on the terminal are not
+    /// waited for at exit ([`blocked_threads_left`]).
+    pub async fn recv(&mut self) -> StopSignal {
+        let signal = self.next().await;
+        leave_blocked_threads();
+        signal
+    }
+
+    async fn next(&mut self) -> StopSignal {
+        let wanted = self.interrupt;
+        let interrupt = async move {
+            if wanted && tokio::signal::ctrl_c().await.is_ok() {
+                return StopSignal::Interrupt;
+            }
+            std::future::pending().await
+        };
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                signal = interrupt => signal,
+                Some(()) = self.terminate.recv() => StopSignal::Terminate,
+                Some(()) = self.hangup.recv() => StopSignal::Hangup,
+            }
+        }
+        #[cfg(not(unix))]
+        interrupt.await
+    }
+}
+
+/// Set once a thread may be left blocked (on the terminal, or waiting for a session
+/// lock) by a wait that a signal or a cancellation abandoned.
+static BLOCKED_THREADS_LEFT: AtomicBool = AtomicBool::new(false);
+
+/// Records that a thread blocked on the terminal or on a lock is left behind: the
+/// runtime must not wait for it on the way out.
+pub fn leave_blocked_threads() {
+    BLOCKED_THREADS_LEFT.store(true, Ordering::Release);
+}
+
+/// Whether [`leave_blocked_threads`] was called.
+pub fn blocked_threads_left() -> bool {
+    BLOCKED_THREADS_LEFT.load(Ordering::Acquire)
+}
+
+/// Leaves the terminal as loki found it after a stop signal ended a wait for the user:
+/// cooked mode (the line editor and the menus switch to raw mode), bracketed paste
+/// off and the cursor shown on whichever of stdout and stderr is a terminal.
+pub fn restore_terminal() {
+    use std::io::{IsTerminal, Write};
+    let _ = crossterm::terminal::disable_raw_mode();
+    const RESET: &[u8] = b"\x1b[?2004l\x1b[?25h";
+    if std::io::stdout().is_terminal() {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(RESET);
+        let _ = out.flush();
+    } else if std::io::stderr().is_terminal() {
+        let _ = std::io::stderr().lock().write_all(RESET);
+    }
+}
