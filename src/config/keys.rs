@@ -60,6 +60,7 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("enabled_mcp_servers", KeyKind::Str),
     ("mcp_tool_exposure", KeyKind::Str),
     ("mcp_pool", KeyKind::Json),
+    ("mcp_max_message_size", KeyKind::Int),
     ("repl_prelude", KeyKind::Str),
     ("cmd_prelude", KeyKind::Str),
     ("agent_session", KeyKind::Str),

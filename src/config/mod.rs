@@ -110,6 +110,8 @@ pub struct AppConfig {
     pub mcp_tool_exposure: Option<String>,
     /// Keeping stopped MCP servers around for reuse.
     pub mcp_pool: McpPoolConfig,
+    /// Largest message an MCP server may send, in bytes (larger ones fail their call).
+    pub mcp_max_message_size: usize,
     /// `role:<name>`, `session:<name>` or `<session>:<role>` applied when the REPL starts.
     pub repl_prelude: Option<String>,
     /// The same, applied to one-shot commands.
@@ -192,6 +194,7 @@ impl Default for AppConfig {
             enabled_mcp_servers: None,
             mcp_tool_exposure: None,
             mcp_pool: McpPoolConfig::default(),
+            mcp_max_message_size: 32 * 1024 * 1024,
             repl_prelude: None,
             cmd_prelude: None,
             agent_session: None,

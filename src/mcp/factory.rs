@@ -42,6 +42,8 @@ pub struct McpFactory {
     idle_timeout: std::time::Duration,
     /// Most unused servers kept.
     max_idle: usize,
+    /// Largest message a server may send, in bytes (`mcp_max_message_size`).
+    max_message_size: usize,
 }
 
 impl McpFactory {
@@ -50,6 +52,7 @@ impl McpFactory {
         text: Option<&str>,
         env: &crate::config::Env,
         pool: crate::config::McpPoolConfig,
+        max_message_size: usize,
     ) -> Self {
         let (config, error) = match text.map(|t| McpConfig::parse(t, env)) {
             None => (McpConfig::default(), None),
@@ -61,6 +64,7 @@ impl McpFactory {
             error,
             idle_timeout: std::time::Duration::from_secs(pool.idle_timeout_seconds),
             max_idle: pool.max_idle_servers.unwrap_or(50),
+            max_message_size,
             ..Self::default()
         }
     }
@@ -201,6 +205,7 @@ impl McpFactory {
         }
         let http = self.http();
         let progress = self.progress_sender();
+        let max_message_size = self.max_message_size;
         let starts = to_start.into_iter().map(|spec| {
             let http = http.clone();
             let progress = progress.clone();
@@ -208,7 +213,7 @@ impl McpFactory {
                 let name = spec.name.clone();
                 let result = tokio::time::timeout(
                     START_TIMEOUT,
-                    McpServer::start(spec.clone(), http, progress),
+                    McpServer::start(spec.clone(), http, progress, max_message_size),
                 )
                 .await
                 .unwrap_or_else(|_| Err(format!("no answer within {}s", START_TIMEOUT.as_secs())));

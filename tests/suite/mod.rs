@@ -15,3 +15,4 @@ mod sessions;
 mod shell;
 mod terminal;
 mod tools;
+mod untrusted_input;
