@@ -75,6 +75,8 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("rag_chunk_overlap", KeyKind::Int),
     ("rag_template", KeyKind::Str),
     ("document_loaders", KeyKind::Json),
+    ("max_input_size", KeyKind::Int),
+    ("allow_special_files", KeyKind::Bool),
     ("serve_addr", KeyKind::Str),
 ];
 

@@ -144,6 +144,10 @@ pub struct AppConfig {
     pub rag_template: Option<String>,
     /// Commands that turn non-text documents into text, keyed by extension or name.
     pub document_loaders: BTreeMap<String, String>,
+    /// Most bytes of input read from `-f` files, URLs and piped stdin together.
+    pub max_input_size: usize,
+    /// Let `-f` read devices, FIFOs and sockets (still bounded by `max_input_size`).
+    pub allow_special_files: bool,
     /// Address for `--serve`.
     pub serve_addr: Option<String>,
     /// The raw `clients:` entries; turned into [`AppConfig::clients`] by the loader so each
@@ -209,6 +213,8 @@ impl Default for AppConfig {
             rag_chunk_overlap: None,
             rag_template: None,
             document_loaders: BTreeMap::new(),
+            max_input_size: crate::engine::input::DEFAULT_MAX_INPUT_SIZE,
+            allow_special_files: false,
             serve_addr: None,
             raw_clients: Vec::new(),
             clients: Vec::new(),

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::common::fake_llm::openai;
-use crate::common::{stderr, stdout};
+use crate::common::{TestEnv, stderr, stdout};
 use crate::suite::mcp::{mcp_env, server_bin, tool_result};
 
 /// The start and end of a long text, for assertion messages.
@@ -133,4 +133,188 @@ fn an_unreachable_http_server_is_named_with_the_reason() {
         "{err}"
     );
     assert!(!err.contains("rmcp::") && !err.contains("secret"), "{err}");
+}
+
+/// loki under a 2 GiB address-space limit and a 30 s timeout, so that a run that reads
+/// without bound (as before these limits) fails instead of exhausting the machine.
+fn guarded(env: &TestEnv, args: &[&str]) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new("sh");
+    cmd.env_clear();
+    for (k, v) in env.env_pairs() {
+        cmd.env(k, v);
+    }
+    cmd.current_dir(env.work_dir())
+        .arg("-c")
+        .arg(r#"ulimit -v 2097152; exec "$0" "$@""#)
+        .arg(crate::common::LOKI)
+        .args(args)
+        .timeout(Duration::from_secs(30));
+    cmd
+}
+
+fn with_config(extra: &str) -> TestEnv {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("{extra}{cfg}"));
+    env
+}
+
+#[test]
+fn devices_are_refused_unless_allowed_and_then_judged_by_their_first_bytes() {
+    let env = TestEnv::new();
+    let started = Instant::now();
+    let out = guarded(&env, &["-f", "/dev/zero", "what is this"])
+        .assert()
+        .failure();
+    assert!(
+        stderr(&out).contains(
+            "/dev/zero is not a regular file (a character device); pipe its contents instead, \
+             or set `allow_special_files: true`"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(env.server.request_count(), 0);
+
+    // Allowed, a device of random bytes is binary from its first 8 KiB.
+    let env = with_config("allow_special_files: true\n");
+    let out = guarded(&env, &["-f", "/dev/urandom", "what is this"])
+        .assert()
+        .failure();
+    assert!(
+        stderr(&out).contains("/dev/urandom looks like a binary file"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.server.request_count(), 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_allowed_fifo_is_read_up_to_the_limit() {
+    let env = with_config("allow_special_files: true\nmax_input_size: 100000\n");
+    let fifo = env.work_dir().join("pipe");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // A writer that would go on for ever.
+    let writer_path = fifo.clone();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(writer_path) {
+            let line = [b'a'; 4096];
+            while f.write_all(&line).is_ok() {}
+        }
+    });
+    let out = guarded(&env, &["-f", "pipe", "summarise"])
+        .assert()
+        .failure();
+    assert!(
+        stderr(&out).contains(
+            "pipe would take the input over the 97.7 KiB limit; attach less, or raise \
+             `max_input_size` in config.yaml (now 100000)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.server.request_count(), 0);
+}
+
+#[test]
+fn a_file_over_the_limit_is_refused_before_it_is_read() {
+    let env = TestEnv::new();
+    // 1.5 GiB, sparse: text at the start, so only its size can refuse it.
+    let path = env.write("huge.log", "log line\n".repeat(100));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(1536 * 1024 * 1024)
+        .unwrap();
+    let started = Instant::now();
+    let out = guarded(&env, &["-f", "huge.log", "summarise"])
+        .assert()
+        .failure();
+    assert!(
+        stderr(&out).contains(
+            "huge.log (1.5 GiB) would take the input over the 8 MiB limit; attach less, or \
+             raise `max_input_size` in config.yaml (now 8388608)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(env.server.request_count(), 0);
+}
+
+#[test]
+fn the_limit_covers_all_files_and_piped_stdin_together() {
+    let env = with_config("max_input_size: 1000\n");
+    env.write("a.txt", "a".repeat(600));
+    env.write("b.txt", "b".repeat(600));
+    env.loki().args(["-f", "a.txt", "go"]).assert().success();
+    let out = env
+        .loki()
+        .args(["-f", "a.txt", "-f", "b.txt", "go"])
+        .assert()
+        .failure();
+    assert!(
+        stderr(&out).contains("b.txt (600 bytes) would take the input over the 1000 bytes limit"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env
+        .loki()
+        .arg("go")
+        .write_stdin("s".repeat(5000))
+        .assert()
+        .failure();
+    assert!(
+        stderr(&out).contains(
+            "piped input would take the input over the 1000 bytes limit; attach less, or \
+             raise `max_input_size` in config.yaml (now 1000)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // Piped text and a file share the budget.
+    let out = env
+        .loki()
+        .args(["-f", "a.txt"])
+        .write_stdin("s".repeat(600))
+        .assert()
+        .failure();
+    assert!(
+        stderr(&out).contains("a.txt (600 bytes) would take"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.server.request_count(), 1);
+}
+
+#[test]
+fn an_empty_directory_is_a_warning_or_a_clear_error() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.work_dir().join("empty")).unwrap();
+    let out = env.loki().args(["-f", "empty"]).assert().failure();
+    assert!(
+        stderr(&out).contains(
+            "nothing to send: empty holds no text files to attach; give a prompt, or point -f at files"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.server.request_count(), 0);
+
+    env.server.push(openai::text_stream(&["Hello."]));
+    let out = env.loki().args(["-f", "empty", "hello"]).assert().success();
+    assert_eq!(stdout(&out), "Hello.\n");
+    assert!(
+        stderr(&out).contains("nothing attached from empty: no text files in it"),
+        "{}",
+        stderr(&out)
+    );
 }
