@@ -318,3 +318,128 @@ fn an_empty_directory_is_a_warning_or_a_clear_error() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_negative_wrap_says_what_is_expected() {
+    let env = with_config("wrap: -5\n");
+    let out = env.loki().arg("hi").assert().failure();
+    let err = stderr(&out);
+    assert!(
+        err.contains("config.yaml:1:7: wrap: expected `no`, `auto` or a column count, got `-5`"),
+        "{err}"
+    );
+    assert!(!err.contains("untagged"), "{err}");
+    assert_eq!(env.server.request_count(), 0);
+}
+
+#[test]
+fn a_bad_session_content_says_what_is_expected() {
+    let env = TestEnv::new();
+    env.server.push(openai::text_stream(&["Hello."]));
+    env.loki().args(["-s", "notes", "hi"]).assert().success();
+    let file = env.session_file("notes");
+    let text = std::fs::read_to_string(&file).unwrap();
+    // The first message's content (a block scalar) becomes a mapping.
+    let mut lines: Vec<&str> = Vec::new();
+    let mut replaced = false;
+    let mut skipping = false;
+    for line in text.lines() {
+        if skipping && line.starts_with("    ") {
+            continue;
+        }
+        skipping = false;
+        if !replaced && line.starts_with("  content:") {
+            lines.push("  content: {oops: 1}");
+            replaced = true;
+            skipping = true;
+            continue;
+        }
+        lines.push(line);
+    }
+    assert!(replaced, "{text}");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let out = env.loki().args(["-s", "notes", "again"]).assert().failure();
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "invalid type: map, expected text, or a list of parts such as `{type: text, text: ...}`"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("untagged"), "{err}");
+}
+
+#[test]
+fn a_byte_order_mark_does_not_hide_the_first_key() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    // The first key picks a model other than the client's first.
+    env.write_config(&format!(
+        "\u{feff}{}",
+        cfg.replace("model: fake:gpt-4o-mini", "model: fake:text-only")
+    ));
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(roles.join("terse.md"), "\u{feff}Answer in one word.\n").unwrap();
+    env.server.push(openai::text_stream(&["Blue."]));
+    let out = env
+        .loki()
+        .args(["-r", "terse", "-s", "sky", "colour of the sky?"])
+        .assert()
+        .success();
+    assert!(!stderr(&out).contains("unknown key"), "{}", stderr(&out));
+    let body = env.server.last_request().json();
+    assert_eq!(body["model"], "text-only");
+    assert_eq!(body["messages"][0]["content"], "Answer in one word.");
+
+    // A session file saved with a byte order mark keeps its model.
+    let file = env.session_file("sky");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("model: fake:text-only"), "{text}");
+    std::fs::write(
+        &file,
+        format!("\u{feff}{}", text.replace("fake:text-only", "fake:priced")),
+    )
+    .unwrap();
+    env.server.push(openai::text_stream(&["Still blue."]));
+    let out = env
+        .loki()
+        .args(["-s", "sky", "and now?"])
+        .assert()
+        .success();
+    assert!(!stderr(&out).contains("unknown key"), "{}", stderr(&out));
+    assert_eq!(env.server.last_request().json()["model"], "priced");
+}
+
+#[test]
+fn a_deeply_nested_config_is_refused_at_once() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "{cfg}wrap: {}{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    ));
+    let line = cfg.lines().count() + 1;
+    let started = Instant::now();
+    let out = env
+        .loki()
+        .arg("hi")
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .failure();
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "config.yaml:{line}:71: nested more than 64 levels deep (brackets or braces); \
+             no loki setting nests that deep"
+        )),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(env.server.request_count(), 0);
+}
