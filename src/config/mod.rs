@@ -199,7 +199,7 @@ impl Default for AppConfig {
             enabled_mcp_servers: None,
             mcp_tool_exposure: None,
             mcp_pool: McpPoolConfig::default(),
-            mcp_max_message_size: 32 * 1024 * 1024,
+            mcp_max_message_size: crate::mcp::factory::DEFAULT_MAX_MESSAGE_SIZE,
             repl_prelude: None,
             cmd_prelude: None,
             agent_session: None,

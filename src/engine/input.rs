@@ -207,7 +207,7 @@ impl std::fmt::Display for LimitHit {
 impl std::error::Error for LimitHit {}
 
 fn is_limit_hit(e: &std::io::Error) -> bool {
-    e.get_ref().is_some_and(|inner| inner.is::<LimitHit>())
+    matches!(e.get_ref(), Some(inner) if inner.is::<LimitHit>())
 }
 
 /// Reads piped stdin (or any reader) as text, bounded by `max_bytes`.

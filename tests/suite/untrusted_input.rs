@@ -201,10 +201,9 @@ fn an_allowed_fifo_is_read_up_to_the_limit() {
         .unwrap();
     assert!(status.success());
     // A writer that would go on for ever.
-    let writer_path = fifo.clone();
     std::thread::spawn(move || {
         use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(writer_path) {
+        if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(fifo) {
             let line = [b'a'; 4096];
             while f.write_all(&line).is_ok() {}
         }
