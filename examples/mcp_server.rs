@@ -13,6 +13,8 @@ use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool
 struct EchoArgs {
     /// Text to send back.
     text: String,
+    /// How many times (default once; tests use it for huge results).
+    times: Option<usize>,
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -45,7 +47,7 @@ struct TestServer;
 impl TestServer {
     #[tool(description = "Echo the text back", annotations(read_only_hint = true))]
     async fn echo(&self, Parameters(args): Parameters<EchoArgs>) -> String {
-        format!("echo: {}", args.text)
+        format!("echo: {}", args.text.repeat(args.times.unwrap_or(1)))
     }
 
     #[tool(description = "Add two integers", annotations(read_only_hint = true))]

@@ -229,9 +229,15 @@ impl Role {
         path: &Path,
         vars: &SystemVars,
     ) -> Result<Self, RoleError> {
-        let (front, body) = split_front_matter(text);
+        let (front, body) = split_front_matter(crate::config::yaml::strip_bom(text));
         let meta: FrontMatter = match front {
             Some(yaml) if !yaml.trim().is_empty() => {
+                if let Err(deep) = crate::config::yaml::check_nesting(yaml) {
+                    return Err(RoleError::FrontMatter {
+                        path: path.to_path_buf(),
+                        message: format!("line {}: {}", deep.line + 1, deep.message()),
+                    });
+                }
                 serde_yaml::from_str(yaml).map_err(|e| RoleError::FrontMatter {
                     path: path.to_path_buf(),
                     message: e.to_string(),

@@ -55,7 +55,8 @@ impl AppState {
         let providers = ProviderRegistry::new(&config, &env, models_override);
         let sessions = Arc::new(FileSessionStore::new(paths.sessions_dir.clone()));
         let mcp_text = std::fs::read_to_string(paths.functions_dir.join("mcp.json")).ok();
-        let mcp = crate::mcp::McpFactory::new(mcp_text.as_deref(), &env, config.mcp_pool);
+        let mcp = crate::mcp::McpFactory::new(mcp_text.as_deref(), &env, config.mcp_pool)
+            .with_max_message_size(config.mcp_max_message_size);
         Self {
             sessions,
             mcp,

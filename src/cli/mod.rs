@@ -13,7 +13,7 @@ mod info;
 mod sync_models;
 mod wizard;
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -317,10 +317,10 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         return crate::repl::run(state, ctx).await;
     }
     if !stdin_tty {
-        let mut piped = String::new();
-        std::io::stdin()
-            .read_to_string(&mut piped)
-            .context("cannot read stdin")?;
+        let piped = crate::engine::input::read_text_bounded(
+            std::io::stdin().lock(),
+            state.config.max_input_size,
+        )?;
         if !piped.trim().is_empty() {
             text = if text.is_empty() {
                 piped

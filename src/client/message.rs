@@ -93,13 +93,63 @@ impl Message {
 }
 
 /// Message content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Content {
     /// Plain text.
     Text(String),
     /// Text and images.
     Parts(Vec<ContentPart>),
+}
+
+/// Text, or a list of parts; a bad value says which of the two was expected (an untagged
+/// derive would only say that it "did not match any variant"). Numbers and booleans, as a
+/// hand-edited session file may hold, are taken as their text; `null` as empty text.
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Content;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "text, or a list of parts such as `{type: text, text: ...}` or \
+                     `{type: image_url, image_url: {url: ...}}`",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Content, E> {
+                Ok(Content::Text(v.to_string()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Content, E> {
+                Ok(Content::Text(v))
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Content, E> {
+                Ok(Content::Text(v.to_string()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Content, E> {
+                Ok(Content::Text(v.to_string()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Content, E> {
+                Ok(Content::Text(v.to_string()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Content, E> {
+                Ok(Content::Text(v.to_string()))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Content, E> {
+                Ok(Content::Text(String::new()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Content, A::Error> {
+                let mut parts = Vec::new();
+                while let Some(part) = seq.next_element::<ContentPart>()? {
+                    parts.push(part);
+                }
+                Ok(Content::Parts(parts))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 /// One part of a multi-part message.

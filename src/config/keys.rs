@@ -61,6 +61,7 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("enabled_mcp_servers", KeyKind::Str),
     ("mcp_tool_exposure", KeyKind::Str),
     ("mcp_pool", KeyKind::Json),
+    ("mcp_max_message_size", KeyKind::Int),
     ("repl_prelude", KeyKind::Str),
     ("cmd_prelude", KeyKind::Str),
     ("agent_session", KeyKind::Str),
@@ -75,6 +76,8 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("rag_chunk_overlap", KeyKind::Int),
     ("rag_template", KeyKind::Str),
     ("document_loaders", KeyKind::Json),
+    ("max_input_size", KeyKind::Int),
+    ("allow_special_files", KeyKind::Bool),
     ("serve_addr", KeyKind::Str),
 ];
 

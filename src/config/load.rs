@@ -40,7 +40,13 @@ pub fn load(paths: &Paths, env: &Env) -> Result<Option<LoadedConfig>, ConfigErro
 
 /// Parses config text as if read from `path` (used for messages only).
 pub fn parse(text: &str, path: &Path, env: &Env) -> Result<LoadedConfig, ConfigError> {
-    let text = interpolate(text, env);
+    let text = interpolate(super::yaml::strip_bom(text), env);
+    super::yaml::check_nesting(&text).map_err(|deep| ConfigError::Parse {
+        path: path.to_path_buf(),
+        line: deep.line,
+        column: deep.column,
+        message: deep.message(),
+    })?;
     let mut warnings = Vec::new();
     let mut config = if is_blank_yaml(&text) {
         AppConfig::default()

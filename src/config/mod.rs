@@ -10,6 +10,7 @@ pub mod error;
 pub mod keys;
 pub mod load;
 pub mod paths;
+pub mod yaml;
 pub mod zero;
 
 use std::collections::BTreeMap;
@@ -113,6 +114,8 @@ pub struct AppConfig {
     pub mcp_tool_exposure: Option<String>,
     /// Keeping stopped MCP servers around for reuse.
     pub mcp_pool: McpPoolConfig,
+    /// Largest message an MCP server may send, in bytes (larger ones fail their call).
+    pub mcp_max_message_size: usize,
     /// `role:<name>`, `session:<name>` or `<session>:<role>` applied when the REPL starts.
     pub repl_prelude: Option<String>,
     /// The same, applied to one-shot commands.
@@ -145,6 +148,10 @@ pub struct AppConfig {
     pub rag_template: Option<String>,
     /// Commands that turn non-text documents into text, keyed by extension or name.
     pub document_loaders: BTreeMap<String, String>,
+    /// Most bytes of input read from `-f` files, URLs and piped stdin together.
+    pub max_input_size: usize,
+    /// Let `-f` read devices, FIFOs and sockets (still bounded by `max_input_size`).
+    pub allow_special_files: bool,
     /// Address for `--serve`.
     pub serve_addr: Option<String>,
     /// The raw `clients:` entries; turned into [`AppConfig::clients`] by the loader so each
@@ -196,6 +203,7 @@ impl Default for AppConfig {
             enabled_mcp_servers: None,
             mcp_tool_exposure: None,
             mcp_pool: McpPoolConfig::default(),
+            mcp_max_message_size: crate::mcp::factory::DEFAULT_MAX_MESSAGE_SIZE,
             repl_prelude: None,
             cmd_prelude: None,
             agent_session: None,
@@ -210,6 +218,8 @@ impl Default for AppConfig {
             rag_chunk_overlap: None,
             rag_template: None,
             document_loaders: BTreeMap::new(),
+            max_input_size: crate::engine::input::DEFAULT_MAX_INPUT_SIZE,
+            allow_special_files: false,
             serve_addr: None,
             raw_clients: Vec::new(),
             clients: Vec::new(),
@@ -262,20 +272,29 @@ impl Wrap {
 
 impl<'de> Deserialize<'de> for Wrap {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Num(u64),
-            Bool(bool),
-            Text(String),
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Wrap;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("`no`, `auto` or a column count")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Wrap, E> {
+                Ok(if v { Wrap::Auto } else { Wrap::No })
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Wrap, E> {
+                Wrap::parse(&v.to_string()).map_err(E::custom)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Wrap, E> {
+                Wrap::parse(&v.to_string()).map_err(E::custom)
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Wrap, E> {
+                Wrap::parse(&v.to_string()).map_err(E::custom)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Wrap, E> {
+                Wrap::parse(v).map_err(E::custom)
+            }
         }
-        let text = match Raw::deserialize(d)? {
-            Raw::Num(n) => n.to_string(),
-            Raw::Bool(false) => "no".to_string(),
-            Raw::Bool(true) => "auto".to_string(),
-            Raw::Text(t) => t,
-        };
-        Wrap::parse(&text).map_err(serde::de::Error::custom)
+        d.deserialize_any(Visitor)
     }
 }
 
@@ -290,5 +309,28 @@ mod tests {
         assert_eq!(Wrap::parse("80"), Ok(Wrap::Width(80)));
         assert!(Wrap::parse("0").is_err());
         assert!(Wrap::parse("wide").is_err());
+    }
+
+    #[test]
+    fn a_bad_wrap_says_what_is_expected() {
+        for (yaml, shown) in [("-5", "-5"), ("1.5", "1.5"), ("wide", "wide"), ("0", "0")] {
+            let err = serde_yaml::from_str::<Wrap>(yaml).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!(
+                    "expected `no`, `auto` or a column count, got `{shown}`"
+                )),
+                "{err}"
+            );
+        }
+        let err = serde_yaml::from_str::<Wrap>("[1]").unwrap_err().to_string();
+        assert!(
+            err.contains("expected `no`, `auto` or a column count"),
+            "{err}"
+        );
+        assert_eq!(serde_yaml::from_str::<Wrap>("true").unwrap(), Wrap::Auto);
+        assert_eq!(
+            serde_yaml::from_str::<Wrap>("100").unwrap(),
+            Wrap::Width(100)
+        );
     }
 }

@@ -5,7 +5,13 @@
 //! by the prompt text; images become `data:` URL parts (vision models only). Directories
 //! are walked recursively and binary files and images in them skipped; a binary file
 //! named explicitly is an error. This module reads files and fetches URLs but never prints.
+//!
+//! Everything read is bounded by [`InputLimits`]: a file is judged binary from its first
+//! 8 KiB, a file whose size is over the remaining budget is refused before it is read,
+//! and reads never take more than the budget plus one byte (devices and FIFOs, which are
+//! refused unless `allow_special_files` is set, report no size).
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
@@ -65,6 +71,167 @@ pub enum InputError {
     /// Nothing to send.
     #[error("no input: give a prompt, pipe text on stdin, or attach files with -f")]
     Empty,
+    /// Nothing to send because the directories given hold no text files.
+    #[error(
+        "nothing to send: {} holds no text files to attach; give a prompt, or point -f at files",
+        dirs.join(", ")
+    )]
+    EmptyDirectories {
+        /// The directories, as given.
+        dirs: Vec<String>,
+    },
+    /// More input than `max_input_size`.
+    #[error(
+        "{what} would take the input over the {} limit; attach less, or raise `max_input_size` in config.yaml (now {limit})",
+        human_size(*limit)
+    )]
+    TooLarge {
+        /// What went over (`big.log (1.4 GiB)`, `piped input`).
+        what: String,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// A device, FIFO or socket.
+    #[error(
+        "{path} is not a regular file ({kind}); pipe its contents instead, or set `allow_special_files: true` in config.yaml to read it (up to `max_input_size`)"
+    )]
+    NotRegular {
+        /// The path.
+        path: String,
+        /// What it is.
+        kind: &'static str,
+    },
+}
+
+/// Bounds on what `-f` and piped stdin may bring in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputLimits {
+    /// Most bytes read from files, URLs and stdin together (`max_input_size`).
+    pub max_bytes: usize,
+    /// Read devices, FIFOs and sockets named explicitly (`allow_special_files`).
+    pub allow_special: bool,
+}
+
+impl Default for InputLimits {
+    fn default() -> Self {
+        Self {
+            max_bytes: DEFAULT_MAX_INPUT_SIZE,
+            allow_special: false,
+        }
+    }
+}
+
+/// The default `max_input_size`: 8 MiB, about two million tokens of text.
+pub const DEFAULT_MAX_INPUT_SIZE: usize = 8 * 1024 * 1024;
+
+/// Bytes as `512 bytes`, `8 MiB`, `1.4 GiB`.
+pub fn human_size(bytes: usize) -> String {
+    const KIB: f64 = 1024.0;
+    // Precision loss is irrelevant for a message.
+    #[allow(clippy::cast_precision_loss)]
+    let b = bytes as f64;
+    let (value, unit) = if b >= KIB * KIB * KIB {
+        (b / (KIB * KIB * KIB), "GiB")
+    } else if b >= KIB * KIB {
+        (b / (KIB * KIB), "MiB")
+    } else if b >= KIB {
+        (b / KIB, "KiB")
+    } else {
+        return format!("{bytes} bytes");
+    };
+    let text = format!("{value:.1}");
+    format!("{} {unit}", text.strip_suffix(".0").unwrap_or(&text))
+}
+
+/// What is left of `max_input_size` while loading.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    limit: usize,
+    left: usize,
+}
+
+impl Budget {
+    /// Takes `n` bytes read from `what`.
+    fn take(&mut self, n: usize, what: &str) -> Result<(), InputError> {
+        if n > self.left {
+            return Err(self.exceeded(what, None));
+        }
+        self.left -= n;
+        Ok(())
+    }
+
+    fn exceeded(&self, what: &str, size: Option<u64>) -> InputError {
+        let what = match size {
+            Some(size) => format!(
+                "{what} ({})",
+                human_size(usize::try_from(size).unwrap_or(usize::MAX))
+            ),
+            None => what.to_string(),
+        };
+        InputError::TooLarge {
+            what,
+            limit: self.limit,
+        }
+    }
+}
+
+/// Reads at most `budget.left` bytes of `reader` (one more to notice that there is more),
+/// taking them from the budget.
+fn read_bounded(
+    reader: impl Read,
+    budget: &mut Budget,
+    what: &str,
+    capacity: usize,
+) -> Result<Vec<u8>, std::io::Error> {
+    let mut bytes = Vec::with_capacity(capacity.min(budget.left.saturating_add(1)));
+    let cap = u64::try_from(budget.left)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    reader.take(cap).read_to_end(&mut bytes)?;
+    if budget.take(bytes.len(), what).is_err() {
+        return Err(std::io::Error::other(LimitHit));
+    }
+    Ok(bytes)
+}
+
+/// Marks the I/O error [`read_bounded`] returns when the budget ran out.
+#[derive(Debug)]
+struct LimitHit;
+
+impl std::fmt::Display for LimitHit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("over max_input_size")
+    }
+}
+
+impl std::error::Error for LimitHit {}
+
+fn is_limit_hit(e: &std::io::Error) -> bool {
+    matches!(e.get_ref(), Some(inner) if inner.is::<LimitHit>())
+}
+
+/// Reads piped stdin (or any reader) as text, bounded by `max_bytes`.
+pub fn read_text_bounded(reader: impl Read, max_bytes: usize) -> Result<String, InputError> {
+    let mut budget = Budget {
+        limit: max_bytes,
+        left: max_bytes,
+    };
+    let bytes = read_bounded(reader, &mut budget, "piped input", 64 * 1024).map_err(|e| {
+        if is_limit_hit(&e) {
+            budget.exceeded("piped input", None)
+        } else {
+            InputError::Read {
+                path: "stdin".into(),
+                message: e.to_string(),
+            }
+        }
+    })?;
+    Ok(into_text(bytes))
+}
+
+/// UTF-8 text without a copy when it is valid.
+fn into_text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Extensions sent as images.
@@ -106,14 +273,33 @@ pub struct Loaded {
     pub images: Vec<String>,
     /// Binary files and images skipped while walking directories.
     pub skipped: Vec<String>,
+    /// Directories given that held no text file.
+    pub empty_dirs: Vec<String>,
 }
 
-/// Loads every `-f` argument: files, directories, globs and URLs.
+/// Loads every `-f` argument: files, directories, globs and URLs, within the default
+/// [`InputLimits`].
 pub async fn load(
     args: &[String],
     cwd: &Path,
     user_agent: Option<&str>,
 ) -> Result<Loaded, InputError> {
+    load_within(args, cwd, user_agent, InputLimits::default(), 0).await
+}
+
+/// Loads every `-f` argument within `limits`, of which `text_len` bytes (the prompt and
+/// piped stdin) are already used.
+pub async fn load_within(
+    args: &[String],
+    cwd: &Path,
+    user_agent: Option<&str>,
+    limits: InputLimits,
+    text_len: usize,
+) -> Result<Loaded, InputError> {
+    let mut budget = Budget {
+        limit: limits.max_bytes,
+        left: limits.max_bytes.saturating_sub(text_len),
+    };
     let mut loaded = Loaded::default();
     let mut http: Option<reqwest::Client> = None;
     for arg in args {
@@ -128,9 +314,9 @@ pub async fn load(
                         }
                     })?),
                 };
-            fetch_url(client, arg, &mut loaded).await?;
+            fetch_url(client, arg, &mut loaded, &mut budget).await?;
         } else {
-            load_path(arg, cwd, &mut loaded)?;
+            load_path(arg, cwd, &mut loaded, &mut budget, limits)?;
         }
     }
     Ok(loaded)
@@ -140,6 +326,11 @@ pub async fn load(
 pub fn user_message(text: &str, loaded: Loaded, model: &Model) -> Result<Message, InputError> {
     let text = text.trim_end_matches('\n');
     if text.trim().is_empty() && loaded.documents.is_empty() && loaded.images.is_empty() {
+        if !loaded.empty_dirs.is_empty() {
+            return Err(InputError::EmptyDirectories {
+                dirs: loaded.empty_dirs,
+            });
+        }
         return Err(InputError::Empty);
     }
     let body = if loaded.documents.len() == 1 && text.trim().is_empty() {
@@ -180,20 +371,59 @@ pub fn user_message(text: &str, loaded: Loaded, model: &Model) -> Result<Message
     })
 }
 
-fn load_path(arg: &str, cwd: &Path, loaded: &mut Loaded) -> Result<(), InputError> {
+fn load_path(
+    arg: &str,
+    cwd: &Path,
+    loaded: &mut Loaded,
+    budget: &mut Budget,
+    limits: InputLimits,
+) -> Result<(), InputError> {
     let expanded = expand_tilde(arg);
     if expanded.contains(['*', '?', '[', '{']) {
-        return load_glob(&expanded, cwd, loaded);
+        return load_glob(&expanded, cwd, loaded, budget);
     }
     let path = cwd.join(&expanded);
     let meta = std::fs::metadata(&path).map_err(|_| InputError::NotFound {
         path: arg.to_string(),
     })?;
     if meta.is_dir() {
-        walk_dir(&path, &expanded, loaded)
-    } else {
-        load_file(&path, &expanded, loaded, true)
+        let before = loaded.documents.len() + loaded.images.len();
+        walk_dir(&path, &expanded, loaded, budget)?;
+        if loaded.documents.len() + loaded.images.len() == before {
+            loaded.empty_dirs.push(expanded);
+        }
+        return Ok(());
     }
+    if !meta.is_file() && !limits.allow_special {
+        return Err(InputError::NotRegular {
+            path: expanded,
+            kind: file_kind(&meta),
+        });
+    }
+    load_file(&path, &expanded, loaded, true, budget)
+}
+
+/// What a non-regular file is, for messages.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_fifo() {
+            return "a FIFO or pipe";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = meta;
+    "not a regular file"
 }
 
 fn expand_tilde(arg: &str) -> String {
@@ -203,7 +433,12 @@ fn expand_tilde(arg: &str) -> String {
     }
 }
 
-fn walk_dir(dir: &Path, shown: &str, loaded: &mut Loaded) -> Result<(), InputError> {
+fn walk_dir(
+    dir: &Path,
+    shown: &str,
+    loaded: &mut Loaded,
+    budget: &mut Budget,
+) -> Result<(), InputError> {
     let walker = walkdir::WalkDir::new(dir)
         .sort_by_file_name()
         .into_iter()
@@ -230,7 +465,7 @@ fn walk_dir(dir: &Path, shown: &str, loaded: &mut Loaded) -> Result<(), InputErr
             loaded.skipped.push(display);
             continue;
         }
-        load_file(entry.path(), &display, loaded, false)?;
+        load_file(entry.path(), &display, loaded, false, budget)?;
     }
     Ok(())
 }
@@ -240,7 +475,12 @@ fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
     name.to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n))
 }
 
-fn load_glob(pattern: &str, cwd: &Path, loaded: &mut Loaded) -> Result<(), InputError> {
+fn load_glob(
+    pattern: &str,
+    cwd: &Path,
+    loaded: &mut Loaded,
+    budget: &mut Budget,
+) -> Result<(), InputError> {
     let glob_error = |message: String| InputError::Glob {
         pattern: pattern.to_string(),
         message,
@@ -283,7 +523,13 @@ fn load_glob(pattern: &str, cwd: &Path, loaded: &mut Loaded) -> Result<(), Input
         };
         if matcher.is_match(candidate) {
             matched += 1;
-            load_file(entry.path(), &candidate.to_string_lossy(), loaded, false)?;
+            load_file(
+                entry.path(),
+                &candidate.to_string_lossy(),
+                loaded,
+                false,
+                budget,
+            )?;
         }
     }
     if matched == 0 {
@@ -292,22 +538,52 @@ fn load_glob(pattern: &str, cwd: &Path, loaded: &mut Loaded) -> Result<(), Input
     Ok(())
 }
 
+/// Bytes read to judge whether a file is text.
+const SNIFF_LEN: usize = 8192;
+
 fn load_file(
     path: &Path,
     shown: &str,
     loaded: &mut Loaded,
     explicit: bool,
+    budget: &mut Budget,
 ) -> Result<(), InputError> {
     let read_error = |e: std::io::Error| InputError::Read {
         path: shown.to_string(),
         message: e.to_string(),
     };
-    let bytes = std::fs::read(path).map_err(read_error)?;
+    let mut file = std::fs::File::open(path).map_err(read_error)?;
+    // Devices and FIFOs report no size; their reads are bounded all the same.
+    let size = file
+        .metadata()
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len());
+    if let Some(size) = size
+        && size > u64::try_from(budget.left).unwrap_or(u64::MAX)
+    {
+        return Err(budget.exceeded(shown, Some(size)));
+    }
+    let capacity = size.map_or(SNIFF_LEN, |s| usize::try_from(s).unwrap_or(usize::MAX));
+    let bounded = |e: std::io::Error, budget: &Budget| {
+        if is_limit_hit(&e) {
+            budget.exceeded(shown, None)
+        } else {
+            read_error(e)
+        }
+    };
     if let Some(mime) = image_mime(path) {
+        let bytes =
+            read_bounded(&mut file, budget, shown, capacity).map_err(|e| bounded(e, budget))?;
         loaded.images.push(data_url(mime, &bytes));
         return Ok(());
     }
-    if looks_binary(&bytes) {
+    let mut head = Vec::with_capacity(SNIFF_LEN);
+    (&mut file)
+        .take(SNIFF_LEN as u64)
+        .read_to_end(&mut head)
+        .map_err(read_error)?;
+    if looks_binary(&head) {
         if explicit {
             return Err(InputError::Binary {
                 path: shown.to_string(),
@@ -316,10 +592,17 @@ fn load_file(
         loaded.skipped.push(shown.to_string());
         return Ok(());
     }
+    budget.take(head.len(), shown)?;
+    let mut bytes = head;
+    if bytes.len() == SNIFF_LEN {
+        let rest = read_bounded(&mut file, budget, shown, capacity.saturating_sub(SNIFF_LEN))
+            .map_err(|e| bounded(e, budget))?;
+        bytes.extend_from_slice(&rest);
+    }
     loaded.documents.push(Document {
         kind: "FILE",
         source: shown.to_string(),
-        contents: String::from_utf8_lossy(&bytes).into_owned(),
+        contents: into_text(bytes),
     });
     Ok(())
 }
@@ -367,6 +650,7 @@ async fn fetch_url(
     http: &reqwest::Client,
     url: &str,
     loaded: &mut Loaded,
+    budget: &mut Budget,
 ) -> Result<(), InputError> {
     let fetch_error = |message: String| InputError::Fetch {
         url: url.to_string(),
@@ -391,10 +675,21 @@ async fn fetch_url(
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    let bytes = response
-        .bytes()
+    if let Some(size) = response.content_length()
+        && size > u64::try_from(budget.left).unwrap_or(u64::MAX)
+    {
+        return Err(budget.exceeded(url, Some(size)));
+    }
+    let mut response = response;
+    let mut bytes: Vec<u8> = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
         .await
-        .map_err(|e| fetch_error(e.to_string()))?;
+        .map_err(|e| fetch_error(crate::client::http::error_chain(&e)))?
+    {
+        budget.take(chunk.len(), url)?;
+        bytes.extend_from_slice(&chunk);
+    }
     if content_type.starts_with("image/") {
         loaded.images.push(data_url(&content_type, &bytes));
         return Ok(());
@@ -447,6 +742,45 @@ mod tests {
             .build()
             .unwrap()
             .block_on(f)
+    }
+
+    #[test]
+    fn sizes_read_like_people_write_them() {
+        assert_eq!(human_size(1000), "1000 bytes");
+        assert_eq!(human_size(100_000), "97.7 KiB");
+        assert_eq!(human_size(8 * 1024 * 1024), "8 MiB");
+        assert_eq!(human_size(1536 * 1024 * 1024), "1.5 GiB");
+    }
+
+    #[test]
+    fn reads_stop_one_byte_past_the_budget() {
+        let endless = std::io::repeat(b'a');
+        let err = read_text_bounded(endless, 10).unwrap_err();
+        assert!(
+            matches!(err, InputError::TooLarge { limit: 10, .. }),
+            "{err}"
+        );
+        assert_eq!(
+            read_text_bounded(&b"0123456789"[..], 10).unwrap(),
+            "0123456789"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "x".repeat(20_000)).unwrap();
+        let limits = InputLimits {
+            max_bytes: 30_000,
+            allow_special: false,
+        };
+        let loaded = block_on(load_within(&["a.txt".into()], dir.path(), None, limits, 0)).unwrap();
+        assert_eq!(loaded.documents[0].contents.len(), 20_000);
+        let err = block_on(load_within(
+            &["a.txt".into()],
+            dir.path(),
+            None,
+            limits,
+            15_000,
+        ))
+        .unwrap_err();
+        assert!(matches!(err, InputError::TooLarge { .. }), "{err}");
     }
 
     #[test]

@@ -45,13 +45,24 @@ pub(super) async fn prepare_input(
         input::Loaded::default()
     } else {
         let agent = state.config.user_agent();
-        let load = input::load(&user.files, cwd, agent.as_deref());
+        let limits = input::InputLimits {
+            max_bytes: state.config.max_input_size,
+            allow_special: state.config.allow_special_files,
+        };
+        // The prompt (with piped stdin) counts towards the limit too.
+        let load = input::load_within(&user.files, cwd, agent.as_deref(), limits, user.text.len());
         tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
             loaded = load => loaded?,
         }
     };
+    if !loaded.empty_dirs.is_empty() {
+        emitter.emit(Event::Notice(Notice::warning(format!(
+            "nothing attached from {}: no text files in it",
+            loaded.empty_dirs.join(", ")
+        ))));
+    }
     if !loaded.skipped.is_empty() {
         emitter.emit(Event::Notice(Notice::info(format!(
             "skipped {} binary or image file(s): {}",

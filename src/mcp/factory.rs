@@ -10,6 +10,9 @@ use std::sync::{Arc, Mutex};
 use super::config::{McpConfig, ServerSpec};
 use super::server::{McpServer, START_TIMEOUT};
 
+/// The default `mcp_max_message_size`: 32 MiB.
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 32 * 1024 * 1024;
+
 /// What became of a server.
 #[derive(Debug, Clone)]
 enum Slot {
@@ -42,6 +45,9 @@ pub struct McpFactory {
     idle_timeout: std::time::Duration,
     /// Most unused servers kept.
     max_idle: usize,
+    /// Largest message a server may send, in bytes (`mcp_max_message_size`; unset: the
+    /// default).
+    max_message_size: Option<usize>,
 }
 
 impl McpFactory {
@@ -63,6 +69,13 @@ impl McpFactory {
             max_idle: pool.max_idle_servers.unwrap_or(50),
             ..Self::default()
         }
+    }
+
+    /// Sets the largest message a server may send (`mcp_max_message_size`).
+    #[must_use]
+    pub fn with_max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = Some(bytes);
+        self
     }
 
     fn progress_sender(&self) -> tokio::sync::broadcast::Sender<String> {
@@ -201,6 +214,7 @@ impl McpFactory {
         }
         let http = self.http();
         let progress = self.progress_sender();
+        let max_message_size = self.max_message_size.unwrap_or(DEFAULT_MAX_MESSAGE_SIZE);
         let starts = to_start.into_iter().map(|spec| {
             let http = http.clone();
             let progress = progress.clone();
@@ -208,7 +222,7 @@ impl McpFactory {
                 let name = spec.name.clone();
                 let result = tokio::time::timeout(
                     START_TIMEOUT,
-                    McpServer::start(spec.clone(), http, progress),
+                    McpServer::start(spec.clone(), http, progress, max_message_size),
                 )
                 .await
                 .unwrap_or_else(|_| Err(format!("no answer within {}s", START_TIMEOUT.as_secs())));

@@ -6,8 +6,10 @@
 pub mod config;
 pub mod expose;
 pub mod factory;
+pub mod http;
 pub mod server;
 pub mod sse;
+pub mod stdio;
 
 pub use expose::McpTool;
 pub use factory::McpFactory;

@@ -167,6 +167,10 @@ pub struct McpServer {
     tools_changed: Arc<AtomicBool>,
     /// Process group of a stdio server.
     group: GroupGuard,
+    /// Why the HTTP client refused an answer (size limits end the connection).
+    refusals: Option<Arc<std::sync::Mutex<Option<String>>>>,
+    /// `mcp_max_message_size`.
+    max_message_size: usize,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -184,6 +188,7 @@ impl McpServer {
         spec: ServerSpec,
         http: reqwest::Client,
         progress: tokio::sync::broadcast::Sender<String>,
+        max_message_size: usize,
     ) -> Result<Self, String> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let handler = Handler {
@@ -191,6 +196,7 @@ impl McpServer {
             tools_changed: Arc::clone(&tools_changed),
             progress,
         };
+        let mut refusals = None;
         let (service, group) = match &spec.transport {
             Transport::Stdio {
                 command,
@@ -211,10 +217,9 @@ impl McpServer {
                 }
                 #[cfg(unix)]
                 cmd.process_group(0);
-                let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                let (transport, stderr) =
+                    super::stdio::StdioTransport::spawn(cmd, &spec.name, max_message_size)
+                        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
                 let group = GroupGuard::new(transport.id());
                 if let Some(stderr) = stderr {
                     let name = spec.name.clone();
@@ -242,13 +247,17 @@ impl McpServer {
                         .map_err(|_| format!("header `{k}` has characters that are not allowed"))?;
                     map.insert(name, value);
                 }
-                let config =
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
-                let transport = StreamableHttpClientTransport::with_client(http, config);
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(map)
+                    .max_sse_event_size(max_message_size)
+                    .max_json_response_size(max_message_size);
+                let client = super::http::WatchedClient::new(http);
+                refusals = Some(client.refusals());
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 let service = handler
                     .serve(transport)
                     .await
-                    .map_err(|e| format!("initialisation failed: {e}"))?;
+                    .map_err(|e| start_error(&e, url))?;
                 (service, GroupGuard(None))
             }
             Transport::Sse { url, headers } => {
@@ -266,6 +275,8 @@ impl McpServer {
             tools: std::sync::RwLock::new(Vec::new()),
             tools_changed,
             group,
+            refusals,
+            max_message_size,
         };
         server.reload_tools().await?;
         if let Some(info) = server.service.peer_info() {
@@ -324,6 +335,17 @@ impl McpServer {
             _ = cancel.cancelled() => return Err("cancelled".into()),
             r = tokio::time::timeout(timeout, call) => r,
         };
+        let refused = self
+            .refusals
+            .as_ref()
+            .and_then(|slot| slot.lock().ok().and_then(|mut r| r.take()));
+        if let (Some(reason), Ok(Err(_))) = (refused, &result) {
+            return Err(format!(
+                "MCP server `{}` sent a message larger than {} bytes ({reason}); raise \
+                 `mcp_max_message_size` in config.yaml to accept it",
+                self.spec.name, self.max_message_size
+            ));
+        }
         match result {
             Err(_) => Err(format!(
                 "`{tool}` on MCP server `{}` did not answer within {}s",
@@ -334,9 +356,63 @@ impl McpServer {
                 "MCP server `{}` stopped during the call ({e}); it is restarted on next use",
                 self.spec.name
             )),
-            Ok(Err(e)) => Err(e.to_string()),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(e.message.into_owned()),
+            Ok(Err(e)) => Err(call_error(&e, &self.spec)),
             Ok(Ok(result)) => render(&result),
         }
+    }
+}
+
+/// Why an HTTP server could not be initialised, in words: `cannot reach <url>: <reason>`
+/// for network failures, the HTTP status for refusals, never rmcp's type names.
+fn start_error(e: &rmcp::service::ClientInitializeError, url: &str) -> String {
+    use rmcp::service::ClientInitializeError;
+    let shown = super::sse::shown_url_str(url);
+    match e {
+        ClientInitializeError::TransportError { error, .. } => {
+            transport_error(error.error.as_ref(), &shown)
+        }
+        ClientInitializeError::ConnectionClosed(_) => {
+            format!("{shown} closed the connection during initialisation")
+        }
+        other => format!("{shown}: initialisation failed: {other}"),
+    }
+}
+
+/// A call that failed in the transport, in words.
+fn call_error(e: &rmcp::ServiceError, spec: &ServerSpec) -> String {
+    match e {
+        rmcp::ServiceError::TransportSend(error) => {
+            let shown = match &spec.transport {
+                Transport::Http { url, .. } | Transport::Sse { url, .. } => {
+                    super::sse::shown_url_str(url)
+                }
+                Transport::Stdio { .. } => format!("MCP server `{}`", spec.name),
+            };
+            transport_error(error.error.as_ref(), &shown)
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The failure inside a transport error, prefixed by `shown` (the server): "cannot reach"
+/// and reqwest's cause chain for network errors, the status for HTTP refusals.
+fn transport_error(error: &(dyn std::error::Error + Send + Sync + 'static), shown: &str) -> String {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(e))
+            if e.is_connect() || e.is_timeout() || e.is_request() =>
+        {
+            format!(
+                "cannot reach {shown}: {}",
+                crate::client::http::error_chain(e)
+            )
+        }
+        Some(StreamableHttpError::Client(e)) => {
+            format!("{shown}: {}", crate::client::http::error_chain(e))
+        }
+        Some(other) => format!("{shown}: {other}"),
+        None => format!("{shown}: {error}"),
     }
 }
 

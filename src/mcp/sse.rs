@@ -99,6 +99,14 @@ impl SseTransport {
     }
 }
 
+/// [`shown_url`] of a URL given as text (cut at `?` when it does not parse).
+pub(super) fn shown_url_str(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) => shown_url(&parsed),
+        Err(_) => url.split(['?', '#']).next().unwrap_or(url).to_string(),
+    }
+}
+
 /// A URL for messages: no query string or user info (where tokens hide).
 fn shown_url(url: &reqwest::Url) -> String {
     format!(

@@ -616,9 +616,16 @@ pub fn parse_file(path: &Path) -> Result<Session, SessionError> {
 }
 
 fn parse_yaml(path: &Path, text: &str) -> Result<Session, SessionError> {
+    let text = crate::config::yaml::strip_bom(text);
     if text.trim().is_empty() {
         return Ok(Session::default());
     }
+    crate::config::yaml::check_nesting(text).map_err(|deep| SessionError::Corrupt {
+        path: path.to_path_buf(),
+        line: deep.line,
+        column: deep.column,
+        message: deep.message(),
+    })?;
     serde_yaml::from_str(text).map_err(|e| {
         let (line, column) = e
             .location()

@@ -8,7 +8,7 @@ use crate::common::fake_llm::openai;
 use crate::common::{TestEnv, stderr, stdout};
 
 /// The test server binary (built with the tests: `cargo test` builds examples).
-fn server_bin() -> String {
+pub(crate) fn server_bin() -> String {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
     let bin = dir.join("examples/mcp_server");
@@ -20,7 +20,7 @@ fn server_bin() -> String {
     bin.display().to_string()
 }
 
-fn mcp_env(servers: Value, extra: &str) -> TestEnv {
+pub(crate) fn mcp_env(servers: Value, extra: &str) -> TestEnv {
     let env = TestEnv::new();
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
     env.write_config(&format!("{extra}{cfg}"));
@@ -34,7 +34,7 @@ fn mcp_env(servers: Value, extra: &str) -> TestEnv {
     env
 }
 
-fn tool_result(body: &Value) -> String {
+pub(crate) fn tool_result(body: &Value) -> String {
     body["messages"]
         .as_array()
         .unwrap()
@@ -314,7 +314,7 @@ fn repl_starts_and_stops_servers_as_settings_and_roles_change() {
 }
 
 /// Starts the test server in a remote mode; returns it (killed on drop) and its URL.
-struct Remote(std::process::Child);
+pub(crate) struct Remote(std::process::Child);
 
 impl Drop for Remote {
     fn drop(&mut self) {
@@ -323,7 +323,7 @@ impl Drop for Remote {
     }
 }
 
-fn remote(mode: &str, token: &str) -> (Remote, String) {
+pub(crate) fn remote(mode: &str, token: &str) -> (Remote, String) {
     use std::io::BufRead;
     let mut child = std::process::Command::new(server_bin())
         .args([mode, token])

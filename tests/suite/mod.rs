@@ -17,3 +17,4 @@ mod shell;
 mod terminal;
 mod tool_safety;
 mod tools;
+mod untrusted_input;
