@@ -41,17 +41,47 @@ pub(super) async fn prepare_input(
     user: &UserInput,
     emitter: &dyn Emitter,
 ) -> Result<Message, CoreError> {
-    let loaded = if user.files.is_empty() {
+    // Sources a `document_loaders` entry handles go through the loader.
+    let loaders = &state.config.document_loaders;
+    let (with_loader, plain): (Vec<&String>, Vec<&String>) = user.files.iter().partition(|f| {
+        crate::rag::loaders::has_extension_loader(f, loaders)
+            || f.split_once(':')
+                .is_some_and(|(n, _)| loaders.contains_key(n))
+    });
+    let plain: Vec<String> = plain.into_iter().cloned().collect();
+    let mut loaded = if plain.is_empty() {
         input::Loaded::default()
     } else {
         let agent = state.config.user_agent();
-        let load = input::load(&user.files, cwd, agent.as_deref());
+        let load = input::load(&plain, cwd, agent.as_deref());
         tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
             loaded = load => loaded?,
         }
     };
+    let skipped = std::mem::take(&mut loaded.skipped);
+    let (convertible, skipped): (Vec<String>, Vec<String>) = skipped
+        .into_iter()
+        .partition(|f| crate::rag::loaders::has_extension_loader(f, loaders));
+    loaded.skipped = skipped;
+    for arg in with_loader.into_iter().chain(convertible.iter()) {
+        let load = crate::rag::loaders::load_with_loader(arg, cwd, loaders);
+        let docs = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
+            docs = load => docs,
+        };
+        if let Some(docs) = docs {
+            loaded
+                .documents
+                .extend(docs?.into_iter().map(|d| input::Document {
+                    kind: "FILE",
+                    source: d.path,
+                    contents: d.text,
+                }));
+        }
+    }
     if !loaded.skipped.is_empty() {
         emitter.emit(Event::Notice(Notice::info(format!(
             "skipped {} binary or image file(s): {}",
