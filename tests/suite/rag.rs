@@ -612,6 +612,11 @@ fn repl_commands_build_use_show_and_leave_a_knowledge_base() {
         RAG_PROMPT,
     );
     assert!(out.contains("Saved RAG"), "{out}");
+    // On a terminal: a progress bar with counts and rate.
+    assert!(
+        out.contains(&format!("Embedding [{}] 2/2 chunks", "=".repeat(30))),
+        "{out}"
+    );
     submit(&mut pty, "do llamas hum?", "Hello from fake", RAG_PROMPT);
     assert!(prompt(&env).contains("Llamas hum"));
     let out = submit(&mut pty, ".sources rag", "kbdocs/a.txt:1", RAG_PROMPT);
@@ -642,4 +647,48 @@ fn repl_commands_build_use_show_and_leave_a_knowledge_base() {
     assert!(!env.config_dir().join("rags/kb.yaml").exists());
     pty.send(".exit\r");
     pty.read_to_end();
+}
+
+#[test]
+fn a_git_repository_is_cloned_and_indexed() {
+    let env = rag_env("");
+    let repo = env.work_dir().join("repo");
+    env.write(
+        "repo/README.md",
+        "# Repo\n\nThe capybara module lives here.\n",
+    );
+    env.write("repo/src/main.rs", "fn main() {}\n");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&repo)
+            .env("HOME", env.root())
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{status:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "init"]);
+    // Uncommitted files are not part of the repository.
+    env.write("repo/scratch.txt", "not committed");
+    let out = env
+        .loki()
+        .args(["--rag", "code", "--rag-docs", "git:repo"])
+        .assert()
+        .success();
+    // Piped stderr: plain progress lines.
+    let err = stderr(&out);
+    assert!(err.contains("Load git:repo [1/1]"), "{err}");
+    assert!(err.contains("Embedding 2/2 chunks"), "{err}");
+    let yaml = std::fs::read_to_string(env.config_dir().join("rags/code.yaml")).unwrap();
+    assert!(yaml.contains("path: repo/README.md"), "{yaml}");
+    assert!(yaml.contains("path: repo/src/main.rs"), "{yaml}");
+    assert!(!yaml.contains("scratch"), "{yaml}");
+    env.loki()
+        .args(["--rag", "code", "where is the capybara module?"])
+        .assert()
+        .success();
+    assert!(sources(&prompt(&env))[0].starts_with("repo/README.md:"));
 }
