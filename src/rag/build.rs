@@ -324,7 +324,7 @@ async fn run(
                     .as_ref()
                     .is_some_and(|kb| kb.meta.embedding_model == model_id)
         })
-        .map(|index| &index.vectors);
+        .map(|index| (index, index.vectors.dims));
 
     // Embed what is new.
     let mut report = BuildReport {
@@ -368,14 +368,18 @@ async fn run(
                 dims = fresh
                     .first()
                     .map(Vec::len)
-                    .or_else(|| previous_vectors.map(|v| v.dims))
+                    .or_else(|| previous_vectors.map(|(_, dims)| dims))
                     .unwrap_or(0);
                 vectors.reserve(chunks.len() * dims);
                 for chunk in &chunks {
+                    let reused;
                     let v: &[f32] = match todo_index.get(&chunk.hash) {
                         Some(&i) => &fresh[i],
                         None => match (previous_vectors, old_hashes.get(&chunk.hash)) {
-                            (Some(pv), Some(&old)) => pv.get(old),
+                            (Some((index, _)), Some(&old)) => {
+                                reused = index.vector(old).unwrap_or_default();
+                                &reused
+                            }
                             _ => &[],
                         },
                     };

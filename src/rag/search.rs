@@ -125,7 +125,7 @@ pub async fn search(
     let mut found = Found::default();
     let keyword = index.bm25.search(query, candidates);
     let vector = match embed_question(kb, registry, query).await {
-        Ok(Some(q)) => index.vectors.search(&q, candidates),
+        Ok(Some(q)) => index.vector_search(&q, candidates),
         Ok(None) => Vec::new(),
         Err(e) => {
             found

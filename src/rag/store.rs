@@ -96,11 +96,49 @@ pub struct Index {
     pub vectors: Vectors,
     /// Keyword index.
     pub bm25: Bm25,
+    vectors_start: u64,
     texts_start: u64,
     file: Mutex<std::fs::File>,
 }
 
 impl Index {
+    /// The stored vector of chunk `id` (from memory, or from the file when only codes are
+    /// held).
+    pub fn vector(&self, id: usize) -> Result<Vec<f32>, String> {
+        if !self.vectors.is_quantized() {
+            return Ok(self.vectors.get(id).to_vec());
+        }
+        let dims = self.vectors.dims;
+        let mut buf = vec![0u8; dims * 4];
+        let mut file = self.file.lock().map_err(|_| "index file lock poisoned")?;
+        file.seek(SeekFrom::Start(self.vectors_start + (id * dims * 4) as u64))
+            .and_then(|_| file.read_exact(&mut buf))
+            .map_err(|e| e.to_string())?;
+        Ok(buf
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
+    }
+
+    /// The `limit` chunks most similar to `query`: exact, or candidates from the 8-bit
+    /// codes re-scored with the stored vectors.
+    pub fn vector_search(&self, query: &[f32], limit: usize) -> Vec<(u32, f32)> {
+        if !self.vectors.is_quantized() {
+            return self.vectors.search(query, limit);
+        }
+        let mut hits: Vec<(u32, f32)> = self
+            .vectors
+            .search(query, (limit * 4).max(64))
+            .into_iter()
+            .map(|(id, approx)| match self.vector(id as usize) {
+                Ok(v) => (id, super::vector::dot(query, &v)),
+                Err(_) => (id, approx),
+            })
+            .collect();
+        super::vector::top_k(&mut hits, limit);
+        hits
+    }
+
     /// Reads the text of chunk `id`.
     pub fn text(&self, id: usize) -> Result<String, String> {
         let chunk = self.chunks.get(id).ok_or("no such chunk")?;
@@ -300,14 +338,40 @@ fn read_index(path: &Path, meta: &RagMeta) -> Result<Index, String> {
         }
         chunks.push(chunk);
     }
-    let data = r.f32s(n.checked_mul(dims).ok_or("too many vectors")?)?;
+    let values = n.checked_mul(dims).ok_or("too many vectors")?;
+    let vectors_start = (head.len() - r.remaining()) as u64;
+    let vectors = if n > super::vector::QUANTIZE_ABOVE && dims > 0 {
+        let bytes = r.bytes(values.checked_mul(4).ok_or("too many vectors")?)?;
+        let mut codes = Vec::with_capacity(values);
+        let mut scales = Vec::with_capacity(n);
+        let mut v = vec![0f32; dims];
+        for raw in bytes.chunks_exact(dims * 4) {
+            for (x, b) in v.iter_mut().zip(raw.chunks_exact(4)) {
+                *x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+            scales.push(super::vector::quantize(&v, &mut codes));
+        }
+        Vectors {
+            dims,
+            codes,
+            scales,
+            ..Vectors::default()
+        }
+    } else {
+        Vectors {
+            dims,
+            data: r.f32s(values)?,
+            ..Vectors::default()
+        }
+    };
     let bm25 = Bm25::read(&mut r)?;
     if bm25.len() != n {
         return Err("the keyword index does not match the chunks".into());
     }
     Ok(Index {
         chunks,
-        vectors: Vectors { dims, data },
+        vectors,
+        vectors_start,
         bm25,
         texts_start,
         file: Mutex::new(file),
@@ -449,6 +513,10 @@ impl<'a> ByteReader<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
         Self { bytes }
     }
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len()
+    }
     /// The next `n` bytes.
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], String> {
         if self.bytes.len() < n {
@@ -547,6 +615,44 @@ mod tests {
         assert_eq!(index.vectors.get(1), &[0.0, 1.0]);
         assert_eq!(kb.locate(&index.chunks[0]), "a.md:1-2");
         assert_eq!(index.bm25.search("gamma", 1)[0].0, 1);
+
+        // Large indexes hold 8-bit codes and re-score candidates from the file.
+        let n = crate::rag::vector::QUANTIZE_ABOVE + 1;
+        let mut rng = fastrand::Rng::with_seed(1);
+        let mut vectors = Vec::new();
+        for _ in 0..n {
+            let mut v: Vec<f32> = (0..8).map(|_| rng.f32() - 0.5).collect();
+            crate::rag::vector::normalize(&mut v);
+            vectors.extend(v);
+        }
+        let texts: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
+        let big_meta = RagMeta {
+            files: vec![FileEntry::default()],
+            ..RagMeta::default()
+        };
+        write(
+            dir.path(),
+            "big",
+            big_meta,
+            NewIndex {
+                chunks: vec![ChunkInfo::default(); n],
+                texts: texts.iter().map(String::as_str).collect(),
+                vectors: vectors.clone(),
+                dims: 8,
+            },
+        )
+        .unwrap();
+        let big = KnowledgeBase::open(dir.path(), "big").unwrap();
+        let index = big.index().unwrap();
+        assert!(index.vectors.is_quantized() && index.vectors.data.is_empty());
+        assert_eq!(index.vector(12345).unwrap(), vectors[12345 * 8..12346 * 8]);
+        let hits = index.vector_search(&vectors[999 * 8..1000 * 8], 3);
+        assert_eq!(hits[0].0, 999);
+        assert!(
+            (hits[0].1 - 1.0).abs() < 1e-5,
+            "exactly re-scored: {hits:?}"
+        );
+        assert_eq!(index.text(20000).unwrap(), "t20000");
 
         // A truncated index is reported, not used.
         let path = kb.index_path();

@@ -692,3 +692,52 @@ fn a_git_repository_is_cloned_and_indexed() {
         .success();
     assert!(sources(&prompt(&env))[0].starts_with("repo/README.md:"));
 }
+
+#[test]
+fn repl_asks_how_to_build_a_new_knowledge_base_and_edits_its_documents() {
+    use crate::common::pty::Pty;
+    const PROMPT: &str = "fake:gpt-4o-mini)> ";
+    const RAG_PROMPT: &str = "fake:gpt-4o-mini)@fresh> ";
+    let editor = env_editor();
+    let env = rag_env(&format!("editor: {}", editor.display()));
+    env.write("one/a.txt", "Otters hold hands while sleeping.");
+    env.write("two/b.txt", "Axolotls regrow limbs.");
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect(PROMPT);
+    pty.send(".rag fresh\r");
+    let out = pty.expect("Chunk size (tokens):");
+    assert!(out.contains("Embedding model: fake:emb"), "{out}");
+    pty.send("\r");
+    pty.expect("Chunk overlap (tokens):");
+    pty.send("\r");
+    pty.expect("Add documents:");
+    pty.send("one\r");
+    pty.expect("rag: fresh (1 chunk(s) from 1 document(s)");
+    pty.expect(RAG_PROMPT);
+    let yaml = std::fs::read_to_string(env.config_dir().join("rags/fresh.yaml")).unwrap();
+    assert!(
+        yaml.contains("chunk_size: 1000") && yaml.contains("chunk_overlap: 50"),
+        "{yaml}"
+    );
+
+    // The editor script adds `two` to the document list.
+    pty.send(".edit rag-docs\r");
+    let out = pty.expect("1 reused, 1 added, 0 removed");
+    pty.expect(RAG_PROMPT);
+    assert!(out.contains("Saved RAG"), "{out}");
+    pty.send("axolotls?\r");
+    pty.expect("Hello from fake");
+    pty.expect(RAG_PROMPT);
+    assert!(prompt(&env).contains("Axolotls regrow"));
+    pty.send(".exit\r");
+    pty.read_to_end();
+
+    fn env_editor() -> std::path::PathBuf {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let path = dir.join("add-two.sh");
+        std::fs::write(&path, "#!/bin/sh\necho two >> \"$1\"\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+}
