@@ -95,6 +95,34 @@ pub struct RequestContext {
     /// The session's `model:` when that model is not available: the conversation uses
     /// another one, and the file keeps this value until the user chooses a model.
     pub session_model: Option<UnavailableModel>,
+    /// The knowledge base chosen in this conversation (`--rag`, `.rag`, `.exit rag`).
+    pub rag: RagChoice,
+    /// `rag_top_k` / `rag_reranker_model` set with `.set` while no knowledge base is
+    /// active (an active one stores them in its own file).
+    pub rag_settings: RagSettings,
+    /// Where the chunks used by the last answer came from (`.sources rag`).
+    pub rag_sources: Vec<String>,
+}
+
+/// Which knowledge base a conversation uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum RagChoice {
+    /// The session's, else the role's, if any.
+    #[default]
+    Inherit,
+    /// This one.
+    Use(String),
+    /// None, whatever the session or role say (`.exit rag`).
+    Off,
+}
+
+/// Per-conversation RAG settings over the configuration's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RagSettings {
+    /// Chunks per question.
+    pub top_k: Option<usize>,
+    /// Reranker (`Some(None)`: explicitly none).
+    pub reranker_model: Option<Option<String>>,
 }
 
 impl std::fmt::Debug for RequestContext {
@@ -324,6 +352,11 @@ impl RequestContext {
             .filter(|p| !p.is_empty());
         session.messages.clone_from(&self.history);
         session.usage = self.usage;
+        match &self.rag {
+            RagChoice::Use(name) => session.rag = Some(name.clone()),
+            RagChoice::Off => session.rag = None,
+            RagChoice::Inherit => {}
+        }
     }
 
     /// Saves the open session (renamed to `rename` when given); returns the file written.
@@ -466,6 +499,9 @@ impl RequestContext {
             session_base: Baseline::default(),
             session_lock: None,
             session_model: None,
+            rag: RagChoice::Inherit,
+            rag_settings: RagSettings::default(),
+            rag_sources: Vec::new(),
         })
     }
 
@@ -559,6 +595,20 @@ impl RequestContext {
                     .or_else(|| self.enabled_mcp_servers.clone())
             })
             .filter(|e| !e.trim().is_empty())
+    }
+
+    /// The knowledge base in use: chosen in the conversation, else the session's, else
+    /// the role's.
+    pub fn active_rag(&self) -> Option<String> {
+        match &self.rag {
+            RagChoice::Use(name) => Some(name.clone()),
+            RagChoice::Off => None,
+            RagChoice::Inherit => self
+                .session
+                .as_ref()
+                .and_then(|s| s.lock().get().rag.clone())
+                .or_else(|| self.role.as_ref().and_then(|r| r.rag.clone())),
+        }
     }
 
     /// Switches the model (and provider) for the rest of the conversation. The session

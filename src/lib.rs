@@ -12,6 +12,7 @@ pub mod context;
 pub mod engine;
 pub mod logging;
 pub mod mcp;
+pub mod rag;
 pub mod render;
 pub mod repl;
 pub mod role;

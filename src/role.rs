@@ -87,6 +87,8 @@ pub struct Role {
     pub enabled_tools: Option<String>,
     /// MCP servers this role enables.
     pub enabled_mcp_servers: Option<String>,
+    /// Knowledge base used while the role is active (`rag:` in the front matter).
+    pub rag: Option<String>,
     /// The prompt, with special variables filled in.
     pub prompt: String,
 }
@@ -101,6 +103,7 @@ struct FrontMatter {
     #[serde(alias = "use_tools")]
     enabled_tools: Option<String>,
     enabled_mcp_servers: Option<String>,
+    rag: Option<String>,
     prompt: Option<String>,
 }
 
@@ -258,6 +261,7 @@ impl Role {
             top_p: meta.top_p,
             enabled_tools: meta.enabled_tools,
             enabled_mcp_servers: meta.enabled_mcp_servers,
+            rag: meta.rag,
             prompt: vars.interpolate(prompt.trim()),
         })
     }
@@ -329,6 +333,7 @@ impl Role {
         line("top_p", self.top_p.map(|t| t.to_string()));
         line("enabled_tools", self.enabled_tools.clone());
         line("enabled_mcp_servers", self.enabled_mcp_servers.clone());
+        line("rag", self.rag.clone());
         if header.is_empty() {
             format!("{}\n", self.prompt)
         } else {

@@ -26,6 +26,8 @@ pub struct AppState {
     pub sessions: Arc<dyn SessionStore>,
     /// MCP servers from `functions/mcp.json`, shared by every conversation.
     pub mcp: crate::mcp::McpFactory,
+    /// Knowledge bases loaded so far, shared by every conversation.
+    pub rags: crate::rag::RagCache,
     /// Script tools of `functions/tools/`, parsed the first time tools are needed.
     scripts: std::sync::OnceLock<ScriptTools>,
 }
@@ -61,6 +63,7 @@ impl AppState {
             sessions,
             mcp,
             scripts: std::sync::OnceLock::new(),
+            rags: crate::rag::RagCache::default(),
             config,
             paths,
             env,

@@ -63,6 +63,23 @@ pub struct Args {
     #[arg(long, value_name = "PROMPT")]
     pub prompt: Option<String>,
 
+    /// Use a knowledge base (RAG) for the question (see --list-rags)
+    #[arg(long, value_name = "RAG", add = ArgValueCompleter::new(super::complete::rags))]
+    pub rag: Option<String>,
+
+    /// Build the knowledge base of --rag from these documents: files, directories, globs,
+    /// URLs (`https://site/docs/**` crawls), `loader:resource` (repeatable, or `;`-separated)
+    #[arg(long = "rag-docs", value_name = "DOCS", requires = "rag")]
+    pub rag_docs: Vec<String>,
+
+    /// Rebuild the knowledge base of --rag (only changed chunks are embedded again)
+    #[arg(long, requires = "rag")]
+    pub rebuild_rag: bool,
+
+    /// List knowledge bases, then exit
+    #[arg(long)]
+    pub list_rags: bool,
+
     /// Attach files, directories, globs or URLs (repeatable)
     #[arg(short = 'f', long = "file", value_name = "FILE|URL")]
     pub files: Vec<String>,

@@ -91,3 +91,15 @@ pub fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
             .collect(),
     )
 }
+
+/// Saved knowledge bases.
+pub fn rags(current: &OsStr) -> Vec<CompletionCandidate> {
+    let (_, paths) = paths();
+    matching(
+        current,
+        crate::rag::list(&paths.rags_dir)
+            .into_iter()
+            .map(|name| (name, None))
+            .collect(),
+    )
+}

@@ -10,6 +10,7 @@ pub mod authenticate;
 mod complete;
 mod execute;
 mod info;
+pub(crate) mod rag;
 mod sync_models;
 mod wizard;
 
@@ -203,8 +204,12 @@ fn empty_session(state: &AppState, ctx: &mut RequestContext, args: &Args) -> Res
 async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
-    let info_only =
-        args.info || args.list_models || args.list_roles || args.list_sessions || args.sync_models;
+    let info_only = args.info
+        || args.list_models
+        || args.list_roles
+        || args.list_sessions
+        || args.list_rags
+        || args.sync_models;
 
     let (config, origin) = match load_config(&paths, &env, stdin_tty && stdout_tty, info_only).await
     {
@@ -261,6 +266,13 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         )?;
         return Ok(u8::from(!scripts.errors.is_empty()));
     }
+    if args.list_rags {
+        let mut out = std::io::stdout().lock();
+        for name in crate::rag::list(&state.paths.rags_dir) {
+            writeln!(out, "{name}")?;
+        }
+        return Ok(0);
+    }
     if args.list_sessions {
         let mut out = std::io::stdout().lock();
         for meta in state.sessions.list() {
@@ -313,6 +325,9 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         }
         if args.no_stream {
             ctx.stream = false;
+        }
+        if rag::prepare(&state, &mut ctx, &args, false, true).await? == rag::RagStep::Done {
+            return Ok(0);
         }
         return crate::repl::run(state, ctx).await;
     }
@@ -392,6 +407,10 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     warn_session_model(&ctx);
     if args.dry_run {
         ctx.dry_run = true;
+    }
+    let has_prompt = !text.trim().is_empty() || !args.files.is_empty();
+    if rag::prepare(&state, &mut ctx, &args, has_prompt, false).await? == rag::RagStep::Done {
+        return Ok(0);
     }
 
     let no_color = state.env.get("NO_COLOR").is_some();

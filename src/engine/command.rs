@@ -47,6 +47,8 @@ pub const SETTABLE: &[(&str, &str)] = &[
     ("yolo", "<true|false>"),
     ("mcp_server_support", "<true|false>"),
     ("enabled_mcp_servers", "<all|server,server…|null>"),
+    ("rag_top_k", "<number>"),
+    ("rag_reranker_model", "<client:model|null>"),
 ];
 
 /// Applies a command to the conversation; returns a one-line confirmation.
@@ -193,6 +195,7 @@ fn set(
                 }
             ));
         }
+        "rag_top_k" | "rag_reranker_model" => return set_rag(state, ctx, key, value),
         other => {
             let known: Vec<&str> = SETTABLE.iter().map(|(k, _)| *k).collect();
             return Err(CoreError::InvalidRequest(format!(
@@ -202,6 +205,52 @@ fn set(
         }
     }
     Ok(format!("{key}: {value}"))
+}
+
+/// `rag_top_k` / `rag_reranker_model`: stored in the active knowledge base's file, else
+/// kept for the conversation.
+fn set_rag(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    key: &str,
+    value: &str,
+) -> Result<String, CoreError> {
+    let null = value == "null";
+    let (top_k, reranker) = if key == "rag_top_k" {
+        let n: usize = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+            CoreError::InvalidRequest(format!(
+                "invalid value `{value}` for rag_top_k: expected a whole number from 1"
+            ))
+        })?;
+        (Some(n), None)
+    } else {
+        if !null {
+            state
+                .providers
+                .resolve(value, crate::client::config::ModelKind::Reranker)?;
+        }
+        (None, Some((!null).then(|| value.to_string())))
+    };
+    let Some(name) = ctx.active_rag() else {
+        if top_k.is_some() {
+            ctx.rag_settings.top_k = top_k;
+        }
+        if reranker.is_some() {
+            ctx.rag_settings.reranker_model = reranker;
+        }
+        return Ok(format!("{key}: {value}"));
+    };
+    let dir = &state.paths.rags_dir;
+    let mut meta = crate::rag::store::read_meta(dir, &name)?;
+    if let Some(n) = top_k {
+        meta.top_k = n;
+    }
+    if let Some(model) = reranker {
+        meta.reranker_model = model;
+    }
+    crate::rag::store::write_meta(dir, &name, &meta)?;
+    state.rags.invalidate(dir, &name);
+    Ok(format!("{key}: {value} (saved in RAG `{name}`)"))
 }
 
 /// Parses `true`/`false` (and `on`/`off`, `yes`/`no`, `1`/`0`).

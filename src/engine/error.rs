@@ -27,6 +27,9 @@ pub enum CoreError {
     /// Files, URLs or stdin could not be turned into input.
     #[error(transparent)]
     Input(#[from] InputError),
+    /// A knowledge base could not be built, opened or searched.
+    #[error(transparent)]
+    Rag(#[from] crate::rag::RagError),
     /// The user cancelled the turn.
     #[error("interrupted")]
     Cancelled,
@@ -40,7 +43,9 @@ impl CoreError {
     /// reports SIGINT), 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::Cancelled | Self::Provider(ProviderError::Cancelled) => 130,
+            Self::Cancelled
+            | Self::Provider(ProviderError::Cancelled)
+            | Self::Rag(crate::rag::RagError::Cancelled) => 130,
             _ => 1,
         }
     }

@@ -9,6 +9,7 @@ pub mod emitter;
 pub mod error;
 pub mod event;
 pub mod input;
+pub mod retrieval;
 mod turn;
 
 use std::path::PathBuf;
@@ -161,9 +162,13 @@ impl Engine {
         let kind = match input.continuation {
             Some(Continuation::Continue) => turn::TurnKind::Continue,
             Some(Continuation::Regenerate) => turn::TurnKind::Regenerate,
-            None => turn::TurnKind::New(
-                turn::prepare_input(&self.state, &self.cwd, ctx, &input, emitter).await?,
-            ),
+            None => {
+                let message =
+                    turn::prepare_input(&self.state, &self.cwd, ctx, &input, emitter).await?;
+                turn::TurnKind::New(
+                    retrieval::augment(&self.state, ctx, &input.text, message, emitter).await?,
+                )
+            }
         };
         let outcome = turn::run_turn(&self.state, &self.cwd, ctx, kind, stream, emitter).await?;
         if ctx.session.is_some() && !ctx.dry_run && self.over_threshold(ctx) {

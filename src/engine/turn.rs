@@ -41,7 +41,15 @@ pub(super) async fn prepare_input(
     user: &UserInput,
     emitter: &dyn Emitter,
 ) -> Result<Message, CoreError> {
-    let loaded = if user.files.is_empty() {
+    // Sources a `document_loaders` entry handles go through the loader.
+    let loaders = &state.config.document_loaders;
+    let (with_loader, plain): (Vec<&String>, Vec<&String>) = user.files.iter().partition(|f| {
+        crate::rag::loaders::has_extension_loader(f, loaders)
+            || f.split_once(':')
+                .is_some_and(|(n, _)| loaders.contains_key(n))
+    });
+    let plain: Vec<String> = plain.into_iter().cloned().collect();
+    let mut loaded = if plain.is_empty() {
         input::Loaded::default()
     } else {
         let agent = state.config.user_agent();
@@ -50,7 +58,7 @@ pub(super) async fn prepare_input(
             allow_special: state.config.allow_special_files,
         };
         // The prompt (with piped stdin) counts towards the limit too.
-        let load = input::load_within(&user.files, cwd, agent.as_deref(), limits, user.text.len());
+        let load = input::load_within(&plain, cwd, agent.as_deref(), limits, user.text.len());
         tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
@@ -62,6 +70,28 @@ pub(super) async fn prepare_input(
             "nothing attached from {}: no text files in it",
             loaded.empty_dirs.join(", ")
         ))));
+    }
+    let skipped = std::mem::take(&mut loaded.skipped);
+    let (convertible, skipped): (Vec<String>, Vec<String>) = skipped
+        .into_iter()
+        .partition(|f| crate::rag::loaders::has_extension_loader(f, loaders));
+    loaded.skipped = skipped;
+    for arg in with_loader.into_iter().chain(convertible.iter()) {
+        let load = crate::rag::loaders::load_with_loader(arg, cwd, loaders);
+        let docs = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
+            docs = load => docs,
+        };
+        if let Some(docs) = docs {
+            loaded
+                .documents
+                .extend(docs?.into_iter().map(|d| input::Document {
+                    kind: "FILE",
+                    source: d.path,
+                    contents: d.text,
+                }));
+        }
     }
     if !loaded.skipped.is_empty() {
         emitter.emit(Event::Notice(Notice::info(format!(

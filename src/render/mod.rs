@@ -11,6 +11,7 @@ pub mod approval;
 pub mod code;
 pub mod highlight;
 pub mod markdown;
+pub mod rag_progress;
 pub mod spinner;
 pub mod theme;
 pub mod wrap;

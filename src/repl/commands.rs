@@ -60,6 +60,25 @@ pub enum Action {
     ToolResults,
     /// Open config.yaml in the editor, then reload it.
     EditConfig,
+    /// Use (or build) a knowledge base; documents build it without questions.
+    UseRag {
+        /// Its name.
+        name: String,
+        /// Documents to build it from.
+        documents: Vec<String>,
+    },
+    /// Rebuild the active knowledge base incrementally.
+    RebuildRag,
+    /// Show where the last answer's chunks came from.
+    RagSources,
+    /// Show the active knowledge base.
+    InfoRag,
+    /// Stop using a knowledge base.
+    ExitRag,
+    /// Delete a knowledge base.
+    DeleteRag(String),
+    /// Edit the active knowledge base's document list, then update it.
+    EditRagDocs,
     /// Leave the REPL.
     Exit,
     /// Print a usage or error line.
@@ -95,8 +114,8 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".info",
-        args: "[role|session]",
-        help: "Show the model, settings and paths (or the role, or the session)",
+        args: "[role|session|rag]",
+        help: "Show the model, settings and paths (or the role, session or knowledge base)",
         parse: parse_info,
     },
     ReplCommand {
@@ -142,6 +161,30 @@ pub const COMMANDS: &[ReplCommand] = &[
         parse: |args| match args {
             "session" => Action::CompressSession,
             _ => Action::Usage("usage: .compress session".into()),
+        },
+    },
+    ReplCommand {
+        name: ".rag",
+        args: "<name> [doc...]",
+        help: "Use a knowledge base; a new one is built (from the documents, or asking for them)",
+        parse: parse_rag,
+    },
+    ReplCommand {
+        name: ".rebuild",
+        args: "rag",
+        help: "Re-read the knowledge base's documents (only changed chunks are embedded)",
+        parse: |args| match args {
+            "rag" => Action::RebuildRag,
+            _ => Action::Usage("usage: .rebuild rag".into()),
+        },
+    },
+    ReplCommand {
+        name: ".sources",
+        args: "rag",
+        help: "Show the files and lines the last answer's context came from",
+        parse: |args| match args {
+            "rag" => Action::RagSources,
+            _ => Action::Usage("usage: .sources rag".into()),
         },
     },
     ReplCommand {
@@ -194,20 +237,20 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".edit",
-        args: "config|role|session",
-        help: "Edit config.yaml, the role or the session in your editor, then reload it",
+        args: "config|role|session|rag-docs",
+        help: "Edit config.yaml, the role, the session or the knowledge base's documents",
         parse: parse_edit,
     },
     ReplCommand {
         name: ".delete",
-        args: "role|session <name>",
-        help: "Delete a role file or a saved session",
+        args: "role|session|rag <name>",
+        help: "Delete a role file, a saved session or a knowledge base",
         parse: parse_delete,
     },
     ReplCommand {
         name: ".exit",
-        args: "[role|session]",
-        help: "Leave the role or the session, or loki",
+        args: "[role|session|rag]",
+        help: "Leave the role, the session or the knowledge base, or loki",
         parse: parse_exit,
     },
 ];
@@ -216,9 +259,6 @@ pub const COMMANDS: &[ReplCommand] = &[
 pub const UNAVAILABLE: &[(&str, &str)] = &[
     (".agent", "agents"),
     (".starter", "agents"),
-    (".rag", "RAG"),
-    (".rebuild", "RAG"),
-    (".sources", "RAG"),
     (".macro", "macros"),
     (".vault", "the vault"),
     (".clear", "agents"),
@@ -269,7 +309,8 @@ fn parse_info(args: &str) -> Action {
         "" => Action::Info,
         "role" => Action::InfoRole,
         "session" => Action::InfoSession,
-        _ => Action::Usage("usage: .info [role|session]".into()),
+        "rag" => Action::InfoRag,
+        _ => Action::Usage("usage: .info [role|session|rag]".into()),
     }
 }
 
@@ -278,7 +319,8 @@ fn parse_exit(args: &str) -> Action {
         "" => Action::Exit,
         "role" => Action::Apply(Command::ExitRole),
         "session" => Action::ExitSession,
-        _ => Action::Usage("usage: .exit [role|session]".into()),
+        "rag" => Action::ExitRag,
+        _ => Action::Usage("usage: .exit [role|session|rag]".into()),
     }
 }
 
@@ -342,7 +384,8 @@ fn parse_edit(args: &str) -> Action {
         "config" => Action::EditConfig,
         "role" => Action::EditRole,
         "session" => Action::EditSession,
-        _ => Action::Usage("usage: .edit config|role|session".into()),
+        "rag-docs" => Action::EditRagDocs,
+        _ => Action::Usage("usage: .edit config|role|session|rag-docs".into()),
     }
 }
 
@@ -351,7 +394,21 @@ fn parse_delete(args: &str) -> Action {
     match (words.next(), words.next(), words.next()) {
         (Some("role"), Some(name), None) => Action::DeleteRole(name.into()),
         (Some("session"), Some(name), None) => Action::DeleteSession(name.into()),
-        _ => Action::Usage("usage: .delete role|session <name>".into()),
+        (Some("rag"), Some(name), None) => Action::DeleteRag(name.into()),
+        _ => Action::Usage("usage: .delete role|session|rag <name>".into()),
+    }
+}
+
+fn parse_rag(args: &str) -> Action {
+    let mut words = split_words(args).into_iter();
+    let Some(name) = words.next() else {
+        return Action::Usage(
+            "usage: .rag <name> [doc...]   (documents: files, dirs, globs, URLs, `site/**`, loader:resource)".into(),
+        );
+    };
+    Action::UseRag {
+        name,
+        documents: words.filter(|w| w != "--").collect(),
     }
 }
 
@@ -465,6 +522,18 @@ mod tests {
             Action::SaveSession(Some("y".into()))
         );
         assert!(matches!(parse(".agent x"), Action::Usage(m) if m.contains("agents")));
+        assert_eq!(
+            parse(".rag kb docs/ 'a b.md'"),
+            Action::UseRag {
+                name: "kb".into(),
+                documents: vec!["docs/".into(), "a b.md".into()]
+            }
+        );
+        assert!(matches!(parse(".rag"), Action::Usage(_)));
+        assert_eq!(parse(".rebuild rag"), Action::RebuildRag);
+        assert_eq!(parse(".sources rag"), Action::RagSources);
+        assert_eq!(parse(".exit rag"), Action::ExitRag);
+        assert_eq!(parse(".delete rag kb"), Action::DeleteRag("kb".into()));
         assert!(matches!(parse(".bogus"), Action::Usage(m) if m.contains("unknown command")));
     }
 

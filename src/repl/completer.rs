@@ -17,6 +17,8 @@ pub struct CompletionData {
     pub roles_dir: std::path::PathBuf,
     /// Saved sessions (listed on each Tab).
     pub sessions: Option<Arc<dyn crate::session::store::SessionStore>>,
+    /// Where knowledge bases are (listed on each Tab).
+    pub rags_dir: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for CompletionData {
@@ -31,6 +33,7 @@ impl std::fmt::Debug for CompletionData {
 enum Names {
     Roles,
     Sessions,
+    Rags,
 }
 
 /// The REPL's completer.
@@ -68,14 +71,23 @@ impl LokiCompleter {
             ".file" => complete_path(line),
             ".role" => self.complete_names(Names::Roles, rest, arg_start),
             ".session" => self.complete_names(Names::Sessions, rest, arg_start),
-            ".edit" => fixed(&["config", "role", "session"], rest, arg_start),
+            ".rag" => self.complete_names(Names::Rags, rest, arg_start),
+            ".rebuild" | ".sources" => fixed(&["rag"], rest, arg_start),
+            ".edit" => fixed(&["config", "role", "session", "rag-docs"], rest, arg_start),
             ".empty" => fixed(&["session"], rest, arg_start),
-            ".info" | ".save" | ".exit" => match rest.split_once(' ') {
+            ".info" | ".exit" => match rest.split_once(' ') {
+                None => fixed(&["role", "session", "rag"], rest, arg_start),
+                Some(_) => Vec::new(),
+            },
+            ".save" => match rest.split_once(' ') {
                 None => fixed(&["role", "session"], rest, arg_start),
                 Some(_) => Vec::new(),
             },
             ".delete" => match rest.split_once(' ') {
-                None => fixed(&["role", "session"], rest, arg_start),
+                None => fixed(&["role", "session", "rag"], rest, arg_start),
+                Some(("rag", name)) => {
+                    self.complete_names(Names::Rags, name, arg_start + "rag ".len())
+                }
                 Some(("role", name)) => {
                     self.complete_names(Names::Roles, name, arg_start + "role ".len())
                 }
@@ -98,6 +110,7 @@ impl LokiCompleter {
         };
         let names = match which {
             Names::Roles => crate::role::list(&data.roles_dir),
+            Names::Rags => crate::rag::list(&data.rags_dir),
             Names::Sessions => data
                 .sessions
                 .as_ref()

@@ -19,6 +19,7 @@ pub mod completer;
 mod leave;
 pub mod line_editor;
 pub mod prompt;
+pub mod rag;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, RwLock};
@@ -297,6 +298,13 @@ impl Repl {
                 Ok(()) => self.note(&format!("deleted session {name}")),
                 Err(e) => self.error(&e.to_string()),
             },
+            Action::UseRag { name, documents } => self.use_rag(&name, documents).await,
+            Action::RebuildRag => self.rebuild_rag().await,
+            Action::RagSources => self.rag_sources(),
+            Action::InfoRag => self.info_rag(),
+            Action::ExitRag => self.exit_rag(),
+            Action::DeleteRag(name) => self.delete_rag(&name),
+            Action::EditRagDocs => self.edit_rag_docs().await,
             Action::Usage(message) => self.error(&message),
         }
         Next::Stay
@@ -621,6 +629,9 @@ impl Repl {
         if let Some(role) = &ctx.role {
             vars.set("role", role.name.clone());
         }
+        if let Some(rag) = ctx.active_rag() {
+            vars.set("rag", rag);
+        }
         if let Some(session) = &ctx.session {
             vars.set("session", session.name());
             vars.set("dirty", session.is_dirty().to_string());
@@ -776,6 +787,7 @@ fn completion_data(state: &AppState) -> CompletionData {
             .collect(),
         roles_dir: state.paths.roles_dir.clone(),
         sessions: Some(Arc::clone(&state.sessions)),
+        rags_dir: state.paths.rags_dir.clone(),
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Session {
     /// MCP servers enabled in this session (`.set enabled_mcp_servers` while it is open).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled_mcp_servers: Option<String>,
+    /// Knowledge base used in this session (`.rag` while it is open).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rag: Option<String>,
     /// The role the session was started with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role_name: Option<String>,

@@ -9,6 +9,7 @@ mod mcp;
 mod oauth;
 mod oneshot;
 mod providers;
+mod rag;
 mod repl;
 mod roles;
 mod session_safety;

@@ -23,6 +23,7 @@
 pub mod anthropic;
 pub mod bedrock;
 pub mod cohere;
+pub mod embeddings;
 pub mod gemini;
 pub mod http;
 pub mod openai;
@@ -265,9 +266,13 @@ impl Reply {
     }
 }
 
+/// Computes a reply from the request (deterministic embeddings, static pages).
+pub type Responder = Arc<dyn Fn(&Recorded) -> Reply + Send + Sync>;
+
 struct State {
     queue: VecDeque<Reply>,
     routes: Vec<(String, VecDeque<Reply>)>,
+    responders: Vec<(String, Responder)>,
     default: Reply,
     requests: Vec<Recorded>,
 }
@@ -300,6 +305,20 @@ impl Shared {
         if let Some(reply) = route.and_then(|(_, queue)| queue.pop_front()) {
             return reply;
         }
+        let responder = state
+            .responders
+            .iter()
+            .filter(|(prefix, _)| path.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, r)| Arc::clone(r));
+        if let Some(responder) = responder {
+            let request = state.requests.last().cloned();
+            drop(state);
+            if let Some(request) = request {
+                return responder(&request);
+            }
+            state = self.lock();
+        }
         if let Some(reply) = state.queue.pop_front() {
             return reply;
         }
@@ -330,6 +349,7 @@ impl FakeLlm {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
                 routes: Vec::new(),
+                responders: Vec::new(),
                 default: openai::text_stream(&["Hello", " from", " fake"]),
                 requests: Vec::new(),
             }),
@@ -384,6 +404,19 @@ impl FakeLlm {
                 .routes
                 .push((path_prefix.to_string(), VecDeque::from([reply]))),
         }
+    }
+
+    /// Answers requests whose path starts with `path_prefix` by calling `responder` (after
+    /// `push_for` queues, before the general queue); the longest prefix wins.
+    pub fn respond_for(
+        &self,
+        path_prefix: &str,
+        responder: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+    ) {
+        self.shared
+            .lock()
+            .responders
+            .push((path_prefix.to_string(), Arc::new(responder)));
     }
 
     /// Sets the reply used when no queued reply applies.

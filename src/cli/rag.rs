@@ -1,0 +1,104 @@
+//! `--rag`, `--rag-docs`, `--rebuild-rag`: choosing, building and rebuilding the
+//! knowledge base of a one-shot run (or of the REPL it starts).
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::args::Args;
+use crate::context::{RagChoice, RequestContext};
+use crate::engine::retrieval;
+use crate::rag::{self, BuildReport};
+use crate::render::rag_progress::BuildProgress;
+use crate::render::theme::Theme;
+use crate::state::AppState;
+
+/// What to do after the RAG flags were handled.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum RagStep {
+    /// Go on with the question (or the REPL).
+    Continue,
+    /// A build was all that was asked for.
+    Done,
+}
+
+/// Progress on stderr, with a bar on a terminal.
+pub(crate) fn progress(state: &AppState) -> BuildProgress {
+    let tty = std::io::stderr().is_terminal();
+    BuildProgress::new(
+        tty,
+        Theme::detect(tty, state.env.get("NO_COLOR").is_some(), true, false),
+    )
+}
+
+/// The lines printed after a successful build.
+pub(crate) fn report_lines(report: &BuildReport) -> String {
+    format!(
+        "✓ Saved RAG to '{}'.\n{}\n",
+        report.path.display(),
+        report.summary()
+    )
+}
+
+/// A token Ctrl-C cancels, for a build.
+fn ctrl_c_token() -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    let task = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+        }
+    });
+    (token, task)
+}
+
+/// Applies the RAG flags to `ctx`; `has_prompt` says whether a question follows.
+pub(super) async fn prepare(
+    state: &Arc<AppState>,
+    ctx: &mut RequestContext,
+    args: &Args,
+    has_prompt: bool,
+    repl: bool,
+) -> anyhow::Result<RagStep> {
+    let Some(name) = &args.rag else {
+        return Ok(RagStep::Continue);
+    };
+    rag::validate_name(name)?;
+    let cwd = std::env::current_dir()?;
+    let dir = &state.paths.rags_dir;
+    let progress = progress(state);
+    let (cancel, watcher) = ctrl_c_token();
+    let build_ctx = retrieval::build_context(state, &cwd, &progress, cancel);
+    let report = if !args.rag_docs.is_empty() {
+        let documents = retrieval::split_documents(args.rag_docs.iter().map(String::as_str));
+        let options = retrieval::default_build_options(state, documents);
+        Some(rag::build::build(&build_ctx, name, options).await)
+    } else if args.rebuild_rag {
+        Some(rag::build::rebuild(&build_ctx, name).await)
+    } else if !rag::store::meta_path(dir, name).exists() {
+        if repl {
+            Some(crate::repl::rag::init_wizard(state, name, &build_ctx).await)
+        } else {
+            watcher.abort();
+            return Err(rag::RagError::Unknown { name: name.clone() }.into());
+        }
+    } else {
+        None
+    };
+    watcher.abort();
+    let built = report.is_some();
+    if let Some(report) = report {
+        let report = report?;
+        state.rags.invalidate(dir, name);
+        std::io::stderr()
+            .lock()
+            .write_all(report_lines(&report).as_bytes())?;
+    }
+    ctx.rag = RagChoice::Use(name.clone());
+    let flag_build = !args.rag_docs.is_empty() || args.rebuild_rag;
+    if built && flag_build && !has_prompt {
+        return Ok(RagStep::Done);
+    }
+    Ok(RagStep::Continue)
+}

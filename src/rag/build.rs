@@ -1,0 +1,464 @@
+//! Building and rebuilding a knowledge base.
+//!
+//! Both read every source again, split the documents and hash each chunk (with the
+//! embedding model's id, so a model change re-embeds everything). Chunks whose hash the
+//! previous index holds keep their vectors; only new ones are embedded. The report says how
+//! many chunks were reused, added and removed.
+//!
+//! A source that fails to load fails the build, as does an embedding error — except that
+//! an embedding model that cannot be reached while building a knowledge base that has no
+//! vectors yet gives a keyword-only (BM25) index, said so in the report; a later rebuild
+//! with the model reachable makes it hybrid. Nothing is written before everything
+//! succeeded, so a failed build leaves the previous knowledge base as it was.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::embedder::Embedder;
+use super::loaders::{self, LoaderConfig};
+use super::progress::{Progress, Step};
+use super::splitter::{self, Language};
+use super::store::{self, ChunkInfo, FileEntry, KnowledgeBase, NewIndex, RagMeta};
+use super::{RagError, validate_name};
+use crate::client::ProviderError;
+use crate::client::ProviderRegistry;
+use crate::client::config::ModelKind;
+
+/// Chunk size when neither the settings nor the model give one (tokens).
+pub const DEFAULT_CHUNK_SIZE: usize = 1000;
+
+/// Settings of a new knowledge base (or new documents for an existing one).
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// Documents: paths, directories, globs, URLs, `loader:resource`.
+    pub documents: Vec<String>,
+    /// Embedding model; none builds a keyword-only index.
+    pub embedding_model: Option<String>,
+    /// Chunk size in tokens (default: the model's `default_chunk_size`, else 1000).
+    pub chunk_size: Option<usize>,
+    /// Overlap in tokens (default: 5% of the chunk size).
+    pub chunk_overlap: Option<usize>,
+    /// Chunks per question.
+    pub top_k: usize,
+    /// Reranker model.
+    pub reranker_model: Option<String>,
+}
+
+/// What a build did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildReport {
+    /// `rags/<name>.yaml`.
+    pub path: PathBuf,
+    /// Documents indexed.
+    pub files: usize,
+    /// Chunks in the index.
+    pub chunks: usize,
+    /// Chunks whose content was already indexed (not embedded again).
+    pub reused: usize,
+    /// New or changed chunks.
+    pub added: usize,
+    /// Chunks of the previous index that are gone.
+    pub removed: usize,
+    /// Texts sent to the embedding model.
+    pub embedded: usize,
+    /// No vectors: searched with BM25 alone.
+    pub keyword_only: bool,
+    /// Why it is keyword-only, when an embedding model was configured.
+    pub fallback_reason: Option<String>,
+}
+
+impl BuildReport {
+    /// One line for the user.
+    pub fn summary(&self) -> String {
+        let mode = if self.keyword_only {
+            "keyword search only (BM25)"
+        } else {
+            "hybrid search (vectors + BM25)"
+        };
+        format!(
+            "{} chunk(s) from {} document(s): {} reused, {} added, {} removed; {mode}",
+            self.chunks, self.files, self.reused, self.added, self.removed
+        )
+    }
+}
+
+/// What a build needs around it.
+pub struct BuildContext<'a> {
+    /// Models.
+    pub registry: &'a ProviderRegistry,
+    /// `rags/`.
+    pub dir: &'a Path,
+    /// Where relative document paths start.
+    pub cwd: &'a Path,
+    /// `document_loaders` and the user agent.
+    pub loaders: LoaderConfig,
+    /// `rag_embedding_model`, used when a knowledge base has none yet.
+    pub default_embedding_model: Option<String>,
+    /// Retries of embeddings requests.
+    pub retries: Option<u32>,
+    /// Where progress goes.
+    pub progress: &'a dyn Progress,
+    /// Stops the build.
+    pub cancel: CancellationToken,
+}
+
+/// Builds `name` from `options`, replacing its settings and documents (chunks already
+/// embedded with the same model are reused).
+pub async fn build(
+    ctx: &BuildContext<'_>,
+    name: &str,
+    options: BuildOptions,
+) -> Result<BuildReport, RagError> {
+    validate_name(name)?;
+    let documents: Vec<String> = options
+        .documents
+        .iter()
+        .map(|d| absolute_source(d, ctx.cwd))
+        .collect();
+    let embedding_model = options
+        .embedding_model
+        .clone()
+        .or_else(|| ctx.default_embedding_model.clone());
+    let model = match &embedding_model {
+        Some(id) => Some(ctx.registry.resolve(id, ModelKind::Embedding)?),
+        None => None,
+    };
+    let chunk_size = options
+        .chunk_size
+        .or_else(|| {
+            model
+                .as_ref()
+                .and_then(|m| m.config.default_chunk_size)
+                .and_then(|n| usize::try_from(n).ok())
+        })
+        .unwrap_or(DEFAULT_CHUNK_SIZE);
+    let chunk_size = match model
+        .as_ref()
+        .and_then(|m| m.config.max_tokens_per_chunk)
+        .and_then(|n| usize::try_from(n).ok())
+    {
+        Some(max) => chunk_size.min(max),
+        None => chunk_size,
+    };
+    let meta = RagMeta {
+        embedding_model,
+        chunk_size,
+        chunk_overlap: options.chunk_overlap.unwrap_or(chunk_size / 20),
+        reranker_model: options.reranker_model,
+        top_k: options.top_k.max(1),
+        document_paths: documents,
+        ..RagMeta::default()
+    };
+    run(ctx, name, meta).await
+}
+
+/// Reads the sources of `name` again and updates it incrementally.
+pub async fn rebuild(ctx: &BuildContext<'_>, name: &str) -> Result<BuildReport, RagError> {
+    validate_name(name)?;
+    let mut meta = store::read_meta(ctx.dir, name)?;
+    if meta.embedding_model.is_none() {
+        meta.embedding_model = ctx.default_embedding_model.clone();
+    }
+    run(ctx, name, meta).await
+}
+
+/// Makes a relative file source absolute, so rebuilds work from any directory.
+fn absolute_source(source: &str, cwd: &Path) -> String {
+    let special = source.contains("://") || source.starts_with("git:") || source.starts_with('~');
+    let prefixed = source
+        .split_once(':')
+        .is_some_and(|(p, _)| p.len() > 1 && !p.contains('/'));
+    if special || prefixed || Path::new(source).is_absolute() {
+        source.to_string()
+    } else {
+        cwd.join(source).to_string_lossy().into_owned()
+    }
+}
+
+/// A stable 64-bit hash of a chunk for `model`.
+fn chunk_hash(model: Option<&str>, text: &str) -> u64 {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    ctx.update(model.unwrap_or("").as_bytes());
+    ctx.update(&[0]);
+    ctx.update(text.as_bytes());
+    let digest = ctx.finish();
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&digest.as_ref()[..8]);
+    u64::from_le_bytes(head)
+}
+
+fn file_hash(text: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+async fn run(
+    ctx: &BuildContext<'_>,
+    name: &str,
+    mut meta: RagMeta,
+) -> Result<BuildReport, RagError> {
+    if meta.document_paths.is_empty() {
+        return Err(RagError::NoDocuments {
+            name: name.to_string(),
+            hint: "give documents with --rag-docs (files, directories, globs, URLs)".into(),
+        });
+    }
+    let loaded = loaders::load_all(
+        &meta.document_paths,
+        ctx.cwd,
+        &ctx.loaders,
+        ctx.progress,
+        &ctx.cancel,
+    )
+    .await?;
+    if let Some(first) = loaded.failures.first() {
+        let more = loaded.failures.len() - 1;
+        return Err(RagError::Load {
+            source_name: match first {
+                RagError::Load { source_name, .. } => source_name.clone(),
+                _ => name.to_string(),
+            },
+            message: format!(
+                "{}{}; RAG `{name}` was not changed",
+                match first {
+                    RagError::Load { message, .. } => message.clone(),
+                    other => other.to_string(),
+                },
+                if more > 0 {
+                    format!(" (and {more} more failure(s))")
+                } else {
+                    String::new()
+                }
+            ),
+        });
+    }
+    for warning in &loaded.warnings {
+        ctx.progress.report(Step::Warning(warning.clone()));
+    }
+    if !loaded.skipped.is_empty() {
+        ctx.progress.report(Step::Note(format!(
+            "skipped {} binary file(s) (configure a document loader for them): {}",
+            loaded.skipped.len(),
+            loaded.skipped.join(", ")
+        )));
+    }
+    if loaded.docs.is_empty() {
+        return Err(RagError::NoDocuments {
+            name: name.to_string(),
+            hint: "the sources hold no text files".into(),
+        });
+    }
+
+    // Split.
+    let model_id = meta.embedding_model.clone();
+    let mut files = Vec::with_capacity(loaded.docs.len());
+    let mut chunks: Vec<ChunkInfo> = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
+    for doc in &loaded.docs {
+        let pieces = splitter::split(
+            &doc.text,
+            Language::from_extension(&doc.extension),
+            meta.chunk_size,
+            meta.chunk_overlap,
+        );
+        let file = u32::try_from(files.len()).unwrap_or(u32::MAX);
+        files.push(FileEntry {
+            path: doc.path.clone(),
+            hash: file_hash(&doc.text),
+            chunks: pieces.len(),
+        });
+        for piece in pieces {
+            chunks.push(ChunkInfo {
+                file,
+                start_line: piece.start_line,
+                end_line: piece.end_line,
+                hash: chunk_hash(model_id.as_deref(), &piece.text),
+                ..ChunkInfo::default()
+            });
+            texts.push(piece.text);
+        }
+    }
+
+    // What the previous index already has.
+    let previous = match KnowledgeBase::open(ctx.dir, name) {
+        Ok(kb) => match kb.index() {
+            Ok(_) => Some(kb),
+            Err(e) => {
+                ctx.progress
+                    .report(Step::Warning(format!("{e}; building from scratch")));
+                None
+            }
+        },
+        Err(_) => None,
+    };
+    let previous_index = previous.as_ref().and_then(|kb| kb.index().ok());
+    let old_hashes: HashMap<u64, usize> = previous_index
+        .map(|index| {
+            index
+                .chunks
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.hash, i))
+                .collect()
+        })
+        .unwrap_or_default();
+    let new_hashes: std::collections::HashSet<u64> = chunks.iter().map(|c| c.hash).collect();
+    let reused = chunks
+        .iter()
+        .filter(|c| old_hashes.contains_key(&c.hash))
+        .count();
+    let removed = previous_index.map_or(0, |index| {
+        index
+            .chunks
+            .iter()
+            .filter(|c| !new_hashes.contains(&c.hash))
+            .count()
+    });
+    let previous_vectors = previous_index
+        .filter(|index| {
+            !index.vectors.is_empty()
+                && previous
+                    .as_ref()
+                    .is_some_and(|kb| kb.meta.embedding_model == model_id)
+        })
+        .map(|index| (index, index.vectors.dims));
+
+    // Embed what is new.
+    let mut report = BuildReport {
+        path: store::meta_path(ctx.dir, name),
+        files: files.len(),
+        chunks: chunks.len(),
+        reused,
+        added: chunks.len() - reused,
+        removed,
+        ..BuildReport::default()
+    };
+    let mut dims = 0;
+    let mut vectors: Vec<f32> = Vec::new();
+    if let Some(id) = &model_id {
+        let model = ctx.registry.resolve(id, ModelKind::Embedding)?;
+        let provider = ctx.registry.provider(&model.client).ok_or_else(|| {
+            RagError::ModelId(crate::client::registry::ModelError::UnknownClient {
+                id: model.id(),
+                client: model.client.clone(),
+                available: ctx.registry.client_names().join(", "),
+            })
+        })?;
+        let mut embedder = Embedder::new(Arc::clone(&provider), model, meta.batch_size);
+        embedder.retries = ctx.retries;
+        // Chunks to embed: new content, each distinct text once.
+        let mut todo: Vec<String> = Vec::new();
+        let mut todo_index: HashMap<u64, usize> = HashMap::new();
+        for (chunk, text) in chunks.iter().zip(&texts) {
+            let known = previous_vectors.is_some() && old_hashes.contains_key(&chunk.hash);
+            if !known && !todo_index.contains_key(&chunk.hash) {
+                todo_index.insert(chunk.hash, todo.len());
+                todo.push(text.clone());
+            }
+        }
+        match embedder
+            .embed_documents(&todo, ctx.progress, &ctx.cancel)
+            .await
+        {
+            Ok(fresh) => {
+                report.embedded = todo.len();
+                dims = fresh
+                    .first()
+                    .map(Vec::len)
+                    .or_else(|| previous_vectors.map(|(_, dims)| dims))
+                    .unwrap_or(0);
+                vectors.reserve(chunks.len() * dims);
+                for chunk in &chunks {
+                    let reused;
+                    let v: &[f32] = match todo_index.get(&chunk.hash) {
+                        Some(&i) => &fresh[i],
+                        None => match (previous_vectors, old_hashes.get(&chunk.hash)) {
+                            (Some((index, _)), Some(&old)) => {
+                                reused = index.vector(old).unwrap_or_default();
+                                &reused
+                            }
+                            _ => &[],
+                        },
+                    };
+                    if v.len() != dims {
+                        return Err(RagError::Model {
+                            what: "embedding",
+                            model: id.clone(),
+                            message: format!("vectors of different sizes ({} and {dims})", v.len()),
+                        });
+                    }
+                    vectors.extend_from_slice(v);
+                }
+            }
+            Err((RagError::Cancelled, _)) => return Err(RagError::Cancelled),
+            Err((error, cause)) => {
+                let unreachable = matches!(
+                    cause,
+                    Some(ProviderError::Connect { .. } | ProviderError::Timeout { .. })
+                );
+                if !unreachable || previous_vectors.is_some() {
+                    return Err(match error {
+                        RagError::Model {
+                            what,
+                            model,
+                            message,
+                        } => RagError::Model {
+                            what,
+                            model,
+                            message: format!("{message}; RAG `{name}` was not changed"),
+                        },
+                        other => other,
+                    });
+                }
+                ctx.progress.report(Step::Warning(format!(
+                    "{error}; building a keyword-only (BM25) index instead — rebuild with --rebuild-rag once the model is reachable"
+                )));
+                report.fallback_reason = Some(error.to_string());
+                meta.embedding_model = None;
+                vectors.clear();
+                dims = 0;
+                // The hashes include the model: recompute them for the keyword-only index.
+                for (chunk, text) in chunks.iter_mut().zip(&texts) {
+                    chunk.hash = chunk_hash(None, text);
+                }
+            }
+        }
+    }
+    report.keyword_only = dims == 0;
+    meta.files = files;
+    let text_refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    if ctx.cancel.is_cancelled() {
+        return Err(RagError::Cancelled);
+    }
+    store::write(
+        ctx.dir,
+        name,
+        meta,
+        NewIndex {
+            chunks,
+            texts: text_refs,
+            vectors,
+            dims,
+        },
+    )?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_become_absolute_except_urls_and_loaders() {
+        let cwd = Path::new("/w");
+        assert_eq!(absolute_source("docs/a.md", cwd), "/w/docs/a.md");
+        assert_eq!(absolute_source("/x/y", cwd), "/x/y");
+        assert_eq!(absolute_source("https://h/a/**", cwd), "https://h/a/**");
+        assert_eq!(absolute_source("pdf:a.pdf", cwd), "pdf:a.pdf");
+        assert_eq!(absolute_source("**/*.md", cwd), "/w/**/*.md");
+        assert_ne!(chunk_hash(Some("a"), "x"), chunk_hash(None, "x"));
+    }
+}

@@ -1,0 +1,274 @@
+//! The REPL's knowledge base commands: `.rag`, `.rebuild rag`, `.sources rag`,
+//! `.info rag`, `.exit rag`, `.delete rag`, `.edit rag-docs`, and the questions asked
+//! when `.rag` (or `--rag` on a terminal) names a knowledge base that does not exist.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::Repl;
+use crate::client::config::ModelKind;
+use crate::context::RagChoice;
+use crate::engine::retrieval;
+use crate::rag::build::{BuildContext, DEFAULT_CHUNK_SIZE};
+use crate::rag::{self, BuildOptions, BuildReport, RagError};
+use crate::state::AppState;
+
+/// Choice in the model list that builds a keyword-only knowledge base.
+const NO_MODEL: &str = "none (keyword search only, BM25)";
+
+/// Asks for the embedding model, chunk size, overlap and documents, then builds `name`.
+pub async fn init_wizard(
+    state: &Arc<AppState>,
+    name: &str,
+    ctx: &BuildContext<'_>,
+) -> Result<BuildReport, RagError> {
+    let aborted = |_| RagError::Cancelled;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "⚙ Initializing RAG `{name}`…");
+    drop(err);
+    let embedding_model = match &state.config.rag_embedding_model {
+        Some(id) => {
+            let _ = writeln!(std::io::stderr().lock(), "Embedding model: {id}");
+            Some(id.clone())
+        }
+        None => {
+            let mut choices: Vec<String> = state
+                .providers
+                .models(ModelKind::Embedding)
+                .unwrap_or_default()
+                .iter()
+                .map(crate::client::Model::id)
+                .collect();
+            choices.push(NO_MODEL.to_string());
+            let picked = inquire::Select::new("Embedding model:", choices)
+                .prompt()
+                .map_err(aborted)?;
+            (picked != NO_MODEL).then_some(picked)
+        }
+    };
+    let model_default = embedding_model
+        .as_deref()
+        .and_then(|id| state.providers.resolve(id, ModelKind::Embedding).ok())
+        .and_then(|m| m.config.default_chunk_size)
+        .and_then(|n| usize::try_from(n).ok());
+    let chunk_size = match state.config.rag_chunk_size {
+        Some(n) => n,
+        None => inquire::CustomType::<usize>::new("Chunk size (tokens):")
+            .with_default(model_default.unwrap_or(DEFAULT_CHUNK_SIZE))
+            .prompt()
+            .map_err(aborted)?,
+    };
+    let chunk_overlap = match state.config.rag_chunk_overlap {
+        Some(n) => n,
+        None => inquire::CustomType::<usize>::new("Chunk overlap (tokens):")
+            .with_default(chunk_size / 20)
+            .prompt()
+            .map_err(aborted)?,
+    };
+    let documents = inquire::Text::new("Add documents:")
+        .with_help_message("e.g. file;dir/;dir/**/*.{md,mdx};loader:resource;url;website/**")
+        .prompt()
+        .map_err(aborted)?;
+    let options = BuildOptions {
+        documents: retrieval::split_documents([documents.as_str()]),
+        embedding_model,
+        chunk_size: Some(chunk_size),
+        chunk_overlap: Some(chunk_overlap),
+        top_k: state.config.rag_top_k,
+        reranker_model: state.config.rag_reranker_model.clone(),
+    };
+    rag::build::build(ctx, name, options).await
+}
+
+impl Repl {
+    /// A fresh token Ctrl-C cancels, for a build.
+    fn build_token(&self) -> CancellationToken {
+        let token = CancellationToken::new();
+        if let Ok(mut current) = self.current_cancel.lock() {
+            *current = token.clone();
+        }
+        token
+    }
+
+    fn show_report(&self, name: &str, result: Result<BuildReport, RagError>) -> bool {
+        self.state()
+            .rags
+            .invalidate(&self.state().paths.rags_dir, name);
+        match result {
+            Ok(report) => {
+                self.note(crate::cli::rag::report_lines(&report).trim_end());
+                true
+            }
+            Err(e) => {
+                self.error(&e.to_string());
+                false
+            }
+        }
+    }
+
+    /// `.rag <name> [doc...]`.
+    pub(super) async fn use_rag(&mut self, name: &str, documents: Vec<String>) {
+        if let Err(e) = rag::validate_name(name) {
+            return self.error(&e.to_string());
+        }
+        let state = Arc::clone(self.state());
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let progress = crate::cli::rag::progress(&state);
+        let token = self.build_token();
+        let ctx = retrieval::build_context(&state, &cwd, &progress, token);
+        let exists = rag::store::meta_path(&state.paths.rags_dir, name).exists();
+        let result = if !documents.is_empty() {
+            let options = retrieval::default_build_options(&state, documents);
+            Some(rag::build::build(&ctx, name, options).await)
+        } else if !exists {
+            Some(init_wizard(&state, name, &ctx).await)
+        } else {
+            None
+        };
+        if let Some(result) = result
+            && !self.show_report(name, result)
+        {
+            return;
+        }
+        match state.rags.open(&state.paths.rags_dir, name) {
+            Ok(kb) => {
+                self.ctx.rag = RagChoice::Use(name.to_string());
+                self.ctx.rag_sources.clear();
+                if let Some(session) = &self.ctx.session {
+                    session.lock().get_mut().rag = Some(name.to_string());
+                }
+                self.note(&format!(
+                    "rag: {name} ({} chunk(s) from {} document(s){})",
+                    kb.meta.chunks,
+                    kb.meta.files.len(),
+                    if kb.meta.dimensions == 0 {
+                        ", keyword search only"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            Err(e) => self.error(&e.to_string()),
+        }
+    }
+
+    /// `.rebuild rag`.
+    pub(super) async fn rebuild_rag(&mut self) {
+        let Some(name) = self.ctx.active_rag() else {
+            return self.error("no knowledge base is active (.rag <name>)");
+        };
+        let state = Arc::clone(self.state());
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let progress = crate::cli::rag::progress(&state);
+        let token = self.build_token();
+        let ctx = retrieval::build_context(&state, &cwd, &progress, token);
+        let result = rag::build::rebuild(&ctx, &name).await;
+        self.show_report(&name, result);
+    }
+
+    /// `.edit rag-docs`: the document list, one per line, in the editor.
+    pub(super) async fn edit_rag_docs(&mut self) {
+        let Some(name) = self.ctx.active_rag() else {
+            return self.error("no knowledge base is active (.rag <name>)");
+        };
+        let state = Arc::clone(self.state());
+        let meta = match rag::store::read_meta(&state.paths.rags_dir, &name) {
+            Ok(meta) => meta,
+            Err(e) => return self.error(&e.to_string()),
+        };
+        let before = meta.document_paths.join("\n") + "\n";
+        let path = std::env::temp_dir().join(format!("loki-rag-docs-{name}.txt"));
+        if let Err(e) = crate::atomic_file::write_atomic(&path, before.as_bytes(), true) {
+            return self.error(&format!("cannot write {}: {e}", path.display()));
+        }
+        if !self.run_editor(&path) {
+            return;
+        }
+        let after = std::fs::read_to_string(&path).unwrap_or_default();
+        let _ = std::fs::remove_file(&path);
+        let documents = retrieval::split_documents(after.lines());
+        if documents == meta.document_paths || documents.is_empty() {
+            return self.note("No changes");
+        }
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let progress = crate::cli::rag::progress(&state);
+        let token = self.build_token();
+        let ctx = retrieval::build_context(&state, &cwd, &progress, token);
+        let options = BuildOptions {
+            documents,
+            embedding_model: meta.embedding_model.clone(),
+            chunk_size: Some(meta.chunk_size),
+            chunk_overlap: Some(meta.chunk_overlap),
+            top_k: meta.top_k,
+            reranker_model: meta.reranker_model.clone(),
+        };
+        let result = rag::build::build(&ctx, &name, options).await;
+        self.show_report(&name, result);
+    }
+
+    /// `.sources rag`.
+    pub(super) fn rag_sources(&self) {
+        if self.ctx.active_rag().is_none() {
+            return self.error("no knowledge base is active (.rag <name>)");
+        }
+        if self.ctx.rag_sources.is_empty() {
+            return self.note("No sources");
+        }
+        self.println(&self.ctx.rag_sources.join("\n"));
+    }
+
+    /// `.info rag`.
+    pub(super) fn info_rag(&self) {
+        let Some(name) = self.ctx.active_rag() else {
+            return self.error("no knowledge base is active (.rag <name>)");
+        };
+        let state = self.state();
+        match rag::store::read_meta(&state.paths.rags_dir, &name) {
+            Ok(meta) => {
+                let settings = retrieval::settings(state, &self.ctx, &meta);
+                let yaml = serde_yaml::to_string(&meta).unwrap_or_default();
+                self.println(&format!(
+                    "name: {name}\npath: {}\nsearch: {}\nreranker_in_use: {}\n{yaml}",
+                    rag::store::meta_path(&state.paths.rags_dir, &name).display(),
+                    if meta.dimensions == 0 {
+                        "keyword (BM25)"
+                    } else {
+                        "hybrid (vectors + BM25, reciprocal rank fusion)"
+                    },
+                    settings.reranker_model.as_deref().unwrap_or("none"),
+                ));
+            }
+            Err(e) => self.error(&e.to_string()),
+        }
+    }
+
+    /// `.exit rag`.
+    pub(super) fn exit_rag(&mut self) {
+        if self.ctx.active_rag().is_none() {
+            return self.error("no knowledge base is active");
+        }
+        self.ctx.rag = RagChoice::Off;
+        self.ctx.rag_sources.clear();
+        if let Some(session) = &self.ctx.session {
+            session.lock().get_mut().rag = None;
+        }
+        self.note("rag: none");
+    }
+
+    /// `.delete rag <name>`.
+    pub(super) fn delete_rag(&mut self, name: &str) {
+        if self.ctx.active_rag().as_deref() == Some(name) {
+            return self.error("that knowledge base is in use; .exit rag first");
+        }
+        let dir = self.state().paths.rags_dir.clone();
+        match rag::delete(&dir, name) {
+            Ok(()) => {
+                self.state().rags.invalidate(&dir, name);
+                self.note(&format!("deleted RAG {name}"));
+            }
+            Err(e) => self.error(&e.to_string()),
+        }
+    }
+}
