@@ -14,4 +14,5 @@ mod roles;
 mod sessions;
 mod shell;
 mod terminal;
+mod terminal_safety;
 mod tools;
