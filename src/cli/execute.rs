@@ -6,6 +6,9 @@
 //! regenerated in the same conversation), describe (the `explain-shell` role explains
 //! it), copy, quit. Executed commands run in the user's shell and, when
 //! `save_shell_history` is on, are appended to that shell's history file.
+//! On the terminal the command is shown through [`sanitize::approval`]: a carriage
+//! return, an escape sequence or a bidi override appears escaped (with a note), so the
+//! command that runs is exactly the one the user read.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -14,6 +17,7 @@ use std::sync::Arc;
 use crate::config::Env;
 use crate::context::RequestContext;
 use crate::engine::{CollectingEmitter, CoreError, Engine, RunOptions, RunRequest, UserInput};
+use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::role::{Role, SystemVars};
@@ -35,18 +39,16 @@ pub(super) async fn run(
         ctx.set_model(&state, model)?;
     }
     let mut command = generate(engine, ctx, request).await?;
-    if ctx.dry_run || !std::io::stdout().is_terminal() {
-        writeln!(std::io::stdout().lock(), "{command}")?;
+    let stdout_tty = std::io::stdout().is_terminal();
+    if ctx.dry_run || !stdout_tty {
+        let shown = sanitize::for_terminal(&command, stdout_tty);
+        writeln!(std::io::stdout().lock(), "{shown}")?;
         return Ok(0);
     }
     let no_color = state.env.get("NO_COLOR").is_some();
     let theme = Theme::detect(true, no_color, true, false);
     loop {
-        writeln!(
-            std::io::stdout().lock(),
-            "{}",
-            theme.paint(Style::Warning, &command)
-        )?;
+        show_command(&theme, &command)?;
         let choice = inquire::Select::new("", MENU.to_vec())
             .without_help_message()
             .prompt()
@@ -79,13 +81,31 @@ pub(super) async fn run(
                 }
                 Err(e) => writeln!(
                     std::io::stderr().lock(),
-                    "{} {e}",
-                    theme.paint(Style::Error, "error:")
+                    "{} {}",
+                    theme.paint(Style::Error, "error:"),
+                    sanitize::display(&e)
                 )?,
             },
             _ => return Ok(0),
         }
     }
+}
+
+/// The command as it will run: control, bidi and invisible characters escaped, with a
+/// note when there are any.
+fn show_command(theme: &Theme, command: &str) -> std::io::Result<()> {
+    let shown = sanitize::approval(command);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", theme.paint(Style::Warning, &shown))?;
+    if matches!(shown, std::borrow::Cow::Owned(_)) {
+        writeln!(
+            out,
+            "{} {}",
+            theme.paint(Style::Warning, "note:"),
+            sanitize::HIDDEN_NOTE
+        )?;
+    }
+    Ok(())
 }
 
 /// One model call with the shell role; the reply without fences or blank lines.

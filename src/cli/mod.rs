@@ -25,6 +25,7 @@ use crate::client::config::ModelKind;
 use crate::config::{self, AppConfig, ConfigError, Env, Paths};
 use crate::context::RequestContext;
 use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
+use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::role::{self, Role, SystemVars};
@@ -150,9 +151,16 @@ fn print_completions(shell: ShellKind) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `error: <message>` on stderr; the message (often a provider's or server's words) has
+/// its control characters escaped.
 fn report_error(theme: &Theme, message: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{} {message}", theme.paint(Style::Error, "error:"));
+    let _ = writeln!(
+        err,
+        "{} {}",
+        theme.paint(Style::Error, "error:"),
+        sanitize::display(message)
+    );
 }
 
 fn report_warning(theme: &Theme, message: &str) {
@@ -221,7 +229,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     if let Some(name) = &args.authenticate {
         let config = authenticate::choose(&state, name.as_deref())?;
         let done = authenticate::run(&config).await?;
-        writeln!(std::io::stderr().lock(), "{done}")?;
+        writeln!(std::io::stderr().lock(), "{}", sanitize::display(&done))?;
         return Ok(0);
     }
     if args.sync_models {
@@ -240,7 +248,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     if args.list_roles {
         let mut out = std::io::stdout().lock();
         for name in role::list(&state.paths.roles_dir) {
-            writeln!(out, "{name}")?;
+            writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
         }
         return Ok(0);
     }
@@ -276,7 +284,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     if args.list_sessions {
         let mut out = std::io::stdout().lock();
         for meta in state.sessions.list() {
-            writeln!(out, "{}", meta.name())?;
+            writeln!(out, "{}", sanitize::for_terminal(&meta.name(), stdout_tty))?;
         }
         return Ok(0);
     }
@@ -285,17 +293,20 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         // Chat models one per line (ready for `-m`), then embedding and reranker models
         // marked with their type.
         for model in state.providers.models(ModelKind::Chat)? {
-            writeln!(out, "{}", model.id())?;
+            writeln!(out, "{}", sanitize::for_terminal(&model.id(), stdout_tty))?;
         }
         for kind in [ModelKind::Embedding, ModelKind::Reranker] {
             for model in state.providers.models(kind)? {
-                writeln!(out, "{} ({})", model.id(), kind.as_str())?;
+                let id = model.id();
+                let id = sanitize::for_terminal(&id, stdout_tty);
+                writeln!(out, "{id} ({})", kind.as_str())?;
             }
         }
         return Ok(0);
     }
     if args.info {
         let text = info::render(&state, args.model.as_deref());
+        let text = sanitize::for_terminal(&text, stdout_tty);
         std::io::stdout().lock().write_all(text.as_bytes())?;
         return Ok(0);
     }
@@ -607,7 +618,12 @@ async fn load_config(
         );
         let mut err = std::io::stderr().lock();
         for warning in &loaded.warnings {
-            let _ = writeln!(err, "{} {warning}", theme.paint(Style::Warning, "warning:"));
+            let _ = writeln!(
+                err,
+                "{} {}",
+                theme.paint(Style::Warning, "warning:"),
+                sanitize::display(warning)
+            );
         }
         return Ok((loaded.config, paths.config_file.display().to_string()));
     }

@@ -1,29 +1,19 @@
 //! The terminal's [`Approver`]: shows what a tool call would do (the command, the URL,
-//! a coloured diff for file changes) on stderr and asks.
+//! a coloured diff for file changes) on stderr and asks. Everything shown goes through
+//! [`sanitize::approval`]: control, bidirectional and invisible characters appear as
+//! escapes, so what is approved reads exactly as what runs.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use futures_util::future::BoxFuture;
 
+use super::sanitize;
 use super::theme::{Style, Theme};
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
 
 /// Lines of a preview shown before the question.
 const PREVIEW_LINES: usize = 400;
-
-/// `text` with control characters shown as `\x1b`-style escapes, so a model cannot hide
-/// what it asks for behind terminal sequences or carriage returns.
-fn visible(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\t' {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
 
 const YES: &str = "yes";
 const ALWAYS: &str = "yes, and don't ask again for this tool in this conversation";
@@ -47,7 +37,7 @@ impl TerminalApprover {
         if let Some(preview) = &request.preview {
             let total = preview.lines().count();
             for line in preview.lines().take(PREVIEW_LINES) {
-                let line = &visible(line);
+                let line = &sanitize::approval(line);
                 let style = match line.chars().next() {
                     Some('+') if !line.starts_with("+++") => Some(Style::Success),
                     Some('-') if !line.starts_with("---") => Some(Style::Error),
@@ -70,13 +60,21 @@ impl TerminalApprover {
                 );
             }
         }
+        let tool = sanitize::approval_line(&request.tool);
+        let summary = sanitize::approval_line(&request.summary);
         let _ = writeln!(
             err,
-            "{} {} wants to {}",
+            "{} {tool} wants to {summary}",
             self.theme.paint(Style::Warning, "approve?"),
-            visible(&request.tool),
-            visible(&request.summary)
         );
+        if matches!(tool, Cow::Owned(_)) || matches!(summary, Cow::Owned(_)) {
+            let _ = writeln!(
+                err,
+                "{} {}",
+                self.theme.paint(Style::Warning, "note:"),
+                sanitize::HIDDEN_NOTE
+            );
+        }
     }
 }
 

@@ -6,16 +6,21 @@
 //! Output is buffered per event and written on `flush`, which the engine calls once per
 //! network batch, so a fast stream costs one write per read rather than one per token.
 //! Without a terminal, or with `NO_COLOR`, nothing but plain text is written.
+//! Text from the model, tools and servers goes through [`sanitize`] before loki adds its
+//! own styling: on a terminal, control characters are shown escaped; into a pipe the
+//! answer keeps its bytes. Tool lines and notices on stderr are always escaped.
 
 pub mod approval;
 pub mod code;
 pub mod highlight;
 pub mod markdown;
 pub mod rag_progress;
+pub mod sanitize;
 pub mod spinner;
 pub mod theme;
 pub mod wrap;
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::sync::Mutex;
 
@@ -25,6 +30,7 @@ use crate::config::Wrap;
 use crate::engine::Emitter;
 use crate::engine::event::{AbortReason, Event, NoticeLevel};
 use markdown::{MarkdownRenderer, RenderOptions};
+use sanitize::StreamSanitizer;
 use spinner::Spinner;
 use theme::{Style, Theme};
 
@@ -111,6 +117,10 @@ struct Inner {
     answered: bool,
     /// The whole answer, for `code_only`.
     answer: String,
+    /// Neutralises control characters in the answer (on a terminal).
+    answer_filter: StreamSanitizer,
+    /// The same for reasoning.
+    reasoning_filter: StreamSanitizer,
     broken_pipe: bool,
 }
 
@@ -134,6 +144,8 @@ impl TerminalEmitter {
                 in_reasoning: false,
                 answered: false,
                 answer: String::new(),
+                answer_filter: StreamSanitizer::new(),
+                reasoning_filter: StreamSanitizer::new(),
                 broken_pipe: false,
             }),
             opts,
@@ -153,6 +165,8 @@ impl TerminalEmitter {
             inner.in_reasoning = false;
             inner.answered = false;
             inner.answer.clear();
+            inner.answer_filter = StreamSanitizer::new();
+            inner.reasoning_filter = StreamSanitizer::new();
         }
     }
 
@@ -176,7 +190,12 @@ impl TerminalEmitter {
                         inner.out.extend_from_slice(b"<think>\n");
                     }
                 }
-                inner.out.extend_from_slice(delta.text.as_bytes());
+                if self.opts.stdout_tty {
+                    let text = inner.reasoning_filter.push(&delta.text);
+                    inner.out.extend_from_slice(text.as_bytes());
+                } else {
+                    inner.out.extend_from_slice(delta.text.as_bytes());
+                }
             }
             Event::AssistantDelta(delta) => {
                 stop_spinner(inner);
@@ -184,6 +203,14 @@ impl TerminalEmitter {
                 inner.answered = true;
                 if self.opts.code_only {
                     inner.answer.push_str(&delta.text);
+                } else if self.opts.stdout_tty {
+                    let Inner {
+                        renderer,
+                        out,
+                        answer_filter,
+                        ..
+                    } = inner;
+                    renderer.push(answer_filter.push(&delta.text), out);
                 } else {
                     let Inner { renderer, out, .. } = inner;
                     renderer.push(&delta.text, out);
@@ -193,16 +220,23 @@ impl TerminalEmitter {
                 stop_spinner(inner);
                 self.end_text_block(inner);
                 self.flush_inner(inner);
-                self.stderr_line(&self.opts.stderr.paint(
-                    Style::Dim,
-                    &format!("⚙ {} {}", call.name, compact_args(&call.arguments)),
-                ));
+                let line = format!("⚙ {} {}", call.name, compact_args(&call.arguments));
+                self.stderr_line(
+                    &self
+                        .opts
+                        .stderr
+                        .paint(Style::Dim, &sanitize::approval_line(&line)),
+                );
             }
             Event::ToolCallFinished(done) => {
                 let line = if done.ok {
                     self.opts.stderr.paint(
                         Style::Dim,
-                        &format!("  ↳ {} ({})", done.name, size_label(done.result.len())),
+                        &sanitize::approval_line(&format!(
+                            "  ↳ {} ({})",
+                            done.name,
+                            size_label(done.result.len())
+                        )),
                     )
                 } else {
                     let error = serde_json::from_str::<serde_json::Value>(&done.result)
@@ -210,9 +244,10 @@ impl TerminalEmitter {
                         .and_then(|v| v["tool_call_error"].as_str().map(str::to_string))
                         .unwrap_or_else(|| done.result.clone());
                     format!(
-                        "  ↳ {} {}: {error}",
-                        done.name,
-                        self.opts.stderr.paint(Style::Warning, "failed")
+                        "  ↳ {} {}: {}",
+                        sanitize::approval_line(&done.name),
+                        self.opts.stderr.paint(Style::Warning, "failed"),
+                        sanitize::approval(&error)
                     )
                 };
                 self.stderr_line(&line);
@@ -222,14 +257,11 @@ impl TerminalEmitter {
                 stop_spinner(inner);
                 self.flush_inner(inner);
                 let theme = &self.opts.stderr;
+                let message = sanitize::display(&notice.message);
                 let line = match notice.level {
-                    NoticeLevel::Info => theme.paint(Style::Dim, &notice.message),
+                    NoticeLevel::Info => theme.paint(Style::Dim, &message),
                     NoticeLevel::Warning => {
-                        format!(
-                            "{} {}",
-                            theme.paint(Style::Warning, "warning:"),
-                            notice.message
-                        )
+                        format!("{} {message}", theme.paint(Style::Warning, "warning:"))
                     }
                 };
                 self.stderr_line(&line);
@@ -253,7 +285,13 @@ impl TerminalEmitter {
     fn end_text_block(&self, inner: &mut Inner) {
         self.close_reasoning(inner);
         if !self.opts.code_only && inner.answered {
-            let Inner { renderer, out, .. } = inner;
+            let Inner {
+                renderer,
+                out,
+                answer_filter,
+                ..
+            } = inner;
+            renderer.push(answer_filter.finish(), out);
             renderer.finish(out);
             *renderer = MarkdownRenderer::new(render_options(&self.opts));
         }
@@ -264,6 +302,8 @@ impl TerminalEmitter {
             return;
         }
         inner.in_reasoning = false;
+        let pending_cr = inner.reasoning_filter.finish();
+        inner.out.extend_from_slice(pending_cr.as_bytes());
         if self.opts.stdout.color {
             inner.out.extend_from_slice(b"\x1b[0m\n\n");
         } else {
@@ -275,7 +315,10 @@ impl TerminalEmitter {
         stop_spinner(inner);
         self.close_reasoning(inner);
         if self.opts.code_only {
-            let code = code::extract(&inner.answer);
+            let mut code = code::extract(&inner.answer);
+            if let Cow::Owned(safe) = sanitize::for_terminal(&code.text, self.opts.stdout_tty) {
+                code.text = safe;
+            }
             if !code.text.is_empty() {
                 if self.opts.stdout.color {
                     let mut hl = highlight::Highlighter::new(self.opts.stdout.light);
@@ -293,7 +336,13 @@ impl TerminalEmitter {
                 }
             }
         } else {
-            let Inner { renderer, out, .. } = inner;
+            let Inner {
+                renderer,
+                out,
+                answer_filter,
+                ..
+            } = inner;
+            renderer.push(answer_filter.finish(), out);
             renderer.finish(out);
         }
         self.flush_inner(inner);

@@ -32,6 +32,7 @@ use crate::config::{self, Wrap};
 use crate::context::RequestContext;
 use crate::engine::command::{self, parse_bool};
 use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
+use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::signals::{StopSignal, StopSignals};
@@ -143,10 +144,10 @@ impl Repl {
 
     fn banner(&self) {
         let theme = self.theme();
-        self.println(&format!(
+        self.print_styled(&format!(
             "loki {} · {} · {} for commands, Ctrl-D to quit",
             env!("CARGO_PKG_VERSION"),
-            theme.paint(Style::Bold, &self.ctx.model.id()),
+            theme.paint(Style::Bold, &sanitize::display(&self.ctx.model.id())),
             theme.paint(Style::Bold, ".help"),
         ));
     }
@@ -760,19 +761,31 @@ impl Repl {
         out
     }
 
+    /// Prints text that may come from a model, a session, a file or a server: control
+    /// characters are shown escaped.
     fn println(&self, text: &str) {
+        self.print_styled(&sanitize::display(text));
+    }
+
+    /// Prints a line loki composed itself (its own styling, foreign parts already
+    /// sanitised).
+    fn print_styled(&self, line: &str) {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{text}");
+        let _ = writeln!(out, "{line}");
         let _ = out.flush();
     }
 
     fn note(&self, text: &str) {
-        self.println(&self.theme().paint(Style::Dim, text));
+        self.print_styled(&self.theme().paint(Style::Dim, &sanitize::display(text)));
     }
 
     fn error(&self, text: &str) {
         let theme = self.theme();
-        self.println(&format!("{} {text}", theme.paint(Style::Error, "error:")));
+        self.print_styled(&format!(
+            "{} {}",
+            theme.paint(Style::Error, "error:"),
+            sanitize::display(text)
+        ));
     }
 }
 

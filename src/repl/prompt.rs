@@ -51,9 +51,15 @@ impl Vars {
         Self::default()
     }
 
-    /// Sets a variable.
+    /// Sets a variable; control characters in the value (a role or agent name read from
+    /// a file) are shown escaped, only `{color.*}` adds escapes.
     pub fn set(&mut self, name: &str, value: impl Into<String>) {
-        self.values.insert(name.to_string(), value.into());
+        let value = value.into();
+        let value = match crate::render::sanitize::display(&value) {
+            std::borrow::Cow::Owned(safe) => safe,
+            std::borrow::Cow::Borrowed(_) => value,
+        };
+        self.values.insert(name.to_string(), value);
     }
 
     /// Defines `color.*` (to escapes when `enabled`, to nothing otherwise, so templates

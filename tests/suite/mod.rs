@@ -16,6 +16,7 @@ mod session_safety;
 mod sessions;
 mod shell;
 mod terminal;
+mod terminal_safety;
 mod tool_safety;
 mod tools;
 mod untrusted_input;
