@@ -71,13 +71,17 @@ impl Progress for BuildProgress {
                 index,
                 total,
                 source,
-            } => self.line(&mut state, &format!("Load {source} [{index}/{total}]")),
+            } => {
+                let source = super::sanitize::display(&source);
+                self.line(&mut state, &format!("Load {source} [{index}/{total}]"));
+            }
             Step::Note(text) => {
-                let text = self.theme.paint(Style::Dim, &text);
+                let text = self.theme.paint(Style::Dim, &super::sanitize::display(&text));
                 self.line(&mut state, &text);
             }
             Step::Warning(text) => {
                 let label = self.theme.paint(Style::Warning, "warning:");
+                let text = super::sanitize::display(&text);
                 self.line(&mut state, &format!("{label} {text}"));
             }
             Step::Embedding { done, total } => {
