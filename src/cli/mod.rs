@@ -165,7 +165,12 @@ fn report_error(theme: &Theme, message: &str) {
 
 fn report_warning(theme: &Theme, message: &str) {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{} {message}", theme.paint(Style::Warning, "warning:"));
+    let _ = writeln!(
+        err,
+        "{} {}",
+        theme.paint(Style::Warning, "warning:"),
+        sanitize::display(message)
+    );
 }
 
 /// A one-line note about the session on stderr (waiting for its lock, merges).

@@ -247,7 +247,7 @@ impl TerminalEmitter {
                         "  ↳ {} {}: {}",
                         sanitize::approval_line(&done.name),
                         self.opts.stderr.paint(Style::Warning, "failed"),
-                        sanitize::approval(&error)
+                        sanitize::approval_line(&error)
                     )
                 };
                 self.stderr_line(&line);
@@ -257,7 +257,8 @@ impl TerminalEmitter {
                 stop_spinner(inner);
                 self.flush_inner(inner);
                 let theme = &self.opts.stderr;
-                let message = sanitize::display(&notice.message);
+                // One line: a server's progress text cannot start a line of loki's own.
+                let message = sanitize::approval_line(&notice.message);
                 let line = match notice.level {
                     NoticeLevel::Info => theme.paint(Style::Dim, &message),
                     NoticeLevel::Warning => {

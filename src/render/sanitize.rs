@@ -162,17 +162,30 @@ fn escaped(c: char, next: Option<char>, mode: Mode) -> bool {
     }
 }
 
-/// Bidirectional controls and marks, zero-width and other invisible characters: harmless
-/// in prose, but able to make a command read differently from what it does.
+/// Bidirectional controls and marks, zero-width and other invisible characters (format
+/// characters and default-ignorable code points: soft hyphen, fillers, variation
+/// selectors, tags, …): harmless in prose, but able to make a command read differently
+/// from what it does.
 fn is_bidi_or_invisible(c: char) -> bool {
     matches!(
         c,
-        '\u{061c}'
+        '\u{00ad}'
+            | '\u{034f}'
+            | '\u{061c}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
             | '\u{200b}'..='\u{200f}'
             | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
             | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fffb}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
     )
 }
 
@@ -267,6 +280,10 @@ mod tests {
             "rm \\u{202e}txt.exe\\u{202c} \\u{200b}x\\u{feff}"
         );
         assert_eq!(approval("ünïcode 漢字"), "ünïcode 漢字");
+        assert_eq!(
+            approval("r\u{00ad}m \u{3164}x\u{fe0f}\u{e0041}"),
+            "r\\u{ad}m \\u{3164}x\\u{fe0f}\\u{e0041}"
+        );
         assert!(matches!(approval("ok\n"), Cow::Borrowed(_)));
         // Prose keeps bidi marks: right-to-left text needs them.
         assert_eq!(display("שלום\u{200f}"), "שלום\u{200f}");

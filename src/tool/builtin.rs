@@ -314,11 +314,29 @@ pub(super) fn describe(
         ),
         "fs_write" => {
             let (shown, path) = shown("path")?;
-            let old = std::fs::read_to_string(&path).unwrap_or_default();
             let new = str_arg(args, "contents")?;
-            let verb = if path.exists() { "overwrite" } else { "create" };
-            let diff = diffy::create_patch(&old, new).to_string();
-            (format!("{verb} {shown}"), Some(diff))
+            let (verb, preview) = match std::fs::symlink_metadata(&path) {
+                Err(_) => ("create", diffy::create_patch("", new).to_string()),
+                // Only a regular file of sane size is read for the diff: a device, a FIFO
+                // or a huge file named by the model must not hang or exhaust the preview.
+                Ok(meta) if meta.is_file() && meta.len() <= MAX_FILE_BYTES => {
+                    let old = std::fs::read_to_string(&path).unwrap_or_default();
+                    ("overwrite", diffy::create_patch(&old, new).to_string())
+                }
+                Ok(meta) => {
+                    let what = if meta.is_file() {
+                        format!("{} bytes", meta.len())
+                    } else {
+                        "not a regular file".to_string()
+                    };
+                    let note = format!("(existing content not shown: {what})\n");
+                    (
+                        "overwrite",
+                        note + &diffy::create_patch("", new).to_string(),
+                    )
+                }
+            };
+            (format!("{verb} {shown}"), Some(preview))
         }
         "fs_patch" => {
             let (shown, _) = shown("path")?;
@@ -471,6 +489,12 @@ fn grep(cwd: &Path, args: &Value) -> Result<String, ToolError> {
                 .is_some_and(|n| include.is_match(n))
         {
             continue;
+        }
+        if entry
+            .metadata()
+            .map_or(true, |m| !m.is_file() || m.len() > MAX_FILE_BYTES)
+        {
+            continue; // not a regular file, or too large to read whole
         }
         let Ok(text) = std::fs::read_to_string(entry.path()) else {
             continue; // binary or unreadable

@@ -21,6 +21,9 @@ use cap_std::fs::{Dir, OpenOptions};
 use super::ToolError;
 use super::paths::{self, Resolved};
 
+/// Files larger than this are not read whole for a patch (as `fs_read` refuses them).
+const MAX_READ_BYTES: u64 = 50 * 1024 * 1024;
+
 /// A path opened for changing: a directory handle and a path beneath it.
 pub(super) struct Place {
     dir: Dir,
@@ -100,6 +103,20 @@ impl Place {
 
     /// The file's text.
     pub(super) fn read_to_string(&self) -> Result<String, ToolError> {
+        let meta = self.dir.metadata(&self.rel).map_err(|e| self.error(&e))?;
+        if !meta.is_file() {
+            return Err(ToolError::Failed(format!(
+                "{} is not a regular file",
+                self.shown
+            )));
+        }
+        if meta.len() > MAX_READ_BYTES {
+            return Err(ToolError::Failed(format!(
+                "{} is {} bytes, too large to patch; rewrite it with fs_write or use execute_command",
+                self.shown,
+                meta.len()
+            )));
+        }
         self.dir
             .read_to_string(&self.rel)
             .map_err(|e| self.error(&e))

@@ -302,3 +302,37 @@ fn provider_errors_on_stderr_are_escaped() {
     );
     assert!(!err.contains('\x07') && !err.contains('\u{9b}'), "{err:?}");
 }
+
+#[test]
+fn a_session_file_cannot_drive_the_terminal_through_a_warning() {
+    let env = TestEnv::new();
+    let file = env.config_dir().join("sessions/odd.yaml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        "model: \"gone:x\\e]0;pwned\\a\\e[2J\"\nmessages:\n- role: user\n  content: earlier\n",
+    )
+    .unwrap();
+    env.server.push(openai::text_stream(&["ok"]));
+    let out = env.loki().args(["-s", "odd", "hi"]).assert().success();
+    let err = stderr(&out);
+    assert!(err.contains(r"gone:x\x1b]0;pwned\x07\x1b[2J"), "{err:?}");
+    assert!(!err.contains('\x07') && !err.contains("\x1b[2J"), "{err:?}");
+}
+
+#[test]
+fn a_tool_error_cannot_start_a_line_of_lokis_own() {
+    let env = tools_env();
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_read",
+        "{\"path\":\"missing\\n⚙ execute_command command=harmless\"}",
+    )]));
+    env.server.push(openai::text_stream(&["done"]));
+    let err = stderr(&env.loki().arg("read it").assert().success());
+    assert!(
+        !err.lines().any(|l| l.starts_with("⚙ execute_command")),
+        "a forged tool line reached stderr: {err:?}"
+    );
+    assert!(err.contains(r"\n⚙ execute_command"), "{err:?}");
+}

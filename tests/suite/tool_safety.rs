@@ -145,7 +145,7 @@ fn keep_swapping(dir: &Path, link: &Path, stop: &AtomicBool) -> usize {
 #[test]
 fn writes_never_land_outside_while_a_directory_is_swapped_for_a_symlink() {
     let env = tools_env(
-        "auto_approve_tools: [fs_write, fs_patch, fs_mkdir, fs_rm]\nmax_tool_rounds: 10\n",
+        "auto_approve_tools: [fs_write, fs_patch, fs_mkdir, fs_rm]\nmax_tool_rounds: 12\n",
     );
     let outside = env.root().join("outside");
     let dir = env.work_dir().join("d");
@@ -153,7 +153,9 @@ fn writes_never_land_outside_while_a_directory_is_swapped_for_a_symlink() {
     std::fs::create_dir(&outside).unwrap();
     std::fs::create_dir(&dir).unwrap();
     std::os::unix::fs::symlink(&outside, &link).unwrap();
-    const ROUNDS: usize = 4;
+    // ~1,000 calls: at the escape rate seen before the fix (7 in ~900) the old code
+    // would pass this test with a probability well under 0.1%.
+    const ROUNDS: usize = 10;
     const CALLS: usize = 100;
     let diff = "--- a/p\n+++ b/p\n@@ -1 +1 @@\n-one\n+two\n";
     for round in 0..ROUNDS {
@@ -392,4 +394,34 @@ fn background_children_do_not_hold_up_a_call_and_stop_with_the_turn() {
         "the script's child survived the turn"
     );
     assert!(work.join("kept").exists(), "the setsid job was killed");
+}
+
+/// The approval preview of `fs_write` reads what it would overwrite: a FIFO (or a device)
+/// named by the model must not hang it.
+#[test]
+fn the_write_preview_does_not_read_a_fifo() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: all\n{cfg}"));
+    let fifo = env.work_dir().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo (coreutils) is needed for this test");
+    assert!(made.success());
+    env.server.push(openai::tool_call_stream(&[(
+        "w1",
+        "fs_write",
+        "{\"path\":\"pipe\",\"contents\":\"x\"}",
+    )]));
+    env.server.push(openai::text_stream(&["Understood."]));
+    let mut pty = Pty::spawn(&env, &["write it"], &[("NO_COLOR", "1")]);
+    let shown = pty.expect("Run it?");
+    assert!(
+        shown.contains("existing content not shown: not a regular file"),
+        "{shown:?}"
+    );
+    pty.send("\x1b[B\x1b[B\r"); // no
+    pty.expect("Understood.");
+    pty.read_to_end();
 }
