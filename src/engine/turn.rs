@@ -92,6 +92,20 @@ pub(super) async fn prepare_input(
                     contents: d.text,
                 }));
         }
+        // A loader's text counts towards `max_input_size` like any other attachment.
+        let total = user.text.len()
+            + loaded
+                .documents
+                .iter()
+                .map(|d| d.contents.len())
+                .sum::<usize>();
+        if total > state.config.max_input_size {
+            return Err(input::InputError::TooLarge {
+                what: format!("{arg} (as converted by its document loader)"),
+                limit: state.config.max_input_size,
+            }
+            .into());
+        }
     }
     if !loaded.skipped.is_empty() {
         emitter.emit(Event::Notice(Notice::info(format!(

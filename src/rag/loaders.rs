@@ -217,8 +217,13 @@ pub fn expand_path(source: &str, cwd: &Path) -> Result<Vec<PathBuf>, RagError> {
     let meta = std::fs::metadata(&path).map_err(|_| fail("no such file or directory".into()))?;
     if meta.is_dir() {
         Ok(walk(&path))
-    } else {
+    } else if meta.is_file() {
         Ok(vec![path])
+    } else {
+        Err(fail(
+            "not a regular file (a device, FIFO or socket); save its contents to a file first"
+                .into(),
+        ))
     }
 }
 
@@ -250,7 +255,7 @@ async fn load_file(path: &Path, config: &LoaderConfig, cwd: &Path, loaded: &mut 
         }
         return;
     }
-    match std::fs::read(path) {
+    match read_bounded(path) {
         Ok(bytes) if looks_binary(&bytes) => loaded.skipped.push(shown),
         Ok(bytes) => loaded.docs.push(LoadedDoc {
             text: String::from_utf8_lossy(&bytes).into_owned(),
@@ -262,6 +267,64 @@ async fn load_file(path: &Path, config: &LoaderConfig, cwd: &Path, loaded: &mut 
             message: e.to_string(),
         }),
     }
+}
+
+/// The most one document (a file, a page, a loader's output) may bring into a knowledge
+/// base or a prompt. Larger documents are refused rather than read whole.
+pub const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
+
+fn too_large() -> std::io::Error {
+    std::io::Error::other(format!(
+        "larger than {} MiB; split it or convert it to a smaller text first",
+        MAX_DOCUMENT_BYTES / (1024 * 1024)
+    ))
+}
+
+/// Reads a regular file of at most [`MAX_DOCUMENT_BYTES`].
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_DOCUMENT_BYTES as u64 {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_DOCUMENT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() > MAX_DOCUMENT_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// Reads a child's pipe to the end, keeping at most [`MAX_DOCUMENT_BYTES`] (the rest is
+/// drained so the child never dies of a closed pipe); `None` when it was over.
+async fn read_pipe_bounded<R: tokio::io::AsyncRead + Unpin>(
+    pipe: Option<R>,
+) -> std::io::Result<Option<Vec<u8>>> {
+    use tokio::io::AsyncReadExt;
+    let Some(mut pipe) = pipe else {
+        return Ok(Some(Vec::new()));
+    };
+    let mut kept = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut over = false;
+    loop {
+        let n = pipe.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        if kept.len() + n > MAX_DOCUMENT_BYTES {
+            over = true;
+            kept = Vec::new();
+        } else if !over {
+            kept.extend_from_slice(&buf[..n]);
+        }
+    }
+    Ok((!over).then_some(kept))
 }
 
 /// A NUL byte or invalid UTF-8 in the first 8 KiB.
@@ -310,6 +373,30 @@ fn split_command(s: &str) -> Vec<String> {
     words
 }
 
+/// What a loader process left: its status, its stdout (`None` when over
+/// [`MAX_DOCUMENT_BYTES`]) and the end of its stderr.
+struct LoaderOutput {
+    status: std::process::ExitStatus,
+    stdout: Option<Vec<u8>>,
+    stderr: Vec<u8>,
+}
+
+/// Runs `cmd` to its end with bounded buffers for stdout and stderr.
+async fn bounded_output(mut cmd: tokio::process::Command) -> std::io::Result<LoaderOutput> {
+    let mut child = cmd.spawn()?;
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let (stdout, stderr, status) = tokio::join!(
+        read_pipe_bounded(stdout),
+        read_pipe_bounded(stderr),
+        child.wait()
+    );
+    Ok(LoaderOutput {
+        status: status?,
+        stdout: stdout?,
+        stderr: stderr?.unwrap_or_default(),
+    })
+}
+
 /// Runs loader `name` (`command`) on `resource`.
 pub async fn run_loader(
     name: &str,
@@ -342,8 +429,10 @@ pub async fn run_loader(
     cmd.args(args)
         .current_dir(cwd)
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    let run = tokio::time::timeout(LOADER_TIMEOUT, cmd.output()).await;
+    let run = tokio::time::timeout(LOADER_TIMEOUT, bounded_output(cmd)).await;
     let result = match run {
         Err(_) => Err(fail(format!(
             "document loader `{name}` did not finish within {}s",
@@ -370,12 +459,14 @@ pub async fn run_loader(
             )))
         }
         Ok(Ok(out)) => match &output_file {
-            Some(path) => std::fs::read(path).map_err(|e| {
+            Some(path) => read_bounded(path).map_err(|e| {
                 fail(format!(
-                    "document loader `{name}` wrote no output file: {e}"
+                    "document loader `{name}` wrote no usable output file: {e}"
                 ))
             }),
-            None => Ok(out.stdout),
+            None => out
+                .stdout
+                .ok_or_else(|| fail(format!("document loader `{name}` printed {}", too_large()))),
         },
     };
     if let Some(path) = &output_file {
@@ -497,7 +588,7 @@ async fn fetch_page(
         source_name: url.to_string(),
         message,
     };
-    let response = client
+    let mut response = client
         .get(url)
         .send()
         .await
@@ -516,7 +607,19 @@ async fn fetch_page(
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    let bytes = response.bytes().await.map_err(|e| fail(e.to_string()))?;
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_DOCUMENT_BYTES as u64)
+    {
+        return Err(fail(too_large().to_string()));
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| fail(e.to_string()))? {
+        if bytes.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+            return Err(fail(too_large().to_string()));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
     let ext = match content_type.as_str() {
         "application/pdf" => "pdf",
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => "docx",

@@ -741,3 +741,34 @@ fn repl_asks_how_to_build_a_new_knowledge_base_and_edits_its_documents() {
         path
     }
 }
+
+/// A loader's output and a knowledge base's documents are bounded: a loader that floods
+/// its output, or a device given as a document, is a clear error, never unbounded memory.
+#[test]
+fn loader_floods_and_devices_are_refused() {
+    let env = rag_env(
+        "max_input_size: 100000\ndocument_loaders:\n  flood: 'sh -c \"head -c 300000 /dev/zero | tr \\\\\\\\0 x\"'",
+    );
+    env.write("big.flood", "x\n");
+    let out = env
+        .loki()
+        .args(["-f", "big.flood", "what?"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .failure();
+    let err = stderr(&out);
+    assert!(
+        err.contains("max_input_size") && err.contains("document loader"),
+        "{err}"
+    );
+    assert!(chat_requests(&env).is_empty(), "the flood was sent");
+
+    let out = env
+        .loki()
+        .args(["--rag", "dev", "--rag-docs", "/dev/zero", "hi"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .failure();
+    let err = stderr(&out);
+    assert!(err.contains("not a regular file"), "{err}");
+}
