@@ -435,15 +435,34 @@ impl Repl {
         let Some(name) = self.ctx.session.as_ref().map(|s| s.id().to_string()) else {
             return self.error("no session is open");
         };
-        if !self.run_editor(&path) {
+        // The saved session stays locked through the editor and the reload, so a run that
+        // writes it meanwhile waits instead of being overwritten by the editor's save.
+        let state = Arc::clone(self.engine.state());
+        let theme = self.theme();
+        let notify = move |line: &str| {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{}", theme.paint(Style::Dim, &sanitize::display(line)));
+        };
+        let locked = match self.ctx.lock_session(&state, None, &notify).await {
+            Ok(locked) => locked,
+            Err(e) => return self.error(&e.to_string()),
+        };
+        self.edit_saved_session(&path, &name);
+        if locked {
+            self.ctx.unlock_session();
+        }
+    }
+
+    fn edit_saved_session(&mut self, path: &std::path::Path, name: &str) {
+        if !self.run_editor(path) {
             return;
         }
         // Validate before dropping the open session, so a broken edit loses nothing.
-        if let Err(e) = crate::session::store::parse_file(&path) {
+        if let Err(e) = crate::session::store::parse_file(path) {
             return self.error(&format!("{e}; the session stays as it was before the edit"));
         }
         self.ctx.session = None;
-        match self.ctx.open_session(self.engine.state(), &name) {
+        match self.ctx.open_session(self.engine.state(), name) {
             Ok(_) => self.note(&format!(
                 "reloaded the session ({} messages)",
                 self.ctx.history.len()

@@ -410,3 +410,58 @@ fn a_session_whose_model_is_gone_warns_and_keeps_its_model() {
     assert!(!stderr(&out).contains("warning:"), "{}", stderr(&out));
     assert!(session_text(&env, "old").contains("model: fake:text-only"));
 }
+
+/// `.edit session` keeps the session locked while the editor is open: a run that writes
+/// the session meanwhile waits, instead of being overwritten by the editor's save.
+#[test]
+fn a_run_during_edit_session_waits_for_the_editor() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    env.server.push(openai::text_stream(&["repl answer"]));
+    env.server.push(openai::text_stream(&["cli answer"]));
+    let marker = env.root().join("editor-open");
+    let editor = env.root().join("slow-editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nbuf=$(cat \"$1\")\ntouch \"$MARKER\"\nsleep 3\nprintf '%s\\n' \"$buf\" > \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (editor, marker_s) = (
+        editor.to_string_lossy().into_owned(),
+        marker.to_string_lossy().into_owned(),
+    );
+    let mut pty = Pty::spawn(
+        &env,
+        &["-s", "ed"],
+        &[
+            ("NO_COLOR", "1"),
+            ("EDITOR", editor.as_str()),
+            ("VISUAL", editor.as_str()),
+            ("MARKER", marker_s.as_str()),
+        ],
+    );
+    pty.expect("ed) ");
+    pty.send("repl question\r");
+    pty.expect("repl answer");
+    pty.expect("ed) ");
+    pty.send(".edit session\r");
+    let start = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the editor never ran"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    env.loki()
+        .args(["-s", "ed", "cli question"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    pty.expect("reloaded the session");
+    let file = session_text(&env, "ed");
+    for text in ["repl answer", "cli question", "cli answer"] {
+        assert!(file.contains(text), "{text} lost: {file}");
+    }
+}
