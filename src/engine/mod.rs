@@ -346,7 +346,11 @@ impl Engine {
             .chars()
             .take(80)
             .collect();
-        let role = ctx.role.as_ref().map(|r| r.name.as_str()).unwrap_or("");
+        let role = ctx
+            .role
+            .as_ref()
+            .map(|r| format!(" ({})", r.name))
+            .unwrap_or_default();
         let when = crate::role::SystemVars::detect(&self.state.env).now;
         let mut raw = String::new();
         if !files.is_empty() {
@@ -363,7 +367,7 @@ impl Engine {
         let mut file = options.open(path)?;
         write!(
             file,
-            "# CHAT: {summary} [{when}] ({role})\n{raw}\n--------\n{output}\n--------\n\n"
+            "# CHAT: {summary} [{when}]{role}\n{raw}\n--------\n{output}\n--------\n\n"
         )
     }
 }

@@ -1,6 +1,11 @@
 //! First run, the CLI and errors (issue 14, items 12–16).
 
-use crate::common::{TestEnv, stdout};
+use serde_json::Value;
+
+use super::tools::{tool_results, tools_env, write_tool};
+use crate::common::fake_llm::openai;
+use crate::common::pty::Pty;
+use crate::common::{TestEnv, stderr, stdout};
 
 /// Every long flag `loki --help` prints.
 fn help_flags(env: &TestEnv) -> Vec<String> {
@@ -56,4 +61,198 @@ fn every_cli_flag_and_config_key_is_documented() {
         missing.is_empty(),
         "keys missing from docs/configuration.md: {missing:?}"
     );
+}
+
+// ---- item 14 ----
+
+#[test]
+fn info_describes_the_role_and_session_given() {
+    let env = TestEnv::new();
+    let out = env
+        .loki()
+        .args(["--info", "-r", "shell"])
+        .assert()
+        .success();
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["role", "shell"]),
+        "{text}"
+    );
+    assert!(text.contains("role_prompt"), "{text}");
+    let out = env
+        .loki()
+        .args(["--info", "-r", "no-such-role"])
+        .assert()
+        .failure();
+    assert!(stderr(&out).contains("no-such-role"), "{}", stderr(&out));
+
+    env.server.push(openai::text_stream(&["noted"]));
+    env.loki()
+        .args(["-s", "demo", "remember this"])
+        .assert()
+        .success();
+    let out = env.loki().args(["--info", "-s", "demo"]).assert().success();
+    let text = stdout(&out);
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .map(|l| l[name.len()..].trim().to_string())
+    };
+    assert_eq!(row("session").as_deref(), Some("demo"), "{text}");
+    assert_eq!(row("session_messages").as_deref(), Some("2"), "{text}");
+    let out = env.loki().args(["--info", "-s", "nope"]).assert().failure();
+    assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
+}
+
+#[test]
+fn closing_stdout_early_does_not_print_interrupted() {
+    let env = TestEnv::new();
+    env.server.push(openai::long_stream(20000));
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{} go | head -c 10", crate::common::LOKI))
+        .envs(env.env_pairs())
+        .current_dir(env.work_dir())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!err.contains("interrupted"), "{err}");
+}
+
+#[test]
+fn a_call_no_one_can_approve_is_not_called_declined_by_the_user() {
+    let env = tools_env("");
+    env.server.push(openai::tool_call_stream(&[(
+        "w1",
+        "fs_write",
+        r#"{"path":"out.txt","contents":"hello"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().arg("write hello to out.txt").assert().success();
+    let results = tool_results(&env.server.last_request().json());
+    let text = &results[0].1;
+    assert!(!text.contains("user declined"), "{text}");
+    assert!(text.contains("no one is at a terminal"), "{text}");
+    assert!(!env.work_dir().join("out.txt").exists());
+}
+
+#[test]
+fn messages_md_header_has_no_empty_parentheses() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("save: true\n{cfg}"));
+    env.server.push(openai::text_stream(&["plain"]));
+    env.loki().arg("no role here").assert().success();
+    env.server.push(openai::text_stream(&["framed"]));
+    env.loki()
+        .args(["-r", "shell", "with a role"])
+        .assert()
+        .success();
+    let log = std::fs::read_to_string(env.root().join("cache/loki/messages.md")).unwrap();
+    let headers: Vec<&str> = log.lines().filter(|l| l.starts_with("# CHAT:")).collect();
+    assert_eq!(headers.len(), 2, "{log}");
+    assert!(headers[0].ends_with(']'), "{log}");
+    assert!(!log.contains("()"), "{log}");
+    assert!(headers[1].ends_with("] (shell)"), "{log}");
+}
+
+#[test]
+fn list_models_prints_ids_a_pipe_can_cut() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap().replace(
+        "      - name: text-only\n",
+        "      - name: text-only\n      - name: emb\n        type: embedding\n",
+    );
+    env.write_config(&cfg);
+    let out = env.loki().arg("--list-models").assert().success();
+    let text = stdout(&out);
+    let ids: Vec<&str> = text
+        .lines()
+        .map(|l| l.split('\t').next().unwrap())
+        .collect();
+    assert!(ids.contains(&"fake:gpt-4o-mini"), "{text}");
+    assert!(ids.contains(&"fake:emb"), "{text}");
+    for id in &ids {
+        assert!(
+            !id.contains(' ') && id.starts_with("fake:"),
+            "not a plain id: {id:?}"
+        );
+    }
+    assert!(text.contains("fake:emb\tembedding\n"), "{text}");
+}
+
+#[test]
+fn build_tools_checks_hidden_files_and_names_them() {
+    let env = tools_env("visible_tools: [shown.sh]\n");
+    let ok = "#!/usr/bin/env bash\n# @describe Say hi.\nmain() { echo hi; }\n";
+    write_tool(&env, "shown.sh", ok);
+    write_tool(&env, "hidden.sh", ok);
+    write_tool(&env, "broken.py", "def run(x):\n    \"\"\"Broken.\"\"\"\n");
+    let out = env.loki().arg("--build-tools").assert().code(1);
+    let err = stderr(&out);
+    assert!(err.contains("broken.py:1:"), "{err}");
+    let note = err
+        .lines()
+        .find(|l| l.contains("hidden by visible_tools"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        note.contains("hidden.sh") && note.contains("broken.py"),
+        "{note}"
+    );
+    assert!(!note.contains("shown.sh"), "{note}");
+    let printed: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(printed["name"], "shown");
+}
+
+#[test]
+fn the_execute_menu_takes_single_key_shortcuts() {
+    let env = TestEnv::new();
+    env.server.push(openai::text_json("echo loki-shortcut-ran"));
+    let mut pty = Pty::spawn(
+        &env,
+        &["-e", "say hi"],
+        &[("NO_COLOR", "1"), ("SHELL", "/bin/sh")],
+    );
+    pty.expect("echo loki-shortcut-ran");
+    pty.expect("quit");
+    pty.send("e");
+    let out = pty.read_to_end();
+    assert!(out.contains("loki-shortcut-ran\r\n"), "{out:?}");
+    assert_eq!(pty.exit_code(), 0);
+
+    env.server.push(openai::text_json("echo never-run"));
+    let mut pty = Pty::spawn(
+        &env,
+        &["-e", "say hi"],
+        &[("NO_COLOR", "1"), ("SHELL", "/bin/sh")],
+    );
+    pty.expect("quit");
+    pty.send("q");
+    let out = pty.read_to_end();
+    assert!(!out.contains("never-run\r\n"), "{out:?}");
+    assert_eq!(pty.exit_code(), 0);
+}
+
+// ---- item 13 ----
+
+#[test]
+fn a_refused_connection_is_not_retried() {
+    let env = TestEnv::new();
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap().replace(
+        &env.server.base_url(),
+        &format!("http://127.0.0.1:{port}/v1"),
+    );
+    env.write_config(&cfg);
+    let started = std::time::Instant::now();
+    let out = env.loki().arg("hi").assert().failure();
+    let err = stderr(&out);
+    assert!(err.contains("cannot reach"), "{err}");
+    assert!(!err.contains("retrying"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
