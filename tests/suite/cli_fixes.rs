@@ -256,3 +256,66 @@ fn a_refused_connection_is_not_retried() {
     assert!(!err.contains("retrying"), "{err}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
+
+// ---- item 15 ----
+
+/// The default config plus a model `fake:tiny` that accepts `max` input tokens.
+fn env_with_limit(max: u64) -> TestEnv {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap().replace(
+        "      - name: text-only\n",
+        &format!("      - name: text-only\n      - name: tiny\n        max_input_tokens: {max}\n"),
+    );
+    env.write_config(&format!("compression_threshold: 100000\n{cfg}"));
+    env
+}
+
+#[test]
+fn over_max_input_tokens_is_refused_before_sending() {
+    let env = env_with_limit(60);
+    let long = "tell me about the weather in this town ".repeat(30);
+    let out = env
+        .loki()
+        .args(["-m", "fake:tiny", &long])
+        .assert()
+        .failure();
+    let err = stderr(&out);
+    assert!(err.contains("Exceed max_input_tokens limit"), "{err}");
+    assert!(err.contains("accepts 60 (max_input_tokens)"), "{err}");
+    assert_eq!(env.server.request_count(), 0);
+    // Under the limit it is sent.
+    env.server.push(openai::text_stream(&["fine"]));
+    env.loki()
+        .args(["-m", "fake:tiny", "short"])
+        .assert()
+        .success();
+    assert_eq!(env.server.request_count(), 1);
+}
+
+#[test]
+fn a_session_over_max_input_tokens_is_compressed_first() {
+    let env = env_with_limit(300);
+    let mut yaml = String::from("model: fake:tiny\nmessages:\n");
+    for i in 0..5 {
+        let words = format!("turn {i} ") + &"lorem ipsum dolor sit amet ".repeat(8);
+        yaml.push_str(&format!("- role: user\n  content: '{words}'\n"));
+        yaml.push_str(&format!("- role: assistant\n  content: 'answer {words}'\n"));
+    }
+    let path = env.config_dir().join("sessions/long.yaml");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, yaml).unwrap();
+    env.server.push(openai::text_json("a short summary"));
+    env.server.push(openai::text_stream(&["answered"]));
+    let out = env
+        .loki()
+        .args(["-s", "long", "one more question"])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out), "answered\n");
+    let requests = env.server.requests();
+    assert_eq!(requests.len(), 2, "a summary request, then the question");
+    let last = requests[1].json();
+    let sent = last["messages"].to_string();
+    assert!(sent.contains("a short summary"), "{sent}");
+    assert!(!sent.contains("turn 0 "), "{sent}");
+}
