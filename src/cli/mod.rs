@@ -224,6 +224,11 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     let (config, origin) = match load_config(&paths, &env, stdin_tty && stdout_tty, info_only).await
     {
         Ok(found) => found,
+        // Leaving the setup is a choice, not a failure: one quiet line, status 0.
+        Err(ConfigError::SetupCancelled) => {
+            session_note(&ConfigError::SetupCancelled.to_string());
+            return Ok(0);
+        }
         Err(e) => return Err(e.into()),
     };
     let state = Arc::new(AppState::new(config, paths, env, origin));

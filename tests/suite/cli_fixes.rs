@@ -319,3 +319,63 @@ fn a_session_over_max_input_tokens_is_compressed_first() {
     assert!(sent.contains("a short summary"), "{sent}");
     assert!(!sent.contains("turn 0 "), "{sent}");
 }
+
+// ---- item 12 ----
+
+#[test]
+fn cancelling_the_setup_exits_0_with_one_quiet_line() {
+    let env = TestEnv::bare();
+    let mut pty = Pty::spawn(&env, &["hi"], &[("NO_COLOR", "1")]);
+    pty.expect("Which provider");
+    pty.send("\x1b"); // Esc
+    let screen = pty.read_to_end();
+    assert_eq!(pty.exit_code(), 0, "{screen:?}");
+    assert!(
+        screen.contains("setup cancelled; nothing was written"),
+        "{screen:?}"
+    );
+    assert!(!screen.contains("error"), "{screen:?}");
+    assert!(!env.config_path().exists());
+}
+
+#[test]
+fn setup_lists_the_models_an_openai_compatible_server_reports() {
+    let env = TestEnv::bare();
+    env.server.push_for(
+        "/v1/models",
+        openai::models_list(&["m-one", "m-two", "text-embed"]),
+    );
+    env.server
+        .push_for("/v1/chat", openai::text_stream(&["set up with m-two"]));
+    let base = env.server.base_url();
+    let mut pty = Pty::spawn(&env, &["hi"], &[("NO_COLOR", "1")]);
+    pty.expect("Which provider");
+    pty.send("other");
+    pty.expect("other OpenAI-compatible");
+    pty.send("\r");
+    pty.expect("Client name");
+    pty.send("\r"); // `local`
+    pty.expect("API base URL");
+    pty.send(&format!("{base}\r"));
+    pty.expect("API key");
+    pty.send("sk-local\r");
+    pty.expect("reported by the server");
+    pty.expect("text-embed");
+    pty.send("\x1b[B\r"); // from m-one down to m-two
+    let screen = pty.read_to_end();
+    assert!(screen.contains("set up with m-two"), "{screen:?}");
+    assert_eq!(pty.exit_code(), 0);
+
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    assert!(config.contains("model: local:m-two"), "{config}");
+    for id in ["m-one", "m-two", "text-embed"] {
+        assert!(config.contains(&format!("- name: {id}")), "{config}");
+    }
+    let listing = env
+        .server
+        .requests()
+        .into_iter()
+        .find(|r| r.path.starts_with("/v1/models"))
+        .expect("the setup asked for the models");
+    assert_eq!(listing.header("authorization"), Some("Bearer sk-local"));
+}
