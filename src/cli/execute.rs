@@ -2,7 +2,8 @@
 //!
 //! The built-in `shell` role generates the command (without streaming). Without a
 //! terminal only the command is printed — that is what the Alt-e shell integrations read.
-//! On a terminal a menu offers: execute, revise (say what to change; the command is
+//! On a terminal a one-line menu (arrows and Enter, or the first letter of an item) offers:
+//! execute, revise (say what to change; the command is
 //! regenerated in the same conversation), describe (the `explain-shell` role explains
 //! it), copy, quit. Executed commands run in the user's shell and, when
 //! `save_shell_history` is on, are appended to that shell's history file.
@@ -49,10 +50,7 @@ pub(super) async fn run(
     let theme = Theme::detect(true, no_color, true, false);
     loop {
         show_command(&theme, &command)?;
-        let choice = inquire::Select::new("", MENU.to_vec())
-            .without_help_message()
-            .prompt()
-            .unwrap_or("quit");
+        let choice = super::menu::choose(&theme, MENU);
         match choice {
             "execute" => return Ok(execute(&state, &command)),
             "revise" => {

@@ -2,8 +2,68 @@
 
 use crate::state::AppState;
 
+/// Rows describing the role of `-r` and the session of `-s`; an unknown one is an error.
+pub(super) fn active(
+    state: &AppState,
+    role: Option<&str>,
+    session: Option<&str>,
+) -> anyhow::Result<Vec<(&'static str, String)>> {
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
+    let mut rows = Vec::new();
+    if let Some(name) = role {
+        let vars = crate::role::SystemVars::detect(&state.env);
+        let role = crate::role::Role::load(&state.paths.roles_dir, name, &vars)?;
+        rows.push(("role", role.name.clone()));
+        rows.push(("role_model", opt(role.model.clone())));
+        rows.push((
+            "role_temperature",
+            opt(role.temperature.map(|v| v.to_string())),
+        ));
+        rows.push(("role_enabled_tools", opt(role.enabled_tools.clone())));
+        rows.push(("role_prompt", first_line(&role.prompt)));
+    }
+    if let Some(name) = session {
+        let found = state.sessions.resolve(name)?;
+        match found {
+            Some((id, _)) => {
+                let (_, stored) = state.sessions.reload(id, None)?.ok_or_else(|| {
+                    crate::session::store::SessionError::NotFound {
+                        name: name.to_string(),
+                    }
+                })?;
+                rows.push(("session", name.to_string()));
+                rows.push(("session_model", opt(stored.model.clone())));
+                rows.push(("session_role", opt(stored.role_name.clone())));
+                rows.push(("session_messages", stored.messages.len().to_string()));
+            }
+            None if name == "temp" => rows.push(("session", "temp (unsaved)".into())),
+            None => {
+                return Err(crate::session::store::SessionError::NotFound {
+                    name: name.to_string(),
+                }
+                .into());
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let short: String = line.chars().take(70).collect();
+    if short.len() < line.len() {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
 /// Renders the info table.
-pub(super) fn render(state: &AppState, model_override: Option<&str>) -> String {
+pub(super) fn render(
+    state: &AppState,
+    model_override: Option<&str>,
+    active: Vec<(&'static str, String)>,
+) -> String {
     let c = &state.config;
     let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
     let model = match model_override {
@@ -53,6 +113,7 @@ pub(super) fn render(state: &AppState, model_override: Option<&str>) -> String {
         ("clients", state.providers.client_names().join(", ")),
         ("config_source", state.config_origin.clone()),
     ];
+    rows.extend(active);
     for (name, path) in state.paths.info_rows() {
         rows.push((name, path.display().to_string()));
     }

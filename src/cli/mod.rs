@@ -7,9 +7,11 @@
 
 pub mod args;
 pub mod authenticate;
+mod build_tools;
 mod complete;
 mod execute;
 mod info;
+mod menu;
 pub(crate) mod rag;
 mod sync_models;
 mod wizard;
@@ -227,6 +229,11 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     let (config, origin) = match load_config(&paths, &env, stdin_tty && stdout_tty, info_only).await
     {
         Ok(found) => found,
+        // Leaving the setup is a choice, not a failure: one quiet line, status 0.
+        Err(ConfigError::SetupCancelled) => {
+            session_note(&ConfigError::SetupCancelled.to_string());
+            return Ok(0);
+        }
         Err(e) => return Err(e.into()),
     };
     let state = Arc::new(AppState::new(config, paths, env, origin));
@@ -258,26 +265,7 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if args.build_tools {
-        let scripts = state.script_tools();
-        let mut out = std::io::stdout().lock();
-        for tool in &scripts.tools {
-            let spec = crate::tool::Tool::Script(Arc::clone(tool)).spec();
-            writeln!(out, "{}", serde_json::to_string_pretty(&spec)?)?;
-        }
-        for error in &scripts.errors {
-            report_error(
-                &Theme::detect(std::io::stderr().is_terminal(), false, true, false),
-                &error.to_string(),
-            );
-        }
-        writeln!(
-            std::io::stderr().lock(),
-            "{} script tool(s) declared, {} with errors, in {}",
-            scripts.tools.len(),
-            scripts.errors.len(),
-            state.paths.functions_dir.join("tools").display()
-        )?;
-        return Ok(u8::from(!scripts.errors.is_empty()));
+        return build_tools::run(&state);
     }
     if args.list_rags {
         let mut out = std::io::stdout().lock();
@@ -304,13 +292,15 @@ async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
             for model in state.providers.models(kind)? {
                 let id = model.id();
                 let id = sanitize::for_terminal(&id, stdout_tty);
-                writeln!(out, "{id} ({})", kind.as_str())?;
+                // A tab-separated type column: `cut -f1` leaves plain ids.
+                writeln!(out, "{id}\t{}", kind.as_str())?;
             }
         }
         return Ok(0);
     }
     if args.info {
-        let text = info::render(&state, args.model.as_deref());
+        let active = info::active(&state, args.role.as_deref(), args.session.as_deref())?;
+        let text = info::render(&state, args.model.as_deref(), active);
         let text = sanitize::for_terminal(&text, stdout_tty);
         std::io::stdout().lock().write_all(text.as_bytes())?;
         return Ok(0);

@@ -12,13 +12,34 @@ use crate::config::{self, AppConfig, ConfigError, Env, Paths};
 
 const OTHER: &str = "other OpenAI-compatible server";
 
-/// Runs the wizard and returns the configuration it wrote.
+/// How long the setup waits for a server's model list.
+const MODELS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs the wizard and returns the configuration it wrote; Esc or Ctrl-C at any
+/// question is [`ConfigError::SetupCancelled`] (nothing written).
 pub(super) async fn run(paths: &Paths, env: &Env) -> Result<(AppConfig, String), ConfigError> {
-    let answers = ask().map_err(|message| ConfigError::Invalid {
+    let invalid = |message| ConfigError::Invalid {
         path: paths.config_file.clone(),
         key: "(setup)".into(),
         message,
-    })?;
+    };
+    let client = ask_client().map_err(|e| e.into_error(invalid))?;
+    // An OpenAI-compatible server says which models it has: offer those.
+    let listed = match &client.api_base {
+        Some(base) if client.client_type == "openai-compatible" => {
+            server_models(base, client.api_key.as_deref()).await
+        }
+        _ => Vec::new(),
+    };
+    let model = ask_model(client.default_model, &listed).map_err(|e| e.into_error(invalid))?;
+    let answers = Answers {
+        client_type: client.client_type,
+        name: client.name,
+        api_base: client.api_base,
+        api_key: client.api_key,
+        model,
+        models: listed,
+    };
     let text = render_config(&answers);
     write_atomic(&paths.config_file, text.as_bytes(), true).map_err(|source| {
         ConfigError::Write {
@@ -29,6 +50,24 @@ pub(super) async fn run(paths: &Paths, env: &Env) -> Result<(AppConfig, String),
     eprintln_saved(&paths.config_file);
     let loaded = config::load::parse(&text, &paths.config_file, env)?;
     Ok((loaded.config, paths.config_file.display().to_string()))
+}
+
+/// The ids `GET <base>/models` reports; empty when the server cannot be asked.
+async fn server_models(base: &str, api_key: Option<&str>) -> Vec<String> {
+    let Ok(http) = reqwest::Client::builder()
+        .timeout(MODELS_TIMEOUT)
+        .connect_timeout(MODELS_TIMEOUT)
+        .build()
+    else {
+        return Vec::new();
+    };
+    let mut models = config::zero::list_models(&http, base, api_key)
+        .await
+        .unwrap_or_default();
+    models.retain(|m| !m.trim().is_empty());
+    models.sort();
+    models.dedup();
+    models
 }
 
 #[allow(clippy::print_stderr)]
@@ -44,21 +83,50 @@ struct Answers {
     api_base: Option<String>,
     api_key: Option<String>,
     model: String,
+    /// The models the server listed, written into the client's `models:`.
+    models: Vec<String>,
 }
 
-fn ask() -> Result<Answers, String> {
-    let cancelled = |e: inquire::InquireError| match e {
-        inquire::InquireError::OperationCanceled | inquire::InquireError::OperationInterrupted => {
-            "setup cancelled; nothing was written".to_string()
+/// The client part of the answers.
+struct ClientAnswers {
+    client_type: &'static str,
+    name: String,
+    api_base: Option<String>,
+    api_key: Option<String>,
+    default_model: &'static str,
+}
+
+/// Why the questions stopped.
+enum Stop {
+    Cancelled,
+    Failed(String),
+}
+
+impl Stop {
+    fn into_error(self, invalid: impl Fn(String) -> ConfigError) -> ConfigError {
+        match self {
+            Stop::Cancelled => ConfigError::SetupCancelled,
+            Stop::Failed(message) => invalid(message),
         }
-        other => other.to_string(),
-    };
+    }
+}
+
+impl From<inquire::InquireError> for Stop {
+    fn from(e: inquire::InquireError) -> Self {
+        match e {
+            inquire::InquireError::OperationCanceled
+            | inquire::InquireError::OperationInterrupted => Stop::Cancelled,
+            other => Stop::Failed(other.to_string()),
+        }
+    }
+}
+
+fn ask_client() -> Result<ClientAnswers, Stop> {
     let mut choices: Vec<&str> = VENDORS.iter().map(|v| v.name).collect();
     choices.push(OTHER);
     let picked = inquire::Select::new("No config file yet. Which provider do you use?", choices)
         .with_page_size(12)
-        .prompt()
-        .map_err(cancelled)?;
+        .prompt()?;
     let vendor: Option<&Vendor> = VENDORS.iter().find(|v| v.name == picked);
 
     let (name, api_base) = match vendor {
@@ -66,19 +134,16 @@ fn ask() -> Result<Answers, String> {
         Some(v) => {
             let base = inquire::Text::new("API base URL:")
                 .with_default(v.api_base)
-                .prompt()
-                .map_err(cancelled)?;
+                .prompt()?;
             (v.name.to_string(), Some(base))
         }
         None => {
             let name = inquire::Text::new("Client name (used as the model prefix):")
                 .with_default("local")
-                .prompt()
-                .map_err(cancelled)?;
+                .prompt()?;
             let base = inquire::Text::new("API base URL (up to /v1):")
                 .with_default("http://127.0.0.1:8080/v1")
-                .prompt()
-                .map_err(cancelled)?;
+                .prompt()?;
             (name, Some(base))
         }
     };
@@ -88,12 +153,38 @@ fn ask() -> Result<Answers, String> {
             let key = inquire::Password::new("API key (leave empty for none):")
                 .without_confirmation()
                 .with_display_mode(inquire::PasswordDisplayMode::Masked)
-                .prompt()
-                .map_err(cancelled)?;
+                .prompt()?;
             Some(key).filter(|k| !k.trim().is_empty())
         }
     };
-    let default_model = vendor.map(|v| v.default_model).unwrap_or("");
+    Ok(ClientAnswers {
+        client_type: if vendor.is_some_and(|v| v.name == "openai") {
+            "openai"
+        } else {
+            "openai-compatible"
+        },
+        name,
+        api_base,
+        api_key,
+        default_model: vendor.map(|v| v.default_model).unwrap_or(""),
+    })
+}
+
+/// The default model: picked from the server's list when there is one, else typed.
+fn ask_model(default_model: &str, listed: &[String]) -> Result<String, Stop> {
+    if !listed.is_empty() {
+        // Embedding models cannot chat: start on the first other one.
+        let start = listed
+            .iter()
+            .position(|m| !m.to_ascii_lowercase().contains("embed"))
+            .unwrap_or(0);
+        let picked =
+            inquire::Select::new("Default model (reported by the server):", listed.to_vec())
+                .with_starting_cursor(start)
+                .with_page_size(12)
+                .prompt()?;
+        return Ok(picked);
+    }
     let model = inquire::Text::new("Default model:")
         .with_default(default_model)
         .with_validator(|text: &str| {
@@ -105,19 +196,8 @@ fn ask() -> Result<Answers, String> {
                 inquire::validator::Validation::Valid
             })
         })
-        .prompt()
-        .map_err(cancelled)?;
-    Ok(Answers {
-        client_type: if vendor.is_some_and(|v| v.name == "openai") {
-            "openai"
-        } else {
-            "openai-compatible"
-        },
-        name,
-        api_base,
-        api_key,
-        model,
-    })
+        .prompt()?;
+    Ok(model)
 }
 
 fn render_config(a: &Answers) -> String {
@@ -129,6 +209,18 @@ fn render_config(a: &Answers) -> String {
     }
     if let Some(key) = &a.api_key {
         client.insert("api_key".into(), key.clone().into());
+    }
+    if !a.models.is_empty() {
+        let models = a
+            .models
+            .iter()
+            .map(|id| {
+                let mut entry = Mapping::new();
+                entry.insert("name".into(), id.clone().into());
+                Value::Mapping(entry)
+            })
+            .collect();
+        client.insert("models".into(), Value::Sequence(models));
     }
     let mut root = Mapping::new();
     root.insert(
@@ -157,6 +249,7 @@ mod tests {
             api_base: None,
             api_key: Some("k: with colon".into()),
             model: "llama".into(),
+            models: vec!["llama".into(), "nomic-embed".into()],
         };
         let text = render_config(&a);
         let loaded =
@@ -164,5 +257,6 @@ mod tests {
         assert_eq!(loaded.config.model.as_deref(), Some("groq:llama"));
         assert_eq!(loaded.config.clients[0].name(), "groq");
         assert!(loaded.warnings.is_empty());
+        assert!(text.contains("- name: nomic-embed"), "{text}");
     }
 }

@@ -38,6 +38,14 @@ impl RetryPolicy {
         if !error.is_retryable() || attempt > self.max_retries {
             return None;
         }
+        match connect_failure(error) {
+            // Nothing listens there: asking again soon gets the same answer.
+            Some(ConnectFailure::Refused) => return None,
+            // A host that did not answer within `connect_timeout` gets one more chance,
+            // not a series of long waits.
+            Some(ConnectFailure::TimedOut) if attempt > 1 => return None,
+            _ => {}
+        }
         if let Some(after) = error.retry_after() {
             return (after <= MAX_RETRY_AFTER).then_some(after);
         }
@@ -49,6 +57,29 @@ impl RetryPolicy {
         // without ever collapsing to zero.
         let half = exp / 2;
         Some(half + half.mul_f64(jitter.clamp(0.0, 1.0)))
+    }
+}
+
+/// How a connection attempt failed, as far as retrying is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ConnectFailure {
+    /// The host answered that no one listens on the port.
+    Refused,
+    /// No answer within `connect_timeout`.
+    TimedOut,
+}
+
+fn connect_failure(error: &ProviderError) -> Option<ConnectFailure> {
+    let ProviderError::Connect { message, .. } = error else {
+        return None;
+    };
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("refused") {
+        Some(ConnectFailure::Refused)
+    } else if lower.contains("no connection within") {
+        Some(ConnectFailure::TimedOut)
+    } else {
+        None
     }
 }
 
@@ -120,6 +151,23 @@ mod tests {
             message: "bad".into(),
         };
         assert_eq!(RetryPolicy::default().delay_for(&e, 1, 0.0), None);
+    }
+
+    #[test]
+    fn refused_connections_are_final_and_timeouts_retried_once() {
+        let connect = |message: &str| ProviderError::Connect {
+            client: "c".into(),
+            url: "http://127.0.0.1:9/v1".into(),
+            message: message.into(),
+        };
+        let p = RetryPolicy::default();
+        let refused = connect("tcp connect error: Connection refused (os error 111)");
+        assert_eq!(p.delay_for(&refused, 1, 0.0), None);
+        let slow = connect("no connection within 1s (extra.connect_timeout)");
+        assert!(p.delay_for(&slow, 1, 0.0).is_some());
+        assert_eq!(p.delay_for(&slow, 2, 0.0), None);
+        let reset = connect("connection reset by peer");
+        assert!(p.delay_for(&reset, 3, 0.0).is_some());
     }
 
     #[test]

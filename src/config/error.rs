@@ -58,6 +58,9 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
+    /// The first-run setup was cancelled (Esc or Ctrl-C); nothing was written.
+    #[error("setup cancelled; nothing was written")]
+    SetupCancelled,
     /// No config file, no API key in the environment and no local model server.
     #[error(
         "no configuration: create {} (run `loki` in a terminal for a guided setup) or set one of {vars}",

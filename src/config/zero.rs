@@ -118,7 +118,7 @@ pub async fn probe_local(env: &Env) -> Option<Synthesized> {
     let probes = candidates.iter().map(|(vendor, base)| {
         let http = http.clone();
         async move {
-            let models = list_models(&http, base).await?;
+            let models = list_models(&http, base, None).await?;
             let model = models
                 .into_iter()
                 .find(|m| !m.to_ascii_lowercase().contains("embed"))?;
@@ -142,7 +142,12 @@ pub async fn probe_local(env: &Env) -> Option<Synthesized> {
     })
 }
 
-async fn list_models(http: &reqwest::Client, base: &str) -> Option<Vec<String>> {
+/// The model ids an OpenAI-compatible server reports at `GET <base>/models`.
+pub(crate) async fn list_models(
+    http: &reqwest::Client,
+    base: &str,
+    api_key: Option<&str>,
+) -> Option<Vec<String>> {
     #[derive(serde::Deserialize)]
     struct List {
         data: Vec<Entry>,
@@ -151,7 +156,11 @@ async fn list_models(http: &reqwest::Client, base: &str) -> Option<Vec<String>> 
     struct Entry {
         id: String,
     }
-    let resp = http.get(format!("{base}/models")).send().await.ok()?;
+    let mut request = http.get(format!("{}/models", base.trim_end_matches('/')));
+    if let Some(key) = api_key {
+        request = request.bearer_auth(key);
+    }
+    let resp = request.send().await.ok()?;
     if !resp.status().is_success() {
         return None;
     }

@@ -91,6 +91,24 @@ pub fn reaches_tokens(ctx: &RequestContext, threshold: usize) -> bool {
     session_tokens(ctx) >= threshold
 }
 
+/// The tokens of `messages` when they exceed `max`. The cheap estimate settles clear
+/// cases (it is never off by a factor of two), so the tokenizer is only loaded near the
+/// limit.
+pub(crate) fn tokens_over(
+    ctx: &RequestContext,
+    parts: &[&[crate::client::Message]],
+    max: usize,
+) -> Option<usize> {
+    use crate::session::compress::{count_tokens, estimate_tokens};
+    let estimate: usize = parts.iter().map(|p| estimate_tokens(p)).sum();
+    if estimate < max / 2 {
+        return None;
+    }
+    let counter = crate::tokens::Counter::for_model(ctx.model.real_name());
+    let tokens: usize = parts.iter().map(|p| count_tokens(p, counter)).sum();
+    (tokens > max).then_some(tokens)
+}
+
 /// The pipeline. Cheap to clone; holds only the shared state.
 #[derive(Debug, Clone)]
 pub struct Engine {
@@ -165,6 +183,7 @@ impl Engine {
             None => {
                 let message =
                     turn::prepare_input(&self.state, &self.cwd, ctx, &input, emitter).await?;
+                self.compress_to_fit(ctx, &message, emitter).await?;
                 turn::TurnKind::New(
                     retrieval::augment(&self.state, ctx, &input.text, message, emitter).await?,
                 )
@@ -188,6 +207,31 @@ impl Engine {
             ))));
         }
         Ok(outcome)
+    }
+
+    /// A session whose history and `next` message exceed the model's `max_input_tokens`
+    /// is compressed first, when there is enough of it to summarise. What still does not
+    /// fit is refused before sending (see `turn::check_input_limit`).
+    async fn compress_to_fit(
+        &self,
+        ctx: &mut RequestContext,
+        next: &crate::client::Message,
+        emitter: &dyn Emitter,
+    ) -> Result<(), CoreError> {
+        let Some(max) = ctx.model.config.max_input_tokens.filter(|m| *m > 0) else {
+            return Ok(());
+        };
+        if ctx.session.is_none()
+            || ctx.dry_run
+            || crate::session::compress::split_for_summary(&ctx.history).is_none()
+        {
+            return Ok(());
+        }
+        let parts = [ctx.history.as_slice(), std::slice::from_ref(next)];
+        if tokens_over(ctx, &parts, max as usize).is_some() {
+            self.compress(ctx, emitter).await?;
+        }
+        Ok(())
     }
 
     fn over_threshold(&self, ctx: &RequestContext) -> bool {
@@ -346,7 +390,11 @@ impl Engine {
             .chars()
             .take(80)
             .collect();
-        let role = ctx.role.as_ref().map(|r| r.name.as_str()).unwrap_or("");
+        let role = ctx
+            .role
+            .as_ref()
+            .map(|r| format!(" ({})", r.name))
+            .unwrap_or_default();
         let when = crate::role::SystemVars::detect(&self.state.env).now;
         let mut raw = String::new();
         if !files.is_empty() {
@@ -363,7 +411,7 @@ impl Engine {
         let mut file = options.open(path)?;
         write!(
             file,
-            "# CHAT: {summary} [{when}] ({role})\n{raw}\n--------\n{output}\n--------\n\n"
+            "# CHAT: {summary} [{when}]{role}\n{raw}\n--------\n{output}\n--------\n\n"
         )
     }
 }

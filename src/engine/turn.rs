@@ -173,10 +173,6 @@ pub(super) async fn run_turn(
         }
         _ => {}
     }
-    emitter.emit(Event::TurnStarted(TurnStarted {
-        model: ctx.model.id(),
-        stream,
-    }));
     // The role frames the conversation: instructions and examples first, and for
     // `__INPUT__` roles a rewritten user message.
     let mut kind = kind;
@@ -202,6 +198,13 @@ pub(super) async fn run_turn(
         }
     }
 
+    if !ctx.dry_run {
+        check_input_limit(ctx, &messages)?;
+    }
+    emitter.emit(Event::TurnStarted(TurnStarted {
+        model: ctx.model.id(),
+        stream,
+    }));
     if ctx.dry_run {
         let text = dry_run_text(&messages);
         emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
@@ -732,6 +735,25 @@ fn finish_name(reason: &FinishReason) -> String {
 
 /// The text `--dry-run` shows: the user message alone when it is the whole request,
 /// otherwise every message under a role heading.
+/// Refuses a request over the model's `max_input_tokens` before anything is sent.
+fn check_input_limit(ctx: &RequestContext, messages: &[Message]) -> Result<(), CoreError> {
+    let Some(max) = ctx.model.config.max_input_tokens.filter(|m| *m > 0) else {
+        return Ok(());
+    };
+    let Some(tokens) = super::tokens_over(ctx, &[messages], max as usize) else {
+        return Ok(());
+    };
+    let hint = if ctx.session.is_some() {
+        "shorten the input or start a new session"
+    } else {
+        "shorten the input or use a model with a larger context"
+    };
+    Err(CoreError::InvalidRequest(format!(
+        "Exceed max_input_tokens limit: the request is about {tokens} tokens and `{}` accepts {max} (max_input_tokens); {hint}",
+        ctx.model.id()
+    )))
+}
+
 fn dry_run_text(messages: &[Message]) -> String {
     let describe = |m: &Message| {
         let mut text = m.text_content();

@@ -274,7 +274,8 @@ impl TerminalEmitter {
             Event::TurnFinished(_) => self.finish(inner),
             Event::TurnAborted(aborted) => {
                 self.finish(inner);
-                if aborted.reason == AbortReason::Cancelled {
+                // A reader that closed stdout is not an interruption worth reporting.
+                if aborted.reason == AbortReason::Cancelled && !inner.broken_pipe {
                     self.stderr_line(&self.opts.stderr.paint(Style::Dim, "(interrupted)"));
                 }
             }

@@ -32,6 +32,8 @@ pub enum Decision {
     DenyWithMessage(String),
     /// Stop the whole turn (Ctrl-C at the question).
     Cancel,
+    /// Not run because no one is there to ask; the reason is for the model.
+    Refuse(String),
 }
 
 /// Decides on tool calls that need approval.
@@ -47,9 +49,9 @@ pub struct DenyAll;
 impl Approver for DenyAll {
     fn approve<'a>(&'a self, _: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async {
-            Decision::DenyWithMessage(
-                "this call needs the user's approval and no one is at a terminal to give it; \
-                 do not retry it"
+            Decision::Refuse(
+                "this call needs approval and no one is at a terminal to give it \
+                 (--yolo or auto_approve_tools allow it); do not retry it"
                     .into(),
             )
         })

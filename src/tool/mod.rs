@@ -118,6 +118,9 @@ pub enum ToolError {
     /// The user refused.
     #[error("the user declined this call{}", .0.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
     Declined(Option<String>),
+    /// Refused without asking anyone: configuration, or no one there to approve.
+    #[error("declined without asking: {0}")]
+    Refused(String),
     /// The same call keeps being made.
     #[error(
         "tool-call loop detected: `{0}` was already called with these exact arguments {MAX_REPEATS} times in this turn; use the earlier results or try something else"
@@ -404,9 +407,9 @@ async fn check(
         return Err(ToolError::Loop(name));
     }
     if policy.deny.contains(&name) {
-        return Err(ToolError::Declined(Some(
-            "this tool is disabled by the user's configuration".into(),
-        )));
+        return Err(ToolError::Refused(
+            "this tool is disabled by the user's configuration (deny_tools)".into(),
+        ));
     }
     // "Always" and auto-approval cover a tool inside the working tree; a path outside it
     // is asked about every time (only yolo skips that).
@@ -468,6 +471,7 @@ async fn check(
         Decision::Deny => Err(ToolError::Declined(None)),
         Decision::DenyWithMessage(message) => Err(ToolError::Declined(Some(message))),
         Decision::Cancel => Err(ToolError::Cancelled),
+        Decision::Refuse(reason) => Err(ToolError::Refused(reason)),
     }
 }
 

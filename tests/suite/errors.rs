@@ -150,7 +150,8 @@ fn unreachable_server_is_a_connect_error() {
         line.contains("cannot reach `fake` at http://127.0.0.1:9/v1/chat/completions"),
         "{line}"
     );
-    assert_eq!(stderr(&out).matches("retrying").count(), 2);
+    // A refused connection is final: no retries (issue 14, item 13).
+    assert_eq!(stderr(&out).matches("retrying").count(), 0);
 }
 
 #[test]

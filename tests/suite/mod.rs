@@ -1,5 +1,6 @@
 //! Integration suites, one file per capability.
 
+mod cli_fixes;
 mod config;
 mod embeddings;
 mod errors;

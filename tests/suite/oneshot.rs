@@ -217,7 +217,7 @@ fn list_models_info_version_and_help() {
         stdout(&out),
         "fake:gpt-4o-mini\nfake:text-only\nfake:priced\n"
     );
-    // Embedding and reranker models follow, marked with their type.
+    // Embedding and reranker models follow, with their type in a tab-separated column.
     let cfg = std::fs::read_to_string(env.config_path()).unwrap().replace(
         "      - name: text-only\n",
         "      - name: text-only\n      - name: emb\n        type: embedding\n      - name: rr\n        type: reranker\n",
@@ -226,7 +226,7 @@ fn list_models_info_version_and_help() {
     let out = env.loki().arg("--list-models").assert().success();
     assert_eq!(
         stdout(&out),
-        "fake:gpt-4o-mini\nfake:text-only\nfake:priced\nfake:emb (embedding)\nfake:rr (reranker)\n"
+        "fake:gpt-4o-mini\nfake:text-only\nfake:priced\nfake:emb\tembedding\nfake:rr\treranker\n"
     );
 
     let out = env.loki().arg("--info").assert().success();

@@ -1,0 +1,76 @@
+//! `--build-tools`: checks every script in `functions/tools/`, prints the declarations
+//! of the visible ones and names the files `visible_tools` hides.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::render::sanitize;
+use crate::render::theme::{Style, Theme};
+use crate::state::AppState;
+
+/// Runs the check; returns the exit status (1 when a file has errors).
+pub(super) fn run(state: &AppState) -> anyhow::Result<u8> {
+    let dir = state.paths.functions_dir.join("tools");
+    // Every file is checked, hidden or not, so a hidden file's error shows up too.
+    let (tools, errors) = crate::tool::script::load_dir(&dir, None);
+    let visible = state.config.visible_tools.as_deref();
+    let is_visible = |path: &Path| {
+        visible.is_none_or(|v| v.iter().any(|name| path.file_name() == Some(name.as_ref())))
+    };
+    let theme = Theme::detect(
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        std::env::var_os("NO_COLOR").is_some(),
+        true,
+        false,
+    );
+    let mut hidden = Vec::new();
+    let mut declared = 0;
+    {
+        let mut out = std::io::stdout().lock();
+        for tool in tools {
+            if !is_visible(&tool.path) {
+                hidden.push(file_name(&tool.path));
+                continue;
+            }
+            let spec = crate::tool::Tool::Script(Arc::new(tool)).spec();
+            writeln!(out, "{}", serde_json::to_string_pretty(&spec)?)?;
+            declared += 1;
+        }
+    }
+    let mut err = std::io::stderr().lock();
+    for error in &errors {
+        if !is_visible(&error.path) {
+            hidden.push(file_name(&error.path));
+        }
+        writeln!(
+            err,
+            "{} {}",
+            theme.paint(Style::Error, "error:"),
+            sanitize::display(&error.to_string())
+        )?;
+    }
+    if !hidden.is_empty() {
+        hidden.sort();
+        writeln!(
+            err,
+            "{} hidden by visible_tools (not declared to models): {}",
+            theme.paint(Style::Warning, "note:"),
+            sanitize::display(&hidden.join(", "))
+        )?;
+    }
+    writeln!(
+        err,
+        "{declared} script tool(s) declared, {} hidden, {} with errors, in {}",
+        hidden.len(),
+        errors.len(),
+        dir.display()
+    )?;
+    Ok(u8::from(!errors.is_empty()))
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
