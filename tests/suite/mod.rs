@@ -1,5 +1,6 @@
 //! Integration suites, one file per capability.
 
+mod compression;
 mod config;
 mod embeddings;
 mod errors;
