@@ -50,7 +50,12 @@ fn a_tail_of_big_tool_results_is_not_summarised_on_every_turn() {
             .assert()
             .success();
     }
-    let requests: Vec<Value> = env.server.requests().iter().map(|r| r.json()).collect();
+    let requests: Vec<Value> = env
+        .server
+        .requests()
+        .iter()
+        .map(crate::common::fake_llm::Recorded::json)
+        .collect();
     let summaries = requests.iter().filter(|b| is_summary(b)).count();
     assert_eq!(requests.len() - summaries, 20, "two model calls per turn");
     assert!(
@@ -97,7 +102,12 @@ fn a_tail_over_the_threshold_shrinks_so_summaries_wait_for_new_content() {
             .assert()
             .success();
     }
-    let requests: Vec<Value> = env.server.requests().iter().map(|r| r.json()).collect();
+    let requests: Vec<Value> = env
+        .server
+        .requests()
+        .iter()
+        .map(crate::common::fake_llm::Recorded::json)
+        .collect();
     let summaries = requests.iter().filter(|b| is_summary(b)).count();
     assert_eq!(requests.len() - summaries, 10);
     // A summary leaves at most half the threshold, so the next one waits for about half
