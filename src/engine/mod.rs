@@ -190,8 +190,8 @@ impl Engine {
             }
         };
         let outcome = turn::run_turn(&self.state, &self.cwd, ctx, kind, stream, emitter).await?;
-        if ctx.session.is_some() && !ctx.dry_run && self.over_threshold(ctx) {
-            self.compress(ctx, emitter).await?;
+        if ctx.session.is_some() && !ctx.dry_run {
+            self.keep_under_threshold(ctx, emitter).await?;
         }
         if !ctx.dry_run && self.saves_session(ctx) {
             self.autoname_or_warn(ctx, emitter).await;
@@ -223,7 +223,12 @@ impl Engine {
         };
         if ctx.session.is_none()
             || ctx.dry_run
-            || crate::session::compress::split_for_summary(&ctx.history).is_none()
+            || crate::session::compress::split_for_summary(
+                &ctx.history,
+                usize::MAX,
+                crate::tokens::Counter::for_model(ctx.model.real_name()),
+            )
+            .is_none()
         {
             return Ok(());
         }
@@ -234,13 +239,34 @@ impl Engine {
         Ok(())
     }
 
-    fn over_threshold(&self, ctx: &RequestContext) -> bool {
-        let threshold = ctx
-            .session
+    /// The open session's compression threshold (0: never compress).
+    fn compression_threshold(&self, ctx: &RequestContext) -> usize {
+        ctx.session
             .as_ref()
             .and_then(|s| s.lock().get().compression_threshold)
-            .unwrap_or(self.state.config.compression_threshold);
-        threshold > 0 && reaches_tokens(ctx, threshold)
+            .unwrap_or(self.state.config.compression_threshold)
+    }
+
+    /// After a turn, brings a session that reached its threshold back well under it: big
+    /// tool results of finished turns are shortened first, and only when that is not
+    /// enough are the older messages summarised (see [`Engine::compress`]).
+    async fn keep_under_threshold(
+        &self,
+        ctx: &mut RequestContext,
+        emitter: &dyn Emitter,
+    ) -> Result<(), CoreError> {
+        let threshold = self.compression_threshold(ctx);
+        if threshold == 0 || !reaches_tokens(ctx, threshold) {
+            return Ok(());
+        }
+        let counter = crate::tokens::Counter::for_model(ctx.model.real_name());
+        if crate::session::compress::trim_tool_results(&mut ctx.history, threshold, counter)
+            && !reaches_tokens(ctx, threshold)
+        {
+            return Ok(());
+        }
+        self.compress(ctx, emitter).await?;
+        Ok(())
     }
 
     /// Whether the open session will be saved when it is closed (`save_session: true`,
@@ -324,7 +350,16 @@ impl Engine {
         ctx: &mut RequestContext,
         emitter: &dyn Emitter,
     ) -> Result<bool, CoreError> {
-        let Some((old, kept)) = crate::session::compress::split_for_summary(&ctx.history) else {
+        // The kept tail takes at most half the threshold, so that the session ends well
+        // under it and is not summarised again before as much new content has arrived.
+        let budget = match self.compression_threshold(ctx) {
+            0 => usize::MAX,
+            threshold => threshold / 2,
+        };
+        let counter = crate::tokens::Counter::for_model(ctx.model.real_name());
+        let Some((old, kept)) =
+            crate::session::compress::split_for_summary(&ctx.history, budget, counter)
+        else {
             return Ok(false);
         };
         emitter.emit(Event::Notice(event::Notice::info(

@@ -53,9 +53,45 @@ pub fn count_tokens(messages: &[Message], counter: Counter) -> usize {
         .sum()
 }
 
-/// Splits the conversation into the part to summarise and the part kept verbatim.
-/// `None` when there is too little to summarise.
-pub fn split_for_summary(messages: &[Message]) -> Option<(Vec<Message>, Vec<Message>)> {
+/// Tokens a single tool result may keep once its turn is over, as a share of the
+/// threshold: the model has read it and answered; a later turn can call the tool again.
+const TOOL_RESULT_SHARE: usize = 8;
+
+/// Shortens tool results of finished turns that are larger than an eighth of `threshold`
+/// tokens to their beginning and a note, so that reading a few big files does not push a
+/// session over the threshold turn after turn. True when something was shortened.
+pub fn trim_tool_results(messages: &mut [Message], threshold: usize, counter: Counter) -> bool {
+    let limit = (threshold / TOOL_RESULT_SHARE).max(16);
+    let mut trimmed = false;
+    for message in messages.iter_mut().filter(|m| m.role == Role::Tool) {
+        let Content::Text(text) = &message.content else {
+            continue;
+        };
+        if counter.count(text) <= limit {
+            continue;
+        }
+        // About four characters a token for ASCII, one for other scripts: keep the
+        // beginning that certainly fits.
+        let head: String = text.chars().take(limit * 2).collect();
+        let left_out = text.chars().count() - head.chars().count();
+        message.content = Content::Text(format!(
+            "{head}\n[… {left_out} more characters of this tool result were left out to keep \
+             the session under compression_threshold; call the tool again to see them]"
+        ));
+        trimmed = true;
+    }
+    trimmed
+}
+
+/// Splits the conversation into the part to summarise and the part kept verbatim: at most
+/// the last [`KEEP_RECENT`] messages, starting at a user message, and no more than
+/// `budget` tokens (fewer messages, down to none, when the recent ones are larger).
+/// `None` when there is too little to summarise: nothing but an earlier summary would go.
+pub fn split_for_summary(
+    messages: &[Message],
+    budget: usize,
+    counter: Counter,
+) -> Option<(Vec<Message>, Vec<Message>)> {
     if messages.len() <= KEEP_RECENT {
         return None;
     }
@@ -64,7 +100,14 @@ pub fn split_for_summary(messages: &[Message]) -> Option<(Vec<Message>, Vec<Mess
     while cut > 0 && messages[cut].role != Role::User {
         cut -= 1;
     }
-    if cut == 0 {
+    // Shrink the tail until it fits the budget: the next user message, or nothing.
+    while cut < messages.len() && count_tokens(&messages[cut..], counter) > budget {
+        cut += 1;
+        while cut < messages.len() && messages[cut].role != Role::User {
+            cut += 1;
+        }
+    }
+    if messages[..cut].iter().all(|m| m.role == Role::System) {
         return None;
     }
     Some((messages[..cut].to_vec(), messages[cut..].to_vec()))
@@ -97,9 +140,32 @@ mod tests {
                 )
             })
             .collect();
-        let (old, kept) = split_for_summary(&m).unwrap();
+        let (old, kept) = split_for_summary(&m, usize::MAX, Counter::Estimate).unwrap();
         assert_eq!(old.len(), 6);
         assert_eq!(kept[0].text_content(), "m6");
-        assert!(split_for_summary(&m[..4]).is_none());
+        assert!(split_for_summary(&m[..4], usize::MAX, Counter::Estimate).is_none());
+        // A tail over the budget shrinks to the last exchange, then to nothing.
+        let (old, kept) = split_for_summary(&m, 12, Counter::Estimate).unwrap();
+        assert_eq!((old.len(), kept.len()), (8, 2));
+        let (old, kept) = split_for_summary(&m, 5, Counter::Estimate).unwrap();
+        assert_eq!((old.len(), kept.len()), (10, 0));
+        // Nothing but an earlier summary to summarise: no new summary.
+        let mut again = vec![Message::text(Role::System, "summary")];
+        again.extend(m[6..].iter().cloned());
+        assert!(split_for_summary(&again, usize::MAX, Counter::Estimate).is_none());
+    }
+
+    #[test]
+    fn big_tool_results_are_shortened() {
+        let mut m = vec![
+            Message::text(Role::User, "read"),
+            Message::text(Role::Tool, "x".repeat(4000)),
+            Message::text(Role::Tool, "small"),
+        ];
+        assert!(trim_tool_results(&mut m, 1000, Counter::Estimate));
+        assert!(estimate_tokens(&m[1..2]) <= 1000 / 8 + PER_MESSAGE + 40);
+        assert!(m[1].text_content().contains("left out"));
+        assert_eq!(m[2].text_content(), "small");
+        assert!(!trim_tool_results(&mut m, 1000, Counter::Estimate));
     }
 }
