@@ -195,20 +195,16 @@ impl Engine {
             .session
             .as_ref()
             .and_then(|s| s.lock().get().compression_threshold)
-            .unwrap_or(self.state.config.compression_threshold);
+            .unwrap_or(ctx.compression_threshold);
         threshold > 0 && reaches_tokens(ctx, threshold)
     }
 
     /// Whether the open session will be saved when it is closed (`save_session: true`,
     /// from the session or the configuration).
     pub fn saves_session(&self, ctx: &RequestContext) -> bool {
-        ctx.session.as_ref().is_some_and(|s| {
-            s.lock()
-                .get()
-                .save_session
-                .or(self.state.config.save_session)
-                == Some(true)
-        })
+        ctx.session
+            .as_ref()
+            .is_some_and(|s| s.lock().get().save_session.or(ctx.save_session) == Some(true))
     }
 
     /// [`Engine::autoname`], with a failure reported as a warning (the session is then

@@ -77,11 +77,7 @@ impl Repl {
         let Some(active) = &self.ctx.session else {
             return;
         };
-        let setting = active
-            .lock()
-            .get()
-            .save_session
-            .or(self.state().config.save_session);
+        let setting = active.lock().get().save_session.or(self.ctx.save_session);
         if !active.is_dirty() || setting == Some(false) {
             return;
         }
@@ -129,11 +125,7 @@ impl Repl {
         let Some(active) = &self.ctx.session else {
             return Leave::Left;
         };
-        let setting = active
-            .lock()
-            .get()
-            .save_session
-            .or(self.state().config.save_session);
+        let setting = active.lock().get().save_session.or(self.ctx.save_session);
         let name = active.name();
         let temp = name == crate::session::TEMP_SESSION;
         let dirty = active.is_dirty();

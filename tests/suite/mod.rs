@@ -11,6 +11,7 @@ mod oneshot;
 mod providers;
 mod rag;
 mod repl;
+mod repl_fixes;
 mod roles;
 mod session_safety;
 mod sessions;

@@ -1,0 +1,118 @@
+//! Fixes to the REPL from issue 14: `.set` keys, completion, `.edit config`, history,
+//! sessions and prompts, each driven through the real binary in a PTY.
+
+use serde_json::{Value, json};
+
+use crate::common::TestEnv;
+use crate::common::fake_llm::openai;
+use crate::common::pty::Pty;
+
+const PROMPT: &str = "fake:gpt-4o-mini)> ";
+
+fn start(env: &TestEnv) -> Pty {
+    start_with(env, &[])
+}
+
+fn start_with(env: &TestEnv, extra: &[(&str, &str)]) -> Pty {
+    let mut vars = vec![("NO_COLOR", "1")];
+    vars.extend_from_slice(extra);
+    let mut pty = Pty::spawn(env, &[], &vars);
+    pty.expect(PROMPT);
+    pty
+}
+
+/// Submits a line, waits for `until`, then for `prompt`.
+fn submit_to(pty: &mut Pty, line: &str, until: &str, prompt: &str) -> String {
+    pty.send(line);
+    pty.send("\r");
+    let mut out = pty.expect(until);
+    out.push_str(&pty.expect(prompt));
+    out
+}
+
+fn submit(pty: &mut Pty, line: &str, until: &str) -> String {
+    submit_to(pty, line, until, PROMPT)
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+// ----- item 5: `.set` keys -----
+
+#[test]
+fn set_top_p_above_one_is_refused() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    submit(
+        &mut pty,
+        ".set top_p 1.5",
+        "invalid value `1.5` for top_p: expected a number from 0 to 1",
+    );
+    env.server.push(openai::text_stream(&["ok"]));
+    submit(&mut pty, "hi", "ok");
+    assert_eq!(env.server.last_request().json().get("top_p"), None);
+}
+
+#[test]
+fn set_save_session_and_compression_threshold() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    // Outside a session: applies to the sessions of this conversation.
+    submit(&mut pty, ".set save_session true", "save_session: true");
+    let sprompt = "fake:gpt-4o-mini)work) ";
+    submit_to(&mut pty, ".session work", "session: work (new)", sprompt);
+    submit_to(
+        &mut pty,
+        ".set compression_threshold 1234",
+        "compression_threshold: 1234 (this session)",
+        sprompt,
+    );
+    env.server.push(openai::text_stream(&["noted"]));
+    submit_to(&mut pty, "remember 7", "noted", sprompt);
+    // Saved without asking, because save_session is true.
+    submit(&mut pty, ".exit session", "saved");
+    let file = std::fs::read_to_string(env.session_file("work")).unwrap();
+    assert!(file.contains("compression_threshold: 1234"), "{file}");
+    submit(
+        &mut pty,
+        ".set compression_threshold lots",
+        "invalid value `lots` for compression_threshold",
+    );
+}
+
+#[test]
+fn set_enabled_mcp_servers_null_restores_the_configured_servers() {
+    let bin = super::mcp::server_bin();
+    let env = super::mcp::mcp_env(
+        json!({
+            "test": {"type": "stdio", "command": bin},
+            "other": {"type": "stdio", "command": bin},
+        }),
+        "enabled_mcp_servers: test\n",
+    );
+    let mut pty = start(&env);
+    submit(
+        &mut pty,
+        ".set enabled_mcp_servers other",
+        "enabled_mcp_servers: other",
+    );
+    submit(
+        &mut pty,
+        ".set enabled_mcp_servers null",
+        "enabled_mcp_servers: test (configured value)",
+    );
+    env.server.push(openai::text_stream(&["fine"]));
+    submit(&mut pty, "hi", "fine");
+    let names = tool_names(&env.server.last_request().json());
+    assert!(names.iter().any(|n| n.starts_with("test_")), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("other_")), "{names:?}");
+}
