@@ -789,7 +789,7 @@ impl Repl {
     }
 }
 
-fn completion_data(state: &AppState) -> CompletionData {
+fn completion_data(state: &Arc<AppState>) -> CompletionData {
     CompletionData {
         models: state
             .providers
@@ -801,6 +801,7 @@ fn completion_data(state: &AppState) -> CompletionData {
         roles_dir: state.paths.roles_dir.clone(),
         sessions: Some(Arc::clone(&state.sessions)),
         rags_dir: state.paths.rags_dir.clone(),
+        state: Some(Arc::clone(state)),
     }
 }
 

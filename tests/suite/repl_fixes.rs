@@ -116,3 +116,43 @@ fn set_enabled_mcp_servers_null_restores_the_configured_servers() {
     assert!(names.iter().any(|n| n.starts_with("test_")), "{names:?}");
     assert!(!names.iter().any(|n| n.starts_with("other_")), "{names:?}");
 }
+
+// ----- item 4: completion of `.set enabled_tools` / `.set enabled_mcp_servers` -----
+
+#[test]
+fn set_enabled_tools_completes_names_and_aliases_after_a_comma() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "mapping_tools:\n  readonly_fs: fs_cat,fs_ls\n{cfg}"
+    ));
+    let mut pty = start(&env);
+    pty.send(".set enabled_tools get_cu\t");
+    pty.expect("get_current_time");
+    pty.send(",reado\t");
+    pty.expect("readonly_fs");
+    pty.send("\r");
+    pty.expect("enabled_tools: get_current_time,readonly_fs (active: ");
+    let out = pty.expect(PROMPT);
+    assert!(
+        out.starts_with("fs_cat, fs_ls, get_current_time)"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn set_enabled_mcp_servers_completes_server_names() {
+    let bin = super::mcp::server_bin();
+    let env = super::mcp::mcp_env(
+        json!({
+            "test": {"type": "stdio", "command": bin},
+            "other": {"type": "stdio", "command": bin},
+        }),
+        "",
+    );
+    let mut pty = start(&env);
+    pty.send(".set enabled_mcp_servers oth\t");
+    pty.expect("other");
+    pty.send("\r");
+    pty.expect("enabled_mcp_servers: other");
+}
