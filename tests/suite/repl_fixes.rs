@@ -156,3 +156,51 @@ fn set_enabled_mcp_servers_completes_server_names() {
     pty.send("\r");
     pty.expect("enabled_mcp_servers: other");
 }
+
+// ----- item 3: `.edit config` -----
+
+fn script(env: &TestEnv, name: &str, body: &str) -> String {
+    let bin = env.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let path = bin.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn edit_config_applies_a_valid_edit_and_keeps_the_old_config_on_a_bad_one() {
+    let env = TestEnv::new();
+    // First run: switch the model and set a temperature; second run: break the YAML.
+    let count = env.dir.path().join("edits");
+    let editor = script(
+        &env,
+        "fake-editor",
+        &format!(
+            "if [ -e '{c}' ]; then printf 'model: [broken\\n' >> \"$1\"; else touch '{c}'; \
+             sed -i 's/^model: .*/model: fake:text-only\\ntemperature: 0.3/' \"$1\"; fi",
+            c = count.display()
+        ),
+    );
+    let mut pty = start_with(&env, &[("EDITOR", &editor)]);
+    let new_prompt = "fake:text-only)> ";
+    submit_to(&mut pty, ".edit config", "reloaded", new_prompt);
+    env.server.push(openai::text_stream(&["one"]));
+    submit_to(&mut pty, "hi", "one", new_prompt);
+    let body = env.server.last_request().json();
+    assert_eq!(body["model"], "text-only");
+    assert_eq!(body["temperature"], json!(0.3));
+
+    submit_to(
+        &mut pty,
+        ".edit config",
+        "keeping the previous configuration",
+        new_prompt,
+    );
+    env.server.push(openai::text_stream(&["two"]));
+    submit_to(&mut pty, "again", "two", new_prompt);
+    let body = env.server.last_request().json();
+    assert_eq!(body["model"], "text-only");
+    assert_eq!(body["temperature"], json!(0.3));
+}
