@@ -165,6 +165,11 @@ impl Repl {
             let read = self
                 .ask_user(move || {
                     let line = reader.read_line(&prompt);
+                    // Each submitted line reaches history.txt at once: a closed terminal
+                    // or a signal that leaves this thread behind loses nothing.
+                    if matches!(line, Ok(Signal::Success(_))) {
+                        let _ = reader.sync_history();
+                    }
                     (reader, line)
                 })
                 .await;

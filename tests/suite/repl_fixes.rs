@@ -204,3 +204,60 @@ fn edit_config_applies_a_valid_edit_and_keeps_the_old_config_on_a_bad_one() {
     assert_eq!(body["model"], "text-only");
     assert_eq!(body["temperature"], json!(0.3));
 }
+
+// ----- item 2: history at once, terminal restored on SIGTERM/SIGHUP -----
+
+fn line_mode(pty: &Pty) -> bool {
+    let master = pty.session.get_process().get_raw_handle().unwrap();
+    let termios = rustix::termios::tcgetattr(&master).unwrap();
+    termios
+        .local_modes
+        .contains(rustix::termios::LocalModes::ICANON)
+}
+
+fn kill(pty: &Pty, signal: &str) {
+    let pid = pty.session.get_process().pid().as_raw().to_string();
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn history_reaches_the_file_at_once_and_signal_restores_terminal(signal: &str, code: i32) {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    env.server.push(openai::text_stream(&["noted"]));
+    submit(&mut pty, "remember this line", "noted");
+    submit(&mut pty, ".info", "keybindings");
+    // Still running: both lines are on disk already.
+    let path = env.config_dir().join("history.txt");
+    let history = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        history.contains("remember this line") && history.contains(".info"),
+        "{history:?}"
+    );
+    crate::common::assert_private(&path);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!line_mode(&pty), "the prompt is in raw mode");
+    kill(&pty, signal);
+    let out = pty.read_to_end();
+    assert_eq!(pty.exit_code(), code, "{out:?}");
+    assert!(line_mode(&pty), "{signal} left the terminal in raw mode");
+    let history = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        history.matches("remember this line").count(),
+        1,
+        "{history:?}"
+    );
+}
+
+#[test]
+fn history_is_written_per_line_and_sigterm_restores_the_terminal() {
+    history_reaches_the_file_at_once_and_signal_restores_terminal("TERM", 143);
+}
+
+#[test]
+fn history_is_written_per_line_and_sighup_restores_the_terminal() {
+    history_reaches_the_file_at_once_and_signal_restores_terminal("HUP", 129);
+}
