@@ -276,9 +276,38 @@ impl Engine {
         ctx: &mut RequestContext,
         emitter: &dyn Emitter,
     ) -> Result<bool, CoreError> {
-        let Some((old, kept)) = crate::session::compress::split_for_summary(&ctx.history) else {
+        let Some(split) = crate::session::compress::split_for_summary(&ctx.history) else {
             return Ok(false);
         };
+        self.summarise(ctx, emitter, split).await
+    }
+
+    /// `.compress session`, asked for explicitly: like [`Engine::compress`], but a
+    /// session too short to keep a recent tail is summarised whole.
+    pub async fn compress_now(
+        &self,
+        ctx: &mut RequestContext,
+        emitter: &dyn Emitter,
+    ) -> Result<bool, CoreError> {
+        let split = crate::session::compress::split_for_summary(&ctx.history).or_else(|| {
+            let worth = ctx
+                .history
+                .iter()
+                .any(|m| m.role != crate::client::Role::System);
+            worth.then(|| (ctx.history.clone(), Vec::new()))
+        });
+        match split {
+            Some(split) => self.summarise(ctx, emitter, split).await,
+            None => Ok(false),
+        }
+    }
+
+    async fn summarise(
+        &self,
+        ctx: &mut RequestContext,
+        emitter: &dyn Emitter,
+        (old, kept): (Vec<crate::client::Message>, Vec<crate::client::Message>),
+    ) -> Result<bool, CoreError> {
         emitter.emit(Event::Notice(event::Notice::info(
             "compressing the session…",
         )));

@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::config::ModelKind;
 use crate::config::{self, Wrap};
 use crate::context::RequestContext;
-use crate::engine::command::{self, parse_bool};
+use crate::engine::command::{self, Command, parse_bool};
 use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
 use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
@@ -230,6 +230,15 @@ impl Repl {
             Action::Exit => return self.quit().await,
             Action::Ask(input) => self.ask(input).await,
             Action::Apply(cmd) => {
+                let refused = match &cmd {
+                    Command::UseRole(name) => self.role_change_refused(&format!("`.role {name}`")),
+                    Command::UsePrompt(_) => self.role_change_refused("`.prompt`"),
+                    _ => None,
+                };
+                if let Some(message) = refused {
+                    self.error(&message);
+                    return Next::Stay;
+                }
                 match command::apply(self.engine.state(), &mut self.ctx, cmd) {
                     Ok(message) => self.note(&message),
                     Err(e) => self.error(&e.to_string()),
@@ -249,7 +258,7 @@ impl Repl {
                 // The role's turn may have run other servers; bring back the usual ones.
                 self.prepare_mcp();
             }
-            Action::OpenSession(name) => self.open_session(&name),
+            Action::OpenSession(name) => self.open_session(&name).await,
             Action::ExitSession => {
                 if self.ctx.session.is_none() {
                     self.error("no session is open");
@@ -483,31 +492,72 @@ impl Repl {
         }
         let opts = TerminalOptions::detect(&self.display, self.no_color, false);
         let emitter = TerminalEmitter::new(opts, None);
-        match self.engine.compress(&mut self.ctx, &emitter).await {
+        match self.engine.compress_now(&mut self.ctx, &emitter).await {
             Ok(true) => {}
             Ok(false) => self.note("nothing to compress yet"),
             Err(e) => self.error(&e.to_string()),
         }
     }
 
-    fn open_session(&mut self, name: &str) {
+    async fn open_session(&mut self, name: &str) {
         if let Some(active) = &self.ctx.session {
             return self.error(&format!(
                 "already in session `{}`; .exit session first",
                 active.name()
             ));
         }
+        let before = self.ctx.history.clone();
         match self.ctx.open_session(self.engine.state(), name) {
             Ok(true) => self.note(&format!(
                 "session: {name} ({} messages)",
                 self.ctx.history.len()
             )),
+            Ok(false)
+                if !before.is_empty() && self.carry_into_session(name, before.len()).await =>
+            {
+                if let Some(session) = &self.ctx.session {
+                    session.lock().get_mut().messages.clone_from(&before);
+                }
+                self.ctx.history = before;
+                self.note(&format!(
+                    "session: {name} (new, with the {} messages of this conversation)",
+                    self.ctx.history.len()
+                ));
+            }
             Ok(false) => self.note(&format!("session: {name} (new)")),
             Err(e) => self.error(&e.to_string()),
         }
         if let Some(warning) = self.ctx.session_model_warning() {
             self.note(&format!("warning: {warning}"));
         }
+    }
+
+    /// Whether to carry the conversation so far into the new session `name` (asked;
+    /// no when nobody can answer).
+    async fn carry_into_session(&mut self, name: &str, messages: usize) -> bool {
+        let question =
+            format!("Carry the conversation so far ({messages} messages) into session `{name}`?");
+        matches!(
+            self.ask_user(move || inquire::Confirm::new(&question).with_default(true).prompt())
+                .await,
+            Ok(Ok(true))
+        )
+    }
+
+    /// `.role` / `.prompt` in a session that already has messages would rewrite the
+    /// system prompt of its history: refused, with what to do instead.
+    fn role_change_refused(&self, what: &str) -> Option<String> {
+        let session = self.ctx.session.as_ref()?;
+        if self.ctx.history.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "session `{}` already has {} messages: its role cannot change ({what} would \
+             rewrite the system prompt of that history); .exit session, or open a new session \
+             first",
+            session.name(),
+            self.ctx.history.len()
+        ))
     }
 
     fn set_display(&mut self, key: &str, value: &str) {

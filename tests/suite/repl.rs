@@ -513,6 +513,9 @@ fn save_edit_and_delete_roles_and_sessions() {
     assert!(!roles.join("nice.md").exists());
 
     send_line(&mut pty, ".session notes");
+    // The conversation so far is offered to the new session: not this time.
+    pty.expect("Carry the conversation so far (2 messages) into session `notes`?");
+    pty.send("n\r");
     pty.expect("session: notes (new)");
     pty.expect("notes) ");
     send_line(&mut pty, ".edit session");

@@ -261,3 +261,82 @@ fn history_is_written_per_line_and_sigterm_restores_the_terminal() {
 fn history_is_written_per_line_and_sighup_restores_the_terminal() {
     history_reaches_the_file_at_once_and_signal_restores_terminal("HUP", 129);
 }
+
+// ----- item 10: sessions -----
+
+#[test]
+fn session_after_some_conversation_offers_to_carry_it() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    env.server.push(openai::text_stream(&["first answer"]));
+    submit(&mut pty, "first question", "first answer");
+    pty.send(".session work\r");
+    pty.expect("Carry the conversation so far (2 messages) into session `work`?");
+    pty.send("y\r");
+    let sprompt = "fake:gpt-4o-mini)work) ";
+    pty.expect("session: work (new, with the 2 messages of this conversation)");
+    pty.expect(sprompt);
+    env.server.push(openai::text_stream(&["second answer"]));
+    submit_to(&mut pty, "second question", "second answer", sprompt);
+    assert_eq!(
+        env.server.last_request().json()["messages"],
+        json!([
+            {"role": "user", "content": "first question"},
+            {"role": "assistant", "content": "first answer"},
+            {"role": "user", "content": "second question"}
+        ])
+    );
+}
+
+#[test]
+fn role_in_a_non_empty_session_is_refused_with_a_reason() {
+    let env = TestEnv::new();
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(roles.join("pirate.md"), "Talk like a pirate.").unwrap();
+    let mut pty = start(&env);
+    let sprompt = "fake:gpt-4o-mini)work) ";
+    submit_to(&mut pty, ".session work", "session: work (new)", sprompt);
+    env.server.push(openai::text_stream(&["hello"]));
+    submit_to(&mut pty, "hi", "hello", sprompt);
+    submit_to(
+        &mut pty,
+        ".role pirate",
+        "session `work` already has 2 messages: its role cannot change",
+        sprompt,
+    );
+    env.server.push(openai::text_stream(&["again"]));
+    submit_to(&mut pty, "more", "again", sprompt);
+    let sent = env.server.last_request().json()["messages"].to_string();
+    assert!(!sent.contains("pirate"), "{sent}");
+}
+
+#[test]
+fn compress_session_on_a_short_session_compresses_when_asked() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    let sprompt = "fake:gpt-4o-mini)work) ";
+    submit_to(&mut pty, ".session work", "session: work (new)", sprompt);
+    env.server.push(openai::text_stream(&["hello"]));
+    submit_to(&mut pty, "hi there", "hello", sprompt);
+    env.server
+        .push(openai::text_json("The user greeted the assistant."));
+    submit_to(
+        &mut pty,
+        ".compress session",
+        "compressing the session",
+        sprompt,
+    );
+    env.server.push(openai::text_stream(&["ok"]));
+    submit_to(&mut pty, "next", "ok", sprompt);
+    let sent = env.server.last_request().json()["messages"].clone();
+    assert_eq!(sent[0]["role"], "system", "{sent}");
+    assert!(
+        sent[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("The user greeted the assistant."),
+        "{sent}"
+    );
+    assert!(!sent.to_string().contains("hi there"), "{sent}");
+}
