@@ -340,3 +340,27 @@ fn compress_session_on_a_short_session_compresses_when_asked() {
     );
     assert!(!sent.to_string().contains("hi there"), "{sent}");
 }
+
+// ----- item 11: `.file %%`, MCP approval text, one MCP warning -----
+
+#[test]
+fn file_percent_percent_attaches_the_last_answer() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    submit(
+        &mut pty,
+        ".file %% -- translate it",
+        "there is none yet in this conversation",
+    );
+    env.server.push(openai::text_stream(&["The sky is blue."]));
+    submit(&mut pty, "colour of the sky?", "The sky is blue.");
+    env.server.push(openai::text_stream(&["Il cielo è blu."]));
+    submit(&mut pty, ".file %% -- translate it to italian", "Il cielo");
+    let body = env.server.last_request().json();
+    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    let content = last["content"].as_str().unwrap();
+    assert!(
+        content.contains("The sky is blue.") && content.contains("translate it to italian"),
+        "{content}"
+    );
+}
