@@ -364,3 +364,21 @@ fn file_percent_percent_attaches_the_last_answer() {
         "{content}"
     );
 }
+
+#[test]
+fn mcp_not_usable_warning_is_printed_once() {
+    let bin = super::mcp::server_bin();
+    let env = super::mcp::mcp_env(
+        json!({"nokey": {"type": "stdio", "command": bin, "env": {"T": "{{NOT_SET_ANYWHERE}}"}}}),
+        "enabled_mcp_servers: nokey\n",
+    );
+    let mut pty = start(&env);
+    let mut out = String::new();
+    for (question, answer) in [("one", "first"), ("two", "second"), ("three", "third")] {
+        env.server.push(openai::text_stream(&[answer]));
+        out.push_str(&submit(&mut pty, question, answer));
+    }
+    pty.send(".exit\r");
+    out.push_str(&pty.read_to_end());
+    assert_eq!(out.matches("is not usable").count(), 1, "{out:?}");
+}
