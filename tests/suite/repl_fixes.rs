@@ -382,3 +382,32 @@ fn mcp_not_usable_warning_is_printed_once() {
     out.push_str(&pty.read_to_end());
     assert_eq!(out.matches("is not usable").count(), 1, "{out:?}");
 }
+
+#[test]
+fn mcp_approval_names_the_real_tool() {
+    let notes = tempfile::NamedTempFile::new().unwrap();
+    let env = super::mcp::mcp_env(
+        json!({"test": {"type": "stdio", "command": super::mcp::server_bin(), "env": {"MCP_TEST_NOTES": notes.path().display().to_string()}}}),
+        "enabled_mcp_servers: test\nmcp_tool_exposure: meta\n",
+    );
+    let mut pty = start(&env);
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "mcp__invoke_test",
+        r#"{"tool":"note","arguments":{"line":"hello"}}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Not noted."]));
+    pty.send("take a note\r");
+    let shown = pty.expect("Run it?");
+    assert!(
+        shown.contains(
+            r#"note wants to call the MCP tool `note` of the server `test` with {"line":"hello"}"#
+        ),
+        "{shown:?}"
+    );
+    assert!(!shown.contains("mcp__invoke_test wants"), "{shown:?}");
+    // Down twice to "no" (yes, always, no).
+    pty.send("\x1b[B\x1b[B\r");
+    pty.expect("Not noted.");
+    assert_eq!(std::fs::read_to_string(notes.path()).unwrap(), "");
+}
