@@ -20,6 +20,7 @@ mod leave;
 pub mod line_editor;
 pub mod prompt;
 pub mod rag;
+pub mod text_input;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, RwLock};

@@ -411,3 +411,35 @@ fn mcp_approval_names_the_real_tool() {
     pty.expect("Not noted.");
     assert_eq!(std::fs::read_to_string(notes.path()).unwrap(), "");
 }
+
+// ----- item 9: text prompts edit like the line editor; Ctrl-C at the name asks again -----
+
+#[test]
+fn session_name_prompt_handles_ctrl_u_ctrl_w_and_ctrl_c() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    let sprompt = "fake:gpt-4o-mini)temp) ";
+    submit_to(&mut pty, ".session", "session: temp (new)", sprompt);
+    env.server.push(openai::text_stream(&["hello"]));
+    submit_to(&mut pty, "hi", "hello", sprompt);
+    pty.send(".exit session\r");
+    pty.expect("Save session `temp`?");
+    pty.send("y\r");
+    pty.expect("Session name:");
+    // Ctrl-C at the name goes back to the question instead of dropping the session.
+    pty.send("\x03");
+    pty.expect("Save session `temp`?");
+    pty.send("y\r");
+    pty.expect("Session name:");
+    // Ctrl-W removes the last word, Ctrl-U the rest: only "kept" remains.
+    pty.send("junk word\x17");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    pty.send("\x15kept\r");
+    pty.expect(PROMPT);
+    pty.send(".exit\r");
+    pty.read_to_end();
+    assert!(
+        env.session_file("kept").exists(),
+        "session not saved as `kept`"
+    );
+}
