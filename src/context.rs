@@ -77,6 +77,11 @@ pub struct RequestContext {
     pub enabled_mcp_servers: Option<String>,
     /// Whether MCP servers are used at all (`mcp_server_support`).
     pub mcp_server_support: bool,
+    /// `save_session` for this conversation (`.set save_session` outside a session);
+    /// an open session's own value wins.
+    pub save_session: Option<bool>,
+    /// `compression_threshold` for this conversation; an open session's own value wins.
+    pub compression_threshold: usize,
     /// How tool calls are approved, including "always" answers given so far.
     pub tool_policy: crate::tool::Policy,
     /// Who is asked before a tool call that needs approval.
@@ -491,6 +496,8 @@ impl RequestContext {
             enabled_tools: state.config.enabled_tools.clone(),
             enabled_mcp_servers: state.config.enabled_mcp_servers.clone(),
             mcp_server_support: state.config.mcp_server_support,
+            save_session: state.config.save_session,
+            compression_threshold: state.config.compression_threshold,
             tool_policy: crate::tool::Policy::from_config(&state.config),
             approver: Arc::new(crate::tool::approve::DenyAll),
             session: None,

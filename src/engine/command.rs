@@ -37,7 +37,7 @@ pub enum Command {
 pub const SETTABLE: &[(&str, &str)] = &[
     ("model", "<client:model>"),
     ("temperature", "<0..2|null>"),
-    ("top_p", "<0..2|null>"),
+    ("top_p", "<0..1|null>"),
     ("max_output_tokens", "<number|null>"),
     ("stream", "<true|false>"),
     ("dry_run", "<true|false>"),
@@ -45,6 +45,8 @@ pub const SETTABLE: &[(&str, &str)] = &[
     ("function_calling_support", "<true|false>"),
     ("enabled_tools", "<all|tool,tool…|null>"),
     ("yolo", "<true|false>"),
+    ("save_session", "<true|false|null>"),
+    ("compression_threshold", "<number|null>"),
     ("mcp_server_support", "<true|false>"),
     ("enabled_mcp_servers", "<all|server,server…|null>"),
     ("rag_top_k", "<number>"),
@@ -109,14 +111,17 @@ fn set(
     match key {
         "model" => return apply(state, ctx, Command::SetModel(value.to_string())),
         "temperature" | "top_p" => {
+            let (max, expected) = if key == "temperature" {
+                (2.0, "a number from 0 to 2, or null")
+            } else {
+                (1.0, "a number from 0 to 1, or null")
+            };
             let parsed = if null {
                 None
             } else {
-                let v: f64 = value
-                    .parse()
-                    .map_err(|_| invalid("a number from 0 to 2, or null"))?;
-                if !(0.0..=2.0).contains(&v) {
-                    return Err(invalid("a number from 0 to 2, or null"));
+                let v: f64 = value.parse().map_err(|_| invalid(expected))?;
+                if !(0.0..=max).contains(&v) {
+                    return Err(invalid(expected));
                 }
                 Some(v)
             };
@@ -129,6 +134,50 @@ fn set(
             } else {
                 ctx.top_p = if null { state.config.top_p } else { parsed };
             }
+        }
+        "save_session" => {
+            let flag = if null {
+                None
+            } else {
+                Some(parse_bool(value).ok_or_else(|| invalid("true, false or null"))?)
+            };
+            return Ok(match &ctx.session {
+                Some(session) => {
+                    session.lock().get_mut().save_session = flag;
+                    let shown = flag.or(ctx.save_session);
+                    format!("save_session: {} (this session)", show_save(shown))
+                }
+                None => {
+                    ctx.save_session = if null {
+                        state.config.save_session
+                    } else {
+                        flag
+                    };
+                    format!("save_session: {}", show_save(ctx.save_session))
+                }
+            });
+        }
+        "compression_threshold" => {
+            let n = if null {
+                None
+            } else {
+                Some(
+                    value
+                        .parse::<usize>()
+                        .map_err(|_| invalid("a whole number of tokens (0 disables), or null"))?,
+                )
+            };
+            return Ok(match &ctx.session {
+                Some(session) => {
+                    session.lock().get_mut().compression_threshold = n;
+                    let shown = n.unwrap_or(ctx.compression_threshold);
+                    format!("compression_threshold: {shown} (this session)")
+                }
+                None => {
+                    ctx.compression_threshold = n.unwrap_or(state.config.compression_threshold);
+                    format!("compression_threshold: {}", ctx.compression_threshold)
+                }
+            });
         }
         "max_output_tokens" => {
             if null {
@@ -169,16 +218,28 @@ fn set(
                     )));
                 }
             }
+            // `null` in a session drops the session's own value (the conversation's
+            // applies again); outside one it restores the configured value.
             let setting = (!null).then(|| value.to_string());
             match &ctx.session {
                 Some(session) => session.lock().get_mut().enabled_mcp_servers = setting,
+                None if null => {
+                    ctx.enabled_mcp_servers = state.config.enabled_mcp_servers.clone();
+                }
                 None => ctx.enabled_mcp_servers = setting,
+            }
+            if null {
+                return Ok(format!(
+                    "enabled_mcp_servers: {} (configured value)",
+                    ctx.mcp_setting().unwrap_or_else(|| "none".into())
+                ));
             }
         }
         "enabled_tools" => {
             let setting = (!null).then(|| value.to_string());
             match &ctx.session {
                 Some(session) => session.lock().get_mut().enabled_tools = setting,
+                None if null => ctx.enabled_tools = state.config.enabled_tools.clone(),
                 None => ctx.enabled_tools = setting,
             }
             let active: Vec<String> = ctx
@@ -251,6 +312,15 @@ fn set_rag(
     crate::rag::store::write_meta(dir, &name, &meta)?;
     state.rags.invalidate(dir, &name);
     Ok(format!("{key}: {value} (saved in RAG `{name}`)"))
+}
+
+/// `save_session` as shown after `.set`: unset means "ask when leaving".
+fn show_save(value: Option<bool>) -> &'static str {
+    match value {
+        Some(true) => "true",
+        Some(false) => "false",
+        None => "null (ask when leaving)",
+    }
 }
 
 /// Parses `true`/`false` (and `on`/`off`, `yes`/`no`, `1`/`0`).

@@ -256,7 +256,7 @@ pub const SKIPPED_DIRS: &[&str] = &[
 /// A loaded text document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
-    /// `FILE` or `URL`.
+    /// `FILE`, `URL` or `REPLY` (the last answer, `%%`).
     pub kind: &'static str,
     /// Path or URL as shown to the model.
     pub source: String,

@@ -244,7 +244,7 @@ impl Engine {
         ctx.session
             .as_ref()
             .and_then(|s| s.lock().get().compression_threshold)
-            .unwrap_or(self.state.config.compression_threshold)
+            .unwrap_or(ctx.compression_threshold)
     }
 
     /// After a turn, brings a session that reached its threshold back well under it: big
@@ -272,13 +272,9 @@ impl Engine {
     /// Whether the open session will be saved when it is closed (`save_session: true`,
     /// from the session or the configuration).
     pub fn saves_session(&self, ctx: &RequestContext) -> bool {
-        ctx.session.as_ref().is_some_and(|s| {
-            s.lock()
-                .get()
-                .save_session
-                .or(self.state.config.save_session)
-                == Some(true)
-        })
+        ctx.session
+            .as_ref()
+            .is_some_and(|s| s.lock().get().save_session.or(ctx.save_session) == Some(true))
     }
 
     /// [`Engine::autoname`], with a failure reported as a warning (the session is then
@@ -350,18 +346,54 @@ impl Engine {
         ctx: &mut RequestContext,
         emitter: &dyn Emitter,
     ) -> Result<bool, CoreError> {
-        // The kept tail takes at most half the threshold, so that the session ends well
-        // under it and is not summarised again before as much new content has arrived.
+        let Some(split) = self.split_for_summary(ctx) else {
+            return Ok(false);
+        };
+        self.summarise(ctx, emitter, split).await
+    }
+
+    /// The older part of the session to summarise and the recent tail kept verbatim. The
+    /// kept tail takes at most half the threshold, so that the session ends well under it
+    /// and is not summarised again before as much new content has arrived.
+    #[allow(clippy::type_complexity)]
+    fn split_for_summary(
+        &self,
+        ctx: &RequestContext,
+    ) -> Option<(Vec<crate::client::Message>, Vec<crate::client::Message>)> {
         let budget = match self.compression_threshold(ctx) {
             0 => usize::MAX,
             threshold => threshold / 2,
         };
         let counter = crate::tokens::Counter::for_model(ctx.model.real_name());
-        let Some((old, kept)) =
-            crate::session::compress::split_for_summary(&ctx.history, budget, counter)
-        else {
-            return Ok(false);
-        };
+        crate::session::compress::split_for_summary(&ctx.history, budget, counter)
+    }
+
+    /// `.compress session`, asked for explicitly: like [`Engine::compress`], but a
+    /// session too short to keep a recent tail is summarised whole.
+    pub async fn compress_now(
+        &self,
+        ctx: &mut RequestContext,
+        emitter: &dyn Emitter,
+    ) -> Result<bool, CoreError> {
+        let split = self.split_for_summary(ctx).or_else(|| {
+            let worth = ctx
+                .history
+                .iter()
+                .any(|m| m.role != crate::client::Role::System);
+            worth.then(|| (ctx.history.clone(), Vec::new()))
+        });
+        match split {
+            Some(split) => self.summarise(ctx, emitter, split).await,
+            None => Ok(false),
+        }
+    }
+
+    async fn summarise(
+        &self,
+        ctx: &mut RequestContext,
+        emitter: &dyn Emitter,
+        (old, kept): (Vec<crate::client::Message>, Vec<crate::client::Message>),
+    ) -> Result<bool, CoreError> {
         emitter.emit(Event::Notice(event::Notice::info(
             "compressing the session…",
         )));

@@ -33,6 +33,9 @@ use crate::client::{
 use crate::context::RequestContext;
 use crate::state::AppState;
 
+/// The `.file` argument that stands for the last answer.
+const LAST_REPLY: &str = "%%";
+
 /// Loads attachments and builds the user message.
 pub(super) async fn prepare_input(
     state: &AppState,
@@ -43,7 +46,19 @@ pub(super) async fn prepare_input(
 ) -> Result<Message, CoreError> {
     // Sources a `document_loaders` entry handles go through the loader.
     let loaders = &state.config.document_loaders;
-    let (with_loader, plain): (Vec<&String>, Vec<&String>) = user.files.iter().partition(|f| {
+    // `%%` is the last answer of this conversation (`.file %% -- translate it`).
+    let last_reply = if user.files.iter().any(|f| f == LAST_REPLY) {
+        Some(super::command::last_answer(ctx).ok_or_else(|| {
+            CoreError::InvalidRequest(
+                "`%%` stands for the last answer, and there is none yet in this conversation"
+                    .into(),
+            )
+        })?)
+    } else {
+        None
+    };
+    let files = user.files.iter().filter(|f| *f != LAST_REPLY);
+    let (with_loader, plain): (Vec<&String>, Vec<&String>) = files.partition(|f| {
         crate::rag::loaders::has_extension_loader(f, loaders)
             || f.split_once(':')
                 .is_some_and(|(n, _)| loaders.contains_key(n))
@@ -65,6 +80,16 @@ pub(super) async fn prepare_input(
             loaded = load => loaded?,
         }
     };
+    if let Some(contents) = last_reply {
+        loaded.documents.insert(
+            0,
+            input::Document {
+                kind: "REPLY",
+                source: "the last answer".into(),
+                contents,
+            },
+        );
+    }
     if !loaded.empty_dirs.is_empty() {
         emitter.emit(Event::Notice(Notice::warning(format!(
             "nothing attached from {}: no text files in it",

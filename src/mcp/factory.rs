@@ -37,6 +37,9 @@ pub struct McpFactory {
     ensuring: tokio::sync::Mutex<()>,
     /// Warnings from background starts, reported by the next `ensure`.
     pending: Mutex<Vec<String>>,
+    /// Servers whose `mcp.json` entry was already reported as not usable (the entry
+    /// cannot change while loki runs, so once is enough).
+    warned_broken: Mutex<std::collections::HashSet<String>>,
     /// Bumped by every request; a background start that is no longer the latest skips.
     generation: std::sync::atomic::AtomicU64,
     /// Progress notifications of running calls, as display lines.
@@ -182,6 +185,10 @@ impl McpFactory {
                 let Some(spec) = self.config.servers.get(name) else {
                     if let Some(b) = self.config.broken.iter().find(|b| &b.name == name)
                         && !slots.contains_key(name)
+                        && self
+                            .warned_broken
+                            .lock()
+                            .is_ok_and(|mut warned| warned.insert(name.clone()))
                     {
                         warnings.push(format!("MCP server `{name}` is not usable: {}", b.reason));
                     }

@@ -104,7 +104,7 @@ fn ask(allow_always: bool) -> Decision {
         ) => Decision::Cancel,
         Ok(YES) => Decision::Approve,
         Ok(ALWAYS) => Decision::ApproveAlways,
-        Ok(NO_TELL) => match inquire::Text::new("Tell the model:").prompt() {
+        Ok(NO_TELL) => match crate::repl::text_input::ask("Tell the model:", "", |_| Ok(())) {
             Ok(message) if !message.trim().is_empty() => Decision::DenyWithMessage(message),
             _ => Decision::Deny,
         },

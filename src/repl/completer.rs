@@ -19,6 +19,8 @@ pub struct CompletionData {
     pub sessions: Option<Arc<dyn crate::session::store::SessionStore>>,
     /// Where knowledge bases are (listed on each Tab).
     pub rags_dir: std::path::PathBuf,
+    /// Tools, MCP servers and their aliases (read on each Tab).
+    pub state: Option<Arc<crate::state::AppState>>,
 }
 
 impl std::fmt::Debug for CompletionData {
@@ -165,13 +167,62 @@ impl LokiCompleter {
                 .map(|d| d.models.iter().map(|(id, _)| id.clone()).collect())
                 .unwrap_or_default(),
             "wrap" => vec!["no".into(), "auto".into(), "80".into(), "100".into()],
-            "temperature" | "top_p" | "max_output_tokens" => vec!["null".into()],
+            "temperature"
+            | "top_p"
+            | "max_output_tokens"
+            | "compression_threshold"
+            | "rag_reranker_model" => vec!["null".into()],
+            "enabled_tools" | "enabled_mcp_servers" => {
+                return self.complete_list(key, typed, value_start);
+            }
             _ => vec!["true".into(), "false".into()],
         };
         values
             .iter()
             .filter(|v| fuzzy(typed, v))
             .map(|v| suggestion(v, None, value_start, value_start + typed.len(), false))
+            .collect()
+    }
+
+    /// Values of `enabled_tools` / `enabled_mcp_servers`: `all`, the names and the
+    /// aliases (`mapping_tools` / `mapping_mcp_servers`), for the item after the last
+    /// comma; items already listed are not offered again.
+    fn complete_list(&self, key: &str, typed: &str, start: usize) -> Vec<Suggestion> {
+        let (done, word) = match typed.rfind(',') {
+            Some(i) => (&typed[..i], &typed[i + 1..]),
+            None => ("", typed),
+        };
+        let word_start = start + typed.len() - word.len();
+        let listed: Vec<&str> = done.split(',').map(str::trim).collect();
+        let mut values: Vec<(String, Option<String>)> = vec![("all".into(), None)];
+        if done.is_empty() {
+            values.push(("null".into(), Some("the configured value".into())));
+        }
+        if let Some(state) = self.data.read().ok().and_then(|d| d.state.clone()) {
+            let (names, aliases) = if key == "enabled_tools" {
+                let names = crate::tool::enabled_tools(
+                    &state.config,
+                    &state.script_tools().tools,
+                    Some("all"),
+                )
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect::<Vec<_>>();
+                (names, &state.config.mapping_tools)
+            } else {
+                (state.mcp.configured(), &state.config.mapping_mcp_servers)
+            };
+            values.extend(
+                aliases
+                    .iter()
+                    .map(|(alias, group)| (alias.clone(), Some(format!("= {group}")))),
+            );
+            values.extend(names.into_iter().map(|n| (n, None)));
+        }
+        values
+            .into_iter()
+            .filter(|(v, _)| !listed.contains(&v.as_str()) && fuzzy(word, v))
+            .map(|(v, desc)| suggestion(&v, desc, word_start, start + typed.len(), false))
             .collect()
     }
 }

@@ -77,11 +77,7 @@ impl Repl {
         let Some(active) = &self.ctx.session else {
             return;
         };
-        let setting = active
-            .lock()
-            .get()
-            .save_session
-            .or(self.state().config.save_session);
+        let setting = active.lock().get().save_session.or(self.ctx.save_session);
         if !active.is_dirty() || setting == Some(false) {
             return;
         }
@@ -129,11 +125,7 @@ impl Repl {
         let Some(active) = &self.ctx.session else {
             return Leave::Left;
         };
-        let setting = active
-            .lock()
-            .get()
-            .save_session
-            .or(self.state().config.save_session);
+        let setting = active.lock().get().save_session.or(self.ctx.save_session);
         let name = active.name();
         let temp = name == crate::session::TEMP_SESSION;
         let dirty = active.is_dirty();
@@ -208,19 +200,13 @@ impl Repl {
 
 /// Asks what to call the temporary session being saved.
 fn ask_session_name() -> Result<String, inquire::InquireError> {
-    let validator = |text: &str| {
-        let text = text.trim();
-        Ok(if text.is_empty() || text == crate::session::TEMP_SESSION {
-            inquire::validator::Validation::Invalid("choose a name other than `temp`".into())
-        } else if let Err(e) = crate::session::id::SessionAlias::new(text) {
-            inquire::validator::Validation::Invalid(e.to_string().into())
+    super::text_input::ask("Session name:", "Esc to go back", |text| {
+        if text.is_empty() || text == crate::session::TEMP_SESSION {
+            Err("choose a name other than `temp`".into())
         } else {
-            inquire::validator::Validation::Valid
-        })
-    };
-    inquire::Text::new("Session name:")
-        .with_validator(validator)
-        .with_help_message("Esc to go back")
-        .prompt()
-        .map(|name| name.trim().to_string())
+            crate::session::id::SessionAlias::new(text)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+    })
 }

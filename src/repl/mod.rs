@@ -20,6 +20,7 @@ mod leave;
 pub mod line_editor;
 pub mod prompt;
 pub mod rag;
+pub mod text_input;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, RwLock};
@@ -30,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::config::ModelKind;
 use crate::config::{self, Wrap};
 use crate::context::RequestContext;
-use crate::engine::command::{self, parse_bool};
+use crate::engine::command::{self, Command, parse_bool};
 use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
 use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
@@ -165,6 +166,11 @@ impl Repl {
             let read = self
                 .ask_user(move || {
                     let line = reader.read_line(&prompt);
+                    // Each submitted line reaches history.txt at once: a closed terminal
+                    // or a signal that leaves this thread behind loses nothing.
+                    if matches!(line, Ok(Signal::Success(_))) {
+                        let _ = reader.sync_history();
+                    }
                     (reader, line)
                 })
                 .await;
@@ -225,6 +231,15 @@ impl Repl {
             Action::Exit => return self.quit().await,
             Action::Ask(input) => self.ask(input).await,
             Action::Apply(cmd) => {
+                let refused = match &cmd {
+                    Command::UseRole(name) => self.role_change_refused(&format!("`.role {name}`")),
+                    Command::UsePrompt(_) => self.role_change_refused("`.prompt`"),
+                    _ => None,
+                };
+                if let Some(message) = refused {
+                    self.error(&message);
+                    return Next::Stay;
+                }
                 match command::apply(self.engine.state(), &mut self.ctx, cmd) {
                     Ok(message) => self.note(&message),
                     Err(e) => self.error(&e.to_string()),
@@ -244,7 +259,7 @@ impl Repl {
                 // The role's turn may have run other servers; bring back the usual ones.
                 self.prepare_mcp();
             }
-            Action::OpenSession(name) => self.open_session(&name),
+            Action::OpenSession(name) => self.open_session(&name).await,
             Action::ExitSession => {
                 if self.ctx.session.is_none() {
                     self.error("no session is open");
@@ -497,31 +512,72 @@ impl Repl {
         }
         let opts = TerminalOptions::detect(&self.display, self.no_color, false);
         let emitter = TerminalEmitter::new(opts, None);
-        match self.engine.compress(&mut self.ctx, &emitter).await {
+        match self.engine.compress_now(&mut self.ctx, &emitter).await {
             Ok(true) => {}
             Ok(false) => self.note("nothing to compress yet"),
             Err(e) => self.error(&e.to_string()),
         }
     }
 
-    fn open_session(&mut self, name: &str) {
+    async fn open_session(&mut self, name: &str) {
         if let Some(active) = &self.ctx.session {
             return self.error(&format!(
                 "already in session `{}`; .exit session first",
                 active.name()
             ));
         }
+        let before = self.ctx.history.clone();
         match self.ctx.open_session(self.engine.state(), name) {
             Ok(true) => self.note(&format!(
                 "session: {name} ({} messages)",
                 self.ctx.history.len()
             )),
+            Ok(false)
+                if !before.is_empty() && self.carry_into_session(name, before.len()).await =>
+            {
+                if let Some(session) = &self.ctx.session {
+                    session.lock().get_mut().messages.clone_from(&before);
+                }
+                self.ctx.history = before;
+                self.note(&format!(
+                    "session: {name} (new, with the {} messages of this conversation)",
+                    self.ctx.history.len()
+                ));
+            }
             Ok(false) => self.note(&format!("session: {name} (new)")),
             Err(e) => self.error(&e.to_string()),
         }
         if let Some(warning) = self.ctx.session_model_warning() {
             self.note(&format!("warning: {warning}"));
         }
+    }
+
+    /// Whether to carry the conversation so far into the new session `name` (asked;
+    /// no when nobody can answer).
+    async fn carry_into_session(&mut self, name: &str, messages: usize) -> bool {
+        let question =
+            format!("Carry the conversation so far ({messages} messages) into session `{name}`?");
+        matches!(
+            self.ask_user(move || inquire::Confirm::new(&question).with_default(true).prompt())
+                .await,
+            Ok(Ok(true))
+        )
+    }
+
+    /// `.role` / `.prompt` in a session that already has messages would rewrite the
+    /// system prompt of its history: refused, with what to do instead.
+    fn role_change_refused(&self, what: &str) -> Option<String> {
+        let session = self.ctx.session.as_ref()?;
+        if self.ctx.history.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "session `{}` already has {} messages: its role cannot change ({what} would \
+             rewrite the system prompt of that history); .exit session, or open a new session \
+             first",
+            session.name(),
+            self.ctx.history.len()
+        ))
     }
 
     fn set_display(&mut self, key: &str, value: &str) {
@@ -574,6 +630,7 @@ impl Repl {
             state.env.clone(),
             path.display().to_string(),
         ));
+        let old_state = Arc::clone(state);
         let model = self.ctx.model.id();
         self.engine = Engine::new(
             Arc::clone(&new_state),
@@ -585,7 +642,28 @@ impl Repl {
         let restored = pinned
             .as_ref()
             .is_some_and(|m| self.ctx.set_model(&new_state, &m.id).is_ok());
-        if !restored && self.ctx.set_model(&new_state, &model).is_err() {
+        // The new default model applies unless the conversation chose another one
+        // (`.model`, a role's or a session's model).
+        let old_default = old_state
+            .providers
+            .default_chat_model(old_state.config.model.as_deref())
+            .map(|m| m.id())
+            .ok();
+        let on_default = pinned.is_none()
+            && old_default.as_deref() == Some(model.as_str())
+            && self.ctx.role.as_ref().is_none_or(|r| r.model.is_none())
+            && self
+                .ctx
+                .session
+                .as_ref()
+                .is_none_or(|s| s.lock().get().model.is_none());
+        let switched = on_default
+            && new_state
+                .config
+                .model
+                .as_deref()
+                .is_some_and(|m| self.ctx.set_model(&new_state, m).is_ok());
+        if !restored && !switched && self.ctx.set_model(&new_state, &model).is_err() {
             match RequestContext::resolve(&new_state, None) {
                 Ok(fresh) => {
                     self.ctx.model = fresh.model;
@@ -597,6 +675,7 @@ impl Repl {
         if !restored {
             self.ctx.session_model = pinned;
         }
+        apply_config_changes(&mut self.ctx, &old_state.config, &new_state.config);
         self.display = Display::from_config(&new_state.config);
         if let Ok(mut data) = self.completion.write() {
             *data = completion_data(&new_state);
@@ -808,7 +887,52 @@ impl Repl {
     }
 }
 
-fn completion_data(state: &AppState) -> CompletionData {
+/// After `.edit config`: every setting the conversation still takes from the old
+/// configuration (it was not changed with `.set` or by a role) takes the new value.
+fn apply_config_changes(
+    ctx: &mut RequestContext,
+    old: &config::AppConfig,
+    new: &config::AppConfig,
+) {
+    fn follow<T: PartialEq + Clone>(current: &mut T, old: &T, new: &T) {
+        if current == old {
+            *current = new.clone();
+        }
+    }
+    follow(&mut ctx.temperature, &old.temperature, &new.temperature);
+    follow(&mut ctx.top_p, &old.top_p, &new.top_p);
+    follow(&mut ctx.stream, &old.stream, &new.stream);
+    follow(&mut ctx.dry_run, &old.dry_run, &new.dry_run);
+    follow(&mut ctx.save, &old.save, &new.save);
+    follow(
+        &mut ctx.function_calling_support,
+        &old.function_calling_support,
+        &new.function_calling_support,
+    );
+    follow(
+        &mut ctx.enabled_tools,
+        &old.enabled_tools,
+        &new.enabled_tools,
+    );
+    follow(
+        &mut ctx.enabled_mcp_servers,
+        &old.enabled_mcp_servers,
+        &new.enabled_mcp_servers,
+    );
+    follow(
+        &mut ctx.mcp_server_support,
+        &old.mcp_server_support,
+        &new.mcp_server_support,
+    );
+    follow(&mut ctx.save_session, &old.save_session, &new.save_session);
+    follow(
+        &mut ctx.compression_threshold,
+        &old.compression_threshold,
+        &new.compression_threshold,
+    );
+}
+
+fn completion_data(state: &Arc<AppState>) -> CompletionData {
     CompletionData {
         models: state
             .providers
@@ -820,6 +944,7 @@ fn completion_data(state: &AppState) -> CompletionData {
         roles_dir: state.paths.roles_dir.clone(),
         sessions: Some(Arc::clone(&state.sessions)),
         rags_dir: state.paths.rags_dir.clone(),
+        state: Some(Arc::clone(state)),
     }
 }
 

@@ -448,14 +448,22 @@ async fn check(
         ),
         Tool::Mcp(m) => (
             format!(
-                "call `{}` on the MCP server `{}` with {args}",
-                m.name, m.server.spec.name
+                "call the MCP tool `{}` of the server `{}` with {}",
+                mcp_tool_name(m, &args),
+                m.server.spec.name,
+                mcp_arguments(m, &args)
             ),
             None,
         ),
     };
+    // An MCP call is shown by the server's own tool name, not the function exposing it
+    // (`mcp__invoke_<server>`).
+    let shown = match &tool {
+        Tool::Mcp(m) => mcp_tool_name(m, &args),
+        _ => name.clone(),
+    };
     let request = ApprovalRequest {
-        tool: name.clone(),
+        tool: shown,
         summary,
         preview,
         allow_always: !recursive,
@@ -472,6 +480,28 @@ async fn check(
         Decision::DenyWithMessage(message) => Err(ToolError::Declined(Some(message))),
         Decision::Cancel => Err(ToolError::Cancelled),
         Decision::Refuse(reason) => Err(ToolError::Refused(reason)),
+    }
+}
+
+/// The name of the tool an MCP function calls on its server: the tool itself, the
+/// `tool` argument of `mcp__invoke_<server>`, or the function's own name.
+fn mcp_tool_name(m: &crate::mcp::expose::McpTool, args: &Value) -> String {
+    use crate::mcp::expose::Action;
+    match &m.action {
+        Action::Direct { tool, .. } => tool.clone(),
+        Action::Invoke => args["tool"]
+            .as_str()
+            .map_or_else(|| m.name.clone(), str::to_string),
+        Action::Search | Action::Describe => m.name.clone(),
+    }
+}
+
+/// The arguments the MCP tool receives (for `mcp__invoke_<server>`, its `arguments`).
+fn mcp_arguments(m: &crate::mcp::expose::McpTool, args: &Value) -> String {
+    match (&m.action, args.get("arguments")) {
+        (crate::mcp::expose::Action::Invoke, Some(inner)) => inner.to_string(),
+        (crate::mcp::expose::Action::Invoke, None) => "no arguments".into(),
+        _ => args.to_string(),
     }
 }
 

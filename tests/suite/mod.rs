@@ -13,6 +13,7 @@ mod oneshot;
 mod providers;
 mod rag;
 mod repl;
+mod repl_fixes;
 mod roles;
 mod session_safety;
 mod sessions;

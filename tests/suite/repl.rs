@@ -328,11 +328,11 @@ fn edit_config_opens_the_editor_and_reloads() {
     let editor = bin.join("fake-editor").display().to_string();
     let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1"), ("EDITOR", &editor)]);
     pty.expect(PROMPT);
-    submit(&mut pty, ".edit config", "reloaded");
-    submit(&mut pty, ".info", "keybindings");
-    submit(&mut pty, "hi", "Hello from fake");
-    // The conversation's model is kept; the reloaded file parsed cleanly.
-    assert_eq!(env.server.last_request().json()["model"], "gpt-4o-mini");
+    submit_to(&mut pty, ".edit config", "reloaded", "fake:text-only)> ");
+    submit_to(&mut pty, ".info", "keybindings", "fake:text-only)> ");
+    // The new default model answers the next turn (the prompt shows it).
+    submit_to(&mut pty, "hi", "Hello from fake", "fake:text-only)> ");
+    assert_eq!(env.server.last_request().json()["model"], "text-only");
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
     assert!(cfg.contains("model: fake:text-only"));
 }
@@ -513,6 +513,9 @@ fn save_edit_and_delete_roles_and_sessions() {
     assert!(!roles.join("nice.md").exists());
 
     send_line(&mut pty, ".session notes");
+    // The conversation so far is offered to the new session: not this time.
+    pty.expect("Carry the conversation so far (2 messages) into session `notes`?");
+    pty.send("n\r");
     pty.expect("session: notes (new)");
     pty.expect("notes) ");
     send_line(&mut pty, ".edit session");
