@@ -76,7 +76,9 @@ impl Progress for BuildProgress {
                 self.line(&mut state, &format!("Load {source} [{index}/{total}]"));
             }
             Step::Note(text) => {
-                let text = self.theme.paint(Style::Dim, &super::sanitize::display(&text));
+                let text = self
+                    .theme
+                    .paint(Style::Dim, &super::sanitize::display(&text));
                 self.line(&mut state, &text);
             }
             Step::Warning(text) => {

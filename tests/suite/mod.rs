@@ -10,6 +10,7 @@ mod oauth;
 mod oneshot;
 mod providers;
 mod rag;
+mod render_fixes;
 mod repl;
 mod roles;
 mod session_safety;
