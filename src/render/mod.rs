@@ -270,6 +270,12 @@ impl TerminalEmitter {
                 };
                 self.stderr_line(&line);
             }
+            Event::Notice(notice) if notice.level == NoticeLevel::Status => {
+                if inner.spinner.is_some() && !inner.answered {
+                    stop_spinner(inner);
+                    inner.spinner = Spinner::start(&sanitize::display(&notice.message));
+                }
+            }
             Event::Notice(notice) => {
                 let had_spinner = inner.spinner.is_some();
                 stop_spinner(inner);
@@ -277,7 +283,7 @@ impl TerminalEmitter {
                 let theme = &self.opts.stderr;
                 let message = sanitize::display(&notice.message);
                 let line = match notice.level {
-                    NoticeLevel::Info => theme.paint(Style::Dim, &message),
+                    NoticeLevel::Info | NoticeLevel::Status => theme.paint(Style::Dim, &message),
                     NoticeLevel::Warning => {
                         format!("{} {message}", theme.paint(Style::Warning, "warning:"))
                     }

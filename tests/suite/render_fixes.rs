@@ -100,3 +100,63 @@ fn narrowing_the_terminal_mid_paragraph_prints_nothing_twice() {
     assert_each_once_from(&text, 40, 150);
     assert_eq!(text.matches("The end.").count(), 1, "{text}");
 }
+
+/// An MCP setup with the working test server and `mute`, a "server" that never answers.
+fn mute_server_env() -> TestEnv {
+    crate::suite::mcp::mcp_env(
+        serde_json::json!({
+            "test": {"type": "stdio", "command": crate::suite::mcp::server_bin()},
+            "mute": {"type": "stdio", "command": "sleep", "args": ["25"]}
+        }),
+        "enabled_mcp_servers: test,mute\nmcp_start_wait: 1\n",
+    )
+}
+
+#[test]
+fn a_server_that_never_answers_does_not_hold_up_the_answer() {
+    let env = mute_server_env();
+    env.server.push(openai::text_stream(&["Answered."]));
+    let started = std::time::Instant::now();
+    let out = env.loki().arg("hi").assert().success();
+    let took = started.elapsed();
+    assert_eq!(crate::common::stdout(&out), "Answered.\n");
+    let err = crate::common::stderr(&out);
+    assert!(
+        err.contains("MCP server `mute` is still starting after 1s"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(12), "took {took:?}");
+    // The ready server's tools were offered.
+    let body = env.server.requests()[0].json();
+    let tools = body["tools"].to_string();
+    assert!(tools.contains("test_"), "{tools}");
+}
+
+#[test]
+fn the_spinner_and_info_name_servers_still_starting() {
+    let env = mute_server_env();
+    env.server.push(openai::text_stream(&["Answered."]));
+    let mut pty = Pty::spawn(&env, &[], &[]);
+    pty.expect("Ctrl-D to quit");
+    // The servers start in the background as the REPL opens.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        pty.expect("fake:gpt-4o-mini)");
+        pty.send(".info\r");
+        let info = pty.expect("log_path");
+        let row = info.lines().find(|l| l.contains("mcp:mute")).unwrap_or("");
+        if row.contains("starting") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{row:?} in {info:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    pty.expect("fake:gpt-4o-mini)");
+    pty.send("hi\r");
+    pty.expect("Starting MCP servers: mute");
+    pty.expect("still starting");
+    pty.expect("Answered.");
+    pty.expect("fake:gpt-4o-mini)");
+    pty.send("\x04");
+    pty.read_to_end();
+}
