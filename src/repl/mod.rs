@@ -20,6 +20,7 @@ mod leave;
 pub mod line_editor;
 pub mod prompt;
 pub mod rag;
+mod turn_input;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, RwLock};
@@ -327,7 +328,12 @@ impl Repl {
             input: Some(input),
             options: RunOptions::default(),
         };
-        match self.engine.run(&mut self.ctx, request, &emitter).await {
+        // Keys typed meanwhile wait, unseen, for the next prompt (Enter submits them there).
+        let quiet = turn_input::QuietInput::start();
+        let result = self.engine.run(&mut self.ctx, request, &emitter).await;
+        drop(emitter);
+        drop(quiet);
+        match result {
             Ok(_) | Err(CoreError::Cancelled) => {}
             Err(e) => self.error(&e.to_string()),
         }

@@ -160,3 +160,34 @@ fn the_spinner_and_info_name_servers_still_starting() {
     pty.send("\x04");
     pty.read_to_end();
 }
+
+#[test]
+fn keys_typed_during_an_answer_are_not_echoed_and_enter_submits_them() {
+    let env = TestEnv::new();
+    env.server.push(
+        openai::text_stream(&["First ", "answer ", "done."])
+            .delay_headers(Duration::from_millis(1500))
+            .frame_delay(Duration::from_millis(300)),
+    );
+    env.server.push(openai::text_stream(&["Second answer."]));
+    let mut pty = Pty::spawn(&env, &[], &[]);
+    pty.expect("fake:gpt-4o-mini)");
+    pty.send("hi\r");
+    pty.expect("Generating");
+    // Typed while the spinner runs, Enter included.
+    pty.send("typed ahead\r");
+    let shown = pty.expect("done.");
+    assert!(!shown.contains("typed"), "echoed: {shown:?}");
+    pty.expect("Second answer.");
+    let second = env.server.requests()[1].json();
+    let last = second["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["content"], "typed ahead", "{second}");
+    pty.expect("fake:gpt-4o-mini)");
+    pty.send("\x04");
+    pty.read_to_end();
+}
