@@ -58,7 +58,8 @@ impl AppState {
         let sessions = Arc::new(FileSessionStore::new(paths.sessions_dir.clone()));
         let mcp_text = std::fs::read_to_string(paths.functions_dir.join("mcp.json")).ok();
         let mcp = crate::mcp::McpFactory::new(mcp_text.as_deref(), &env, config.mcp_pool)
-            .with_max_message_size(config.mcp_max_message_size);
+            .with_max_message_size(config.mcp_max_message_size)
+            .with_start_wait(std::time::Duration::from_secs(config.mcp_start_wait));
         Self {
             sessions,
             mcp,

@@ -62,6 +62,7 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("mcp_tool_exposure", KeyKind::Str),
     ("mcp_pool", KeyKind::Json),
     ("mcp_max_message_size", KeyKind::Int),
+    ("mcp_start_wait", KeyKind::Int),
     ("repl_prelude", KeyKind::Str),
     ("cmd_prelude", KeyKind::Str),
     ("agent_session", KeyKind::Str),

@@ -116,6 +116,8 @@ pub struct AppConfig {
     pub mcp_pool: McpPoolConfig,
     /// Largest message an MCP server may send, in bytes (larger ones fail their call).
     pub mcp_max_message_size: usize,
+    /// Seconds a turn waits for MCP servers still starting before going on without them.
+    pub mcp_start_wait: u64,
     /// `role:<name>`, `session:<name>` or `<session>:<role>` applied when the REPL starts.
     pub repl_prelude: Option<String>,
     /// The same, applied to one-shot commands.
@@ -204,6 +206,7 @@ impl Default for AppConfig {
             mcp_tool_exposure: None,
             mcp_pool: McpPoolConfig::default(),
             mcp_max_message_size: crate::mcp::factory::DEFAULT_MAX_MESSAGE_SIZE,
+            mcp_start_wait: crate::mcp::factory::DEFAULT_START_WAIT_SECS,
             repl_prelude: None,
             cmd_prelude: None,
             agent_session: None,

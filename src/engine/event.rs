@@ -81,6 +81,8 @@ pub enum NoticeLevel {
     Info,
     /// Something the user may want to act on.
     Warning,
+    /// What is being waited for right now (shown as the spinner's label on a terminal).
+    Status,
 }
 
 /// Payload of [`Event::Notice`].
@@ -97,6 +99,15 @@ impl Notice {
     pub fn info(message: impl Into<String>) -> Self {
         Self {
             level: NoticeLevel::Info,
+            message: message.into(),
+        }
+    }
+
+    /// A passing status (what is being waited for): on a terminal it becomes the spinner's
+    /// label instead of a line of its own.
+    pub fn status(message: impl Into<String>) -> Self {
+        Self {
+            level: NoticeLevel::Status,
             message: message.into(),
         }
     }

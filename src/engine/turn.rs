@@ -260,10 +260,25 @@ pub(super) async fn run_turn(
                 "unknown MCP server `{name}` (not in functions/mcp.json)"
             ))));
         }
+        let running = state.mcp.running(&servers);
+        let waiting: Vec<&str> = servers
+            .iter()
+            .filter(|n| !running.iter().any(|r| &r.spec.name == *n))
+            .map(String::as_str)
+            .collect();
+        if !waiting.is_empty() {
+            emitter.emit(Event::Notice(Notice::status(format!(
+                "Starting MCP servers: {}",
+                waiting.join(", ")
+            ))));
+        }
         let warnings = tokio::select! {
             _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
             w = state.mcp.ensure(&servers) => w,
         };
+        if !waiting.is_empty() {
+            emitter.emit(Event::Notice(Notice::status("Generating")));
+        }
         for warning in warnings {
             emitter.emit(Event::Notice(Notice::warning(warning)));
         }

@@ -3,6 +3,8 @@
 //! server share one process through an `Arc`. `ensure` starts what a scope needs (in
 //! parallel, never failing the caller: a server that cannot start becomes a one-line
 //! warning) and stops what no scope uses any more (idle timeout 0, as in the REPL).
+//! Starts run as tasks of their own: a turn waits for them at most `mcp_start_wait` and goes
+//! on without a server still starting (which joins a later turn once it is ready).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -12,6 +14,10 @@ use super::server::{McpServer, START_TIMEOUT};
 
 /// The default `mcp_max_message_size`: 32 MiB.
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 32 * 1024 * 1024;
+/// The default `mcp_start_wait`, in seconds.
+pub const DEFAULT_START_WAIT_SECS: u64 = 3;
+/// How often a waiting turn looks whether its servers are ready.
+const READY_POLL: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// What became of a server.
 #[derive(Debug, Clone)]
@@ -23,6 +29,8 @@ enum Slot {
         spec: ServerSpec,
         reason: String,
     },
+    /// Being started by a task of its own since the instant.
+    Starting(ServerSpec, std::time::Instant),
 }
 
 /// The process's MCP servers.
@@ -31,12 +39,12 @@ pub struct McpFactory {
     config: McpConfig,
     /// Why `mcp.json` could not be read, if it could not.
     error: Option<String>,
-    slots: Mutex<HashMap<String, Slot>>,
+    slots: Arc<Mutex<HashMap<String, Slot>>>,
     http: std::sync::OnceLock<reqwest::Client>,
     /// One `ensure` at a time (a background start and a turn must not race).
     ensuring: tokio::sync::Mutex<()>,
     /// Warnings from background starts, reported by the next `ensure`.
-    pending: Mutex<Vec<String>>,
+    pending: Arc<Mutex<Vec<String>>>,
     /// Servers whose `mcp.json` entry was already reported as not usable (the entry
     /// cannot change while loki runs, so once is enough).
     warned_broken: Mutex<std::collections::HashSet<String>>,
@@ -51,6 +59,8 @@ pub struct McpFactory {
     /// Largest message a server may send, in bytes (`mcp_max_message_size`; unset: the
     /// default).
     max_message_size: Option<usize>,
+    /// How long a turn waits for servers still starting (`mcp_start_wait`; unset: default).
+    start_wait: Option<std::time::Duration>,
 }
 
 impl McpFactory {
@@ -79,6 +89,31 @@ impl McpFactory {
     pub fn with_max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = Some(bytes);
         self
+    }
+
+    /// Sets how long a turn waits for servers that are still starting (`mcp_start_wait`).
+    #[must_use]
+    pub fn with_start_wait(mut self, wait: std::time::Duration) -> Self {
+        self.start_wait = Some(wait);
+        self
+    }
+
+    /// How long a turn waits for servers that are still starting.
+    pub fn start_wait(&self) -> std::time::Duration {
+        self.start_wait
+            .unwrap_or(std::time::Duration::from_secs(DEFAULT_START_WAIT_SECS))
+    }
+
+    /// Those of `names` that are still starting.
+    pub fn starting(&self, names: &[String]) -> Vec<String> {
+        let Ok(slots) = self.slots.lock() else {
+            return Vec::new();
+        };
+        names
+            .iter()
+            .filter(|n| matches!(slots.get(*n), Some(Slot::Starting(..))))
+            .cloned()
+            .collect()
     }
 
     fn progress_sender(&self) -> tokio::sync::broadcast::Sender<String> {
@@ -158,16 +193,38 @@ impl McpFactory {
     pub async fn ensure(&self, names: &[String]) -> Vec<String> {
         self.generation
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let _one_at_a_time = self.ensuring.lock().await;
-        self.ensure_locked(names).await
+        let mut warnings = {
+            let _one_at_a_time = self.ensuring.lock().await;
+            self.ensure_locked(names).await
+        };
+        let deadline = tokio::time::Instant::now() + self.start_wait();
+        let mut late = self.starting(names);
+        while !late.is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(READY_POLL).await;
+            late = self.starting(names);
+        }
+        // Failures of starts that ended while waiting belong to this turn.
+        warnings.extend(self.take_pending());
+        let secs = self.start_wait().as_secs_f64();
+        for name in late {
+            warnings.push(format!(
+                "MCP server `{name}` is still starting after {secs}s; this answer goes on \
+                 without its tools (raise `mcp_start_wait` in config.yaml to wait longer)"
+            ));
+        }
+        warnings
+    }
+
+    /// Warnings of background starts not reported yet.
+    fn take_pending(&self) -> Vec<String> {
+        self.pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default()
     }
 
     async fn ensure_locked(&self, names: &[String]) -> Vec<String> {
-        let mut warnings: Vec<String> = self
-            .pending
-            .lock()
-            .map(|mut p| std::mem::take(&mut *p))
-            .unwrap_or_default();
+        let mut warnings = self.take_pending();
         self.refresh_changed(names).await;
         if let Some(e) = &self.error
             && !names.is_empty()
@@ -208,6 +265,7 @@ impl McpFactory {
                     // A failure is not retried within the same configuration; a config
                     // change gives a new spec and a new attempt.
                     Some(Slot::Failed { spec: failed, .. }) => failed == spec,
+                    Some(Slot::Starting(starting, _)) => starting == spec,
                     None => false,
                 };
                 if !current {
@@ -222,36 +280,47 @@ impl McpFactory {
         let http = self.http();
         let progress = self.progress_sender();
         let max_message_size = self.max_message_size.unwrap_or(DEFAULT_MAX_MESSAGE_SIZE);
-        let starts = to_start.into_iter().map(|spec| {
-            let http = http.clone();
-            let progress = progress.clone();
-            async move {
-                let name = spec.name.clone();
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return warnings;
+        };
+        for spec in to_start {
+            let name = spec.name.clone();
+            if let Ok(mut slots) = self.slots.lock() {
+                slots.insert(
+                    name.clone(),
+                    Slot::Starting(spec.clone(), std::time::Instant::now()),
+                );
+            }
+            let (http, progress) = (http.clone(), progress.clone());
+            let (slots, pending) = (Arc::clone(&self.slots), Arc::clone(&self.pending));
+            runtime.spawn(async move {
                 let result = tokio::time::timeout(
                     START_TIMEOUT,
                     McpServer::start(spec.clone(), http, progress, max_message_size),
                 )
                 .await
                 .unwrap_or_else(|_| Err(format!("no answer within {}s", START_TIMEOUT.as_secs())));
-                (name, spec, result)
-            }
-        });
-        let results = futures_util::future::join_all(starts).await;
-        if let Ok(mut slots) = self.slots.lock() {
-            for (name, spec, result) in results {
+                let Ok(mut slots) = slots.lock() else { return };
+                // Only if this start is still wanted (not stopped or replaced meanwhile);
+                // otherwise the new server is dropped, which stops it.
+                if !matches!(slots.get(&name), Some(Slot::Starting(s, _)) if *s == spec) {
+                    return;
+                }
                 match result {
                     Ok(server) => {
                         slots.insert(name, Slot::Running(Arc::new(server)));
                     }
                     Err(reason) => {
                         tracing::warn!(server = %name, "MCP server failed: {reason}");
-                        warnings.push(format!(
-                            "MCP server `{name}` failed to start: {reason} (its tools are left out)"
-                        ));
+                        if let Ok(mut pending) = pending.lock() {
+                            pending.push(format!(
+                                "MCP server `{name}` failed to start: {reason} (its tools are left out)"
+                            ));
+                        }
                         slots.insert(name, Slot::Failed { spec, reason });
                     }
                 }
-            }
+            });
         }
         warnings
     }
@@ -342,6 +411,9 @@ impl McpFactory {
                     self.idle_timeout.saturating_sub(since.elapsed()).as_secs()
                 ),
                 Some(Slot::Failed { reason, .. }) => format!("failed: {reason}"),
+                Some(Slot::Starting(_, since)) => {
+                    format!("starting ({}s so far)", since.elapsed().as_secs())
+                }
                 None => match self.config.broken.iter().find(|b| b.name == name) {
                     Some(b) => format!("not usable: {}", b.reason),
                     None => "idle".into(),

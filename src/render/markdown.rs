@@ -44,6 +44,9 @@ pub(crate) struct RenderOptions {
     pub(crate) wrap_code: bool,
     /// Terminal columns, used to count the rows of the raw tail; 0 => treat as 80.
     pub(crate) term_width: usize,
+    /// Terminal rows: a raw tail that would reach this tall is left as printed instead of
+    /// being erased and restyled (the cursor cannot move above the screen); 0 => treat as 24.
+    pub(crate) term_height: usize,
 }
 
 /// A 24-bit colour.
@@ -268,26 +271,55 @@ fn classify<'a>(line: &'a str, fence: Option<&Fence>, in_table: bool) -> Block<'
     Block::List(item.marker, Some((item.end..item.end + 3, checked)), end)
 }
 
-/// Rows the cursor must move up, after a `\r`, to reach the first row of `tail` printed from
-/// column 0 on a terminal `term_width` wide (0 => 80). Simulates the terminal's auto-wrap: a
-/// character that does not fit wraps to the next row, and a row filled exactly leaves the
-/// cursor on it; so for narrow text this is `(width - 1) / term_width`.
-pub(crate) fn erase_rows(tail: &str, term_width: usize) -> usize {
-    let cols = if term_width == 0 { 80 } else { term_width };
-    let (mut row, mut col) = (0, 0);
-    for c in tail.chars() {
-        if c == '\t' {
-            col = ((col / 8 + 1) * 8).min(cols - 1).max(col);
-            continue;
+/// Where the cursor is after printing text from column 0 on a terminal `cols` wide,
+/// simulating the terminal's auto-wrap: a character that does not fit wraps to the next
+/// row, and a row filled exactly leaves the cursor on it.
+#[derive(Clone, Copy, Debug, Default)]
+struct TailCursor {
+    /// Rows below the first row of the text.
+    row: usize,
+    /// Column on that row.
+    col: usize,
+}
+
+impl TailCursor {
+    /// Advance over `text` on a terminal `cols` (> 0) wide.
+    fn advance(&mut self, text: &str, cols: usize) {
+        for c in text.chars() {
+            if c == '\t' {
+                self.col = ((self.col / 8 + 1) * 8).min(cols - 1).max(self.col);
+                continue;
+            }
+            let w = char_width(c);
+            if w > 0 && self.col + w > cols && self.col > 0 {
+                self.row += 1;
+                self.col = 0;
+            }
+            self.col = (self.col + w).min(cols);
         }
-        let w = char_width(c);
-        if w > 0 && col + w > cols && col > 0 {
-            row += 1;
-            col = 0;
-        }
-        col = (col + w).min(cols);
     }
-    row
+}
+
+/// Rows the cursor must move up, after a `\r`, to reach the first row of `tail` printed from
+/// column 0 on a terminal `term_width` wide (0 => 80); for narrow text this is
+/// `(width - 1) / term_width`.
+#[cfg(test)]
+pub(crate) fn erase_rows(tail: &str, term_width: usize) -> usize {
+    let mut cursor = TailCursor::default();
+    cursor.advance(tail, cols_of(term_width));
+    cursor.row
+}
+
+/// Terminal columns, 80 when unknown.
+fn cols_of(term_width: usize) -> usize {
+    if term_width == 0 { 80 } else { term_width }
+}
+
+/// The most rows the cursor may move up to erase a raw tail on a terminal `term_height`
+/// rows tall (0 => 24): the tail's first row must still be on screen, with one row to spare.
+fn max_erase_rows(term_height: usize) -> usize {
+    let rows = if term_height == 0 { 24 } else { term_height };
+    rows.saturating_sub(3)
 }
 
 /// Streaming markdown renderer: feed deltas with `push`, end with `finish`.
@@ -302,6 +334,11 @@ pub(crate) struct MarkdownRenderer {
     tail: String,
     /// Bytes of `tail` already printed raw, to be erased at commit.
     shown: usize,
+    /// Where the raw tail printed so far ends on the screen.
+    cursor: TailCursor,
+    /// The raw tail grew taller than the screen allows erasing, or the terminal was resized
+    /// while it was shown: it stays as printed and is not restyled.
+    frozen: bool,
     /// The open code fence, if any.
     fence: Option<Fence>,
     /// The previous line was a table row.
@@ -321,6 +358,8 @@ impl MarkdownRenderer {
             opts,
             tail: String::new(),
             shown: 0,
+            cursor: TailCursor::default(),
+            frozen: false,
             fence: None,
             in_table: false,
             wrote_any: false,
@@ -348,10 +387,25 @@ impl MarkdownRenderer {
         let before = self.tail.len();
         push_without_cr(&mut self.tail, rest);
         if self.opts.highlight && self.tail.len() > before {
-            out.extend_from_slice(&self.tail.as_bytes()[before..]);
+            let new = &self.tail[before..];
+            out.extend_from_slice(new.as_bytes());
             self.shown = self.tail.len();
             self.at_line_start = false;
+            if !self.frozen {
+                self.cursor.advance(new, cols_of(self.opts.term_width));
+                self.frozen = self.cursor.row > max_erase_rows(self.opts.term_height);
+            }
         }
+    }
+
+    /// The terminal now has this size. A raw tail shown at another width is left as printed
+    /// (where the terminal put it is unknown), so nothing is erased or printed twice.
+    pub(crate) fn resize(&mut self, term_width: usize, term_height: usize) {
+        if term_width != self.opts.term_width && self.shown > 0 {
+            self.frozen = true;
+        }
+        self.opts.term_width = term_width;
+        self.opts.term_height = term_height;
     }
 
     /// The stream ended (or was interrupted): commit the tail. Output ends with a newline if
@@ -382,8 +436,22 @@ impl MarkdownRenderer {
     /// Erase the raw tail (if printed) and write the complete line, rendered, plus `\n`.
     fn commit(&mut self, out: &mut Vec<u8>) {
         let mut line = std::mem::take(&mut self.tail);
+        if self.frozen {
+            // Already on screen as typed: print only what was not shown yet. The line is
+            // still rendered (into nothing) so block state such as an open fence follows it.
+            out.extend_from_slice(&line.as_bytes()[self.shown..]);
+            out.push(b'\n');
+            let mut discard = Vec::new();
+            self.render_line(&line, &mut discard);
+            (self.shown, self.frozen, self.cursor) = (0, false, TailCursor::default());
+            self.at_line_start = true;
+            line.clear();
+            self.tail = line;
+            return;
+        }
         if self.shown > 0 {
-            let rows = erase_rows(&line[..self.shown], self.opts.term_width);
+            let rows = self.cursor.row;
+            self.cursor = TailCursor::default();
             out.push(b'\r');
             if rows > 0 {
                 out.extend_from_slice(format!("\x1b[{rows}A").as_bytes());
@@ -726,6 +794,7 @@ CJK: 漢字かな交じり文 and done.
             wrap,
             wrap_code: false,
             term_width,
+            term_height: 0,
         }
     }
 

@@ -15,6 +15,7 @@ pub mod code;
 pub mod highlight;
 pub mod markdown;
 pub mod rag_progress;
+mod resize;
 pub mod sanitize;
 pub mod spinner;
 pub mod theme;
@@ -51,6 +52,8 @@ pub struct TerminalOptions {
     pub wrap_code: bool,
     /// Terminal width (for the renderer's line bookkeeping).
     pub term_width: usize,
+    /// Terminal height (the renderer never erases more rows than are visible).
+    pub term_height: usize,
     /// Print only the code blocks of the answer, once it is complete.
     pub code_only: bool,
 }
@@ -62,9 +65,9 @@ impl TerminalOptions {
         use std::io::IsTerminal;
         let stdout_tty = std::io::stdout().is_terminal();
         let stderr_tty = std::io::stderr().is_terminal();
-        let term_width = crossterm::terminal::size()
-            .map(|(w, _)| usize::from(w))
-            .unwrap_or(80);
+        let (term_width, term_height) = crossterm::terminal::size()
+            .map(|(w, h)| (usize::from(w), usize::from(h)))
+            .unwrap_or((80, 24));
         Self {
             stdout: Theme::detect(stdout_tty, no_color, display.highlight, display.light),
             stderr: Theme::detect(stderr_tty, no_color, true, display.light),
@@ -77,6 +80,7 @@ impl TerminalOptions {
             },
             wrap_code: display.wrap_code,
             term_width,
+            term_height,
             code_only,
         }
     }
@@ -117,6 +121,8 @@ struct Inner {
     answered: bool,
     /// The whole answer, for `code_only`.
     answer: String,
+    /// The [`resize`] generation the renderer's terminal size belongs to.
+    resizes_seen: u64,
     /// Neutralises control characters in the answer (on a terminal).
     answer_filter: StreamSanitizer,
     /// The same for reasoning.
@@ -136,6 +142,9 @@ impl TerminalEmitter {
     /// A new emitter; `cancel` is triggered if stdout is closed by the reader.
     pub fn new(opts: TerminalOptions, cancel: Option<CancellationToken>) -> Self {
         let renderer = MarkdownRenderer::new(render_options(&opts));
+        if opts.stdout_tty {
+            resize::watch();
+        }
         Self {
             inner: Mutex::new(Inner {
                 out: Vec::with_capacity(8192),
@@ -144,6 +153,7 @@ impl TerminalEmitter {
                 in_reasoning: false,
                 answered: false,
                 answer: String::new(),
+                resizes_seen: resize::generation(),
                 answer_filter: StreamSanitizer::new(),
                 reasoning_filter: StreamSanitizer::new(),
                 broken_pipe: false,
@@ -208,8 +218,16 @@ impl TerminalEmitter {
                         renderer,
                         out,
                         answer_filter,
+                        resizes_seen,
                         ..
                     } = inner;
+                    let generation = resize::generation();
+                    if generation != *resizes_seen {
+                        *resizes_seen = generation;
+                        if let Ok((w, h)) = crossterm::terminal::size() {
+                            renderer.resize(usize::from(w), usize::from(h));
+                        }
+                    }
                     renderer.push(answer_filter.push(&delta.text), out);
                 } else {
                     let Inner { renderer, out, .. } = inner;
@@ -252,6 +270,12 @@ impl TerminalEmitter {
                 };
                 self.stderr_line(&line);
             }
+            Event::Notice(notice) if notice.level == NoticeLevel::Status => {
+                if inner.spinner.is_some() && !inner.answered {
+                    stop_spinner(inner);
+                    inner.spinner = Spinner::start(&sanitize::display(&notice.message));
+                }
+            }
             Event::Notice(notice) => {
                 let had_spinner = inner.spinner.is_some();
                 stop_spinner(inner);
@@ -260,7 +284,7 @@ impl TerminalEmitter {
                 // One line: a server's progress text cannot start a line of loki's own.
                 let message = sanitize::approval_line(&notice.message);
                 let line = match notice.level {
-                    NoticeLevel::Info => theme.paint(Style::Dim, &message),
+                    NoticeLevel::Info | NoticeLevel::Status => theme.paint(Style::Dim, &message),
                     NoticeLevel::Warning => {
                         format!("{} {message}", theme.paint(Style::Warning, "warning:"))
                     }
@@ -436,5 +460,6 @@ fn render_options(opts: &TerminalOptions) -> RenderOptions {
         wrap: if opts.stdout_tty { opts.wrap } else { None },
         wrap_code: opts.wrap_code,
         term_width: opts.term_width,
+        term_height: opts.term_height,
     }
 }

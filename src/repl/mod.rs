@@ -21,6 +21,7 @@ pub mod line_editor;
 pub mod prompt;
 pub mod rag;
 pub mod text_input;
+mod turn_input;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, RwLock};
@@ -342,7 +343,12 @@ impl Repl {
             input: Some(input),
             options: RunOptions::default(),
         };
-        match self.engine.run(&mut self.ctx, request, &emitter).await {
+        // Keys typed meanwhile wait, unseen, for the next prompt (Enter submits them there).
+        let quiet = turn_input::QuietInput::start();
+        let result = self.engine.run(&mut self.ctx, request, &emitter).await;
+        drop(emitter);
+        drop(quiet);
+        match result {
             Ok(_) | Err(CoreError::Cancelled) => {}
             Err(e) => self.error(&e.to_string()),
         }

@@ -12,6 +12,7 @@ mod oauth;
 mod oneshot;
 mod providers;
 mod rag;
+mod render_fixes;
 mod repl;
 mod repl_fixes;
 mod roles;
