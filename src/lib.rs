@@ -15,6 +15,7 @@ pub mod mcp;
 pub mod render;
 pub mod repl;
 pub mod role;
+pub mod secrets;
 pub mod session;
 pub mod state;
 pub mod tokens;

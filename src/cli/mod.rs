@@ -145,6 +145,8 @@ fn print_completions(shell: ShellKind) -> ExitCode {
 }
 
 fn report_error(theme: &Theme, message: &str) {
+    // Known keys and tokens never reach the terminal, whatever a server echoed.
+    let message = crate::secrets::redact(message);
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{} {message}", theme.paint(Style::Error, "error:"));
 }
@@ -505,7 +507,7 @@ async fn load_config(
         }
         return Ok((loaded.config, paths.config_file.display().to_string()));
     }
-    if let Some(found) = config::zero::from_env(env) {
+    if let Some(found) = config::zero::from_env(env)? {
         return Ok((with_env_overrides(found.config, paths, env)?, found.origin));
     }
     if let Some(found) = config::zero::probe_local(env).await {

@@ -122,8 +122,8 @@ async fn read_events(
     loop {
         let ended = match body.next().await {
             Some(Ok(chunk)) => {
-                decoder.feed(&chunk, &mut events);
-                false
+                // Fails only past a limit set with `set_max_event` (none is set here).
+                decoder.feed(&chunk, &mut events).is_err()
             }
             Some(Err(e)) => {
                 tracing::warn!(

@@ -715,6 +715,7 @@ impl Repl {
 
     fn error(&self, text: &str) {
         let theme = self.theme();
+        let text = crate::secrets::redact(text);
         self.println(&format!("{} {text}", theme.paint(Style::Error, "error:")));
     }
 }

@@ -1,5 +1,6 @@
 //! Integration suites, one file per capability.
 
+mod client_security;
 mod config;
 mod embeddings;
 mod errors;
