@@ -16,6 +16,7 @@ pub mod rag;
 pub mod render;
 pub mod repl;
 pub mod role;
+pub mod secrets;
 pub mod session;
 pub mod signals;
 pub mod state;

@@ -1,6 +1,9 @@
 //! File logging with `tracing`. The log file is opened on the first record, so a run that
 //! logs nothing touches no file. Level from `LOKI_LOG_LEVEL` (`off` disables; default
-//! `info`). Request bodies are logged at `debug`; headers (which carry keys) never are.
+//! `info`). Request bodies are logged at `debug`, with tool output replaced by its size
+//! (see [`crate::client::loggable`]); headers (which carry keys) never are. Every record
+//! passes through [`crate::secrets::redact`] on its way to the file, so a key or token loki
+//! knows never reaches the log, whatever the record quotes.
 
 use std::fs::File;
 use std::io::Write;
@@ -49,8 +52,14 @@ struct LogWriter<'a>(Option<&'a Mutex<File>>);
 
 impl Write for LogWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // tracing-subscriber formats a whole record and hands it over in one call, so a
+        // secret is never split across two writes.
         match self.0.and_then(|m| m.lock().ok()) {
-            Some(mut f) => f.write(buf),
+            Some(mut f) => {
+                let text = String::from_utf8_lossy(buf);
+                f.write_all(crate::secrets::redact(&text).as_bytes())?;
+                Ok(buf.len())
+            }
             None => Ok(buf.len()),
         }
     }

@@ -42,8 +42,8 @@ pub fn models(current: &OsStr) -> Vec<CompletionCandidate> {
     let config = match crate::config::load::load(&paths, &env) {
         Ok(Some(loaded)) => loaded.config,
         Ok(None) => match crate::config::zero::from_env(&env) {
-            Some(found) => found.config,
-            None => return Vec::new(),
+            Ok(Some(found)) => found.config,
+            Ok(None) | Err(_) => return Vec::new(),
         },
         Err(_) => return Vec::new(),
     };

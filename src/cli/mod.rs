@@ -156,22 +156,25 @@ fn print_completions(shell: ShellKind) -> ExitCode {
 /// `error: <message>` on stderr; the message (often a provider's or server's words) has
 /// its control characters escaped.
 fn report_error(theme: &Theme, message: &str) {
+    // Known keys and tokens never reach the terminal, whatever a server echoed.
+    let message = crate::secrets::redact(message);
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,
         "{} {}",
         theme.paint(Style::Error, "error:"),
-        sanitize::display(message)
+        sanitize::display(&message)
     );
 }
 
 fn report_warning(theme: &Theme, message: &str) {
+    let message = crate::secrets::redact(message);
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,
         "{} {}",
         theme.paint(Style::Warning, "warning:"),
-        sanitize::display(message)
+        sanitize::display(&message)
     );
 }
 
@@ -622,7 +625,7 @@ async fn load_config(
         }
         return Ok((loaded.config, paths.config_file.display().to_string()));
     }
-    if let Some(found) = config::zero::from_env(env) {
+    if let Some(found) = config::zero::from_env(env)? {
         return Ok((with_env_overrides(found.config, paths, env)?, found.origin));
     }
     if let Some(found) = config::zero::probe_local(env).await {

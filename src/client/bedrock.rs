@@ -357,6 +357,10 @@ fn finish_of(reason: &str) -> FinishReason {
 pub struct EventStream {
     buffer: BytesMut,
     frames: aws_smithy_eventstream::frame::MessageFrameDecoder,
+    /// The declared length of the frame being received has been checked.
+    in_frame: bool,
+    /// Largest accepted frame, in bytes.
+    max_frame: Option<usize>,
     /// Content block index → tool call index.
     tool_blocks: HashMap<u64, usize>,
     stopped: bool,
@@ -441,8 +445,24 @@ impl Decoder for EventStream {
         use aws_smithy_eventstream::frame::DecodedFrame;
         self.buffer.extend_from_slice(bytes);
         loop {
+            // A frame starts with its total length: refuse an oversized one before waiting
+            // for (and buffering) its bytes.
+            if !self.in_frame && self.buffer.len() >= 4 {
+                let mut declared = [0u8; 4];
+                declared.copy_from_slice(&self.buffer[..4]);
+                let declared = u32::from_be_bytes(declared) as usize;
+                if let Some(limit) = self.max_frame
+                    && declared > limit
+                {
+                    return Err(DecodeError::TooLarge(limit));
+                }
+                self.in_frame = true;
+            }
             match self.frames.decode_frame(&mut self.buffer) {
-                Ok(DecodedFrame::Complete(message)) => self.message(&message, out)?,
+                Ok(DecodedFrame::Complete(message)) => {
+                    self.in_frame = false;
+                    self.message(&message, out)?;
+                }
                 Ok(DecodedFrame::Incomplete) => return Ok(()),
                 Err(e) => {
                     return Err(DecodeError::Malformed(format!(
@@ -455,6 +475,10 @@ impl Decoder for EventStream {
 
     fn finish(&mut self, _out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
         Ok(())
+    }
+
+    fn set_max_event(&mut self, max: Option<usize>) {
+        self.max_frame = max;
     }
 
     fn complete(&self) -> bool {

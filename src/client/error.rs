@@ -88,6 +88,52 @@ pub enum ProviderError {
         /// The timeout that elapsed.
         after: Duration,
     },
+    /// Bytes kept arriving (or only keep-alives), but no answer content for longer than
+    /// `stream_idle_timeout`.
+    #[error("`{client}` sent no answer content for {}s (only keep-alives or incomplete data) — the `stream_idle_timeout` limit; raise it for slow models", .after.as_secs())]
+    IdleTimeout {
+        /// Client name.
+        client: String,
+        /// The limit that elapsed.
+        after: Duration,
+    },
+    /// The whole request, from sending it to the end of the answer, took longer than
+    /// `request_timeout`.
+    #[error("`{client}` did not finish the answer within {}s — the `request_timeout` limit for one request; raise it (0 = no limit) for very long answers", .after.as_secs())]
+    RequestTimeout {
+        /// Client name.
+        client: String,
+        /// The limit that elapsed.
+        after: Duration,
+    },
+    /// One streamed event (an SSE event, an NDJSON line, an event-stream frame) or a whole
+    /// non-streamed body grew past `max_stream_event_size`.
+    #[error("`{client}` sent a single {what} larger than {} — the `max_stream_event_size` limit; the answer so far is kept", super::http::human_size(*.limit))]
+    TooLarge {
+        /// Client name.
+        client: String,
+        /// What grew too large ("stream event", "response body").
+        what: &'static str,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// A success status with a body that is not what the protocol sends (an HTML login
+    /// page, a plain-text notice from a proxy).
+    #[error(
+        "`{client}` answered HTTP {status} with `{content_type}` instead of {expected}: {snippet} — check the client's api_base and any proxy in between"
+    )]
+    UnexpectedContent {
+        /// Client name.
+        client: String,
+        /// Status code.
+        status: u16,
+        /// The `Content-Type` that arrived (`none` when absent).
+        content_type: String,
+        /// What was expected ("an event stream", "JSON").
+        expected: &'static str,
+        /// The page title or the start of the text.
+        snippet: String,
+    },
     /// The connection closed before the answer was complete.
     #[error("the connection to `{client}` was cut before the answer finished: {message}")]
     StreamCut {

@@ -432,6 +432,7 @@ pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, String> {
     let mut out = Vec::new();
     parser.response(&value, &mut out).map_err(|e| match e {
         DecodeError::Malformed(m) | DecodeError::Upstream(m) => m,
+        DecodeError::TooLarge(limit) => format!("an event larger than {limit} bytes"),
     })?;
     if !parser.finished {
         out.push(ProviderEvent::Usage(usage_of(&value["usageMetadata"])));

@@ -80,12 +80,22 @@ pub fn load(path: &Path) -> Result<Credentials, String> {
             path.display()
         )
     })?;
-    serde_json::from_str(&text).map_err(|e| {
+    let credentials: Credentials = serde_json::from_str(&text).map_err(|e| {
         format!(
             "{} is not a service-account or authorized-user credentials file: {e}",
             path.display()
         )
-    })
+    })?;
+    if let Credentials::AuthorizedUser {
+        client_secret,
+        refresh_token,
+        ..
+    } = &credentials
+    {
+        crate::secrets::remember("GOOGLE_CLIENT_SECRET", client_secret);
+        crate::secrets::remember("GOOGLE_REFRESH_TOKEN", refresh_token);
+    }
+    Ok(credentials)
 }
 
 /// A cached access token source.
@@ -133,11 +143,12 @@ impl TokenSource {
             return Err(format!(
                 "token request failed (HTTP {}): {}",
                 status.as_u16(),
-                super::http::error_message(&body)
+                crate::secrets::redact(&super::http::error_message(&body))
             ));
         }
         let parsed: TokenResponse =
             serde_json::from_slice(&body).map_err(|e| format!("unexpected token response: {e}"))?;
+        crate::secrets::remember("GOOGLE_ACCESS_TOKEN", &parsed.access_token);
         let lifetime = Duration::from_secs(parsed.expires_in.unwrap_or(3600));
         let until = Instant::now() + lifetime.saturating_sub(EARLY);
         *cached = Some((parsed.access_token.clone(), until));

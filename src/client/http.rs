@@ -2,11 +2,15 @@
 //! client's `extra:` settings, sending a JSON request, mapping non-success statuses to
 //! [`ProviderError`], and reading a streamed body with an idle timeout.
 //!
+//! Text a server sends back (an error body, an HTML page from a proxy) is turned into one
+//! short line here: HTML is reduced to its title, everything is cut to a few hundred
+//! characters, and known secrets are redacted before the text becomes part of an error.
+//!
 //! TLS roots are loaded only for `https` endpoints: a local `http://` server never pays for
 //! reading the system certificate store.
 
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -21,6 +25,67 @@ use super::retry::{RetryPolicy, parse_retry_after};
 const DEFAULT_CONNECT_TIMEOUT: u64 = 10;
 /// Default seconds of silence tolerated while reading a response.
 const DEFAULT_READ_TIMEOUT: u64 = 300;
+/// The most of an error body that is read to find the provider's message.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Limits on one model request, from the global `stream_idle_timeout`,
+/// `request_timeout` and `max_stream_event_size` keys. `None` means no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestLimits {
+    /// Longest time a streamed answer may go without new content (keep-alive comments
+    /// and incomplete events do not count as content).
+    pub idle: Option<Duration>,
+    /// Longest time one request may take, from sending it to the end of the answer.
+    pub total: Option<Duration>,
+    /// Largest single stream event (or non-streamed body), in bytes.
+    pub max_event: Option<usize>,
+}
+
+impl RequestLimits {
+    /// Default `stream_idle_timeout`, seconds.
+    pub const DEFAULT_IDLE_SECS: u64 = 300;
+    /// Default `request_timeout`, seconds.
+    pub const DEFAULT_TOTAL_SECS: u64 = 3600;
+    /// Default `max_stream_event_size`, bytes.
+    pub const DEFAULT_MAX_EVENT: usize = 16 * 1024 * 1024;
+
+    /// Limits from the config values, where `0` disables a limit.
+    pub fn new(idle_secs: u64, total_secs: u64, max_event: usize) -> Self {
+        Self {
+            idle: (idle_secs > 0).then(|| Duration::from_secs(idle_secs)),
+            total: (total_secs > 0).then(|| Duration::from_secs(total_secs)),
+            max_event: (max_event > 0).then_some(max_event),
+        }
+    }
+}
+
+impl Default for RequestLimits {
+    fn default() -> Self {
+        Self::new(
+            Self::DEFAULT_IDLE_SECS,
+            Self::DEFAULT_TOTAL_SECS,
+            Self::DEFAULT_MAX_EVENT,
+        )
+    }
+}
+
+/// When a request was sent; stored in the response's extensions by [`post_json`] so the
+/// streaming code can hold the whole request to [`RequestLimits::total`].
+#[derive(Debug, Clone, Copy)]
+pub struct RequestStarted(pub Instant);
+
+/// `16 MiB`, `512 KiB`, `100 bytes`.
+pub fn human_size(bytes: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * 1024;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
+        format!("{} KiB", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
 
 /// Transport settings of one client, resolved from config.
 #[derive(Debug, Clone)]
@@ -37,6 +102,8 @@ pub struct HttpSettings {
     pub user_agent: Option<String>,
     /// Retry behaviour.
     pub retry: RetryPolicy,
+    /// Idle, total-time and size limits of one request.
+    pub limits: RequestLimits,
     /// Request patches of the client.
     pub patches: Arc<ClientPatches>,
     /// A configuration problem found when the client was built, reported on first use.
@@ -64,6 +131,7 @@ impl HttpSettings {
                     .unwrap_or(default_retry.base_delay),
                 ..default_retry
             },
+            limits: RequestLimits::default(),
             patches: Arc::default(),
             broken: None,
         }
@@ -150,13 +218,20 @@ pub async fn post_json(
         })?;
         map.insert(name.clone(), value);
     }
-    let response = http
-        .post(url)
-        .headers(map)
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| connect_error(settings, url, &e))?;
+    let started = Instant::now();
+    let send = http.post(url).headers(map).body(body).send();
+    let sent =
+        match settings.limits.total {
+            Some(limit) => tokio::time::timeout(limit, send).await.map_err(|_| {
+                ProviderError::RequestTimeout {
+                    client: settings.client.clone(),
+                    after: limit,
+                }
+            })?,
+            None => send.await,
+        };
+    let mut response = sent.map_err(|e| connect_error(settings, url, &e))?;
+    response.extensions_mut().insert(RequestStarted(started));
     let status = response.status();
     if status.is_success() {
         return Ok(response);
@@ -164,7 +239,27 @@ pub async fn post_json(
     Err(status_error(settings, response, model).await)
 }
 
+/// How long may still be spent on `response` before [`RequestLimits::total`] runs out
+/// (`None`: no limit).
+pub fn time_left(response_started: Option<Instant>, limits: &RequestLimits) -> Option<Duration> {
+    let total = limits.total?;
+    let started = response_started?;
+    Some(total.saturating_sub(started.elapsed()))
+}
+
 fn connect_error(settings: &HttpSettings, url: &str, e: &reqwest::Error) -> ProviderError {
+    if e.is_builder() {
+        // A URL reqwest cannot use (a bad `api_base` or patched `url`): retrying cannot
+        // help, so this is a configuration error.
+        return ProviderError::Setup {
+            client: settings.client.clone(),
+            message: format!(
+                "cannot send a request to `{}`: {} — check the client's api_base",
+                crate::secrets::redact(url),
+                error_chain(e)
+            ),
+        };
+    }
     if e.is_connect() {
         let message = if e.is_timeout() {
             format!(
@@ -205,10 +300,11 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         current = err.source();
     }
     let last = parts.pop().unwrap_or_default();
-    match parts.last() {
+    let text = match parts.last() {
         Some(prev) if !prev.starts_with("error sending request") => format!("{prev}: {last}"),
         _ => last,
-    }
+    };
+    crate::secrets::redact(&text).into_owned()
 }
 
 async fn status_error(
@@ -220,12 +316,16 @@ async fn status_error(
     let headers = response.headers().clone();
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let retry_after = parse_retry_after(header("retry-after"), header("retry-after-ms"));
-    let body = tokio::time::timeout(settings.read_timeout, response.bytes())
+    let is_html = content_type_of(&response).contains("html");
+    let body = tokio::time::timeout(settings.read_timeout, read_prefix(response, MAX_ERROR_BODY))
         .await
-        .ok()
-        .and_then(Result::ok)
         .unwrap_or_default();
-    let message = error_message(&body);
+    let message = if is_html {
+        html_summary(&body).unwrap_or_else(|| format!("an HTML page ({} bytes)", body.len()))
+    } else {
+        error_message(&body)
+    };
+    let message = crate::secrets::redact(&message).into_owned();
     let client = settings.client.clone();
     match status {
         401 | 403 => ProviderError::Auth {
@@ -257,10 +357,109 @@ async fn status_error(
     }
 }
 
+/// The `Content-Type` of a response, lower-cased, `none` when absent.
+pub fn content_type_of(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map_or_else(|| "none".to_string(), str::to_ascii_lowercase)
+}
+
+/// Reads at most `max` bytes of a body (the rest is never downloaded).
+pub async fn read_prefix(mut response: reqwest::Response, max: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    while out.len() < max {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let take = chunk.len().min(max - out.len());
+                out.extend_from_slice(&chunk[..take]);
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
+/// One line describing an HTML page: its `<title>`, else its first `<h1>`, else the start
+/// of its text. `None` when the bytes do not look like HTML.
+pub fn html_summary(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    let lower = text.to_ascii_lowercase();
+    let looks_html = ["<html", "<!doctype", "<head", "<body", "<title"]
+        .iter()
+        .any(|tag| lower.contains(tag));
+    if !looks_html {
+        return None;
+    }
+    let inside = |tag: &str| {
+        let open = lower.find(&format!("<{tag}"))?;
+        let start = open + lower[open..].find('>')? + 1;
+        let end = start + lower[start..].find(&format!("</{tag}"))?;
+        let inner = strip_tags(&text[start..end]);
+        (!inner.is_empty()).then_some(inner)
+    };
+    let summary = inside("title")
+        .or_else(|| inside("h1"))
+        .unwrap_or_else(|| strip_tags(&text));
+    Some(if summary.is_empty() {
+        "an empty HTML page".to_string()
+    } else {
+        format!("{} (an HTML page)", truncate(&summary, 200))
+    })
+}
+
+/// The text of an HTML fragment: tags dropped, common entities decoded, whitespace
+/// collapsed.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::with_capacity(html.len().min(4096));
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                out.push(' ');
+            }
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&nbsp;", " ");
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A short, single-line, printable preview of a body that is not what was expected.
+pub fn body_snippet(body: &[u8]) -> String {
+    if let Some(summary) = html_summary(body) {
+        return summary;
+    }
+    let text = String::from_utf8_lossy(body);
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let text = text.trim();
+    if text.is_empty() {
+        "an empty body".to_string()
+    } else {
+        format!("`{}`", truncate(text, 200))
+    }
+}
+
 /// Extracts a human message from an error body in any of the shapes providers use.
 pub fn error_message(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) else {
+        if let Some(summary) = html_summary(body) {
+            return summary;
+        }
         let trimmed = text.trim();
         return if trimmed.is_empty() {
             "no details in the response".into()
@@ -295,7 +494,8 @@ pub fn error_message(body: &[u8]) -> String {
     truncate(&json.to_string(), 300)
 }
 
-fn truncate(s: &str, max: usize) -> String {
+/// One line of at most `max` characters (whitespace runs collapsed, `…` when cut).
+pub fn truncate(s: &str, max: usize) -> String {
     // One line: HTML error pages from proxies come with newlines.
     let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
     let s = s.as_str();
@@ -305,20 +505,65 @@ fn truncate(s: &str, max: usize) -> String {
     }
 }
 
-/// Reads the next piece of a streamed body, failing after `settings.read_timeout` of
-/// silence. `Ok(None)` is a clean end of body.
+/// Why [`next_chunk`] gave up waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// `extra.read_timeout`: not a single byte.
+    Silence,
+    /// `stream_idle_timeout`: no answer content.
+    Idle,
+    /// `request_timeout`: the whole request.
+    Total,
+}
+
+/// The shortest of the waits that apply, and which limit it is.
+pub fn next_wait(
+    settings: &HttpSettings,
+    idle_left: Option<Duration>,
+    total_left: Option<Duration>,
+) -> (Duration, Waited) {
+    let mut wait = (settings.read_timeout, Waited::Silence);
+    for (left, kind) in [(idle_left, Waited::Idle), (total_left, Waited::Total)] {
+        if let Some(left) = left
+            && left <= wait.0
+        {
+            wait = (left, kind);
+        }
+    }
+    wait
+}
+
+/// The error for a wait that ran out.
+pub fn waited_error(settings: &HttpSettings, waited: Waited) -> ProviderError {
+    let client = settings.client.clone();
+    match waited {
+        Waited::Silence => ProviderError::Timeout {
+            client,
+            after: settings.read_timeout,
+        },
+        Waited::Idle => ProviderError::IdleTimeout {
+            client,
+            after: settings.limits.idle.unwrap_or_default(),
+        },
+        Waited::Total => ProviderError::RequestTimeout {
+            client,
+            after: settings.limits.total.unwrap_or_default(),
+        },
+    }
+}
+
+/// Reads the next piece of a streamed body, waiting at most `wait` (see [`next_wait`]).
+/// `Ok(None)` is a clean end of body.
 pub async fn next_chunk<S>(
     body: &mut S,
     settings: &HttpSettings,
+    (wait, waited): (Duration, Waited),
 ) -> Result<Option<Bytes>, ProviderError>
 where
     S: futures_util::Stream<Item = reqwest::Result<Bytes>> + Unpin,
 {
-    match tokio::time::timeout(settings.read_timeout, body.next()).await {
-        Err(_) => Err(ProviderError::Timeout {
-            client: settings.client.clone(),
-            after: settings.read_timeout,
-        }),
+    match tokio::time::timeout(wait, body.next()).await {
+        Err(_) => Err(waited_error(settings, waited)),
         Ok(None) => Ok(None),
         Ok(Some(Ok(bytes))) => Ok(Some(bytes)),
         Ok(Some(Err(e))) if e.is_timeout() => Err(ProviderError::Timeout {
@@ -360,5 +605,59 @@ mod tests {
         assert_eq!(error_message(br#"{"detail":"Not Found"}"#), "Not Found");
         assert_eq!(error_message(b"Bad Gateway"), "Bad Gateway");
         assert_eq!(error_message(b""), "no details in the response");
+    }
+
+    const NGINX_502: &[u8] = b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n";
+
+    #[test]
+    fn html_pages_are_reduced_to_their_title() {
+        assert_eq!(error_message(NGINX_502), "502 Bad Gateway (an HTML page)");
+        assert_eq!(
+            html_summary(b"<!DOCTYPE html><body><h1>Sign in &amp; continue</h1><p>x</p></body>")
+                .as_deref(),
+            Some("Sign in & continue (an HTML page)")
+        );
+        assert_eq!(
+            html_summary(b"<html><body><p>Just   some\n text</p></body></html>").as_deref(),
+            Some("Just some text (an HTML page)")
+        );
+        assert_eq!(html_summary(b"plain words"), None);
+        assert_eq!(
+            body_snippet(b"Service\tunavailable\x1b[2J"),
+            "`Service unavailable [2J`"
+        );
+        assert_eq!(body_snippet(b"  "), "an empty body");
+    }
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(human_size(16 * 1024 * 1024), "16 MiB");
+        assert_eq!(human_size(4096), "4 KiB");
+        assert_eq!(human_size(1000), "1000 bytes");
+    }
+
+    #[test]
+    fn the_shortest_wait_wins_and_is_named() {
+        let settings = HttpSettings::new("c", None, None);
+        assert_eq!(
+            next_wait(&settings, None, None),
+            (Duration::from_secs(300), Waited::Silence)
+        );
+        assert_eq!(
+            next_wait(
+                &settings,
+                Some(Duration::from_secs(5)),
+                Some(Duration::from_secs(9))
+            ),
+            (Duration::from_secs(5), Waited::Idle)
+        );
+        assert_eq!(
+            next_wait(
+                &settings,
+                Some(Duration::from_secs(5)),
+                Some(Duration::from_secs(2))
+            ),
+            (Duration::from_secs(2), Waited::Total)
+        );
     }
 }

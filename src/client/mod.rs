@@ -28,6 +28,7 @@ pub mod gemini;
 pub mod google_auth;
 pub mod http;
 pub mod llama_server;
+pub mod loggable;
 pub mod message;
 pub mod model;
 pub mod oauth;
@@ -254,21 +255,4 @@ pub fn media_type_of(url: &str) -> &'static str {
         "heic" => "image/heic",
         _ => "image/jpeg",
     }
-}
-
-/// A request body for the debug log: tool results (file contents, command output — where
-/// secrets turn up) are replaced by their size.
-pub fn loggable_body(body: &serde_json::Value) -> String {
-    let mut body = body.clone();
-    if let Some(messages) = body.get_mut("messages").and_then(|m| m.as_array_mut()) {
-        for message in messages {
-            if message.get("role").and_then(|r| r.as_str()) == Some("tool")
-                && let Some(content) = message.get_mut("content")
-            {
-                let size = content.to_string().len();
-                *content = serde_json::Value::String(format!("[{size} bytes of tool output]"));
-            }
-        }
-    }
-    body.to_string()
 }

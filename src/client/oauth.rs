@@ -271,8 +271,9 @@ impl OAuthConfig {
                 })
                 .unwrap_or_else(|| super::http::error_message(&body));
             return Err(format!(
-                "the token request failed (HTTP {}): {message}",
-                status.as_u16()
+                "the token request failed (HTTP {}): {}",
+                status.as_u16(),
+                crate::secrets::redact(&message)
             ));
         }
         #[derive(Deserialize)]
@@ -283,6 +284,7 @@ impl OAuthConfig {
         }
         let answer: Answer =
             serde_json::from_slice(&body).map_err(|e| format!("unexpected token response: {e}"))?;
+        self.remember(&answer.access_token, answer.refresh_token.as_deref());
         Ok(Tokens {
             access_token: answer.access_token,
             refresh_token: answer
@@ -304,7 +306,21 @@ impl OAuthConfig {
 
     fn load(&self) -> Option<Tokens> {
         let text = std::fs::read(&self.token_file).ok()?;
-        serde_json::from_slice(&text).ok()
+        let tokens: Tokens = serde_json::from_slice(&text).ok()?;
+        self.remember(&tokens.access_token, tokens.refresh_token.as_deref());
+        Some(tokens)
+    }
+
+    /// Adds the tokens to the process-wide secret set, so they are redacted from every
+    /// message and log record.
+    fn remember(&self, access: &str, refresh: Option<&str>) {
+        use super::vendors::client_env_var;
+        let secrets = crate::secrets::known();
+        secrets.add(&client_env_var(&self.client, "OAUTH_ACCESS_TOKEN"), access);
+        secrets.add_opt(
+            &client_env_var(&self.client, "OAUTH_REFRESH_TOKEN"),
+            refresh,
+        );
     }
 }
 

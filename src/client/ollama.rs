@@ -176,12 +176,23 @@ fn split_content(content: &Content) -> (String, Vec<String>) {
     }
 }
 
-/// NDJSON decoding state.
+/// NDJSON decoding state. Only the unfinished line is buffered, and each byte is scanned
+/// for a line end once, so one huge line costs linear time.
 #[derive(Debug, Default)]
 pub struct Lines {
     buffer: Vec<u8>,
     calls: usize,
     done: bool,
+    max_line: Option<usize>,
+}
+
+impl Lines {
+    fn check(&self, extra: usize) -> Result<(), DecodeError> {
+        match self.max_line {
+            Some(limit) if self.buffer.len() + extra > limit => Err(DecodeError::TooLarge(limit)),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Lines {
@@ -230,20 +241,26 @@ impl Lines {
 }
 
 impl Decoder for Lines {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
-        self.buffer.extend_from_slice(bytes);
-        let mut start = 0;
-        while let Some(pos) = self.buffer[start..].iter().position(|b| *b == b'\n') {
-            let end = start + pos;
-            let line = self.buffer[start..end].to_vec();
-            start = end + 1;
-            if let Err(e) = self.line(&line, out) {
-                self.buffer.drain(..start);
-                return Err(e);
-            }
+    fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
+        while let Some(end) = memchr::memchr(b'\n', bytes) {
+            self.check(end)?;
+            let result = if self.buffer.is_empty() {
+                self.line(&bytes[..end], out)
+            } else {
+                self.buffer.extend_from_slice(&bytes[..end]);
+                let line = std::mem::take(&mut self.buffer);
+                self.line(&line, out)
+            };
+            bytes = &bytes[end + 1..];
+            result?;
         }
-        self.buffer.drain(..start);
+        self.check(bytes.len())?;
+        self.buffer.extend_from_slice(bytes);
         Ok(())
+    }
+
+    fn set_max_event(&mut self, max: Option<usize>) {
+        self.max_line = max;
     }
 
     fn finish(&mut self, out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
@@ -259,6 +276,24 @@ impl Decoder for Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_over_the_limit_is_refused_before_it_ends() {
+        let mut lines = Lines::default();
+        lines.set_max_event(Some(64));
+        let mut out = Vec::new();
+        lines
+            .feed(
+                b"{\"message\":{\"content\":\"ok\"},\"done\":false}\n{\"a\":\"",
+                &mut out,
+            )
+            .unwrap();
+        assert_eq!(out, vec![ProviderEvent::Text("ok".into())]);
+        assert_eq!(
+            lines.feed(&[b'x'; 64], &mut out),
+            Err(DecodeError::TooLarge(64))
+        );
+    }
 
     #[test]
     fn ndjson_in_any_split_gives_the_same_events() {

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::Provider;
 use super::config::{ClientConfig, ClientKind, ClientSettings, ModelConfig, ModelKind};
-use super::http::HttpSettings;
+use super::http::{HttpSettings, RequestLimits};
 use super::model::{Catalog, Model};
 use super::oauth::{OAuthConfig, OAuthSource};
 use super::openai::{OpenAiProvider, OpenAiSetup};
@@ -301,7 +301,8 @@ fn gemini_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
             env,
         )
     };
-    let settings = http_settings(&name, c, config, env);
+    remember_secret(&name, "API_KEY", api_key.as_deref());
+    let settings = http_settings(&name, c, config, env, Some(&api_base));
     let provider = super::gemini::GeminiProvider::new(super::gemini::GeminiSetup {
         name,
         api_base,
@@ -333,7 +334,8 @@ fn azure_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
         KeyRule::Always,
         env,
     );
-    let mut settings = http_settings(&name, c, config, env);
+    remember_secret(&name, "API_KEY", api_key.as_deref());
+    let mut settings = http_settings(&name, c, config, env, Some(&api_base));
     if api_base.is_empty() {
         settings.broken = Some(format!(
             "set `api_base: https://<resource>.openai.azure.com` (or {}) for this client",
@@ -401,7 +403,15 @@ fn bedrock_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> Client
         env,
         &format!("https://bedrock-runtime.{region}.amazonaws.com"),
     );
-    let settings = http_settings(&name, c, config, env);
+    if let Ok(credentials) = &credentials {
+        remember_secret(
+            &name,
+            "SECRET_ACCESS_KEY",
+            Some(credentials.secret_access_key.as_str()),
+        );
+        remember_secret(&name, "SESSION_TOKEN", credentials.session_token.as_deref());
+    }
+    let settings = http_settings(&name, c, config, env, Some(&api_base));
     let provider = BedrockProvider::new(BedrockSetup {
         name,
         api_base,
@@ -443,7 +453,7 @@ fn vertex_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         .unwrap_or_else(|| "global".to_string());
     let api_base = api_base_of(&name, c, env, &default_api_base(&location));
     let adc_file = super::google_auth::adc_path(c.adc_file.as_deref(), env);
-    let settings = http_settings(&name, c, config, env);
+    let settings = http_settings(&name, c, config, env, Some(&api_base));
     let provider = VertexProvider::new(VertexSetup {
         name,
         api_base,
@@ -478,7 +488,8 @@ fn ollama_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         env.get(&client_env_var(&name, "API_KEY"))
             .map(str::to_string)
     });
-    let settings = http_settings(&name, c, config, env);
+    remember_secret(&name, "API_KEY", api_key.as_deref());
+    let settings = http_settings(&name, c, config, env, Some(&api_base));
     let provider = super::ollama::OllamaProvider::new(super::ollama::OllamaSetup {
         name: name.clone(),
         api_base,
@@ -524,7 +535,7 @@ fn llama_server_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> C
         context_size: c.context_size,
         gpu_layers: c.gpu_layers,
         extra_args: c.server_args.clone(),
-        settings: http_settings(&name, c, config, env),
+        settings: http_settings(&name, c, config, env, None),
     };
     ClientEntry {
         oauth: None,
@@ -553,7 +564,8 @@ fn cohere_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         KeyRule::Always,
         env,
     );
-    let settings = http_settings(&name, c, config, env);
+    remember_secret(&name, "API_KEY", api_key.as_deref());
+    let settings = http_settings(&name, c, config, env, Some(&api_base));
     let provider = super::cohere::CohereProvider::new(super::cohere::CohereSetup {
         name,
         api_base,
@@ -591,7 +603,8 @@ fn claude_entry(
             env,
         )
     };
-    let settings = http_settings(&name, c, config, env);
+    remember_secret(&name, "API_KEY", api_key.as_deref());
+    let settings = http_settings(&name, c, config, env, Some(&api_base));
     let provider = crate::client::claude::ClaudeProvider::new(crate::client::claude::ClaudeSetup {
         name,
         api_base,
@@ -639,7 +652,8 @@ fn openai_entry(
         },
         env,
     );
-    let settings = http_settings(&name, c, config, env);
+    remember_secret(&name, "API_KEY", api_key.as_deref());
+    let settings = http_settings(&name, c, config, env, Some(&api_base));
     let provider = OpenAiProvider::new(OpenAiSetup {
         name: name.clone(),
         api_base,
@@ -664,15 +678,53 @@ fn oauth_of(client: &ClientConfig, env: &Env) -> Option<OAuthConfig> {
     OAuthConfig::for_client(client.name(), client.kind, &client.settings, &cache_dir)
 }
 
-/// Transport settings and compiled patches of a client. A broken patch is kept as a
-/// message the client reports when used, so other clients keep working.
-fn http_settings(name: &str, c: &ClientSettings, config: &AppConfig, env: &Env) -> HttpSettings {
+/// Transport settings and compiled patches of a client. A broken patch or an `api_base`
+/// that is not a URL is kept as a message the client reports when used (at once, without
+/// retrying), so other clients keep working.
+fn http_settings(
+    name: &str,
+    c: &ClientSettings,
+    config: &AppConfig,
+    env: &Env,
+    api_base: Option<&str>,
+) -> HttpSettings {
     let mut settings = HttpSettings::new(name, c.extra.as_ref(), config.user_agent());
+    settings.limits = RequestLimits::new(
+        config.stream_idle_timeout,
+        config.request_timeout,
+        config.max_stream_event_size,
+    );
     match ClientPatches::build(name, c.patch.as_ref(), env) {
         Ok(patches) => settings.patches = Arc::new(patches),
         Err(e) => settings.broken = Some(e.to_string()),
     }
+    if let Some(problem) = api_base.and_then(|base| api_base_problem(name, base)) {
+        settings.broken = Some(problem);
+    }
     settings
+}
+
+/// Why `api_base` cannot be used, if it cannot: it must be an absolute `http(s)` URL.
+fn api_base_problem(client: &str, api_base: &str) -> Option<String> {
+    if api_base.is_empty() {
+        return None;
+    }
+    let problem = match reqwest::Url::parse(api_base) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => return None,
+        Ok(url) => format!("the scheme must be http or https, not `{}`", url.scheme()),
+        Err(e) => e.to_string(),
+    };
+    Some(format!(
+        "`api_base` (or {}) is not a usable URL: `{api_base}` ({problem}) — expected something like https://api.example.com/v1",
+        client_env_var(client, "API_BASE")
+    ))
+}
+
+/// Registers a client's credential in the process-wide secret set, named like the
+/// variable that would hold it (`OPENAI_API_KEY`), so it is redacted from every error
+/// line and log record.
+fn remember_secret(client: &str, suffix: &str, value: Option<&str>) {
+    crate::secrets::known().add_opt(&client_env_var(client, suffix), value);
 }
 
 /// When a client cannot work without an API key.

@@ -69,6 +69,14 @@ pub struct AppConfig {
     pub right_prompt: Option<String>,
     /// HTTP `User-Agent`; `auto` means `loki/<version>`.
     pub user_agent: Option<String>,
+    /// Seconds a streamed answer may go without new content (keep-alives do not count);
+    /// 0 disables the limit.
+    pub stream_idle_timeout: u64,
+    /// Seconds one model request may take from sending it to the end of the answer;
+    /// 0 disables the limit.
+    pub request_timeout: u64,
+    /// Largest single stream event (or non-streamed answer body) in bytes; 0 disables.
+    pub max_stream_event_size: usize,
     /// Append commands run by `-e` to the shell history.
     pub save_shell_history: bool,
     /// Where `--sync-models` fetches the model catalogue.
@@ -184,6 +192,9 @@ impl Default for AppConfig {
             left_prompt: None,
             right_prompt: None,
             user_agent: None,
+            stream_idle_timeout: crate::client::http::RequestLimits::DEFAULT_IDLE_SECS,
+            request_timeout: crate::client::http::RequestLimits::DEFAULT_TOTAL_SECS,
+            max_stream_event_size: crate::client::http::RequestLimits::DEFAULT_MAX_EVENT,
             save_shell_history: true,
             sync_models_url: None,
             vault_password_file: None,

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::{AppConfig, Env};
+use super::{AppConfig, ConfigError, Env};
 use crate::client::config::{ClientConfig, ClientKind, ClientSettings};
 use crate::client::vendors::{self, VENDORS, Vendor, client_env_var};
 
@@ -36,17 +36,23 @@ pub fn hint_vars() -> String {
 }
 
 /// Builds a config from `LOKI_PLATFORM`/`LOKI_PROVIDER` or from API keys in the
-/// environment. Does no I/O.
-pub fn from_env(env: &Env) -> Option<Synthesized> {
-    if let Some(platform) = env
-        .get("LOKI_PLATFORM")
-        .or_else(|| env.get("LOKI_PROVIDER"))
-    {
+/// environment. Does no I/O. A platform naming no known vendor is an error, unless
+/// `<NAME>_API_BASE` points it at an OpenAI-compatible server and a model is given.
+pub fn from_env(env: &Env) -> Result<Option<Synthesized>, ConfigError> {
+    let platform_var = ["LOKI_PLATFORM", "LOKI_PROVIDER"]
+        .into_iter()
+        .find_map(|var| env.get(var).map(|value| (var, value)));
+    if let Some((var, platform)) = platform_var {
         let (client, model) = match platform.split_once(':') {
             Some((c, m)) => (c, Some(m.to_string())),
             None => (platform, None),
         };
         let vendor = vendors::find(client);
+        let own_base = env.get(&client_env_var(client, "API_BASE")).is_some();
+        let has_model = model.as_deref().is_some_and(|m| !m.is_empty());
+        if vendor.is_none() && !(own_base && has_model) {
+            return Err(unknown_platform(var, client));
+        }
         let model = model
             .or_else(|| vendor.map(|v| v.default_model.to_string()))
             .filter(|m| !m.is_empty());
@@ -55,10 +61,10 @@ pub fn from_env(env: &Env) -> Option<Synthesized> {
             ..AppConfig::default()
         };
         config.clients.push(client_for(client, vendor, None));
-        return Some(Synthesized {
+        return Ok(Some(Synthesized {
             config,
-            origin: format!("LOKI_PLATFORM={platform}"),
-        });
+            origin: format!("{var}={platform}"),
+        }));
     }
 
     let mut config = AppConfig::default();
@@ -84,12 +90,25 @@ pub fn from_env(env: &Env) -> Option<Synthesized> {
         found.push(var);
     }
     if found.is_empty() {
-        return None;
+        return Ok(None);
     }
-    Some(Synthesized {
+    Ok(Some(Synthesized {
         config,
         origin: format!("API keys from the environment ({})", found.join(", ")),
-    })
+    }))
+}
+
+/// `LOKI_PLATFORM=bogus`: say so, and list what would work.
+fn unknown_platform(var: &str, client: &str) -> ConfigError {
+    let known: Vec<&str> = VENDORS.iter().map(|v| v.name).collect();
+    ConfigError::EnvOverride {
+        var: var.to_string(),
+        message: format!(
+            "unknown vendor `{client}`; known vendors: {} (see docs/providers.md); for another OpenAI-compatible server set {} and use `{client}:<model>`",
+            known.join(", "),
+            client_env_var(client, "API_BASE")
+        ),
+    }
 }
 
 /// Probes Ollama and llama-server on their default ports (or `OLLAMA_API_BASE` /
@@ -191,7 +210,7 @@ mod tests {
     #[test]
     fn keys_in_env_make_clients_first_one_is_default() {
         let env = Env::from_pairs([("GROQ_API_KEY", "g"), ("OPENAI_API_KEY", "o")]);
-        let s = from_env(&env).unwrap();
+        let s = from_env(&env).unwrap().unwrap();
         assert_eq!(s.config.model.as_deref(), Some("openai:gpt-4.1-mini"));
         let names: Vec<_> = s.config.clients.iter().map(ClientConfig::name).collect();
         assert_eq!(names, ["openai", "groq"]);
@@ -204,7 +223,7 @@ mod tests {
             ("LOKI_PLATFORM", "deepseek:deepseek-reasoner"),
             ("OPENAI_API_KEY", "o"),
         ]);
-        let s = from_env(&env).unwrap();
+        let s = from_env(&env).unwrap().unwrap();
         assert_eq!(
             s.config.model.as_deref(),
             Some("deepseek:deepseek-reasoner")
@@ -213,7 +232,33 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_platform_is_an_error_unless_it_has_a_base_and_a_model() {
+        let e = from_env(&Env::from_pairs([("LOKI_PLATFORM", "bogus")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("LOKI_PLATFORM") && e.contains("unknown vendor `bogus`"),
+            "{e}"
+        );
+        assert!(
+            e.contains("openai, claude, gemini") && e.contains("BOGUS_API_BASE"),
+            "{e}"
+        );
+        let env = Env::from_pairs([
+            ("LOKI_PROVIDER", "box:m1"),
+            ("BOX_API_BASE", "http://127.0.0.1:1/v1"),
+        ]);
+        let s = from_env(&env).unwrap().unwrap();
+        assert_eq!(s.config.model.as_deref(), Some("box:m1"));
+        assert_eq!(s.origin, "LOKI_PROVIDER=box:m1");
+    }
+
+    #[test]
     fn nothing_in_env() {
-        assert!(from_env(&Env::from_pairs([("HOME", "/h")])).is_none());
+        assert!(
+            from_env(&Env::from_pairs([("HOME", "/h")]))
+                .unwrap()
+                .is_none()
+        );
     }
 }

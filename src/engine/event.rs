@@ -95,29 +95,37 @@ pub struct Notice {
 }
 
 impl Notice {
-    /// An informational notice.
+    /// An informational notice. Known secrets in the text are redacted (see
+    /// [`crate::secrets`]): a notice can quote a provider's or a tool's message.
     pub fn info(message: impl Into<String>) -> Self {
         Self {
             level: NoticeLevel::Info,
-            message: message.into(),
+            message: redacted(message.into()),
         }
     }
 
     /// A passing status (what is being waited for): on a terminal it becomes the spinner's
-    /// label instead of a line of its own.
+    /// label instead of a line of its own. Redacted like [`Notice::info`].
     pub fn status(message: impl Into<String>) -> Self {
         Self {
             level: NoticeLevel::Status,
-            message: message.into(),
+            message: redacted(message.into()),
         }
     }
 
-    /// A warning.
+    /// A warning, redacted like [`Notice::info`].
     pub fn warning(message: impl Into<String>) -> Self {
         Self {
             level: NoticeLevel::Warning,
-            message: message.into(),
+            message: redacted(message.into()),
         }
+    }
+}
+
+fn redacted(message: String) -> String {
+    match crate::secrets::redact(&message) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(clean) => clean,
     }
 }
 

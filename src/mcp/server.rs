@@ -261,7 +261,8 @@ impl McpServer {
                 (service, GroupGuard(None))
             }
             Transport::Sse { url, headers } => {
-                let transport = super::sse::SseTransport::connect(http, url, headers).await?;
+                let transport =
+                    super::sse::SseTransport::connect(http, url, headers, max_message_size).await?;
                 let service = handler
                     .serve(transport)
                     .await

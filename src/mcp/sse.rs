@@ -53,6 +53,7 @@ impl SseTransport {
         http: reqwest::Client,
         url: &str,
         headers: &BTreeMap<String, String>,
+        max_message_size: usize,
     ) -> Result<Self, String> {
         let base = reqwest::Url::parse(url).map_err(|e| format!("bad url: {e}"))?;
         let headers = header_map(headers)?;
@@ -76,7 +77,13 @@ impl SseTransport {
         }
         let (tx, incoming) = mpsc::channel(64);
         let (endpoint_tx, endpoint_rx) = oneshot::channel();
-        let reader = tokio::spawn(read_events(response, base.clone(), tx, endpoint_tx));
+        let reader = tokio::spawn(read_events(
+            response,
+            base.clone(),
+            tx,
+            endpoint_tx,
+            max_message_size,
+        ));
         let shown = shown_url(&base);
         let endpoint = tokio::time::timeout(ENDPOINT_TIMEOUT, endpoint_rx)
             .await
@@ -122,16 +129,25 @@ async fn read_events(
     base: reqwest::Url,
     tx: mpsc::Sender<ServerJsonRpcMessage>,
     endpoint_tx: oneshot::Sender<Result<reqwest::Url, String>>,
+    max_message_size: usize,
 ) {
     let mut endpoint_tx = Some(endpoint_tx);
     let mut body = response.bytes_stream();
     let mut decoder = SseDecoder::new();
+    decoder.set_max_event((max_message_size > 0).then_some(max_message_size));
     let mut events: Vec<SseEvent> = Vec::new();
     loop {
         let ended = match body.next().await {
             Some(Ok(chunk)) => {
-                decoder.feed(&chunk, &mut events);
-                false
+                // One message over `mcp_max_message_size` ends the connection at once
+                // (its call fails) instead of being buffered without bound.
+                let over = decoder.feed(&chunk, &mut events).is_err();
+                if over {
+                    tracing::warn!(
+                        "MCP SSE: a message larger than mcp_max_message_size ({max_message_size} bytes); closing the connection"
+                    );
+                }
+                over
             }
             Some(Err(e)) => {
                 tracing::warn!(

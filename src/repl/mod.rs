@@ -885,10 +885,11 @@ impl Repl {
 
     fn error(&self, text: &str) {
         let theme = self.theme();
+        let text = crate::secrets::redact(text);
         self.print_styled(&format!(
             "{} {}",
             theme.paint(Style::Error, "error:"),
-            sanitize::display(text)
+            sanitize::display(&text)
         ));
     }
 }

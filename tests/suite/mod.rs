@@ -1,6 +1,7 @@
 //! Integration suites, one file per capability.
 
 mod cli_fixes;
+mod client_security;
 mod compression;
 mod config;
 mod embeddings;

@@ -117,6 +117,15 @@ impl Frame {
             bytes: bytes.into(),
         }
     }
+
+    /// `bytes` cut into frames of at most `size` bytes, each sent after `delay` (one HTTP
+    /// chunk each): a large event arrives in many reads, or a slow one byte by byte.
+    pub fn pieces(bytes: &[u8], size: usize, delay: Duration) -> Vec<Frame> {
+        bytes
+            .chunks(size.max(1))
+            .map(|piece| Frame::delayed(delay, piece.to_vec()))
+            .collect()
+    }
 }
 
 /// How the body is framed on the wire.

@@ -380,6 +380,28 @@ pub fn long_stream_token(i: usize) -> String {
     }
 }
 
+/// The first event of every stream: `delta.role = "assistant"`.
+pub fn role_frame() -> Frame {
+    data_frame(&chunk_json(ROLE_DELTA, None))
+}
+
+/// One content event carrying `text`.
+pub fn text_frame(text: &str) -> Frame {
+    data_frame(&chunk_json(&content_delta(text), None))
+}
+
+/// The end of a text stream: the `stop` chunk, usage and `[DONE]`.
+pub fn end_frames() -> Vec<Frame> {
+    let mut frames = Vec::new();
+    finish_frames(&mut frames, "stop", PROMPT_TOKENS, 1, 0);
+    frames
+}
+
+/// An SSE comment line (`: keep-alive`), as servers send to keep idle connections open.
+pub fn keep_alive_frame() -> Frame {
+    Frame::new(b": keep-alive\n\n".to_vec())
+}
+
 /// A long deterministic text stream of `tokens` content events (see [`long_stream_token`]),
 /// for throughput benchmarks. Usage reports `completion_tokens = tokens`.
 pub fn long_stream(tokens: usize) -> Reply {
