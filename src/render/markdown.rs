@@ -1036,6 +1036,8 @@ CJK: 漢字かな交じり文 and done.
         let out = stream(opts(true, Some(100), 80), words);
         let elapsed = start.elapsed();
         assert!(out.len() < 4 * input, "{} bytes for {input}", out.len());
-        assert!(elapsed.as_millis() < 200, "{elapsed:?}");
+        // Linear work takes tens of milliseconds even in a debug build; re-rendering the
+        // answer per delta would take seconds. The margin absorbs a loaded CI machine.
+        assert!(elapsed.as_millis() < 1000, "{elapsed:?}");
     }
 }

@@ -357,7 +357,7 @@ fn background_children_do_not_hold_up_a_call_and_stop_with_the_turn() {
         (
             "k",
             "execute_command",
-            r#"{"command":"setsid sh -c 'sleep 2; touch kept' </dev/null >/dev/null 2>&1 & echo detached"}"#,
+            r#"{"command":"setsid sh -c 'sleep 2; touch kept' </dev/null >/dev/null 2>&1 & sleep 0.5; echo detached"}"#,
         ),
     ]));
     env.server.push(openai::text_stream(&["Started."]));
