@@ -18,6 +18,7 @@ pub mod repl;
 pub mod role;
 pub mod secrets;
 pub mod session;
+pub mod shell_words;
 pub mod signals;
 pub mod state;
 pub mod tokens;

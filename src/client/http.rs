@@ -21,6 +21,20 @@ use super::error::ProviderError;
 use super::patch::ClientPatches;
 use super::retry::{RetryPolicy, parse_retry_after};
 
+/// The media type of a response (`text/html`), lower-cased, without parameters; empty
+/// when there is none.
+pub fn mime_type(headers: &reqwest::header::HeaderMap) -> String {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
 /// Default seconds to establish a connection.
 const DEFAULT_CONNECT_TIMEOUT: u64 = 10;
 /// Default seconds of silence tolerated while reading a response.

@@ -665,16 +665,7 @@ async fn fetch_url(
     if !status.is_success() {
         return Err(fetch_error(format!("HTTP {status}")));
     }
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let content_type = crate::client::http::mime_type(response.headers());
     if let Some(size) = response.content_length()
         && size > u64::try_from(budget.left).unwrap_or(u64::MAX)
     {

@@ -333,46 +333,6 @@ fn looks_binary(bytes: &[u8]) -> bool {
     head.contains(&0) || matches!(std::str::from_utf8(head), Err(e) if e.error_len().is_some())
 }
 
-/// Splits a loader command line into words (quotes and backslashes as in a shell).
-fn split_command(s: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut current = String::new();
-    let mut in_word = false;
-    let mut quote: Option<char> = None;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('\''), c) => current.push(c),
-            (_, '\\') => {
-                if let Some(next) = chars.next() {
-                    current.push(next);
-                }
-                in_word = true;
-            }
-            (Some(_), c) => current.push(c),
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut current));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                current.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        words.push(current);
-    }
-    words
-}
-
 /// What a loader process left: its status, its stdout (`None` when over
 /// [`MAX_DOCUMENT_BYTES`]) and the end of its stderr.
 struct LoaderOutput {
@@ -408,7 +368,7 @@ pub async fn run_loader(
         source_name: format!("{name}:{resource}"),
         message,
     };
-    let words = split_command(command);
+    let words = crate::shell_words::split(command);
     let output_file = command
         .contains("$2")
         .then(|| std::env::temp_dir().join(format!("loki-loader-{:016x}.txt", fastrand::u64(..))));
@@ -597,16 +557,7 @@ async fn fetch_page(
     if !status.is_success() {
         return Err(fail(format!("HTTP {status}")));
     }
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let content_type = crate::client::http::mime_type(response.headers());
     if response
         .content_length()
         .is_some_and(|n| n > MAX_DOCUMENT_BYTES as u64)
@@ -764,7 +715,7 @@ mod tests {
     #[test]
     fn loader_commands_and_json_output() {
         assert_eq!(
-            split_command(r#"sh -c 'echo "$1"' x"#),
+            crate::shell_words::split(r#"sh -c 'echo "$1"' x"#),
             ["sh", "-c", r#"echo "$1""#, "x"]
         );
         let docs = json_documents(r#"[{"path": "a.rs", "contents": "fn a() {}"}]"#).unwrap();

@@ -437,44 +437,9 @@ fn parse_file(args: &str) -> Action {
     })
 }
 
-/// Splits arguments on whitespace, honouring single and double quotes and backslash
-/// escapes.
+/// Splits arguments into words as a shell would (see [`crate::shell_words::split`]).
 pub fn split_words(s: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut current = String::new();
-    let mut in_word = false;
-    let mut quote: Option<char> = None;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), '\\') | (None, '\\') => {
-                if let Some(next) = chars.next() {
-                    current.push(next);
-                }
-                in_word = true;
-            }
-            (Some(_), c) => current.push(c),
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut current));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                current.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        words.push(current);
-    }
-    words
+    crate::shell_words::split(s)
 }
 
 #[cfg(test)]
