@@ -23,7 +23,14 @@ pub(crate) fn server_bin() -> String {
 pub(crate) fn mcp_env(servers: Value, extra: &str) -> TestEnv {
     let env = TestEnv::new();
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
-    env.write_config(&format!("{extra}{cfg}"));
+    // Servers here start in milliseconds, but a loaded CI machine must not turn the
+    // default start wait into a failed test; tests of the wait itself set their own.
+    let wait = if extra.contains("mcp_start_wait") {
+        ""
+    } else {
+        "mcp_start_wait: 30\n"
+    };
+    env.write_config(&format!("{extra}{wait}{cfg}"));
     let functions = env.config_dir().join("functions");
     std::fs::create_dir_all(&functions).unwrap();
     std::fs::write(
