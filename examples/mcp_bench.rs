@@ -20,7 +20,7 @@ async fn main() {
     );
     let names = vec!["bench".to_string()];
     let started = Instant::now();
-    let warnings = factory.ensure(&names).await;
+    let (_lease, warnings) = factory.acquire(&names).await;
     assert!(warnings.is_empty(), "{warnings:?}");
     let start_ms = started.elapsed().as_secs_f64() * 1000.0;
     let server = factory.running(&names).pop().expect("running");
@@ -31,7 +31,7 @@ async fn main() {
     for i in 0..300 {
         let t = Instant::now();
         let out = server
-            .call("echo", args.clone(), Duration::from_secs(10), &cancel)
+            .call("echo", args.clone(), Duration::from_secs(10), &cancel, None)
             .await
             .expect("call");
         if i >= 20 {

@@ -48,6 +48,12 @@ pub struct SavedSession {
 
 /// Per-conversation state.
 pub struct RequestContext {
+    /// Names this conversation in events; unique within the process.
+    pub id: crate::engine::event::ConversationId,
+    /// Its working directory: relative `-f` paths, tools and `{{__cwd__}}` use it.
+    pub cwd: std::path::PathBuf,
+    /// Its environment snapshot (tools, `$SHELL`, locale, system variables).
+    pub env: Arc<crate::config::Env>,
     /// The model answering.
     pub model: Model,
     /// Its provider.
@@ -86,6 +92,12 @@ pub struct RequestContext {
     pub tool_policy: crate::tool::Policy,
     /// Who is asked before a tool call that needs approval.
     pub approver: Arc<dyn crate::tool::approve::Approver>,
+    /// Who answers the conversation's questions (`user__*` tools, front-end questions).
+    pub asker: Arc<dyn crate::tool::ask::Asker>,
+    /// Offer the user-interaction tools (`user__ask` …): the REPL does.
+    pub user_tools: bool,
+    /// The MCP servers this conversation holds (see [`crate::tool::scope`]).
+    pub mcp_lease: Option<crate::mcp::McpLease>,
     /// The open session, if any (its messages are `history`).
     pub session: Option<SessionHandle>,
     /// Tokens and cost of this conversation (the session's, while one is open).
@@ -141,6 +153,11 @@ impl std::fmt::Debug for RequestContext {
 }
 
 impl RequestContext {
+    /// The system variables (`{{__os__}}`, `{{__cwd__}}`, …) of this conversation.
+    pub fn system_vars(&self) -> crate::role::SystemVars {
+        crate::role::SystemVars::detect(&self.env, &self.cwd)
+    }
+
     /// Opens (or starts) session `name` (an alias or an id): a saved session restores its
     /// model, sampling settings, role and messages; a new one starts empty with the
     /// current settings. `temp` always starts a fresh, unnamed-on-disk session.
@@ -482,6 +499,9 @@ impl RequestContext {
         };
         let provider = provider_for(state, &model)?;
         Ok(Self {
+            id: next_conversation_id(),
+            cwd: std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from(".")),
+            env: Arc::new(state.env.clone()),
             model,
             provider,
             role: None,
@@ -500,6 +520,9 @@ impl RequestContext {
             compression_threshold: state.config.compression_threshold,
             tool_policy: crate::tool::Policy::from_config(&state.config),
             approver: Arc::new(crate::tool::approve::DenyAll),
+            asker: Arc::new(crate::tool::ask::Headless),
+            user_tools: false,
+            mcp_lease: None,
             session: None,
             usage: crate::usage::UsageTally::default(),
             cancel: CancellationToken::new(),
@@ -532,78 +555,6 @@ impl RequestContext {
         }
     }
 
-    /// The tools offered to the model in this conversation (none when function calling
-    /// is off or the model cannot call functions).
-    pub fn active_tools(&self, state: &AppState) -> Vec<crate::tool::Tool> {
-        if !self.function_calling_support || !self.model.config.supports_function_calling {
-            return Vec::new();
-        }
-        // A session's own setting wins over its role's, which wins over the
-        // conversation's (`.set` outside a session) and the configuration's.
-        let session_tools = self
-            .session
-            .as_ref()
-            .and_then(|s| s.lock().get().enabled_tools.clone());
-        let enabled = session_tools.as_deref().or_else(|| {
-            self.role
-                .as_ref()
-                .and_then(|r| r.enabled_tools.as_deref())
-                .or(self.enabled_tools.as_deref())
-        });
-        let mut tools = match enabled {
-            Some(e) if !e.trim().is_empty() => {
-                crate::tool::enabled_tools(&state.config, &state.script_tools().tools, Some(e))
-            }
-            _ => Vec::new(),
-        };
-        let (servers, _) = self.mcp_servers(state);
-        if !servers.is_empty() {
-            let mode = state.config.mcp_tool_exposure.as_deref().unwrap_or("auto");
-            for mut f in crate::mcp::expose::functions(&state.mcp.running(&servers), mode) {
-                // Function names must be unique; sanitising can make two collide.
-                let base = f.name.clone();
-                let mut n = 2;
-                while tools.iter().any(|t| t.name() == f.name) {
-                    let suffix = format!("_{n}");
-                    let keep = base.len().min(64 - suffix.len());
-                    f.name = format!("{}{suffix}", &base[..keep]);
-                    n += 1;
-                }
-                tools.push(crate::tool::Tool::Mcp(Arc::new(f)));
-            }
-        }
-        tools
-    }
-
-    /// The MCP servers this conversation uses (session > role > conversation > config),
-    /// and the names among them that `mcp.json` does not define.
-    pub fn mcp_servers(&self, state: &AppState) -> (Vec<String>, Vec<String>) {
-        match self.mcp_setting() {
-            Some(e) => state.mcp.expand(&e, &state.config.mapping_mcp_servers),
-            None => (Vec::new(), Vec::new()),
-        }
-    }
-
-    /// The `enabled_mcp_servers` in force (session > role > conversation > config), when
-    /// MCP is on and something is enabled.
-    pub fn mcp_setting(&self) -> Option<String> {
-        if !self.mcp_server_support {
-            return None;
-        }
-        let session = self
-            .session
-            .as_ref()
-            .and_then(|s| s.lock().get().enabled_mcp_servers.clone());
-        session
-            .or_else(|| {
-                self.role
-                    .as_ref()
-                    .and_then(|r| r.enabled_mcp_servers.clone())
-                    .or_else(|| self.enabled_mcp_servers.clone())
-            })
-            .filter(|e| !e.trim().is_empty())
-    }
-
     /// The knowledge base in use: chosen in the conversation, else the session's, else
     /// the role's.
     pub fn active_rag(&self) -> Option<String> {
@@ -627,6 +578,13 @@ impl RequestContext {
         self.session_model = None;
         Ok(())
     }
+}
+
+/// `c1`, `c2`, …: conversation ids, unique within the process.
+fn next_conversation_id() -> crate::engine::event::ConversationId {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("c{n}").into()
 }
 
 /// The alias a saved temporary session gets: `_/<UTC timestamp>[-<title slug>]`.

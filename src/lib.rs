@@ -5,6 +5,7 @@
 //! See `docs/architecture.md`.
 
 pub mod atomic_file;
+pub mod app;
 pub mod cli;
 pub mod client;
 pub mod config;
@@ -22,7 +23,8 @@ pub mod shell_words;
 pub mod signals;
 pub mod state;
 pub mod tokens;
+pub mod term;
 pub mod tool;
 pub mod usage;
 
-pub use cli::main_entry;
+pub use app::main_entry;

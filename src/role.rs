@@ -127,8 +127,9 @@ pub struct SystemVars {
 }
 
 impl SystemVars {
-    /// Reads the variables from the environment snapshot and the process.
-    pub fn detect(env: &crate::config::Env) -> Self {
+    /// Reads the variables from a conversation's environment snapshot and working
+    /// directory.
+    pub fn detect(env: &crate::config::Env, cwd: &Path) -> Self {
         let shell_path = env
             .get("LOKI_SHELL")
             .or_else(|| env.get("SHELL"))
@@ -149,9 +150,7 @@ impl SystemVars {
             shell,
             locale,
             now: httpdate_rfc3339(std::time::SystemTime::now()),
-            cwd: std::env::current_dir()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
+            cwd: cwd.display().to_string(),
         }
     }
 

@@ -20,6 +20,28 @@ pub enum ShellKind {
     Powershell,
 }
 
+/// How a one-shot run shows its result (`--output-format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The answer as text (rendered on a terminal).
+    #[default]
+    Text,
+    /// One JSON object per run when it ends.
+    Json,
+    /// Every event as one JSON object per line, as it happens.
+    StreamJson,
+}
+
+/// How a one-shot run reads its prompt (`--input-format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// The arguments, with piped stdin appended.
+    #[default]
+    Text,
+    /// User messages as JSON lines on stdin, each answered in turn in one conversation.
+    StreamJson,
+}
+
 /// loki — chat with large language models from the shell or an interactive REPL.
 #[derive(Debug, Default, Parser)]
 #[command(
@@ -140,7 +162,27 @@ pub struct Args {
     #[arg(long, value_name = "SHELL")]
     pub shell_integration: Option<ShellKind>,
 
+    /// Output: text, json (one object at the end) or stream-json (one event per line)
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text, value_name = "FORMAT")]
+    pub output_format: OutputFormat,
+
+    /// Input: text, or stream-json (user messages as JSON lines on stdin)
+    #[arg(long, value_enum, default_value_t = InputFormat::Text, value_name = "FORMAT")]
+    pub input_format: InputFormat,
+
     /// The prompt
     #[arg(trailing_var_arg = true, value_name = "TEXT")]
     pub text: Vec<String>,
+}
+
+impl Args {
+    /// Whether only information is asked for (nothing is run or written).
+    pub fn info_only(&self) -> bool {
+        self.info
+            || self.list_models
+            || self.list_roles
+            || self.list_sessions
+            || self.list_rags
+            || self.sync_models
+    }
 }

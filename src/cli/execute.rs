@@ -21,20 +21,58 @@ use crate::engine::{CollectingEmitter, CoreError, Engine, RunOptions, RunRequest
 use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
-use crate::role::{Role, SystemVars};
+use crate::role::Role;
 use crate::state::AppState;
 
 const MENU: &[&str] = &["execute", "revise", "describe", "copy", "quit"];
 
+/// `-e` from the command line: the conversation (with `-s` and `--empty-session`), the
+/// shell assistant, and the session saved per the save policy.
+pub async fn start(
+    state: &Arc<AppState>,
+    args: &crate::cli::args::Args,
+    text: String,
+) -> anyhow::Result<u8> {
+    let mut ctx = RequestContext::resolve(state, args.model.as_deref())?;
+    crate::app::set_approver(&mut ctx, args);
+    if args.dry_run {
+        ctx.dry_run = true;
+    }
+    if let Some(name) = &args.session {
+        crate::engine::command::apply(
+            state,
+            &mut ctx,
+            crate::engine::command::Command::OpenSession(name.clone()),
+            &CollectingEmitter::new(),
+        )
+        .await?;
+        // Held until the session is written, so a concurrent run on it waits.
+        ctx.lock_session(state, None, &crate::term::session_note)
+            .await?;
+        crate::app::empty_session(state, &mut ctx, args)?;
+        crate::term::warn_session_model(&ctx);
+    }
+    let engine = Engine::new(Arc::clone(state));
+    let input = UserInput {
+        text,
+        files: args.files.clone(),
+        ..UserInput::default()
+    };
+    let status = run(&engine, &mut ctx, input, args.model.as_deref()).await;
+    let collector = CollectingEmitter::new();
+    super::oneshot::finish_session(state, &mut ctx, args.save_session, &collector).await?;
+    status
+}
+
 /// Runs `-e` for `request`; returns the exit status.
-pub(super) async fn run(
+async fn run(
     engine: &Engine,
     ctx: &mut RequestContext,
     request: UserInput,
     model_flag: Option<&str>,
 ) -> anyhow::Result<u8> {
     let state = Arc::clone(engine.state());
-    let vars = SystemVars::detect(&state.env);
+    let vars = ctx.system_vars();
     ctx.use_role(&state, Role::load(&state.paths.roles_dir, "shell", &vars)?)?;
     if let Some(model) = model_flag {
         ctx.set_model(&state, model)?;
@@ -68,7 +106,7 @@ pub(super) async fn run(
                 .await?;
             }
             "describe" => describe(engine, &state, &ctx.model.id(), &command).await?,
-            "copy" => match crate::repl::clipboard::copy(&command) {
+            "copy" => match crate::term::clipboard::copy(&command) {
                 Ok(tool) => {
                     writeln!(
                         std::io::stderr().lock(),
@@ -144,7 +182,7 @@ async fn describe(
     command: &str,
 ) -> Result<(), CoreError> {
     let mut ctx = RequestContext::resolve(state, Some(model))?;
-    let vars = SystemVars::detect(&state.env);
+    let vars = ctx.system_vars();
     ctx.use_role(
         state,
         Role::load(&state.paths.roles_dir, "explain-shell", &vars)?,

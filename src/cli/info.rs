@@ -11,7 +11,8 @@ pub(super) fn active(
     let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
     let mut rows = Vec::new();
     if let Some(name) = role {
-        let vars = crate::role::SystemVars::detect(&state.env);
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let vars = crate::role::SystemVars::detect(&state.env, &cwd);
         let role = crate::role::Role::load(&state.paths.roles_dir, name, &vars)?;
         rows.push(("role", role.name.clone()));
         rows.push(("role_model", opt(role.model.clone())));

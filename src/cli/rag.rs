@@ -1,7 +1,7 @@
 //! `--rag`, `--rag-docs`, `--rebuild-rag`: choosing, building and rebuilding the
 //! knowledge base of a one-shot run (or of the REPL it starts).
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -9,36 +9,16 @@ use tokio_util::sync::CancellationToken;
 use super::args::Args;
 use crate::context::{RagChoice, RequestContext};
 use crate::engine::retrieval;
-use crate::rag::{self, BuildReport};
-use crate::render::rag_progress::BuildProgress;
-use crate::render::theme::Theme;
+use crate::rag;
 use crate::state::AppState;
 
 /// What to do after the RAG flags were handled.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum RagStep {
+pub(crate) enum RagStep {
     /// Go on with the question (or the REPL).
     Continue,
     /// A build was all that was asked for.
     Done,
-}
-
-/// Progress on stderr, with a bar on a terminal.
-pub(crate) fn progress(state: &AppState) -> BuildProgress {
-    let tty = std::io::stderr().is_terminal();
-    BuildProgress::new(
-        tty,
-        Theme::detect(tty, state.env.get("NO_COLOR").is_some(), true, false),
-    )
-}
-
-/// The lines printed after a successful build.
-pub(crate) fn report_lines(report: &BuildReport) -> String {
-    format!(
-        "✓ Saved RAG to '{}'.\n{}\n",
-        report.path.display(),
-        report.summary()
-    )
 }
 
 /// A token Ctrl-C cancels, for a build.
@@ -54,7 +34,7 @@ fn ctrl_c_token() -> (CancellationToken, tokio::task::JoinHandle<()>) {
 }
 
 /// Applies the RAG flags to `ctx`; `has_prompt` says whether a question follows.
-pub(super) async fn prepare(
+pub(crate) async fn prepare(
     state: &Arc<AppState>,
     ctx: &mut RequestContext,
     args: &Args,
@@ -67,7 +47,7 @@ pub(super) async fn prepare(
     rag::validate_name(name)?;
     let cwd = std::env::current_dir()?;
     let dir = &state.paths.rags_dir;
-    let progress = progress(state);
+    let progress = crate::term::rag::progress(state);
     let (cancel, watcher) = ctrl_c_token();
     let build_ctx = retrieval::build_context(state, &cwd, &progress, cancel);
     let report = if !args.rag_docs.is_empty() {
@@ -78,7 +58,7 @@ pub(super) async fn prepare(
         Some(rag::build::rebuild(&build_ctx, name).await)
     } else if !rag::store::meta_path(dir, name).exists() {
         if repl {
-            Some(crate::repl::rag::init_wizard(state, name, &build_ctx).await)
+            Some(crate::term::rag::init_wizard(state, name, &build_ctx).await)
         } else {
             watcher.abort();
             return Err(rag::RagError::Unknown { name: name.clone() }.into());
@@ -93,7 +73,7 @@ pub(super) async fn prepare(
         state.rags.invalidate(dir, name);
         std::io::stderr()
             .lock()
-            .write_all(report_lines(&report).as_bytes())?;
+            .write_all(crate::term::rag::report_lines(&report).as_bytes())?;
     }
     ctx.rag = RagChoice::Use(name.clone());
     let flag_build = !args.rag_docs.is_empty() || args.rebuild_rag;

@@ -17,7 +17,7 @@ const MODELS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Runs the wizard and returns the configuration it wrote; Esc or Ctrl-C at any
 /// question is [`ConfigError::SetupCancelled`] (nothing written).
-pub(super) async fn run(paths: &Paths, env: &Env) -> Result<(AppConfig, String), ConfigError> {
+pub(crate) async fn run(paths: &Paths, env: &Env) -> Result<(AppConfig, String), ConfigError> {
     let invalid = |message| ConfigError::Invalid {
         path: paths.config_file.clone(),
         key: "(setup)".into(),

@@ -1,15 +1,20 @@
 //! Commands that change a conversation rather than send a prompt: the REPL's
-//! dot-commands (and later CLI flags) normalised into one enum the engine applies.
+//! dot-commands, the CLI flags (`-s`, `-r`, `--prompt`, `-m`, `--empty-session`, …) and
+//! later macros and the server, normalised into one enum and applied by one function,
+//! [`apply`].
 //!
-//! Applying a command never talks to a provider and never prints; it returns a short
-//! confirmation for the front end to show.
+//! Applying a command never prints and never asks; it returns a short confirmation for the
+//! front end to show and reports session saves and compressions as events. Questions
+//! (whether to save, under which name) are the front end's; what to do by default is the
+//! save policy's ([`crate::session::policy`]).
 
 use crate::client::Role as MessageRole;
 use crate::context::RequestContext;
-use crate::role::{Role, SystemVars};
+use crate::role::Role;
 use crate::state::AppState;
 
-use super::CoreError;
+use super::event::{Event, SessionSaved};
+use super::{CoreError, Emitter, Sink};
 
 /// A change to the conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,8 +34,32 @@ pub enum Command {
         /// New value; `null` resets it to the configured default.
         value: String,
     },
-    /// Forget the conversation so far (`.empty session`).
+    /// Forget the conversation so far (`.empty session`, `--empty-session`).
     ClearConversation,
+    /// Write the active role to `roles/<name>.md` (`.save role [name]`).
+    SaveRole(Option<String>),
+    /// Delete `roles/<name>.md` (`.delete role`).
+    DeleteRole(String),
+    /// Open (or start) a session by name or id (`.session`, `-s`); `temp` starts an
+    /// unsaved one.
+    OpenSession(String),
+    /// Open a session that does not exist yet, carrying the conversation so far into it
+    /// (`.session <new name>` after answering yes to "carry the conversation").
+    OpenSessionWithHistory(String),
+    /// Save the open session, optionally under a new name (`.save session [name]`).
+    SaveSession(Option<String>),
+    /// Close the open session, saving it first when `save` (`.exit session`; the save
+    /// policy or the user decided).
+    CloseSession {
+        /// Save before closing.
+        save: bool,
+        /// The name to save a temporary session under.
+        rename: Option<String>,
+    },
+    /// Summarise the older part of the session now (`.compress session`).
+    CompressSession,
+    /// Delete a saved session (`.delete session`).
+    DeleteSession(String),
 }
 
 /// Settings `.set` accepts, with the values they take (for help and completion).
@@ -53,8 +82,85 @@ pub const SETTABLE: &[(&str, &str)] = &[
     ("rag_reranker_model", "<client:model|null>"),
 ];
 
-/// Applies a command to the conversation; returns a one-line confirmation.
-pub fn apply(
+/// Applies a command to the conversation; returns a one-line confirmation. Session saves
+/// and compressions are reported to `emitter` as events.
+pub async fn apply(
+    state: &std::sync::Arc<AppState>,
+    ctx: &mut RequestContext,
+    command: Command,
+    emitter: &dyn Emitter,
+) -> Result<String, CoreError> {
+    match command {
+        Command::SaveSession(rename) => save_session(state, ctx, rename.as_deref(), emitter).await,
+        Command::CloseSession { save, rename } => {
+            if ctx.session.is_none() {
+                return Err(CoreError::InvalidRequest("no session is open".into()));
+            }
+            let mut message = String::new();
+            if save {
+                message = save_session(state, ctx, rename.as_deref(), emitter).await?;
+                message.push('\n');
+            }
+            ctx.session = None;
+            ctx.history.clear();
+            ctx.unlock_session();
+            message.push_str("session closed");
+            Ok(message)
+        }
+        Command::CompressSession => {
+            if ctx.session.is_none() {
+                return Err(CoreError::InvalidRequest("no session is open".into()));
+            }
+            let engine = super::Engine::new(std::sync::Arc::clone(state));
+            Ok(if engine.compress_now(ctx, emitter).await? {
+                String::new()
+            } else {
+                "nothing to compress yet".into()
+            })
+        }
+        other => apply_now(state, ctx, other),
+    }
+}
+
+/// Saves the open session and reports it as a `session_saved` event.
+async fn save_session(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    rename: Option<&str>,
+    emitter: &dyn Emitter,
+) -> Result<String, CoreError> {
+    if ctx.session.is_none() {
+        return Err(CoreError::InvalidRequest("no session is open".into()));
+    }
+    let sink = Sink::new(ctx.id.clone(), emitter);
+    let notify = |line: &str| {
+        sink.emit(Event::Notice(super::event::Notice::info(line)));
+        sink.flush();
+    };
+    let saved = ctx.save_session(state, rename, &notify).await?;
+    let (name, id) = ctx
+        .session
+        .as_ref()
+        .map(|s| (s.name(), s.id().to_string()))
+        .unwrap_or_default();
+    tracing::info!("saved session to {}", saved.path.display());
+    sink.emit(Event::SessionSaved(SessionSaved {
+        name,
+        id,
+        path: saved.path.display().to_string(),
+        forked: saved.forked.clone(),
+    }));
+    sink.flush();
+    let mut message = String::new();
+    if let Some(forked) = &saved.forked {
+        message.push_str(&format!("warning: {forked}\n"));
+    }
+    message.push_str(&format!("saved the session to {}", saved.path.display()));
+    Ok(message)
+}
+
+/// Applies a command that needs no waiting.
+pub fn apply_now(
     state: &AppState,
     ctx: &mut RequestContext,
     command: Command,
@@ -65,11 +171,13 @@ pub fn apply(
             Ok(format!("model: {}", ctx.model.id()))
         }
         Command::UsePrompt(prompt) => {
+            refuse_role_change(ctx, "`.prompt`")?;
             ctx.use_role(state, Role::temp(&prompt))?;
             Ok("role: temp".into())
         }
         Command::UseRole(name) => {
-            let vars = SystemVars::detect(&state.env);
+            refuse_role_change(ctx, &format!("`.role {name}`"))?;
+            let vars = ctx.system_vars();
             let role = Role::load(&state.paths.roles_dir, &name, &vars)?;
             ctx.use_role(state, role)?;
             Ok(format!("role: {name} (model {})", ctx.model.id()))
@@ -93,7 +201,110 @@ pub fn apply(
             Ok("conversation cleared".into())
         }
         Command::Set { key, value } => set(state, ctx, &key, &value),
+        Command::SaveRole(name) => {
+            let Some(role) = ctx.role.clone() else {
+                return Err(CoreError::InvalidRequest("no role is active".into()));
+            };
+            let name = name.unwrap_or_else(|| role.name.clone());
+            if name == crate::role::TEMP_ROLE {
+                return Err(CoreError::InvalidRequest(
+                    "give the role a name: .save role <name>".into(),
+                ));
+            }
+            let path = state.paths.roles_dir.join(format!("{name}.md"));
+            crate::atomic_file::write_atomic(&path, role.export().as_bytes(), false).map_err(
+                |e| CoreError::InvalidRequest(format!("cannot write {}: {e}", path.display())),
+            )?;
+            if let Some(active) = ctx.role.as_mut() {
+                active.name = name;
+            }
+            Ok(format!("saved {}", path.display()))
+        }
+        Command::DeleteRole(name) => {
+            let path = state.paths.roles_dir.join(format!("{name}.md"));
+            std::fs::remove_file(&path).map_err(|e| {
+                CoreError::InvalidRequest(format!("cannot delete {}: {e}", path.display()))
+            })?;
+            Ok(format!("deleted {}", path.display()))
+        }
+        Command::OpenSession(name) => open_session(state, ctx, &name, false),
+        Command::OpenSessionWithHistory(name) => open_session(state, ctx, &name, true),
+        Command::DeleteSession(name) => {
+            let open = ctx
+                .session
+                .as_ref()
+                .is_some_and(|s| s.name() == name || s.id().to_string() == name);
+            if open {
+                return Err(CoreError::InvalidRequest(
+                    "that session is open; .exit session first".into(),
+                ));
+            }
+            state.sessions.delete_key(&name)?;
+            Ok(format!("deleted session {name}"))
+        }
+        Command::SaveSession(_) | Command::CloseSession { .. } | Command::CompressSession => Err(
+            CoreError::InvalidRequest("this command needs `command::apply`".into()),
+        ),
     }
+}
+
+/// `.role` / `.prompt` in a session that already has messages would rewrite the system
+/// prompt of its history: refused, with what to do instead.
+fn refuse_role_change(ctx: &RequestContext, what: &str) -> Result<(), CoreError> {
+    let Some(session) = ctx.session.as_ref() else {
+        return Ok(());
+    };
+    if ctx.history.is_empty() {
+        return Ok(());
+    }
+    Err(CoreError::InvalidRequest(format!(
+        "session `{}` already has {} messages: its role cannot change ({what} would \
+         rewrite the system prompt of that history); .exit session, or open a new session \
+         first",
+        session.name(),
+        ctx.history.len()
+    )))
+}
+
+/// Opens (or starts) a session; with `carry`, a new session starts with the
+/// conversation so far.
+fn open_session(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    name: &str,
+    carry: bool,
+) -> Result<String, CoreError> {
+    if let Some(active) = &ctx.session {
+        return Err(CoreError::InvalidRequest(format!(
+            "already in session `{}`; .exit session first",
+            active.name()
+        )));
+    }
+    let before = ctx.history.clone();
+    let existed = ctx.open_session(state, name)?;
+    let mut message = if existed {
+        format!("session: {name} ({} messages)", ctx.history.len())
+    } else if carry && !before.is_empty() {
+        if let Some(session) = &ctx.session {
+            session.lock().get_mut().messages.clone_from(&before);
+        }
+        ctx.history = before;
+        format!(
+            "session: {name} (new, with the {} messages of this conversation)",
+            ctx.history.len()
+        )
+    } else {
+        format!("session: {name} (new)")
+    };
+    if let Some(warning) = ctx.session_model_warning() {
+        message.push_str(&format!("\nwarning: {warning}"));
+    }
+    Ok(message)
+}
+
+/// Whether `name` names a saved session (for the front end's "carry the conversation?").
+pub fn session_exists(state: &AppState, name: &str) -> bool {
+    name != crate::session::TEMP_SESSION && state.sessions.resolve(name).ok().flatten().is_some()
 }
 
 fn set(
@@ -109,7 +320,7 @@ fn set(
     };
     let null = value == "null";
     match key {
-        "model" => return apply(state, ctx, Command::SetModel(value.to_string())),
+        "model" => return apply_now(state, ctx, Command::SetModel(value.to_string())),
         "temperature" | "top_p" => {
             let (max, expected) = if key == "temperature" {
                 (2.0, "a number from 0 to 2, or null")
@@ -231,7 +442,7 @@ fn set(
             if null {
                 return Ok(format!(
                     "enabled_mcp_servers: {} (configured value)",
-                    ctx.mcp_setting().unwrap_or_else(|| "none".into())
+                    crate::tool::scope::wanted(ctx).mcp_servers.unwrap_or_else(|| "none".into())
                 ));
             }
         }
@@ -242,8 +453,7 @@ fn set(
                 None if null => ctx.enabled_tools = state.config.enabled_tools.clone(),
                 None => ctx.enabled_tools = setting,
             }
-            let active: Vec<String> = ctx
-                .active_tools(state)
+            let active: Vec<String> = crate::tool::scope::declared(state, ctx)
                 .iter()
                 .map(|t| t.name().to_string())
                 .collect();

@@ -1,27 +1,106 @@
-//! The `Emitter` trait front ends implement, and a collecting emitter for tests.
+//! The `Emitter` trait front ends implement, the engine's [`Sink`] that stamps events with
+//! their conversation and keeps the start/end contract, and a collecting emitter.
 //!
 //! Emitters are called synchronously on the engine's task, in event order. They must not
 //! block for long: the terminal emitter buffers and writes on [`Emitter::flush`], which the
 //! engine calls after each batch of provider events (one network read), so output is
-//! coalesced without ever being held back.
+//! coalesced without ever being held back. One emitter may serve several conversations at
+//! once (the envelope says which).
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::event::Event;
+use super::event::{AbortReason, ConversationId, Envelope, Event, TurnAborted};
 
 /// Receives engine events.
 pub trait Emitter: Send + Sync {
     /// Handles one event.
-    fn emit(&self, event: Event);
+    fn emit(&self, envelope: Envelope);
 
     /// A batch of events is complete; write out anything buffered.
     fn flush(&self) {}
 }
 
-/// Keeps every event in memory (tests, JSON output assembled after the run).
+/// Where the engine sends one conversation's events: stamps each with the conversation
+/// and remembers whether the run's closing event went out, so every run ends with
+/// exactly one `turn_finished` or `turn_aborted`.
+pub struct Sink<'a> {
+    conversation: ConversationId,
+    out: &'a dyn Emitter,
+    ended: AtomicBool,
+    partial: Mutex<String>,
+}
+
+impl<'a> Sink<'a> {
+    /// A sink for `conversation` writing to `out`.
+    pub fn new(conversation: ConversationId, out: &'a dyn Emitter) -> Self {
+        Self {
+            conversation,
+            out,
+            ended: AtomicBool::new(false),
+            partial: Mutex::new(String::new()),
+        }
+    }
+
+    /// Emits `event` for this conversation.
+    pub fn emit(&self, event: Event) {
+        if matches!(event, Event::TurnFinished(_) | Event::TurnAborted(_)) {
+            self.ended.store(true, Ordering::Release);
+        }
+        self.out.emit(Envelope {
+            conversation: self.conversation.clone(),
+            event,
+        });
+    }
+
+    /// Writes out what is buffered.
+    pub fn flush(&self) {
+        self.out.flush();
+    }
+
+    /// Whether the run's closing event was emitted.
+    pub fn ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
+
+    /// Remembers the answer text received before a failure (for `turn_aborted`).
+    pub fn set_partial(&self, text: &str) {
+        if let Ok(mut partial) = self.partial.lock() {
+            text.clone_into(&mut partial);
+        }
+    }
+
+    /// Emits `turn_aborted` for `err` with the partial answer remembered, unless the
+    /// run already ended.
+    pub fn abort(&self, err: &super::CoreError) {
+        if self.ended() {
+            return;
+        }
+        let partial = self
+            .partial
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default();
+        let (reason, error) = match err {
+            super::CoreError::Cancelled => (AbortReason::Cancelled, None),
+            other => (
+                AbortReason::Error,
+                Some(super::event::redacted(other.to_string())),
+            ),
+        };
+        self.emit(Event::TurnAborted(TurnAborted {
+            reason,
+            error,
+            partial,
+        }));
+        self.flush();
+    }
+}
+
+/// Keeps every event in memory (tests, `-e`, summaries).
 #[derive(Debug, Default)]
 pub struct CollectingEmitter {
-    events: Mutex<Vec<Event>>,
+    events: Mutex<Vec<Envelope>>,
 }
 
 impl CollectingEmitter {
@@ -32,6 +111,11 @@ impl CollectingEmitter {
 
     /// The events so far.
     pub fn events(&self) -> Vec<Event> {
+        self.envelopes().into_iter().map(|e| e.event).collect()
+    }
+
+    /// The events so far, with their conversations.
+    pub fn envelopes(&self) -> Vec<Envelope> {
         self.events.lock().map(|e| e.clone()).unwrap_or_default()
     }
 
@@ -48,9 +132,9 @@ impl CollectingEmitter {
 }
 
 impl Emitter for CollectingEmitter {
-    fn emit(&self, event: Event) {
+    fn emit(&self, envelope: Envelope) {
         if let Ok(mut events) = self.events.lock() {
-            events.push(event);
+            events.push(envelope);
         }
     }
 }

@@ -1,35 +1,70 @@
-//! The event vocabulary every front end consumes.
+//! The event vocabulary every front end consumes — the public schema of
+//! `--output-format stream-json` (see `docs/events.md`).
 //!
-//! The engine emits these in order; each turn starts with exactly one `TurnStarted` and
-//! ends with exactly one `TurnFinished` or `TurnAborted`. Serialised with a `type` tag so
-//! `--output-format json` (and the server) can write them as they are.
+//! Every event travels in an [`Envelope`] naming the conversation it belongs to. Each
+//! run of [`crate::engine::Engine::run`] emits exactly one `turn_started` first and
+//! exactly one `turn_finished` or `turn_aborted` last — also when it fails before the
+//! model is called. In between: one `model_call_started` per model call (one per tool
+//! round), text and reasoning deltas, `tool_call_started` / `tool_call_progress` /
+//! `tool_call_finished` keyed by `call_id`, retries, session events and notices.
 
 use serde::Serialize;
 
 use crate::client::Usage;
+
+/// Which conversation an event belongs to: unique within the process.
+pub type ConversationId = std::sync::Arc<str>;
+
+/// An event and the conversation it belongs to. Serialised flat:
+/// `{"type":"assistant_delta","conversation":"c1","text":"hi"}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Envelope {
+    /// The conversation.
+    pub conversation: ConversationId,
+    /// What happened.
+    #[serde(flatten)]
+    pub event: Event,
+}
 
 /// Something that happened during a run.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    /// Emitted before each model call of a turn (once, or once per tool round).
+    /// The run began (exactly once per run, before anything else).
     TurnStarted(TurnStarted),
+    /// A model call begins (once, or once per tool round).
+    ModelCallStarted(ModelCallStarted),
     /// Answer text, in arrival order. Emitted for every text delta of the provider.
     AssistantDelta(TextDelta),
     /// Reasoning ("thinking") text, in arrival order.
     ReasoningDelta(TextDelta),
-    /// The model requested a tool call (arguments complete). Emitted before approval.
-    ToolCallProposed(ToolCallProposed),
-    /// A tool call finished (or was refused); its result went back to the model.
+    /// The model asked for a tool call (its arguments are complete). Emitted before the
+    /// call is approved or refused.
+    ToolCallStarted(ToolCallStarted),
+    /// A running call reported progress (MCP progress notifications).
+    ToolCallProgress(ToolCallProgress),
+    /// A tool call ended — ran, failed, or was refused; its result went back to the model.
     ToolCallFinished(ToolCallFinished),
     /// Token usage reported by the provider for one model response.
     Usage(Usage),
-    /// An informational or warning line for the user (retries, skipped files, …).
+    /// A failed model call is tried again after a pause.
+    Retry(Retry),
+    /// The session's older messages are being summarised.
+    SessionCompressing,
+    /// The session was compressed.
+    SessionCompressed(SessionCompressed),
+    /// The temporary session is being given a title.
+    SessionAutonaming,
+    /// The temporary session got a title.
+    SessionAutonamed(SessionAutonamed),
+    /// The session was written to disk.
+    SessionSaved(SessionSaved),
+    /// An informational or warning line for the user (skipped files, unavailable tools…).
     Notice(Notice),
-    /// The turn completed; the answer is complete.
+    /// The run completed (exactly once per successful run, last).
     TurnFinished(TurnFinished),
-    /// The turn stopped early (cancelled or failed); what arrived so far is in `partial`.
+    /// The run stopped early — cancelled or failed (exactly once per such run, last).
     TurnAborted(TurnAborted),
 }
 
@@ -40,6 +75,18 @@ pub struct TurnStarted {
     pub model: String,
     /// Whether the answer will stream.
     pub stream: bool,
+    /// The open session's id, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+/// Payload of [`Event::ModelCallStarted`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelCallStarted {
+    /// `client:model`.
+    pub model: String,
+    /// 1 for the first call of the run, 2 after the first tool round, …
+    pub round: usize,
 }
 
 /// Payload of text deltas.
@@ -49,15 +96,34 @@ pub struct TextDelta {
     pub text: String,
 }
 
-/// Payload of [`Event::ToolCallProposed`].
+/// Payload of [`Event::ToolCallStarted`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolCallProposed {
+pub struct ToolCallStarted {
     /// Provider call id.
     pub call_id: String,
     /// Function name.
     pub name: String,
     /// JSON arguments as text.
     pub arguments: String,
+}
+
+/// Payload of [`Event::ToolCallProgress`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallProgress {
+    /// Provider call id.
+    pub call_id: String,
+    /// One line, e.g. ``MCP `docs`: 1/3 indexing``.
+    pub message: String,
+}
+
+/// Why a tool call produced no result, for programs (`kind`) and people (`message`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolFailure {
+    /// `unknown_tool`, `bad_arguments`, `failed`, `exited`, `declined`, `refused`,
+    /// `loop`, `cancelled` or `not_run`.
+    pub kind: &'static str,
+    /// One line.
+    pub message: String,
 }
 
 /// Payload of [`Event::ToolCallFinished`].
@@ -71,6 +137,53 @@ pub struct ToolCallFinished {
     pub ok: bool,
     /// The result as sent to the model.
     pub result: String,
+    /// What went wrong, when it did not succeed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolFailure>,
+}
+
+/// Payload of [`Event::Retry`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Retry {
+    /// Which retry this is (1-based).
+    pub attempt: u32,
+    /// Most retries.
+    pub max: u32,
+    /// The pause before it, in milliseconds.
+    pub delay_ms: u64,
+    /// What failed, in a few words.
+    pub reason: String,
+}
+
+/// Payload of [`Event::SessionCompressed`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionCompressed {
+    /// Tokens of the conversation before.
+    pub tokens_before: usize,
+    /// And after.
+    pub tokens_after: usize,
+}
+
+/// Payload of [`Event::SessionAutonamed`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionAutonamed {
+    /// The title.
+    pub title: String,
+}
+
+/// Payload of [`Event::SessionSaved`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionSaved {
+    /// Its name.
+    pub name: String,
+    /// Its id.
+    pub id: String,
+    /// The file written.
+    pub path: String,
+    /// Set when the conversation had to be saved as a new session (another writer
+    /// changed the old one meanwhile): why, in one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forked: Option<String>,
 }
 
 /// Severity of a [`Notice`].
@@ -122,7 +235,8 @@ impl Notice {
     }
 }
 
-fn redacted(message: String) -> String {
+/// `message` with known secrets replaced by `«secret:NAME»`.
+pub(crate) fn redacted(message: String) -> String {
     match crate::secrets::redact(&message) {
         std::borrow::Cow::Borrowed(_) => message,
         std::borrow::Cow::Owned(clean) => clean,
@@ -132,20 +246,23 @@ fn redacted(message: String) -> String {
 /// Payload of [`Event::TurnFinished`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TurnFinished {
-    /// Usage summed over every model response of the turn.
+    /// Usage summed over every model response of the run.
     pub usage: Usage,
     /// The provider's finish reason of the last response (`stop`, `length`, …).
     pub finish_reason: Option<String>,
+    /// What the run cost in US dollars, when the model's prices are known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
-/// Why a turn was aborted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Why a run was aborted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AbortReason {
-    /// The user pressed Ctrl-C (or the client disconnected).
+    /// The user pressed Ctrl-C (or the program driving loki cancelled).
     Cancelled,
-    /// The provider or the input failed; the message says why.
-    Error(String),
+    /// The input, a session, the provider or the configuration failed; `error` says why.
+    Error,
 }
 
 /// Payload of [`Event::TurnAborted`].
@@ -153,6 +270,9 @@ pub enum AbortReason {
 pub struct TurnAborted {
     /// Why.
     pub reason: AbortReason,
+    /// The one-line error message, for `error`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// The answer text received before the stop.
     pub partial: String,
 }
@@ -162,19 +282,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn serialises_with_type_tag() {
-        let e = Event::AssistantDelta(TextDelta { text: "hi".into() });
+    fn serialises_flat_with_type_tag_and_conversation() {
+        let e = Envelope {
+            conversation: "c1".into(),
+            event: Event::AssistantDelta(TextDelta { text: "hi".into() }),
+        };
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
-            r#"{"type":"assistant_delta","text":"hi"}"#
+            r#"{"conversation":"c1","type":"assistant_delta","text":"hi"}"#
         );
-        let e = Event::TurnAborted(TurnAborted {
-            reason: AbortReason::Cancelled,
-            partial: "p".into(),
-        });
+        let e = Envelope {
+            conversation: "c2".into(),
+            event: Event::TurnAborted(TurnAborted {
+                reason: AbortReason::Cancelled,
+                error: None,
+                partial: "p".into(),
+            }),
+        };
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
-            r#"{"type":"turn_aborted","reason":"cancelled","partial":"p"}"#
+            r#"{"conversation":"c2","type":"turn_aborted","reason":"cancelled","partial":"p"}"#
+        );
+        let e = Envelope {
+            conversation: "c3".into(),
+            event: Event::SessionCompressing,
+        };
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"conversation":"c3","type":"session_compressing"}"#
         );
     }
 }

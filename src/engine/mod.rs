@@ -12,12 +12,11 @@ pub mod input;
 pub mod retrieval;
 mod turn;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use emitter::{CollectingEmitter, Emitter};
+pub use emitter::{CollectingEmitter, Emitter, Sink};
 pub use error::CoreError;
-pub use event::Event;
+pub use event::{Envelope, Event};
 
 use crate::client::Usage;
 use crate::context::RequestContext;
@@ -30,6 +29,9 @@ pub struct UserInput {
     pub text: String,
     /// `-f` arguments: paths, directories, globs, URLs.
     pub files: Vec<String>,
+    /// Images sent with the text (`data:` or `https:` URLs), e.g. from
+    /// `--input-format stream-json` or the server.
+    pub images: Vec<String>,
     /// Continue or regenerate the last answer instead of sending `text`.
     pub continuation: Option<Continuation>,
 }
@@ -68,6 +70,8 @@ pub struct RunOutcome {
     pub usage: Usage,
     /// Model calls made.
     pub steps: usize,
+    /// The provider's finish reason of the last response.
+    pub finish_reason: Option<String>,
 }
 
 /// Tokens of the conversation: exact for OpenAI-family models, estimated otherwise (see
@@ -109,17 +113,17 @@ pub(crate) fn tokens_over(
     (tokens > max).then_some(tokens)
 }
 
-/// The pipeline. Cheap to clone; holds only the shared state.
+/// The pipeline. Cheap to clone; holds only the shared state (everything that belongs
+/// to one conversation — its working directory included — is on its [`RequestContext`]).
 #[derive(Debug, Clone)]
 pub struct Engine {
     state: Arc<AppState>,
-    cwd: PathBuf,
 }
 
 impl Engine {
-    /// An engine over the shared state; relative `-f` paths resolve against `cwd`.
-    pub fn new(state: Arc<AppState>, cwd: PathBuf) -> Self {
-        Self { state, cwd }
+    /// An engine over the shared state.
+    pub fn new(state: Arc<AppState>) -> Self {
+        Self { state }
     }
 
     /// The shared state.
@@ -127,9 +131,10 @@ impl Engine {
         &self.state
     }
 
-    /// Runs one request to completion, cancellation or failure. A cancelled or failed turn
-    /// still emits `TurnAborted` with the partial answer, and the partial answer is kept
-    /// in the conversation.
+    /// Runs one request to completion, cancellation or failure. The run emits exactly
+    /// one `turn_started` first and one `turn_finished` or `turn_aborted` last (also when
+    /// it fails before the model is called); a cancelled or failed turn keeps its partial
+    /// answer in the conversation and in `turn_aborted`.
     ///
     /// With a session open, the turn holds the session's lock (unless the caller already
     /// does) and starts from the history as stored now, so turns of several writers on
@@ -140,11 +145,42 @@ impl Engine {
         request: RunRequest,
         emitter: &dyn Emitter,
     ) -> Result<RunOutcome, CoreError> {
+        let sink = Sink::new(ctx.id.clone(), emitter);
+        let stream = request.options.stream.unwrap_or(ctx.stream) && !ctx.model.config.no_stream;
+        sink.emit(Event::TurnStarted(event::TurnStarted {
+            model: ctx.model.id(),
+            stream,
+            session_id: ctx.session.as_ref().map(|s| s.id().to_string()),
+        }));
+        let result = self.run_started(ctx, request, stream, &sink).await;
+        match &result {
+            Ok(outcome) => {
+                if !sink.ended() {
+                    sink.emit(Event::TurnFinished(event::TurnFinished {
+                        usage: outcome.usage,
+                        finish_reason: outcome.finish_reason.clone(),
+                        cost_usd: crate::usage::cost_of(&ctx.model.config, outcome.usage),
+                    }));
+                }
+                sink.flush();
+            }
+            Err(e) => sink.abort(e),
+        }
+        result
+    }
+
+    async fn run_started(
+        &self,
+        ctx: &mut RequestContext,
+        request: RunRequest,
+        stream: bool,
+        sink: &Sink<'_>,
+    ) -> Result<RunOutcome, CoreError> {
         if request.input.is_none() {
             return Ok(RunOutcome::default());
         }
-        let locked = self.lock_session(ctx, emitter).await?;
-        let result = self.run_locked(ctx, request, emitter).await;
+        let locked = self.lock_session_sink(ctx, sink).await?;
+        let result = self.run_locked(ctx, request, stream, sink).await;
         if locked {
             ctx.unlock_session();
         }
@@ -158,10 +194,19 @@ impl Engine {
         ctx: &mut RequestContext,
         emitter: &dyn Emitter,
     ) -> Result<bool, CoreError> {
+        let sink = Sink::new(ctx.id.clone(), emitter);
+        self.lock_session_sink(ctx, &sink).await
+    }
+
+    async fn lock_session_sink(
+        &self,
+        ctx: &mut RequestContext,
+        sink: &Sink<'_>,
+    ) -> Result<bool, CoreError> {
         let cancel = ctx.cancel.clone();
         let notify = |line: &str| {
-            emitter.emit(Event::Notice(event::Notice::info(line)));
-            emitter.flush();
+            sink.emit(Event::Notice(event::Notice::info(line)));
+            sink.flush();
         };
         ctx.lock_session(&self.state, Some(&cancel), &notify).await
     }
@@ -170,31 +215,31 @@ impl Engine {
         &self,
         ctx: &mut RequestContext,
         request: RunRequest,
-        emitter: &dyn Emitter,
+        stream: bool,
+        emitter: &Sink<'_>,
     ) -> Result<RunOutcome, CoreError> {
         let Some(input) = request.input else {
             return Ok(RunOutcome::default());
         };
-        let stream = request.options.stream.unwrap_or(ctx.stream) && !ctx.model.config.no_stream;
         let raw_input = input.text.clone();
         let kind = match input.continuation {
             Some(Continuation::Continue) => turn::TurnKind::Continue,
             Some(Continuation::Regenerate) => turn::TurnKind::Regenerate,
             None => {
                 let message =
-                    turn::prepare_input(&self.state, &self.cwd, ctx, &input, emitter).await?;
+                    turn::prepare_input(&self.state, ctx, &input, emitter).await?;
                 self.compress_to_fit(ctx, &message, emitter).await?;
                 turn::TurnKind::New(
                     retrieval::augment(&self.state, ctx, &input.text, message, emitter).await?,
                 )
             }
         };
-        let outcome = turn::run_turn(&self.state, &self.cwd, ctx, kind, stream, emitter).await?;
+        let outcome = turn::run_turn(&self.state, ctx, kind, stream, emitter).await?;
         if ctx.session.is_some() && !ctx.dry_run {
             self.keep_under_threshold(ctx, emitter).await?;
         }
         if !ctx.dry_run && self.saves_session(ctx) {
-            self.autoname_or_warn(ctx, emitter).await;
+            self.autoname_sink(ctx, emitter).await;
         }
         if ctx.save
             && ctx.session.is_none()
@@ -216,7 +261,7 @@ impl Engine {
         &self,
         ctx: &mut RequestContext,
         next: &crate::client::Message,
-        emitter: &dyn Emitter,
+        emitter: &Sink<'_>,
     ) -> Result<(), CoreError> {
         let Some(max) = ctx.model.config.max_input_tokens.filter(|m| *m > 0) else {
             return Ok(());
@@ -253,7 +298,7 @@ impl Engine {
     async fn keep_under_threshold(
         &self,
         ctx: &mut RequestContext,
-        emitter: &dyn Emitter,
+        emitter: &Sink<'_>,
     ) -> Result<(), CoreError> {
         let threshold = self.compression_threshold(ctx);
         if threshold == 0 || !reaches_tokens(ctx, threshold) {
@@ -280,6 +325,12 @@ impl Engine {
     /// [`Engine::autoname`], with a failure reported as a warning (the session is then
     /// saved under a timestamp alone).
     pub async fn autoname_or_warn(&self, ctx: &mut RequestContext, emitter: &dyn Emitter) {
+        let sink = Sink::new(ctx.id.clone(), emitter);
+        self.autoname_sink(ctx, &sink).await;
+        sink.flush();
+    }
+
+    async fn autoname_sink(&self, ctx: &mut RequestContext, emitter: &Sink<'_>) {
         if let Err(e) = self.autoname(ctx, emitter).await {
             emitter.emit(Event::Notice(event::Notice::warning(format!(
                 "could not name the session: {e}"
@@ -290,10 +341,10 @@ impl Engine {
     /// Gives a temporary session a title with the `create-title` role, from its first
     /// question, unless it has one. The title ends up in the name the session is saved
     /// under. Returns the title.
-    pub async fn autoname(
+    async fn autoname(
         &self,
         ctx: &mut RequestContext,
-        emitter: &dyn Emitter,
+        emitter: &Sink<'_>,
     ) -> Result<Option<String>, CoreError> {
         let Some(session) = &ctx.session else {
             return Ok(None);
@@ -308,10 +359,9 @@ impl Engine {
         let Some(question) = first_question.filter(|q| untitled && !q.trim().is_empty()) else {
             return Ok(None);
         };
-        emitter.emit(Event::Notice(event::Notice::info(
-            "autonaming the session…",
-        )));
-        let vars = crate::role::SystemVars::detect(&self.state.env);
+        emitter.emit(Event::SessionAutonaming);
+        emitter.flush();
+        let vars = ctx.system_vars();
         let role = crate::role::Role::load(&self.state.paths.roles_dir, "create-title", &vars)?;
         let excerpt: String = question.chars().take(2000).collect();
         let request = crate::client::ChatRequest {
@@ -336,15 +386,18 @@ impl Engine {
         if let Some(session) = &ctx.session {
             session.lock().get_mut().autoname = Some(title.clone());
         }
+        emitter.emit(Event::SessionAutonamed(event::SessionAutonamed {
+            title: title.clone(),
+        }));
         Ok(Some(title))
     }
 
     /// Summarises the older part of the session with the model and replaces it with the
     /// summary (`.compress session`, and automatically past the threshold).
-    pub async fn compress(
+    async fn compress(
         &self,
         ctx: &mut RequestContext,
-        emitter: &dyn Emitter,
+        emitter: &Sink<'_>,
     ) -> Result<bool, CoreError> {
         let Some(split) = self.split_for_summary(ctx) else {
             return Ok(false);
@@ -375,6 +428,8 @@ impl Engine {
         ctx: &mut RequestContext,
         emitter: &dyn Emitter,
     ) -> Result<bool, CoreError> {
+        let sink = Sink::new(ctx.id.clone(), emitter);
+        let emitter = &sink;
         let split = self.split_for_summary(ctx).or_else(|| {
             let worth = ctx
                 .history
@@ -391,12 +446,11 @@ impl Engine {
     async fn summarise(
         &self,
         ctx: &mut RequestContext,
-        emitter: &dyn Emitter,
+        emitter: &Sink<'_>,
         (old, kept): (Vec<crate::client::Message>, Vec<crate::client::Message>),
     ) -> Result<bool, CoreError> {
-        emitter.emit(Event::Notice(event::Notice::info(
-            "compressing the session…",
-        )));
+        emitter.emit(Event::SessionCompressing);
+        emitter.flush();
         let config = &self.state.config;
         let prompt = config
             .summarization_prompt
@@ -430,10 +484,11 @@ impl Engine {
         if let Some(session) = &ctx.session {
             session.lock().get_mut().compressed_messages.extend(old);
         }
-        emitter.emit(Event::Notice(event::Notice::info(format!(
-            "session compressed (about {before} → {} tokens)",
-            session_tokens(ctx)
-        ))));
+        emitter.emit(Event::SessionCompressed(event::SessionCompressed {
+            tokens_before: before,
+            tokens_after: session_tokens(ctx),
+        }));
+        emitter.flush();
         Ok(true)
     }
 
@@ -462,7 +517,7 @@ impl Engine {
             .as_ref()
             .map(|r| format!(" ({})", r.name))
             .unwrap_or_default();
-        let when = crate::role::SystemVars::detect(&self.state.env).now;
+        let when = ctx.system_vars().now;
         let mut raw = String::new();
         if !files.is_empty() {
             raw.push_str(&format!(".file {} -- ", files.join(" ")));

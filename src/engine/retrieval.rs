@@ -4,7 +4,6 @@
 //! reuse what was sent.
 
 use super::CoreError;
-use super::emitter::Emitter;
 use super::event::{Event, Notice};
 use crate::client::{Content, ContentPart, Message};
 use crate::context::RequestContext;
@@ -41,7 +40,7 @@ pub(super) async fn augment(
     ctx: &mut RequestContext,
     query: &str,
     message: Message,
-    emitter: &dyn Emitter,
+    emitter: &super::Sink<'_>,
 ) -> Result<Message, CoreError> {
     let Some(name) = ctx.active_rag() else {
         return Ok(message);

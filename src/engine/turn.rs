@@ -1,28 +1,29 @@
 //! The turn loop.
 //!
-//! Protocol of one turn:
-//! 1. emit `TurnStarted`;
-//! 2. build the request from the system prompt, the history and the new user message;
-//! 3. open the provider stream, retrying retryable failures with backoff (each retry
-//!    announced by a `Notice`), abandoning the wait on cancellation;
+//! Protocol of one turn (the engine has emitted `turn_started` already and emits the
+//! closing `turn_finished` / `turn_aborted`):
+//! 1. build the request from the system prompt, the history and the new user message;
+//! 2. resolve the conversation's tool scope (MCP servers it leases included);
+//! 3. per model call: emit `model_call_started`, open the provider stream, retrying
+//!    retryable failures with backoff (each announced by a `retry` event), abandoning
+//!    the wait on cancellation;
 //! 4. forward text and reasoning deltas as they arrive, flushing the emitter after each
 //!    network batch; collect tool-call fragments and usage;
-//! 5. record the exchange in the history (a new pair, an extended answer for
-//!    `.continue`, a replaced answer for `.regenerate`) and emit `TurnFinished`. Tool
-//!    calls are reported; running them and looping is the tools issue's step.
+//! 5. run a tool round (`tool_call_started`, `tool_call_progress`, `tool_call_finished`)
+//!    and call the model again, until it answers without calls;
+//! 6. record the exchange in the history (a new pair, an extended answer for
+//!    `.continue`, a replaced answer for `.regenerate`).
 //!
-//! Cancellation or a failure at any point emits `TurnAborted` with the partial answer,
-//! keeps the partial answer in the history (marked `interrupted` when cancelled), and
+//! Cancellation or a failure at any point keeps the partial answer in the history
+//! (marked `interrupted` when cancelled), hands it to the sink for `turn_aborted`, and
 //! returns the error.
-
-use std::path::Path;
 
 use futures_util::StreamExt;
 
-use super::emitter::Emitter;
+use super::emitter::Sink;
 use super::event::{
-    AbortReason, Event, Notice, TextDelta, ToolCallFinished, ToolCallProposed, TurnAborted,
-    TurnFinished, TurnStarted,
+    Event, ModelCallStarted, Notice, TextDelta, ToolCallFinished, ToolCallProgress,
+    ToolCallStarted,
 };
 use super::input;
 use super::{CoreError, RunOutcome, UserInput};
@@ -39,11 +40,11 @@ const LAST_REPLY: &str = "%%";
 /// Loads attachments and builds the user message.
 pub(super) async fn prepare_input(
     state: &AppState,
-    cwd: &Path,
     ctx: &RequestContext,
     user: &UserInput,
-    emitter: &dyn Emitter,
+    emitter: &Sink<'_>,
 ) -> Result<Message, CoreError> {
+    let cwd = ctx.cwd.as_path();
     // Sources a `document_loaders` entry handles go through the loader.
     let loaders = &state.config.document_loaders;
     // `%%` is the last answer of this conversation (`.file %% -- translate it`).
@@ -139,6 +140,8 @@ pub(super) async fn prepare_input(
             loaded.skipped.join(", ")
         ))));
     }
+    // Images given as parts of the message (stream-json input, the server).
+    loaded.images.extend(user.images.iter().cloned());
     Ok(input::user_message(&user.text, loaded, &ctx.model)?)
 }
 
@@ -175,12 +178,13 @@ pub(super) enum TurnKind {
 /// Runs the turn; see the module docs for the protocol.
 pub(super) async fn run_turn(
     state: &AppState,
-    cwd: &Path,
     ctx: &mut RequestContext,
     kind: TurnKind,
     stream: bool,
-    emitter: &dyn Emitter,
+    emitter: &Sink<'_>,
 ) -> Result<RunOutcome, CoreError> {
+    let cwd = ctx.cwd.clone();
+    let cwd = cwd.as_path();
     let last_is_assistant = ctx
         .history
         .last()
@@ -226,17 +230,9 @@ pub(super) async fn run_turn(
     if !ctx.dry_run {
         check_input_limit(ctx, &messages)?;
     }
-    emitter.emit(Event::TurnStarted(TurnStarted {
-        model: ctx.model.id(),
-        stream,
-    }));
     if ctx.dry_run {
         let text = dry_run_text(&messages);
         emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
-        emitter.emit(Event::TurnFinished(TurnFinished {
-            usage: Usage::default(),
-            finish_reason: None,
-        }));
         emitter.flush();
         return Ok(RunOutcome {
             text,
@@ -244,57 +240,12 @@ pub(super) async fn run_turn(
         });
     }
 
-    // MCP servers start (or stop) to match the conversation before its tools are listed;
-    // one that cannot start is a warning, never a failed turn.
-    if ctx.function_calling_support && ctx.model.config.supports_function_calling {
-        let (servers, unknown) = ctx.mcp_servers(state);
-        if let Some(error) = state.mcp.load_error()
-            && ctx.mcp_setting().is_some()
-        {
-            emitter.emit(Event::Notice(Notice::warning(format!(
-                "MCP servers are unavailable: {error}"
-            ))));
-        }
-        for name in unknown {
-            emitter.emit(Event::Notice(Notice::warning(format!(
-                "unknown MCP server `{name}` (not in functions/mcp.json)"
-            ))));
-        }
-        let running = state.mcp.running(&servers);
-        let waiting: Vec<&str> = servers
-            .iter()
-            .filter(|n| !running.iter().any(|r| &r.spec.name == *n))
-            .map(String::as_str)
-            .collect();
-        if !waiting.is_empty() {
-            emitter.emit(Event::Notice(Notice::status(format!(
-                "Starting MCP servers: {}",
-                waiting.join(", ")
-            ))));
-        }
-        let warnings = tokio::select! {
-            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
-            w = state.mcp.ensure(&servers) => w,
-        };
-        if !waiting.is_empty() {
-            emitter.emit(Event::Notice(Notice::status("Generating")));
-        }
-        for warning in warnings {
-            emitter.emit(Event::Notice(Notice::warning(warning)));
-        }
-    }
-    let tools = ctx.active_tools(state);
+    // The conversation's tools: its MCP servers are leased (started if needed) first.
+    let tools = crate::tool::scope::prepare(state, ctx, emitter).await?;
     let specs = crate::tool::specs(&tools);
-    if !tools.is_empty() {
-        for error in &state.script_tools().errors {
-            emitter.emit(Event::Notice(Notice::warning(format!(
-                "tool not available: {error}"
-            ))));
-        }
-    }
     let tools_env_file = state.paths.functions_dir.join(".env");
-    let web_search = crate::tool::web_search::WebSearch::from_config(&state.config, &state.env);
-    let shell = state
+    let web_search = crate::tool::web_search::WebSearch::from_config(&state.config, &ctx.env);
+    let shell = ctx
         .env
         .get("SHELL")
         .filter(|s| !s.is_empty())
@@ -305,7 +256,10 @@ pub(super) async fn run_turn(
     let tool_images = std::sync::Mutex::new(Vec::new());
     // Background processes tools leave behind are stopped when this turn ends (dropped).
     let background = crate::tool::Background::default();
-    let hidden_env = crate::tool::HiddenEnv::new(&state.config, &state.env);
+    let hidden_env = crate::tool::HiddenEnv::new(&state.config, &ctx.env);
+    // Progress of running calls (MCP notifications), for this conversation only.
+    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel();
+    let asker = std::sync::Arc::clone(&ctx.asker);
     let env = crate::tool::ToolEnv {
         cwd,
         shell: &shell,
@@ -319,6 +273,9 @@ pub(super) async fn run_turn(
         images: ctx.model.config.supports_vision.then_some(&tool_images),
         background: &background,
         hidden_env: &hidden_env,
+        progress: Some(&progress_tx),
+        asker: asker.as_ref(),
+        conversation: &ctx.id.clone(),
     };
     ctx.tool_policy.seen.clear();
     // Assistant tool-call messages and tool results of this turn, in order.
@@ -327,6 +284,10 @@ pub(super) async fn run_turn(
     let mut rounds = 0usize;
     loop {
         rounds += 1;
+        emitter.emit(Event::ModelCallStarted(ModelCallStarted {
+            model: ctx.model.id(),
+            round: rounds,
+        }));
         let request = ChatRequest {
             messages: messages.clone(),
             temperature: ctx.temperature,
@@ -350,11 +311,12 @@ pub(super) async fn run_turn(
                     interrupted,
                 );
             }
-            return Err(abort(collected.text, err, emitter));
+            emitter.set_partial(&collected.text);
+            return Err(err);
         }
         let calls = finished_calls(std::mem::take(&mut collected.calls), rounds);
         for call in &calls {
-            emitter.emit(Event::ToolCallProposed(ToolCallProposed {
+            emitter.emit(Event::ToolCallStarted(ToolCallStarted {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
@@ -407,15 +369,14 @@ pub(super) async fn run_turn(
                 max_output,
             );
             // MCP servers report progress of long calls while the round runs.
-            let mut progress = state.mcp.subscribe_progress();
             tokio::pin!(run);
             loop {
                 tokio::select! {
                     biased;
                     () = cancel.cancelled() => break None,
                     results = &mut run => break Some(results),
-                    Ok(update) = progress.recv() => {
-                        emitter.emit(Event::Notice(Notice::info(update)));
+                    Some((call_id, message)) = progress_rx.recv() => {
+                        emitter.emit(Event::ToolCallProgress(ToolCallProgress { call_id, message }));
                         emitter.flush();
                     }
                 }
@@ -432,7 +393,7 @@ pub(super) async fn run_turn(
                 steps.push(message);
             }
             record(ctx, &kind, steps, String::new(), Vec::new(), true);
-            return Err(abort(String::new(), CoreError::Cancelled, emitter));
+            return Err(CoreError::Cancelled);
         };
         for result in &results {
             emitter.emit(Event::ToolCallFinished(ToolCallFinished {
@@ -440,6 +401,7 @@ pub(super) async fn run_turn(
                 name: result.call.name.clone(),
                 ok: result.ok,
                 result: result.content.clone(),
+                error: result.error.clone(),
             }));
             messages.push(result.message());
             steps.push(result.message());
@@ -466,10 +428,6 @@ pub(super) async fn run_turn(
             messages.push(message.clone());
             steps.push(message);
         }
-        emitter.emit(Event::TurnStarted(TurnStarted {
-            model: ctx.model.id(),
-            stream,
-        }));
     }
 }
 
@@ -505,7 +463,7 @@ fn finish_turn(
     calls: Vec<ToolCall>,
     total: Usage,
     rounds: usize,
-    emitter: &dyn Emitter,
+    emitter: &Sink<'_>,
 ) -> RunOutcome {
     if collected.text.is_empty() && calls.is_empty() {
         emitter.emit(Event::Notice(Notice::warning(
@@ -525,12 +483,20 @@ fn finish_turn(
         // answer each, or the provider would reject the saved history on the next turn.
         let mut steps = steps;
         let mut assistant = Message::text(Role::Assistant, collected.text.clone());
+        let why = "not run: tools are disabled here or the turn reached max_tool_rounds";
         for call in &calls {
-            let mut result = Message::text(
-                Role::Tool,
-                serde_json::json!({ "tool_call_error": "not run: tools are disabled here or the turn reached max_tool_rounds" })
-                    .to_string(),
-            );
+            let content = serde_json::json!({ "tool_call_error": why }).to_string();
+            emitter.emit(Event::ToolCallFinished(ToolCallFinished {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                ok: false,
+                result: content.clone(),
+                error: Some(super::event::ToolFailure {
+                    kind: "not_run",
+                    message: why.into(),
+                }),
+            }));
+            let mut result = Message::text(Role::Tool, content);
             result.tool_call_id = Some(call.id.clone());
             assistant.tool_calls.push(call.clone());
             steps.push(result);
@@ -539,15 +505,12 @@ fn finish_turn(
         steps.insert(at, assistant);
         record(ctx, kind, steps, String::new(), Vec::new(), false);
     }
-    emitter.emit(Event::TurnFinished(TurnFinished {
-        usage: total,
-        finish_reason: collected.finish.as_ref().map(finish_name),
-    }));
     emitter.flush();
     RunOutcome {
         text: collected.text,
         usage: total,
         steps: rounds,
+        finish_reason: collected.finish.as_ref().map(finish_name),
     }
 }
 
@@ -617,28 +580,18 @@ pub(super) async fn complete_text(
     ctx: &RequestContext,
     request: &ChatRequest,
 ) -> Result<String, CoreError> {
-    let silent = super::emitter::CollectingEmitter::new();
+    let collector = super::emitter::CollectingEmitter::new();
+    let silent = Sink::new(ctx.id.clone(), &collector);
     let mut collected = Collected::default();
     call_model(ctx, request, &silent, &mut collected).await?;
     Ok(collected.text)
-}
-
-/// Emits `TurnAborted` and passes the error on.
-fn abort(partial: String, err: CoreError, emitter: &dyn Emitter) -> CoreError {
-    let reason = match &err {
-        CoreError::Cancelled => AbortReason::Cancelled,
-        other => AbortReason::Error(other.to_string()),
-    };
-    emitter.emit(Event::TurnAborted(TurnAborted { reason, partial }));
-    emitter.flush();
-    err
 }
 
 /// Opens the stream (with retries) and consumes it into `out`, forwarding deltas.
 async fn call_model(
     ctx: &RequestContext,
     request: &ChatRequest,
-    emitter: &dyn Emitter,
+    emitter: &Sink<'_>,
     out: &mut Collected,
 ) -> Result<(), CoreError> {
     let mut stream = open_stream(ctx, request, emitter).await?;
@@ -660,7 +613,7 @@ async fn call_model(
     }
 }
 
-fn apply_event(event: ProviderEvent, emitter: &dyn Emitter, out: &mut Collected) {
+fn apply_event(event: ProviderEvent, emitter: &Sink<'_>, out: &mut Collected) {
     match event {
         ProviderEvent::Text(text) => {
             out.text.push_str(&text);
@@ -717,7 +670,7 @@ fn apply_event(event: ProviderEvent, emitter: &dyn Emitter, out: &mut Collected)
 async fn open_stream(
     ctx: &RequestContext,
     request: &ChatRequest,
-    emitter: &dyn Emitter,
+    emitter: &Sink<'_>,
 ) -> Result<ProviderStream, CoreError> {
     let policy = ctx.provider.retry_policy();
     let mut attempt = 0;
@@ -735,12 +688,12 @@ async fn open_stream(
         let Some(delay) = policy.delay_for(&err, attempt, fastrand::f64()) else {
             return Err(err.into());
         };
-        emitter.emit(Event::Notice(Notice::warning(format!(
-            "{}; retrying in {:.1}s ({attempt}/{})",
-            short_reason(&err),
-            delay.as_secs_f64(),
-            policy.max_retries
-        ))));
+        emitter.emit(Event::Retry(super::event::Retry {
+            attempt,
+            max: policy.max_retries,
+            delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            reason: super::event::redacted(short_reason(&err)),
+        }));
         emitter.flush();
         tokio::select! {
             biased;

@@ -152,11 +152,17 @@ pub fn functions(servers: &[Arc<McpServer>], mode: &str) -> Vec<McpTool> {
 }
 
 /// Runs an exposed function.
-pub async fn run(tool: &McpTool, args: &Value, env: &ToolEnv<'_>) -> Result<String, ToolError> {
+pub async fn run(
+    tool: &McpTool,
+    args: &Value,
+    env: &ToolEnv<'_>,
+    call_id: &str,
+) -> Result<String, ToolError> {
     let server = &tool.server;
+    let progress = env.progress.map(|tx| (tx, call_id));
     let call = |name: String, arguments: Map<String, Value>| async move {
         let (text, images) = server
-            .call(&name, arguments, env.timeout, env.cancel)
+            .call(&name, arguments, env.timeout, env.cancel, progress)
             .await
             .map_err(|e| {
                 if e == "cancelled" {

@@ -1,8 +1,13 @@
 //! The servers a process runs, shared by every conversation that enables them: keyed by
-//! name and transport (command, args, env / url, headers), so scopes asking for the same
-//! server share one process through an `Arc`. `ensure` starts what a scope needs (in
-//! parallel, never failing the caller: a server that cannot start becomes a one-line
-//! warning) and stops what no scope uses any more (idle timeout 0, as in the REPL).
+//! name and transport (command, args, env / url, headers), so conversations asking for the
+//! same server share one process through an `Arc`.
+//!
+//! A conversation *leases* the servers it needs ([`McpFactory::acquire`] returns an
+//! [`McpLease`]): missing ones are started (in parallel, never failing the caller: a server
+//! that cannot start becomes a one-line warning for the conversation that asked), and a
+//! server is stopped — or parked in the idle pool when `mcp_pool.idle_timeout_seconds` is
+//! set — only when the last lease holding it is dropped. Two conversations with different
+//! `enabled_mcp_servers` never stop each other's servers.
 //! Starts run as tasks of their own: a turn waits for them at most `mcp_start_wait` and goes
 //! on without a server still starting (which joins a later turn once it is ready).
 
@@ -33,29 +38,116 @@ enum Slot {
     Starting(ServerSpec, std::time::Instant),
 }
 
+/// Servers, who holds them, and start failures not reported yet.
+#[derive(Debug, Default)]
+struct Pool {
+    slots: HashMap<String, Slot>,
+    /// Leases held per server name.
+    holders: HashMap<String, usize>,
+    /// Start failures per server, for the next conversation that acquires it.
+    pending: HashMap<String, Vec<String>>,
+    /// How long unused servers are kept (zero: stopped at once).
+    idle_timeout: std::time::Duration,
+    /// Most unused servers kept.
+    max_idle: usize,
+}
+
+impl Pool {
+    fn held(&self, name: &str) -> bool {
+        self.holders.get(name).is_some_and(|n| *n > 0)
+    }
+
+    /// Servers nobody holds are stopped, or parked in the idle pool when it is enabled;
+    /// parked ones past the timeout (or beyond the pool's size, oldest first) are stopped.
+    fn park_unused(&mut self) {
+        let now = std::time::Instant::now();
+        let pooling = !self.idle_timeout.is_zero();
+        let holders = std::mem::take(&mut self.holders);
+        let idle_timeout = self.idle_timeout;
+        self.slots.retain(|name, slot| {
+            if holders.get(name).is_some_and(|n| *n > 0) {
+                return true;
+            }
+            match slot {
+                Slot::Running(server) if pooling && server.is_alive() => {
+                    *slot = Slot::Idle(Arc::clone(server), now);
+                    true
+                }
+                Slot::Idle(server, since) => {
+                    server.is_alive() && now.duration_since(*since) < idle_timeout
+                }
+                // A start nobody waits for any more is dropped when it ends.
+                Slot::Starting(..) => false,
+                _ => false,
+            }
+        });
+        self.holders = holders;
+        let mut idle: Vec<(String, std::time::Instant)> = self
+            .slots
+            .iter()
+            .filter_map(|(n, s)| match s {
+                Slot::Idle(_, since) => Some((n.clone(), *since)),
+                _ => None,
+            })
+            .collect();
+        if idle.len() > self.max_idle {
+            idle.sort_by_key(|(_, since)| *since);
+            for (name, _) in idle.iter().take(idle.len() - self.max_idle) {
+                self.slots.remove(name);
+            }
+        }
+    }
+
+    fn release(&mut self, names: &[String]) {
+        tracing::debug!(?names, "MCP lease released");
+        for name in names {
+            if let Some(n) = self.holders.get_mut(name) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    self.holders.remove(name);
+                }
+            }
+        }
+        self.park_unused();
+    }
+}
+
+/// A conversation's hold on the MCP servers it uses. Dropping it lets go: a server
+/// nobody else holds is stopped (or parked in the idle pool).
+#[derive(Debug)]
+pub struct McpLease {
+    pool: Arc<Mutex<Pool>>,
+    names: Vec<String>,
+}
+
+impl McpLease {
+    /// The servers held.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+}
+
+impl Drop for McpLease {
+    fn drop(&mut self) {
+        if let Ok(mut pool) = self.pool.lock() {
+            pool.release(&self.names);
+        }
+    }
+}
+
 /// The process's MCP servers.
 #[derive(Debug, Default)]
 pub struct McpFactory {
     config: McpConfig,
     /// Why `mcp.json` could not be read, if it could not.
     error: Option<String>,
-    slots: Arc<Mutex<HashMap<String, Slot>>>,
+    pool: Arc<Mutex<Pool>>,
     http: std::sync::OnceLock<reqwest::Client>,
-    /// One `ensure` at a time (a background start and a turn must not race).
+    /// One start decision at a time (two conversations must not start one server twice).
     ensuring: tokio::sync::Mutex<()>,
-    /// Warnings from background starts, reported by the next `ensure`.
-    pending: Arc<Mutex<Vec<String>>>,
     /// Servers whose `mcp.json` entry was already reported as not usable (the entry
     /// cannot change while loki runs, so once is enough).
     warned_broken: Mutex<std::collections::HashSet<String>>,
-    /// Bumped by every request; a background start that is no longer the latest skips.
-    generation: std::sync::atomic::AtomicU64,
-    /// Progress notifications of running calls, as display lines.
-    progress: std::sync::OnceLock<tokio::sync::broadcast::Sender<String>>,
-    /// How long unused servers are kept (zero: stopped at once).
-    idle_timeout: std::time::Duration,
-    /// Most unused servers kept.
-    max_idle: usize,
     /// Largest message a server may send, in bytes (`mcp_max_message_size`; unset: the
     /// default).
     max_message_size: Option<usize>,
@@ -78,8 +170,11 @@ impl McpFactory {
         Self {
             config,
             error,
-            idle_timeout: std::time::Duration::from_secs(pool.idle_timeout_seconds),
-            max_idle: pool.max_idle_servers.unwrap_or(50),
+            pool: Arc::new(Mutex::new(Pool {
+                idle_timeout: std::time::Duration::from_secs(pool.idle_timeout_seconds),
+                max_idle: pool.max_idle_servers.unwrap_or(50),
+                ..Pool::default()
+            })),
             ..Self::default()
         }
     }
@@ -106,25 +201,14 @@ impl McpFactory {
 
     /// Those of `names` that are still starting.
     pub fn starting(&self, names: &[String]) -> Vec<String> {
-        let Ok(slots) = self.slots.lock() else {
+        let Ok(pool) = self.pool.lock() else {
             return Vec::new();
         };
         names
             .iter()
-            .filter(|n| matches!(slots.get(*n), Some(Slot::Starting(..))))
+            .filter(|n| matches!(pool.slots.get(*n), Some(Slot::Starting(..))))
             .cloned()
             .collect()
-    }
-
-    fn progress_sender(&self) -> tokio::sync::broadcast::Sender<String> {
-        self.progress
-            .get_or_init(|| tokio::sync::broadcast::channel(64).0)
-            .clone()
-    }
-
-    /// Progress lines of MCP calls from now on.
-    pub fn subscribe_progress(&self) -> tokio::sync::broadcast::Receiver<String> {
-        self.progress_sender().subscribe()
     }
 
     /// Why `mcp.json` could not be read, if it could not.
@@ -188,23 +272,19 @@ impl McpFactory {
             .clone()
     }
 
-    /// Makes exactly `names` run: starts the missing ones (and ones that died), stops the
-    /// others. Returns one warning per server that could not be started this time.
-    pub async fn ensure(&self, names: &[String]) -> Vec<String> {
-        self.generation
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let mut warnings = {
-            let _one_at_a_time = self.ensuring.lock().await;
-            self.ensure_locked(names).await
-        };
+    /// Leases `names` for a conversation: starts the missing ones (and ones that died)
+    /// and waits for them at most `mcp_start_wait`. Returns the lease and one warning per
+    /// server of `names` that could not be started (or is still starting).
+    pub async fn acquire(&self, names: &[String]) -> (McpLease, Vec<String>) {
+        let (lease, mut warnings) = self.lease_and_start(names).await;
         let deadline = tokio::time::Instant::now() + self.start_wait();
         let mut late = self.starting(names);
         while !late.is_empty() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(READY_POLL).await;
             late = self.starting(names);
         }
-        // Failures of starts that ended while waiting belong to this turn.
-        warnings.extend(self.take_pending());
+        // Failures of starts that ended while waiting belong to this conversation.
+        warnings.extend(self.take_pending(names));
         let secs = self.start_wait().as_secs_f64();
         for name in late {
             warnings.push(format!(
@@ -212,19 +292,58 @@ impl McpFactory {
                  without its tools (raise `mcp_start_wait` in config.yaml to wait longer)"
             ));
         }
-        warnings
+        (lease, warnings)
     }
 
-    /// Warnings of background starts not reported yet.
-    fn take_pending(&self) -> Vec<String> {
-        self.pending
-            .lock()
-            .map(|mut p| std::mem::take(&mut *p))
-            .unwrap_or_default()
+    /// Leases `names` and starts what is missing in the background without waiting (the
+    /// REPL does this while the user types). Start failures are reported to the next
+    /// conversation that acquires the server.
+    pub async fn prepare(&self, names: &[String]) -> McpLease {
+        let (lease, warnings) = self.lease_and_start(names).await;
+        if let Ok(mut pool) = self.pool.lock() {
+            for warning in warnings {
+                // Warnings name their server; keep them for whoever asks for it next.
+                let owner = names
+                    .iter()
+                    .find(|n| warning.contains(&format!("`{n}`")))
+                    .cloned()
+                    .unwrap_or_default();
+                pool.pending.entry(owner).or_default().push(warning);
+            }
+        }
+        lease
     }
 
-    async fn ensure_locked(&self, names: &[String]) -> Vec<String> {
-        let mut warnings = self.take_pending();
+    /// Warnings of background starts of `names` not reported yet.
+    fn take_pending(&self, names: &[String]) -> Vec<String> {
+        let Ok(mut pool) = self.pool.lock() else {
+            return Vec::new();
+        };
+        names
+            .iter()
+            .filter_map(|n| pool.pending.remove(n))
+            .flatten()
+            .collect()
+    }
+
+    async fn lease_and_start(&self, names: &[String]) -> (McpLease, Vec<String>) {
+        let _one_at_a_time = self.ensuring.lock().await;
+        tracing::debug!(?names, "MCP lease taken");
+        if let Ok(mut pool) = self.pool.lock() {
+            for name in names {
+                *pool.holders.entry(name.clone()).or_insert(0) += 1;
+            }
+        }
+        let lease = McpLease {
+            pool: Arc::clone(&self.pool),
+            names: names.to_vec(),
+        };
+        let warnings = self.start_missing(names).await;
+        (lease, warnings)
+    }
+
+    async fn start_missing(&self, names: &[String]) -> Vec<String> {
+        let mut warnings = self.take_pending(names);
         self.refresh_changed(names).await;
         if let Some(e) = &self.error
             && !names.is_empty()
@@ -234,14 +353,14 @@ impl McpFactory {
         }
         let mut to_start: Vec<ServerSpec> = Vec::new();
         {
-            let Ok(mut slots) = self.slots.lock() else {
+            let Ok(mut pool) = self.pool.lock() else {
                 return warnings;
             };
-            self.park_unused(&mut slots, names);
+            pool.park_unused();
             for name in names {
                 let Some(spec) = self.config.servers.get(name) else {
                     if let Some(b) = self.config.broken.iter().find(|b| &b.name == name)
-                        && !slots.contains_key(name)
+                        && !pool.slots.contains_key(name)
                         && self
                             .warned_broken
                             .lock()
@@ -252,14 +371,14 @@ impl McpFactory {
                     continue;
                 };
                 // A pooled server comes back if it is still the same and alive.
-                if let Some(Slot::Idle(server, _)) = slots.get(name)
+                if let Some(Slot::Idle(server, _)) = pool.slots.get(name)
                     && server.is_alive()
                     && server.spec == *spec
                 {
                     let server = Arc::clone(server);
-                    slots.insert(name.clone(), Slot::Running(server));
+                    pool.slots.insert(name.clone(), Slot::Running(server));
                 }
-                let current = match slots.get(name) {
+                let current = match pool.slots.get(name) {
                     Some(Slot::Running(s)) => s.is_alive() && s.spec == *spec,
                     Some(Slot::Idle(..)) => false,
                     // A failure is not retried within the same configuration; a config
@@ -269,7 +388,7 @@ impl McpFactory {
                     None => false,
                 };
                 if !current {
-                    slots.remove(name);
+                    pool.slots.remove(name);
                     to_start.push(spec.clone());
                 }
             }
@@ -278,101 +397,51 @@ impl McpFactory {
             return warnings;
         }
         let http = self.http();
-        let progress = self.progress_sender();
         let max_message_size = self.max_message_size.unwrap_or(DEFAULT_MAX_MESSAGE_SIZE);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return warnings;
         };
         for spec in to_start {
             let name = spec.name.clone();
-            if let Ok(mut slots) = self.slots.lock() {
-                slots.insert(
+            if let Ok(mut pool) = self.pool.lock() {
+                pool.slots.insert(
                     name.clone(),
                     Slot::Starting(spec.clone(), std::time::Instant::now()),
                 );
             }
-            let (http, progress) = (http.clone(), progress.clone());
-            let (slots, pending) = (Arc::clone(&self.slots), Arc::clone(&self.pending));
+            let http = http.clone();
+            let pool = Arc::clone(&self.pool);
             runtime.spawn(async move {
                 let result = tokio::time::timeout(
                     START_TIMEOUT,
-                    McpServer::start(spec.clone(), http, progress, max_message_size),
+                    McpServer::start(spec.clone(), http, max_message_size),
                 )
                 .await
                 .unwrap_or_else(|_| Err(format!("no answer within {}s", START_TIMEOUT.as_secs())));
-                let Ok(mut slots) = slots.lock() else { return };
-                // Only if this start is still wanted (not stopped or replaced meanwhile);
+                let Ok(mut pool) = pool.lock() else { return };
+                // Only if this start is still wanted (not released or replaced meanwhile);
                 // otherwise the new server is dropped, which stops it.
-                if !matches!(slots.get(&name), Some(Slot::Starting(s, _)) if *s == spec) {
+                if !matches!(pool.slots.get(&name), Some(Slot::Starting(s, _)) if *s == spec) {
                     return;
                 }
                 match result {
                     Ok(server) => {
-                        slots.insert(name, Slot::Running(Arc::new(server)));
+                        pool.slots.insert(name.clone(), Slot::Running(Arc::new(server)));
+                        if !pool.held(&name) {
+                            pool.park_unused();
+                        }
                     }
                     Err(reason) => {
                         tracing::warn!(server = %name, "MCP server failed: {reason}");
-                        if let Ok(mut pending) = pending.lock() {
-                            pending.push(format!(
-                                "MCP server `{name}` failed to start: {reason} (its tools are left out)"
-                            ));
-                        }
-                        slots.insert(name, Slot::Failed { spec, reason });
+                        pool.pending.entry(name.clone()).or_default().push(format!(
+                            "MCP server `{name}` failed to start: {reason} (its tools are left out)"
+                        ));
+                        pool.slots.insert(name, Slot::Failed { spec, reason });
                     }
                 }
             });
         }
         warnings
-    }
-
-    /// [`McpFactory::ensure`] whose warnings wait for the next turn (for starting servers in
-    /// the background while the user types).
-    pub async fn prepare(&self, names: &[String]) {
-        use std::sync::atomic::Ordering;
-        let mine = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
-        let _one_at_a_time = self.ensuring.lock().await;
-        if self.generation.load(Ordering::SeqCst) != mine {
-            return; // a later request decides what runs
-        }
-        let warnings = self.ensure_locked(names).await;
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.extend(warnings);
-        }
-    }
-
-    /// Servers not in `names` are stopped, or parked in the idle pool when it is enabled;
-    /// parked ones past the timeout (or beyond the pool's size, oldest first) are stopped.
-    fn park_unused(&self, slots: &mut HashMap<String, Slot>, names: &[String]) {
-        let now = std::time::Instant::now();
-        let pooling = !self.idle_timeout.is_zero();
-        slots.retain(|name, slot| {
-            if names.contains(name) {
-                return true;
-            }
-            match slot {
-                Slot::Running(server) if pooling && server.is_alive() => {
-                    *slot = Slot::Idle(Arc::clone(server), now);
-                    true
-                }
-                Slot::Idle(server, since) => {
-                    server.is_alive() && now.duration_since(*since) < self.idle_timeout
-                }
-                _ => false,
-            }
-        });
-        let mut idle: Vec<(String, std::time::Instant)> = slots
-            .iter()
-            .filter_map(|(n, s)| match s {
-                Slot::Idle(_, since) => Some((n.clone(), *since)),
-                _ => None,
-            })
-            .collect();
-        if idle.len() > self.max_idle {
-            idle.sort_by_key(|(_, since)| *since);
-            for (name, _) in idle.iter().take(idle.len() - self.max_idle) {
-                slots.remove(name);
-            }
-        }
     }
 
     /// Re-lists the tools of running servers that announced a change.
@@ -384,12 +453,12 @@ impl McpFactory {
 
     /// The running servers among `names`, in that order.
     pub fn running(&self, names: &[String]) -> Vec<Arc<McpServer>> {
-        let Ok(slots) = self.slots.lock() else {
+        let Ok(pool) = self.pool.lock() else {
             return Vec::new();
         };
         names
             .iter()
-            .filter_map(|n| match slots.get(n) {
+            .filter_map(|n| match pool.slots.get(n) {
                 Some(Slot::Running(s)) => Some(Arc::clone(s)),
                 _ => None,
             })
@@ -398,17 +467,18 @@ impl McpFactory {
 
     /// `(name, state)` for every configured server, for `.info`.
     pub fn status(&self) -> Vec<(String, String)> {
-        let slots = self.slots.lock().ok();
+        let pool = self.pool.lock().ok();
+        let idle_timeout = pool.as_ref().map(|p| p.idle_timeout).unwrap_or_default();
         let mut rows = Vec::new();
         for name in self.configured() {
-            let state = match slots.as_ref().and_then(|s| s.get(&name)) {
+            let state = match pool.as_ref().and_then(|p| p.slots.get(&name)) {
                 Some(Slot::Running(s)) if s.is_alive() => {
                     format!("running ({} tools)", s.cached_tools().len())
                 }
                 Some(Slot::Running(_)) => "exited (restarted on next use)".into(),
                 Some(Slot::Idle(_, since)) => format!(
                     "idle, kept for reuse ({}s left)",
-                    self.idle_timeout.saturating_sub(since.elapsed()).as_secs()
+                    idle_timeout.saturating_sub(since.elapsed()).as_secs()
                 ),
                 Some(Slot::Failed { reason, .. }) => format!("failed: {reason}"),
                 Some(Slot::Starting(_, since)) => {
@@ -426,8 +496,17 @@ impl McpFactory {
 
     /// Stops every server.
     pub fn shutdown(&self) {
-        if let Ok(mut slots) = self.slots.lock() {
-            slots.clear();
+        if let Ok(mut pool) = self.pool.lock() {
+            pool.slots.clear();
         }
+    }
+
+    /// How many leases hold `name` now (tests, `.info`).
+    pub fn holders(&self, name: &str) -> usize {
+        self.pool
+            .lock()
+            .ok()
+            .and_then(|p| p.holders.get(name).copied())
+            .unwrap_or(0)
     }
 }

@@ -12,4 +12,4 @@ pub mod sse;
 pub mod stdio;
 
 pub use expose::McpTool;
-pub use factory::McpFactory;
+pub use factory::{McpFactory, McpLease};

@@ -113,12 +113,70 @@ impl Drop for GroupGuard {
     }
 }
 
+/// Where progress notifications of running calls go: each call registers its progress
+/// token with the conversation's progress channel and its call id, so progress reaches
+/// only the conversation whose call caused it. Notifications that arrive before their
+/// call registered are kept until it does (a few at most).
+#[derive(Default)]
+struct ProgressRoutes {
+    routes: std::sync::Mutex<HashMap<String, Route>>,
+}
+
+enum Route {
+    To(crate::tool::ProgressSender, String),
+    Early(Vec<String>),
+}
+
+/// Most early progress lines kept for calls that have not registered yet.
+const MAX_EARLY: usize = 64;
+
+impl ProgressRoutes {
+    fn deliver(&self, token: String, line: String) {
+        let Ok(mut routes) = self.routes.lock() else {
+            return;
+        };
+        if !routes.contains_key(&token) && routes.len() >= MAX_EARLY {
+            return;
+        }
+        match routes.entry(token).or_insert_with(|| Route::Early(Vec::new())) {
+            Route::To(tx, call_id) => {
+                let _ = tx.send((call_id.clone(), line));
+            }
+            Route::Early(lines) if lines.len() < MAX_EARLY => lines.push(line),
+            Route::Early(_) => {}
+        }
+    }
+
+    fn register(&self, token: String, tx: crate::tool::ProgressSender, call_id: String) {
+        let Ok(mut routes) = self.routes.lock() else {
+            return;
+        };
+        if let Some(Route::Early(lines)) = routes.remove(&token) {
+            for line in lines {
+                let _ = tx.send((call_id.clone(), line));
+            }
+        }
+        routes.insert(token, Route::To(tx, call_id));
+    }
+
+    fn remove(&self, token: &str) {
+        if let Ok(mut routes) = self.routes.lock() {
+            routes.remove(token);
+        }
+    }
+}
+
+/// The token's text, as the key of [`ProgressRoutes`].
+fn token_key(token: &rmcp::model::ProgressToken) -> String {
+    serde_json::to_string(&token.0).unwrap_or_default()
+}
+
 /// Receives the server's notifications.
 #[derive(Clone)]
 pub struct Handler {
     server: String,
     tools_changed: Arc<AtomicBool>,
-    progress: tokio::sync::broadcast::Sender<String>,
+    progress: Arc<ProgressRoutes>,
 }
 
 impl rmcp::ClientHandler for Handler {
@@ -151,10 +209,10 @@ impl rmcp::ClientHandler for Handler {
             None => params.progress.to_string(),
         };
         let message = params.message.map(|m| format!(" {m}")).unwrap_or_default();
-        // Nobody listening (no round running) is fine.
-        let _ = self
-            .progress
-            .send(format!("MCP `{}`: {amount}{message}", self.server));
+        self.progress.deliver(
+            token_key(&params.progress_token),
+            format!("MCP `{}`: {amount}{message}", self.server),
+        );
     }
 }
 
@@ -171,6 +229,8 @@ pub struct McpServer {
     refusals: Option<Arc<std::sync::Mutex<Option<String>>>>,
     /// `mcp_max_message_size`.
     max_message_size: usize,
+    /// Where progress of running calls goes.
+    progress: Arc<ProgressRoutes>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -187,14 +247,14 @@ impl McpServer {
     pub async fn start(
         spec: ServerSpec,
         http: reqwest::Client,
-        progress: tokio::sync::broadcast::Sender<String>,
         max_message_size: usize,
     ) -> Result<Self, String> {
         let tools_changed = Arc::new(AtomicBool::new(false));
+        let progress = Arc::new(ProgressRoutes::default());
         let handler = Handler {
             server: spec.name.clone(),
             tools_changed: Arc::clone(&tools_changed),
-            progress,
+            progress: Arc::clone(&progress),
         };
         let mut refusals = None;
         let (service, group) = match &spec.transport {
@@ -278,6 +338,7 @@ impl McpServer {
             group,
             refusals,
             max_message_size,
+            progress,
         };
         server.reload_tools().await?;
         if let Some(info) = server.service.peer_info() {
@@ -329,13 +390,54 @@ impl McpServer {
         arguments: Map<String, Value>,
         timeout: Duration,
         cancel: &CancellationToken,
+        progress: Option<(&crate::tool::ProgressSender, &str)>,
     ) -> Result<(String, Vec<String>), String> {
+        use rmcp::model::{CallToolRequest, ClientRequest, ServerResult};
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
-        let call = self.service.peer().call_tool(params);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let peer = self.service.peer().clone();
+        let sent = peer
+            .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+            .await;
+        let handle = match sent {
+            Ok(handle) => handle,
+            Err(e) if !self.is_alive() => {
+                return Err(format!(
+                    "MCP server `{}` stopped during the call ({e}); it is restarted on next use",
+                    self.spec.name
+                ));
+            }
+            Err(e) => return Err(call_error(&e, &self.spec)),
+        };
+        let token = token_key(&handle.progress_token);
+        if let Some((tx, call_id)) = progress {
+            self.progress
+                .register(token.clone(), tx.clone(), call_id.to_string());
+        }
+        // A call abandoned (cancelled, timed out) tells the server with
+        // `notifications/cancelled`.
+        let mut guard = CancelOnDrop {
+            peer,
+            id: Some(handle.id.clone()),
+        };
+        let call = handle.await_response();
         let result = tokio::select! {
-            _ = cancel.cancelled() => return Err("cancelled".into()),
+            _ = cancel.cancelled() => {
+                self.progress.remove(&token);
+                return Err("cancelled".into());
+            }
             r = tokio::time::timeout(timeout, call) => r,
         };
+        self.progress.remove(&token);
+        if result.is_ok() {
+            guard.id = None;
+        }
+        let result = result.map(|r| {
+            r.and_then(|answer| match answer {
+                ServerResult::CallToolResult(result) => Ok(result),
+                _ => Err(rmcp::ServiceError::UnexpectedResponse),
+            })
+        });
         let refused = self
             .refusals
             .as_ref()
@@ -361,6 +463,32 @@ impl McpServer {
             Ok(Err(e)) => Err(call_error(&e, &self.spec)),
             Ok(Ok(result)) => render(&result),
         }
+    }
+}
+
+/// Sends `notifications/cancelled` for a request given up on, unless disarmed.
+struct CancelOnDrop {
+    peer: rmcp::service::Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let _ = peer
+                .notify_cancelled(rmcp::model::CancelledNotificationParam::new(
+                    Some(id),
+                    Some("abandoned by loki (cancelled or timed out)".into()),
+                ))
+                .await;
+        });
     }
 }
 

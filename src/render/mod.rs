@@ -10,7 +10,6 @@
 //! own styling: on a terminal, control characters are shown escaped; into a pipe the
 //! answer keeps its bytes. Tool lines and notices on stderr are always escaped.
 
-pub mod approval;
 pub mod code;
 pub mod highlight;
 pub mod markdown;
@@ -24,12 +23,13 @@ pub mod wrap;
 use std::borrow::Cow;
 use std::io::Write;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Wrap;
 use crate::engine::Emitter;
-use crate::engine::event::{AbortReason, Event, NoticeLevel};
+use crate::engine::event::{AbortReason, Envelope, Event, Notice, NoticeLevel};
 use markdown::{MarkdownRenderer, RenderOptions};
 use sanitize::StreamSanitizer;
 use spinner::Spinner;
@@ -123,6 +123,8 @@ struct Inner {
     answer: String,
     /// The [`resize`] generation the renderer's terminal size belongs to.
     resizes_seen: u64,
+    /// The answer has been finished (rendered to its end).
+    finished: bool,
     /// Neutralises control characters in the answer (on a terminal).
     answer_filter: StreamSanitizer,
     /// The same for reasoning.
@@ -154,6 +156,7 @@ impl TerminalEmitter {
                 answered: false,
                 answer: String::new(),
                 resizes_seen: resize::generation(),
+                finished: false,
                 answer_filter: StreamSanitizer::new(),
                 reasoning_filter: StreamSanitizer::new(),
                 broken_pipe: false,
@@ -175,6 +178,7 @@ impl TerminalEmitter {
             inner.in_reasoning = false;
             inner.answered = false;
             inner.answer.clear();
+            inner.finished = false;
             inner.answer_filter = StreamSanitizer::new();
             inner.reasoning_filter = StreamSanitizer::new();
         }
@@ -182,7 +186,7 @@ impl TerminalEmitter {
 
     fn handle(&self, inner: &mut Inner, event: Event) {
         match event {
-            Event::TurnStarted(_) => {
+            Event::TurnStarted(_) | Event::ModelCallStarted(_) => {
                 if self.opts.spinner && inner.spinner.is_none() {
                     inner.spinner = Spinner::start("Generating");
                 }
@@ -234,7 +238,7 @@ impl TerminalEmitter {
                     renderer.push(&delta.text, out);
                 }
             }
-            Event::ToolCallProposed(call) => {
+            Event::ToolCallStarted(call) => {
                 stop_spinner(inner);
                 self.end_text_block(inner);
                 self.flush_inner(inner);
@@ -257,10 +261,9 @@ impl TerminalEmitter {
                         )),
                     )
                 } else {
-                    let error = serde_json::from_str::<serde_json::Value>(&done.result)
-                        .ok()
-                        .and_then(|v| v["tool_call_error"].as_str().map(str::to_string))
-                        .unwrap_or_else(|| done.result.clone());
+                    let error = done
+                        .error
+                        .map_or_else(|| done.result.clone(), |e| e.message);
                     format!(
                         "  ↳ {} {}: {}",
                         sanitize::approval_line(&done.name),
@@ -294,7 +297,40 @@ impl TerminalEmitter {
                     inner.spinner = Spinner::start("Generating");
                 }
             }
-            Event::Usage(_) => {}
+            Event::ToolCallProgress(progress) => {
+                self.handle(inner, Event::Notice(Notice::info(progress.message)));
+            }
+            Event::Retry(retry) => {
+                let message = format!(
+                    "{}; retrying in {:.1}s ({}/{})",
+                    retry.reason,
+                    Duration::from_millis(retry.delay_ms).as_secs_f64(),
+                    retry.attempt,
+                    retry.max
+                );
+                self.handle(inner, Event::Notice(Notice::warning(message)));
+            }
+            Event::SessionCompressing => {
+                // After an answer (compression after a turn): end it before the notice.
+                if inner.answered {
+                    self.finish(inner);
+                }
+                self.handle(inner, Event::Notice(Notice::info("compressing the session…")));
+            }
+            Event::SessionCompressed(done) => {
+                let message = format!(
+                    "session compressed (about {} → {} tokens)",
+                    done.tokens_before, done.tokens_after
+                );
+                self.handle(inner, Event::Notice(Notice::info(message)));
+            }
+            Event::SessionAutonaming => {
+                if inner.answered {
+                    self.finish(inner);
+                }
+                self.handle(inner, Event::Notice(Notice::info("autonaming the session…")));
+            }
+            Event::Usage(_) | Event::SessionAutonamed(_) | Event::SessionSaved(_) => {}
             Event::TurnFinished(_) => self.finish(inner),
             Event::TurnAborted(aborted) => {
                 self.finish(inner);
@@ -339,6 +375,10 @@ impl TerminalEmitter {
 
     fn finish(&self, inner: &mut Inner) {
         stop_spinner(inner);
+        if std::mem::replace(&mut inner.finished, true) {
+            self.flush_inner(inner);
+            return;
+        }
         self.close_reasoning(inner);
         if self.opts.code_only {
             let mut code = code::extract(&inner.answer);
@@ -402,9 +442,9 @@ impl TerminalEmitter {
 }
 
 impl Emitter for TerminalEmitter {
-    fn emit(&self, event: Event) {
+    fn emit(&self, envelope: Envelope) {
         if let Ok(mut inner) = self.inner.lock() {
-            self.handle(&mut inner, event);
+            self.handle(&mut inner, envelope.event);
         }
     }
 

@@ -433,7 +433,7 @@ fn parse_file(args: &str) -> Action {
     Action::Ask(UserInput {
         text,
         files,
-        continuation: None,
+        ..UserInput::default()
     })
 }
 

@@ -9,6 +9,9 @@ use std::sync::Arc;
 
 use super::{Next, Repl};
 use crate::render::theme::{Style, Theme};
+use crate::engine::Event;
+use crate::engine::command::Command;
+use crate::session::policy::OnLeave;
 use crate::signals::StopSignal;
 
 /// Why waiting for the user ended without an answer.
@@ -74,14 +77,9 @@ impl Repl {
     /// gone): nobody can answer "Save session?", so the answer is yes unless
     /// `save_session: false`. The temporary session is saved under an autoname.
     pub(super) async fn save_on_exit(&mut self) {
-        let Some(active) = &self.ctx.session else {
-            return;
-        };
-        let setting = active.lock().get().save_session.or(self.ctx.save_session);
-        if !active.is_dirty() || setting == Some(false) {
-            return;
+        if crate::session::policy::save_unattended(&self.ctx) {
+            self.save_session(None).await;
         }
-        self.save_session(None).await;
     }
 
     /// Saves the open session (renamed to `rename`), reporting the outcome; returns the
@@ -90,16 +88,25 @@ impl Repl {
         &mut self,
         rename: Option<&str>,
     ) -> Option<std::path::PathBuf> {
-        let theme = self.theme();
-        let notify = move |line: &str| dim_line(&theme, line);
+        let events = crate::engine::CollectingEmitter::new();
         let state = Arc::clone(self.engine.state());
-        match self.ctx.save_session(&state, rename, &notify).await {
-            Ok(saved) => {
-                if let Some(forked) = &saved.forked {
-                    self.note(&format!("warning: {forked}"));
+        let command = Command::SaveSession(rename.map(str::to_string));
+        let result = crate::engine::command::apply(&state, &mut self.ctx, command, &events).await;
+        let theme = self.theme();
+        for event in events.events() {
+            if let Event::Notice(notice) = event {
+                dim_line(&theme, &notice.message);
+            }
+        }
+        match result {
+            Ok(message) => {
+                for line in message.lines() {
+                    self.note(line);
                 }
-                self.note(&format!("saved the session to {}", saved.path.display()));
-                Some(saved.path)
+                events.events().into_iter().find_map(|e| match e {
+                    Event::SessionSaved(saved) => Some(std::path::PathBuf::from(saved.path)),
+                    _ => None,
+                })
             }
             Err(e) => {
                 self.error(&e.to_string());
@@ -125,30 +132,30 @@ impl Repl {
         let Some(active) = &self.ctx.session else {
             return Leave::Left;
         };
-        let setting = active.lock().get().save_session.or(self.ctx.save_session);
         let name = active.name();
         let temp = name == crate::session::TEMP_SESSION;
-        let dirty = active.is_dirty();
         let mut rename = None;
-        let save = dirty
-            && match setting {
-                Some(choice) => choice,
-                None => match self.ask_to_save(&name, temp).await {
-                    Ok(Some(name)) => {
-                        rename = name;
-                        true
-                    }
-                    Ok(None) => false,
-                    Err(leave) => return leave,
-                },
-            };
-        if save {
-            self.save_session(rename.as_deref()).await;
+        let save = match crate::session::policy::on_leave(&self.ctx) {
+            OnLeave::Save => true,
+            OnLeave::Discard | OnLeave::Unchanged => false,
+            OnLeave::Ask => match self.ask_to_save(&name, temp).await {
+                Ok(Some(name)) => {
+                    rename = name;
+                    true
+                }
+                Ok(None) => false,
+                Err(leave) => return leave,
+            },
+        };
+        if save && self.save_session(rename.as_deref()).await.is_none() {
+            // Not saved: the session stays open, nothing is lost.
+            return Leave::Stayed;
         }
-        self.ctx.session = None;
-        self.ctx.history.clear();
-        self.ctx.unlock_session();
-        self.note("session closed");
+        self.apply(Command::CloseSession {
+            save: false,
+            rename: None,
+        })
+        .await;
         Leave::Left
     }
 
@@ -200,7 +207,7 @@ impl Repl {
 
 /// Asks what to call the temporary session being saved.
 fn ask_session_name() -> Result<String, inquire::InquireError> {
-    super::text_input::ask("Session name:", "Esc to go back", |text| {
+    crate::term::text_input::ask("Session name:", "Esc to go back", |text| {
         if text.is_empty() || text == crate::session::TEMP_SESSION {
             Err("choose a name other than `temp`".into())
         } else {

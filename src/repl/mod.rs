@@ -13,14 +13,12 @@
 //! Everything that waits for the user (the line editor, the session questions) runs on a
 //! thread of its own, so a signal is noticed even while nobody types.
 
-pub mod clipboard;
 pub mod commands;
 pub mod completer;
 mod leave;
 pub mod line_editor;
 pub mod prompt;
 pub mod rag;
-pub mod text_input;
 mod turn_input;
 
 use std::io::Write;
@@ -62,15 +60,16 @@ struct Repl {
     current_cancel: Arc<Mutex<CancellationToken>>,
     /// SIGTERM or SIGHUP, once one arrived.
     stop: tokio::sync::watch::Receiver<Option<StopSignal>>,
+    /// MCP servers leased in the background for the next turn.
+    prepared: Arc<Mutex<Option<crate::mcp::McpLease>>>,
 }
 
 /// Runs the REPL until `.exit` or Ctrl-D; returns the exit status.
 pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8> {
-    let cwd = std::env::current_dir()?;
     let no_color = state.env.get("NO_COLOR").is_some();
     let display = Display::from_config(&state.config);
     let completion = Arc::new(RwLock::new(completion_data(&state)));
-    let editor_cmd = editor_command(&state);
+    let editor_cmd = crate::term::editor::command(&state);
     let line_editor = line_editor::build(line_editor::EditorOptions {
         keybindings: &state.config.keybindings,
         history_file: &state.paths.history_file,
@@ -107,13 +106,14 @@ pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8
         })
     };
     let mut repl = Repl {
-        engine: Engine::new(state, cwd),
+        engine: Engine::new(state),
         ctx,
         display,
         no_color,
         completion,
         current_cancel,
         stop,
+        prepared: Arc::new(Mutex::new(None)),
     };
     repl.banner();
     // MCP servers start while the user types; the first turn waits only for what is left.
@@ -129,15 +129,26 @@ impl Repl {
         self.engine.state()
     }
 
-    /// Starts (and stops) MCP servers for the conversation's current scope in the
-    /// background.
-    fn prepare_mcp(&self) {
+    /// Leases the MCP servers of the conversation's current scope in the background
+    /// (starting them while the user types); the previous background lease is let go,
+    /// so servers no longer in scope stop once no conversation holds them.
+    fn prepare_mcp(&mut self) {
         if !self.ctx.function_calling_support {
             return;
         }
-        let (servers, _) = self.ctx.mcp_servers(self.state());
+        let (servers, _) = crate::tool::scope::mcp_servers(self.state(), &self.ctx);
         let state = Arc::clone(self.state());
-        tokio::spawn(async move { state.mcp.prepare(&servers).await });
+        let prepared = Arc::clone(&self.prepared);
+        // The conversation's own lease (from its last turn) is let go once the new one is
+        // held, so servers in both scopes keep running.
+        let previous = self.ctx.mcp_lease.take();
+        tokio::spawn(async move {
+            let lease = state.mcp.prepare(&servers).await;
+            if let Ok(mut slot) = prepared.lock() {
+                *slot = Some(lease);
+            }
+            drop(previous);
+        });
     }
 
     fn theme(&self) -> Theme {
@@ -232,19 +243,7 @@ impl Repl {
             Action::Exit => return self.quit().await,
             Action::Ask(input) => self.ask(input).await,
             Action::Apply(cmd) => {
-                let refused = match &cmd {
-                    Command::UseRole(name) => self.role_change_refused(&format!("`.role {name}`")),
-                    Command::UsePrompt(_) => self.role_change_refused("`.prompt`"),
-                    _ => None,
-                };
-                if let Some(message) = refused {
-                    self.error(&message);
-                    return Next::Stay;
-                }
-                match command::apply(self.engine.state(), &mut self.ctx, cmd) {
-                    Ok(message) => self.note(&message),
-                    Err(e) => self.error(&e.to_string()),
-                }
+                self.apply(cmd).await;
                 // A role, session or setting change may need other servers.
                 self.prepare_mcp();
             }
@@ -271,7 +270,9 @@ impl Repl {
             Action::SaveSession(name) => {
                 self.save_session(name.as_deref()).await;
             }
-            Action::CompressSession => self.compress_session().await,
+            Action::CompressSession => {
+                self.apply(Command::CompressSession).await;
+            }
             Action::Authenticate => self.authenticate().await,
             Action::InfoSession => match self.ctx.session_snapshot() {
                 Some(snapshot) => {
@@ -282,7 +283,7 @@ impl Repl {
             },
             Action::Copy => match command::last_answer(&self.ctx) {
                 None => self.error("there is no answer to copy yet"),
-                Some(text) => match clipboard::copy(&text) {
+                Some(text) => match crate::term::clipboard::copy(&text) {
                     Ok(tool) => self.note(&format!("copied the last answer ({tool})")),
                     Err(e) => self.error(&e),
                 },
@@ -294,27 +295,15 @@ impl Repl {
             Action::EditConfig => self.edit_config(),
             Action::EditRole => self.edit_role(),
             Action::EditSession => self.edit_session().await,
-            Action::SaveRole(name) => self.save_role(name.as_deref()),
+            Action::SaveRole(name) => {
+                self.apply(Command::SaveRole(name)).await;
+            }
             Action::DeleteRole(name) => {
-                let path = self.state().paths.roles_dir.join(format!("{name}.md"));
-                match std::fs::remove_file(&path) {
-                    Ok(()) => self.note(&format!("deleted {}", path.display())),
-                    Err(e) => self.error(&format!("cannot delete {}: {e}", path.display())),
-                }
+                self.apply(Command::DeleteRole(name)).await;
             }
-            Action::DeleteSession(name)
-                if self
-                    .ctx
-                    .session
-                    .as_ref()
-                    .is_some_and(|s| s.name() == name || s.id().to_string() == name) =>
-            {
-                self.error("that session is open; .exit session first");
+            Action::DeleteSession(name) => {
+                self.apply(Command::DeleteSession(name)).await;
             }
-            Action::DeleteSession(name) => match self.state().sessions.delete_key(&name) {
-                Ok(()) => self.note(&format!("deleted session {name}")),
-                Err(e) => self.error(&e.to_string()),
-            },
             Action::UseRag { name, documents } => self.use_rag(&name, documents).await,
             Action::RebuildRag => self.rebuild_rag().await,
             Action::RagSources => self.rag_sources(),
@@ -366,7 +355,7 @@ impl Repl {
             self.ctx.top_p,
             self.ctx.session_model.clone(),
         );
-        let applied = command::apply(
+        let applied = command::apply_now(
             self.engine.state(),
             &mut self.ctx,
             command::Command::UseRole(name.to_string()),
@@ -387,8 +376,8 @@ impl Repl {
 
     /// Runs the editor on `path`; false (after an error line) when it fails.
     fn run_editor(&self, path: &std::path::Path) -> bool {
-        let editor = editor_command(self.state());
-        let status = editor_process(&editor).arg(path).status();
+        let editor = crate::term::editor::command(self.state());
+        let status = crate::term::editor::process(&editor).arg(path).status();
         if matches!(status, Ok(s) if s.success()) {
             return true;
         }
@@ -398,23 +387,23 @@ impl Repl {
         false
     }
 
-    fn save_role(&mut self, name: Option<&str>) {
-        let Some(role) = self.ctx.role.clone() else {
-            return self.error("no role is active");
-        };
-        let name = name.unwrap_or(&role.name);
-        if name == crate::role::TEMP_ROLE {
-            return self.error("give the role a name: .save role <name>");
-        }
-        let path = self.state().paths.roles_dir.join(format!("{name}.md"));
-        match crate::atomic_file::write_atomic(&path, role.export().as_bytes(), false) {
-            Ok(()) => {
-                if let Some(active) = self.ctx.role.as_mut() {
-                    active.name = name.to_string();
+    /// Applies a command to the conversation and shows its confirmation (events such as
+    /// compression notices go through a terminal emitter).
+    pub(super) async fn apply(&mut self, command: Command) -> bool {
+        let opts = TerminalOptions::detect(&self.display, self.no_color, false);
+        let emitter = TerminalEmitter::new(opts, None);
+        let state = Arc::clone(self.engine.state());
+        match command::apply(&state, &mut self.ctx, command, &emitter).await {
+            Ok(message) => {
+                for line in message.lines() {
+                    self.note(line);
                 }
-                self.note(&format!("saved {}", path.display()));
+                true
             }
-            Err(e) => self.error(&format!("cannot write {}: {e}", path.display())),
+            Err(e) => {
+                self.error(&e.to_string());
+                false
+            }
         }
     }
 
@@ -439,7 +428,7 @@ impl Repl {
             return;
         }
         let command = crate::engine::command::Command::UseRole(role.name);
-        match command::apply(self.engine.state(), &mut self.ctx, command) {
+        match command::apply_now(self.engine.state(), &mut self.ctx, command) {
             Ok(message) => self.note(&message),
             Err(e) => self.error(&e.to_string()),
         }
@@ -506,56 +495,24 @@ impl Repl {
             ));
             return;
         };
-        match crate::cli::authenticate::run(&config).await {
+        match crate::term::sign_in::run(&config).await {
             Ok(done) => self.println(&done),
             Err(e) => self.error(&e.to_string()),
         }
     }
 
-    async fn compress_session(&mut self) {
-        if self.ctx.session.is_none() {
-            return self.error("no session is open");
-        }
-        let opts = TerminalOptions::detect(&self.display, self.no_color, false);
-        let emitter = TerminalEmitter::new(opts, None);
-        match self.engine.compress_now(&mut self.ctx, &emitter).await {
-            Ok(true) => {}
-            Ok(false) => self.note("nothing to compress yet"),
-            Err(e) => self.error(&e.to_string()),
-        }
-    }
-
+    /// `.session <name>`: a new session after some conversation offers to carry it.
     async fn open_session(&mut self, name: &str) {
-        if let Some(active) = &self.ctx.session {
-            return self.error(&format!(
-                "already in session `{}`; .exit session first",
-                active.name()
-            ));
-        }
-        let before = self.ctx.history.clone();
-        match self.ctx.open_session(self.engine.state(), name) {
-            Ok(true) => self.note(&format!(
-                "session: {name} ({} messages)",
-                self.ctx.history.len()
-            )),
-            Ok(false)
-                if !before.is_empty() && self.carry_into_session(name, before.len()).await =>
-            {
-                if let Some(session) = &self.ctx.session {
-                    session.lock().get_mut().messages.clone_from(&before);
-                }
-                self.ctx.history = before;
-                self.note(&format!(
-                    "session: {name} (new, with the {} messages of this conversation)",
-                    self.ctx.history.len()
-                ));
-            }
-            Ok(false) => self.note(&format!("session: {name} (new)")),
-            Err(e) => self.error(&e.to_string()),
-        }
-        if let Some(warning) = self.ctx.session_model_warning() {
-            self.note(&format!("warning: {warning}"));
-        }
+        let carry = self.ctx.session.is_none()
+            && !self.ctx.history.is_empty()
+            && !command::session_exists(self.state(), name)
+            && self.carry_into_session(name, self.ctx.history.len()).await;
+        let command = if carry {
+            Command::OpenSessionWithHistory(name.to_string())
+        } else {
+            Command::OpenSession(name.to_string())
+        };
+        self.apply(command).await;
     }
 
     /// Whether to carry the conversation so far into the new session `name` (asked;
@@ -568,22 +525,6 @@ impl Repl {
                 .await,
             Ok(Ok(true))
         )
-    }
-
-    /// `.role` / `.prompt` in a session that already has messages would rewrite the
-    /// system prompt of its history: refused, with what to do instead.
-    fn role_change_refused(&self, what: &str) -> Option<String> {
-        let session = self.ctx.session.as_ref()?;
-        if self.ctx.history.is_empty() {
-            return None;
-        }
-        Some(format!(
-            "session `{}` already has {} messages: its role cannot change ({what} would \
-             rewrite the system prompt of that history); .exit session, or open a new session \
-             first",
-            session.name(),
-            self.ctx.history.len()
-        ))
     }
 
     fn set_display(&mut self, key: &str, value: &str) {
@@ -613,7 +554,7 @@ impl Repl {
 
     fn edit_config(&mut self) {
         let path = self.state().paths.config_file.clone();
-        let editor = editor_command(self.state());
+        let editor = crate::term::editor::command(self.state());
         let status = std::process::Command::new(&editor).arg(&path).status();
         if !matches!(status, Ok(s) if s.success()) {
             self.error(&format!(
@@ -638,10 +579,7 @@ impl Repl {
         ));
         let old_state = Arc::clone(state);
         let model = self.ctx.model.id();
-        self.engine = Engine::new(
-            Arc::clone(&new_state),
-            std::env::current_dir().unwrap_or_default(),
-        );
+        self.engine = Engine::new(Arc::clone(&new_state));
         // A session's own model that was unavailable may be configured now; if it still
         // is not, the session keeps its value.
         let pinned = self.ctx.session_model.clone();
@@ -795,8 +733,7 @@ impl Repl {
             ),
             ("enabled_tools", opt(ctx.enabled_tools.clone())),
             ("tools", {
-                let active: Vec<String> = ctx
-                    .active_tools(self.state())
+                let active: Vec<String> = crate::tool::scope::declared(self.state(), ctx)
                     .iter()
                     .map(|t| t.name().to_string())
                     .collect();
@@ -809,7 +746,7 @@ impl Repl {
             ("yolo", ctx.tool_policy.yolo.to_string()),
             ("mcp_server_support", ctx.mcp_server_support.to_string()),
             ("enabled_mcp_servers", {
-                let (servers, _) = ctx.mcp_servers(self.state());
+                let (servers, _) = crate::tool::scope::mcp_servers(self.state(), ctx);
                 if servers.is_empty() {
                     "none".into()
                 } else {
@@ -953,25 +890,6 @@ fn completion_data(state: &Arc<AppState>) -> CompletionData {
         rags_dir: state.paths.rags_dir.clone(),
         state: Some(Arc::clone(state)),
     }
-}
-
-/// A process for an editor command line such as `code --wait` (split like a shell would).
-pub fn editor_process(editor: &str) -> std::process::Command {
-    let mut words = commands::split_words(editor).into_iter();
-    let mut cmd = std::process::Command::new(words.next().unwrap_or_else(|| "nano".into()));
-    cmd.args(words);
-    cmd
-}
-
-/// `editor:` from config, else `$VISUAL`, `$EDITOR`, else `nano`.
-fn editor_command(state: &AppState) -> String {
-    state
-        .config
-        .editor
-        .clone()
-        .or_else(|| state.env.get("VISUAL").map(str::to_string))
-        .or_else(|| state.env.get("EDITOR").map(str::to_string))
-        .unwrap_or_else(|| "nano".into())
 }
 
 /// `1234 tokens (0.96% of the 128000-token context, exact)`.

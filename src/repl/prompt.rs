@@ -6,10 +6,9 @@
 //! templates nest. Falsy means undefined, empty, `0` or `false`. A brace group that is
 //! neither a variable name nor a conditional is printed as it is.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
-use reedline::{Color, Prompt, PromptEditMode, PromptHistorySearch, PromptHistorySearchStatus};
+pub use crate::term::line_prompt::LokiPrompt;
 
 /// Loki's default left prompt.
 pub const DEFAULT_LEFT: &str = "{color.red}{model}){color.green}{?session {?agent {agent}>}{session}{?role /}}{!session {?agent {agent}>}}{role}{?rag @{rag}}{color.cyan}{?session )}{!session >}{color.reset} ";
@@ -134,52 +133,6 @@ fn matching_brace(s: &str) -> Option<usize> {
         }
     }
     None
-}
-
-/// The prompt reedline draws, rendered before each line.
-pub struct LokiPrompt {
-    /// Left side.
-    pub left: String,
-    /// Right side.
-    pub right: String,
-}
-
-impl Prompt for LokiPrompt {
-    fn render_prompt_left(&self) -> Cow<'_, str> {
-        Cow::Borrowed(&self.left)
-    }
-
-    fn render_prompt_right(&self) -> Cow<'_, str> {
-        Cow::Borrowed(&self.right)
-    }
-
-    fn render_prompt_indicator(&self, _mode: PromptEditMode) -> Cow<'_, str> {
-        Cow::Borrowed("")
-    }
-
-    fn render_prompt_multiline_indicator(&self) -> Cow<'_, str> {
-        Cow::Borrowed("... ")
-    }
-
-    fn render_prompt_history_search_indicator(&self, search: PromptHistorySearch) -> Cow<'_, str> {
-        let prefix = match search.status {
-            PromptHistorySearchStatus::Passing => "",
-            PromptHistorySearchStatus::Failing => "failing ",
-        };
-        Cow::Owned(format!("({prefix}reverse-search: {}) ", search.term))
-    }
-
-    fn get_prompt_color(&self) -> Color {
-        Color::Default
-    }
-
-    fn get_prompt_right_color(&self) -> Color {
-        Color::Default
-    }
-
-    fn get_indicator_color(&self) -> Color {
-        Color::Default
-    }
 }
 
 #[cfg(test)]

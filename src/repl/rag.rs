@@ -2,85 +2,14 @@
 //! `.info rag`, `.exit rag`, `.delete rag`, `.edit rag-docs`, and the questions asked
 //! when `.rag` (or `--rag` on a terminal) names a knowledge base that does not exist.
 
-use std::io::Write;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use super::Repl;
-use crate::client::config::ModelKind;
 use crate::context::RagChoice;
 use crate::engine::retrieval;
-use crate::rag::build::{BuildContext, DEFAULT_CHUNK_SIZE};
 use crate::rag::{self, BuildOptions, BuildReport, RagError};
-use crate::state::AppState;
-
-/// Choice in the model list that builds a keyword-only knowledge base.
-const NO_MODEL: &str = "none (keyword search only, BM25)";
-
-/// Asks for the embedding model, chunk size, overlap and documents, then builds `name`.
-pub async fn init_wizard(
-    state: &Arc<AppState>,
-    name: &str,
-    ctx: &BuildContext<'_>,
-) -> Result<BuildReport, RagError> {
-    let aborted = |_| RagError::Cancelled;
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "⚙ Initializing RAG `{name}`…");
-    drop(err);
-    let embedding_model = match &state.config.rag_embedding_model {
-        Some(id) => {
-            let _ = writeln!(std::io::stderr().lock(), "Embedding model: {id}");
-            Some(id.clone())
-        }
-        None => {
-            let mut choices: Vec<String> = state
-                .providers
-                .models(ModelKind::Embedding)
-                .unwrap_or_default()
-                .iter()
-                .map(crate::client::Model::id)
-                .collect();
-            choices.push(NO_MODEL.to_string());
-            let picked = inquire::Select::new("Embedding model:", choices)
-                .prompt()
-                .map_err(aborted)?;
-            (picked != NO_MODEL).then_some(picked)
-        }
-    };
-    let model_default = embedding_model
-        .as_deref()
-        .and_then(|id| state.providers.resolve(id, ModelKind::Embedding).ok())
-        .and_then(|m| m.config.default_chunk_size)
-        .and_then(|n| usize::try_from(n).ok());
-    let chunk_size = match state.config.rag_chunk_size {
-        Some(n) => n,
-        None => inquire::CustomType::<usize>::new("Chunk size (tokens):")
-            .with_default(model_default.unwrap_or(DEFAULT_CHUNK_SIZE))
-            .prompt()
-            .map_err(aborted)?,
-    };
-    let chunk_overlap = match state.config.rag_chunk_overlap {
-        Some(n) => n,
-        None => inquire::CustomType::<usize>::new("Chunk overlap (tokens):")
-            .with_default(chunk_size / 20)
-            .prompt()
-            .map_err(aborted)?,
-    };
-    let documents = inquire::Text::new("Add documents:")
-        .with_help_message("e.g. file;dir/;dir/**/*.{md,mdx};loader:resource;url;website/**")
-        .prompt()
-        .map_err(aborted)?;
-    let options = BuildOptions {
-        documents: retrieval::split_documents([documents.as_str()]),
-        embedding_model,
-        chunk_size: Some(chunk_size),
-        chunk_overlap: Some(chunk_overlap),
-        top_k: state.config.rag_top_k,
-        reranker_model: state.config.rag_reranker_model.clone(),
-    };
-    rag::build::build(ctx, name, options).await
-}
 
 impl Repl {
     /// A fresh token Ctrl-C cancels, for a build.
@@ -98,7 +27,7 @@ impl Repl {
             .invalidate(&self.state().paths.rags_dir, name);
         match result {
             Ok(report) => {
-                self.note(crate::cli::rag::report_lines(&report).trim_end());
+                self.note(crate::term::rag::report_lines(&report).trim_end());
                 true
             }
             Err(e) => {
@@ -115,7 +44,7 @@ impl Repl {
         }
         let state = Arc::clone(self.state());
         let cwd = std::env::current_dir().unwrap_or_default();
-        let progress = crate::cli::rag::progress(&state);
+        let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
         let ctx = retrieval::build_context(&state, &cwd, &progress, token);
         let exists = rag::store::meta_path(&state.paths.rags_dir, name).exists();
@@ -123,7 +52,7 @@ impl Repl {
             let options = retrieval::default_build_options(&state, documents);
             Some(rag::build::build(&ctx, name, options).await)
         } else if !exists {
-            Some(init_wizard(&state, name, &ctx).await)
+            Some(crate::term::rag::init_wizard(&state, name, &ctx).await)
         } else {
             None
         };
@@ -161,7 +90,7 @@ impl Repl {
         };
         let state = Arc::clone(self.state());
         let cwd = std::env::current_dir().unwrap_or_default();
-        let progress = crate::cli::rag::progress(&state);
+        let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
         let ctx = retrieval::build_context(&state, &cwd, &progress, token);
         let result = rag::build::rebuild(&ctx, &name).await;
@@ -193,7 +122,7 @@ impl Repl {
             return self.note("No changes");
         }
         let cwd = std::env::current_dir().unwrap_or_default();
-        let progress = crate::cli::rag::progress(&state);
+        let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
         let ctx = retrieval::build_context(&state, &cwd, &progress, token);
         let options = BuildOptions {

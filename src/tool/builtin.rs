@@ -612,6 +612,9 @@ mod tests {
             images: None,
             background: Box::leak(Box::default()),
             hidden_env: Box::leak(Box::default()),
+            progress: None,
+            asker: &crate::tool::ask::Headless,
+            conversation: "c1",
         }
     }
 

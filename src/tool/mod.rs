@@ -12,6 +12,7 @@
 //! messages, errors as `{"tool_call_error": …}` so it can react.
 
 pub mod approve;
+pub mod ask;
 pub mod builtin;
 mod confined;
 mod delete;
@@ -19,7 +20,9 @@ pub mod hidden_env;
 pub mod paths;
 mod process;
 mod run_script;
+pub mod scope;
 pub mod script;
+pub mod user;
 pub mod web_search;
 
 pub use hidden_env::HiddenEnv;
@@ -48,6 +51,8 @@ pub enum Tool {
     Script(Arc<ScriptTool>),
     /// A function offered on behalf of an MCP server.
     Mcp(Arc<crate::mcp::McpTool>),
+    /// A conversation tool: asks the conversation's user (`user__*`).
+    User(user::UserTool),
 }
 
 impl Tool {
@@ -57,6 +62,7 @@ impl Tool {
             Self::Builtin(b) => b.name,
             Self::Script(s) => &s.name,
             Self::Mcp(m) => &m.name,
+            Self::User(u) => u.name(),
         }
     }
 
@@ -78,6 +84,7 @@ impl Tool {
                 description: m.description.clone(),
                 parameters: m.parameters.clone(),
             },
+            Self::User(u) => u.spec(),
         }
     }
 }
@@ -131,8 +138,11 @@ pub enum ToolError {
     Cancelled,
 }
 
+/// Where a running call reports progress: `(call id, one line)`.
+pub type ProgressSender = tokio::sync::mpsc::UnboundedSender<(String, String)>;
+
 /// What tools run with.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct ToolEnv<'a> {
     /// The working directory (the tree tools may touch without asking).
     pub cwd: &'a Path,
@@ -158,6 +168,12 @@ pub struct ToolEnv<'a> {
     pub background: &'a Background,
     /// Environment variables commands and script tools do not inherit.
     pub hidden_env: &'a HiddenEnv,
+    /// Where calls report progress (MCP progress notifications), if anyone listens.
+    pub progress: Option<&'a ProgressSender>,
+    /// Who answers the conversation's questions (`user__*` tools).
+    pub asker: &'a dyn ask::Asker,
+    /// The conversation the calls belong to (labels questions).
+    pub conversation: &'a str,
 }
 
 /// What the approval of a call covered, checked again when it runs.
@@ -266,6 +282,7 @@ pub fn approval_needed(tool: &Tool, args: &Value, cwd: &Path) -> bool {
         }
         Tool::Script(_) => true,
         Tool::Mcp(m) => m.writes(args),
+        Tool::User(_) => false,
     }
 }
 
@@ -278,6 +295,24 @@ pub struct CallResult {
     pub content: String,
     /// Whether it succeeded.
     pub ok: bool,
+    /// What went wrong, when it did not succeed.
+    pub error: Option<crate::engine::event::ToolFailure>,
+}
+
+impl ToolError {
+    /// The kind of failure, for programs reading events.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Unknown(_) => "unknown_tool",
+            Self::BadArguments(_) => "bad_arguments",
+            Self::Failed(_) => "failed",
+            Self::Exited { .. } => "exited",
+            Self::Declined(_) => "declined",
+            Self::Refused(_) => "refused",
+            Self::Loop(_) => "loop",
+            Self::Cancelled => "cancelled",
+        }
+    }
 }
 
 impl CallResult {
@@ -323,7 +358,7 @@ pub async fn run_round(
         Ok((Tool::Builtin(b), _, _)) => b.effect != Effect::Read,
         Ok((Tool::Script(_), _, _)) => true,
         Ok((Tool::Mcp(m), args, _)) => m.writes(args),
-        Err(_) => false,
+        Ok((Tool::User(_), _, _)) | Err(_) => false,
     });
     let asked = &asked;
     let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
@@ -346,28 +381,44 @@ pub async fn run_round(
                 }
             }
             Ok((Tool::Script(tool), args, _)) => run_script::run(&tool, &args, &env).await,
-            Ok((Tool::Mcp(tool), args, _)) => crate::mcp::expose::run(&tool, &args, &env).await,
+            Ok((Tool::Mcp(tool), args, _)) => {
+                crate::mcp::expose::run(&tool, &args, &env, &call.id).await
+            }
+            Ok((Tool::User(tool), args, _)) => tool.run(&args, &env).await,
             Err(e) => Err(e),
         };
-        let (content, ok) = match outcome {
-            Ok(text) => (truncate(text, max_output), true),
-            Err(ToolError::Exited { message, stderr }) if !stderr.is_empty() => (
-                serde_json::json!({
-                    "tool_call_error": message,
-                    "stderr": truncate(stderr, max_output),
-                })
-                .to_string(),
-                false,
-            ),
+        let failure = |e: &ToolError| crate::engine::event::ToolFailure {
+            kind: e.kind(),
+            message: crate::engine::event::redacted(e.to_string()),
+        };
+        let (content, ok, error) = match outcome {
+            Ok(text) => (truncate(text, max_output), true, None),
+            Err(ToolError::Exited { message, stderr }) => {
+                let error = crate::engine::event::ToolFailure {
+                    kind: "exited",
+                    message: crate::engine::event::redacted(message.clone()),
+                };
+                let content = if stderr.is_empty() {
+                    serde_json::json!({ "tool_call_error": message })
+                } else {
+                    serde_json::json!({
+                        "tool_call_error": message,
+                        "stderr": truncate(stderr, max_output),
+                    })
+                };
+                (content.to_string(), false, Some(error))
+            }
             Err(e) => (
                 serde_json::json!({ "tool_call_error": e.to_string() }).to_string(),
                 false,
+                Some(failure(&e)),
             ),
         };
         CallResult {
             call: call.clone(),
             content,
             ok,
+            error,
         }
     });
     if sequential {
@@ -417,7 +468,7 @@ async fn check(
         Tool::Builtin(b) => builtin::touched_paths(b, &args, cwd)
             .iter()
             .any(|p| !p.inside),
-        Tool::Script(_) | Tool::Mcp(_) => false,
+        Tool::Script(_) | Tool::Mcp(_) | Tool::User(_) => false,
     };
     // Deleting the working tree is refused outright (even with yolo); deleting a
     // directory with contents is asked about every time (only yolo skips that).
@@ -455,6 +506,7 @@ async fn check(
             ),
             None,
         ),
+        Tool::User(u) => (format!("ask you ({})", u.name()), None),
     };
     // An MCP call is shown by the server's own tool name, not the function exposing it
     // (`mcp__invoke_<server>`).
@@ -651,6 +703,9 @@ mod tests {
             images: None,
             background: &Background::default(),
             hidden_env: &HiddenEnv::default(),
+            progress: None,
+            asker: &ask::Headless,
+            conversation: "c1",
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -206,6 +206,9 @@ mod tests {
             images: None,
             background: &crate::tool::Background::default(),
             hidden_env: &crate::tool::HiddenEnv::default(),
+            progress: None,
+            asker: &crate::tool::ask::Headless,
+            conversation: "c1",
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -8,8 +8,8 @@ use std::io::Write;
 
 use futures_util::future::BoxFuture;
 
-use super::sanitize;
-use super::theme::{Style, Theme};
+use crate::render::sanitize;
+use crate::render::theme::{Style, Theme};
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
 
 /// Lines of a preview shown before the question.
@@ -80,9 +80,11 @@ impl TerminalApprover {
 
 impl Approver for TerminalApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
-        self.show(request);
         let allow_always = request.allow_always;
         Box::pin(async move {
+            // One question on the terminal at a time, whichever conversation asks.
+            let _turn = crate::term::ask::one_at_a_time().await;
+            self.show(request);
             let asked = tokio::task::spawn_blocking(move || ask(allow_always)).await;
             asked.unwrap_or(Decision::Deny)
         })
@@ -104,7 +106,7 @@ fn ask(allow_always: bool) -> Decision {
         ) => Decision::Cancel,
         Ok(YES) => Decision::Approve,
         Ok(ALWAYS) => Decision::ApproveAlways,
-        Ok(NO_TELL) => match crate::repl::text_input::ask("Tell the model:", "", |_| Ok(())) {
+        Ok(NO_TELL) => match crate::term::text_input::ask("Tell the model:", "", |_| Ok(())) {
             Ok(message) if !message.trim().is_empty() => Decision::DenyWithMessage(message),
             _ => Decision::Deny,
         },

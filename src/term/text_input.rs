@@ -8,7 +8,7 @@ use reedline::{
     default_emacs_keybindings,
 };
 
-use super::prompt::LokiPrompt;
+use super::line_prompt::LokiPrompt;
 
 /// Asks `label` until `validate` accepts the (trimmed) answer; its message is shown on
 /// the right of the next attempt. `hint` is shown there at first.

@@ -1,0 +1,255 @@
+//! The application: where the process starts. [`main_entry`] parses the arguments,
+//! captures the environment, sets up logging and the runtime, decides the [`Mode`] once,
+//! finds the configuration, builds the shared [`AppState`] and hands over to the front end
+//! for that mode. Front ends are siblings: the one-shot CLI (`cli`), the REPL (`repl`),
+//! the shell assistant (`cli::execute`) and the information commands never call each
+//! other; what they share lives here (flags → first conversation) and in `term`.
+
+mod flags;
+mod setup;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+
+use crate::cli::args::{Args, InputFormat, OutputFormat, ShellKind};
+use crate::config::{ConfigError, Env, Paths};
+use crate::context::RequestContext;
+use crate::render::theme::Theme;
+use crate::state::AppState;
+use crate::term;
+
+pub use flags::{apply_role_flags, empty_session, set_approver};
+
+/// What this run of loki does, decided once from the arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `--info`, `--list-*`, `--sync-models`, `--authenticate`, `--build-tools`.
+    Info,
+    /// The interactive REPL (no prompt, stdin a terminal).
+    Repl,
+    /// `-e`: the shell assistant.
+    Execute,
+    /// One question, answered as text.
+    OneShot,
+    /// One question (or a stream of them), answered as JSON (`--output-format`,
+    /// `--input-format stream-json`).
+    Headless,
+}
+
+impl Mode {
+    /// The mode for `args`.
+    pub fn choose(args: &Args, stdin_tty: bool) -> Self {
+        if args.info_only() || args.authenticate.is_some() || args.build_tools {
+            Self::Info
+        } else if args.output_format != OutputFormat::Text
+            || args.input_format == InputFormat::StreamJson
+        {
+            Self::Headless
+        } else if args.text.is_empty() && args.files.is_empty() && stdin_tty && !args.execute {
+            Self::Repl
+        } else if args.execute && args.prompt.is_none() && args.role.is_none() {
+            Self::Execute
+        } else {
+            Self::OneShot
+        }
+    }
+}
+
+/// Runs loki with the process arguments and environment; returns the exit status.
+pub fn main_entry() -> ExitCode {
+    if std::env::var_os("COMPLETE").is_some_and(|v| !v.is_empty()) {
+        crate::cli::complete::complete_from_env();
+    }
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    if let Some(shell) = args.completions {
+        return print_completions(shell);
+    }
+    if let Some(shell) = args.shell_integration {
+        let script = match shell {
+            ShellKind::Bash => include_str!("../../assets/shell/loki.bash"),
+            ShellKind::Zsh => include_str!("../../assets/shell/loki.zsh"),
+            ShellKind::Fish => include_str!("../../assets/shell/loki.fish"),
+            ShellKind::Nushell => include_str!("../../assets/shell/loki.nu"),
+            ShellKind::Elvish => include_str!("../../assets/shell/loki.elv"),
+            ShellKind::Powershell => include_str!("../../assets/shell/loki.ps1"),
+        };
+        let _ = std::io::stdout().lock().write_all(script.as_bytes());
+        return ExitCode::SUCCESS;
+    }
+    let mut env = Env::capture();
+    let paths = Paths::resolve(&env);
+    let stderr_theme = Theme::detect(
+        std::io::stderr().is_terminal(),
+        env.get("NO_COLOR").is_some(),
+        true,
+        false,
+    );
+    if let Err(e) = env.load_dotenv(&paths.env_file) {
+        term::report_error(
+            &stderr_theme,
+            &format!("cannot read {}: {e}", paths.env_file.display()),
+        );
+        return ExitCode::from(1);
+    }
+    let paths = paths.reresolve(&env);
+    crate::logging::init(&env, paths.log_file.clone());
+    // A panic aborts in release builds: stop MCP servers' process groups first.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        crate::mcp::server::terminate_all();
+        default_hook(info);
+    }));
+
+    // The REPL's line editor blocks its thread while the user types, and MCP servers (and
+    // background starts) must keep running meanwhile: it gets two workers. One-shot runs
+    // stay on one thread, where streaming is several times cheaper (no cross-thread wakeup
+    // per network read).
+    let mode = Mode::choose(&args, std::io::stdin().is_terminal());
+    let runtime = match if mode == Mode::Repl {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } {
+        Ok(rt) => rt,
+        Err(e) => {
+            term::report_error(
+                &stderr_theme,
+                &format!("cannot start the async runtime: {e}"),
+            );
+            return ExitCode::from(1);
+        }
+    };
+    let outcome = runtime.block_on(run(mode, args, env, paths));
+    if crate::signals::blocked_threads_left() {
+        // A thread may still be blocked on the terminal or a lock; do not wait for it.
+        runtime.shutdown_background();
+    }
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            term::report_error(&stderr_theme, &format!("{e:#}"));
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn print_completions(shell: ShellKind) -> ExitCode {
+    use clap::CommandFactory;
+    let mut cmd = Args::command();
+    let mut out = std::io::stdout().lock();
+    match shell {
+        ShellKind::Bash => {
+            clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, "loki", &mut out)
+        }
+        ShellKind::Zsh => {
+            clap_complete::generate(clap_complete::Shell::Zsh, &mut cmd, "loki", &mut out)
+        }
+        ShellKind::Fish => {
+            clap_complete::generate(clap_complete::Shell::Fish, &mut cmd, "loki", &mut out)
+        }
+        ShellKind::Elvish => {
+            clap_complete::generate(clap_complete::Shell::Elvish, &mut cmd, "loki", &mut out)
+        }
+        ShellKind::Powershell => {
+            clap_complete::generate(clap_complete::Shell::PowerShell, &mut cmd, "loki", &mut out)
+        }
+        ShellKind::Nushell => {
+            clap_complete::generate(clap_complete_nushell::Nushell, &mut cmd, "loki", &mut out)
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+
+async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
+    let stdin_tty = std::io::stdin().is_terminal();
+    let stdout_tty = std::io::stdout().is_terminal();
+    let interactive = stdin_tty && stdout_tty && mode != Mode::Headless;
+    let (config, origin) =
+        match setup::load_config(&paths, &env, interactive, args.info_only()).await {
+            Ok(found) => found,
+            // Leaving the setup is a choice, not a failure: one quiet line, status 0.
+            Err(ConfigError::SetupCancelled) => {
+                term::session_note(&ConfigError::SetupCancelled.to_string());
+                return Ok(0);
+            }
+            Err(e) => return Err(e.into()),
+        };
+    let state = Arc::new(AppState::new(config, paths, env, origin));
+    if mode == Mode::Info {
+        return crate::cli::listing::run(&state, &args).await;
+    }
+    // First run: write the built-in roles where the user can edit them. The information
+    // commands above never write anything.
+    if let Err(e) = crate::role::install_builtins(&state.paths.roles_dir) {
+        tracing::warn!("cannot install the built-in roles: {e}");
+    }
+    match mode {
+        Mode::Repl => {
+            if !stdout_tty {
+                anyhow::bail!("the REPL needs a terminal on stdout; give a prompt to run one-shot");
+            }
+            let mut ctx = RequestContext::resolve(&state, args.model.as_deref())?;
+            set_approver(&mut ctx, &args);
+            apply_role_flags(&state, &mut ctx, &args, state.config.repl_prelude.as_deref())?;
+            empty_session(&state, &mut ctx, &args)?;
+            term::warn_session_model(&ctx);
+            if args.dry_run {
+                ctx.dry_run = true;
+            }
+            if args.no_stream {
+                ctx.stream = false;
+            }
+            if crate::cli::rag::prepare(&state, &mut ctx, &args, false, true).await?
+                == crate::cli::rag::RagStep::Done
+            {
+                return Ok(0);
+            }
+            crate::repl::run(state, ctx).await
+        }
+        Mode::Execute => {
+            let text = prompt_text(&args, stdin_tty, &state)?;
+            crate::cli::execute::start(&state, &args, text).await
+        }
+        Mode::Headless if args.input_format == InputFormat::StreamJson => {
+            crate::cli::oneshot::run(&state, &args, String::new()).await
+        }
+        _ => {
+            let text = prompt_text(&args, stdin_tty, &state)?;
+            crate::cli::oneshot::run(&state, &args, text).await
+        }
+    }
+}
+
+/// The prompt: the arguments, with piped stdin appended (bounded by `max_input_size`).
+fn prompt_text(args: &Args, stdin_tty: bool, state: &AppState) -> anyhow::Result<String> {
+    let mut text = args.text.join(" ");
+    if !stdin_tty {
+        let piped = crate::engine::input::read_text_bounded(
+            std::io::stdin().lock(),
+            state.config.max_input_size,
+        )?;
+        if !piped.trim().is_empty() {
+            text = if text.is_empty() {
+                piped
+            } else {
+                format!("{text}\n{piped}")
+            };
+        }
+    }
+    Ok(text)
+}

@@ -1,0 +1,68 @@
+//! Finding the configuration: the config file, else the environment, else a local model
+//! server, else (on a terminal) the first-run wizard.
+
+use std::io::{IsTerminal, Write};
+
+use crate::config::{self, AppConfig, ConfigError, Env, Paths};
+use crate::render::sanitize;
+use crate::render::theme::{Style, Theme};
+
+/// Applies `LOKI_<KEY>` overrides to a configuration synthesised without a file: the
+/// overrides are read into a default configuration, which then takes the synthesised
+/// clients (and model, unless `LOKI_MODEL` chose one).
+fn with_env_overrides(
+    synth: AppConfig,
+    paths: &Paths,
+    env: &Env,
+) -> Result<AppConfig, ConfigError> {
+    let mut config = config::load::parse("", &paths.config_file, env)?.config;
+    config.clients = synth.clients;
+    if config.model.is_none() {
+        config.model = synth.model;
+    }
+    Ok(config)
+}
+
+/// Finds the configuration: the config file, else the environment, else a local model
+/// server, else (on a terminal) the first-run wizard.
+pub(super) async fn load_config(
+    paths: &Paths,
+    env: &Env,
+    interactive: bool,
+    info_only: bool,
+) -> Result<(AppConfig, String), ConfigError> {
+    if let Some(loaded) = config::load::load(paths, env)? {
+        let theme = Theme::detect(
+            std::io::stderr().is_terminal(),
+            env.get("NO_COLOR").is_some(),
+            true,
+            false,
+        );
+        let mut err = std::io::stderr().lock();
+        for warning in &loaded.warnings {
+            let _ = writeln!(
+                err,
+                "{} {}",
+                theme.paint(Style::Warning, "warning:"),
+                sanitize::display(warning)
+            );
+        }
+        return Ok((loaded.config, paths.config_file.display().to_string()));
+    }
+    if let Some(found) = config::zero::from_env(env)? {
+        return Ok((with_env_overrides(found.config, paths, env)?, found.origin));
+    }
+    if let Some(found) = config::zero::probe_local(env).await {
+        return Ok((with_env_overrides(found.config, paths, env)?, found.origin));
+    }
+    if info_only {
+        return Ok((AppConfig::default(), "none".into()));
+    }
+    if interactive {
+        return crate::cli::wizard::run(paths, env).await;
+    }
+    Err(ConfigError::NoConfig {
+        path: paths.config_file.clone(),
+        vars: config::zero::hint_vars(),
+    })
+}

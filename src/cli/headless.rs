@@ -1,0 +1,325 @@
+//! Headless output and input (`--output-format json|stream-json`,
+//! `--input-format stream-json`), the convention of `claude -p`.
+//!
+//! `stream-json` writes every engine event as one JSON object per line on stdout, as it
+//! happens, and nothing else (the schema is in `docs/events.md`). `json` writes one
+//! object per run when it ends: the answer, the tool calls with their results, usage,
+//! cost, session id, finish reason and error. `--input-format stream-json` reads user
+//! messages as JSON lines from stdin and answers each in turn in the same conversation.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::event::{AbortReason, Envelope, Event};
+use crate::engine::{Emitter, UserInput};
+
+/// Writes `bytes` to stdout; true when the reader went away.
+fn write_stdout(bytes: &[u8]) -> bool {
+    let mut out = std::io::stdout().lock();
+    let result = out.write_all(bytes).and_then(|()| out.flush());
+    matches!(result, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// `--output-format stream-json`: one event per line.
+pub struct JsonLines {
+    buffer: Mutex<Vec<u8>>,
+    broken: std::sync::atomic::AtomicBool,
+    cancel: CancellationToken,
+}
+
+impl JsonLines {
+    /// Cancels `cancel` when stdout is closed by its reader.
+    pub fn new(cancel: CancellationToken) -> Self {
+        Self {
+            buffer: Mutex::new(Vec::with_capacity(8192)),
+            broken: std::sync::atomic::AtomicBool::new(false),
+            cancel,
+        }
+    }
+
+    /// True when stdout was closed by the reader.
+    pub fn broken_pipe(&self) -> bool {
+        self.broken.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Emitter for JsonLines {
+    fn emit(&self, envelope: Envelope) {
+        let closing = matches!(
+            envelope.event,
+            Event::TurnFinished(_) | Event::TurnAborted(_)
+        );
+        if let Ok(mut buffer) = self.buffer.lock()
+            && serde_json::to_writer(&mut *buffer, &envelope).is_ok()
+        {
+            buffer.push(b'\n');
+        }
+        if closing {
+            self.flush();
+        }
+    }
+
+    fn flush(&self) {
+        let Ok(mut buffer) = self.buffer.lock() else {
+            return;
+        };
+        if buffer.is_empty() {
+            return;
+        }
+        if !self.broken_pipe() && write_stdout(&buffer) {
+            self.broken.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.cancel.cancel();
+        }
+        buffer.clear();
+    }
+}
+
+/// `--output-format json`: one result object per run.
+pub struct JsonResult {
+    run: Mutex<RunResult>,
+    broken: std::sync::atomic::AtomicBool,
+}
+
+#[derive(Default)]
+struct RunResult {
+    model: String,
+    session_id: Option<String>,
+    answer: String,
+    reasoning: String,
+    tool_calls: Vec<Value>,
+    notices: Vec<Value>,
+}
+
+impl JsonResult {
+    /// An empty result.
+    pub fn new() -> Self {
+        Self {
+            run: Mutex::new(RunResult::default()),
+            broken: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// True when stdout was closed by the reader.
+    pub fn broken_pipe(&self) -> bool {
+        self.broken.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn write(&self, mut object: Value) {
+        if let Ok(mut line) = serde_json::to_vec(&object.take()) {
+            line.push(b'\n');
+            if write_stdout(&line) {
+                self.broken.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+impl Default for JsonResult {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Emitter for JsonResult {
+    fn emit(&self, envelope: Envelope) {
+        let Ok(mut run) = self.run.lock() else {
+            return;
+        };
+        let conversation = envelope.conversation;
+        match envelope.event {
+            Event::TurnStarted(started) => {
+                *run = RunResult {
+                    model: started.model,
+                    session_id: started.session_id,
+                    ..RunResult::default()
+                };
+            }
+            Event::AssistantDelta(d) => run.answer.push_str(&d.text),
+            Event::ReasoningDelta(d) => run.reasoning.push_str(&d.text),
+            Event::ToolCallStarted(call) => run.tool_calls.push(json!({
+                "call_id": call.call_id,
+                "name": call.name,
+                "arguments": call.arguments,
+            })),
+            Event::ToolCallFinished(done) => {
+                let entry = run
+                    .tool_calls
+                    .iter_mut()
+                    .rev()
+                    .find(|c| c["call_id"] == done.call_id.as_str() && c.get("ok").is_none());
+                let fields = json!({
+                    "ok": done.ok,
+                    "result": done.result,
+                    "error": done.error,
+                });
+                match entry {
+                    Some(Value::Object(call)) => {
+                        if let Value::Object(fields) = fields {
+                            call.extend(fields);
+                        }
+                    }
+                    _ => run.tool_calls.push(json!({
+                        "call_id": done.call_id,
+                        "name": done.name,
+                        "ok": done.ok,
+                        "result": done.result,
+                        "error": done.error,
+                    })),
+                }
+            }
+            Event::Notice(notice) => run.notices.push(json!(notice)),
+            Event::TurnFinished(done) => {
+                let run = std::mem::take(&mut *run);
+                self.write(json!({
+                    "type": "result",
+                    "conversation": conversation,
+                    "ok": true,
+                    "model": run.model,
+                    "session_id": run.session_id,
+                    "answer": run.answer,
+                    "reasoning": (!run.reasoning.is_empty()).then_some(run.reasoning),
+                    "tool_calls": run.tool_calls,
+                    "usage": done.usage,
+                    "cost_usd": done.cost_usd,
+                    "finish_reason": done.finish_reason,
+                    "notices": run.notices,
+                    "error": Value::Null,
+                }));
+            }
+            Event::TurnAborted(aborted) => {
+                let run = std::mem::take(&mut *run);
+                self.write(json!({
+                    "type": "result",
+                    "conversation": conversation,
+                    "ok": false,
+                    "model": run.model,
+                    "session_id": run.session_id,
+                    "answer": aborted.partial,
+                    "reasoning": (!run.reasoning.is_empty()).then_some(run.reasoning),
+                    "tool_calls": run.tool_calls,
+                    "usage": Value::Null,
+                    "cost_usd": Value::Null,
+                    "finish_reason": match aborted.reason {
+                        AbortReason::Cancelled => "cancelled",
+                        AbortReason::Error => "error",
+                    },
+                    "notices": run.notices,
+                    "error": aborted.error.unwrap_or_else(|| "interrupted".into()),
+                }));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Why a line of `--input-format stream-json` was not a user message.
+#[derive(Debug, thiserror::Error)]
+#[error("input line {line}: {reason}")]
+pub struct InputLineError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// Parses one line of `--input-format stream-json`:
+/// `{"type":"user","message":{"role":"user","content":"…"}}`, where `content` may also be a
+/// list of parts — `{"type":"text","text":…}`, `{"type":"image","source":{"type":"base64",
+/// "media_type":…,"data":…}}` (or `{"type":"url","url":…}`), or
+/// `{"type":"image_url","image_url":{"url":…}}`. `None` for a blank line.
+pub fn parse_input_line(line: &str, number: usize) -> Result<Option<UserInput>, InputLineError> {
+    let bad = |reason: &str| InputLineError {
+        line: number,
+        reason: reason.into(),
+    };
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_str(line).map_err(|e| InputLineError {
+        line: number,
+        reason: format!("not JSON ({e})"),
+    })?;
+    if value["type"] != "user" {
+        return Err(bad(
+            r#"expected {"type":"user","message":{"role":"user","content":…}}"#,
+        ));
+    }
+    let message = &value["message"];
+    if message["role"] != "user" {
+        return Err(bad("`message.role` must be \"user\""));
+    }
+    let mut input = UserInput::default();
+    match &message["content"] {
+        Value::String(text) => input.text.clone_from(text),
+        Value::Array(parts) => {
+            let mut texts = Vec::new();
+            for part in parts {
+                match part["type"].as_str() {
+                    Some("text") => {
+                        texts.push(part["text"].as_str().ok_or_else(|| bad("a text part has no `text`"))?.to_string());
+                    }
+                    Some("image") => {
+                        let source = &part["source"];
+                        let url = match source["type"].as_str() {
+                            Some("base64") => format!(
+                                "data:{};base64,{}",
+                                source["media_type"].as_str().unwrap_or("image/png"),
+                                source["data"].as_str().ok_or_else(|| bad("an image part has no `source.data`"))?
+                            ),
+                            Some("url") => source["url"]
+                                .as_str()
+                                .ok_or_else(|| bad("an image part has no `source.url`"))?
+                                .to_string(),
+                            _ => return Err(bad("an image part's `source.type` must be base64 or url")),
+                        };
+                        input.images.push(url);
+                    }
+                    Some("image_url") => input.images.push(
+                        part["image_url"]["url"]
+                            .as_str()
+                            .ok_or_else(|| bad("an image_url part has no `image_url.url`"))?
+                            .to_string(),
+                    ),
+                    _ => return Err(bad("content parts must be text, image or image_url")),
+                }
+            }
+            input.text = texts.join("\n");
+        }
+        _ => return Err(bad("`message.content` must be a string or a list of parts")),
+    }
+    if input.text.trim().is_empty() && input.images.is_empty() {
+        return Err(bad("the message is empty"));
+    }
+    Ok(Some(input))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_text_and_parts() {
+        let plain = parse_input_line(
+            r#"{"type":"user","message":{"role":"user","content":"hi"}}"#,
+            1,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(plain.text, "hi");
+        let parts = parse_input_line(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"what is it?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}}"#,
+            2,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(parts.text, "what is it?");
+        assert_eq!(parts.images, ["data:image/png;base64,AAAA"]);
+        assert!(parse_input_line("", 3).unwrap().is_none());
+        let err = parse_input_line(r#"{"type":"assistant"}"#, 4).unwrap_err();
+        assert!(err.to_string().starts_with("input line 4:"), "{err}");
+        assert!(parse_input_line("nope", 5).is_err());
+    }
+}

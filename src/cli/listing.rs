@@ -1,0 +1,85 @@
+//! The information commands: `--info`, `--list-models`, `--list-roles`,
+//! `--list-sessions`, `--list-rags`, `--sync-models`, `--authenticate`, `--build-tools`.
+//! They never write anything but what they are asked to.
+
+use std::io::{IsTerminal, Write};
+
+use crate::cli::args::Args;
+use crate::client::config::ModelKind;
+use crate::render::sanitize;
+use crate::role;
+use crate::state::AppState;
+
+/// Runs the information command `args` asks for; returns the exit status.
+pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
+    let stdout_tty = std::io::stdout().is_terminal();
+    if let Some(name) = &args.authenticate {
+        let config = crate::term::sign_in::choose(state, name.as_deref())?;
+        let done = crate::term::sign_in::run(&config).await?;
+        writeln!(std::io::stderr().lock(), "{}", sanitize::display(&done))?;
+        return Ok(0);
+    }
+    if args.sync_models {
+        let url = state
+            .config
+            .sync_models_url
+            .clone()
+            .unwrap_or_else(|| super::sync_models::DEFAULT_URL.to_string());
+        let target = &state.paths.models_override_file;
+        super::sync_models::sync(&url, target, state.config.user_agent().as_deref()).await?;
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "✓ Fetched '{url}'")?;
+        writeln!(err, "✓ Updated '{}'", target.display())?;
+        return Ok(0);
+    }
+    if args.list_roles {
+        let mut out = std::io::stdout().lock();
+        for name in role::list(&state.paths.roles_dir) {
+            writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
+        }
+        return Ok(0);
+    }
+    if args.build_tools {
+        return super::build_tools::run(state);
+    }
+    if args.list_rags {
+        let mut out = std::io::stdout().lock();
+        for name in crate::rag::list(&state.paths.rags_dir) {
+            writeln!(out, "{name}")?;
+        }
+        return Ok(0);
+    }
+    if args.list_sessions {
+        let mut out = std::io::stdout().lock();
+        for meta in state.sessions.list() {
+            writeln!(out, "{}", sanitize::for_terminal(&meta.name(), stdout_tty))?;
+        }
+        return Ok(0);
+    }
+    if args.list_models {
+        let mut out = std::io::stdout().lock();
+        // Chat models one per line (ready for `-m`), then embedding and reranker models
+        // marked with their type.
+        for model in state.providers.models(ModelKind::Chat)? {
+            writeln!(out, "{}", sanitize::for_terminal(&model.id(), stdout_tty))?;
+        }
+        for kind in [ModelKind::Embedding, ModelKind::Reranker] {
+            for model in state.providers.models(kind)? {
+                let id = model.id();
+                let id = sanitize::for_terminal(&id, stdout_tty);
+                // A tab-separated type column: `cut -f1` leaves plain ids.
+                writeln!(out, "{id}\t{}", kind.as_str())?;
+            }
+        }
+        return Ok(0);
+    }
+    if args.info {
+        let active = super::info::active(state, args.role.as_deref(), args.session.as_deref())?;
+        let text = super::info::render(state, args.model.as_deref(), active);
+        let text = sanitize::for_terminal(&text, stdout_tty);
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+        return Ok(0);
+    }
+
+    Ok(0)
+}

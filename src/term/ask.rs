@@ -1,0 +1,87 @@
+//! The terminal's [`Asker`]: questions from conversations (the `user__*` tools) asked with
+//! `inquire`, one at a time — when several conversations want the terminal at once they
+//! wait their turn, and questions from any conversation but the front end's own are
+//! labelled with the conversation that asks. Approvals take the same turn
+//! ([`one_at_a_time`]).
+
+use futures_util::future::BoxFuture;
+
+use crate::render::sanitize;
+use crate::tool::ask::{Answer, Asker, Question};
+
+static TERMINAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Waits until no other question or approval is on the terminal; hold the guard while
+/// asking.
+pub async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    TERMINAL.lock().await
+}
+
+/// Asks the person at the terminal.
+#[derive(Debug, Clone)]
+pub struct TerminalAsker {
+    /// The front end's own conversation: its questions are not labelled.
+    own: String,
+}
+
+impl TerminalAsker {
+    /// An asker for a front end whose own conversation is `own`.
+    pub fn new(own: &str) -> Self {
+        Self { own: own.into() }
+    }
+}
+
+impl Asker for TerminalAsker {
+    fn ask<'a>(&'a self, from: &'a str, question: &'a Question) -> BoxFuture<'a, Answer> {
+        let prompt = sanitize::approval_line(question.prompt()).into_owned();
+        let prompt = if from == self.own {
+            prompt
+        } else {
+            format!("[{}] {prompt}", sanitize::approval_line(from))
+        };
+        let question = question.clone();
+        Box::pin(async move {
+            let _turn = one_at_a_time().await;
+            tokio::task::spawn_blocking(move || ask(&prompt, &question))
+                .await
+                .unwrap_or(Answer::Cancelled)
+        })
+    }
+}
+
+fn ask(prompt: &str, question: &Question) -> Answer {
+    use inquire::InquireError::{OperationCanceled, OperationInterrupted};
+    let clean = |options: &[String]| -> Vec<String> {
+        options
+            .iter()
+            .map(|o| sanitize::approval_line(o).into_owned())
+            .collect()
+    };
+    // Shown options are escaped; the answer maps back to the option as the model sent it.
+    let original = |options: &[String], shown: &str| -> String {
+        options
+            .iter()
+            .find(|o| sanitize::approval_line(o) == shown)
+            .cloned()
+            .unwrap_or_else(|| shown.to_string())
+    };
+    let result = match question {
+        Question::Text { .. } => inquire::Text::new(prompt).prompt().map(Answer::Text),
+        Question::Confirm { .. } => inquire::Confirm::new(prompt).prompt().map(Answer::Confirm),
+        Question::Select { options, .. } => inquire::Select::new(prompt, clean(options))
+            .prompt()
+            .map(|shown| Answer::Choice(original(options, &shown))),
+        Question::MultiSelect { options, .. } => {
+            inquire::MultiSelect::new(prompt, clean(options))
+                .prompt()
+                .map(|shown| {
+                    Answer::Choices(shown.iter().map(|s| original(options, s)).collect())
+                })
+        }
+    };
+    match result {
+        Ok(answer) => answer,
+        Err(OperationCanceled | OperationInterrupted) => Answer::Cancelled,
+        Err(e) => Answer::Refused(format!("the question could not be asked: {e}")),
+    }
+}

@@ -1,0 +1,73 @@
+//! Terminal helpers the front ends share: error, warning and note lines on stderr, the
+//! clipboard, the user's editor, one-line questions, sign-in (OAuth) prompts and the
+//! knowledge-base setup questions. Nothing here knows about conversations or the engine.
+
+pub mod approval;
+pub mod ask;
+pub mod clipboard;
+pub mod editor;
+pub mod line_prompt;
+pub mod rag;
+pub mod sign_in;
+pub mod text_input;
+
+use std::io::{IsTerminal, Write};
+
+use crate::context::RequestContext;
+use crate::render::sanitize;
+use crate::render::theme::{Style, Theme};
+
+/// `error: <message>` on stderr; the message (often a provider's or server's words) has
+/// its control characters escaped.
+pub fn report_error(theme: &Theme, message: &str) {
+    // Known keys and tokens never reach the terminal, whatever a server echoed.
+    let message = crate::secrets::redact(message);
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "{} {}",
+        theme.paint(Style::Error, "error:"),
+        sanitize::display(&message)
+    );
+}
+
+/// `warning: <message>` on stderr, redacted and escaped like [`report_error`].
+pub fn report_warning(theme: &Theme, message: &str) {
+    let message = crate::secrets::redact(message);
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "{} {}",
+        theme.paint(Style::Warning, "warning:"),
+        sanitize::display(&message)
+    );
+}
+
+/// A one-line note about the session on stderr (waiting for its lock, merges).
+pub fn session_note(line: &str) {
+    let theme = Theme::detect(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR").is_some(),
+        true,
+        false,
+    );
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{}",
+        theme.paint(Style::Dim, line)
+    );
+}
+
+/// Warns when the session opened names a model that is not available.
+pub fn warn_session_model(ctx: &RequestContext) {
+    if let Some(warning) = ctx.session_model_warning() {
+        let theme = Theme::detect(
+            std::io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR").is_some(),
+            true,
+            false,
+        );
+        report_warning(&theme, &warning);
+    }
+}
+

@@ -1,0 +1,175 @@
+//! A conversation's tool scope: which tools it offers the model, resolved in one place.
+//!
+//! Precedence, for `enabled_tools` and `enabled_mcp_servers` alike: the open session's own
+//! setting, else the active role's, else the conversation's (`.set`), else the
+//! configuration's; names go through `mapping_tools` / `mapping_mcp_servers`. The MCP
+//! servers a conversation uses are leased ([`crate::mcp::McpLease`]) and the lease is kept
+//! on the conversation, so servers live exactly as long as some conversation needs them.
+//! Conversation tools (`user__*`) are added where the front end offers them.
+
+use std::sync::Arc;
+
+use super::Tool;
+use crate::context::RequestContext;
+use crate::engine::event::{Event, Notice};
+use crate::engine::{CoreError, Sink};
+use crate::state::AppState;
+
+/// What a conversation asks for, after precedence.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Wanted {
+    /// `enabled_tools` in force.
+    pub enabled_tools: Option<String>,
+    /// `enabled_mcp_servers` in force, when MCP is on.
+    pub mcp_servers: Option<String>,
+}
+
+/// Resolves `enabled_tools` and `enabled_mcp_servers` for `ctx`: session > role >
+/// conversation > configuration.
+pub fn wanted(ctx: &RequestContext) -> Wanted {
+    let stored = ctx.session.as_ref().map(|s| {
+        let guard = s.lock();
+        let session = guard.get();
+        (
+            session.enabled_tools.clone(),
+            session.enabled_mcp_servers.clone(),
+        )
+    });
+    let (session_tools, session_mcp) = stored.unwrap_or_default();
+    let role = ctx.role.as_ref();
+    let enabled_tools = session_tools.or_else(|| {
+        role.and_then(|r| r.enabled_tools.clone())
+            .or_else(|| ctx.enabled_tools.clone())
+    });
+    let mcp_servers = if ctx.mcp_server_support {
+        session_mcp
+            .or_else(|| {
+                role.and_then(|r| r.enabled_mcp_servers.clone())
+                    .or_else(|| ctx.enabled_mcp_servers.clone())
+            })
+            .filter(|e| !e.trim().is_empty())
+    } else {
+        None
+    };
+    Wanted {
+        enabled_tools,
+        mcp_servers,
+    }
+}
+
+/// Whether the conversation offers tools at all (function calling on, and a model that
+/// can call functions).
+pub fn offers_tools(ctx: &RequestContext) -> bool {
+    ctx.function_calling_support && ctx.model.config.supports_function_calling
+}
+
+/// The MCP servers the conversation uses, and the names among them that `mcp.json` does
+/// not define.
+pub fn mcp_servers(state: &AppState, ctx: &RequestContext) -> (Vec<String>, Vec<String>) {
+    match wanted(ctx).mcp_servers {
+        Some(e) => state.mcp.expand(&e, &state.config.mapping_mcp_servers),
+        None => (Vec::new(), Vec::new()),
+    }
+}
+
+/// The tools the conversation offers right now (MCP servers that are running), without
+/// starting anything: for `.info` and `.set` confirmations.
+pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
+    if !offers_tools(ctx) {
+        return Vec::new();
+    }
+    let mut tools = match wanted(ctx).enabled_tools {
+        Some(e) if !e.trim().is_empty() => {
+            super::enabled_tools(&state.config, &state.script_tools().tools, Some(&e))
+        }
+        _ => Vec::new(),
+    };
+    let (servers, _) = mcp_servers(state, ctx);
+    if !servers.is_empty() {
+        let mode = state.config.mcp_tool_exposure.as_deref().unwrap_or("auto");
+        for mut f in crate::mcp::expose::functions(&state.mcp.running(&servers), mode) {
+            // Function names must be unique; sanitising can make two collide.
+            let base = f.name.clone();
+            let mut n = 2;
+            while tools.iter().any(|t| t.name() == f.name) {
+                let suffix = format!("_{n}");
+                let keep = base.len().min(64 - suffix.len());
+                f.name = format!("{}{suffix}", &base[..keep]);
+                n += 1;
+            }
+            tools.push(Tool::Mcp(Arc::new(f)));
+        }
+    }
+    if ctx.user_tools {
+        for tool in super::user::ALL {
+            if !tools.iter().any(|t| t.name() == tool.name()) {
+                tools.push(Tool::User(tool));
+            }
+        }
+    }
+    tools
+}
+
+/// Prepares the conversation's tools for a turn: leases its MCP servers (starting those
+/// not running, waiting at most `mcp_start_wait`; the lease replaces the conversation's
+/// previous one, so servers both use keep running), reports what is unavailable as
+/// warnings — to this conversation only — and returns the tools to offer.
+pub async fn prepare(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    sink: &Sink<'_>,
+) -> Result<Vec<Tool>, CoreError> {
+    if !offers_tools(ctx) {
+        return Ok(Vec::new());
+    }
+    let (servers, unknown) = mcp_servers(state, ctx);
+    if let Some(error) = state.mcp.load_error()
+        && wanted(ctx).mcp_servers.is_some()
+    {
+        sink.emit(Event::Notice(Notice::warning(format!(
+            "MCP servers are unavailable: {error}"
+        ))));
+    }
+    for name in unknown {
+        sink.emit(Event::Notice(Notice::warning(format!(
+            "unknown MCP server `{name}` (not in functions/mcp.json)"
+        ))));
+    }
+    if servers.is_empty() {
+        ctx.mcp_lease = None;
+    } else {
+        let running = state.mcp.running(&servers);
+        let waiting: Vec<&str> = servers
+            .iter()
+            .filter(|n| !running.iter().any(|r| &r.spec.name == *n))
+            .map(String::as_str)
+            .collect();
+        if !waiting.is_empty() {
+            sink.emit(Event::Notice(Notice::status(format!(
+                "Starting MCP servers: {}",
+                waiting.join(", ")
+            ))));
+        }
+        let (lease, warnings) = tokio::select! {
+            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
+            acquired = state.mcp.acquire(&servers) => acquired,
+        };
+        // The new lease is taken before the old one goes: shared servers keep running.
+        ctx.mcp_lease = Some(lease);
+        if !waiting.is_empty() {
+            sink.emit(Event::Notice(Notice::status("Generating")));
+        }
+        for warning in warnings {
+            sink.emit(Event::Notice(Notice::warning(warning)));
+        }
+    }
+    let tools = declared(state, ctx);
+    if tools.iter().any(|t| !matches!(t, Tool::User(_))) {
+        for error in &state.script_tools().errors {
+            sink.emit(Event::Notice(Notice::warning(format!(
+                "tool not available: {error}"
+            ))));
+        }
+    }
+    Ok(tools)
+}
