@@ -205,6 +205,9 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
             }
             let mut ctx = RequestContext::resolve(&state, args.model.as_deref())?;
             set_approver(&mut ctx, &args);
+            // The REPL offers the user-interaction tools and answers them at the terminal.
+            ctx.user_tools = true;
+            ctx.asker = Arc::new(term::ask::TerminalAsker::new(&ctx.id));
             apply_role_flags(&state, &mut ctx, &args, state.config.repl_prelude.as_deref())?;
             empty_session(&state, &mut ctx, &args)?;
             term::warn_session_model(&ctx);

@@ -7,6 +7,7 @@ mod config;
 mod embeddings;
 mod errors;
 mod execute;
+mod headless;
 mod input;
 mod mcp;
 mod oauth;

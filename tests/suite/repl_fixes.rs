@@ -135,7 +135,10 @@ fn set_enabled_tools_completes_names_and_aliases_after_a_comma() {
     pty.expect("enabled_tools: get_current_time,readonly_fs (active: ");
     let out = pty.expect(PROMPT);
     assert!(
-        out.starts_with("fs_cat, fs_ls, get_current_time)"),
+        // The REPL always adds the user-interaction tools.
+        out.starts_with(
+            "fs_cat, fs_ls, get_current_time, user__ask, user__confirm, user__input, user__checkbox)"
+        ),
         "{out:?}"
     );
 }

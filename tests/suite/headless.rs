@@ -1,0 +1,505 @@
+//! Headless output and input: `--output-format stream-json|json` and
+//! `--input-format stream-json`, and the event contract they expose (`docs/events.md`):
+//! exactly one `turn_started` first and one `turn_finished` / `turn_aborted` last per run,
+//! every event tagged with its conversation, tool calls keyed by `call_id`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::mcp::{mcp_env, server_bin};
+use crate::common::TestEnv;
+use crate::common::fake_llm::{Reply, openai};
+
+/// Every stdout line as JSON (failing on anything that is not).
+fn events(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l:?}")))
+        .collect()
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+/// Checks the contract for a stream of one or more runs; returns the runs.
+fn runs(events: &[Value]) -> Vec<Vec<Value>> {
+    let mut runs: Vec<Vec<Value>> = Vec::new();
+    let mut open = false;
+    for event in events {
+        let kind = event["type"].as_str().unwrap();
+        assert!(
+            event["conversation"].as_str().is_some_and(|c| !c.is_empty()),
+            "no conversation: {event}"
+        );
+        match kind {
+            "turn_started" => {
+                assert!(!open, "turn_started inside a run: {events:#?}");
+                open = true;
+                runs.push(vec![event.clone()]);
+            }
+            _ => {
+                assert!(open, "{kind} outside a run: {events:#?}");
+                runs.last_mut().unwrap().push(event.clone());
+                if kind == "turn_finished" || kind == "turn_aborted" {
+                    open = false;
+                }
+            }
+        }
+    }
+    assert!(!open, "a run was not closed: {events:#?}");
+    for run in &runs {
+        let conversation = &run[0]["conversation"];
+        assert!(run.iter().all(|e| &e["conversation"] == conversation));
+    }
+    runs
+}
+
+fn stream_json(env: &TestEnv) -> assert_cmd::Command {
+    let mut cmd = env.loki();
+    cmd.args(["--output-format", "stream-json"]);
+    cmd
+}
+
+fn answer(events: &[Value]) -> String {
+    events
+        .iter()
+        .filter(|e| e["type"] == "assistant_delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_plain_answer_streams_documented_events_and_nothing_else() {
+    let env = TestEnv::new();
+    env.server
+        .push(openai::text_stream_with_usage(&["Hello", " world"], 12, 2));
+    let out = stream_json(&env).arg("hi").assert().success();
+    let all = events(&out.get_output().stdout);
+    let runs = runs(&all);
+    assert_eq!(runs.len(), 1);
+    let kinds = types(&all);
+    assert_eq!(kinds.first(), Some(&"turn_started"));
+    assert_eq!(kinds.last(), Some(&"turn_finished"));
+    assert_eq!(all[0]["model"], "fake:gpt-4o-mini");
+    assert_eq!(all[0]["stream"], true);
+    assert_eq!(kinds[1], "model_call_started");
+    assert_eq!(all[1]["round"], 1);
+    assert_eq!(answer(&all), "Hello world");
+    let finished = all.last().unwrap();
+    assert_eq!(finished["usage"]["input_tokens"], 12);
+    assert_eq!(finished["usage"]["output_tokens"], 2);
+    assert_eq!(finished["finish_reason"], "stop");
+    assert!(out.get_output().stderr.is_empty());
+}
+
+#[test]
+fn a_tool_round_reports_calls_by_id_with_results() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: fs_cat\n{cfg}"));
+    env.write("notes.txt", "the secret word is plum\n");
+    env.server.push(openai::tool_call_stream(&[(
+        "call_7",
+        "fs_cat",
+        r#"{"path":"notes.txt"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["It is plum."]));
+    let out = stream_json(&env).arg("what word?").assert().success();
+    let all = events(&out.get_output().stdout);
+    assert_eq!(runs(&all).len(), 1);
+    let started = all.iter().find(|e| e["type"] == "tool_call_started").unwrap();
+    assert_eq!(started["call_id"], "call_7");
+    assert_eq!(started["name"], "fs_cat");
+    assert_eq!(started["arguments"], r#"{"path":"notes.txt"}"#);
+    let finished = all
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert_eq!(finished["call_id"], "call_7");
+    assert_eq!(finished["ok"], true);
+    assert!(finished.get("error").is_none(), "{finished}");
+    assert!(finished["result"].as_str().unwrap().contains("plum"));
+    let rounds: Vec<&Value> = all
+        .iter()
+        .filter(|e| e["type"] == "model_call_started")
+        .map(|e| &e["round"])
+        .collect();
+    assert_eq!(rounds, [&json!(1), &json!(2)]);
+    assert_eq!(answer(&all), "It is plum.");
+}
+
+#[test]
+fn a_refused_call_is_an_event_and_nothing_prompts() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: execute_command\n{cfg}"));
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "execute_command",
+        r#"{"command":"touch made-it"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Could not."]));
+    let out = stream_json(&env)
+        .arg("make a file")
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .success();
+    let all = events(&out.get_output().stdout);
+    runs(&all);
+    let finished = all
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert_eq!(finished["call_id"], "c1");
+    assert_eq!(finished["ok"], false);
+    assert_eq!(finished["error"]["kind"], "refused", "{finished}");
+    assert!(
+        finished["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("needs approval"),
+        "{finished}"
+    );
+    assert!(!env.work_dir().join("made-it").exists());
+}
+
+#[test]
+fn yolo_lets_a_headless_run_call_tools_that_need_approval() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: execute_command\n{cfg}"));
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "execute_command",
+        r#"{"command":"touch made-it"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    let out = stream_json(&env)
+        .args(["--yolo", "make a file"])
+        .assert()
+        .success();
+    let all = events(&out.get_output().stdout);
+    let finished = all
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert_eq!(finished["ok"], true, "{finished}");
+    assert!(env.work_dir().join("made-it").exists());
+}
+
+#[test]
+fn mcp_progress_reaches_the_call_that_caused_it() {
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin()}}),
+        "enabled_mcp_servers: test\n",
+    );
+    env.server
+        .push(openai::tool_call_stream(&[("slow_1", "test_slow", "{}")]));
+    env.server.push(openai::text_stream(&["Finished."]));
+    let out = stream_json(&env).arg("be slow").assert().success();
+    let all = events(&out.get_output().stdout);
+    runs(&all);
+    let progress: Vec<&Value> = all
+        .iter()
+        .filter(|e| e["type"] == "tool_call_progress")
+        .collect();
+    assert!(!progress.is_empty(), "{all:#?}");
+    assert!(progress.iter().all(|p| p["call_id"] == "slow_1"));
+    assert!(
+        progress
+            .iter()
+            .any(|p| p["message"] == "MCP `test`: 1/3 working"),
+        "{progress:?}"
+    );
+    let finished = all
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert_eq!(finished["result"], "slow done");
+}
+
+#[test]
+fn a_provider_error_ends_the_run_with_turn_aborted_and_exit_1() {
+    let env = TestEnv::new();
+    env.server
+        .push(openai::error(401, "Incorrect API key provided", "invalid_request_error"));
+    let out = stream_json(&env).arg("hi").assert().code(1);
+    let all = events(&out.get_output().stdout);
+    let runs = runs(&all);
+    assert_eq!(runs.len(), 1);
+    let aborted = all.last().unwrap();
+    assert_eq!(aborted["type"], "turn_aborted");
+    assert_eq!(aborted["reason"], "error");
+    assert!(
+        aborted["error"].as_str().unwrap().contains("Incorrect API key"),
+        "{aborted}"
+    );
+    // Humans still get the one-line error on stderr.
+    let err = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(err.contains("error:"), "{err}");
+}
+
+#[test]
+fn runs_that_fail_before_the_model_is_called_still_start_and_end() {
+    let env = TestEnv::new();
+    // A missing file.
+    let out = stream_json(&env)
+        .args(["-f", "missing.txt", "summarise"])
+        .assert()
+        .code(1);
+    let all = events(&out.get_output().stdout);
+    assert_eq!(types(&all), ["turn_started", "turn_aborted"], "{all:#?}");
+    assert!(
+        all[1]["error"].as_str().unwrap().contains("missing.txt"),
+        "{all:#?}"
+    );
+    // An unknown model.
+    let out = stream_json(&env)
+        .args(["-m", "nowhere:model", "hi"])
+        .assert()
+        .code(1);
+    let all = events(&out.get_output().stdout);
+    assert_eq!(types(&all), ["turn_started", "turn_aborted"], "{all:#?}");
+    // An unknown role.
+    let out = stream_json(&env)
+        .args(["-r", "no-such-role", "hi"])
+        .assert()
+        .code(1);
+    let all = events(&out.get_output().stdout);
+    assert_eq!(types(&all), ["turn_started", "turn_aborted"], "{all:#?}");
+    assert_eq!(env.server.request_count(), 0);
+}
+
+/// Reads the child's stdout lines until one contains `text`; returns them.
+fn read_lines_until(child: &mut Child, text: &str) -> Vec<String> {
+    let stdout = child.stdout.as_mut().unwrap();
+    let mut reader = BufReader::new(stdout);
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        let n = reader.read_line(&mut line).unwrap();
+        assert!(n > 0, "stdout ended before {text:?}: {lines:?}");
+        let found = line.contains(text);
+        lines.push(line.trim_end().to_string());
+        if found {
+            return lines;
+        }
+    }
+}
+
+#[test]
+fn ctrl_c_aborts_with_the_partial_answer_and_exit_130() {
+    let env = TestEnv::new();
+    let parts: Vec<String> = (0..60).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    env.server
+        .push(openai::text_stream(&refs).frame_delay(Duration::from_millis(100)));
+    let mut child = env
+        .loki_std()
+        .args(["--output-format", "stream-json", "talk slowly"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = read_lines_until(&mut child, "w2 ");
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    lines.extend(
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::to_string),
+    );
+    let all: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    runs(&all);
+    let aborted = all.last().unwrap();
+    assert_eq!(aborted["type"], "turn_aborted");
+    assert_eq!(aborted["reason"], "cancelled");
+    assert!(
+        aborted["partial"].as_str().unwrap().starts_with("w0 w1 w2"),
+        "{aborted}"
+    );
+    assert!(!aborted["partial"].as_str().unwrap().contains("w59"));
+}
+
+#[test]
+fn json_output_is_one_object_with_answer_tools_usage_and_session() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "enabled_tools: fs_cat\n{}",
+        cfg.replace(
+            "        supports_vision: true",
+            "        supports_vision: true\n        input_price: 1\n        output_price: 2"
+        )
+    ));
+    env.write("notes.txt", "plum\n");
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_cat",
+        r#"{"path":"notes.txt"}"#,
+    )]));
+    env.server
+        .push(openai::text_stream_with_usage(&["It is plum."], 1000, 500));
+    let out = env
+        .loki()
+        .args(["--output-format", "json", "-s", "work", "what word?"])
+        .assert()
+        .success();
+    let all = events(&out.get_output().stdout);
+    assert_eq!(all.len(), 1, "{all:#?}");
+    let result = &all[0];
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["ok"], true);
+    assert_eq!(result["answer"], "It is plum.");
+    assert_eq!(result["model"], "fake:gpt-4o-mini");
+    assert!(result["session_id"].as_str().is_some_and(|s| !s.is_empty()));
+    assert_eq!(result["finish_reason"], "stop");
+    assert_eq!(result["error"], Value::Null);
+    // Usage is summed over both model calls of the run.
+    assert!(result["usage"]["input_tokens"].as_u64().unwrap() >= 1000, "{result}");
+    assert!(result["cost_usd"].as_f64().unwrap() > 0.0, "{result}");
+    let calls = result["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["call_id"], "c1");
+    assert_eq!(calls[0]["ok"], true);
+    assert!(calls[0]["result"].as_str().unwrap().contains("plum"));
+    // The session was saved.
+    assert!(env.session_file("work").exists());
+}
+
+#[test]
+fn json_output_reports_a_failure_in_the_object() {
+    let env = TestEnv::new();
+    env.server
+        .push(openai::error(500, "upstream exploded", "server_error").status(400));
+    let out = env
+        .loki()
+        .args(["--output-format", "json", "hi"])
+        .assert()
+        .code(1);
+    let all = events(&out.get_output().stdout);
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0]["ok"], false);
+    assert_eq!(all[0]["finish_reason"], "error");
+    assert!(
+        all[0]["error"].as_str().unwrap().contains("upstream exploded"),
+        "{}",
+        all[0]
+    );
+}
+
+/// Replies by the last user message of the request, so the order of turns is checked by
+/// content rather than arrival.
+fn reply_by_question(env: &TestEnv) {
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        let last = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        let reply = if last.contains("first") {
+            "one"
+        } else if last.contains("second") {
+            "two"
+        } else if last.contains("third") {
+            "three"
+        } else if last.contains("picture") {
+            "a picture"
+        } else {
+            "?"
+        };
+        openai::text_stream(&[reply])
+    });
+}
+
+#[test]
+fn stream_json_input_holds_three_turns_in_one_conversation() {
+    let env = TestEnv::new();
+    reply_by_question(&env);
+    let input = [
+        r#"{"type":"user","message":{"role":"user","content":"first question"}}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"second question"}]}}"#,
+        r#"{"type":"user","message":{"role":"user","content":"third question"}}"#,
+    ]
+    .join("\n");
+    let out = env
+        .loki()
+        .args(["--input-format", "stream-json", "--output-format", "stream-json"])
+        .write_stdin(input)
+        .assert()
+        .success();
+    let all = events(&out.get_output().stdout);
+    let runs = runs(&all);
+    assert_eq!(runs.len(), 3, "{all:#?}");
+    let answers: Vec<String> = runs.iter().map(|r| answer(r)).collect();
+    assert_eq!(answers, ["one", "two", "three"]);
+    let conversation = &runs[0][0]["conversation"];
+    assert!(runs.iter().all(|r| &r[0]["conversation"] == conversation));
+    // The third request carries the whole conversation.
+    let requests = env.server.requests();
+    assert_eq!(requests.len(), 3);
+    let messages = requests[2].json()["messages"].to_string();
+    for part in ["first question", "one", "second question", "two", "third question"] {
+        assert!(messages.contains(part), "{part}: {messages}");
+    }
+}
+
+#[test]
+fn stream_json_input_takes_image_parts_and_reports_bad_lines() {
+    let env = TestEnv::new();
+    reply_by_question(&env);
+    let mut child = env
+        .loki_std()
+        .args(["--input-format", "stream-json", "--output-format", "json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "not json at all").unwrap();
+    writeln!(
+        stdin,
+        r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"text","text":"what is in this picture?"}},{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}}}]}}}}"#
+    )
+    .unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    // A bad line is reported and the run goes on; the exit status says something failed.
+    assert_eq!(output.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("input line 1: not JSON"), "{err}");
+    let all = events(&output.stdout);
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0]["answer"], "a picture");
+    let sent = env.server.last_request().json();
+    let content = &sent["messages"].as_array().unwrap().last().unwrap()["content"];
+    assert_eq!(content[1]["type"], "image_url", "{content}");
+    assert_eq!(
+        content[1]["image_url"]["url"],
+        "data:image/png;base64,iVBORw0KGgo="
+    );
+}
+
+#[test]
+fn text_output_is_unchanged_by_the_event_contract() {
+    let env = TestEnv::new();
+    env.server.push(openai::text_stream(&["plain"]));
+    let out = env.loki().arg("hi").assert().success();
+    assert_eq!(String::from_utf8_lossy(&out.get_output().stdout), "plain\n");
+    let _ = Reply::json(200, json!({}));
+}
