@@ -4,8 +4,8 @@
 //! with `config`, `state` and `context` read by all. `render` is used only by front ends.
 //! See `docs/architecture.md`.
 
-pub mod atomic_file;
 pub mod app;
+pub mod atomic_file;
 pub mod cli;
 pub mod client;
 pub mod config;
@@ -22,8 +22,8 @@ pub mod session;
 pub mod shell_words;
 pub mod signals;
 pub mod state;
-pub mod tokens;
 pub mod term;
+pub mod tokens;
 pub mod tool;
 pub mod usage;
 

@@ -174,7 +174,6 @@ fn print_completions(shell: ShellKind) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-
 async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
@@ -208,7 +207,12 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
             // The REPL offers the user-interaction tools and answers them at the terminal.
             ctx.user_tools = true;
             ctx.asker = Arc::new(term::ask::TerminalAsker::new(&ctx.id));
-            apply_role_flags(&state, &mut ctx, &args, state.config.repl_prelude.as_deref())?;
+            apply_role_flags(
+                &state,
+                &mut ctx,
+                &args,
+                state.config.repl_prelude.as_deref(),
+            )?;
             empty_session(&state, &mut ctx, &args)?;
             term::warn_session_model(&ctx);
             if args.dry_run {

@@ -70,7 +70,8 @@ impl Emitter for JsonLines {
             return;
         }
         if !self.broken_pipe() && write_stdout(&buffer) {
-            self.broken.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.broken
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             self.cancel.cancel();
         }
         buffer.clear();
@@ -111,7 +112,8 @@ impl JsonResult {
         if let Ok(mut line) = serde_json::to_vec(&object.take()) {
             line.push(b'\n');
             if write_stdout(&line) {
-                self.broken.store(true, std::sync::atomic::Ordering::Relaxed);
+                self.broken
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
             }
         }
     }
@@ -259,7 +261,12 @@ pub fn parse_input_line(line: &str, number: usize) -> Result<Option<UserInput>, 
             for part in parts {
                 match part["type"].as_str() {
                     Some("text") => {
-                        texts.push(part["text"].as_str().ok_or_else(|| bad("a text part has no `text`"))?.to_string());
+                        texts.push(
+                            part["text"]
+                                .as_str()
+                                .ok_or_else(|| bad("a text part has no `text`"))?
+                                .to_string(),
+                        );
                     }
                     Some("image") => {
                         let source = &part["source"];
@@ -267,13 +274,19 @@ pub fn parse_input_line(line: &str, number: usize) -> Result<Option<UserInput>, 
                             Some("base64") => format!(
                                 "data:{};base64,{}",
                                 source["media_type"].as_str().unwrap_or("image/png"),
-                                source["data"].as_str().ok_or_else(|| bad("an image part has no `source.data`"))?
+                                source["data"]
+                                    .as_str()
+                                    .ok_or_else(|| bad("an image part has no `source.data`"))?
                             ),
                             Some("url") => source["url"]
                                 .as_str()
                                 .ok_or_else(|| bad("an image part has no `source.url`"))?
                                 .to_string(),
-                            _ => return Err(bad("an image part's `source.type` must be base64 or url")),
+                            _ => {
+                                return Err(bad(
+                                    "an image part's `source.type` must be base64 or url",
+                                ));
+                            }
                         };
                         input.images.push(url);
                     }

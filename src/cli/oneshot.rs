@@ -253,7 +253,10 @@ async fn prepare(
     let has_prompt = !text.trim().is_empty()
         || !args.files.is_empty()
         || args.input_format == InputFormat::StreamJson;
-    Ok(super::rag::prepare(state, ctx, args, has_prompt, false).await? != super::rag::RagStep::Done)
+    Ok(
+        super::rag::prepare(state, ctx, args, has_prompt, false).await?
+            != super::rag::RagStep::Done,
+    )
 }
 
 /// Headless: the run failed before it could start (unknown model, role or session). The
@@ -306,13 +309,7 @@ pub(crate) async fn finish_session(
     emitter: &dyn Emitter,
 ) -> Result<(), CoreError> {
     if crate::session::policy::save_after_run(ctx, force) {
-        crate::engine::command::apply(
-            state,
-            ctx,
-            Command::SaveSession(None),
-            emitter,
-        )
-        .await?;
+        crate::engine::command::apply(state, ctx, Command::SaveSession(None), emitter).await?;
     }
     Ok(())
 }

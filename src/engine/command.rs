@@ -442,7 +442,9 @@ fn set(
             if null {
                 return Ok(format!(
                     "enabled_mcp_servers: {} (configured value)",
-                    crate::tool::scope::wanted(ctx).mcp_servers.unwrap_or_else(|| "none".into())
+                    crate::tool::scope::wanted(ctx)
+                        .mcp_servers
+                        .unwrap_or_else(|| "none".into())
                 ));
             }
         }

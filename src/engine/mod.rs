@@ -10,6 +10,7 @@ pub mod error;
 pub mod event;
 pub mod input;
 pub mod retrieval;
+pub mod tasks;
 mod turn;
 
 use std::sync::Arc;
@@ -226,8 +227,7 @@ impl Engine {
             Some(Continuation::Continue) => turn::TurnKind::Continue,
             Some(Continuation::Regenerate) => turn::TurnKind::Regenerate,
             None => {
-                let message =
-                    turn::prepare_input(&self.state, ctx, &input, emitter).await?;
+                let message = turn::prepare_input(&self.state, ctx, &input, emitter).await?;
                 self.compress_to_fit(ctx, &message, emitter).await?;
                 turn::TurnKind::New(
                     retrieval::augment(&self.state, ctx, &input.text, message, emitter).await?,

@@ -22,8 +22,7 @@ use futures_util::StreamExt;
 
 use super::emitter::Sink;
 use super::event::{
-    Event, ModelCallStarted, Notice, TextDelta, ToolCallFinished, ToolCallProgress,
-    ToolCallStarted,
+    Event, ModelCallStarted, Notice, TextDelta, ToolCallFinished, ToolCallProgress, ToolCallStarted,
 };
 use super::input;
 use super::{CoreError, RunOutcome, UserInput};

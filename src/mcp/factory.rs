@@ -426,7 +426,8 @@ impl McpFactory {
                 }
                 match result {
                     Ok(server) => {
-                        pool.slots.insert(name.clone(), Slot::Running(Arc::new(server)));
+                        pool.slots
+                            .insert(name.clone(), Slot::Running(Arc::new(server)));
                         if !pool.held(&name) {
                             pool.park_unused();
                         }

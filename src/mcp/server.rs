@@ -138,7 +138,10 @@ impl ProgressRoutes {
         if !routes.contains_key(&token) && routes.len() >= MAX_EARLY {
             return;
         }
-        match routes.entry(token).or_insert_with(|| Route::Early(Vec::new())) {
+        match routes
+            .entry(token)
+            .or_insert_with(|| Route::Early(Vec::new()))
+        {
             Route::To(tx, call_id) => {
                 let _ = tx.send((call_id.clone(), line));
             }

@@ -315,7 +315,10 @@ impl TerminalEmitter {
                 if inner.answered {
                     self.finish(inner);
                 }
-                self.handle(inner, Event::Notice(Notice::info("compressing the session…")));
+                self.handle(
+                    inner,
+                    Event::Notice(Notice::info("compressing the session…")),
+                );
             }
             Event::SessionCompressed(done) => {
                 let message = format!(
@@ -328,7 +331,10 @@ impl TerminalEmitter {
                 if inner.answered {
                     self.finish(inner);
                 }
-                self.handle(inner, Event::Notice(Notice::info("autonaming the session…")));
+                self.handle(
+                    inner,
+                    Event::Notice(Notice::info("autonaming the session…")),
+                );
             }
             Event::Usage(_) | Event::SessionAutonamed(_) | Event::SessionSaved(_) => {}
             Event::TurnFinished(_) => self.finish(inner),

@@ -8,9 +8,9 @@ use std::io::Write;
 use std::sync::Arc;
 
 use super::{Next, Repl};
-use crate::render::theme::{Style, Theme};
 use crate::engine::Event;
 use crate::engine::command::Command;
+use crate::render::theme::{Style, Theme};
 use crate::session::policy::OnLeave;
 use crate::signals::StopSignal;
 

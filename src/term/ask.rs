@@ -71,13 +71,9 @@ fn ask(prompt: &str, question: &Question) -> Answer {
         Question::Select { options, .. } => inquire::Select::new(prompt, clean(options))
             .prompt()
             .map(|shown| Answer::Choice(original(options, &shown))),
-        Question::MultiSelect { options, .. } => {
-            inquire::MultiSelect::new(prompt, clean(options))
-                .prompt()
-                .map(|shown| {
-                    Answer::Choices(shown.iter().map(|s| original(options, s)).collect())
-                })
-        }
+        Question::MultiSelect { options, .. } => inquire::MultiSelect::new(prompt, clean(options))
+            .prompt()
+            .map(|shown| Answer::Choices(shown.iter().map(|s| original(options, s)).collect())),
     };
     match result {
         Ok(answer) => answer,

@@ -21,4 +21,3 @@ pub fn command(state: &AppState) -> String {
         .or_else(|| state.env.get("EDITOR").map(str::to_string))
         .unwrap_or_else(|| "nano".into())
 }
-

@@ -50,4 +50,3 @@ impl Prompt for LokiPrompt {
         Color::Default
     }
 }
-

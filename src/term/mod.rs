@@ -70,4 +70,3 @@ pub fn warn_session_model(ctx: &RequestContext) {
         report_warning(&theme, &warning);
     }
 }
-

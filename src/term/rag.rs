@@ -96,4 +96,3 @@ pub async fn init_wizard(
     };
     rag::build::build(ctx, name, options).await
 }
-

@@ -32,7 +32,9 @@ fn runs(events: &[Value]) -> Vec<Vec<Value>> {
     for event in events {
         let kind = event["type"].as_str().unwrap();
         assert!(
-            event["conversation"].as_str().is_some_and(|c| !c.is_empty()),
+            event["conversation"]
+                .as_str()
+                .is_some_and(|c| !c.is_empty()),
             "no conversation: {event}"
         );
         match kind {
@@ -111,7 +113,10 @@ fn a_tool_round_reports_calls_by_id_with_results() {
     let out = stream_json(&env).arg("what word?").assert().success();
     let all = events(&out.get_output().stdout);
     assert_eq!(runs(&all).len(), 1);
-    let started = all.iter().find(|e| e["type"] == "tool_call_started").unwrap();
+    let started = all
+        .iter()
+        .find(|e| e["type"] == "tool_call_started")
+        .unwrap();
     assert_eq!(started["call_id"], "call_7");
     assert_eq!(started["name"], "fs_cat");
     assert_eq!(started["arguments"], r#"{"path":"notes.txt"}"#);
@@ -225,8 +230,11 @@ fn mcp_progress_reaches_the_call_that_caused_it() {
 #[test]
 fn a_provider_error_ends_the_run_with_turn_aborted_and_exit_1() {
     let env = TestEnv::new();
-    env.server
-        .push(openai::error(401, "Incorrect API key provided", "invalid_request_error"));
+    env.server.push(openai::error(
+        401,
+        "Incorrect API key provided",
+        "invalid_request_error",
+    ));
     let out = stream_json(&env).arg("hi").assert().code(1);
     let all = events(&out.get_output().stdout);
     let runs = runs(&all);
@@ -235,7 +243,10 @@ fn a_provider_error_ends_the_run_with_turn_aborted_and_exit_1() {
     assert_eq!(aborted["type"], "turn_aborted");
     assert_eq!(aborted["reason"], "error");
     assert!(
-        aborted["error"].as_str().unwrap().contains("Incorrect API key"),
+        aborted["error"]
+            .as_str()
+            .unwrap()
+            .contains("Incorrect API key"),
         "{aborted}"
     );
     // Humans still get the one-line error on stderr.
@@ -369,7 +380,10 @@ fn json_output_is_one_object_with_answer_tools_usage_and_session() {
     assert_eq!(result["finish_reason"], "stop");
     assert_eq!(result["error"], Value::Null);
     // Usage is summed over both model calls of the run.
-    assert!(result["usage"]["input_tokens"].as_u64().unwrap() >= 1000, "{result}");
+    assert!(
+        result["usage"]["input_tokens"].as_u64().unwrap() >= 1000,
+        "{result}"
+    );
     assert!(result["cost_usd"].as_f64().unwrap() > 0.0, "{result}");
     let calls = result["tool_calls"].as_array().unwrap();
     assert_eq!(calls.len(), 1);
@@ -395,7 +409,10 @@ fn json_output_reports_a_failure_in_the_object() {
     assert_eq!(all[0]["ok"], false);
     assert_eq!(all[0]["finish_reason"], "error");
     assert!(
-        all[0]["error"].as_str().unwrap().contains("upstream exploded"),
+        all[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("upstream exploded"),
         "{}",
         all[0]
     );
@@ -438,7 +455,12 @@ fn stream_json_input_holds_three_turns_in_one_conversation() {
     .join("\n");
     let out = env
         .loki()
-        .args(["--input-format", "stream-json", "--output-format", "stream-json"])
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
         .write_stdin(input)
         .assert()
         .success();
@@ -453,7 +475,13 @@ fn stream_json_input_holds_three_turns_in_one_conversation() {
     let requests = env.server.requests();
     assert_eq!(requests.len(), 3);
     let messages = requests[2].json()["messages"].to_string();
-    for part in ["first question", "one", "second question", "two", "third question"] {
+    for part in [
+        "first question",
+        "one",
+        "second question",
+        "two",
+        "third question",
+    ] {
         assert!(messages.contains(part), "{part}: {messages}");
     }
 }

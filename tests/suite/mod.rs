@@ -3,6 +3,7 @@
 mod cli_fixes;
 mod client_security;
 mod compression;
+mod concurrency;
 mod config;
 mod embeddings;
 mod errors;
