@@ -4,12 +4,10 @@
 //! as every other tool.
 
 pub mod config;
-pub mod expose;
 pub mod factory;
 pub mod http;
 pub mod server;
 pub mod sse;
 pub mod stdio;
 
-pub use expose::McpTool;
 pub use factory::{McpFactory, McpLease};

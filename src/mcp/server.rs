@@ -113,6 +113,9 @@ impl Drop for GroupGuard {
     }
 }
 
+/// Where a running call reports progress: `(call id, one line)`.
+pub type ProgressSender = tokio::sync::mpsc::UnboundedSender<(String, String)>;
+
 /// Where progress notifications of running calls go: each call registers its progress
 /// token with the conversation's progress channel and its call id, so progress reaches
 /// only the conversation whose call caused it. Notifications that arrive before their
@@ -123,7 +126,7 @@ struct ProgressRoutes {
 }
 
 enum Route {
-    To(crate::tool::ProgressSender, String),
+    To(ProgressSender, String),
     Early(Vec<String>),
 }
 
@@ -150,7 +153,7 @@ impl ProgressRoutes {
         }
     }
 
-    fn register(&self, token: String, tx: crate::tool::ProgressSender, call_id: String) {
+    fn register(&self, token: String, tx: ProgressSender, call_id: String) {
         let Ok(mut routes) = self.routes.lock() else {
             return;
         };
@@ -393,7 +396,7 @@ impl McpServer {
         arguments: Map<String, Value>,
         timeout: Duration,
         cancel: &CancellationToken,
-        progress: Option<(&crate::tool::ProgressSender, &str)>,
+        progress: Option<(&ProgressSender, &str)>,
     ) -> Result<(String, Vec<String>), String> {
         use rmcp::model::{CallToolRequest, ClientRequest, ServerResult};
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);

@@ -17,6 +17,7 @@ pub mod builtin;
 mod confined;
 mod delete;
 pub mod hidden_env;
+pub mod mcp_tools;
 pub mod paths;
 mod process;
 mod run_script;
@@ -50,7 +51,7 @@ pub enum Tool {
     /// A script in `functions/tools/`.
     Script(Arc<ScriptTool>),
     /// A function offered on behalf of an MCP server.
-    Mcp(Arc<crate::mcp::McpTool>),
+    Mcp(Arc<crate::tool::mcp_tools::McpTool>),
     /// A conversation tool: asks the conversation's user (`user__*`).
     User(user::UserTool),
 }
@@ -138,8 +139,7 @@ pub enum ToolError {
     Cancelled,
 }
 
-/// Where a running call reports progress: `(call id, one line)`.
-pub type ProgressSender = tokio::sync::mpsc::UnboundedSender<(String, String)>;
+pub use crate::mcp::server::ProgressSender;
 
 /// What tools run with.
 #[derive(Clone, Copy)]
@@ -382,7 +382,7 @@ pub async fn run_round(
             }
             Ok((Tool::Script(tool), args, _)) => run_script::run(&tool, &args, &env).await,
             Ok((Tool::Mcp(tool), args, _)) => {
-                crate::mcp::expose::run(&tool, &args, &env, &call.id).await
+                crate::tool::mcp_tools::run(&tool, &args, &env, &call.id).await
             }
             Ok((Tool::User(tool), args, _)) => tool.run(&args, &env).await,
             Err(e) => Err(e),
@@ -479,7 +479,7 @@ async fn check(
     let grant = Grant { outside, recursive };
     // "Always" for an MCP invoke covers that one tool, not the whole server.
     let always_key = match &tool {
-        Tool::Mcp(m) if m.action == crate::mcp::expose::Action::Invoke => {
+        Tool::Mcp(m) if m.action == crate::tool::mcp_tools::Action::Invoke => {
             format!("{name}/{}", args["tool"].as_str().unwrap_or_default())
         }
         _ => name.clone(),
@@ -537,8 +537,8 @@ async fn check(
 
 /// The name of the tool an MCP function calls on its server: the tool itself, the
 /// `tool` argument of `mcp__invoke_<server>`, or the function's own name.
-fn mcp_tool_name(m: &crate::mcp::expose::McpTool, args: &Value) -> String {
-    use crate::mcp::expose::Action;
+fn mcp_tool_name(m: &crate::tool::mcp_tools::McpTool, args: &Value) -> String {
+    use crate::tool::mcp_tools::Action;
     match &m.action {
         Action::Direct { tool, .. } => tool.clone(),
         Action::Invoke => args["tool"]
@@ -549,10 +549,10 @@ fn mcp_tool_name(m: &crate::mcp::expose::McpTool, args: &Value) -> String {
 }
 
 /// The arguments the MCP tool receives (for `mcp__invoke_<server>`, its `arguments`).
-fn mcp_arguments(m: &crate::mcp::expose::McpTool, args: &Value) -> String {
+fn mcp_arguments(m: &crate::tool::mcp_tools::McpTool, args: &Value) -> String {
     match (&m.action, args.get("arguments")) {
-        (crate::mcp::expose::Action::Invoke, Some(inner)) => inner.to_string(),
-        (crate::mcp::expose::Action::Invoke, None) => "no arguments".into(),
+        (crate::tool::mcp_tools::Action::Invoke, Some(inner)) => inner.to_string(),
+        (crate::tool::mcp_tools::Action::Invoke, None) => "no arguments".into(),
         _ => args.to_string(),
     }
 }

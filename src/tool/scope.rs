@@ -87,7 +87,7 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
     let (servers, _) = mcp_servers(state, ctx);
     if !servers.is_empty() {
         let mode = state.config.mcp_tool_exposure.as_deref().unwrap_or("auto");
-        for mut f in crate::mcp::expose::functions(&state.mcp.running(&servers), mode) {
+        for mut f in crate::tool::mcp_tools::functions(&state.mcp.running(&servers), mode) {
             // Function names must be unique; sanitising can make two collide.
             let base = f.name.clone();
             let mut n = 2;

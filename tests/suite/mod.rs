@@ -14,6 +14,7 @@ mod mcp;
 mod oauth;
 mod oneshot;
 mod providers;
+mod questions;
 mod rag;
 mod render_fixes;
 mod repl;

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::server::McpServer;
-use crate::tool::{ToolEnv, ToolError};
+use super::{ToolEnv, ToolError};
+use crate::mcp::server::McpServer;
 
 /// Servers with at most this many tools are exposed directly under `auto`.
 pub const DIRECT_LIMIT: usize = 10;

@@ -1,0 +1,163 @@
+//! Questions to the user beside approvals: the `user__*` conversation tools, answered at
+//! the REPL's terminal, by a scripted asker through the library, and refused headless.
+
+use std::sync::Arc;
+
+use loki::context::RequestContext;
+use loki::engine::{CollectingEmitter, Engine, Event, RunRequest, UserInput};
+use loki::tool::ask::{Answer, Question, Scripted};
+
+use super::mcp::tool_result;
+use crate::common::TestEnv;
+use crate::common::fake_llm::openai;
+use crate::common::pty::Pty;
+
+const PROMPT: &str = "fake:gpt-4o-mini)> ";
+
+#[test]
+fn the_repl_offers_user_tools_and_asks_at_the_terminal() {
+    let env = TestEnv::new();
+    env.server.push(openai::tool_call_stream(&[(
+        "q1",
+        "user__confirm",
+        r#"{"question":"Deploy to production now?"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Deploying."]));
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect(PROMPT);
+    pty.send("ship it\r");
+    pty.expect("Deploy to production now?");
+    pty.send("y\r");
+    pty.expect("Deploying.");
+    pty.expect(PROMPT);
+    let requests = env.server.requests();
+    let tools = requests[0].json()["tools"].to_string();
+    for name in [
+        "user__ask",
+        "user__confirm",
+        "user__input",
+        "user__checkbox",
+    ] {
+        assert!(tools.contains(name), "{name} not offered: {tools}");
+    }
+    assert_eq!(tool_result(&env.server.last_request().json()), "yes");
+}
+
+#[test]
+fn one_shot_runs_do_not_offer_user_tools() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: fs_cat\n{cfg}"));
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().arg("hi").assert().success();
+    let tools = env.server.last_request().json()["tools"].to_string();
+    assert!(
+        tools.contains("fs_cat") && !tools.contains("user__"),
+        "{tools}"
+    );
+}
+
+fn library_conversation(env: &TestEnv) -> (Arc<loki::state::AppState>, RequestContext) {
+    let loki_env = loki::config::Env::from_pairs(env.env_pairs());
+    let paths = loki::config::Paths::resolve(&loki_env);
+    let loaded = loki::config::load::load(&paths, &loki_env)
+        .unwrap()
+        .unwrap();
+    let state = Arc::new(loki::state::AppState::new(
+        loaded.config,
+        paths,
+        loki_env,
+        "test".into(),
+    ));
+    let mut ctx = RequestContext::resolve(&state, None).unwrap();
+    ctx.user_tools = true;
+    (state, ctx)
+}
+
+fn ask(
+    state: &Arc<loki::state::AppState>,
+    ctx: &mut RequestContext,
+    text: &str,
+) -> CollectingEmitter {
+    let emitter = CollectingEmitter::new();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let request = RunRequest {
+        input: Some(UserInput {
+            text: text.into(),
+            ..UserInput::default()
+        }),
+        ..RunRequest::default()
+    };
+    runtime
+        .block_on(Engine::new(Arc::clone(state)).run(ctx, request, &emitter))
+        .unwrap();
+    emitter
+}
+
+#[test]
+fn a_scripted_asker_answers_choices_and_records_who_asked() {
+    let env = TestEnv::new();
+    env.server.push(openai::tool_call_stream(&[(
+        "q1",
+        "user__checkbox",
+        r#"{"question":"Which colours?","options":["red","green","blue"]}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Noted."]));
+    let (state, mut ctx) = library_conversation(&env);
+    let asker = Arc::new(Scripted::new([Answer::Choices(vec![
+        "red".into(),
+        "blue".into(),
+    ])]));
+    ctx.asker = Arc::clone(&asker) as Arc<dyn loki::tool::ask::Asker>;
+    let events = ask(&state, &mut ctx, "pick colours");
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        r#"["red","blue"]"#
+    );
+    let asked = asker.asked();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].0, ctx.id.to_string());
+    assert_eq!(
+        asked[0].1,
+        Question::MultiSelect {
+            prompt: "Which colours?".into(),
+            options: vec!["red".into(), "green".into(), "blue".into()],
+        }
+    );
+    assert!(events.events().iter().any(
+        |e| matches!(e, Event::ToolCallFinished(done) if done.ok && done.name == "user__checkbox")
+    ));
+}
+
+#[test]
+fn without_anyone_to_answer_a_question_is_refused_with_a_reason() {
+    let env = TestEnv::new();
+    env.server.push(openai::tool_call_stream(&[(
+        "q1",
+        "user__input",
+        r#"{"question":"Your name?"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["I will guess."]));
+    // The default asker is the headless one.
+    let (state, mut ctx) = library_conversation(&env);
+    let events = ask(&state, &mut ctx, "greet me");
+    let finished = events
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::ToolCallFinished(done) => Some(done),
+            _ => None,
+        })
+        .unwrap();
+    assert!(!finished.ok);
+    let error = finished.error.unwrap();
+    assert_eq!(error.kind, "refused");
+    assert!(
+        error.message.contains("no one can answer"),
+        "{}",
+        error.message
+    );
+}
