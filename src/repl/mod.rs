@@ -594,6 +594,12 @@ impl Repl {
             "wrap_code" => parse_bool(value)
                 .map(|v| self.display.wrap_code = v)
                 .ok_or("true or false"),
+            "theme" => crate::render::themes::parse_theme(value)
+                .map(|light| self.display.light = light)
+                .ok_or("dark or light"),
+            "light_theme" => parse_bool(value)
+                .map(|v| self.display.light = v)
+                .ok_or("true or false"),
             _ => match value {
                 "null" => {
                     self.display.wrap = None;
