@@ -5,6 +5,7 @@ mod client_security;
 mod compression;
 mod config;
 mod embeddings;
+mod env_vars;
 mod errors;
 mod execute;
 mod input;
