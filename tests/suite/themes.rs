@@ -125,8 +125,9 @@ fn a_broken_theme_warns_in_one_line_and_the_built_in_is_used() {
 #[test]
 fn set_theme_in_the_repl_switches_theme_files() {
     let env = env_with_themes();
-    env.server.push(openai::text_stream(ANSWER));
-    env.server.push(openai::text_stream(ANSWER));
+    for _ in 0..3 {
+        env.server.push(openai::text_stream(ANSWER));
+    }
     let mut pty = Pty::spawn(&env, &[], &[]);
     pty.expect("fake:gpt-4o-mini)");
     pty.send("hi\r");
@@ -143,6 +144,14 @@ fn set_theme_in_the_repl_switches_theme_files() {
     assert!(!second.contains(DARK_FG), "{second:?}");
     pty.send(".set theme purple\r");
     pty.expect("expected dark or light");
+    // `null` goes back to the configured (here: default dark) theme.
+    pty.send(".set theme null\r");
+    pty.expect("theme: null");
+    pty.expect("fake:gpt-4o-mini)");
+    pty.send("third\r");
+    pty.expect("Heading");
+    let third = pty.expect("fake:gpt-4o-mini)");
+    assert!(third.contains(DARK_FG), "{third:?}");
     pty.send("\x04");
     pty.read_to_end();
 }
