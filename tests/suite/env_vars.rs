@@ -414,7 +414,7 @@ fn every_variable_of_the_reference_table_works() {
             let why = panic
                 .downcast_ref::<String>()
                 .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .or_else(|| panic.downcast_ref::<&str>().map(ToString::to_string))
                 .unwrap_or_default();
             failed.push(format!("{name}: {why}"));
         }
