@@ -53,6 +53,10 @@ fn tail_logs_prints_lines_appended_after_it_started() {
     std::thread::sleep(Duration::from_millis(500));
     append(&log, "after truncation");
     assert_eq!(rx.recv_timeout(WAIT).unwrap(), "after truncation");
+    // Rotation by rename: the new file at the same path is followed.
+    std::fs::rename(&log, log.with_extension("log.1")).unwrap();
+    append(&log, "in the new file");
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), "in the new file");
     let _ = child.kill();
     let _ = child.wait();
 }
