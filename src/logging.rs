@@ -5,6 +5,8 @@
 //! passes through [`crate::secrets::redact`] on its way to the file, so a key or token loki
 //! knows never reaches the log, whatever the record quotes.
 
+pub mod tail;
+
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;

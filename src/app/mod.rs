@@ -101,6 +101,9 @@ pub fn main_entry() -> ExitCode {
         return ExitCode::from(1);
     }
     let paths = paths.reresolve(&env);
+    if args.tail_logs {
+        return tail_logs(&args, &env, &paths, &stderr_theme);
+    }
     crate::logging::init(&env, paths.log_file.clone());
     // A panic aborts in release builds: stop MCP servers' process groups first.
     let default_hook = std::panic::take_hook();
@@ -142,6 +145,23 @@ pub fn main_entry() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             term::report_error(&stderr_theme, &format!("{e:#}"));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `--tail-logs [--disable-log-colors]`.
+fn tail_logs(args: &Args, env: &Env, paths: &Paths, stderr_theme: &Theme) -> ExitCode {
+    let tty = std::io::stdout().is_terminal();
+    let opts = crate::logging::tail::TailOptions {
+        colors: tty && !args.disable_log_colors && env.get("NO_COLOR").is_none(),
+        escape: tty,
+    };
+    match crate::logging::tail::run(&paths.log_file, opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let path = paths.log_file.display();
+            term::report_error(stderr_theme, &format!("cannot follow {path}: {e}"));
             ExitCode::from(1)
         }
     }

@@ -154,6 +154,14 @@ pub struct Args {
     #[arg(long)]
     pub list_sessions: bool,
 
+    /// Follow the log file (like `tail -f`); Ctrl-C to stop
+    #[arg(long)]
+    pub tail_logs: bool,
+
+    /// With --tail-logs: print log lines without colours
+    #[arg(long, requires = "tail_logs")]
+    pub disable_log_colors: bool,
+
     /// Print a shell completion script, then exit
     #[arg(long, value_name = "SHELL")]
     pub completions: Option<ShellKind>,

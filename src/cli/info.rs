@@ -111,6 +111,24 @@ pub(super) fn render(
                 "dark".into()
             },
         ),
+        ("enabled_tools", opt(c.enabled_tools.clone())),
+        ("enabled_mcp_servers", opt(c.enabled_mcp_servers.clone())),
+        ("rag_embedding_model", opt(c.rag_embedding_model.clone())),
+        ("rag_reranker_model", opt(c.rag_reranker_model.clone())),
+        ("rag_top_k", c.rag_top_k.to_string()),
+        (
+            "rag_chunk_size",
+            opt(c.rag_chunk_size.map(|v| v.to_string())),
+        ),
+        (
+            "rag_chunk_overlap",
+            opt(c.rag_chunk_overlap.map(|v| v.to_string())),
+        ),
+        ("editor", opt(c.editor.clone())),
+        ("user_agent", opt(c.user_agent())),
+        ("save_shell_history", c.save_shell_history.to_string()),
+        ("sync_models_url", opt(c.sync_models_url.clone())),
+        ("serve_addr", opt(c.serve_addr.clone())),
         ("clients", state.providers.client_names().join(", ")),
         ("config_source", state.config_origin.clone()),
     ];

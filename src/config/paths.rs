@@ -83,9 +83,10 @@ impl Paths {
             functions_dir: pick("LOKI_FUNCTIONS_DIR", config_dir.join("functions")),
             agents_dir: pick("LOKI_AGENTS_DIR", config_dir.join("agents")),
             models_override_file: config_dir.join("models-override.yaml"),
+            // `LOKI_LOG_PATH` (Loki's code) wins over `LOKI_LOG_FILE` (its docs).
             log_file: env
-                .get("LOKI_LOG_FILE")
-                .or_else(|| env.get("LOKI_LOG_PATH"))
+                .get("LOKI_LOG_PATH")
+                .or_else(|| env.get("LOKI_LOG_FILE"))
                 .map(PathBuf::from)
                 .unwrap_or_else(|| cache_dir.join("loki.log")),
             messages_file: pick("LOKI_MESSAGES_FILE", cache_dir.join("messages.md")),
@@ -137,5 +138,13 @@ mod tests {
         assert_eq!(p.config_dir, PathBuf::from("/x/loki"));
         assert_eq!(p.config_file, PathBuf::from("/elsewhere.yaml"));
         assert_eq!(p.log_file, PathBuf::from("/c/loki/loki.log"));
+    }
+
+    #[test]
+    fn log_path_beats_log_file() {
+        let env = Env::from_pairs([("LOKI_LOG_FILE", "/a.log"), ("LOKI_LOG_PATH", "/b.log")]);
+        assert_eq!(Paths::resolve(&env).log_file, PathBuf::from("/b.log"));
+        let env = Env::from_pairs([("LOKI_LOG_FILE", "/a.log")]);
+        assert_eq!(Paths::resolve(&env).log_file, PathBuf::from("/a.log"));
     }
 }

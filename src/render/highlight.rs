@@ -1,20 +1,16 @@
 //! Syntax highlighting of fenced code blocks with syntect.
 //!
-//! Owns: lazily loading syntect's default syntaxes and one default theme (per `Highlighter`,
-//! no globals), mapping fence info strings to syntaxes, carrying parse state across the lines
+//! Owns: lazily loading syntect's default syntaxes (per `Highlighter`), using the theme
+//! [`super::themes`] provides (the user's custom one, else the built-in), mapping fence info strings to syntaxes, carrying parse state across the lines
 //! of one block, and turning highlighted spans into 24-bit foreground ANSI escapes.
 //! Does not own: deciding what is a code block, fence lines, wrapping, or writing to a terminal.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, HighlightState, Theme, ThemeSet};
+use syntect::highlighting::{FontStyle, HighlightState, Theme};
 use syntect::parsing::{ParseState, SyntaxReference, SyntaxSet};
-
-/// Theme used on dark terminals.
-const DARK_THEME: &str = "base16-ocean.dark";
-/// Theme used on light terminals.
-const LIGHT_THEME: &str = "InspiredGitHub";
 
 /// Syntect syntax name for fence languages its token lookup does not resolve by itself.
 fn alias(token: &str) -> Option<&'static str> {
@@ -63,19 +59,21 @@ pub(crate) struct Highlighter {
     light: bool,
     /// Default syntaxes (newline mode), loaded on the first `start_block`.
     syntaxes: Option<SyntaxSet>,
-    /// The chosen theme, loaded on the first `start_block`.
-    theme: Option<Theme>,
+    /// The chosen theme: the user's, given at construction, else the built-in one loaded
+    /// on the first `start_block`.
+    theme: Option<Arc<Theme>>,
     /// State of the block in progress; `None` outside a block.
     block: Option<(HighlightState, ParseState)>,
 }
 
 impl Highlighter {
-    /// Create a highlighter; cheap, nothing is loaded until the first code block.
-    pub(crate) fn new(light: bool) -> Self {
+    /// Create a highlighter; cheap, nothing is loaded until the first code block. `custom`
+    /// is the user's theme, if any (see [`super::themes::custom`]).
+    pub(crate) fn new(light: bool, custom: Option<Arc<Theme>>) -> Self {
         Self {
             light,
             syntaxes: None,
-            theme: None,
+            theme: custom,
             block: None,
         }
     }
@@ -86,13 +84,10 @@ impl Highlighter {
         let syntaxes = self
             .syntaxes
             .get_or_insert_with(SyntaxSet::load_defaults_newlines);
-        let name = if self.light { LIGHT_THEME } else { DARK_THEME };
-        let theme = self.theme.get_or_insert_with(|| {
-            ThemeSet::load_defaults()
-                .themes
-                .remove(name)
-                .unwrap_or_default()
-        });
+        let light = self.light;
+        let theme = self
+            .theme
+            .get_or_insert_with(|| super::themes::builtin(light));
         let syntax = find_syntax(syntaxes, lang);
         self.block = Some(HighlightLines::new(syntax, theme).state());
     }
@@ -176,13 +171,13 @@ mod tests {
 
     #[test]
     fn new_loads_nothing() {
-        let h = Highlighter::new(false);
+        let h = Highlighter::new(false, None);
         assert!(h.syntaxes.is_none() && h.theme.is_none());
     }
 
     #[test]
     fn highlights_rust_with_truecolor_and_reset() {
-        let mut h = Highlighter::new(false);
+        let mut h = Highlighter::new(false, None);
         h.start_block("rust");
         let mut out = Vec::new();
         h.highlight_line("fn main() { let s = \"/* not a comment\"; }", &mut out);
@@ -195,7 +190,7 @@ mod tests {
 
     #[test]
     fn state_carries_across_lines() {
-        let mut h = Highlighter::new(true);
+        let mut h = Highlighter::new(true, None);
         h.start_block("rs");
         let first = h.highlight_spans("/* start of a").unwrap_or_default();
         let second = h
@@ -219,7 +214,7 @@ mod tests {
 
     #[test]
     fn no_block_means_plain() {
-        let mut h = Highlighter::new(false);
+        let mut h = Highlighter::new(false, None);
         let mut out = Vec::new();
         h.highlight_line("x", &mut out);
         assert_eq!(out, b"x\x1b[0m");

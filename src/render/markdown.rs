@@ -75,6 +75,31 @@ impl Palette {
         };
         Self { heading, bullet, code, link, quote, done }
     }
+
+    /// The palette a custom theme implies: each markup colour from the theme's rule for the
+    /// matching markup scope (or a close code scope), the built-in colour where it has none.
+    fn from_theme(theme: &syntect::highlighting::Theme, light: bool) -> Self {
+        use super::themes::scope_colour;
+        let base = Self::new(light);
+        let pick = |scopes: &[&str], fallback: Rgb| scope_colour(theme, scopes).unwrap_or(fallback);
+        Self {
+            heading: pick(
+                &["markup.heading", "entity.name.section", "entity.name"],
+                base.heading,
+            ),
+            bullet: pick(
+                &["punctuation.definition.list_item", "markup.list", "keyword"],
+                base.bullet,
+            ),
+            code: pick(&["markup.raw.inline", "markup.raw", "string"], base.code),
+            link: pick(
+                &["markup.underline.link", "string.other.link", "constant"],
+                base.link,
+            ),
+            quote: pick(&["markup.quote", "comment"], base.quote),
+            done: pick(&["markup.inserted", "string"], base.done),
+        }
+    }
 }
 
 /// Text attributes of one run of output.
@@ -352,9 +377,18 @@ pub(crate) struct MarkdownRenderer {
 impl MarkdownRenderer {
     /// Create a renderer; cheap (syntect is loaded on the first code fence).
     pub(crate) fn new(opts: RenderOptions) -> Self {
+        // The user's theme file is only read when something will be coloured.
+        let custom = if opts.highlight {
+            super::themes::custom(opts.light)
+        } else {
+            None
+        };
         Self {
-            palette: Palette::new(opts.light),
-            highlighter: Highlighter::new(opts.light),
+            palette: match &custom {
+                Some(theme) => Palette::from_theme(theme, opts.light),
+                None => Palette::new(opts.light),
+            },
+            highlighter: Highlighter::new(opts.light, custom),
             opts,
             tail: String::new(),
             shown: 0,

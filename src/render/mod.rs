@@ -18,6 +18,7 @@ mod resize;
 pub mod sanitize;
 pub mod spinner;
 pub mod theme;
+pub mod themes;
 pub mod wrap;
 
 use std::borrow::Cow;
@@ -393,7 +394,10 @@ impl TerminalEmitter {
             }
             if !code.text.is_empty() {
                 if self.opts.stdout.color {
-                    let mut hl = highlight::Highlighter::new(self.opts.stdout.light);
+                    let mut hl = highlight::Highlighter::new(
+                        self.opts.stdout.light,
+                        themes::custom(self.opts.stdout.light),
+                    );
                     hl.start_block(&code.lang);
                     for line in code.text.lines() {
                         hl.highlight_line(line, &mut inner.out);

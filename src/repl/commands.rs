@@ -102,6 +102,8 @@ pub const DISPLAY_SETTINGS: &[(&str, &str)] = &[
     ("highlight", "<true|false>"),
     ("wrap", "<no|auto|width>"),
     ("wrap_code", "<true|false>"),
+    ("theme", "<dark|light>"),
+    ("light_theme", "<true|false>"),
 ];
 
 /// Every dot-command, in help order.

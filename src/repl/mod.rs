@@ -535,6 +535,16 @@ impl Repl {
             "wrap_code" => parse_bool(value)
                 .map(|v| self.display.wrap_code = v)
                 .ok_or("true or false"),
+            "theme" | "light_theme" if value == "null" => {
+                self.display.light = Display::from_config(&self.state().config).light;
+                Ok(())
+            }
+            "theme" => crate::render::themes::parse_theme(value)
+                .map(|light| self.display.light = light)
+                .ok_or("dark or light"),
+            "light_theme" => parse_bool(value)
+                .map(|v| self.display.light = v)
+                .ok_or("true or false"),
             _ => match value {
                 "null" => {
                     self.display.wrap = None;
