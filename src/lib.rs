@@ -24,5 +24,6 @@ pub mod state;
 pub mod tokens;
 pub mod tool;
 pub mod usage;
+pub mod vault;
 
 pub use cli::main_entry;

@@ -231,7 +231,7 @@ pub(super) async fn run_turn(
         stream,
     }));
     if ctx.dry_run {
-        let text = dry_run_text(&messages);
+        let text = crate::secrets::redact(&dry_run_text(&messages)).into_owned();
         emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
         emitter.emit(Event::TurnFinished(TurnFinished {
             usage: Usage::default(),
