@@ -11,6 +11,7 @@ mod build_tools;
 mod complete;
 mod execute;
 mod info;
+pub mod vault;
 mod menu;
 pub(crate) mod rag;
 mod sync_models;
@@ -220,6 +221,10 @@ fn empty_session(state: &AppState, ctx: &mut RequestContext, args: &Args) -> Res
 }
 
 async fn run(args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
+    // Before the configuration: its placeholders may name the secret being added.
+    if let Some(op) = vault::Op::from_args(&args) {
+        return vault::run(op, &paths, &env);
+    }
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
     let info_only = args.info

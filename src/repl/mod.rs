@@ -21,6 +21,7 @@ pub mod line_editor;
 pub mod prompt;
 pub mod rag;
 pub mod text_input;
+mod vault;
 mod turn_input;
 
 use std::io::Write;
@@ -322,6 +323,7 @@ impl Repl {
             Action::ExitRag => self.exit_rag(),
             Action::DeleteRag(name) => self.delete_rag(&name),
             Action::EditRagDocs => self.edit_rag_docs().await,
+            Action::Vault(op) => self.vault(&op),
             Action::Usage(message) => self.error(&message),
         }
         Next::Stay

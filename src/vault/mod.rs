@@ -319,3 +319,14 @@ pub fn resolve_dotenv(vars: crate::config::Env) -> Result<crate::config::Env, Va
     }
     Ok(crate::config::Env::from_pairs(pairs))
 }
+
+/// The names in the vault if this process has opened it (for Tab completion, which must
+/// never ask for the password).
+pub fn opened_names() -> Vec<String> {
+    OPENED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .as_ref()
+        .map(Vault::names)
+        .unwrap_or_default()
+}
