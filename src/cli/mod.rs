@@ -11,10 +11,10 @@ mod build_tools;
 mod complete;
 mod execute;
 mod info;
-pub mod vault;
 mod menu;
 pub(crate) mod rag;
 mod sync_models;
+pub mod vault;
 mod wizard;
 
 use std::io::{IsTerminal, Write};

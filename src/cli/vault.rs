@@ -140,7 +140,10 @@ pub fn perform(
                 let value = read_value(name)?;
                 v.add(name, &value)?;
                 v.save()?;
-                Ok(Outcome::Done(format!("✓ Secret '{name}' added to the vault.")))
+                Ok(Outcome::Done(format!(
+                    "✓ Secret '{name}' added to the vault.{}",
+                    short_note(&value)
+                )))
             })
         }
         Op::Update(name) => {
@@ -155,7 +158,8 @@ pub fn perform(
                 v.update(name, &value)?;
                 v.save()?;
                 Ok(Outcome::Done(format!(
-                    "✓ Secret '{name}' updated in the vault."
+                    "✓ Secret '{name}' updated in the vault.{}",
+                    short_note(&value)
                 )))
             })
         }
@@ -171,6 +175,18 @@ pub fn perform(
                 )))
             })
         }
+    }
+}
+
+/// Values this short are not redacted from output ([`crate::secrets::MIN_SECRET_LEN`]).
+fn short_note(value: &str) -> String {
+    if value.trim().chars().count() < crate::secrets::MIN_SECRET_LEN {
+        format!(
+            "\nnote: values shorter than {} characters are not redacted from loki's output.",
+            crate::secrets::MIN_SECRET_LEN
+        )
+    } else {
+        String::new()
     }
 }
 

@@ -21,8 +21,8 @@ pub mod line_editor;
 pub mod prompt;
 pub mod rag;
 pub mod text_input;
-mod vault;
 mod turn_input;
+mod vault;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, RwLock};

@@ -42,6 +42,7 @@ pub(super) fn decrypt(
         age::DecryptError::InvalidHeader | age::DecryptError::UnknownFormat => {
             corrupted("not an age file".into())
         }
+        age::DecryptError::Io(_) => corrupted("truncated, or not an age file".into()),
         other => corrupted(other.to_string()),
     })?;
     let text = String::from_utf8(plain).map_err(|_| corrupted("not UTF-8 inside".into()))?;

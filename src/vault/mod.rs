@@ -239,7 +239,9 @@ static ACCESS: Mutex<Option<Access>> = Mutex::new(None);
 
 /// Records where this process's vault is and how to unlock it.
 pub fn configure(access: Access) {
-    let mut slot = ACCESS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut slot = ACCESS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     *slot = Some(access);
 }
 
@@ -266,7 +268,9 @@ pub fn with_vault<T>(
     access: &Access,
     f: impl FnOnce(&mut Vault) -> Result<T, VaultError>,
 ) -> Result<T, VaultError> {
-    let mut slot = OPENED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut slot = OPENED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if slot.as_ref().is_none_or(|v| v.access != *access) {
         *slot = Some(Vault::open(access)?);
     }
