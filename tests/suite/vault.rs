@@ -396,3 +396,37 @@ fn repl_vault_commands() {
     assert_eq!(vault["SECOND"].as_str(), Some("second-value-4567"));
     assert!(vault.get("FIRST").is_none());
 }
+
+#[test]
+fn first_run_setup_keeps_the_api_key_in_a_new_vault() {
+    let env = TestEnv::bare();
+    env.server.push(openai::text_stream(&["configured!"]));
+    let base = env.server.base_url();
+    let mut pty = Pty::spawn(&env, &["hi"], &[("OPENAI_API_BASE", &base)]);
+    pty.expect("Which provider");
+    pty.send("\r"); // openai is first
+    pty.expect("API key");
+    pty.send("sk-wizard-0123456\r");
+    pty.expect("Default model");
+    pty.send("\r");
+    pty.expect("encrypted vault");
+    pty.send("y\r");
+    pty.expect("New vault password:");
+    pty.send(&format!("{PASSWORD}\r"));
+    pty.expect("Repeat the vault password:");
+    pty.send(&format!("{PASSWORD}\r"));
+    let screen = pty.read_to_end();
+    assert!(screen.contains("configured!"), "{screen:?}");
+    assert_eq!(pty.exit_code(), 0);
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    assert!(config.contains("api_key: '{{OPENAI_API_KEY}}'"), "{config}");
+    assert!(!config.contains("sk-wizard"), "{config}");
+    assert_eq!(
+        decrypt_independently(&env, PASSWORD)["OPENAI_API_KEY"].as_str(),
+        Some("sk-wizard-0123456")
+    );
+    assert_eq!(
+        env.server.last_request().header("authorization"),
+        Some("Bearer sk-wizard-0123456")
+    );
+}
