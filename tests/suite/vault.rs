@@ -251,7 +251,7 @@ fn a_wrong_password_or_a_damaged_vault_is_one_line_and_the_file_is_untouched() {
     }
 
     std::fs::write(env.config_dir().join("vault-pass"), PASSWORD).unwrap();
-    let mut damaged = original.clone();
+    let mut damaged = original;
     let middle = damaged.len() / 2;
     damaged[middle] = if damaged[middle] == b'A' { b'B' } else { b'A' };
     for bytes in [damaged, b"this is not an age file\n".to_vec()] {
