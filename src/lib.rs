@@ -26,5 +26,6 @@ pub mod term;
 pub mod tokens;
 pub mod tool;
 pub mod usage;
+pub mod vault;
 
 pub use app::main_entry;

@@ -9,13 +9,16 @@
 //!
 //! The set is process-wide and append-only on purpose, like the log subscriber it feeds:
 //! tokens are learnt mid-run (an OAuth refresh, a Google access token), and the log writer,
-//! installed before the configuration is read, must see them. A later vault adds its
-//! entries the same way. What is deliberately *not* done here: deciding what to send to a
-//! model (tool output goes to the model as it is) or scrubbing child environments (that
-//! uses [`Secrets::names`]/[`Secrets::contains_value`] from the tool layer).
+//! installed before the configuration is read, must see them. The vault adds every entry
+//! it decrypts the same way. Besides diagnostics, [`redact`] is applied to session files,
+//! `messages.md`, `--dry-run` output and tool results before they become messages for the
+//! model; any other writer (a machine-readable event stream) should call it too. What is
+//! deliberately *not* done here: scrubbing child environments (that uses
+//! [`Secrets::names`]/[`Secrets::contains_value`] from the tool layer).
 //!
 //! Values shorter than [`MIN_SECRET_LEN`] are ignored: redacting `abc` would mangle
-//! ordinary text and such a value protects nothing anyway.
+//! ordinary text and such a value protects nothing anyway (`--add-secret` says so when it
+//! stores one).
 
 use std::borrow::Cow;
 use std::sync::RwLock;

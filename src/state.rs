@@ -64,7 +64,9 @@ impl AppState {
         let providers = ProviderRegistry::new(&config, &env, models_override);
         let sessions = Arc::new(FileSessionStore::new(paths.sessions_dir.clone()));
         let mcp_text = std::fs::read_to_string(paths.functions_dir.join("mcp.json")).ok();
-        let mcp = crate::mcp::McpFactory::new(mcp_text.as_deref(), &env, config.mcp_pool)
+        let (mcp_env, vault_error) = crate::vault::env_for_mcp(&paths, mcp_text.as_deref(), &env);
+        let mcp = crate::mcp::McpFactory::new(mcp_text.as_deref(), &mcp_env, config.mcp_pool)
+            .with_load_error(vault_error)
             .with_max_message_size(config.mcp_max_message_size)
             .with_start_wait(std::time::Duration::from_secs(config.mcp_start_wait));
         Self {

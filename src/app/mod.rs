@@ -195,6 +195,10 @@ fn print_completions(shell: ShellKind) -> ExitCode {
 }
 
 async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
+    // Before the configuration: its placeholders may name the secret being added.
+    if let Some(op) = crate::cli::vault::Op::from_args(&args) {
+        return crate::cli::vault::run(op, &paths, &env);
+    }
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
     let interactive = stdin_tty && stdout_tty && mode != Mode::Headless;

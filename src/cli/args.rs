@@ -162,6 +162,26 @@ pub struct Args {
     #[arg(long, requires = "tail_logs")]
     pub disable_log_colors: bool,
 
+    /// Add a secret to the vault (typed at a masked prompt, or read from stdin), then exit
+    #[arg(long, value_name = "NAME", group = "vault_op")]
+    pub add_secret: Option<String>,
+
+    /// Print a secret from the vault, then exit
+    #[arg(long, value_name = "NAME", group = "vault_op")]
+    pub get_secret: Option<String>,
+
+    /// Replace a secret in the vault (typed, or read from stdin), then exit
+    #[arg(long, value_name = "NAME", group = "vault_op")]
+    pub update_secret: Option<String>,
+
+    /// Delete a secret from the vault, then exit
+    #[arg(long, value_name = "NAME", group = "vault_op")]
+    pub delete_secret: Option<String>,
+
+    /// List the names of the secrets in the vault, then exit
+    #[arg(long, group = "vault_op")]
+    pub list_secrets: bool,
+
     /// Print a shell completion script, then exit
     #[arg(long, value_name = "SHELL")]
     pub completions: Option<ShellKind>,

@@ -16,10 +16,13 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::event::{AbortReason, Envelope, Event};
 use crate::engine::{Emitter, UserInput};
 
-/// Writes `bytes` to stdout; true when the reader went away.
+/// Writes `bytes` to stdout, known secrets redacted (`«secret:NAME»`); true when the
+/// reader went away.
 fn write_stdout(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    let clean = crate::secrets::redact(&text);
     let mut out = std::io::stdout().lock();
-    let result = out.write_all(bytes).and_then(|()| out.flush());
+    let result = out.write_all(clean.as_bytes()).and_then(|()| out.flush());
     matches!(result, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
 }
 

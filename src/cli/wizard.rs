@@ -32,11 +32,17 @@ pub(crate) async fn run(paths: &Paths, env: &Env) -> Result<(AppConfig, String),
         _ => Vec::new(),
     };
     let model = ask_model(client.default_model, &listed).map_err(|e| e.into_error(invalid))?;
+    let api_key = match client.api_key {
+        Some(key) => {
+            Some(offer_vault(paths, &client.name, key).map_err(|e| e.into_error(invalid))?)
+        }
+        None => None,
+    };
     let answers = Answers {
         client_type: client.client_type,
         name: client.name,
         api_base: client.api_base,
-        api_key: client.api_key,
+        api_key,
         model,
         models: listed,
     };
@@ -48,8 +54,47 @@ pub(crate) async fn run(paths: &Paths, env: &Env) -> Result<(AppConfig, String),
         }
     })?;
     eprintln_saved(&paths.config_file);
-    let loaded = config::load::parse(&text, &paths.config_file, env)?;
+    // Read back through the vault, which the key may now live in.
+    let loaded = match config::load::load(paths, env)? {
+        Some(loaded) => loaded,
+        None => config::load::parse(&text, &paths.config_file, env)?,
+    };
     Ok((loaded.config, paths.config_file.display().to_string()))
+}
+
+/// Offers to keep the API key in the vault (created now if there is none, with a new
+/// password); returns what config.yaml gets: the `{{<NAME>_API_KEY}}` placeholder, or
+/// the key itself when declined.
+fn offer_vault(paths: &Paths, client: &str, key: String) -> Result<String, Stop> {
+    let keep =
+        inquire::Confirm::new("Keep the API key in loki's encrypted vault instead of config.yaml?")
+            .with_default(true)
+            .prompt()?;
+    if !keep {
+        return Ok(key);
+    }
+    let name: String = client
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        + "_API_KEY";
+    let access = crate::vault::Access::new(paths, None);
+    crate::vault::with_vault(&access, |vault| {
+        if vault.get(&name).is_some() {
+            vault.update(&name, &key)?;
+        } else {
+            vault.add(&name, &key)?;
+        }
+        vault.save()
+    })
+    .map_err(|e| Stop::Failed(e.to_string()))?;
+    Ok(format!("{{{{{name}}}}}"))
 }
 
 /// The ids `GET <base>/models` reports; empty when the server cannot be asked.

@@ -80,4 +80,7 @@ pub enum ConfigError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The vault was needed for `{{NAME}}` placeholders and could not be used.
+    #[error(transparent)]
+    Vault(#[from] crate::vault::VaultError),
 }

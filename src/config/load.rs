@@ -35,7 +35,17 @@ pub fn load(paths: &Paths, env: &Env) -> Result<Option<LoadedConfig>, ConfigErro
             });
         }
     };
-    parse(&text, path, env).map(Some)
+    // `{{NAME}}` placeholders take vault secrets before environment variables.
+    let access = crate::vault::Access::new(
+        paths,
+        crate::vault::password_file_from_text(&text, env).as_deref(),
+    );
+    crate::vault::configure(access.clone());
+    let label = path.display().to_string();
+    match crate::vault::resolve_env(&access, &text, true, env, Some(&label))? {
+        crate::vault::Resolved::Overlaid(with_vault) => parse(&text, path, &with_vault).map(Some),
+        crate::vault::Resolved::Unchanged => parse(&text, path, env).map(Some),
+    }
 }
 
 /// Parses config text as if read from `path` (used for messages only).

@@ -531,9 +531,8 @@ impl Engine {
             options.mode(0o600);
         }
         let mut file = options.open(path)?;
-        write!(
-            file,
-            "# CHAT: {summary} [{when}]{role}\n{raw}\n--------\n{output}\n--------\n\n"
-        )
+        let entry =
+            format!("# CHAT: {summary} [{when}]{role}\n{raw}\n--------\n{output}\n--------\n\n");
+        file.write_all(crate::secrets::redact(&entry).as_bytes())
     }
 }

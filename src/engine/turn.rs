@@ -230,7 +230,7 @@ pub(super) async fn run_turn(
         check_input_limit(ctx, &messages)?;
     }
     if ctx.dry_run {
-        let text = dry_run_text(&messages);
+        let text = crate::secrets::redact(&dry_run_text(&messages)).into_owned();
         emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
         emitter.flush();
         return Ok(RunOutcome {
@@ -399,7 +399,8 @@ pub(super) async fn run_turn(
                 call_id: result.call.id.clone(),
                 name: result.call.name.clone(),
                 ok: result.ok,
-                result: result.content.clone(),
+                // As the model receives it: known secrets redacted.
+                result: crate::secrets::redact(&result.content).into_owned(),
                 error: result.error.clone(),
             }));
             messages.push(result.message());

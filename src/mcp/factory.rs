@@ -186,6 +186,16 @@ impl McpFactory {
         self
     }
 
+    /// Records why `mcp.json` could not be used (e.g. the vault its placeholders need
+    /// could not be opened); reported like a parse error.
+    #[must_use]
+    pub fn with_load_error(mut self, error: Option<String>) -> Self {
+        if error.is_some() {
+            self.error = error;
+        }
+        self
+    }
+
     /// Sets how long a turn waits for servers that are still starting (`mcp_start_wait`).
     #[must_use]
     pub fn with_start_wait(mut self, wait: std::time::Duration) -> Self {

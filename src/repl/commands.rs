@@ -56,6 +56,8 @@ pub enum Action {
     },
     /// Copy the last answer to the clipboard.
     Copy,
+    /// A vault operation (`.vault add|get|update|delete|list`).
+    Vault(crate::cli::vault::Op),
     /// Print the full results of the last turn's tool calls.
     ToolResults,
     /// Open config.yaml in the editor, then reload it.
@@ -190,6 +192,15 @@ pub const COMMANDS: &[ReplCommand] = &[
         },
     },
     ReplCommand {
+        name: ".vault",
+        args: "<add|get|update|delete|list> [name]",
+        help: "Manage the secrets in the vault",
+        parse: |args| match crate::cli::vault::Op::from_repl(args) {
+            Ok(op) => Action::Vault(op),
+            Err(usage) => Action::Usage(usage),
+        },
+    },
+    ReplCommand {
         name: ".prompt",
         args: "<text>",
         help: "Use <text> as the system prompt (a temporary role)",
@@ -262,7 +273,6 @@ pub const UNAVAILABLE: &[(&str, &str)] = &[
     (".agent", "agents"),
     (".starter", "agents"),
     (".macro", "macros"),
-    (".vault", "the vault"),
     (".clear", "agents"),
     (".authenticate", "OAuth"),
 ];

@@ -75,6 +75,16 @@ impl LokiCompleter {
             ".session" => self.complete_names(Names::Sessions, rest, arg_start),
             ".rag" => self.complete_names(Names::Rags, rest, arg_start),
             ".rebuild" | ".sources" => fixed(&["rag"], rest, arg_start),
+            ".vault" => match rest.split_once(' ') {
+                None => fixed(&["add", "get", "update", "delete", "list"], rest, arg_start),
+                Some(("get" | "update" | "delete", name)) => {
+                    let names = crate::vault::opened_names();
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    let at = arg_start + rest.len() - name.len();
+                    fixed(&names, name, at)
+                }
+                Some(_) => Vec::new(),
+            },
             ".edit" => fixed(&["config", "role", "session", "rag-docs"], rest, arg_start),
             ".empty" => fixed(&["session"], rest, arg_start),
             ".info" | ".exit" => match rest.split_once(' ') {

@@ -20,6 +20,7 @@ pub mod line_editor;
 pub mod prompt;
 pub mod rag;
 mod turn_input;
+mod vault;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, RwLock};
@@ -311,6 +312,7 @@ impl Repl {
             Action::ExitRag => self.exit_rag(),
             Action::DeleteRag(name) => self.delete_rag(&name),
             Action::EditRagDocs => self.edit_rag_docs().await,
+            Action::Vault(op) => self.vault(&op),
             Action::Usage(message) => self.error(&message),
         }
         Next::Stay

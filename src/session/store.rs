@@ -408,12 +408,18 @@ impl SessionStore for FileSessionStore {
         }
         let guard = handle.lock();
         let text = super::yaml_write::to_yaml(guard.get()).map_err(|e| io_error(&path, &e))?;
+        // Known secrets are stored as `«secret:NAME»`; such a file gets no JSON cache,
+        // which would hold the values.
+        let (text, redacted) = match crate::secrets::redact(&text) {
+            std::borrow::Cow::Borrowed(_) => (text, false),
+            std::borrow::Cow::Owned(redacted) => (redacted, true),
+        };
         crate::atomic_file::write_atomic(&path, text.as_bytes(), true)
             .map_err(|e| io_error(&path, &e))?;
         let cache = self.session_dir(handle.id()).join(CACHE_FILE);
         // Keys kept for other tools may hold YAML that JSON cannot represent exactly
         // (tags, NaN), so such sessions are always read from the YAML.
-        if text.len() > CACHE_MIN_BYTES && guard.get().extra.is_empty() {
+        if !redacted && text.len() > CACHE_MIN_BYTES && guard.get().extra.is_empty() {
             write_cache(&cache, content_key(text.as_bytes()), guard.get());
         } else {
             let _ = std::fs::remove_file(&cache);

@@ -318,7 +318,9 @@ impl ToolError {
 impl CallResult {
     /// The tool message for the conversation.
     pub fn message(&self) -> Message {
-        let mut message = Message::text(Role::Tool, self.content.clone());
+        // Known secrets (API keys, vault entries) never reach the model in tool output.
+        let content = crate::secrets::redact(&self.content).into_owned();
+        let mut message = Message::text(Role::Tool, content);
         message.tool_call_id = Some(self.call.id.clone());
         message
     }

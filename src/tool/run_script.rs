@@ -33,6 +33,7 @@ pub(super) async fn run(
             env.tools_env_file.display()
         )));
     }
+    let vars = crate::vault::resolve_dotenv(vars).map_err(|e| ToolError::Failed(e.to_string()))?;
     let missing: Vec<&str> = tool
         .required_env
         .iter()

@@ -362,6 +362,8 @@ fn setup_lists_the_models_an_openai_compatible_server_reports() {
     pty.expect("reported by the server");
     pty.expect("text-embed");
     pty.send("\x1b[B\r"); // from m-one down to m-two
+    pty.expect("encrypted vault");
+    pty.send("n\r");
     let screen = pty.read_to_end();
     assert!(screen.contains("set up with m-two"), "{screen:?}");
     assert_eq!(pty.exit_code(), 0);

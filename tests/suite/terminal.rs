@@ -81,6 +81,8 @@ fn first_run_wizard_writes_a_private_config_and_answers() {
     pty.send("sk-wizard\r");
     pty.expect("Default model");
     pty.send("\r");
+    pty.expect("encrypted vault");
+    pty.send("n\r");
     let screen = pty.read_to_end();
     assert!(screen.contains("configured!"), "{screen:?}");
     assert_eq!(pty.exit_code(), 0);

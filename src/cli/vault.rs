@@ -1,0 +1,249 @@
+//! `--add-secret`, `--get-secret`, `--update-secret`, `--delete-secret`, `--list-secrets`
+//! and the REPL's `.vault` (same operations, same messages).
+
+use std::io::{IsTerminal, Read, Write};
+
+use crate::config::{Env, Paths};
+use crate::render::sanitize;
+use crate::vault::{Access, VaultError, with_vault};
+
+/// One vault operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Add a new secret.
+    Add(String),
+    /// Print a secret.
+    Get(String),
+    /// Replace a secret.
+    Update(String),
+    /// Remove a secret.
+    Delete(String),
+    /// List the names.
+    List,
+}
+
+impl Op {
+    /// The operation asked for on the command line, if any.
+    pub fn from_args(args: &super::args::Args) -> Option<Self> {
+        if let Some(name) = &args.add_secret {
+            return Some(Self::Add(name.clone()));
+        }
+        if let Some(name) = &args.get_secret {
+            return Some(Self::Get(name.clone()));
+        }
+        if let Some(name) = &args.update_secret {
+            return Some(Self::Update(name.clone()));
+        }
+        if let Some(name) = &args.delete_secret {
+            return Some(Self::Delete(name.clone()));
+        }
+        args.list_secrets.then_some(Self::List)
+    }
+
+    /// Parses `.vault <sub> [name]`; `Err` is the usage line.
+    pub fn from_repl(args: &str) -> Result<Self, String> {
+        let mut words = args.split_whitespace();
+        let sub = words.next().unwrap_or_default();
+        let name = words.next().map(str::to_string);
+        let usage_named = || format!("Usage: .vault {sub} <name>");
+        match sub {
+            "list" => Ok(Self::List),
+            "add" => name.map(Self::Add).ok_or_else(usage_named),
+            "get" => name.map(Self::Get).ok_or_else(usage_named),
+            "update" => name.map(Self::Update).ok_or_else(usage_named),
+            "delete" => name.map(Self::Delete).ok_or_else(usage_named),
+            _ => Err("Usage: .vault <add|get|update|delete|list> [name]".into()),
+        }
+    }
+}
+
+/// The vault this process uses: config.yaml's `vault_password_file` (read from the raw
+/// text, so a config whose placeholders are not resolvable yet still works).
+pub fn access(paths: &Paths, env: &Env) -> Access {
+    if let Some(access) = crate::vault::configured() {
+        return access;
+    }
+    let text = std::fs::read_to_string(&paths.config_file).unwrap_or_default();
+    Access::new(
+        paths,
+        crate::vault::password_file_from_text(&text, env).as_deref(),
+    )
+}
+
+/// Runs `op` from the command line; the result line goes to stderr, a secret to stdout.
+pub fn run(op: Op, paths: &Paths, env: &Env) -> anyhow::Result<u8> {
+    let access = access(paths, env);
+    let outcome = perform(&op, &access, read_value_cli)?;
+    let stdout_tty = std::io::stdout().is_terminal();
+    match outcome {
+        Outcome::Value(value) => {
+            writeln!(
+                std::io::stdout().lock(),
+                "{}",
+                sanitize::for_terminal(&value, stdout_tty)
+            )?;
+        }
+        Outcome::Names(names) => {
+            if names.is_empty() {
+                writeln!(std::io::stderr().lock(), "The vault is empty.")?;
+            }
+            let mut out = std::io::stdout().lock();
+            for name in names {
+                writeln!(out, "{name}")?;
+            }
+        }
+        Outcome::Done(line) => writeln!(std::io::stderr().lock(), "{line}")?,
+    }
+    Ok(0)
+}
+
+/// What an operation produced.
+#[derive(Debug)]
+pub enum Outcome {
+    /// A secret's value (`get`).
+    Value(String),
+    /// Secret names (`list`).
+    Names(Vec<String>),
+    /// A confirmation line.
+    Done(String),
+}
+
+/// Performs `op`; `read_value` supplies a new value for add/update.
+pub fn perform(
+    op: &Op,
+    access: &Access,
+    read_value: fn(&str) -> Result<String, VaultError>,
+) -> Result<Outcome, VaultError> {
+    match op {
+        Op::List => {
+            if !access.exists() {
+                return Ok(Outcome::Names(Vec::new()));
+            }
+            with_vault(access, |v| Ok(Outcome::Names(v.names())))
+        }
+        Op::Get(name) => {
+            if !access.exists() {
+                return Err(VaultError::NotFound(name.clone()));
+            }
+            with_vault(access, |v| {
+                v.get(name)
+                    .map(|s| Outcome::Value(s.to_string()))
+                    .ok_or_else(|| VaultError::NotFound(name.clone()))
+            })
+        }
+        Op::Add(name) => {
+            crate::vault::check_name(name)?;
+            with_vault(access, |v| {
+                if v.get(name).is_some() {
+                    return Err(VaultError::Exists(name.clone()));
+                }
+                let value = read_value(name)?;
+                v.add(name, &value)?;
+                v.save()?;
+                Ok(Outcome::Done(format!(
+                    "✓ Secret '{name}' added to the vault.{}",
+                    short_note(&value)
+                )))
+            })
+        }
+        Op::Update(name) => {
+            if !access.exists() {
+                return Err(VaultError::NotFound(name.clone()));
+            }
+            with_vault(access, |v| {
+                if v.get(name).is_none() {
+                    return Err(VaultError::NotFound(name.clone()));
+                }
+                let value = read_value(name)?;
+                v.update(name, &value)?;
+                v.save()?;
+                Ok(Outcome::Done(format!(
+                    "✓ Secret '{name}' updated in the vault.{}",
+                    short_note(&value)
+                )))
+            })
+        }
+        Op::Delete(name) => {
+            if !access.exists() {
+                return Err(VaultError::NotFound(name.clone()));
+            }
+            with_vault(access, |v| {
+                v.delete(name)?;
+                v.save()?;
+                Ok(Outcome::Done(format!(
+                    "✓ Secret '{name}' deleted from the vault."
+                )))
+            })
+        }
+    }
+}
+
+/// Values this short are not redacted from output ([`crate::secrets::MIN_SECRET_LEN`]).
+fn short_note(value: &str) -> String {
+    if value.trim().chars().count() < crate::secrets::MIN_SECRET_LEN {
+        format!(
+            "\nnote: values shorter than {} characters are not redacted from loki's output.",
+            crate::secrets::MIN_SECRET_LEN
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// A secret value: a masked prompt on a terminal, else all of stdin (one trailing
+/// newline dropped).
+pub fn read_value_cli(name: &str) -> Result<String, VaultError> {
+    if std::io::stdin().is_terminal() {
+        return prompt_value(name);
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|source| VaultError::Io {
+            path: "stdin".into(),
+            source,
+        })?;
+    let value = text
+        .strip_suffix("\r\n")
+        .or_else(|| text.strip_suffix('\n'))
+        .unwrap_or(&text);
+    if value.is_empty() {
+        return Err(VaultError::Prompt(format!(
+            "no value for '{name}': type it on a terminal or pipe it on stdin"
+        )));
+    }
+    Ok(value.to_string())
+}
+
+/// A secret value typed at a masked prompt.
+pub fn prompt_value(name: &str) -> Result<String, VaultError> {
+    let value = inquire::Password::new("Enter the secret value:")
+        .with_help_message(name)
+        .with_display_mode(inquire::PasswordDisplayMode::Masked)
+        .without_confirmation()
+        .prompt()
+        .map_err(|e| VaultError::Prompt(e.to_string()))?;
+    if value.is_empty() {
+        return Err(VaultError::Prompt(format!("no value for '{name}'")));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repl_arguments() {
+        assert_eq!(Op::from_repl("add TOKEN"), Ok(Op::Add("TOKEN".into())));
+        assert_eq!(Op::from_repl("list"), Ok(Op::List));
+        assert_eq!(
+            Op::from_repl("get"),
+            Err("Usage: .vault get <name>".to_string())
+        );
+        assert_eq!(
+            Op::from_repl("nope"),
+            Err("Usage: .vault <add|get|update|delete|list> [name]".to_string())
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! `.vault add|get|update|delete|list`: the command-line operations, inside the REPL.
+
+use crate::cli::vault::{Op, Outcome, access, perform, prompt_value};
+
+impl super::Repl {
+    pub(super) fn vault(&mut self, op: &Op) {
+        let state = self.state();
+        let access = access(&state.paths, &state.env);
+        match perform(op, &access, prompt_value) {
+            Ok(Outcome::Value(value)) => self.println(&value),
+            Ok(Outcome::Names(names)) if names.is_empty() => self.println("The vault is empty."),
+            Ok(Outcome::Names(names)) => self.println(&names.join("\n")),
+            Ok(Outcome::Done(line)) => self.println(&line),
+            Err(e) => self.error(&e.to_string()),
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! The vault: named secrets encrypted at rest in one file, `<config_dir>/vault.age`.
+//!
+//! The file is an ASCII-armoured [age](https://age-encryption.org) file encrypted to a
+//! passphrase (age's scrypt recipient). Its plaintext is a YAML mapping of secret names to
+//! values, so `age -d vault.age` with the same passphrase shows every secret; nothing here
+//! is home-made cryptography. One file for all secrets, as the reference keeps
+//! `vault.yml`: a start-up that resolves several `{{NAME}}` placeholders pays for one
+//! scrypt derivation, not one per secret, and the names are encrypted too.
+//!
+//! The passphrase comes from `vault_password_file` (read as it is, one trailing newline
+//! dropped), else from a masked prompt on a terminal. Writes go through
+//! [`crate::atomic_file`] with mode 0600; a wrong passphrase or a damaged file is one line
+//! and leaves the file untouched. Every value read from the vault is registered with
+//! [`crate::secrets`], so it is redacted wherever loki writes.
+
+mod crypt;
+mod password;
+mod placeholders;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use age::secrecy::SecretString;
+
+pub use password::{password_file_from_text, prompt_available};
+pub use placeholders::{Resolved, placeholder_names, resolve_env, substitute};
+
+use crate::config::Paths;
+
+/// The vault file's name in the config directory.
+pub const VAULT_FILE: &str = "vault.age";
+
+/// Why a vault operation failed; each is one line for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum VaultError {
+    /// The passphrase does not open the file.
+    #[error("wrong vault password for {0} (the vault was left unchanged)")]
+    WrongPassword(PathBuf),
+    /// The file is not an age file loki can read.
+    #[error("{path} is damaged or not a loki vault ({reason}); the file was left unchanged")]
+    Corrupted {
+        /// The vault file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+    /// No passphrase source: no password file and no terminal.
+    #[error(
+        "the vault needs its password: set `vault_password_file` in config.yaml (or LOKI_VAULT_PASSWORD_FILE), or run loki on a terminal to type it"
+    )]
+    NoPassword,
+    /// `vault_password_file` contains a `{{…}}` placeholder.
+    #[error(
+        "`vault_password_file` cannot use a {{{{…}}}} placeholder (the vault password cannot come from the vault); give a plain path"
+    )]
+    PlaceholderInPasswordFile,
+    /// The password file does not exist.
+    #[error(
+        "the vault password file '{0}' does not exist; create it (mode 0600) with the password on one line, or remove `vault_password_file`"
+    )]
+    MissingPasswordFile(PathBuf),
+    /// The password file is empty.
+    #[error("the vault password file '{0}' is empty; write the vault password into it")]
+    EmptyPasswordFile(PathBuf),
+    /// No such secret.
+    #[error("no secret named '{0}' in the vault (see --list-secrets)")]
+    NotFound(String),
+    /// `add` of a name that exists.
+    #[error("the secret '{0}' is already in the vault; use --update-secret {0} to change it")]
+    Exists(String),
+    /// A name that cannot be a placeholder.
+    #[error("invalid secret name '{0}': use letters, digits and underscores")]
+    BadName(String),
+    /// Placeholders naming secrets that exist nowhere.
+    #[error("{file} references secrets that are in neither the vault nor the environment: {names}")]
+    Missing {
+        /// The file with the placeholders.
+        file: String,
+        /// Comma-separated names.
+        names: String,
+    },
+    /// The passphrase prompt failed or was cancelled.
+    #[error("vault password prompt: {0}")]
+    Prompt(String),
+    /// Reading or writing a file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// Where the vault lives and where its passphrase comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    /// The vault file.
+    pub file: PathBuf,
+    /// `vault_password_file` as configured (unexpanded), if any.
+    pub password_file: Option<String>,
+    /// The config directory, for relative password-file paths.
+    pub config_dir: PathBuf,
+}
+
+impl Access {
+    /// The vault in `paths.config_dir`, with `password_file` as configured.
+    pub fn new(paths: &Paths, password_file: Option<&str>) -> Self {
+        Self {
+            file: paths.config_dir.join(VAULT_FILE),
+            password_file: password_file.map(str::to_string),
+            config_dir: paths.config_dir.clone(),
+        }
+    }
+
+    /// Whether the vault file exists.
+    pub fn exists(&self) -> bool {
+        self.file.exists()
+    }
+}
+
+/// An opened vault: its secrets and the passphrase that opened it.
+pub struct Vault {
+    access: Access,
+    passphrase: SecretString,
+    entries: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for Vault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vault")
+            .field("file", &self.access.file)
+            .field("names", &self.entries.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Vault {
+    /// Opens the vault, or starts an empty one when the file does not exist yet (asking
+    /// for a new passphrase twice on a terminal). Nothing is written until [`Vault::save`].
+    pub fn open(access: &Access) -> Result<Self, VaultError> {
+        let creating = !access.exists();
+        let passphrase = password::obtain(access, creating)?;
+        let entries = if creating {
+            BTreeMap::new()
+        } else {
+            let bytes = std::fs::read(&access.file).map_err(|source| VaultError::Io {
+                path: access.file.clone(),
+                source,
+            })?;
+            crypt::decrypt(&bytes, &passphrase, &access.file)?
+        };
+        for (name, value) in &entries {
+            crate::secrets::remember(name, value);
+        }
+        Ok(Self {
+            access: access.clone(),
+            passphrase,
+            entries,
+        })
+    }
+
+    /// The secret names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.entries.keys().cloned().collect()
+    }
+
+    /// A secret's value.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.entries.get(name).map(String::as_str)
+    }
+
+    /// Adds a new secret; `Exists` if the name is taken.
+    pub fn add(&mut self, name: &str, value: &str) -> Result<(), VaultError> {
+        check_name(name)?;
+        if self.entries.contains_key(name) {
+            return Err(VaultError::Exists(name.to_string()));
+        }
+        crate::secrets::remember(name, value);
+        self.entries.insert(name.to_string(), value.to_string());
+        Ok(())
+    }
+
+    /// Replaces an existing secret; `NotFound` if there is none.
+    pub fn update(&mut self, name: &str, value: &str) -> Result<(), VaultError> {
+        let Some(slot) = self.entries.get_mut(name) else {
+            return Err(VaultError::NotFound(name.to_string()));
+        };
+        crate::secrets::remember(name, value);
+        *slot = value.to_string();
+        Ok(())
+    }
+
+    /// Removes a secret; `NotFound` if there is none.
+    pub fn delete(&mut self, name: &str) -> Result<(), VaultError> {
+        self.entries
+            .remove(name)
+            .map(|_| ())
+            .ok_or_else(|| VaultError::NotFound(name.to_string()))
+    }
+
+    /// Encrypts and writes the vault atomically with mode 0600.
+    pub fn save(&self) -> Result<(), VaultError> {
+        let text = crypt::encrypt(&self.entries, &self.passphrase)?;
+        crate::atomic_file::write_atomic(&self.access.file, text.as_bytes(), true).map_err(
+            |source| VaultError::Io {
+                path: self.access.file.clone(),
+                source,
+            },
+        )
+    }
+
+    /// The vault file.
+    pub fn path(&self) -> &Path {
+        &self.access.file
+    }
+}
+
+/// `Ok` when `name` can be written as a `{{NAME}}` placeholder.
+pub fn check_name(name: &str) -> Result<(), VaultError> {
+    if is_valid_name(name) {
+        Ok(())
+    } else {
+        Err(VaultError::BadName(name.to_string()))
+    }
+}
+
+/// Letters, digits and underscores, not empty.
+pub fn is_valid_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The vault opened by this process, so one run asks for the passphrase at most once.
+static OPENED: Mutex<Option<Vault>> = Mutex::new(None);
+
+/// The access configured for this process (set when config.yaml is read).
+static ACCESS: Mutex<Option<Access>> = Mutex::new(None);
+
+/// Records where this process's vault is and how to unlock it.
+pub fn configure(access: Access) {
+    let mut slot = ACCESS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    *slot = Some(access);
+}
+
+/// The configured access, else the default for `paths` (no password file).
+pub fn access_or_default(paths: &Paths) -> Access {
+    ACCESS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+        .unwrap_or_else(|| Access::new(paths, None))
+}
+
+/// The configured access, if config.yaml was read.
+pub fn configured() -> Option<Access> {
+    ACCESS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+}
+
+/// Runs `f` on this process's opened vault, opening it first (at most one passphrase
+/// prompt per process). A failed `f` keeps the in-memory copy as it was on disk.
+pub fn with_vault<T>(
+    access: &Access,
+    f: impl FnOnce(&mut Vault) -> Result<T, VaultError>,
+) -> Result<T, VaultError> {
+    let mut slot = OPENED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if slot.as_ref().is_none_or(|v| v.access != *access) {
+        *slot = Some(Vault::open(access)?);
+    }
+    let Some(vault) = slot.as_mut() else {
+        return Err(VaultError::NoPassword);
+    };
+    let before = vault.entries.clone();
+    let result = f(vault);
+    if result.is_err() {
+        vault.entries = before;
+    }
+    result
+}
+
+/// The environment for `functions/mcp.json`'s placeholders: vault secrets first. A vault
+/// that cannot be opened is returned as the reason the file cannot be used; names that
+/// exist nowhere are reported per server by the MCP layer.
+pub fn env_for_mcp(
+    paths: &Paths,
+    text: Option<&str>,
+    env: &crate::config::Env,
+) -> (crate::config::Env, Option<String>) {
+    let Some(text) = text else {
+        return (env.clone(), None);
+    };
+    match resolve_env(&access_or_default(paths), text, false, env, None) {
+        Ok(Resolved::Overlaid(with_vault)) => (with_vault, None),
+        Ok(Resolved::Unchanged) => (env.clone(), None),
+        Err(e) => (env.clone(), Some(format!("mcp.json: {e}"))),
+    }
+}
+
+/// The tools' environment with `{{NAME}}` in values (from `functions/.env`) replaced by
+/// vault secrets. Unchanged when no value has a placeholder or there is no vault.
+pub fn resolve_dotenv(vars: crate::config::Env) -> Result<crate::config::Env, VaultError> {
+    let Some(access) = configured() else {
+        return Ok(vars);
+    };
+    if !vars.pairs().any(|(_, v)| v.contains("{{")) {
+        return Ok(vars);
+    }
+    let mut pairs = Vec::new();
+    for (k, v) in vars.pairs() {
+        let value = if v.contains("{{") {
+            substitute(&access, v)?
+        } else {
+            v.to_string()
+        };
+        pairs.push((k.to_string(), value));
+    }
+    Ok(crate::config::Env::from_pairs(pairs))
+}
+
+/// The names in the vault if this process has opened it (for Tab completion, which must
+/// never ask for the password).
+pub fn opened_names() -> Vec<String> {
+    OPENED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .as_ref()
+        .map(Vault::names)
+        .unwrap_or_default()
+}

@@ -1,0 +1,122 @@
+//! Where the vault passphrase comes from: `vault_password_file`, else a masked prompt on a
+//! terminal, else a clear error.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use age::secrecy::SecretString;
+
+use super::{Access, VaultError};
+
+/// `vault_password_file:` from the raw text of config.yaml, before any `{{…}}` is
+/// resolved (the key itself can never use one). `LOKI_VAULT_PASSWORD_FILE` wins.
+pub fn password_file_from_text(text: &str, env: &crate::config::Env) -> Option<String> {
+    if let Some(value) = env.get("LOKI_VAULT_PASSWORD_FILE") {
+        return Some(value.to_string());
+    }
+    text.lines().find_map(|line| {
+        let rest = line.strip_prefix("vault_password_file")?.trim_start();
+        let value = rest.strip_prefix(':')?;
+        let value = value.split(" #").next().unwrap_or(value).trim();
+        let value = value
+            .strip_prefix('\'')
+            .and_then(|v| v.strip_suffix('\''))
+            .or_else(|| value.strip_prefix('"').and_then(|v| v.strip_suffix('"')))
+            .unwrap_or(value);
+        (!value.is_empty() && value != "null" && value != "~").then(|| value.to_string())
+    })
+}
+
+/// Whether a passphrase can be typed (stdin and stderr are terminals).
+pub fn prompt_available() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// The passphrase for `access`; `creating` asks for a new one twice on a terminal.
+pub(super) fn obtain(access: &Access, creating: bool) -> Result<SecretString, VaultError> {
+    if let Some(raw) = &access.password_file {
+        return from_file(access, raw);
+    }
+    if !prompt_available() {
+        return Err(VaultError::NoPassword);
+    }
+    let mut prompt = inquire::Password::new(if creating {
+        "New vault password:"
+    } else {
+        "Vault password:"
+    })
+    .with_display_mode(inquire::PasswordDisplayMode::Masked);
+    if creating {
+        prompt = prompt
+            .with_custom_confirmation_message("Repeat the vault password:")
+            .with_custom_confirmation_error_message("The passwords differ.")
+            .with_validator(|typed: &str| {
+                Ok(if typed.chars().count() >= 8 {
+                    inquire::validator::Validation::Valid
+                } else {
+                    inquire::validator::Validation::Invalid("Use at least 8 characters.".into())
+                })
+            });
+    } else {
+        prompt = prompt.without_confirmation();
+    }
+    let typed = prompt
+        .prompt()
+        .map_err(|e| VaultError::Prompt(e.to_string()))?;
+    Ok(SecretString::from(typed))
+}
+
+fn from_file(access: &Access, raw: &str) -> Result<SecretString, VaultError> {
+    if raw.contains("{{") {
+        return Err(VaultError::PlaceholderInPasswordFile);
+    }
+    let path = expand(access, raw);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(VaultError::MissingPasswordFile(path));
+        }
+        Err(source) => return Err(VaultError::Io { path, source }),
+    };
+    let password = text
+        .strip_suffix("\r\n")
+        .or_else(|| text.strip_suffix('\n'))
+        .unwrap_or(&text);
+    if password.is_empty() {
+        return Err(VaultError::EmptyPasswordFile(path));
+    }
+    Ok(SecretString::from(password.to_string()))
+}
+
+/// `~/x` under the home directory; a relative path under the config directory.
+fn expand(access: &Access, raw: &str) -> PathBuf {
+    if let Some(rest) = raw.strip_prefix("~/")
+        && let Some(home) = dirs::home_dir()
+    {
+        return home.join(rest);
+    }
+    let path = PathBuf::from(raw);
+    if path.is_relative() {
+        access.config_dir.join(path)
+    } else {
+        path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn password_file_key_is_read_from_raw_text() {
+        let env = crate::config::Env::default();
+        let text = "model: x\nvault_password_file: '~/.loki-pass' # mine\napi_key: '{{K}}'\n";
+        assert_eq!(
+            password_file_from_text(text, &env).as_deref(),
+            Some("~/.loki-pass")
+        );
+        assert_eq!(password_file_from_text("model: x\n", &env), None);
+        let env = crate::config::Env::from_pairs([("LOKI_VAULT_PASSWORD_FILE", "/p")]);
+        assert_eq!(password_file_from_text(text, &env).as_deref(), Some("/p"));
+    }
+}
