@@ -9,8 +9,10 @@ pub mod emitter;
 pub mod error;
 pub mod event;
 pub mod input;
+mod messages;
 pub mod retrieval;
 pub mod tasks;
+mod tool_round;
 mod turn;
 
 use std::sync::Arc;

@@ -21,10 +21,9 @@
 use futures_util::StreamExt;
 
 use super::emitter::Sink;
-use super::event::{
-    Event, ModelCallStarted, Notice, TextDelta, ToolCallFinished, ToolCallProgress, ToolCallStarted,
-};
+use super::event::{Event, ModelCallStarted, Notice, TextDelta, ToolCallFinished, ToolCallStarted};
 use super::input;
+use super::tool_round::Toolbox;
 use super::{CoreError, RunOutcome, UserInput};
 use crate::client::{
     ChatRequest, FinishReason, Message, ProviderError, ProviderEvent, ProviderStream, Role,
@@ -182,55 +181,9 @@ pub(super) async fn run_turn(
     stream: bool,
     emitter: &Sink<'_>,
 ) -> Result<RunOutcome, CoreError> {
-    let cwd = ctx.cwd.clone();
-    let cwd = cwd.as_path();
-    let last_is_assistant = ctx
-        .history
-        .last()
-        .is_some_and(|m| m.role == Role::Assistant);
-    match &kind {
-        TurnKind::Continue if !last_is_assistant => {
-            return Err(CoreError::InvalidRequest(
-                "there is no answer to continue yet".into(),
-            ));
-        }
-        TurnKind::Regenerate if !last_is_assistant => {
-            return Err(CoreError::InvalidRequest(
-                "there is no answer to regenerate yet".into(),
-            ));
-        }
-        _ => {}
-    }
-    // The role frames the conversation: instructions and examples first, and for
-    // `__INPUT__` roles a rewritten user message.
-    let mut kind = kind;
-    let mut prefix = match &ctx.role {
-        Some(role) => role.frame(Message::text(Role::User, String::new())),
-        None => vec![Message::text(Role::User, String::new())],
-    };
-    prefix.pop();
-    if let (Some(role), TurnKind::New(user)) = (&ctx.role, &kind) {
-        let mut framed = role.frame(user.clone());
-        if let Some(last) = framed.pop() {
-            kind = TurnKind::New(last);
-        }
-    }
-    let mut messages = Vec::with_capacity(prefix.len() + ctx.history.len() + 1);
-    messages.extend(prefix);
-    messages.extend(ctx.history.iter().cloned());
-    match &kind {
-        TurnKind::New(user) => messages.push(user.clone()),
-        TurnKind::Continue => {}
-        TurnKind::Regenerate => {
-            messages.pop();
-        }
-    }
-
-    if !ctx.dry_run {
-        check_input_limit(ctx, &messages)?;
-    }
+    let (kind, mut messages) = super::messages::build(ctx, kind)?;
     if ctx.dry_run {
-        let text = crate::secrets::redact(&dry_run_text(&messages)).into_owned();
+        let text = crate::secrets::redact(&super::messages::dry_run_text(&messages)).into_owned();
         emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
         emitter.flush();
         return Ok(RunOutcome {
@@ -238,44 +191,9 @@ pub(super) async fn run_turn(
             ..RunOutcome::default()
         });
     }
-
+    super::messages::check_input_limit(ctx, &messages)?;
     // The conversation's tools: its MCP servers are leased (started if needed) first.
-    let tools = crate::tool::scope::prepare(state, ctx, emitter).await?;
-    let specs = crate::tool::specs(&tools);
-    let tools_env_file = state.paths.functions_dir.join(".env");
-    let web_search = crate::tool::web_search::WebSearch::from_config(&state.config, &ctx.env);
-    let shell = ctx
-        .env
-        .get("SHELL")
-        .filter(|s| !s.is_empty())
-        .unwrap_or("/bin/sh")
-        .to_string();
-    let user_agent = state.config.user_agent();
-    let cancel = ctx.cancel.clone();
-    let tool_images = std::sync::Mutex::new(Vec::new());
-    // Background processes tools leave behind are stopped when this turn ends (dropped).
-    let background = crate::tool::Background::default();
-    let hidden_env = crate::tool::HiddenEnv::new(&state.config, &ctx.env);
-    // Progress of running calls (MCP notifications), for this conversation only.
-    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel();
-    let asker = std::sync::Arc::clone(&ctx.asker);
-    let env = crate::tool::ToolEnv {
-        cwd,
-        shell: &shell,
-        timeout: std::time::Duration::from_secs(state.config.tool_timeout.max(1)),
-        cancel: &cancel,
-        user_agent: user_agent.as_deref(),
-        root_dir: &state.paths.config_dir,
-        cache_dir: &state.paths.cache_dir,
-        tools_env_file: &tools_env_file,
-        web_search: web_search.as_ref(),
-        images: ctx.model.config.supports_vision.then_some(&tool_images),
-        background: &background,
-        hidden_env: &hidden_env,
-        progress: Some(&progress_tx),
-        asker: asker.as_ref(),
-        conversation: &ctx.id.clone(),
-    };
+    let toolbox = Toolbox::prepare(state, ctx, emitter).await?;
     ctx.tool_policy.seen.clear();
     // Assistant tool-call messages and tool results of this turn, in order.
     let mut steps: Vec<Message> = Vec::new();
@@ -293,7 +211,7 @@ pub(super) async fn run_turn(
             top_p: ctx.top_p,
             max_tokens: ctx.max_output_tokens,
             stream,
-            tools: specs.clone(),
+            tools: toolbox.specs.clone(),
         };
         let mut collected = Collected::default();
         let result = call_model(ctx, &request, emitter, &mut collected).await;
@@ -321,7 +239,8 @@ pub(super) async fn run_turn(
                 arguments: call.arguments.clone(),
             }));
         }
-        if !calls.is_empty() && tools.is_empty() {
+        let no_tools = toolbox.tools.is_empty();
+        if !calls.is_empty() && no_tools {
             emitter.emit(Event::Notice(Notice::warning(format!(
                 "the model asked to call {} but no tools are enabled for this conversation",
                 calls
@@ -332,8 +251,8 @@ pub(super) async fn run_turn(
             ))));
         }
         let last_round = rounds >= state.config.max_tool_rounds.max(1);
-        if calls.is_empty() || tools.is_empty() || last_round {
-            if !calls.is_empty() && !tools.is_empty() {
+        if calls.is_empty() || no_tools || last_round {
+            if !calls.is_empty() && !no_tools {
                 emitter.emit(Event::Notice(Notice::warning(format!(
                     "stopped after {rounds} model calls in one turn (max_tool_rounds); \
                      say `continue` to let it go on"
@@ -356,32 +275,7 @@ pub(super) async fn run_turn(
                 });
         messages.push(assistant.clone());
         steps.push(assistant);
-        let approver = std::sync::Arc::clone(&ctx.approver);
-        let max_output = state.config.max_tool_output;
-        let results = {
-            let run = crate::tool::run_round(
-                &calls,
-                &tools,
-                env,
-                &mut ctx.tool_policy,
-                approver.as_ref(),
-                max_output,
-            );
-            // MCP servers report progress of long calls while the round runs.
-            tokio::pin!(run);
-            loop {
-                tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => break None,
-                    results = &mut run => break Some(results),
-                    Some((call_id, message)) = progress_rx.recv() => {
-                        emitter.emit(Event::ToolCallProgress(ToolCallProgress { call_id, message }));
-                        emitter.flush();
-                    }
-                }
-            }
-        };
-        let Some(results) = results else {
+        let Some(results) = toolbox.run_round(state, ctx, &calls, emitter).await else {
             // Every call gets an answer, or the provider would reject the history.
             for call in &calls {
                 let mut message = Message::text(
@@ -394,40 +288,8 @@ pub(super) async fn run_turn(
             record(ctx, &kind, steps, String::new(), Vec::new(), true);
             return Err(CoreError::Cancelled);
         };
-        for result in &results {
-            emitter.emit(Event::ToolCallFinished(ToolCallFinished {
-                call_id: result.call.id.clone(),
-                name: result.call.name.clone(),
-                ok: result.ok,
-                // As the model receives it: known secrets redacted.
-                result: crate::secrets::redact(&result.content).into_owned(),
-                error: result.error.clone(),
-            }));
-            messages.push(result.message());
-            steps.push(result.message());
-        }
-        // Images from tools (MCP image content) reach a vision model as a user message
-        // right after the results: tool messages cannot carry images everywhere.
-        let images: Vec<String> = tool_images
-            .lock()
-            .map(|mut i| std::mem::take(&mut *i))
-            .unwrap_or_default();
-        if !images.is_empty() {
-            let mut parts = vec![crate::client::ContentPart::Text {
-                text: "Images returned by the tool calls above:".into(),
-            }];
-            parts.extend(
-                images
-                    .into_iter()
-                    .map(|url| crate::client::ContentPart::ImageUrl {
-                        image_url: crate::client::message::ImageUrl { url },
-                    }),
-            );
-            let mut message = Message::text(Role::User, "");
-            message.content = crate::client::Content::Parts(parts);
-            messages.push(message.clone());
-            steps.push(message);
-        }
+        messages.extend(results.iter().cloned());
+        steps.extend(results);
     }
 }
 
@@ -723,57 +585,5 @@ fn finish_name(reason: &FinishReason) -> String {
         FinishReason::ToolCalls => "tool_calls".into(),
         FinishReason::ContentFilter => "content_filter".into(),
         FinishReason::Other(s) => s.clone(),
-    }
-}
-
-/// The text `--dry-run` shows: the user message alone when it is the whole request,
-/// otherwise every message under a role heading.
-/// Refuses a request over the model's `max_input_tokens` before anything is sent.
-fn check_input_limit(ctx: &RequestContext, messages: &[Message]) -> Result<(), CoreError> {
-    let Some(max) = ctx.model.config.max_input_tokens.filter(|m| *m > 0) else {
-        return Ok(());
-    };
-    let Some(tokens) = super::tokens_over(ctx, &[messages], max as usize) else {
-        return Ok(());
-    };
-    let hint = if ctx.session.is_some() {
-        "shorten the input or start a new session"
-    } else {
-        "shorten the input or use a model with a larger context"
-    };
-    Err(CoreError::InvalidRequest(format!(
-        "Exceed max_input_tokens limit: the request is about {tokens} tokens and `{}` accepts {max} (max_input_tokens); {hint}",
-        ctx.model.id()
-    )))
-}
-
-fn dry_run_text(messages: &[Message]) -> String {
-    let describe = |m: &Message| {
-        let mut text = m.text_content();
-        if let crate::client::Content::Parts(parts) = &m.content {
-            for part in parts {
-                if let crate::client::ContentPart::ImageUrl { image_url } = part {
-                    let head: String = image_url.url.chars().take(40).collect();
-                    text.push_str(&format!("\n[image: {head}…]"));
-                }
-            }
-        }
-        text
-    };
-    match messages {
-        [only] => describe(only),
-        _ => messages
-            .iter()
-            .map(|m| {
-                let role = match m.role {
-                    Role::System => "system",
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                    Role::Tool => "tool",
-                };
-                format!("--- {role} ---\n{}", describe(m))
-            })
-            .collect::<Vec<_>>()
-            .join("\n\n"),
     }
 }

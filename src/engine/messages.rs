@@ -1,0 +1,113 @@
+//! The messages a turn sends: the role's framing (instructions, examples, `__INPUT__`),
+//! the history, and the new user message — or, for `.continue` / `.regenerate`, the
+//! history up to the answer being extended or replaced. Also the input-size check and
+//! what `--dry-run` shows.
+
+use super::CoreError;
+use super::turn::TurnKind;
+use crate::client::{Message, Role};
+use crate::context::RequestContext;
+
+/// The messages for `kind`, and the kind with the user message as the role framed it.
+pub(super) fn build(
+    ctx: &RequestContext,
+    kind: TurnKind,
+) -> Result<(TurnKind, Vec<Message>), CoreError> {
+    let last_is_assistant = ctx
+        .history
+        .last()
+        .is_some_and(|m| m.role == Role::Assistant);
+    match &kind {
+        TurnKind::Continue if !last_is_assistant => {
+            return Err(CoreError::InvalidRequest(
+                "there is no answer to continue yet".into(),
+            ));
+        }
+        TurnKind::Regenerate if !last_is_assistant => {
+            return Err(CoreError::InvalidRequest(
+                "there is no answer to regenerate yet".into(),
+            ));
+        }
+        _ => {}
+    }
+    // The role frames the conversation: instructions and examples first, and for
+    // `__INPUT__` roles a rewritten user message.
+    let mut kind = kind;
+    let mut prefix = match &ctx.role {
+        Some(role) => role.frame(Message::text(Role::User, String::new())),
+        None => vec![Message::text(Role::User, String::new())],
+    };
+    prefix.pop();
+    if let (Some(role), TurnKind::New(user)) = (&ctx.role, &kind) {
+        let mut framed = role.frame(user.clone());
+        if let Some(last) = framed.pop() {
+            kind = TurnKind::New(last);
+        }
+    }
+    let mut messages = Vec::with_capacity(prefix.len() + ctx.history.len() + 1);
+    messages.extend(prefix);
+    messages.extend(ctx.history.iter().cloned());
+    match &kind {
+        TurnKind::New(user) => messages.push(user.clone()),
+        TurnKind::Continue => {}
+        TurnKind::Regenerate => {
+            messages.pop();
+        }
+    }
+    Ok((kind, messages))
+}
+
+/// Refuses a request over the model's `max_input_tokens` before anything is sent.
+pub(super) fn check_input_limit(
+    ctx: &RequestContext,
+    messages: &[Message],
+) -> Result<(), CoreError> {
+    let Some(max) = ctx.model.config.max_input_tokens.filter(|m| *m > 0) else {
+        return Ok(());
+    };
+    let Some(tokens) = super::tokens_over(ctx, &[messages], max as usize) else {
+        return Ok(());
+    };
+    let hint = if ctx.session.is_some() {
+        "shorten the input or start a new session"
+    } else {
+        "shorten the input or use a model with a larger context"
+    };
+    Err(CoreError::InvalidRequest(format!(
+        "Exceed max_input_tokens limit: the request is about {tokens} tokens and `{}` accepts {max} (max_input_tokens); {hint}",
+        ctx.model.id()
+    )))
+}
+
+/// The text `--dry-run` shows: the user message alone when it is the whole request,
+/// otherwise every message under a role heading.
+pub(super) fn dry_run_text(messages: &[Message]) -> String {
+    let describe = |m: &Message| {
+        let mut text = m.text_content();
+        if let crate::client::Content::Parts(parts) = &m.content {
+            for part in parts {
+                if let crate::client::ContentPart::ImageUrl { image_url } = part {
+                    let head: String = image_url.url.chars().take(40).collect();
+                    text.push_str(&format!("\n[image: {head}…]"));
+                }
+            }
+        }
+        text
+    };
+    match messages {
+        [only] => describe(only),
+        _ => messages
+            .iter()
+            .map(|m| {
+                let role = match m.role {
+                    Role::System => "system",
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                    Role::Tool => "tool",
+                };
+                format!("--- {role} ---\n{}", describe(m))
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }
+}

@@ -1,0 +1,158 @@
+//! A turn's tools and one round of tool calls: the tools the conversation offers (its
+//! scope, MCP servers leased), what they run with (working directory, shell, the
+//! environment without loki's credentials, timeouts), and a round — approval, running,
+//! progress (`tool_call_progress`), results (`tool_call_finished`), and images tools
+//! returned for a vision model.
+
+use std::sync::{Arc, Mutex};
+
+use super::Sink;
+use super::event::{Event, ToolCallFinished, ToolCallProgress};
+use crate::client::{Content, ContentPart, Message, Role, ToolCall, ToolSpec};
+use crate::context::RequestContext;
+use crate::engine::CoreError;
+use crate::state::AppState;
+use crate::tool::{Background, HiddenEnv, Tool, ToolEnv};
+
+/// What a turn's tool calls run with. Owns everything a [`ToolEnv`] borrows; background
+/// processes tools leave behind are stopped when it is dropped (at the end of the turn).
+pub(super) struct Toolbox {
+    /// The tools offered.
+    pub tools: Vec<Tool>,
+    /// Their declarations.
+    pub specs: Vec<ToolSpec>,
+    cwd: std::path::PathBuf,
+    shell: String,
+    user_agent: Option<String>,
+    web_search: Option<crate::tool::web_search::WebSearch>,
+    tools_env_file: std::path::PathBuf,
+    images: Option<Mutex<Vec<String>>>,
+    background: Background,
+    hidden_env: HiddenEnv,
+    progress: crate::tool::ProgressSender,
+    progress_rx: tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<(String, String)>>,
+    conversation: String,
+}
+
+impl Toolbox {
+    /// Resolves the conversation's tool scope (leasing its MCP servers) and what the
+    /// tools run with.
+    pub async fn prepare(
+        state: &AppState,
+        ctx: &mut RequestContext,
+        sink: &Sink<'_>,
+    ) -> Result<Self, CoreError> {
+        let tools = crate::tool::scope::prepare(state, ctx, sink).await?;
+        let specs = crate::tool::specs(&tools);
+        // Progress of running calls (MCP notifications), for this conversation only.
+        let (progress, progress_rx) = tokio::sync::mpsc::unbounded_channel();
+        Ok(Self {
+            tools,
+            specs,
+            cwd: ctx.cwd.clone(),
+            shell: ctx
+                .env
+                .get("SHELL")
+                .filter(|s| !s.is_empty())
+                .unwrap_or("/bin/sh")
+                .to_string(),
+            user_agent: state.config.user_agent(),
+            web_search: crate::tool::web_search::WebSearch::from_config(&state.config, &ctx.env),
+            tools_env_file: state.paths.functions_dir.join(".env"),
+            images: ctx
+                .model
+                .config
+                .supports_vision
+                .then(|| Mutex::new(Vec::new())),
+            background: Background::default(),
+            hidden_env: HiddenEnv::new(&state.config, &ctx.env),
+            progress,
+            progress_rx: tokio::sync::Mutex::new(progress_rx),
+            conversation: ctx.id.to_string(),
+        })
+    }
+
+    /// Runs one round of `calls`; the messages to append (tool results, then a user
+    /// message with the images tools returned). `None` when the turn was cancelled.
+    pub async fn run_round(
+        &self,
+        state: &AppState,
+        ctx: &mut RequestContext,
+        calls: &[ToolCall],
+        sink: &Sink<'_>,
+    ) -> Option<Vec<Message>> {
+        let cancel = ctx.cancel.clone();
+        let asker = Arc::clone(&ctx.asker);
+        let approver = Arc::clone(&ctx.approver);
+        let env = ToolEnv {
+            cwd: &self.cwd,
+            shell: &self.shell,
+            timeout: std::time::Duration::from_secs(state.config.tool_timeout.max(1)),
+            cancel: &cancel,
+            user_agent: self.user_agent.as_deref(),
+            root_dir: &state.paths.config_dir,
+            cache_dir: &state.paths.cache_dir,
+            tools_env_file: &self.tools_env_file,
+            web_search: self.web_search.as_ref(),
+            images: self.images.as_ref(),
+            background: &self.background,
+            hidden_env: &self.hidden_env,
+            progress: Some(&self.progress),
+            asker: asker.as_ref(),
+            conversation: &self.conversation,
+        };
+        let run = crate::tool::run_round(
+            calls,
+            &self.tools,
+            env,
+            &mut ctx.tool_policy,
+            approver.as_ref(),
+            state.config.max_tool_output,
+        );
+        let mut progress = self.progress_rx.lock().await;
+        // MCP servers report progress of long calls while the round runs.
+        tokio::pin!(run);
+        let results = loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return None,
+                results = &mut run => break results,
+                Some((call_id, message)) = progress.recv() => {
+                    sink.emit(Event::ToolCallProgress(ToolCallProgress { call_id, message }));
+                    sink.flush();
+                }
+            }
+        };
+        let mut messages = Vec::with_capacity(results.len() + 1);
+        for result in &results {
+            sink.emit(Event::ToolCallFinished(ToolCallFinished {
+                call_id: result.call.id.clone(),
+                name: result.call.name.clone(),
+                ok: result.ok,
+                // As the model receives it: known secrets redacted.
+                result: crate::secrets::redact(&result.content).into_owned(),
+                error: result.error.clone(),
+            }));
+            messages.push(result.message());
+        }
+        // Images from tools (MCP image content) reach a vision model as a user message
+        // right after the results: tool messages cannot carry images everywhere.
+        let images: Vec<String> = self
+            .images
+            .as_ref()
+            .and_then(|i| i.lock().ok().map(|mut i| std::mem::take(&mut *i)))
+            .unwrap_or_default();
+        if !images.is_empty() {
+            let mut parts = vec![ContentPart::Text {
+                text: "Images returned by the tool calls above:".into(),
+            }];
+            parts.extend(images.into_iter().map(|url| ContentPart::ImageUrl {
+                image_url: crate::client::message::ImageUrl { url },
+            }));
+            let mut message = Message::text(Role::User, "");
+            message.content = Content::Parts(parts);
+            messages.push(message);
+        }
+        Some(messages)
+    }
+}
