@@ -24,4 +24,5 @@ mod terminal;
 mod terminal_safety;
 mod tool_safety;
 mod tools;
+mod typing;
 mod untrusted_input;
