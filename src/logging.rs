@@ -12,7 +12,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::config::Env;
 
@@ -29,18 +33,20 @@ pub fn init(env: &Env, path: PathBuf) {
         Some(target) => format!("{target}={level}"),
         None => format!("loki={level}"),
     };
-    let Ok(filter) = tracing_subscriber::EnvFilter::try_new(filter) else {
+    // A target and a level are all a filter here ever holds, so the plain target filter
+    // does (EnvFilter's span and field matching would only add code to every run).
+    let Ok(filter) = filter.parse::<Targets>() else {
         return;
     };
     let writer = LazyFile {
         path: Arc::new(path),
         file: Arc::new(OnceLock::new()),
     };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let layer = tracing_subscriber::fmt::layer()
         .with_ansi(false)
         .with_writer(writer)
-        .try_init();
+        .with_filter(filter);
+    let _ = tracing_subscriber::registry().with(layer).try_init();
 }
 
 /// Opens the log file on first write.

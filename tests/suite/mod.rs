@@ -31,5 +31,6 @@ mod terminal_safety;
 mod themes;
 mod tool_safety;
 mod tools;
+mod typing;
 mod untrusted_input;
 mod vault;

@@ -1,0 +1,2 @@
+#[cfg(windows)]
+pub(crate) mod windows;
