@@ -21,7 +21,7 @@ pub fn set_approver(ctx: &mut RequestContext, args: &Args) {
     let interactive = std::io::stderr().is_terminal() && std::io::stdin().is_terminal();
     if interactive {
         let theme = Theme::detect(true, std::env::var_os("NO_COLOR").is_some(), true, false);
-        ctx.approver = Arc::new(crate::term::approval::TerminalApprover::new(theme));
+        ctx.approver = Arc::new(crate::term::approval::TerminalApprover::new(theme, &ctx.id));
     }
 }
 

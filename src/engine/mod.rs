@@ -26,7 +26,7 @@ use crate::context::RequestContext;
 use crate::state::AppState;
 
 /// What the user typed for this turn.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct UserInput {
     /// Prompt text (stdin already merged in by the front end).
     pub text: String,
@@ -35,6 +35,9 @@ pub struct UserInput {
     /// Images sent with the text (`data:` or `https:` URLs), e.g. from
     /// `--input-format stream-json` or the server.
     pub images: Vec<String>,
+    /// Ready-made messages that come before this one (a client that sends the whole
+    /// exchange, as OpenAI-style APIs do); they join the conversation's history first.
+    pub prior: Vec<crate::client::Message>,
     /// Continue or regenerate the last answer instead of sending `text`.
     pub continuation: Option<Continuation>,
 }
@@ -225,6 +228,12 @@ impl Engine {
             return Ok(RunOutcome::default());
         };
         let raw_input = input.text.clone();
+        if !input.prior.is_empty() {
+            ctx.history.extend(input.prior.iter().cloned());
+            if let Some(session) = &ctx.session {
+                session.mark_dirty();
+            }
+        }
         let kind = match input.continuation {
             Some(Continuation::Continue) => turn::TurnKind::Continue,
             Some(Continuation::Regenerate) => turn::TurnKind::Regenerate,

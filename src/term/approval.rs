@@ -21,15 +21,30 @@ const NO: &str = "no";
 const NO_TELL: &str = "no, and tell the model why";
 
 /// Asks the person at the terminal.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct TerminalApprover {
     theme: Theme,
+    /// The front end's own conversation: its calls are not labelled.
+    own: String,
 }
 
 impl TerminalApprover {
-    /// An approver painting with `theme` (stderr's).
-    pub fn new(theme: Theme) -> Self {
-        Self { theme }
+    /// An approver painting with `theme` (stderr's) for a front end whose own
+    /// conversation is `own`; calls of other conversations are labelled with theirs.
+    pub fn new(theme: Theme, own: &str) -> Self {
+        Self {
+            theme,
+            own: own.into(),
+        }
+    }
+
+    /// `[c7] ` for a call of another conversation than the front end's own.
+    fn label(&self, request: &ApprovalRequest) -> String {
+        if request.from == self.own || request.from.is_empty() {
+            String::new()
+        } else {
+            format!("[{}] ", sanitize::approval_line(&request.from))
+        }
     }
 
     fn show(&self, request: &ApprovalRequest) {
@@ -62,9 +77,10 @@ impl TerminalApprover {
         }
         let tool = sanitize::approval_line(&request.tool);
         let summary = sanitize::approval_line(&request.summary);
+        let label = self.label(request);
         let _ = writeln!(
             err,
-            "{} {tool} wants to {summary}",
+            "{} {label}{tool} wants to {summary}",
             self.theme.paint(Style::Warning, "approve?"),
         );
         if matches!(tool, Cow::Owned(_)) || matches!(summary, Cow::Owned(_)) {
@@ -111,5 +127,24 @@ fn ask(allow_always: bool) -> Decision {
             _ => Decision::Deny,
         },
         _ => Decision::Deny,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_of_other_conversations_are_labelled() {
+        let approver = TerminalApprover::new(Theme::plain(), "c1");
+        let request = |from: &str| ApprovalRequest {
+            tool: "fs_write".into(),
+            summary: "write notes.txt".into(),
+            preview: None,
+            allow_always: true,
+            from: from.into(),
+        };
+        assert_eq!(approver.label(&request("c1")), "");
+        assert_eq!(approver.label(&request("c7")), "[c7] ");
     }
 }

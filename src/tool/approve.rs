@@ -17,6 +17,8 @@ pub struct ApprovalRequest {
     pub preview: Option<String>,
     /// Whether "yes, and don't ask again" may be offered (not for a recursive delete).
     pub allow_always: bool,
+    /// The conversation whose call it is (shown when several share one terminal).
+    pub from: String,
 }
 
 /// The answer.

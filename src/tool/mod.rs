@@ -348,7 +348,7 @@ pub async fn run_round(
         if needed || policy.yolo {
             asked.insert(call.id.clone());
         }
-        let checked = check(call, tools, env.cwd, policy, approver).await;
+        let checked = check(call, tools, env.cwd, policy, approver, env.conversation).await;
         if matches!(checked, Err(ToolError::Cancelled)) {
             env.cancel.cancel();
         }
@@ -441,6 +441,7 @@ async fn check(
     cwd: &Path,
     policy: &mut Policy,
     approver: &dyn Approver,
+    from: &str,
 ) -> Result<(Tool, Value, Grant), ToolError> {
     let tool = tools
         .iter()
@@ -521,6 +522,7 @@ async fn check(
         summary,
         preview,
         allow_always: !recursive,
+        from: from.to_string(),
     };
     match approver.approve(&request).await {
         Decision::Approve => Ok((tool, args, grant)),
@@ -658,7 +660,7 @@ mod tests {
                 .iter()
                 .enumerate()
             {
-                let _ = check(&call(path, n), &tools, &cwd, &mut policy, &approver).await;
+                let _ = check(&call(path, n), &tools, &cwd, &mut policy, &approver, "c1").await;
             }
         });
         // a.txt asked (answered always), b.txt not; each outside write asked again.

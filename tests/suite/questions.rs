@@ -161,3 +161,39 @@ fn without_anyone_to_answer_a_question_is_refused_with_a_reason() {
         error.message
     );
 }
+
+#[test]
+fn ready_made_messages_join_the_conversation_before_the_prompt() {
+    let env = TestEnv::new();
+    env.server.push(openai::text_stream(&["Paris, still."]));
+    let (state, mut ctx) = library_conversation(&env);
+    let prior = vec![
+        loki::client::Message::text(loki::client::Role::User, "capital of France?"),
+        loki::client::Message::text(loki::client::Role::Assistant, "Paris."),
+    ];
+    let emitter = CollectingEmitter::new();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let request = RunRequest {
+        input: Some(UserInput {
+            text: "and now?".into(),
+            prior,
+            ..UserInput::default()
+        }),
+        ..RunRequest::default()
+    };
+    runtime
+        .block_on(Engine::new(Arc::clone(&state)).run(&mut ctx, request, &emitter))
+        .unwrap();
+    let sent = env.server.last_request().json()["messages"].clone();
+    let contents: Vec<&str> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["capital of France?", "Paris.", "and now?"]);
+    assert_eq!(ctx.history.len(), 4);
+}
