@@ -368,6 +368,16 @@ mod tests {
         let s = c.suggest(".delete session wo", 18);
         assert_eq!((s[0].span.start, s[0].span.end), (16, 18));
         assert_eq!(values(c.suggest(".info s", 7)), ["session"]);
+        let macros_dir = dir.path().join("macros");
+        std::fs::create_dir_all(&macros_dir).unwrap();
+        std::fs::write(macros_dir.join("deploy.yaml"), "steps: [x]").unwrap();
+        let data = CompletionData {
+            macros_dir,
+            ..CompletionData::default()
+        };
+        let c = LokiCompleter::new(Arc::new(RwLock::new(data)));
+        assert_eq!(values(c.suggest(".macro dep", 10)), ["deploy"]);
+        assert!(values(c.suggest(".macro ", 7)).contains(&"generate-commit-message".to_string()));
     }
 
     #[test]

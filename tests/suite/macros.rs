@@ -163,6 +163,25 @@ fn list_macros_shows_user_and_builtin_macros() {
     write_macro(&env, "zeta", "steps: [hi]\n");
     let out = env.loki().arg("--list-macros").assert().success();
     assert_eq!(stdout(&out), "generate-commit-message\nzeta\n");
+
+    // LOKI_MACROS_DIR moves the directory.
+    let moved = env.root().join("moved-macros");
+    std::fs::create_dir_all(&moved).unwrap();
+    std::fs::write(moved.join("elsewhere.yaml"), "steps: [from the moved dir]\n").unwrap();
+    let dir = moved.display().to_string();
+    let out = env
+        .loki()
+        .env("LOKI_MACROS_DIR", &dir)
+        .arg("--list-macros")
+        .assert()
+        .success();
+    assert_eq!(stdout(&out), "elsewhere\ngenerate-commit-message\n");
+    env.loki()
+        .env("LOKI_MACROS_DIR", &dir)
+        .args(["--macro", "elsewhere"])
+        .assert()
+        .success();
+    assert!(env.server.last_request().body_str().contains("from the moved dir"));
 }
 
 #[test]
