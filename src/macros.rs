@@ -212,7 +212,11 @@ pub fn usage(name: &str, def: &Macro) -> String {
 }
 
 /// Binds positional `args` to the macro's variables.
-pub fn bind(name: &str, def: &Macro, args: &[String]) -> Result<HashMap<String, String>, MacroError> {
+pub fn bind(
+    name: &str,
+    def: &Macro,
+    args: &[String],
+) -> Result<HashMap<String, String>, MacroError> {
     let mut values = HashMap::new();
     let mut rest = args.iter();
     for var in &def.variables {
@@ -400,13 +404,17 @@ async fn run_step(
             );
             command::apply_now(state, ctx, Command::UseRole(role))?;
             let result = ask(engine, ctx, input, opts()).await;
-            (ctx.role, ctx.model, ctx.provider, ctx.temperature, ctx.top_p) = saved;
+            (
+                ctx.role,
+                ctx.model,
+                ctx.provider,
+                ctx.temperature,
+                ctx.top_p,
+            ) = saved;
             result
         }
         Action::Usage(message) => Err(StepError::Failed(message)),
-        Action::Macro { .. } => Err(StepError::Failed(
-            "a macro cannot run another macro".into(),
-        )),
+        Action::Macro { .. } => Err(StepError::Failed("a macro cannot run another macro".into())),
         _ => {
             let word = step.split_whitespace().next().unwrap_or(step);
             Err(StepError::Failed(format!(
@@ -467,7 +475,7 @@ mod tests {
         let m = def(
             "variables:\n- name: a\n- name: b\n  default: B\n- name: c\n  rest: true\n  default: C\nsteps: [x]\n",
         );
-        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let args = |v: &[&str]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
         let got = bind("m", &m, &args(&["1", "2", "3", "4"])).unwrap();
         assert_eq!(got["a"], "1");
         assert_eq!(got["b"], "2");
@@ -475,13 +483,19 @@ mod tests {
         let got = bind("m", &m, &args(&["1"])).unwrap();
         assert_eq!((got["b"].as_str(), got["c"].as_str()), ("B", "C"));
         let err = bind("m", &m, &[]).unwrap_err().to_string();
-        assert!(err.contains("`a`") && err.contains("m <a> [b] [c]..."), "{err}");
+        assert!(
+            err.contains("`a`") && err.contains("m <a> [b] [c]..."),
+            "{err}"
+        );
     }
 
     #[test]
     fn substitutes_known_variables_only() {
         let values = HashMap::from([("x".to_string(), "1".to_string())]);
-        assert_eq!(substitute("a {{x}} {{ x }} {{y}} {{", &values), "a 1 1 {{y}} {{");
+        assert_eq!(
+            substitute("a {{x}} {{ x }} {{y}} {{", &values),
+            "a 1 1 {{y}} {{"
+        );
     }
 
     #[test]
@@ -490,6 +504,9 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             assert!(!load(dir.path(), name).unwrap().steps.is_empty());
         }
-        assert!(matches!(load(Path::new("/"), "../x"), Err(MacroError::BadName(_))));
+        assert!(matches!(
+            load(Path::new("/"), "../x"),
+            Err(MacroError::BadName(_))
+        ));
     }
 }

@@ -242,10 +242,19 @@ impl LokiCompleter {
     }
 }
 
+/// Commands starting with what was typed; only when none does, fuzzy matches (so `.mo`
+/// completes `.model` alone, not also `.macro`).
 fn complete_commands(typed: &str) -> Vec<Suggestion> {
+    let prefixed = COMMANDS.iter().any(|c| c.name.starts_with(typed));
     COMMANDS
         .iter()
-        .filter(|c| fuzzy(typed, c.name))
+        .filter(|c| {
+            if prefixed {
+                c.name.starts_with(typed)
+            } else {
+                fuzzy(typed, c.name)
+            }
+        })
         .map(|c| {
             suggestion(
                 c.name,

@@ -38,7 +38,16 @@ fn macro_with_variables_runs_from_the_cli() {
     env.server.push(openai::text_stream(&["answer two"]));
     let out = env
         .loki()
-        .args(["--macro", "ask", "text-only", "terse", "why", "is", "sky", "blue?"])
+        .args([
+            "--macro",
+            "ask",
+            "text-only",
+            "terse",
+            "why",
+            "is",
+            "sky",
+            "blue?",
+        ])
         .assert()
         .success();
     let text = stdout(&out);
@@ -85,7 +94,10 @@ fn macro_defaults_fill_missing_arguments() {
         env.server.last_request().json()["messages"],
         json!([{"role": "user", "content": "hello world, nothing more"}])
     );
-    env.loki().args(["--macro", "greet", "you"]).assert().success();
+    env.loki()
+        .args(["--macro", "greet", "you"])
+        .assert()
+        .success();
     assert_eq!(
         env.server.last_request().json()["messages"],
         json!([{"role": "user", "content": "hello you, nothing more"}])
@@ -106,7 +118,11 @@ fn missing_required_variable_is_a_usage_error() {
     assert_eq!(env.server.request_count(), 0);
 
     let out = env.loki().args(["--macro", "nope"]).assert().code(2);
-    assert!(stderr(&out).contains("unknown macro `nope`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown macro `nope`"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -167,7 +183,11 @@ fn list_macros_shows_user_and_builtin_macros() {
     // LOKI_MACROS_DIR moves the directory.
     let moved = env.root().join("moved-macros");
     std::fs::create_dir_all(&moved).unwrap();
-    std::fs::write(moved.join("elsewhere.yaml"), "steps: [from the moved dir]\n").unwrap();
+    std::fs::write(
+        moved.join("elsewhere.yaml"),
+        "steps: [from the moved dir]\n",
+    )
+    .unwrap();
     let dir = moved.display().to_string();
     let out = env
         .loki()
@@ -181,7 +201,12 @@ fn list_macros_shows_user_and_builtin_macros() {
         .args(["--macro", "elsewhere"])
         .assert()
         .success();
-    assert!(env.server.last_request().body_str().contains("from the moved dir"));
+    assert!(
+        env.server
+            .last_request()
+            .body_str()
+            .contains("from the moved dir")
+    );
 }
 
 #[test]
@@ -239,7 +264,11 @@ fn repl_macro_runs_apart_from_the_repl_conversation() {
     env.server.push(openai::text_stream(&["after answer"]));
     let mut pty = start(&env);
     submit(&mut pty, "before", "before answer");
-    submit(&mut pty, ".macro ask text-only 'in short' why not", "macro two");
+    submit(
+        &mut pty,
+        ".macro ask text-only 'in short' why not",
+        "macro two",
+    );
     let requests = env.server.requests();
     assert_eq!(requests.len(), 3);
     assert_eq!(requests[1].json()["model"], "text-only");
