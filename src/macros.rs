@@ -377,21 +377,19 @@ async fn run_step(
     };
     let opts = || TerminalOptions::detect(&term.display, term.no_color, false);
     match action {
-        Action::Apply(cmd) => {
-            let emitter = TerminalEmitter::new(opts(), None);
-            let message = command::apply(state, ctx, cmd, &emitter).await?;
-            for line in message.lines() {
-                note(line);
-            }
-            Ok(())
+        Action::Apply(cmd) => apply(state, ctx, cmd, opts()).await,
+        Action::OpenSession(name) => apply(state, ctx, Command::OpenSession(name), opts()).await,
+        Action::SaveSession(name) => apply(state, ctx, Command::SaveSession(name), opts()).await,
+        Action::ExitSession => {
+            let save = crate::session::policy::save_unattended(ctx);
+            let close = Command::CloseSession { save, rename: None };
+            apply(state, ctx, close, opts()).await
         }
-        Action::OpenSession(name) => {
-            let emitter = TerminalEmitter::new(opts(), None);
-            let message = command::apply(state, ctx, Command::OpenSession(name), &emitter).await?;
-            for line in message.lines() {
-                note(line);
-            }
-            Ok(())
+        Action::CompressSession => apply(state, ctx, Command::CompressSession, opts()).await,
+        Action::SaveRole(name) => apply(state, ctx, Command::SaveRole(name), opts()).await,
+        Action::DeleteRole(name) => apply(state, ctx, Command::DeleteRole(name), opts()).await,
+        Action::DeleteSession(name) => {
+            apply(state, ctx, Command::DeleteSession(name), opts()).await
         }
         Action::Ask(input) => ask(engine, ctx, input, opts()).await,
         Action::AskWithRole { role, input } => {
@@ -422,6 +420,21 @@ async fn run_step(
             )))
         }
     }
+}
+
+/// Applies a conversation command; its confirmation lines go to stderr.
+async fn apply(
+    state: &Arc<AppState>,
+    ctx: &mut RequestContext,
+    cmd: Command,
+    opts: TerminalOptions,
+) -> Result<(), StepError> {
+    let emitter = TerminalEmitter::new(opts, None);
+    let message = command::apply(state, ctx, cmd, &emitter).await?;
+    for line in message.lines() {
+        note(line);
+    }
+    Ok(())
 }
 
 async fn ask(

@@ -103,7 +103,12 @@ pub struct Args {
     pub list_rags: bool,
 
     /// Run a macro (macros/<MACRO>.yaml); the TEXT arguments are its arguments
-    #[arg(long = "macro", value_name = "MACRO", add = ArgValueCompleter::new(super::complete::macros))]
+    #[arg(
+        long = "macro",
+        value_name = "MACRO",
+        add = ArgValueCompleter::new(super::complete::macros),
+        conflicts_with_all = ["role", "session", "prompt", "files", "execute", "code", "rag", "output_format", "input_format"]
+    )]
     pub macro_name: Option<String>,
 
     /// List macros, then exit

@@ -117,6 +117,19 @@ fn missing_required_variable_is_a_usage_error() {
     );
     assert_eq!(env.server.request_count(), 0);
 
+    // Flags that shape a conversation the macro does not use are refused.
+    let out = env
+        .loki()
+        .args(["--macro", "ask", "-r", "shell", "x", "y"])
+        .assert()
+        .code(2);
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.server.request_count(), 0);
+
     let out = env.loki().args(["--macro", "nope"]).assert().code(2);
     assert!(
         stderr(&out).contains("unknown macro `nope`"),
@@ -304,4 +317,28 @@ fn repl_macro_runs_apart_from_the_repl_conversation() {
     pty.send(".exit\r");
     pty.read_to_end();
     assert_eq!(pty.exit_code(), 0);
+}
+
+#[test]
+fn macro_steps_can_open_and_close_a_session() {
+    let env = TestEnv::new();
+    write_macro(
+        &env,
+        "note",
+        "variables:\n  - name: text\n    rest: true\nsteps:\n  - .session notes\n  - \"remember: {{text}}\"\n  - .exit session\n  - .session kept\n  - second\n",
+    );
+    env.server.push(openai::text_stream(&["noted"]));
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .args(["--macro", "note", "the", "milk"])
+        .assert()
+        .success();
+    // `.exit session` saved the first session; the second is saved at the end.
+    let notes = std::fs::read_to_string(env.session_file("notes")).unwrap();
+    assert!(
+        notes.contains("remember: the milk") && notes.contains("noted"),
+        "{notes}"
+    );
+    let kept = std::fs::read_to_string(env.session_file("kept")).unwrap();
+    assert!(kept.contains("second") && !kept.contains("milk"), "{kept}");
 }
