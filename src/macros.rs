@@ -302,7 +302,10 @@ pub async fn run(
             continue;
         }
         echo(&step);
-        if let Err(message) = run_step(state, &engine, ctx, &step, term).await {
+        // Whether a step is a dot-command is decided by the file, never by an argument:
+        // `"{{text}}"` given `.delete session x` stays a prompt.
+        let command = raw.trim_start().starts_with('.');
+        if let Err(message) = run_step(state, &engine, ctx, &step, command, term).await {
             result = Err(match message {
                 StepError::Cancelled => MacroError::Cancelled(name.to_string()),
                 StepError::Failed(message) => MacroError::Step {
@@ -365,9 +368,10 @@ async fn run_step(
     engine: &Engine,
     ctx: &mut RequestContext,
     step: &str,
+    command: bool,
     term: &Terminal,
 ) -> Result<(), StepError> {
-    let action = if step.trim_start().starts_with('.') {
+    let action = if command {
         dotcmd::parse(step)
     } else {
         Action::Ask(UserInput {

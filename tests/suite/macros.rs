@@ -342,3 +342,23 @@ fn macro_steps_can_open_and_close_a_session() {
     let kept = std::fs::read_to_string(env.session_file("kept")).unwrap();
     assert!(kept.contains("second") && !kept.contains("milk"), "{kept}");
 }
+
+#[test]
+fn an_argument_cannot_turn_a_prompt_step_into_a_command() {
+    let env = TestEnv::new();
+    write_macro(
+        &env,
+        "echo",
+        "variables:\n  - name: text\n    rest: true\nsteps:\n  - \"{{text}}\"\n",
+    );
+    env.loki()
+        .args(["--macro", "echo", ".model", "fake:text-only"])
+        .assert()
+        .success();
+    let body = env.server.last_request().json();
+    assert_eq!(body["model"], "gpt-4o-mini");
+    assert_eq!(
+        body["messages"],
+        json!([{"role": "user", "content": ".model fake:text-only"}])
+    );
+}
