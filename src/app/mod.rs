@@ -32,6 +32,8 @@ pub enum Mode {
     Repl,
     /// `-e`: the shell assistant.
     Execute,
+    /// `--macro NAME args…`: a macro's steps in a conversation of their own.
+    Macro,
     /// One question, answered as text.
     OneShot,
     /// One question (or a stream of them), answered as JSON (`--output-format`,
@@ -44,6 +46,8 @@ impl Mode {
     pub fn choose(args: &Args, stdin_tty: bool) -> Self {
         if args.info_only() || args.authenticate.is_some() || args.build_tools {
             Self::Info
+        } else if args.macro_name.is_some() {
+            Self::Macro
         } else if args.output_format != OutputFormat::Text
             || args.input_format == InputFormat::StreamJson
         {
@@ -221,6 +225,9 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
     if let Err(e) = crate::role::install_builtins(&state.paths.roles_dir) {
         tracing::warn!("cannot install the built-in roles: {e}");
     }
+    if let Err(e) = crate::macros::install_builtins(&state.paths.macros_dir) {
+        tracing::warn!("cannot install the built-in macros: {e}");
+    }
     match mode {
         Mode::Repl => {
             if !stdout_tty {
@@ -251,6 +258,20 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
                 return Ok(0);
             }
             crate::repl::run(state, ctx).await
+        }
+        Mode::Macro => {
+            let mut macro_args = args.text.clone();
+            if !stdin_tty {
+                // Piped input is the macro's last argument (`git diff | loki --macro …`).
+                let piped = crate::engine::input::read_text_bounded(
+                    std::io::stdin().lock(),
+                    state.config.max_input_size,
+                )?;
+                if !piped.trim().is_empty() {
+                    macro_args.push(piped);
+                }
+            }
+            crate::cli::macro_run::run(&state, &args, &macro_args).await
         }
         Mode::Execute => {
             let text = prompt_text(&args, stdin_tty, &state)?;

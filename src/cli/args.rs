@@ -102,6 +102,19 @@ pub struct Args {
     #[arg(long)]
     pub list_rags: bool,
 
+    /// Run a macro (macros/<MACRO>.yaml); the TEXT arguments are its arguments
+    #[arg(
+        long = "macro",
+        value_name = "MACRO",
+        add = ArgValueCompleter::new(super::complete::macros),
+        conflicts_with_all = ["role", "session", "prompt", "files", "execute", "code", "rag", "output_format", "input_format"]
+    )]
+    pub macro_name: Option<String>,
+
+    /// List macros, then exit
+    #[arg(long)]
+    pub list_macros: bool,
+
     /// Attach files, directories, globs or URLs (repeatable)
     #[arg(short = 'f', long = "file", value_name = "FILE|URL")]
     pub files: Vec<String>,
@@ -211,6 +224,7 @@ impl Args {
             || self.list_roles
             || self.list_sessions
             || self.list_rags
+            || self.list_macros
             || self.sync_models
     }
 }

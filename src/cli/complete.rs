@@ -103,3 +103,15 @@ pub fn rags(current: &OsStr) -> Vec<CompletionCandidate> {
             .collect(),
     )
 }
+
+/// `--macro` values: macro names.
+pub fn macros(current: &OsStr) -> Vec<CompletionCandidate> {
+    let (_, paths) = paths();
+    matching(
+        current,
+        crate::macros::list(&paths.macros_dir)
+            .into_iter()
+            .map(|name| (name, None))
+            .collect(),
+    )
+}

@@ -1,5 +1,5 @@
 //! The information commands: `--info`, `--list-models`, `--list-roles`,
-//! `--list-sessions`, `--list-rags`, `--sync-models`, `--authenticate`, `--build-tools`.
+//! `--list-sessions`, `--list-rags`, `--list-macros`, `--sync-models`, `--authenticate`, `--build-tools`.
 //! They never write anything but what they are asked to.
 
 use std::io::{IsTerminal, Write};
@@ -46,6 +46,13 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         let mut out = std::io::stdout().lock();
         for name in crate::rag::list(&state.paths.rags_dir) {
             writeln!(out, "{name}")?;
+        }
+        return Ok(0);
+    }
+    if args.list_macros {
+        let mut out = std::io::stdout().lock();
+        for name in crate::macros::list(&state.paths.macros_dir) {
+            writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
         }
         return Ok(0);
     }

@@ -10,6 +10,7 @@ pub mod execute;
 pub mod headless;
 mod info;
 pub mod listing;
+pub mod macro_run;
 mod menu;
 pub mod oneshot;
 pub(crate) mod rag;

@@ -1,5 +1,5 @@
 //! Tab completion: dot-commands (fuzzy), `.model` ids with their descriptions, `.set`
-//! keys and values, role and session names, file paths after `.file`.
+//! keys and values, role, session, knowledge-base and macro names, file paths after `.file`.
 
 use std::sync::{Arc, RwLock};
 
@@ -19,6 +19,8 @@ pub struct CompletionData {
     pub sessions: Option<Arc<dyn crate::session::store::SessionStore>>,
     /// Where knowledge bases are (listed on each Tab).
     pub rags_dir: std::path::PathBuf,
+    /// Where macros are (listed on each Tab).
+    pub macros_dir: std::path::PathBuf,
     /// Tools, MCP servers and their aliases (read on each Tab).
     pub state: Option<Arc<crate::state::AppState>>,
 }
@@ -36,6 +38,7 @@ enum Names {
     Roles,
     Sessions,
     Rags,
+    Macros,
 }
 
 /// The REPL's completer.
@@ -74,6 +77,7 @@ impl LokiCompleter {
             ".role" => self.complete_names(Names::Roles, rest, arg_start),
             ".session" => self.complete_names(Names::Sessions, rest, arg_start),
             ".rag" => self.complete_names(Names::Rags, rest, arg_start),
+            ".macro" => self.complete_names(Names::Macros, rest, arg_start),
             ".rebuild" | ".sources" => fixed(&["rag"], rest, arg_start),
             ".vault" => match rest.split_once(' ') {
                 None => fixed(&["add", "get", "update", "delete", "list"], rest, arg_start),
@@ -123,6 +127,7 @@ impl LokiCompleter {
         let names = match which {
             Names::Roles => crate::role::list(&data.roles_dir),
             Names::Rags => crate::rag::list(&data.rags_dir),
+            Names::Macros => crate::macros::list(&data.macros_dir),
             Names::Sessions => data
                 .sessions
                 .as_ref()
@@ -237,10 +242,19 @@ impl LokiCompleter {
     }
 }
 
+/// Commands starting with what was typed; only when none does, fuzzy matches (so `.mo`
+/// completes `.model` alone, not also `.macro`).
 fn complete_commands(typed: &str) -> Vec<Suggestion> {
+    let prefixed = COMMANDS.iter().any(|c| c.name.starts_with(typed));
     COMMANDS
         .iter()
-        .filter(|c| fuzzy(typed, c.name))
+        .filter(|c| {
+            if prefixed {
+                c.name.starts_with(typed)
+            } else {
+                fuzzy(typed, c.name)
+            }
+        })
         .map(|c| {
             suggestion(
                 c.name,
@@ -363,6 +377,16 @@ mod tests {
         let s = c.suggest(".delete session wo", 18);
         assert_eq!((s[0].span.start, s[0].span.end), (16, 18));
         assert_eq!(values(c.suggest(".info s", 7)), ["session"]);
+        let macros_dir = dir.path().join("macros");
+        std::fs::create_dir_all(&macros_dir).unwrap();
+        std::fs::write(macros_dir.join("deploy.yaml"), "steps: [x]").unwrap();
+        let data = CompletionData {
+            macros_dir,
+            ..CompletionData::default()
+        };
+        let c = LokiCompleter::new(Arc::new(RwLock::new(data)));
+        assert_eq!(values(c.suggest(".macro dep", 10)), ["deploy"]);
+        assert!(values(c.suggest(".macro ", 7)).contains(&"generate-commit-message".to_string()));
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! Everything that waits for the user (the line editor, the session questions) runs on a
 //! thread of its own, so a signal is noticed even while nobody types.
 
-pub mod commands;
+pub use crate::dotcmd as commands;
 pub mod completer;
 mod leave;
 pub mod line_editor;
@@ -313,6 +313,7 @@ impl Repl {
             Action::DeleteRag(name) => self.delete_rag(&name),
             Action::EditRagDocs => self.edit_rag_docs().await,
             Action::Vault(op) => self.vault(&op),
+            Action::Macro { name, args } => self.run_macro(&name, &args).await,
             Action::Usage(message) => self.error(&message),
         }
         Next::Stay
@@ -342,6 +343,44 @@ impl Repl {
         match result {
             Ok(_) | Err(CoreError::Cancelled) => {}
             Err(e) => self.error(&e.to_string()),
+        }
+        self.println("");
+    }
+
+    /// `.macro <name> args…`: the macro runs in a conversation of its own (the default
+    /// model, no role or session), sharing this one's approver and asker; this
+    /// conversation is left as it was.
+    async fn run_macro(&mut self, name: &str, args: &[String]) {
+        let state = Arc::clone(self.state());
+        let mut ctx = match RequestContext::resolve(&state, None) {
+            Ok(ctx) => ctx,
+            Err(e) => return self.error(&e.to_string()),
+        };
+        ctx.approver = Arc::clone(&self.ctx.approver);
+        ctx.asker = Arc::clone(&self.ctx.asker);
+        ctx.user_tools = self.ctx.user_tools;
+        ctx.tool_policy.yolo = self.ctx.tool_policy.yolo;
+        let token = CancellationToken::new();
+        ctx.cancel = token.clone();
+        if let Ok(mut current) = self.current_cancel.lock() {
+            *current = token.clone();
+        }
+        if self.stopped().is_some() {
+            token.cancel();
+        }
+        let terminal = crate::macros::Terminal {
+            display: self.display,
+            no_color: self.no_color,
+        };
+        let quiet = turn_input::QuietInput::start();
+        let result = crate::macros::run(&state, &mut ctx, name, args, &terminal).await;
+        drop(quiet);
+        match result {
+            Ok(()) | Err(crate::macros::MacroError::Cancelled(_)) => {}
+            Err(e) => self.error(&e.to_string()),
+        }
+        if let Ok(mut current) = self.current_cancel.lock() {
+            *current = self.ctx.cancel.clone();
         }
         self.println("");
     }
@@ -900,6 +939,7 @@ fn completion_data(state: &Arc<AppState>) -> CompletionData {
         roles_dir: state.paths.roles_dir.clone(),
         sessions: Some(Arc::clone(&state.sessions)),
         rags_dir: state.paths.rags_dir.clone(),
+        macros_dir: state.paths.macros_dir.clone(),
         state: Some(Arc::clone(state)),
     }
 }

@@ -12,6 +12,7 @@ mod execute;
 mod headless;
 mod input;
 mod logs;
+mod macros;
 mod mcp;
 mod oauth;
 mod oneshot;

@@ -173,7 +173,7 @@ fn tab_completes_models_roles_and_sessions_from_the_config_dir() {
         assert!(roles.contains(&role.to_string()), "{roles:?}");
     }
     assert_eq!(bash_complete(&env, "loki --session lis"), ["lisbon-trip"]);
-    let flags = bash_complete(&env, "loki --list-m");
+    let flags = bash_complete(&env, "loki --list-mo");
     assert_eq!(flags, ["--list-models"]);
     assert_eq!(
         crate::common::tree(&env.config_dir()),

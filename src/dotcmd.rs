@@ -1,6 +1,7 @@
 //! The dot-command table. Each row names a command, its arguments, its help line and a
-//! parser that turns the argument text into an [`Action`]; the REPL loop executes
-//! actions. Help, completion and "unknown command" messages all come from this table.
+//! parser that turns the argument text into an [`Action`]. The REPL executes actions, and
+//! so does the macro runner ([`crate::macros`]), which is why the table lives outside
+//! both front ends. Help, completion and "unknown command" messages all come from it.
 
 use crate::engine::command::Command;
 use crate::engine::{Continuation, UserInput};
@@ -81,6 +82,13 @@ pub enum Action {
     DeleteRag(String),
     /// Edit the active knowledge base's document list, then update it.
     EditRagDocs,
+    /// Run a macro (`macros/<name>.yaml`) with positional arguments.
+    Macro {
+        /// The macro's name.
+        name: String,
+        /// Its arguments, split as a shell would.
+        args: Vec<String>,
+    },
     /// Leave the REPL.
     Exit,
     /// Print a usage or error line.
@@ -201,6 +209,12 @@ pub const COMMANDS: &[ReplCommand] = &[
         },
     },
     ReplCommand {
+        name: ".macro",
+        args: "<name> [arg...]",
+        help: "Run a macro (macros/<name>.yaml) in a conversation of its own",
+        parse: parse_macro,
+    },
+    ReplCommand {
         name: ".prompt",
         args: "<text>",
         help: "Use <text> as the system prompt (a temporary role)",
@@ -272,7 +286,6 @@ pub const COMMANDS: &[ReplCommand] = &[
 pub const UNAVAILABLE: &[(&str, &str)] = &[
     (".agent", "agents"),
     (".starter", "agents"),
-    (".macro", "macros"),
     (".clear", "agents"),
     (".authenticate", "OAuth"),
 ];
@@ -424,6 +437,17 @@ fn parse_rag(args: &str) -> Action {
     }
 }
 
+fn parse_macro(args: &str) -> Action {
+    let mut words = split_words(args).into_iter();
+    match words.next() {
+        Some(name) => Action::Macro {
+            name,
+            args: words.collect(),
+        },
+        None => Action::Usage("usage: .macro <name> [arg...]   (Tab lists the macros)".into()),
+    }
+}
+
 fn ask_again(kind: Continuation) -> Action {
     Action::Ask(UserInput {
         continuation: Some(kind),
@@ -511,6 +535,14 @@ mod tests {
         assert_eq!(parse(".sources rag"), Action::RagSources);
         assert_eq!(parse(".exit rag"), Action::ExitRag);
         assert_eq!(parse(".delete rag kb"), Action::DeleteRag("kb".into()));
+        assert_eq!(
+            parse(".macro m a 'b c'"),
+            Action::Macro {
+                name: "m".into(),
+                args: vec!["a".into(), "b c".into()]
+            }
+        );
+        assert!(matches!(parse(".macro"), Action::Usage(_)));
         assert!(matches!(parse(".bogus"), Action::Usage(m) if m.contains("unknown command")));
     }
 

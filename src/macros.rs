@@ -1,0 +1,529 @@
+//! Macros: `macros/<name>.yaml` files holding REPL lines (`steps`) with `{{var}}`
+//! placeholders filled from positional arguments (`variables`). A macro runs in a
+//! conversation of its own, given by the caller, so the caller's conversation (its model,
+//! role, session and history) is left as it was. Each step is parsed by the dot-command
+//! table ([`crate::dotcmd`]): conversation changes go through
+//! [`crate::engine::command::apply`], prompts through [`Engine::run`]. The first step that
+//! fails stops the macro and is named in the error.
+//!
+//! Both front ends use this module (`--macro` in `app`, `.macro` in the REPL); it imports
+//! neither.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::context::RequestContext;
+use crate::dotcmd::{self, Action};
+use crate::engine::command::{self, Command};
+use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
+use crate::render::sanitize;
+use crate::render::{Display, TerminalEmitter, TerminalOptions};
+use crate::state::AppState;
+
+/// Macros shipped with loki, installed into the macros directory on first run.
+pub const BUILTIN: &[(&str, &str)] = &[(
+    "generate-commit-message",
+    include_str!("../assets/macros/generate-commit-message.yaml"),
+)];
+
+/// A macro file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Macro {
+    /// Positional variables, in argument order.
+    #[serde(default)]
+    pub variables: Vec<Variable>,
+    /// REPL lines, run in order.
+    #[serde(default)]
+    pub steps: Vec<String>,
+}
+
+/// One variable of a macro.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variable {
+    /// Referenced in steps as `{{name}}`.
+    pub name: String,
+    /// Used when no argument is given; without one the argument is required.
+    #[serde(default)]
+    pub default: Option<String>,
+    /// The last variable may take all remaining arguments, joined by spaces.
+    #[serde(default)]
+    pub rest: bool,
+}
+
+/// Why a macro could not run or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum MacroError {
+    /// No such file.
+    #[error("unknown macro `{name}` (no {path}); --list-macros shows the macros")]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// Where it was looked for.
+        path: String,
+    },
+    /// A name that is not a plain file name.
+    #[error("invalid macro name `{0}`: use letters, digits, `-`, `_` and `.`")]
+    BadName(String),
+    /// The file is not a valid macro.
+    #[error("invalid macro file {path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Wrong arguments.
+    #[error("{0}")]
+    Usage(String),
+    /// A step failed; the macro stopped there.
+    #[error("macro `{name}` stopped at step {number} (`{step}`): {message}")]
+    Step {
+        /// The macro.
+        name: String,
+        /// 1-based step number.
+        number: usize,
+        /// The step after substitution.
+        step: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Stopped by Ctrl-C or a signal.
+    #[error("macro `{0}` was interrupted")]
+    Cancelled(String),
+}
+
+impl MacroError {
+    /// Whether this is a usage error (bad name, missing argument) rather than a failure.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            Self::Unknown { .. } | Self::BadName(_) | Self::Usage(_)
+        )
+    }
+}
+
+/// Macro names: `*.yaml` files in `dir` plus the built-ins, sorted, without duplicates.
+pub fn list(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = BUILTIN.iter().map(|(n, _)| (*n).to_string()).collect();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) == Some("yaml")
+                && let Some(stem) = path.file_stem().and_then(|s| s.to_str())
+                && !stem.starts_with('.')
+            {
+                names.push(stem.to_string());
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Writes the built-in macros that are not in `dir` yet (the user's files are never
+/// overwritten).
+pub fn install_builtins(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (name, text) in BUILTIN {
+        let path = dir.join(format!("{name}.yaml"));
+        if !path.exists() {
+            crate::atomic_file::write_atomic(&path, text.as_bytes(), false)?;
+        }
+    }
+    Ok(())
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Reads `dir/<name>.yaml` (a built-in one if the file is missing).
+pub fn load(dir: &Path, name: &str) -> Result<Macro, MacroError> {
+    if !valid_name(name) {
+        return Err(MacroError::BadName(name.to_string()));
+    }
+    let path: PathBuf = dir.join(format!("{name}.yaml"));
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            match BUILTIN.iter().find(|(n, _)| *n == name) {
+                Some((_, text)) => (*text).to_string(),
+                None => {
+                    return Err(MacroError::Unknown {
+                        name: name.to_string(),
+                        path: path.display().to_string(),
+                    });
+                }
+            }
+        }
+        Err(e) => {
+            return Err(MacroError::Invalid {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            });
+        }
+    };
+    let invalid = |message: String| MacroError::Invalid {
+        path: path.display().to_string(),
+        message,
+    };
+    let def: Macro = serde_yaml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+    if def.steps.is_empty() {
+        return Err(invalid("it has no `steps`".into()));
+    }
+    for (i, var) in def.variables.iter().enumerate() {
+        if var.name.trim().is_empty() {
+            return Err(invalid(format!("variable {} has no name", i + 1)));
+        }
+        if var.rest && i + 1 != def.variables.len() {
+            return Err(invalid(format!(
+                "only the last variable may have `rest: true` (not `{}`)",
+                var.name
+            )));
+        }
+    }
+    Ok(def)
+}
+
+/// `name <a> [b] <c>...`: how to call the macro.
+pub fn usage(name: &str, def: &Macro) -> String {
+    let mut out = name.to_string();
+    for var in &def.variables {
+        let (open, close) = if var.default.is_some() {
+            ("[", "]")
+        } else {
+            ("<", ">")
+        };
+        let dots = if var.rest { "..." } else { "" };
+        out.push_str(&format!(" {open}{}{close}{dots}", var.name));
+    }
+    out
+}
+
+/// Binds positional `args` to the macro's variables.
+pub fn bind(
+    name: &str,
+    def: &Macro,
+    args: &[String],
+) -> Result<HashMap<String, String>, MacroError> {
+    let mut values = HashMap::new();
+    let mut rest = args.iter();
+    for var in &def.variables {
+        let value = if var.rest {
+            let all: Vec<&str> = rest.by_ref().map(String::as_str).collect();
+            (!all.is_empty()).then(|| all.join(" "))
+        } else {
+            rest.next().cloned()
+        };
+        let Some(value) = value.or_else(|| var.default.clone()) else {
+            return Err(MacroError::Usage(format!(
+                "missing value for variable `{}`; usage: {}",
+                var.name,
+                usage(name, def)
+            )));
+        };
+        values.insert(var.name.clone(), value);
+    }
+    let extra = rest.count();
+    if extra > 0 {
+        return Err(MacroError::Usage(format!(
+            "{extra} argument(s) too many; usage: {}",
+            usage(name, def)
+        )));
+    }
+    Ok(values)
+}
+
+/// Replaces `{{name}}` (spaces inside the braces allowed) by the variable's value;
+/// placeholders naming no variable are left as they are.
+pub fn substitute(step: &str, values: &HashMap<String, String>) -> String {
+    let mut out = String::with_capacity(step.len());
+    let mut rest = step;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find("}}") {
+            Some(end) => match values.get(after[..end].trim()) {
+                Some(value) => {
+                    out.push_str(value);
+                    rest = &after[end + 2..];
+                }
+                None => {
+                    out.push_str("{{");
+                    rest = after;
+                }
+            },
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// How a macro's output is shown.
+pub struct Terminal {
+    /// Display settings for answers.
+    pub display: Display,
+    /// `NO_COLOR`.
+    pub no_color: bool,
+}
+
+/// Runs macro `name` with `args` in `ctx` (a fresh conversation the caller built).
+/// Each step is echoed as `>> <step>` on stderr, confirmations follow as notes, answers
+/// stream on stdout. A session opened by a step is saved per the save policy at the end.
+pub async fn run(
+    state: &Arc<AppState>,
+    ctx: &mut RequestContext,
+    name: &str,
+    args: &[String],
+    term: &Terminal,
+) -> Result<(), MacroError> {
+    let def = load(&state.paths.macros_dir, name)?;
+    let values = bind(name, &def, args)?;
+    let engine = Engine::new(Arc::clone(state));
+    let mut result = Ok(());
+    for (i, raw) in def.steps.iter().enumerate() {
+        let step = substitute(raw, &values);
+        if step.trim().is_empty() {
+            continue;
+        }
+        echo(&step);
+        // Whether a step is a dot-command is decided by the file, never by an argument:
+        // `"{{text}}"` given `.delete session x` stays a prompt.
+        let command = raw.trim_start().starts_with('.');
+        if let Err(message) = run_step(state, &engine, ctx, &step, command, term).await {
+            result = Err(match message {
+                StepError::Cancelled => MacroError::Cancelled(name.to_string()),
+                StepError::Failed(message) => MacroError::Step {
+                    name: name.to_string(),
+                    number: i + 1,
+                    step: short(&step),
+                    message,
+                },
+            });
+            break;
+        }
+    }
+    if ctx.session.is_some() {
+        let emitter = TerminalEmitter::new(
+            TerminalOptions::detect(&term.display, term.no_color, false),
+            None,
+        );
+        if crate::session::policy::save_after_run(ctx, false)
+            && let Err(e) = command::apply(state, ctx, Command::SaveSession(None), &emitter).await
+            && result.is_ok()
+        {
+            result = Err(MacroError::Step {
+                name: name.to_string(),
+                number: def.steps.len(),
+                step: "(saving the session)".into(),
+                message: e.to_string(),
+            });
+        }
+    }
+    ctx.unlock_session();
+    result
+}
+
+/// A step as named in an error: its first line, at most 80 characters, redacted.
+fn short(step: &str) -> String {
+    let first = step.trim().lines().next().unwrap_or_default();
+    let mut out: String = first.chars().take(80).collect();
+    if out.len() < first.len() || step.trim().lines().nth(1).is_some() {
+        out.push('…');
+    }
+    crate::secrets::redact(&out).into_owned()
+}
+
+enum StepError {
+    Cancelled,
+    Failed(String),
+}
+
+impl From<CoreError> for StepError {
+    fn from(e: CoreError) -> Self {
+        match e {
+            CoreError::Cancelled => Self::Cancelled,
+            e => Self::Failed(e.to_string()),
+        }
+    }
+}
+
+async fn run_step(
+    state: &Arc<AppState>,
+    engine: &Engine,
+    ctx: &mut RequestContext,
+    step: &str,
+    command: bool,
+    term: &Terminal,
+) -> Result<(), StepError> {
+    let action = if command {
+        dotcmd::parse(step)
+    } else {
+        Action::Ask(UserInput {
+            text: step.to_string(),
+            ..UserInput::default()
+        })
+    };
+    let opts = || TerminalOptions::detect(&term.display, term.no_color, false);
+    match action {
+        Action::Apply(cmd) => apply(state, ctx, cmd, opts()).await,
+        Action::OpenSession(name) => apply(state, ctx, Command::OpenSession(name), opts()).await,
+        Action::SaveSession(name) => apply(state, ctx, Command::SaveSession(name), opts()).await,
+        Action::ExitSession => {
+            let save = crate::session::policy::save_unattended(ctx);
+            let close = Command::CloseSession { save, rename: None };
+            apply(state, ctx, close, opts()).await
+        }
+        Action::CompressSession => apply(state, ctx, Command::CompressSession, opts()).await,
+        Action::SaveRole(name) => apply(state, ctx, Command::SaveRole(name), opts()).await,
+        Action::DeleteRole(name) => apply(state, ctx, Command::DeleteRole(name), opts()).await,
+        Action::DeleteSession(name) => {
+            apply(state, ctx, Command::DeleteSession(name), opts()).await
+        }
+        Action::Ask(input) => ask(engine, ctx, input, opts()).await,
+        Action::AskWithRole { role, input } => {
+            let saved = (
+                ctx.role.clone(),
+                ctx.model.clone(),
+                Arc::clone(&ctx.provider),
+                ctx.temperature,
+                ctx.top_p,
+            );
+            command::apply_now(state, ctx, Command::UseRole(role))?;
+            let result = ask(engine, ctx, input, opts()).await;
+            (
+                ctx.role,
+                ctx.model,
+                ctx.provider,
+                ctx.temperature,
+                ctx.top_p,
+            ) = saved;
+            result
+        }
+        Action::Usage(message) => Err(StepError::Failed(message)),
+        Action::Macro { .. } => Err(StepError::Failed("a macro cannot run another macro".into())),
+        _ => {
+            let word = step.split_whitespace().next().unwrap_or(step);
+            Err(StepError::Failed(format!(
+                "`{word}` cannot be used in a macro (it needs the interactive REPL)"
+            )))
+        }
+    }
+}
+
+/// Applies a conversation command; its confirmation lines go to stderr.
+async fn apply(
+    state: &Arc<AppState>,
+    ctx: &mut RequestContext,
+    cmd: Command,
+    opts: TerminalOptions,
+) -> Result<(), StepError> {
+    let emitter = TerminalEmitter::new(opts, None);
+    let message = command::apply(state, ctx, cmd, &emitter).await?;
+    for line in message.lines() {
+        note(line);
+    }
+    Ok(())
+}
+
+async fn ask(
+    engine: &Engine,
+    ctx: &mut RequestContext,
+    input: UserInput,
+    opts: TerminalOptions,
+) -> Result<(), StepError> {
+    let emitter = TerminalEmitter::new(opts, Some(ctx.cancel.clone()));
+    let request = RunRequest {
+        input: Some(input),
+        options: RunOptions::default(),
+    };
+    let result = engine.run(ctx, request, &emitter).await;
+    drop(emitter);
+    result?;
+    Ok(())
+}
+
+/// `>> step`, continuation lines as `.. line` (the first ten), on stderr.
+fn echo(step: &str) {
+    const SHOWN: usize = 10;
+    let mut err = std::io::stderr().lock();
+    let lines: Vec<&str> = step.trim().lines().collect();
+    for (i, line) in lines.iter().take(SHOWN).enumerate() {
+        let lead = if i == 0 { ">>" } else { ".." };
+        let line = crate::secrets::redact(line);
+        let _ = writeln!(err, "{lead} {}", sanitize::display(&line));
+    }
+    if lines.len() > SHOWN {
+        let _ = writeln!(err, ".. ({} more lines)", lines.len() - SHOWN);
+    }
+    let _ = err.flush();
+}
+
+fn note(line: &str) {
+    let line = crate::secrets::redact(line);
+    let _ = writeln!(std::io::stderr().lock(), "{}", sanitize::display(&line));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(yaml: &str) -> Macro {
+        serde_yaml::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn binds_required_default_and_rest() {
+        let m = def(
+            "variables:\n- name: a\n- name: b\n  default: B\n- name: c\n  rest: true\n  default: C\nsteps: [x]\n",
+        );
+        let args = |v: &[&str]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let got = bind("m", &m, &args(&["1", "2", "3", "4"])).unwrap();
+        assert_eq!(got["a"], "1");
+        assert_eq!(got["b"], "2");
+        assert_eq!(got["c"], "3 4");
+        let got = bind("m", &m, &args(&["1"])).unwrap();
+        assert_eq!((got["b"].as_str(), got["c"].as_str()), ("B", "C"));
+        let err = bind("m", &m, &[]).unwrap_err().to_string();
+        assert!(
+            err.contains("`a`") && err.contains("m <a> [b] [c]..."),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn substitutes_known_variables_only() {
+        let values = HashMap::from([("x".to_string(), "1".to_string())]);
+        assert_eq!(
+            substitute("a {{x}} {{ x }} {{y}} {{", &values),
+            "a 1 1 {{y}} {{"
+        );
+    }
+
+    #[test]
+    fn builtins_parse_and_names_are_checked() {
+        for (name, _) in BUILTIN {
+            let dir = tempfile::tempdir().unwrap();
+            assert!(!load(dir.path(), name).unwrap().steps.is_empty());
+        }
+        assert!(matches!(
+            load(Path::new("/"), "../x"),
+            Err(MacroError::BadName(_))
+        ));
+    }
+}
