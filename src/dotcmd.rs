@@ -58,7 +58,7 @@ pub enum Action {
     /// Copy the last answer to the clipboard.
     Copy,
     /// A vault operation (`.vault add|get|update|delete|list`).
-    Vault(crate::cli::vault::Op),
+    Vault(crate::vault::commands::Op),
     /// Print the full results of the last turn's tool calls.
     ToolResults,
     /// Open config.yaml in the editor, then reload it.
@@ -203,7 +203,7 @@ pub const COMMANDS: &[ReplCommand] = &[
         name: ".vault",
         args: "<add|get|update|delete|list> [name]",
         help: "Manage the secrets in the vault",
-        parse: |args| match crate::cli::vault::Op::from_repl(args) {
+        parse: |args| match crate::vault::commands::Op::from_repl(args) {
             Ok(op) => Action::Vault(op),
             Err(usage) => Action::Usage(usage),
         },

@@ -200,8 +200,8 @@ fn print_completions(shell: ShellKind) -> ExitCode {
 
 async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     // Before the configuration: its placeholders may name the secret being added.
-    if let Some(op) = crate::cli::vault::Op::from_args(&args) {
-        return crate::cli::vault::run(op, &paths, &env);
+    if let Some(op) = vault_op(&args) {
+        return crate::vault::commands::run(op, &paths, &env);
     }
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
@@ -285,6 +285,24 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
             crate::cli::oneshot::run(&state, &args, text).await
         }
     }
+}
+
+/// The vault operation asked for on the command line, if any.
+fn vault_op(args: &Args) -> Option<crate::vault::commands::Op> {
+    use crate::vault::commands::Op;
+    if let Some(name) = &args.add_secret {
+        return Some(Op::Add(name.clone()));
+    }
+    if let Some(name) = &args.get_secret {
+        return Some(Op::Get(name.clone()));
+    }
+    if let Some(name) = &args.update_secret {
+        return Some(Op::Update(name.clone()));
+    }
+    if let Some(name) = &args.delete_secret {
+        return Some(Op::Delete(name.clone()));
+    }
+    args.list_secrets.then_some(Op::List)
 }
 
 /// The prompt: the arguments, with piped stdin appended (bounded by `max_input_size`).

@@ -15,5 +15,4 @@ mod menu;
 pub mod oneshot;
 pub(crate) mod rag;
 mod sync_models;
-pub mod vault;
 pub(crate) mod wizard;

@@ -1,6 +1,6 @@
 //! `.vault add|get|update|delete|list`: the command-line operations, inside the REPL.
 
-use crate::cli::vault::{Op, Outcome, access, perform, prompt_value};
+use crate::vault::commands::{Op, Outcome, access, perform, prompt_value};
 
 impl super::Repl {
     pub(super) fn vault(&mut self, op: &Op) {

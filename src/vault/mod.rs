@@ -13,6 +13,7 @@
 //! and leaves the file untouched. Every value read from the vault is registered with
 //! [`crate::secrets`], so it is redacted wherever loki writes.
 
+pub mod commands;
 mod crypt;
 mod password;
 mod placeholders;

@@ -23,23 +23,6 @@ pub enum Op {
 }
 
 impl Op {
-    /// The operation asked for on the command line, if any.
-    pub fn from_args(args: &super::args::Args) -> Option<Self> {
-        if let Some(name) = &args.add_secret {
-            return Some(Self::Add(name.clone()));
-        }
-        if let Some(name) = &args.get_secret {
-            return Some(Self::Get(name.clone()));
-        }
-        if let Some(name) = &args.update_secret {
-            return Some(Self::Update(name.clone()));
-        }
-        if let Some(name) = &args.delete_secret {
-            return Some(Self::Delete(name.clone()));
-        }
-        args.list_secrets.then_some(Self::List)
-    }
-
     /// Parses `.vault <sub> [name]`; `Err` is the usage line.
     pub fn from_repl(args: &str) -> Result<Self, String> {
         let mut words = args.split_whitespace();
