@@ -2,6 +2,7 @@
 //! environment), a runner for the real binary, and the fake provider server.
 #![allow(dead_code)]
 
+pub mod age_format;
 pub mod fake_llm;
 pub mod pty;
 

@@ -25,9 +25,16 @@ fn vault_file(env: &TestEnv) -> std::path::PathBuf {
     env.config_dir().join("vault.age")
 }
 
-/// Decrypts the vault with the age crate directly (not through loki).
+/// Decrypts the vault with the age crate directly (not through loki), and with an
+/// implementation of the age format written from its specification
+/// (`tests/common/age_format.rs`); both must agree.
 fn decrypt_independently(env: &TestEnv, password: &str) -> serde_yaml::Value {
     let bytes = std::fs::read(vault_file(env)).unwrap();
+    let by_spec = crate::common::age_format::decrypt_with_passphrase(&bytes, password)
+        .unwrap_or_else(|e| panic!("the vault is not a standard age file: {e}"));
+    assert!(
+        crate::common::age_format::decrypt_with_passphrase(&bytes, "not the password").is_err()
+    );
     let identity = age::scrypt::Identity::new(SecretString::from(password.to_string()));
     let decryptor =
         age::Decryptor::new_buffered(age::armor::ArmoredReader::new(&bytes[..])).unwrap();
@@ -37,6 +44,7 @@ fn decrypt_independently(env: &TestEnv, password: &str) -> serde_yaml::Value {
         .unwrap()
         .read_to_string(&mut plain)
         .unwrap();
+    assert_eq!(String::from_utf8(by_spec).unwrap(), plain);
     serde_yaml::from_str(&plain).unwrap()
 }
 
