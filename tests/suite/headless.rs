@@ -531,3 +531,39 @@ fn text_output_is_unchanged_by_the_event_contract() {
     assert_eq!(String::from_utf8_lossy(&out.get_output().stdout), "plain\n");
     let _ = Reply::json(200, json!({}));
 }
+
+#[test]
+fn known_secrets_never_reach_the_json_stream() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    // A key long enough to be redacted, which a tool then reads from a file.
+    let key = "sk-test-0123456789abcdef";
+    env.write_config(&format!(
+        "enabled_tools: fs_cat\n{}",
+        cfg.replace("api_key: test-key", &format!("api_key: {key}"))
+    ));
+    env.write("leak.txt", format!("the key is {key}\n"));
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_cat",
+        r#"{"path":"leak.txt"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    let out = stream_json(&env).arg("read it").assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!stdout.contains(key), "{stdout}");
+    assert!(stdout.contains("«secret:"), "{stdout}");
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_cat",
+        r#"{"path":"leak.txt"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    let out = env
+        .loki()
+        .args(["--output-format", "json", "read it"])
+        .assert();
+    let json_out = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(json_out.contains("fs_cat") && json_out.contains("«secret:"), "{json_out}");
+    assert!(!json_out.contains(key), "{json_out}");
+}
