@@ -564,6 +564,9 @@ fn known_secrets_never_reach_the_json_stream() {
         .args(["--output-format", "json", "read it"])
         .assert();
     let json_out = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-    assert!(json_out.contains("fs_cat") && json_out.contains("«secret:"), "{json_out}");
+    assert!(
+        json_out.contains("fs_cat") && json_out.contains("«secret:"),
+        "{json_out}"
+    );
     assert!(!json_out.contains(key), "{json_out}");
 }
