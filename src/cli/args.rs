@@ -204,11 +204,11 @@ pub struct Args {
     pub shell_integration: Option<ShellKind>,
 
     /// Output: text, json (one object at the end) or stream-json (one event per line)
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text, value_name = "FORMAT")]
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text, value_name = "FORMAT", conflicts_with = "execute")]
     pub output_format: OutputFormat,
 
     /// Input: text, or stream-json (user messages as JSON lines on stdin)
-    #[arg(long, value_enum, default_value_t = InputFormat::Text, value_name = "FORMAT")]
+    #[arg(long, value_enum, default_value_t = InputFormat::Text, value_name = "FORMAT", conflicts_with = "execute")]
     pub input_format: InputFormat,
 
     /// The prompt

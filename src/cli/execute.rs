@@ -60,7 +60,12 @@ pub async fn start(
     };
     let status = run(&engine, &mut ctx, input, args.model.as_deref()).await;
     let collector = CollectingEmitter::new();
-    super::oneshot::finish_session(state, &mut ctx, args.save_session, &collector).await?;
+    let saved =
+        super::oneshot::finish_session(state, &mut ctx, args.save_session, &collector).await?;
+    for line in saved.lines().filter_map(|l| l.strip_prefix("warning: ")) {
+        let theme = Theme::detect(std::io::stderr().is_terminal(), false, true, false);
+        crate::term::report_warning(&theme, line);
+    }
     status
 }
 

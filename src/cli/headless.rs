@@ -81,9 +81,10 @@ impl Emitter for JsonLines {
     }
 }
 
-/// `--output-format json`: one result object per run.
+/// `--output-format json`: one result object per run (per conversation, when several
+/// share the emitter).
 pub struct JsonResult {
-    run: Mutex<RunResult>,
+    runs: Mutex<std::collections::HashMap<crate::engine::event::ConversationId, RunResult>>,
     broken: std::sync::atomic::AtomicBool,
 }
 
@@ -101,7 +102,7 @@ impl JsonResult {
     /// An empty result.
     pub fn new() -> Self {
         Self {
-            run: Mutex::new(RunResult::default()),
+            runs: Mutex::new(std::collections::HashMap::new()),
             broken: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -130,10 +131,11 @@ impl Default for JsonResult {
 
 impl Emitter for JsonResult {
     fn emit(&self, envelope: Envelope) {
-        let Ok(mut run) = self.run.lock() else {
+        let Ok(mut runs) = self.runs.lock() else {
             return;
         };
         let conversation = envelope.conversation;
+        let run = runs.entry(conversation.clone()).or_default();
         match envelope.event {
             Event::TurnStarted(started) => {
                 *run = RunResult {
@@ -177,7 +179,7 @@ impl Emitter for JsonResult {
             }
             Event::Notice(notice) => run.notices.push(json!(notice)),
             Event::TurnFinished(done) => {
-                let run = std::mem::take(&mut *run);
+                let run = std::mem::take(run);
                 self.write(json!({
                     "type": "result",
                     "conversation": conversation,
@@ -195,7 +197,7 @@ impl Emitter for JsonResult {
                 }));
             }
             Event::TurnAborted(aborted) => {
-                let run = std::mem::take(&mut *run);
+                let run = std::mem::take(run);
                 self.write(json!({
                     "type": "result",
                     "conversation": conversation,

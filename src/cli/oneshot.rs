@@ -99,7 +99,10 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
         Err(e) if headless => {
             listener.abort();
             return Ok(match e.downcast_ref::<CoreError>() {
-                Some(CoreError::Cancelled) => stop_code(130),
+                Some(CoreError::Cancelled) => {
+                    setup_failed_with(&ctx, args, &CoreError::Cancelled);
+                    stop_code(130)
+                }
                 Some(core) => setup_failed_with(&ctx, args, core),
                 None => setup_failed_with(&ctx, args, &CoreError::InvalidRequest(format!("{e:#}"))),
             });
@@ -165,8 +168,13 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
                 input: Some(input),
                 options: options.clone(),
             };
-            result = engine.run(&mut ctx, request, emitter).await.map(|_| ());
-            if matches!(result, Err(CoreError::Cancelled)) || output.broken_pipe() {
+            let turn = engine.run(&mut ctx, request, emitter).await.map(|_| ());
+            let stop = matches!(turn, Err(CoreError::Cancelled)) || output.broken_pipe();
+            // A failed turn decides the exit status even if later ones succeed.
+            if turn.is_err() || result.is_ok() {
+                result = turn;
+            }
+            if stop {
                 break;
             }
         }
@@ -184,11 +192,18 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     if args.save_session && result.is_ok() && stopped.get().is_none() {
         engine.autoname_or_warn(&mut ctx, emitter).await;
     }
-    if stopped.get().is_some() {
+    if stopped.get().is_some() && !headless {
         // A tool approval menu may have been waiting in raw mode.
         crate::signals::restore_terminal();
     }
-    let finished = finish_session(state, &mut ctx, args.save_session, emitter).await;
+    let finished = finish_session(state, &mut ctx, args.save_session, emitter)
+        .await
+        .map(|message| {
+            // "Saved as a new session because another writer changed it" must be seen.
+            for line in message.lines().filter_map(|l| l.strip_prefix("warning: ")) {
+                term::report_warning(&stderr_theme, line);
+            }
+        });
     emitter.flush();
     ctx.unlock_session();
     listener.abort();
@@ -278,7 +293,20 @@ fn report_setup(
 ) -> u8 {
     let output = match args.output_format {
         OutputFormat::Json => Output::Result(JsonResult::new()),
-        _ => Output::Lines(JsonLines::new(tokio_util::sync::CancellationToken::new())),
+        OutputFormat::StreamJson => {
+            Output::Lines(JsonLines::new(tokio_util::sync::CancellationToken::new()))
+        }
+        // `--input-format stream-json` with text output: just the error line.
+        OutputFormat::Text => {
+            let theme = Theme::detect(
+                std::io::IsTerminal::is_terminal(&std::io::stderr()),
+                std::env::var_os("NO_COLOR").is_some(),
+                true,
+                false,
+            );
+            term::report_error(&theme, &err.to_string());
+            return err.exit_code();
+        }
     };
     let sink = Sink::new(id, output.emitter());
     sink.emit(crate::engine::Event::TurnStarted(
@@ -307,9 +335,10 @@ pub(crate) async fn finish_session(
     ctx: &mut RequestContext,
     force: bool,
     emitter: &dyn Emitter,
-) -> Result<(), CoreError> {
+) -> Result<String, CoreError> {
     if crate::session::policy::save_after_run(ctx, force) {
-        crate::engine::command::apply(state, ctx, Command::SaveSession(None), emitter).await?;
+        return crate::engine::command::apply(state, ctx, Command::SaveSession(None), emitter)
+            .await;
     }
-    Ok(())
+    Ok(String::new())
 }

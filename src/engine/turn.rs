@@ -276,12 +276,22 @@ pub(super) async fn run_turn(
         messages.push(assistant.clone());
         steps.push(assistant);
         let Some(results) = toolbox.run_round(state, ctx, &calls, emitter).await else {
-            // Every call gets an answer, or the provider would reject the history.
+            // Every call gets an answer (and a `tool_call_finished`), or the provider would
+            // reject the history.
             for call in &calls {
-                let mut message = Message::text(
-                    Role::Tool,
-                    serde_json::json!({"tool_call_error": "cancelled by the user"}).to_string(),
-                );
+                let content =
+                    serde_json::json!({"tool_call_error": "cancelled by the user"}).to_string();
+                emitter.emit(Event::ToolCallFinished(ToolCallFinished {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    ok: false,
+                    result: content.clone(),
+                    error: Some(super::event::ToolFailure {
+                        kind: "cancelled",
+                        message: "cancelled by the user".into(),
+                    }),
+                }));
+                let mut message = Message::text(Role::Tool, content);
                 message.tool_call_id = Some(call.id.clone());
                 steps.push(message);
             }

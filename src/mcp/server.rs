@@ -420,6 +420,11 @@ impl McpServer {
             self.progress
                 .register(token.clone(), tx.clone(), call_id.to_string());
         }
+        // The route goes when the call ends, however it ends (a dropped round included).
+        let _route = RouteGuard {
+            routes: Arc::clone(&self.progress),
+            token: token.clone(),
+        };
         // A call abandoned (cancelled, timed out) tells the server with
         // `notifications/cancelled`.
         let mut guard = CancelOnDrop {
@@ -428,13 +433,9 @@ impl McpServer {
         };
         let call = handle.await_response();
         let result = tokio::select! {
-            _ = cancel.cancelled() => {
-                self.progress.remove(&token);
-                return Err("cancelled".into());
-            }
+            _ = cancel.cancelled() => return Err("cancelled".into()),
             r = tokio::time::timeout(timeout, call) => r,
         };
-        self.progress.remove(&token);
         if result.is_ok() {
             guard.id = None;
         }
@@ -469,6 +470,18 @@ impl McpServer {
             Ok(Err(e)) => Err(call_error(&e, &self.spec)),
             Ok(Ok(result)) => render(&result),
         }
+    }
+}
+
+/// Removes a call's progress route when the call ends.
+struct RouteGuard {
+    routes: Arc<ProgressRoutes>,
+    token: String,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        self.routes.remove(&self.token);
     }
 }
 

@@ -32,6 +32,27 @@ pub(super) enum Leave {
     Stopped(StopSignal),
 }
 
+/// Shows a save's notices as they happen (waiting for another writer's lock) and keeps
+/// the path written.
+struct SaveWatcher {
+    theme: Theme,
+    path: std::sync::Mutex<Option<std::path::PathBuf>>,
+}
+
+impl crate::engine::Emitter for SaveWatcher {
+    fn emit(&self, envelope: crate::engine::Envelope) {
+        match envelope.event {
+            Event::Notice(notice) => dim_line(&self.theme, &notice.message),
+            Event::SessionSaved(saved) => {
+                if let Ok(mut path) = self.path.lock() {
+                    *path = Some(std::path::PathBuf::from(saved.path));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Prints a dim line on stdout (for notices given while the conversation is borrowed).
 fn dim_line(theme: &Theme, text: &str) {
     let mut out = std::io::stdout().lock();
@@ -88,28 +109,24 @@ impl Repl {
         &mut self,
         rename: Option<&str>,
     ) -> Option<std::path::PathBuf> {
-        let events = crate::engine::CollectingEmitter::new();
+        let watcher = SaveWatcher {
+            theme: self.theme(),
+            path: std::sync::Mutex::new(None),
+        };
         let state = Arc::clone(self.engine.state());
         let command = Command::SaveSession(rename.map(str::to_string));
-        let result = crate::engine::command::apply(&state, &mut self.ctx, command, &events).await;
-        let theme = self.theme();
-        for event in events.events() {
-            if let Event::Notice(notice) = event {
-                dim_line(&theme, &notice.message);
-            }
-        }
+        let result = crate::engine::command::apply(&state, &mut self.ctx, command, &watcher).await;
         match result {
             Ok(message) => {
                 for line in message.lines() {
                     self.note(line);
                 }
-                events.events().into_iter().find_map(|e| match e {
-                    Event::SessionSaved(saved) => Some(std::path::PathBuf::from(saved.path)),
-                    _ => None,
-                })
+                watcher.path.lock().ok().and_then(|mut p| p.take())
             }
             Err(e) => {
-                self.error(&e.to_string());
+                self.error(&format!(
+                    "{e} (the session stays open; `.set save_session false` leaves without saving)"
+                ));
                 None
             }
         }

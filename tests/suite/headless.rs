@@ -570,3 +570,46 @@ fn known_secrets_never_reach_the_json_stream() {
     );
     assert!(!json_out.contains(key), "{json_out}");
 }
+
+#[test]
+fn ctrl_c_during_a_tool_call_still_finishes_the_call_then_the_run() {
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin()}}),
+        "enabled_mcp_servers: test\n",
+    );
+    env.server
+        .push(openai::tool_call_stream(&[("slow_1", "test_slow", "{}")]));
+    let mut child = env
+        .loki_std()
+        .args(["--output-format", "stream-json", "be slow"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = read_lines_until(&mut child, "tool_call_progress");
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    lines.extend(
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::to_string),
+    );
+    let all: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    runs(&all);
+    let finished = all
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap_or_else(|| panic!("no tool_call_finished: {all:#?}"));
+    assert_eq!(finished["call_id"], "slow_1");
+    assert_eq!(finished["error"]["kind"], "cancelled");
+    assert_eq!(all.last().unwrap()["reason"], "cancelled");
+}
