@@ -161,7 +161,33 @@ fn tail_logs(args: &Args, env: &Env, paths: &Paths, stderr_theme: &Theme) -> Exi
         colors: tty && !args.disable_log_colors && env.get("NO_COLOR").is_none(),
         escape: tty,
     };
-    match crate::logging::tail::run(&paths.log_file, opts) {
+    // Ctrl-C, SIGTERM and SIGHUP stop following (also when the shell that started loki
+    // left SIGINT ignored, as background jobs do).
+    let stopped = std::sync::Arc::new(std::sync::OnceLock::new());
+    {
+        let stopped = std::sync::Arc::clone(&stopped);
+        // The thread is left behind at exit, still waiting for a signal.
+        std::thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(async move {
+                if let Ok(mut signals) = crate::signals::StopSignals::listen(true) {
+                    let _ = stopped.set(signals.recv().await);
+                }
+            });
+        });
+    }
+    let log_file = paths.log_file.clone();
+    let watched = std::sync::Arc::clone(&stopped);
+    let result = crate::logging::tail::run(&log_file, opts, &|| watched.get().is_some());
+    if let Some(signal) = stopped.get() {
+        return ExitCode::from(signal.exit_code());
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let path = paths.log_file.display();

@@ -27,11 +27,11 @@ pub struct TailOptions {
     pub escape: bool,
 }
 
-/// Follows `path` until stdout is closed (or the process is interrupted).
-pub fn run(path: &Path, opts: TailOptions) -> std::io::Result<()> {
+/// Follows `path` until stdout is closed or `stop` says so.
+pub fn run(path: &Path, opts: TailOptions, stop: &dyn Fn() -> bool) -> std::io::Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match follow(path, opts, &mut out, &|| false) {
+    match follow(path, opts, &mut out, stop) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
