@@ -144,6 +144,7 @@ fn set_theme_in_the_repl_switches_theme_files() {
     assert!(!second.contains(DARK_FG), "{second:?}");
     pty.send(".set theme purple\r");
     pty.expect("expected dark or light");
+    pty.expect("fake:gpt-4o-mini)");
     // `null` goes back to the configured (here: default dark) theme.
     pty.send(".set theme null\r");
     pty.expect("theme: null");
