@@ -45,11 +45,15 @@ impl StopSignal {
 
 /// Listens for the stop signals from creation on.
 pub struct StopSignals {
+    #[cfg(not(unix))]
     interrupt: bool,
     #[cfg(unix)]
     terminate: tokio::signal::unix::Signal,
     #[cfg(unix)]
     hangup: tokio::signal::unix::Signal,
+    /// SIGINT, registered at once (so a Ctrl-C right after start-up is not lost).
+    #[cfg(unix)]
+    interrupt_signal: Option<tokio::signal::unix::Signal>,
 }
 
 impl StopSignals {
@@ -60,9 +64,13 @@ impl StopSignals {
         {
             use tokio::signal::unix::{SignalKind, signal};
             Ok(Self {
-                interrupt,
                 terminate: signal(SignalKind::terminate())?,
                 hangup: signal(SignalKind::hangup())?,
+                interrupt_signal: if interrupt {
+                    Some(signal(SignalKind::interrupt())?)
+                } else {
+                    None
+                },
             })
         }
         #[cfg(not(unix))]
@@ -78,23 +86,35 @@ impl StopSignals {
     }
 
     async fn next(&mut self) -> StopSignal {
-        let wanted = self.interrupt;
-        let interrupt = async move {
-            if wanted && tokio::signal::ctrl_c().await.is_ok() {
-                return StopSignal::Interrupt;
-            }
-            std::future::pending().await
-        };
         #[cfg(unix)]
         {
+            let Self {
+                terminate,
+                hangup,
+                interrupt_signal,
+                ..
+            } = self;
+            let interrupt = async {
+                if let Some(signal) = interrupt_signal.as_mut()
+                    && signal.recv().await.is_some()
+                {
+                    return StopSignal::Interrupt;
+                }
+                std::future::pending().await
+            };
             tokio::select! {
                 signal = interrupt => signal,
-                Some(()) = self.terminate.recv() => StopSignal::Terminate,
-                Some(()) = self.hangup.recv() => StopSignal::Hangup,
+                Some(()) = terminate.recv() => StopSignal::Terminate,
+                Some(()) = hangup.recv() => StopSignal::Hangup,
             }
         }
         #[cfg(not(unix))]
-        interrupt.await
+        {
+            if self.interrupt && tokio::signal::ctrl_c().await.is_ok() {
+                return StopSignal::Interrupt;
+            }
+            std::future::pending().await
+        }
     }
 }
 

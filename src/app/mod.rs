@@ -164,20 +164,23 @@ fn tail_logs(args: &Args, env: &Env, paths: &Paths, stderr_theme: &Theme) -> Exi
     // Ctrl-C, SIGTERM and SIGHUP stop following (also when the shell that started loki
     // left SIGINT ignored, as background jobs do).
     let stopped = std::sync::Arc::new(std::sync::OnceLock::new());
-    {
+    // The handlers are in place before the first line is shown; a thread waits for them
+    // (and is left behind at exit).
+    let listening = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()
+        .and_then(|runtime| {
+            let signals = runtime
+                .block_on(async { crate::signals::StopSignals::listen(true) })
+                .ok()?;
+            Some((runtime, signals))
+        });
+    if let Some((runtime, mut signals)) = listening {
         let stopped = std::sync::Arc::clone(&stopped);
-        // The thread is left behind at exit, still waiting for a signal.
         std::thread::spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
             runtime.block_on(async move {
-                if let Ok(mut signals) = crate::signals::StopSignals::listen(true) {
-                    let _ = stopped.set(signals.recv().await);
-                }
+                let _ = stopped.set(signals.recv().await);
             });
         });
     }

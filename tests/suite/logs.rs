@@ -75,20 +75,17 @@ fn tail_logs_colours_levels_on_a_terminal_unless_disabled() {
         !rest.contains("\x1b]0;"),
         "control characters escaped: {rest:?}"
     );
-    pty.send("\x03");
-    pty.read_to_end();
+    stop(&mut pty);
 
     let mut pty = Pty::spawn(&env, &["--tail-logs", "--disable-log-colors"], &[]);
     let shown = pty.expect("hello");
     assert!(!shown.contains("\x1b[32m"), "{shown:?}");
-    pty.send("\x03");
-    pty.read_to_end();
+    stop(&mut pty);
 
     let mut pty = Pty::spawn(&env, &["--tail-logs"], &[("NO_COLOR", "1")]);
     let shown = pty.expect("hello");
     assert!(!shown.contains("\x1b[32m"), "{shown:?}");
-    pty.send("\x03");
-    pty.read_to_end();
+    stop(&mut pty);
 }
 
 #[test]
@@ -96,4 +93,16 @@ fn disable_log_colors_needs_tail_logs() {
     let env = TestEnv::new();
     let out = env.loki().arg("--disable-log-colors").assert().failure();
     assert!(crate::common::stderr(&out).contains("--tail-logs"));
+}
+
+/// Ends a `--tail-logs` run. (SIGKILL rather than Ctrl-C: a test process may have
+/// SIGINT blocked or ignored in the children it spawns.)
+fn stop(pty: &mut Pty) {
+    let pid = pty.session.get_process().pid().as_raw();
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    pty.read_to_end();
 }

@@ -103,12 +103,17 @@ fn narrowing_the_terminal_mid_paragraph_prints_nothing_twice() {
 
 /// An MCP setup with the working test server and `mute`, a "server" that never answers.
 fn mute_server_env() -> TestEnv {
+    mute_server_env_waiting(1)
+}
+
+/// A server that never answers, and a turn that waits `wait` seconds for it.
+fn mute_server_env_waiting(wait: u64) -> TestEnv {
     crate::suite::mcp::mcp_env(
         serde_json::json!({
             "test": {"type": "stdio", "command": crate::suite::mcp::server_bin()},
             "mute": {"type": "stdio", "command": "sleep", "args": ["25"]}
         }),
-        "enabled_mcp_servers: test,mute\nmcp_start_wait: 1\n",
+        &format!("enabled_mcp_servers: test,mute\nmcp_start_wait: {wait}\n"),
     )
 }
 
@@ -134,7 +139,8 @@ fn a_server_that_never_answers_does_not_hold_up_the_answer() {
 
 #[test]
 fn the_spinner_and_info_name_servers_still_starting() {
-    let env = mute_server_env();
+    // Long enough for the spinner to show the label on a loaded machine.
+    let env = mute_server_env_waiting(3);
     env.server.push(openai::text_stream(&["Answered."]));
     let mut pty = Pty::spawn(&env, &[], &[]);
     pty.expect("Ctrl-D to quit");
