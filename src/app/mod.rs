@@ -243,6 +243,10 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
                 term::session_note(&ConfigError::SetupCancelled.to_string());
                 return Ok(0);
             }
+            // Headless: even a missing or broken configuration is a started-and-aborted run.
+            Err(e) if mode == Mode::Headless => {
+                return Ok(crate::cli::oneshot::setup_failed(&args, &e.into()));
+            }
             Err(e) => return Err(e.into()),
         };
     let state = Arc::new(AppState::new(config, paths, env, origin));

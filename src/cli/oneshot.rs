@@ -276,7 +276,7 @@ async fn prepare(
 
 /// Headless: the run failed before it could start (unknown model, role or session). The
 /// event contract still holds: one `turn_started`, one `turn_aborted`, exit status 1.
-fn setup_failed(args: &Args, err: &CoreError) -> u8 {
+pub(crate) fn setup_failed(args: &Args, err: &CoreError) -> u8 {
     let id: crate::engine::event::ConversationId = "c1".into();
     report_setup(id, args.model.clone().unwrap_or_default(), args, err)
 }

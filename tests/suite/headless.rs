@@ -283,6 +283,18 @@ fn runs_that_fail_before_the_model_is_called_still_start_and_end() {
     let all = events(&out.get_output().stdout);
     assert_eq!(types(&all), ["turn_started", "turn_aborted"], "{all:#?}");
     assert_eq!(env.server.request_count(), 0);
+    // No configuration at all.
+    let bare = TestEnv::bare();
+    let out = stream_json(&bare).arg("hi").assert().code(1);
+    let all = events(&out.get_output().stdout);
+    assert_eq!(types(&all), ["turn_started", "turn_aborted"], "{all:#?}");
+    assert!(
+        all[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no configuration"),
+        "{all:#?}"
+    );
 }
 
 /// Reads the child's stdout lines until one contains `text`; returns them.
