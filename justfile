@@ -23,4 +23,7 @@ snap:
 bench:
     scripts/bench
 
+link-layout:
+    scripts/link-layout
+
 ci: lint test
