@@ -99,3 +99,26 @@ fn relocations_are_packed_exactly_when_the_c_library_can_load_them() {
         assert!(rela < 64 * 1024, ".rela.dyn still holds {rela} bytes");
     }
 }
+
+/// Symbol names, and so the list's exact patterns, change with every dependency, feature
+/// and profile change: the list must have been made with the current Cargo.toml and
+/// Cargo.lock.
+#[test]
+fn the_hot_function_list_was_measured_with_the_current_dependencies() {
+    use sha2::{Digest, Sha256};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut hash = Sha256::new();
+    for name in ["Cargo.toml", "Cargo.lock"] {
+        hash.update(std::fs::read(root.join(name)).unwrap());
+    }
+    let current: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let list = std::fs::read_to_string(root.join("link/hot-text.ld")).unwrap();
+    let recorded = list
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("fingerprint: "))
+        .expect("link/hot-text.ld records no fingerprint");
+    assert_eq!(
+        recorded, current,
+        "Cargo.toml or Cargo.lock changed since link/hot-text.ld was made: run scripts/link-layout"
+    );
+}
