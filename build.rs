@@ -1,5 +1,6 @@
 //! Link-time layout of the `loki` executable on Linux with glibc (docs/benchmarks.md,
-//! "Memory"). Two linker options, both about how much of the file a run has to map:
+//! "Memory: the executable's layout"). Two linker options, both about how much of the
+//! file a run has to map:
 //!
 //! - `link/hot-text.ld` places the functions a one-shot answer runs (measured by
 //!   `scripts/link-layout`) together at the start of the code, so a run maps a few
@@ -7,10 +8,15 @@
 //! - `-z pack-relative-relocs` stores the position-independent executable's
 //!   relocations in a compact table (DT_RELR) that the loader reads in a few pages
 //!   instead of 1.2 MB. The loader must know the format (glibc 2.36 and later export the
-//!   `GLIBC_ABI_DT_RELR` version for it), so it is used only when building for the
-//!   machine that builds and that machine's libc has that version.
+//!   `GLIBC_ABI_DT_RELR` version for it), so it is used only on x86-64, when building for
+//!   the machine that builds, with the toolchain's own linker, and when that machine's
+//!   libc has that version.
 //!
-//! `LOKI_LINK_LAYOUT=off` turns both off (e.g. for a linker that rejects them).
+//! Both are left out when the build names its own linker (a linker setting, `-fuse-ld`,
+//! a sysroot: mold rejects linker scripts, and a cross or older-glibc sysroot is not the
+//! libc checked here), and when `LOKI_LINK_LAYOUT=off`. What was decided is exported to
+//! the tests as `LOKI_LINK_LAYOUT_APPLIED` (`script`, `relr`, and `native` when building for
+//! the building machine).
 
 use std::env;
 use std::fs;
@@ -19,20 +25,51 @@ use std::path::Path;
 fn main() {
     println!("cargo:rerun-if-changed=link/hot-text.ld");
     println!("cargo:rerun-if-env-changed=LOKI_LINK_LAYOUT");
+    let applied = decide();
+    println!(
+        "cargo:rustc-env=LOKI_LINK_LAYOUT_APPLIED={}",
+        applied.join(",")
+    );
+}
+
+fn decide() -> Vec<&'static str> {
     let var = |key: &str| env::var(key).unwrap_or_default();
+    let mut applied = Vec::new();
     if var("LOKI_LINK_LAYOUT") == "off" {
-        return;
+        return applied;
     }
     if var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" {
-        return;
+        return applied;
+    }
+    let flags = var("CARGO_ENCODED_RUSTFLAGS");
+    let own_linker = env::var_os("RUSTC_LINKER").is_some()
+        || ["fuse-ld", "linker=", "sysroot", "zig"]
+            .iter()
+            .any(|word| flags.contains(word));
+    if own_linker {
+        println!(
+            "cargo:warning=loki: a linker of the build's own is configured; building without the hot-code layout and packed relocations (docs/benchmarks.md)"
+        );
+        return applied;
+    }
+    let native = var("TARGET") == var("HOST");
+    if native {
+        applied.push("native");
     }
     let script = Path::new(&var("CARGO_MANIFEST_DIR")).join("link/hot-text.ld");
     if script.is_file() {
-        println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
+        // `-Xlinker` keeps a path with commas whole (`-Wl,` would split it).
+        for arg in ["-Xlinker", "-T", "-Xlinker"] {
+            println!("cargo:rustc-link-arg-bins={arg}");
+        }
+        println!("cargo:rustc-link-arg-bins={}", script.display());
+        applied.push("script");
     }
-    if var("TARGET") == var("HOST") && libc_loads_packed_relocations() {
+    if var("CARGO_CFG_TARGET_ARCH") == "x86_64" && native && libc_loads_packed_relocations() {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+        applied.push("relr");
     }
+    applied
 }
 
 /// Whether the C library this build script runs with (the building machine's) exports
