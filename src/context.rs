@@ -22,6 +22,9 @@ use crate::session::sync::{Baseline, Merge};
 use crate::session::{Session, TEMP_SESSION};
 use crate::state::AppState;
 
+/// Which conversation something belongs to (`c1`, `c2`, …): unique within the process.
+pub type ConversationId = Arc<str>;
+
 /// Where a conversation reports what happens to its session while it works on it
 /// (waiting for another writer, merging what others stored): one line each.
 pub type SessionNotify<'a> = &'a (dyn Fn(&str) + Sync);
@@ -49,7 +52,9 @@ pub struct SavedSession {
 /// Per-conversation state.
 pub struct RequestContext {
     /// Names this conversation in events; unique within the process.
-    pub id: crate::engine::event::ConversationId,
+    pub id: ConversationId,
+    /// The conversation that started this one (a sub-conversation's parent), if any.
+    pub parent: Option<ConversationId>,
     /// Its working directory: relative `-f` paths, tools and `{{__cwd__}}` use it.
     pub cwd: std::path::PathBuf,
     /// Its environment snapshot (tools, `$SHELL`, locale, system variables).
@@ -500,6 +505,7 @@ impl RequestContext {
         let provider = provider_for(state, &model)?;
         Ok(Self {
             id: next_conversation_id(),
+            parent: None,
             cwd: std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from(".")),
             env: Arc::new(state.env.clone()),
             model,
@@ -581,7 +587,7 @@ impl RequestContext {
 }
 
 /// `c1`, `c2`, …: conversation ids, unique within the process.
-fn next_conversation_id() -> crate::engine::event::ConversationId {
+pub fn next_conversation_id() -> ConversationId {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("c{n}").into()

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod context;
+pub mod conversation;
 pub mod dotcmd;
 pub mod engine;
 pub mod logging;

@@ -12,17 +12,15 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::context::RequestContext;
+use crate::conversation::Conversation;
 use crate::dotcmd::{self, Action};
-use crate::engine::command::{self, Command};
-use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
+use crate::engine::command::Command;
+use crate::engine::{CoreError, RunOptions, UserInput};
 use crate::render::sanitize;
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
-use crate::state::AppState;
 
 /// Macros shipped with loki, installed into the macros directory on first run.
 pub const BUILTIN: &[(&str, &str)] = &[(
@@ -282,19 +280,18 @@ pub struct Terminal {
     pub no_color: bool,
 }
 
-/// Runs macro `name` with `args` in `ctx` (a fresh conversation the caller built).
+/// Runs macro `name` with `args` in `conversation` (a fresh one the caller opened).
 /// Each step is echoed as `>> <step>` on stderr, confirmations follow as notes, answers
-/// stream on stdout. A session opened by a step is saved per the save policy at the end.
+/// stream on stdout. The conversation is finished at the end: a session opened by a step
+/// is saved per the save policy.
 pub async fn run(
-    state: &Arc<AppState>,
-    ctx: &mut RequestContext,
+    conversation: &mut Conversation,
     name: &str,
     args: &[String],
     term: &Terminal,
 ) -> Result<(), MacroError> {
-    let def = load(&state.paths.macros_dir, name)?;
+    let def = load(&conversation.state().paths.macros_dir, name)?;
     let values = bind(name, &def, args)?;
-    let engine = Engine::new(Arc::clone(state));
     let mut result = Ok(());
     for (i, raw) in def.steps.iter().enumerate() {
         let step = substitute(raw, &values);
@@ -305,7 +302,7 @@ pub async fn run(
         // Whether a step is a dot-command is decided by the file, never by an argument:
         // `"{{text}}"` given `.delete session x` stays a prompt.
         let command = raw.trim_start().starts_with('.');
-        if let Err(message) = run_step(state, &engine, ctx, &step, command, term).await {
+        if let Err(message) = run_step(conversation, &step, command, term).await {
             result = Err(match message {
                 StepError::Cancelled => MacroError::Cancelled(name.to_string()),
                 StepError::Failed(message) => MacroError::Step {
@@ -318,24 +315,20 @@ pub async fn run(
             break;
         }
     }
-    if ctx.session.is_some() {
-        let emitter = TerminalEmitter::new(
-            TerminalOptions::detect(&term.display, term.no_color, false),
-            None,
-        );
-        if crate::session::policy::save_after_run(ctx, false)
-            && let Err(e) = command::apply(state, ctx, Command::SaveSession(None), &emitter).await
-            && result.is_ok()
-        {
-            result = Err(MacroError::Step {
-                name: name.to_string(),
-                number: def.steps.len(),
-                step: "(saving the session)".into(),
-                message: e.to_string(),
-            });
-        }
+    let emitter = TerminalEmitter::new(
+        TerminalOptions::detect(&term.display, term.no_color, false),
+        None,
+    );
+    if let Err(e) = conversation.finish(false, &emitter).await
+        && result.is_ok()
+    {
+        result = Err(MacroError::Step {
+            name: name.to_string(),
+            number: def.steps.len(),
+            step: "(saving the session)".into(),
+            message: e.to_string(),
+        });
     }
-    ctx.unlock_session();
     result
 }
 
@@ -364,9 +357,7 @@ impl From<CoreError> for StepError {
 }
 
 async fn run_step(
-    state: &Arc<AppState>,
-    engine: &Engine,
-    ctx: &mut RequestContext,
+    conversation: &mut Conversation,
     step: &str,
     command: bool,
     term: &Terminal,
@@ -379,82 +370,59 @@ async fn run_step(
             ..UserInput::default()
         })
     };
-    let opts = || TerminalOptions::detect(&term.display, term.no_color, false);
-    match action {
-        Action::Apply(cmd) => apply(state, ctx, cmd, opts()).await,
-        Action::OpenSession(name) => apply(state, ctx, Command::OpenSession(name), opts()).await,
-        Action::SaveSession(name) => apply(state, ctx, Command::SaveSession(name), opts()).await,
+    let opts = TerminalOptions::detect(&term.display, term.no_color, false);
+    let command = match action {
+        Action::Apply(cmd) => cmd,
+        Action::OpenSession(name) => Command::OpenSession(name),
+        Action::SaveSession(name) => Command::SaveSession(name),
         Action::ExitSession => {
-            let save = crate::session::policy::save_unattended(ctx);
-            let close = Command::CloseSession { save, rename: None };
-            apply(state, ctx, close, opts()).await
+            let save = crate::session::policy::save_unattended(conversation.context());
+            Command::CloseSession { save, rename: None }
         }
-        Action::CompressSession => apply(state, ctx, Command::CompressSession, opts()).await,
-        Action::SaveRole(name) => apply(state, ctx, Command::SaveRole(name), opts()).await,
-        Action::DeleteRole(name) => apply(state, ctx, Command::DeleteRole(name), opts()).await,
-        Action::DeleteSession(name) => {
-            apply(state, ctx, Command::DeleteSession(name), opts()).await
+        Action::CompressSession => Command::CompressSession,
+        Action::SaveRole(name) => Command::SaveRole(name),
+        Action::DeleteRole(name) => Command::DeleteRole(name),
+        Action::DeleteSession(name) => Command::DeleteSession(name),
+        Action::UseRag { name, documents } if documents.is_empty() => Command::UseRag(name),
+        Action::ExitRag => Command::ExitRag,
+        Action::Ask(input) => {
+            let emitter = TerminalEmitter::new(opts, Some(conversation.cancel_token()));
+            let result = conversation
+                .run(input, RunOptions::default(), &emitter)
+                .await;
+            drop(emitter);
+            result?;
+            return Ok(());
         }
-        Action::Ask(input) => ask(engine, ctx, input, opts()).await,
         Action::AskWithRole { role, input } => {
-            let saved = (
-                ctx.role.clone(),
-                ctx.model.clone(),
-                Arc::clone(&ctx.provider),
-                ctx.temperature,
-                ctx.top_p,
-            );
-            command::apply_now(state, ctx, Command::UseRole(role))?;
-            let result = ask(engine, ctx, input, opts()).await;
-            (
-                ctx.role,
-                ctx.model,
-                ctx.provider,
-                ctx.temperature,
-                ctx.top_p,
-            ) = saved;
-            result
+            let emitter = TerminalEmitter::new(opts, Some(conversation.cancel_token()));
+            let result = conversation
+                .run_with_role(&role, input, RunOptions::default(), &emitter)
+                .await;
+            drop(emitter);
+            result?;
+            return Ok(());
         }
-        Action::Usage(message) => Err(StepError::Failed(message)),
-        Action::Macro { .. } => Err(StepError::Failed("a macro cannot run another macro".into())),
+        Action::Usage(message) => return Err(StepError::Failed(message)),
+        Action::Macro { .. } => {
+            return Err(StepError::Failed("a macro cannot run another macro".into()));
+        }
         _ => {
             let word = step.split_whitespace().next().unwrap_or(step);
-            Err(StepError::Failed(format!(
+            return Err(StepError::Failed(format!(
                 "`{word}` cannot be used in a macro (it needs the interactive REPL)"
-            )))
+            )));
+        }
+    };
+    // A command's confirmations go to stderr.
+    let emitter = TerminalEmitter::new(opts, None);
+    let applied = conversation.apply(command, &emitter).await?;
+    for line in &applied.lines {
+        match line {
+            crate::engine::command::Line::Note(text) => note(text),
+            crate::engine::command::Line::Warning(text) => note(&format!("warning: {text}")),
         }
     }
-}
-
-/// Applies a conversation command; its confirmation lines go to stderr.
-async fn apply(
-    state: &Arc<AppState>,
-    ctx: &mut RequestContext,
-    cmd: Command,
-    opts: TerminalOptions,
-) -> Result<(), StepError> {
-    let emitter = TerminalEmitter::new(opts, None);
-    let message = command::apply(state, ctx, cmd, &emitter).await?;
-    for line in message.lines() {
-        note(line);
-    }
-    Ok(())
-}
-
-async fn ask(
-    engine: &Engine,
-    ctx: &mut RequestContext,
-    input: UserInput,
-    opts: TerminalOptions,
-) -> Result<(), StepError> {
-    let emitter = TerminalEmitter::new(opts, Some(ctx.cancel.clone()));
-    let request = RunRequest {
-        input: Some(input),
-        options: RunOptions::default(),
-    };
-    let result = engine.run(ctx, request, &emitter).await;
-    drop(emitter);
-    result?;
     Ok(())
 }
 

@@ -118,6 +118,90 @@ impl StopSignals {
     }
 }
 
+/// The one signal listener of the front ends: the first stop signal is recorded and
+/// cancels the target token (a conversation's; the REPL swaps in each turn's token with
+/// [`StopWatch::retarget`]); later signals are absorbed while the front end finishes.
+/// Listening ends when the watch is dropped.
+pub struct StopWatch {
+    stopped: tokio::sync::watch::Receiver<Option<StopSignal>>,
+    target: std::sync::Arc<std::sync::Mutex<tokio_util::sync::CancellationToken>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl StopWatch {
+    /// Starts listening (for SIGINT too when `interrupt`); a signal cancels `target`.
+    pub fn start(
+        target: tokio_util::sync::CancellationToken,
+        interrupt: bool,
+    ) -> std::io::Result<Self> {
+        let mut signals = StopSignals::listen(interrupt)?;
+        let (tx, stopped) = tokio::sync::watch::channel(None);
+        let target = std::sync::Arc::new(std::sync::Mutex::new(target));
+        let current = std::sync::Arc::clone(&target);
+        let task = tokio::spawn(async move {
+            let signal = signals.recv().await;
+            // First the flag, then the token: a turn starting meanwhile sees one or the
+            // other.
+            let _ = tx.send(Some(signal));
+            if let Ok(token) = current.lock() {
+                token.cancel();
+            }
+            loop {
+                signals.recv().await;
+            }
+        });
+        Ok(Self {
+            stopped,
+            target,
+            task,
+        })
+    }
+
+    /// The signal received, if any.
+    pub fn signal(&self) -> Option<StopSignal> {
+        *self.stopped.borrow()
+    }
+
+    /// From now on a signal cancels `target`; when one came already, it is cancelled at
+    /// once.
+    pub fn retarget(&self, target: tokio_util::sync::CancellationToken) {
+        if let Ok(mut current) = self.target.lock() {
+            *current = target.clone();
+        }
+        if self.signal().is_some() {
+            target.cancel();
+        }
+    }
+
+    /// Cancels the current target (the REPL's Ctrl-C: the running turn stops, the REPL
+    /// goes on).
+    pub fn cancel_target(&self) {
+        if let Ok(token) = self.target.lock() {
+            token.cancel();
+        }
+    }
+
+    /// Waits for the first signal (never returns if none comes).
+    pub async fn wait(&self) -> StopSignal {
+        let mut stopped = self.stopped.clone();
+        match stopped.wait_for(Option::is_some).await {
+            Ok(signal) => signal.unwrap_or(StopSignal::Terminate),
+            Err(_) => std::future::pending().await,
+        }
+    }
+
+    /// The exit status for `fallback` unless a signal came, whose status wins.
+    pub fn exit_code_or(&self, fallback: u8) -> u8 {
+        self.signal().map_or(fallback, StopSignal::exit_code)
+    }
+}
+
+impl Drop for StopWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 /// Set once a thread may be left blocked (on the terminal, or waiting for a session
 /// lock) by a wait that a signal or a cancellation abandoned.
 static BLOCKED_THREADS_LEFT: AtomicBool = AtomicBool::new(false);

@@ -5,7 +5,6 @@
 //! the shell assistant (`cli::execute`) and the information commands never call each
 //! other; what they share lives here (flags → first conversation) and in `term`.
 
-mod flags;
 mod setup;
 
 use std::io::{IsTerminal, Write};
@@ -16,12 +15,9 @@ use clap::Parser;
 
 use crate::cli::args::{Args, InputFormat, OutputFormat, ShellKind};
 use crate::config::{ConfigError, Env, Paths};
-use crate::context::RequestContext;
 use crate::render::theme::Theme;
 use crate::state::AppState;
 use crate::term;
-
-pub use flags::{apply_role_flags, empty_session, set_approver};
 
 /// What this run of loki does, decided once from the arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,31 +262,11 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
             if !stdout_tty {
                 anyhow::bail!("the REPL needs a terminal on stdout; give a prompt to run one-shot");
             }
-            let mut ctx = RequestContext::resolve(&state, args.model.as_deref())?;
-            set_approver(&mut ctx, &args);
-            // The REPL offers the user-interaction tools and answers them at the terminal.
-            ctx.user_tools = true;
-            ctx.asker = Arc::new(term::ask::TerminalAsker::new(&ctx.id));
-            apply_role_flags(
-                &state,
-                &mut ctx,
-                &args,
-                state.config.repl_prelude.as_deref(),
-            )?;
-            empty_session(&state, &mut ctx, &args)?;
-            term::warn_session_model(&ctx);
-            if args.dry_run {
-                ctx.dry_run = true;
-            }
-            if args.no_stream {
-                ctx.stream = false;
-            }
-            if crate::cli::rag::prepare(&state, &mut ctx, &args, false, true).await?
-                == crate::cli::rag::RagStep::Done
-            {
+            let conversation = repl_conversation(&state, &args).await?;
+            let Some(conversation) = conversation else {
                 return Ok(0);
-            }
-            crate::repl::run(state, ctx).await
+            };
+            crate::repl::run(state, conversation).await
         }
         Mode::Macro => {
             let mut macro_args = args.text.clone();
@@ -318,6 +294,35 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
             crate::cli::oneshot::run(&state, &args, text).await
         }
     }
+}
+
+/// The REPL's conversation: the flags and `repl_prelude`, the person at the terminal
+/// approving calls and answering the user-interaction tools. `None` when a
+/// knowledge-base build was all that was asked.
+async fn repl_conversation(
+    state: &Arc<AppState>,
+    args: &Args,
+) -> anyhow::Result<Option<crate::conversation::Conversation>> {
+    let id = crate::context::next_conversation_id();
+    let spec = crate::conversation::ConversationSpec {
+        id: Some(id.clone()),
+        approver: crate::cli::flags::terminal_approver(&id),
+        asker: Some(Arc::new(term::ask::TerminalAsker::new(&id))),
+        user_tools: true,
+        ..crate::cli::flags::spec(args, state.config.repl_prelude.as_deref())
+    };
+    let mut conversation = crate::conversation::Conversation::open(state, spec).await?;
+    let theme = Theme::detect(
+        std::io::stderr().is_terminal(),
+        state.env.get("NO_COLOR").is_some(),
+        true,
+        false,
+    );
+    for warning in conversation.take_warnings() {
+        term::report_warning(&theme, &warning);
+    }
+    let step = crate::cli::rag::prepare(state, &mut conversation, args, false, true).await?;
+    Ok((step != crate::cli::rag::RagStep::Done).then_some(conversation))
 }
 
 /// The vault operation asked for on the command line, if any.

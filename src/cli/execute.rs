@@ -16,75 +16,68 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::Env;
-use crate::context::RequestContext;
-use crate::engine::{CollectingEmitter, CoreError, Engine, RunOptions, RunRequest, UserInput};
+use crate::conversation::{Conversation, ConversationSpec};
+use crate::engine::command::Command;
+use crate::engine::{CollectingEmitter, CoreError, RunOptions, UserInput};
 use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
-use crate::role::Role;
 use crate::state::AppState;
 
 const MENU: &[&str] = &["execute", "revise", "describe", "copy", "quit"];
 
-/// `-e` from the command line: the conversation (with `-s` and `--empty-session`), the
-/// shell assistant, and the session saved per the save policy.
+/// `-e` from the command line: the conversation (with `-s` and `--empty-session`) framed
+/// by the `shell` role, the shell assistant, and the session saved per the save policy.
 pub async fn start(
     state: &Arc<AppState>,
     args: &crate::cli::args::Args,
     text: String,
 ) -> anyhow::Result<u8> {
-    let mut ctx = RequestContext::resolve(state, args.model.as_deref())?;
-    crate::app::set_approver(&mut ctx, args);
-    if args.dry_run {
-        ctx.dry_run = true;
-    }
+    let id = crate::context::next_conversation_id();
+    let mut commands = Vec::new();
     if let Some(name) = &args.session {
-        crate::engine::command::apply(
-            state,
-            &mut ctx,
-            crate::engine::command::Command::OpenSession(name.clone()),
-            &CollectingEmitter::new(),
-        )
-        .await?;
-        // Held until the session is written, so a concurrent run on it waits.
-        ctx.lock_session(state, None, &crate::term::session_note)
-            .await?;
-        crate::app::empty_session(state, &mut ctx, args)?;
-        crate::term::warn_session_model(&ctx);
+        commands.push(Command::OpenSession(name.clone()));
     }
-    let engine = Engine::new(Arc::clone(state));
+    commands.push(Command::ForceRole("shell".into()));
+    let spec = ConversationSpec {
+        id: Some(id.clone()),
+        commands,
+        approver: super::flags::terminal_approver(&id),
+        // Held until the session is written, so a concurrent run on it waits.
+        hold_session: true,
+        ..super::flags::spec(args, None)
+    };
+    let mut conversation = Conversation::open(state, spec).await?;
+    let theme = stderr_theme(state);
+    for warning in conversation.take_warnings() {
+        crate::term::report_warning(&theme, &warning);
+    }
     let input = UserInput {
         text,
         files: args.files.clone(),
         ..UserInput::default()
     };
-    let status = run(&engine, &mut ctx, input, args.model.as_deref()).await;
-    let collector = CollectingEmitter::new();
-    let saved =
-        super::oneshot::finish_session(state, &mut ctx, args.save_session, &collector).await?;
-    for line in saved.lines().filter_map(|l| l.strip_prefix("warning: ")) {
-        let theme = Theme::detect(std::io::stderr().is_terminal(), false, true, false);
-        crate::term::report_warning(&theme, line);
+    let status = run(&mut conversation, input).await;
+    let saved = conversation
+        .finish(false, &CollectingEmitter::new())
+        .await?;
+    for warning in saved.warnings() {
+        crate::term::report_warning(&theme, warning);
     }
     status
 }
 
+fn stderr_theme(state: &AppState) -> Theme {
+    let no_color = state.env.get("NO_COLOR").is_some();
+    Theme::detect(std::io::stderr().is_terminal(), no_color, true, false)
+}
+
 /// Runs `-e` for `request`; returns the exit status.
-async fn run(
-    engine: &Engine,
-    ctx: &mut RequestContext,
-    request: UserInput,
-    model_flag: Option<&str>,
-) -> anyhow::Result<u8> {
-    let state = Arc::clone(engine.state());
-    let vars = ctx.system_vars();
-    ctx.use_role(&state, Role::load(&state.paths.roles_dir, "shell", &vars)?)?;
-    if let Some(model) = model_flag {
-        ctx.set_model(&state, model)?;
-    }
-    let mut command = generate(engine, ctx, request).await?;
+async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Result<u8> {
+    let state = Arc::clone(conversation.state());
+    let mut command = generate(conversation, request).await?;
     let stdout_tty = std::io::stdout().is_terminal();
-    if ctx.dry_run || !stdout_tty {
+    if conversation.context().dry_run || !stdout_tty {
         let shown = sanitize::for_terminal(&command, stdout_tty);
         writeln!(std::io::stdout().lock(), "{shown}")?;
         return Ok(0);
@@ -100,17 +93,16 @@ async fn run(
                 let Ok(change) = inquire::Text::new("What should change?").prompt() else {
                     return Ok(0);
                 };
-                command = generate(
-                    engine,
-                    ctx,
-                    UserInput {
-                        text: change,
-                        ..UserInput::default()
-                    },
-                )
-                .await?;
+                let change = UserInput {
+                    text: change,
+                    ..UserInput::default()
+                };
+                command = generate(conversation, change).await?;
             }
-            "describe" => describe(engine, &state, &ctx.model.id(), &command).await?,
+            "describe" => {
+                let model = conversation.context().model.id();
+                describe(&state, &model, &command).await?;
+            }
             "copy" => match crate::term::clipboard::copy(&command) {
                 Ok(tool) => {
                     writeln!(
@@ -150,20 +142,13 @@ fn show_command(theme: &Theme, command: &str) -> std::io::Result<()> {
 }
 
 /// One model call with the shell role; the reply without fences or blank lines.
-async fn generate(
-    engine: &Engine,
-    ctx: &mut RequestContext,
-    input: UserInput,
-) -> Result<String, CoreError> {
+async fn generate(conversation: &mut Conversation, input: UserInput) -> Result<String, CoreError> {
     let emitter = CollectingEmitter::new();
-    let request = RunRequest {
-        input: Some(input),
-        options: RunOptions {
-            stream: Some(false),
-        },
+    let options = RunOptions {
+        stream: Some(false),
     };
-    let outcome = engine.run(ctx, request, &emitter).await?;
-    if ctx.dry_run {
+    let outcome = conversation.run(input, options, &emitter).await?;
+    if conversation.context().dry_run {
         return Ok(outcome.text);
     }
     let command = crate::render::code::extract(&outcome.text)
@@ -178,31 +163,26 @@ async fn generate(
     Ok(command)
 }
 
-/// Streams an explanation of `command` with the `explain-shell` role.
-/// Uses the model that generated the command (the `-m` model, if one was given).
-async fn describe(
-    engine: &Engine,
-    state: &AppState,
-    model: &str,
-    command: &str,
-) -> Result<(), CoreError> {
-    let mut ctx = RequestContext::resolve(state, Some(model))?;
-    let vars = ctx.system_vars();
-    ctx.use_role(
-        state,
-        Role::load(&state.paths.roles_dir, "explain-shell", &vars)?,
-    )?;
+/// Streams an explanation of `command` with the `explain-shell` role, in a conversation
+/// of its own, with the model that generated the command.
+async fn describe(state: &Arc<AppState>, model: &str, command: &str) -> Result<(), CoreError> {
+    let spec = ConversationSpec {
+        model: Some(model.to_string()),
+        commands: vec![Command::UseRole("explain-shell".into())],
+        ..ConversationSpec::default()
+    };
+    let mut conversation = Conversation::open(state, spec).await?;
     let no_color = state.env.get("NO_COLOR").is_some();
     let opts = TerminalOptions::detect(&Display::from_config(&state.config), no_color, false);
     let emitter = TerminalEmitter::new(opts, None);
-    let request = RunRequest {
-        input: Some(UserInput {
-            text: command.to_string(),
-            ..UserInput::default()
-        }),
-        options: RunOptions::default(),
+    let input = UserInput {
+        text: command.to_string(),
+        ..UserInput::default()
     };
-    engine.run(&mut ctx, request, &emitter).await.map(|_| ())
+    conversation
+        .run(input, RunOptions::default(), &emitter)
+        .await
+        .map(|_| ())
 }
 
 /// Runs the command in the user's shell with the terminal attached; returns its status.

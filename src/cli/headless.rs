@@ -232,12 +232,28 @@ pub struct InputLineError {
     pub reason: String,
 }
 
-/// Parses one line of `--input-format stream-json`:
+/// One line of `--input-format stream-json`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputLine {
+    /// A user message: the next prompt.
+    Prompt(UserInput),
+    /// The answer to a `tool_call_approval_requested` event.
+    Approval {
+        /// The call it answers.
+        call_id: String,
+        /// What to do.
+        decision: crate::tool::approve::Decision,
+    },
+}
+
+/// Parses one line of `--input-format stream-json`: a user message
 /// `{"type":"user","message":{"role":"user","content":"…"}}`, where `content` may also be a
 /// list of parts — `{"type":"text","text":…}`, `{"type":"image","source":{"type":"base64",
 /// "media_type":…,"data":…}}` (or `{"type":"url","url":…}`), or
-/// `{"type":"image_url","image_url":{"url":…}}`. `None` for a blank line.
-pub fn parse_input_line(line: &str, number: usize) -> Result<Option<UserInput>, InputLineError> {
+/// `{"type":"image_url","image_url":{"url":…}}` — or an approval
+/// `{"type":"approval","call_id":…,"decision":"allow"|"allow_always"|"deny"}` (a denial
+/// may carry a `message` for the model). `None` for a blank line.
+pub fn parse_input_line(line: &str, number: usize) -> Result<Option<InputLine>, InputLineError> {
     let bad = |reason: &str| InputLineError {
         line: number,
         reason: reason.into(),
@@ -249,11 +265,42 @@ pub fn parse_input_line(line: &str, number: usize) -> Result<Option<UserInput>, 
         line: number,
         reason: format!("not JSON ({e})"),
     })?;
-    if value["type"] != "user" {
-        return Err(bad(
-            r#"expected {"type":"user","message":{"role":"user","content":…}}"#,
-        ));
+    match value["type"].as_str() {
+        Some("user") => parse_user_message(&value, &bad).map(|i| Some(InputLine::Prompt(i))),
+        Some("approval") => parse_approval(&value, &bad).map(Some),
+        _ => Err(bad(
+            r#"expected {"type":"user","message":{"role":"user","content":…}} or {"type":"approval","call_id":…,"decision":…}"#,
+        )),
     }
+}
+
+fn parse_approval(
+    value: &Value,
+    bad: &dyn Fn(&str) -> InputLineError,
+) -> Result<InputLine, InputLineError> {
+    use crate::tool::approve::Decision;
+    let call_id = value["call_id"]
+        .as_str()
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| bad("an approval needs the `call_id` of the call it answers"))?;
+    let message = value["message"].as_str().filter(|m| !m.trim().is_empty());
+    let decision = match (value["decision"].as_str(), message) {
+        (Some("allow"), _) => Decision::Approve,
+        (Some("allow_always"), _) => Decision::ApproveAlways,
+        (Some("deny"), None) => Decision::Deny,
+        (Some("deny"), Some(message)) => Decision::DenyWithMessage(message.to_string()),
+        _ => return Err(bad("`decision` must be \"allow\", \"allow_always\" or \"deny\"")),
+    };
+    Ok(InputLine::Approval {
+        call_id: call_id.to_string(),
+        decision,
+    })
+}
+
+fn parse_user_message(
+    value: &Value,
+    bad: &dyn Fn(&str) -> InputLineError,
+) -> Result<UserInput, InputLineError> {
     let message = &value["message"];
     if message["role"] != "user" {
         return Err(bad("`message.role` must be \"user\""));
@@ -311,28 +358,60 @@ pub fn parse_input_line(line: &str, number: usize) -> Result<Option<UserInput>, 
     if input.text.trim().is_empty() && input.images.is_empty() {
         return Err(bad("the message is empty"));
     }
-    Ok(Some(input))
+    Ok(input)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn prompt(line: &str, number: usize) -> UserInput {
+        match parse_input_line(line, number).unwrap() {
+            Some(InputLine::Prompt(input)) => input,
+            other => panic!("not a prompt: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_approvals() {
+        use crate::tool::approve::Decision;
+        let line = |decision: &str| {
+            parse_input_line(
+                &format!(r#"{{"type":"approval","call_id":"call_7",{decision}}}"#),
+                1,
+            )
+        };
+        let approval = |decision| {
+            Some(InputLine::Approval {
+                call_id: "call_7".into(),
+                decision,
+            })
+        };
+        assert_eq!(line(r#""decision":"allow""#).unwrap(), approval(Decision::Approve));
+        assert_eq!(
+            line(r#""decision":"allow_always""#).unwrap(),
+            approval(Decision::ApproveAlways)
+        );
+        assert_eq!(line(r#""decision":"deny""#).unwrap(), approval(Decision::Deny));
+        assert_eq!(
+            line(r#""decision":"deny","message":"not that file""#).unwrap(),
+            approval(Decision::DenyWithMessage("not that file".into()))
+        );
+        assert!(line(r#""decision":"maybe""#).is_err());
+        assert!(parse_input_line(r#"{"type":"approval","decision":"allow"}"#, 2).is_err());
+    }
+
     #[test]
     fn parses_text_and_parts() {
-        let plain = parse_input_line(
+        let plain = prompt(
             r#"{"type":"user","message":{"role":"user","content":"hi"}}"#,
             1,
-        )
-        .unwrap()
-        .unwrap();
+        );
         assert_eq!(plain.text, "hi");
-        let parts = parse_input_line(
+        let parts = prompt(
             r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"what is it?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}}"#,
             2,
-        )
-        .unwrap()
-        .unwrap();
+        );
         assert_eq!(parts.text, "what is it?");
         assert_eq!(parts.images, ["data:image/png;base64,AAAA"]);
         assert!(parse_input_line("", 3).unwrap().is_none());

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use anyhow::Context as _;
 
 use super::args::Args;
-use crate::context::RequestContext;
+use crate::conversation::{Conversation, ConversationSpec};
 use crate::macros::{self, MacroError};
 use crate::render::Display;
 use crate::render::theme::Theme;
+use crate::signals::StopWatch;
 use crate::state::AppState;
 use crate::term;
 
@@ -23,43 +24,25 @@ pub async fn run(state: &Arc<AppState>, args: &Args, macro_args: &[String]) -> a
     };
     let no_color = state.env.get("NO_COLOR").is_some();
     let stderr_theme = Theme::detect(std::io::stderr().is_terminal(), no_color, true, false);
-    let mut ctx = RequestContext::resolve(state, args.model.as_deref())?;
-    crate::app::set_approver(&mut ctx, args);
-    if args.dry_run {
-        ctx.dry_run = true;
-    }
-    if args.no_stream {
-        ctx.stream = false;
-    }
-
-    let stopped = Arc::new(std::sync::OnceLock::new());
-    let mut signals =
-        crate::signals::StopSignals::listen(true).context("cannot listen for signals")?;
-    let listener = {
-        let cancel = ctx.cancel.clone();
-        let stopped = Arc::clone(&stopped);
-        tokio::spawn(async move {
-            let signal = signals.recv().await;
-            let _ = stopped.set(signal);
-            cancel.cancel();
-            loop {
-                signals.recv().await;
-            }
-        })
+    let id = crate::context::next_conversation_id();
+    let spec = ConversationSpec {
+        id: Some(id.clone()),
+        approver: super::flags::terminal_approver(&id),
+        ..super::flags::spec(args, None)
     };
+    let mut conversation = Conversation::open(state, spec).await?;
+    let stop =
+        StopWatch::start(conversation.cancel_token(), true).context("cannot listen for signals")?;
     let terminal = macros::Terminal {
         display: Display::from_config(&state.config),
         no_color,
     };
-    let result = macros::run(state, &mut ctx, name, macro_args, &terminal).await;
-    listener.abort();
+    let result = macros::run(&mut conversation, name, macro_args, &terminal).await;
     Ok(match result {
         Ok(()) => 0,
         Err(MacroError::Cancelled(_)) => {
             crate::signals::restore_terminal();
-            stopped
-                .get()
-                .map_or(130, |s: &crate::signals::StopSignal| s.exit_code())
+            stop.exit_code_or(130)
         }
         Err(e) => {
             term::report_error(&stderr_theme, &e.to_string());

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::args::Args;
-use crate::context::{RagChoice, RequestContext};
+use crate::conversation::Conversation;
+use crate::engine::command::Command;
 use crate::engine::retrieval;
 use crate::rag;
 use crate::state::AppState;
@@ -33,10 +34,11 @@ fn ctrl_c_token() -> (CancellationToken, tokio::task::JoinHandle<()>) {
     (token, task)
 }
 
-/// Applies the RAG flags to `ctx`; `has_prompt` says whether a question follows.
+/// Applies the RAG flags to `conversation` (building what they ask for first);
+/// `has_prompt` says whether a question follows.
 pub(crate) async fn prepare(
     state: &Arc<AppState>,
-    ctx: &mut RequestContext,
+    conversation: &mut Conversation,
     args: &Args,
     has_prompt: bool,
     repl: bool,
@@ -45,7 +47,7 @@ pub(crate) async fn prepare(
         return Ok(RagStep::Continue);
     };
     rag::validate_name(name)?;
-    let cwd = std::env::current_dir()?;
+    let cwd = conversation.context().cwd.clone();
     let dir = &state.paths.rags_dir;
     let progress = crate::term::rag::progress(state);
     let (cancel, watcher) = ctrl_c_token();
@@ -75,7 +77,10 @@ pub(crate) async fn prepare(
             .lock()
             .write_all(crate::term::rag::report_lines(&report).as_bytes())?;
     }
-    ctx.rag = RagChoice::Use(name.clone());
+    let quiet = crate::engine::CollectingEmitter::new();
+    conversation
+        .apply(Command::UseRag(name.clone()), &quiet)
+        .await?;
     let flag_build = !args.rag_docs.is_empty() || args.rebuild_rag;
     if built && flag_build && !has_prompt {
         return Ok(RagStep::Done);

@@ -9,7 +9,7 @@
 //! save policy's ([`crate::session::policy`]).
 
 use crate::client::Role as MessageRole;
-use crate::context::RequestContext;
+use crate::context::{RagChoice, RequestContext, SavedSession};
 use crate::role::Role;
 use crate::state::AppState;
 
@@ -25,6 +25,9 @@ pub enum Command {
     UsePrompt(String),
     /// Activate a role by name (`.role`).
     UseRole(String),
+    /// Activate a role by name even in a session that already has messages (the shell
+    /// assistant's `shell` role, which frames every request of `-e`).
+    ForceRole(String),
     /// Leave the active role (`.exit role`).
     ExitRole,
     /// Change a runtime setting (`.set key value`).
@@ -60,6 +63,63 @@ pub enum Command {
     CompressSession,
     /// Delete a saved session (`.delete session`).
     DeleteSession(String),
+    /// Use a built knowledge base (`.rag <name>`, `--rag`); an open session remembers it.
+    UseRag(String),
+    /// Use no knowledge base, whatever the session or role say (`.exit rag`).
+    ExitRag,
+}
+
+/// One line of what a command did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// A confirmation (`model: openai:gpt-4o`).
+    Note(String),
+    /// Something the user must see (a session saved under a new name, a session's model
+    /// that is not available).
+    Warning(String),
+}
+
+/// What applying a command did.
+#[derive(Debug, Clone, Default)]
+pub struct Applied {
+    /// Confirmations and warnings, in order.
+    pub lines: Vec<Line>,
+    /// The session written, when the command saved one.
+    pub saved: Option<SavedSession>,
+}
+
+impl Applied {
+    /// One confirmation line.
+    pub fn note(text: impl Into<String>) -> Self {
+        Self {
+            lines: vec![Line::Note(text.into())],
+            saved: None,
+        }
+    }
+
+    /// The confirmation lines.
+    pub fn notes(&self) -> impl Iterator<Item = &str> {
+        self.lines.iter().filter_map(|l| match l {
+            Line::Note(text) => Some(text.as_str()),
+            Line::Warning(_) => None,
+        })
+    }
+
+    /// The warnings.
+    pub fn warnings(&self) -> impl Iterator<Item = &str> {
+        self.lines.iter().filter_map(|l| match l {
+            Line::Warning(text) => Some(text.as_str()),
+            Line::Note(_) => None,
+        })
+    }
+
+    /// Appends what `other` did.
+    pub fn extend(&mut self, other: Self) {
+        self.lines.extend(other.lines);
+        if other.saved.is_some() {
+            self.saved = other.saved;
+        }
+    }
 }
 
 /// Settings `.set` accepts, with the values they take (for help and completion).
@@ -82,30 +142,29 @@ pub const SETTABLE: &[(&str, &str)] = &[
     ("rag_reranker_model", "<client:model|null>"),
 ];
 
-/// Applies a command to the conversation; returns a one-line confirmation. Session saves
-/// and compressions are reported to `emitter` as events.
+/// Applies a command to the conversation; returns what it did. Session saves and
+/// compressions are reported to `emitter` as events.
 pub async fn apply(
     state: &std::sync::Arc<AppState>,
     ctx: &mut RequestContext,
     command: Command,
     emitter: &dyn Emitter,
-) -> Result<String, CoreError> {
+) -> Result<Applied, CoreError> {
     match command {
         Command::SaveSession(rename) => save_session(state, ctx, rename.as_deref(), emitter).await,
         Command::CloseSession { save, rename } => {
             if ctx.session.is_none() {
                 return Err(CoreError::InvalidRequest("no session is open".into()));
             }
-            let mut message = String::new();
+            let mut applied = Applied::default();
             if save {
-                message = save_session(state, ctx, rename.as_deref(), emitter).await?;
-                message.push('\n');
+                applied = save_session(state, ctx, rename.as_deref(), emitter).await?;
             }
             ctx.session = None;
             ctx.history.clear();
             ctx.unlock_session();
-            message.push_str("session closed");
-            Ok(message)
+            applied.extend(Applied::note("session closed"));
+            Ok(applied)
         }
         Command::CompressSession => {
             if ctx.session.is_none() {
@@ -113,9 +172,9 @@ pub async fn apply(
             }
             let engine = super::Engine::new(std::sync::Arc::clone(state));
             Ok(if engine.compress_now(ctx, emitter).await? {
-                String::new()
+                Applied::default()
             } else {
-                "nothing to compress yet".into()
+                Applied::note("nothing to compress yet")
             })
         }
         other => apply_now(state, ctx, other),
@@ -128,11 +187,11 @@ async fn save_session(
     ctx: &mut RequestContext,
     rename: Option<&str>,
     emitter: &dyn Emitter,
-) -> Result<String, CoreError> {
+) -> Result<Applied, CoreError> {
     if ctx.session.is_none() {
         return Err(CoreError::InvalidRequest("no session is open".into()));
     }
-    let sink = Sink::new(ctx.id.clone(), emitter);
+    let sink = Sink::for_context(ctx, emitter);
     let notify = |line: &str| {
         sink.emit(Event::Notice(super::event::Notice::info(line)));
         sink.flush();
@@ -151,16 +210,33 @@ async fn save_session(
         forked: saved.forked.clone(),
     }));
     sink.flush();
-    let mut message = String::new();
+    let mut applied = Applied::default();
     if let Some(forked) = &saved.forked {
-        message.push_str(&format!("warning: {forked}\n"));
+        applied.lines.push(Line::Warning(forked.clone()));
     }
-    message.push_str(&format!("saved the session to {}", saved.path.display()));
-    Ok(message)
+    applied.lines.push(Line::Note(format!(
+        "saved the session to {}",
+        saved.path.display()
+    )));
+    applied.saved = Some(saved);
+    Ok(applied)
 }
 
 /// Applies a command that needs no waiting.
 pub fn apply_now(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    command: Command,
+) -> Result<Applied, CoreError> {
+    match command {
+        Command::OpenSession(name) => open_session(state, ctx, &name, false),
+        Command::OpenSessionWithHistory(name) => open_session(state, ctx, &name, true),
+        other => confirm(state, ctx, other).map(Applied::note),
+    }
+}
+
+/// Applies a command whose outcome is one confirmation line.
+fn confirm(
     state: &AppState,
     ctx: &mut RequestContext,
     command: Command,
@@ -177,6 +253,12 @@ pub fn apply_now(
         }
         Command::UseRole(name) => {
             refuse_role_change(ctx, &format!("`.role {name}`"))?;
+            let vars = ctx.system_vars();
+            let role = Role::load(&state.paths.roles_dir, &name, &vars)?;
+            ctx.use_role(state, role)?;
+            Ok(format!("role: {name} (model {})", ctx.model.id()))
+        }
+        Command::ForceRole(name) => {
             let vars = ctx.system_vars();
             let role = Role::load(&state.paths.roles_dir, &name, &vars)?;
             ctx.use_role(state, role)?;
@@ -227,8 +309,9 @@ pub fn apply_now(
             })?;
             Ok(format!("deleted {}", path.display()))
         }
-        Command::OpenSession(name) => open_session(state, ctx, &name, false),
-        Command::OpenSessionWithHistory(name) => open_session(state, ctx, &name, true),
+        Command::OpenSession(_) | Command::OpenSessionWithHistory(_) => Err(
+            CoreError::InvalidRequest("this command needs `command::apply_now`".into()),
+        ),
         Command::DeleteSession(name) => {
             let open = ctx
                 .session
@@ -241,6 +324,36 @@ pub fn apply_now(
             }
             state.sessions.delete_key(&name)?;
             Ok(format!("deleted session {name}"))
+        }
+        Command::UseRag(name) => {
+            crate::rag::validate_name(&name)?;
+            let kb = state.rags.open(&state.paths.rags_dir, &name)?;
+            ctx.rag = RagChoice::Use(name.clone());
+            ctx.rag_sources.clear();
+            if let Some(session) = &ctx.session {
+                session.lock().get_mut().rag = Some(name.clone());
+            }
+            Ok(format!(
+                "rag: {name} ({} chunk(s) from {} document(s){})",
+                kb.meta.chunks,
+                kb.meta.files.len(),
+                if kb.meta.dimensions == 0 {
+                    ", keyword search only"
+                } else {
+                    ""
+                }
+            ))
+        }
+        Command::ExitRag => {
+            if ctx.active_rag().is_none() {
+                return Err(CoreError::InvalidRequest("no knowledge base is active".into()));
+            }
+            ctx.rag = RagChoice::Off;
+            ctx.rag_sources.clear();
+            if let Some(session) = &ctx.session {
+                session.lock().get_mut().rag = None;
+            }
+            Ok("rag: none".into())
         }
         Command::SaveSession(_) | Command::CloseSession { .. } | Command::CompressSession => Err(
             CoreError::InvalidRequest("this command needs `command::apply`".into()),
@@ -273,7 +386,7 @@ fn open_session(
     ctx: &mut RequestContext,
     name: &str,
     carry: bool,
-) -> Result<String, CoreError> {
+) -> Result<Applied, CoreError> {
     if let Some(active) = &ctx.session {
         return Err(CoreError::InvalidRequest(format!(
             "already in session `{}`; .exit session first",
@@ -282,7 +395,7 @@ fn open_session(
     }
     let before = ctx.history.clone();
     let existed = ctx.open_session(state, name)?;
-    let mut message = if existed {
+    let message = if existed {
         format!("session: {name} ({} messages)", ctx.history.len())
     } else if carry && !before.is_empty() {
         if let Some(session) = &ctx.session {
@@ -296,10 +409,11 @@ fn open_session(
     } else {
         format!("session: {name} (new)")
     };
+    let mut applied = Applied::note(message);
     if let Some(warning) = ctx.session_model_warning() {
-        message.push_str(&format!("\nwarning: {warning}"));
+        applied.lines.push(Line::Warning(warning));
     }
-    Ok(message)
+    Ok(applied)
 }
 
 /// Whether `name` names a saved session (for the front end's "carry the conversation?").
@@ -320,7 +434,7 @@ fn set(
     };
     let null = value == "null";
     match key {
-        "model" => return apply_now(state, ctx, Command::SetModel(value.to_string())),
+        "model" => return confirm(state, ctx, Command::SetModel(value.to_string())),
         "temperature" | "top_p" => {
             let (max, expected) = if key == "temperature" {
                 (2.0, "a number from 0 to 2, or null")

@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::event::{AbortReason, ConversationId, Envelope, Event, TurnAborted};
+use super::event::{AbortReason, ConversationId, Envelope, Event, RunId, TurnAborted};
 
 /// Receives engine events.
 pub trait Emitter: Send + Sync {
@@ -26,6 +26,8 @@ pub trait Emitter: Send + Sync {
 /// exactly one `turn_finished` or `turn_aborted`.
 pub struct Sink<'a> {
     conversation: ConversationId,
+    parent: Option<ConversationId>,
+    run: Option<RunId>,
     out: &'a dyn Emitter,
     ended: AtomicBool,
     partial: Mutex<String>,
@@ -36,10 +38,31 @@ impl<'a> Sink<'a> {
     pub fn new(conversation: ConversationId, out: &'a dyn Emitter) -> Self {
         Self {
             conversation,
+            parent: None,
+            run: None,
             out,
             ended: AtomicBool::new(false),
             partial: Mutex::new(String::new()),
         }
+    }
+
+    /// A sink for the conversation `ctx` (its id and parent) writing to `out`.
+    pub fn for_context(ctx: &crate::context::RequestContext, out: &'a dyn Emitter) -> Self {
+        Self::new(ctx.id.clone(), out).with_parent(ctx.parent.clone())
+    }
+
+    /// Stamps events with `parent`, the conversation that started this one.
+    #[must_use]
+    pub fn with_parent(mut self, parent: Option<ConversationId>) -> Self {
+        self.parent = parent;
+        self
+    }
+
+    /// Stamps events with the run they belong to.
+    #[must_use]
+    pub fn with_run(mut self, run: RunId) -> Self {
+        self.run = Some(run);
+        self
     }
 
     /// Emits `event` for this conversation.
@@ -49,6 +72,8 @@ impl<'a> Sink<'a> {
         }
         self.out.emit(Envelope {
             conversation: self.conversation.clone(),
+            parent: self.parent.clone(),
+            run: self.run.clone(),
             event,
         });
     }

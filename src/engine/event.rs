@@ -12,18 +12,48 @@ use serde::Serialize;
 
 use crate::client::Usage;
 
-/// Which conversation an event belongs to: unique within the process.
-pub type ConversationId = std::sync::Arc<str>;
+pub use crate::context::ConversationId;
 
-/// An event and the conversation it belongs to. Serialised flat:
-/// `{"type":"assistant_delta","conversation":"c1","text":"hi"}`.
+/// Which run of [`crate::engine::Engine::run`] an event belongs to: `r1`, `r2`, …, unique
+/// within the process.
+pub type RunId = std::sync::Arc<str>;
+
+/// An event, the conversation it belongs to, that conversation's parent (for a
+/// sub-conversation) and the run it happened in (absent for events outside a run, such as
+/// a session saved by a command). Serialised flat:
+/// `{"conversation":"c2","parent":"c1","run":"r3","type":"assistant_delta","text":"hi"}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Envelope {
     /// The conversation.
     pub conversation: ConversationId,
+    /// The conversation that started this one, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ConversationId>,
+    /// The run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunId>,
     /// What happened.
     #[serde(flatten)]
     pub event: Event,
+}
+
+impl Envelope {
+    /// An envelope for `event` of `conversation`, with no parent and outside a run.
+    pub fn new(conversation: ConversationId, event: Event) -> Self {
+        Self {
+            conversation,
+            parent: None,
+            run: None,
+            event,
+        }
+    }
+}
+
+/// `r1`, `r2`, …: run ids, unique within the process.
+pub fn next_run_id() -> RunId {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("r{n}").into()
 }
 
 /// Something that happened during a run.
@@ -42,6 +72,11 @@ pub enum Event {
     /// The model asked for a tool call (its arguments are complete). Emitted before the
     /// call is approved or refused.
     ToolCallStarted(ToolCallStarted),
+    /// A call needs approval: whoever drives the conversation is asked (a terminal
+    /// menu, a line of `--input-format stream-json`, an HTTP client, a parent agent).
+    ToolCallApprovalRequested(ToolCallApprovalRequested),
+    /// The answer to [`Event::ToolCallApprovalRequested`].
+    ToolCallApprovalDecided(ToolCallApprovalDecided),
     /// A running call reported progress (MCP progress notifications).
     ToolCallProgress(ToolCallProgress),
     /// A tool call ended — ran, failed, or was refused; its result went back to the model.
@@ -105,6 +140,34 @@ pub struct ToolCallStarted {
     pub name: String,
     /// JSON arguments as text.
     pub arguments: String,
+}
+
+/// Payload of [`Event::ToolCallApprovalRequested`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallApprovalRequested {
+    /// Provider call id: the approval is answered by it.
+    pub call_id: String,
+    /// The tool as shown (an MCP call by the server's own tool name).
+    pub name: String,
+    /// Exactly what is approved, as one line: `<tool> wants to <what it does>`.
+    pub text: String,
+    /// A longer preview (a diff for writes and patches), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+    /// Whether "allow always" may be answered.
+    pub allow_always: bool,
+}
+
+/// Payload of [`Event::ToolCallApprovalDecided`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallApprovalDecided {
+    /// Provider call id.
+    pub call_id: String,
+    /// `allow`, `allow_always`, `deny`, `cancel` or `refused`.
+    pub decision: &'static str,
+    /// The message for the model (a denial with a reason, a refusal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// Payload of [`Event::ToolCallProgress`].
@@ -283,16 +346,18 @@ mod tests {
 
     #[test]
     fn serialises_flat_with_type_tag_and_conversation() {
-        let e = Envelope {
-            conversation: "c1".into(),
-            event: Event::AssistantDelta(TextDelta { text: "hi".into() }),
-        };
+        let e = Envelope::new(
+            "c1".into(),
+            Event::AssistantDelta(TextDelta { text: "hi".into() }),
+        );
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
             r#"{"conversation":"c1","type":"assistant_delta","text":"hi"}"#
         );
         let e = Envelope {
             conversation: "c2".into(),
+            parent: Some("c1".into()),
+            run: Some("r4".into()),
             event: Event::TurnAborted(TurnAborted {
                 reason: AbortReason::Cancelled,
                 error: None,
@@ -301,12 +366,9 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
-            r#"{"conversation":"c2","type":"turn_aborted","reason":"cancelled","partial":"p"}"#
+            r#"{"conversation":"c2","parent":"c1","run":"r4","type":"turn_aborted","reason":"cancelled","partial":"p"}"#
         );
-        let e = Envelope {
-            conversation: "c3".into(),
-            event: Event::SessionCompressing,
-        };
+        let e = Envelope::new("c3".into(), Event::SessionCompressing);
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
             r#"{"conversation":"c3","type":"session_compressing"}"#

@@ -151,7 +151,7 @@ impl Engine {
         request: RunRequest,
         emitter: &dyn Emitter,
     ) -> Result<RunOutcome, CoreError> {
-        let sink = Sink::new(ctx.id.clone(), emitter);
+        let sink = Sink::for_context(ctx, emitter).with_run(event::next_run_id());
         let stream = request.options.stream.unwrap_or(ctx.stream) && !ctx.model.config.no_stream;
         sink.emit(Event::TurnStarted(event::TurnStarted {
             model: ctx.model.id(),
@@ -200,7 +200,7 @@ impl Engine {
         ctx: &mut RequestContext,
         emitter: &dyn Emitter,
     ) -> Result<bool, CoreError> {
-        let sink = Sink::new(ctx.id.clone(), emitter);
+        let sink = Sink::for_context(ctx, emitter);
         self.lock_session_sink(ctx, &sink).await
     }
 
@@ -336,7 +336,7 @@ impl Engine {
     /// [`Engine::autoname`], with a failure reported as a warning (the session is then
     /// saved under a timestamp alone).
     pub async fn autoname_or_warn(&self, ctx: &mut RequestContext, emitter: &dyn Emitter) {
-        let sink = Sink::new(ctx.id.clone(), emitter);
+        let sink = Sink::for_context(ctx, emitter);
         self.autoname_sink(ctx, &sink).await;
         sink.flush();
     }
@@ -439,7 +439,7 @@ impl Engine {
         ctx: &mut RequestContext,
         emitter: &dyn Emitter,
     ) -> Result<bool, CoreError> {
-        let sink = Sink::new(ctx.id.clone(), emitter);
+        let sink = Sink::for_context(ctx, emitter);
         let emitter = &sink;
         let split = self.split_for_summary(ctx).or_else(|| {
             let worth = ctx

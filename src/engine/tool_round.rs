@@ -101,12 +101,16 @@ impl Toolbox {
             asker: asker.as_ref(),
             conversation: &self.conversation,
         };
+        let announcing = Announcing {
+            inner: approver.as_ref(),
+            sink,
+        };
         let run = crate::tool::run_round(
             calls,
             &self.tools,
             env,
             &mut ctx.tool_policy,
-            approver.as_ref(),
+            &announcing,
             state.config.max_tool_output,
         );
         let mut progress = self.progress_rx.lock().await;
@@ -154,5 +158,47 @@ impl Toolbox {
             messages.push(message);
         }
         Some(messages)
+    }
+}
+
+/// The conversation's approver, with each request and its decision reported as events
+/// (`tool_call_approval_requested`, `tool_call_approval_decided`): a program driving the
+/// conversation learns what waits for it and answers by `call_id`.
+struct Announcing<'a, 'b> {
+    inner: &'a dyn crate::tool::approve::Approver,
+    sink: &'a Sink<'b>,
+}
+
+impl crate::tool::approve::Approver for Announcing<'_, '_> {
+    fn approve<'a>(
+        &'a self,
+        request: &'a crate::tool::approve::ApprovalRequest,
+    ) -> futures_util::future::BoxFuture<'a, crate::tool::approve::Decision> {
+        use super::event::{ToolCallApprovalDecided, ToolCallApprovalRequested};
+        Box::pin(async move {
+            self.sink
+                .emit(Event::ToolCallApprovalRequested(ToolCallApprovalRequested {
+                    call_id: request.call_id.clone(),
+                    name: request.tool.clone(),
+                    text: crate::engine::event::redacted(request.text()),
+                    preview: request
+                        .preview
+                        .as_ref()
+                        .map(|p| crate::engine::event::redacted(p.clone())),
+                    allow_always: request.allow_always,
+                }));
+            self.sink.flush();
+            let decision = self.inner.approve(request).await;
+            self.sink
+                .emit(Event::ToolCallApprovalDecided(ToolCallApprovalDecided {
+                    call_id: request.call_id.clone(),
+                    decision: decision.name(),
+                    message: decision
+                        .message()
+                        .map(|m| crate::engine::event::redacted(m.to_string())),
+                }));
+            self.sink.flush();
+            decision
+        })
     }
 }

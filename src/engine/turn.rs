@@ -453,7 +453,7 @@ pub(super) async fn complete_text(
     request: &ChatRequest,
 ) -> Result<String, CoreError> {
     let collector = super::emitter::CollectingEmitter::new();
-    let silent = Sink::new(ctx.id.clone(), &collector);
+    let silent = Sink::for_context(ctx, &collector);
     let mut collected = Collected::default();
     call_model(ctx, request, &silent, &mut collected).await?;
     Ok(collected.text)

@@ -337,7 +337,12 @@ impl TerminalEmitter {
                     Event::Notice(Notice::info("autonaming the session…")),
                 );
             }
-            Event::Usage(_) | Event::SessionAutonamed(_) | Event::SessionSaved(_) => {}
+            // The approver asks on the terminal itself.
+            Event::Usage(_)
+            | Event::SessionAutonamed(_)
+            | Event::SessionSaved(_)
+            | Event::ToolCallApprovalRequested(_)
+            | Event::ToolCallApprovalDecided(_) => {}
             Event::TurnFinished(_) => self.finish(inner),
             Event::TurnAborted(aborted) => {
                 self.finish(inner);

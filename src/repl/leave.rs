@@ -5,7 +5,6 @@
 //! nobody types.
 
 use std::io::Write;
-use std::sync::Arc;
 
 use super::{Next, Repl};
 use crate::engine::Event;
@@ -32,23 +31,16 @@ pub(super) enum Leave {
     Stopped(StopSignal),
 }
 
-/// Shows a save's notices as they happen (waiting for another writer's lock) and keeps
-/// the path written.
-struct SaveWatcher {
+/// Shows a save's notices as they happen (waiting for another writer's lock) while the
+/// conversation is borrowed.
+struct SaveNotices {
     theme: Theme,
-    path: std::sync::Mutex<Option<std::path::PathBuf>>,
 }
 
-impl crate::engine::Emitter for SaveWatcher {
+impl crate::engine::Emitter for SaveNotices {
     fn emit(&self, envelope: crate::engine::Envelope) {
-        match envelope.event {
-            Event::Notice(notice) => dim_line(&self.theme, &notice.message),
-            Event::SessionSaved(saved) => {
-                if let Ok(mut path) = self.path.lock() {
-                    *path = Some(std::path::PathBuf::from(saved.path));
-                }
-            }
-            _ => {}
+        if let Event::Notice(notice) = envelope.event {
+            dim_line(&self.theme, &notice.message);
         }
     }
 }
@@ -67,13 +59,8 @@ impl Repl {
         &self,
         ask: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Interrupted> {
-        let mut stop = self.stop.clone();
-        let stopped = async move {
-            match stop.wait_for(Option::is_some).await {
-                Ok(signal) => *signal,
-                Err(_) => std::future::pending().await,
-            }
-        };
+        let stop = std::sync::Arc::clone(&self.stop);
+        let stopped = async move { Some(stop.wait().await) };
         let asking = tokio::task::spawn_blocking(ask);
         tokio::select! {
             biased;
@@ -98,7 +85,7 @@ impl Repl {
     /// gone): nobody can answer "Save session?", so the answer is yes unless
     /// `save_session: false`. The temporary session is saved under an autoname.
     pub(super) async fn save_on_exit(&mut self) {
-        if crate::session::policy::save_unattended(&self.ctx) {
+        if crate::session::policy::save_unattended(self.ctx()) {
             self.save_session(None).await;
         }
     }
@@ -109,19 +96,14 @@ impl Repl {
         &mut self,
         rename: Option<&str>,
     ) -> Option<std::path::PathBuf> {
-        let watcher = SaveWatcher {
+        let notices = SaveNotices {
             theme: self.theme(),
-            path: std::sync::Mutex::new(None),
         };
-        let state = Arc::clone(self.engine.state());
         let command = Command::SaveSession(rename.map(str::to_string));
-        let result = crate::engine::command::apply(&state, &mut self.ctx, command, &watcher).await;
-        match result {
-            Ok(message) => {
-                for line in message.lines() {
-                    self.note(line);
-                }
-                watcher.path.lock().ok().and_then(|mut p| p.take())
+        match self.conv.apply(command, &notices).await {
+            Ok(applied) => {
+                self.show_applied(&applied);
+                applied.saved.map(|saved| saved.path)
             }
             Err(e) => {
                 self.error(&format!(
@@ -146,13 +128,13 @@ impl Repl {
     /// temporary session also asks for a name. Esc (or Ctrl-C) at the question goes back
     /// to the prompt with the session open; Esc at the name asks the question again.
     pub(super) async fn close_session(&mut self) -> Leave {
-        let Some(active) = &self.ctx.session else {
+        let Some(active) = &self.ctx().session else {
             return Leave::Left;
         };
         let name = active.name();
         let temp = name == crate::session::TEMP_SESSION;
         let mut rename = None;
-        let save = match crate::session::policy::on_leave(&self.ctx) {
+        let save = match crate::session::policy::on_leave(self.ctx()) {
             OnLeave::Save => true,
             OnLeave::Discard | OnLeave::Unchanged => false,
             OnLeave::Ask => match self.ask_to_save(&name, temp).await {

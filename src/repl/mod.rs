@@ -31,12 +31,13 @@ use tokio_util::sync::CancellationToken;
 use crate::client::config::ModelKind;
 use crate::config::{self, Wrap};
 use crate::context::RequestContext;
+use crate::conversation::{Conversation, ConversationSpec};
 use crate::engine::command::{self, Command, parse_bool};
-use crate::engine::{CoreError, Engine, RunOptions, RunRequest, UserInput};
+use crate::engine::{CoreError, RunOptions, UserInput};
 use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
-use crate::signals::{StopSignal, StopSignals};
+use crate::signals::{StopSignal, StopWatch};
 use crate::state::AppState;
 use commands::Action;
 use completer::CompletionData;
@@ -52,21 +53,18 @@ enum Next {
 
 /// The REPL's state between lines.
 struct Repl {
-    engine: Engine,
-    ctx: RequestContext,
+    conv: Conversation,
     display: Display,
     no_color: bool,
     completion: Arc<RwLock<CompletionData>>,
-    /// The token Ctrl-C cancels; swapped for a fresh one before every turn.
-    current_cancel: Arc<Mutex<CancellationToken>>,
-    /// SIGTERM or SIGHUP, once one arrived.
-    stop: tokio::sync::watch::Receiver<Option<StopSignal>>,
+    /// SIGTERM or SIGHUP, once one arrived; it cancels the current turn's token.
+    stop: Arc<StopWatch>,
     /// MCP servers leased in the background for the next turn.
     prepared: Arc<Mutex<Option<crate::mcp::McpLease>>>,
 }
 
 /// Runs the REPL until `.exit` or Ctrl-D; returns the exit status.
-pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8> {
+pub async fn run(state: Arc<AppState>, conversation: Conversation) -> anyhow::Result<u8> {
     let no_color = state.env.get("NO_COLOR").is_some();
     let display = Display::from_config(&state.config);
     let completion = Arc::new(RwLock::new(completion_data(&state)));
@@ -78,41 +76,21 @@ pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8
         editor: editor_cmd,
         completion: Arc::clone(&completion),
     });
-    let current_cancel = Arc::new(Mutex::new(ctx.cancel.clone()));
-    let (stop_tx, stop) = tokio::sync::watch::channel(None);
-    let mut signals = StopSignals::listen(false)?;
-    let terminator = {
-        let current = Arc::clone(&current_cancel);
-        tokio::spawn(async move {
-            let signal = signals.recv().await;
-            // First the flag, then the token: a turn starting meanwhile sees one or the other.
-            let _ = stop_tx.send(Some(signal));
-            if let Ok(token) = current.lock() {
-                token.cancel();
-            }
-            // Later signals are absorbed: the REPL is already finishing.
-            loop {
-                signals.recv().await;
-            }
-        })
-    };
+    // Ctrl-C cancels the current turn only; SIGTERM and SIGHUP end the REPL.
+    let stop = Arc::new(StopWatch::start(conversation.cancel_token(), false)?);
     let watcher = {
-        let current = Arc::clone(&current_cancel);
+        let stop = Arc::clone(&stop);
         tokio::spawn(async move {
             while tokio::signal::ctrl_c().await.is_ok() {
-                if let Ok(token) = current.lock() {
-                    token.cancel();
-                }
+                stop.cancel_target();
             }
         })
     };
     let mut repl = Repl {
-        engine: Engine::new(state),
-        ctx,
+        conv: conversation,
         display,
         no_color,
         completion,
-        current_cancel,
         stop,
         prepared: Arc::new(Mutex::new(None)),
     };
@@ -121,28 +99,44 @@ pub async fn run(state: Arc<AppState>, ctx: RequestContext) -> anyhow::Result<u8
     repl.prepare_mcp();
     let result = repl.run_loop(line_editor).await;
     watcher.abort();
-    terminator.abort();
     result
 }
 
 impl Repl {
     fn state(&self) -> &Arc<AppState> {
-        self.engine.state()
+        self.conv.state()
+    }
+
+    fn ctx(&self) -> &RequestContext {
+        self.conv.context()
+    }
+
+    fn ctx_mut(&mut self) -> &mut RequestContext {
+        self.conv.context_mut()
+    }
+
+    /// A fresh cancellation token for the next turn, which Ctrl-C and stop signals cancel
+    /// (at once if a stop signal already came).
+    fn fresh_token(&mut self) -> CancellationToken {
+        let token = CancellationToken::new();
+        self.ctx_mut().cancel = token.clone();
+        self.stop.retarget(token.clone());
+        token
     }
 
     /// Leases the MCP servers of the conversation's current scope in the background
     /// (starting them while the user types); the previous background lease is let go,
     /// so servers no longer in scope stop once no conversation holds them.
     fn prepare_mcp(&mut self) {
-        if !self.ctx.function_calling_support {
+        if !self.ctx().function_calling_support {
             return;
         }
-        let (servers, _) = crate::tool::scope::mcp_servers(self.state(), &self.ctx);
+        let (servers, _) = crate::tool::scope::mcp_servers(self.state(), self.ctx());
         let state = Arc::clone(self.state());
         let prepared = Arc::clone(&self.prepared);
         // The conversation's own lease (from its last turn) is let go once the new one is
         // held, so servers in both scopes keep running.
-        let previous = self.ctx.mcp_lease.take();
+        let previous = self.ctx_mut().mcp_lease.take();
         tokio::spawn(async move {
             let lease = state.mcp.prepare(&servers).await;
             if let Ok(mut slot) = prepared.lock() {
@@ -161,7 +155,7 @@ impl Repl {
         self.print_styled(&format!(
             "loki {} · {} · {} for commands, Ctrl-D to quit",
             env!("CARGO_PKG_VERSION"),
-            theme.paint(Style::Bold, &sanitize::display(&self.ctx.model.id())),
+            theme.paint(Style::Bold, &sanitize::display(&self.ctx().model.id())),
             theme.paint(Style::Bold, ".help"),
         ));
     }
@@ -223,7 +217,7 @@ impl Repl {
 
     /// The stop signal received, if any.
     fn stopped(&self) -> Option<StopSignal> {
-        *self.stop.borrow()
+        self.stop.signal()
     }
 
     /// Handles one submitted line.
@@ -251,7 +245,7 @@ impl Repl {
             Action::Display { key, value } => self.set_display(&key, &value),
             Action::Help => self.println(&commands::help_text()),
             Action::Info => self.println(&self.info()),
-            Action::InfoRole => match &self.ctx.role {
+            Action::InfoRole => match &self.ctx().role {
                 Some(role) => self.println(&role.export()),
                 None => self.error("no role is active"),
             },
@@ -262,7 +256,7 @@ impl Repl {
             }
             Action::OpenSession(name) => self.open_session(&name).await,
             Action::ExitSession => {
-                if self.ctx.session.is_none() {
+                if self.ctx().session.is_none() {
                     self.error("no session is open");
                 } else if let Leave::Stopped(signal) = self.close_session().await {
                     return Next::Quit(self.terminate(signal).await);
@@ -275,26 +269,26 @@ impl Repl {
                 self.apply(Command::CompressSession).await;
             }
             Action::Authenticate => self.authenticate().await,
-            Action::InfoSession => match self.ctx.session_snapshot() {
+            Action::InfoSession => match self.ctx().session_snapshot() {
                 Some(snapshot) => {
                     let yaml = serde_yaml::to_string(&snapshot).unwrap_or_default();
-                    self.println(&format!("{yaml}{}", token_summary(&self.ctx)));
+                    self.println(&format!("{yaml}{}", token_summary(self.ctx())));
                 }
                 None => self.error("no session is open"),
             },
-            Action::Copy => match command::last_answer(&self.ctx) {
+            Action::Copy => match command::last_answer(self.ctx()) {
                 None => self.error("there is no answer to copy yet"),
                 Some(text) => match crate::term::clipboard::copy(&text) {
                     Ok(tool) => self.note(&format!("copied the last answer ({tool})")),
                     Err(e) => self.error(&e),
                 },
             },
-            Action::ToolResults => match tool_results_text(&self.ctx) {
+            Action::ToolResults => match tool_results_text(self.ctx()) {
                 Some(text) => self.println(&text),
                 None => self.note("the last turn called no tools"),
             },
             Action::EditConfig => self.edit_config(),
-            Action::EditRole => self.edit_role(),
+            Action::EditRole => self.edit_role().await,
             Action::EditSession => self.edit_session().await,
             Action::SaveRole(name) => {
                 self.apply(Command::SaveRole(name)).await;
@@ -309,7 +303,7 @@ impl Repl {
             Action::RebuildRag => self.rebuild_rag().await,
             Action::RagSources => self.rag_sources(),
             Action::InfoRag => self.info_rag(),
-            Action::ExitRag => self.exit_rag(),
+            Action::ExitRag => self.exit_rag().await,
             Action::DeleteRag(name) => self.delete_rag(&name),
             Action::EditRagDocs => self.edit_rag_docs().await,
             Action::Vault(op) => self.vault(&op),
@@ -320,26 +314,21 @@ impl Repl {
     }
 
     async fn ask(&mut self, input: UserInput) {
-        let token = CancellationToken::new();
-        self.ctx.cancel = token.clone();
-        if let Ok(mut current) = self.current_cancel.lock() {
-            *current = token.clone();
-        }
-        // A stop signal that came before the swap cancelled the previous token.
-        if self.stopped().is_some() {
-            token.cancel();
-        }
+        let token = self.fresh_token();
         let opts = TerminalOptions::detect(&self.display, self.no_color, false);
         let emitter = TerminalEmitter::new(opts, Some(token));
-        let request = RunRequest {
-            input: Some(input),
-            options: RunOptions::default(),
-        };
         // Keys typed meanwhile wait, unseen, for the next prompt (Enter submits them there).
         let quiet = turn_input::QuietInput::start();
-        let result = self.engine.run(&mut self.ctx, request, &emitter).await;
+        let result = self
+            .conv
+            .run(input, RunOptions::default(), &emitter)
+            .await;
         drop(emitter);
         drop(quiet);
+        self.report_turn(result);
+    }
+
+    fn report_turn(&self, result: Result<crate::engine::RunOutcome, CoreError>) {
         match result {
             Ok(_) | Err(CoreError::Cancelled) => {}
             Err(e) => self.error(&e.to_string()),
@@ -352,67 +341,57 @@ impl Repl {
     /// conversation is left as it was.
     async fn run_macro(&mut self, name: &str, args: &[String]) {
         let state = Arc::clone(self.state());
-        let mut ctx = match RequestContext::resolve(&state, None) {
-            Ok(ctx) => ctx,
+        let token = CancellationToken::new();
+        let ctx = self.ctx();
+        let spec = ConversationSpec {
+            approver: Some(Arc::clone(&ctx.approver)),
+            asker: Some(Arc::clone(&ctx.asker)),
+            user_tools: ctx.user_tools,
+            yolo: ctx.tool_policy.yolo,
+            cancel: Some(token.clone()),
+            notices: Some(Arc::new(crate::term::session_note)),
+            ..ConversationSpec::default()
+        };
+        let mut conversation = match Conversation::open(&state, spec).await {
+            Ok(conversation) => conversation,
             Err(e) => return self.error(&e.to_string()),
         };
-        ctx.approver = Arc::clone(&self.ctx.approver);
-        ctx.asker = Arc::clone(&self.ctx.asker);
-        ctx.user_tools = self.ctx.user_tools;
-        ctx.tool_policy.yolo = self.ctx.tool_policy.yolo;
-        let token = CancellationToken::new();
-        ctx.cancel = token.clone();
-        if let Ok(mut current) = self.current_cancel.lock() {
-            *current = token.clone();
-        }
-        if self.stopped().is_some() {
-            token.cancel();
-        }
+        self.stop.retarget(token);
         let terminal = crate::macros::Terminal {
             display: self.display,
             no_color: self.no_color,
         };
         let quiet = turn_input::QuietInput::start();
-        let result = crate::macros::run(&state, &mut ctx, name, args, &terminal).await;
+        let result = crate::macros::run(&mut conversation, name, args, &terminal).await;
         drop(quiet);
         match result {
             Ok(()) | Err(crate::macros::MacroError::Cancelled(_)) => {}
             Err(e) => self.error(&e.to_string()),
         }
-        if let Ok(mut current) = self.current_cancel.lock() {
-            *current = self.ctx.cancel.clone();
-        }
+        self.stop.retarget(self.conv.cancel_token());
         self.println("");
     }
 
     /// `.role <name> <text>`: one message with the role; the conversation's role, model
     /// and settings are restored afterwards.
     async fn ask_with_role(&mut self, name: &str, input: UserInput) {
-        let saved = (
-            self.ctx.role.clone(),
-            self.ctx.model.clone(),
-            Arc::clone(&self.ctx.provider),
-            self.ctx.temperature,
-            self.ctx.top_p,
-            self.ctx.session_model.clone(),
-        );
-        let applied = command::apply_now(
-            self.engine.state(),
-            &mut self.ctx,
-            command::Command::UseRole(name.to_string()),
-        );
-        match applied {
-            Ok(_) => self.ask(input).await,
-            Err(e) => self.error(&e.to_string()),
+        let token = self.fresh_token();
+        let opts = TerminalOptions::detect(&self.display, self.no_color, false);
+        let emitter = TerminalEmitter::new(opts, Some(token));
+        let quiet = turn_input::QuietInput::start();
+        let result = self
+            .conv
+            .run_with_role(name, input, RunOptions::default(), &emitter)
+            .await;
+        drop(emitter);
+        drop(quiet);
+        if let Err(e @ (CoreError::Role(_) | CoreError::Model(_) | CoreError::InvalidRequest(_))) =
+            &result
+        {
+            // The role could not be used: no turn ran.
+            return self.error(&e.to_string());
         }
-        (
-            self.ctx.role,
-            self.ctx.model,
-            self.ctx.provider,
-            self.ctx.temperature,
-            self.ctx.top_p,
-            self.ctx.session_model,
-        ) = saved;
+        self.report_turn(result);
     }
 
     /// Runs the editor on `path`; false (after an error line) when it fails.
@@ -428,17 +407,14 @@ impl Repl {
         false
     }
 
-    /// Applies a command to the conversation and shows its confirmation (events such as
+    /// Applies a command to the conversation and shows what it did (events such as
     /// compression notices go through a terminal emitter).
     pub(super) async fn apply(&mut self, command: Command) -> bool {
         let opts = TerminalOptions::detect(&self.display, self.no_color, false);
         let emitter = TerminalEmitter::new(opts, None);
-        let state = Arc::clone(self.engine.state());
-        match command::apply(&state, &mut self.ctx, command, &emitter).await {
-            Ok(message) => {
-                for line in message.lines() {
-                    self.note(line);
-                }
+        match self.conv.apply(command, &emitter).await {
+            Ok(applied) => {
+                self.show_applied(&applied);
                 true
             }
             Err(e) => {
@@ -448,8 +424,18 @@ impl Repl {
         }
     }
 
-    fn edit_role(&mut self) {
-        let Some(role) = self.ctx.role.clone() else {
+    /// Shows a command's confirmations and warnings.
+    fn show_applied(&self, applied: &command::Applied) {
+        for line in &applied.lines {
+            match line {
+                command::Line::Note(text) => self.note(text),
+                command::Line::Warning(text) => self.note(&format!("warning: {text}")),
+            }
+        }
+    }
+
+    async fn edit_role(&mut self) {
+        let Some(role) = self.ctx().role.clone() else {
             return self.error("no role is active");
         };
         if role.name == crate::role::TEMP_ROLE {
@@ -468,39 +454,29 @@ impl Repl {
         if !self.run_editor(&path) {
             return;
         }
-        let command = crate::engine::command::Command::UseRole(role.name);
-        match command::apply_now(self.engine.state(), &mut self.ctx, command) {
-            Ok(message) => self.note(&message),
-            Err(e) => self.error(&e.to_string()),
-        }
+        self.apply(Command::UseRole(role.name)).await;
     }
 
     async fn edit_session(&mut self) {
-        if self.ctx.session.is_none() {
+        if self.ctx().session.is_none() {
             return self.error("no session is open");
         }
         let Some(path) = self.save_session(None).await else {
             return;
         };
         // Saving may have moved the conversation to a new session (see `save_session`).
-        let Some(name) = self.ctx.session.as_ref().map(|s| s.id().to_string()) else {
+        let Some(name) = self.ctx().session.as_ref().map(|s| s.id().to_string()) else {
             return self.error("no session is open");
         };
         // The saved session stays locked through the editor and the reload, so a run that
         // writes it meanwhile waits instead of being overwritten by the editor's save.
-        let state = Arc::clone(self.engine.state());
-        let theme = self.theme();
-        let notify = move |line: &str| {
-            let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "{}", theme.paint(Style::Dim, &sanitize::display(line)));
-        };
-        let locked = match self.ctx.lock_session(&state, None, &notify).await {
+        let locked = match self.conv.lock_session().await {
             Ok(locked) => locked,
             Err(e) => return self.error(&e.to_string()),
         };
         self.edit_saved_session(&path, &name);
         if locked {
-            self.ctx.unlock_session();
+            self.conv.unlock_session();
         }
     }
 
@@ -512,18 +488,19 @@ impl Repl {
         if let Err(e) = crate::session::store::parse_file(path) {
             return self.error(&format!("{e}; the session stays as it was before the edit"));
         }
-        self.ctx.session = None;
-        match self.ctx.open_session(self.engine.state(), name) {
+        let state = Arc::clone(self.state());
+        self.ctx_mut().session = None;
+        match self.ctx_mut().open_session(&state, name) {
             Ok(_) => self.note(&format!(
                 "reloaded the session ({} messages)",
-                self.ctx.history.len()
+                self.ctx().history.len()
             )),
             Err(e) => self.error(&e.to_string()),
         }
     }
 
     async fn authenticate(&mut self) {
-        let client = self.ctx.model.client.clone();
+        let client = self.ctx().model.client.clone();
         let Some(config) = self
             .state()
             .providers
@@ -544,10 +521,10 @@ impl Repl {
 
     /// `.session <name>`: a new session after some conversation offers to carry it.
     async fn open_session(&mut self, name: &str) {
-        let carry = self.ctx.session.is_none()
-            && !self.ctx.history.is_empty()
+        let carry = self.ctx().session.is_none()
+            && !self.ctx().history.is_empty()
             && !command::session_exists(self.state(), name)
-            && self.carry_into_session(name, self.ctx.history.len()).await;
+            && self.carry_into_session(name, self.ctx().history.len()).await;
         let command = if carry {
             Command::OpenSessionWithHistory(name.to_string())
         } else {
@@ -629,14 +606,14 @@ impl Repl {
             path.display().to_string(),
         ));
         let old_state = Arc::clone(state);
-        let model = self.ctx.model.id();
-        self.engine = Engine::new(Arc::clone(&new_state));
+        let model = self.ctx().model.id();
+        self.conv.rebind(Arc::clone(&new_state));
         // A session's own model that was unavailable may be configured now; if it still
         // is not, the session keeps its value.
-        let pinned = self.ctx.session_model.clone();
+        let pinned = self.ctx().session_model.clone();
         let restored = pinned
             .as_ref()
-            .is_some_and(|m| self.ctx.set_model(&new_state, &m.id).is_ok());
+            .is_some_and(|m| self.conv.context_mut().set_model(&new_state, &m.id).is_ok());
         // The new default model applies unless the conversation chose another one
         // (`.model`, a role's or a session's model).
         let old_default = old_state
@@ -646,9 +623,9 @@ impl Repl {
             .ok();
         let on_default = pinned.is_none()
             && old_default.as_deref() == Some(model.as_str())
-            && self.ctx.role.as_ref().is_none_or(|r| r.model.is_none())
+            && self.ctx().role.as_ref().is_none_or(|r| r.model.is_none())
             && self
-                .ctx
+                .ctx()
                 .session
                 .as_ref()
                 .is_none_or(|s| s.lock().get().model.is_none());
@@ -657,20 +634,20 @@ impl Repl {
                 .config
                 .model
                 .as_deref()
-                .is_some_and(|m| self.ctx.set_model(&new_state, m).is_ok());
-        if !restored && !switched && self.ctx.set_model(&new_state, &model).is_err() {
+                .is_some_and(|m| self.conv.context_mut().set_model(&new_state, m).is_ok());
+        if !restored && !switched && self.conv.context_mut().set_model(&new_state, &model).is_err() {
             match RequestContext::resolve(&new_state, None) {
                 Ok(fresh) => {
-                    self.ctx.model = fresh.model;
-                    self.ctx.provider = fresh.provider;
+                    self.conv.context_mut().model = fresh.model;
+                    self.conv.context_mut().provider = fresh.provider;
                 }
                 Err(e) => self.error(&format!("{e}")),
             }
         }
         if !restored {
-            self.ctx.session_model = pinned;
+            self.conv.context_mut().session_model = pinned;
         }
-        apply_config_changes(&mut self.ctx, &old_state.config, &new_state.config);
+        apply_config_changes(self.ctx_mut(), &old_state.config, &new_state.config);
         self.display = Display::from_config(&new_state.config);
         if let Ok(mut data) = self.completion.write() {
             *data = completion_data(&new_state);
@@ -696,7 +673,7 @@ impl Repl {
     }
 
     fn prompt_vars(&self) -> prompt::Vars {
-        let ctx = &self.ctx;
+        let ctx = self.ctx();
         let mut vars = prompt::Vars::new().with_colors(self.display.highlight && !self.no_color);
         vars.set("model", ctx.model.id());
         vars.set("client_name", ctx.model.client.clone());
@@ -758,7 +735,7 @@ impl Repl {
     }
 
     fn info(&self) -> String {
-        let ctx = &self.ctx;
+        let ctx = self.ctx();
         let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
         let rows: Vec<(&str, String)> = vec![
             ("model", ctx.model.id()),

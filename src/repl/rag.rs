@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::Repl;
-use crate::context::RagChoice;
+use crate::engine::command::Command;
 use crate::engine::retrieval;
 use crate::rag::{self, BuildOptions, BuildReport, RagError};
 
@@ -15,9 +15,7 @@ impl Repl {
     /// A fresh token Ctrl-C cancels, for a build.
     fn build_token(&self) -> CancellationToken {
         let token = CancellationToken::new();
-        if let Ok(mut current) = self.current_cancel.lock() {
-            *current = token.clone();
-        }
+        self.stop.retarget(token.clone());
         token
     }
 
@@ -43,7 +41,7 @@ impl Repl {
             return self.error(&e.to_string());
         }
         let state = Arc::clone(self.state());
-        let cwd = std::env::current_dir().unwrap_or_default();
+        let cwd = self.ctx().cwd.clone();
         let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
         let ctx = retrieval::build_context(&state, &cwd, &progress, token);
@@ -61,35 +59,16 @@ impl Repl {
         {
             return;
         }
-        match state.rags.open(&state.paths.rags_dir, name) {
-            Ok(kb) => {
-                self.ctx.rag = RagChoice::Use(name.to_string());
-                self.ctx.rag_sources.clear();
-                if let Some(session) = &self.ctx.session {
-                    session.lock().get_mut().rag = Some(name.to_string());
-                }
-                self.note(&format!(
-                    "rag: {name} ({} chunk(s) from {} document(s){})",
-                    kb.meta.chunks,
-                    kb.meta.files.len(),
-                    if kb.meta.dimensions == 0 {
-                        ", keyword search only"
-                    } else {
-                        ""
-                    }
-                ));
-            }
-            Err(e) => self.error(&e.to_string()),
-        }
+        self.apply(Command::UseRag(name.to_string())).await;
     }
 
     /// `.rebuild rag`.
     pub(super) async fn rebuild_rag(&mut self) {
-        let Some(name) = self.ctx.active_rag() else {
+        let Some(name) = self.ctx().active_rag() else {
             return self.error("no knowledge base is active (.rag <name>)");
         };
         let state = Arc::clone(self.state());
-        let cwd = std::env::current_dir().unwrap_or_default();
+        let cwd = self.ctx().cwd.clone();
         let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
         let ctx = retrieval::build_context(&state, &cwd, &progress, token);
@@ -99,7 +78,7 @@ impl Repl {
 
     /// `.edit rag-docs`: the document list, one per line, in the editor.
     pub(super) async fn edit_rag_docs(&mut self) {
-        let Some(name) = self.ctx.active_rag() else {
+        let Some(name) = self.ctx().active_rag() else {
             return self.error("no knowledge base is active (.rag <name>)");
         };
         let state = Arc::clone(self.state());
@@ -121,7 +100,7 @@ impl Repl {
         if documents == meta.document_paths || documents.is_empty() {
             return self.note("No changes");
         }
-        let cwd = std::env::current_dir().unwrap_or_default();
+        let cwd = self.ctx().cwd.clone();
         let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
         let ctx = retrieval::build_context(&state, &cwd, &progress, token);
@@ -139,24 +118,24 @@ impl Repl {
 
     /// `.sources rag`.
     pub(super) fn rag_sources(&self) {
-        if self.ctx.active_rag().is_none() {
+        if self.ctx().active_rag().is_none() {
             return self.error("no knowledge base is active (.rag <name>)");
         }
-        if self.ctx.rag_sources.is_empty() {
+        if self.ctx().rag_sources.is_empty() {
             return self.note("No sources");
         }
-        self.println(&self.ctx.rag_sources.join("\n"));
+        self.println(&self.ctx().rag_sources.join("\n"));
     }
 
     /// `.info rag`.
     pub(super) fn info_rag(&self) {
-        let Some(name) = self.ctx.active_rag() else {
+        let Some(name) = self.ctx().active_rag() else {
             return self.error("no knowledge base is active (.rag <name>)");
         };
         let state = self.state();
         match rag::store::read_meta(&state.paths.rags_dir, &name) {
             Ok(meta) => {
-                let settings = retrieval::settings(state, &self.ctx, &meta);
+                let settings = retrieval::settings(state, self.ctx(), &meta);
                 let yaml = serde_yaml::to_string(&meta).unwrap_or_default();
                 self.println(&format!(
                     "name: {name}\npath: {}\nsearch: {}\nreranker_in_use: {}\n{yaml}",
@@ -174,21 +153,13 @@ impl Repl {
     }
 
     /// `.exit rag`.
-    pub(super) fn exit_rag(&mut self) {
-        if self.ctx.active_rag().is_none() {
-            return self.error("no knowledge base is active");
-        }
-        self.ctx.rag = RagChoice::Off;
-        self.ctx.rag_sources.clear();
-        if let Some(session) = &self.ctx.session {
-            session.lock().get_mut().rag = None;
-        }
-        self.note("rag: none");
+    pub(super) async fn exit_rag(&mut self) {
+        self.apply(Command::ExitRag).await;
     }
 
     /// `.delete rag <name>`.
     pub(super) fn delete_rag(&mut self, name: &str) {
-        if self.ctx.active_rag().as_deref() == Some(name) {
+        if self.ctx().active_rag().as_deref() == Some(name) {
             return self.error("that knowledge base is in use; .exit rag first");
         }
         let dir = self.state().paths.rags_dir.clone();

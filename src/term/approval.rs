@@ -138,6 +138,7 @@ mod tests {
     fn calls_of_other_conversations_are_labelled() {
         let approver = TerminalApprover::new(Theme::plain(), "c1");
         let request = |from: &str| ApprovalRequest {
+            call_id: "call_1".into(),
             tool: "fs_write".into(),
             summary: "write notes.txt".into(),
             preview: None,

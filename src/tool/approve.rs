@@ -9,6 +9,8 @@ use futures_util::future::BoxFuture;
 /// What the user is shown before deciding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalRequest {
+    /// The provider's id of the call: an answer names it.
+    pub call_id: String,
     /// The tool.
     pub tool: String,
     /// One line: the command, the URL, the path and what happens to it.
@@ -36,6 +38,35 @@ pub enum Decision {
     Cancel,
     /// Not run because no one is there to ask; the reason is for the model.
     Refuse(String),
+}
+
+impl ApprovalRequest {
+    /// Exactly what is approved, as one line: `<tool> wants to <summary>`.
+    pub fn text(&self) -> String {
+        format!("{} wants to {}", self.tool, self.summary)
+    }
+}
+
+impl Decision {
+    /// The decision's name in events: `allow`, `allow_always`, `deny`, `cancel` or
+    /// `refused`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Approve => "allow",
+            Self::ApproveAlways => "allow_always",
+            Self::Deny | Self::DenyWithMessage(_) => "deny",
+            Self::Cancel => "cancel",
+            Self::Refuse(_) => "refused",
+        }
+    }
+
+    /// The message that goes to the model with the decision, if any.
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            Self::DenyWithMessage(m) | Self::Refuse(m) => Some(m),
+            _ => None,
+        }
+    }
 }
 
 /// Decides on tool calls that need approval.
@@ -67,5 +98,172 @@ pub struct ApproveAll;
 impl Approver for ApproveAll {
     fn approve<'a>(&'a self, _: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async { Decision::Approve })
+    }
+}
+
+/// Answers approvals that a program sends later, one call at a time, by call id: the
+/// engine announces each request as a `tool_call_approval_requested` event and waits
+/// here until [`ChannelApprover::answer`] gives the decision for that call (a line of
+/// `--input-format stream-json`, an HTTP request). Once [`ChannelApprover::close`] is
+/// called (the program's input ended), waiting and later requests are refused.
+#[derive(Debug, Default)]
+pub struct ChannelApprover {
+    pending: std::sync::Mutex<Pending>,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    waiting: std::collections::HashMap<String, tokio::sync::oneshot::Sender<Decision>>,
+    closed: bool,
+}
+
+/// An answer named a call that is not waiting for approval.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no tool call `{0}` is waiting for approval")]
+pub struct NotWaiting(pub String);
+
+const INPUT_CLOSED: &str = "this call needs approval and the program driving loki closed its input \
+     without answering; do not retry it";
+
+impl ChannelApprover {
+    /// An approver with nothing waiting.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Gives the decision for `call_id`.
+    pub fn answer(&self, call_id: &str, decision: Decision) -> Result<(), NotWaiting> {
+        let sender = self
+            .pending
+            .lock()
+            .ok()
+            .and_then(|mut p| p.waiting.remove(call_id));
+        match sender {
+            Some(sender) => sender
+                .send(decision)
+                .map_err(|_| NotWaiting(call_id.to_string())),
+            None => Err(NotWaiting(call_id.to_string())),
+        }
+    }
+
+    /// The calls waiting for an answer.
+    pub fn waiting(&self) -> Vec<String> {
+        self.pending
+            .lock()
+            .map(|p| p.waiting.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// No more answers will come: refuses what waits and whatever asks later.
+    pub fn close(&self) {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.closed = true;
+            for (_, sender) in pending.waiting.drain() {
+                let _ = sender.send(Decision::Refuse(INPUT_CLOSED.into()));
+            }
+        }
+    }
+}
+
+impl Approver for ChannelApprover {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let registered = match self.pending.lock() {
+            Ok(mut pending) if !pending.closed => {
+                pending.waiting.insert(request.call_id.clone(), tx);
+                true
+            }
+            _ => false,
+        };
+        Box::pin(async move {
+            if !registered {
+                return Decision::Refuse(INPUT_CLOSED.into());
+            }
+            rx.await
+                .unwrap_or_else(|_| Decision::Refuse(INPUT_CLOSED.into()))
+        })
+    }
+}
+
+/// A sub-conversation's approver: its requests go to the parent's approver, labelled
+/// with who asks (`c1 › c4 (explorer)`), so one person or program answers for a whole
+/// tree of conversations.
+pub struct RoutedApprover {
+    inner: std::sync::Arc<dyn Approver>,
+    label: String,
+}
+
+impl RoutedApprover {
+    /// Routes to `inner`, labelling requests with `label`.
+    pub fn new(inner: std::sync::Arc<dyn Approver>, label: impl Into<String>) -> Self {
+        Self {
+            inner,
+            label: label.into(),
+        }
+    }
+}
+
+impl Approver for RoutedApprover {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            let mut labelled = request.clone();
+            labelled.from.clone_from(&self.label);
+            self.inner.approve(&labelled).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(call_id: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            call_id: call_id.into(),
+            tool: "fs_write".into(),
+            summary: "write a.txt".into(),
+            preview: None,
+            allow_always: true,
+            from: "c1".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn channel_answers_each_call_by_id_and_refuses_once_closed() {
+        let approver = std::sync::Arc::new(ChannelApprover::new());
+        let (a, b) = (request("a"), request("b"));
+        let first = approver.approve(&a);
+        let second = approver.approve(&b);
+        let mut waiting = approver.waiting();
+        waiting.sort();
+        assert_eq!(waiting, ["a", "b"]);
+        assert_eq!(
+            approver.answer("zzz", Decision::Approve),
+            Err(NotWaiting("zzz".into()))
+        );
+        approver.answer("b", Decision::Deny).unwrap();
+        approver.answer("a", Decision::Approve).unwrap();
+        assert_eq!(first.await, Decision::Approve);
+        assert_eq!(second.await, Decision::Deny);
+        let third = request("c");
+        let pending = approver.approve(&third);
+        approver.close();
+        assert!(matches!(pending.await, Decision::Refuse(_)));
+        assert!(matches!(approver.approve(&third).await, Decision::Refuse(_)));
+    }
+
+    #[tokio::test]
+    async fn routed_requests_carry_the_label() {
+        struct Record(std::sync::Mutex<Vec<String>>);
+        impl Approver for Record {
+            fn approve<'a>(&'a self, r: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+                self.0.lock().unwrap().push(r.from.clone());
+                Box::pin(async { Decision::Approve })
+            }
+        }
+        let record = std::sync::Arc::new(Record(std::sync::Mutex::new(Vec::new())));
+        let routed = RoutedApprover::new(record.clone(), "c1 › c2 (scout)");
+        assert_eq!(routed.approve(&request("x")).await, Decision::Approve);
+        assert_eq!(*record.0.lock().unwrap(), ["c1 › c2 (scout)"]);
     }
 }

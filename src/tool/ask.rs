@@ -130,3 +130,27 @@ impl Asker for Scripted {
         Box::pin(async move { answer })
     }
 }
+
+/// A sub-conversation's asker: its questions go to the parent's asker under the
+/// sub-conversation's label (`c1 › c4 (explorer)`), so the person or program driving
+/// the root answers for the whole tree.
+pub struct RoutedAsker {
+    inner: std::sync::Arc<dyn Asker>,
+    label: String,
+}
+
+impl RoutedAsker {
+    /// Routes to `inner`, asking as `label`.
+    pub fn new(inner: std::sync::Arc<dyn Asker>, label: impl Into<String>) -> Self {
+        Self {
+            inner,
+            label: label.into(),
+        }
+    }
+}
+
+impl Asker for RoutedAsker {
+    fn ask<'a>(&'a self, _from: &'a str, question: &'a Question) -> BoxFuture<'a, Answer> {
+        self.inner.ask(&self.label, question)
+    }
+}

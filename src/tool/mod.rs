@@ -518,6 +518,7 @@ async fn check(
         _ => name.clone(),
     };
     let request = ApprovalRequest {
+        call_id: call.id.clone(),
         tool: shown,
         summary,
         preview,

@@ -1,0 +1,61 @@
+//! The first conversation of a run, described by the command-line flags: `-m`, `-s`,
+//! `-r`, `--prompt`, `-c`, `--empty-session`, `--yolo`, `--dry-run`, `-S`,
+//! `--save-session` and the preludes become a [`ConversationSpec`] whose commands are the
+//! same [`Command`]s the REPL's dot-commands use.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use crate::cli::args::Args;
+use crate::context::ConversationId;
+use crate::conversation::ConversationSpec;
+use crate::engine::command::Command;
+use crate::render::theme::Theme;
+
+/// The conversation the flags describe. `prelude` (`cmd_prelude` or `repl_prelude`)
+/// applies when no session or role flag was given: `--prompt` wins over `-r`, which wins
+/// over the `code` role of `-c`; `-m` wins over the session's and the role's model.
+pub fn spec(args: &Args, prelude: Option<&str>) -> ConversationSpec {
+    let explicit =
+        args.session.is_some() || args.role.is_some() || args.prompt.is_some() || args.code;
+    let mut commands = Vec::new();
+    if explicit {
+        if let Some(name) = &args.session {
+            commands.push(Command::OpenSession(name.clone()));
+        }
+        match (&args.prompt, &args.role, args.code) {
+            (Some(prompt), _, _) => commands.push(Command::UsePrompt(prompt.clone())),
+            (None, Some(name), _) => commands.push(Command::UseRole(name.clone())),
+            (None, None, true) => commands.push(Command::UseRole("code".into())),
+            _ => {}
+        }
+    }
+    ConversationSpec {
+        model: args.model.clone(),
+        prelude: prelude.filter(|_| !explicit).map(str::to_string),
+        commands,
+        empty_session: args.empty_session,
+        yolo: args.yolo,
+        dry_run: args.dry_run,
+        no_stream: args.no_stream,
+        force_save: args.save_session,
+        notices: Some(Arc::new(crate::term::session_note)),
+        ..ConversationSpec::default()
+    }
+}
+
+/// Who approves tool calls when a person may be there: with a terminal to ask on, that
+/// person (the conversation `own` is the front end's: its calls are not labelled);
+/// otherwise `None` (calls that need approval are refused, unless `--yolo`).
+pub fn terminal_approver(
+    own: &ConversationId,
+) -> Option<Arc<dyn crate::tool::approve::Approver>> {
+    let interactive = std::io::stderr().is_terminal() && std::io::stdin().is_terminal();
+    if !interactive {
+        return None;
+    }
+    let theme = Theme::detect(true, std::env::var_os("NO_COLOR").is_some(), true, false);
+    Some(Arc::new(crate::term::approval::TerminalApprover::new(
+        theme, own,
+    )))
+}

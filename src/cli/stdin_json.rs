@@ -1,0 +1,179 @@
+//! `--input-format stream-json`: prompts and approvals as JSON lines on stdin, answered
+//! in one conversation. Prompts run one after another; while one runs, stdin is still
+//! read, so an approval line answers the `tool_call_approval_requested` event of a call
+//! waiting now, and prompts that arrive meanwhile wait their turn. When stdin ends, calls
+//! still waiting for approval are refused.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use tokio::sync::mpsc::Receiver;
+
+use super::args::{Args, InputFormat};
+use super::headless::{InputLine, parse_input_line};
+use super::oneshot::Output;
+use crate::conversation::Conversation;
+use crate::engine::{CoreError, RunOptions, UserInput};
+use crate::render::theme::Theme;
+use crate::term;
+use crate::tool::approve::ChannelApprover;
+
+/// The approver answered by approval lines, when stdin carries JSON lines and `--yolo`
+/// does not approve everything anyway.
+pub fn approver(args: &Args) -> Option<Arc<ChannelApprover>> {
+    (args.input_format == InputFormat::StreamJson && !args.yolo)
+        .then(|| Arc::new(ChannelApprover::new()))
+}
+
+/// Reading stdin: the lines not handled yet, and whether it ended.
+struct Input<'a> {
+    lines: Receiver<std::io::Result<String>>,
+    queue: VecDeque<(usize, String)>,
+    number: usize,
+    ended: bool,
+    bad: bool,
+    approvals: Option<Arc<ChannelApprover>>,
+    theme: &'a Theme,
+}
+
+impl Input<'_> {
+    /// Takes in one read from stdin: an approval is answered at once, anything else
+    /// waits in the queue.
+    fn take(&mut self, read: Option<std::io::Result<String>>) {
+        match read {
+            Some(Ok(line)) => {
+                self.number += 1;
+                if let Ok(Some(InputLine::Approval { call_id, decision })) =
+                    parse_input_line(&line, self.number)
+                {
+                    self.answer(self.number, &call_id, decision);
+                } else {
+                    self.queue.push_back((self.number, line));
+                }
+            }
+            None => self.end(),
+            Some(Err(e)) => {
+                term::report_error(self.theme, &format!("cannot read stdin: {e}"));
+                self.bad = true;
+                self.end();
+            }
+        }
+    }
+
+    fn end(&mut self) {
+        self.ended = true;
+        if let Some(approvals) = &self.approvals {
+            approvals.close();
+        }
+    }
+
+    fn answer(&mut self, number: usize, call_id: &str, decision: crate::tool::approve::Decision) {
+        let answered = match &self.approvals {
+            Some(approvals) => approvals.answer(call_id, decision).map_err(|e| e.to_string()),
+            None => Err("approvals are not read here (--yolo approves every call)".into()),
+        };
+        if let Err(reason) = answered {
+            term::report_error(self.theme, &format!("input line {number}: {reason}"));
+            self.bad = true;
+        }
+    }
+
+    /// The next line to handle, waiting for stdin when none is queued; `None` at the end
+    /// of stdin or when the conversation is cancelled.
+    async fn next(&mut self, conversation: &Conversation) -> Option<(usize, String)> {
+        loop {
+            if let Some(line) = self.queue.pop_front() {
+                return Some(line);
+            }
+            if self.ended {
+                return None;
+            }
+            let cancel = conversation.cancel_token();
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return None,
+                read = self.lines.recv() => self.take(read),
+            }
+        }
+    }
+}
+
+/// Answers each prompt of stdin in `conversation`; the first failed turn decides the
+/// result even if later ones succeed. Also returns whether a line could not be used.
+pub(super) async fn run(
+    conversation: &mut Conversation,
+    output: &Output,
+    options: RunOptions,
+    approvals: Option<Arc<ChannelApprover>>,
+    theme: &Theme,
+) -> (Result<(), CoreError>, bool) {
+    let mut input = Input {
+        lines: stdin_lines(),
+        queue: VecDeque::new(),
+        number: 0,
+        ended: false,
+        bad: false,
+        approvals,
+        theme,
+    };
+    let mut result = Ok(());
+    while let Some((number, line)) = input.next(conversation).await {
+        let prompt = match parse_input_line(&line, number) {
+            Ok(Some(InputLine::Prompt(prompt))) => prompt,
+            Ok(Some(InputLine::Approval { call_id, decision })) => {
+                input.answer(number, &call_id, decision);
+                continue;
+            }
+            Ok(None) => continue,
+            Err(e) => {
+                term::report_error(theme, &e.to_string());
+                input.bad = true;
+                continue;
+            }
+        };
+        let turn = run_reading(conversation, prompt, options.clone(), output, &mut input).await;
+        let stop = matches!(turn, Err(CoreError::Cancelled)) || output.broken_pipe();
+        if turn.is_err() || result.is_ok() {
+            result = turn;
+        }
+        if stop {
+            break;
+        }
+    }
+    (result, input.bad)
+}
+
+/// One turn, reading stdin meanwhile (approvals are answered as they come).
+async fn run_reading(
+    conversation: &mut Conversation,
+    prompt: UserInput,
+    options: RunOptions,
+    output: &Output,
+    input: &mut Input<'_>,
+) -> Result<(), CoreError> {
+    let turn = conversation.run(prompt, options, output.emitter());
+    tokio::pin!(turn);
+    loop {
+        tokio::select! {
+            biased;
+            result = &mut turn => return result.map(|_| ()),
+            read = input.lines.recv(), if !input.ended => input.take(read),
+        }
+    }
+}
+
+/// The lines of stdin, read on a thread of its own (a line may take as long as the
+/// program driving loki likes).
+fn stdin_lines() -> Receiver<std::io::Result<String>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::stdin().lock().lines() {
+            let failed = line.is_err();
+            if tx.blocking_send(line).is_err() || failed {
+                break;
+            }
+        }
+    });
+    rx
+}

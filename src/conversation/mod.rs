@@ -1,0 +1,437 @@
+//! `Conversation`: the one API for a conversation's whole life. Every front end (one-shot
+//! text, headless JSON, `-e`, macros, the REPL), every sub-conversation and the library use
+//! it the same way:
+//!
+//! 1. [`Conversation::resolve`] builds it from a [`ConversationSpec`] (model, role and
+//!    session commands, working directory, environment, approver, asker, cancellation),
+//!    and [`Conversation::prepare`] applies the spec's commands and, for a run that holds
+//!    its session throughout, takes the session's lock — [`Conversation::open`] does both;
+//! 2. [`Conversation::apply`] changes it ([`Command`] → [`Applied`]), [`Conversation::run`]
+//!    sends a prompt through the engine;
+//! 3. [`Conversation::finish`] applies the save policy once and lets the session go;
+//! 4. [`exit_status`] maps how it went to the process's exit status.
+//!
+//! [`Conversation::child`] starts a sub-conversation: its own history, tool scope and MCP
+//! lease, a cancellation token derived from its parent's (cancelling a parent cancels its
+//! whole tree), and its approvals and questions routed to the parent's approver and asker,
+//! labelled with who asks. Front ends only parse, choose an emitter and an
+//! approver/asker, and print; none of them takes locks, merges sessions or saves.
+
+mod exit;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Env;
+use crate::context::{ConversationId, RequestContext};
+use crate::engine::command::{self, Applied, Command};
+use crate::engine::{CoreError, Emitter, Engine, RunOptions, RunOutcome, RunRequest, UserInput};
+use crate::state::AppState;
+use crate::tool::approve::{Approver, RoutedApprover};
+use crate::tool::ask::{Asker, RoutedAsker};
+
+pub use exit::{Ending, exit_status};
+
+/// Where a conversation reports what happens to its session outside a run (waiting for
+/// another writer's lock, merging what others stored): one line each.
+pub type Notify = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// What a conversation starts with. Everything is optional: the default is the
+/// configured model, no role or session, the process's working directory and
+/// environment, no one to approve calls or answer questions.
+#[derive(Default, Clone)]
+pub struct ConversationSpec {
+    /// Its id in events (a front end that needs it before the conversation exists makes
+    /// one with [`crate::context::next_conversation_id`]); else a new one.
+    pub id: Option<ConversationId>,
+    /// `client:model` (`-m`); else the configured default. Applied last, so it wins over
+    /// the model of a role or session the commands choose.
+    pub model: Option<String>,
+    /// `cmd_prelude` / `repl_prelude` (`role:<name>`, `session:<name>`,
+    /// `<session>:<role>`), applied before `commands`. A session with history keeps its
+    /// own role.
+    pub prelude: Option<String>,
+    /// Commands applied in order when the conversation is prepared (`-s`, `-r`, `--prompt`,
+    /// `--rag`, …).
+    pub commands: Vec<Command>,
+    /// Forget the session's conversation once it is held (`--empty-session`).
+    pub empty_session: bool,
+    /// Working directory for relative paths, tools and `{{__cwd__}}`.
+    pub cwd: Option<PathBuf>,
+    /// Environment snapshot for tools, `$SHELL` and system variables.
+    pub env: Option<Arc<Env>>,
+    /// Who approves tool calls that need approval.
+    pub approver: Option<Arc<dyn Approver>>,
+    /// Who answers the conversation's questions.
+    pub asker: Option<Arc<dyn Asker>>,
+    /// Offer the user-interaction tools (`user__ask` …).
+    pub user_tools: bool,
+    /// Approve every tool call (`--yolo`).
+    pub yolo: bool,
+    /// Show the assembled input instead of calling the model (`--dry-run`).
+    pub dry_run: bool,
+    /// Do not stream answers (`-S`).
+    pub no_stream: bool,
+    /// Hold the session's lock from [`Conversation::prepare`] to [`Conversation::finish`]
+    /// (a one-shot run: a concurrent run on the same session waits for this one's save).
+    pub hold_session: bool,
+    /// Save the session at the end whatever the save policy says (`--save-session`).
+    pub force_save: bool,
+    /// The cancellation token (a front end that listens for signals makes it first).
+    pub cancel: Option<CancellationToken>,
+    /// How a sub-conversation is named when it asks (`explorer`).
+    pub label: Option<String>,
+    /// Where session notices outside a run go.
+    pub notices: Option<Notify>,
+}
+
+impl std::fmt::Debug for ConversationSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConversationSpec")
+            .field("model", &self.model)
+            .field("commands", &self.commands)
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One conversation and its lifecycle.
+pub struct Conversation {
+    engine: Engine,
+    ctx: RequestContext,
+    prelude: Option<String>,
+    pending: Vec<Command>,
+    empty_session: bool,
+    hold_session: bool,
+    force_save: bool,
+    label: String,
+    notices: Notify,
+    warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for Conversation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conversation")
+            .field("ctx", &self.ctx)
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Conversation {
+    /// Resolves the conversation's model and settings from `spec`, without applying its
+    /// commands yet (see [`Conversation::prepare`]). Fails only on an unknown model.
+    pub fn resolve(state: &Arc<AppState>, spec: ConversationSpec) -> Result<Self, CoreError> {
+        let mut ctx = RequestContext::resolve(state, spec.model.as_deref())?;
+        if let Some(id) = spec.id {
+            ctx.id = id;
+        }
+        if let Some(cwd) = spec.cwd {
+            ctx.cwd = cwd;
+        }
+        if let Some(env) = spec.env {
+            ctx.env = env;
+        }
+        if let Some(approver) = spec.approver {
+            ctx.approver = approver;
+        }
+        if let Some(asker) = spec.asker {
+            ctx.asker = asker;
+        }
+        if let Some(cancel) = spec.cancel {
+            ctx.cancel = cancel;
+        }
+        ctx.user_tools = spec.user_tools;
+        ctx.tool_policy.yolo |= spec.yolo;
+        let mut pending = spec.commands;
+        if let Some(model) = spec.model {
+            // The model asked for wins over the models of the roles and sessions applied.
+            pending.push(Command::SetModel(model));
+        }
+        let label = spec.label.unwrap_or_else(|| ctx.id.to_string());
+        Ok(Self {
+            engine: Engine::new(Arc::clone(state)),
+            ctx,
+            prelude: spec.prelude.filter(|p| !p.trim().is_empty()),
+            pending,
+            empty_session: spec.empty_session,
+            hold_session: spec.hold_session,
+            force_save: spec.force_save,
+            label,
+            notices: spec.notices.unwrap_or_else(|| Arc::new(|_: &str| {})),
+            warnings: Vec::new(),
+        }
+        .with_switches(spec.dry_run, spec.no_stream))
+    }
+
+    fn with_switches(mut self, dry_run: bool, no_stream: bool) -> Self {
+        self.ctx.dry_run |= dry_run;
+        if no_stream {
+            self.ctx.stream = false;
+        }
+        self
+    }
+
+    /// [`Conversation::resolve`] and [`Conversation::prepare`].
+    pub async fn open(state: &Arc<AppState>, spec: ConversationSpec) -> Result<Self, CoreError> {
+        let mut conversation = Self::resolve(state, spec)?;
+        conversation.prepare().await?;
+        Ok(conversation)
+    }
+
+    /// Applies the spec's prelude and commands, takes the session's lock when the
+    /// conversation holds it throughout, and forgets the session's history when asked.
+    /// Warnings the user must see (a session's model that is not available) are kept for
+    /// [`Conversation::take_warnings`].
+    pub async fn prepare(&mut self) -> Result<(), CoreError> {
+        let state = Arc::clone(self.state());
+        if let Some(prelude) = self.prelude.take() {
+            for command in prelude_commands(&prelude)? {
+                // A session with history keeps its role.
+                let keeps_role =
+                    matches!(command, Command::UseRole(_)) && !self.ctx.history.is_empty();
+                if !keeps_role {
+                    command::apply_now(&state, &mut self.ctx, command)?;
+                }
+            }
+        }
+        for command in std::mem::take(&mut self.pending) {
+            command::apply_now(&state, &mut self.ctx, command)?;
+        }
+        if self.hold_session {
+            self.lock_session().await?;
+        }
+        if self.empty_session && self.ctx.session.is_some() {
+            command::apply_now(&state, &mut self.ctx, Command::ClearConversation)?;
+        }
+        self.warnings.extend(self.ctx.session_model_warning());
+        Ok(())
+    }
+
+    /// Starts a sub-conversation of this one: `spec`'s model, role and session, this
+    /// conversation's working directory and environment unless `spec` names others, a
+    /// cancellation token that this conversation's cancels, and its approvals and
+    /// questions answered by this conversation's approver and asker, labelled
+    /// `<parent label> › <child label>`.
+    pub async fn child(&self, mut spec: ConversationSpec) -> Result<Self, CoreError> {
+        let id = crate::context::next_conversation_id();
+        let name = spec.label.take().map_or_else(
+            || id.to_string(),
+            |label| format!("{id} ({label})"),
+        );
+        let label = format!("{} › {name}", self.label);
+        spec.cwd = spec.cwd.or_else(|| Some(self.ctx.cwd.clone()));
+        spec.env = spec.env.or_else(|| Some(Arc::clone(&self.ctx.env)));
+        spec.approver = Some(Arc::new(RoutedApprover::new(
+            Arc::clone(&self.ctx.approver),
+            label.clone(),
+        )));
+        spec.asker = Some(Arc::new(RoutedAsker::new(
+            Arc::clone(&self.ctx.asker),
+            label.clone(),
+        )));
+        spec.cancel = Some(self.ctx.cancel.child_token());
+        spec.yolo |= self.ctx.tool_policy.yolo;
+        spec.user_tools |= self.ctx.user_tools;
+        spec.notices = spec.notices.or_else(|| Some(Arc::clone(&self.notices)));
+        spec.label = Some(label);
+        spec.id = Some(id);
+        let mut child = Self::resolve(self.state(), spec)?;
+        child.ctx.parent = Some(self.ctx.id.clone());
+        child.prepare().await?;
+        Ok(child)
+    }
+
+    /// The shared services.
+    pub fn state(&self) -> &Arc<AppState> {
+        self.engine.state()
+    }
+
+    /// Continues over `state` (a reloaded configuration): what the conversation chose
+    /// stays; the caller reconciles settings that followed the old configuration.
+    pub fn rebind(&mut self, state: Arc<AppState>) {
+        self.engine = Engine::new(state);
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Its id in events.
+    pub fn id(&self) -> &ConversationId {
+        &self.ctx.id
+    }
+
+    /// How it is named when it asks (its id, or `parent › child` for a sub-conversation).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The conversation's state.
+    pub fn context(&self) -> &RequestContext {
+        &self.ctx
+    }
+
+    /// The conversation's state, to change what no [`Command`] covers (the REPL's token
+    /// swap before each turn, the cwd of a library caller).
+    pub fn context_mut(&mut self) -> &mut RequestContext {
+        &mut self.ctx
+    }
+
+    /// Its cancellation token (cancelling it stops the running turn and every
+    /// sub-conversation).
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.ctx.cancel.clone()
+    }
+
+    /// Warnings from preparing it, for the front end to show once.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// Applies a command (model, role, session, setting, …); what it did comes back
+    /// typed, saves and compressions also as events.
+    pub async fn apply(
+        &mut self,
+        command: Command,
+        emitter: &dyn Emitter,
+    ) -> Result<Applied, CoreError> {
+        let state = Arc::clone(self.state());
+        command::apply(&state, &mut self.ctx, command, emitter).await
+    }
+
+    /// Sends a prompt through the engine.
+    pub async fn run(
+        &mut self,
+        input: UserInput,
+        options: RunOptions,
+        emitter: &dyn Emitter,
+    ) -> Result<RunOutcome, CoreError> {
+        let request = RunRequest {
+            input: Some(input),
+            options,
+        };
+        self.engine.run(&mut self.ctx, request, emitter).await
+    }
+
+    /// One prompt with role `role` (`.role <name> <text>`); the conversation's role,
+    /// model and sampling settings are restored afterwards.
+    pub async fn run_with_role(
+        &mut self,
+        role: &str,
+        input: UserInput,
+        options: RunOptions,
+        emitter: &dyn Emitter,
+    ) -> Result<RunOutcome, CoreError> {
+        let saved = (
+            self.ctx.role.clone(),
+            self.ctx.model.clone(),
+            Arc::clone(&self.ctx.provider),
+            self.ctx.temperature,
+            self.ctx.top_p,
+            self.ctx.session_model.clone(),
+        );
+        let state = Arc::clone(self.state());
+        let result = match command::apply_now(&state, &mut self.ctx, Command::UseRole(role.into()))
+        {
+            Ok(_) => self.run(input, options, emitter).await,
+            Err(e) => Err(e),
+        };
+        (
+            self.ctx.role,
+            self.ctx.model,
+            self.ctx.provider,
+            self.ctx.temperature,
+            self.ctx.top_p,
+            self.ctx.session_model,
+        ) = saved;
+        result
+    }
+
+    /// Takes the open session's lock (waiting for other writers, then merging what they
+    /// stored) until [`Conversation::unlock_session`]; true when this call took it.
+    pub async fn lock_session(&mut self) -> Result<bool, CoreError> {
+        let state = Arc::clone(self.state());
+        let cancel = self.ctx.cancel.clone();
+        let notices = Arc::clone(&self.notices);
+        let notify = move |line: &str| notices(line);
+        self.ctx.lock_session(&state, Some(&cancel), &notify).await
+    }
+
+    /// Lets the session's lock go.
+    pub fn unlock_session(&mut self) {
+        self.ctx.unlock_session();
+    }
+
+    /// Ends the conversation's work: a temporary session saved with `--save-session` is
+    /// named first (when the run `completed`), the session is written per the save policy
+    /// ([`crate::session::policy::save_after_run`]) — whatever arrived before an error or
+    /// a stop included — and its lock let go.
+    pub async fn finish(
+        &mut self,
+        completed: bool,
+        emitter: &dyn Emitter,
+    ) -> Result<Applied, CoreError> {
+        if self.force_save && completed {
+            self.engine.autoname_or_warn(&mut self.ctx, emitter).await;
+        }
+        let result = if crate::session::policy::save_after_run(&self.ctx, self.force_save) {
+            self.apply(Command::SaveSession(None), emitter).await
+        } else {
+            Ok(Applied::default())
+        };
+        emitter.flush();
+        self.ctx.unlock_session();
+        result
+    }
+}
+
+/// The commands of a prelude: `role:<name>`, `session:<name>` or `<session>:<role>`.
+fn prelude_commands(prelude: &str) -> Result<Vec<Command>, CoreError> {
+    let (session, role) = match prelude.split_once(':') {
+        Some(("role", name)) => (None, Some(name)),
+        Some(("session", name)) => (Some(name), None),
+        Some((session, role)) => (Some(session), Some(role)),
+        None => {
+            return Err(CoreError::InvalidRequest(format!(
+                "invalid prelude `{prelude}`: use role:<name>, session:<name> or <session>:<role>"
+            )));
+        }
+    };
+    let mut commands = Vec::new();
+    if let Some(name) = session {
+        commands.push(Command::OpenSession(name.to_string()));
+    }
+    if let Some(name) = role {
+        commands.push(Command::UseRole(name.to_string()));
+    }
+    Ok(commands)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preludes_become_commands() {
+        assert_eq!(
+            prelude_commands("role:coder").unwrap(),
+            [Command::UseRole("coder".into())]
+        );
+        assert_eq!(
+            prelude_commands("session:work").unwrap(),
+            [Command::OpenSession("work".into())]
+        );
+        assert_eq!(
+            prelude_commands("work:coder").unwrap(),
+            [
+                Command::OpenSession("work".into()),
+                Command::UseRole("coder".into())
+            ]
+        );
+        assert!(prelude_commands("nonsense").is_err());
+    }
+}
