@@ -47,9 +47,7 @@ pub fn spec(args: &Args, prelude: Option<&str>) -> ConversationSpec {
 /// Who approves tool calls when a person may be there: with a terminal to ask on, that
 /// person (the conversation `own` is the front end's: its calls are not labelled);
 /// otherwise `None` (calls that need approval are refused, unless `--yolo`).
-pub fn terminal_approver(
-    own: &ConversationId,
-) -> Option<Arc<dyn crate::tool::approve::Approver>> {
+pub fn terminal_approver(own: &ConversationId) -> Option<Arc<dyn crate::tool::approve::Approver>> {
     let interactive = std::io::stderr().is_terminal() && std::io::stdin().is_terminal();
     if !interactive {
         return None;

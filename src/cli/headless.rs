@@ -289,7 +289,11 @@ fn parse_approval(
         (Some("allow_always"), _) => Decision::ApproveAlways,
         (Some("deny"), None) => Decision::Deny,
         (Some("deny"), Some(message)) => Decision::DenyWithMessage(message.to_string()),
-        _ => return Err(bad("`decision` must be \"allow\", \"allow_always\" or \"deny\"")),
+        _ => {
+            return Err(bad(
+                "`decision` must be \"allow\", \"allow_always\" or \"deny\"",
+            ));
+        }
     };
     Ok(InputLine::Approval {
         call_id: call_id.to_string(),
@@ -387,12 +391,18 @@ mod tests {
                 decision,
             })
         };
-        assert_eq!(line(r#""decision":"allow""#).unwrap(), approval(Decision::Approve));
+        assert_eq!(
+            line(r#""decision":"allow""#).unwrap(),
+            approval(Decision::Approve)
+        );
         assert_eq!(
             line(r#""decision":"allow_always""#).unwrap(),
             approval(Decision::ApproveAlways)
         );
-        assert_eq!(line(r#""decision":"deny""#).unwrap(), approval(Decision::Deny));
+        assert_eq!(
+            line(r#""decision":"deny""#).unwrap(),
+            approval(Decision::Deny)
+        );
         assert_eq!(
             line(r#""decision":"deny","message":"not that file""#).unwrap(),
             approval(Decision::DenyWithMessage("not that file".into()))

@@ -14,7 +14,7 @@ pub mod listing;
 pub mod macro_run;
 mod menu;
 pub mod oneshot;
-mod stdin_json;
 pub(crate) mod rag;
+mod stdin_json;
 mod sync_models;
 pub(crate) mod wizard;

@@ -75,7 +75,8 @@ fn stderr_theme(state: &AppState) -> Theme {
 pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Result<u8> {
     let headless = is_headless(args);
     let approvals = super::stdin_json::approver(args);
-    let mut conversation = match Conversation::resolve(state, spec(args, approvals.clone())) {
+    let spec = spec(state, args, approvals.clone());
+    let mut conversation = match Conversation::resolve(state, spec) {
         Ok(conversation) => conversation,
         Err(e) if headless => return Ok(setup_failed(args, &e)),
         Err(e) => return Err(e.into()),
@@ -111,11 +112,14 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     }
     let completed = result.is_ok() && stop.signal().is_none();
     let finished = conversation.finish(completed, output.emitter()).await;
-    Ok(conclude(state, &result, finished, &stop, &output, bad_input))
+    Ok(conclude(
+        state, &result, finished, &stop, &output, bad_input,
+    ))
 }
 
 /// The conversation the flags describe, holding its session for the whole run.
 fn spec(
+    state: &AppState,
     args: &Args,
     approvals: Option<Arc<crate::tool::approve::ChannelApprover>>,
 ) -> ConversationSpec {
@@ -131,7 +135,7 @@ fn spec(
         id: Some(id),
         approver,
         hold_session: true,
-        ..super::flags::spec(args, None)
+        ..super::flags::spec(args, state.config.cmd_prelude.as_deref())
     }
 }
 
@@ -191,8 +195,10 @@ async fn prepare(
     let has_prompt = !text.trim().is_empty()
         || !args.files.is_empty()
         || args.input_format == InputFormat::StreamJson;
-    Ok(super::rag::prepare(state, conversation, args, has_prompt, false).await?
-        != super::rag::RagStep::Done)
+    Ok(
+        super::rag::prepare(state, conversation, args, has_prompt, false).await?
+            != super::rag::RagStep::Done,
+    )
 }
 
 /// The flags could not be applied (unknown role or session, a bad prelude, Ctrl-C while
@@ -229,7 +235,12 @@ fn prepare_failed(
 /// Headless: the run failed before it could start (unknown model, role or session). The
 /// event contract still holds: one `turn_started`, one `turn_aborted`, exit status 1.
 pub(crate) fn setup_failed(args: &Args, err: &CoreError) -> u8 {
-    report_setup("c1".into(), args.model.clone().unwrap_or_default(), args, err)
+    report_setup(
+        "c1".into(),
+        args.model.clone().unwrap_or_default(),
+        args,
+        err,
+    )
 }
 
 fn report_setup(

@@ -69,7 +69,9 @@ impl Input<'_> {
 
     fn answer(&mut self, number: usize, call_id: &str, decision: crate::tool::approve::Decision) {
         let answered = match &self.approvals {
-            Some(approvals) => approvals.answer(call_id, decision).map_err(|e| e.to_string()),
+            Some(approvals) => approvals
+                .answer(call_id, decision)
+                .map_err(|e| e.to_string()),
             None => Err("approvals are not read here (--yolo approves every call)".into()),
         };
         if let Err(reason) = answered {

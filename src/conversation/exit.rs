@@ -60,22 +60,53 @@ mod tests {
         })
     }
 
+    /// Expected status, result, finish failed, signal, broken pipe, bad input.
+    type Row = (
+        u8,
+        Result<(), CoreError>,
+        bool,
+        Option<StopSignal>,
+        bool,
+        bool,
+    );
+
     #[test]
     fn every_ending_has_its_status() {
         let failed = || Err(CoreError::InvalidRequest("x".into()));
-        let rows: &[(u8, Result<(), CoreError>, bool, Option<StopSignal>, bool, bool)] = &[
+        let rows: &[Row] = &[
             (0, Ok(()), false, None, false, false),
             (1, Ok(()), true, None, false, false),
             (1, Ok(()), false, None, false, true),
-            (143, Ok(()), false, Some(StopSignal::Terminate), false, false),
+            (
+                143,
+                Ok(()),
+                false,
+                Some(StopSignal::Terminate),
+                false,
+                false,
+            ),
             (1, failed(), false, None, false, false),
             (1, failed(), true, None, false, false),
             (0, failed(), false, None, true, false),
             (1, failed(), true, None, true, false),
             (130, Err(CoreError::Cancelled), false, None, false, false),
             (130, Err(CoreError::Cancelled), true, None, false, false),
-            (129, Err(CoreError::Cancelled), false, Some(StopSignal::Hangup), false, false),
-            (143, Err(CoreError::Cancelled), true, Some(StopSignal::Terminate), false, false),
+            (
+                129,
+                Err(CoreError::Cancelled),
+                false,
+                Some(StopSignal::Hangup),
+                false,
+                false,
+            ),
+            (
+                143,
+                Err(CoreError::Cancelled),
+                true,
+                Some(StopSignal::Terminate),
+                false,
+                false,
+            ),
             (0, Err(CoreError::Cancelled), false, None, true, false),
         ];
         for (want, result, finish, stop, broken, bad) in rows {

@@ -217,10 +217,10 @@ impl Conversation {
     /// `<parent label> › <child label>`.
     pub async fn child(&self, mut spec: ConversationSpec) -> Result<Self, CoreError> {
         let id = crate::context::next_conversation_id();
-        let name = spec.label.take().map_or_else(
-            || id.to_string(),
-            |label| format!("{id} ({label})"),
-        );
+        let name = spec
+            .label
+            .take()
+            .map_or_else(|| id.to_string(), |label| format!("{id} ({label})"));
         let label = format!("{} › {name}", self.label);
         spec.cwd = spec.cwd.or_else(|| Some(self.ctx.cwd.clone()));
         spec.env = spec.env.or_else(|| Some(Arc::clone(&self.ctx.env)));

@@ -346,7 +346,9 @@ fn confirm(
         }
         Command::ExitRag => {
             if ctx.active_rag().is_none() {
-                return Err(CoreError::InvalidRequest("no knowledge base is active".into()));
+                return Err(CoreError::InvalidRequest(
+                    "no knowledge base is active".into(),
+                ));
             }
             ctx.rag = RagChoice::Off;
             ctx.rag_sources.clear();

@@ -176,8 +176,8 @@ impl crate::tool::approve::Approver for Announcing<'_, '_> {
     ) -> futures_util::future::BoxFuture<'a, crate::tool::approve::Decision> {
         use super::event::{ToolCallApprovalDecided, ToolCallApprovalRequested};
         Box::pin(async move {
-            self.sink
-                .emit(Event::ToolCallApprovalRequested(ToolCallApprovalRequested {
+            self.sink.emit(Event::ToolCallApprovalRequested(
+                ToolCallApprovalRequested {
                     call_id: request.call_id.clone(),
                     name: request.tool.clone(),
                     text: crate::engine::event::redacted(request.text()),
@@ -186,7 +186,8 @@ impl crate::tool::approve::Approver for Announcing<'_, '_> {
                         .as_ref()
                         .map(|p| crate::engine::event::redacted(p.clone())),
                     allow_always: request.allow_always,
-                }));
+                },
+            ));
             self.sink.flush();
             let decision = self.inner.approve(request).await;
             self.sink

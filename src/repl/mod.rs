@@ -319,10 +319,7 @@ impl Repl {
         let emitter = TerminalEmitter::new(opts, Some(token));
         // Keys typed meanwhile wait, unseen, for the next prompt (Enter submits them there).
         let quiet = turn_input::QuietInput::start();
-        let result = self
-            .conv
-            .run(input, RunOptions::default(), &emitter)
-            .await;
+        let result = self.conv.run(input, RunOptions::default(), &emitter).await;
         drop(emitter);
         drop(quiet);
         self.report_turn(result);
@@ -524,7 +521,9 @@ impl Repl {
         let carry = self.ctx().session.is_none()
             && !self.ctx().history.is_empty()
             && !command::session_exists(self.state(), name)
-            && self.carry_into_session(name, self.ctx().history.len()).await;
+            && self
+                .carry_into_session(name, self.ctx().history.len())
+                .await;
         let command = if carry {
             Command::OpenSessionWithHistory(name.to_string())
         } else {
@@ -635,7 +634,14 @@ impl Repl {
                 .model
                 .as_deref()
                 .is_some_and(|m| self.conv.context_mut().set_model(&new_state, m).is_ok());
-        if !restored && !switched && self.conv.context_mut().set_model(&new_state, &model).is_err() {
+        if !restored
+            && !switched
+            && self
+                .conv
+                .context_mut()
+                .set_model(&new_state, &model)
+                .is_err()
+        {
             match RequestContext::resolve(&new_state, None) {
                 Ok(fresh) => {
                     self.conv.context_mut().model = fresh.model;

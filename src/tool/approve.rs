@@ -249,7 +249,10 @@ mod tests {
         let pending = approver.approve(&third);
         approver.close();
         assert!(matches!(pending.await, Decision::Refuse(_)));
-        assert!(matches!(approver.approve(&third).await, Decision::Refuse(_)));
+        assert!(matches!(
+            approver.approve(&third).await,
+            Decision::Refuse(_)
+        ));
     }
 
     #[tokio::test]

@@ -625,3 +625,148 @@ fn ctrl_c_during_a_tool_call_still_finishes_the_call_then_the_run() {
     assert_eq!(finished["error"]["kind"], "cancelled");
     assert_eq!(all.last().unwrap()["reason"], "cancelled");
 }
+
+/// Reads events from `reader` until one of type `kind`; returns the events read.
+fn read_events_until(reader: &mut impl BufRead, kind: &str) -> Vec<Value> {
+    let mut seen = Vec::new();
+    loop {
+        let mut line = String::new();
+        let n = reader.read_line(&mut line).unwrap();
+        assert!(n > 0, "stdout ended before {kind}: {seen:#?}");
+        let event: Value = serde_json::from_str(line.trim_end()).unwrap();
+        let found = event["type"] == kind;
+        seen.push(event);
+        if found {
+            return seen;
+        }
+    }
+}
+
+#[test]
+fn calls_are_approved_and_denied_one_by_one_over_stream_json() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: execute_command\n{cfg}"));
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        let after_tool = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .is_some_and(|m| m["role"] == "tool");
+        if after_tool {
+            openai::text_stream(&["One made, one not."])
+        } else {
+            openai::tool_call_stream(&[
+                ("c1", "execute_command", r#"{"command":"touch yes-file"}"#),
+                ("c2", "execute_command", r#"{"command":"touch no-file"}"#),
+            ])
+        }
+    });
+    let mut child = env
+        .loki_std()
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(
+        stdin,
+        r#"{{"type":"user","message":{{"role":"user","content":"make two files"}}}}"#
+    )
+    .unwrap();
+    // The first call waits for its answer; nothing has run yet.
+    let first = read_events_until(&mut stdout, "tool_call_approval_requested");
+    let asked = first.last().unwrap();
+    assert_eq!(asked["call_id"], "c1", "{asked}");
+    assert_eq!(asked["name"], "execute_command");
+    assert!(
+        asked["text"].as_str().unwrap().contains("touch yes-file"),
+        "{asked}"
+    );
+    assert!(asked["run"].as_str().is_some_and(|r| r.starts_with('r')));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!env.work_dir().join("yes-file").exists());
+    writeln!(
+        stdin,
+        r#"{{"type":"approval","call_id":"c1","decision":"allow"}}"#
+    )
+    .unwrap();
+    // Then the second.
+    let second = read_events_until(&mut stdout, "tool_call_approval_requested");
+    let decided = second
+        .iter()
+        .find(|e| e["type"] == "tool_call_approval_decided")
+        .unwrap();
+    assert_eq!(decided["call_id"], "c1");
+    assert_eq!(decided["decision"], "allow");
+    assert_eq!(second.last().unwrap()["call_id"], "c2");
+    writeln!(
+        stdin,
+        r#"{{"type":"approval","call_id":"c2","decision":"deny","message":"one is enough"}}"#
+    )
+    .unwrap();
+    let rest = read_events_until(&mut stdout, "turn_finished");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let finished: Vec<&Value> = rest
+        .iter()
+        .filter(|e| e["type"] == "tool_call_finished")
+        .collect();
+    assert_eq!(finished.len(), 2, "{rest:#?}");
+    assert_eq!(finished[0]["call_id"], "c1");
+    assert_eq!(finished[0]["ok"], true, "{}", finished[0]);
+    assert_eq!(finished[1]["call_id"], "c2");
+    assert_eq!(finished[1]["error"]["kind"], "declined", "{}", finished[1]);
+    assert!(env.work_dir().join("yes-file").exists());
+    assert!(!env.work_dir().join("no-file").exists());
+    // The model was told why.
+    let last = env.server.last_request().json().to_string();
+    assert!(last.contains("one is enough"), "{last}");
+}
+
+#[test]
+fn a_call_waiting_for_approval_is_refused_when_stdin_ends() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: execute_command\n{cfg}"));
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "execute_command",
+        r#"{"command":"touch made-it"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Could not."]));
+    let out = env
+        .loki()
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .write_stdin(r#"{"type":"user","message":{"role":"user","content":"make a file"}}"#)
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .success();
+    let all = events(&out.get_output().stdout);
+    runs(&all);
+    let decided = all
+        .iter()
+        .find(|e| e["type"] == "tool_call_approval_decided")
+        .unwrap();
+    assert_eq!(decided["decision"], "refused", "{decided}");
+    let finished = all
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert_eq!(finished["error"]["kind"], "refused", "{finished}");
+    assert!(!env.work_dir().join("made-it").exists());
+}

@@ -6,6 +6,7 @@ mod client_security;
 mod compression;
 mod concurrency;
 mod config;
+mod conversation;
 mod embeddings;
 mod env_vars;
 mod errors;

@@ -1,0 +1,298 @@
+//! The conversation API as sub-agents and the server drive it: a parent conversation
+//! starts three children that run at once with different models and MCP sets; one asks
+//! for an approval that the parent's approver answers, labelled with the child; every
+//! child event names its parent; cancelling the parent stops the whole tree at once,
+//! leaves no tool process behind and releases every child's MCP lease. Replies are
+//! routed by request content, not arrival order.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use loki::conversation::{Conversation, ConversationSpec};
+use loki::engine::command::Command;
+use loki::engine::{CollectingEmitter, CoreError, Event, RunOptions, UserInput};
+use loki::state::AppState;
+use loki::tool::approve::{ApprovalRequest, Approver, Decision};
+use serde_json::{Value, json};
+
+use super::mcp::server_bin;
+use crate::common::TestEnv;
+use crate::common::fake_llm::{Recorded, Reply, openai};
+
+/// The tag of the conversation a request belongs to (its first user message's prefix)
+/// and the last user message.
+fn tag_and_last(body: &Value) -> (String, String) {
+    let users: Vec<&str> = body["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter(|m| m["role"] == "user")
+                .filter_map(|m| m["content"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    let tag = users
+        .first()
+        .and_then(|c| c.split(':').next())
+        .unwrap_or("?");
+    (
+        tag.to_string(),
+        users.last().copied().unwrap_or("").to_string(),
+    )
+}
+
+fn route(request: &Recorded) -> Reply {
+    let body = request.json();
+    let after_tool = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .is_some_and(|m| m["role"] == "tool");
+    let (tag, last) = tag_and_last(&body);
+    let stage_two = last.contains("stage two");
+    match (tag.as_str(), stage_two, after_tool) {
+        ("K1", false, false) => openai::tool_call_stream(&[(
+            "k1",
+            "execute_command",
+            r#"{"command":"echo approved > k1.txt"}"#,
+        )]),
+        ("K1", true, false) => {
+            openai::tool_call_stream(&[("k1b", "execute_command", r#"{"command":"sleep 41"}"#)])
+        }
+        ("K2", false, false) => {
+            openai::tool_call_stream(&[("k2", "alpha_echo", r#"{"text":"from alpha"}"#)])
+        }
+        ("K2", true, false) => openai::tool_call_stream(&[("k2b", "alpha_slow", "{}")]),
+        ("K3", true, _) => openai::text_stream(&["K3 is thinking", " and thinking"]).hang_after(2),
+        (tag, _, _) => openai::text_stream(&[&format!("{tag} done")]),
+    }
+}
+
+/// The parent's approver: approves, and records who asked for which call.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<(String, String)>>);
+
+impl Approver for Recorder {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        if let Ok(mut asked) = self.0.lock() {
+            asked.push((request.from.clone(), request.call_id.clone()));
+        }
+        Box::pin(async { Decision::Approve })
+    }
+}
+
+fn state_for(env: &TestEnv) -> Arc<AppState> {
+    let loki_env = loki::config::Env::from_pairs(env.env_pairs());
+    let paths = loki::config::Paths::resolve(&loki_env);
+    let loaded = loki::config::load::load(&paths, &loki_env)
+        .expect("config")
+        .expect("a config file");
+    Arc::new(AppState::new(loaded.config, paths, loki_env, "test".into()))
+}
+
+fn setup() -> TestEnv {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "mcp_start_wait: 30\nenabled_tools: execute_command\n{}",
+        cfg.replace(
+            "      - name: text-only",
+            "      - name: other\n        supports_function_calling: true\n      - name: text-only"
+        )
+    ));
+    let functions = env.config_dir().join("functions");
+    std::fs::create_dir_all(&functions).unwrap();
+    std::fs::write(
+        functions.join("mcp.json"),
+        json!({"mcpServers": {
+            "alpha": {"type": "stdio", "command": server_bin()},
+            "beta": {"type": "stdio", "command": server_bin()},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    env.server.respond_for("/v1/chat", route);
+    env
+}
+
+fn ask(text: &str) -> UserInput {
+    UserInput {
+        text: text.into(),
+        ..UserInput::default()
+    }
+}
+
+/// Whether a process whose command line is `sleep 41` is alive.
+fn sleeper_alive() -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .any(|cmdline| cmdline == b"sleep\x0041\x00")
+}
+
+#[test]
+fn children_run_at_once_route_approvals_to_the_parent_and_stop_with_it() {
+    let env = setup();
+    let state = state_for(&env);
+    let emitter = Arc::new(CollectingEmitter::new());
+    let recorder = Arc::new(Recorder::default());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let parent = Conversation::open(
+            &state,
+            ConversationSpec {
+                approver: Some(recorder.clone()),
+                cwd: Some(env.work_dir()),
+                label: Some("lead".into()),
+                ..ConversationSpec::default()
+            },
+        )
+        .await
+        .expect("parent");
+        let child = |label: &str, model: &str, mcp: &str| ConversationSpec {
+            model: Some(model.into()),
+            label: Some(label.into()),
+            commands: vec![Command::Set {
+                key: "enabled_mcp_servers".into(),
+                value: mcp.into(),
+            }],
+            ..ConversationSpec::default()
+        };
+        let specs = [
+            child("k1", "fake:gpt-4o-mini", "null"),
+            child("k2", "fake:other", "alpha"),
+            child("k3", "fake:text-only", "beta"),
+        ];
+        let mut children = Vec::new();
+        for spec in specs {
+            children.push(parent.child(spec).await.expect("child"));
+        }
+        let ids: Vec<String> = children.iter().map(|c| c.id().to_string()).collect();
+
+        // Stage one: all three at once, each to the end.
+        let run_all = |children: Vec<Conversation>, stage: &'static str| {
+            children
+                .into_iter()
+                .enumerate()
+                .map(|(i, mut child)| {
+                    let emitter = Arc::clone(&emitter);
+                    loki::engine::tasks::spawn(async move {
+                        let text = format!("K{}: {stage}", i + 1);
+                        let result = child
+                            .run(ask(&text), RunOptions::default(), emitter.as_ref())
+                            .await;
+                        (child, result.map(|o| o.text), Instant::now())
+                    })
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut back = Vec::new();
+        for task in run_all(children, "stage one") {
+            back.push(task.await.expect("child task"));
+        }
+        let answers: Vec<String> = back
+            .iter()
+            .map(|(_, r, _)| r.as_ref().expect("stage one").clone())
+            .collect();
+        assert_eq!(answers, ["K1 done", "K2 done", "K3 done"]);
+        assert_eq!(
+            std::fs::read_to_string(env.work_dir().join("k1.txt")).unwrap(),
+            "approved\n"
+        );
+        assert_eq!(
+            *recorder.0.lock().unwrap(),
+            [(format!("lead › {} (k1)", ids[0]), "k1".to_string())],
+            "only k1 asked, through the parent, labelled with the child"
+        );
+        assert!(state.mcp.holders("alpha") >= 1, "k2 holds alpha");
+
+        // Every child event names its parent and its run.
+        let envelopes = emitter.envelopes();
+        for envelope in &envelopes {
+            assert_eq!(
+                envelope.parent.as_deref(),
+                Some(parent.id().as_ref()),
+                "{envelope:?}"
+            );
+            assert!(envelope.run.is_some(), "{envelope:?}");
+        }
+        let approvals: Vec<&Event> = envelopes
+            .iter()
+            .filter(|e| e.conversation.as_ref() == ids[0])
+            .map(|e| &e.event)
+            .filter(|e| {
+                matches!(
+                    e,
+                    Event::ToolCallApprovalRequested(_) | Event::ToolCallApprovalDecided(_)
+                )
+            })
+            .collect();
+        assert!(
+            matches!(approvals.as_slice(), [
+                Event::ToolCallApprovalRequested(asked),
+                Event::ToolCallApprovalDecided(decided),
+            ] if asked.call_id == "k1" && asked.text.contains("echo approved > k1.txt")
+                && decided.call_id == "k1" && decided.decision == "allow"),
+            "{approvals:?}"
+        );
+
+        // Stage two: each child is busy (a shell command, a slow MCP call, a stalled
+        // stream) when the parent is cancelled.
+        let children: Vec<Conversation> = back.into_iter().map(|(c, _, _)| c).collect();
+        let tasks = run_all(children, "stage two");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !(sleeper_alive()
+            && env
+                .server
+                .requests()
+                .iter()
+                .filter(|r| r.body_str().contains("stage two"))
+                .count()
+                >= 3)
+        {
+            assert!(Instant::now() < deadline, "the children never got busy");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Let the MCP call reach its server.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let cancelled_at = Instant::now();
+        parent.cancel_token().cancel();
+        let mut stopped = Vec::new();
+        for task in tasks {
+            let done = tokio::time::timeout(Duration::from_secs(10), task)
+                .await
+                .expect("a child did not stop when its parent was cancelled");
+            stopped.push(done.expect("child task"));
+        }
+        for (child, result, at) in &stopped {
+            assert!(
+                matches!(result, Err(CoreError::Cancelled)),
+                "{}: {result:?}",
+                child.id()
+            );
+            let took = at.duration_since(cancelled_at);
+            assert!(
+                took < Duration::from_millis(100),
+                "{} took {took:?} to stop",
+                child.id()
+            );
+        }
+        drop(stopped);
+        assert_eq!(state.mcp.holders("alpha"), 0, "k2's lease is released");
+        assert_eq!(state.mcp.holders("beta"), 0);
+        let gone = Instant::now() + Duration::from_secs(2);
+        while sleeper_alive() {
+            assert!(
+                Instant::now() < gone,
+                "`sleep 41` outlived its conversation"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        drop(parent);
+    });
+}
