@@ -107,16 +107,23 @@ fn info_describes_the_role_and_session_given() {
 
 #[test]
 fn closing_stdout_early_does_not_print_interrupted() {
+    use std::io::Read;
     let env = TestEnv::new();
     env.server.push(openai::long_stream(20000));
-    let output = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{} go | head -c 10", crate::common::LOKI))
-        .envs(env.env_pairs())
-        .current_dir(env.work_dir())
-        .output()
+    // As `loki go | head -c 10`, with loki's own exit status checked (not the pipe's).
+    let mut child = env
+        .loki_std()
+        .arg("go")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
-    assert!(output.status.success());
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(!err.contains("interrupted"), "{err}");
 }

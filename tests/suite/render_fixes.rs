@@ -130,7 +130,11 @@ fn a_server_that_never_answers_does_not_hold_up_the_answer() {
         err.contains("MCP server `mute` is still starting after 1s"),
         "{err}"
     );
-    assert!(took < Duration::from_secs(12), "took {took:?}");
+    // It waited its 1 s for `mute`, not the default wait.
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(4),
+        "took {took:?}"
+    );
     // The ready server's tools were offered.
     let body = env.server.requests()[0].json();
     let tools = body["tools"].to_string();
