@@ -376,7 +376,7 @@ async fn run_step(
         Action::OpenSession(name) => Command::OpenSession(name),
         Action::SaveSession(name) => Command::SaveSession(name),
         Action::ExitSession => {
-            let save = crate::session::policy::save_unattended(conversation.context());
+            let save = crate::conversation::policy::save_unattended(conversation.context());
             Command::CloseSession { save, rename: None }
         }
         Action::CompressSession => Command::CompressSession,

@@ -51,15 +51,10 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
-    /// Builds the shared state from a loaded config.
-    pub fn new(mut config: AppConfig, paths: Paths, env: Env, config_origin: String) -> Self {
-        crate::render::themes::use_config_dir(&paths.config_dir);
-        if config.theme.is_none() && !config.light_theme {
-            let detected = env
-                .get("COLORFGBG")
-                .and_then(crate::render::themes::light_from_colorfgbg);
-            config.theme = detected.map(|light| if light { "light" } else { "dark" }.into());
-        }
+    /// Builds the shared state from a loaded config. What the terminal says about itself
+    /// (a light background, theme files) is the front end's to apply first
+    /// ([`crate::render::themes::adopt_terminal`]).
+    pub fn new(config: AppConfig, paths: Paths, env: Env, config_origin: String) -> Self {
         let models_override = std::fs::read_to_string(&paths.models_override_file).ok();
         let providers = ProviderRegistry::new(&config, &env, models_override);
         let sessions = Arc::new(FileSessionStore::new(paths.sessions_dir.clone()));

@@ -245,6 +245,8 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
             }
             Err(e) => return Err(e.into()),
         };
+    let mut config = config;
+    crate::render::themes::adopt_terminal(&mut config, &paths, &env);
     let state = Arc::new(AppState::new(config, paths, env, origin));
     if mode == Mode::Info {
         return crate::cli::listing::run(&state, &args).await;

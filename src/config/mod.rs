@@ -33,6 +33,14 @@ pub struct McpPoolConfig {
     pub max_idle_servers: Option<usize>,
 }
 
+/// Default `mcp_max_message_size`: the largest MCP message read, in bytes.
+pub const DEFAULT_MCP_MAX_MESSAGE_SIZE: usize = 32 * 1024 * 1024;
+/// Default `mcp_start_wait`: how long a turn waits for MCP servers still starting, in
+/// seconds.
+pub const DEFAULT_MCP_START_WAIT_SECS: u64 = 3;
+/// Default `max_input_size`: the most bytes read from stdin or one input file.
+pub const DEFAULT_MAX_INPUT_SIZE: usize = 8 * 1024 * 1024;
+
 /// The frozen global configuration. Field docs name the `config.yaml` key.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -216,8 +224,8 @@ impl Default for AppConfig {
             enabled_mcp_servers: None,
             mcp_tool_exposure: None,
             mcp_pool: McpPoolConfig::default(),
-            mcp_max_message_size: crate::mcp::factory::DEFAULT_MAX_MESSAGE_SIZE,
-            mcp_start_wait: crate::mcp::factory::DEFAULT_START_WAIT_SECS,
+            mcp_max_message_size: DEFAULT_MCP_MAX_MESSAGE_SIZE,
+            mcp_start_wait: DEFAULT_MCP_START_WAIT_SECS,
             repl_prelude: None,
             cmd_prelude: None,
             agent_session: None,
@@ -232,7 +240,7 @@ impl Default for AppConfig {
             rag_chunk_overlap: None,
             rag_template: None,
             document_loaders: BTreeMap::new(),
-            max_input_size: crate::engine::input::DEFAULT_MAX_INPUT_SIZE,
+            max_input_size: DEFAULT_MAX_INPUT_SIZE,
             allow_special_files: false,
             serve_addr: None,
             raw_clients: Vec::new(),

@@ -18,6 +18,7 @@
 //! approver/asker, and print; none of them takes locks, merges sessions or saves.
 
 mod exit;
+pub mod policy;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -368,7 +369,7 @@ impl Conversation {
 
     /// Ends the conversation's work: a temporary session saved with `--save-session` is
     /// named first (when the run `completed`), the session is written per the save policy
-    /// ([`crate::session::policy::save_after_run`]) — whatever arrived before an error or
+    /// ([`crate::conversation::policy::save_after_run`]) — whatever arrived before an error or
     /// a stop included — and its lock let go.
     pub async fn finish(
         &mut self,
@@ -378,7 +379,7 @@ impl Conversation {
         if self.force_save && completed {
             self.engine.autoname_or_warn(&mut self.ctx, emitter).await;
         }
-        let result = if crate::session::policy::save_after_run(&self.ctx, self.force_save) {
+        let result = if crate::conversation::policy::save_after_run(&self.ctx, self.force_save) {
             self.apply(Command::SaveSession(None), emitter).await
         } else {
             Ok(Applied::default())

@@ -6,7 +6,7 @@
 //! Applying a command never prints and never asks; it returns a short confirmation for the
 //! front end to show and reports session saves and compressions as events. Questions
 //! (whether to save, under which name) are the front end's; what to do by default is the
-//! save policy's ([`crate::session::policy`]).
+//! save policy's ([`crate::conversation::policy`]).
 
 use crate::client::Role as MessageRole;
 use crate::context::{RagChoice, RequestContext, SavedSession};

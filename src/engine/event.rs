@@ -179,15 +179,7 @@ pub struct ToolCallProgress {
     pub message: String,
 }
 
-/// Why a tool call produced no result, for programs (`kind`) and people (`message`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ToolFailure {
-    /// `unknown_tool`, `bad_arguments`, `failed`, `exited`, `declined`, `refused`,
-    /// `loop`, `cancelled` or `not_run`.
-    pub kind: &'static str,
-    /// One line.
-    pub message: String,
-}
+pub use crate::tool::ToolFailure;
 
 /// Payload of [`Event::ToolCallFinished`].
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -122,7 +122,7 @@ impl Default for InputLimits {
 }
 
 /// The default `max_input_size`: 8 MiB, about two million tokens of text.
-pub const DEFAULT_MAX_INPUT_SIZE: usize = 8 * 1024 * 1024;
+pub const DEFAULT_MAX_INPUT_SIZE: usize = crate::config::DEFAULT_MAX_INPUT_SIZE;
 
 /// Bytes as `512 bytes`, `8 MiB`, `1.4 GiB`.
 pub fn human_size(bytes: usize) -> String {

@@ -18,9 +18,9 @@ use super::config::{McpConfig, ServerSpec};
 use super::server::{McpServer, START_TIMEOUT};
 
 /// The default `mcp_max_message_size`: 32 MiB.
-pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 32 * 1024 * 1024;
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = crate::config::DEFAULT_MCP_MAX_MESSAGE_SIZE;
 /// The default `mcp_start_wait`, in seconds.
-pub const DEFAULT_START_WAIT_SECS: u64 = 3;
+pub const DEFAULT_START_WAIT_SECS: u64 = crate::config::DEFAULT_MCP_START_WAIT_SECS;
 /// How often a waiting turn looks whether its servers are ready.
 const READY_POLL: std::time::Duration = std::time::Duration::from_millis(25);
 

@@ -113,6 +113,21 @@ pub fn parse_theme(value: &str) -> Option<bool> {
     }
 }
 
+/// What a front end takes from the terminal at start-up, before building the shared
+/// state: custom themes are looked for under `paths`' config directory, and without a
+/// configured theme a light background announced by `COLORFGBG` selects the light one.
+pub fn adopt_terminal(
+    config: &mut crate::config::AppConfig,
+    paths: &crate::config::Paths,
+    env: &crate::config::Env,
+) {
+    use_config_dir(&paths.config_dir);
+    if config.theme.is_none() && !config.light_theme {
+        let detected = env.get("COLORFGBG").and_then(light_from_colorfgbg);
+        config.theme = detected.map(|light| if light { "light" } else { "dark" }.into());
+    }
+}
+
 /// The light/dark choice a `COLORFGBG` value (`fg;bg`, as set by rxvt, Konsole and
 /// others) implies: a white or light-grey background is light. `None` when it says nothing.
 pub fn light_from_colorfgbg(value: &str) -> Option<bool> {

@@ -7,10 +7,10 @@
 use std::io::Write;
 
 use super::{Next, Repl};
+use crate::conversation::policy::OnLeave;
 use crate::engine::Event;
 use crate::engine::command::Command;
 use crate::render::theme::{Style, Theme};
-use crate::session::policy::OnLeave;
 use crate::signals::StopSignal;
 
 /// Why waiting for the user ended without an answer.
@@ -85,7 +85,7 @@ impl Repl {
     /// gone): nobody can answer "Save session?", so the answer is yes unless
     /// `save_session: false`. The temporary session is saved under an autoname.
     pub(super) async fn save_on_exit(&mut self) {
-        if crate::session::policy::save_unattended(self.ctx()) {
+        if crate::conversation::policy::save_unattended(self.ctx()) {
             self.save_session(None).await;
         }
     }
@@ -134,7 +134,7 @@ impl Repl {
         let name = active.name();
         let temp = name == crate::session::TEMP_SESSION;
         let mut rename = None;
-        let save = match crate::session::policy::on_leave(self.ctx()) {
+        let save = match crate::conversation::policy::on_leave(self.ctx()) {
             OnLeave::Save => true,
             OnLeave::Discard | OnLeave::Unchanged => false,
             OnLeave::Ask => match self.ask_to_save(&name, temp).await {

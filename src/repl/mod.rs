@@ -598,8 +598,10 @@ impl Repl {
         for warning in &loaded.warnings {
             self.note(&format!("warning: {warning}"));
         }
+        let mut new_config = loaded.config;
+        crate::render::themes::adopt_terminal(&mut new_config, &state.paths, &state.env);
         let new_state = Arc::new(AppState::new(
-            loaded.config,
+            new_config,
             state.paths.clone(),
             state.env.clone(),
             path.display().to_string(),

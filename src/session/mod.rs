@@ -11,7 +11,6 @@ pub mod compress;
 pub mod handle;
 pub mod id;
 pub mod lock;
-pub mod policy;
 pub mod store;
 pub mod sync;
 pub mod yaml_write;

@@ -296,7 +296,7 @@ pub struct CallResult {
     /// Whether it succeeded.
     pub ok: bool,
     /// What went wrong, when it did not succeed.
-    pub error: Option<crate::engine::event::ToolFailure>,
+    pub error: Option<ToolFailure>,
 }
 
 impl ToolError {
@@ -389,16 +389,16 @@ pub async fn run_round(
             Ok((Tool::User(tool), args, _)) => tool.run(&args, &env).await,
             Err(e) => Err(e),
         };
-        let failure = |e: &ToolError| crate::engine::event::ToolFailure {
+        let failure = |e: &ToolError| ToolFailure {
             kind: e.kind(),
-            message: crate::engine::event::redacted(e.to_string()),
+            message: crate::secrets::redact(&e.to_string()).into_owned(),
         };
         let (content, ok, error) = match outcome {
             Ok(text) => (truncate(text, max_output), true, None),
             Err(ToolError::Exited { message, stderr }) => {
-                let error = crate::engine::event::ToolFailure {
+                let error = ToolFailure {
                     kind: "exited",
-                    message: crate::engine::event::redacted(message.clone()),
+                    message: crate::secrets::redact(&message).into_owned(),
                 };
                 let content = if stderr.is_empty() {
                     serde_json::json!({ "tool_call_error": message })
@@ -740,4 +740,14 @@ mod tests {
         assert!(text.contains("showed 50 of 200 bytes"), "{text}");
         assert_eq!(truncate("short".into(), 10), "short");
     }
+}
+
+/// Why a tool call produced no result, for programs (`kind`) and people (`message`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ToolFailure {
+    /// `unknown_tool`, `bad_arguments`, `failed`, `exited`, `declined`, `refused`,
+    /// `loop`, `cancelled` or `not_run`.
+    pub kind: &'static str,
+    /// One line.
+    pub message: String,
 }

@@ -35,13 +35,13 @@ pub fn setting(ctx: &RequestContext) -> Option<bool> {
 fn dirty(ctx: &RequestContext) -> bool {
     ctx.session
         .as_ref()
-        .is_some_and(super::handle::SessionHandle::is_dirty)
+        .is_some_and(crate::session::handle::SessionHandle::is_dirty)
 }
 
 fn temporary(ctx: &RequestContext) -> bool {
     ctx.session
         .as_ref()
-        .is_some_and(|s| s.name() == super::TEMP_SESSION)
+        .is_some_and(|s| s.name() == crate::session::TEMP_SESSION)
 }
 
 /// Leaving the session interactively.

@@ -1,0 +1,215 @@
+//! The module graph points one way. Every `crate::<module>` reference in `src/` (outside
+//! comments and `#[cfg(test)]` code) is an arrow between top-level modules; an arrow must
+//! go from a higher layer to a lower one, as the table below says. The few upward arrows
+//! that remain are listed as debt, each must still exist (so the list only shrinks), and
+//! no new one may appear.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Layers, lowest first. A module may use modules of lower layers only.
+const LAYERS: &[&[&str]] = &[
+    &["atomic_file", "secrets", "shell_words", "signals", "tokens"],
+    &["config"],
+    &["client"],
+    &["usage"],
+    &["vault"],
+    &["mcp", "rag", "role"],
+    &["session"],
+    &["tool"],
+    &["state"],
+    &["context"],
+    &["engine"],
+    &["conversation"],
+    &["render"],
+    &["term", "dotcmd", "logging"],
+    &["macros"],
+    &["cli", "repl"],
+    &["app"],
+];
+
+/// Upward arrows still to remove, with where the first one is and what it is.
+const DEBT: &[(&str, &str, &str)] = &[
+    (
+        "config",
+        "client",
+        "client config types live in client/config.rs",
+    ),
+    ("config", "vault", "`{{NAME}}` placeholders read the vault"),
+    ("context", "engine", "session persistence returns CoreError"),
+    ("tool", "context", "tool/scope.rs belongs with the engine"),
+    (
+        "tool",
+        "engine",
+        "fs tools use engine/input's loaders; scope.rs",
+    ),
+    ("tool", "state", "tool/scope.rs belongs with the engine"),
+    ("vault", "render", "vault/commands.rs is a front end"),
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level modules of `src/` and the arrows between them, each with one place it
+/// comes from.
+fn graph() -> BTreeMap<(String, String), String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut modules = BTreeMap::new();
+    for entry in std::fs::read_dir(&src).unwrap().flatten() {
+        let path = entry.path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if name == "lib" || name == "main" {
+            continue;
+        }
+        let mut files = Vec::new();
+        if path.is_dir() {
+            rust_files(&path, &mut files);
+        } else {
+            files.push(path);
+        }
+        modules.entry(name).or_insert_with(Vec::new).extend(files);
+    }
+    let mut arrows = BTreeMap::new();
+    for (module, files) in &modules {
+        for file in files {
+            let text = std::fs::read_to_string(file).unwrap();
+            for (number, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                if code.starts_with("#[cfg(test)]") {
+                    break;
+                }
+                if code.starts_with("//") {
+                    continue;
+                }
+                for (i, _) in line.match_indices("crate::") {
+                    let target: String = line[i + "crate::".len()..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if &target != module && modules.contains_key(&target) {
+                        arrows
+                            .entry((module.clone(), target))
+                            .or_insert_with(|| format!("{}:{}", file.display(), number + 1));
+                    }
+                }
+            }
+        }
+    }
+    arrows
+}
+
+fn layer(module: &str) -> usize {
+    LAYERS
+        .iter()
+        .position(|layer| layer.contains(&module))
+        .unwrap_or_else(|| panic!("module `{module}` is in no layer: add it to LAYERS"))
+}
+
+#[test]
+fn module_arrows_point_down_except_the_listed_debt() {
+    let arrows = graph();
+    assert!(arrows.len() > 50, "too few arrows found: {arrows:?}");
+    let debt: BTreeSet<(&str, &str)> = DEBT.iter().map(|(a, b, _)| (*a, *b)).collect();
+    let mut wrong = Vec::new();
+    for ((from, to), place) in &arrows {
+        if layer(to) >= layer(from) && !debt.contains(&(from.as_str(), to.as_str())) {
+            wrong.push(format!("{from} -> {to} ({place})"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "arrows that point up or sideways:\n{}",
+        wrong.join("\n")
+    );
+    let paid: Vec<String> = DEBT
+        .iter()
+        .filter(|(a, b, _)| !arrows.contains_key(&(a.to_string(), b.to_string())))
+        .map(|(a, b, _)| format!("{a} -> {b}"))
+        .collect();
+    assert!(
+        paid.is_empty(),
+        "these arrows are gone: remove them from DEBT: {paid:?}"
+    );
+}
+
+#[test]
+fn front_ends_never_lock_create_or_write_sessions() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    for front_end in ["cli", "repl", "app", "macros.rs", "dotcmd.rs", "term"] {
+        let path = src.join(front_end);
+        if path.is_dir() {
+            rust_files(&path, &mut files);
+        } else {
+            files.push(path);
+        }
+    }
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            for forbidden in [
+                "session::lock",
+                "SessionLock",
+                ".sessions.save(",
+                ".sessions.create(",
+            ] {
+                if code.contains(forbidden) {
+                    found.push(format!("{}:{}: {forbidden}", file.display(), number + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn no_function_of_the_one_shot_front_end_is_over_60_lines() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli/oneshot.rs");
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut long = Vec::new();
+    let mut measured = 0;
+    for (start, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        let indent = line.len() - code.len();
+        let is_fn = [
+            "fn ",
+            "pub fn ",
+            "pub(super) fn ",
+            "pub(crate) fn ",
+            "async fn ",
+        ]
+        .iter()
+        .chain(["pub async fn ", "pub(super) async fn "].iter())
+        .any(|p| code.starts_with(p));
+        if !is_fn {
+            continue;
+        }
+        let end = lines[start..]
+            .iter()
+            .position(|l| l.trim_end() == format!("{}}}", " ".repeat(indent)))
+            .map(|n| start + n);
+        let Some(end) = end else {
+            continue;
+        };
+        measured += 1;
+        if end - start + 1 > 60 {
+            long.push(format!("{} ({} lines)", code, end - start + 1));
+        }
+    }
+    assert!(measured >= 8, "only {measured} functions found");
+    assert!(long.is_empty(), "{long:?}");
+}
