@@ -24,6 +24,8 @@ use std::path::Path;
 
 fn main() {
     println!("cargo:rerun-if-changed=link/hot-text.ld");
+    println!("cargo:rerun-if-changed=Cargo.toml");
+    println!("cargo:rerun-if-changed=Cargo.lock");
     println!("cargo:rerun-if-env-changed=LOKI_LINK_LAYOUT");
     let applied = decide();
     println!(
@@ -58,6 +60,7 @@ fn decide() -> Vec<&'static str> {
     }
     let script = Path::new(&var("CARGO_MANIFEST_DIR")).join("link/hot-text.ld");
     if script.is_file() {
+        warn_if_stale(&script);
         // `-Xlinker` keeps a path with commas whole (`-Wl,` would split it).
         for arg in ["-Xlinker", "-T", "-Xlinker"] {
             println!("cargo:rustc-link-arg-bins={arg}");
@@ -70,6 +73,34 @@ fn decide() -> Vec<&'static str> {
         applied.push("relr");
     }
     applied
+}
+
+/// The hot-code list records a fingerprint of the dependencies it was measured with; a
+/// list made with others still links (unmatched patterns are ignored) but places less of
+/// the code that runs, so the build says so instead of failing.
+fn warn_if_stale(script: &Path) {
+    let recorded = fs::read_to_string(script).ok().and_then(|text| {
+        text.lines().find_map(|line| {
+            line.trim()
+                .strip_prefix("fingerprint: ")
+                .map(str::to_string)
+        })
+    });
+    let root = script
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("."));
+    let mut hash: u64 = 0xCBF2_9CE4_8422_2325;
+    for name in ["Cargo.toml", "Cargo.lock"] {
+        for byte in fs::read(root.join(name)).unwrap_or_default() {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01B3);
+        }
+    }
+    if recorded.as_deref() != Some(format!("{hash:016x}").as_str()) {
+        println!(
+            "cargo:warning=loki: link/hot-text.ld was measured with other dependencies; run scripts/link-layout for the best layout (docs/benchmarks.md)"
+        );
+    }
 }
 
 /// Whether the C library this build script runs with (the building machine's) exports

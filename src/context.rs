@@ -16,18 +16,14 @@ use crate::engine::CoreError;
 use crate::role::Role;
 use crate::session::handle::SessionHandle;
 use crate::session::id::SessionAlias;
-use crate::session::lock::SessionLock;
-use crate::session::store::SessionError;
-use crate::session::sync::{Baseline, Merge};
+use crate::session::tracker::{Tracker, Transcript};
 use crate::session::{Session, TEMP_SESSION};
 use crate::state::AppState;
 
+pub use crate::session::tracker::{SavedSession, SessionNotify};
+
 /// Which conversation something belongs to (`c1`, `c2`, …): unique within the process.
 pub type ConversationId = Arc<str>;
-
-/// Where a conversation reports what happens to its session while it works on it
-/// (waiting for another writer, merging what others stored): one line each.
-pub type SessionNotify<'a> = &'a (dyn Fn(&str) + Sync);
 
 /// A session's own model when it is not available (see [`RequestContext::session_model`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,17 +32,6 @@ pub struct UnavailableModel {
     pub id: String,
     /// Why it cannot be used, in a few words.
     pub reason: String,
-}
-
-/// What [`RequestContext::save_session`] wrote.
-#[derive(Debug, Clone)]
-pub struct SavedSession {
-    /// The file written.
-    pub path: std::path::PathBuf,
-    /// Set when the conversation could not be merged into its session because another
-    /// writer changed it meanwhile: it was saved as a new session instead. A one-line
-    /// explanation for the user.
-    pub forked: Option<String>,
 }
 
 /// Per-conversation state.
@@ -109,11 +94,9 @@ pub struct RequestContext {
     pub usage: crate::usage::UsageTally,
     /// Cancels the running turn. Replaced by a fresh token after each cancellation.
     pub cancel: CancellationToken,
-    /// The open session as this conversation last read or wrote it, to merge what other
-    /// writers store meanwhile.
-    pub session_base: Baseline,
-    /// The open session's lock, while a turn (or a whole one-shot run) holds it.
-    pub session_lock: Option<SessionLock>,
+    /// The hold on the open session: the version last seen (to merge what other writers
+    /// store meanwhile) and the write lock while a turn (or a one-shot run) holds it.
+    pub session_sync: Tracker,
     /// The session's `model:` when that model is not available: the conversation uses
     /// another one, and the file keeps this value until the user chooses a model.
     pub session_model: Option<UnavailableModel>,
@@ -166,19 +149,22 @@ impl RequestContext {
     /// Opens (or starts) session `name` (an alias or an id): a saved session restores its
     /// model, sampling settings, role and messages; a new one starts empty with the
     /// current settings. `temp` always starts a fresh, unnamed-on-disk session.
-    pub fn open_session(&mut self, state: &AppState, name: &str) -> Result<bool, CoreError> {
+    pub async fn open_session(&mut self, state: &AppState, name: &str) -> Result<bool, CoreError> {
         let store = &state.sessions;
         let existing = if name == TEMP_SESSION {
             None
         } else {
-            store.open_key(name)?
+            store.open_key(name).await?
         };
         let existed = existing.is_some();
         let handle = match existing {
             Some(handle) => handle,
-            None => store.create(Some(SessionAlias::new(name)?), Session::default())?,
+            None => {
+                store
+                    .create(Some(SessionAlias::new(name)?), Session::default())
+                    .await?
+            }
         };
-        self.session_lock = None;
         self.session_model = None;
         {
             let guard = handle.lock();
@@ -210,7 +196,7 @@ impl RequestContext {
             }
             self.history = stored.messages.clone();
             self.usage = stored.usage;
-            self.session_base = Baseline::of(handle.disk_key(), stored);
+            self.session_sync = Tracker::opened(&handle, stored);
         }
         self.session = Some(handle);
         // "Always" answers belong to the conversation they were given in.
@@ -245,154 +231,63 @@ impl RequestContext {
         cancel: Option<&CancellationToken>,
         notify: SessionNotify<'_>,
     ) -> Result<bool, CoreError> {
-        if self.session_lock.is_some() {
-            return Ok(false);
-        }
-        loop {
-            let Some(handle) = &self.session else {
-                return Ok(false);
-            };
-            if handle.alias().is_some_and(|a| a.as_str() == TEMP_SESSION) {
-                return Ok(false);
-            }
-            let Some(path) = state.sessions.lock_path(handle) else {
-                return Ok(false);
-            };
-            let lock = match SessionLock::try_acquire(&path) {
-                Ok(Some(lock)) => lock,
-                Ok(None) => {
-                    notify(&format!(
-                        "waiting for another loki process using session `{}`…",
-                        handle.name()
-                    ));
-                    wait_for_lock(path, cancel).await?
-                }
-                Err(e) => return Err(lock_error(&path, &e).into()),
-            };
-            if self.follow_stored_alias(state)? {
-                // Another writer created this session meanwhile: lock that one instead.
-                continue;
-            }
-            match self.sync_session(state)? {
-                Some(Merge::Merged { theirs }) if theirs > 0 => notify(&format!(
-                    "session `{}`: added {theirs} message(s) another loki process saved meanwhile",
-                    self.session
-                        .as_ref()
-                        .map(SessionHandle::name)
-                        .unwrap_or_default()
-                )),
-                Some(Merge::Diverged) => notify(&format!(
-                    "session `{}` was changed by another loki process while this conversation rewrote its past; it will be saved as a new session",
-                    self.session
-                        .as_ref()
-                        .map(SessionHandle::name)
-                        .unwrap_or_default()
-                )),
-                _ => {}
-            }
-            self.session_lock = Some(lock);
-            return Ok(true);
-        }
+        let never = CancellationToken::new();
+        let transcript = Transcript {
+            history: &mut self.history,
+            usage: &mut self.usage,
+        };
+        Ok(self
+            .session_sync
+            .lock(
+                &*state.sessions,
+                &mut self.session,
+                transcript,
+                cancel.unwrap_or(&never),
+                notify,
+            )
+            .await?)
     }
 
     /// Releases the session lock taken by [`RequestContext::lock_session`].
     pub fn unlock_session(&mut self) {
-        self.session_lock = None;
-    }
-
-    /// A named session this conversation started (not written yet) that another writer
-    /// has written under the same name meanwhile: continue in that one. True if switched.
-    fn follow_stored_alias(&mut self, state: &AppState) -> Result<bool, CoreError> {
-        let Some(handle) = &self.session else {
-            return Ok(false);
-        };
-        let Some(alias) = handle.alias() else {
-            return Ok(false);
-        };
-        if state.sessions.is_stored(handle.id()) {
-            return Ok(false);
-        }
-        match state.sessions.resolve(alias.as_str())? {
-            Some((other, found)) if other != handle.id() => {
-                let theirs = state.sessions.open(other, found)?;
-                if handle.is_dirty() {
-                    theirs.mark_dirty();
-                }
-                self.session = Some(theirs);
-                self.session_base = Baseline::default();
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
-    }
-
-    /// Re-reads the open session's file and merges what others stored since the
-    /// baseline (call it under the lock). `None` when nothing changed.
-    fn sync_session(&mut self, state: &AppState) -> Result<Option<Merge>, CoreError> {
-        let Some(handle) = &self.session else {
-            return Ok(None);
-        };
-        let Some((key, stored)) = state
-            .sessions
-            .reload(handle.id(), self.session_base.key.as_deref())?
-        else {
-            return Ok(None);
-        };
-        let merge = crate::session::sync::merge(
-            &self.session_base,
-            &stored,
-            &mut self.history,
-            &mut self.usage,
-        );
-        if let Merge::Merged { theirs } = merge {
-            tracing::info!("session {}: merged {theirs} stored message(s)", handle.id());
-            handle.lock().get_mut_untracked().compressed_messages =
-                stored.compressed_messages.clone();
-            handle.set_disk_key(Some(key.clone()));
-            self.session_base = Baseline::of(Some(key), &stored);
-        }
-        Ok(Some(merge))
+        self.session_sync.unlock();
     }
 
     /// The session file contents for the current conversation.
     pub fn session_snapshot(&self) -> Option<Session> {
         let handle = self.session.as_ref()?;
         let mut session = handle.lock().get().clone();
-        self.write_into(&mut session);
+        self.owned_fields().write_into(&mut session);
         Some(session)
     }
 
-    /// Copies the conversation's settings and messages into its session.
-    fn write_into(&self, session: &mut Session) {
-        session.model = Some(
-            self.session_model
+    /// What the conversation owns of its session: settings, messages, usage.
+    fn owned_fields(&self) -> OwnedFields {
+        OwnedFields {
+            model: self
+                .session_model
                 .as_ref()
                 .map_or_else(|| self.model.id(), |m| m.id.clone()),
-        );
-        session.temperature = self.temperature;
-        session.top_p = self.top_p;
-        session.role_name = self.role.as_ref().map(|r| r.name.clone());
-        session.role_prompt = self
-            .role
-            .as_ref()
-            .map(|r| r.prompt.clone())
-            .filter(|p| !p.is_empty());
-        session.messages.clone_from(&self.history);
-        session.usage = self.usage;
-        match &self.rag {
-            RagChoice::Use(name) => session.rag = Some(name.clone()),
-            RagChoice::Off => session.rag = None,
-            RagChoice::Inherit => {}
+            temperature: self.temperature,
+            top_p: self.top_p,
+            role_name: self.role.as_ref().map(|r| r.name.clone()),
+            role_prompt: self
+                .role
+                .as_ref()
+                .map(|r| r.prompt.clone())
+                .filter(|p| !p.is_empty()),
+            messages: self.history.clone(),
+            usage: self.usage,
+            rag: match &self.rag {
+                RagChoice::Use(name) => Some(Some(name.clone())),
+                RagChoice::Off => Some(None),
+                RagChoice::Inherit => None,
+            },
         }
     }
 
-    /// Saves the open session (renamed to `rename` when given); returns the file written.
-    ///
-    /// The temporary session is saved under an autoname alias (`_/<timestamp>[-<title>]`)
-    /// unless a name is given. The write happens under the session lock, after merging
-    /// what other writers stored meanwhile; a conversation that cannot be merged (it
-    /// rewrote its past while another writer appended) is saved as a new session rather
-    /// than overwriting theirs.
+    /// Saves the open session (renamed to `rename` when given) under its lock; see
+    /// [`Tracker::save`].
     pub async fn save_session(
         &mut self,
         state: &AppState,
@@ -400,97 +295,24 @@ impl RequestContext {
         notify: SessionNotify<'_>,
     ) -> Result<SavedSession, CoreError> {
         if self.session.is_none() {
-            return Err(CoreError::InvalidRequest(
-                "no session is open (use `-s <name>` or `.session <name>`)".into(),
-            ));
+            return Err(CoreError::NoSession);
         }
         let locked = self.lock_session(state, None, notify).await?;
-        let result = self.save_locked(state, rename);
+        let fields = self.owned_fields();
+        let result = match self.session.as_mut() {
+            Some(handle) => {
+                self.session_sync
+                    .save(&*state.sessions, handle, rename, |session| {
+                        fields.write_into(session);
+                    })
+                    .await
+            }
+            None => return Err(CoreError::NoSession),
+        };
         if locked {
             self.unlock_session();
         }
-        result
-    }
-
-    fn save_locked(
-        &mut self,
-        state: &AppState,
-        rename: Option<&str>,
-    ) -> Result<SavedSession, CoreError> {
-        let forked = match self.sync_session(state)? {
-            Some(Merge::Diverged) => Some(self.fork_session(state, rename)?),
-            _ => None,
-        };
-        let Some(mut handle) = self.session.take() else {
-            return Err(CoreError::InvalidRequest("no session is open".into()));
-        };
-        let rename = if forked.is_some() { None } else { rename };
-        let result = self.save_handle(state, &mut handle, rename);
-        if result.is_ok() {
-            self.session_base = Baseline {
-                key: handle.disk_key(),
-                messages: self.history.clone(),
-                usage: self.usage,
-            };
-        }
-        self.session = Some(handle);
-        Ok(SavedSession {
-            path: result?,
-            forked,
-        })
-    }
-
-    /// Moves the conversation to a new session (named `rename`, else after the old one
-    /// under `_/`), leaving the stored one to the writer who changed it. Returns the
-    /// explanation for the user.
-    fn fork_session(
-        &mut self,
-        state: &AppState,
-        rename: Option<&str>,
-    ) -> Result<String, CoreError> {
-        let Some(old) = &self.session else {
-            return Err(CoreError::InvalidRequest("no session is open".into()));
-        };
-        let old_name = old.name();
-        let alias = match rename {
-            Some(name) => name.to_string(),
-            None => autoname_alias(Some(&old_name)),
-        };
-        let copy = old.lock().get().clone();
-        let fresh = state
-            .sessions
-            .create(Some(SessionAlias::new(alias.clone())?), copy)?;
-        fresh.mark_dirty();
-        self.session = Some(fresh);
-        self.session_lock = None;
-        self.session_base = Baseline::default();
-        Ok(format!(
-            "session `{old_name}` was changed by another loki process while this conversation rewrote its past; saved this conversation as a new session `{alias}` (`{old_name}` keeps the other changes)"
-        ))
-    }
-
-    fn save_handle(
-        &self,
-        state: &AppState,
-        handle: &mut SessionHandle,
-        rename: Option<&str>,
-    ) -> Result<std::path::PathBuf, CoreError> {
-        let is_temp = handle.alias().is_some_and(|a| a.as_str() == TEMP_SESSION);
-        let new_name = match rename {
-            Some(TEMP_SESSION) => {
-                return Err(CoreError::InvalidRequest(format!(
-                    "`{TEMP_SESSION}` is reserved for the unsaved session; choose another name"
-                )));
-            }
-            Some(name) => Some(name.to_string()),
-            None if is_temp => Some(autoname_alias(handle.lock().get().autoname.as_deref())),
-            None => None,
-        };
-        if let Some(name) = new_name {
-            state.sessions.rename(handle, SessionAlias::new(name)?)?;
-        }
-        self.write_into(handle.lock().get_mut());
-        Ok(state.sessions.save(handle)?)
+        Ok(result?)
     }
 
     /// Resolves a context from the shared state: `model_id` (from `-m`) or the configured
@@ -532,8 +354,7 @@ impl RequestContext {
             session: None,
             usage: crate::usage::UsageTally::default(),
             cancel: CancellationToken::new(),
-            session_base: Baseline::default(),
-            session_lock: None,
+            session_sync: Tracker::default(),
             session_model: None,
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),
@@ -593,18 +414,6 @@ pub fn next_conversation_id() -> ConversationId {
     format!("c{n}").into()
 }
 
-/// The alias a saved temporary session gets: `_/<UTC timestamp>[-<title slug>]`.
-fn autoname_alias(title: Option<&str>) -> String {
-    let stamp = crate::role::compact_timestamp(std::time::SystemTime::now());
-    match title
-        .map(crate::session::id::slugify)
-        .filter(|s| !s.is_empty())
-    {
-        Some(slug) => format!("{}{stamp}-{slug}", crate::session::id::AUTONAME_PREFIX),
-        None => format!("{}{stamp}", crate::session::id::AUTONAME_PREFIX),
-    }
-}
-
 /// Why a session's model cannot be used, in a few words for the warning.
 fn unavailable_reason(e: &ModelError) -> String {
     match e {
@@ -613,40 +422,6 @@ fn unavailable_reason(e: &ModelError) -> String {
         }
         ModelError::WrongKind { actual, .. } => format!("is a model of type {actual}"),
         _ => "is not configured".into(),
-    }
-}
-
-/// Waits on a thread of its own for a lock somebody else holds.
-async fn wait_for_lock(
-    path: std::path::PathBuf,
-    cancel: Option<&CancellationToken>,
-) -> Result<SessionLock, CoreError> {
-    let shown = path.clone();
-    // If the wait is abandoned, the thread still takes the lock once it is free and
-    // drops it again at once.
-    let wait = tokio::task::spawn_blocking(move || SessionLock::acquire(&path));
-    let joined = match cancel {
-        Some(cancel) => tokio::select! {
-            biased;
-            () = cancel.cancelled() => {
-                crate::signals::leave_blocked_threads();
-                return Err(CoreError::Cancelled);
-            }
-            joined = wait => joined,
-        },
-        None => wait.await,
-    };
-    match joined {
-        Ok(Ok(lock)) => Ok(lock),
-        Ok(Err(e)) => Err(lock_error(&shown, &e).into()),
-        Err(e) => Err(lock_error(&shown, &e).into()),
-    }
-}
-
-fn lock_error(path: &std::path::Path, e: &dyn std::fmt::Display) -> SessionError {
-    SessionError::Io {
-        path: path.to_path_buf(),
-        message: format!("cannot lock the session: {e}"),
     }
 }
 
@@ -659,4 +434,32 @@ fn provider_for(state: &AppState, model: &Model) -> Result<Arc<dyn Provider>, Mo
             client: model.client.clone(),
             available: state.providers.client_names().join(", "),
         })
+}
+
+/// What a conversation owns of its session, written into it at each save.
+struct OwnedFields {
+    model: String,
+    temperature: Option<f64>,
+    top_p: Option<f64>,
+    role_name: Option<String>,
+    role_prompt: Option<String>,
+    messages: Vec<Message>,
+    usage: crate::usage::UsageTally,
+    /// `None`: the session keeps its own knowledge base.
+    rag: Option<Option<String>>,
+}
+
+impl OwnedFields {
+    fn write_into(self, session: &mut Session) {
+        session.model = Some(self.model);
+        session.temperature = self.temperature;
+        session.top_p = self.top_p;
+        session.role_name = self.role_name;
+        session.role_prompt = self.role_prompt;
+        session.messages = self.messages;
+        session.usage = self.usage;
+        if let Some(rag) = self.rag {
+            session.rag = rag;
+        }
+    }
 }

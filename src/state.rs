@@ -77,6 +77,12 @@ impl AppState {
         }
     }
 
+    /// The same state with sessions kept in `store` instead of the YAML directory.
+    pub fn with_sessions(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.sessions = store;
+        self
+    }
+
     /// The script tools (parsed once per process).
     pub fn script_tools(&self) -> &ScriptTools {
         self.scripts.get_or_init(|| {

@@ -79,15 +79,12 @@ pub fn roles(current: &OsStr) -> Vec<CompletionCandidate> {
 
 /// Saved sessions, by name (or id when unnamed).
 pub fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
-    use crate::session::store::SessionStore;
     let (_, paths) = paths();
-    let store = crate::session::store::FileSessionStore::new(paths.sessions_dir);
     matching(
         current,
-        store
-            .list()
+        crate::conversation::catalog::saved_session_names(&paths.sessions_dir)
             .into_iter()
-            .map(|meta| (meta.name(), None))
+            .map(|name| (name, None))
             .collect(),
     )
 }

@@ -3,7 +3,7 @@
 use crate::state::AppState;
 
 /// Rows describing the role of `-r` and the session of `-s`; an unknown one is an error.
-pub(super) fn active(
+pub(super) async fn active(
     state: &AppState,
     role: Option<&str>,
     session: Option<&str>,
@@ -24,14 +24,8 @@ pub(super) fn active(
         rows.push(("role_prompt", first_line(&role.prompt)));
     }
     if let Some(name) = session {
-        let found = state.sessions.resolve(name)?;
-        match found {
-            Some((id, _)) => {
-                let (_, stored) = state.sessions.reload(id, None)?.ok_or_else(|| {
-                    crate::session::store::SessionError::NotFound {
-                        name: name.to_string(),
-                    }
-                })?;
+        match crate::conversation::catalog::stored_session(state, name).await? {
+            Some(stored) => {
                 rows.push(("session", name.to_string()));
                 rows.push(("session_model", opt(stored.model.clone())));
                 rows.push(("session_role", opt(stored.role_name.clone())));

@@ -58,8 +58,8 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
     }
     if args.list_sessions {
         let mut out = std::io::stdout().lock();
-        for meta in state.sessions.list() {
-            writeln!(out, "{}", sanitize::for_terminal(&meta.name(), stdout_tty))?;
+        for name in crate::conversation::catalog::session_names(state).await? {
+            writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
         }
         return Ok(0);
     }
@@ -81,7 +81,8 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if args.info {
-        let active = super::info::active(state, args.role.as_deref(), args.session.as_deref())?;
+        let active =
+            super::info::active(state, args.role.as_deref(), args.session.as_deref()).await?;
         let text = super::info::render(state, args.model.as_deref(), active);
         let text = sanitize::for_terminal(&text, stdout_tty);
         std::io::stdout().lock().write_all(text.as_bytes())?;

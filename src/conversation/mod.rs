@@ -17,6 +17,7 @@
 //! labelled with who asks. Front ends only parse, choose an emitter and an
 //! approver/asker, and print; none of them takes locks, merges sessions or saves.
 
+pub mod catalog;
 mod exit;
 pub mod policy;
 
@@ -28,7 +29,9 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Env;
 use crate::context::{ConversationId, RequestContext};
 use crate::engine::command::{self, Applied, Command};
-use crate::engine::{CoreError, Emitter, Engine, RunOptions, RunOutcome, RunRequest, UserInput};
+use crate::engine::{
+    CoreError, Discard, Emitter, Engine, RunOptions, RunOutcome, RunRequest, UserInput,
+};
 use crate::state::AppState;
 use crate::tool::approve::{Approver, RoutedApprover};
 use crate::tool::ask::{Asker, RoutedAsker};
@@ -194,18 +197,18 @@ impl Conversation {
                 let keeps_role =
                     matches!(command, Command::UseRole(_)) && !self.ctx.history.is_empty();
                 if !keeps_role {
-                    command::apply_now(&state, &mut self.ctx, command)?;
+                    command::apply(&state, &mut self.ctx, command, &Discard).await?;
                 }
             }
         }
         for command in std::mem::take(&mut self.pending) {
-            command::apply_now(&state, &mut self.ctx, command)?;
+            command::apply(&state, &mut self.ctx, command, &Discard).await?;
         }
         if self.hold_session {
             self.lock_session().await?;
         }
         if self.empty_session && self.ctx.session.is_some() {
-            command::apply_now(&state, &mut self.ctx, Command::ClearConversation)?;
+            command::apply(&state, &mut self.ctx, Command::ClearConversation, &Discard).await?;
         }
         self.warnings.extend(self.ctx.session_model_warning());
         Ok(())
@@ -336,8 +339,8 @@ impl Conversation {
             self.ctx.session_model.clone(),
         );
         let state = Arc::clone(self.state());
-        let result = match command::apply_now(&state, &mut self.ctx, Command::UseRole(role.into()))
-        {
+        let use_role = Command::UseRole(role.into());
+        let result = match command::apply(&state, &mut self.ctx, use_role, &Discard).await {
             Ok(_) => self.run(input, options, emitter).await,
             Err(e) => Err(e),
         };

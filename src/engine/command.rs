@@ -154,7 +154,7 @@ pub async fn apply(
         Command::SaveSession(rename) => save_session(state, ctx, rename.as_deref(), emitter).await,
         Command::CloseSession { save, rename } => {
             if ctx.session.is_none() {
-                return Err(CoreError::InvalidRequest("no session is open".into()));
+                return Err(CoreError::NoSession);
             }
             let mut applied = Applied::default();
             if save {
@@ -168,7 +168,7 @@ pub async fn apply(
         }
         Command::CompressSession => {
             if ctx.session.is_none() {
-                return Err(CoreError::InvalidRequest("no session is open".into()));
+                return Err(CoreError::NoSession);
             }
             let engine = super::Engine::new(std::sync::Arc::clone(state));
             Ok(if engine.compress_now(ctx, emitter).await? {
@@ -177,7 +177,10 @@ pub async fn apply(
                 Applied::note("nothing to compress yet")
             })
         }
-        other => apply_now(state, ctx, other),
+        Command::OpenSession(name) => open_session(state, ctx, &name, false).await,
+        Command::OpenSessionWithHistory(name) => open_session(state, ctx, &name, true).await,
+        Command::DeleteSession(name) => delete_session(state, ctx, &name).await,
+        other => confirm(state, ctx, other).map(Applied::note),
     }
 }
 
@@ -189,7 +192,7 @@ async fn save_session(
     emitter: &dyn Emitter,
 ) -> Result<Applied, CoreError> {
     if ctx.session.is_none() {
-        return Err(CoreError::InvalidRequest("no session is open".into()));
+        return Err(CoreError::NoSession);
     }
     let sink = Sink::for_context(ctx, emitter);
     let notify = |line: &str| {
@@ -202,11 +205,11 @@ async fn save_session(
         .as_ref()
         .map(|s| (s.name(), s.id().to_string()))
         .unwrap_or_default();
-    tracing::info!("saved session to {}", saved.path.display());
+    tracing::info!("saved session to {}", saved.location);
     sink.emit(Event::SessionSaved(SessionSaved {
         name,
         id,
-        path: saved.path.display().to_string(),
+        path: saved.location.clone(),
         forked: saved.forked.clone(),
     }));
     sink.flush();
@@ -216,23 +219,29 @@ async fn save_session(
     }
     applied.lines.push(Line::Note(format!(
         "saved the session to {}",
-        saved.path.display()
+        saved.location
     )));
     applied.saved = Some(saved);
     Ok(applied)
 }
 
-/// Applies a command that needs no waiting.
-pub fn apply_now(
+/// Deletes a saved session that is not the open one.
+async fn delete_session(
     state: &AppState,
-    ctx: &mut RequestContext,
-    command: Command,
+    ctx: &RequestContext,
+    name: &str,
 ) -> Result<Applied, CoreError> {
-    match command {
-        Command::OpenSession(name) => open_session(state, ctx, &name, false),
-        Command::OpenSessionWithHistory(name) => open_session(state, ctx, &name, true),
-        other => confirm(state, ctx, other).map(Applied::note),
+    let open = ctx
+        .session
+        .as_ref()
+        .is_some_and(|s| s.name() == name || s.id().to_string() == name);
+    if open {
+        return Err(CoreError::Conflict(
+            "that session is open; .exit session first".into(),
+        ));
     }
+    state.sessions.delete_key(name).await?;
+    Ok(Applied::note(format!("deleted session {name}")))
 }
 
 /// Applies a command whose outcome is one confirmation line.
@@ -266,7 +275,7 @@ fn confirm(
         }
         Command::ExitRole => {
             if ctx.role.is_none() {
-                return Err(CoreError::InvalidRequest("no role is active".into()));
+                return Err(CoreError::NotActive { what: "role" });
             }
             ctx.exit_role(state);
             Ok("role: none".into())
@@ -285,7 +294,7 @@ fn confirm(
         Command::Set { key, value } => set(state, ctx, &key, &value),
         Command::SaveRole(name) => {
             let Some(role) = ctx.role.clone() else {
-                return Err(CoreError::InvalidRequest("no role is active".into()));
+                return Err(CoreError::NotActive { what: "role" });
             };
             let name = name.unwrap_or_else(|| role.name.clone());
             if name == crate::role::TEMP_ROLE {
@@ -294,9 +303,8 @@ fn confirm(
                 ));
             }
             let path = state.paths.roles_dir.join(format!("{name}.md"));
-            crate::atomic_file::write_atomic(&path, role.export().as_bytes(), false).map_err(
-                |e| CoreError::InvalidRequest(format!("cannot write {}: {e}", path.display())),
-            )?;
+            crate::atomic_file::write_atomic(&path, role.export().as_bytes(), false)
+                .map_err(|e| io_error("write", &path, &e))?;
             if let Some(active) = ctx.role.as_mut() {
                 active.name = name;
             }
@@ -304,26 +312,8 @@ fn confirm(
         }
         Command::DeleteRole(name) => {
             let path = state.paths.roles_dir.join(format!("{name}.md"));
-            std::fs::remove_file(&path).map_err(|e| {
-                CoreError::InvalidRequest(format!("cannot delete {}: {e}", path.display()))
-            })?;
+            std::fs::remove_file(&path).map_err(|e| io_error("delete", &path, &e))?;
             Ok(format!("deleted {}", path.display()))
-        }
-        Command::OpenSession(_) | Command::OpenSessionWithHistory(_) => Err(
-            CoreError::InvalidRequest("this command needs `command::apply_now`".into()),
-        ),
-        Command::DeleteSession(name) => {
-            let open = ctx
-                .session
-                .as_ref()
-                .is_some_and(|s| s.name() == name || s.id().to_string() == name);
-            if open {
-                return Err(CoreError::InvalidRequest(
-                    "that session is open; .exit session first".into(),
-                ));
-            }
-            state.sessions.delete_key(&name)?;
-            Ok(format!("deleted session {name}"))
         }
         Command::UseRag(name) => {
             crate::rag::validate_name(&name)?;
@@ -346,9 +336,9 @@ fn confirm(
         }
         Command::ExitRag => {
             if ctx.active_rag().is_none() {
-                return Err(CoreError::InvalidRequest(
-                    "no knowledge base is active".into(),
-                ));
+                return Err(CoreError::NotActive {
+                    what: "knowledge base",
+                });
             }
             ctx.rag = RagChoice::Off;
             ctx.rag_sources.clear();
@@ -357,9 +347,14 @@ fn confirm(
             }
             Ok("rag: none".into())
         }
-        Command::SaveSession(_) | Command::CloseSession { .. } | Command::CompressSession => Err(
-            CoreError::InvalidRequest("this command needs `command::apply`".into()),
-        ),
+        Command::SaveSession(_)
+        | Command::CloseSession { .. }
+        | Command::CompressSession
+        | Command::OpenSession(_)
+        | Command::OpenSessionWithHistory(_)
+        | Command::DeleteSession(_) => {
+            unreachable!("`apply` handles the session commands before `confirm`")
+        }
     }
 }
 
@@ -372,7 +367,7 @@ fn refuse_role_change(ctx: &RequestContext, what: &str) -> Result<(), CoreError>
     if ctx.history.is_empty() {
         return Ok(());
     }
-    Err(CoreError::InvalidRequest(format!(
+    Err(CoreError::Conflict(format!(
         "session `{}` already has {} messages: its role cannot change ({what} would \
          rewrite the system prompt of that history); .exit session, or open a new session \
          first",
@@ -383,20 +378,20 @@ fn refuse_role_change(ctx: &RequestContext, what: &str) -> Result<(), CoreError>
 
 /// Opens (or starts) a session; with `carry`, a new session starts with the
 /// conversation so far.
-fn open_session(
+async fn open_session(
     state: &AppState,
     ctx: &mut RequestContext,
     name: &str,
     carry: bool,
 ) -> Result<Applied, CoreError> {
     if let Some(active) = &ctx.session {
-        return Err(CoreError::InvalidRequest(format!(
+        return Err(CoreError::Conflict(format!(
             "already in session `{}`; .exit session first",
             active.name()
         )));
     }
     let before = ctx.history.clone();
-    let existed = ctx.open_session(state, name)?;
+    let existed = ctx.open_session(state, name).await?;
     let message = if existed {
         format!("session: {name} ({} messages)", ctx.history.len())
     } else if carry && !before.is_empty() {
@@ -419,8 +414,9 @@ fn open_session(
 }
 
 /// Whether `name` names a saved session (for the front end's "carry the conversation?").
-pub fn session_exists(state: &AppState, name: &str) -> bool {
-    name != crate::session::TEMP_SESSION && state.sessions.resolve(name).ok().flatten().is_some()
+pub async fn session_exists(state: &AppState, name: &str) -> bool {
+    name != crate::session::TEMP_SESSION
+        && state.sessions.resolve(name).await.ok().flatten().is_some()
 }
 
 fn set(
@@ -429,10 +425,10 @@ fn set(
     key: &str,
     value: &str,
 ) -> Result<String, CoreError> {
-    let invalid = |expected: &str| {
-        CoreError::InvalidRequest(format!(
-            "invalid value `{value}` for {key}: expected {expected}"
-        ))
+    let invalid = |expected: &str| CoreError::InvalidSetting {
+        key: key.to_string(),
+        value: value.to_string(),
+        expected: expected.to_string(),
     };
     let null = value == "null";
     match key {
@@ -587,10 +583,10 @@ fn set(
         "rag_top_k" | "rag_reranker_model" => return set_rag(state, ctx, key, value),
         other => {
             let known: Vec<&str> = SETTABLE.iter().map(|(k, _)| *k).collect();
-            return Err(CoreError::InvalidRequest(format!(
-                "unknown setting `{other}`; settable: {}",
-                known.join(", ")
-            )));
+            return Err(CoreError::UnknownSetting {
+                key: other.to_string(),
+                known: known.join(", "),
+            });
         }
     }
     Ok(format!("{key}: {value}"))
@@ -606,11 +602,16 @@ fn set_rag(
 ) -> Result<String, CoreError> {
     let null = value == "null";
     let (top_k, reranker) = if key == "rag_top_k" {
-        let n: usize = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-            CoreError::InvalidRequest(format!(
-                "invalid value `{value}` for rag_top_k: expected a whole number from 1"
-            ))
-        })?;
+        let n: usize =
+            value
+                .parse()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| CoreError::InvalidSetting {
+                    key: key.to_string(),
+                    value: value.to_string(),
+                    expected: "a whole number from 1".into(),
+                })?;
         (Some(n), None)
     } else {
         if !null {
@@ -640,6 +641,14 @@ fn set_rag(
     crate::rag::store::write_meta(dir, &name, &meta)?;
     state.rags.invalidate(dir, &name);
     Ok(format!("{key}: {value} (saved in RAG `{name}`)"))
+}
+
+fn io_error(action: &'static str, path: &std::path::Path, e: &std::io::Error) -> CoreError {
+    CoreError::Io {
+        action,
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
 }
 
 /// `save_session` as shown after `.set`: unset means "ask when leaving".

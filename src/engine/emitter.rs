@@ -122,6 +122,15 @@ impl<'a> Sink<'a> {
     }
 }
 
+/// Drops every event (commands applied while a conversation is prepared, which report
+/// through their outcome instead).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Discard;
+
+impl Emitter for Discard {
+    fn emit(&self, _envelope: Envelope) {}
+}
+
 /// Keeps every event in memory (tests, `-e`, summaries).
 #[derive(Debug, Default)]
 pub struct CollectingEmitter {

@@ -19,12 +19,12 @@ pub(super) fn build(
         .is_some_and(|m| m.role == Role::Assistant);
     match &kind {
         TurnKind::Continue if !last_is_assistant => {
-            return Err(CoreError::InvalidRequest(
+            return Err(CoreError::Conflict(
                 "there is no answer to continue yet".into(),
             ));
         }
         TurnKind::Regenerate if !last_is_assistant => {
-            return Err(CoreError::InvalidRequest(
+            return Err(CoreError::Conflict(
                 "there is no answer to regenerate yet".into(),
             ));
         }
@@ -73,7 +73,7 @@ pub(super) fn check_input_limit(
     } else {
         "shorten the input or use a model with a larger context"
     };
-    Err(CoreError::InvalidRequest(format!(
+    Err(CoreError::TooLarge(format!(
         "Exceed max_input_tokens limit: the request is about {tokens} tokens and `{}` accepts {max} (max_input_tokens); {hint}",
         ctx.model.id()
     )))

@@ -17,7 +17,7 @@ mod turn;
 
 use std::sync::Arc;
 
-pub use emitter::{CollectingEmitter, Emitter, Sink};
+pub use emitter::{CollectingEmitter, Discard, Emitter, Sink};
 pub use error::CoreError;
 pub use event::{Envelope, Event};
 

@@ -48,7 +48,7 @@ pub(super) async fn prepare_input(
     // `%%` is the last answer of this conversation (`.file %% -- translate it`).
     let last_reply = if user.files.iter().any(|f| f == LAST_REPLY) {
         Some(super::command::last_answer(ctx).ok_or_else(|| {
-            CoreError::InvalidRequest(
+            CoreError::Conflict(
                 "`%%` stands for the last answer, and there is none yet in this conversation"
                     .into(),
             )

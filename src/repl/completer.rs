@@ -8,6 +8,9 @@ use reedline::{Completer, CompletionResult, Span, Suggestion};
 use super::commands::{COMMANDS, DISPLAY_SETTINGS};
 use crate::engine::command::SETTABLE;
 
+/// Lists the names of saved sessions.
+pub type SessionNames = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
+
 /// Data the completer needs that can change while the REPL runs (after `.edit config`).
 #[derive(Default)]
 pub struct CompletionData {
@@ -15,8 +18,8 @@ pub struct CompletionData {
     pub models: Vec<(String, String)>,
     /// Where role files are (listed on each Tab, so new ones show up).
     pub roles_dir: std::path::PathBuf,
-    /// Saved sessions (listed on each Tab).
-    pub sessions: Option<Arc<dyn crate::session::store::SessionStore>>,
+    /// Lists saved sessions (called on each Tab, on the line editor's thread).
+    pub sessions: Option<SessionNames>,
     /// Where knowledge bases are (listed on each Tab).
     pub rags_dir: std::path::PathBuf,
     /// Where macros are (listed on each Tab).
@@ -131,13 +134,7 @@ impl LokiCompleter {
             Names::Sessions => data
                 .sessions
                 .as_ref()
-                .map(|store| {
-                    store
-                        .list()
-                        .iter()
-                        .map(crate::session::store::SessionMeta::name)
-                        .collect()
-                })
+                .map(|list| list())
                 .unwrap_or_default(),
         };
         names
@@ -349,7 +346,7 @@ mod tests {
 
     #[test]
     fn role_and_session_names() {
-        use crate::session::store::{FileSessionStore, SessionStore};
+        use crate::session::store::FileSessionStore;
         let dir = tempfile::tempdir().unwrap();
         let roles_dir = dir.path().join("roles");
         std::fs::create_dir_all(&roles_dir).unwrap();
@@ -362,7 +359,13 @@ mod tests {
         }
         let data = CompletionData {
             roles_dir,
-            sessions: Some(Arc::new(store)),
+            sessions: Some(Arc::new(move || {
+                store
+                    .list()
+                    .iter()
+                    .map(crate::session::store::SessionMeta::name)
+                    .collect()
+            })),
             ..CompletionData::default()
         };
         let c = LokiCompleter::new(Arc::new(RwLock::new(data)));

@@ -103,7 +103,9 @@ impl Repl {
         match self.conv.apply(command, &notices).await {
             Ok(applied) => {
                 self.show_applied(&applied);
-                applied.saved.map(|saved| saved.path)
+                applied
+                    .saved
+                    .map(|saved| std::path::PathBuf::from(saved.location))
             }
             Err(e) => {
                 self.error(&format!(

@@ -471,13 +471,13 @@ impl Repl {
             Ok(locked) => locked,
             Err(e) => return self.error(&e.to_string()),
         };
-        self.edit_saved_session(&path, &name);
+        self.edit_saved_session(&path, &name).await;
         if locked {
             self.conv.unlock_session();
         }
     }
 
-    fn edit_saved_session(&mut self, path: &std::path::Path, name: &str) {
+    async fn edit_saved_session(&mut self, path: &std::path::Path, name: &str) {
         if !self.run_editor(path) {
             return;
         }
@@ -485,9 +485,9 @@ impl Repl {
         if let Err(e) = crate::session::store::parse_file(path) {
             return self.error(&format!("{e}; the session stays as it was before the edit"));
         }
-        let state = Arc::clone(self.state());
         self.ctx_mut().session = None;
-        match self.ctx_mut().open_session(&state, name) {
+        let reopen = Command::OpenSession(name.to_string());
+        match self.conv.apply(reopen, &crate::engine::Discard).await {
             Ok(_) => self.note(&format!(
                 "reloaded the session ({} messages)",
                 self.ctx().history.len()
@@ -520,7 +520,7 @@ impl Repl {
     async fn open_session(&mut self, name: &str) {
         let carry = self.ctx().session.is_none()
             && !self.ctx().history.is_empty()
-            && !command::session_exists(self.state(), name)
+            && !command::session_exists(self.state(), name).await
             && self
                 .carry_into_session(name, self.ctx().history.len())
                 .await;
@@ -922,11 +922,23 @@ fn completion_data(state: &Arc<AppState>) -> CompletionData {
             .map(|m| (m.id(), m.describe()))
             .collect(),
         roles_dir: state.paths.roles_dir.clone(),
-        sessions: Some(Arc::clone(&state.sessions)),
+        sessions: Some(session_names(state)),
         rags_dir: state.paths.rags_dir.clone(),
         macros_dir: state.paths.macros_dir.clone(),
         state: Some(Arc::clone(state)),
     }
+}
+
+/// Lists saved sessions from the line editor's thread, which may wait on the runtime
+/// (the REPL's runtime has worker threads of its own).
+fn session_names(state: &Arc<AppState>) -> completer::SessionNames {
+    let state = Arc::clone(state);
+    let runtime = tokio::runtime::Handle::current();
+    Arc::new(move || {
+        runtime
+            .block_on(crate::conversation::catalog::session_names(&state))
+            .unwrap_or_default()
+    })
 }
 
 /// `1234 tokens (0.96% of the 128000-token context, exact)`.

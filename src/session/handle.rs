@@ -9,14 +9,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::Session;
 use super::id::{SessionAlias, SessionId};
+use super::store::Version;
 
 /// The state shared by all handles to one session.
 #[derive(Debug, Default)]
 pub(super) struct Shared {
     pub(super) session: Mutex<Session>,
     pub(super) dirty: AtomicBool,
-    /// Identifies the file's content as last read or written (`None`: not on disk).
-    pub(super) disk_key: Mutex<Option<String>>,
+    /// The stored version as last read or written (`None`: not stored yet).
+    pub(super) version: Mutex<Option<Version>>,
 }
 
 /// One session, opened from a [`super::store::SessionStore`].
@@ -32,6 +33,28 @@ impl SessionHandle {
         Self { id, alias, shared }
     }
 
+    /// A handle to a session a store has just loaded (`version` as stored) or created
+    /// (`None`). A store hands out clones of it (or [`SessionHandle::named`]) for later
+    /// opens of the same id, so they share one copy.
+    pub fn loaded(
+        id: SessionId,
+        alias: Option<SessionAlias>,
+        session: Session,
+        version: Option<Version>,
+    ) -> Self {
+        let shared = Shared {
+            session: Mutex::new(session),
+            version: Mutex::new(version),
+            ..Shared::default()
+        };
+        Self::new(id, alias, Arc::new(shared))
+    }
+
+    /// Another handle to the same session, under `alias`.
+    pub fn named(&self, alias: Option<SessionAlias>) -> Self {
+        Self::new(self.id, alias, Arc::clone(&self.shared))
+    }
+
     /// The stable id.
     pub fn id(&self) -> SessionId {
         self.id
@@ -42,7 +65,8 @@ impl SessionHandle {
         self.alias.as_ref()
     }
 
-    pub(crate) fn set_alias(&mut self, alias: SessionAlias) {
+    /// Records a new name (a store's `rename` does, after storing it).
+    pub fn set_alias(&mut self, alias: SessionAlias) {
         self.alias = Some(alias);
     }
 
@@ -75,26 +99,28 @@ impl SessionHandle {
         self.shared.dirty.store(true, Ordering::Release);
     }
 
-    pub(super) fn mark_clean(&self) {
+    /// Records that what it holds is stored (a store's `save` does).
+    pub fn mark_clean(&self) {
         self.shared.dirty.store(false, Ordering::Release);
     }
 
-    /// Identifies the file's content as this process last read or wrote it (`None` when
-    /// it was never written); see [`super::sync::Baseline`].
-    pub fn disk_key(&self) -> Option<String> {
+    /// The stored version as this process last read or wrote it (`None` when it was
+    /// never stored); see [`super::sync::Baseline`].
+    pub fn version(&self) -> Option<Version> {
         self.shared
-            .disk_key
+            .version
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
     }
 
-    pub(crate) fn set_disk_key(&self, key: Option<String>) {
+    /// Records the version stored (a store's `save` does).
+    pub fn set_version(&self, version: Option<Version>) {
         *self
             .shared
-            .disk_key
+            .version
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = key;
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = version;
     }
 }
 

@@ -3,16 +3,19 @@
 //!
 //! The file format follows Loki's session files (model, sampling settings, role, the
 //! messages); keys loki does not know are kept and written back unchanged. Storage is
-//! behind [`store::SessionStore`]; the YAML directory store writes atomically and never
-//! overwrites a file it could not parse. Writers of one session take turns through a lock
-//! file ([`lock`]) and merge what others appended meanwhile ([`sync`]).
+//! behind the async [`store::SessionStore`]; the YAML directory store
+//! ([`file_store`]) writes atomically and never overwrites a file it could not parse.
+//! Writers of one session take turns through the store's lock, and a conversation's
+//! [`tracker::Tracker`] merges what others appended meanwhile ([`sync`]) or forks.
 
 pub mod compress;
+pub mod file_store;
 pub mod handle;
 pub mod id;
 pub mod lock;
 pub mod store;
 pub mod sync;
+pub mod tracker;
 pub mod yaml_write;
 
 use std::collections::BTreeMap;

@@ -10,14 +10,15 @@
 //! overwriting the other writer's work.
 
 use super::Session;
+use super::store::Version;
 use crate::client::Message;
 use crate::usage::UsageTally;
 
 /// What a conversation last read from, or wrote to, its session file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Baseline {
-    /// Identifies the file's content then; `None` if it was not written yet.
-    pub key: Option<String>,
+    /// The stored version then; `None` if it was not stored yet.
+    pub key: Option<Version>,
     /// The messages in it.
     pub messages: Vec<Message>,
     /// The usage in it.
@@ -25,8 +26,8 @@ pub struct Baseline {
 }
 
 impl Baseline {
-    /// The baseline of a session read (or written) with content `key`.
-    pub fn of(key: Option<String>, session: &Session) -> Self {
+    /// The baseline of a session read (or written) as version `key`.
+    pub fn of(key: Option<Version>, session: &Session) -> Self {
         Self {
             key,
             messages: session.messages.clone(),
@@ -93,7 +94,10 @@ mod tests {
     fn our_new_messages_follow_what_others_stored() {
         let q0 = text(Role::User, "q0");
         let a0 = text(Role::Assistant, "a0");
-        let base = Baseline::of(Some("k0".into()), &session(vec![q0.clone(), a0.clone()], 1));
+        let base = Baseline::of(
+            Some(Version::new("k0")),
+            &session(vec![q0.clone(), a0.clone()], 1),
+        );
         let stored = session(
             vec![
                 q0.clone(),

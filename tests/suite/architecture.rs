@@ -141,7 +141,7 @@ fn module_arrows_point_down_except_the_listed_debt() {
 }
 
 #[test]
-fn front_ends_never_lock_create_or_write_sessions() {
+fn front_ends_never_touch_the_session_store() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     for front_end in ["cli", "repl", "app", "macros.rs", "dotcmd.rs", "term"] {
@@ -157,14 +157,19 @@ fn front_ends_never_lock_create_or_write_sessions() {
         let text = std::fs::read_to_string(&file).unwrap();
         for (number, line) in text.lines().enumerate() {
             let code = line.trim_start();
+            if code.starts_with("#[cfg(test)]") {
+                break;
+            }
             if code.starts_with("//") {
                 continue;
             }
             for forbidden in [
                 "session::lock",
                 "SessionLock",
-                ".sessions.save(",
-                ".sessions.create(",
+                "session::tracker",
+                "SessionStore",
+                ".sessions.",
+                "session_sync",
             ] {
                 if code.contains(forbidden) {
                     found.push(format!("{}:{}: {forbidden}", file.display(), number + 1));

@@ -127,26 +127,3 @@ fn relocations_are_packed_only_when_the_c_library_can_load_them() {
         panic!("{libc} can load packed relocations but build.rs did not ask for them");
     }
 }
-
-/// Symbol names, and so the list's exact patterns, change with every dependency, feature
-/// and profile change: the list must have been made with the current Cargo.toml and
-/// Cargo.lock.
-#[test]
-fn the_hot_function_list_was_measured_with_the_current_dependencies() {
-    use sha2::{Digest, Sha256};
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut hash = Sha256::new();
-    for name in ["Cargo.toml", "Cargo.lock"] {
-        hash.update(std::fs::read(root.join(name)).unwrap());
-    }
-    let current: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    let list = std::fs::read_to_string(root.join("link/hot-text.ld")).unwrap();
-    let recorded = list
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("fingerprint: "))
-        .expect("link/hot-text.ld records no fingerprint");
-    assert_eq!(
-        recorded, current,
-        "Cargo.toml or Cargo.lock changed since link/hot-text.ld was made: run scripts/link-layout"
-    );
-}

@@ -28,6 +28,7 @@ mod repl;
 mod repl_fixes;
 mod roles;
 mod session_safety;
+mod session_store;
 mod sessions;
 mod shell;
 mod terminal;

@@ -1,0 +1,40 @@
+//! What front ends list and describe without opening a conversation: saved sessions by
+//! name (`--list-sessions`, Tab completion) and one session's stored settings (`--info
+//! -s NAME`). Read-only; writing a session is a [`super::Conversation`]'s.
+
+use crate::engine::CoreError;
+use crate::session::Session;
+use crate::state::AppState;
+
+/// Saved sessions, by name (or id when unnamed), sorted.
+pub async fn session_names(state: &AppState) -> Result<Vec<String>, CoreError> {
+    Ok(state
+        .sessions
+        .list()
+        .await?
+        .iter()
+        .map(crate::session::store::SessionMeta::name)
+        .collect())
+}
+
+/// The stored session `name` names; `None` when there is none.
+pub async fn stored_session(state: &AppState, name: &str) -> Result<Option<Session>, CoreError> {
+    let Some((id, _)) = state.sessions.resolve(name).await? else {
+        return Ok(None);
+    };
+    Ok(state
+        .sessions
+        .reload(id, None)
+        .await?
+        .map(|(_, session)| session))
+}
+
+/// Saved sessions in the YAML directory `sessions_dir`, by name, where no shared state
+/// is built (shell completion).
+pub fn saved_session_names(sessions_dir: &std::path::Path) -> Vec<String> {
+    crate::session::store::FileSessionStore::new(sessions_dir.to_path_buf())
+        .list()
+        .iter()
+        .map(crate::session::store::SessionMeta::name)
+        .collect()
+}
