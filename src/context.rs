@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::config::ModelKind;
 use crate::client::registry::ModelError;
 use crate::client::{Message, Model, Provider};
-use crate::engine::CoreError;
+use crate::error::CoreError;
 use crate::role::Role;
 use crate::session::handle::SessionHandle;
 use crate::session::id::SessionAlias;
@@ -86,7 +86,7 @@ pub struct RequestContext {
     pub asker: Arc<dyn crate::tool::ask::Asker>,
     /// Offer the user-interaction tools (`user__ask` …): the REPL does.
     pub user_tools: bool,
-    /// The MCP servers this conversation holds (see [`crate::tool::scope`]).
+    /// The MCP servers this conversation holds (see [`crate::engine::scope`]).
     pub mcp_lease: Option<crate::mcp::McpLease>,
     /// The open session, if any (its messages are `history`).
     pub session: Option<SessionHandle>,

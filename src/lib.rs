@@ -13,6 +13,8 @@ pub mod context;
 pub mod conversation;
 pub mod dotcmd;
 pub mod engine;
+pub mod error;
+pub mod input;
 pub mod logging;
 pub mod macros;
 pub mod mcp;

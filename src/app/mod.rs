@@ -226,7 +226,7 @@ fn print_completions(shell: ShellKind) -> ExitCode {
 async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
     // Before the configuration: its placeholders may name the secret being added.
     if let Some(op) = vault_op(&args) {
-        return crate::vault::commands::run(op, &paths, &env);
+        return crate::cli::vault::run(op, &paths, &env);
     }
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
@@ -274,7 +274,7 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
             let mut macro_args = args.text.clone();
             if !stdin_tty {
                 // Piped input is the macro's last argument (`git diff | loki --macro …`).
-                let piped = crate::engine::input::read_text_bounded(
+                let piped = crate::input::read_text_bounded(
                     std::io::stdin().lock(),
                     state.config.max_input_size,
                 )?;
@@ -349,10 +349,8 @@ fn vault_op(args: &Args) -> Option<crate::vault::commands::Op> {
 fn prompt_text(args: &Args, stdin_tty: bool, state: &AppState) -> anyhow::Result<String> {
     let mut text = args.text.join(" ");
     if !stdin_tty {
-        let piped = crate::engine::input::read_text_bounded(
-            std::io::stdin().lock(),
-            state.config.max_input_size,
-        )?;
+        let piped =
+            crate::input::read_text_bounded(std::io::stdin().lock(), state.config.max_input_size)?;
         if !piped.trim().is_empty() {
             text = if text.is_empty() {
                 piped

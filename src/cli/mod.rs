@@ -17,4 +17,5 @@ pub mod oneshot;
 pub(crate) mod rag;
 mod stdin_json;
 mod sync_models;
+pub mod vault;
 pub(crate) mod wizard;

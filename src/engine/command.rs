@@ -554,7 +554,7 @@ fn set(
             if null {
                 return Ok(format!(
                     "enabled_mcp_servers: {} (configured value)",
-                    crate::tool::scope::wanted(ctx)
+                    crate::engine::scope::wanted(ctx)
                         .mcp_servers
                         .unwrap_or_else(|| "none".into())
                 ));
@@ -567,7 +567,7 @@ fn set(
                 None if null => ctx.enabled_tools = state.config.enabled_tools.clone(),
                 None => ctx.enabled_tools = setting,
             }
-            let active: Vec<String> = crate::tool::scope::declared(state, ctx)
+            let active: Vec<String> = crate::engine::scope::declared(state, ctx)
                 .iter()
                 .map(|t| t.name().to_string())
                 .collect();

@@ -6,19 +6,18 @@
 
 pub mod command;
 pub mod emitter;
-pub mod error;
 pub mod event;
-pub mod input;
 mod messages;
 pub mod retrieval;
+pub mod scope;
 pub mod tasks;
 mod tool_round;
 mod turn;
 
 use std::sync::Arc;
 
+pub use crate::error::CoreError;
 pub use emitter::{CollectingEmitter, Discard, Emitter, Sink};
-pub use error::CoreError;
 pub use event::{Envelope, Event};
 
 use crate::client::Usage;

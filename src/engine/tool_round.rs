@@ -42,7 +42,7 @@ impl Toolbox {
         ctx: &mut RequestContext,
         sink: &Sink<'_>,
     ) -> Result<Self, CoreError> {
-        let tools = crate::tool::scope::prepare(state, ctx, sink).await?;
+        let tools = crate::engine::scope::prepare(state, ctx, sink).await?;
         let specs = crate::tool::specs(&tools);
         // Progress of running calls (MCP notifications), for this conversation only.
         let (progress, progress_rx) = tokio::sync::mpsc::unbounded_channel();

@@ -22,7 +22,6 @@ use futures_util::StreamExt;
 
 use super::emitter::Sink;
 use super::event::{Event, ModelCallStarted, Notice, TextDelta, ToolCallFinished, ToolCallStarted};
-use super::input;
 use super::tool_round::Toolbox;
 use super::{CoreError, RunOutcome, UserInput};
 use crate::client::{
@@ -30,6 +29,7 @@ use crate::client::{
     ToolCall, Usage,
 };
 use crate::context::RequestContext;
+use crate::input;
 use crate::state::AppState;
 
 /// The `.file` argument that stands for the last answer.

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::error::McpError;
 use crate::config::Env;
 
 /// How to reach one server.
@@ -128,18 +129,21 @@ struct RawServer {
 
 impl McpConfig {
     /// Parses the file's text; `Err` when it is not JSON in the expected shape at all.
-    pub fn parse(text: &str, env: &Env) -> Result<Self, String> {
+    pub fn parse(text: &str, env: &Env) -> Result<Self, McpError> {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
-        let file: File = serde_json::from_str(text).map_err(|e| format!("mcp.json: {e}"))?;
+        let file: File = serde_json::from_str(text).map_err(|e| McpError::Config(e.to_string()))?;
         let mut out = Self::default();
         for (name, value) in file.servers {
             match spec_of(&name, value, env) {
                 Ok(spec) => {
                     out.servers.insert(name, spec);
                 }
-                Err(reason) => out.broken.push(Broken { name, reason }),
+                Err(reason) => out.broken.push(Broken {
+                    name,
+                    reason: McpError::Spec(reason).to_string(),
+                }),
             }
         }
         Ok(out)

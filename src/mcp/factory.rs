@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::config::{McpConfig, ServerSpec};
+use super::error::McpError;
 use super::server::{McpServer, START_TIMEOUT};
 
 /// The default `mcp_max_message_size`: 32 MiB.
@@ -32,7 +33,7 @@ enum Slot {
     Idle(Arc<McpServer>, std::time::Instant),
     Failed {
         spec: ServerSpec,
-        reason: String,
+        reason: McpError,
     },
     /// Being started by a task of its own since the instant.
     Starting(ServerSpec, std::time::Instant),
@@ -165,7 +166,7 @@ impl McpFactory {
         let (config, error) = match text.map(|t| McpConfig::parse(t, env)) {
             None => (McpConfig::default(), None),
             Some(Ok(config)) => (config, None),
-            Some(Err(e)) => (McpConfig::default(), Some(e)),
+            Some(Err(e)) => (McpConfig::default(), Some(e.to_string())),
         };
         Self {
             config,
@@ -427,7 +428,12 @@ impl McpFactory {
                     McpServer::start(spec.clone(), http, max_message_size),
                 )
                 .await
-                .unwrap_or_else(|_| Err(format!("no answer within {}s", START_TIMEOUT.as_secs())));
+                .unwrap_or_else(|_| {
+                    Err(McpError::Start(format!(
+                        "no answer within {}s",
+                        START_TIMEOUT.as_secs()
+                    )))
+                });
                 let Ok(mut pool) = pool.lock() else { return };
                 // Only if this start is still wanted (not released or replaced meanwhile);
                 // otherwise the new server is dropped, which stops it.

@@ -4,10 +4,12 @@
 //! as every other tool.
 
 pub mod config;
+pub mod error;
 pub mod factory;
 pub mod http;
 pub mod server;
 pub mod sse;
 pub mod stdio;
 
+pub use error::McpError;
 pub use factory::{McpFactory, McpLease};

@@ -3,6 +3,7 @@
 //! kept fresh on `notifications/tools/list_changed`, and calls made with a timeout and
 //! cancellation (dropping a call sends `notifications/cancelled`).
 
+use super::error::McpError;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -254,7 +255,7 @@ impl McpServer {
         spec: ServerSpec,
         http: reqwest::Client,
         max_message_size: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(ProgressRoutes::default());
         let handler = Handler {
@@ -285,7 +286,7 @@ impl McpServer {
                 cmd.process_group(0);
                 let (transport, stderr) =
                     super::stdio::StdioTransport::spawn(cmd, &spec.name, max_message_size)
-                        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                        .map_err(|e| McpError::Start(format!("cannot run `{command}`: {e}")))?;
                 let group = GroupGuard::new(transport.id());
                 if let Some(stderr) = stderr {
                     let name = spec.name.clone();
@@ -299,7 +300,7 @@ impl McpServer {
                 let service = handler
                     .serve(transport)
                     .await
-                    .map_err(|e| format!("initialisation failed: {e}"))?;
+                    .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
                 (service, group)
             }
             Transport::Http { url, headers } => {
@@ -308,9 +309,10 @@ impl McpServer {
                 let mut map = HashMap::new();
                 for (k, v) in headers {
                     let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-                        .map_err(|_| format!("header `{k}` is not a valid name"))?;
-                    let value = reqwest::header::HeaderValue::from_str(v)
-                        .map_err(|_| format!("header `{k}` has characters that are not allowed"))?;
+                        .map_err(|_| McpError::Spec(format!("header `{k}` is not a valid name")))?;
+                    let value = reqwest::header::HeaderValue::from_str(v).map_err(|_| {
+                        McpError::Spec(format!("header `{k}` has characters that are not allowed"))
+                    })?;
                     map.insert(name, value);
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
@@ -323,7 +325,7 @@ impl McpServer {
                 let service = handler
                     .serve(transport)
                     .await
-                    .map_err(|e| start_error(&e, url))?;
+                    .map_err(|e| McpError::Start(start_error(&e, url)))?;
                 (service, GroupGuard(None))
             }
             Transport::Sse { url, headers } => {
@@ -332,7 +334,7 @@ impl McpServer {
                 let service = handler
                     .serve(transport)
                     .await
-                    .map_err(|e| format!("initialisation failed: {e}"))?;
+                    .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
                 (service, GroupGuard(None))
             }
         };
@@ -357,11 +359,15 @@ impl McpServer {
         Ok(server)
     }
 
-    async fn reload_tools(&self) -> Result<(), String> {
+    async fn reload_tools(&self) -> Result<(), McpError> {
         let tools = tokio::time::timeout(LIST_TIMEOUT, self.service.peer().list_all_tools())
             .await
-            .map_err(|_| format!("listing tools took over {}s", LIST_TIMEOUT.as_secs()))?
-            .map_err(|e| format!("listing tools failed: {e}"))?;
+            .map_err(|_| McpError::Timeout {
+                server: self.spec.name.clone(),
+                what: "tools/list".into(),
+                seconds: LIST_TIMEOUT.as_secs(),
+            })?
+            .map_err(|e| McpError::Transport(format!("listing tools failed: {e}")))?;
         if let Ok(mut slot) = self.tools.write() {
             *slot = tools;
         }
@@ -397,7 +403,7 @@ impl McpServer {
         timeout: Duration,
         cancel: &CancellationToken,
         progress: Option<(&ProgressSender, &str)>,
-    ) -> Result<(String, Vec<String>), String> {
+    ) -> Result<(String, Vec<String>), McpError> {
         use rmcp::model::{CallToolRequest, ClientRequest, ServerResult};
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -408,12 +414,12 @@ impl McpServer {
         let handle = match sent {
             Ok(handle) => handle,
             Err(e) if !self.is_alive() => {
-                return Err(format!(
-                    "MCP server `{}` stopped during the call ({e}); it is restarted on next use",
-                    self.spec.name
-                ));
+                return Err(McpError::Stopped {
+                    server: self.spec.name.clone(),
+                    message: e.to_string(),
+                });
             }
-            Err(e) => return Err(call_error(&e, &self.spec)),
+            Err(e) => return Err(McpError::Transport(call_error(&e, &self.spec))),
         };
         let token = token_key(&handle.progress_token);
         if let Some((tx, call_id)) = progress {
@@ -433,7 +439,7 @@ impl McpServer {
         };
         let call = handle.await_response();
         let result = tokio::select! {
-            _ = cancel.cancelled() => return Err("cancelled".into()),
+            _ = cancel.cancelled() => return Err(McpError::Cancelled),
             r = tokio::time::timeout(timeout, call) => r,
         };
         if result.is_ok() {
@@ -450,24 +456,26 @@ impl McpServer {
             .as_ref()
             .and_then(|slot| slot.lock().ok().and_then(|mut r| r.take()));
         if let (Some(reason), Ok(Err(_))) = (refused, &result) {
-            return Err(format!(
-                "MCP server `{}` sent a message larger than {} bytes ({reason}); raise \
-                 `mcp_max_message_size` in config.yaml to accept it",
-                self.spec.name, self.max_message_size
-            ));
+            return Err(McpError::TooLarge {
+                server: self.spec.name.clone(),
+                limit: self.max_message_size,
+                reason,
+            });
         }
         match result {
-            Err(_) => Err(format!(
-                "`{tool}` on MCP server `{}` did not answer within {}s",
-                self.spec.name,
-                timeout.as_secs()
-            )),
-            Ok(Err(e)) if !self.is_alive() => Err(format!(
-                "MCP server `{}` stopped during the call ({e}); it is restarted on next use",
-                self.spec.name
-            )),
-            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(e.message.into_owned()),
-            Ok(Err(e)) => Err(call_error(&e, &self.spec)),
+            Err(_) => Err(McpError::Timeout {
+                server: self.spec.name.clone(),
+                what: tool.to_string(),
+                seconds: timeout.as_secs(),
+            }),
+            Ok(Err(e)) if !self.is_alive() => Err(McpError::Stopped {
+                server: self.spec.name.clone(),
+                message: e.to_string(),
+            }),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => {
+                Err(McpError::Refused(e.message.into_owned()))
+            }
+            Ok(Err(e)) => Err(McpError::Transport(call_error(&e, &self.spec))),
             Ok(Ok(result)) => render(&result),
         }
     }
@@ -566,7 +574,7 @@ fn transport_error(error: &(dyn std::error::Error + Send + Sync + 'static), show
 
 /// A result as text (text blocks, structured content as JSON, images and resources
 /// described) and its images as `data:` URLs; `Err` when the server flagged an error.
-pub fn render(result: &CallToolResult) -> Result<(String, Vec<String>), String> {
+pub fn render(result: &CallToolResult) -> Result<(String, Vec<String>), McpError> {
     let mut parts: Vec<String> = Vec::new();
     let mut images: Vec<String> = Vec::new();
     for block in &result.content {
@@ -593,11 +601,11 @@ pub fn render(result: &CallToolResult) -> Result<(String, Vec<String>), String> 
     }
     let text = parts.join("\n");
     if result.is_error.unwrap_or(false) {
-        Err(if text.is_empty() {
+        Err(McpError::ToolFailed(if text.is_empty() {
             "the tool reported an error".into()
         } else {
             text
-        })
+        }))
     } else {
         Ok((text, images))
     }

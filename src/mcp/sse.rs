@@ -54,6 +54,17 @@ impl SseTransport {
         url: &str,
         headers: &BTreeMap<String, String>,
         max_message_size: usize,
+    ) -> Result<Self, super::McpError> {
+        Self::open(http, url, headers, max_message_size)
+            .await
+            .map_err(super::McpError::Start)
+    }
+
+    async fn open(
+        http: reqwest::Client,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        max_message_size: usize,
     ) -> Result<Self, String> {
         let base = reqwest::Url::parse(url).map_err(|e| format!("bad url: {e}"))?;
         let headers = header_map(headers)?;

@@ -131,7 +131,7 @@ impl Repl {
         if !self.ctx().function_calling_support {
             return;
         }
-        let (servers, _) = crate::tool::scope::mcp_servers(self.state(), self.ctx());
+        let (servers, _) = crate::engine::scope::mcp_servers(self.state(), self.ctx());
         let state = Arc::clone(self.state());
         let prepared = Arc::clone(&self.prepared);
         // The conversation's own lease (from its last turn) is let go once the new one is
@@ -769,7 +769,7 @@ impl Repl {
             ),
             ("enabled_tools", opt(ctx.enabled_tools.clone())),
             ("tools", {
-                let active: Vec<String> = crate::tool::scope::declared(self.state(), ctx)
+                let active: Vec<String> = crate::engine::scope::declared(self.state(), ctx)
                     .iter()
                     .map(|t| t.name().to_string())
                     .collect();
@@ -782,7 +782,7 @@ impl Repl {
             ("yolo", ctx.tool_policy.yolo.to_string()),
             ("mcp_server_support", ctx.mcp_server_support.to_string()),
             ("enabled_mcp_servers", {
-                let (servers, _) = crate::tool::scope::mcp_servers(self.state(), ctx);
+                let (servers, _) = crate::engine::scope::mcp_servers(self.state(), ctx);
                 if servers.is_empty() {
                     "none".into()
                 } else {

@@ -423,7 +423,7 @@ fn walker(root: &Path) -> ignore::Walk {
         .filter_entry(|e| {
             e.file_name()
                 .to_str()
-                .is_none_or(|n| !crate::engine::input::SKIPPED_DIRS.contains(&n))
+                .is_none_or(|n| !crate::input::SKIPPED_DIRS.contains(&n))
         })
         .build()
 }
@@ -575,7 +575,7 @@ async fn fetch(env: &ToolEnv<'_>, url: &str) -> Result<String, ToolError> {
         )));
     }
     let urls = [url.to_string()];
-    let load = crate::engine::input::load(&urls, env.cwd, env.user_agent);
+    let load = crate::input::load(&urls, env.cwd, env.user_agent);
     let loaded = tokio::select! {
         loaded = load => loaded.map_err(|e| ToolError::Failed(e.to_string()))?,
         () = env.cancel.cancelled() => return Err(ToolError::Cancelled),

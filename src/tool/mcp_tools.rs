@@ -151,6 +151,15 @@ pub fn functions(servers: &[Arc<McpServer>], mode: &str) -> Vec<McpTool> {
     out
 }
 
+/// A failed call as the tool round sees it: a cancelled call stops the round, anything
+/// else (a tool that reports "cancelled" included) is a failure the model reads.
+fn tool_error(e: crate::mcp::McpError) -> ToolError {
+    match e {
+        crate::mcp::McpError::Cancelled => ToolError::Cancelled,
+        other => ToolError::Failed(format!("MCP tool invocation failed: {other}")),
+    }
+}
+
 /// Runs an exposed function.
 pub async fn run(
     tool: &McpTool,
@@ -164,13 +173,7 @@ pub async fn run(
         let (text, images) = server
             .call(&name, arguments, env.timeout, env.cancel, progress)
             .await
-            .map_err(|e| {
-                if e == "cancelled" {
-                    ToolError::Cancelled
-                } else {
-                    ToolError::Failed(format!("MCP tool invocation failed: {e}"))
-                }
-            })?;
+            .map_err(tool_error)?;
         if let Some(sink) = env.images
             && let Ok(mut sink) = sink.lock()
         {
@@ -281,6 +284,28 @@ pub fn bm25(docs: &[String], query: &str) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_cancelled_call_is_a_cancellation() {
+        use crate::mcp::McpError;
+        assert!(matches!(
+            tool_error(McpError::Cancelled),
+            ToolError::Cancelled
+        ));
+        let reported = tool_error(McpError::ToolFailed("cancelled".into()));
+        assert!(
+            matches!(&reported, ToolError::Failed(text) if text.ends_with(": cancelled")),
+            "{reported:?}"
+        );
+        let stopped = tool_error(McpError::Stopped {
+            server: "alpha".into(),
+            message: "pipe closed".into(),
+        });
+        assert!(
+            matches!(&stopped, ToolError::Failed(text) if text.contains("restarted on next use")),
+            "{stopped:?}"
+        );
+    }
 
     #[test]
     fn bm25_ranks_the_matching_tool_first() {

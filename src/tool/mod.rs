@@ -21,7 +21,6 @@ pub mod mcp_tools;
 pub mod paths;
 mod process;
 mod run_script;
-pub mod scope;
 pub mod script;
 pub mod user;
 pub mod web_search;

@@ -1,10 +1,9 @@
 //! `--add-secret`, `--get-secret`, `--update-secret`, `--delete-secret`, `--list-secrets`
 //! and the REPL's `.vault` (same operations, same messages).
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 
 use crate::config::{Env, Paths};
-use crate::render::sanitize;
 use crate::vault::{Access, VaultError, with_vault};
 
 /// One vault operation.
@@ -51,33 +50,6 @@ pub fn access(paths: &Paths, env: &Env) -> Access {
         paths,
         crate::vault::password_file_from_text(&text, env).as_deref(),
     )
-}
-
-/// Runs `op` from the command line; the result line goes to stderr, a secret to stdout.
-pub fn run(op: Op, paths: &Paths, env: &Env) -> anyhow::Result<u8> {
-    let access = access(paths, env);
-    let outcome = perform(&op, &access, read_value_cli)?;
-    let stdout_tty = std::io::stdout().is_terminal();
-    match outcome {
-        Outcome::Value(value) => {
-            writeln!(
-                std::io::stdout().lock(),
-                "{}",
-                sanitize::for_terminal(&value, stdout_tty)
-            )?;
-        }
-        Outcome::Names(names) => {
-            if names.is_empty() {
-                writeln!(std::io::stderr().lock(), "The vault is empty.")?;
-            }
-            let mut out = std::io::stdout().lock();
-            for name in names {
-                writeln!(out, "{name}")?;
-            }
-        }
-        Outcome::Done(line) => writeln!(std::io::stderr().lock(), "{line}")?,
-    }
-    Ok(0)
 }
 
 /// What an operation produced.

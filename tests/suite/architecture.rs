@@ -14,8 +14,9 @@ const LAYERS: &[&[&str]] = &[
     &["client"],
     &["usage"],
     &["vault"],
-    &["mcp", "rag", "role"],
+    &["input", "mcp", "rag", "role"],
     &["session"],
+    &["error"],
     &["tool"],
     &["state"],
     &["context"],
@@ -36,15 +37,6 @@ const DEBT: &[(&str, &str, &str)] = &[
         "client config types live in client/config.rs",
     ),
     ("config", "vault", "`{{NAME}}` placeholders read the vault"),
-    ("context", "engine", "session persistence returns CoreError"),
-    ("tool", "context", "tool/scope.rs belongs with the engine"),
-    (
-        "tool",
-        "engine",
-        "fs tools use engine/input's loaders; scope.rs",
-    ),
-    ("tool", "state", "tool/scope.rs belongs with the engine"),
-    ("vault", "render", "vault/commands.rs is a front end"),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

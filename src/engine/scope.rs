@@ -9,11 +9,11 @@
 
 use std::sync::Arc;
 
-use super::Tool;
+use super::event::{Event, Notice};
+use super::{CoreError, Sink};
 use crate::context::RequestContext;
-use crate::engine::event::{Event, Notice};
-use crate::engine::{CoreError, Sink};
 use crate::state::AppState;
+use crate::tool::Tool;
 
 /// What a conversation asks for, after precedence.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -80,7 +80,7 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
     }
     let mut tools = match wanted(ctx).enabled_tools {
         Some(e) if !e.trim().is_empty() => {
-            super::enabled_tools(&state.config, &state.script_tools().tools, Some(&e))
+            crate::tool::enabled_tools(&state.config, &state.script_tools().tools, Some(&e))
         }
         _ => Vec::new(),
     };
@@ -101,7 +101,7 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
         }
     }
     if ctx.user_tools {
-        for tool in super::user::ALL {
+        for tool in crate::tool::user::ALL {
             if !tools.iter().any(|t| t.name() == tool.name()) {
                 tools.push(Tool::User(tool));
             }

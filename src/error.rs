@@ -4,7 +4,7 @@ use crate::client::ProviderError;
 use crate::client::registry::ModelError;
 use crate::config::ConfigError;
 
-use super::input::InputError;
+use crate::input::InputError;
 
 /// A failed run. `Display` is the one-line message shown to the user.
 #[derive(Debug, thiserror::Error)]
