@@ -25,9 +25,11 @@ pub struct AppState {
     /// Saved sessions.
     pub sessions: Arc<dyn SessionStore>,
     /// MCP servers from `functions/mcp.json`, shared by every conversation.
-    pub mcp: crate::mcp::McpFactory,
+    pub mcp: Arc<crate::mcp::McpFactory>,
     /// Knowledge bases loaded so far, shared by every conversation.
-    pub rags: crate::rag::RagCache,
+    pub rags: Arc<crate::rag::RagCache>,
+    /// The vault: `{{NAME}}` secrets for MCP servers and tools, `.vault`.
+    pub vault: Arc<crate::vault::Keyring>,
     /// Script tools of `functions/tools/`, parsed the first time tools are needed.
     scripts: std::sync::OnceLock<ScriptTools>,
 }
@@ -54,24 +56,55 @@ impl AppState {
     /// Builds the shared state from a loaded config. What the terminal says about itself
     /// (a light background, theme files) is the front end's to apply first
     /// ([`crate::render::themes::adopt_terminal`]).
-    pub fn new(config: AppConfig, paths: Paths, env: Env, config_origin: String) -> Self {
+    /// `vault` is the one config.yaml was read with ([`crate::vault::load_config`]).
+    pub fn new(
+        config: AppConfig,
+        paths: Paths,
+        env: Env,
+        config_origin: String,
+        vault: Arc<crate::vault::Keyring>,
+    ) -> Self {
         let models_override = std::fs::read_to_string(&paths.models_override_file).ok();
         let providers = ProviderRegistry::new(&config, &env, models_override);
         let sessions = Arc::new(FileSessionStore::new(paths.sessions_dir.clone()));
-        let mcp_text = std::fs::read_to_string(paths.functions_dir.join("mcp.json")).ok();
-        let (mcp_env, vault_error) = crate::vault::env_for_mcp(&paths, mcp_text.as_deref(), &env);
-        let mcp = crate::mcp::McpFactory::new(mcp_text.as_deref(), &mcp_env, config.mcp_pool)
-            .with_load_error(vault_error)
-            .with_max_message_size(config.mcp_max_message_size)
-            .with_start_wait(std::time::Duration::from_secs(config.mcp_start_wait));
+        let mcp = Arc::new(mcp_factory(&config, &paths, &env, &vault));
         Self {
             sessions,
             mcp,
+            vault,
             scripts: std::sync::OnceLock::new(),
-            rags: crate::rag::RagCache::default(),
+            rags: Arc::default(),
             config,
             paths,
             env,
+            providers,
+            config_origin,
+        }
+    }
+
+    /// The state with a new configuration (`.edit config`): providers follow it; the
+    /// session store, the vault, loaded knowledge bases and — unless the MCP settings
+    /// changed — the running MCP servers are kept.
+    pub fn reconfigured(&self, config: AppConfig, config_origin: String) -> Self {
+        let models_override = std::fs::read_to_string(&self.paths.models_override_file).ok();
+        let providers = ProviderRegistry::new(&config, &self.env, models_override);
+        let same_mcp = config.mcp_pool == self.config.mcp_pool
+            && config.mcp_max_message_size == self.config.mcp_max_message_size
+            && config.mcp_start_wait == self.config.mcp_start_wait;
+        let mcp = if same_mcp {
+            Arc::clone(&self.mcp)
+        } else {
+            Arc::new(mcp_factory(&config, &self.paths, &self.env, &self.vault))
+        };
+        Self {
+            sessions: Arc::clone(&self.sessions),
+            mcp,
+            vault: Arc::clone(&self.vault),
+            scripts: std::sync::OnceLock::new(),
+            rags: Arc::clone(&self.rags),
+            config,
+            paths: self.paths.clone(),
+            env: self.env.clone(),
             providers,
             config_origin,
         }
@@ -95,5 +128,55 @@ impl AppState {
                 errors,
             }
         })
+    }
+}
+
+/// The MCP servers of `functions/mcp.json`, with `{{NAME}}` placeholders from the vault.
+fn mcp_factory(
+    config: &AppConfig,
+    paths: &Paths,
+    env: &Env,
+    vault: &crate::vault::Keyring,
+) -> crate::mcp::McpFactory {
+    let mcp_text = std::fs::read_to_string(paths.functions_dir.join("mcp.json")).ok();
+    let (mcp_env, vault_error) = vault.env_for_mcp(mcp_text.as_deref(), env);
+    crate::mcp::McpFactory::new(mcp_text.as_deref(), &mcp_env, config.mcp_pool)
+        .with_load_error(vault_error)
+        .with_max_message_size(config.mcp_max_message_size)
+        .with_start_wait(std::time::Duration::from_secs(config.mcp_start_wait))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vault::{Access, Keyring, NoPrompt};
+
+    fn state(dir: &std::path::Path) -> AppState {
+        let env = Env::from_pairs([("LOKI_CONFIG_DIR", dir.display().to_string())]);
+        let paths = Paths::resolve(&env);
+        let vault = Arc::new(Keyring::new(Access::new(&paths, None), NoPrompt));
+        AppState::new(AppConfig::default(), paths, env, "test".into(), vault)
+    }
+
+    #[test]
+    fn a_new_configuration_keeps_the_running_services() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = state(dir.path());
+        let mut config = AppConfig {
+            temperature: Some(0.5),
+            ..AppConfig::default()
+        };
+        let new = old.reconfigured(config.clone(), "edited".into());
+        assert!(Arc::ptr_eq(&old.sessions, &new.sessions));
+        assert!(Arc::ptr_eq(&old.vault, &new.vault));
+        assert!(Arc::ptr_eq(&old.rags, &new.rags));
+        assert!(Arc::ptr_eq(&old.mcp, &new.mcp));
+        assert_eq!(new.config.temperature, Some(0.5));
+        assert_eq!(new.config_origin, "edited");
+        // Other MCP settings need other servers.
+        config.mcp_start_wait += 1;
+        let restarted = old.reconfigured(config, "edited".into());
+        assert!(!Arc::ptr_eq(&old.mcp, &restarted.mcp));
+        assert!(Arc::ptr_eq(&old.sessions, &restarted.sessions));
     }
 }

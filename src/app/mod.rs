@@ -231,7 +231,7 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
     let stdin_tty = std::io::stdin().is_terminal();
     let stdout_tty = std::io::stdout().is_terminal();
     let interactive = stdin_tty && stdout_tty && mode != Mode::Headless;
-    let (config, origin) =
+    let (config, origin, vault) =
         match setup::load_config(&paths, &env, interactive, args.info_only()).await {
             Ok(found) => found,
             // Leaving the setup is a choice, not a failure: one quiet line, status 0.
@@ -247,7 +247,7 @@ async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u
         };
     let mut config = config;
     crate::render::themes::adopt_terminal(&mut config, &paths, &env);
-    let state = Arc::new(AppState::new(config, paths, env, origin));
+    let state = Arc::new(AppState::new(config, paths, env, origin, vault));
     if mode == Mode::Info {
         return crate::cli::listing::run(&state, &args).await;
     }

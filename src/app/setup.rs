@@ -3,9 +3,13 @@
 
 use std::io::{IsTerminal, Write};
 
+use std::sync::Arc;
+
 use crate::config::{self, AppConfig, ConfigError, Env, Paths};
 use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
+use crate::term::vault_prompt::TerminalUnlock;
+use crate::vault::Keyring;
 
 /// Applies `LOKI_<KEY>` overrides to a configuration synthesised without a file: the
 /// overrides are read into a default configuration, which then takes the synthesised
@@ -30,25 +34,46 @@ pub(super) async fn load_config(
     env: &Env,
     interactive: bool,
     info_only: bool,
-) -> Result<(AppConfig, String), ConfigError> {
-    if let Some(loaded) = config::load::load(paths, env)? {
-        let theme = Theme::detect(
-            std::io::stderr().is_terminal(),
-            env.get("NO_COLOR").is_some(),
-            true,
-            false,
-        );
-        let mut err = std::io::stderr().lock();
-        for warning in &loaded.warnings {
-            let _ = writeln!(
-                err,
-                "{} {}",
-                theme.paint(Style::Warning, "warning:"),
-                sanitize::display(warning)
-            );
+) -> Result<(AppConfig, String, Arc<Keyring>), ConfigError> {
+    let (loaded, vault) = crate::vault::load_config(paths, env, TerminalUnlock)?;
+    let vault = Arc::new(vault);
+    let (config, origin) = match loaded {
+        Some(loaded) => {
+            show_warnings(&loaded.warnings, env);
+            (loaded.config, paths.config_file.display().to_string())
         }
-        return Ok((loaded.config, paths.config_file.display().to_string()));
+        None => synthesise(paths, env, interactive, info_only, &vault).await?,
+    };
+    Ok((config, origin, vault))
+}
+
+fn show_warnings(warnings: &[String], env: &Env) {
+    let theme = Theme::detect(
+        std::io::stderr().is_terminal(),
+        env.get("NO_COLOR").is_some(),
+        true,
+        false,
+    );
+    let mut err = std::io::stderr().lock();
+    for warning in warnings {
+        let _ = writeln!(
+            err,
+            "{} {}",
+            theme.paint(Style::Warning, "warning:"),
+            sanitize::display(warning)
+        );
     }
+}
+
+/// A configuration without a file: from the environment, a local model server, or (on a
+/// terminal) the first-run wizard.
+async fn synthesise(
+    paths: &Paths,
+    env: &Env,
+    interactive: bool,
+    info_only: bool,
+    vault: &Keyring,
+) -> Result<(AppConfig, String), ConfigError> {
     if let Some(found) = config::zero::from_env(env)? {
         return Ok((with_env_overrides(found.config, paths, env)?, found.origin));
     }
@@ -59,7 +84,7 @@ pub(super) async fn load_config(
         return Ok((AppConfig::default(), "none".into()));
     }
     if interactive {
-        return crate::cli::wizard::run(paths, env).await;
+        return crate::cli::wizard::run(paths, env, vault).await;
     }
     Err(ConfigError::NoConfig {
         path: paths.config_file.clone(),

@@ -39,9 +39,10 @@ fn paths() -> (Env, Paths) {
 /// Chat models of the configured clients (or of the zero-config provider).
 pub fn models(current: &OsStr) -> Vec<CompletionCandidate> {
     let (env, paths) = paths();
-    let config = match crate::config::load::load(&paths, &env) {
-        Ok(Some(loaded)) => loaded.config,
-        Ok(None) => match crate::config::zero::from_env(&env) {
+    // Completion never asks for the vault's password.
+    let config = match crate::vault::load_config(&paths, &env, crate::vault::NoPrompt) {
+        Ok((Some(loaded), _)) => loaded.config,
+        Ok((None, _)) => match crate::config::zero::from_env(&env) {
             Ok(Some(found)) => found.config,
             Ok(None) | Err(_) => return Vec::new(),
         },

@@ -5,12 +5,20 @@ use std::io::{IsTerminal, Write};
 
 use crate::config::{Env, Paths};
 use crate::render::sanitize;
-use crate::vault::commands::{Op, Outcome, access, perform, read_value_cli};
+use crate::term::vault_prompt::{TerminalUnlock, read_value_cli};
+use crate::vault::Keyring;
+use crate::vault::commands::{Op, Outcome, perform};
 
 /// Runs `op` from the command line; the result line goes to stderr, a secret to stdout.
 pub fn run(op: Op, paths: &Paths, env: &Env) -> anyhow::Result<u8> {
-    let access = access(paths, env);
-    let outcome = perform(&op, &access, read_value_cli)?;
+    // config.yaml's raw text names the password file even when its placeholders cannot
+    // be resolved yet (they may name the secret being added).
+    let text = crate::config::load::read(paths)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let vault = Keyring::configured(paths, &text, env, TerminalUnlock);
+    let outcome = perform(&op, &vault, read_value_cli)?;
     let stdout_tty = std::io::stdout().is_terminal();
     match outcome {
         Outcome::Value(value) => {

@@ -17,7 +17,11 @@ const MODELS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Runs the wizard and returns the configuration it wrote; Esc or Ctrl-C at any
 /// question is [`ConfigError::SetupCancelled`] (nothing written).
-pub(crate) async fn run(paths: &Paths, env: &Env) -> Result<(AppConfig, String), ConfigError> {
+pub(crate) async fn run(
+    paths: &Paths,
+    env: &Env,
+    vault: &crate::vault::Keyring,
+) -> Result<(AppConfig, String), ConfigError> {
     let invalid = |message| ConfigError::Invalid {
         path: paths.config_file.clone(),
         key: "(setup)".into(),
@@ -34,7 +38,7 @@ pub(crate) async fn run(paths: &Paths, env: &Env) -> Result<(AppConfig, String),
     let model = ask_model(client.default_model, &listed).map_err(|e| e.into_error(invalid))?;
     let api_key = match client.api_key {
         Some(key) => {
-            Some(offer_vault(paths, &client.name, key).map_err(|e| e.into_error(invalid))?)
+            Some(offer_vault(vault, &client.name, key).map_err(|e| e.into_error(invalid))?)
         }
         None => None,
     };
@@ -55,7 +59,7 @@ pub(crate) async fn run(paths: &Paths, env: &Env) -> Result<(AppConfig, String),
     })?;
     eprintln_saved(&paths.config_file);
     // Read back through the vault, which the key may now live in.
-    let loaded = match config::load::load(paths, env)? {
+    let loaded = match config::load::load(paths, env, vault)? {
         Some(loaded) => loaded,
         None => config::load::parse(&text, &paths.config_file, env)?,
     };
@@ -65,7 +69,7 @@ pub(crate) async fn run(paths: &Paths, env: &Env) -> Result<(AppConfig, String),
 /// Offers to keep the API key in the vault (created now if there is none, with a new
 /// password); returns what config.yaml gets: the `{{<NAME>_API_KEY}}` placeholder, or
 /// the key itself when declined.
-fn offer_vault(paths: &Paths, client: &str, key: String) -> Result<String, Stop> {
+fn offer_vault(vault: &crate::vault::Keyring, client: &str, key: String) -> Result<String, Stop> {
     let keep =
         inquire::Confirm::new("Keep the API key in loki's encrypted vault instead of config.yaml?")
             .with_default(true)
@@ -84,16 +88,16 @@ fn offer_vault(paths: &Paths, client: &str, key: String) -> Result<String, Stop>
         })
         .collect::<String>()
         + "_API_KEY";
-    let access = crate::vault::Access::new(paths, None);
-    crate::vault::with_vault(&access, |vault| {
-        if vault.get(&name).is_some() {
-            vault.update(&name, &key)?;
-        } else {
-            vault.add(&name, &key)?;
-        }
-        vault.save()
-    })
-    .map_err(|e| Stop::Failed(e.to_string()))?;
+    vault
+        .with_vault(|vault| {
+            if vault.get(&name).is_some() {
+                vault.update(&name, &key)?;
+            } else {
+                vault.add(&name, &key)?;
+            }
+            vault.save()
+        })
+        .map_err(|e| Stop::Failed(e.to_string()))?;
     Ok(format!("{{{{{name}}}}}"))
 }
 

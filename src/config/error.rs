@@ -80,7 +80,8 @@ pub enum ConfigError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// The vault was needed for `{{NAME}}` placeholders and could not be used.
-    #[error(transparent)]
-    Vault(#[from] crate::vault::VaultError),
+    /// The secret store (the vault) was needed for `{{NAME}}` placeholders and could
+    /// not be used; its one-line reason.
+    #[error("{0}")]
+    Secrets(String),
 }

@@ -22,29 +22,64 @@ pub struct LoadedConfig {
     pub warnings: Vec<String>,
 }
 
-/// Loads `paths.config_file`; `Ok(None)` when it does not exist.
-pub fn load(paths: &Paths, env: &Env) -> Result<Option<LoadedConfig>, ConfigError> {
+/// Where `{{NAME}}` placeholders find secrets before the environment (the vault).
+pub trait Secrets {
+    /// `env` with the secrets `text`'s placeholders name laid over it; `None` to use
+    /// `env` as it is. `file` names the file in errors.
+    fn overlay(&self, text: &str, env: &Env, file: &str) -> Result<Option<Env>, String>;
+}
+
+/// No secret store: placeholders come from the environment alone.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoSecrets;
+
+impl Secrets for NoSecrets {
+    fn overlay(&self, _text: &str, _env: &Env, _file: &str) -> Result<Option<Env>, String> {
+        Ok(None)
+    }
+}
+
+/// The text of `paths.config_file`; `Ok(None)` when it does not exist.
+pub fn read(paths: &Paths) -> Result<Option<String>, ConfigError> {
     let path = &paths.config_file;
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.clone(),
-                source,
-            });
-        }
-    };
-    // `{{NAME}}` placeholders take vault secrets before environment variables.
-    let access = crate::vault::Access::new(
-        paths,
-        crate::vault::password_file_from_text(&text, env).as_deref(),
-    );
-    crate::vault::configure(access.clone());
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ConfigError::Read {
+            path: path.clone(),
+            source,
+        }),
+    }
+}
+
+/// Loads `paths.config_file` with placeholders from `secrets`, then the environment;
+/// `Ok(None)` when it does not exist.
+pub fn load(
+    paths: &Paths,
+    env: &Env,
+    secrets: &dyn Secrets,
+) -> Result<Option<LoadedConfig>, ConfigError> {
+    match read(paths)? {
+        Some(text) => parse_with(&text, &paths.config_file, env, secrets).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Parses config text read from `path`, its `{{NAME}}` placeholders taking `secrets`
+/// before environment variables.
+pub fn parse_with(
+    text: &str,
+    path: &Path,
+    env: &Env,
+    secrets: &dyn Secrets,
+) -> Result<LoadedConfig, ConfigError> {
     let label = path.display().to_string();
-    match crate::vault::resolve_env(&access, &text, true, env, Some(&label))? {
-        crate::vault::Resolved::Overlaid(with_vault) => parse(&text, path, &with_vault).map(Some),
-        crate::vault::Resolved::Unchanged => parse(&text, path, env).map(Some),
+    match secrets
+        .overlay(text, env, &label)
+        .map_err(ConfigError::Secrets)?
+    {
+        Some(with_secrets) => parse(text, path, &with_secrets),
+        None => parse(text, path, env),
     }
 }
 

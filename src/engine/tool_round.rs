@@ -93,6 +93,7 @@ impl Toolbox {
             root_dir: &state.paths.config_dir,
             cache_dir: &state.paths.cache_dir,
             tools_env_file: &self.tools_env_file,
+            secrets: Some(&state.vault),
             web_search: self.web_search.as_ref(),
             images: self.images.as_ref(),
             background: &self.background,

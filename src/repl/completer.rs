@@ -85,7 +85,12 @@ impl LokiCompleter {
             ".vault" => match rest.split_once(' ') {
                 None => fixed(&["add", "get", "update", "delete", "list"], rest, arg_start),
                 Some(("get" | "update" | "delete", name)) => {
-                    let names = crate::vault::opened_names();
+                    let names = self
+                        .data
+                        .read()
+                        .ok()
+                        .and_then(|data| data.state.as_ref().map(|s| s.vault.opened_names()))
+                        .unwrap_or_default();
                     let names: Vec<&str> = names.iter().map(String::as_str).collect();
                     let at = arg_start + rest.len() - name.len();
                     fixed(&names, name, at)

@@ -590,7 +590,8 @@ impl Repl {
             return;
         }
         let state = self.state();
-        let loaded = match config::load::load(&state.paths, &state.env) {
+        // The vault already opened stays in use (no second password prompt).
+        let loaded = match config::load::load(&state.paths, &state.env, &*state.vault) {
             Ok(Some(loaded)) => loaded,
             Ok(None) => return self.error(&format!("{} no longer exists", path.display())),
             Err(e) => return self.error(&format!("{e} (keeping the previous configuration)")),
@@ -600,12 +601,7 @@ impl Repl {
         }
         let mut new_config = loaded.config;
         crate::render::themes::adopt_terminal(&mut new_config, &state.paths, &state.env);
-        let new_state = Arc::new(AppState::new(
-            new_config,
-            state.paths.clone(),
-            state.env.clone(),
-            path.display().to_string(),
-        ));
+        let new_state = Arc::new(state.reconfigured(new_config, path.display().to_string()));
         let old_state = Arc::clone(state);
         let model = self.ctx().model.id();
         self.conv.rebind(Arc::clone(&new_state));

@@ -10,6 +10,7 @@ pub mod line_prompt;
 pub mod rag;
 pub mod sign_in;
 pub mod text_input;
+pub mod vault_prompt;
 
 use std::io::{IsTerminal, Write};
 

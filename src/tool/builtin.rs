@@ -608,6 +608,7 @@ mod tests {
             root_dir: dir,
             cache_dir: dir,
             tools_env_file: dir,
+            secrets: None,
             web_search: None,
             images: None,
             background: Box::leak(Box::default()),

@@ -159,6 +159,8 @@ pub struct ToolEnv<'a> {
     pub cache_dir: &'a Path,
     /// `functions/.env`, loaded for script tools.
     pub tools_env_file: &'a Path,
+    /// The vault, for `{{NAME}}` placeholders in `functions/.env` (none: left as they are).
+    pub secrets: Option<&'a crate::vault::Keyring>,
     /// The search backend, if one is configured.
     pub web_search: Option<&'a web_search::WebSearch>,
     /// Where tools put images they return (as `data:` URLs), when the model can see them.
@@ -703,6 +705,7 @@ mod tests {
             root_dir: &cwd,
             cache_dir: &cwd,
             tools_env_file: &cwd,
+            secrets: None,
             web_search: None,
             images: None,
             background: &Background::default(),

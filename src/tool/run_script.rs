@@ -33,7 +33,12 @@ pub(super) async fn run(
             env.tools_env_file.display()
         )));
     }
-    let vars = crate::vault::resolve_dotenv(vars).map_err(|e| ToolError::Failed(e.to_string()))?;
+    let vars = match env.secrets {
+        Some(vault) => vault
+            .resolve_dotenv(vars)
+            .map_err(|e| ToolError::Failed(e.to_string()))?,
+        None => vars,
+    };
     let missing: Vec<&str> = tool
         .required_env
         .iter()
@@ -203,6 +208,7 @@ mod tests {
             root_dir: dir.path(),
             cache_dir: dir.path(),
             tools_env_file: &dir.path().join("missing.env"),
+            secrets: None,
             web_search: None,
             images: None,
             background: &crate::tool::Background::default(),

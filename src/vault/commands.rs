@@ -1,10 +1,7 @@
 //! `--add-secret`, `--get-secret`, `--update-secret`, `--delete-secret`, `--list-secrets`
 //! and the REPL's `.vault` (same operations, same messages).
 
-use std::io::{IsTerminal, Read};
-
-use crate::config::{Env, Paths};
-use crate::vault::{Access, VaultError, with_vault};
+use crate::vault::{Keyring, VaultError};
 
 /// One vault operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,19 +36,6 @@ impl Op {
     }
 }
 
-/// The vault this process uses: config.yaml's `vault_password_file` (read from the raw
-/// text, so a config whose placeholders are not resolvable yet still works).
-pub fn access(paths: &Paths, env: &Env) -> Access {
-    if let Some(access) = crate::vault::configured() {
-        return access;
-    }
-    let text = std::fs::read_to_string(&paths.config_file).unwrap_or_default();
-    Access::new(
-        paths,
-        crate::vault::password_file_from_text(&text, env).as_deref(),
-    )
-}
-
 /// What an operation produced.
 #[derive(Debug)]
 pub enum Outcome {
@@ -66,21 +50,22 @@ pub enum Outcome {
 /// Performs `op`; `read_value` supplies a new value for add/update.
 pub fn perform(
     op: &Op,
-    access: &Access,
+    keyring: &Keyring,
     read_value: fn(&str) -> Result<String, VaultError>,
 ) -> Result<Outcome, VaultError> {
+    let access = keyring.access();
     match op {
         Op::List => {
             if !access.exists() {
                 return Ok(Outcome::Names(Vec::new()));
             }
-            with_vault(access, |v| Ok(Outcome::Names(v.names())))
+            keyring.with_vault(|v| Ok(Outcome::Names(v.names())))
         }
         Op::Get(name) => {
             if !access.exists() {
                 return Err(VaultError::NotFound(name.clone()));
             }
-            with_vault(access, |v| {
+            keyring.with_vault(|v| {
                 v.get(name)
                     .map(|s| Outcome::Value(s.to_string()))
                     .ok_or_else(|| VaultError::NotFound(name.clone()))
@@ -88,7 +73,7 @@ pub fn perform(
         }
         Op::Add(name) => {
             crate::vault::check_name(name)?;
-            with_vault(access, |v| {
+            keyring.with_vault(|v| {
                 if v.get(name).is_some() {
                     return Err(VaultError::Exists(name.clone()));
                 }
@@ -105,7 +90,7 @@ pub fn perform(
             if !access.exists() {
                 return Err(VaultError::NotFound(name.clone()));
             }
-            with_vault(access, |v| {
+            keyring.with_vault(|v| {
                 if v.get(name).is_none() {
                     return Err(VaultError::NotFound(name.clone()));
                 }
@@ -122,7 +107,7 @@ pub fn perform(
             if !access.exists() {
                 return Err(VaultError::NotFound(name.clone()));
             }
-            with_vault(access, |v| {
+            keyring.with_vault(|v| {
                 v.delete(name)?;
                 v.save()?;
                 Ok(Outcome::Done(format!(
@@ -143,45 +128,6 @@ fn short_note(value: &str) -> String {
     } else {
         String::new()
     }
-}
-
-/// A secret value: a masked prompt on a terminal, else all of stdin (one trailing
-/// newline dropped).
-pub fn read_value_cli(name: &str) -> Result<String, VaultError> {
-    if std::io::stdin().is_terminal() {
-        return prompt_value(name);
-    }
-    let mut text = String::new();
-    std::io::stdin()
-        .read_to_string(&mut text)
-        .map_err(|source| VaultError::Io {
-            path: "stdin".into(),
-            source,
-        })?;
-    let value = text
-        .strip_suffix("\r\n")
-        .or_else(|| text.strip_suffix('\n'))
-        .unwrap_or(&text);
-    if value.is_empty() {
-        return Err(VaultError::Prompt(format!(
-            "no value for '{name}': type it on a terminal or pipe it on stdin"
-        )));
-    }
-    Ok(value.to_string())
-}
-
-/// A secret value typed at a masked prompt.
-pub fn prompt_value(name: &str) -> Result<String, VaultError> {
-    let value = inquire::Password::new("Enter the secret value:")
-        .with_help_message(name)
-        .with_display_mode(inquire::PasswordDisplayMode::Masked)
-        .without_confirmation()
-        .prompt()
-        .map_err(|e| VaultError::Prompt(e.to_string()))?;
-    if value.is_empty() {
-        return Err(VaultError::Prompt(format!("no value for '{name}'")));
-    }
-    Ok(value)
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 //! scrypt derivation, not one per secret, and the names are encrypted too.
 //!
 //! The passphrase comes from `vault_password_file` (read as it is, one trailing newline
-//! dropped), else from a masked prompt on a terminal. Writes go through
+//! dropped), else from the front end's [`Unlock`] (a masked prompt on a terminal). The
+//! vault a process uses is a [`Keyring`] in its `AppState`: no process-wide vault. Writes go through
 //! [`crate::atomic_file`] with mode 0600; a wrong passphrase or a damaged file is one line
 //! and leaves the file untouched. Every value read from the vault is registered with
 //! [`crate::secrets`], so it is redacted wherever loki writes.
@@ -22,12 +23,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use age::secrecy::SecretString;
+pub use age::secrecy::SecretString;
 
-pub use password::{password_file_from_text, prompt_available};
+pub use password::password_file_from_text;
 pub use placeholders::{Resolved, placeholder_names, resolve_env, substitute};
 
-use crate::config::Paths;
+use crate::config::{Env, Paths};
 
 /// The vault file's name in the config directory.
 pub const VAULT_FILE: &str = "vault.age";
@@ -140,9 +141,9 @@ impl std::fmt::Debug for Vault {
 impl Vault {
     /// Opens the vault, or starts an empty one when the file does not exist yet (asking
     /// for a new passphrase twice on a terminal). Nothing is written until [`Vault::save`].
-    pub fn open(access: &Access) -> Result<Self, VaultError> {
+    pub fn open(access: &Access, unlock: &dyn Unlock) -> Result<Self, VaultError> {
         let creating = !access.exists();
-        let passphrase = password::obtain(access, creating)?;
+        let passphrase = password::obtain(access, creating, unlock)?;
         let entries = if creating {
             BTreeMap::new()
         } else {
@@ -232,106 +233,212 @@ pub fn is_valid_name(name: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The vault opened by this process, so one run asks for the passphrase at most once.
-static OPENED: Mutex<Option<Vault>> = Mutex::new(None);
-
-/// The access configured for this process (set when config.yaml is read).
-static ACCESS: Mutex<Option<Access>> = Mutex::new(None);
-
-/// Records where this process's vault is and how to unlock it.
-pub fn configure(access: Access) {
-    let mut slot = ACCESS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    *slot = Some(access);
+/// Where the passphrase is asked for when no `vault_password_file` gives it: the front
+/// end's (a masked prompt on a terminal); a service never asks ([`NoPrompt`]).
+pub trait Unlock: Send + Sync {
+    /// The passphrase for `access`; `creating` asks for a new one (twice, on a terminal).
+    fn passphrase(&self, access: &Access, creating: bool) -> Result<SecretString, VaultError>;
 }
 
-/// The configured access, else the default for `paths` (no password file).
-pub fn access_or_default(paths: &Paths) -> Access {
-    ACCESS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone()
-        .unwrap_or_else(|| Access::new(paths, None))
-}
+/// Never asks: without a password file the vault stays locked with
+/// [`VaultError::NoPassword`] (headless runs of a library user, shell completion, tests).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoPrompt;
 
-/// The configured access, if config.yaml was read.
-pub fn configured() -> Option<Access> {
-    ACCESS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone()
-}
-
-/// Runs `f` on this process's opened vault, opening it first (at most one passphrase
-/// prompt per process). A failed `f` keeps the in-memory copy as it was on disk.
-pub fn with_vault<T>(
-    access: &Access,
-    f: impl FnOnce(&mut Vault) -> Result<T, VaultError>,
-) -> Result<T, VaultError> {
-    let mut slot = OPENED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if slot.as_ref().is_none_or(|v| v.access != *access) {
-        *slot = Some(Vault::open(access)?);
-    }
-    let Some(vault) = slot.as_mut() else {
-        return Err(VaultError::NoPassword);
-    };
-    let before = vault.entries.clone();
-    let result = f(vault);
-    if result.is_err() {
-        vault.entries = before;
-    }
-    result
-}
-
-/// The environment for `functions/mcp.json`'s placeholders: vault secrets first. A vault
-/// that cannot be opened is returned as the reason the file cannot be used; names that
-/// exist nowhere are reported per server by the MCP layer.
-pub fn env_for_mcp(
-    paths: &Paths,
-    text: Option<&str>,
-    env: &crate::config::Env,
-) -> (crate::config::Env, Option<String>) {
-    let Some(text) = text else {
-        return (env.clone(), None);
-    };
-    match resolve_env(&access_or_default(paths), text, false, env, None) {
-        Ok(Resolved::Overlaid(with_vault)) => (with_vault, None),
-        Ok(Resolved::Unchanged) => (env.clone(), None),
-        Err(e) => (env.clone(), Some(format!("mcp.json: {e}"))),
+impl Unlock for NoPrompt {
+    fn passphrase(&self, _access: &Access, _creating: bool) -> Result<SecretString, VaultError> {
+        Err(VaultError::NoPassword)
     }
 }
 
-/// The tools' environment with `{{NAME}}` in values (from `functions/.env`) replaced by
-/// vault secrets. Unchanged when no value has a placeholder or there is no vault.
-pub fn resolve_dotenv(vars: crate::config::Env) -> Result<crate::config::Env, VaultError> {
-    let Some(access) = configured() else {
-        return Ok(vars);
-    };
-    if !vars.pairs().any(|(_, v)| v.contains("{{")) {
-        return Ok(vars);
+/// The vault a process (or a library user's `AppState`) uses: where it is, how it is
+/// unlocked, and its secrets once opened — so one run asks for the passphrase at most once.
+pub struct Keyring {
+    access: Access,
+    unlock: Box<dyn Unlock>,
+    opened: Mutex<Option<Vault>>,
+}
+
+impl std::fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keyring")
+            .field("access", &self.access)
+            .finish_non_exhaustive()
     }
-    let mut pairs = Vec::new();
-    for (k, v) in vars.pairs() {
-        let value = if v.contains("{{") {
-            substitute(&access, v)?
-        } else {
-            v.to_string()
+}
+
+impl Keyring {
+    /// The vault at `access`, unlocked by its password file or else by `unlock`.
+    pub fn new(access: Access, unlock: impl Unlock + 'static) -> Self {
+        Self {
+            access,
+            unlock: Box::new(unlock),
+            opened: Mutex::new(None),
+        }
+    }
+
+    /// The vault of config directory `paths` as config.yaml's raw `text` configures it
+    /// (its `vault_password_file`, or `LOKI_VAULT_PASSWORD_FILE`).
+    pub fn configured(paths: &Paths, text: &str, env: &Env, unlock: impl Unlock + 'static) -> Self {
+        let password_file = password_file_from_text(text, env);
+        Self::new(Access::new(paths, password_file.as_deref()), unlock)
+    }
+
+    /// Where the vault is and how it is unlocked.
+    pub fn access(&self) -> &Access {
+        &self.access
+    }
+
+    /// Runs `f` on the opened vault, opening it first. A failed `f` keeps the in-memory
+    /// copy as it was on disk.
+    pub fn with_vault<T>(
+        &self,
+        f: impl FnOnce(&mut Vault) -> Result<T, VaultError>,
+    ) -> Result<T, VaultError> {
+        let mut slot = self
+            .opened
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(Vault::open(&self.access, self.unlock.as_ref())?);
+        }
+        let Some(vault) = slot.as_mut() else {
+            return Err(VaultError::NoPassword);
         };
-        pairs.push((k.to_string(), value));
+        let before = vault.entries.clone();
+        let result = f(vault);
+        if result.is_err() {
+            vault.entries = before;
+        }
+        result
     }
-    Ok(crate::config::Env::from_pairs(pairs))
+
+    /// The names in the vault if it has been opened (Tab completion must never ask for
+    /// the password).
+    pub fn opened_names(&self) -> Vec<String> {
+        self.opened
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(Vault::names)
+            .unwrap_or_default()
+    }
+
+    /// The environment for `functions/mcp.json`'s placeholders: vault secrets first. A
+    /// vault that cannot be opened is returned as the reason the file cannot be used;
+    /// names that exist nowhere are reported per server by the MCP layer.
+    pub fn env_for_mcp(&self, text: Option<&str>, env: &Env) -> (Env, Option<String>) {
+        let Some(text) = text else {
+            return (env.clone(), None);
+        };
+        match resolve_env(self, text, false, env, None) {
+            Ok(Resolved::Overlaid(with_vault)) => (with_vault, None),
+            Ok(Resolved::Unchanged) => (env.clone(), None),
+            Err(e) => (env.clone(), Some(format!("mcp.json: {e}"))),
+        }
+    }
+
+    /// The tools' environment with `{{NAME}}` in values (from `functions/.env`) replaced
+    /// by vault secrets. Unchanged when no value has a placeholder or there is no vault.
+    pub fn resolve_dotenv(&self, vars: Env) -> Result<Env, VaultError> {
+        if !vars.pairs().any(|(_, v)| v.contains("{{")) {
+            return Ok(vars);
+        }
+        let mut pairs = Vec::new();
+        for (k, v) in vars.pairs() {
+            let value = if v.contains("{{") {
+                substitute(self, v)?
+            } else {
+                v.to_string()
+            };
+            pairs.push((k.to_string(), value));
+        }
+        Ok(Env::from_pairs(pairs))
+    }
 }
 
-/// The names in the vault if this process has opened it (for Tab completion, which must
-/// never ask for the password).
-pub fn opened_names() -> Vec<String> {
-    OPENED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .as_ref()
-        .map(Vault::names)
-        .unwrap_or_default()
+impl crate::config::load::Secrets for Keyring {
+    fn overlay(&self, text: &str, env: &Env, label: &str) -> Result<Option<Env>, String> {
+        match resolve_env(self, text, true, env, Some(label)) {
+            Ok(Resolved::Overlaid(with_vault)) => Ok(Some(with_vault)),
+            Ok(Resolved::Unchanged) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+/// Reads config.yaml with its `{{NAME}}` placeholders resolved from the vault it
+/// configures (unlocked by `unlock` when no password file is set); returns the config
+/// (`None` without a file) and that vault, for the `AppState`.
+pub fn load_config(
+    paths: &Paths,
+    env: &Env,
+    unlock: impl Unlock + 'static,
+) -> Result<(Option<crate::config::load::LoadedConfig>, Keyring), crate::config::ConfigError> {
+    let text = crate::config::load::read(paths)?;
+    let keyring = Keyring::configured(paths, text.as_deref().unwrap_or_default(), env, unlock);
+    let loaded = match text {
+        Some(text) => Some(crate::config::load::parse_with(
+            &text,
+            &paths.config_file,
+            env,
+            &keyring,
+        )?),
+        None => None,
+    };
+    Ok((loaded, keyring))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixed(&'static str);
+
+    impl Unlock for Fixed {
+        fn passphrase(
+            &self,
+            _access: &Access,
+            _creating: bool,
+        ) -> Result<SecretString, VaultError> {
+            Ok(SecretString::from(self.0.to_string()))
+        }
+    }
+
+    fn paths(dir: &Path) -> Paths {
+        let env = Env::from_pairs([("LOKI_CONFIG_DIR", dir.display().to_string())]);
+        Paths::resolve(&env)
+    }
+
+    #[test]
+    fn each_keyring_unlocks_its_own_vault_through_its_front_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths(dir.path());
+        let writer = Keyring::new(Access::new(&paths, None), Fixed("correct horse"));
+        writer
+            .with_vault(|vault| {
+                vault.add("TOKEN_A", "value-of-token-a")?;
+                vault.save()
+            })
+            .unwrap();
+        assert_eq!(writer.opened_names(), ["TOKEN_A"]);
+
+        // A service's keyring never asks: the vault stays locked, and nothing is shared
+        // with the keyring that opened it.
+        let service = Keyring::new(Access::new(&paths, None), NoPrompt);
+        assert!(service.opened_names().is_empty());
+        let locked = service.with_vault(|vault| Ok(vault.names()));
+        assert!(matches!(locked, Err(VaultError::NoPassword)), "{locked:?}");
+
+        let wrong = Keyring::new(Access::new(&paths, None), Fixed("wrong password"));
+        assert!(matches!(
+            wrong.with_vault(|vault| Ok(vault.names())),
+            Err(VaultError::WrongPassword(_))
+        ));
+        let reader = Keyring::new(Access::new(&paths, None), Fixed("correct horse"));
+        let vars = Env::from_pairs([("A", "{{TOKEN_A}}"), ("B", "plain")]);
+        let resolved = reader.resolve_dotenv(vars).unwrap();
+        assert_eq!(resolved.get("A"), Some("value-of-token-a"));
+        assert_eq!(resolved.get("B"), Some("plain"));
+    }
 }

@@ -1,12 +1,11 @@
-//! Where the vault passphrase comes from: `vault_password_file`, else a masked prompt on a
-//! terminal, else a clear error.
+//! Where the vault passphrase comes from: `vault_password_file`, else the front end's
+//! [`Unlock`] (a masked prompt on a terminal), else a clear error.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use age::secrecy::SecretString;
 
-use super::{Access, VaultError};
+use super::{Access, Unlock, VaultError};
 
 /// `vault_password_file:` from the raw text of config.yaml, before any `{{…}}` is
 /// resolved (the key itself can never use one). `LOKI_VAULT_PASSWORD_FILE` wins.
@@ -27,43 +26,16 @@ pub fn password_file_from_text(text: &str, env: &crate::config::Env) -> Option<S
     })
 }
 
-/// Whether a passphrase can be typed (stdin and stderr are terminals).
-pub fn prompt_available() -> bool {
-    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
-}
-
-/// The passphrase for `access`; `creating` asks for a new one twice on a terminal.
-pub(super) fn obtain(access: &Access, creating: bool) -> Result<SecretString, VaultError> {
-    if let Some(raw) = &access.password_file {
-        return from_file(access, raw);
+/// The passphrase for `access`: its password file, else `unlock`'s.
+pub(super) fn obtain(
+    access: &Access,
+    creating: bool,
+    unlock: &dyn Unlock,
+) -> Result<SecretString, VaultError> {
+    match &access.password_file {
+        Some(raw) => from_file(access, raw),
+        None => unlock.passphrase(access, creating),
     }
-    if !prompt_available() {
-        return Err(VaultError::NoPassword);
-    }
-    let mut prompt = inquire::Password::new(if creating {
-        "New vault password:"
-    } else {
-        "Vault password:"
-    })
-    .with_display_mode(inquire::PasswordDisplayMode::Masked);
-    if creating {
-        prompt = prompt
-            .with_custom_confirmation_message("Repeat the vault password:")
-            .with_custom_confirmation_error_message("The passwords differ.")
-            .with_validator(|typed: &str| {
-                Ok(if typed.chars().count() >= 8 {
-                    inquire::validator::Validation::Valid
-                } else {
-                    inquire::validator::Validation::Invalid("Use at least 8 characters.".into())
-                })
-            });
-    } else {
-        prompt = prompt.without_confirmation();
-    }
-    let typed = prompt
-        .prompt()
-        .map_err(|e| VaultError::Prompt(e.to_string()))?;
-    Ok(SecretString::from(typed))
 }
 
 fn from_file(access: &Access, raw: &str) -> Result<SecretString, VaultError> {

@@ -3,7 +3,7 @@
 
 use crate::config::Env;
 
-use super::{Access, VaultError, is_valid_name, with_vault};
+use super::{Keyring, VaultError, is_valid_name};
 
 /// The valid names in `{{ NAME }}` placeholders of `text`, in order, without repeats.
 /// With `skip_comments`, lines starting with `#` are ignored (YAML comments).
@@ -42,17 +42,17 @@ pub enum Resolved {
 /// as long as a vault is in use (without a vault, the old behaviour stands: the consumer
 /// reports them).
 pub fn resolve_env(
-    access: &Access,
+    keyring: &Keyring,
     text: &str,
     skip_comments: bool,
     env: &Env,
     file: Option<&str>,
 ) -> Result<Resolved, VaultError> {
     let names = placeholder_names(text, skip_comments);
-    if names.is_empty() || !access.exists() {
+    if names.is_empty() || !keyring.access().exists() {
         return Ok(Resolved::Unchanged);
     }
-    let secrets: Vec<(String, String)> = with_vault(access, |vault| {
+    let secrets: Vec<(String, String)> = keyring.with_vault(|vault| {
         Ok(vault
             .entries
             .iter()
@@ -82,11 +82,11 @@ pub fn resolve_env(
 /// `text` with each `{{NAME}}` naming a vault secret replaced by its value (other
 /// placeholders are left). Opens the vault only when a placeholder is present and the
 /// vault exists.
-pub fn substitute(access: &Access, text: &str) -> Result<String, VaultError> {
-    if placeholder_names(text, false).is_empty() || !access.exists() {
+pub fn substitute(keyring: &Keyring, text: &str) -> Result<String, VaultError> {
+    if placeholder_names(text, false).is_empty() || !keyring.access().exists() {
         return Ok(text.to_string());
     }
-    with_vault(access, |vault| {
+    keyring.with_vault(|vault| {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
         while let Some(start) = rest.find("{{") {

@@ -107,6 +107,23 @@ impl TestEnv {
         self.dir.path()
     }
 
+    /// The library's shared state for this environment, as the binary builds it (the
+    /// vault never prompts).
+    pub fn library_state(&self) -> loki::state::AppState {
+        let env = loki::config::Env::from_pairs(self.env_pairs());
+        let paths = loki::config::Paths::resolve(&env);
+        let (loaded, vault) =
+            loki::vault::load_config(&paths, &env, loki::vault::NoPrompt).expect("config");
+        let config = loaded.expect("a config file").config;
+        loki::state::AppState::new(
+            config,
+            paths,
+            env,
+            "test".into(),
+            std::sync::Arc::new(vault),
+        )
+    }
+
     pub fn env_pairs(&self) -> Vec<(String, String)> {
         let root = self.dir.path();
         vec![

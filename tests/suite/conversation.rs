@@ -82,12 +82,7 @@ impl Approver for Recorder {
 }
 
 fn state_for(env: &TestEnv) -> Arc<AppState> {
-    let loki_env = loki::config::Env::from_pairs(env.env_pairs());
-    let paths = loki::config::Paths::resolve(&loki_env);
-    let loaded = loki::config::load::load(&paths, &loki_env)
-        .expect("config")
-        .expect("a config file");
-    Arc::new(AppState::new(loaded.config, paths, loki_env, "test".into()))
+    Arc::new(env.library_state())
 }
 
 fn setup() -> TestEnv {

@@ -58,17 +58,7 @@ fn one_shot_runs_do_not_offer_user_tools() {
 }
 
 fn library_conversation(env: &TestEnv) -> (Arc<loki::state::AppState>, RequestContext) {
-    let loki_env = loki::config::Env::from_pairs(env.env_pairs());
-    let paths = loki::config::Paths::resolve(&loki_env);
-    let loaded = loki::config::load::load(&paths, &loki_env)
-        .unwrap()
-        .unwrap();
-    let state = Arc::new(loki::state::AppState::new(
-        loaded.config,
-        paths,
-        loki_env,
-        "test".into(),
-    ));
+    let state = Arc::new(env.library_state());
     let mut ctx = RequestContext::resolve(&state, None).unwrap();
     ctx.user_tools = true;
     (state, ctx)

@@ -14,7 +14,6 @@ use loki::session::id::{SessionAlias, SessionId};
 use loki::session::store::{
     SessionError, SessionLease, SessionMeta, SessionStore, Stored, Version,
 };
-use loki::state::AppState;
 use tokio_util::sync::CancellationToken;
 
 use crate::common::TestEnv;
@@ -175,16 +174,9 @@ fn an_injected_store_carries_every_session_and_the_yaml_directory_stays_empty() 
     let env = TestEnv::new();
     env.server
         .respond_for("/v1/chat", |_| openai::text_stream(&["stored answer"]));
-    let loki_env = loki::config::Env::from_pairs(env.env_pairs());
-    let paths = loki::config::Paths::resolve(&loki_env);
-    let sessions_dir = paths.sessions_dir.clone();
-    let loaded = loki::config::load::load(&paths, &loki_env)
-        .expect("config")
-        .expect("a config file");
     let memory = Arc::new(Memory::default());
-    let state = Arc::new(
-        AppState::new(loaded.config, paths, loki_env, "test".into()).with_sessions(memory.clone()),
-    );
+    let state = Arc::new(env.library_state().with_sessions(memory.clone()));
+    let sessions_dir = state.paths.sessions_dir.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
