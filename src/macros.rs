@@ -276,8 +276,8 @@ pub fn substitute(step: &str, values: &HashMap<String, String>) -> String {
 pub struct Terminal {
     /// Display settings for answers.
     pub display: Display,
-    /// `NO_COLOR`.
-    pub no_color: bool,
+    /// The terminal, as captured at start-up.
+    pub caps: crate::config::TerminalCaps,
 }
 
 /// Runs macro `name` with `args` in `conversation` (a fresh one the caller opened).
@@ -316,7 +316,7 @@ pub async fn run(
         }
     }
     let emitter = TerminalEmitter::new(
-        TerminalOptions::detect(&term.display, term.no_color, false),
+        TerminalOptions::detect(&term.caps, &term.display, false),
         None,
     );
     if let Err(e) = conversation.finish(false, &emitter).await
@@ -370,7 +370,7 @@ async fn run_step(
             ..UserInput::default()
         })
     };
-    let opts = TerminalOptions::detect(&term.display, term.no_color, false);
+    let opts = TerminalOptions::detect(&term.caps, &term.display, false);
     let command = match action {
         Action::Apply(cmd) => cmd,
         Action::OpenSession(name) => Command::OpenSession(name),

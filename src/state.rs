@@ -28,6 +28,8 @@ pub struct AppState {
     pub mcp: Arc<crate::mcp::McpFactory>,
     /// Knowledge bases loaded so far, shared by every conversation.
     pub rags: Arc<crate::rag::RagCache>,
+    /// The process's terminal as captured at start-up (none for a service).
+    pub terminal: crate::config::TerminalCaps,
     /// The vault: `{{NAME}}` secrets for MCP servers and tools, `.vault`.
     pub vault: Arc<crate::vault::Keyring>,
     /// Script tools of `functions/tools/`, parsed the first time tools are needed.
@@ -72,6 +74,7 @@ impl AppState {
             sessions,
             mcp,
             vault,
+            terminal: crate::config::TerminalCaps::none(),
             scripts: std::sync::OnceLock::new(),
             rags: Arc::default(),
             config,
@@ -100,6 +103,7 @@ impl AppState {
             sessions: Arc::clone(&self.sessions),
             mcp,
             vault: Arc::clone(&self.vault),
+            terminal: self.terminal,
             scripts: std::sync::OnceLock::new(),
             rags: Arc::clone(&self.rags),
             config,
@@ -108,6 +112,13 @@ impl AppState {
             providers,
             config_origin,
         }
+    }
+
+    /// The same state for a process on terminal `caps` (front ends take colour, spinners
+    /// and prompts from it).
+    pub fn with_terminal(mut self, caps: crate::config::TerminalCaps) -> Self {
+        self.terminal = caps;
+        self
     }
 
     /// The same state with sessions kept in `store` instead of the YAML directory.

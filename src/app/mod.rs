@@ -7,14 +7,14 @@
 
 mod setup;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
 
 use crate::cli::args::{Args, InputFormat, OutputFormat, ShellKind};
-use crate::config::{ConfigError, Env, Paths};
+use crate::config::{ConfigError, Env, Paths, TerminalCaps};
 use crate::render::theme::Theme;
 use crate::state::AppState;
 use crate::term;
@@ -87,12 +87,8 @@ pub fn main_entry() -> ExitCode {
     }
     let mut env = Env::capture();
     let paths = Paths::resolve(&env);
-    let stderr_theme = Theme::detect(
-        std::io::stderr().is_terminal(),
-        env.get("NO_COLOR").is_some(),
-        true,
-        false,
-    );
+    let caps = TerminalCaps::capture(&env);
+    let stderr_theme = Theme::stderr(&caps);
     if let Err(e) = env.load_dotenv(&paths.env_file) {
         term::report_error(
             &stderr_theme,
@@ -101,8 +97,14 @@ pub fn main_entry() -> ExitCode {
         return ExitCode::from(1);
     }
     let paths = paths.reresolve(&env);
+    // The terminal is captured once; `NO_COLOR` may come from the `.env` file.
+    let caps = TerminalCaps {
+        no_color: env.get("NO_COLOR").is_some(),
+        ..caps
+    };
+    let stderr_theme = Theme::stderr(&caps);
     if args.tail_logs {
-        return tail_logs(&args, &env, &paths, &stderr_theme);
+        return tail_logs(&args, &paths, &caps, &stderr_theme);
     }
     crate::logging::init(&env, paths.log_file.clone());
     // A panic aborts in release builds: stop MCP servers' process groups first.
@@ -116,7 +118,7 @@ pub fn main_entry() -> ExitCode {
     // background starts) must keep running meanwhile: it gets two workers. One-shot runs
     // stay on one thread, where streaming is several times cheaper (no cross-thread wakeup
     // per network read).
-    let mode = Mode::choose(&args, std::io::stdin().is_terminal());
+    let mode = Mode::choose(&args, caps.stdin_tty);
     let runtime = match if mode == Mode::Repl {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -136,7 +138,7 @@ pub fn main_entry() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let outcome = runtime.block_on(run(mode, args, env, paths));
+    let outcome = runtime.block_on(run(mode, args, env, paths, caps));
     if crate::signals::blocked_threads_left() {
         // A thread may still be blocked on the terminal or a lock; do not wait for it.
         runtime.shutdown_background();
@@ -151,10 +153,10 @@ pub fn main_entry() -> ExitCode {
 }
 
 /// `--tail-logs [--disable-log-colors]`.
-fn tail_logs(args: &Args, env: &Env, paths: &Paths, stderr_theme: &Theme) -> ExitCode {
-    let tty = std::io::stdout().is_terminal();
+fn tail_logs(args: &Args, paths: &Paths, caps: &TerminalCaps, stderr_theme: &Theme) -> ExitCode {
+    let tty = caps.stdout_tty;
     let opts = crate::logging::tail::TailOptions {
-        colors: tty && !args.disable_log_colors && env.get("NO_COLOR").is_none(),
+        colors: tty && !args.disable_log_colors && !caps.no_color,
         escape: tty,
     };
     // Ctrl-C, SIGTERM and SIGHUP stop following (also when the shell that started loki
@@ -223,31 +225,40 @@ fn print_completions(shell: ShellKind) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-async fn run(mode: Mode, args: Args, env: Env, paths: Paths) -> anyhow::Result<u8> {
+async fn run(
+    mode: Mode,
+    args: Args,
+    env: Env,
+    paths: Paths,
+    caps: TerminalCaps,
+) -> anyhow::Result<u8> {
     // Before the configuration: its placeholders may name the secret being added.
     if let Some(op) = vault_op(&args) {
-        return crate::cli::vault::run(op, &paths, &env);
+        return crate::cli::vault::run(op, &paths, &env, &caps);
     }
-    let stdin_tty = std::io::stdin().is_terminal();
-    let stdout_tty = std::io::stdout().is_terminal();
+    let stdin_tty = caps.stdin_tty;
+    let stdout_tty = caps.stdout_tty;
     let interactive = stdin_tty && stdout_tty && mode != Mode::Headless;
     let (config, origin, vault) =
-        match setup::load_config(&paths, &env, interactive, args.info_only()).await {
+        match setup::load_config(&paths, &env, &caps, interactive, args.info_only()).await {
             Ok(found) => found,
             // Leaving the setup is a choice, not a failure: one quiet line, status 0.
             Err(ConfigError::SetupCancelled) => {
-                term::session_note(&ConfigError::SetupCancelled.to_string());
+                term::session_note(
+                    &Theme::stderr(&caps),
+                    &ConfigError::SetupCancelled.to_string(),
+                );
                 return Ok(0);
             }
             // Headless: even a missing or broken configuration is a started-and-aborted run.
             Err(e) if mode == Mode::Headless => {
-                return Ok(crate::cli::oneshot::setup_failed(&args, &e.into()));
+                return Ok(crate::cli::oneshot::setup_failed(&args, &caps, &e.into()));
             }
             Err(e) => return Err(e.into()),
         };
     let mut config = config;
     crate::render::themes::adopt_terminal(&mut config, &paths, &env);
-    let state = Arc::new(AppState::new(config, paths, env, origin, vault));
+    let state = Arc::new(AppState::new(config, paths, env, origin, vault).with_terminal(caps));
     if mode == Mode::Info {
         return crate::cli::listing::run(&state, &args).await;
     }
@@ -308,18 +319,13 @@ async fn repl_conversation(
     let id = crate::context::next_conversation_id();
     let spec = crate::conversation::ConversationSpec {
         id: Some(id.clone()),
-        approver: crate::cli::flags::terminal_approver(&id),
+        approver: crate::cli::flags::terminal_approver(&state.terminal, &id),
         asker: Some(Arc::new(term::ask::TerminalAsker::new(&id))),
         user_tools: true,
-        ..crate::cli::flags::spec(args, state.config.repl_prelude.as_deref())
+        ..crate::cli::flags::spec(args, &state.terminal, state.config.repl_prelude.as_deref())
     };
     let mut conversation = crate::conversation::Conversation::open(state, spec).await?;
-    let theme = Theme::detect(
-        std::io::stderr().is_terminal(),
-        state.env.get("NO_COLOR").is_some(),
-        true,
-        false,
-    );
+    let theme = Theme::stderr(&state.terminal);
     for warning in conversation.take_warnings() {
         term::report_warning(&theme, &warning);
     }

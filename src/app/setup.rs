@@ -1,11 +1,11 @@
 //! Finding the configuration: the config file, else the environment, else a local model
 //! server, else (on a terminal) the first-run wizard.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use std::sync::Arc;
 
-use crate::config::{self, AppConfig, ConfigError, Env, Paths};
+use crate::config::{self, AppConfig, ConfigError, Env, Paths, TerminalCaps};
 use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::term::vault_prompt::TerminalUnlock;
@@ -32,14 +32,15 @@ fn with_env_overrides(
 pub(super) async fn load_config(
     paths: &Paths,
     env: &Env,
+    caps: &TerminalCaps,
     interactive: bool,
     info_only: bool,
 ) -> Result<(AppConfig, String, Arc<Keyring>), ConfigError> {
-    let (loaded, vault) = crate::vault::load_config(paths, env, TerminalUnlock)?;
+    let (loaded, vault) = crate::vault::load_config(paths, env, TerminalUnlock::new(caps))?;
     let vault = Arc::new(vault);
     let (config, origin) = match loaded {
         Some(loaded) => {
-            show_warnings(&loaded.warnings, env);
+            show_warnings(&loaded.warnings, caps);
             (loaded.config, paths.config_file.display().to_string())
         }
         None => synthesise(paths, env, interactive, info_only, &vault).await?,
@@ -47,13 +48,8 @@ pub(super) async fn load_config(
     Ok((config, origin, vault))
 }
 
-fn show_warnings(warnings: &[String], env: &Env) {
-    let theme = Theme::detect(
-        std::io::stderr().is_terminal(),
-        env.get("NO_COLOR").is_some(),
-        true,
-        false,
-    );
+fn show_warnings(warnings: &[String], caps: &TerminalCaps) {
+    let theme = Theme::stderr(caps);
     let mut err = std::io::stderr().lock();
     for warning in warnings {
         let _ = writeln!(

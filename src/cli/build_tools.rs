@@ -18,12 +18,7 @@ pub(super) fn run(state: &AppState) -> anyhow::Result<u8> {
     let is_visible = |path: &Path| {
         visible.is_none_or(|v| v.iter().any(|name| path.file_name() == Some(name.as_ref())))
     };
-    let theme = Theme::detect(
-        std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        std::env::var_os("NO_COLOR").is_some(),
-        true,
-        false,
-    );
+    let theme = Theme::stderr(&state.terminal);
     let mut hidden = Vec::new();
     let mut declared = 0;
     {

@@ -11,7 +11,7 @@
 //! return, an escape sequence or a bidi override appears escaped (with a note), so the
 //! command that runs is exactly the one the user read.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -42,10 +42,10 @@ pub async fn start(
     let spec = ConversationSpec {
         id: Some(id.clone()),
         commands,
-        approver: super::flags::terminal_approver(&id),
+        approver: super::flags::terminal_approver(&state.terminal, &id),
         // Held until the session is written, so a concurrent run on it waits.
         hold_session: true,
-        ..super::flags::spec(args, None)
+        ..super::flags::spec(args, &state.terminal, None)
     };
     let mut conversation = Conversation::open(state, spec).await?;
     let theme = stderr_theme(state);
@@ -68,22 +68,20 @@ pub async fn start(
 }
 
 fn stderr_theme(state: &AppState) -> Theme {
-    let no_color = state.env.get("NO_COLOR").is_some();
-    Theme::detect(std::io::stderr().is_terminal(), no_color, true, false)
+    Theme::stderr(&state.terminal)
 }
 
 /// Runs `-e` for `request`; returns the exit status.
 async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Result<u8> {
     let state = Arc::clone(conversation.state());
     let mut command = generate(conversation, request).await?;
-    let stdout_tty = std::io::stdout().is_terminal();
+    let stdout_tty = state.terminal.stdout_tty;
     if conversation.context().dry_run || !stdout_tty {
         let shown = sanitize::for_terminal(&command, stdout_tty);
         writeln!(std::io::stdout().lock(), "{shown}")?;
         return Ok(0);
     }
-    let no_color = state.env.get("NO_COLOR").is_some();
-    let theme = Theme::detect(true, no_color, true, false);
+    let theme = Theme::prompt(&state.terminal);
     loop {
         show_command(&theme, &command)?;
         let choice = super::menu::choose(&theme, MENU);
@@ -172,8 +170,8 @@ async fn describe(state: &Arc<AppState>, model: &str, command: &str) -> Result<(
         ..ConversationSpec::default()
     };
     let mut conversation = Conversation::open(state, spec).await?;
-    let no_color = state.env.get("NO_COLOR").is_some();
-    let opts = TerminalOptions::detect(&Display::from_config(&state.config), no_color, false);
+    let display = Display::from_config(&state.config);
+    let opts = TerminalOptions::detect(&state.terminal, &display, false);
     let emitter = TerminalEmitter::new(opts, None);
     let input = UserInput {
         text: command.to_string(),

@@ -3,7 +3,7 @@
 //! `--save-session` and the preludes become a [`ConversationSpec`] whose commands are the
 //! same [`Command`]s the REPL's dot-commands use.
 
-use std::io::IsTerminal;
+use crate::config::TerminalCaps;
 use std::sync::Arc;
 
 use crate::cli::args::Args;
@@ -15,7 +15,8 @@ use crate::render::theme::Theme;
 /// The conversation the flags describe. `prelude` (`cmd_prelude` or `repl_prelude`)
 /// applies when no session or role flag was given: `--prompt` wins over `-r`, which wins
 /// over the `code` role of `-c`; `-m` wins over the session's and the role's model.
-pub fn spec(args: &Args, prelude: Option<&str>) -> ConversationSpec {
+pub fn spec(args: &Args, caps: &TerminalCaps, prelude: Option<&str>) -> ConversationSpec {
+    let theme = Theme::stderr(caps);
     let explicit =
         args.session.is_some() || args.role.is_some() || args.prompt.is_some() || args.code;
     let mut commands = Vec::new();
@@ -39,7 +40,9 @@ pub fn spec(args: &Args, prelude: Option<&str>) -> ConversationSpec {
         dry_run: args.dry_run,
         no_stream: args.no_stream,
         force_save: args.save_session,
-        notices: Some(Arc::new(crate::term::session_note)),
+        notices: Some(Arc::new(move |line: &str| {
+            crate::term::session_note(&theme, line);
+        })),
         ..ConversationSpec::default()
     }
 }
@@ -47,12 +50,14 @@ pub fn spec(args: &Args, prelude: Option<&str>) -> ConversationSpec {
 /// Who approves tool calls when a person may be there: with a terminal to ask on, that
 /// person (the conversation `own` is the front end's: its calls are not labelled);
 /// otherwise `None` (calls that need approval are refused, unless `--yolo`).
-pub fn terminal_approver(own: &ConversationId) -> Option<Arc<dyn crate::tool::approve::Approver>> {
-    let interactive = std::io::stderr().is_terminal() && std::io::stdin().is_terminal();
-    if !interactive {
+pub fn terminal_approver(
+    caps: &TerminalCaps,
+    own: &ConversationId,
+) -> Option<Arc<dyn crate::tool::approve::Approver>> {
+    if !caps.interactive() {
         return None;
     }
-    let theme = Theme::detect(true, std::env::var_os("NO_COLOR").is_some(), true, false);
+    let theme = Theme::prompt(caps);
     Some(Arc::new(crate::term::approval::TerminalApprover::new(
         theme, own,
     )))

@@ -2,7 +2,7 @@
 //! `--list-sessions`, `--list-rags`, `--list-macros`, `--sync-models`, `--authenticate`, `--build-tools`.
 //! They never write anything but what they are asked to.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use crate::cli::args::Args;
 use crate::client::config::ModelKind;
@@ -12,7 +12,7 @@ use crate::state::AppState;
 
 /// Runs the information command `args` asks for; returns the exit status.
 pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
-    let stdout_tty = std::io::stdout().is_terminal();
+    let stdout_tty = state.terminal.stdout_tty;
     if let Some(name) = &args.authenticate {
         let config = crate::term::sign_in::choose(state, name.as_deref())?;
         let done = crate::term::sign_in::run(&config).await?;

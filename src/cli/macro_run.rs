@@ -3,7 +3,6 @@
 //! ran, 2 for a usage error (unknown macro, missing argument), 1 when a step failed, the
 //! signal's status when stopped.
 
-use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -22,20 +21,19 @@ pub async fn run(state: &Arc<AppState>, args: &Args, macro_args: &[String]) -> a
     let Some(name) = args.macro_name.as_deref() else {
         return Ok(2);
     };
-    let no_color = state.env.get("NO_COLOR").is_some();
-    let stderr_theme = Theme::detect(std::io::stderr().is_terminal(), no_color, true, false);
+    let stderr_theme = Theme::stderr(&state.terminal);
     let id = crate::context::next_conversation_id();
     let spec = ConversationSpec {
         id: Some(id.clone()),
-        approver: super::flags::terminal_approver(&id),
-        ..super::flags::spec(args, None)
+        approver: super::flags::terminal_approver(&state.terminal, &id),
+        ..super::flags::spec(args, &state.terminal, None)
     };
     let mut conversation = Conversation::open(state, spec).await?;
     let stop =
         StopWatch::start(conversation.cancel_token(), true).context("cannot listen for signals")?;
     let terminal = macros::Terminal {
         display: Display::from_config(&state.config),
-        no_color,
+        caps: state.terminal,
     };
     let result = macros::run(&mut conversation, name, macro_args, &terminal).await;
     Ok(match result {

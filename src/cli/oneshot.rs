@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::{Args, InputFormat, OutputFormat};
 use super::headless::{JsonLines, JsonResult};
+use crate::config::TerminalCaps;
 use crate::conversation::{Conversation, ConversationSpec, Ending, exit_status};
 use crate::engine::{CoreError, Emitter, RunOptions, Sink, UserInput};
 use crate::render::theme::Theme;
@@ -30,9 +31,8 @@ impl Output {
     fn new(state: &AppState, args: &Args, cancel: CancellationToken) -> Self {
         match args.output_format {
             OutputFormat::Text => {
-                let no_color = state.env.get("NO_COLOR").is_some();
                 let display = Display::from_config(&state.config);
-                let opts = TerminalOptions::detect(&display, no_color, args.code);
+                let opts = TerminalOptions::detect(&state.terminal, &display, args.code);
                 Self::Text(Box::new(TerminalEmitter::new(opts, Some(cancel))))
             }
             OutputFormat::StreamJson => Self::Lines(JsonLines::new(cancel)),
@@ -63,12 +63,7 @@ fn is_headless(args: &Args) -> bool {
 }
 
 fn stderr_theme(state: &AppState) -> Theme {
-    Theme::detect(
-        std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        state.env.get("NO_COLOR").is_some(),
-        true,
-        false,
-    )
+    Theme::stderr(&state.terminal)
 }
 
 /// Runs one-shot (or headless) with `text` as the prompt; returns the exit status.
@@ -78,7 +73,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     let spec = spec(state, args, approvals.clone());
     let mut conversation = match Conversation::resolve(state, spec) {
         Ok(conversation) => conversation,
-        Err(e) if headless => return Ok(setup_failed(args, &e)),
+        Err(e) if headless => return Ok(setup_failed(args, &state.terminal, &e)),
         Err(e) => return Err(e.into()),
     };
     // Ctrl-C, SIGTERM and SIGHUP all stop the turn the same way: the partial answer is
@@ -129,13 +124,13 @@ fn spec(
         // and, with `--input-format stream-json`, approval lines; questions are refused.
         approvals.map(|a| a as Arc<dyn crate::tool::approve::Approver>)
     } else {
-        super::flags::terminal_approver(&id)
+        super::flags::terminal_approver(&state.terminal, &id)
     };
     ConversationSpec {
         id: Some(id),
         approver,
         hold_session: true,
-        ..super::flags::spec(args, state.config.cmd_prelude.as_deref())
+        ..super::flags::spec(args, &state.terminal, state.config.cmd_prelude.as_deref())
     }
 }
 
@@ -218,11 +213,12 @@ fn prepare_failed(
         };
     }
     let ctx = conversation.context();
+    let caps = &conversation.state().terminal;
     let status = match e.downcast::<CoreError>() {
-        Ok(core) => report_setup(ctx.id.clone(), ctx.model.id(), args, &core),
+        Ok(core) => report_setup(ctx.id.clone(), ctx.model.id(), args, caps, &core),
         Err(other) => {
             let core = CoreError::InvalidRequest(format!("{other:#}"));
-            report_setup(ctx.id.clone(), ctx.model.id(), args, &core)
+            report_setup(ctx.id.clone(), ctx.model.id(), args, caps, &core)
         }
     };
     Ok(if cancelled {
@@ -234,11 +230,12 @@ fn prepare_failed(
 
 /// Headless: the run failed before it could start (unknown model, role or session). The
 /// event contract still holds: one `turn_started`, one `turn_aborted`, exit status 1.
-pub(crate) fn setup_failed(args: &Args, err: &CoreError) -> u8 {
+pub(crate) fn setup_failed(args: &Args, caps: &TerminalCaps, err: &CoreError) -> u8 {
     report_setup(
         "c1".into(),
         args.model.clone().unwrap_or_default(),
         args,
+        caps,
         err,
     )
 }
@@ -247,14 +244,10 @@ fn report_setup(
     id: crate::context::ConversationId,
     model: String,
     args: &Args,
+    caps: &TerminalCaps,
     err: &CoreError,
 ) -> u8 {
-    let theme = Theme::detect(
-        std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        std::env::var_os("NO_COLOR").is_some(),
-        true,
-        false,
-    );
+    let theme = Theme::stderr(caps);
     let output = match args.output_format {
         OutputFormat::Json => Output::Result(JsonResult::new()),
         OutputFormat::StreamJson => Output::Lines(JsonLines::new(CancellationToken::new())),

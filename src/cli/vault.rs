@@ -1,25 +1,25 @@
 //! The vault from the command line (`--add-secret`, `--get-secret`, `--list-secrets`, …):
 //! the operation is [`crate::vault::commands`]'s; this prints its outcome.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
-use crate::config::{Env, Paths};
+use crate::config::{Env, Paths, TerminalCaps};
 use crate::render::sanitize;
 use crate::term::vault_prompt::{TerminalUnlock, read_value_cli};
 use crate::vault::Keyring;
 use crate::vault::commands::{Op, Outcome, perform};
 
 /// Runs `op` from the command line; the result line goes to stderr, a secret to stdout.
-pub fn run(op: Op, paths: &Paths, env: &Env) -> anyhow::Result<u8> {
+pub fn run(op: Op, paths: &Paths, env: &Env, caps: &TerminalCaps) -> anyhow::Result<u8> {
     // config.yaml's raw text names the password file even when its placeholders cannot
     // be resolved yet (they may name the secret being added).
     let text = crate::config::load::read(paths)
         .ok()
         .flatten()
         .unwrap_or_default();
-    let vault = Keyring::configured(paths, &text, env, TerminalUnlock);
+    let vault = Keyring::configured(paths, &text, env, TerminalUnlock::new(caps));
     let outcome = perform(&op, &vault, read_value_cli)?;
-    let stdout_tty = std::io::stdout().is_terminal();
+    let stdout_tty = caps.stdout_tty;
     match outcome {
         Outcome::Value(value) => {
             writeln!(

@@ -10,6 +10,7 @@ pub mod error;
 pub mod keys;
 pub mod load;
 pub mod paths;
+pub mod terminal;
 pub mod yaml;
 pub mod zero;
 
@@ -22,6 +23,7 @@ use crate::client::config::ClientConfig;
 pub use env::Env;
 pub use error::ConfigError;
 pub use paths::Paths;
+pub use terminal::TerminalCaps;
 
 /// `mcp_pool:` — how long servers no conversation uses are kept for reuse.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]

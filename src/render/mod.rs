@@ -62,10 +62,8 @@ pub struct TerminalOptions {
 impl TerminalOptions {
     /// Options for the current process: detects which streams are terminals and the
     /// terminal width (without querying the terminal).
-    pub fn detect(display: &Display, no_color: bool, code_only: bool) -> Self {
-        use std::io::IsTerminal;
-        let stdout_tty = std::io::stdout().is_terminal();
-        let stderr_tty = std::io::stderr().is_terminal();
+    pub fn detect(caps: &crate::config::TerminalCaps, display: &Display, code_only: bool) -> Self {
+        let (stdout_tty, stderr_tty, no_color) = (caps.stdout_tty, caps.stderr_tty, caps.no_color);
         let (term_width, term_height) = crossterm::terminal::size()
             .map(|(w, h)| (usize::from(w), usize::from(h)))
             .unwrap_or((80, 24));

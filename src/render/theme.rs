@@ -36,6 +36,17 @@ impl Theme {
         }
     }
 
+    /// For messages on stderr: colour when stderr is a terminal and `NO_COLOR` is unset.
+    pub fn stderr(caps: &crate::config::TerminalCaps) -> Self {
+        Self::detect(caps.stderr_tty, caps.no_color, true, false)
+    }
+
+    /// For an interactive prompt or menu (drawn only on a terminal): colour unless
+    /// `NO_COLOR`.
+    pub fn prompt(caps: &crate::config::TerminalCaps) -> Self {
+        Self::detect(true, caps.no_color, true, false)
+    }
+
     /// No colour at all.
     pub fn plain() -> Self {
         Self {

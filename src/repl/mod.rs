@@ -65,7 +65,7 @@ struct Repl {
 
 /// Runs the REPL until `.exit` or Ctrl-D; returns the exit status.
 pub async fn run(state: Arc<AppState>, conversation: Conversation) -> anyhow::Result<u8> {
-    let no_color = state.env.get("NO_COLOR").is_some();
+    let no_color = state.terminal.no_color;
     let display = Display::from_config(&state.config);
     let completion = Arc::new(RwLock::new(completion_data(&state)));
     let editor_cmd = crate::term::editor::command(&state);
@@ -315,7 +315,7 @@ impl Repl {
 
     async fn ask(&mut self, input: UserInput) {
         let token = self.fresh_token();
-        let opts = TerminalOptions::detect(&self.display, self.no_color, false);
+        let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::new(opts, Some(token));
         // Keys typed meanwhile wait, unseen, for the next prompt (Enter submits them there).
         let quiet = turn_input::QuietInput::start();
@@ -339,6 +339,7 @@ impl Repl {
     async fn run_macro(&mut self, name: &str, args: &[String]) {
         let state = Arc::clone(self.state());
         let token = CancellationToken::new();
+        let notice_theme = Theme::stderr(&state.terminal);
         let ctx = self.ctx();
         let spec = ConversationSpec {
             approver: Some(Arc::clone(&ctx.approver)),
@@ -346,7 +347,9 @@ impl Repl {
             user_tools: ctx.user_tools,
             yolo: ctx.tool_policy.yolo,
             cancel: Some(token.clone()),
-            notices: Some(Arc::new(crate::term::session_note)),
+            notices: Some(Arc::new(move |line: &str| {
+                crate::term::session_note(&notice_theme, line);
+            })),
             ..ConversationSpec::default()
         };
         let mut conversation = match Conversation::open(&state, spec).await {
@@ -356,7 +359,7 @@ impl Repl {
         self.stop.retarget(token);
         let terminal = crate::macros::Terminal {
             display: self.display,
-            no_color: self.no_color,
+            caps: self.state().terminal,
         };
         let quiet = turn_input::QuietInput::start();
         let result = crate::macros::run(&mut conversation, name, args, &terminal).await;
@@ -373,7 +376,7 @@ impl Repl {
     /// and settings are restored afterwards.
     async fn ask_with_role(&mut self, name: &str, input: UserInput) {
         let token = self.fresh_token();
-        let opts = TerminalOptions::detect(&self.display, self.no_color, false);
+        let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::new(opts, Some(token));
         let quiet = turn_input::QuietInput::start();
         let result = self
@@ -407,7 +410,7 @@ impl Repl {
     /// Applies a command to the conversation and shows what it did (events such as
     /// compression notices go through a terminal emitter).
     pub(super) async fn apply(&mut self, command: Command) -> bool {
-        let opts = TerminalOptions::detect(&self.display, self.no_color, false);
+        let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::new(opts, None);
         match self.conv.apply(command, &emitter).await {
             Ok(applied) => {

@@ -12,7 +12,7 @@ pub mod sign_in;
 pub mod text_input;
 pub mod vault_prompt;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use crate::context::RequestContext;
 use crate::render::sanitize;
@@ -45,13 +45,7 @@ pub fn report_warning(theme: &Theme, message: &str) {
 }
 
 /// A one-line note about the session on stderr (waiting for its lock, merges).
-pub fn session_note(line: &str) {
-    let theme = Theme::detect(
-        std::io::stderr().is_terminal(),
-        std::env::var_os("NO_COLOR").is_some(),
-        true,
-        false,
-    );
+pub fn session_note(theme: &Theme, line: &str) {
     let _ = writeln!(
         std::io::stderr().lock(),
         "{}",
@@ -60,14 +54,8 @@ pub fn session_note(line: &str) {
 }
 
 /// Warns when the session opened names a model that is not available.
-pub fn warn_session_model(ctx: &RequestContext) {
+pub fn warn_session_model(theme: &Theme, ctx: &RequestContext) {
     if let Some(warning) = ctx.session_model_warning() {
-        let theme = Theme::detect(
-            std::io::stderr().is_terminal(),
-            std::env::var_os("NO_COLOR").is_some(),
-            true,
-            false,
-        );
-        report_warning(&theme, &warning);
+        report_warning(theme, &warning);
     }
 }

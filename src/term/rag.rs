@@ -1,7 +1,7 @@
 //! Terminal helpers for building knowledge bases, shared by the one-shot CLI and the
 //! REPL: the questions asked for a new knowledge base, progress, and the report lines.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::Arc;
 
 use crate::client::config::ModelKind;
@@ -14,11 +14,7 @@ use crate::state::AppState;
 
 /// Progress on stderr, with a bar on a terminal.
 pub fn progress(state: &AppState) -> BuildProgress {
-    let tty = std::io::stderr().is_terminal();
-    BuildProgress::new(
-        tty,
-        Theme::detect(tty, state.env.get("NO_COLOR").is_some(), true, false),
-    )
+    BuildProgress::new(state.terminal.stderr_tty, Theme::stderr(&state.terminal))
 }
 
 /// The lines printed after a successful build.

@@ -3,16 +3,28 @@
 
 use std::io::{IsTerminal, Read};
 
+use crate::config::TerminalCaps;
 use crate::vault::{Access, SecretString, Unlock, VaultError};
 
 /// Asks for the vault passphrase at a masked prompt when stdin and stderr are terminals;
 /// otherwise the vault stays locked with [`VaultError::NoPassword`].
-#[derive(Debug, Default, Clone, Copy)]
-pub struct TerminalUnlock;
+#[derive(Debug, Clone, Copy)]
+pub struct TerminalUnlock {
+    interactive: bool,
+}
+
+impl TerminalUnlock {
+    /// Prompts on the terminal `caps` describes, if someone can answer there.
+    pub fn new(caps: &TerminalCaps) -> Self {
+        Self {
+            interactive: caps.interactive(),
+        }
+    }
+}
 
 impl Unlock for TerminalUnlock {
     fn passphrase(&self, _access: &Access, creating: bool) -> Result<SecretString, VaultError> {
-        if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        if !self.interactive {
             return Err(VaultError::NoPassword);
         }
         let mut prompt = inquire::Password::new(if creating {

@@ -207,3 +207,45 @@ fn no_function_of_the_one_shot_front_end_is_over_60_lines() {
     assert!(measured >= 8, "only {measured} functions found");
     assert!(long.is_empty(), "{long:?}");
 }
+
+/// Terminal capabilities (which streams are terminals, `NO_COLOR`) are captured once at
+/// start-up (`config::TerminalCaps`) and passed down; nothing else asks the process.
+#[test]
+fn the_terminal_is_asked_about_in_one_place() {
+    // Each file allowed to ask, and why.
+    const ALLOWED: &[(&str, &str)] = &[
+        ("config/terminal.rs", "the capture itself"),
+        ("app/mod.rs", "NO_COLOR again after the .env file is loaded"),
+        ("signals.rs", "restoring the terminal from a signal handler"),
+        ("term/sign_in.rs", "whether a browser prompt can be shown"),
+        ("term/vault_prompt.rs", "a secret value typed or piped"),
+    ];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if ALLOWED.iter().any(|(path, _)| *path == relative) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("#[cfg(test)]") {
+                break;
+            }
+            if code.starts_with("//") {
+                continue;
+            }
+            if code.contains("is_terminal(") || code.contains("\"NO_COLOR\"") {
+                found.push(format!("{relative}:{}: {code}", number + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
