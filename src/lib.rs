@@ -4,6 +4,20 @@
 //! with `config`, `state` and `context` read by all. `render` is used only by front ends.
 //! See `docs/architecture.md`.
 
+// Defined before the modules so every one of them can use it.
+/// `Debug` for a type holding secrets: only the listed fields are shown.
+macro_rules! debug_without_secrets {
+    ($type:ty, $($field:ident),+) => {
+        impl std::fmt::Debug for $type {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($type))
+                    $(.field(stringify!($field), &self.$field))+
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+
 pub mod app;
 pub mod atomic_file;
 pub mod cli;

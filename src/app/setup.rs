@@ -73,7 +73,7 @@ async fn synthesise(
     if let Some(found) = config::zero::from_env(env)? {
         return Ok((with_env_overrides(found.config, paths, env)?, found.origin));
     }
-    if let Some(found) = config::zero::probe_local(env).await {
+    if let Some(found) = crate::client::local_probe::probe_local(env).await {
         return Ok((with_env_overrides(found.config, paths, env)?, found.origin));
     }
     if info_only {

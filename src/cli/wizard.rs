@@ -110,7 +110,7 @@ async fn server_models(base: &str, api_key: Option<&str>) -> Vec<String> {
     else {
         return Vec::new();
     };
-    let mut models = config::zero::list_models(&http, base, api_key)
+    let mut models = crate::client::local_probe::list_models(&http, base, api_key)
         .await
         .unwrap_or_default();
     models.retain(|m| !m.trim().is_empty());

@@ -57,11 +57,11 @@ pub struct RequestLimits {
 
 impl RequestLimits {
     /// Default `stream_idle_timeout`, seconds.
-    pub const DEFAULT_IDLE_SECS: u64 = 300;
+    pub const DEFAULT_IDLE_SECS: u64 = crate::config::DEFAULT_STREAM_IDLE_SECS;
     /// Default `request_timeout`, seconds.
-    pub const DEFAULT_TOTAL_SECS: u64 = 3600;
+    pub const DEFAULT_TOTAL_SECS: u64 = crate::config::DEFAULT_REQUEST_TIMEOUT_SECS;
     /// Default `max_stream_event_size`, bytes.
-    pub const DEFAULT_MAX_EVENT: usize = 16 * 1024 * 1024;
+    pub const DEFAULT_MAX_EVENT: usize = crate::config::DEFAULT_MAX_STREAM_EVENT_SIZE;
 
     /// Limits from the config values, where `0` disables a limit.
     pub fn new(idle_secs: u64, total_secs: u64, max_event: usize) -> Self {

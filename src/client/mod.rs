@@ -5,29 +5,18 @@
 //! natural points to flush output). Non-streaming calls return a stream with one batch.
 //! Providers never print, prompt, run tools or retry; the engine does those.
 
-/// `Debug` for a type holding secrets: only the listed fields are shown.
-macro_rules! debug_without_secrets {
-    ($type:ty, $($field:ident),+) => {
-        impl std::fmt::Debug for $type {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_struct(stringify!($type))
-                    $(.field(stringify!($field), &self.$field))+
-                    .finish_non_exhaustive()
-            }
-        }
-    };
-}
-
 pub mod bedrock;
 pub mod claude;
 pub mod cohere;
-pub mod config;
+/// Client settings live with the configuration; re-exported where clients use them.
+pub use crate::config::clients as config;
 pub mod embed;
 pub mod error;
 pub mod gemini;
 pub mod google_auth;
 pub mod http;
 pub mod llama_server;
+pub mod local_probe;
 pub mod loggable;
 pub mod message;
 pub mod model;
@@ -38,7 +27,7 @@ pub mod patch;
 pub mod registry;
 pub mod retry;
 pub mod sse;
-pub mod vendors;
+pub use crate::config::vendors;
 pub mod vertex;
 pub mod wire;
 

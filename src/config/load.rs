@@ -11,7 +11,7 @@ use serde_yaml::{Mapping, Value};
 
 use super::keys::{KEYS, LEGACY_KEYS, env_var_for, parse_override};
 use super::{AppConfig, ConfigError, Env, Paths};
-use crate::client::config::{ClientConfig, KNOWN_CLIENT_TYPES};
+use crate::config::clients::{ClientConfig, KNOWN_CLIENT_TYPES};
 
 /// A parsed config and the warnings worth showing the user.
 #[derive(Debug)]

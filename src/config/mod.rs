@@ -5,12 +5,14 @@
 //! in [`load`], the directory layout in [`paths`], the key table in [`keys`]. Nothing here
 //! talks to a provider or prints.
 
+pub mod clients;
 pub mod env;
 pub mod error;
 pub mod keys;
 pub mod load;
 pub mod paths;
 pub mod terminal;
+pub mod vendors;
 pub mod yaml;
 pub mod zero;
 
@@ -18,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::client::config::ClientConfig;
+use crate::config::clients::ClientConfig;
 
 pub use env::Env;
 pub use error::ConfigError;
@@ -35,6 +37,12 @@ pub struct McpPoolConfig {
     pub max_idle_servers: Option<usize>,
 }
 
+/// Default `stream_idle_timeout`, seconds.
+pub const DEFAULT_STREAM_IDLE_SECS: u64 = 300;
+/// Default `request_timeout`, seconds.
+pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 3600;
+/// Default `max_stream_event_size`, bytes.
+pub const DEFAULT_MAX_STREAM_EVENT_SIZE: usize = 16 * 1024 * 1024;
 /// Default `mcp_max_message_size`: the largest MCP message read, in bytes.
 pub const DEFAULT_MCP_MAX_MESSAGE_SIZE: usize = 32 * 1024 * 1024;
 /// Default `mcp_start_wait`: how long a turn waits for MCP servers still starting, in
@@ -202,9 +210,9 @@ impl Default for AppConfig {
             left_prompt: None,
             right_prompt: None,
             user_agent: None,
-            stream_idle_timeout: crate::client::http::RequestLimits::DEFAULT_IDLE_SECS,
-            request_timeout: crate::client::http::RequestLimits::DEFAULT_TOTAL_SECS,
-            max_stream_event_size: crate::client::http::RequestLimits::DEFAULT_MAX_EVENT,
+            stream_idle_timeout: DEFAULT_STREAM_IDLE_SECS,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT_SECS,
+            max_stream_event_size: DEFAULT_MAX_STREAM_EVENT_SIZE,
             save_shell_history: true,
             sync_models_url: None,
             vault_password_file: None,

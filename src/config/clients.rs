@@ -2,7 +2,7 @@
 //! catalogue (`assets/models.yaml`).
 //!
 //! Only the shape of the data lives here; turning a `ClientConfig` into a provider is
-//! [`super::registry`]'s job.
+//! [`crate::client::registry`]'s job.
 
 use serde::{Deserialize, Serialize};
 
