@@ -42,6 +42,8 @@ pub mod shell_words;
 pub mod signals;
 pub mod state;
 pub mod term;
+#[cfg(test)]
+mod test_support;
 pub mod tokens;
 pub mod tool;
 pub mod usage;

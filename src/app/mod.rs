@@ -367,3 +367,40 @@ fn prompt_text(args: &Args, stdin_tty: bool, state: &AppState) -> anyhow::Result
     }
     Ok(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn the_mode_follows_the_flags_and_the_terminal() {
+        let cases: &[(&[&str], bool, Mode)] = &[
+            (&[], true, Mode::Repl),
+            (&[], false, Mode::OneShot),
+            (&["hello"], true, Mode::OneShot),
+            (&["-f", "a.txt"], true, Mode::OneShot),
+            (&["--info"], true, Mode::Info),
+            (&["--list-models"], false, Mode::Info),
+            (&["--build-tools"], true, Mode::Info),
+            (&["--macro", "m", "x"], true, Mode::Macro),
+            (&["--output-format", "json", "hi"], true, Mode::Headless),
+            (&["--input-format", "stream-json"], false, Mode::Headless),
+            (&["-e", "list files"], true, Mode::Execute),
+            (&["-e"], false, Mode::Execute),
+            // A role or a prompt turns `-e` into a one-shot question.
+            (&["-e", "-r", "coder", "x"], true, Mode::OneShot),
+            // `--info` wins over everything else.
+            (&["--info", "--macro", "m"], true, Mode::Info),
+        ];
+        for (flags, stdin_tty, mode) in cases {
+            let args = Args::try_parse_from(std::iter::once("loki").chain(flags.iter().copied()))
+                .unwrap_or_else(|e| panic!("{flags:?}: {e}"));
+            assert_eq!(
+                Mode::choose(&args, *stdin_tty),
+                *mode,
+                "{flags:?} tty={stdin_tty}"
+            );
+        }
+    }
+}

@@ -75,3 +75,132 @@ pub fn save_after_run(ctx: &RequestContext, forced: bool) -> bool {
 pub fn names_each_turn(ctx: &RequestContext) -> bool {
     setting(ctx) == Some(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Session;
+    use crate::session::id::SessionAlias;
+    use crate::test_support::Fixture;
+
+    /// A session's situation and what the policy decides for it.
+    struct Case {
+        temporary: bool,
+        dirty: bool,
+        session: Option<bool>,
+        conversation: Option<bool>,
+        forced: bool,
+        on_leave: OnLeave,
+        unattended: bool,
+        after_run: bool,
+        each_turn: bool,
+    }
+
+    const fn case(
+        (temporary, dirty): (bool, bool),
+        (session, conversation, forced): (Option<bool>, Option<bool>, bool),
+        on_leave: OnLeave,
+        (unattended, after_run, each_turn): (bool, bool, bool),
+    ) -> Case {
+        Case {
+            temporary,
+            dirty,
+            session,
+            conversation,
+            forced,
+            on_leave,
+            unattended,
+            after_run,
+            each_turn,
+        }
+    }
+
+    #[test]
+    fn when_a_session_is_written() {
+        use OnLeave::{Ask, Discard, Save, Unchanged};
+        let named = (false, true);
+        let cases = [
+            case(
+                (false, false),
+                (None, None, false),
+                Unchanged,
+                (false, false, false),
+            ),
+            case(named, (None, None, false), Ask, (true, true, false)),
+            case(named, (Some(true), None, false), Save, (true, true, true)),
+            case(
+                named,
+                (Some(false), None, false),
+                Discard,
+                (false, false, false),
+            ),
+            case(
+                named,
+                (None, Some(false), false),
+                Discard,
+                (false, false, false),
+            ),
+            // The session's own setting wins over the conversation's.
+            case(
+                named,
+                (Some(true), Some(false), false),
+                Save,
+                (true, true, true),
+            ),
+            case(
+                named,
+                (Some(false), Some(true), false),
+                Discard,
+                (false, false, false),
+            ),
+            // The temporary session is kept after a run only when asked to.
+            case((true, true), (None, None, false), Ask, (true, false, false)),
+            case(
+                (true, true),
+                (None, Some(true), false),
+                Save,
+                (true, true, true),
+            ),
+            case((true, true), (None, None, true), Ask, (true, true, false)),
+            // `--save-session` saves even an unchanged session.
+            case(
+                (false, false),
+                (Some(false), None, true),
+                Unchanged,
+                (false, true, false),
+            ),
+        ];
+        let fixture = Fixture::new();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for (n, c) in cases.iter().enumerate() {
+            let mut ctx = fixture.context();
+            let name = if c.temporary { "temp" } else { "work" };
+            let initial = Session {
+                save_session: c.session,
+                ..Session::default()
+            };
+            let handle = runtime
+                .block_on(
+                    fixture
+                        .state
+                        .sessions
+                        .create(Some(SessionAlias::new(name).unwrap()), initial),
+                )
+                .unwrap();
+            if c.dirty {
+                handle.mark_dirty();
+            }
+            ctx.session = Some(handle);
+            ctx.save_session = c.conversation;
+            assert_eq!(on_leave(&ctx), c.on_leave, "case {n}");
+            assert_eq!(save_unattended(&ctx), c.unattended, "case {n}");
+            assert_eq!(save_after_run(&ctx, c.forced), c.after_run, "case {n}");
+            assert_eq!(names_each_turn(&ctx), c.each_turn, "case {n}");
+        }
+        let without = fixture.context();
+        assert_eq!(on_leave(&without), OnLeave::Unchanged);
+        assert!(!save_after_run(&without, true));
+    }
+}

@@ -677,3 +677,119 @@ pub fn last_answer(ctx: &RequestContext) -> Option<String> {
         .find(|m| m.role == MessageRole::Assistant)
         .map(crate::client::Message::text_content)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorClass;
+    use crate::test_support::Fixture;
+
+    /// What a step should give: its first line, or the class of its error.
+    enum Expect {
+        Line(&'static str),
+        Fails(ErrorClass),
+    }
+
+    fn set(key: &str, value: &str) -> Command {
+        Command::Set {
+            key: key.into(),
+            value: value.into(),
+        }
+    }
+
+    #[test]
+    fn commands_in_sequence_change_the_conversation_or_say_why_not() {
+        use Expect::{Fails, Line};
+        let steps: Vec<(Command, Expect)> = vec![
+            (Command::SetModel("fake:m2".into()), Line("model: fake:m2")),
+            (
+                Command::SetModel("nope:x".into()),
+                Fails(ErrorClass::NotFound),
+            ),
+            (set("temperature", "0.7"), Line("temperature: 0.7")),
+            (set("temperature", "3"), Fails(ErrorClass::BadRequest)),
+            (set("top_p", "x"), Fails(ErrorClass::BadRequest)),
+            (set("bogus", "1"), Fails(ErrorClass::BadRequest)),
+            (Command::ExitRole, Fails(ErrorClass::Conflict)),
+            (
+                Command::UseRole("missing".into()),
+                Fails(ErrorClass::NotFound),
+            ),
+            (
+                Command::UseRole("poet".into()),
+                Line("role: poet (model fake:m2)"),
+            ),
+            (
+                Command::UseRole("picky".into()),
+                Line("role: picky (model fake:m2)"),
+            ),
+            (Command::ExitRole, Line("role: none")),
+            (Command::SaveSession(None), Fails(ErrorClass::Conflict)),
+            (Command::CompressSession, Fails(ErrorClass::Conflict)),
+            (Command::ExitRag, Fails(ErrorClass::Conflict)),
+            (
+                Command::UseRag("missing".into()),
+                Fails(ErrorClass::NotFound),
+            ),
+            (
+                Command::OpenSession("work".into()),
+                Line("session: work (new)"),
+            ),
+            (
+                Command::OpenSession("other".into()),
+                Fails(ErrorClass::Conflict),
+            ),
+            (
+                Command::DeleteSession("work".into()),
+                Fails(ErrorClass::Conflict),
+            ),
+            (
+                set("save_session", "false"),
+                Line("save_session: false (this session)"),
+            ),
+            (Command::ClearConversation, Line("conversation cleared")),
+            (
+                Command::CloseSession {
+                    save: false,
+                    rename: None,
+                },
+                Line("session closed"),
+            ),
+            (
+                Command::DeleteSession("work".into()),
+                Fails(ErrorClass::NotFound),
+            ),
+        ];
+        let fixture = Fixture::new();
+        let mut ctx = fixture.context();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for (n, (command, expect)) in steps.into_iter().enumerate() {
+            let shown = format!("{command:?}");
+            let outcome = runtime.block_on(apply(
+                &fixture.state,
+                &mut ctx,
+                command,
+                &super::super::Discard,
+            ));
+            match (outcome, expect) {
+                (Ok(applied), Line(line)) => {
+                    assert_eq!(applied.notes().next(), Some(line), "step {n}: {shown}");
+                }
+                (Err(e), Fails(class)) => assert_eq!(e.class(), class, "step {n}: {shown}: {e}"),
+                (Ok(applied), Fails(class)) => {
+                    panic!(
+                        "step {n}: {shown}: expected {class:?}, got {:?}",
+                        applied.lines
+                    )
+                }
+                (Err(e), Line(line)) => panic!("step {n}: {shown}: expected `{line}`, got {e}"),
+            }
+        }
+        // Leaving the role restored the configured sampling; the chosen model stayed.
+        assert_eq!(ctx.model.id(), "fake:m2");
+        assert_eq!(ctx.temperature, None);
+        assert!(ctx.session.is_none() && ctx.role.is_none());
+    }
+}

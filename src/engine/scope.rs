@@ -173,3 +173,109 @@ pub async fn prepare(
     }
     Ok(tools)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::role::Role;
+    use crate::session::Session;
+    use crate::session::id::SessionAlias;
+    use crate::test_support::Fixture;
+
+    /// Where each setting comes from in one case, and what is in force.
+    struct Case {
+        conversation: Option<&'static str>,
+        role: Option<&'static str>,
+        session: Option<&'static str>,
+        support: bool,
+        tools: Option<&'static str>,
+        servers: Option<&'static str>,
+    }
+
+    #[test]
+    fn the_session_beats_the_role_beats_the_conversation_beats_the_configuration() {
+        let cases = [
+            // The configuration's (copied into the conversation at its start).
+            Case {
+                conversation: None,
+                role: None,
+                session: None,
+                support: true,
+                tools: Some("fs_ls"),
+                servers: Some("alpha"),
+            },
+            Case {
+                conversation: Some("web_search"),
+                role: None,
+                session: None,
+                support: true,
+                tools: Some("web_search"),
+                servers: Some("web_search"),
+            },
+            Case {
+                conversation: Some("web_search"),
+                role: Some("fs_cat"),
+                session: None,
+                support: true,
+                tools: Some("fs_cat"),
+                servers: Some("fs_cat"),
+            },
+            Case {
+                conversation: Some("web_search"),
+                role: Some("fs_cat"),
+                session: Some("fs_write"),
+                support: true,
+                tools: Some("fs_write"),
+                servers: Some("fs_write"),
+            },
+            // No MCP at all when support is off; a blank list means none.
+            Case {
+                conversation: None,
+                role: Some("fs_cat"),
+                session: None,
+                support: false,
+                tools: Some("fs_cat"),
+                servers: None,
+            },
+            Case {
+                conversation: Some("  "),
+                role: None,
+                session: None,
+                support: true,
+                tools: Some("  "),
+                servers: None,
+            },
+        ];
+        let fixture = Fixture::with_config("enabled_tools: fs_ls\nenabled_mcp_servers: alpha\n");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for (n, c) in cases.iter().enumerate() {
+            let mut ctx = fixture.context();
+            if let Some(value) = c.conversation {
+                ctx.enabled_tools = Some(value.into());
+                ctx.enabled_mcp_servers = Some(value.into());
+            }
+            if let Some(value) = c.role {
+                let mut role = Role::temp("x");
+                role.enabled_tools = Some(value.into());
+                role.enabled_mcp_servers = Some(value.into());
+                ctx.role = Some(role);
+            }
+            if let Some(value) = c.session {
+                let stored = Session {
+                    enabled_tools: Some(value.into()),
+                    enabled_mcp_servers: Some(value.into()),
+                    ..Session::default()
+                };
+                let alias = SessionAlias::new("s").unwrap();
+                let create = fixture.state.sessions.create(Some(alias), stored);
+                ctx.session = Some(runtime.block_on(create).unwrap());
+            }
+            ctx.mcp_server_support = c.support;
+            let wanted = wanted(&ctx);
+            assert_eq!(wanted.enabled_tools.as_deref(), c.tools, "case {n}");
+            assert_eq!(wanted.mcp_servers.as_deref(), c.servers, "case {n}");
+        }
+    }
+}

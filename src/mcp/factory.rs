@@ -527,3 +527,48 @@ impl McpFactory {
             .unwrap_or(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(ToString::to_string).collect()
+    }
+
+    /// Leases count their holders per server, a failed start is reported to the
+    /// conversation that asked, and letting go of every lease leaves nothing held.
+    #[tokio::test]
+    async fn leases_count_holders_and_report_failed_starts() {
+        let text = r#"{"mcpServers": {
+            "a": {"command": "/nonexistent/loki-test-server-a"},
+            "b": {"command": "/nonexistent/loki-test-server-b"}
+        }}"#;
+        let factory = McpFactory::new(
+            Some(text),
+            &crate::config::Env::default(),
+            crate::config::McpPoolConfig::default(),
+        )
+        .with_start_wait(std::time::Duration::from_secs(2));
+        let holders = |factory: &McpFactory| (factory.holders("a"), factory.holders("b"));
+
+        let (first, warnings) = factory.acquire(&names(&["a"])).await;
+        assert_eq!(first.names(), ["a"]);
+        assert_eq!(holders(&factory), (1, 0));
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("`a` failed to start") && w.contains("cannot run")),
+            "{warnings:?}"
+        );
+        let (second, _) = factory.acquire(&names(&["a", "b"])).await;
+        assert_eq!(holders(&factory), (2, 1));
+        let third = factory.prepare(&names(&["b"])).await;
+        assert_eq!(holders(&factory), (2, 2));
+        for (lease, after) in [(first, (1, 2)), (second, (0, 1)), (third, (0, 0))] {
+            drop(lease);
+            assert_eq!(holders(&factory), after);
+        }
+        assert_eq!(factory.configured(), ["a", "b"]);
+    }
+}
