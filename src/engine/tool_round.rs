@@ -23,6 +23,7 @@ pub(super) struct Toolbox {
     pub specs: Vec<ToolSpec>,
     cwd: std::path::PathBuf,
     shell: String,
+    vars: std::sync::Arc<crate::config::Env>,
     user_agent: Option<String>,
     web_search: Option<crate::tool::web_search::WebSearch>,
     tools_env_file: std::path::PathBuf,
@@ -56,6 +57,7 @@ impl Toolbox {
                 .filter(|s| !s.is_empty())
                 .unwrap_or("/bin/sh")
                 .to_string(),
+            vars: std::sync::Arc::clone(&ctx.env),
             user_agent: state.config.user_agent(),
             web_search: crate::tool::web_search::WebSearch::from_config(&state.config, &ctx.env),
             tools_env_file: state.paths.functions_dir.join(".env"),
@@ -87,6 +89,7 @@ impl Toolbox {
         let env = ToolEnv {
             cwd: &self.cwd,
             shell: &self.shell,
+            vars: &self.vars,
             timeout: std::time::Duration::from_secs(state.config.tool_timeout.max(1)),
             cancel: &cancel,
             user_agent: self.user_agent.as_deref(),

@@ -524,10 +524,17 @@ fn grep(cwd: &Path, args: &Value) -> Result<String, ToolError> {
 
 async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> {
     let mut shell = tokio::process::Command::new(env.shell);
-    shell.arg("-c").arg(command).current_dir(env.cwd);
-    for name in env.hidden_env.withheld(&[]) {
-        shell.env_remove(name);
-    }
+    let withheld: Vec<&str> = env.hidden_env.withheld(&[]).collect();
+    shell
+        .arg("-c")
+        .arg(command)
+        .current_dir(env.cwd)
+        .env_clear()
+        .envs(
+            env.vars
+                .pairs()
+                .filter(|(name, _)| !withheld.contains(name)),
+        );
     let done = super::process::run(shell, env, "the command").await?;
     let code = done
         .status
@@ -607,6 +614,7 @@ mod tests {
             user_agent: None,
             root_dir: dir,
             cache_dir: dir,
+            vars: Box::leak(Box::new(crate::config::Env::capture())),
             tools_env_file: dir,
             secrets: None,
             web_search: None,

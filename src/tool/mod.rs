@@ -157,6 +157,9 @@ pub struct ToolEnv<'a> {
     pub root_dir: &'a Path,
     /// Where script tools keep caches (`LLM_TOOL_CACHE_DIR` is a directory below it).
     pub cache_dir: &'a Path,
+    /// The conversation's environment: what tool processes run with (less what
+    /// `hidden_env` withholds).
+    pub vars: &'a crate::config::Env,
     /// `functions/.env`, loaded for script tools.
     pub tools_env_file: &'a Path,
     /// The vault, for `{{NAME}}` placeholders in `functions/.env` (none: left as they are).
@@ -704,6 +707,7 @@ mod tests {
             user_agent: None,
             root_dir: &cwd,
             cache_dir: &cwd,
+            vars: &crate::config::Env::capture(),
             tools_env_file: &cwd,
             secrets: None,
             web_search: None,

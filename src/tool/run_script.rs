@@ -22,7 +22,7 @@ pub(super) async fn run(
 ) -> Result<String, ToolError> {
     let withheld: Vec<&str> = env.hidden_env.withheld(&tool.declared_env).collect();
     let mut vars = crate::config::Env::from_pairs(
-        crate::config::Env::capture()
+        env.vars
             .pairs()
             .filter(|(name, _)| !withheld.contains(name))
             .map(|(k, v)| (k.to_string(), v.to_string())),
@@ -53,7 +53,7 @@ pub(super) async fn run(
         )));
     }
     for program in &tool.require_tools {
-        if !on_path(program) {
+        if !on_path(program, &vars) {
             return Err(ToolError::Failed(format!(
                 "the tool needs `{program}`, which is not installed"
             )));
@@ -70,9 +70,8 @@ pub(super) async fn run(
         .map_err(|e| ToolError::Failed(format!("cannot create {}: {e}", output.0.display())))?;
     let call = wrapper(tool, args);
     let mut command = tokio::process::Command::new(&call.program);
-    for name in &withheld {
-        command.env_remove(name);
-    }
+    // Only the conversation's environment (`vars` already lacks what is withheld).
+    command.env_clear();
     command
         .args(&call.args)
         .envs(call.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -147,9 +146,9 @@ fn read_head(path: &std::path::Path, notes: &mut Vec<String>) -> String {
     String::from_utf8_lossy(&head).into_owned()
 }
 
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+fn on_path(program: &str, vars: &crate::config::Env) -> bool {
+    vars.get("PATH")
+        .is_some_and(|paths| std::env::split_paths(paths).any(|dir| dir.join(program).is_file()))
 }
 
 /// The `LLM_OUTPUT` file of one call, removed afterwards.
@@ -207,6 +206,7 @@ mod tests {
             user_agent: None,
             root_dir: dir.path(),
             cache_dir: dir.path(),
+            vars: &crate::config::Env::capture(),
             tools_env_file: &dir.path().join("missing.env"),
             secrets: None,
             web_search: None,

@@ -51,7 +51,8 @@ fn graph() -> BTreeMap<(String, String), String> {
     for entry in std::fs::read_dir(&src).unwrap().flatten() {
         let path = entry.path();
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        if name == "lib" || name == "main" {
+        // `test_support` is compiled for unit tests only.
+        if name == "lib" || name == "main" || name == "test_support" {
             continue;
         }
         let mut files = Vec::new();

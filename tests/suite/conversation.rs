@@ -291,3 +291,82 @@ fn children_run_at_once_route_approvals_to_the_parent_and_stop_with_it() {
         drop(parent);
     });
 }
+
+/// A sub-conversation given an environment of its own runs its tools in it: what an
+/// agent sets for its tools (`LLM_AGENT_*`) never leaks to the process or its siblings.
+#[test]
+fn a_child_s_tools_run_in_the_child_s_environment() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: execute_command\n{cfg}"));
+    env.server.respond_for("/v1/chat", |request: &Recorded| {
+        let body = request.json();
+        let after_tool = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .is_some_and(|m| m["role"] == "tool");
+        if after_tool {
+            openai::text_stream(&["seen"])
+        } else {
+            openai::tool_call_stream(&[(
+                "e1",
+                "execute_command",
+                r#"{"command":"printf 'mark=%s' \"$CHILD_MARK\""}"#,
+            )])
+        }
+    });
+    assert!(std::env::var_os("CHILD_MARK").is_none());
+    let state = state_for(&env);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let parent = Conversation::open(
+            &state,
+            ConversationSpec {
+                cwd: Some(env.work_dir()),
+                yolo: true,
+                ..ConversationSpec::default()
+            },
+        )
+        .await
+        .expect("parent");
+        let mut vars: Vec<(String, String)> = parent
+            .context()
+            .env
+            .pairs()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        vars.push(("CHILD_MARK".into(), "from-the-spec".into()));
+        let mut child = parent
+            .child(ConversationSpec {
+                env: Some(Arc::new(loki::config::Env::from_pairs(vars))),
+                ..ConversationSpec::default()
+            })
+            .await
+            .expect("child");
+        let emitter = CollectingEmitter::new();
+        let outcome = child
+            .run(ask("show the mark"), RunOptions::default(), &emitter)
+            .await
+            .expect("run");
+        assert_eq!(outcome.text, "seen");
+    });
+    let sent = env.server.requests();
+    let tool_result = sent
+        .last()
+        .and_then(|r| {
+            r.json()["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .cloned()
+        })
+        .expect("a tool result was sent");
+    assert!(
+        tool_result["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("mark=from-the-spec")),
+        "{tool_result}"
+    );
+}
