@@ -100,6 +100,9 @@ pub struct RequestContext {
     /// The session's `model:` when that model is not available: the conversation uses
     /// another one, and the file keeps this value until the user chooses a model.
     pub session_model: Option<UnavailableModel>,
+    /// The agent in use (`-a`, `.agent`): its instructions are `role`, its tools the
+    /// tool scope, its variables in `env`.
+    pub agent: Option<crate::agent::ActiveAgent>,
     /// The knowledge base chosen in this conversation (`--rag`, `.rag`, `.exit rag`).
     pub rag: RagChoice,
     /// `rag_top_k` / `rag_reranker_model` set with `.set` while no knowledge base is
@@ -150,7 +153,7 @@ impl RequestContext {
     /// model, sampling settings, role and messages; a new one starts empty with the
     /// current settings. `temp` always starts a fresh, unnamed-on-disk session.
     pub async fn open_session(&mut self, state: &AppState, name: &str) -> Result<bool, CoreError> {
-        let store = &state.sessions;
+        let store = self.sessions(state);
         let existing = if name == TEMP_SESSION {
             None
         } else {
@@ -232,6 +235,7 @@ impl RequestContext {
         notify: SessionNotify<'_>,
     ) -> Result<bool, CoreError> {
         let never = CancellationToken::new();
+        let store = self.sessions(state);
         let transcript = Transcript {
             history: &mut self.history,
             usage: &mut self.usage,
@@ -239,7 +243,7 @@ impl RequestContext {
         Ok(self
             .session_sync
             .lock(
-                &*state.sessions,
+                &*store,
                 &mut self.session,
                 transcript,
                 cancel.unwrap_or(&never),
@@ -251,6 +255,15 @@ impl RequestContext {
     /// Releases the session lock taken by [`RequestContext::lock_session`].
     pub fn unlock_session(&mut self) {
         self.session_sync.unlock();
+    }
+
+    /// Where this conversation's sessions are: the active agent's directory, else the
+    /// shared store.
+    pub fn sessions(&self, state: &AppState) -> Arc<dyn crate::session::store::SessionStore> {
+        match &self.agent {
+            Some(agent) => state.sessions_in(&agent.def.sessions_dir()),
+            None => Arc::clone(&state.sessions),
+        }
     }
 
     /// The session file contents for the current conversation.
@@ -299,10 +312,11 @@ impl RequestContext {
         }
         let locked = self.lock_session(state, None, notify).await?;
         let fields = self.owned_fields();
+        let store = self.sessions(state);
         let result = match self.session.as_mut() {
             Some(handle) => {
                 self.session_sync
-                    .save(&*state.sessions, handle, rename, |session| {
+                    .save(&*store, handle, rename, |session| {
                         fields.write_into(session);
                     })
                     .await
@@ -356,6 +370,7 @@ impl RequestContext {
             cancel: CancellationToken::new(),
             session_sync: Tracker::default(),
             session_model: None,
+            agent: None,
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),
             rag_sources: Vec::new(),

@@ -89,6 +89,10 @@ pub enum Action {
         /// Its arguments, split as a shell would.
         args: Vec<String>,
     },
+    /// Describe the active agent.
+    InfoAgent,
+    /// List the active agent's conversation starters (`None`), or send one (1-based).
+    Starter(Option<usize>),
     /// Leave the REPL.
     Exit,
     /// Print a usage or error line.
@@ -125,9 +129,21 @@ pub const COMMANDS: &[ReplCommand] = &[
         parse: |_| Action::Help,
     },
     ReplCommand {
+        name: ".agent",
+        args: "<name> [session] [key=value]…",
+        help: "Use an agent: its instructions, model, tools and sessions",
+        parse: parse_agent,
+    },
+    ReplCommand {
+        name: ".starter",
+        args: "[n]",
+        help: "List the agent's conversation starters, or send one",
+        parse: parse_starter,
+    },
+    ReplCommand {
         name: ".info",
-        args: "[role|session|rag]",
-        help: "Show the model, settings and paths (or the role, session or knowledge base)",
+        args: "[role|session|rag|agent]",
+        help: "Show the model, settings and paths (or the role, session, knowledge base or agent)",
         parse: parse_info,
     },
     ReplCommand {
@@ -276,19 +292,14 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".exit",
-        args: "[role|session|rag]",
-        help: "Leave the role, the session or the knowledge base, or loki",
+        args: "[role|session|rag|agent]",
+        help: "Leave the role, the session, the knowledge base or the agent, or loki",
         parse: parse_exit,
     },
 ];
 
 /// Commands of the Loki REPL that this build does not offer yet; typing one says so.
-pub const UNAVAILABLE: &[(&str, &str)] = &[
-    (".agent", "agents"),
-    (".starter", "agents"),
-    (".clear", "agents"),
-    (".authenticate", "OAuth"),
-];
+pub const UNAVAILABLE: &[(&str, &str)] = &[(".clear", "the todo list"), (".authenticate", "OAuth")];
 
 /// Parses a line starting with `.`.
 pub fn parse(line: &str) -> Action {
@@ -335,7 +346,45 @@ fn parse_info(args: &str) -> Action {
         "role" => Action::InfoRole,
         "session" => Action::InfoSession,
         "rag" => Action::InfoRag,
-        _ => Action::Usage("usage: .info [role|session|rag]".into()),
+        "agent" => Action::InfoAgent,
+        _ => Action::Usage("usage: .info [role|session|rag|agent]".into()),
+    }
+}
+
+/// `.agent <name> [session] [key=value]…`: a word without `=` after the name is the
+/// session.
+fn parse_agent(args: &str) -> Action {
+    let mut words = args.split_whitespace();
+    let Some(name) = words.next() else {
+        return Action::Usage("usage: .agent <name> [session] [key=value]…".into());
+    };
+    let mut session = None;
+    let mut variables = Vec::new();
+    for (i, word) in words.enumerate() {
+        match word.split_once('=') {
+            Some((key, value)) => variables.push((key.to_string(), value.to_string())),
+            None if i == 0 => session = Some(word.to_string()),
+            None => {
+                return Action::Usage(format!(
+                    "`{word}` is not key=value (usage: .agent <name> [session] [key=value]…)"
+                ));
+            }
+        }
+    }
+    Action::Apply(Command::UseAgent {
+        name: name.to_string(),
+        variables,
+        session,
+    })
+}
+
+fn parse_starter(args: &str) -> Action {
+    match args {
+        "" => Action::Starter(None),
+        n => match n.parse::<usize>() {
+            Ok(n) if n > 0 => Action::Starter(Some(n)),
+            _ => Action::Usage("usage: .starter [n] (a number from the list)".into()),
+        },
     }
 }
 
@@ -345,7 +394,8 @@ fn parse_exit(args: &str) -> Action {
         "role" => Action::Apply(Command::ExitRole),
         "session" => Action::ExitSession,
         "rag" => Action::ExitRag,
-        _ => Action::Usage("usage: .exit [role|session|rag]".into()),
+        "agent" => Action::Apply(Command::ExitAgent),
+        _ => Action::Usage("usage: .exit [role|session|rag|agent]".into()),
     }
 }
 
@@ -522,7 +572,23 @@ mod tests {
             parse(".save session y"),
             Action::SaveSession(Some("y".into()))
         );
-        assert!(matches!(parse(".agent x"), Action::Usage(m) if m.contains("agents")));
+        assert_eq!(
+            parse(".agent demo work user=Ada tone=calm"),
+            Action::Apply(Command::UseAgent {
+                name: "demo".into(),
+                variables: vec![
+                    ("user".into(), "Ada".into()),
+                    ("tone".into(), "calm".into())
+                ],
+                session: Some("work".into()),
+            })
+        );
+        assert!(matches!(parse(".agent demo a b"), Action::Usage(m) if m.contains("key=value")));
+        assert!(matches!(parse(".agent"), Action::Usage(_)));
+        assert_eq!(parse(".exit agent"), Action::Apply(Command::ExitAgent));
+        assert_eq!(parse(".starter 2"), Action::Starter(Some(2)));
+        assert!(matches!(parse(".starter 0"), Action::Usage(_)));
+        assert!(matches!(parse(".clear todo"), Action::Usage(m) if m.contains("todo")));
         assert_eq!(
             parse(".rag kb docs/ 'a b.md'"),
             Action::UseRag {

@@ -30,6 +30,9 @@ pub enum CoreError {
     /// A knowledge base could not be built, opened or searched.
     #[error(transparent)]
     Rag(#[from] crate::rag::RagError),
+    /// An agent could not be used.
+    #[error(transparent)]
+    Agent(#[from] crate::agent::AgentError),
     /// The user cancelled the turn.
     #[error("interrupted")]
     Cancelled,
@@ -146,23 +149,32 @@ impl CoreError {
             Self::Model(_) | Self::Role(crate::role::RoleError::Unknown { .. }) => {
                 ErrorClass::NotFound
             }
-            Self::Session(SessionError::NotFound { .. })
+            Self::Agent(crate::agent::AgentError::Unknown { .. })
+            | Self::Session(SessionError::NotFound { .. })
             | Self::Rag(crate::rag::RagError::Unknown { .. })
             | Self::Input(InputError::NotFound { .. }) => ErrorClass::NotFound,
             Self::Session(SessionError::AliasInUse { .. })
             | Self::Conflict(_)
             | Self::NoSession
             | Self::NotActive { .. } => ErrorClass::Conflict,
-            Self::Session(SessionError::InvalidName { .. } | SessionError::Reserved { .. })
+            Self::Agent(
+                crate::agent::AgentError::InvalidName { .. }
+                | crate::agent::AgentError::MissingVariables { .. }
+                | crate::agent::AgentError::UnknownVariable { .. },
+            )
+            | Self::Session(SessionError::InvalidName { .. } | SessionError::Reserved { .. })
             | Self::Rag(crate::rag::RagError::InvalidName { .. })
             | Self::Input(_)
             | Self::UnknownSetting { .. }
             | Self::InvalidSetting { .. }
             | Self::InvalidRequest(_) => ErrorClass::BadRequest,
             Self::TooLarge(_) => ErrorClass::TooLarge,
-            Self::Config(_) | Self::Session(_) | Self::Role(_) | Self::Rag(_) | Self::Io { .. } => {
-                ErrorClass::Internal
-            }
+            Self::Config(_)
+            | Self::Agent(_)
+            | Self::Session(_)
+            | Self::Role(_)
+            | Self::Rag(_)
+            | Self::Io { .. } => ErrorClass::Internal,
         }
     }
 

@@ -32,6 +32,9 @@ pub struct AppState {
     pub terminal: crate::config::TerminalCaps,
     /// The vault: `{{NAME}}` secrets for MCP servers and tools, `.vault`.
     pub vault: Arc<crate::vault::Keyring>,
+    /// Session stores of agents (`agents/<name>/sessions`), one per directory.
+    agent_sessions:
+        Arc<std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Arc<dyn SessionStore>>>>,
     /// Script tools of `functions/tools/`, parsed the first time tools are needed.
     scripts: std::sync::OnceLock<ScriptTools>,
 }
@@ -75,6 +78,7 @@ impl AppState {
             mcp,
             vault,
             terminal: crate::config::TerminalCaps::none(),
+            agent_sessions: Arc::default(),
             scripts: std::sync::OnceLock::new(),
             rags: Arc::default(),
             config,
@@ -104,6 +108,7 @@ impl AppState {
             mcp,
             vault: Arc::clone(&self.vault),
             terminal: self.terminal,
+            agent_sessions: Arc::clone(&self.agent_sessions),
             scripts: std::sync::OnceLock::new(),
             rags: Arc::clone(&self.rags),
             config,
@@ -125,6 +130,18 @@ impl AppState {
     pub fn with_sessions(mut self, store: Arc<dyn SessionStore>) -> Self {
         self.sessions = store;
         self
+    }
+
+    /// The session store of the directory `dir` (an agent's `sessions/`), shared by
+    /// every conversation of the process that uses it.
+    pub fn sessions_in(&self, dir: &std::path::Path) -> Arc<dyn SessionStore> {
+        let mut stores = self
+            .agent_sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(stores.entry(dir.to_path_buf()).or_insert_with(|| {
+            Arc::new(FileSessionStore::new(dir.to_path_buf())) as Arc<dyn SessionStore>
+        }))
     }
 
     /// The script tools (parsed once per process).

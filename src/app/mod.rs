@@ -270,6 +270,9 @@ async fn run(
     if let Err(e) = crate::macros::install_builtins(&state.paths.macros_dir) {
         tracing::warn!("cannot install the built-in macros: {e}");
     }
+    if let Err(e) = crate::agent::install_builtins(&state.paths.agents_dir) {
+        tracing::warn!("cannot install the built-in agents: {e}");
+    }
     match mode {
         Mode::Repl => {
             if !stdout_tty {

@@ -167,6 +167,18 @@ pub struct Args {
     #[arg(long)]
     pub list_sessions: bool,
 
+    /// List agents, then exit
+    #[arg(long)]
+    pub list_agents: bool,
+
+    /// Use an agent (its instructions, model, tools and sessions)
+    #[arg(short = 'a', long, value_name = "AGENT")]
+    pub agent: Option<String>,
+
+    /// Set an agent variable (repeatable)
+    #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append, requires = "agent")]
+    pub agent_variable: Vec<String>,
+
     /// Follow the log file (like `tail -f`); Ctrl-C to stop
     #[arg(long)]
     pub tail_logs: bool,
@@ -223,6 +235,7 @@ impl Args {
             || self.list_models
             || self.list_roles
             || self.list_sessions
+            || self.list_agents
             || self.list_rags
             || self.list_macros
             || self.sync_models

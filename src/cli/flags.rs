@@ -17,10 +17,26 @@ use crate::render::theme::Theme;
 /// over the `code` role of `-c`; `-m` wins over the session's and the role's model.
 pub fn spec(args: &Args, caps: &TerminalCaps, prelude: Option<&str>) -> ConversationSpec {
     let theme = Theme::stderr(caps);
-    let explicit =
-        args.session.is_some() || args.role.is_some() || args.prompt.is_some() || args.code;
+    let explicit = args.session.is_some()
+        || args.role.is_some()
+        || args.prompt.is_some()
+        || args.code
+        || args.agent.is_some();
     let mut commands = Vec::new();
-    if explicit {
+    if let Some(name) = &args.agent {
+        commands.push(Command::UseAgent {
+            name: name.clone(),
+            variables: args
+                .agent_variable
+                .chunks(2)
+                .filter_map(|pair| match pair {
+                    [name, value] => Some((name.clone(), value.clone())),
+                    _ => None,
+                })
+                .collect(),
+            session: args.session.clone(),
+        });
+    } else if explicit {
         if let Some(name) = &args.session {
             commands.push(Command::OpenSession(name.clone()));
         }

@@ -56,9 +56,20 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         }
         return Ok(0);
     }
+    if args.list_agents {
+        let mut out = std::io::stdout().lock();
+        for name in crate::agent::list(&state.paths.agents_dir) {
+            writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
+        }
+        return Ok(0);
+    }
     if args.list_sessions {
         let mut out = std::io::stdout().lock();
-        for name in crate::conversation::catalog::session_names(state).await? {
+        let names = match &args.agent {
+            Some(agent) => crate::conversation::catalog::agent_session_names(state, agent).await?,
+            None => crate::conversation::catalog::session_names(state).await?,
+        };
+        for name in names {
             writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
         }
         return Ok(0);

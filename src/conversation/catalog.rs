@@ -17,6 +17,18 @@ pub async fn session_names(state: &AppState) -> Result<Vec<String>, CoreError> {
         .collect())
 }
 
+/// Saved sessions of agent `agent` (in its directory), by name.
+pub async fn agent_session_names(state: &AppState, agent: &str) -> Result<Vec<String>, CoreError> {
+    let def = crate::agent::AgentDef::load(&state.paths, agent, &state.env)?;
+    Ok(state
+        .sessions_in(&def.sessions_dir())
+        .list()
+        .await?
+        .iter()
+        .map(crate::session::store::SessionMeta::name)
+        .collect())
+}
+
 /// The stored session `name` names; `None` when there is none.
 pub async fn stored_session(state: &AppState, name: &str) -> Result<Option<Session>, CoreError> {
     let Some((id, _)) = state.sessions.resolve(name).await? else {

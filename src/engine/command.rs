@@ -8,6 +8,8 @@
 //! (whether to save, under which name) are the front end's; what to do by default is the
 //! save policy's ([`crate::conversation::policy`]).
 
+use std::sync::Arc;
+
 use crate::client::Role as MessageRole;
 use crate::context::{RagChoice, RequestContext, SavedSession};
 use crate::role::Role;
@@ -67,6 +69,19 @@ pub enum Command {
     UseRag(String),
     /// Use no knowledge base, whatever the session or role say (`.exit rag`).
     ExitRag,
+    /// Use an agent (`-a`, `.agent`): its instructions, model and tools, with values for
+    /// its variables (`--agent-variable`, `name=value`).
+    UseAgent {
+        /// The agent.
+        name: String,
+        /// Values given for its variables.
+        variables: Vec<(String, String)>,
+        /// The session to open in the agent's directory; `None`: its `agent_session`,
+        /// if it names one.
+        session: Option<String>,
+    },
+    /// Stop using the agent (`.exit agent`).
+    ExitAgent,
 }
 
 /// One line of what a command did.
@@ -180,6 +195,28 @@ pub async fn apply(
         Command::OpenSession(name) => open_session(state, ctx, &name, false).await,
         Command::OpenSessionWithHistory(name) => open_session(state, ctx, &name, true).await,
         Command::DeleteSession(name) => delete_session(state, ctx, &name).await,
+        Command::UseAgent {
+            name,
+            variables,
+            session,
+        } => {
+            let mut applied = Applied::note(use_agent(state, ctx, &name, &variables)?);
+            let default = ctx
+                .agent
+                .as_ref()
+                .and_then(|a| a.def.config.agent_session.clone());
+            if let Some(session) = session.or(default) {
+                match open_session(state, ctx, &session, false).await {
+                    Ok(opened) => applied.extend(opened),
+                    Err(e) => {
+                        // All or nothing: the agent is left again.
+                        let _ = confirm(state, ctx, Command::ExitAgent);
+                        return Err(e);
+                    }
+                }
+            }
+            Ok(applied)
+        }
         other => confirm(state, ctx, other).map(Applied::note),
     }
 }
@@ -240,7 +277,7 @@ async fn delete_session(
             "that session is open; .exit session first".into(),
         ));
     }
-    state.sessions.delete_key(name).await?;
+    ctx.sessions(state).delete_key(name).await?;
     Ok(Applied::note(format!("deleted session {name}")))
 }
 
@@ -256,11 +293,13 @@ fn confirm(
             Ok(format!("model: {}", ctx.model.id()))
         }
         Command::UsePrompt(prompt) => {
+            refuse_inside_agent(ctx, "`.prompt`")?;
             refuse_role_change(ctx, "`.prompt`")?;
             ctx.use_role(state, Role::temp(&prompt))?;
             Ok("role: temp".into())
         }
         Command::UseRole(name) => {
+            refuse_inside_agent(ctx, &format!("`.role {name}`"))?;
             refuse_role_change(ctx, &format!("`.role {name}`"))?;
             let vars = ctx.system_vars();
             let role = Role::load(&state.paths.roles_dir, &name, &vars)?;
@@ -273,7 +312,27 @@ fn confirm(
             ctx.use_role(state, role)?;
             Ok(format!("role: {name} (model {})", ctx.model.id()))
         }
+        Command::UseAgent { .. } => Err(CoreError::InvalidRequest(
+            "agents are activated by `command::apply`".into(),
+        )),
+        Command::ExitAgent => {
+            let Some(agent) = ctx.agent.take() else {
+                return Err(CoreError::NotActive { what: "agent" });
+            };
+            if ctx.session.is_some() {
+                let name = agent.def.name.clone();
+                ctx.agent = Some(agent);
+                return Err(CoreError::Conflict(format!(
+                    "leave the session of agent `{name}` first (.exit session)"
+                )));
+            }
+            ctx.env = Arc::clone(&agent.base_env);
+            ctx.exit_role(state);
+            ctx.mcp_lease = None;
+            Ok(format!("agent: none (left {})", agent.def.name))
+        }
         Command::ExitRole => {
+            refuse_inside_agent(ctx, "`.exit role`")?;
             if ctx.role.is_none() {
                 return Err(CoreError::NotActive { what: "role" });
             }
@@ -358,6 +417,76 @@ fn confirm(
     }
 }
 
+/// An agent's instructions are its role: changing them is leaving the agent.
+fn refuse_inside_agent(ctx: &RequestContext, what: &str) -> Result<(), CoreError> {
+    match &ctx.agent {
+        Some(agent) => Err(CoreError::Conflict(format!(
+            "{what} is not available inside agent `{}`; .exit agent first",
+            agent.def.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Activates an agent: its variables resolved, its tools' environment, its instructions
+/// as the conversation's role (with its model and sampling).
+fn use_agent(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    name: &str,
+    given: &[(String, String)],
+) -> Result<String, CoreError> {
+    if let Some(active) = &ctx.agent {
+        return Err(CoreError::Conflict(format!(
+            "already in agent `{}`; .exit agent first",
+            active.def.name
+        )));
+    }
+    if let Some(session) = &ctx.session {
+        return Err(CoreError::Conflict(format!(
+            "session `{}` is open; an agent keeps its own sessions (.exit session first)",
+            session.name()
+        )));
+    }
+    let def = crate::agent::AgentDef::load(&state.paths, name, &ctx.env)?;
+    if !def.config.mcp_servers.is_empty() && !ctx.mcp_server_support {
+        return Err(CoreError::Conflict(format!(
+            "agent `{name}` needs MCP servers ({}), but mcp_server_support is off",
+            def.config.mcp_servers.join(", ")
+        )));
+    }
+    let variables = def.resolve_variables(given)?;
+    let env = def.tool_env(&ctx.env, &variables, &state.paths.cache_dir)?;
+    let mut listed: Vec<(String, String)> = def
+        .tools
+        .iter()
+        .map(|t| (t.name.clone(), t.description.clone()))
+        .collect();
+    let globals = def.config.global_tools.join(",");
+    for tool in
+        crate::tool::enabled_tools(&state.config, &state.script_tools().tools, Some(&globals))
+    {
+        let spec = tool.spec();
+        listed.push((spec.name, spec.description));
+    }
+    let mut role = Role::temp(&def.instructions(&variables, &ctx.system_vars(), &listed));
+    role.name.clone_from(&def.name);
+    role.model.clone_from(&def.config.model);
+    role.temperature = def.config.temperature;
+    role.top_p = def.config.top_p;
+    ctx.use_role(state, role)?;
+    let base_env = Arc::clone(&ctx.env);
+    ctx.env = Arc::new(env);
+    let shown = def.name.clone();
+    ctx.agent = Some(crate::agent::ActiveAgent {
+        def: Arc::new(def),
+        variables,
+        base_env,
+    });
+    ctx.mcp_lease = None;
+    Ok(format!("agent: {shown} (model {})", ctx.model.id()))
+}
+
 /// `.role` / `.prompt` in a session that already has messages would rewrite the system
 /// prompt of its history: refused, with what to do instead.
 fn refuse_role_change(ctx: &RequestContext, what: &str) -> Result<(), CoreError> {
@@ -414,9 +543,15 @@ async fn open_session(
 }
 
 /// Whether `name` names a saved session (for the front end's "carry the conversation?").
-pub async fn session_exists(state: &AppState, name: &str) -> bool {
+pub async fn session_exists(state: &AppState, ctx: &RequestContext, name: &str) -> bool {
     name != crate::session::TEMP_SESSION
-        && state.sessions.resolve(name).await.ok().flatten().is_some()
+        && ctx
+            .sessions(state)
+            .resolve(name)
+            .await
+            .ok()
+            .flatten()
+            .is_some()
 }
 
 fn set(

@@ -24,9 +24,18 @@ pub struct Wanted {
     pub mcp_servers: Option<String>,
 }
 
-/// Resolves `enabled_tools` and `enabled_mcp_servers` for `ctx`: session > role >
-/// conversation > configuration.
+/// Resolves `enabled_tools` and `enabled_mcp_servers` for `ctx`: an active agent's
+/// `global_tools` and `mcp_servers` alone; otherwise session > role > conversation >
+/// configuration.
 pub fn wanted(ctx: &RequestContext) -> Wanted {
+    if let Some(agent) = &ctx.agent {
+        let config = &agent.def.config;
+        return Wanted {
+            enabled_tools: Some(config.global_tools.join(",")),
+            mcp_servers: (ctx.mcp_server_support && !config.mcp_servers.is_empty())
+                .then(|| config.mcp_servers.join(",")),
+        };
+    }
     let stored = ctx.session.as_ref().map(|s| {
         let guard = s.lock();
         let session = guard.get();
@@ -78,12 +87,21 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
     if !offers_tools(ctx) {
         return Vec::new();
     }
-    let mut tools = match wanted(ctx).enabled_tools {
-        Some(e) if !e.trim().is_empty() => {
-            crate::tool::enabled_tools(&state.config, &state.script_tools().tools, Some(&e))
+    // An agent's own tools come first; its global tools must not shadow them.
+    let mut tools: Vec<Tool> = ctx
+        .agent
+        .iter()
+        .flat_map(|agent| agent.def.tools.iter())
+        .map(|tool| Tool::Script(Arc::clone(tool)))
+        .collect();
+    if let Some(e) = wanted(ctx).enabled_tools.filter(|e| !e.trim().is_empty()) {
+        for tool in crate::tool::enabled_tools(&state.config, &state.script_tools().tools, Some(&e))
+        {
+            if !tools.iter().any(|t| t.name() == tool.name()) {
+                tools.push(tool);
+            }
         }
-        _ => Vec::new(),
-    };
+    }
     let (servers, _) = mcp_servers(state, ctx);
     if !servers.is_empty() {
         let mode = state.config.mcp_tool_exposure.as_deref().unwrap_or("auto");
@@ -100,7 +118,8 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
             tools.push(Tool::Mcp(Arc::new(f)));
         }
     }
-    if ctx.user_tools {
+    // Agents can always ask their user (a headless run refuses the question).
+    if ctx.user_tools || ctx.agent.is_some() {
         for tool in crate::tool::user::ALL {
             if !tools.iter().any(|t| t.name() == tool.name()) {
                 tools.push(Tool::User(tool));

@@ -24,6 +24,8 @@ pub struct CompletionData {
     pub rags_dir: std::path::PathBuf,
     /// Where macros are (listed on each Tab).
     pub macros_dir: std::path::PathBuf,
+    /// Where agents are (listed on each Tab).
+    pub agents_dir: std::path::PathBuf,
     /// Tools, MCP servers and their aliases (read on each Tab).
     pub state: Option<Arc<crate::state::AppState>>,
 }
@@ -42,6 +44,7 @@ enum Names {
     Sessions,
     Rags,
     Macros,
+    Agents,
 }
 
 /// The REPL's completer.
@@ -81,6 +84,7 @@ impl LokiCompleter {
             ".session" => self.complete_names(Names::Sessions, rest, arg_start),
             ".rag" => self.complete_names(Names::Rags, rest, arg_start),
             ".macro" => self.complete_names(Names::Macros, rest, arg_start),
+            ".agent" => self.complete_names(Names::Agents, rest, arg_start),
             ".rebuild" | ".sources" => fixed(&["rag"], rest, arg_start),
             ".vault" => match rest.split_once(' ') {
                 None => fixed(&["add", "get", "update", "delete", "list"], rest, arg_start),
@@ -100,7 +104,7 @@ impl LokiCompleter {
             ".edit" => fixed(&["config", "role", "session", "rag-docs"], rest, arg_start),
             ".empty" => fixed(&["session"], rest, arg_start),
             ".info" | ".exit" => match rest.split_once(' ') {
-                None => fixed(&["role", "session", "rag"], rest, arg_start),
+                None => fixed(&["role", "session", "rag", "agent"], rest, arg_start),
                 Some(_) => Vec::new(),
             },
             ".save" => match rest.split_once(' ') {
@@ -136,6 +140,7 @@ impl LokiCompleter {
             Names::Roles => crate::role::list(&data.roles_dir),
             Names::Rags => crate::rag::list(&data.rags_dir),
             Names::Macros => crate::macros::list(&data.macros_dir),
+            Names::Agents => crate::agent::list(&data.agents_dir),
             Names::Sessions => data
                 .sessions
                 .as_ref()

@@ -245,6 +245,11 @@ impl Repl {
             Action::Display { key, value } => self.set_display(&key, &value),
             Action::Help => self.println(&commands::help_text()),
             Action::Info => self.println(&self.info()),
+            Action::InfoAgent => match &self.ctx().agent {
+                Some(agent) => self.println(&describe_agent(agent, self.ctx())),
+                None => self.error("no agent is active"),
+            },
+            Action::Starter(n) => self.starter(n).await,
             Action::InfoRole => match &self.ctx().role {
                 Some(role) => self.println(&role.export()),
                 None => self.error("no role is active"),
@@ -499,6 +504,43 @@ impl Repl {
         }
     }
 
+    /// `.starter`: the agent's starters, numbered; `.starter N` sends the N-th.
+    async fn starter(&mut self, n: Option<usize>) {
+        let Some(agent) = &self.ctx().agent else {
+            return self.error("no agent is active");
+        };
+        let starters = agent.def.config.conversation_starters.clone();
+        let name = agent.def.name.clone();
+        match n {
+            None if starters.is_empty() => {
+                self.println(&format!("agent `{name}` has no conversation starters"))
+            }
+            None => {
+                let list: Vec<String> = starters
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| format!("{}. {s}", i + 1))
+                    .collect();
+                self.println(&list.join("\n"));
+            }
+            Some(n) => match starters.get(n - 1) {
+                Some(text) => {
+                    let text = text.clone();
+                    self.note(&format!(">> {text}"));
+                    self.ask(UserInput {
+                        text,
+                        ..UserInput::default()
+                    })
+                    .await;
+                }
+                None => self.error(&format!(
+                    "agent `{name}` has {} starter(s); .starter lists them",
+                    starters.len()
+                )),
+            },
+        }
+    }
+
     async fn authenticate(&mut self) {
         let client = self.ctx().model.client.clone();
         let Some(config) = self
@@ -523,7 +565,7 @@ impl Repl {
     async fn open_session(&mut self, name: &str) {
         let carry = self.ctx().session.is_none()
             && !self.ctx().history.is_empty()
-            && !command::session_exists(self.state(), name).await
+            && !command::session_exists(self.state(), self.ctx(), name).await
             && self
                 .carry_into_session(name, self.ctx().history.len())
                 .await;
@@ -704,8 +746,14 @@ impl Repl {
             Some(Wrap::Width(w)) => vars.set("wrap", w.to_string()),
             _ => {}
         }
-        if let Some(role) = &ctx.role {
-            vars.set("role", role.name.clone());
+        match &ctx.agent {
+            // An agent's instructions are its role; the prompt names the agent.
+            Some(agent) => vars.set("agent", agent.def.name.clone()),
+            None => {
+                if let Some(role) = &ctx.role {
+                    vars.set("role", role.name.clone());
+                }
+            }
         }
         if let Some(rag) = ctx.active_rag() {
             vars.set("rag", rag);
@@ -924,6 +972,7 @@ fn completion_data(state: &Arc<AppState>) -> CompletionData {
         sessions: Some(session_names(state)),
         rags_dir: state.paths.rags_dir.clone(),
         macros_dir: state.paths.macros_dir.clone(),
+        agents_dir: state.paths.agents_dir.clone(),
         state: Some(Arc::clone(state)),
     }
 }
@@ -938,6 +987,36 @@ fn session_names(state: &Arc<AppState>) -> completer::SessionNames {
             .block_on(crate::conversation::catalog::session_names(&state))
             .unwrap_or_default()
     })
+}
+
+/// `.info agent`: its name, directory, variables, model and tools, then the instructions
+/// in force.
+fn describe_agent(agent: &crate::agent::ActiveAgent, ctx: &RequestContext) -> String {
+    let def = &agent.def;
+    let mut lines = vec![
+        format!("name: {}", def.name),
+        format!("description: {}", def.config.description),
+        format!("directory: {}", def.dir.display()),
+        format!("model: {}", ctx.model.id()),
+    ];
+    for (name, value) in &agent.variables {
+        lines.push(format!("variable {name}: {value}"));
+    }
+    let tools: Vec<&str> = def.tools.iter().map(|t| t.name.as_str()).collect();
+    lines.push(format!("tools: {}", tools.join(", ")));
+    lines.push(format!(
+        "global_tools: {}",
+        def.config.global_tools.join(", ")
+    ));
+    lines.push(format!(
+        "mcp_servers: {}",
+        def.config.mcp_servers.join(", ")
+    ));
+    if let Some(role) = &ctx.role {
+        lines.push(String::new());
+        lines.push(role.prompt.clone());
+    }
+    lines.join("\n")
 }
 
 /// `1234 tokens (0.96% of the 128000-token context, exact)`.

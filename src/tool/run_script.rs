@@ -88,6 +88,9 @@ pub(super) async fn run(
         .env("LLM_TOOL_NAME", &tool.name)
         .env("LLM_TOOL_CACHE_DIR", &cache)
         .env("LLM_TOOL_PATH", &tool.path);
+    if let Some(entry) = &tool.entry {
+        command.env("LLM_AGENT_FUNC", entry);
+    }
     let done = super::process::run(command, env, &format!("tool `{}`", tool.name)).await?;
     let mut notes = done.notes();
     if !done.status.success() {
@@ -196,6 +199,7 @@ mod tests {
             require_tools: Vec::new(),
             interpreter: Some(vec!["node".into()]),
             positional: vec!["text".into(), "times".into(), "loud".into()],
+            entry: None,
         };
         let cancel = tokio_util::sync::CancellationToken::new();
         let env = ToolEnv {

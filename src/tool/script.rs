@@ -39,6 +39,9 @@ pub struct ScriptTool {
     pub interpreter: Option<Vec<String>>,
     /// Parameter names in declaration order (TypeScript passes them positionally).
     pub positional: Vec<String>,
+    /// The function a call runs: `None` for a tool file's own entry point (`main`,
+    /// `run`); a function's name for one of an agent's several tools.
+    pub entry: Option<String>,
 }
 
 /// Script language.
@@ -131,6 +134,7 @@ fn empty(lang: Lang) -> ScriptTool {
         require_tools: Vec::new(),
         interpreter: None,
         positional: Vec::new(),
+        entry: None,
     }
 }
 
@@ -284,12 +288,17 @@ fn parse_param(tag: &str, body: &str) -> Result<Param, String> {
 }
 
 fn parse_python(text: &str) -> ParseResult {
-    let mut tool = empty(Lang::Python);
     let lines: Vec<&str> = text.lines().collect();
     let start = lines
         .iter()
         .position(|l| l.starts_with("def run("))
         .ok_or((0, "no top-level `def run(…)` function".to_string()))?;
+    python_function(&lines, start, "run")
+}
+
+/// The tool declared by the top-level `def <name>(…)` at line `start`.
+fn python_function(lines: &[&str], start: usize, name: &str) -> ParseResult {
+    let mut tool = empty(Lang::Python);
     // The signature may span lines; it ends at the `:` after the closing parenthesis.
     let mut signature = String::new();
     let mut end = start;
@@ -324,22 +333,23 @@ fn parse_python(text: &str) -> ParseResult {
             None => {
                 return Err((
                     start + 1,
-                    format!("parameter `{head}` of run() has no type hint"),
+                    format!("parameter `{head}` of {name}() has no type hint"),
                 ));
             }
         };
+        let param = name;
         let (mut schema, optional) =
-            python_type(hint).map_err(|m| (start + 1, format!("parameter `{name}`: {m}")))?;
-        if let Some(doc) = arg_docs.iter().find(|(n, _)| n == name) {
+            python_type(hint).map_err(|m| (start + 1, format!("parameter `{param}`: {m}")))?;
+        if let Some(doc) = arg_docs.iter().find(|(n, _)| n == param) {
             schema["description"] = Value::String(doc.1.clone());
         }
         if let Some(default) = default.and_then(python_literal) {
             schema["default"] = default;
         }
         if default.is_none() && !optional {
-            required.push(Value::String(name.to_string()));
+            required.push(Value::String(param.to_string()));
         }
-        properties.insert(name.to_string(), schema);
+        properties.insert(param.to_string(), schema);
     }
     tool.parameters = json!({"type": "object", "properties": properties, "required": required});
     Ok(tool)
@@ -724,6 +734,130 @@ pub fn load_dir(dir: &Path, visible: Option<&[String]>) -> (Vec<ScriptTool>, Vec
     (tools, errors)
 }
 
+/// The tools of an agent's tools file: each bash function under a `# @cmd` annotation
+/// (the `@option`/`@flag`/`@arg` lines after it are its parameters; file-level `@env`
+/// and `@meta` lines apply to all), or each public top-level Python function
+/// (`def name(…)`, not starting with `_`). Functions starting with `_` are private.
+pub fn parse_agent_tools(path: &Path) -> Result<Vec<ScriptTool>, ScriptError> {
+    let err = |line: usize, message: String| ScriptError {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(0, e.to_string()))?;
+    let mut tools = match path.extension().and_then(|e| e.to_str()) {
+        Some("sh") => agent_bash(&text).map_err(|(line, m)| err(line, m))?,
+        Some("py") => agent_python(&text).map_err(|(line, m)| err(line, m))?,
+        _ => {
+            return Err(err(
+                0,
+                "an agent's tools file is tools.sh or tools.py".into(),
+            ));
+        }
+    };
+    for tool in &mut tools {
+        tool.path = path.to_path_buf();
+        if tool.lang == Lang::Python {
+            tool.interpreter = shebang(&text);
+        }
+    }
+    Ok(tools)
+}
+
+/// `# @cmd` blocks of a bash tools file, each ending at its function's definition.
+fn agent_bash(text: &str) -> Result<Vec<ScriptTool>, (usize, String)> {
+    let mut shared = empty(Lang::Bash);
+    let mut tools = Vec::new();
+    // The block being read: its first line, its annotation lines.
+    let mut block: Option<(usize, Vec<&str>)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if let Some(description) = trimmed.strip_prefix("# @cmd") {
+            block = Some((i + 1, vec![description.trim()]));
+            continue;
+        }
+        if let Some((start, lines)) = block.as_mut() {
+            if trimmed.starts_with("# @") {
+                lines.push(line);
+                continue;
+            }
+            if let Some(name) = function_name(trimmed) {
+                let mut annotations = format!("# @describe {}\n", lines[0]);
+                for line in &lines[1..] {
+                    annotations.push_str(line);
+                    annotations.push('\n');
+                }
+                let mut tool = parse_bash(&annotations).map_err(|(l, m)| (*start + l, m))?;
+                if tool.description.trim().is_empty() {
+                    return Err((*start, format!("`{name}` has no description after `@cmd`")));
+                }
+                tool.name = name.to_string();
+                tool.entry = Some(name.to_string());
+                tools.push(tool);
+                block = None;
+            }
+            continue;
+        }
+        if trimmed.starts_with("# @env") || trimmed.starts_with("# @meta") {
+            let parsed = parse_bash(line).map_err(|(_, m)| (i + 1, m))?;
+            shared.declared_env.extend(parsed.declared_env);
+            shared.required_env.extend(parsed.required_env);
+            shared.env_defaults.extend(parsed.env_defaults);
+            shared.require_tools.extend(parsed.require_tools);
+        }
+    }
+    if let Some((start, _)) = block {
+        return Err((start, "`@cmd` is not followed by a function".into()));
+    }
+    for tool in &mut tools {
+        tool.declared_env
+            .extend(shared.declared_env.iter().cloned());
+        tool.required_env
+            .extend(shared.required_env.iter().cloned());
+        tool.env_defaults
+            .extend(shared.env_defaults.iter().cloned());
+        tool.require_tools
+            .extend(shared.require_tools.iter().cloned());
+    }
+    Ok(tools)
+}
+
+/// The function a bash line defines (`name() {`, `function name {`), if it is public.
+fn function_name(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("function ").unwrap_or(line);
+    let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))?;
+    let name = &rest[..end];
+    let after = rest[end..].trim_start();
+    let defines =
+        after.starts_with("()") || (line.starts_with("function ") && after.starts_with('{'));
+    (defines && !name.is_empty()).then_some(name)
+}
+
+/// Public top-level functions of a Python tools file.
+fn agent_python(text: &str) -> Result<Vec<ScriptTool>, (usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut tools = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(rest) = line.strip_prefix("def ") else {
+            continue;
+        };
+        let Some(name) = rest.split('(').next().map(str::trim) else {
+            continue;
+        };
+        if name.starts_with('_') || name.is_empty() {
+            continue;
+        }
+        let mut tool = python_function(&lines, i, name)?;
+        if tool.description.trim().is_empty() {
+            return Err((i + 1, format!("`{name}` has no docstring description")));
+        }
+        tool.name = name.to_string();
+        tool.entry = Some(name.to_string());
+        tools.push(tool);
+    }
+    Ok(tools)
+}
+
 /// How to start one call of a script tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invocation {
@@ -763,7 +897,8 @@ pub fn wrapper(tool: &ScriptTool, args: &Value) -> Invocation {
                     script.push('\n');
                 }
             }
-            script.push_str("source \"$LLM_TOOL_PATH\"\nmain\n");
+            let entry = tool.entry.as_deref().unwrap_or("main");
+            script.push_str(&format!("source \"$LLM_TOOL_PATH\"\n{entry}\n"));
             Invocation {
                 program: "bash".into(),
                 args: vec!["-c".into(), script],
@@ -776,7 +911,7 @@ pub fn wrapper(tool: &ScriptTool, args: &Value) -> Invocation {
                         const fs = await import('node:fs');\n\
                         const m = await import(pathToFileURL(process.env.LLM_TOOL_PATH).href);\n\
                         const args = JSON.parse(process.env.LLM_TOOL_ARGS).map((v) => v === null ? undefined : v);\n\
-                        const result = await m.run(...args);\n\
+                        const result = await m[process.env.LLM_TOOL_ENTRY](...args);\n\
                         if (result !== undefined && result !== null) {\n\
                         \x20 fs.appendFileSync(process.env.LLM_OUTPUT, typeof result === 'string' ? result : JSON.stringify(result));\n\
                         }\n\
@@ -795,7 +930,13 @@ pub fn wrapper(tool: &ScriptTool, args: &Value) -> Invocation {
             Invocation {
                 program,
                 args: command,
-                env: vec![("LLM_TOOL_ARGS".into(), Value::Array(positional).to_string())],
+                env: vec![
+                    ("LLM_TOOL_ARGS".into(), Value::Array(positional).to_string()),
+                    (
+                        "LLM_TOOL_ENTRY".into(),
+                        tool.entry.clone().unwrap_or("run".into()),
+                    ),
+                ],
             }
         }
         Lang::Python => {
@@ -803,7 +944,7 @@ pub fn wrapper(tool: &ScriptTool, args: &Value) -> Invocation {
                         spec = importlib.util.spec_from_file_location('tool', os.environ['LLM_TOOL_PATH'])\n\
                         module = importlib.util.module_from_spec(spec)\n\
                         spec.loader.exec_module(module)\n\
-                        result = module.run(**json.loads(sys.argv[1]))\n\
+                        result = getattr(module, os.environ['LLM_TOOL_ENTRY'])(**json.loads(sys.argv[1]))\n\
                         if result is not None:\n\
                         \x20   with open(os.environ['LLM_OUTPUT'], 'a') as out:\n\
                         \x20       out.write(result if isinstance(result, str) else json.dumps(result))\n";
@@ -816,7 +957,10 @@ pub fn wrapper(tool: &ScriptTool, args: &Value) -> Invocation {
             Invocation {
                 program,
                 args: command,
-                env: Vec::new(),
+                env: vec![(
+                    "LLM_TOOL_ENTRY".into(),
+                    tool.entry.clone().unwrap_or("run".into()),
+                )],
             }
         }
     }
@@ -836,6 +980,49 @@ fn shell_quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_agent_file_declares_one_tool_per_public_function() {
+        let dir = tempfile::tempdir().unwrap();
+        let bash = dir.path().join("tools.sh");
+        std::fs::write(
+            &bash,
+            "# @env TOKEN!\n# @meta require-tools jq\n\n# @cmd Say hello\n# @option --name! Who\nhello() { :; }\n\n# @cmd Count\n# @flag --loud Shout\nfunction count {\n  :\n}\n\n_private() { :; }\n",
+        )
+        .unwrap();
+        let tools = parse_agent_tools(&bash).unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["hello", "count"]);
+        assert_eq!(tools[0].entry.as_deref(), Some("hello"));
+        assert_eq!(tools[0].parameters["required"], json!(["name"]));
+        assert_eq!(tools[1].parameters["properties"]["loud"]["type"], "boolean");
+        assert_eq!(tools[1].required_env, ["TOKEN"]);
+        assert_eq!(tools[1].require_tools, ["jq"]);
+        let call = wrapper(&tools[1], &json!({"loud": true}));
+        assert!(
+            call.args[1].ends_with("source \"$LLM_TOOL_PATH\"\ncount\n"),
+            "{:?}",
+            call.args
+        );
+        std::fs::write(&bash, "# @cmd Dangling\n").unwrap();
+        assert!(parse_agent_tools(&bash).is_err());
+
+        let python = dir.path().join("tools.py");
+        std::fs::write(
+            &python,
+            "def greet(name: str) -> str:\n    \"\"\"Greet someone.\n\n    Args:\n        name: Who\n    \"\"\"\n    return name\n\n\ndef _hidden(x: int):\n    pass\n\n\ndef add(a: int, b: int = 1) -> int:\n    \"\"\"Add numbers.\"\"\"\n    return a + b\n",
+        )
+        .unwrap();
+        let tools = parse_agent_tools(&python).unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["greet", "add"]);
+        assert_eq!(tools[1].parameters["required"], json!(["a"]));
+        let call = wrapper(&tools[0], &json!({"name": "x"}));
+        assert!(
+            call.env
+                .contains(&("LLM_TOOL_ENTRY".to_string(), "greet".to_string()))
+        );
+    }
 
     const BASH: &str = r#"#!/usr/bin/env bash
 set -e
@@ -983,10 +1170,13 @@ export async function run(
         assert_eq!(call.args[..2], ["run".to_string(), "-e".to_string()]);
         assert_eq!(
             call.env,
-            [(
-                "LLM_TOOL_ARGS".to_string(),
-                r#"["hi","fast",null,null,null,null]"#.to_string()
-            )]
+            [
+                (
+                    "LLM_TOOL_ARGS".to_string(),
+                    r#"["hi","fast",null,null,null,null]"#.to_string()
+                ),
+                ("LLM_TOOL_ENTRY".to_string(), "run".to_string())
+            ]
         );
         assert!(parse_typescript("export function run(...rest: string[]) {}").is_err());
         assert!(parse_typescript("const run = (x: string) => x;").is_err());

@@ -1,5 +1,6 @@
 //! Integration suites, one file per capability.
 
+mod agents;
 mod architecture;
 mod binary_layout;
 mod cli_fixes;

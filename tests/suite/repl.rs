@@ -227,7 +227,12 @@ fn errors_keep_the_repl_alive() {
     let mut pty = start(&env);
     submit(&mut pty, "hi", "rejected the credentials (HTTP 401)");
     submit(&mut pty, ".frobnicate", "unknown command");
-    submit(&mut pty, ".agent coder", "does not have");
+    submit(
+        &mut pty,
+        ".agent no-such-agent",
+        "no agent named `no-such-agent`",
+    );
+    submit(&mut pty, ".clear todo", "does not have");
     submit(
         &mut pty,
         ".role no-such-role",

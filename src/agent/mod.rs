@@ -1,0 +1,389 @@
+//! Agents: a directory `agents/<name>/` with a `config.yaml` (model, instructions,
+//! variables, starters, the global tools and MCP servers it may use), an optional tools
+//! file (`tools.sh` with `# @cmd` functions, or `tools.py` with public functions) and an
+//! optional `.env`. An active agent is the conversation's system prompt, model and tool
+//! scope: it sees only its own tools, its `global_tools` and its `mcp_servers`. Its tools
+//! run with `LLM_AGENT_*` variables (its name, directory, cache, the function called) and
+//! one `LLM_AGENT_VAR_<NAME>` per variable. Its sessions live under its directory.
+//!
+//! Built-in agents are embedded and written to the agents directory on first run, never
+//! over a user's file.
+
+pub mod config;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use config::{AgentConfig, Variable};
+
+use crate::config::{Env, Paths};
+use crate::tool::script::{ScriptError, ScriptTool};
+
+/// Why an agent cannot be used; each is one line for the user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    /// No such agent directory.
+    #[error("no agent named `{name}` (see --list-agents)")]
+    Unknown {
+        /// The name asked for.
+        name: String,
+    },
+    /// The name would leave the agents directory.
+    #[error("invalid agent name `{name}`: use letters, digits, `-` and `_`")]
+    InvalidName {
+        /// The name.
+        name: String,
+    },
+    /// `config.yaml` cannot be read or parsed, or an override is malformed.
+    #[error("{path}: {message}")]
+    Config {
+        /// The file (or the environment variable).
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The tools file declares something that cannot be offered.
+    #[error("{0}")]
+    Tools(String),
+    /// Variables without a value and nobody to ask.
+    #[error("agent `{agent}` needs values for: {}; give them with --agent-variable NAME VALUE (or `.agent {agent} NAME=VALUE`)", list.join(", "))]
+    MissingVariables {
+        /// The agent.
+        agent: String,
+        /// `name (description)` of each missing variable.
+        list: Vec<String>,
+    },
+    /// A value given for a variable the agent does not declare.
+    #[error("agent `{agent}` has no variable `{name}` (it declares: {declared})")]
+    UnknownVariable {
+        /// The agent.
+        agent: String,
+        /// The name given.
+        name: String,
+        /// What it declares, comma-separated.
+        declared: String,
+    },
+}
+
+/// An agent as defined on disk.
+#[derive(Debug, Clone)]
+pub struct AgentDef {
+    /// Its name (the directory's).
+    pub name: String,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// `config.yaml`, with the environment's overrides applied.
+    pub config: AgentConfig,
+    /// The functions of its tools file.
+    pub tools: Vec<Arc<ScriptTool>>,
+}
+
+/// An agent in use by a conversation: its definition, the values of its variables, and
+/// the environment its tools run in.
+#[derive(Debug, Clone)]
+pub struct ActiveAgent {
+    /// The definition.
+    pub def: Arc<AgentDef>,
+    /// A value for each declared variable.
+    pub variables: BTreeMap<String, String>,
+    /// The conversation's environment before the agent was activated.
+    pub base_env: Arc<Env>,
+}
+
+/// Agent names: directories of `agents_dir` with a `config.yaml`, sorted; hidden ones
+/// (`.shared`) left out.
+pub fn list(agents_dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(agents_dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().join("config.yaml").is_file())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+impl AgentDef {
+    /// Reads `agents/<name>/`: the config (with `env`'s overrides) and the tools file.
+    pub fn load(paths: &Paths, name: &str, env: &Env) -> Result<Self, AgentError> {
+        if !valid_name(name) {
+            return Err(AgentError::InvalidName { name: name.into() });
+        }
+        let dir = paths.agents_dir.join(name);
+        let file = dir.join("config.yaml");
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(AgentError::Unknown { name: name.into() });
+            }
+            Err(e) => {
+                return Err(AgentError::Config {
+                    path: file.display().to_string(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        let config_error = |message: String| AgentError::Config {
+            path: file.display().to_string(),
+            message,
+        };
+        let text = crate::config::yaml::strip_bom(&text);
+        let mut config: AgentConfig = if text.trim().is_empty() {
+            AgentConfig::default()
+        } else {
+            serde_yaml::from_str(text).map_err(|e| config_error(e.to_string()))?
+        };
+        config
+            .apply_env(name, env)
+            .map_err(|message| AgentError::Config {
+                path: "environment".into(),
+                message,
+            })?;
+        let tools = match tools_file(&dir) {
+            Some(path) => crate::tool::script::parse_agent_tools(&path)
+                .map_err(|e: ScriptError| AgentError::Tools(e.to_string()))?,
+            None => Vec::new(),
+        };
+        Ok(Self {
+            name: name.to_string(),
+            dir,
+            config,
+            tools: tools.into_iter().map(Arc::new).collect(),
+        })
+    }
+
+    /// Where its sessions are stored.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.dir.join("sessions")
+    }
+
+    /// A value for every declared variable: `given` first, then defaults. Missing ones
+    /// are [`AgentError::MissingVariables`] (the front end may ask for them and retry);
+    /// names it does not declare are refused.
+    pub fn resolve_variables(
+        &self,
+        given: &[(String, String)],
+    ) -> Result<BTreeMap<String, String>, AgentError> {
+        let declared = &self.config.variables;
+        if let Some((name, _)) = given
+            .iter()
+            .find(|(n, _)| !declared.iter().any(|v| &v.name == n))
+        {
+            return Err(AgentError::UnknownVariable {
+                agent: self.name.clone(),
+                name: name.clone(),
+                declared: if declared.is_empty() {
+                    "none".into()
+                } else {
+                    declared
+                        .iter()
+                        .map(|v| v.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            });
+        }
+        let mut values = BTreeMap::new();
+        let mut missing = Vec::new();
+        for variable in declared {
+            let value = given
+                .iter()
+                .rev()
+                .find(|(n, _)| n == &variable.name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| variable.default.clone());
+            match value {
+                Some(value) => {
+                    values.insert(variable.name.clone(), value);
+                }
+                None if variable.description.is_empty() => missing.push(variable.name.clone()),
+                None => missing.push(format!("{} ({})", variable.name, variable.description)),
+            }
+        }
+        if !missing.is_empty() {
+            return Err(AgentError::MissingVariables {
+                agent: self.name.clone(),
+                list: missing,
+            });
+        }
+        Ok(values)
+    }
+
+    /// The system prompt: `instructions` with `{{variable}}`, the system variables and
+    /// `{{__tools__}}` (a numbered list of `tools`' names and first description lines)
+    /// filled in.
+    pub fn instructions(
+        &self,
+        variables: &BTreeMap<String, String>,
+        system: &crate::role::SystemVars,
+        tools: &[(String, String)],
+    ) -> String {
+        let mut text = self.config.instructions.clone();
+        if text.contains("{{__tools__}}") {
+            let list: Vec<String> = tools
+                .iter()
+                .enumerate()
+                .map(|(i, (name, description))| {
+                    let first = description.lines().next().unwrap_or_default();
+                    format!("{}. {name}: {first}", i + 1)
+                })
+                .collect();
+            text = text.replace("{{__tools__}}", &list.join("\n"));
+        }
+        for (name, value) in variables {
+            text = text.replace(&format!("{{{{{name}}}}}"), value);
+        }
+        system.interpolate(&text)
+    }
+
+    /// The environment its tools run in: `base`, its `.env` (not overriding), and the
+    /// `LLM_AGENT_*` variables.
+    pub fn tool_env(
+        &self,
+        base: &Env,
+        variables: &BTreeMap<String, String>,
+        cache_dir: &Path,
+    ) -> Result<Env, AgentError> {
+        let mut pairs: Vec<(String, String)> = base
+            .pairs()
+            .filter(|(k, _)| !k.starts_with("LLM_AGENT_"))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut dotenv = Env::default();
+        dotenv
+            .load_dotenv(&self.dir.join(".env"))
+            .map_err(|e| AgentError::Config {
+                path: self.dir.join(".env").display().to_string(),
+                message: e.to_string(),
+            })?;
+        for (k, v) in dotenv.pairs() {
+            if base.get(k).is_none() {
+                pairs.push((k.to_string(), v.to_string()));
+            }
+        }
+        let cache = cache_dir.join("agents").join(&self.name);
+        pairs.push(("LLM_AGENT_NAME".into(), self.name.clone()));
+        pairs.push(("LLM_AGENT_ROOT_DIR".into(), self.dir.display().to_string()));
+        pairs.push(("LLM_AGENT_CACHE_DIR".into(), cache.display().to_string()));
+        for (name, value) in variables {
+            pairs.push((
+                format!("LLM_AGENT_VAR_{}", config::env_prefix(name)),
+                value.clone(),
+            ));
+        }
+        Ok(Env::from_pairs(pairs))
+    }
+}
+
+/// The tools file of an agent directory: `tools.sh`, else `tools.py`.
+fn tools_file(dir: &Path) -> Option<PathBuf> {
+    ["tools.sh", "tools.py"]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|path| path.is_file())
+}
+
+/// The built-in agents: `(agent, file, contents)`.
+const BUILTIN: &[(&str, &str, &str)] = &[
+    (
+        "coder",
+        "config.yaml",
+        include_str!("../../assets/agents/coder/config.yaml"),
+    ),
+    (
+        "explore",
+        "config.yaml",
+        include_str!("../../assets/agents/explore/config.yaml"),
+    ),
+    (
+        "explore",
+        "tools.sh",
+        include_str!("../../assets/agents/explore/tools.sh"),
+    ),
+    (
+        "oracle",
+        "config.yaml",
+        include_str!("../../assets/agents/oracle/config.yaml"),
+    ),
+];
+
+/// Writes the built-in agents into `agents_dir`, skipping every file that exists (a
+/// user's edits stay).
+pub fn install_builtins(agents_dir: &Path) -> std::io::Result<()> {
+    for (agent, file, text) in BUILTIN {
+        let path = agents_dir.join(agent).join(file);
+        if path.exists() {
+            continue;
+        }
+        crate::atomic_file::write_atomic(&path, text.as_bytes(), false)?;
+        #[cfg(unix)]
+        if file.ends_with(".sh") {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(variables: &str) -> AgentDef {
+        AgentDef {
+            name: "demo".into(),
+            dir: PathBuf::from("/nowhere"),
+            config: serde_yaml::from_str(&format!(
+                "instructions: 'Hi {{{{user}}}} on {{{{__os__}}}}.\n{{{{__tools__}}}}'\nvariables:\n{variables}"
+            ))
+            .unwrap(),
+            tools: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn variables_come_from_flags_then_defaults_and_missing_ones_are_listed() {
+        let agent =
+            def("  - name: user\n    description: Who\n  - name: tone\n    default: calm\n");
+        let given = vec![("user".to_string(), "Ada".to_string())];
+        let values = agent.resolve_variables(&given).unwrap();
+        assert_eq!(values["user"], "Ada");
+        assert_eq!(values["tone"], "calm");
+        let missing = agent.resolve_variables(&[]).unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            "agent `demo` needs values for: user (Who); give them with --agent-variable NAME VALUE (or `.agent demo NAME=VALUE`)"
+        );
+        let unknown = agent
+            .resolve_variables(&[("nope".into(), "1".into())])
+            .unwrap_err();
+        assert!(
+            matches!(unknown, AgentError::UnknownVariable { .. }),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn instructions_fill_variables_system_variables_and_the_tool_list() {
+        let agent = def("  - name: user\n");
+        let values = BTreeMap::from([("user".to_string(), "Ada".to_string())]);
+        let system = crate::role::SystemVars::detect(&Env::default(), Path::new("/tmp"));
+        let tools = vec![("fs_cat".to_string(), "Read a file.\nMore.".to_string())];
+        let text = agent.instructions(&values, &system, &tools);
+        assert!(text.starts_with("Hi Ada on "), "{text}");
+        assert!(!text.contains("{{"), "{text}");
+        assert!(text.ends_with("1. fs_cat: Read a file."), "{text}");
+    }
+}
