@@ -103,6 +103,10 @@ pub struct RequestContext {
     /// The agent in use (`-a`, `.agent`): its instructions are `role`, its tools the
     /// tool scope, its variables in `env`.
     pub agent: Option<crate::agent::ActiveAgent>,
+    /// Runs this conversation's sub-agents (set while an agent that may spawn is active).
+    pub supervisor: Option<Arc<dyn crate::tool::agents::Supervisor>>,
+    /// How deep in a tree of agents this conversation is (0: started by a person).
+    pub depth: usize,
     /// The knowledge base chosen in this conversation (`--rag`, `.rag`, `.exit rag`).
     pub rag: RagChoice,
     /// `rag_top_k` / `rag_reranker_model` set with `.set` while no knowledge base is
@@ -371,6 +375,8 @@ impl RequestContext {
             session_sync: Tracker::default(),
             session_model: None,
             agent: None,
+            supervisor: None,
+            depth: 0,
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),
             rag_sources: Vec::new(),

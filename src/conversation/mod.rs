@@ -20,6 +20,7 @@
 pub mod catalog;
 mod exit;
 pub mod policy;
+mod supervisor;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -314,11 +315,26 @@ impl Conversation {
         options: RunOptions,
         emitter: &dyn Emitter,
     ) -> Result<RunOutcome, CoreError> {
+        self.install_supervisor();
         let request = RunRequest {
             input: Some(input),
             options,
         };
         self.engine.run(&mut self.ctx, request, emitter).await
+    }
+
+    /// Gives an agent that may spawn sub-agents its supervisor (once per activation).
+    fn install_supervisor(&mut self) {
+        let spawns = self
+            .ctx
+            .agent
+            .as_ref()
+            .is_some_and(|a| a.def.config.can_spawn_agents);
+        if spawns && self.ctx.supervisor.is_none() {
+            self.ctx.supervisor = Some(Arc::new(supervisor::Supervisor::new(self)));
+        } else if !spawns {
+            self.ctx.supervisor = None;
+        }
     }
 
     /// One prompt with role `role` (`.role <name> <text>`); the conversation's role,

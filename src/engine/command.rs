@@ -327,6 +327,8 @@ fn confirm(
                 )));
             }
             ctx.env = Arc::clone(&agent.base_env);
+            // Dropping the supervisor cancels the agent's sub-agents.
+            ctx.supervisor = None;
             ctx.exit_role(state);
             ctx.mcp_lease = None;
             Ok(format!("agent: none (left {})", agent.def.name))

@@ -118,6 +118,9 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
             tools.push(Tool::Mcp(Arc::new(f)));
         }
     }
+    if ctx.supervisor.is_some() {
+        tools.extend(crate::tool::agents::ALL.into_iter().map(Tool::Agent));
+    }
     // Agents can always ask their user (a headless run refuses the question).
     if ctx.user_tools || ctx.agent.is_some() {
         for tool in crate::tool::user::ALL {

@@ -24,6 +24,7 @@ pub(super) struct Toolbox {
     cwd: std::path::PathBuf,
     shell: String,
     vars: std::sync::Arc<crate::config::Env>,
+    supervisor: Option<std::sync::Arc<dyn crate::tool::agents::Supervisor>>,
     user_agent: Option<String>,
     web_search: Option<crate::tool::web_search::WebSearch>,
     tools_env_file: std::path::PathBuf,
@@ -58,6 +59,7 @@ impl Toolbox {
                 .unwrap_or("/bin/sh")
                 .to_string(),
             vars: std::sync::Arc::clone(&ctx.env),
+            supervisor: ctx.supervisor.clone(),
             user_agent: state.config.user_agent(),
             web_search: crate::tool::web_search::WebSearch::from_config(&state.config, &ctx.env),
             tools_env_file: state.paths.functions_dir.join(".env"),
@@ -90,6 +92,7 @@ impl Toolbox {
             cwd: &self.cwd,
             shell: &self.shell,
             vars: &self.vars,
+            supervisor: self.supervisor.as_deref(),
             timeout: std::time::Duration::from_secs(state.config.tool_timeout.max(1)),
             cancel: &cancel,
             user_agent: self.user_agent.as_deref(),

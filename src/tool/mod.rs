@@ -11,6 +11,7 @@
 //! Approved calls of one round run concurrently; results go back to the model as tool
 //! messages, errors as `{"tool_call_error": …}` so it can react.
 
+pub mod agents;
 pub mod approve;
 pub mod ask;
 pub mod builtin;
@@ -53,6 +54,8 @@ pub enum Tool {
     Mcp(Arc<crate::tool::mcp_tools::McpTool>),
     /// A conversation tool: asks the conversation's user (`user__*`).
     User(user::UserTool),
+    /// A conversation tool: runs sub-agents (`agent__*`).
+    Agent(agents::AgentTool),
 }
 
 impl Tool {
@@ -63,6 +66,7 @@ impl Tool {
             Self::Script(s) => &s.name,
             Self::Mcp(m) => &m.name,
             Self::User(u) => u.name(),
+            Self::Agent(a) => a.name(),
         }
     }
 
@@ -85,6 +89,7 @@ impl Tool {
                 parameters: m.parameters.clone(),
             },
             Self::User(u) => u.spec(),
+            Self::Agent(a) => a.spec(),
         }
     }
 }
@@ -162,6 +167,8 @@ pub struct ToolEnv<'a> {
     pub vars: &'a crate::config::Env,
     /// `functions/.env`, loaded for script tools.
     pub tools_env_file: &'a Path,
+    /// Runs the `agent__*` tools (none: the conversation cannot start agents).
+    pub supervisor: Option<&'a dyn agents::Supervisor>,
     /// The vault, for `{{NAME}}` placeholders in `functions/.env` (none: left as they are).
     pub secrets: Option<&'a crate::vault::Keyring>,
     /// The search backend, if one is configured.
@@ -286,7 +293,7 @@ pub fn approval_needed(tool: &Tool, args: &Value, cwd: &Path) -> bool {
         }
         Tool::Script(_) => true,
         Tool::Mcp(m) => m.writes(args),
-        Tool::User(_) => false,
+        Tool::User(_) | Tool::Agent(_) => false,
     }
 }
 
@@ -364,7 +371,7 @@ pub async fn run_round(
         Ok((Tool::Builtin(b), _, _)) => b.effect != Effect::Read,
         Ok((Tool::Script(_), _, _)) => true,
         Ok((Tool::Mcp(m), args, _)) => m.writes(args),
-        Ok((Tool::User(_), _, _)) | Err(_) => false,
+        Ok((Tool::User(_) | Tool::Agent(_), _, _)) | Err(_) => false,
     });
     let asked = &asked;
     let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
@@ -391,6 +398,7 @@ pub async fn run_round(
                 crate::tool::mcp_tools::run(&tool, &args, &env, &call.id).await
             }
             Ok((Tool::User(tool), args, _)) => tool.run(&args, &env).await,
+            Ok((Tool::Agent(tool), args, _)) => tool.run(&args, &env).await,
             Err(e) => Err(e),
         };
         let failure = |e: &ToolError| ToolFailure {
@@ -475,7 +483,7 @@ async fn check(
         Tool::Builtin(b) => builtin::touched_paths(b, &args, cwd)
             .iter()
             .any(|p| !p.inside),
-        Tool::Script(_) | Tool::Mcp(_) | Tool::User(_) => false,
+        Tool::Script(_) | Tool::Mcp(_) | Tool::User(_) | Tool::Agent(_) => false,
     };
     // Deleting the working tree is refused outright (even with yolo); deleting a
     // directory with contents is asked about every time (only yolo skips that).
@@ -514,6 +522,7 @@ async fn check(
             None,
         ),
         Tool::User(u) => (format!("ask you ({})", u.name()), None),
+        Tool::Agent(a) => (format!("manage sub-agents ({})", a.name()), None),
     };
     // An MCP call is shown by the server's own tool name, not the function exposing it
     // (`mcp__invoke_<server>`).
@@ -709,6 +718,7 @@ mod tests {
             cache_dir: &cwd,
             vars: &crate::config::Env::capture(),
             tools_env_file: &cwd,
+            supervisor: None,
             secrets: None,
             web_search: None,
             images: None,

@@ -269,3 +269,211 @@ fn the_built_in_explore_agent_runs_its_tools_on_a_fresh_machine() {
     assert!(results[1].contains("./needle.txt"), "{results:?}");
     assert!(results[2].contains("./needle.txt"), "{results:?}");
 }
+
+/// Writes agent `name` with `config`.
+fn write_agent(env: &TestEnv, name: &str, config: &str) {
+    let dir = env.config_dir().join("agents").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.yaml"), config).unwrap();
+}
+
+/// The ids of the agents spawned, from `agent__spawn` results in a request.
+fn spawned_ids(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| serde_json::from_str::<Value>(m["content"].as_str()?).ok())
+        .filter_map(|v| v["id"].as_str().map(str::to_string))
+        .filter(|id| id.starts_with("agent_"))
+        .collect()
+}
+
+#[test]
+fn sub_agents_run_at_the_same_time_and_their_answers_are_collected() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let env = TestEnv::new();
+    write_agent(
+        &env,
+        "boss",
+        "instructions: You are BOSS.\ncan_spawn_agents: true\nmax_concurrent_agents: 2\n",
+    );
+    write_agent(&env, "worker", "instructions: You are WORKER.\n");
+    // Each worker answers only once both have asked: run one after the other, the first
+    // would wait in vain (and say so).
+    let waiting = Arc::new(AtomicUsize::new(0));
+    env.server.respond_for("/v1/chat", move |request| {
+        let body = request.json();
+        let system = body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let last = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .cloned()
+            .unwrap_or_default();
+        if system.contains("WORKER") {
+            waiting.fetch_add(1, Ordering::SeqCst);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while waiting.load(Ordering::SeqCst) < 2 && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            let overlap = if waiting.load(Ordering::SeqCst) >= 2 {
+                "together"
+            } else {
+                "alone"
+            };
+            let task = last["content"].as_str().unwrap_or_default().to_string();
+            return openai::text_stream(&[&format!("{task} done {overlap}")]);
+        }
+        let ids = spawned_ids(&body);
+        let collected = body["messages"].as_array().into_iter().flatten().any(|m| {
+            m["role"] == "tool"
+                && m["content"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("completed"))
+        });
+        if collected {
+            openai::text_stream(&["all collected"])
+        } else if ids.len() == 2 {
+            openai::tool_call_stream(&[
+                ("c1", "agent__collect", &format!(r#"{{"id":"{}"}}"#, ids[0])),
+                ("c2", "agent__collect", &format!(r#"{{"id":"{}"}}"#, ids[1])),
+            ])
+        } else {
+            openai::tool_call_stream(&[
+                (
+                    "s1",
+                    "agent__spawn",
+                    r#"{"agent":"worker","prompt":"task A"}"#,
+                ),
+                (
+                    "s2",
+                    "agent__spawn",
+                    r#"{"agent":"worker","prompt":"task B"}"#,
+                ),
+                (
+                    "s3",
+                    "agent__spawn",
+                    r#"{"agent":"worker","prompt":"task C"}"#,
+                ),
+            ])
+        }
+    });
+    env.loki()
+        .args(["-a", "boss", "split the work"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("all collected"));
+    let requests = env.server.requests();
+    let boss: Vec<Value> = requests
+        .iter()
+        .map(crate::common::fake_llm::Recorded::json)
+        .filter(|b| {
+            b["messages"][0]["content"]
+                .as_str()
+                .is_some_and(|s| s.contains("BOSS"))
+        })
+        .collect();
+    let names: Vec<String> = boss[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(names.contains(&"agent__spawn".to_string()), "{names:?}");
+    // The third spawn is over capacity; the two others ran at once.
+    let spawns: Vec<Value> = boss[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| serde_json::from_str(m["content"].as_str()?).ok())
+        .collect();
+    assert_eq!(spawns[0]["status"], "ok", "{spawns:?}");
+    assert_eq!(spawns[1]["status"], "ok", "{spawns:?}");
+    assert_eq!(spawns[2]["status"], "error", "{spawns:?}");
+    assert!(
+        spawns[2]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("At capacity: 2/2"),
+        "{spawns:?}"
+    );
+    let results: Vec<Value> = boss[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| serde_json::from_str(m["content"].as_str()?).ok())
+        .filter(|v: &Value| v["status"] == "completed")
+        .collect();
+    let outputs: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["output"].as_str())
+        .collect();
+    assert_eq!(outputs, ["task A done together", "task B done together"]);
+    // The workers saw their own instructions and not the boss's tools.
+    let worker = requests
+        .iter()
+        .map(crate::common::fake_llm::Recorded::json)
+        .find(|b| {
+            b["messages"][0]["content"]
+                .as_str()
+                .is_some_and(|s| s.contains("WORKER"))
+        })
+        .unwrap();
+    assert!(
+        worker["tools"]
+            .as_array()
+            .is_none_or(|t| !t.iter().any(|t| t["function"]["name"] == "agent__spawn"))
+    );
+}
+
+#[test]
+fn spawning_past_the_depth_limit_or_an_unknown_agent_is_an_answer_for_the_model() {
+    let env = TestEnv::new();
+    write_agent(
+        &env,
+        "solo",
+        "instructions: You are SOLO.\ncan_spawn_agents: true\nmax_agent_depth: 0\n",
+    );
+    write_agent(
+        &env,
+        "lead",
+        "instructions: You are LEAD.\ncan_spawn_agents: true\n",
+    );
+    env.server.push(openai::tool_call_stream(&[(
+        "s",
+        "agent__spawn",
+        r#"{"agent":"solo","prompt":"x"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["-a", "solo", "go"]).assert().success();
+    env.server.push(openai::tool_call_stream(&[
+        ("u", "agent__spawn", r#"{"agent":"ghost","prompt":"x"}"#),
+        ("c", "agent__collect", r#"{"id":"agent_none"}"#),
+    ]));
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["-a", "lead", "go"]).assert().success();
+    let results: Vec<Value> = env
+        .server
+        .requests()
+        .iter()
+        .map(crate::common::fake_llm::Recorded::json)
+        .flat_map(|b| b["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| serde_json::from_str(m["content"].as_str()?).ok())
+        .collect();
+    assert_eq!(results[0]["message"], "Max agent depth exceeded (1/0)");
+    assert!(
+        results[1]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("cannot start agent `ghost`: no agent named `ghost`")),
+        "{results:?}"
+    );
+    assert_eq!(results[2]["message"], "No agent found with id 'agent_none'");
+}
