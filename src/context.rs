@@ -105,6 +105,8 @@ pub struct RequestContext {
     pub agent: Option<crate::agent::ActiveAgent>,
     /// Runs this conversation's sub-agents (set while an agent that may spawn is active).
     pub supervisor: Option<Arc<dyn crate::tool::agents::Supervisor>>,
+    /// The agent's todo list (`todo__*` tools, automatic continuation).
+    pub todo: Arc<std::sync::Mutex<crate::tool::todo::TodoList>>,
     /// How deep in a tree of agents this conversation is (0: started by a person).
     pub depth: usize,
     /// The knowledge base chosen in this conversation (`--rag`, `.rag`, `.exit rag`).
@@ -376,6 +378,7 @@ impl RequestContext {
             session_model: None,
             agent: None,
             supervisor: None,
+            todo: Arc::default(),
             depth: 0,
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),

@@ -141,6 +141,12 @@ pub const COMMANDS: &[ReplCommand] = &[
         parse: parse_starter,
     },
     ReplCommand {
+        name: ".clear",
+        args: "todo",
+        help: "Empty the agent's todo list",
+        parse: parse_clear,
+    },
+    ReplCommand {
         name: ".info",
         args: "[role|session|rag|agent]",
         help: "Show the model, settings and paths (or the role, session, knowledge base or agent)",
@@ -299,7 +305,7 @@ pub const COMMANDS: &[ReplCommand] = &[
 ];
 
 /// Commands of the Loki REPL that this build does not offer yet; typing one says so.
-pub const UNAVAILABLE: &[(&str, &str)] = &[(".clear", "the todo list"), (".authenticate", "OAuth")];
+pub const UNAVAILABLE: &[(&str, &str)] = &[(".authenticate", "OAuth")];
 
 /// Parses a line starting with `.`.
 pub fn parse(line: &str) -> Action {
@@ -376,6 +382,13 @@ fn parse_agent(args: &str) -> Action {
         variables,
         session,
     })
+}
+
+fn parse_clear(args: &str) -> Action {
+    match args {
+        "todo" => Action::Apply(Command::ClearTodo),
+        _ => Action::Usage("usage: .clear todo".into()),
+    }
 }
 
 fn parse_starter(args: &str) -> Action {
@@ -588,7 +601,7 @@ mod tests {
         assert_eq!(parse(".exit agent"), Action::Apply(Command::ExitAgent));
         assert_eq!(parse(".starter 2"), Action::Starter(Some(2)));
         assert!(matches!(parse(".starter 0"), Action::Usage(_)));
-        assert!(matches!(parse(".clear todo"), Action::Usage(m) if m.contains("todo")));
+        assert_eq!(parse(".clear todo"), Action::Apply(Command::ClearTodo));
         assert_eq!(
             parse(".rag kb docs/ 'a b.md'"),
             Action::UseRag {

@@ -56,8 +56,12 @@ pub struct AgentConfig {
     pub compression_threshold: Option<usize>,
     /// Keep going while todo items are open.
     pub auto_continue: bool,
-    /// Most automatic continuations in a row.
+    /// Most automatic continuations in a row (default 10).
     pub max_auto_continues: Option<usize>,
+    /// Add the todo instructions to the system prompt (default true).
+    pub inject_todo_instructions: Option<bool>,
+    /// The message that asks the agent to go on (the list is appended).
+    pub continuation_prompt: Option<String>,
     /// May start sub-agents.
     pub can_spawn_agents: bool,
     /// Sub-agents running at once.

@@ -133,7 +133,7 @@ pub(super) async fn run(
                 continue;
             }
         };
-        let turn = run_reading(conversation, prompt, options.clone(), output, &mut input).await;
+        let turn = run_reading(conversation, prompt, options, output, &mut input).await;
         let stop = matches!(turn, Err(CoreError::Cancelled)) || output.broken_pipe();
         if turn.is_err() || result.is_ok() {
             result = turn;

@@ -320,7 +320,69 @@ impl Conversation {
             input: Some(input),
             options,
         };
-        self.engine.run(&mut self.ctx, request, emitter).await
+        let mut outcome = self.engine.run(&mut self.ctx, request, emitter).await?;
+        // An agent with `auto_continue` is asked to go on while its todo list has open
+        // items, up to `max_auto_continues` times, unless it answers the same again.
+        let mut continued = 0;
+        while let Some(prompt) = self.continuation(continued) {
+            continued += 1;
+            let limit = self.max_auto_continues();
+            let open = self.open_todos();
+            let sink = crate::engine::Sink::for_context(&self.ctx, emitter);
+            sink.emit(crate::engine::Event::Notice(
+                crate::engine::event::Notice::info(format!(
+                    "📋 Auto-continuing ({continued}/{limit}): {open} incomplete todo(s) remain"
+                )),
+            ));
+            sink.flush();
+            let previous = std::mem::take(&mut outcome.text);
+            let request = RunRequest {
+                input: Some(UserInput {
+                    text: prompt,
+                    ..UserInput::default()
+                }),
+                options,
+            };
+            outcome = self.engine.run(&mut self.ctx, request, emitter).await?;
+            if outcome.text.trim() == previous.trim() && !previous.trim().is_empty() {
+                break;
+            }
+        }
+        Ok(outcome)
+    }
+
+    fn max_auto_continues(&self) -> usize {
+        self.ctx
+            .agent
+            .as_ref()
+            .and_then(|a| a.def.config.max_auto_continues)
+            .unwrap_or(10)
+    }
+
+    fn open_todos(&self) -> usize {
+        self.ctx
+            .todo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .open()
+    }
+
+    /// The message asking the agent to go on, when its todo list has open items and it
+    /// has not been asked `max_auto_continues` times in a row yet.
+    fn continuation(&self, continued: usize) -> Option<String> {
+        let agent = self.ctx.agent.as_ref()?;
+        if !agent.def.config.auto_continue || continued >= self.max_auto_continues() {
+            return None;
+        }
+        let list = self
+            .ctx
+            .todo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        (list.open() > 0).then(|| {
+            crate::tool::todo::continuation(agent.def.config.continuation_prompt.as_deref(), &list)
+        })
     }
 
     /// Gives an agent that may spawn sub-agents its supervisor (once per activation).

@@ -82,6 +82,8 @@ pub enum Command {
     },
     /// Stop using the agent (`.exit agent`).
     ExitAgent,
+    /// Empty the agent's todo list (`.clear todo`).
+    ClearTodo,
 }
 
 /// One line of what a command did.
@@ -333,6 +335,27 @@ fn confirm(
             ctx.mcp_lease = None;
             Ok(format!("agent: none (left {})", agent.def.name))
         }
+        Command::ClearTodo => {
+            let Some(agent) = &ctx.agent else {
+                return Err(CoreError::NotActive { what: "agent" });
+            };
+            if !agent.def.config.auto_continue {
+                return Err(CoreError::Conflict(format!(
+                    "agent `{}` keeps no todo list; set `auto_continue: true` in its config.yaml",
+                    agent.def.name
+                )));
+            }
+            let mut list = ctx
+                .todo
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            Ok(if list.items.is_empty() && list.goal.is_empty() {
+                "todo list: already empty".into()
+            } else {
+                *list = Default::default();
+                "todo list: cleared".into()
+            })
+        }
         Command::ExitRole => {
             refuse_inside_agent(ctx, "`.exit role`")?;
             if ctx.role.is_none() {
@@ -471,7 +494,11 @@ fn use_agent(
         let spec = tool.spec();
         listed.push((spec.name, spec.description));
     }
-    let mut role = Role::temp(&def.instructions(&variables, &ctx.system_vars(), &listed));
+    let mut instructions = def.instructions(&variables, &ctx.system_vars(), &listed);
+    if def.config.auto_continue && def.config.inject_todo_instructions != Some(false) {
+        instructions.push_str(crate::tool::todo::INSTRUCTIONS);
+    }
+    let mut role = Role::temp(&instructions);
     role.name.clone_from(&def.name);
     role.model.clone_from(&def.config.model);
     role.temperature = def.config.temperature;
@@ -486,6 +513,9 @@ fn use_agent(
         base_env,
     });
     ctx.mcp_lease = None;
+    *ctx.todo
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Default::default();
     Ok(format!("agent: {shown} (model {})", ctx.model.id()))
 }
 
@@ -928,5 +958,60 @@ mod tests {
         assert_eq!(ctx.model.id(), "fake:m2");
         assert_eq!(ctx.temperature, None);
         assert!(ctx.session.is_none() && ctx.role.is_none());
+    }
+
+    #[test]
+    fn agents_come_and_go_with_their_todo_list() {
+        let fixture = Fixture::new();
+        let dir = fixture.state.paths.agents_dir.join("planner");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("config.yaml"),
+            "instructions: Plan for {{who}}.\nauto_continue: true\nmodel: fake:m2\nvariables:\n  - name: who\n",
+        )
+        .unwrap();
+        let mut ctx = fixture.context();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut run = |command: Command| {
+            runtime
+                .block_on(apply(
+                    &fixture.state,
+                    &mut ctx,
+                    command,
+                    &super::super::Discard,
+                ))
+                .map(|a| a.notes().next().unwrap_or_default().to_string())
+                .map_err(|e| e.class())
+        };
+        let use_agent = |variables: Vec<(String, String)>| Command::UseAgent {
+            name: "planner".into(),
+            variables,
+            session: None,
+        };
+        assert_eq!(run(Command::ClearTodo), Err(ErrorClass::Conflict));
+        assert_eq!(run(Command::ExitAgent), Err(ErrorClass::Conflict));
+        assert_eq!(run(use_agent(Vec::new())), Err(ErrorClass::BadRequest));
+        let who = vec![("who".to_string(), "Ada".to_string())];
+        assert_eq!(
+            run(use_agent(who.clone())),
+            Ok("agent: planner (model fake:m2)".into())
+        );
+        assert_eq!(run(use_agent(who)), Err(ErrorClass::Conflict));
+        assert_eq!(
+            run(Command::UseRole("poet".into())),
+            Err(ErrorClass::Conflict)
+        );
+        assert_eq!(
+            run(Command::ClearTodo),
+            Ok("todo list: already empty".into())
+        );
+        assert_eq!(
+            run(Command::ExitAgent),
+            Ok("agent: none (left planner)".into())
+        );
+        drop(run);
+        assert!(ctx.agent.is_none() && ctx.role.is_none());
     }
 }

@@ -51,7 +51,7 @@ pub enum Continuation {
 }
 
 /// Per-run switches.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct RunOptions {
     /// Overrides the context's `stream` for this run.
     pub stream: Option<bool>,

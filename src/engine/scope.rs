@@ -118,6 +118,13 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
             tools.push(Tool::Mcp(Arc::new(f)));
         }
     }
+    if ctx
+        .agent
+        .as_ref()
+        .is_some_and(|a| a.def.config.auto_continue)
+    {
+        tools.extend(crate::tool::todo::ALL.into_iter().map(Tool::Todo));
+    }
     if ctx.supervisor.is_some() {
         tools.extend(crate::tool::agents::ALL.into_iter().map(Tool::Agent));
     }

@@ -616,6 +616,7 @@ mod tests {
             cache_dir: dir,
             vars: Box::leak(Box::new(crate::config::Env::capture())),
             tools_env_file: dir,
+            todo: None,
             supervisor: None,
             secrets: None,
             web_search: None,

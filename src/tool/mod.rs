@@ -23,6 +23,7 @@ pub mod paths;
 mod process;
 mod run_script;
 pub mod script;
+pub mod todo;
 pub mod user;
 pub mod web_search;
 
@@ -56,6 +57,8 @@ pub enum Tool {
     User(user::UserTool),
     /// A conversation tool: runs sub-agents (`agent__*`).
     Agent(agents::AgentTool),
+    /// A conversation tool: the todo list (`todo__*`).
+    Todo(todo::TodoTool),
 }
 
 impl Tool {
@@ -67,6 +70,7 @@ impl Tool {
             Self::Mcp(m) => &m.name,
             Self::User(u) => u.name(),
             Self::Agent(a) => a.name(),
+            Self::Todo(t) => t.name(),
         }
     }
 
@@ -90,6 +94,7 @@ impl Tool {
             },
             Self::User(u) => u.spec(),
             Self::Agent(a) => a.spec(),
+            Self::Todo(t) => t.spec(),
         }
     }
 }
@@ -167,6 +172,8 @@ pub struct ToolEnv<'a> {
     pub vars: &'a crate::config::Env,
     /// `functions/.env`, loaded for script tools.
     pub tools_env_file: &'a Path,
+    /// The conversation's todo list, for the `todo__*` tools.
+    pub todo: Option<&'a std::sync::Mutex<todo::TodoList>>,
     /// Runs the `agent__*` tools (none: the conversation cannot start agents).
     pub supervisor: Option<&'a dyn agents::Supervisor>,
     /// The vault, for `{{NAME}}` placeholders in `functions/.env` (none: left as they are).
@@ -293,7 +300,7 @@ pub fn approval_needed(tool: &Tool, args: &Value, cwd: &Path) -> bool {
         }
         Tool::Script(_) => true,
         Tool::Mcp(m) => m.writes(args),
-        Tool::User(_) | Tool::Agent(_) => false,
+        Tool::User(_) | Tool::Agent(_) | Tool::Todo(_) => false,
     }
 }
 
@@ -371,7 +378,7 @@ pub async fn run_round(
         Ok((Tool::Builtin(b), _, _)) => b.effect != Effect::Read,
         Ok((Tool::Script(_), _, _)) => true,
         Ok((Tool::Mcp(m), args, _)) => m.writes(args),
-        Ok((Tool::User(_) | Tool::Agent(_), _, _)) | Err(_) => false,
+        Ok((Tool::User(_) | Tool::Agent(_) | Tool::Todo(_), _, _)) | Err(_) => false,
     });
     let asked = &asked;
     let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
@@ -399,6 +406,7 @@ pub async fn run_round(
             }
             Ok((Tool::User(tool), args, _)) => tool.run(&args, &env).await,
             Ok((Tool::Agent(tool), args, _)) => tool.run(&args, &env).await,
+            Ok((Tool::Todo(tool), args, _)) => tool.run(&args, &env),
             Err(e) => Err(e),
         };
         let failure = |e: &ToolError| ToolFailure {
@@ -483,7 +491,7 @@ async fn check(
         Tool::Builtin(b) => builtin::touched_paths(b, &args, cwd)
             .iter()
             .any(|p| !p.inside),
-        Tool::Script(_) | Tool::Mcp(_) | Tool::User(_) | Tool::Agent(_) => false,
+        Tool::Script(_) | Tool::Mcp(_) | Tool::User(_) | Tool::Agent(_) | Tool::Todo(_) => false,
     };
     // Deleting the working tree is refused outright (even with yolo); deleting a
     // directory with contents is asked about every time (only yolo skips that).
@@ -523,6 +531,7 @@ async fn check(
         ),
         Tool::User(u) => (format!("ask you ({})", u.name()), None),
         Tool::Agent(a) => (format!("manage sub-agents ({})", a.name()), None),
+        Tool::Todo(t) => (format!("update the todo list ({})", t.name()), None),
     };
     // An MCP call is shown by the server's own tool name, not the function exposing it
     // (`mcp__invoke_<server>`).
@@ -718,6 +727,7 @@ mod tests {
             cache_dir: &cwd,
             vars: &crate::config::Env::capture(),
             tools_env_file: &cwd,
+            todo: None,
             supervisor: None,
             secrets: None,
             web_search: None,

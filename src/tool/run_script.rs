@@ -212,6 +212,7 @@ mod tests {
             cache_dir: dir.path(),
             vars: &crate::config::Env::capture(),
             tools_env_file: &dir.path().join("missing.env"),
+            todo: None,
             supervisor: None,
             secrets: None,
             web_search: None,

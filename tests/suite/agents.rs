@@ -477,3 +477,85 @@ fn spawning_past_the_depth_limit_or_an_unknown_agent_is_an_answer_for_the_model(
     );
     assert_eq!(results[2]["message"], "No agent found with id 'agent_none'");
 }
+
+fn continuation_messages(env: &TestEnv) -> Vec<String> {
+    let last = env.server.requests().last().unwrap().json();
+    last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .filter(|c| c.starts_with("[SYSTEM REMINDER - TODO CONTINUATION]"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn open_todo_items_keep_an_agent_going_up_to_its_limit() {
+    let env = TestEnv::new();
+    write_agent(
+        &env,
+        "planner",
+        "instructions: You plan.\nauto_continue: true\nmax_auto_continues: 2\n",
+    );
+    env.server.push(openai::tool_call_stream(&[
+        ("i", "todo__init", r#"{"goal":"ship it"}"#),
+        ("a", "todo__add", r#"{"task":"write"}"#),
+        ("b", "todo__add", r#"{"task":"test"}"#),
+    ]));
+    env.server.push(openai::text_stream(&["planned"]));
+    env.server.push(openai::tool_call_stream(&[(
+        "d",
+        "todo__done",
+        r#"{"id":1}"#,
+    )]));
+    env.server.push(openai::text_stream(&["wrote it"]));
+    env.server.push(openai::text_stream(&["testing next"]));
+    env.loki()
+        .args(["-a", "planner", "ship it"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "📋 Auto-continuing (1/2): 2 incomplete todo(s) remain",
+        ))
+        .stderr(predicates::str::contains(
+            "📋 Auto-continuing (2/2): 1 incomplete todo(s) remain",
+        ));
+    assert_eq!(env.server.requests().len(), 5, "the limit stops the third");
+    let first = env.server.requests()[0].json();
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("## Task tracking"), "{system}");
+    let asked = continuation_messages(&env);
+    assert_eq!(asked.len(), 2);
+    assert!(
+        asked[0].ends_with("Goal: ship it\nProgress: 0/2 completed\n  ○ 1. write\n  ○ 2. test"),
+        "{}",
+        asked[0]
+    );
+    assert!(
+        asked[1].contains("Progress: 1/2 completed\n  ✓ 1. write"),
+        "{}",
+        asked[1]
+    );
+}
+
+#[test]
+fn an_agent_that_repeats_itself_is_not_asked_again() {
+    let env = TestEnv::new();
+    write_agent(
+        &env,
+        "planner",
+        "instructions: You plan.\nauto_continue: true\n",
+    );
+    env.server.push(openai::tool_call_stream(&[(
+        "a",
+        "todo__add",
+        r#"{"task":"write"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["working on it"]));
+    env.server.push(openai::text_stream(&["working on it"]));
+    env.loki().args(["-a", "planner", "go"]).assert().success();
+    assert_eq!(env.server.requests().len(), 3);
+    assert_eq!(continuation_messages(&env).len(), 1);
+}

@@ -232,7 +232,7 @@ fn errors_keep_the_repl_alive() {
         ".agent no-such-agent",
         "no agent named `no-such-agent`",
     );
-    submit(&mut pty, ".clear todo", "does not have");
+    submit(&mut pty, ".clear todo", "no agent is active");
     submit(
         &mut pty,
         ".role no-such-role",
