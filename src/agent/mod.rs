@@ -317,16 +317,66 @@ const BUILTIN: &[(&str, &str, &str)] = &[
         "config.yaml",
         include_str!("../../assets/agents/oracle/config.yaml"),
     ),
+    (
+        "sisyphus",
+        "config.yaml",
+        include_str!("../../assets/agents/sisyphus/config.yaml"),
+    ),
+    (
+        "code-reviewer",
+        "config.yaml",
+        include_str!("../../assets/agents/code-reviewer/config.yaml"),
+    ),
+    (
+        "code-reviewer",
+        "tools.sh",
+        include_str!("../../assets/agents/code-reviewer/tools.sh"),
+    ),
+    (
+        "file-reviewer",
+        "config.yaml",
+        include_str!("../../assets/agents/file-reviewer/config.yaml"),
+    ),
+    (
+        "file-reviewer",
+        "tools.sh",
+        include_str!("../../assets/agents/file-reviewer/tools.sh"),
+    ),
+    (
+        "sql",
+        "config.yaml",
+        include_str!("../../assets/agents/sql/config.yaml"),
+    ),
+    (
+        "sql",
+        "tools.sh",
+        include_str!("../../assets/agents/sql/tools.sh"),
+    ),
+    (
+        "demo",
+        "config.yaml",
+        include_str!("../../assets/agents/demo/config.yaml"),
+    ),
+    (
+        "demo",
+        "tools.py",
+        include_str!("../../assets/agents/demo/tools.py"),
+    ),
 ];
 
-/// Writes the built-in agents into `agents_dir`, skipping every file that exists (a
-/// user's edits stay).
+/// Writes the built-in agents into `agents_dir`; an agent whose directory exists is left
+/// alone (a user's edits, or a user's own agent of that name, stay whole).
 pub fn install_builtins(agents_dir: &Path) -> std::io::Result<()> {
+    let existing: Vec<&str> = BUILTIN
+        .iter()
+        .map(|(agent, _, _)| *agent)
+        .filter(|agent| agents_dir.join(agent).exists())
+        .collect();
     for (agent, file, text) in BUILTIN {
-        let path = agents_dir.join(agent).join(file);
-        if path.exists() {
+        if existing.contains(agent) {
             continue;
         }
+        let path = agents_dir.join(agent).join(file);
         crate::atomic_file::write_atomic(&path, text.as_bytes(), false)?;
         #[cfg(unix)]
         if file.ends_with(".sh") {

@@ -1011,7 +1011,6 @@ mod tests {
             run(Command::ExitAgent),
             Ok("agent: none (left planner)".into())
         );
-        drop(run);
         assert!(ctx.agent.is_none() && ctx.role.is_none());
     }
 }

@@ -214,8 +214,8 @@ fn agents_are_listed_and_the_built_ins_are_installed_once() {
         .assert()
         .success()
         .stdout("demo\n");
-    // The first run that does something installs the built-in agents, keeping a file the
-    // user wrote.
+    // The first run that does something installs the built-in agents, keeping an agent
+    // the user wrote.
     let coder = env.config_dir().join("agents/coder/config.yaml");
     std::fs::create_dir_all(coder.parent().unwrap()).unwrap();
     std::fs::write(&coder, "name: coder\ninstructions: mine\n").unwrap();
@@ -227,7 +227,12 @@ fn agents_are_listed_and_the_built_ins_are_installed_once() {
     );
     let listed = env.loki().arg("--list-agents").assert().success();
     let out = String::from_utf8_lossy(&listed.get_output().stdout).into_owned();
-    assert_eq!(out, "coder\ndemo\nexplore\noracle\n");
+    assert_eq!(
+        out,
+        "code-reviewer\ncoder\ndemo\nexplore\nfile-reviewer\noracle\nsisyphus\nsql\n"
+    );
+    // The user's own `demo` was left whole: no built-in file was added to it.
+    assert!(!env.config_dir().join("agents/demo/tools.py").exists());
     let explore_tools = env.config_dir().join("agents/explore/tools.sh");
     assert!(explore_tools.is_file());
 }
@@ -558,4 +563,160 @@ fn an_agent_that_repeats_itself_is_not_asked_again() {
     env.loki().args(["-a", "planner", "go"]).assert().success();
     assert_eq!(env.server.requests().len(), 3);
     assert_eq!(continuation_messages(&env).len(), 1);
+}
+
+/// Installs the built-in agents (the first run that answers something does).
+fn with_builtins() -> TestEnv {
+    let env = TestEnv::new();
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().arg("install").assert().success();
+    env
+}
+
+#[test]
+fn every_built_in_agent_starts_with_its_own_tools() {
+    let env = with_builtins();
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("coder", &[], &["fs_patch", "execute_command"]),
+        (
+            "explore",
+            &[],
+            &["get_structure", "search_content", "fs_read"],
+        ),
+        ("oracle", &[], &["fs_grep", "fs_read"]),
+        (
+            "sisyphus",
+            &[],
+            &["todo__add", "agent__spawn", "agent__collect"],
+        ),
+        (
+            "code-reviewer",
+            &[],
+            &["get_diff", "agent__spawn", "todo__done"],
+        ),
+        ("file-reviewer", &[], &["get_diff", "fs_read"]),
+        (
+            "sql",
+            &["dsn", "sqlite:test.db"],
+            &["list_tables", "run_query"],
+        ),
+        (
+            "demo",
+            &["username", "Ada"],
+            &["current_time", "add_numbers", "greet"],
+        ),
+    ];
+    for (agent, variables, tools) in cases {
+        env.server.push(openai::text_stream(&["ready"]));
+        let mut args = vec!["-a", agent];
+        for pair in variables.chunks(2) {
+            args.extend(["--agent-variable", pair[0], pair[1]]);
+        }
+        args.push("hello");
+        env.loki().args(&args).assert().success();
+        let body = env.server.requests().last().unwrap().json();
+        let system = system_prompt(&body);
+        assert!(!system.contains("{{"), "{agent}: {system}");
+        let names = tool_names(&body);
+        for tool in *tools {
+            assert!(
+                names.iter().any(|n| n == tool),
+                "{agent} lacks {tool}: {names:?}"
+            );
+        }
+        assert!(
+            !names.iter().any(|n| n.starts_with('_')),
+            "{agent}: {names:?}"
+        );
+    }
+}
+
+#[test]
+fn built_in_tools_run_or_say_what_is_missing() {
+    let env = with_builtins();
+    // demo: Python tools.
+    env.server.push(openai::tool_call_stream(&[
+        ("g", "greet", r#"{"name":"Ada","shout":true}"#),
+        ("a", "add_numbers", r#"{"numbers":[17,25,100]}"#),
+    ]));
+    env.server.push(openai::text_stream(&["done"]));
+    env.loki()
+        .args(["-a", "demo", "--yolo", "hi"])
+        .assert()
+        .success();
+    let body = env.server.requests().last().unwrap().json();
+    let results: Vec<String> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(results, ["HELLO, ADA!", "142"]);
+    // sql: usql is not on this machine's PATH (the test's PATH is the system's).
+    let usql_installed = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("usql").is_file()));
+    env.server
+        .push(openai::tool_call_stream(&[("l", "list_tables", "{}")]));
+    env.server.push(openai::text_stream(&["done"]));
+    env.loki()
+        .args([
+            "-a",
+            "sql",
+            "--agent-variable",
+            "dsn",
+            "sqlite:x.db",
+            "--yolo",
+            "tables?",
+        ])
+        .assert()
+        .success();
+    let body = env.server.requests().last().unwrap().json();
+    let result = body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    if !usql_installed {
+        assert!(
+            result.contains("needs `usql`, which is not installed"),
+            "{result}"
+        );
+    }
+    // code-reviewer: git is needed by the tests' own machine setup anyway.
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(env.work_dir())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(env.work_dir().join("lib.rs"), "fn one() {}\n").unwrap();
+    git(&["add", "lib.rs"]);
+    git(&["commit", "-q", "-m", "first"]);
+    std::fs::write(env.work_dir().join("lib.rs"), "fn one() {}\nfn two() {}\n").unwrap();
+    env.server.push(openai::tool_call_stream(&[
+        ("d", "get_diff", "{}"),
+        ("f", "get_diff", r#"{"file":"lib.rs"}"#),
+    ]));
+    env.server.push(openai::text_stream(&["reviewed"]));
+    env.loki()
+        .args(["-a", "code-reviewer", "--yolo", "review"])
+        .assert()
+        .success();
+    let body = env.server.requests().last().unwrap().json();
+    let results: Vec<String> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    assert!(results[0].contains("lib.rs | 1 +"), "{results:?}");
+    assert!(results[1].contains("+fn two() {}"), "{results:?}");
 }
