@@ -91,6 +91,8 @@ pub enum Action {
     },
     /// Describe the active agent.
     InfoAgent,
+    /// Open the active agent's `config.yaml` in the editor.
+    EditAgentConfig,
     /// List the active agent's conversation starters (`None`), or send one (1-based).
     Starter(Option<usize>),
     /// Leave the REPL.
@@ -473,7 +475,8 @@ fn parse_edit(args: &str) -> Action {
         "role" => Action::EditRole,
         "session" => Action::EditSession,
         "rag-docs" => Action::EditRagDocs,
-        _ => Action::Usage("usage: .edit config|role|session|rag-docs".into()),
+        "agent-config" => Action::EditAgentConfig,
+        _ => Action::Usage("usage: .edit config|role|session|rag-docs|agent-config".into()),
     }
 }
 

@@ -2,14 +2,70 @@
 
 use crate::state::AppState;
 
-/// Rows describing the role of `-r` and the session of `-s`; an unknown one is an error.
+/// Rows describing the agent of `-a`: its directory, model, tools, variables and
+/// starters; an unknown agent is an error.
+fn agent_rows(state: &AppState, name: &str) -> anyhow::Result<Vec<(&'static str, String)>> {
+    let def = crate::agent::AgentDef::load(&state.paths, name, &state.env)?;
+    let list = |items: Vec<String>| {
+        if items.is_empty() {
+            "null".to_string()
+        } else {
+            items.join(",")
+        }
+    };
+    let config = &def.config;
+    Ok(vec![
+        ("agent", def.name.clone()),
+        ("agent_description", config.description.clone()),
+        ("agent_dir", def.dir.display().to_string()),
+        (
+            "agent_model",
+            config.model.clone().unwrap_or_else(|| "null".into()),
+        ),
+        (
+            "agent_tools",
+            list(def.tools.iter().map(|t| t.name.clone()).collect()),
+        ),
+        ("agent_global_tools", list(config.global_tools.clone())),
+        ("agent_mcp_servers", list(config.mcp_servers.clone())),
+        (
+            "agent_variables",
+            list(
+                config
+                    .variables
+                    .iter()
+                    .map(|v| match &v.default {
+                        Some(default) => format!("{}={default}", v.name),
+                        None => v.name.clone(),
+                    })
+                    .collect(),
+            ),
+        ),
+        (
+            "agent_starters",
+            config.conversation_starters.len().to_string(),
+        ),
+        ("agent_auto_continue", config.auto_continue.to_string()),
+        (
+            "agent_can_spawn_agents",
+            config.can_spawn_agents.to_string(),
+        ),
+    ])
+}
+
+/// Rows describing the agent of `-a`, the role of `-r` and the session of `-s`; an unknown
+/// one is an error.
 pub(super) async fn active(
     state: &AppState,
+    agent: Option<&str>,
     role: Option<&str>,
     session: Option<&str>,
 ) -> anyhow::Result<Vec<(&'static str, String)>> {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
     let mut rows = Vec::new();
+    if let Some(name) = agent {
+        rows.extend(agent_rows(state, name)?);
+    }
     if let Some(name) = role {
         let cwd = std::env::current_dir().unwrap_or_default();
         let vars = crate::role::SystemVars::detect(&state.env, &cwd);

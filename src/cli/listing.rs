@@ -92,8 +92,13 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if args.info {
-        let active =
-            super::info::active(state, args.role.as_deref(), args.session.as_deref()).await?;
+        let active = super::info::active(
+            state,
+            args.agent.as_deref(),
+            args.role.as_deref(),
+            args.session.as_deref(),
+        )
+        .await?;
         let text = super::info::render(state, args.model.as_deref(), active);
         let text = sanitize::for_terminal(&text, stdout_tty);
         std::io::stdout().lock().write_all(text.as_bytes())?;

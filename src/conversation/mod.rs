@@ -457,6 +457,9 @@ impl Conversation {
         completed: bool,
         emitter: &dyn Emitter,
     ) -> Result<Applied, CoreError> {
+        if let Some(supervisor) = self.ctx.supervisor.take() {
+            supervisor.shutdown().await;
+        }
         if self.force_save && completed {
             self.engine.autoname_or_warn(&mut self.ctx, emitter).await;
         }

@@ -273,7 +273,27 @@ impl Supervisor {
     }
 }
 
+/// How long ending a conversation waits for its cancelled sub-agents.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl crate::tool::agents::Supervisor for Supervisor {
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let tasks: Vec<JoinHandle<Result<String, String>>> = {
+                let mut children = self.children();
+                children
+                    .iter_mut()
+                    .filter_map(|child| {
+                        child.cancel.cancel();
+                        child.task.take()
+                    })
+                    .collect()
+            };
+            let all = futures_util::future::join_all(tasks);
+            let _ = tokio::time::timeout(SHUTDOWN_WAIT, all).await;
+        })
+    }
+
     fn handle<'a>(
         &'a self,
         tool: AgentTool,

@@ -101,7 +101,11 @@ impl LokiCompleter {
                 }
                 Some(_) => Vec::new(),
             },
-            ".edit" => fixed(&["config", "role", "session", "rag-docs"], rest, arg_start),
+            ".edit" => fixed(
+                &["config", "role", "session", "rag-docs", "agent-config"],
+                rest,
+                arg_start,
+            ),
             ".empty" => fixed(&["session"], rest, arg_start),
             ".info" | ".exit" => match rest.split_once(' ') {
                 None => fixed(&["role", "session", "rag", "agent"], rest, arg_start),

@@ -293,6 +293,19 @@ impl Repl {
                 None => self.note("the last turn called no tools"),
             },
             Action::EditConfig => self.edit_config(),
+            Action::EditAgentConfig => match &self.ctx().agent {
+                Some(agent) => {
+                    let name = agent.def.name.clone();
+                    let path = agent.def.dir.join("config.yaml");
+                    if self.run_editor(&path) {
+                        self.note(&format!(
+                            "edited {}; the changes apply the next time the agent is used (.exit agent, then .agent {name})",
+                            path.display()
+                        ));
+                    }
+                }
+                None => self.error("no agent is active"),
+            },
             Action::EditRole => self.edit_role().await,
             Action::EditSession => self.edit_session().await,
             Action::SaveRole(name) => {

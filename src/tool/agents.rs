@@ -44,6 +44,10 @@ pub trait Supervisor: Send + Sync {
         args: &'a Value,
         turn: &'a tokio_util::sync::CancellationToken,
     ) -> BoxFuture<'a, Result<Value, ToolError>>;
+
+    /// Cancels every sub-agent still running and waits (briefly) until they have stopped,
+    /// their tool processes included.
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
 }
 
 impl AgentTool {

@@ -720,3 +720,112 @@ fn built_in_tools_run_or_say_what_is_missing() {
     assert!(results[0].contains("lib.rs | 1 +"), "{results:?}");
     assert!(results[1].contains("+fn two() {}"), "{results:?}");
 }
+
+/// Whether a process running `sleep 43` is alive.
+fn sleeper_alive() -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .any(|cmdline| cmdline.windows(9).any(|w| w == b"sleep\x0043\x00"))
+}
+
+#[test]
+fn ctrl_c_stops_the_whole_tree_and_leaves_no_process() {
+    let env = TestEnv::new();
+    write_agent(
+        &env,
+        "boss",
+        "instructions: You are BOSS.\ncan_spawn_agents: true\n",
+    );
+    write_agent(
+        &env,
+        "worker",
+        "instructions: You are WORKER.\nglobal_tools: [execute_command]\n",
+    );
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        let system = body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if system.contains("WORKER") {
+            return openai::tool_call_stream(&[(
+                "x",
+                "execute_command",
+                r#"{"command":"sleep 43"}"#,
+            )]);
+        }
+        match spawned_ids(&body).first() {
+            Some(id) => {
+                openai::tool_call_stream(&[("c", "agent__collect", &format!(r#"{{"id":"{id}"}}"#))])
+            }
+            None => openai::tool_call_stream(&[(
+                "s",
+                "agent__spawn",
+                r#"{"agent":"worker","prompt":"wait"}"#,
+            )]),
+        }
+    });
+    assert!(!sleeper_alive(), "a `sleep 43` from elsewhere is running");
+    let mut child = env
+        .loki_std()
+        .args(["-a", "boss", "--yolo", "go"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !sleeper_alive() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the worker never ran its command"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let started = std::time::Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    let gone = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while sleeper_alive() {
+        assert!(
+            std::time::Instant::now() < gone,
+            "the worker's command outlived loki"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn info_describes_an_agent() {
+    let env = agent_env();
+    let shown = env.loki().args(["--info", "-a", "demo"]).assert().success();
+    let out = String::from_utf8_lossy(&shown.get_output().stdout).into_owned();
+    for row in [
+        "agent_tools",
+        "hello,count",
+        "agent_global_tools",
+        "fs_cat",
+        "agent_variables",
+        "user,tone=calm",
+    ] {
+        assert!(out.contains(row), "{row} missing from:\n{out}");
+    }
+    env.loki()
+        .args(["--info", "-a", "nope"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("no agent named `nope`"));
+}
