@@ -47,12 +47,15 @@ pub enum AgentError {
     #[error("{0}")]
     Tools(String),
     /// Variables without a value and nobody to ask.
-    #[error("agent `{agent}` needs values for: {}; give them with --agent-variable NAME VALUE (or `.agent {agent} NAME=VALUE`)", list.join(", "))]
+    #[error(
+        "agent `{agent}` needs values for: {}; give them with --agent-variable NAME VALUE (or `.agent {agent} NAME=VALUE`)",
+        shown(missing)
+    )]
     MissingVariables {
         /// The agent.
         agent: String,
-        /// `name (description)` of each missing variable.
-        list: Vec<String>,
+        /// Each missing variable: its name and description.
+        missing: Vec<(String, String)>,
     },
     /// A value given for a variable the agent does not declare.
     #[error("agent `{agent}` has no variable `{name}` (it declares: {declared})")]
@@ -64,6 +67,21 @@ pub enum AgentError {
         /// What it declares, comma-separated.
         declared: String,
     },
+}
+
+/// `name (description), name` for the missing-variables message.
+fn shown(missing: &[(String, String)]) -> String {
+    missing
+        .iter()
+        .map(|(name, description)| {
+            if description.is_empty() {
+                name.clone()
+            } else {
+                format!("{name} ({description})")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// An agent as defined on disk.
@@ -208,14 +226,13 @@ impl AgentDef {
                 Some(value) => {
                     values.insert(variable.name.clone(), value);
                 }
-                None if variable.description.is_empty() => missing.push(variable.name.clone()),
-                None => missing.push(format!("{} ({})", variable.name, variable.description)),
+                None => missing.push((variable.name.clone(), variable.description.clone())),
             }
         }
         if !missing.is_empty() {
             return Err(AgentError::MissingVariables {
                 agent: self.name.clone(),
-                list: missing,
+                missing,
             });
         }
         Ok(values)

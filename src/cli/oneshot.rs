@@ -126,9 +126,14 @@ fn spec(
     } else {
         super::flags::terminal_approver(&state.terminal, &id)
     };
+    // On a terminal, questions (an agent's missing variables, `user__*` tools) are asked.
+    let asker: Option<Arc<dyn crate::tool::ask::Asker>> = (!is_headless(args)
+        && state.terminal.interactive())
+    .then(|| Arc::new(crate::term::ask::TerminalAsker::new(&id)) as _);
     ConversationSpec {
         id: Some(id),
         approver,
+        asker,
         hold_session: true,
         ..super::flags::spec(args, &state.terminal, state.config.cmd_prelude.as_deref())
     }

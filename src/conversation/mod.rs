@@ -203,7 +203,7 @@ impl Conversation {
             }
         }
         for command in std::mem::take(&mut self.pending) {
-            command::apply(&state, &mut self.ctx, command, &Discard).await?;
+            self.apply(command, &Discard).await?;
         }
         if self.hold_session {
             self.lock_session().await?;
@@ -305,7 +305,59 @@ impl Conversation {
         emitter: &dyn Emitter,
     ) -> Result<Applied, CoreError> {
         let state = Arc::clone(self.state());
-        command::apply(&state, &mut self.ctx, command, emitter).await
+        let retry = command.clone();
+        match command::apply(&state, &mut self.ctx, command, emitter).await {
+            Err(CoreError::Agent(crate::agent::AgentError::MissingVariables {
+                missing, ..
+            })) if matches!(retry, Command::UseAgent { .. }) => {
+                let completed = self.ask_variables(retry, &missing).await?;
+                command::apply(&state, &mut self.ctx, completed, emitter).await
+            }
+            other => other,
+        }
+    }
+
+    /// An agent's variables that have no value, asked of the conversation's user (a
+    /// terminal); where nobody can answer, the error naming them all.
+    async fn ask_variables(
+        &self,
+        command: Command,
+        missing: &[(String, String)],
+    ) -> Result<Command, CoreError> {
+        let Command::UseAgent {
+            name,
+            mut variables,
+            session,
+        } = command
+        else {
+            return Ok(command);
+        };
+        let unanswered = || {
+            CoreError::Agent(crate::agent::AgentError::MissingVariables {
+                agent: name.clone(),
+                missing: missing.to_vec(),
+            })
+        };
+        for (variable, description) in missing {
+            let prompt = if description.is_empty() {
+                format!("{variable}:")
+            } else {
+                format!("{variable} ({description}):")
+            };
+            let question = crate::tool::ask::Question::Text { prompt };
+            match self.ctx.asker.ask(&self.label, &question).await {
+                crate::tool::ask::Answer::Text(value) if !value.trim().is_empty() => {
+                    variables.push((variable.clone(), value));
+                }
+                crate::tool::ask::Answer::Cancelled => return Err(CoreError::Cancelled),
+                _ => return Err(unanswered()),
+            }
+        }
+        Ok(Command::UseAgent {
+            name,
+            variables,
+            session,
+        })
     }
 
     /// Sends a prompt through the engine.

@@ -829,3 +829,25 @@ fn info_describes_an_agent() {
         .failure()
         .stderr(predicates::str::contains("no agent named `nope`"));
 }
+
+#[test]
+fn a_missing_variable_is_asked_on_a_terminal() {
+    use crate::common::pty::Pty;
+    let env = agent_env();
+    env.server.push(openai::text_stream(&["Hi Zed."]));
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("> ");
+    pty.send(".agent demo\r");
+    pty.expect("user (Who you work for)");
+    pty.send("Zed\r");
+    pty.expect("agent: demo");
+    pty.send("hello\r");
+    pty.expect("Hi Zed.");
+    pty.send(".exit\r");
+    let body = env.server.requests()[0].json();
+    assert!(
+        system_prompt(&body).contains("working for Zed"),
+        "{}",
+        system_prompt(&body)
+    );
+}
