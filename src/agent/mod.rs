@@ -238,16 +238,18 @@ impl AgentDef {
         Ok(values)
     }
 
-    /// The system prompt: `instructions` with `{{variable}}`, the system variables and
-    /// `{{__tools__}}` (a numbered list of `tools`' names and first description lines)
+    /// The system prompt: `instructions` (or, with `dynamic_instructions`, `dynamic`: what
+    /// the tools file's `_instructions` printed) with `{{variable}}`, the system variables
+    /// and `{{__tools__}}` (a numbered list of `tools`' names and first description lines)
     /// filled in.
     pub fn instructions(
         &self,
+        dynamic: Option<&str>,
         variables: &BTreeMap<String, String>,
         system: &crate::role::SystemVars,
         tools: &[(String, String)],
     ) -> String {
-        let mut text = self.config.instructions.clone();
+        let mut text = dynamic.map_or_else(|| self.config.instructions.clone(), str::to_string);
         if text.contains("{{__tools__}}") {
             let list: Vec<String> = tools
                 .iter()
@@ -263,6 +265,68 @@ impl AgentDef {
             text = text.replace(&format!("{{{{{name}}}}}"), value);
         }
         system.interpolate(&text)
+    }
+
+    /// Runs the tools file's `_instructions` function (bash or Python) in the tools'
+    /// environment `env` and working directory `cwd`; what it wrote to `$LLM_OUTPUT` (or
+    /// printed) is the agent's instructions.
+    pub async fn dynamic_instructions(&self, env: &Env, cwd: &Path) -> Result<String, AgentError> {
+        let failed =
+            |message: String| AgentError::Tools(format!("{}: _instructions: {message}", self.name));
+        let Some(file) = tools_file(&self.dir) else {
+            return Err(failed("the agent has no tools file".into()));
+        };
+        let output = OutputFile::create().map_err(|e| failed(e.to_string()))?;
+        let mut command = if file.extension().is_some_and(|e| e == "py") {
+            let mut command = tokio::process::Command::new("python3");
+            command.arg("-c").arg(concat!(
+                "import importlib.util, sys\n",
+                "spec = importlib.util.spec_from_file_location('tools', sys.argv[1])\n",
+                "module = importlib.util.module_from_spec(spec)\n",
+                "spec.loader.exec_module(module)\n",
+                "result = module._instructions()\n",
+                "if result is not None:\n",
+                "    print(result, end='')\n",
+            ));
+            command.arg(&file);
+            command
+        } else {
+            let mut command = tokio::process::Command::new("bash");
+            command
+                .arg("-c")
+                .arg("argc() { :; }\nsource \"$1\"\n_instructions\n")
+                .arg("_instructions")
+                .arg(&file);
+            command
+        };
+        command
+            .env_clear()
+            .envs(env.pairs())
+            .env("LLM_OUTPUT", output.path())
+            .env("LLM_AGENT_FUNC", "_instructions")
+            .current_dir(cwd)
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let run = tokio::time::timeout(std::time::Duration::from_secs(30), command.output());
+        let done = match run.await {
+            Ok(Ok(done)) => done,
+            Ok(Err(e)) => return Err(failed(e.to_string())),
+            Err(_) => return Err(failed("no answer within 30 s".into())),
+        };
+        if !done.status.success() {
+            let stderr = String::from_utf8_lossy(&done.stderr);
+            return Err(failed(format!("{} {}", done.status, stderr.trim())));
+        }
+        let written = std::fs::read_to_string(output.path()).unwrap_or_default();
+        let text = if written.trim().is_empty() {
+            String::from_utf8_lossy(&done.stdout).into_owned()
+        } else {
+            written
+        };
+        if text.trim().is_empty() {
+            return Err(failed("it returned nothing".into()));
+        }
+        Ok(text)
     }
 
     /// The environment its tools run in: `base`, its `.env` (not overriding), and the
@@ -301,6 +365,38 @@ impl AgentDef {
             ));
         }
         Ok(Env::from_pairs(pairs))
+    }
+}
+
+/// A private temporary file for `$LLM_OUTPUT`, removed when dropped.
+struct OutputFile(PathBuf);
+
+impl OutputFile {
+    fn create() -> std::io::Result<Self> {
+        let path = std::env::temp_dir().join(format!(
+            "loki-instructions.{}.{:08x}",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        options.open(&path)?;
+        Ok(Self(path))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }
 
@@ -448,7 +544,7 @@ mod tests {
         let values = BTreeMap::from([("user".to_string(), "Ada".to_string())]);
         let system = crate::role::SystemVars::detect(&Env::default(), Path::new("/tmp"));
         let tools = vec![("fs_cat".to_string(), "Read a file.\nMore.".to_string())];
-        let text = agent.instructions(&values, &system, &tools);
+        let text = agent.instructions(None, &values, &system, &tools);
         assert!(text.starts_with("Hi Ada on "), "{text}");
         assert!(!text.contains("{{"), "{text}");
         assert!(text.ends_with("1. fs_cat: Read a file."), "{text}");

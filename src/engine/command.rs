@@ -202,7 +202,7 @@ pub async fn apply(
             variables,
             session,
         } => {
-            let mut applied = Applied::note(use_agent(state, ctx, &name, &variables)?);
+            let mut applied = Applied::note(use_agent(state, ctx, &name, &variables).await?);
             let default = ctx
                 .agent
                 .as_ref()
@@ -455,7 +455,7 @@ fn refuse_inside_agent(ctx: &RequestContext, what: &str) -> Result<(), CoreError
 
 /// Activates an agent: its variables resolved, its tools' environment, its instructions
 /// as the conversation's role (with its model and sampling).
-fn use_agent(
+async fn use_agent(
     state: &AppState,
     ctx: &mut RequestContext,
     name: &str,
@@ -494,7 +494,13 @@ fn use_agent(
         let spec = tool.spec();
         listed.push((spec.name, spec.description));
     }
-    let mut instructions = def.instructions(&variables, &ctx.system_vars(), &listed);
+    let dynamic = if def.config.dynamic_instructions {
+        Some(def.dynamic_instructions(&env, &ctx.cwd).await?)
+    } else {
+        None
+    };
+    let mut instructions =
+        def.instructions(dynamic.as_deref(), &variables, &ctx.system_vars(), &listed);
     if def.config.auto_continue && def.config.inject_todo_instructions != Some(false) {
         instructions.push_str(crate::tool::todo::INSTRUCTIONS);
     }

@@ -841,6 +841,8 @@ fn a_missing_variable_is_asked_on_a_terminal() {
     pty.expect("user (Who you work for)");
     pty.send("Zed\r");
     pty.expect("agent: demo");
+    // The prompt names the agent; type only once the line editor is back.
+    pty.expect("demo>");
     pty.send("hello\r");
     pty.expect("Hi Zed.");
     pty.send(".exit\r");
@@ -850,4 +852,54 @@ fn a_missing_variable_is_asked_on_a_terminal() {
         "{}",
         system_prompt(&body)
     );
+}
+
+#[test]
+fn dynamic_instructions_come_from_the_tools_file() {
+    let env = TestEnv::new();
+    write_agent(
+        &env,
+        "dyn",
+        "dynamic_instructions: true\nvariables:\n  - name: user\n    default: Bob\n",
+    );
+    std::fs::write(
+        env.config_dir().join("agents/dyn/tools.sh"),
+        "_instructions() {\n  echo \"Dynamic for $LLM_AGENT_VAR_USER on {{__os__}} in $PWD\" >> \"$LLM_OUTPUT\"\n}\n\n# @cmd Nothing\nnoop() { :; }\n",
+    )
+    .unwrap();
+    write_agent(&env, "pydyn", "dynamic_instructions: true\n");
+    std::fs::write(
+        env.config_dir().join("agents/pydyn/tools.py"),
+        "def _instructions():\n    return 'From Python.'\n\n\ndef ping() -> str:\n    \"\"\"Answer pong.\"\"\"\n    return 'pong'\n",
+    )
+    .unwrap();
+    write_agent(&env, "broken", "dynamic_instructions: true\n");
+    std::fs::write(
+        env.config_dir().join("agents/broken/tools.sh"),
+        "_instructions() { echo 'no' >&2; exit 3; }\n",
+    )
+    .unwrap();
+    env.server.push(openai::text_stream(&["ok"]));
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["-a", "dyn", "hi"]).assert().success();
+    env.loki().args(["-a", "pydyn", "hi"]).assert().success();
+    let requests = env.server.requests();
+    let first = system_prompt(&requests[0].json());
+    let work = env.work_dir().canonicalize().unwrap();
+    assert!(first.starts_with("Dynamic for Bob on "), "{first}");
+    assert!(!first.contains("{{"), "{first}");
+    assert!(
+        first
+            .trim_end()
+            .ends_with(&format!("in {}", work.display())),
+        "{first}"
+    );
+    assert_eq!(system_prompt(&requests[1].json()).trim(), "From Python.");
+    env.loki()
+        .args(["-a", "broken", "hi"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "broken: _instructions: exit status: 3 no",
+        ));
 }
