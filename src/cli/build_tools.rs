@@ -64,6 +64,55 @@ pub(super) fn run(state: &AppState) -> anyhow::Result<u8> {
     Ok(u8::from(!errors.is_empty()))
 }
 
+/// `--build-tools -a NAME`: checks the agent's tools file and global tools, and prints
+/// the declarations the agent offers; an error in the file is exit status 1.
+pub(super) fn run_agent(state: &AppState, name: &str) -> anyhow::Result<u8> {
+    let theme = Theme::stderr(&state.terminal);
+    let def = match crate::agent::AgentDef::load(&state.paths, name, &state.env) {
+        Ok(def) => def,
+        Err(e) => {
+            crate::term::report_error(&theme, &e.to_string());
+            return Ok(1);
+        }
+    };
+    let globals = def.config.global_tools.join(",");
+    let global =
+        crate::tool::enabled_tools(&state.config, &state.script_tools().tools, Some(&globals));
+    let mut out = std::io::stdout().lock();
+    for tool in &def.tools {
+        let spec = crate::tool::Tool::Script(Arc::clone(tool)).spec();
+        writeln!(out, "{}", serde_json::to_string_pretty(&spec)?)?;
+    }
+    let missing: Vec<&String> = def
+        .config
+        .global_tools
+        .iter()
+        .filter(|n| {
+            let stem = n.strip_suffix(".sh").unwrap_or(n);
+            !global.iter().any(|t| t.name() == stem)
+        })
+        .collect();
+    drop(out);
+    let mut err = std::io::stderr().lock();
+    for name in &missing {
+        writeln!(
+            err,
+            "{} global tool `{}` of agent `{}` does not exist",
+            theme.paint(Style::Error, "error:"),
+            sanitize::display(name),
+            def.name
+        )?;
+    }
+    writeln!(
+        err,
+        "{} tool(s) of its own and {} global tool(s) for agent `{}`",
+        def.tools.len(),
+        global.len(),
+        def.name
+    )?;
+    Ok(u8::from(!missing.is_empty()))
+}
+
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())

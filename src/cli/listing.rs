@@ -40,7 +40,10 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if args.build_tools {
-        return super::build_tools::run(state);
+        return match &args.agent {
+            Some(agent) => super::build_tools::run_agent(state, agent),
+            None => super::build_tools::run(state),
+        };
     }
     if args.list_rags {
         let mut out = std::io::stdout().lock();

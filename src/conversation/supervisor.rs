@@ -44,18 +44,22 @@ struct Parent {
     depth: usize,
 }
 
-/// One sub-agent.
+/// How a sub-agent ended: its answer, or why it has none.
+type Ending = Option<Result<String, String>>;
+
+/// One sub-agent. Its task stays here until the supervisor shuts down (so ending the
+/// conversation can wait for it); callers wait on `done`.
 struct Child {
     id: String,
     agent: String,
     cancel: CancellationToken,
-    task: Option<JoinHandle<Result<String, String>>>,
-    result: Option<Result<String, String>>,
+    task: Option<JoinHandle<()>>,
+    done: tokio::sync::watch::Receiver<Ending>,
 }
 
 impl Child {
     fn running(&self) -> bool {
-        self.result.is_none() && self.task.as_ref().is_some_and(|t| !t.is_finished())
+        self.done.borrow().is_none()
     }
 }
 
@@ -148,6 +152,7 @@ impl Supervisor {
             Err(e) => return Ok(error(format!("cannot start agent `{agent}`: {e}"))),
         };
         let id = format!("agent_{agent}_{:08x}", fastrand::u32(..));
+        let (finished, done) = tokio::sync::watch::channel(None);
         let task = crate::engine::tasks::spawn(async move {
             let emitter = CollectingEmitter::new();
             let input = UserInput {
@@ -159,14 +164,14 @@ impl Supervisor {
             };
             let outcome = conversation.run(input, options, &emitter).await;
             let _ = conversation.finish(outcome.is_ok(), &emitter).await;
-            outcome.map(|o| o.text).map_err(|e| e.to_string())
+            let _ = finished.send(Some(outcome.map(|o| o.text).map_err(|e| e.to_string())));
         });
         self.children().push(Child {
             id: id.clone(),
             agent: agent.clone(),
             cancel,
             task: Some(task),
-            result: None,
+            done,
         });
         Ok(json!({
             "status": "ok",
@@ -218,32 +223,21 @@ impl Supervisor {
 
     /// The result of child `id`, waiting for it when `wait`; `None` while it runs.
     async fn result(&self, id: &str, wait: bool) -> Result<Option<Value>, Value> {
-        let (task, agent) = {
-            let mut children = self.children();
-            let Some(child) = children.iter_mut().find(|c| c.id == id) else {
+        let (mut done, agent) = {
+            let children = self.children();
+            let Some(child) = children.iter().find(|c| c.id == id) else {
                 return Err(error(format!("No agent found with id '{id}'")));
             };
-            if let Some(result) = &child.result {
-                return Ok(Some(finished(id, &child.agent, result)));
-            }
-            let done = child.task.as_ref().is_none_or(JoinHandle::is_finished);
-            if !done && !wait {
-                return Ok(None);
-            }
-            (child.task.take(), child.agent.clone())
+            (child.done.clone(), child.agent.clone())
         };
-        let result = match task {
-            Some(task) => match task.await {
-                Ok(result) => result,
-                Err(e) => Err(format!("the agent stopped: {e}")),
-            },
-            None => Err("the agent is being collected by another call".into()),
-        };
-        let shown = finished(id, &agent, &result);
-        if let Some(child) = self.children().iter_mut().find(|c| c.id == id) {
-            child.result = Some(result);
+        if !wait && done.borrow().is_none() {
+            return Ok(None);
         }
-        Ok(Some(shown))
+        let ended = match done.wait_for(Option::is_some).await {
+            Ok(ended) => ended.clone(),
+            Err(_) => Some(Err("the agent stopped without an answer".into())),
+        };
+        Ok(ended.map(|result| finished(id, &agent, &result)))
     }
 
     fn list(&self) -> Value {
@@ -279,7 +273,7 @@ const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 impl crate::tool::agents::Supervisor for Supervisor {
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            let tasks: Vec<JoinHandle<Result<String, String>>> = {
+            let tasks: Vec<JoinHandle<()>> = {
                 let mut children = self.children();
                 children
                     .iter_mut()

@@ -903,3 +903,40 @@ fn dynamic_instructions_come_from_the_tools_file() {
             "broken: _instructions: exit status: 3 no",
         ));
 }
+
+#[test]
+fn build_tools_checks_an_agent_s_tools() {
+    let env = agent_env();
+    let built = env
+        .loki()
+        .args(["--build-tools", "-a", "demo"])
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&built.get_output().stdout).into_owned();
+    assert!(
+        out.contains("\"name\": \"hello\"") && out.contains("\"name\": \"count\""),
+        "{out}"
+    );
+    assert!(
+        String::from_utf8_lossy(&built.get_output().stderr)
+            .contains("2 tool(s) of its own and 1 global tool(s) for agent `demo`")
+    );
+    write_agent(&env, "odd", "global_tools: [nope.sh]\n");
+    env.loki()
+        .args(["--build-tools", "-a", "odd"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "global tool `nope.sh` of agent `odd` does not exist",
+        ));
+    std::fs::write(
+        env.config_dir().join("agents/odd/tools.sh"),
+        "# @cmd\nbroken() { :; }\n",
+    )
+    .unwrap();
+    env.loki()
+        .args(["--build-tools", "-a", "odd"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("has no description after `@cmd`"));
+}
