@@ -203,10 +203,12 @@ pub async fn apply(
             session,
         } => {
             let mut applied = Applied::note(use_agent(state, ctx, &name, &variables).await?);
+            // The agent's `agent_session`, else the configuration's.
             let default = ctx
                 .agent
                 .as_ref()
-                .and_then(|a| a.def.config.agent_session.clone());
+                .and_then(|a| a.def.config.agent_session.clone())
+                .or_else(|| state.config.agent_session.clone());
             if let Some(session) = session.or(default) {
                 match open_session(state, ctx, &session, false).await {
                     Ok(opened) => applied.extend(opened),

@@ -940,3 +940,20 @@ fn build_tools_checks_an_agent_s_tools() {
         .failure()
         .stderr(predicates::str::contains("has no description after `@cmd`"));
 }
+
+#[test]
+fn the_configured_agent_session_opens_in_the_agent_s_directory() {
+    let env = agent_env();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("agent_session: daily\n{cfg}"));
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .args(["-a", "demo", "--agent-variable", "user", "Bob", "hi"])
+        .assert()
+        .success();
+    assert!(
+        env.config_dir()
+            .join("agents/demo/sessions/by-name/daily")
+            .is_file()
+    );
+}
