@@ -109,6 +109,9 @@ pub struct RequestContext {
     pub todo: Arc<std::sync::Mutex<crate::tool::todo::TodoList>>,
     /// How deep in a tree of agents this conversation is (0: started by a person).
     pub depth: usize,
+    /// The spending limit of the agent run this conversation belongs to (shared by the
+    /// whole tree of sub-agents), while one runs.
+    pub budget: Option<Arc<crate::usage::Budget>>,
     /// The knowledge base chosen in this conversation (`--rag`, `.rag`, `.exit rag`).
     pub rag: RagChoice,
     /// `rag_top_k` / `rag_reranker_model` set with `.set` while no knowledge base is
@@ -380,6 +383,7 @@ impl RequestContext {
             supervisor: None,
             todo: Arc::default(),
             depth: 0,
+            budget: None,
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),
             rag_sources: Vec::new(),

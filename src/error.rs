@@ -83,6 +83,9 @@ pub enum CoreError {
     /// The request is malformed (a bad prelude, template or answer).
     #[error("{0}")]
     InvalidRequest(String),
+    /// An agent run spent its budget (`max_tokens`, `max_cost`); the tree was stopped.
+    #[error("{0}")]
+    Budget(String),
 }
 
 impl From<crate::session::store::SessionError> for CoreError {
@@ -116,6 +119,8 @@ pub enum ErrorClass {
     Timeout,
     /// The caller cancelled (499 in nginx's terms).
     Cancelled,
+    /// A spending limit was reached (402).
+    BudgetSpent,
     /// Loki's own side failed: files, configuration (500).
     Internal,
 }
@@ -130,6 +135,7 @@ impl ErrorClass {
             Self::TooLarge => 413,
             Self::RateLimited => 429,
             Self::Cancelled => 499,
+            Self::BudgetSpent => 402,
             Self::Internal => 500,
             Self::Unauthorized | Self::Upstream => 502,
             Self::Timeout => 504,
@@ -169,6 +175,7 @@ impl CoreError {
             | Self::InvalidSetting { .. }
             | Self::InvalidRequest(_) => ErrorClass::BadRequest,
             Self::TooLarge(_) => ErrorClass::TooLarge,
+            Self::Budget(_) => ErrorClass::BudgetSpent,
             Self::Config(_)
             | Self::Agent(_)
             | Self::Session(_)

@@ -68,6 +68,17 @@ pub struct AgentConfig {
     pub max_concurrent_agents: Option<usize>,
     /// Deepest sub-agent nesting.
     pub max_agent_depth: Option<usize>,
+    /// Most tokens (in and out) one run may spend, its sub-agents included.
+    pub max_tokens: Option<u64>,
+    /// Most US dollars one run may spend, its sub-agents included (needs model prices).
+    pub max_cost: Option<f64>,
+    /// The model that shortens a sub-agent's long answer before the parent reads it.
+    pub summarization_model: Option<String>,
+    /// Answers longer than this many characters are summarised (default 20000).
+    pub summarization_threshold: Option<usize>,
+    /// How long a sub-agent's escalated question waits for an answer, in seconds
+    /// (default 300).
+    pub escalation_timeout: Option<u64>,
 }
 
 impl AgentConfig {

@@ -244,6 +244,13 @@ pub enum InputLine {
         /// What to do.
         decision: crate::tool::approve::Decision,
     },
+    /// The answer to a sub-agent's `question_asked` event.
+    Answer {
+        /// The question it answers.
+        question_id: String,
+        /// The answer (`yes`/`no`, an option, options separated by commas, or text).
+        answer: String,
+    },
 }
 
 /// Parses one line of `--input-format stream-json`: a user message
@@ -252,7 +259,8 @@ pub enum InputLine {
 /// "media_type":…,"data":…}}` (or `{"type":"url","url":…}`), or
 /// `{"type":"image_url","image_url":{"url":…}}` — or an approval
 /// `{"type":"approval","call_id":…,"decision":"allow"|"allow_always"|"deny"}` (a denial
-/// may carry a `message` for the model). `None` for a blank line.
+/// may carry a `message` for the model), or the answer to a sub-agent's question
+/// `{"type":"answer","question_id":…,"answer":…}`. `None` for a blank line.
 pub fn parse_input_line(line: &str, number: usize) -> Result<Option<InputLine>, InputLineError> {
     let bad = |reason: &str| InputLineError {
         line: number,
@@ -268,8 +276,32 @@ pub fn parse_input_line(line: &str, number: usize) -> Result<Option<InputLine>, 
     match value["type"].as_str() {
         Some("user") => parse_user_message(&value, &bad).map(|i| Some(InputLine::Prompt(i))),
         Some("approval") => parse_approval(&value, &bad).map(Some),
+        Some("answer") => {
+            let question_id = value["question_id"]
+                .as_str()
+                .filter(|id| !id.is_empty())
+                .ok_or_else(|| bad("an answer needs the `question_id` of the question"))?;
+            let answer = match &value["answer"] {
+                Value::String(text) => text.clone(),
+                Value::Bool(yes) => if *yes { "yes" } else { "no" }.to_string(),
+                Value::Array(items) => items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                _ => {
+                    return Err(bad(
+                        "`answer` must be text, true/false or a list of options",
+                    ));
+                }
+            };
+            Ok(Some(InputLine::Answer {
+                question_id: question_id.to_string(),
+                answer,
+            }))
+        }
         _ => Err(bad(
-            r#"expected {"type":"user","message":{"role":"user","content":…}} or {"type":"approval","call_id":…,"decision":…}"#,
+            r#"expected {"type":"user","message":{"role":"user","content":…}}, {"type":"approval","call_id":…,"decision":…} or {"type":"answer","question_id":…,"answer":…}"#,
         )),
     }
 }

@@ -23,7 +23,7 @@ use crate::term;
 /// How the run's events are shown.
 pub(super) enum Output {
     Text(Box<TerminalEmitter>),
-    Lines(JsonLines),
+    Lines(Arc<JsonLines>),
     Result(JsonResult),
 }
 
@@ -35,7 +35,7 @@ impl Output {
                 let opts = TerminalOptions::detect(&state.terminal, &display, args.code);
                 Self::Text(Box::new(TerminalEmitter::new(opts, Some(cancel))))
             }
-            OutputFormat::StreamJson => Self::Lines(JsonLines::new(cancel)),
+            OutputFormat::StreamJson => Self::Lines(Arc::new(JsonLines::new(cancel))),
             OutputFormat::Json => Self::Result(JsonResult::new()),
         }
     }
@@ -43,8 +43,18 @@ impl Output {
     pub(super) fn emitter(&self) -> &dyn Emitter {
         match self {
             Self::Text(e) => e.as_ref(),
-            Self::Lines(e) => e,
+            Self::Lines(e) => e.as_ref(),
             Self::Result(e) => e,
+        }
+    }
+
+    /// Where the events of sub-agents go: the JSON lines (each stamped with its agent
+    /// and parent), or the terminal's live view.
+    pub(super) fn sub_agent_observer(&self) -> Option<Arc<dyn Emitter>> {
+        match self {
+            Self::Text(e) => Some(e.live_view()),
+            Self::Lines(e) => Some(Arc::clone(e) as Arc<dyn Emitter>),
+            Self::Result(_) => None,
         }
     }
 
@@ -70,7 +80,11 @@ fn stderr_theme(state: &AppState) -> Theme {
 pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Result<u8> {
     let headless = is_headless(args);
     let approvals = super::stdin_json::approver(args);
-    let spec = spec(state, args, approvals.clone());
+    let questions = Arc::new(crate::tool::escalate::Escalations::new());
+    let mut spec = spec(state, args, approvals.clone());
+    if args.input_format == InputFormat::StreamJson {
+        spec.escalations = Some(Arc::clone(&questions));
+    }
     let mut conversation = match Conversation::resolve(state, spec) {
         Ok(conversation) => conversation,
         Err(e) if headless => return Ok(setup_failed(args, &state.terminal, &e)),
@@ -86,12 +100,23 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
         Err(e) => return prepare_failed(&conversation, args, e, &stop),
     }
     let output = Output::new(state, args, conversation.cancel_token());
+    if let Some(observer) = output.sub_agent_observer() {
+        conversation.observe_sub_agents(observer);
+    }
     let options = RunOptions {
         stream: (args.no_stream || args.code).then_some(false),
     };
     let (result, bad_input) = if args.input_format == InputFormat::StreamJson {
         let theme = stderr_theme(state);
-        super::stdin_json::run(&mut conversation, &output, options, approvals, &theme).await
+        super::stdin_json::run(
+            &mut conversation,
+            &output,
+            options,
+            approvals,
+            questions,
+            &theme,
+        )
+        .await
     } else {
         let input = UserInput {
             text,
@@ -255,7 +280,9 @@ fn report_setup(
     let theme = Theme::stderr(caps);
     let output = match args.output_format {
         OutputFormat::Json => Output::Result(JsonResult::new()),
-        OutputFormat::StreamJson => Output::Lines(JsonLines::new(CancellationToken::new())),
+        OutputFormat::StreamJson => {
+            Output::Lines(Arc::new(JsonLines::new(CancellationToken::new())))
+        }
         // `--input-format stream-json` with text output: just the error line.
         OutputFormat::Text => {
             term::report_error(&theme, &err.to_string());

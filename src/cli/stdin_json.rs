@@ -1,7 +1,8 @@
-//! `--input-format stream-json`: prompts and approvals as JSON lines on stdin, answered
-//! in one conversation. Prompts run one after another; while one runs, stdin is still
-//! read, so an approval line answers the `tool_call_approval_requested` event of a call
-//! waiting now, and prompts that arrive meanwhile wait their turn. When stdin ends, calls
+//! `--input-format stream-json`: prompts, approvals and answers as JSON lines on stdin,
+//! answered in one conversation. Prompts run one after another; while one runs, stdin is
+//! still read, so an approval line answers the `tool_call_approval_requested` event of a
+//! call waiting now, an answer line the `question_asked` event of a sub-agent, and
+//! prompts that arrive meanwhile wait their turn. When stdin ends, calls
 //! still waiting for approval are refused.
 
 use std::collections::VecDeque;
@@ -33,6 +34,7 @@ struct Input<'a> {
     ended: bool,
     bad: bool,
     approvals: Option<Arc<ChannelApprover>>,
+    questions: Arc<crate::tool::escalate::Escalations>,
     theme: &'a Theme,
 }
 
@@ -43,12 +45,24 @@ impl Input<'_> {
         match read {
             Some(Ok(line)) => {
                 self.number += 1;
-                if let Ok(Some(InputLine::Approval { call_id, decision })) =
-                    parse_input_line(&line, self.number)
-                {
-                    self.answer(self.number, &call_id, decision);
-                } else {
-                    self.queue.push_back((self.number, line));
+                match parse_input_line(&line, self.number) {
+                    Ok(Some(InputLine::Approval { call_id, decision })) => {
+                        self.answer(self.number, &call_id, decision);
+                    }
+                    Ok(Some(InputLine::Answer {
+                        question_id,
+                        answer,
+                    })) => {
+                        if let Err(reason) = self.questions.reply(&question_id, &answer) {
+                            let number = self.number;
+                            term::report_error(
+                                self.theme,
+                                &format!("input line {number}: {reason}"),
+                            );
+                            self.bad = true;
+                        }
+                    }
+                    _ => self.queue.push_back((self.number, line)),
                 }
             }
             None => self.end(),
@@ -107,6 +121,7 @@ pub(super) async fn run(
     output: &Output,
     options: RunOptions,
     approvals: Option<Arc<ChannelApprover>>,
+    questions: Arc<crate::tool::escalate::Escalations>,
     theme: &Theme,
 ) -> (Result<(), CoreError>, bool) {
     let mut input = Input {
@@ -116,6 +131,7 @@ pub(super) async fn run(
         ended: false,
         bad: false,
         approvals,
+        questions,
         theme,
     };
     let mut result = Ok(());
@@ -126,7 +142,7 @@ pub(super) async fn run(
                 input.answer(number, &call_id, decision);
                 continue;
             }
-            Ok(None) => continue,
+            Ok(Some(InputLine::Answer { .. }) | None) => continue,
             Err(e) => {
                 term::report_error(theme, &e.to_string());
                 input.bad = true;

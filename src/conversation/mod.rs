@@ -90,6 +90,12 @@ pub struct ConversationSpec {
     pub label: Option<String>,
     /// Where session notices outside a run go.
     pub notices: Option<Notify>,
+    /// Where the events of its sub-agents go (a terminal's live view, `stream-json`);
+    /// none: they are not shown.
+    pub observer: Option<Arc<dyn Emitter>>,
+    /// The board its sub-agents' questions go on, when the front end answers them itself
+    /// (`answer` lines of `--input-format stream-json`); else one of its own.
+    pub escalations: Option<Arc<crate::tool::escalate::Escalations>>,
 }
 
 impl std::fmt::Debug for ConversationSpec {
@@ -114,6 +120,8 @@ pub struct Conversation {
     label: String,
     notices: Notify,
     warnings: Vec<String>,
+    observer: Option<Arc<dyn Emitter>>,
+    escalations: Option<Arc<crate::tool::escalate::Escalations>>,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -167,6 +175,8 @@ impl Conversation {
             label,
             notices: spec.notices.unwrap_or_else(|| Arc::new(|_: &str| {})),
             warnings: Vec::new(),
+            observer: spec.observer,
+            escalations: spec.escalations,
         }
         .with_switches(spec.dry_run, spec.no_stream))
     }
@@ -241,6 +251,7 @@ impl Conversation {
         spec.yolo |= self.ctx.tool_policy.yolo;
         spec.user_tools |= self.ctx.user_tools;
         spec.notices = spec.notices.or_else(|| Some(Arc::clone(&self.notices)));
+        spec.observer = spec.observer.or_else(|| self.observer.clone());
         spec.label = Some(label);
         spec.id = Some(id);
         let mut child = Self::resolve(self.state(), spec)?;
@@ -368,6 +379,33 @@ impl Conversation {
         emitter: &dyn Emitter,
     ) -> Result<RunOutcome, CoreError> {
         self.install_supervisor();
+        // The run has a token of its own (cancelled by the conversation's), which its
+        // budget cancels when spent — stopping the run and every sub-agent it started.
+        let run_cancel = self.ctx.cancel.child_token();
+        let outer = std::mem::replace(&mut self.ctx.cancel, run_cancel.clone());
+        let own_budget = self.ctx.budget.is_none();
+        if own_budget {
+            self.ctx.budget = self.ctx.agent.as_ref().and_then(|a| {
+                let config = &a.def.config;
+                crate::usage::Budget::new(config.max_tokens, config.max_cost, run_cancel)
+            });
+        }
+        let result = self.run_continuing(input, options, emitter).await;
+        self.ctx.cancel = outer;
+        if own_budget {
+            self.ctx.budget = None;
+        }
+        result
+    }
+
+    /// [`Conversation::run`] with its token and budget in place: the run, then the
+    /// automatic continuations while the agent's todo list has open items.
+    async fn run_continuing(
+        &mut self,
+        input: UserInput,
+        options: RunOptions,
+        emitter: &dyn Emitter,
+    ) -> Result<RunOutcome, CoreError> {
         let request = RunRequest {
             input: Some(input),
             options,
@@ -437,7 +475,8 @@ impl Conversation {
         })
     }
 
-    /// Gives an agent that may spawn sub-agents its supervisor (once per activation).
+    /// Gives an agent that may spawn sub-agents its supervisor (once per activation). A
+    /// sub-agent got its place in the team when it was opened.
     fn install_supervisor(&mut self) {
         let spawns = self
             .ctx
@@ -445,9 +484,34 @@ impl Conversation {
             .as_ref()
             .is_some_and(|a| a.def.config.can_spawn_agents);
         if spawns && self.ctx.supervisor.is_none() {
-            self.ctx.supervisor = Some(Arc::new(supervisor::Supervisor::new(self)));
-        } else if !spawns {
+            self.ctx.supervisor = Some(Arc::new(supervisor::Supervisor::root(self)));
+        } else if !spawns && self.ctx.depth == 0 {
             self.ctx.supervisor = None;
+        }
+    }
+
+    /// Where the events of its sub-agents go from now on (before its first run).
+    pub fn observe_sub_agents(&mut self, observer: Arc<dyn Emitter>) {
+        self.observer = Some(observer);
+    }
+
+    /// Its sub-agents, running and finished (`.agents`).
+    pub fn sub_agents(&self) -> Vec<crate::tool::agents::SubAgentReport> {
+        self.ctx
+            .supervisor
+            .as_ref()
+            .map(|s| s.report())
+            .unwrap_or_default()
+    }
+
+    /// Answers a sub-agent's pending question `id` with `reply`.
+    pub fn answer_question(&self, id: &str, reply: &str) -> Result<(), String> {
+        match &self.escalations {
+            Some(board) => board.reply(id, reply),
+            None => match &self.ctx.supervisor {
+                Some(supervisor) => supervisor.answer(id, reply),
+                None => Err(format!("no question `{id}` is waiting")),
+            },
         }
     }
 

@@ -27,6 +27,7 @@ pub trait Emitter: Send + Sync {
 pub struct Sink<'a> {
     conversation: ConversationId,
     parent: Option<ConversationId>,
+    agent: Option<std::sync::Arc<str>>,
     run: Option<RunId>,
     out: &'a dyn Emitter,
     ended: AtomicBool,
@@ -39,6 +40,7 @@ impl<'a> Sink<'a> {
         Self {
             conversation,
             parent: None,
+            agent: None,
             run: None,
             out,
             ended: AtomicBool::new(false),
@@ -46,9 +48,11 @@ impl<'a> Sink<'a> {
         }
     }
 
-    /// A sink for the conversation `ctx` (its id and parent) writing to `out`.
+    /// A sink for the conversation `ctx` (its id, parent and agent) writing to `out`.
     pub fn for_context(ctx: &crate::context::RequestContext, out: &'a dyn Emitter) -> Self {
-        Self::new(ctx.id.clone(), out).with_parent(ctx.parent.clone())
+        let mut sink = Self::new(ctx.id.clone(), out).with_parent(ctx.parent.clone());
+        sink.agent = ctx.agent.as_ref().map(|a| a.def.name.as_str().into());
+        sink
     }
 
     /// Stamps events with `parent`, the conversation that started this one.
@@ -73,6 +77,7 @@ impl<'a> Sink<'a> {
         self.out.emit(Envelope {
             conversation: self.conversation.clone(),
             parent: self.parent.clone(),
+            agent: self.agent.clone(),
             run: self.run.clone(),
             event,
         });

@@ -29,6 +29,9 @@ pub struct Envelope {
     /// The conversation that started this one, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<ConversationId>,
+    /// The agent the conversation runs, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<std::sync::Arc<str>>,
     /// The run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<RunId>,
@@ -43,6 +46,7 @@ impl Envelope {
         Self {
             conversation,
             parent: None,
+            agent: None,
             run: None,
             event,
         }
@@ -101,6 +105,88 @@ pub enum Event {
     TurnFinished(TurnFinished),
     /// The run stopped early — cancelled or failed (exactly once per such run, last).
     TurnAborted(TurnAborted),
+    /// A sub-agent was started (the envelope names its new conversation and its parent).
+    AgentStarted(AgentStarted),
+    /// A sub-agent ended; its answer (or why it has none) goes to the parent.
+    AgentFinished(AgentFinished),
+    /// A question from a sub-agent waits for the user (`user__*`, escalations): answer
+    /// it with an `answer` line on `--input-format stream-json`.
+    QuestionAsked(QuestionAsked),
+    /// The question was answered, refused or timed out.
+    QuestionAnswered(QuestionAnswered),
+    /// The agent run's budget (`max_tokens`, `max_cost`) was spent: the run and its
+    /// sub-agents stop.
+    BudgetExhausted(BudgetExhausted),
+}
+
+/// Payload of [`Event::AgentStarted`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentStarted {
+    /// The id the parent uses for it (`agent__check`, `agent__collect`).
+    pub id: String,
+    /// The task it was given.
+    pub task: String,
+}
+
+/// Payload of [`Event::AgentFinished`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentFinished {
+    /// The id the parent uses for it.
+    pub id: String,
+    /// `completed`, `failed` or `cancelled`.
+    pub status: &'static str,
+    /// Its answer (for `completed`), or what it had produced when it stopped.
+    pub output: String,
+    /// Why it failed, for `failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Tokens it spent, its own sub-agents included.
+    pub tokens: u64,
+    /// What it cost in US dollars, when its models' prices are known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// How long it ran, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// Payload of [`Event::QuestionAsked`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuestionAsked {
+    /// Answer it by this id.
+    pub question_id: String,
+    /// Who asks (`c1 › c4 (explore)`).
+    pub from: String,
+    /// `text`, `confirm`, `select` or `multi_select`.
+    pub kind: &'static str,
+    /// The question.
+    pub prompt: String,
+    /// The choices, for `select` and `multi_select`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+    /// Seconds until the fallback answer is used.
+    pub timeout_secs: u64,
+}
+
+/// Payload of [`Event::QuestionAnswered`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuestionAnswered {
+    /// The question.
+    pub question_id: String,
+    /// `answered`, `refused` or `timed_out`.
+    pub outcome: &'static str,
+}
+
+/// Payload of [`Event::BudgetExhausted`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetExhausted {
+    /// `max_tokens` or `max_cost`.
+    pub budget: &'static str,
+    /// The limit.
+    pub limit: f64,
+    /// What was spent when it was passed.
+    pub used: f64,
+    /// One line for the user.
+    pub message: String,
 }
 
 /// Payload of [`Event::TurnStarted`].
@@ -349,6 +435,7 @@ mod tests {
         let e = Envelope {
             conversation: "c2".into(),
             parent: Some("c1".into()),
+            agent: None,
             run: Some("r4".into()),
             event: Event::TurnAborted(TurnAborted {
                 reason: AbortReason::Cancelled,

@@ -157,7 +157,13 @@ impl Engine {
             stream,
             session_id: ctx.session.as_ref().map(|s| s.id().to_string()),
         }));
-        let result = self.run_started(ctx, request, stream, &sink).await;
+        let mut result = self.run_started(ctx, request, stream, &sink).await;
+        // A budget that ran out cancelled the run: say which.
+        if let (Err(CoreError::Cancelled), Some(over)) =
+            (&result, ctx.budget.as_ref().and_then(|b| b.exhausted()))
+        {
+            result = Err(CoreError::Budget(over.to_string()));
+        }
         match &result {
             Ok(outcome) => {
                 if !sink.ended() {

@@ -125,8 +125,8 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
     {
         tools.extend(crate::tool::todo::ALL.into_iter().map(Tool::Todo));
     }
-    if ctx.supervisor.is_some() {
-        tools.extend(crate::tool::agents::ALL.into_iter().map(Tool::Agent));
+    if let Some(supervisor) = &ctx.supervisor {
+        tools.extend(supervisor.tools().into_iter().map(Tool::Agent));
     }
     // Agents can always ask their user (a headless run refuses the question).
     if ctx.user_tools || ctx.agent.is_some() {

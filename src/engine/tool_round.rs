@@ -90,7 +90,9 @@ impl Toolbox {
         let cancel = ctx.cancel.clone();
         let asker = Arc::clone(&ctx.asker);
         let approver = Arc::clone(&ctx.approver);
+        let budget = ctx.budget.clone();
         let env = ToolEnv {
+            budget: budget.as_ref(),
             cwd: &self.cwd,
             shell: &self.shell,
             vars: &self.vars,

@@ -216,6 +216,7 @@ pub(super) async fn run_turn(
         let mut collected = Collected::default();
         let result = call_model(ctx, &request, emitter, &mut collected).await;
         total.add(collected.usage);
+        charge_budget(ctx, collected.usage, emitter);
         if let Err(err) = result {
             let interrupted = matches!(err, CoreError::Cancelled);
             if !collected.text.is_empty() || !steps.is_empty() {
@@ -300,6 +301,21 @@ pub(super) async fn run_turn(
         };
         messages.extend(results.iter().cloned());
         steps.extend(results);
+    }
+}
+
+/// Charges the agent run's budget with one response; the first time it is spent, says so
+/// (the budget has already cancelled the tree).
+fn charge_budget(ctx: &RequestContext, usage: Usage, emitter: &Sink<'_>) {
+    let Some(budget) = &ctx.budget else { return };
+    if let Some(over) = budget.charge(&ctx.model.config, usage) {
+        emitter.emit(Event::BudgetExhausted(super::event::BudgetExhausted {
+            budget: over.budget,
+            limit: over.limit,
+            used: over.used,
+            message: over.to_string(),
+        }));
+        emitter.flush();
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod code;
 pub mod highlight;
+pub mod live;
 pub mod markdown;
 pub mod rag_progress;
 mod resize;
@@ -23,7 +24,7 @@ pub mod wrap;
 
 use std::borrow::Cow;
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -137,11 +138,23 @@ pub struct TerminalEmitter {
     inner: Mutex<Inner>,
     /// Cancelled when stdout goes away (e.g. `loki … | head -1`), to stop generating.
     on_broken_pipe: Option<CancellationToken>,
+    /// The live view of sub-agents, drawn below the output while the parent waits.
+    live: Arc<live::LiveView>,
 }
 
 impl TerminalEmitter {
     /// A new emitter; `cancel` is triggered if stdout is closed by the reader.
     pub fn new(opts: TerminalOptions, cancel: Option<CancellationToken>) -> Self {
+        let live = live::LiveView::new(opts.spinner, opts.stderr.color);
+        Self::with_live_view(opts, cancel, live)
+    }
+
+    /// A new emitter sharing `live` (a REPL keeps one live view across its turns).
+    pub fn with_live_view(
+        opts: TerminalOptions,
+        cancel: Option<CancellationToken>,
+        live: Arc<live::LiveView>,
+    ) -> Self {
         let renderer = MarkdownRenderer::new(render_options(&opts));
         if opts.stdout_tty {
             resize::watch();
@@ -162,7 +175,13 @@ impl TerminalEmitter {
             }),
             opts,
             on_broken_pipe: cancel,
+            live,
         }
+    }
+
+    /// The observer that draws this emitter's sub-agents (see [`live`]).
+    pub fn live_view(&self) -> Arc<dyn Emitter> {
+        Arc::new(live::Observer(Arc::clone(&self.live)))
     }
 
     /// True when stdout was closed by the reader.
@@ -335,8 +354,14 @@ impl TerminalEmitter {
                     Event::Notice(Notice::info("autonaming the session…")),
                 );
             }
-            // The approver asks on the terminal itself.
+            // The approver asks on the terminal itself; sub-agents are drawn by the live
+            // view; a spent budget ends the run with an error line naming it.
             Event::Usage(_)
+            | Event::AgentStarted(_)
+            | Event::AgentFinished(_)
+            | Event::QuestionAsked(_)
+            | Event::QuestionAnswered(_)
+            | Event::BudgetExhausted(_)
             | Event::SessionAutonamed(_)
             | Event::SessionSaved(_)
             | Event::ToolCallApprovalRequested(_)
@@ -456,13 +481,33 @@ impl TerminalEmitter {
 
 impl Emitter for TerminalEmitter {
     fn emit(&self, envelope: Envelope) {
+        let mut live = self.live.hold();
+        live.parent_event(&envelope.event);
+        let silent = matches!(
+            envelope.event,
+            Event::Usage(_)
+                | Event::SessionSaved(_)
+                | Event::SessionAutonamed(_)
+                | Event::AgentStarted(_)
+                | Event::AgentFinished(_)
+                | Event::QuestionAsked(_)
+                | Event::QuestionAnswered(_)
+                | Event::BudgetExhausted(_)
+        );
+        if !silent {
+            live.clear();
+        }
         if let Ok(mut inner) = self.inner.lock() {
             self.handle(&mut inner, envelope.event);
         }
     }
 
     fn flush(&self) {
+        let mut live = self.live.hold();
         if let Ok(mut inner) = self.inner.lock() {
+            if !inner.out.is_empty() {
+                live.clear();
+            }
             self.flush_inner(&mut inner);
         }
     }

@@ -61,11 +61,16 @@ struct Repl {
     stop: Arc<StopWatch>,
     /// MCP servers leased in the background for the next turn.
     prepared: Arc<Mutex<Option<crate::mcp::McpLease>>>,
+    /// The live view of sub-agents, shared by every turn's emitter.
+    live: Arc<crate::render::live::LiveView>,
 }
 
 /// Runs the REPL until `.exit` or Ctrl-D; returns the exit status.
-pub async fn run(state: Arc<AppState>, conversation: Conversation) -> anyhow::Result<u8> {
+pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow::Result<u8> {
     let no_color = state.terminal.no_color;
+    let live =
+        crate::render::live::LiveView::new(state.terminal.stderr_tty && !no_color, !no_color);
+    conversation.observe_sub_agents(Arc::new(crate::render::live::Observer(Arc::clone(&live))));
     let display = Display::from_config(&state.config);
     let completion = Arc::new(RwLock::new(completion_data(&state)));
     let editor_cmd = crate::term::editor::command(&state);
@@ -93,6 +98,7 @@ pub async fn run(state: Arc<AppState>, conversation: Conversation) -> anyhow::Re
         completion,
         stop,
         prepared: Arc::new(Mutex::new(None)),
+        live,
     };
     repl.banner();
     // MCP servers start while the user types; the first turn waits only for what is left.
@@ -334,7 +340,7 @@ impl Repl {
     async fn ask(&mut self, input: UserInput) {
         let token = self.fresh_token();
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
-        let emitter = TerminalEmitter::new(opts, Some(token));
+        let emitter = TerminalEmitter::with_live_view(opts, Some(token), Arc::clone(&self.live));
         // Keys typed meanwhile wait, unseen, for the next prompt (Enter submits them there).
         let quiet = turn_input::QuietInput::start();
         let result = self.conv.run(input, RunOptions::default(), &emitter).await;
@@ -395,7 +401,7 @@ impl Repl {
     async fn ask_with_role(&mut self, name: &str, input: UserInput) {
         let token = self.fresh_token();
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
-        let emitter = TerminalEmitter::new(opts, Some(token));
+        let emitter = TerminalEmitter::with_live_view(opts, Some(token), Arc::clone(&self.live));
         let quiet = turn_input::QuietInput::start();
         let result = self
             .conv

@@ -1,8 +1,10 @@
-//! The sub-agent tools (`agent__spawn`, `agent__check`, `agent__collect`, `agent__list`,
-//! `agent__cancel`): conversation tools an agent with `can_spawn_agents` uses to run
-//! other agents as sub-conversations. The work is done by the conversation's
-//! [`Supervisor`], which lives above the tools (it starts conversations); here are their
-//! declarations and the dispatch.
+//! The sub-agent tools: `agent__spawn/check/collect/list/cancel` to run other agents as
+//! sub-conversations, `agent__task_*` for a task queue with dependencies whose unblocked
+//! tasks start their agents, `agent__send_message` / `agent__check_inbox` between the
+//! agents of a tree, and `agent__reply_escalation` to answer a sub-agent's question. An
+//! agent with `can_spawn_agents` gets them all; its sub-agents that may not spawn get the
+//! two messaging tools. The work is done by the conversation's [`Supervisor`], which lives
+//! above the tools (it starts conversations); here are their declarations and the dispatch.
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -23,26 +25,91 @@ pub enum AgentTool {
     List,
     /// Stop one.
     Cancel,
+    /// Add a task to the queue, with dependencies and an agent to dispatch.
+    TaskCreate,
+    /// The task queue.
+    TaskList,
+    /// Mark a task done (unblocking and dispatching its dependents).
+    TaskComplete,
+    /// Mark a task failed.
+    TaskFail,
+    /// Send a message to another agent of the tree.
+    SendMessage,
+    /// Read (and empty) this agent's inbox.
+    CheckInbox,
+    /// Answer a sub-agent's question.
+    ReplyEscalation,
 }
 
 /// Every sub-agent tool, in the order they are offered.
-pub const ALL: [AgentTool; 5] = [
+pub const ALL: [AgentTool; 12] = [
     AgentTool::Spawn,
     AgentTool::Check,
     AgentTool::Collect,
     AgentTool::List,
     AgentTool::Cancel,
+    AgentTool::TaskCreate,
+    AgentTool::TaskList,
+    AgentTool::TaskComplete,
+    AgentTool::TaskFail,
+    AgentTool::SendMessage,
+    AgentTool::CheckInbox,
+    AgentTool::ReplyEscalation,
 ];
+
+/// The tools of an agent in a tree that may not spawn: it can still talk to the others.
+pub const MESSAGING: [AgentTool; 2] = [AgentTool::SendMessage, AgentTool::CheckInbox];
+
+/// What a conversation knows of one of its sub-agents (`.agents`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubAgentReport {
+    /// The id the parent used for it.
+    pub id: String,
+    /// The agent.
+    pub agent: String,
+    /// Its task.
+    pub task: String,
+    /// `running`, `completed`, `failed` or `cancelled`.
+    pub status: &'static str,
+    /// Its answer (or what it had when it stopped).
+    pub output: String,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Tokens spent.
+    pub tokens: u64,
+    /// Dollars spent, when prices are known.
+    pub cost: Option<f64>,
+    /// How long it ran (so far).
+    pub elapsed: std::time::Duration,
+}
+
+/// The turn a sub-agent tool call belongs to.
+#[derive(Debug, Clone, Copy)]
+pub struct Turn<'a> {
+    /// Cancels the turn (and the sub-agents it starts).
+    pub cancel: &'a tokio_util::sync::CancellationToken,
+    /// The agent run's budget, which its sub-agents share.
+    pub budget: Option<&'a std::sync::Arc<crate::usage::Budget>>,
+}
 
 /// Runs sub-agents for one conversation.
 pub trait Supervisor: Send + Sync {
-    /// Carries out `tool` with `args` during the turn `turn` cancels; the JSON result for
-    /// the model.
+    /// The tools this conversation is offered.
+    fn tools(&self) -> Vec<AgentTool>;
+
+    /// Its sub-agents, running and finished.
+    fn report(&self) -> Vec<SubAgentReport>;
+
+    /// Answers a pending question of a sub-agent (`id` from `question_asked`) with
+    /// `reply`; an error says why it cannot be.
+    fn answer(&self, id: &str, reply: &str) -> Result<(), String>;
+
+    /// Carries out `tool` with `args` during `turn`; the JSON result for the model.
     fn handle<'a>(
         &'a self,
         tool: AgentTool,
         args: &'a Value,
-        turn: &'a tokio_util::sync::CancellationToken,
+        turn: Turn<'a>,
     ) -> BoxFuture<'a, Result<Value, ToolError>>;
 
     /// Cancels every sub-agent still running and waits (briefly) until they have stopped,
@@ -59,6 +126,13 @@ impl AgentTool {
             Self::Collect => "agent__collect",
             Self::List => "agent__list",
             Self::Cancel => "agent__cancel",
+            Self::TaskCreate => "agent__task_create",
+            Self::TaskList => "agent__task_list",
+            Self::TaskComplete => "agent__task_complete",
+            Self::TaskFail => "agent__task_fail",
+            Self::SendMessage => "agent__send_message",
+            Self::CheckInbox => "agent__check_inbox",
+            Self::ReplyEscalation => "agent__reply_escalation",
         }
     }
 
@@ -71,6 +145,8 @@ impl AgentTool {
     pub fn spec(self) -> ToolSpec {
         let id = json!({"type": "string", "description": "The id agent__spawn returned"});
         let by_id = json!({"type": "object", "properties": {"id": id}, "required": ["id"]});
+        let task_id = json!({"type": "string", "description": "The id agent__task_create returned (task_1, …)"});
+        let none = json!({"type": "object", "properties": {}});
         let (description, parameters) = match self {
             Self::Spawn => (
                 "Start another agent on a task; it runs in the background while you go on. Returns its id: collect its answer with agent__collect (or look with agent__check). Spawn several at once when their tasks are independent.",
@@ -84,14 +160,57 @@ impl AgentTool {
                 by_id,
             ),
             Self::Collect => (
-                "Wait for a spawned agent to finish and return its answer.",
+                "Wait for a spawned agent to finish and return its answer. Returns early with `pending_escalations` when a sub-agent asks a question: answer it with agent__reply_escalation, then collect again.",
                 by_id,
             ),
             Self::List => (
                 "List the agents spawned in this conversation and whether each is running.",
-                json!({"type": "object", "properties": {}}),
+                none,
             ),
             Self::Cancel => ("Stop a spawned agent.", by_id),
+            Self::TaskCreate => (
+                "Add a task to the queue. `blocked_by` lists tasks that must be completed first. With `agent` and `prompt`, that agent is started on the task as soon as it is unblocked, and the task is completed (or failed) with the agent's answer.",
+                json!({"type": "object", "properties": {
+                    "subject": {"type": "string", "description": "What the task is, in a few words"},
+                    "description": {"type": "string", "description": "Details"},
+                    "blocked_by": {"type": "array", "items": {"type": "string"}, "description": "Ids of tasks that must be completed first"},
+                    "agent": {"type": "string", "description": "An agent to start on the task when it is unblocked"},
+                    "prompt": {"type": "string", "description": "The task for that agent"}
+                }, "required": ["subject"]}),
+            ),
+            Self::TaskList => (
+                "List the tasks with their status, dependencies and assigned agents.",
+                none,
+            ),
+            Self::TaskComplete => (
+                "Mark a task completed. Returns the tasks it unblocked and the agents started for them.",
+                json!({"type": "object", "properties": {"task_id": task_id}, "required": ["task_id"]}),
+            ),
+            Self::TaskFail => (
+                "Mark a task failed. Tasks that depend on it stay blocked.",
+                json!({"type": "object", "properties": {
+                    "task_id": task_id,
+                    "reason": {"type": "string", "description": "Why it failed"}
+                }, "required": ["task_id"]}),
+            ),
+            Self::SendMessage => (
+                "Send a message to another agent of this team by its id (a sibling's agent_… id, or `parent`). It reads it with agent__check_inbox.",
+                json!({"type": "object", "properties": {
+                    "id": {"type": "string", "description": "The receiving agent's id, or `parent`"},
+                    "message": {"type": "string", "description": "The message"}
+                }, "required": ["id", "message"]}),
+            ),
+            Self::CheckInbox => (
+                "Read the messages other agents sent you (the inbox is emptied).",
+                none,
+            ),
+            Self::ReplyEscalation => (
+                "Answer a question a sub-agent asked (listed as `pending_escalations` in agent tool results). For yes/no questions reply `yes` or `no`; for choices, the option (several separated by commas).",
+                json!({"type": "object", "properties": {
+                    "escalation_id": {"type": "string", "description": "The question's id (esc_…)"},
+                    "reply": {"type": "string", "description": "The answer"}
+                }, "required": ["escalation_id", "reply"]}),
+            ),
         };
         ToolSpec {
             name: self.name().into(),
@@ -107,6 +226,10 @@ impl AgentTool {
                 "this conversation cannot start agents".into(),
             ));
         };
-        Ok(supervisor.handle(self, args, env.cancel).await?.to_string())
+        let turn = Turn {
+            cancel: env.cancel,
+            budget: env.budget,
+        };
+        Ok(supervisor.handle(self, args, turn).await?.to_string())
     }
 }

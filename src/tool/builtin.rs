@@ -618,6 +618,7 @@ mod tests {
             tools_env_file: dir,
             todo: None,
             supervisor: None,
+            budget: None,
             secrets: None,
             web_search: None,
             images: None,

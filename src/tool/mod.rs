@@ -17,6 +17,7 @@ pub mod ask;
 pub mod builtin;
 mod confined;
 mod delete;
+pub mod escalate;
 pub mod hidden_env;
 pub mod mcp_tools;
 pub mod paths;
@@ -176,6 +177,8 @@ pub struct ToolEnv<'a> {
     pub todo: Option<&'a std::sync::Mutex<todo::TodoList>>,
     /// Runs the `agent__*` tools (none: the conversation cannot start agents).
     pub supervisor: Option<&'a dyn agents::Supervisor>,
+    /// The agent run's budget, shared with the sub-agents it starts.
+    pub budget: Option<&'a std::sync::Arc<crate::usage::Budget>>,
     /// The vault, for `{{NAME}}` placeholders in `functions/.env` (none: left as they are).
     pub secrets: Option<&'a crate::vault::Keyring>,
     /// The search backend, if one is configured.
@@ -729,6 +732,7 @@ mod tests {
             tools_env_file: &cwd,
             todo: None,
             supervisor: None,
+            budget: None,
             secrets: None,
             web_search: None,
             images: None,

@@ -214,6 +214,7 @@ mod tests {
             tools_env_file: &dir.path().join("missing.env"),
             todo: None,
             supervisor: None,
+            budget: None,
             secrets: None,
             web_search: None,
             images: None,

@@ -1,5 +1,6 @@
 //! Integration suites, one file per capability.
 
+mod agent_tree;
 mod agents;
 mod architecture;
 mod binary_layout;

@@ -1,0 +1,212 @@
+//! [`Escalations`]: the questions sub-agents put to the root of their tree, waiting for an
+//! answer. One board serves a whole tree of agents. A question is answered by whoever
+//! comes first: the person at the terminal, an `answer` line of
+//! `--input-format stream-json`, or the root agent through `agent__reply_escalation`;
+//! otherwise it times out and the sub-agent gets a fallback telling it to decide itself.
+
+use std::sync::Mutex;
+
+use tokio::sync::{Notify, oneshot};
+
+use super::ask::{Answer, Question};
+
+/// The open questions of one tree of agents.
+#[derive(Debug, Default)]
+pub struct Escalations {
+    board: Mutex<Board>,
+    changed: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Board {
+    next: u64,
+    pending: Vec<Pending>,
+}
+
+#[derive(Debug)]
+struct Pending {
+    id: String,
+    from: String,
+    question: Question,
+    reply: oneshot::Sender<Answer>,
+}
+
+/// A question waiting for an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escalation {
+    /// Its id (`esc_1`, …).
+    pub id: String,
+    /// Who asks (`c1 › c4 (explore)`).
+    pub from: String,
+    /// The question.
+    pub question: Question,
+}
+
+impl Escalations {
+    /// An empty board.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn board(&self) -> std::sync::MutexGuard<'_, Board> {
+        self.board
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Puts `question` from `from` on the board: its id, and where its answer arrives.
+    pub fn open(&self, from: &str, question: &Question) -> (String, oneshot::Receiver<Answer>) {
+        let (reply, answer) = oneshot::channel();
+        let id = {
+            let mut board = self.board();
+            board.next += 1;
+            let id = format!("esc_{}", board.next);
+            board.pending.push(Pending {
+                id: id.clone(),
+                from: from.to_string(),
+                question: question.clone(),
+                reply,
+            });
+            id
+        };
+        self.changed.notify_waiters();
+        (id, answer)
+    }
+
+    /// Answers question `id` with the text `reply`, read as the question expects
+    /// (`yes`/`no`, an option, options separated by commas).
+    pub fn reply(&self, id: &str, reply: &str) -> Result<(), String> {
+        let question = self
+            .board()
+            .pending
+            .iter()
+            .find(|p| p.id == id)
+            .map(|p| p.question.clone())
+            .ok_or_else(|| no_such(id))?;
+        self.answer(id, answer_from_text(&question, reply)?)
+    }
+
+    /// Answers question `id`.
+    pub fn answer(&self, id: &str, answer: Answer) -> Result<(), String> {
+        let pending = {
+            let mut board = self.board();
+            let at = board
+                .pending
+                .iter()
+                .position(|p| p.id == id)
+                .ok_or_else(|| no_such(id))?;
+            board.pending.remove(at)
+        };
+        pending
+            .reply
+            .send(answer)
+            .map_err(|_| format!("question `{id}` is no longer waiting"))
+    }
+
+    /// Takes question `id` off the board (answered elsewhere, or given up).
+    pub fn withdraw(&self, id: &str) {
+        self.board().pending.retain(|p| p.id != id);
+    }
+
+    /// The questions waiting now, oldest first.
+    pub fn pending(&self) -> Vec<Escalation> {
+        self.board()
+            .pending
+            .iter()
+            .map(|p| Escalation {
+                id: p.id.clone(),
+                from: p.from.clone(),
+                question: p.question.clone(),
+            })
+            .collect()
+    }
+
+    /// Resolves when a new question is put on the board (call
+    /// [`tokio::sync::futures::Notified::enable`] before checking the board, so a question
+    /// put on it in between is not missed).
+    pub fn opened(&self) -> tokio::sync::futures::Notified<'_> {
+        self.changed.notified()
+    }
+}
+
+fn no_such(id: &str) -> String {
+    format!("no question `{id}` is waiting")
+}
+
+/// `reply` as an answer to `question`.
+pub fn answer_from_text(question: &Question, reply: &str) -> Result<Answer, String> {
+    let reply = reply.trim();
+    Ok(match question {
+        Question::Text { .. } => Answer::Text(reply.to_string()),
+        Question::Confirm { .. } => match reply.to_ascii_lowercase().as_str() {
+            "y" | "yes" | "true" => Answer::Confirm(true),
+            "n" | "no" | "false" => Answer::Confirm(false),
+            _ => return Err(format!("answer `yes` or `no`, not `{reply}`")),
+        },
+        Question::Select { options, .. } => {
+            let chosen = pick(options, reply)?;
+            Answer::Choice(chosen)
+        }
+        Question::MultiSelect { options, .. } => {
+            let chosen: Result<Vec<String>, String> = reply
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| pick(options, s))
+                .collect();
+            Answer::Choices(chosen?)
+        }
+    })
+}
+
+fn pick(options: &[String], reply: &str) -> Result<String, String> {
+    options
+        .iter()
+        .find(|o| o.as_str() == reply)
+        .or_else(|| options.iter().find(|o| o.eq_ignore_ascii_case(reply)))
+        .cloned()
+        .ok_or_else(|| format!("`{reply}` is not one of: {}", options.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn questions_are_answered_once_by_id() {
+        let board = Escalations::new();
+        let question = Question::Confirm {
+            prompt: "Delete it?".into(),
+        };
+        let (id, answer) = board.open("c1 › c2 (coder)", &question);
+        assert_eq!(id, "esc_1");
+        assert_eq!(board.pending()[0].from, "c1 › c2 (coder)");
+        assert!(board.reply(&id, "maybe").is_err());
+        board.reply(&id, "YES").unwrap();
+        assert_eq!(answer.await.unwrap(), Answer::Confirm(true));
+        assert!(board.pending().is_empty());
+        assert!(board.reply(&id, "no").unwrap_err().contains("no question"));
+    }
+
+    #[test]
+    fn replies_are_read_as_the_question_expects() {
+        let options = vec!["Red".to_string(), "Blue".to_string()];
+        let select = Question::Select {
+            prompt: "Colour?".into(),
+            options: options.clone(),
+        };
+        assert_eq!(
+            answer_from_text(&select, "blue").unwrap(),
+            Answer::Choice("Blue".into())
+        );
+        assert!(answer_from_text(&select, "green").is_err());
+        let multi = Question::MultiSelect {
+            prompt: "Colours?".into(),
+            options,
+        };
+        assert_eq!(
+            answer_from_text(&multi, "Red, Blue").unwrap(),
+            Answer::Choices(vec!["Red".into(), "Blue".into()])
+        );
+    }
+}
