@@ -105,6 +105,9 @@ pub struct RequestContext {
     pub agent: Option<crate::agent::ActiveAgent>,
     /// Runs this conversation's sub-agents (set while an agent that may spawn is active).
     pub supervisor: Option<Arc<dyn crate::tool::agents::Supervisor>>,
+    /// Keep a todo list and go on while it has open items, with or without an agent
+    /// (`--auto-continue`; an agent's own `auto_continue` does the same).
+    pub auto_continue: bool,
     /// The agent's todo list (`todo__*` tools, automatic continuation).
     pub todo: Arc<std::sync::Mutex<crate::tool::todo::TodoList>>,
     /// How deep in a tree of agents this conversation is (0: started by a person).
@@ -384,6 +387,7 @@ impl RequestContext {
             todo: Arc::default(),
             depth: 0,
             budget: None,
+            auto_continue: false,
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),
             rag_sources: Vec::new(),

@@ -1,6 +1,7 @@
 //! Agents: a directory `agents/<name>/` with a `config.yaml` (model, instructions,
 //! variables, starters, the global tools and MCP servers it may use), an optional tools
-//! file (`tools.sh` with `# @cmd` functions, or `tools.py` with public functions) and an
+//! file (`tools.sh` with `# @cmd` functions, `tools.py` with public functions or `tools.ts`
+//! with exported functions) and an
 //! optional `.env`. An active agent is the conversation's system prompt, model and tool
 //! scope: it sees only its own tools, its `global_tools` and its `mcp_servers`. Its tools
 //! run with `LLM_AGENT_*` variables (its name, directory, cache, the function called) and
@@ -267,7 +268,7 @@ impl AgentDef {
         system.interpolate(&text)
     }
 
-    /// Runs the tools file's `_instructions` function (bash or Python) in the tools'
+    /// Runs the tools file's `_instructions` function (bash, Python or TypeScript) in the tools'
     /// environment `env` and working directory `cwd`; what it wrote to `$LLM_OUTPUT` (or
     /// printed) is the agent's instructions.
     pub async fn dynamic_instructions(&self, env: &Env, cwd: &Path) -> Result<String, AgentError> {
@@ -277,7 +278,24 @@ impl AgentDef {
             return Err(failed("the agent has no tools file".into()));
         };
         let output = OutputFile::create().map_err(|e| failed(e.to_string()))?;
-        let mut command = if file.extension().is_some_and(|e| e == "py") {
+        let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let mut command = if extension == "ts" {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let mut words = crate::tool::script::interpreter_of(&text)
+                .unwrap_or_else(|| vec!["npx".into(), "tsx".into()]);
+            let program = words.remove(0);
+            let mut command = tokio::process::Command::new(program);
+            command.args(words).arg("-e").arg(concat!(
+                "(async () => {\n",
+                "const { pathToFileURL } = await import('node:url');\n",
+                "const m = await import(pathToFileURL(process.env.LLM_TOOL_PATH).href);\n",
+                "const result = await m._instructions();\n",
+                "if (result !== undefined && result !== null) process.stdout.write(String(result));\n",
+                "})().catch((e) => { console.error(String(e && e.stack || e)); process.exit(1); });\n",
+            ));
+            command.env("LLM_TOOL_PATH", &file);
+            command
+        } else if extension == "py" {
             let mut command = tokio::process::Command::new("python3");
             command.arg("-c").arg(concat!(
                 "import importlib.util, sys\n",
@@ -400,9 +418,14 @@ impl Drop for OutputFile {
     }
 }
 
-/// The tools file of an agent directory: `tools.sh`, else `tools.py`.
+/// The knowledge base an agent with `documents` uses: `agent-<name>`.
+pub fn knowledge_base_name(agent: &str) -> String {
+    format!("agent-{agent}")
+}
+
+/// The tools file of an agent directory: `tools.sh`, else `tools.py`, else `tools.ts`.
 fn tools_file(dir: &Path) -> Option<PathBuf> {
-    ["tools.sh", "tools.py"]
+    ["tools.sh", "tools.py", "tools.ts"]
         .iter()
         .map(|name| dir.join(name))
         .find(|path| path.is_file())

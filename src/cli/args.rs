@@ -179,6 +179,14 @@ pub struct Args {
     #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append, requires = "agent")]
     pub agent_variable: Vec<String>,
 
+    /// Build the agent's knowledge base from its `documents` without asking
+    #[arg(long, requires = "agent")]
+    pub build_agent_rag: bool,
+
+    /// Offer the todo tools and keep going while the list has open items
+    #[arg(long)]
+    pub auto_continue: bool,
+
     /// Follow the log file (like `tail -f`); Ctrl-C to stop
     #[arg(long)]
     pub tail_logs: bool,

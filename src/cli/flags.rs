@@ -52,6 +52,8 @@ pub fn spec(args: &Args, caps: &TerminalCaps, prelude: Option<&str>) -> Conversa
         prelude: prelude.filter(|_| !explicit).map(str::to_string),
         commands,
         empty_session: args.empty_session,
+        build_agent_rag: args.build_agent_rag,
+        auto_continue: args.auto_continue,
         yolo: args.yolo,
         dry_run: args.dry_run,
         no_stream: args.no_stream,

@@ -96,6 +96,11 @@ pub struct ConversationSpec {
     /// The board its sub-agents' questions go on, when the front end answers them itself
     /// (`answer` lines of `--input-format stream-json`); else one of its own.
     pub escalations: Option<Arc<crate::tool::escalate::Escalations>>,
+    /// Build an agent's knowledge base from its `documents` without asking
+    /// (`--build-agent-rag`).
+    pub build_agent_rag: bool,
+    /// Offer the todo tools and go on while the list has open items (`--auto-continue`).
+    pub auto_continue: bool,
 }
 
 impl std::fmt::Debug for ConversationSpec {
@@ -122,6 +127,7 @@ pub struct Conversation {
     warnings: Vec<String>,
     observer: Option<Arc<dyn Emitter>>,
     escalations: Option<Arc<crate::tool::escalate::Escalations>>,
+    build_agent_rag: bool,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -157,6 +163,7 @@ impl Conversation {
             ctx.cancel = cancel;
         }
         ctx.user_tools = spec.user_tools;
+        ctx.auto_continue = spec.auto_continue;
         ctx.tool_policy.yolo |= spec.yolo;
         let mut pending = spec.commands;
         if let Some(model) = spec.model {
@@ -177,6 +184,7 @@ impl Conversation {
             warnings: Vec::new(),
             observer: spec.observer,
             escalations: spec.escalations,
+            build_agent_rag: spec.build_agent_rag,
         }
         .with_switches(spec.dry_run, spec.no_stream))
     }
@@ -317,7 +325,8 @@ impl Conversation {
     ) -> Result<Applied, CoreError> {
         let state = Arc::clone(self.state());
         let retry = command.clone();
-        match command::apply(&state, &mut self.ctx, command, emitter).await {
+        let uses_agent = matches!(retry, Command::UseAgent { .. });
+        let applied = match command::apply(&state, &mut self.ctx, command, emitter).await {
             Err(CoreError::Agent(crate::agent::AgentError::MissingVariables {
                 missing, ..
             })) if matches!(retry, Command::UseAgent { .. }) => {
@@ -325,7 +334,84 @@ impl Conversation {
                 command::apply(&state, &mut self.ctx, completed, emitter).await
             }
             other => other,
+        }?;
+        if uses_agent && let Err(e) = self.use_agent_knowledge().await {
+            // The agent cannot be used without what it knows.
+            let _ = command::apply(&state, &mut self.ctx, Command::ExitAgent, &Discard).await;
+            return Err(e);
         }
+        Ok(applied)
+    }
+
+    /// An agent with `documents` answers with its own knowledge base, `agent-<name>`,
+    /// built from them (relative paths start in the agent's directory) on first use:
+    /// after asking the user, or at once with `--build-agent-rag`; where nobody can be
+    /// asked, an error naming the flag.
+    fn use_agent_knowledge(
+        &mut self,
+    ) -> futures_util::future::BoxFuture<'_, Result<(), CoreError>> {
+        Box::pin(async move {
+            let Some(def) = self.ctx.agent.as_ref().map(|a| Arc::clone(&a.def)) else {
+                return Ok(());
+            };
+            if def.config.documents.is_empty() {
+                return Ok(());
+            }
+            let state = Arc::clone(self.state());
+            let name = crate::agent::knowledge_base_name(&def.name);
+            let dir = &state.paths.rags_dir;
+            if !crate::rag::store::meta_path(dir, &name).exists() {
+                if !self.build_agent_rag {
+                    let prompt = format!(
+                        "Agent `{}` has {} document(s) but no knowledge base yet. Build it now?",
+                        def.name,
+                        def.config.documents.len()
+                    );
+                    let question = crate::tool::ask::Question::Confirm { prompt };
+                    match self.ctx.asker.ask(&self.label, &question).await {
+                        crate::tool::ask::Answer::Confirm(true) => {}
+                        crate::tool::ask::Answer::Cancelled => return Err(CoreError::Cancelled),
+                        crate::tool::ask::Answer::Confirm(false) => {
+                            return Err(CoreError::Conflict(format!(
+                                "agent `{}` needs its knowledge base; build it with --build-agent-rag",
+                                def.name
+                            )));
+                        }
+                        _ => {
+                            return Err(CoreError::Conflict(format!(
+                                "agent `{}` has documents but no knowledge base yet: run it once with --build-agent-rag (or on a terminal, which asks)",
+                                def.name
+                            )));
+                        }
+                    }
+                }
+                // Outside a run (the agent is being prepared): a notice line.
+                (self.notices)(&format!(
+                    "building the knowledge base of agent `{}` from {} document(s)…",
+                    def.name,
+                    def.config.documents.len()
+                ));
+                let progress = crate::rag::progress::Silent;
+                let build = crate::engine::retrieval::build_context(
+                    &state,
+                    &def.dir,
+                    &progress,
+                    self.ctx.cancel.clone(),
+                );
+                let options = crate::engine::retrieval::default_build_options(
+                    &state,
+                    def.config.documents.clone(),
+                );
+                let report = crate::rag::build::build(&build, &name, options).await?;
+                state.rags.invalidate(dir, &name);
+                (self.notices)(&format!(
+                    "knowledge base `{name}`: {} chunk(s) from {} document(s)",
+                    report.chunks, report.files
+                ));
+            }
+            command::apply(&state, &mut self.ctx, Command::UseRag(name), &Discard).await?;
+            Ok(())
+        })
     }
 
     /// An agent's variables that have no value, asked of the conversation's user (a
@@ -460,8 +546,9 @@ impl Conversation {
     /// The message asking the agent to go on, when its todo list has open items and it
     /// has not been asked `max_auto_continues` times in a row yet.
     fn continuation(&self, continued: usize) -> Option<String> {
-        let agent = self.ctx.agent.as_ref()?;
-        if !agent.def.config.auto_continue || continued >= self.max_auto_continues() {
+        let config = self.ctx.agent.as_ref().map(|a| &a.def.config);
+        let enabled = self.ctx.auto_continue || config.is_some_and(|c| c.auto_continue);
+        if !enabled || continued >= self.max_auto_continues() {
             return None;
         }
         let list = self
@@ -471,7 +558,10 @@ impl Conversation {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
         (list.open() > 0).then(|| {
-            crate::tool::todo::continuation(agent.def.config.continuation_prompt.as_deref(), &list)
+            crate::tool::todo::continuation(
+                config.and_then(|c| c.continuation_prompt.as_deref()),
+                &list,
+            )
         })
     }
 

@@ -331,6 +331,10 @@ fn confirm(
                 )));
             }
             ctx.env = Arc::clone(&agent.base_env);
+            if ctx.rag == RagChoice::Use(crate::agent::knowledge_base_name(&agent.def.name)) {
+                ctx.rag = RagChoice::Inherit;
+                ctx.rag_sources.clear();
+            }
             // Dropping the supervisor cancels the agent's sub-agents.
             ctx.supervisor = None;
             ctx.exit_role(state);

@@ -300,11 +300,17 @@ impl Engine {
         Ok(())
     }
 
-    /// The open session's compression threshold (0: never compress).
+    /// The open session's compression threshold (0: never compress): the session's own,
+    /// else the agent's, else the conversation's.
     fn compression_threshold(&self, ctx: &RequestContext) -> usize {
         ctx.session
             .as_ref()
             .and_then(|s| s.lock().get().compression_threshold)
+            .or_else(|| {
+                ctx.agent
+                    .as_ref()
+                    .and_then(|a| a.def.config.compression_threshold)
+            })
             .unwrap_or(ctx.compression_threshold)
     }
 
@@ -491,9 +497,23 @@ impl Engine {
             .clone()
             .unwrap_or_else(|| crate::session::compress::DEFAULT_SUMMARY_CONTEXT_PROMPT.into());
         let before = session_tokens(ctx);
+        // The todo list lives outside the history; the summary says where it stands.
+        let todo = ctx
+            .todo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let todo = if todo.items.is_empty() {
+            String::new()
+        } else {
+            format!("\n\nThe todo list so far:\n{}", todo.render())
+        };
         let mut history = vec![crate::client::Message::text(
             crate::client::Role::System,
-            format!("{prefix}{}", crate::client::openai::strip_think(&summary)),
+            format!(
+                "{prefix}{}{todo}",
+                crate::client::openai::strip_think(&summary)
+            ),
         )];
         history.extend(kept);
         ctx.history = history;

@@ -118,10 +118,11 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
             tools.push(Tool::Mcp(Arc::new(f)));
         }
     }
-    if ctx
-        .agent
-        .as_ref()
-        .is_some_and(|a| a.def.config.auto_continue)
+    if ctx.auto_continue
+        || ctx
+            .agent
+            .as_ref()
+            .is_some_and(|a| a.def.config.auto_continue)
     {
         tools.extend(crate::tool::todo::ALL.into_iter().map(Tool::Todo));
     }

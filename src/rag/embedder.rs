@@ -75,9 +75,14 @@ impl Embedder {
         let total = texts.len();
         let mut out = Vec::with_capacity(total);
         progress.report(Step::Embedding { done: 0, total });
-        let mut batches = futures_util::stream::iter(texts.chunks(self.batch))
-            .map(|batch| self.embed_batch(batch, Purpose::Document))
-            .buffered(IN_FLIGHT);
+        // The batches are made from indices: a closure taking `&[String]` would keep the
+        // whole build from being `Send` (it runs inside conversations on any thread).
+        let size = self.batch.max(1);
+        let mut batches = futures_util::stream::iter((0..total).step_by(size).map(|start| {
+            let batch = &texts[start..(start + size).min(total)];
+            self.embed_batch(batch, Purpose::Document)
+        }))
+        .buffered(IN_FLIGHT);
         loop {
             let next = tokio::select! {
                 biased;

@@ -368,20 +368,60 @@ fn shebang(text: &str) -> Option<Vec<String>> {
     (!words.is_empty()).then_some(words)
 }
 
+/// The interpreter a `#!` line names (`["node"]`, `["python3.11"]`), if any.
+pub fn interpreter_of(text: &str) -> Option<Vec<String>> {
+    shebang(text)
+}
+
 fn parse_typescript(text: &str) -> ParseResult {
-    let mut tool = empty(Lang::TypeScript);
     let lines: Vec<&str> = text.lines().collect();
     let start = lines
         .iter()
-        .position(|l| {
-            let l = l.trim_start();
-            l.starts_with("export function run(") || l.starts_with("export async function run(")
-        })
+        .position(|l| ts_export(l) == Some("run"))
         .ok_or((
-            0,
-            "no `export function run(…)` (arrow functions and function expressions are not recognised)"
-                .to_string(),
-        ))?;
+        0,
+        "no `export function run(…)` (arrow functions and function expressions are not recognised)"
+            .to_string(),
+    ))?;
+    typescript_function(&lines, start, "run")
+}
+
+/// The name of the function an `export function NAME(` (or `export async function`)
+/// line declares.
+fn ts_export(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix("export ")?;
+    let rest = rest.strip_prefix("async ").unwrap_or(rest).trim_start();
+    let rest = rest.strip_prefix("function")?.trim_start();
+    let name = rest.split('(').next()?.trim();
+    (!name.is_empty() && rest.contains('(')).then_some(name)
+}
+
+/// The exported functions of an agent's `tools.ts` (not `_`-prefixed ones), each with
+/// its JSDoc comment as description.
+fn agent_typescript(text: &str) -> Result<Vec<ScriptTool>, (usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut tools = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(name) = ts_export(line) else {
+            continue;
+        };
+        if name.starts_with('_') {
+            continue;
+        }
+        let mut tool = typescript_function(&lines, i, name)?;
+        if tool.description.trim().is_empty() {
+            return Err((i + 1, format!("`{name}` has no JSDoc description")));
+        }
+        tool.name = name.to_string();
+        tool.entry = Some(name.to_string());
+        tools.push(tool);
+    }
+    Ok(tools)
+}
+
+/// The function `name` declared at line `start` (its JSDoc comment is the lines above).
+fn typescript_function(lines: &[&str], start: usize, name: &str) -> ParseResult {
+    let mut tool = empty(Lang::TypeScript);
     let mut signature = String::new();
     for line in &lines[start..] {
         signature.push_str(line.trim());
@@ -411,20 +451,20 @@ fn parse_typescript(text: &str) -> ParseResult {
             Some((h, d)) => (h.trim(), Some(d.trim())),
             None => (param, None),
         };
-        let (name, hint) = head
+        let (param_name, hint) = head
             .split_once(':')
             .map(|(n, t)| (n.trim(), t.trim()))
             .ok_or((
                 start + 1,
-                format!("parameter `{head}` of run() has no type"),
+                format!("parameter `{head}` of {name}() has no type"),
             ))?;
-        let (name, question) = match name.strip_suffix('?') {
+        let (param_name, question) = match param_name.strip_suffix('?') {
             Some(n) => (n, true),
-            None => (name, false),
+            None => (param_name, false),
         };
         let (mut schema, nullable) =
-            ts_type(hint).map_err(|m| (start + 1, format!("parameter `{name}`: {m}")))?;
-        if let Some(doc) = arg_docs.iter().find(|(n, _)| n == name) {
+            ts_type(hint).map_err(|m| (start + 1, format!("parameter `{param_name}`: {m}")))?;
+        if let Some(doc) = arg_docs.iter().find(|(n, _)| n == param_name) {
             schema["description"] = Value::String(doc.1.clone());
         }
         if let Some(default) = default.and_then(|d| serde_json::from_str::<Value>(d).ok())
@@ -433,10 +473,10 @@ fn parse_typescript(text: &str) -> ParseResult {
             schema["default"] = default;
         }
         if !(question || nullable || default.is_some()) {
-            required.push(Value::String(name.to_string()));
+            required.push(Value::String(param_name.to_string()));
         }
-        tool.positional.push(name.to_string());
-        properties.insert(name.to_string(), schema);
+        tool.positional.push(param_name.to_string());
+        properties.insert(param_name.to_string(), schema);
     }
     tool.parameters = json!({"type": "object", "properties": properties, "required": required});
     Ok(tool)
@@ -748,16 +788,17 @@ pub fn parse_agent_tools(path: &Path) -> Result<Vec<ScriptTool>, ScriptError> {
     let mut tools = match path.extension().and_then(|e| e.to_str()) {
         Some("sh") => agent_bash(&text).map_err(|(line, m)| err(line, m))?,
         Some("py") => agent_python(&text).map_err(|(line, m)| err(line, m))?,
+        Some("ts") => agent_typescript(&text).map_err(|(line, m)| err(line, m))?,
         _ => {
             return Err(err(
                 0,
-                "an agent's tools file is tools.sh or tools.py".into(),
+                "an agent's tools file is tools.sh, tools.py or tools.ts".into(),
             ));
         }
     };
     for tool in &mut tools {
         tool.path = path.to_path_buf();
-        if tool.lang == Lang::Python {
+        if matches!(tool.lang, Lang::Python | Lang::TypeScript) {
             tool.interpreter = shebang(&text);
         }
     }
@@ -1225,5 +1266,48 @@ export async function run(
         assert!(script.contains("argc_verbose=1"), "{script}");
         assert!(script.contains("argc_limit='5'"), "{script}");
         assert!(script.ends_with("main\n"));
+    }
+
+    #[test]
+    fn an_agent_s_typescript_file_offers_each_exported_function() {
+        let text = r#"#!/usr/bin/env node
+import { readFileSync } from "node:fs";
+
+/**
+ * Add two numbers.
+ * @param a - The first
+ * @param b - The second
+ */
+export function add(a: number, b: number = 1): string {
+  return String(a + b);
+}
+
+/** Say hello. */
+export async function hello(name?: string): Promise<string> {
+  return `hi ${name}`;
+}
+
+export function _instructions(): string {
+  return "private";
+}
+
+function helper(x: string): string {
+  return x;
+}
+"#;
+        let tools = agent_typescript(text).unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["add", "hello"]);
+        assert_eq!(tools[0].entry.as_deref(), Some("add"));
+        assert_eq!(tools[0].description, "Add two numbers.");
+        assert_eq!(tools[0].parameters["required"], json!(["a"]));
+        assert_eq!(
+            tools[0].parameters["properties"]["a"]["description"],
+            "The first"
+        );
+        assert_eq!(tools[0].positional, ["a", "b"]);
+        assert_eq!(tools[1].parameters["required"], json!([]));
+        let undocumented = "export function bare(x: string) {}\n";
+        assert!(agent_typescript(undocumented).is_err());
     }
 }

@@ -957,3 +957,175 @@ fn the_configured_agent_session_opens_in_the_agent_s_directory() {
             .is_file()
     );
 }
+
+#[test]
+fn an_agent_s_documents_become_its_knowledge_base() {
+    use crate::common::fake_llm::embeddings;
+    let env = TestEnv::new();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    let config = config.replacen(
+        "    models:\n",
+        "    models:\n      - name: emb\n        type: embedding\n",
+        1,
+    );
+    env.write_config(&format!("rag_embedding_model: fake:emb\n{config}"));
+    embeddings::install(&env.server);
+    write_agent(
+        &env,
+        "kb",
+        "instructions: You answer from notes.\ndocuments:\n  - notes.md\n",
+    );
+    std::fs::write(
+        env.config_dir().join("agents/kb/notes.md"),
+        "The launch code word is PELICAN.\n",
+    )
+    .unwrap();
+    // Nobody can be asked: the error names the flag, and nothing is sent.
+    env.loki()
+        .args(["-a", "kb", "what is the code word?"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("--build-agent-rag"));
+    assert!(env.server.requests().is_empty());
+    env.server.push(openai::text_stream(&["PELICAN"]));
+    env.loki()
+        .args(["-a", "kb", "--build-agent-rag", "what is the code word?"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("PELICAN"))
+        .stderr(predicates::str::contains(
+            "building the knowledge base of agent `kb` from 1 document(s)",
+        ));
+    let chat = |env: &TestEnv| -> Vec<Value> {
+        env.server
+            .requests()
+            .iter()
+            .filter(|r| r.path_only() == "/v1/chat/completions")
+            .map(crate::common::fake_llm::Recorded::json)
+            .collect()
+    };
+    let sent = chat(&env).last().unwrap().to_string();
+    assert!(sent.contains("The launch code word is PELICAN."), "{sent}");
+    assert!(env.config_dir().join("rags/agent-kb.yaml").exists());
+    // Built once: the next run searches it without being asked.
+    env.server.push(openai::text_stream(&["still PELICAN"]));
+    env.loki()
+        .args(["-a", "kb", "the code word again?"])
+        .assert()
+        .success();
+    let sent = chat(&env).last().unwrap().to_string();
+    assert!(sent.contains("The launch code word is PELICAN."), "{sent}");
+}
+
+#[test]
+fn auto_continue_keeps_a_one_shot_run_going_without_an_agent() {
+    let env = TestEnv::new();
+    env.server.push(openai::tool_call_stream(&[
+        ("i", "todo__init", r#"{"goal":"tidy"}"#),
+        ("a", "todo__add", r#"{"task":"sweep"}"#),
+    ]));
+    env.server.push(openai::text_stream(&["started"]));
+    env.server.push(openai::tool_call_stream(&[(
+        "d",
+        "todo__done",
+        r#"{"id":1}"#,
+    )]));
+    env.server.push(openai::text_stream(&["all swept"]));
+    env.loki()
+        .args(["--auto-continue", "tidy up"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("all swept"))
+        .stderr(predicates::str::contains(
+            "📋 Auto-continuing (1/10): 1 incomplete todo(s) remain",
+        ));
+    assert_eq!(
+        env.server.requests().len(),
+        4,
+        "stops once the list is done"
+    );
+    let first = env.server.requests()[0].json();
+    assert!(tool_names(&first).contains(&"todo__add".to_string()));
+    // Without the flag there is no list.
+    env.server.push(openai::text_stream(&["plain"]));
+    env.loki().args(["tidy up"]).assert().success();
+    let plain = env.server.requests().last().unwrap().json();
+    assert!(!tool_names(&plain).iter().any(|t| t.starts_with("todo__")));
+}
+
+#[test]
+fn an_agent_s_typescript_tools_are_offered() {
+    let env = TestEnv::new();
+    write_agent(&env, "ts", "instructions: You are TS.\n");
+    std::fs::write(
+        env.config_dir().join("agents/ts/tools.ts"),
+        "/**\n * Add two numbers.\n * @param a - The first\n */\nexport function add(a: number, b: number = 1): string {\n  return String(a + b);\n}\n\nfunction helper(): void {}\n",
+    )
+    .unwrap();
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["-a", "ts", "add"]).assert().success();
+    let body = env.server.requests()[0].json();
+    let tools = body["tools"].as_array().unwrap();
+    let add = tools
+        .iter()
+        .find(|t| t["function"]["name"] == "add")
+        .expect("add offered");
+    assert_eq!(add["function"]["description"], "Add two numbers.");
+    assert_eq!(
+        add["function"]["parameters"]["required"],
+        serde_json::json!(["a"])
+    );
+    assert!(!tool_names(&body).contains(&"helper".to_string()));
+}
+
+#[test]
+fn an_agent_s_compression_threshold_applies_and_its_todo_list_survives_compression() {
+    let env = TestEnv::new();
+    write_agent(
+        &env,
+        "planner",
+        "instructions: You plan.\ncompression_threshold: 300\nauto_continue: true\nmax_auto_continues: 0\n",
+    );
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        if body.get("stream") != Some(&Value::Bool(true)) {
+            return openai::text_json("They planned a release.");
+        }
+        let has_results = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["role"] == "tool");
+        if has_results {
+            openai::text_stream(&[&"A long plan. ".repeat(150)])
+        } else {
+            openai::tool_call_stream(&[
+                ("i", "todo__init", r#"{"goal":"release 2.0"}"#),
+                ("a", "todo__add", r#"{"task":"tag the build"}"#),
+            ])
+        }
+    });
+    env.loki()
+        .args(["-a", "planner", "-s", "work", "plan the release"])
+        .assert()
+        .success();
+    let summaries: Vec<Value> = env
+        .server
+        .requests()
+        .iter()
+        .map(crate::common::fake_llm::Recorded::json)
+        .filter(|b| b.get("stream") != Some(&Value::Bool(true)))
+        .collect();
+    assert_eq!(summaries.len(), 1, "the agent's threshold (300) was passed");
+    env.loki()
+        .args(["-a", "planner", "-s", "work", "what next?"])
+        .assert()
+        .success();
+    let last = env.server.requests().last().unwrap().json();
+    let history = last["messages"].to_string();
+    assert!(history.contains("They planned a release."), "{history}");
+    assert!(
+        history.contains("The todo list so far:\\nGoal: release 2.0\\nProgress: 0/1 completed\\n  ○ 1. tag the build"),
+        "{history}"
+    );
+}
