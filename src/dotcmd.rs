@@ -95,6 +95,9 @@ pub enum Action {
     EditAgentConfig,
     /// List the active agent's conversation starters (`None`), or send one (1-based).
     Starter(Option<usize>),
+    /// List this conversation's sub-agents (`None`), or show one's answer (its number
+    /// or id).
+    SubAgents(Option<String>),
     /// Leave the REPL.
     Exit,
     /// Print a usage or error line.
@@ -141,6 +144,12 @@ pub const COMMANDS: &[ReplCommand] = &[
         args: "[n]",
         help: "List the agent's conversation starters, or send one",
         parse: parse_starter,
+    },
+    ReplCommand {
+        name: ".agents",
+        args: "[n|id]",
+        help: "List the sub-agents this conversation started, or show one's answer",
+        parse: |args| Action::SubAgents((!args.is_empty()).then(|| args.to_string())),
     },
     ReplCommand {
         name: ".clear",
@@ -294,8 +303,8 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".delete",
-        args: "role|session|rag <name>",
-        help: "Delete a role file, a saved session or a knowledge base",
+        args: "role|session|rag|agent-data <name>",
+        help: "Delete a role file, a saved session, a knowledge base, or an agent's sessions and knowledge base",
         parse: parse_delete,
     },
     ReplCommand {
@@ -486,7 +495,10 @@ fn parse_delete(args: &str) -> Action {
         (Some("role"), Some(name), None) => Action::DeleteRole(name.into()),
         (Some("session"), Some(name), None) => Action::DeleteSession(name.into()),
         (Some("rag"), Some(name), None) => Action::DeleteRag(name.into()),
-        _ => Action::Usage("usage: .delete role|session|rag <name>".into()),
+        (Some("agent-data"), Some(name), None) => {
+            Action::Apply(Command::DeleteAgentData(name.into()))
+        }
+        _ => Action::Usage("usage: .delete role|session|rag|agent-data <name>".into()),
     }
 }
 

@@ -45,6 +45,9 @@ pub enum Command {
     SaveRole(Option<String>),
     /// Delete `roles/<name>.md` (`.delete role`).
     DeleteRole(String),
+    /// Delete what an agent keeps — its sessions and its knowledge base — leaving its
+    /// definition (`.delete agent-data <name>`).
+    DeleteAgentData(String),
     /// Open (or start) a session by name or id (`.session`, `-s`); `temp` starts an
     /// unsaved one.
     OpenSession(String),
@@ -400,6 +403,7 @@ fn confirm(
             }
             Ok(format!("saved {}", path.display()))
         }
+        Command::DeleteAgentData(name) => delete_agent_data(state, ctx, &name),
         Command::DeleteRole(name) => {
             let path = state.paths.roles_dir.join(format!("{name}.md"));
             std::fs::remove_file(&path).map_err(|e| io_error("delete", &path, &e))?;
@@ -446,6 +450,38 @@ fn confirm(
             unreachable!("`apply` handles the session commands before `confirm`")
         }
     }
+}
+
+/// `.delete agent-data <name>`: the agent's sessions and knowledge base.
+fn delete_agent_data(
+    state: &AppState,
+    ctx: &RequestContext,
+    name: &str,
+) -> Result<String, CoreError> {
+    if ctx.agent.as_ref().is_some_and(|a| a.def.name == name) {
+        return Err(CoreError::Conflict(format!(
+            "agent `{name}` is in use; .exit agent first"
+        )));
+    }
+    let def = crate::agent::AgentDef::load(&state.paths, name, &ctx.env)?;
+    let mut deleted = Vec::new();
+    let sessions = def.sessions_dir();
+    if sessions.is_dir() {
+        let count = std::fs::read_dir(&sessions).map_or(0, |d| d.count());
+        std::fs::remove_dir_all(&sessions).map_err(|e| io_error("delete", &sessions, &e))?;
+        deleted.push(format!("{count} session file(s)"));
+    }
+    let rag = crate::agent::knowledge_base_name(name);
+    if crate::rag::store::meta_path(&state.paths.rags_dir, &rag).exists() {
+        crate::rag::delete(&state.paths.rags_dir, &rag)?;
+        state.rags.invalidate(&state.paths.rags_dir, &rag);
+        deleted.push(format!("knowledge base `{rag}`"));
+    }
+    Ok(if deleted.is_empty() {
+        format!("agent `{name}` keeps no data")
+    } else {
+        format!("agent `{name}`: deleted {}", deleted.join(" and "))
+    })
 }
 
 /// An agent's instructions are its role: changing them is leaving the agent.

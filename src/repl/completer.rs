@@ -28,6 +28,8 @@ pub struct CompletionData {
     pub agents_dir: std::path::PathBuf,
     /// Tools, MCP servers and their aliases (read on each Tab).
     pub state: Option<Arc<crate::state::AppState>>,
+    /// The agent in use (its starters complete `.starter`).
+    pub active_agent: Option<String>,
 }
 
 impl std::fmt::Debug for CompletionData {
@@ -84,7 +86,11 @@ impl LokiCompleter {
             ".session" => self.complete_names(Names::Sessions, rest, arg_start),
             ".rag" => self.complete_names(Names::Rags, rest, arg_start),
             ".macro" => self.complete_names(Names::Macros, rest, arg_start),
-            ".agent" => self.complete_names(Names::Agents, rest, arg_start),
+            ".agent" => match rest.split_once(' ') {
+                None => self.complete_names(Names::Agents, rest, arg_start),
+                Some((agent, given)) => self.complete_variables(agent, given, arg_start),
+            },
+            ".starter" => self.complete_starters(rest, arg_start),
             ".rebuild" | ".sources" => fixed(&["rag"], rest, arg_start),
             ".vault" => match rest.split_once(' ') {
                 None => fixed(&["add", "get", "update", "delete", "list"], rest, arg_start),
@@ -116,7 +122,10 @@ impl LokiCompleter {
                 Some(_) => Vec::new(),
             },
             ".delete" => match rest.split_once(' ') {
-                None => fixed(&["role", "session", "rag"], rest, arg_start),
+                None => fixed(&["role", "session", "rag", "agent-data"], rest, arg_start),
+                Some(("agent-data", name)) => {
+                    self.complete_names(Names::Agents, name, arg_start + "agent-data ".len())
+                }
                 Some(("rag", name)) => {
                     self.complete_names(Names::Rags, name, arg_start + "rag ".len())
                 }
@@ -130,6 +139,64 @@ impl LokiCompleter {
             },
             _ => Vec::new(),
         }
+    }
+
+    /// The configuration of agent `name`, read on each Tab.
+    fn agent_config(&self, name: &str) -> Option<crate::agent::config::AgentConfig> {
+        let data = self.data.read().ok()?;
+        let path = data.agents_dir.join(name).join("config.yaml");
+        serde_yaml::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    }
+
+    /// `.agent <name> …`: the agent's variables not given yet, as `name=` (with their
+    /// description and default).
+    fn complete_variables(&self, agent: &str, given: &str, start: usize) -> Vec<Suggestion> {
+        let Some(config) = self.agent_config(agent) else {
+            return Vec::new();
+        };
+        let word_start = given.rfind(' ').map_or(0, |i| i + 1);
+        let typed = &given[word_start..];
+        if typed.contains('=') {
+            return Vec::new();
+        }
+        let at = start + agent.len() + 1 + word_start;
+        config
+            .variables
+            .iter()
+            .filter(|v| !given.contains(&format!("{}=", v.name)))
+            .filter(|v| fuzzy(typed, &v.name))
+            .map(|v| {
+                let mut about = v.description.clone();
+                if let Some(default) = &v.default {
+                    about.push_str(&format!(" (default: {default})"));
+                }
+                let mut s = suggestion(
+                    &format!("{}=", v.name),
+                    Some(about),
+                    at,
+                    at + typed.len(),
+                    false,
+                );
+                s.append_whitespace = false;
+                s
+            })
+            .collect()
+    }
+
+    /// `.starter`: the numbers of the active agent's starters, each with its text.
+    fn complete_starters(&self, typed: &str, start: usize) -> Vec<Suggestion> {
+        let agent = self.data.read().ok().and_then(|d| d.active_agent.clone());
+        let Some(config) = agent.and_then(|a| self.agent_config(&a)) else {
+            return Vec::new();
+        };
+        config
+            .conversation_starters
+            .iter()
+            .enumerate()
+            .map(|(i, text)| ((i + 1).to_string(), text))
+            .filter(|(n, _)| n.starts_with(typed))
+            .map(|(n, text)| suggestion(&n, Some(text.clone()), start, start + typed.len(), false))
+            .collect()
     }
 
     /// Role or session names starting with (or fuzzily matching) the word being typed.
@@ -356,6 +423,36 @@ mod tests {
 
     fn values(s: Vec<Suggestion>) -> Vec<String> {
         s.into_iter().map(|s| s.value).collect()
+    }
+
+    #[test]
+    fn agent_variables_and_starters() {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = dir.path().join("demo");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::write(
+            agent.join("config.yaml"),
+            "instructions: x\nvariables:\n  - name: user\n    description: Who\n  - name: tone\n    default: calm\nconversation_starters:\n  - Say hello\n  - Plan the day\n",
+        )
+        .unwrap();
+        let data = CompletionData {
+            agents_dir: dir.path().to_path_buf(),
+            active_agent: Some("demo".into()),
+            ..CompletionData::default()
+        };
+        let c = LokiCompleter::new(Arc::new(RwLock::new(data)));
+        assert_eq!(values(c.suggest(".agent de", 9)), ["demo"]);
+        let line = ".agent demo ";
+        let found = c.suggest(line, line.len());
+        assert_eq!(values(found.clone()), ["user=", "tone="]);
+        assert_eq!(found[1].description.as_deref(), Some(" (default: calm)"));
+        assert_eq!(found[0].span.start, line.len());
+        let line = ".agent demo user=ann t";
+        assert_eq!(values(c.suggest(line, line.len())), ["tone="]);
+        let starters = c.suggest(".starter ", 9);
+        assert_eq!(values(starters.clone()), ["1", "2"]);
+        assert_eq!(starters[1].description.as_deref(), Some("Plan the day"));
+        assert_eq!(values(c.suggest(".delete agent-data d", 20)), ["demo"]);
     }
 
     #[test]

@@ -100,6 +100,7 @@ pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow
         prepared: Arc::new(Mutex::new(None)),
         live,
     };
+    repl.sync_completion();
     repl.banner();
     // MCP servers start while the user types; the first turn waits only for what is left.
     repl.prepare_mcp();
@@ -256,6 +257,7 @@ impl Repl {
                 None => self.error("no agent is active"),
             },
             Action::Starter(n) => self.starter(n).await,
+            Action::SubAgents(which) => self.sub_agents(which.as_deref()),
             Action::InfoRole => match &self.ctx().role {
                 Some(role) => self.println(&role.export()),
                 None => self.error("no role is active"),
@@ -418,6 +420,14 @@ impl Repl {
         self.report_turn(result);
     }
 
+    /// Tells the completer which agent is in use (for `.starter`).
+    fn sync_completion(&self) {
+        let agent = self.ctx().agent.as_ref().map(|a| a.def.name.clone());
+        if let Ok(mut data) = self.completion.write() {
+            data.active_agent = agent;
+        }
+    }
+
     /// Runs the editor on `path`; false (after an error line) when it fails.
     fn run_editor(&self, path: &std::path::Path) -> bool {
         let editor = crate::term::editor::command(self.state());
@@ -436,7 +446,9 @@ impl Repl {
     pub(super) async fn apply(&mut self, command: Command) -> bool {
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::new(opts, None);
-        match self.conv.apply(command, &emitter).await {
+        let result = self.conv.apply(command, &emitter).await;
+        self.sync_completion();
+        match result {
             Ok(applied) => {
                 self.show_applied(&applied);
                 true
@@ -520,6 +532,54 @@ impl Repl {
                 self.ctx().history.len()
             )),
             Err(e) => self.error(&e.to_string()),
+        }
+    }
+
+    /// `.agents`: the sub-agents started in this conversation, one line each; `.agents N`
+    /// (or an id) shows that one's answer in full.
+    fn sub_agents(&self, which: Option<&str>) {
+        let agents = self.conv.sub_agents();
+        if agents.is_empty() {
+            return self.note("no sub-agents have run in this conversation");
+        }
+        let Some(which) = which else {
+            for (i, a) in agents.iter().enumerate() {
+                let cost = a.cost.map(|c| format!(" ${c:.4}")).unwrap_or_default();
+                let task: String = a.task.chars().take(60).collect();
+                self.println(&format!(
+                    "{}. {} {} ({}) {} tokens{cost} {:.1}s · {task}",
+                    i + 1,
+                    a.agent,
+                    a.status,
+                    a.id,
+                    a.tokens,
+                    a.elapsed.as_secs_f64()
+                ));
+            }
+            return;
+        };
+        let found = which
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|i| agents.get(i))
+            .or_else(|| agents.iter().find(|a| a.id == which));
+        match found {
+            Some(a) => {
+                self.note(&format!("{} ({}), {}: {}", a.agent, a.id, a.status, a.task));
+                if let Some(error) = &a.error {
+                    self.error(error);
+                }
+                if a.output.is_empty() {
+                    self.note("(no answer yet)");
+                } else {
+                    self.println(&a.output);
+                }
+            }
+            None => self.error(&format!(
+                "no sub-agent `{which}`; .agents lists them ({} so far)",
+                agents.len()
+            )),
         }
     }
 
@@ -719,6 +779,7 @@ impl Repl {
         self.display = Display::from_config(&new_state.config);
         if let Ok(mut data) = self.completion.write() {
             *data = completion_data(&new_state);
+            data.active_agent = self.ctx().agent.as_ref().map(|a| a.def.name.clone());
         }
         self.note(&format!("reloaded {}", path.display()));
     }
@@ -993,6 +1054,7 @@ fn completion_data(state: &Arc<AppState>) -> CompletionData {
         macros_dir: state.paths.macros_dir.clone(),
         agents_dir: state.paths.agents_dir.clone(),
         state: Some(Arc::clone(state)),
+        active_agent: None,
     }
 }
 

@@ -656,3 +656,59 @@ fn a_sub_agent_s_question_is_asked_on_the_terminal_with_its_name() {
     pty.read_to_end();
     assert_eq!(pty.exit_code(), 0);
 }
+
+#[test]
+fn the_repl_lists_sub_agents_shows_their_answers_and_deletes_agent_data() {
+    use crate::common::pty::Pty;
+    let env = team("");
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        if who(&body) == "WORKER" {
+            return openai::text_stream(&["the worker's full answer"]);
+        }
+        let done = results(&body);
+        match done.len() {
+            0 => call(
+                "agent__spawn",
+                &json!({"agent": "worker", "prompt": "look around"}),
+            ),
+            1 => call("agent__collect", &json!({"id": done[0]["id"]})),
+            _ => openai::text_stream(&["boss summary"]),
+        }
+    });
+    let sessions = env.config_dir().join("agents/boss/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(sessions.join("old.yaml"), "messages: []\n").unwrap();
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("> ");
+    pty.send(".agents\r");
+    pty.expect("no sub-agents have run");
+    pty.expect("> ");
+    pty.send(".agent boss\r");
+    pty.expect("boss>");
+    pty.send("go\r");
+    pty.expect("boss summary");
+    pty.expect("boss>");
+    pty.send(".agents\r");
+    let listed = pty.expect("look around");
+    assert!(
+        listed.contains("1. worker completed (agent_worker_"),
+        "{listed}"
+    );
+    pty.expect("boss>");
+    pty.send(".agents 1\r");
+    pty.expect("the worker's full answer");
+    pty.expect("boss>");
+    pty.send(".delete agent-data boss\r");
+    pty.expect("agent `boss` is in use; .exit agent first");
+    pty.expect("boss>");
+    pty.send(".exit agent\r");
+    pty.expect("> ");
+    pty.send(".delete agent-data boss\r");
+    pty.expect("agent `boss`: deleted 1 session file(s)");
+    pty.expect("> ");
+    pty.send(".exit\r");
+    pty.read_to_end();
+    assert!(!sessions.exists());
+    assert!(env.config_dir().join("agents/boss/config.yaml").exists());
+}
