@@ -467,7 +467,7 @@ fn delete_agent_data(
     let mut deleted = Vec::new();
     let sessions = def.sessions_dir();
     if sessions.is_dir() {
-        let count = std::fs::read_dir(&sessions).map_or(0, |d| d.count());
+        let count = std::fs::read_dir(&sessions).map_or(0, Iterator::count);
         std::fs::remove_dir_all(&sessions).map_err(|e| io_error("delete", &sessions, &e))?;
         deleted.push(format!("{count} session file(s)"));
     }
