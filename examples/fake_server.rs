@@ -5,7 +5,11 @@
 //! - `stream`: a streamed OpenAI answer of `<tokens>` one-word SSE events;
 //! - `json`: the same answer, not streamed;
 //! - `code`: a streamed OpenAI answer holding Markdown and a fenced Rust block;
-//! - `claude` / `gemini`: a short streamed answer in Anthropic's / Gemini's wire format.
+//! - `claude` / `gemini`: a short streamed answer in Anthropic's / Gemini's wire format;
+//! - `agents <delay_ms> [parts]`: an agent tree for `scripts/bench`. A request whose system
+//!   prompt names `WORKER` is answered after `<delay_ms>` (spread over `[parts]` streamed
+//!   pieces when given); any other request is the `boss`: asked `spawn N`, it spawns N
+//!   workers in one response, collects them all in the next, then answers `done`.
 //!
 //! Prints the base URL (`http://127.0.0.1:PORT/v1`) on the first line of stdout, then
 //! serves until killed.
@@ -29,6 +33,10 @@ fn main() {
     let mode = args.next().unwrap_or_else(|| "stream".into());
     let tokens: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(16);
     let server = fake_llm::FakeLlm::start();
+    if mode == "agents" {
+        let parts: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        agents(&server, tokens as u64, parts);
+    }
     let text = fake_llm::openai::long_stream_text(tokens);
     let words: Vec<String> = (0..tokens)
         .map(fake_llm::openai::long_stream_token)
@@ -41,10 +49,84 @@ fn main() {
         "gemini" => fake_llm::gemini::text_stream(&parts),
         _ => fake_llm::openai::long_stream(tokens),
     };
-    server.set_default(reply);
+    if mode != "agents" {
+        server.set_default(reply);
+    }
     println!("{}", server.base_url());
     std::io::stdout().flush().unwrap();
     loop {
         std::thread::park();
     }
+}
+
+/// The `agents` mode: see the module docs.
+fn agents(server: &fake_llm::FakeLlm, delay_ms: u64, parts: usize) {
+    use fake_llm::openai;
+    use serde_json::{Value, json};
+    server.respond_for("/v1/chat", move |request| {
+        let body = request.json();
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let system = messages
+            .first()
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let delay = std::time::Duration::from_millis(delay_ms);
+        if system.contains("WORKER") {
+            if parts == 0 {
+                return openai::text_stream(&["worker done"]).delay_headers(delay);
+            }
+            let words: Vec<String> = (0..parts).map(|i| format!("w{i} ")).collect();
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            let gap = delay / u32::try_from(parts).unwrap_or(1).max(1);
+            return openai::text_stream(&words).frame_delay(gap);
+        }
+        let results: Vec<Value> = messages
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .filter_map(|m| serde_json::from_str(m["content"].as_str()?).ok())
+            .collect();
+        let task = messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default();
+        let n: usize = task
+            .split_whitespace()
+            .find_map(|w| w.parse().ok())
+            .unwrap_or(1);
+        let calls: Vec<(String, String, String)> = if results.is_empty() {
+            (0..n)
+                .map(|i| {
+                    let args = json!({"agent": "worker", "prompt": format!("part {i}")});
+                    (
+                        format!("s{i}"),
+                        "agent__spawn".to_string(),
+                        args.to_string(),
+                    )
+                })
+                .collect()
+        } else if results.len() == n {
+            results
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let args = json!({"id": r["id"]});
+                    (
+                        format!("c{i}"),
+                        "agent__collect".to_string(),
+                        args.to_string(),
+                    )
+                })
+                .collect()
+        } else {
+            return openai::text_stream(&["done"]);
+        };
+        let calls: Vec<(&str, &str, &str)> = calls
+            .iter()
+            .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
+            .collect();
+        openai::tool_call_stream(&calls)
+    });
 }

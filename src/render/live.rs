@@ -121,8 +121,9 @@ impl Hold<'_> {
                 state.parent_calls += 1;
                 state.parent_asking = true;
             }
-            Event::ToolCallStarted(_) => state.parent_calls += 1,
-            Event::ToolCallFinished(_) => {
+            // Calls that return at once (spawning, listing) are not worth drawing for.
+            Event::ToolCallStarted(call) if !quick(&call.name) => state.parent_calls += 1,
+            Event::ToolCallFinished(done) if !quick(&done.name) => {
                 state.parent_calls = state.parent_calls.saturating_sub(1);
                 state.parent_asking = false;
             }
@@ -308,6 +309,11 @@ impl LiveView {
         }
         self.refresh(&mut state, changed);
     }
+}
+
+/// The sub-agent tools that answer at once (only `agent__collect` waits).
+fn quick(tool: &str) -> bool {
+    tool.starts_with("agent__") && tool != "agent__collect"
 }
 
 fn row<'a>(state: &'a mut View, conversation: &ConversationId) -> Option<&'a mut Row> {
@@ -511,8 +517,13 @@ fn write_erase(state: &View, out: &mut Vec<u8>) {
     let _ = write!(out, "\r\x1b[{rows}F\x1b[J");
 }
 
+/// The terminal's width; 80 when it cannot be told (a pseudo-terminal nobody sized
+/// reports 0).
 fn terminal_width() -> usize {
-    crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w))
+    match crossterm::terminal::size() {
+        Ok((w, _)) if w > 0 => usize::from(w),
+        _ => 80,
+    }
 }
 
 fn write_stderr(bytes: &[u8]) {

@@ -65,9 +65,11 @@ impl TerminalOptions {
     /// terminal width (without querying the terminal).
     pub fn detect(caps: &crate::config::TerminalCaps, display: &Display, code_only: bool) -> Self {
         let (stdout_tty, stderr_tty, no_color) = (caps.stdout_tty, caps.stderr_tty, caps.no_color);
+        // A pseudo-terminal nobody sized reports 0 x 0.
         let (term_width, term_height) = crossterm::terminal::size()
-            .map(|(w, h)| (usize::from(w), usize::from(h)))
-            .unwrap_or((80, 24));
+            .ok()
+            .filter(|(w, h)| *w > 0 && *h > 0)
+            .map_or((80, 24), |(w, h)| (usize::from(w), usize::from(h)));
         Self {
             stdout: Theme::detect(stdout_tty, no_color, display.highlight, display.light),
             stderr: Theme::detect(stderr_tty, no_color, true, display.light),

@@ -591,6 +591,12 @@ fn the_live_view_shows_running_children_then_one_summary_line() {
             _ => openai::text_stream(&["Both workers reported."]),
         }
     });
+    // A pseudo-terminal nobody sized (0 x 0, as `script` or an IDE's makes) still shows
+    // it, at 80 columns.
+    let mut zero = Pty::spawn(&env, &["-a", "boss", "go"], &[]);
+    let _ = zero.session.get_process_mut().set_window_size(0, 0);
+    zero.expect("2 running");
+    zero.read_to_end();
     let mut pty = Pty::spawn(&env, &["-a", "boss", "go"], &[]);
     let mut parser = vt100::Parser::new(24, 80, 1000);
     let before = pty.expect("2 running");
@@ -711,4 +717,102 @@ fn the_repl_lists_sub_agents_shows_their_answers_and_deletes_agent_data() {
     pty.read_to_end();
     assert!(!sessions.exists());
     assert!(env.config_dir().join("agents/boss/config.yaml").exists());
+}
+
+#[test]
+fn a_cancelled_sub_agent_stops_at_once() {
+    let env = team("");
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        if who(&body) == "WORKER" {
+            return openai::text_stream(&["never", " seen"]).frame_delay(Duration::from_secs(30));
+        }
+        let done = results(&body);
+        match done.len() {
+            0 => call(
+                "agent__spawn",
+                &json!({"agent": "worker", "prompt": "slow work"}),
+            ),
+            1 => call("agent__cancel", &json!({"id": done[0]["id"]})),
+            2 => call("agent__collect", &json!({"id": done[0]["id"]})),
+            _ => openai::text_stream(&["stopped it"]),
+        }
+    });
+    let began = Instant::now();
+    env.loki()
+        .args(["-a", "boss", "go"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("stopped it"));
+    assert!(
+        began.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        began.elapsed()
+    );
+    let boss = requests_of(&env, "BOSS");
+    let done = results(boss.last().unwrap());
+    assert_eq!(done[1]["message"], "Cancelled agent 'worker'");
+    assert_eq!(done[2]["status"], "cancelled", "{:?}", done[2]);
+}
+
+#[test]
+fn the_live_view_survives_a_narrower_terminal() {
+    use crate::common::pty::Pty;
+    let env = team("");
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        if who(&body) == "WORKER" {
+            return openai::text_stream(&["ok"]).delay_headers(Duration::from_millis(2500));
+        }
+        let done = results(&body);
+        match done.len() {
+            0 => openai::tool_call_stream(&[
+                (
+                    "s1",
+                    "agent__spawn",
+                    r#"{"agent":"worker","prompt":"a task described at quite some length so that its line is long"}"#,
+                ),
+                (
+                    "s2",
+                    "agent__spawn",
+                    r#"{"agent":"worker","prompt":"another task, also described at some length to fill the line"}"#,
+                ),
+            ]),
+            2 => openai::tool_call_stream(&[
+                ("c1", "agent__collect", &json!({"id": done[0]["id"]}).to_string()),
+                ("c2", "agent__collect", &json!({"id": done[1]["id"]}).to_string()),
+            ]),
+            _ => openai::text_stream(&["Finished."]),
+        }
+    });
+    let mut pty = Pty::spawn(&env, &["-a", "boss", "go"], &[]);
+    pty.expect("2 running");
+    pty.expect(" tok ");
+    // Narrow the terminal while the rows are drawn; the next frames fit the new width.
+    let _ = pty.session.get_process_mut().set_window_size(40, 24);
+    // Frames drawn before the resize are still being read; one drawn after it fits.
+    let fits = (0..40).any(|_| {
+        let frame = pty.expect("another");
+        assert!(
+            !frame.contains("agents finished"),
+            "no frame fitted: {frame:?}"
+        );
+        frame
+            .split(['\n', '\r'])
+            .filter(|l| l.contains("worker · "))
+            .map(|l| l.replace("\x1b[2m", "").replace("\x1b[0m", ""))
+            .all(|l| l.chars().count() < 40)
+    });
+    assert!(fits, "the view never fitted 40 columns");
+    let rest = pty.read_to_end();
+    assert_eq!(pty.exit_code(), 0);
+    // After the summary line, nothing of the view is left.
+    let after = rest
+        .rsplit_once("agents finished")
+        .map(|(_, tail)| tail)
+        .expect("a summary line");
+    assert!(after.contains("Finished."), "{after:?}");
+    assert!(!after.contains("worker · "), "{after:?}");
+    assert!(!after.contains("running,"), "{after:?}");
 }
