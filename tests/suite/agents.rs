@@ -1129,3 +1129,41 @@ fn an_agent_s_compression_threshold_applies_and_its_todo_list_survives_compressi
         "{history}"
     );
 }
+
+#[test]
+fn starters_are_listed_and_sent_and_macros_can_use_agents() {
+    use crate::common::pty::Pty;
+    let env = agent_env();
+    env.server
+        .push(openai::text_stream(&["Hello from the starter."]));
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("> ");
+    pty.send(".agent demo user=Zed\r");
+    pty.expect("demo>");
+    pty.send(".starter\r");
+    pty.expect("1. Say hello");
+    pty.expect("demo>");
+    pty.send(".starter 1\r");
+    pty.expect("Hello from the starter.");
+    pty.expect("demo>");
+    pty.send(".exit\r");
+    pty.read_to_end();
+    let sent = env.server.requests()[0].json();
+    let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"], "Say hello");
+    // A macro step can activate an agent; the next step talks to it.
+    std::fs::create_dir_all(env.config_dir().join("macros")).unwrap();
+    std::fs::write(
+        env.config_dir().join("macros/greet.yaml"),
+        "steps:\n  - .agent demo user=Ann\n  - say hi\n",
+    )
+    .unwrap();
+    env.server.push(openai::text_stream(&["Hi Ann."]));
+    env.loki()
+        .args(["--macro", "greet"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("Hi Ann."));
+    let body = env.server.requests().last().unwrap().json();
+    assert!(system_prompt(&body).contains("working for Ann"));
+}
