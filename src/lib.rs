@@ -38,6 +38,7 @@ pub mod render;
 pub mod repl;
 pub mod role;
 pub mod secrets;
+pub mod server;
 pub mod session;
 pub mod shell_words;
 pub mod signals;

@@ -35,12 +35,16 @@ pub enum Mode {
     /// One question (or a stream of them), answered as JSON (`--output-format`,
     /// `--input-format stream-json`).
     Headless,
+    /// `--serve`: the HTTP server.
+    Serve,
 }
 
 impl Mode {
     /// The mode for `args`.
     pub fn choose(args: &Args, stdin_tty: bool) -> Self {
-        if args.info_only() || args.authenticate.is_some() || args.build_tools {
+        if args.serve.is_some() {
+            Self::Serve
+        } else if args.info_only() || args.authenticate.is_some() || args.build_tools {
             Self::Info
         } else if args.macro_name.is_some() {
             Self::Macro
@@ -119,7 +123,7 @@ pub fn main_entry() -> ExitCode {
     // stay on one thread, where streaming is several times cheaper (no cross-thread wakeup
     // per network read).
     let mode = Mode::choose(&args, caps.stdin_tty);
-    let runtime = match if mode == Mode::Repl {
+    let runtime = match if matches!(mode, Mode::Repl | Mode::Serve) {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -232,13 +236,16 @@ async fn run(
     paths: Paths,
     caps: TerminalCaps,
 ) -> anyhow::Result<u8> {
+    if args.api_key_hash {
+        return api_key_hash();
+    }
     // Before the configuration: its placeholders may name the secret being added.
     if let Some(op) = vault_op(&args) {
         return crate::cli::vault::run(op, &paths, &env, &caps);
     }
     let stdin_tty = caps.stdin_tty;
     let stdout_tty = caps.stdout_tty;
-    let interactive = stdin_tty && stdout_tty && mode != Mode::Headless;
+    let interactive = stdin_tty && stdout_tty && !matches!(mode, Mode::Headless | Mode::Serve);
     let (config, origin, vault) =
         match setup::load_config(&paths, &env, &caps, interactive, args.info_only()).await {
             Ok(found) => found,
@@ -274,6 +281,7 @@ async fn run(
         tracing::warn!("cannot install the built-in agents: {e}");
     }
     match mode {
+        Mode::Serve => crate::server::serve(state, args.serve.as_deref()).await,
         Mode::Repl => {
             if !stdout_tty {
                 anyhow::bail!("the REPL needs a terminal on stdout; give a prompt to run one-shot");
@@ -310,6 +318,23 @@ async fn run(
             crate::cli::oneshot::run(&state, &args, text).await
         }
     }
+}
+
+/// `--api-key-hash`: a new key, and the entry that lets it in.
+fn api_key_hash() -> anyhow::Result<u8> {
+    let (key, hash) = crate::server::auth::new_key().map_err(|e| anyhow::anyhow!(e))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "key:  {key}")?;
+    writeln!(
+        out,
+        "# for config.yaml (the key itself is not stored; give it to the client):"
+    )?;
+    writeln!(out, "api:\n  auth:\n    mode: StaticKeys\n    keys:")?;
+    writeln!(
+        out,
+        "      - subject: <who>\n        key_hash: \"{hash}\"\n        scopes: [read, write]"
+    )?;
+    Ok(0)
 }
 
 /// The REPL's conversation: the flags and `repl_prelude`, the person at the terminal

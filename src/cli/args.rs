@@ -179,6 +179,14 @@ pub struct Args {
     #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append, requires = "agent")]
     pub agent_variable: Vec<String>,
 
+    /// Serve the HTTP API (OpenAI-compatible and loki's own) on ADDR (default: `api.listen_addr`)
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    pub serve: Option<String>,
+
+    /// Print a new API key and its hash for `api.auth.keys`, then exit
+    #[arg(long)]
+    pub api_key_hash: bool,
+
     /// Build the agent's knowledge base from its `documents` without asking
     #[arg(long, requires = "agent")]
     pub build_agent_rag: bool,

@@ -5,6 +5,7 @@
 //! in [`load`], the directory layout in [`paths`], the key table in [`keys`]. Nothing here
 //! talks to a provider or prints.
 
+pub mod api;
 pub mod clients;
 pub mod env;
 pub mod error;
@@ -182,6 +183,8 @@ pub struct AppConfig {
     pub allow_special_files: bool,
     /// Address for `--serve`.
     pub serve_addr: Option<String>,
+    /// `api:` — the HTTP server of `--serve` (see [`api::ApiConfig`]).
+    pub api: Option<api::ApiConfig>,
     /// The raw `clients:` entries; turned into [`AppConfig::clients`] by the loader so each
     /// entry's error can name its index.
     #[serde(rename = "clients")]
@@ -253,6 +256,7 @@ impl Default for AppConfig {
             max_input_size: DEFAULT_MAX_INPUT_SIZE,
             allow_special_files: false,
             serve_addr: None,
+            api: None,
             raw_clients: Vec::new(),
             clients: Vec::new(),
         }

@@ -50,3 +50,10 @@ pub fn saved_session_names(sessions_dir: &std::path::Path) -> Vec<String> {
         .map(crate::session::store::SessionMeta::name)
         .collect()
 }
+
+/// Saved sessions with their ids and when they were written (the server's listing).
+pub async fn sessions(
+    state: &AppState,
+) -> Result<Vec<crate::session::store::SessionMeta>, CoreError> {
+    Ok(state.sessions.list().await?)
+}

@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["render"],
     &["term", "dotcmd", "logging"],
     &["macros"],
-    &["cli", "repl"],
+    &["cli", "repl", "server"],
     &["app"],
 ];
 

@@ -29,6 +29,7 @@ mod render_fixes;
 mod repl;
 mod repl_fixes;
 mod roles;
+mod server;
 mod session_safety;
 mod session_store;
 mod sessions;

@@ -1,0 +1,661 @@
+//! loki's own REST API: one-shot completions, sessions (create, list, read, delete,
+//! post a message, compress, empty, attach a role or knowledge base), approvals, and the
+//! listings, health and metrics endpoints.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::reply::{ApiError, json_body, sse, sse_event};
+use super::run::{ApprovalPolicy, ChannelEmitter, Ran, loki_event};
+use super::{RequestInfo, Server};
+use crate::conversation::{Conversation, ConversationSpec, catalog};
+use crate::engine::command::Command;
+use crate::engine::event::Event;
+use crate::engine::{CollectingEmitter, Discard, Emitter, UserInput};
+use crate::tool::approve::Decision;
+
+/// Parses a JSON body (an empty body is `{}`).
+pub(super) fn body<T: serde::de::DeserializeOwned>(
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<T, ApiError> {
+    let bytes = bytes.map_err(|e| {
+        let status = e.status();
+        let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            "too_large"
+        } else {
+            "invalid_request"
+        };
+        ApiError::new(status, code, e.body_text())
+    })?;
+    let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        &bytes
+    };
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+}
+
+fn policy(text: Option<&str>, default: ApprovalPolicy) -> Result<ApprovalPolicy, ApiError> {
+    match text {
+        None => Ok(default),
+        Some(text) => ApprovalPolicy::parse(text).ok_or_else(|| {
+            ApiError::bad_request(format!("`approval` is ask, auto or deny, not `{text}`"))
+        }),
+    }
+}
+
+/// A prompt sent to `/v1/completions` or a session.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Completion {
+    prompt: String,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    rag: Option<String>,
+    #[serde(default)]
+    stream: bool,
+    #[serde(default)]
+    temperature: Option<f64>,
+    #[serde(default)]
+    approval: Option<String>,
+}
+
+/// Runs `spec` with `prompt`: as SSE events when `stream`, else as one JSON result.
+pub(super) async fn respond(
+    server: &Arc<Server>,
+    info: &RequestInfo,
+    spec: ConversationSpec,
+    prompt: String,
+    stream: bool,
+    approvals: ApprovalPolicy,
+) -> Response {
+    let cancel = server.shutdown.child_token();
+    let key = info.id.clone();
+    let spec = ConversationSpec {
+        approver: Some(server.approver(approvals, &key)),
+        ..spec
+    };
+    let input = UserInput {
+        text: prompt,
+        ..UserInput::default()
+    };
+    if stream {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let started = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&started);
+        let request_id = info.id.clone();
+        let first = sse_event(
+            Some("started"),
+            &json!({"request_id": request_id}).to_string(),
+        );
+        let _ = tx.send(first);
+        let emitter = Arc::new(ChannelEmitter::new(
+            tx,
+            move |envelope| {
+                seen.store(true, Ordering::Relaxed);
+                loki_event(envelope)
+            },
+            cancel.clone(),
+        ));
+        let observer: Arc<dyn Emitter> = Arc::clone(&emitter) as _;
+        let spec = ConversationSpec {
+            observer: Some(Arc::clone(&observer)),
+            ..spec
+        };
+        let task = server.start(spec, input, observer, cancel, key);
+        tokio::spawn(async move {
+            // A failure before the run started has no events of its own.
+            if let Ok(ran) = task.await
+                && let Err(e) = &ran.result
+                && !started.load(Ordering::Relaxed)
+            {
+                let error = ApiError::from(e);
+                let data = json!({"error": {"code": error.code, "message": error.message}});
+                emitter.send(sse_event(Some("error"), &data.to_string()));
+                emitter.send(sse_event(Some("done"), "{}"));
+            }
+        });
+        return sse(rx);
+    }
+    let collector = Arc::new(CollectingEmitter::new());
+    let emitter: Arc<dyn Emitter> = Arc::clone(&collector) as _;
+    // The client going away cancels the run (its session is still saved).
+    let guard = cancel.clone().drop_guard();
+    let task = server.start(spec, input, emitter, cancel, key);
+    let ran = task.await;
+    guard.disarm();
+    match ran {
+        Ok(ran) => result_json(&info.id, &ran, &collector),
+        Err(e) => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            e.to_string(),
+        )
+        .into_response(),
+    }
+}
+
+/// The JSON result of a run that is not streamed.
+fn result_json(request_id: &str, ran: &Ran, events: &CollectingEmitter) -> Response {
+    let own: Vec<Event> = events
+        .envelopes()
+        .into_iter()
+        .filter(|e| e.conversation.to_string() == ran.conversation)
+        .map(|e| e.event)
+        .collect();
+    let mut calls: Vec<Value> = Vec::new();
+    let mut answer = String::new();
+    let mut usage = Value::Null;
+    let mut finish = Value::Null;
+    let mut cost = Value::Null;
+    for event in own {
+        match event {
+            Event::AssistantDelta(d) => answer.push_str(&d.text),
+            Event::ToolCallStarted(c) => calls.push(json!({
+                "id": c.call_id, "name": c.name, "arguments": c.arguments
+            })),
+            Event::ToolCallFinished(done) => {
+                if let Some(call) = calls.iter_mut().find(|c| c["id"] == done.call_id) {
+                    call["result"] = json!(done.result);
+                    call["ok"] = json!(done.ok);
+                }
+            }
+            Event::TurnFinished(done) => {
+                usage = serde_json::to_value(done.usage).unwrap_or_default();
+                finish = json!(done.finish_reason);
+                cost = json!(done.cost_usd);
+            }
+            _ => {}
+        }
+    }
+    let session = ran
+        .session
+        .as_ref()
+        .map(|(id, name)| json!({"id": id, "name": name}));
+    match &ran.result {
+        Ok(outcome) => json_body(
+            StatusCode::OK,
+            &json!({
+                "request_id": request_id,
+                "conversation": ran.conversation,
+                "session": session,
+                "final_message": outcome.text,
+                "tool_calls": calls,
+                "usage": usage,
+                "finish_reason": finish,
+                "cost_usd": cost,
+            }),
+        ),
+        Err(e) => {
+            let error = ApiError::from(e);
+            let mut body = json!({"error": {
+                "code": error.code,
+                "message": error.message,
+                "request_id": request_id,
+            }});
+            if !answer.is_empty() {
+                body["partial"] = json!(answer);
+            }
+            json_body(error.status, &body)
+        }
+    }
+}
+
+/// `POST /v1/completions`: a prompt without a session.
+pub(super) async fn completions(
+    State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Response {
+    let request: Completion = match body(bytes) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let approvals = match policy(request.approval.as_deref(), ApprovalPolicy::Ask) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    let mut commands = Vec::new();
+    if let Some(agent) = &request.agent {
+        commands.push(Command::UseAgent {
+            name: agent.clone(),
+            variables: Vec::new(),
+            session: None,
+        });
+    }
+    if let Some(role) = &request.role {
+        commands.push(Command::UseRole(role.clone()));
+    }
+    if let Some(rag) = &request.rag {
+        commands.push(Command::UseRag(rag.clone()));
+    }
+    if let Some(t) = request.temperature {
+        commands.push(Command::Set {
+            key: "temperature".into(),
+            value: t.to_string(),
+        });
+    }
+    let spec = ConversationSpec {
+        model: request.model.clone(),
+        commands,
+        ..ConversationSpec::default()
+    };
+    respond(
+        &server,
+        &info,
+        spec,
+        request.prompt,
+        request.stream,
+        approvals,
+    )
+    .await
+}
+
+/// `POST /v1/sessions` body.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NewSession {
+    #[serde(default)]
+    alias: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    rag: Option<String>,
+    #[serde(default)]
+    approval: Option<String>,
+}
+
+/// Opens session `id` in a conversation of its own, applies `commands`, saves it.
+async fn change_session(
+    server: &Arc<Server>,
+    id: &str,
+    commands: Vec<Command>,
+) -> Result<Value, ApiError> {
+    require_session(server, id).await?;
+    let spec = ConversationSpec {
+        commands: vec![Command::OpenSession(id.to_string())],
+        hold_session: true,
+        force_save: true,
+        ..ConversationSpec::default()
+    };
+    let mut conversation = Conversation::open(&server.state, spec).await?;
+    let mut notes = Vec::new();
+    for command in commands {
+        let applied = conversation.apply(command, &Discard).await?;
+        notes.extend(applied.notes().map(str::to_string));
+    }
+    conversation.finish(true, &Discard).await?;
+    Ok(json!({"status": "ok", "notes": notes}))
+}
+
+async fn require_session(server: &Server, id: &str) -> Result<(), ApiError> {
+    match catalog::stored_session(&server.state, id).await? {
+        Some(_) => Ok(()),
+        None => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "session_not_found",
+            format!("no session `{id}`"),
+        )),
+    }
+}
+
+/// `POST /v1/sessions`.
+pub(super) async fn create_session(
+    State(server): State<Arc<Server>>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let request: NewSession = body(bytes)?;
+    let approvals = policy(request.approval.as_deref(), ApprovalPolicy::Ask)?;
+    let name = request
+        .alias
+        .clone()
+        .unwrap_or_else(|| format!("api-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]));
+    if catalog::stored_session(&server.state, &name)
+        .await?
+        .is_some()
+    {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "conflict",
+            format!("a session `{name}` exists already"),
+        ));
+    }
+    let mut commands = vec![Command::OpenSession(name.clone())];
+    if let Some(role) = &request.role {
+        commands.push(Command::UseRole(role.clone()));
+    }
+    if let Some(rag) = &request.rag {
+        commands.push(Command::UseRag(rag.clone()));
+    }
+    let spec = ConversationSpec {
+        model: request.model.clone(),
+        commands,
+        hold_session: true,
+        ..ConversationSpec::default()
+    };
+    let mut conversation = Conversation::open(&server.state, spec).await?;
+    conversation
+        .apply(Command::SaveSession(None), &Discard)
+        .await?;
+    let ctx = conversation.context();
+    let id = ctx
+        .session
+        .as_ref()
+        .map(|s| s.id().to_string())
+        .unwrap_or_default();
+    let body = json!({
+        "id": id,
+        "alias": name,
+        "model": ctx.model.id(),
+        "role": ctx.role.as_ref().map(|r| r.name.clone()),
+        "rag": ctx.active_rag(),
+        "approval": format!("{approvals:?}").to_lowercase(),
+    });
+    conversation.finish(true, &Discard).await?;
+    if let Ok(mut policies) = server.policies.lock() {
+        policies.insert(id.clone(), approvals);
+        policies.insert(name, approvals);
+    }
+    Ok(json_body(StatusCode::CREATED, &body))
+}
+
+/// `GET /v1/sessions`.
+pub(super) async fn list_sessions(State(server): State<Arc<Server>>) -> Result<Response, ApiError> {
+    let sessions: Vec<Value> = catalog::sessions(&server.state)
+        .await?
+        .into_iter()
+        .map(|meta| {
+            let modified = httpdate::fmt_http_date(meta.last_modified);
+            json!({
+                "id": meta.id.as_ref().map(ToString::to_string),
+                "alias": meta.alias.as_ref().map(ToString::to_string),
+                "name": meta.name(),
+                "last_modified": modified,
+            })
+        })
+        .collect();
+    Ok(json_body(StatusCode::OK, &json!({"sessions": sessions})))
+}
+
+/// `GET /v1/sessions/{id}`.
+pub(super) async fn get_session(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let Some(session) = catalog::stored_session(&server.state, &id).await? else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "session_not_found",
+            format!("no session `{id}`"),
+        ));
+    };
+    let mut value = serde_json::to_value(&session).unwrap_or_default();
+    value["id"] = json!(id);
+    Ok(json_body(StatusCode::OK, &value))
+}
+
+/// `DELETE /v1/sessions/{id}`.
+pub(super) async fn delete_session(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    require_session(&server, &id).await?;
+    let mut conversation = Conversation::open(&server.state, ConversationSpec::default()).await?;
+    conversation
+        .apply(Command::DeleteSession(id.clone()), &Discard)
+        .await?;
+    if let Ok(mut policies) = server.policies.lock() {
+        policies.remove(&id);
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `POST /v1/sessions/{id}/completions`.
+pub(super) async fn session_completions(
+    State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
+    Path(id): Path<String>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Response {
+    let request: Completion = match body(bytes) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = require_session(&server, &id).await {
+        return e.into_response();
+    }
+    let remembered = server
+        .policies
+        .lock()
+        .ok()
+        .and_then(|p| p.get(&id).copied())
+        .unwrap_or_default();
+    let approvals = match policy(request.approval.as_deref(), remembered) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    if request.agent.is_some() || request.role.is_some() || request.rag.is_some() {
+        return ApiError::bad_request(
+            "a session keeps its role and knowledge base: change them with POST /v1/sessions/{id}/role or /rag",
+        )
+        .into_response();
+    }
+    let spec = ConversationSpec {
+        model: request.model.clone(),
+        commands: vec![Command::OpenSession(id.clone())],
+        ..ConversationSpec::default()
+    };
+    respond(
+        &server,
+        &info,
+        spec,
+        request.prompt,
+        request.stream,
+        approvals,
+    )
+    .await
+}
+
+/// `POST /v1/sessions/{id}/compress`.
+pub(super) async fn compress_session(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let done = change_session(&server, &id, vec![Command::CompressSession]).await?;
+    Ok(json_body(StatusCode::OK, &done))
+}
+
+/// `POST /v1/sessions/{id}/empty`.
+pub(super) async fn empty_session(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let done = change_session(&server, &id, vec![Command::ClearConversation]).await?;
+    Ok(json_body(StatusCode::OK, &done))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Named {
+    name: String,
+}
+
+/// `POST /v1/sessions/{id}/role`.
+pub(super) async fn use_role(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let named: Named = body(bytes)?;
+    let done = change_session(&server, &id, vec![Command::UseRole(named.name)]).await?;
+    Ok(json_body(StatusCode::OK, &done))
+}
+
+/// `DELETE /v1/sessions/{id}/role`.
+pub(super) async fn exit_role(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let done = change_session(&server, &id, vec![Command::ExitRole]).await?;
+    Ok(json_body(StatusCode::OK, &done))
+}
+
+/// `POST /v1/sessions/{id}/rag`.
+pub(super) async fn use_rag(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let named: Named = body(bytes)?;
+    let done = change_session(&server, &id, vec![Command::UseRag(named.name)]).await?;
+    Ok(json_body(StatusCode::OK, &done))
+}
+
+/// `DELETE /v1/sessions/{id}/rag`.
+pub(super) async fn exit_rag(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let done = change_session(&server, &id, vec![Command::ExitRag]).await?;
+    Ok(json_body(StatusCode::OK, &done))
+}
+
+/// `POST /v1/sessions/{id}/agent`: agents keep their sessions in their own directory,
+/// so a session cannot take one later.
+pub(super) async fn use_agent(Path(id): Path<String>) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "conflict",
+        format!(
+            "session `{id}` cannot take an agent: an agent keeps its own sessions; send `agent` with each POST /v1/completions instead"
+        ),
+    )
+}
+
+/// `DELETE /v1/sessions/{id}/agent`.
+pub(super) async fn exit_agent(Path(id): Path<String>) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "conflict",
+        format!("session `{id}` has no agent"),
+    )
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Approval {
+    decision: String,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+fn decision(approval: Approval) -> Result<Decision, ApiError> {
+    Ok(match (approval.decision.as_str(), approval.message) {
+        ("allow", _) => Decision::Approve,
+        ("allow_always", _) => Decision::ApproveAlways,
+        ("deny", Some(message)) if !message.trim().is_empty() => Decision::DenyWithMessage(message),
+        ("deny", _) => Decision::Deny,
+        (other, _) => {
+            return Err(ApiError::bad_request(format!(
+                "`decision` is allow, allow_always or deny, not `{other}`"
+            )));
+        }
+    })
+}
+
+/// `POST /v1/approvals/{call_id}`.
+pub(super) async fn approval(
+    State(server): State<Arc<Server>>,
+    Path(call_id): Path<String>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let decided = decision(body(bytes)?)?;
+    if server.decide(None, &call_id, decided) {
+        Ok(json_body(
+            StatusCode::OK,
+            &json!({"status": "ok", "call_id": call_id}),
+        ))
+    } else {
+        Err(ApiError::not_found(format!(
+            "no call `{call_id}` is waiting for approval"
+        )))
+    }
+}
+
+/// `POST /v1/sessions/{id}/approvals/{call_id}`.
+pub(super) async fn session_approval(
+    State(server): State<Arc<Server>>,
+    Path((_id, call_id)): Path<(String, String)>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    approval(State(server), Path(call_id), bytes).await
+}
+
+/// `GET /healthz/ready`.
+pub(super) async fn ready(State(server): State<Arc<Server>>) -> Response {
+    if server.shutdown.is_cancelled() {
+        (StatusCode::SERVICE_UNAVAILABLE, "stopping").into_response()
+    } else {
+        "ready".into_response()
+    }
+}
+
+/// `GET /metrics`.
+pub(super) async fn metrics(State(server): State<Arc<Server>>) -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        server.metrics.render(),
+    )
+        .into_response()
+}
+
+/// `GET /v1/info`.
+pub(super) async fn info(State(server): State<Arc<Server>>) -> Response {
+    json_body(
+        StatusCode::OK,
+        &json!({
+            "name": "loki",
+            "version": env!("CARGO_PKG_VERSION"),
+            "model": server.state.config.model,
+            "turns_active": server.metrics.active(),
+        }),
+    )
+}
+
+/// `GET /v1/roles`.
+pub(super) async fn roles(State(server): State<Arc<Server>>) -> Response {
+    let names = crate::role::list(&server.state.paths.roles_dir);
+    json_body(StatusCode::OK, &json!({"roles": names}))
+}
+
+/// `GET /v1/agents`.
+pub(super) async fn agents(State(server): State<Arc<Server>>) -> Response {
+    let names = crate::agent::list(&server.state.paths.agents_dir);
+    json_body(StatusCode::OK, &json!({"agents": names}))
+}
+
+/// `GET /v1/rags`.
+pub(super) async fn rags(State(server): State<Arc<Server>>) -> Response {
+    let names = crate::rag::list(&server.state.paths.rags_dir);
+    json_body(StatusCode::OK, &json!({"rags": names}))
+}

@@ -1,0 +1,106 @@
+//! Counters for `/metrics` (Prometheus text format): requests by status, latency, turns
+//! running now, tokens and cost.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The counters.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    requests: [AtomicU64; 5],
+    latency_us: AtomicU64,
+    active: AtomicU64,
+    turns: AtomicU64,
+    input_tokens: AtomicU64,
+    output_tokens: AtomicU64,
+}
+
+/// A turn in progress; counted down when dropped.
+pub struct Active<'a>(&'a Metrics);
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Metrics {
+    /// Counts a request that ended with `status` after `elapsed`.
+    pub fn request(&self, status: u16, elapsed: Duration) {
+        let class = usize::from(status / 100).clamp(1, 5) - 1;
+        self.requests[class].fetch_add(1, Ordering::Relaxed);
+        let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        self.latency_us.fetch_add(us, Ordering::Relaxed);
+    }
+
+    /// A turn starts.
+    pub fn turn(&self) -> Active<'_> {
+        self.active.fetch_add(1, Ordering::Relaxed);
+        self.turns.fetch_add(1, Ordering::Relaxed);
+        Active(self)
+    }
+
+    /// Counts a finished run's usage.
+    pub fn count(&self, outcome: &crate::engine::RunOutcome) {
+        self.input_tokens
+            .fetch_add(outcome.usage.input_tokens, Ordering::Relaxed);
+        self.output_tokens
+            .fetch_add(outcome.usage.output_tokens, Ordering::Relaxed);
+    }
+
+    /// Turns running now.
+    pub fn active(&self) -> u64 {
+        self.active.load(Ordering::Relaxed)
+    }
+
+    /// The Prometheus text.
+    pub fn render(&self) -> String {
+        let mut out = String::from(
+            "# HELP loki_requests_total HTTP requests by status class.\n# TYPE loki_requests_total counter\n",
+        );
+        for (i, counter) in self.requests.iter().enumerate() {
+            out.push_str(&format!(
+                "loki_requests_total{{status=\"{}xx\"}} {}\n",
+                i + 1,
+                counter.load(Ordering::Relaxed)
+            ));
+        }
+        let total: u64 = self
+            .requests
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum();
+        out.push_str(&format!(
+            "# HELP loki_request_seconds Time spent answering requests.\n# TYPE loki_request_seconds summary\nloki_request_seconds_sum {:.6}\nloki_request_seconds_count {total}\n",
+            self.latency_us.load(Ordering::Relaxed) as f64 / 1e6
+        ));
+        for (name, help, value) in [
+            ("loki_turns_active", "Turns running now.", self.active()),
+            (
+                "loki_turns_total",
+                "Turns started.",
+                self.turns.load(Ordering::Relaxed),
+            ),
+            (
+                "loki_input_tokens_total",
+                "Input tokens of finished turns.",
+                self.input_tokens.load(Ordering::Relaxed),
+            ),
+            (
+                "loki_output_tokens_total",
+                "Output tokens of finished turns.",
+                self.output_tokens.load(Ordering::Relaxed),
+            ),
+        ] {
+            let kind = if name.ends_with("_total") {
+                "counter"
+            } else {
+                "gauge"
+            };
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,314 @@
+//! The OpenAI-compatible endpoints: `GET /v1/models` (every chat model, and `role:NAME`,
+//! `agent:NAME`, `rag:NAME` for loki's roles, agents and knowledge bases) and
+//! `POST /v1/chat/completions`, streamed (`chat.completion.chunk` events, then
+//! `[DONE]`) or not, with errors in OpenAI's shape.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::reply::{ApiError, json_body, sse, sse_event};
+use super::run::{ApprovalPolicy, ChannelEmitter};
+use super::{RequestInfo, Server};
+use crate::client::{Message, Role};
+use crate::conversation::ConversationSpec;
+use crate::engine::command::Command;
+use crate::engine::event::Event;
+use crate::engine::{CollectingEmitter, Emitter, UserInput};
+
+/// `GET /v1/models`.
+pub(super) async fn models(State(server): State<Arc<Server>>) -> Response {
+    let state = &server.state;
+    let models = state
+        .providers
+        .models(crate::client::config::ModelKind::Chat)
+        .unwrap_or_default();
+    let chat = models.iter().map(crate::client::Model::id);
+    let roles = crate::role::list(&state.paths.roles_dir)
+        .into_iter()
+        .map(|r| format!("role:{r}"));
+    let agents = crate::agent::list(&state.paths.agents_dir)
+        .into_iter()
+        .map(|a| format!("agent:{a}"));
+    let rags = crate::rag::list(&state.paths.rags_dir)
+        .into_iter()
+        .map(|r| format!("rag:{r}"));
+    let data: Vec<Value> = chat
+        .chain(roles)
+        .chain(agents)
+        .chain(rags)
+        .map(|id| json!({"id": id, "object": "model", "created": 0, "owned_by": "loki"}))
+        .collect();
+    json_body(StatusCode::OK, &json!({"object": "list", "data": data}))
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ChatRequest {
+    model: String,
+    messages: Vec<Value>,
+    #[serde(default)]
+    stream: bool,
+    #[serde(default)]
+    stream_options: Option<Value>,
+    #[serde(default)]
+    temperature: Option<f64>,
+    #[serde(default)]
+    top_p: Option<f64>,
+    #[serde(default)]
+    tools: Option<Vec<Value>>,
+}
+
+/// The text of an OpenAI message's `content` (a string, or text parts).
+fn text_of(content: &Value) -> Result<String, ApiError> {
+    match content {
+        Value::String(text) => Ok(text.clone()),
+        Value::Null => Ok(String::new()),
+        Value::Array(parts) => Ok(parts
+            .iter()
+            .filter(|p| p["type"] == "text")
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")),
+        _ => Err(ApiError::bad_request("`content` is a string or a list of parts").openai()),
+    }
+}
+
+/// The conversation a request describes: the model (or role, agent, knowledge base),
+/// the system prompt, the earlier messages, and the last user message as the prompt.
+fn conversation(request: &ChatRequest) -> Result<(ConversationSpec, UserInput), ApiError> {
+    let mut commands = Vec::new();
+    let mut model = None;
+    match request.model.split_once(':') {
+        Some(("role", name)) => commands.push(Command::UseRole(name.to_string())),
+        Some(("agent", name)) => commands.push(Command::UseAgent {
+            name: name.to_string(),
+            variables: Vec::new(),
+            session: None,
+        }),
+        Some(("rag", name)) => commands.push(Command::UseRag(name.to_string())),
+        _ => model = Some(request.model.clone()),
+    }
+    let mut system = Vec::new();
+    let mut prior = Vec::new();
+    for message in &request.messages {
+        let text = text_of(&message["content"])?;
+        match message["role"].as_str() {
+            Some("system" | "developer") => system.push(text),
+            Some("user") => prior.push(Message::text(Role::User, text)),
+            Some("assistant") => prior.push(Message::text(Role::Assistant, text)),
+            Some("tool") => {
+                return Err(ApiError::bad_request(
+                    "tool results in `messages` are not accepted: loki runs its own tools",
+                )
+                .openai());
+            }
+            _ => return Err(ApiError::bad_request("every message needs a `role`").openai()),
+        }
+    }
+    let last = prior
+        .pop()
+        .filter(|m| m.role == Role::User)
+        .ok_or_else(|| ApiError::bad_request("the last message must be the user's").openai())?;
+    if !system.is_empty() && commands.is_empty() {
+        commands.push(Command::UsePrompt(system.join("\n\n")));
+    }
+    for (key, value) in [
+        ("temperature", request.temperature),
+        ("top_p", request.top_p),
+    ] {
+        if let Some(value) = value {
+            commands.push(Command::Set {
+                key: key.into(),
+                value: value.to_string(),
+            });
+        }
+    }
+    let spec = ConversationSpec {
+        model,
+        commands,
+        ..ConversationSpec::default()
+    };
+    let input = UserInput {
+        text: last.text_content(),
+        prior,
+        ..UserInput::default()
+    };
+    Ok((spec, input))
+}
+
+/// `POST /v1/chat/completions`.
+pub(super) async fn chat_completions(
+    State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Response {
+    let request: ChatRequest = match super::api::body(bytes) {
+        Ok(r) => r,
+        Err(e) => return e.openai().into_response(),
+    };
+    if request.tools.as_ref().is_some_and(|t| !t.is_empty()) {
+        return ApiError::bad_request(
+            "`tools` from the client are not run by loki; use a role or agent whose tools loki runs",
+        )
+        .openai()
+        .into_response();
+    }
+    let (spec, input) = match conversation(&request) {
+        Ok(found) => found,
+        Err(e) => return e.into_response(),
+    };
+    let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let model = request.model.clone();
+    let cancel = server.shutdown.child_token();
+    let spec = ConversationSpec {
+        approver: Some(server.approver(ApprovalPolicy::Deny, &info.id)),
+        ..spec
+    };
+    if request.stream {
+        let include_usage = request
+            .stream_options
+            .as_ref()
+            .is_some_and(|o| o["include_usage"] == true);
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let chunk = move |delta: Value, finish: Value| {
+            json!({
+                "id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            })
+        };
+        let _ = tx.send(sse_event(
+            None,
+            &chunk(json!({"role": "assistant", "content": ""}), Value::Null).to_string(),
+        ));
+        let root = std::sync::Mutex::new(None::<String>);
+        let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = Arc::clone(&started);
+        let format = move |envelope: &crate::engine::event::Envelope| -> Vec<String> {
+            seen.store(true, std::sync::atomic::Ordering::Relaxed);
+            // Only the conversation itself speaks; sub-agents are internal.
+            if envelope.parent.is_some() {
+                return Vec::new();
+            }
+            if let Ok(mut root) = root.lock() {
+                let me = envelope.conversation.to_string();
+                match root.as_ref() {
+                    Some(id) if *id != me => return Vec::new(),
+                    None => *root = Some(me),
+                    _ => {}
+                }
+            }
+            match &envelope.event {
+                Event::AssistantDelta(d) => vec![sse_event(
+                    None,
+                    &chunk(json!({"content": d.text}), Value::Null).to_string(),
+                )],
+                Event::TurnFinished(done) => {
+                    let reason = done.finish_reason.clone().unwrap_or_else(|| "stop".into());
+                    let mut out = vec![sse_event(
+                        None,
+                        &chunk(json!({}), json!(reason)).to_string(),
+                    )];
+                    if include_usage {
+                        let mut last = chunk(json!({}), Value::Null);
+                        last["choices"] = json!([]);
+                        last["usage"] = usage_json(done.usage);
+                        out.push(sse_event(None, &last.to_string()));
+                    }
+                    out.push(sse_event(None, "[DONE]"));
+                    out
+                }
+                Event::TurnAborted(aborted) => {
+                    let message = aborted.error.clone().unwrap_or_else(|| "cancelled".into());
+                    vec![
+                        sse_event(
+                            None,
+                            &json!({"error": {"message": message, "type": "loki_error"}})
+                                .to_string(),
+                        ),
+                        sse_event(None, "[DONE]"),
+                    ]
+                }
+                _ => Vec::new(),
+            }
+        };
+        let emitter = Arc::new(ChannelEmitter::new(tx, format, cancel.clone()));
+        let task = server.start(
+            spec,
+            input,
+            Arc::clone(&emitter) as Arc<dyn Emitter>,
+            cancel,
+            info.id.clone(),
+        );
+        tokio::spawn(async move {
+            if let Ok(ran) = task.await
+                && let Err(e) = &ran.result
+                && !started.load(std::sync::atomic::Ordering::Relaxed)
+            {
+                // Failed before the run: no events were sent.
+                let error = ApiError::from(e);
+                emitter.send(sse_event(None, &json!({"error": {"message": error.message, "type": error.code, "code": error.code}}).to_string()));
+                emitter.send(sse_event(None, "[DONE]"));
+            }
+        });
+        return sse(rx);
+    }
+    let collector = Arc::new(CollectingEmitter::new());
+    let guard = cancel.clone().drop_guard();
+    let task = server.start(
+        spec,
+        input,
+        Arc::clone(&collector) as Arc<dyn Emitter>,
+        cancel,
+        info.id.clone(),
+    );
+    let ran = task.await;
+    guard.disarm();
+    let ran = match ran {
+        Ok(ran) => ran,
+        Err(e) => {
+            return ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                e.to_string(),
+            )
+            .openai()
+            .into_response();
+        }
+    };
+    match ran.result {
+        Ok(outcome) => json_body(
+            StatusCode::OK,
+            &json!({
+                "id": id,
+                "object": "chat.completion",
+                "created": created,
+                "model": request.model,
+                "choices": [{
+                    "index": 0,
+                    "message": {"role": "assistant", "content": outcome.text},
+                    "finish_reason": outcome.finish_reason.unwrap_or_else(|| "stop".into()),
+                }],
+                "usage": usage_json(outcome.usage),
+            }),
+        ),
+        Err(e) => ApiError::from(&e).openai().into_response(),
+    }
+}
+
+fn usage_json(usage: crate::client::Usage) -> Value {
+    json!({
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    })
+}

@@ -1,0 +1,140 @@
+//! Responses: loki's error envelope `{"error":{"code","message","request_id"}}` with the
+//! status of the core error's class, OpenAI's error shape for the OpenAI-compatible
+//! endpoints, JSON bodies, and server-sent events.
+
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::engine::CoreError;
+use crate::error::ErrorClass;
+
+/// A failed request.
+#[derive(Debug)]
+pub struct ApiError {
+    /// The status.
+    pub status: StatusCode,
+    /// A stable `snake_case` code.
+    pub code: &'static str,
+    /// One line; known secrets redacted.
+    pub message: String,
+    /// Answer in OpenAI's shape.
+    pub openai: bool,
+}
+
+impl ApiError {
+    /// An error of `status` with `code`.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: crate::secrets::redact(&message.into()).into_owned(),
+            openai: false,
+        }
+    }
+
+    /// A malformed request.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+    }
+
+    /// Something that does not exist.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    /// The same error in OpenAI's shape.
+    #[must_use]
+    pub fn openai(mut self) -> Self {
+        self.openai = true;
+        self
+    }
+}
+
+impl From<CoreError> for ApiError {
+    fn from(e: CoreError) -> Self {
+        Self::from(&e)
+    }
+}
+
+impl From<&CoreError> for ApiError {
+    fn from(e: &CoreError) -> Self {
+        let class = e.class();
+        let status =
+            StatusCode::from_u16(class.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        Self::new(status, code_of(class), e.to_string())
+    }
+}
+
+/// The `code` of a class of core errors.
+pub fn code_of(class: ErrorClass) -> &'static str {
+    match class {
+        ErrorClass::BadRequest => "invalid_request",
+        ErrorClass::Unauthorized => "upstream_unauthorized",
+        ErrorClass::NotFound => "not_found",
+        ErrorClass::Conflict => "conflict",
+        ErrorClass::TooLarge => "too_large",
+        ErrorClass::RateLimited => "upstream_rate_limited",
+        ErrorClass::Upstream => "upstream_error",
+        ErrorClass::Timeout => "upstream_timeout",
+        ErrorClass::Cancelled => "cancelled",
+        ErrorClass::BudgetSpent => "budget_spent",
+        ErrorClass::Internal => "internal_error",
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = if self.openai {
+            json!({"error": {"message": self.message, "type": self.code, "code": self.code}})
+        } else {
+            json!({"error": {"code": self.code, "message": self.message}})
+        };
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+/// A JSON body, known secrets redacted.
+pub fn json_body(status: StatusCode, value: &Value) -> Response {
+    let text = value.to_string();
+    let clean = crate::secrets::redact(&text).into_owned();
+    let mut response = Response::new(Body::from(clean));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A server-sent-events response whose events come from `events` (each already
+/// `event: …\ndata: …\n\n` text).
+pub fn sse(events: tokio::sync::mpsc::UnboundedReceiver<String>) -> Response {
+    let stream = futures_util::stream::unfold(events, |mut rx| async move {
+        rx.recv().await.map(|text| {
+            (
+                Ok::<_, std::convert::Infallible>(bytes::Bytes::from(text)),
+                rx,
+            )
+        })
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// One SSE event, `data` redacted.
+pub fn sse_event(event: Option<&str>, data: &str) -> String {
+    let data = crate::secrets::redact(data);
+    match event {
+        Some(name) => format!("event: {name}\ndata: {data}\n\n"),
+        None => format!("data: {data}\n\n"),
+    }
+}

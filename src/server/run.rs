@@ -1,0 +1,246 @@
+//! Running one request's conversation: it runs as a task of its own (so a session is
+//! saved even when the client goes away), its events go to a channel the response reads,
+//! and the client going away cancels it. Approvals of its tool calls wait for an HTTP
+//! request naming the call (or the timeout), never a terminal.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::Server;
+use crate::conversation::{Conversation, ConversationSpec};
+use crate::engine::event::{Envelope, Event};
+use crate::engine::{CoreError, Emitter, RunOptions, RunOutcome, UserInput};
+use crate::tool::approve::{
+    ApprovalRequest, ApproveAll, Approver, ChannelApprover, Decision, DenyAll,
+};
+
+/// How tool calls that need approval are decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalPolicy {
+    /// A `tool_call_approval_requested` event, answered by `POST …/approvals/{call_id}`.
+    #[default]
+    Ask,
+    /// Every call runs.
+    Auto,
+    /// Every call that needs approval is refused.
+    Deny,
+}
+
+impl ApprovalPolicy {
+    /// `ask`, `auto` or `deny`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "ask" => Some(Self::Ask),
+            "auto" => Some(Self::Auto),
+            "deny" => Some(Self::Deny),
+            _ => None,
+        }
+    }
+}
+
+/// A [`ChannelApprover`] that gives up after a while.
+struct TimedApprover {
+    inner: Arc<ChannelApprover>,
+    timeout: Duration,
+}
+
+impl Approver for TimedApprover {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            match tokio::time::timeout(self.timeout, self.inner.approve(request)).await {
+                Ok(decision) => decision,
+                Err(_) => Decision::Refuse(format!(
+                    "no approval arrived within {} s; the call was not run",
+                    self.timeout.as_secs()
+                )),
+            }
+        })
+    }
+}
+
+/// Turns one event into what the response sends (SSE text).
+type Format = Box<dyn Fn(&Envelope) -> Vec<String> + Send + Sync>;
+
+/// Sends each event, formatted by the endpoint, to the response; cancels the run when
+/// the client has gone.
+pub struct ChannelEmitter {
+    tx: UnboundedSender<String>,
+    format: Format,
+    cancel: CancellationToken,
+}
+
+impl ChannelEmitter {
+    /// Events formatted by `format` into `tx`; `cancel` stops the run once `tx` is closed.
+    pub fn new(
+        tx: UnboundedSender<String>,
+        format: impl Fn(&Envelope) -> Vec<String> + Send + Sync + 'static,
+        cancel: CancellationToken,
+    ) -> Self {
+        // The client going away is noticed even while nothing is sent.
+        let watch = tx.clone();
+        let stop = cancel.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = watch.closed() => stop.cancel(),
+                () = stop.cancelled() => {}
+            }
+        });
+        Self {
+            tx,
+            format: Box::new(format),
+            cancel,
+        }
+    }
+
+    /// Sends `text` as it is.
+    pub fn send(&self, text: String) {
+        if self.tx.send(text).is_err() {
+            self.cancel.cancel();
+        }
+    }
+}
+
+impl Emitter for ChannelEmitter {
+    fn emit(&self, envelope: Envelope) {
+        for text in (self.format)(&envelope) {
+            self.send(text);
+        }
+    }
+}
+
+/// What a run left.
+pub struct Ran {
+    /// How the run went (an error before it started included).
+    pub result: Result<RunOutcome, CoreError>,
+    /// The session it ran in: id and name.
+    pub session: Option<(String, String)>,
+    /// The conversation's id.
+    pub conversation: String,
+}
+
+impl Server {
+    /// The approver for `policy`, registered under `key` while the run lasts when it asks.
+    pub(super) fn approver(&self, policy: ApprovalPolicy, key: &str) -> Arc<dyn Approver> {
+        match policy {
+            ApprovalPolicy::Auto => Arc::new(ApproveAll),
+            ApprovalPolicy::Deny => Arc::new(DenyAll),
+            ApprovalPolicy::Ask => {
+                let channel = Arc::new(ChannelApprover::new());
+                if let Ok(mut approvals) = self.approvals.lock() {
+                    approvals.insert(key.to_string(), Arc::clone(&channel));
+                }
+                Arc::new(TimedApprover {
+                    inner: channel,
+                    timeout: Duration::from_secs(self.api.approval_timeout_seconds.max(1)),
+                })
+            }
+        }
+    }
+
+    /// Answers the waiting call `call_id` of any run (or of the runs under `key`).
+    pub(super) fn decide(&self, key: Option<&str>, call_id: &str, decision: Decision) -> bool {
+        let Ok(approvals) = self.approvals.lock() else {
+            return false;
+        };
+        approvals
+            .iter()
+            .filter(|(k, _)| key.is_none_or(|key| key == k.as_str()))
+            .any(|(_, approver)| approver.answer(call_id, decision.clone()).is_ok())
+    }
+
+    /// Opens the conversation `spec` describes and runs `input` in it, as a task; the
+    /// events go to `emitter`. The run stops when `cancel` is cancelled (the client went
+    /// away, or the server shuts down); its session is saved either way.
+    pub(super) fn start(
+        self: &Arc<Self>,
+        mut spec: ConversationSpec,
+        input: UserInput,
+        emitter: Arc<dyn Emitter>,
+        cancel: CancellationToken,
+        approvals_key: String,
+    ) -> tokio::task::JoinHandle<Ran> {
+        let server = Arc::clone(self);
+        spec.cancel = Some(cancel);
+        spec.force_save = true;
+        spec.hold_session = true;
+        if let Some(root) = &server.api.tools.root {
+            spec.cwd = Some(root.clone());
+        }
+        tokio::spawn(async move {
+            let _active = server.metrics.turn();
+            let id = spec
+                .id
+                .clone()
+                .unwrap_or_else(crate::context::next_conversation_id);
+            spec.id = Some(id.clone());
+            let mut ran = Ran {
+                result: Err(CoreError::Cancelled),
+                session: None,
+                conversation: id.to_string(),
+            };
+            let mut conversation = match Conversation::resolve(&server.state, spec) {
+                Ok(conversation) => conversation,
+                Err(e) => {
+                    ran.result = Err(e);
+                    server.forget(&approvals_key);
+                    return ran;
+                }
+            };
+            conversation.context_mut().function_calling_support &= server.api.tools.enabled;
+            if let Err(e) = conversation.prepare().await {
+                ran.result = Err(e);
+                server.forget(&approvals_key);
+                return ran;
+            }
+            let result = conversation
+                .run(input, RunOptions::default(), emitter.as_ref())
+                .await;
+            let finished = conversation.finish(result.is_ok(), emitter.as_ref()).await;
+            ran.session = conversation
+                .context()
+                .session
+                .as_ref()
+                .map(|s| (s.id().to_string(), s.name()));
+            if let Ok(outcome) = &result {
+                server.metrics.count(outcome);
+            }
+            ran.result = match (result, finished) {
+                (Ok(outcome), Ok(_)) => Ok(outcome),
+                (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+            };
+            server.forget(&approvals_key);
+            ran
+        })
+    }
+
+    fn forget(&self, key: &str) {
+        if let Ok(mut approvals) = self.approvals.lock()
+            && let Some(approver) = approvals.remove(key)
+        {
+            approver.close();
+        }
+    }
+}
+
+/// The loki event stream: every event as `event: <type>` with the envelope as data (the
+/// schema of `--output-format stream-json`).
+pub fn loki_event(envelope: &Envelope) -> Vec<String> {
+    let kind = serde_json::to_value(envelope)
+        .ok()
+        .and_then(|v| v["type"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "event".into());
+    let data = serde_json::to_string(envelope).unwrap_or_default();
+    let mut out = vec![super::reply::sse_event(Some(&kind), &data)];
+    if matches!(
+        envelope.event,
+        Event::TurnFinished(_) | Event::TurnAborted(_)
+    ) && envelope.parent.is_none()
+    {
+        out.push(super::reply::sse_event(Some("done"), "{}"));
+    }
+    out
+}

@@ -1,0 +1,499 @@
+//! `loki --serve`: the real binary serving HTTP on a free port, against the fake
+//! provider. Requests are raw HTTP/1.0 (tests/common/http.rs).
+
+use std::io::BufRead;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::TestEnv;
+use crate::common::fake_llm::openai;
+use crate::common::http::{self, Response};
+
+/// A running `loki --serve`; killed when dropped.
+struct Served {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// Starts the server with `api` as the config's `api:` block.
+    fn start(env: &TestEnv, api: &str) -> Served {
+        let config = std::fs::read_to_string(env.config_path()).unwrap();
+        let config = config
+            .lines()
+            .filter(|l| !l.starts_with("api:"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        env.write_config(&format!("{api}\n{config}\n"));
+        let mut child = env
+            .loki_std()
+            .args(["--serve", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let first = lines.next().expect("a first line").unwrap();
+        let addr = first
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no address in {first:?}"))
+            .to_string();
+        std::thread::spawn(move || for _ in lines {});
+        Served { child, addr }
+    }
+
+    fn call(&self, method: &str, path: &str, key: Option<&str>, body: Option<Value>) -> Response {
+        let body = body.map(|b| b.to_string());
+        http::request(&self.addr, method, path, key, body.as_deref())
+    }
+
+    fn post(&self, path: &str, body: Value) -> Response {
+        self.call("POST", path, None, Some(body))
+    }
+
+    fn get(&self, path: &str) -> Response {
+        self.call("GET", path, None, None)
+    }
+}
+
+const OPEN: &str = "api:\n  auth:\n    mode: Disabled";
+
+#[test]
+fn serving_needs_auth_settled_and_disabled_auth_only_on_loopback() {
+    let env = TestEnv::new();
+    env.loki()
+        .args(["--serve", "127.0.0.1:0"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("no `api.auth` in config.yaml"));
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("{OPEN}\n{config}"));
+    env.loki()
+        .args(["--serve", "0.0.0.0:0"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "auth is disabled, which is allowed only on a loopback address",
+        ));
+}
+
+#[test]
+fn chat_completions_answer_like_openai_streamed_and_not() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    env.server
+        .push(openai::text_stream_with_usage(&["Hello", " there"], 12, 2));
+    let reply = served.post(
+        "/v1/chat/completions",
+        json!({"model": "fake:gpt-4o-mini", "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello?"},
+            {"role": "user", "content": "say hello"}
+        ]}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let body = reply.json();
+    assert_eq!(body["object"], "chat.completion");
+    assert_eq!(body["choices"][0]["message"]["content"], "Hello there");
+    assert_eq!(body["usage"]["total_tokens"], 14);
+    assert!(reply.header("x-request-id").unwrap().starts_with("req_"));
+    let sent = env.server.requests()[0].json();
+    let roles: Vec<&str> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    assert_eq!(sent["messages"][0]["content"], "Be brief.");
+    // Streamed, with usage at the end.
+    env.server.push(openai::text_stream(&["one", " two"]));
+    let (status, headers, mut reader) = http::open(
+        &served.addr,
+        "POST",
+        "/v1/chat/completions",
+        None,
+        Some(
+            &json!({"model": "fake:gpt-4o-mini", "stream": true,
+            "stream_options": {"include_usage": true},
+            "messages": [{"role": "user", "content": "count"}]})
+            .to_string(),
+        ),
+    );
+    assert_eq!(status, 200);
+    assert!(
+        headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v == "text/event-stream")
+    );
+    let chunks = http::events(&mut reader, "[DONE]");
+    let text: String = chunks
+        .iter()
+        .filter_map(|(_, d)| serde_json::from_str::<Value>(d).ok())
+        .filter_map(|c| {
+            c["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .collect();
+    assert_eq!(text, "one two");
+    let parsed: Vec<Value> = chunks
+        .iter()
+        .filter_map(|(_, d)| serde_json::from_str(d).ok())
+        .collect();
+    assert!(
+        parsed
+            .iter()
+            .any(|c| c["choices"][0]["finish_reason"] == "stop")
+    );
+    assert!(
+        parsed
+            .iter()
+            .any(|c| c["usage"]["completion_tokens"].is_number())
+    );
+    assert_eq!(chunks.last().unwrap().1, "[DONE]");
+}
+
+#[test]
+fn models_roles_and_errors_in_openai_shape() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    let models = served.get("/v1/models").json();
+    let ids: Vec<&str> = models["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"fake:gpt-4o-mini"), "{ids:?}");
+    assert!(ids.contains(&"role:shell"), "{ids:?}");
+    // A role as the model: its instructions frame the prompt.
+    env.server.push(openai::text_stream(&["ls -la"]));
+    let reply = served.post(
+        "/v1/chat/completions",
+        json!({"model": "role:shell", "messages": [{"role": "user", "content": "list files"}]}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let sent = env.server.requests().last().unwrap().json().to_string();
+    assert!(sent.contains("shell"), "{sent}");
+    // Unknown model: 404, OpenAI's error shape.
+    let reply = served.post(
+        "/v1/chat/completions",
+        json!({"model": "nope:model", "messages": [{"role": "user", "content": "x"}]}),
+    );
+    assert_eq!(reply.status, 404, "{}", reply.body);
+    assert!(
+        reply.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nope")
+    );
+    // The provider failing: 502.
+    env.server.push(openai::error(500, "boom", "server_error"));
+    env.server.push(openai::error(500, "boom", "server_error"));
+    env.server.push(openai::error(500, "boom", "server_error"));
+    env.server.push(openai::error(500, "boom", "server_error"));
+    let reply = served.post(
+        "/v1/chat/completions",
+        json!({"model": "fake:gpt-4o-mini", "messages": [{"role": "user", "content": "x"}]}),
+    );
+    assert_eq!(reply.status, 502, "{}", reply.body);
+    // A malformed body: 400.
+    let reply = served.post("/v1/chat/completions", json!({"messages": []}));
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    assert!(reply.json()["error"]["type"].is_string());
+}
+
+#[test]
+fn keys_scopes_and_rate_limits() {
+    let env = TestEnv::new();
+    let out = env.loki().arg("--api-key-hash").assert().success();
+    let text = crate::common::stdout(&out);
+    let key = text
+        .lines()
+        .next()
+        .unwrap()
+        .trim_start_matches("key:")
+        .trim()
+        .to_string();
+    let hash = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("key_hash: "))
+        .unwrap()
+        .trim_matches('"')
+        .to_string();
+    let out = env.loki().arg("--api-key-hash").assert().success();
+    let reader_text = crate::common::stdout(&out);
+    let reader_key = reader_text
+        .lines()
+        .next()
+        .unwrap()
+        .trim_start_matches("key:")
+        .trim()
+        .to_string();
+    let reader_hash = reader_text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("key_hash: "))
+        .unwrap()
+        .trim_matches('"')
+        .to_string();
+    let api = format!(
+        "api:\n  auth:\n    mode: StaticKeys\n    keys:\n      - subject: writer\n        key_hash: \"{hash}\"\n      - subject: reader\n        key_hash: \"{reader_hash}\"\n        scopes: [read]\n        rate_limit_per_minute: 3"
+    );
+    let served = Served::start(&env, &api);
+    let no_key = served.get("/v1/models");
+    assert_eq!(no_key.status, 401);
+    assert!(
+        no_key.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("API key")
+    );
+    let wrong = served.call("GET", "/v1/sessions", Some("lk_wrong"), None);
+    assert_eq!(wrong.status, 401);
+    assert_eq!(wrong.json()["error"]["code"], "unauthorized");
+    assert_eq!(
+        served.call("GET", "/v1/sessions", Some(&key), None).status,
+        200
+    );
+    assert_eq!(
+        served.get("/healthz/live").status,
+        200,
+        "health needs no key"
+    );
+    // The reader may read, not write, and only three times a minute.
+    let write = served.call("POST", "/v1/sessions", Some(&reader_key), Some(json!({})));
+    assert_eq!(write.status, 403, "{}", write.body);
+    for _ in 0..3 {
+        assert_eq!(
+            served
+                .call("GET", "/v1/roles", Some(&reader_key), None)
+                .status,
+            200
+        );
+    }
+    let limited = served.call("GET", "/v1/roles", Some(&reader_key), None);
+    assert_eq!(limited.status, 429, "{}", limited.body);
+    assert!(limited.header("retry-after").is_some());
+    // Keys are never echoed.
+    assert!(!limited.body.contains(&reader_key));
+}
+
+#[test]
+fn sessions_keep_the_conversation_across_requests() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    let created = served.post("/v1/sessions", json!({"alias": "work", "role": "shell"}));
+    assert_eq!(created.status, 201, "{}", created.body);
+    let session = created.json();
+    assert_eq!(session["alias"], "work");
+    assert_eq!(session["role"], "shell");
+    let id = session["id"].as_str().unwrap().to_string();
+    env.server.push(openai::text_stream(&["first answer"]));
+    let first = served.post(
+        &format!("/v1/sessions/{id}/completions"),
+        json!({"prompt": "first question"}),
+    );
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!(first.json()["final_message"], "first answer");
+    env.server.push(openai::text_stream(&["second answer"]));
+    let second = served.post(
+        "/v1/sessions/work/completions",
+        json!({"prompt": "second question"}),
+    );
+    assert_eq!(second.status, 200, "{}", second.body);
+    let sent = env.server.requests().last().unwrap().json().to_string();
+    assert!(
+        sent.contains("first question") && sent.contains("first answer"),
+        "{sent}"
+    );
+    let listed = served.get("/v1/sessions").json();
+    assert!(
+        listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["alias"] == "work")
+    );
+    let stored = served.get(&format!("/v1/sessions/{id}")).json();
+    assert_eq!(stored["messages"].as_array().unwrap().len(), 4, "{stored}");
+    let emptied = served.post("/v1/sessions/work/empty", json!({}));
+    assert_eq!(emptied.status, 200, "{}", emptied.body);
+    assert_eq!(
+        served.get("/v1/sessions/work").json()["messages"]
+            .as_array()
+            .map_or(0, Vec::len),
+        0
+    );
+    assert_eq!(
+        served
+            .call("DELETE", "/v1/sessions/work", None, None)
+            .status,
+        204
+    );
+    let gone = served.get("/v1/sessions/work");
+    assert_eq!(gone.status, 404);
+    assert_eq!(gone.json()["error"]["code"], "session_not_found");
+    let missing = served.post("/v1/sessions/nope/completions", json!({"prompt": "x"}));
+    assert_eq!(missing.status, 404);
+}
+
+#[test]
+fn a_tool_call_waits_for_an_http_approval_and_a_denied_one_is_not_run() {
+    let env = TestEnv::new();
+    let root = env.work_dir();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: all\n{config}"));
+    let api = format!(
+        "api:\n  auth:\n    mode: Disabled\n  tools:\n    enabled: true\n    root: {}",
+        root.display()
+    );
+    let served = Served::start(&env, &api);
+    for (decision, file) in [("allow", "yes.txt"), ("deny", "no.txt")] {
+        env.server.push(openai::tool_call_stream(&[(
+            "call_w",
+            "fs_write",
+            &json!({"path": file, "contents": "hi"}).to_string(),
+        )]));
+        env.server.push(openai::text_stream(&["done"]));
+        let (status, _, mut reader) = http::open(
+            &served.addr,
+            "POST",
+            "/v1/completions",
+            None,
+            Some(&json!({"prompt": "write it", "stream": true}).to_string()),
+        );
+        assert_eq!(status, 200);
+        let before = http::events(&mut reader, "tool_call_approval_requested");
+        let requested: Value = serde_json::from_str(&before.last().unwrap().1).unwrap();
+        assert_eq!(requested["call_id"], "call_w");
+        assert!(requested["text"].as_str().unwrap().contains(file));
+        assert!(
+            !root.join(file).exists(),
+            "nothing runs before the approval"
+        );
+        let answer = served.post("/v1/approvals/call_w", json!({"decision": decision}));
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        let rest = http::events(&mut reader, "done");
+        let finished: Value = rest
+            .iter()
+            .filter(|(name, _)| name == "tool_call_finished")
+            .map(|(_, d)| serde_json::from_str(d).unwrap())
+            .next()
+            .unwrap();
+        assert_eq!(finished["ok"], decision == "allow", "{finished}");
+        assert_eq!(root.join(file).exists(), decision == "allow");
+    }
+    assert_eq!(
+        served
+            .post("/v1/approvals/call_none", json!({"decision": "allow"}))
+            .status,
+        404
+    );
+}
+
+#[test]
+fn a_client_that_hangs_up_cancels_its_turn_and_the_session_keeps_what_arrived() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    assert_eq!(
+        served.post("/v1/sessions", json!({"alias": "s"})).status,
+        201
+    );
+    env.server.push(
+        openai::text_stream(&["partial ", "answer ", "never", " ends"])
+            .frame_delay(Duration::from_millis(400)),
+    );
+    let (status, _, mut reader) = http::open(
+        &served.addr,
+        "POST",
+        "/v1/sessions/s/completions",
+        None,
+        Some(&json!({"prompt": "go", "stream": true}).to_string()),
+    );
+    assert_eq!(status, 200);
+    let seen = http::events(&mut reader, "partial");
+    assert!(!seen.is_empty());
+    drop(reader);
+    // The turn stops and the session is saved with what arrived.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let metrics = served.get("/metrics").body;
+        let stored = served.get("/v1/sessions/s").json();
+        let saved = stored["messages"].to_string();
+        if metrics.contains("loki_turns_active 0") && saved.contains("partial") {
+            assert!(!saved.contains("ends"), "{saved}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "turn still running: {metrics}\n{saved}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn stopping_the_server_mid_turn_saves_the_session() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, &format!("{OPEN}\n  shutdown_grace_seconds: 1"));
+    assert_eq!(
+        served.post("/v1/sessions", json!({"alias": "s"})).status,
+        201
+    );
+    env.server.push(
+        openai::text_stream(&["kept ", "text ", "lost"]).frame_delay(Duration::from_millis(1500)),
+    );
+    let addr = served.addr.clone();
+    let client = std::thread::spawn(move || {
+        http::request(
+            &addr,
+            "POST",
+            "/v1/sessions/s/completions",
+            None,
+            Some(&json!({"prompt": "go"}).to_string()),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(2000));
+    let pid = served.child.id();
+    terminate(pid);
+    let mut served = served;
+    let status = served.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let _ = client.join();
+    let session_dir = env.config_dir().join("sessions");
+    let saved: String = walk(&session_dir);
+    assert!(saved.contains("kept"), "{saved}");
+}
+
+fn walk(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.push_str(&walk(&path));
+        } else if path.extension().is_some_and(|e| e == "yaml") {
+            out.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+        }
+    }
+    out
+}
+
+fn terminate(pid: u32) {
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+}
