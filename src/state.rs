@@ -132,6 +132,21 @@ impl AppState {
         self
     }
 
+    /// Uses the store `session_store` names (a `postgres://` URL), when set: connects and
+    /// makes sure its table exists.
+    pub async fn connect_sessions(self) -> Result<Self, crate::session::store::SessionError> {
+        let Some(url) = self.config.session_store.clone() else {
+            return Ok(self);
+        };
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(crate::session::store::SessionError::Database(
+                "`session_store` is a postgres://… URL (or unset, for YAML files)".into(),
+            ));
+        }
+        let store = crate::session::pg_store::PgSessionStore::connect(&url).await?;
+        Ok(self.with_sessions(Arc::new(store)))
+    }
+
     /// The session store of the directory `dir` (an agent's `sessions/`), shared by
     /// every conversation of the process that uses it.
     pub fn sessions_in(&self, dir: &std::path::Path) -> Arc<dyn SessionStore> {

@@ -265,7 +265,21 @@ async fn run(
         };
     let mut config = config;
     crate::render::themes::adopt_terminal(&mut config, &paths, &env);
-    let state = Arc::new(AppState::new(config, paths, env, origin, vault).with_terminal(caps));
+    let state = AppState::new(config, paths, env, origin, vault)
+        .with_terminal(caps)
+        .connect_sessions()
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot open the session store: {e}"))?;
+    let state = Arc::new(state);
+    if let Some(direction) = &args.migrate_sessions {
+        let copied =
+            crate::conversation::catalog::migrate_sessions(&state, direction == "in").await?;
+        term::session_note(
+            &Theme::stderr(&state.terminal),
+            &format!("copied {copied} session(s)"),
+        );
+        return Ok(0);
+    }
     if mode == Mode::Info {
         return crate::cli::listing::run(&state, &args).await;
     }

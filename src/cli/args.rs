@@ -183,6 +183,10 @@ pub struct Args {
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
     pub serve: Option<String>,
 
+    /// Copy the sessions between `sessions/` and `session_store`: `in` (files → store) or `out`
+    #[arg(long, value_name = "DIRECTION", value_parser = ["in", "out"])]
+    pub migrate_sessions: Option<String>,
+
     /// Print a new API key and its hash for `api.auth.keys`, then exit
     #[arg(long)]
     pub api_key_hash: bool,

@@ -83,6 +83,7 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("max_input_size", KeyKind::Int),
     ("allow_special_files", KeyKind::Bool),
     ("serve_addr", KeyKind::Str),
+    ("session_store", KeyKind::Str),
     ("api", KeyKind::Json),
 ];
 

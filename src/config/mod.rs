@@ -183,6 +183,9 @@ pub struct AppConfig {
     pub allow_special_files: bool,
     /// Address for `--serve`.
     pub serve_addr: Option<String>,
+    /// `session_store`: where sessions live — unset for YAML files in `sessions/`, or a
+    /// `postgres://…` URL.
+    pub session_store: Option<String>,
     /// `api:` — the HTTP server of `--serve` (see [`api::ApiConfig`]).
     pub api: Option<api::ApiConfig>,
     /// The raw `clients:` entries; turned into [`AppConfig::clients`] by the loader so each
@@ -256,6 +259,7 @@ impl Default for AppConfig {
             max_input_size: DEFAULT_MAX_INPUT_SIZE,
             allow_special_files: false,
             serve_addr: None,
+            session_store: None,
             api: None,
             raw_clients: Vec::new(),
             clients: Vec::new(),

@@ -57,3 +57,26 @@ pub async fn sessions(
 ) -> Result<Vec<crate::session::store::SessionMeta>, CoreError> {
     Ok(state.sessions.list().await?)
 }
+
+/// Copies every session between the YAML files of `sessions/` and the configured store
+/// (`into_store`: files → store; else store → files), keeping ids and names; how many.
+pub async fn migrate_sessions(state: &AppState, into_store: bool) -> Result<usize, CoreError> {
+    use crate::session::store::SessionStore;
+    let files = crate::session::store::FileSessionStore::new(state.paths.sessions_dir.clone());
+    let store = state.sessions.as_ref();
+    let (from, to): (&dyn SessionStore, &dyn SessionStore) = if into_store {
+        (&files, store)
+    } else {
+        (store, &files)
+    };
+    let mut copied = 0;
+    for meta in from.list().await? {
+        let Some(id) = meta.id else { continue };
+        let handle = from.open(id, meta.alias.clone()).await?;
+        let session = handle.lock().get().clone();
+        let copy = crate::session::handle::SessionHandle::loaded(id, meta.alias, session, None);
+        to.save(&copy).await?;
+        copied += 1;
+    }
+    Ok(copied)
+}

@@ -13,6 +13,7 @@ pub mod file_store;
 pub mod handle;
 pub mod id;
 pub mod lock;
+pub mod pg_store;
 pub mod store;
 pub mod sync;
 pub mod tracker;

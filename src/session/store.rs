@@ -54,6 +54,9 @@ pub enum SessionError {
         /// Why.
         message: String,
     },
+    /// The database storing sessions failed.
+    #[error("session database: {0}")]
+    Database(String),
     /// No such session.
     #[error("no session named `{name}`")]
     NotFound {

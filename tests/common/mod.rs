@@ -5,6 +5,7 @@
 pub mod age_format;
 pub mod fake_llm;
 pub mod http;
+pub mod postgres;
 pub mod pty;
 
 use std::path::{Path, PathBuf};

@@ -28,12 +28,10 @@ impl Served {
     /// Starts the server with `api` as the config's `api:` block.
     fn start(env: &TestEnv, api: &str) -> Served {
         let config = std::fs::read_to_string(env.config_path()).unwrap();
-        let config = config
-            .lines()
-            .filter(|l| !l.starts_with("api:"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        env.write_config(&format!("{api}\n{config}\n"));
+        // A second server of the same environment uses the `api:` block already there.
+        if !config.lines().any(|l| l.starts_with("api:")) {
+            env.write_config(&format!("{api}\n{config}\n"));
+        }
         let mut child = env
             .loki_std()
             .args(["--serve", "127.0.0.1:0"])
@@ -496,4 +494,92 @@ fn terminate(pid: u32) {
     let _ = std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])
         .status();
+}
+
+#[test]
+fn two_servers_on_one_postgres_share_a_session_and_serialise_its_turns() {
+    let pg = crate::common::postgres::Postgres::start();
+    let env = TestEnv::new();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("session_store: {}\n{config}", pg.url));
+    // Each answer takes a while, so the two posts overlap unless they are serialised.
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        let last = body["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        openai::text_stream(&[&format!("answer to {last}")])
+            .delay_headers(Duration::from_millis(600))
+    });
+    let a = Served::start(&env, OPEN);
+    let b = Served::start(&env, OPEN);
+    let created = a.post("/v1/sessions", json!({"alias": "shared"}));
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(
+        b.get("/v1/sessions/shared").status,
+        200,
+        "B sees A's session"
+    );
+    let (addr_a, addr_b) = (a.addr.clone(), b.addr.clone());
+    let post = |addr: String, prompt: &'static str| {
+        std::thread::spawn(move || {
+            http::request(
+                &addr,
+                "POST",
+                "/v1/sessions/shared/completions",
+                None,
+                Some(&json!({"prompt": prompt}).to_string()),
+            )
+        })
+    };
+    let one = post(addr_a, "one");
+    let two = post(addr_b, "two");
+    let (one, two) = (one.join().unwrap(), two.join().unwrap());
+    assert_eq!(one.status, 200, "{}", one.body);
+    assert_eq!(two.status, 200, "{}", two.body);
+    let stored = a.get("/v1/sessions/shared").json();
+    let messages: Vec<String> = stored["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(messages.len(), 4, "nothing lost: {messages:?}");
+    // The second turn started from what the first saved.
+    let requests = env.server.requests();
+    let second = requests.last().unwrap().json().to_string();
+    assert!(
+        second.contains("answer to one") || second.contains("answer to two"),
+        "the later turn saw the earlier one: {second}"
+    );
+    drop(a);
+    drop(b);
+    // Out to YAML files and back into a fresh store.
+    env.loki()
+        .args(["--migrate-sessions", "out"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("copied 1 session(s)"));
+    let files = walk(&env.config_dir().join("sessions"));
+    assert!(
+        files.contains("answer to one") && files.contains("answer to two"),
+        "{files}"
+    );
+}
+
+#[test]
+fn a_bad_session_store_is_one_clear_error() {
+    let env = TestEnv::new();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "session_store: postgres://loki@127.0.0.1:9/none\n{config}"
+    ));
+    env.loki()
+        .args(["hi"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "cannot open the session store: session database:",
+        ));
 }

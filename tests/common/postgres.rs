@@ -1,0 +1,126 @@
+//! A real PostgreSQL server in a temporary directory, for the session-store tests.
+//! Uses the Debian `postgresql` package's binaries (`.ci/run` installs it when missing).
+//! `initdb` refuses to run as root, so as root the cluster belongs to the `postgres` user
+//! and its commands run through `runuser`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A running server; stopped (and its directory removed) when dropped.
+pub struct Postgres {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    pub url: String,
+}
+
+fn bin_dir() -> PathBuf {
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL is not installed (Debian package `postgresql`; .ci/run installs it)")
+        .flatten()
+        .map(|e| e.path().join("bin"))
+        .filter(|p| p.join("initdb").exists())
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .expect("no /usr/lib/postgresql/*/bin/initdb (install the `postgresql` package)")
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn run(program: &Path, args: &[&str]) {
+    let mut command = if is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(program);
+        c
+    } else {
+        Command::new(program)
+    };
+    let out = command
+        .args(args)
+        .output()
+        .expect("run a PostgreSQL command");
+    assert!(
+        out.status.success(),
+        "{} {args:?}: {}{}",
+        program.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl Postgres {
+    /// Starts a fresh cluster on a free port.
+    pub fn start() -> Postgres {
+        let bin = bin_dir();
+        let dir = tempfile::tempdir().unwrap();
+        if is_root() {
+            let status = Command::new("chown")
+                .args(["-R", "postgres"])
+                .arg(dir.path())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        let data = dir.path().join("data");
+        let data_text = data.to_str().unwrap().to_string();
+        run(
+            &bin.join("initdb"),
+            &[
+                "-D",
+                &data_text,
+                "-U",
+                "loki",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let socket = dir.path().to_str().unwrap().to_string();
+        let options = format!("-p {port} -k {socket} -c listen_addresses=127.0.0.1 -c fsync=off");
+        let log = dir.path().join("log").to_str().unwrap().to_string();
+        run(
+            &bin.join("pg_ctl"),
+            &["-D", &data_text, "-o", &options, "-l", &log, "-w", "start"],
+        );
+        Postgres {
+            url: format!("postgres://loki@127.0.0.1:{port}/postgres"),
+            dir,
+            bin,
+        }
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let data = self.dir.path().join("data");
+        let mut command = if is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"])
+                .arg(self.bin.join("pg_ctl"));
+            c
+        } else {
+            Command::new(self.bin.join("pg_ctl"))
+        };
+        let _ = command
+            .args([
+                "-D",
+                data.to_str().unwrap_or_default(),
+                "-m",
+                "immediate",
+                "stop",
+            ])
+            .output();
+    }
+}
