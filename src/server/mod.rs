@@ -176,6 +176,8 @@ fn router(server: Arc<Server>) -> Router {
         .route("/v1/agents", get(api::agents))
         .route("/v1/rags", get(api::rags))
         .route("/v1/chat/completions", post(openai::chat_completions))
+        .route("/v1/embeddings", post(openai::embeddings))
+        .route("/v1/rerank", post(openai::rerank))
         .route("/v1/completions", post(api::completions))
         .route(
             "/v1/sessions",
@@ -252,7 +254,11 @@ async fn guard(State(server): State<Arc<Server>>, mut request: Request, next: Ne
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::to_string);
-        let openai = path.starts_with("/v1/chat/") || path == "/v1/models";
+        let openai = path.starts_with("/v1/chat/")
+            || matches!(
+                path.as_str(),
+                "/v1/models" | "/v1/embeddings" | "/v1/rerank"
+            );
         let shape = |e: ApiError| if openai { e.openai() } else { e };
         match server.keys.check(bearer.as_deref()) {
             None => shape(ApiError::new(

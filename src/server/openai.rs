@@ -312,3 +312,107 @@ fn usage_json(usage: crate::client::Usage) -> Value {
         "total_tokens": usage.input_tokens + usage.output_tokens,
     })
 }
+
+/// The provider and model `id` names, of `kind`.
+fn model_of(
+    server: &Server,
+    id: &str,
+    kind: crate::client::config::ModelKind,
+) -> Result<(Arc<dyn crate::client::Provider>, crate::client::Model), ApiError> {
+    let registry = &server.state.providers;
+    let model = registry
+        .resolve(id, kind)
+        .map_err(|e| ApiError::from(crate::engine::CoreError::from(e)).openai())?;
+    let provider = registry.provider(&model.client).ok_or_else(|| {
+        ApiError::not_found(format!("the client of `{id}` is not configured")).openai()
+    })?;
+    Ok((provider, model))
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct EmbeddingsRequest {
+    model: String,
+    input: Value,
+}
+
+/// `POST /v1/embeddings`: `input` is a string or a list of strings.
+pub(super) async fn embeddings(
+    State(server): State<Arc<Server>>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let request: EmbeddingsRequest = super::api::body(bytes).map_err(ApiError::openai)?;
+    let texts: Vec<String> = match &request.input {
+        Value::String(text) => vec![text.clone()],
+        Value::Array(items) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                ApiError::bad_request("`input` is a string or a list of strings").openai()
+            })?,
+        _ => {
+            return Err(ApiError::bad_request("`input` is a string or a list of strings").openai());
+        }
+    };
+    let (provider, model) = model_of(
+        &server,
+        &request.model,
+        crate::client::config::ModelKind::Embedding,
+    )?;
+    let vectors = crate::client::embed::embed_all(
+        provider.as_ref(),
+        &model,
+        &texts,
+        crate::client::embed::Purpose::Document,
+    )
+    .await
+    .map_err(|e| ApiError::from(crate::engine::CoreError::from(e)).openai())?;
+    let data: Vec<Value> = vectors
+        .into_iter()
+        .enumerate()
+        .map(|(index, embedding)| json!({"object": "embedding", "index": index, "embedding": embedding}))
+        .collect();
+    Ok(json_body(
+        StatusCode::OK,
+        &json!({"object": "list", "data": data, "model": request.model,
+                "usage": {"prompt_tokens": 0, "total_tokens": 0}}),
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct RerankRequest {
+    model: String,
+    query: String,
+    documents: Vec<String>,
+    #[serde(default)]
+    top_n: Option<usize>,
+}
+
+/// `POST /v1/rerank` (the Jina/Cohere shape): `results` best first.
+pub(super) async fn rerank(
+    State(server): State<Arc<Server>>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let request: RerankRequest = super::api::body(bytes).map_err(ApiError::openai)?;
+    let (provider, model) = model_of(
+        &server,
+        &request.model,
+        crate::client::config::ModelKind::Reranker,
+    )?;
+    let top_n = request.top_n.unwrap_or(request.documents.len());
+    let ranked = provider
+        .rerank(&model, &request.query, &request.documents, top_n)
+        .await
+        .map_err(|e| ApiError::from(crate::engine::CoreError::from(e)).openai())?;
+    let results: Vec<Value> = ranked
+        .into_iter()
+        .map(|r| {
+            json!({"index": r.index, "relevance_score": r.score,
+                        "document": {"text": request.documents.get(r.index)}})
+        })
+        .collect();
+    Ok(json_body(
+        StatusCode::OK,
+        &json!({"model": request.model, "results": results}),
+    ))
+}

@@ -583,3 +583,45 @@ fn a_bad_session_store_is_one_clear_error() {
             "cannot open the session store: session database:",
         ));
 }
+
+#[test]
+fn embeddings_and_rerank_pass_through_to_the_configured_models() {
+    use crate::common::fake_llm::embeddings;
+    let env = TestEnv::new();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&config.replacen(
+        "    models:\n",
+        "    models:\n      - name: emb\n        type: embedding\n      - name: rr\n        type: reranker\n",
+        1,
+    ));
+    embeddings::install(&env.server);
+    let served = Served::start(&env, OPEN);
+    let reply = served.post(
+        "/v1/embeddings",
+        json!({"model": "fake:emb", "input": ["red apples", "blue sky"]}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let body = reply.json();
+    assert_eq!(body["data"].as_array().unwrap().len(), 2);
+    let first: Vec<f64> = body["data"][0]["embedding"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert!(!first.is_empty());
+    let reply = served.post(
+        "/v1/rerank",
+        json!({"model": "fake:rr", "query": "apples", "documents": ["the sky is blue", "apples are red [priority]"], "top_n": 1}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let results = reply.json()["results"].clone();
+    assert_eq!(results.as_array().unwrap().len(), 1);
+    assert_eq!(results[0]["index"], 1, "{results}");
+    let wrong = served.post(
+        "/v1/embeddings",
+        json!({"model": "fake:gpt-4o-mini", "input": "x"}),
+    );
+    assert!(wrong.status >= 400, "{}", wrong.body);
+    assert!(wrong.json()["error"]["message"].is_string());
+}
