@@ -603,13 +603,8 @@ fn embeddings_and_rerank_pass_through_to_the_configured_models() {
     assert_eq!(reply.status, 200, "{}", reply.body);
     let body = reply.json();
     assert_eq!(body["data"].as_array().unwrap().len(), 2);
-    let first: Vec<f64> = body["data"][0]["embedding"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect();
-    assert!(!first.is_empty());
+    let first = body["data"][0]["embedding"].as_array().unwrap();
+    assert!(!first.is_empty() && first.iter().all(Value::is_f64), "{first:?}");
     let reply = served.post(
         "/v1/rerank",
         json!({"model": "fake:rr", "query": "apples", "documents": ["the sky is blue", "apples are red [priority]"], "top_n": 1}),
