@@ -167,6 +167,8 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
 fn router(server: Arc<Server>) -> Router {
     let body_limit = server.api.limits.max_body_bytes;
     Router::new()
+        .route("/", get(page))
+        .route("/app.js", get(script))
         .route("/healthz/live", get(|| async { "ok" }))
         .route("/healthz/ready", get(api::ready))
         .route("/metrics", get(api::metrics))
@@ -218,6 +220,34 @@ fn router(server: Arc<Server>) -> Router {
         .with_state(server)
 }
 
+/// The playground's page (`assets/web/`, shipped in the binary). It asks for the key
+/// itself; the API it calls checks it.
+const PAGE: &str = include_str!("../../assets/web/index.html");
+const SCRIPT: &str = include_str!("../../assets/web/app.js");
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+    img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::CONTENT_SECURITY_POLICY, CSP),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn page() -> Response {
+    asset("text/html; charset=utf-8", PAGE)
+}
+
+async fn script() -> Response {
+    asset("text/javascript; charset=utf-8", SCRIPT)
+}
+
 /// The caller of a request, put there by [`guard`].
 #[derive(Debug, Clone)]
 pub struct RequestInfo {
@@ -245,7 +275,7 @@ async fn guard(State(server): State<Arc<Server>>, mut request: Request, next: Ne
     let mut subject = String::from("-");
     let mut response = if method == Method::OPTIONS && allowed_origin.is_some() {
         StatusCode::NO_CONTENT.into_response()
-    } else if path.starts_with("/healthz/") {
+    } else if path.starts_with("/healthz/") || path == "/" || path == "/app.js" {
         next.run(request).await
     } else {
         let bearer = request

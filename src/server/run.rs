@@ -71,6 +71,15 @@ pub struct ChannelEmitter {
     tx: UnboundedSender<String>,
     format: Format,
     cancel: CancellationToken,
+    /// Cancelled when the emitter goes, so the watcher lets go of its sender and the
+    /// response ends.
+    done: CancellationToken,
+}
+
+impl Drop for ChannelEmitter {
+    fn drop(&mut self) {
+        self.done.cancel();
+    }
 }
 
 impl ChannelEmitter {
@@ -83,16 +92,20 @@ impl ChannelEmitter {
         // The client going away is noticed even while nothing is sent.
         let watch = tx.clone();
         let stop = cancel.clone();
+        let done = CancellationToken::new();
+        let finished = done.clone();
         tokio::spawn(async move {
             tokio::select! {
                 () = watch.closed() => stop.cancel(),
                 () = stop.cancelled() => {}
+                () = finished.cancelled() => {}
             }
         });
         Self {
             tx,
             format: Box::new(format),
             cancel,
+            done,
         }
     }
 

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod age_format;
+pub mod browser;
 pub mod fake_llm;
 pub mod http;
 pub mod postgres;

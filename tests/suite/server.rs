@@ -604,7 +604,10 @@ fn embeddings_and_rerank_pass_through_to_the_configured_models() {
     let body = reply.json();
     assert_eq!(body["data"].as_array().unwrap().len(), 2);
     let first = body["data"][0]["embedding"].as_array().unwrap();
-    assert!(!first.is_empty() && first.iter().all(Value::is_f64), "{first:?}");
+    assert!(
+        !first.is_empty() && first.iter().all(Value::is_f64),
+        "{first:?}"
+    );
     let reply = served.post(
         "/v1/rerank",
         json!({"model": "fake:rr", "query": "apples", "documents": ["the sky is blue", "apples are red [priority]"], "top_n": 1}),
@@ -619,4 +622,92 @@ fn embeddings_and_rerank_pass_through_to_the_configured_models() {
     );
     assert!(wrong.status >= 400, "{}", wrong.body);
     assert!(wrong.json()["error"]["message"].is_string());
+}
+
+#[test]
+fn the_playground_chats_renders_markdown_safely_and_approves_a_tool_call() {
+    use crate::common::browser::Browser;
+    let env = TestEnv::new();
+    let root = env.work_dir();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: all\n{config}"));
+    let api = format!(
+        "api:\n  auth:\n    mode: Disabled\n  tools:\n    enabled: true\n    root: {}",
+        root.display()
+    );
+    let served = Served::start(&env, &api);
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        let messages = body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap();
+        if last["role"] == "tool" {
+            return openai::text_stream(&["The file is written."]);
+        }
+        if last["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("write")
+        {
+            return openai::tool_call_stream(&[(
+                "call_pw",
+                "fs_write",
+                r#"{"path":"from-browser.txt","contents":"hi"}"#,
+            )]);
+        }
+        openai::text_stream(&[
+            "Here is **bold** and <img src=x onerror=\"document.title='pwned'\">\n\n",
+            "```rust\nfn main() {\n    let x = 1;\n}\n```\n",
+        ])
+    });
+    let mut browser = Browser::start();
+    browser.open(&format!("http://{}/", served.addr));
+    browser.wait_for("document.querySelectorAll('#model option').length > 0");
+    let models = browser.eval("[...document.querySelectorAll('#model option')].map(o => o.value)");
+    assert!(models.to_string().contains("fake:gpt-4o-mini"), "{models}");
+    browser.eval(
+        "document.querySelector('#model').value = 'fake:gpt-4o-mini';
+         document.querySelector('#prompt').value = 'hello';
+         document.querySelector('#form').requestSubmit(); true",
+    );
+    let answer =
+        browser.wait_for("document.querySelector('.msg.assistant[data-done]')?.textContent");
+    assert!(
+        answer.as_str().unwrap().contains("Here is bold and"),
+        "{answer}"
+    );
+    assert_eq!(
+        browser.eval("document.querySelectorAll('.msg.assistant strong').length"),
+        1
+    );
+    assert_eq!(
+        browser.eval("document.querySelectorAll('.msg.assistant img').length"),
+        0,
+        "raw HTML must not render"
+    );
+    assert_ne!(browser.eval("document.title"), "pwned");
+    assert!(
+        browser
+            .eval("document.querySelector('.msg.assistant pre code .kw')?.textContent")
+            .as_str()
+            == Some("fn")
+    );
+    // A tool call waits for the Allow button.
+    browser.eval(
+        "document.querySelector('#prompt').value = 'write the file';
+         document.querySelector('#form').requestSubmit(); true",
+    );
+    browser.wait_for("document.querySelector('.approval button.approve-allow')");
+    assert!(
+        !root.join("from-browser.txt").exists(),
+        "nothing runs before the approval"
+    );
+    browser.eval("document.querySelector('.approval button.approve-allow').click(); true");
+    let done = browser.wait_for(
+        "[...document.querySelectorAll('.msg.assistant[data-done]')].map(e => e.textContent).join('|').includes('The file is written.')",
+    );
+    assert_eq!(done, true);
+    assert_eq!(
+        std::fs::read_to_string(root.join("from-browser.txt")).unwrap(),
+        "hi"
+    );
 }
