@@ -105,6 +105,9 @@ pub struct RequestContext {
     pub agent: Option<crate::agent::ActiveAgent>,
     /// Runs this conversation's sub-agents (set while an agent that may spawn is active).
     pub supervisor: Option<Arc<dyn crate::tool::agents::Supervisor>>,
+    /// Tools the caller runs itself (an OpenAI client's `tools`): offered to the model,
+    /// and a call of one ends the turn with the call returned.
+    pub client_tools: Vec<crate::client::ToolSpec>,
     /// Keep a todo list and go on while it has open items, with or without an agent
     /// (`--auto-continue`; an agent's own `auto_continue` does the same).
     pub auto_continue: bool,
@@ -388,6 +391,7 @@ impl RequestContext {
             depth: 0,
             budget: None,
             auto_continue: false,
+            client_tools: Vec::new(),
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),
             rag_sources: Vec::new(),

@@ -101,6 +101,9 @@ pub struct ConversationSpec {
     pub build_agent_rag: bool,
     /// Offer the todo tools and go on while the list has open items (`--auto-continue`).
     pub auto_continue: bool,
+    /// Tools the caller runs itself (an OpenAI client's `tools`): a call of one ends the
+    /// run with the call in [`RunOutcome::client_calls`].
+    pub client_tools: Vec<crate::client::ToolSpec>,
 }
 
 impl std::fmt::Debug for ConversationSpec {
@@ -164,6 +167,7 @@ impl Conversation {
         }
         ctx.user_tools = spec.user_tools;
         ctx.auto_continue = spec.auto_continue;
+        ctx.client_tools = spec.client_tools;
         ctx.tool_policy.yolo |= spec.yolo;
         let mut pending = spec.commands;
         if let Some(model) = spec.model {

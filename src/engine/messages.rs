@@ -23,6 +23,11 @@ pub(super) fn build(
                 "there is no answer to continue yet".into(),
             ));
         }
+        TurnKind::Resume if ctx.history.is_empty() || last_is_assistant => {
+            return Err(CoreError::InvalidRequest(
+                "nothing to answer: the conversation ends with an answer".into(),
+            ));
+        }
         TurnKind::Regenerate if !last_is_assistant => {
             return Err(CoreError::Conflict(
                 "there is no answer to regenerate yet".into(),
@@ -49,7 +54,7 @@ pub(super) fn build(
     messages.extend(ctx.history.iter().cloned());
     match &kind {
         TurnKind::New(user) => messages.push(user.clone()),
-        TurnKind::Continue => {}
+        TurnKind::Continue | TurnKind::Resume => {}
         TurnKind::Regenerate => {
             messages.pop();
         }

@@ -48,6 +48,9 @@ pub enum Continuation {
     Continue,
     /// Ask for the last answer again, replacing it.
     Regenerate,
+    /// Answer the history as it stands: it ends with the results of tool calls the caller
+    /// ran itself (`prior` carries them), with no new user message.
+    Resume,
 }
 
 /// Per-run switches.
@@ -77,6 +80,9 @@ pub struct RunOutcome {
     pub steps: usize,
     /// The provider's finish reason of the last response.
     pub finish_reason: Option<String>,
+    /// Calls of the caller's own tools (`RequestContext::client_tools`) the model asked
+    /// for: the turn stopped for the caller to run them.
+    pub client_calls: Vec<crate::client::ToolCall>,
 }
 
 /// Tokens of the conversation: exact for OpenAI-family models, estimated otherwise (see
@@ -242,6 +248,7 @@ impl Engine {
         let kind = match input.continuation {
             Some(Continuation::Continue) => turn::TurnKind::Continue,
             Some(Continuation::Regenerate) => turn::TurnKind::Regenerate,
+            Some(Continuation::Resume) => turn::TurnKind::Resume,
             None => {
                 let message = turn::prepare_input(&self.state, ctx, &input, emitter).await?;
                 self.compress_to_fit(ctx, &message, emitter).await?;

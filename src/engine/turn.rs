@@ -171,6 +171,8 @@ pub(super) enum TurnKind {
     Continue,
     /// Replace the last assistant message (`.regenerate`).
     Regenerate,
+    /// Answer the history as it stands (it ends with the results of calls the caller ran).
+    Resume,
 }
 
 /// Runs the turn; see the module docs for the protocol.
@@ -211,7 +213,7 @@ pub(super) async fn run_turn(
             top_p: ctx.top_p,
             max_tokens: ctx.max_output_tokens,
             stream,
-            tools: toolbox.specs.clone(),
+            tools: with_client_tools(&toolbox.specs, &ctx.client_tools),
         };
         let mut collected = Collected::default();
         let result = call_model(ctx, &request, emitter, &mut collected).await;
@@ -239,6 +241,30 @@ pub(super) async fn run_turn(
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
             }));
+        }
+        // Calls of the caller's own tools end the turn: the caller runs them and sends
+        // the results back (`Continuation::Resume`).
+        if calls
+            .iter()
+            .any(|c| ctx.client_tools.iter().any(|t| t.name == c.name))
+        {
+            ctx.usage.add(&ctx.model.config, total);
+            record(
+                ctx,
+                &kind,
+                steps,
+                collected.text.clone(),
+                calls.clone(),
+                false,
+            );
+            emitter.flush();
+            return Ok(RunOutcome {
+                text: collected.text,
+                usage: total,
+                steps: rounds,
+                finish_reason: Some("tool_calls".into()),
+                client_calls: calls,
+            });
         }
         let no_tools = toolbox.tools.is_empty();
         if !calls.is_empty() && no_tools {
@@ -302,6 +328,22 @@ pub(super) async fn run_turn(
         messages.extend(results.iter().cloned());
         steps.extend(results);
     }
+}
+
+/// The tools offered to the model: the conversation's, then the caller's own (those
+/// named like one of the conversation's are left out).
+fn with_client_tools(
+    own: &[crate::client::ToolSpec],
+    client: &[crate::client::ToolSpec],
+) -> Vec<crate::client::ToolSpec> {
+    let mut specs = own.to_vec();
+    specs.extend(
+        client
+            .iter()
+            .filter(|c| !own.iter().any(|o| o.name == c.name))
+            .cloned(),
+    );
+    specs
 }
 
 /// Charges the agent run's budget with one response; the first time it is spent, says so
@@ -399,6 +441,7 @@ fn finish_turn(
         usage: total,
         steps: rounds,
         finish_reason: collected.finish.as_ref().map(finish_name),
+        client_calls: Vec::new(),
     }
 }
 
@@ -430,13 +473,17 @@ fn record(
                 ctx.history.pop();
                 ctx.history.extend(steps);
             }
-            TurnKind::Continue => ctx.history.extend(steps),
+            TurnKind::Continue | TurnKind::Resume => ctx.history.extend(steps),
         }
         return;
     }
     match kind {
         TurnKind::New(user) => {
             ctx.history.push(user.clone());
+            ctx.history.extend(steps);
+            ctx.history.push(assistant);
+        }
+        TurnKind::Resume => {
             ctx.history.extend(steps);
             ctx.history.push(assistant);
         }

@@ -63,6 +63,67 @@ pub(super) struct ChatRequest {
     top_p: Option<f64>,
     #[serde(default)]
     tools: Option<Vec<Value>>,
+    #[serde(default)]
+    tool_choice: Option<Value>,
+}
+
+/// The client's `tools` (`{"type":"function","function":{name, description, parameters}}`).
+fn client_tools(tools: &[Value]) -> Result<Vec<crate::client::ToolSpec>, ApiError> {
+    tools
+        .iter()
+        .map(|t| {
+            let f = &t["function"];
+            let name = f["name"]
+                .as_str()
+                .filter(|n| !n.is_empty())
+                .ok_or_else(|| {
+                    ApiError::bad_request("every tool needs `function.name`").openai()
+                })?;
+            Ok(crate::client::ToolSpec {
+                name: name.to_string(),
+                description: f["description"].as_str().unwrap_or_default().to_string(),
+                parameters: if f["parameters"].is_object() {
+                    f["parameters"].clone()
+                } else {
+                    json!({"type": "object", "properties": {}})
+                },
+            })
+        })
+        .collect()
+}
+
+/// An assistant message's `tool_calls`.
+fn calls_of(message: &Value) -> Vec<crate::client::ToolCall> {
+    message["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| crate::client::ToolCall {
+            id: c["id"].as_str().unwrap_or_default().to_string(),
+            name: c["function"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            arguments: c["function"]["arguments"]
+                .as_str()
+                .unwrap_or("{}")
+                .to_string(),
+            signature: None,
+        })
+        .collect()
+}
+
+/// Calls in OpenAI's shape.
+fn calls_json(calls: &[crate::client::ToolCall]) -> Value {
+    Value::Array(
+        calls
+            .iter()
+            .map(|c| {
+                json!({"id": c.id, "type": "function",
+                            "function": {"name": c.name, "arguments": c.arguments}})
+            })
+            .collect(),
+    )
 }
 
 /// The text of an OpenAI message's `content` (a string, or text parts).
@@ -102,20 +163,34 @@ fn conversation(request: &ChatRequest) -> Result<(ConversationSpec, UserInput), 
         match message["role"].as_str() {
             Some("system" | "developer") => system.push(text),
             Some("user") => prior.push(Message::text(Role::User, text)),
-            Some("assistant") => prior.push(Message::text(Role::Assistant, text)),
+            Some("assistant") => {
+                let mut assistant = Message::text(Role::Assistant, text);
+                assistant.tool_calls = calls_of(message);
+                prior.push(assistant);
+            }
             Some("tool") => {
-                return Err(ApiError::bad_request(
-                    "tool results in `messages` are not accepted: loki runs its own tools",
-                )
-                .openai());
+                let mut result = Message::text(Role::Tool, text);
+                result.tool_call_id = message["tool_call_id"].as_str().map(str::to_string);
+                prior.push(result);
             }
             _ => return Err(ApiError::bad_request("every message needs a `role`").openai()),
         }
     }
-    let last = prior
-        .pop()
-        .filter(|m| m.role == Role::User)
-        .ok_or_else(|| ApiError::bad_request("the last message must be the user's").openai())?;
+    // A conversation that ends with tool results is answered as it stands; otherwise the
+    // last message is the user's prompt.
+    let resume = prior.last().is_some_and(|m| m.role == Role::Tool);
+    let text = if resume {
+        String::new()
+    } else {
+        prior
+            .pop()
+            .filter(|m| m.role == Role::User)
+            .ok_or_else(|| {
+                ApiError::bad_request("the last message must be the user's or a tool result")
+                    .openai()
+            })?
+            .text_content()
+    };
     if !system.is_empty() && commands.is_empty() {
         commands.push(Command::UsePrompt(system.join("\n\n")));
     }
@@ -130,14 +205,21 @@ fn conversation(request: &ChatRequest) -> Result<(ConversationSpec, UserInput), 
             });
         }
     }
+    let tools = if request.tool_choice.as_ref().is_some_and(|c| c == "none") {
+        Vec::new()
+    } else {
+        client_tools(request.tools.as_deref().unwrap_or_default())?
+    };
     let spec = ConversationSpec {
         model,
         commands,
+        client_tools: tools,
         ..ConversationSpec::default()
     };
     let input = UserInput {
-        text: last.text_content(),
+        text,
         prior,
+        continuation: resume.then_some(crate::engine::Continuation::Resume),
         ..UserInput::default()
     };
     Ok((spec, input))
@@ -153,13 +235,6 @@ pub(super) async fn chat_completions(
         Ok(r) => r,
         Err(e) => return e.openai().into_response(),
     };
-    if request.tools.as_ref().is_some_and(|t| !t.is_empty()) {
-        return ApiError::bad_request(
-            "`tools` from the client are not run by loki; use a role or agent whose tools loki runs",
-        )
-        .openai()
-        .into_response();
-    }
     let (spec, input) = match conversation(&request) {
         Ok(found) => found,
         Err(e) => return e.into_response(),
@@ -191,6 +266,18 @@ pub(super) async fn chat_completions(
             &chunk(json!({"role": "assistant", "content": ""}), Value::Null).to_string(),
         ));
         let root = std::sync::Mutex::new(None::<String>);
+        let client_names: Vec<String> = request
+            .tools
+            .as_deref()
+            .map(client_tools)
+            .transpose()
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        let calls_sent = std::sync::Mutex::new(0usize);
         let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let seen = Arc::clone(&started);
         let format = move |envelope: &crate::engine::event::Envelope| -> Vec<String> {
@@ -208,12 +295,31 @@ pub(super) async fn chat_completions(
                 }
             }
             match &envelope.event {
+                Event::ToolCallStarted(call) if client_names.contains(&call.name) => {
+                    let index = {
+                        let mut n = calls_sent
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        *n += 1;
+                        *n - 1
+                    };
+                    let delta = json!({"tool_calls": [{"index": index, "id": call.call_id, "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments}}]});
+                    vec![sse_event(None, &chunk(delta, Value::Null).to_string())]
+                }
                 Event::AssistantDelta(d) => vec![sse_event(
                     None,
                     &chunk(json!({"content": d.text}), Value::Null).to_string(),
                 )],
                 Event::TurnFinished(done) => {
-                    let reason = done.finish_reason.clone().unwrap_or_else(|| "stop".into());
+                    let sent = *calls_sent
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let reason = if sent > 0 {
+                        "tool_calls".to_string()
+                    } else {
+                        done.finish_reason.clone().unwrap_or_else(|| "stop".into())
+                    };
                     let mut out = vec![sse_event(
                         None,
                         &chunk(json!({}), json!(reason)).to_string(),
@@ -295,8 +401,18 @@ pub(super) async fn chat_completions(
                 "model": request.model,
                 "choices": [{
                     "index": 0,
-                    "message": {"role": "assistant", "content": outcome.text},
-                    "finish_reason": outcome.finish_reason.unwrap_or_else(|| "stop".into()),
+                    "message": if outcome.client_calls.is_empty() {
+                        json!({"role": "assistant", "content": outcome.text})
+                    } else {
+                        json!({"role": "assistant",
+                               "content": (!outcome.text.is_empty()).then_some(outcome.text.clone()),
+                               "tool_calls": calls_json(&outcome.client_calls)})
+                    },
+                    "finish_reason": if outcome.client_calls.is_empty() {
+                        outcome.finish_reason.clone().unwrap_or_else(|| "stop".into())
+                    } else {
+                        "tool_calls".into()
+                    },
                 }],
                 "usage": usage_json(outcome.usage),
             }),

@@ -177,6 +177,16 @@ impl Server {
         approvals_key: String,
     ) -> tokio::task::JoinHandle<Ran> {
         let server = Arc::clone(self);
+        // A run may take `request_timeout_seconds` at most.
+        let limit = Duration::from_secs(server.api.request_timeout_seconds.max(1));
+        let timer = cancel.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = tokio::time::sleep(limit) => timer.cancel(),
+                () = timer.cancelled() => {}
+            }
+        });
+        let run_token = cancel.clone();
         spec.cancel = Some(cancel);
         spec.force_save = true;
         spec.hold_session = true;
@@ -226,6 +236,8 @@ impl Server {
                 (Err(e), _) | (Ok(_), Err(e)) => Err(e),
             };
             server.forget(&approvals_key);
+            // Lets the run's timer go.
+            run_token.cancel();
             ran
         })
     }

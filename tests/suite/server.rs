@@ -711,3 +711,91 @@ fn the_playground_chats_renders_markdown_safely_and_approves_a_tool_call() {
         "hi"
     );
 }
+
+#[test]
+fn a_client_s_tools_go_to_the_model_and_its_calls_come_back_to_the_client() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    let tools = json!([{"type": "function", "function": {
+        "name": "get_weather", "description": "The weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    }}]);
+    env.server.push(openai::tool_call_stream(&[(
+        "call_9",
+        "get_weather",
+        r#"{"city":"Oslo"}"#,
+    )]));
+    let first = served.post(
+        "/v1/chat/completions",
+        json!({"model": "fake:gpt-4o-mini", "tools": tools,
+               "messages": [{"role": "user", "content": "weather in Oslo?"}]}),
+    );
+    assert_eq!(first.status, 200, "{}", first.body);
+    let choice = &first.json()["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls");
+    assert_eq!(choice["message"]["tool_calls"][0]["id"], "call_9");
+    assert_eq!(
+        choice["message"]["tool_calls"][0]["function"]["name"],
+        "get_weather"
+    );
+    let sent = env.server.requests()[0].json();
+    assert!(sent["tools"].to_string().contains("get_weather"), "{sent}");
+    // The client ran it and sends the result back.
+    env.server
+        .push(openai::text_stream(&["It is 3 °C in Oslo."]));
+    let second = served.post(
+        "/v1/chat/completions",
+        json!({"model": "fake:gpt-4o-mini", "tools": tools, "messages": [
+            {"role": "user", "content": "weather in Oslo?"},
+            {"role": "assistant", "content": null, "tool_calls": choice["message"]["tool_calls"]},
+            {"role": "tool", "tool_call_id": "call_9", "content": "3 °C, cloudy"}
+        ]}),
+    );
+    assert_eq!(second.status, 200, "{}", second.body);
+    assert_eq!(
+        second.json()["choices"][0]["message"]["content"],
+        "It is 3 °C in Oslo."
+    );
+    let sent = env.server.requests().last().unwrap().json();
+    let messages = sent["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "tool", "{sent}");
+    assert_eq!(last["tool_call_id"], "call_9");
+    assert_eq!(
+        messages[messages.len() - 2]["tool_calls"][0]["id"],
+        "call_9"
+    );
+    // Streamed: the call arrives as a tool_calls delta.
+    env.server.push(openai::tool_call_stream(&[(
+        "call_10",
+        "get_weather",
+        r#"{"city":"Rome"}"#,
+    )]));
+    let (_, _, mut reader) = http::open(
+        &served.addr,
+        "POST",
+        "/v1/chat/completions",
+        None,
+        Some(
+            &json!({"model": "fake:gpt-4o-mini", "stream": true, "tools": tools,
+                     "messages": [{"role": "user", "content": "and Rome?"}]})
+            .to_string(),
+        ),
+    );
+    let chunks: Vec<Value> = http::events(&mut reader, "[DONE]")
+        .iter()
+        .filter_map(|(_, d)| serde_json::from_str(d).ok())
+        .collect();
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c["choices"][0]["delta"]["tool_calls"][0]["id"] == "call_10"),
+        "{chunks:?}"
+    );
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c["choices"][0]["finish_reason"] == "tool_calls"),
+        "{chunks:?}"
+    );
+}
