@@ -6,6 +6,8 @@
 //! - `json`: the same answer, not streamed;
 //! - `code`: a streamed OpenAI answer holding Markdown and a fenced Rust block;
 //! - `claude` / `gemini`: a short streamed answer in Anthropic's / Gemini's wire format;
+//! - `echo`: a streamed answer of `<tokens>` pieces that starts with the last user message,
+//!   so a load test can check every answer belongs to its request;
 //! - `agents <delay_ms> [parts]`: an agent tree for `scripts/bench`. A request whose system
 //!   prompt names `WORKER` is answered after `<delay_ms>` (spread over `[parts]` streamed
 //!   pieces when given); any other request is the `boss`: asked `spawn N`, it spawns N
@@ -37,6 +39,21 @@ fn main() {
         let parts: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(0);
         agents(&server, tokens as u64, parts);
     }
+    if mode == "echo" {
+        server.respond_for("/v1/chat", move |request| {
+            let body = request.json();
+            let last = body["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or_default()
+                .to_string();
+            let mut parts = vec![format!("{last} ")];
+            parts.extend((1..tokens).map(|i| format!("w{i} ")));
+            let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+            fake_llm::openai::text_stream(&parts)
+        });
+    }
     let text = fake_llm::openai::long_stream_text(tokens);
     let words: Vec<String> = (0..tokens)
         .map(fake_llm::openai::long_stream_token)
@@ -49,7 +66,7 @@ fn main() {
         "gemini" => fake_llm::gemini::text_stream(&parts),
         _ => fake_llm::openai::long_stream(tokens),
     };
-    if mode != "agents" {
+    if mode != "agents" && mode != "echo" {
         server.set_default(reply);
     }
     println!("{}", server.base_url());

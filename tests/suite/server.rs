@@ -799,3 +799,123 @@ fn a_client_s_tools_go_to_the_model_and_its_calls_come_back_to_the_client() {
         "{chunks:?}"
     );
 }
+
+#[test]
+fn a_run_past_the_request_timeout_is_stopped() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, &format!("{OPEN}\n  request_timeout_seconds: 1"));
+    env.server
+        .push(openai::text_stream(&["slow ", "answer"]).frame_delay(Duration::from_secs(20)));
+    let began = Instant::now();
+    let reply = served.post("/v1/completions", json!({"prompt": "take your time"}));
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(reply.status, 499, "{}", reply.body);
+    assert_eq!(reply.json()["error"]["code"], "cancelled");
+}
+
+#[test]
+fn an_openai_client_library_talks_to_loki() {
+    use async_openai::config::OpenAIConfig;
+    use async_openai::types::{
+        ChatCompletionRequestUserMessageArgs, CreateChatCompletionRequestArgs,
+    };
+    use futures_util::StreamExt;
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    let config = OpenAIConfig::new()
+        .with_api_base(format!("http://{}/v1", served.addr))
+        .with_api_key("unused");
+    let client = async_openai::Client::with_config(config);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let models = client.models().list().await.unwrap();
+        assert!(models.data.iter().any(|m| m.id == "fake:gpt-4o-mini"));
+        let request = || {
+            CreateChatCompletionRequestArgs::default()
+                .model("fake:gpt-4o-mini")
+                .messages([ChatCompletionRequestUserMessageArgs::default()
+                    .content("hello")
+                    .build()
+                    .unwrap()
+                    .into()])
+                .build()
+                .unwrap()
+        };
+        env.server.push(openai::text_stream(&["Hi from ", "loki"]));
+        let answer = client.chat().create(request()).await.unwrap();
+        assert_eq!(
+            answer.choices[0].message.content.as_deref(),
+            Some("Hi from loki")
+        );
+        assert!(answer.usage.is_some());
+        env.server.push(openai::text_stream(&["streamed ", "too"]));
+        let mut stream = client.chat().create_stream(request()).await.unwrap();
+        let mut text = String::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.unwrap();
+            if let Some(choice) = chunk.choices.first()
+                && let Some(piece) = &choice.delta.content
+            {
+                text.push_str(piece);
+            }
+        }
+        assert_eq!(text, "streamed too");
+        // Its error type carries loki's OpenAI-shaped error.
+        let bad = CreateChatCompletionRequestArgs::default()
+            .model("nope:model")
+            .messages([ChatCompletionRequestUserMessageArgs::default()
+                .content("x")
+                .build()
+                .unwrap()
+                .into()])
+            .build()
+            .unwrap();
+        let error = client.chat().create(bad).await.unwrap_err().to_string();
+        assert!(error.contains("nope"), "{error}");
+    });
+}
+
+#[test]
+fn bodies_are_bounded_and_cors_answers_only_allowed_origins() {
+    let env = TestEnv::new();
+    let api = format!(
+        "{OPEN}\n  cors:\n    allowed_origins: [\"https://app.example\"]\n  limits:\n    max_body_bytes: 2000"
+    );
+    let served = Served::start(&env, &api);
+    let big = json!({"prompt": "x".repeat(5000)});
+    let reply = served.post("/v1/completions", big);
+    assert_eq!(reply.status, 413, "{}", reply.body);
+    assert_eq!(reply.json()["error"]["code"], "too_large");
+    let allowed = http::request(&served.addr, "GET", "/v1/roles", None, None);
+    assert!(
+        allowed.header("access-control-allow-origin").is_none(),
+        "no Origin, no CORS"
+    );
+    let with_origin = |origin: &str| {
+        let mut stream = std::net::TcpStream::connect(&served.addr).unwrap();
+        use std::io::{Read, Write};
+        write!(
+            stream,
+            "OPTIONS /v1/completions HTTP/1.0\r\nHost: x\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: POST\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        text.to_lowercase()
+    };
+    let ok = with_origin("https://app.example");
+    assert!(ok.starts_with("http/1.0 204"), "{ok}");
+    assert!(
+        ok.contains("access-control-allow-origin: https://app.example"),
+        "{ok}"
+    );
+    let other = with_origin("https://evil.example");
+    assert!(!other.contains("access-control-allow-origin"), "{other}");
+}
