@@ -13,6 +13,8 @@ pub struct Metrics {
     turns: AtomicU64,
     input_tokens: AtomicU64,
     output_tokens: AtomicU64,
+    /// Cost in millionths of a dollar.
+    cost_micro_usd: AtomicU64,
 }
 
 /// A turn in progress; counted down when dropped.
@@ -40,8 +42,12 @@ impl Metrics {
         Active(self)
     }
 
-    /// Counts a finished run's usage.
-    pub fn count(&self, outcome: &crate::engine::RunOutcome) {
+    /// Counts a finished run's usage and cost (USD, when the model's prices are known).
+    pub fn count(&self, outcome: &crate::engine::RunOutcome, cost: Option<f64>) {
+        if let Some(cost) = cost {
+            let micro = (cost * 1e6).round().max(0.0) as u64;
+            self.cost_micro_usd.fetch_add(micro, Ordering::Relaxed);
+        }
         self.input_tokens
             .fetch_add(outcome.usage.input_tokens, Ordering::Relaxed);
         self.output_tokens
@@ -101,6 +107,10 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
             ));
         }
+        out.push_str(&format!(
+            "# HELP loki_cost_usd_total What finished turns cost, for models with prices.\n# TYPE loki_cost_usd_total counter\nloki_cost_usd_total {:.6}\n",
+            self.cost_micro_usd.load(Ordering::Relaxed) as f64 / 1e6
+        ));
         out
     }
 }

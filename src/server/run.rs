@@ -229,7 +229,9 @@ impl Server {
                 .as_ref()
                 .map(|s| (s.id().to_string(), s.name()));
             if let Ok(outcome) = &result {
-                server.metrics.count(outcome);
+                let model = &conversation.context().model.config;
+                let cost = crate::usage::cost_of(model, outcome.usage);
+                server.metrics.count(outcome, cost);
             }
             ran.result = match (result, finished) {
                 (Ok(outcome), Ok(_)) => Ok(outcome),

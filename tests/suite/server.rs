@@ -27,13 +27,21 @@ impl Drop for Served {
 impl Served {
     /// Starts the server with `api` as the config's `api:` block.
     fn start(env: &TestEnv, api: &str) -> Served {
+        Self::start_with(env, api, &[])
+    }
+
+    /// The same, with extra environment variables.
+    fn start_with(env: &TestEnv, api: &str, vars: &[(&str, String)]) -> Served {
         let config = std::fs::read_to_string(env.config_path()).unwrap();
         // A second server of the same environment uses the `api:` block already there.
         if !config.lines().any(|l| l.starts_with("api:")) {
             env.write_config(&format!("{api}\n{config}\n"));
         }
-        let mut child = env
-            .loki_std()
+        let mut command = env.loki_std();
+        for (k, v) in vars {
+            command.env(k, v);
+        }
+        let mut child = command
             .args(["--serve", "127.0.0.1:0"])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -251,7 +259,15 @@ fn keys_scopes_and_rate_limits() {
     let api = format!(
         "api:\n  auth:\n    mode: StaticKeys\n    keys:\n      - subject: writer\n        key_hash: \"{hash}\"\n      - subject: reader\n        key_hash: \"{reader_hash}\"\n        scopes: [read]\n        rate_limit_per_minute: 3"
     );
-    let served = Served::start(&env, &api);
+    let log = env.root().join("server.log");
+    let served = Served::start_with(
+        &env,
+        &api,
+        &[
+            ("LOKI_LOG_LEVEL", "info".into()),
+            ("LOKI_LOG_PATH", log.display().to_string()),
+        ],
+    );
     let no_key = served.get("/v1/models");
     assert_eq!(no_key.status, 401);
     assert!(
@@ -286,8 +302,19 @@ fn keys_scopes_and_rate_limits() {
     let limited = served.call("GET", "/v1/roles", Some(&reader_key), None);
     assert_eq!(limited.status, 429, "{}", limited.body);
     assert!(limited.header("retry-after").is_some());
-    // Keys are never echoed.
+    // Keys are never echoed, and every request is one log line with its id and subject.
     assert!(!limited.body.contains(&reader_key));
+    drop(served);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("request_id=req_") && logged.contains("subject=reader"),
+        "{logged}"
+    );
+    assert!(logged.contains("status=429"), "{logged}");
+    assert!(
+        !logged.contains(&reader_key) && !logged.contains(&key),
+        "{logged}"
+    );
 }
 
 #[test]
@@ -347,6 +374,13 @@ fn sessions_keep_the_conversation_across_requests() {
     assert_eq!(gone.json()["error"]["code"], "session_not_found");
     let missing = served.post("/v1/sessions/nope/completions", json!({"prompt": "x"}));
     assert_eq!(missing.status, 404);
+    let metrics = served.get("/metrics").body;
+    assert!(metrics.contains("loki_turns_total 2"), "{metrics}");
+    assert!(
+        metrics.contains("loki_requests_total{status=\"4xx\"}"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("loki_cost_usd_total"), "{metrics}");
 }
 
 #[test]
