@@ -42,6 +42,7 @@ pub mod server;
 pub mod session;
 pub mod shell_words;
 pub mod signals;
+pub mod skill;
 pub mod state;
 pub mod term;
 #[cfg(test)]

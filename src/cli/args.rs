@@ -115,6 +115,10 @@ pub struct Args {
     #[arg(long)]
     pub list_macros: bool,
 
+    /// List the skills (the config dir's and the project's), with their descriptions
+    #[arg(long)]
+    pub list_skills: bool,
+
     /// Attach files, directories, globs or URLs (repeatable)
     #[arg(short = 'f', long = "file", value_name = "FILE|URL")]
     pub files: Vec<String>,
@@ -258,6 +262,7 @@ impl Args {
             || self.list_agents
             || self.list_rags
             || self.list_macros
+            || self.list_skills
             || self.sync_models
     }
 }

@@ -59,6 +59,15 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         }
         return Ok(0);
     }
+    if args.list_skills {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let mut out = std::io::stdout().lock();
+        for skill in crate::skill::discover(&state.paths.config_dir.join("skills"), &cwd) {
+            let line = format!("{}\t{}", skill.name, skill.description);
+            writeln!(out, "{}", sanitize::for_terminal(&line, stdout_tty))?;
+        }
+        return Ok(0);
+    }
     if args.list_agents {
         let mut out = std::io::stdout().lock();
         for name in crate::agent::list(&state.paths.agents_dir) {

@@ -492,10 +492,20 @@ impl Conversation {
     /// automatic continuations while the agent's todo list has open items.
     async fn run_continuing(
         &mut self,
-        input: UserInput,
+        mut input: UserInput,
         options: RunOptions,
         emitter: &dyn Emitter,
     ) -> Result<RunOutcome, CoreError> {
+        // `/name args` runs a skill: its instructions, arguments filled in, are the prompt.
+        if input.text.starts_with('/') {
+            let skills = crate::skill::discover(
+                &self.state().paths.config_dir.join("skills"),
+                &self.ctx.cwd,
+            );
+            if let Some(prompt) = crate::skill::invoke(&skills, input.text.trim()) {
+                input.text = prompt;
+            }
+        }
         let request = RunRequest {
             input: Some(input),
             options,

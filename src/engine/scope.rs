@@ -129,6 +129,14 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
     if let Some(supervisor) = &ctx.supervisor {
         tools.extend(supervisor.tools().into_iter().map(Tool::Agent));
     }
+    // Skills, read on demand (an agent keeps to its own tools).
+    if ctx.agent.is_none() && ctx.function_calling_support {
+        let skills = crate::skill::discover(&state.paths.config_dir.join("skills"), &ctx.cwd);
+        let tool = crate::tool::skills::SkillsTool::new(skills);
+        if !tool.is_empty() {
+            tools.push(Tool::Skills(tool));
+        }
+    }
     // Agents can always ask their user (a headless run refuses the question).
     if ctx.user_tools || ctx.agent.is_some() {
         for tool in crate::tool::user::ALL {

@@ -185,6 +185,7 @@ pub(super) async fn run_turn(
 ) -> Result<RunOutcome, CoreError> {
     let (kind, mut messages) = super::messages::build(ctx, kind)?;
     if ctx.dry_run {
+        add_context(ctx, None, &mut messages);
         let text = crate::secrets::redact(&super::messages::dry_run_text(&messages)).into_owned();
         emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
         emitter.flush();
@@ -196,6 +197,7 @@ pub(super) async fn run_turn(
     super::messages::check_input_limit(ctx, &messages)?;
     // The conversation's tools: its MCP servers are leased (started if needed) first.
     let toolbox = Toolbox::prepare(state, ctx, emitter).await?;
+    add_context(ctx, Some(&toolbox), &mut messages);
     ctx.tool_policy.seen.clear();
     // Assistant tool-call messages and tool results of this turn, in order.
     let mut steps: Vec<Message> = Vec::new();
@@ -327,6 +329,33 @@ pub(super) async fn run_turn(
         };
         messages.extend(results.iter().cloned());
         steps.extend(results);
+    }
+}
+
+/// Adds what the conversation knows from files to the system prompt: the project's
+/// instruction files and the index of the skills it may load.
+fn add_context(ctx: &RequestContext, toolbox: Option<&Toolbox>, messages: &mut Vec<Message>) {
+    let mut parts = Vec::new();
+    if let Some(project) = crate::skill::project_instructions(&ctx.cwd) {
+        parts.push(project);
+    }
+    for tool in toolbox.map(|t| t.tools.as_slice()).unwrap_or_default() {
+        if let crate::tool::Tool::Skills(skills) = tool
+            && let Some(index) = skills.index()
+        {
+            parts.push(index);
+        }
+    }
+    if parts.is_empty() {
+        return;
+    }
+    let extra = parts.join("\n\n");
+    match messages.first_mut() {
+        Some(first) if first.role == Role::System => {
+            let text = format!("{}\n\n{extra}", first.text_content());
+            *first = Message::text(Role::System, text);
+        }
+        _ => messages.insert(0, Message::text(Role::System, extra)),
     }
 }
 

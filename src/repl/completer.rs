@@ -30,6 +30,8 @@ pub struct CompletionData {
     pub state: Option<Arc<crate::state::AppState>>,
     /// The agent in use (its starters complete `.starter`).
     pub active_agent: Option<String>,
+    /// The config directory's `skills/` (with the project's, they complete `/name`).
+    pub skills_dir: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for CompletionData {
@@ -71,6 +73,11 @@ impl LokiCompleter {
     /// Suggestions for `line` with the cursor at `pos`.
     pub fn suggest(&self, line: &str, pos: usize) -> Vec<Suggestion> {
         let line = &line[..pos.min(line.len())];
+        if let Some(typed) = line.strip_prefix('/')
+            && !typed.contains(char::is_whitespace)
+        {
+            return self.complete_skills(typed);
+        }
         if !line.starts_with('.') {
             return Vec::new();
         }
@@ -179,6 +186,27 @@ impl LokiCompleter {
                 );
                 s.append_whitespace = false;
                 s
+            })
+            .collect()
+    }
+
+    /// `/name`: the skills a person may run, with their descriptions.
+    fn complete_skills(&self, typed: &str) -> Vec<Suggestion> {
+        let Ok(data) = self.data.read() else {
+            return Vec::new();
+        };
+        let cwd = std::env::current_dir().unwrap_or_default();
+        crate::skill::discover(&data.skills_dir, &cwd)
+            .into_iter()
+            .filter(|s| s.user_invocable && fuzzy(typed, &s.name))
+            .map(|s| {
+                suggestion(
+                    &format!("/{}", s.name),
+                    Some(s.description),
+                    0,
+                    typed.len() + 1,
+                    true,
+                )
             })
             .collect()
     }
@@ -453,6 +481,22 @@ mod tests {
         assert_eq!(values(starters.clone()), ["1", "2"]);
         assert_eq!(starters[1].description.as_deref(), Some("Plan the day"));
         assert_eq!(values(c.suggest(".delete agent-data d", 20)), ["demo"]);
+        let skills = dir.path().join("skills");
+        std::fs::create_dir_all(skills.join("review")).unwrap();
+        std::fs::write(
+            skills.join("review/SKILL.md"),
+            "---\ndescription: Review a file\n---\nReview $ARGUMENTS\n",
+        )
+        .unwrap();
+        let data = CompletionData {
+            skills_dir: skills,
+            ..CompletionData::default()
+        };
+        let c = LokiCompleter::new(Arc::new(RwLock::new(data)));
+        let found = c.suggest("/rev", 4);
+        assert_eq!(values(found.clone()), ["/review"]);
+        assert_eq!(found[0].description.as_deref(), Some("Review a file"));
+        assert!(c.suggest("/review x", 9).is_empty());
     }
 
     #[test]

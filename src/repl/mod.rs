@@ -1055,6 +1055,7 @@ fn completion_data(state: &Arc<AppState>) -> CompletionData {
         agents_dir: state.paths.agents_dir.clone(),
         state: Some(Arc::clone(state)),
         active_agent: None,
+        skills_dir: state.paths.config_dir.join("skills"),
     }
 }
 

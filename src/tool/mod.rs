@@ -24,6 +24,7 @@ pub mod paths;
 mod process;
 mod run_script;
 pub mod script;
+pub mod skills;
 pub mod todo;
 pub mod user;
 pub mod web_search;
@@ -60,6 +61,8 @@ pub enum Tool {
     Agent(agents::AgentTool),
     /// A conversation tool: the todo list (`todo__*`).
     Todo(todo::TodoTool),
+    /// A conversation tool: reads skills (`load_skills`).
+    Skills(skills::SkillsTool),
 }
 
 impl Tool {
@@ -72,6 +75,7 @@ impl Tool {
             Self::User(u) => u.name(),
             Self::Agent(a) => a.name(),
             Self::Todo(t) => t.name(),
+            Self::Skills(_) => skills::NAME,
         }
     }
 
@@ -96,6 +100,7 @@ impl Tool {
             Self::User(u) => u.spec(),
             Self::Agent(a) => a.spec(),
             Self::Todo(t) => t.spec(),
+            Self::Skills(s) => s.spec(),
         }
     }
 }
@@ -303,7 +308,7 @@ pub fn approval_needed(tool: &Tool, args: &Value, cwd: &Path) -> bool {
         }
         Tool::Script(_) => true,
         Tool::Mcp(m) => m.writes(args),
-        Tool::User(_) | Tool::Agent(_) | Tool::Todo(_) => false,
+        Tool::User(_) | Tool::Agent(_) | Tool::Todo(_) | Tool::Skills(_) => false,
     }
 }
 
@@ -381,7 +386,9 @@ pub async fn run_round(
         Ok((Tool::Builtin(b), _, _)) => b.effect != Effect::Read,
         Ok((Tool::Script(_), _, _)) => true,
         Ok((Tool::Mcp(m), args, _)) => m.writes(args),
-        Ok((Tool::User(_) | Tool::Agent(_) | Tool::Todo(_), _, _)) | Err(_) => false,
+        Ok((Tool::User(_) | Tool::Agent(_) | Tool::Todo(_) | Tool::Skills(_), _, _)) | Err(_) => {
+            false
+        }
     });
     let asked = &asked;
     let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
@@ -410,6 +417,7 @@ pub async fn run_round(
             Ok((Tool::User(tool), args, _)) => tool.run(&args, &env).await,
             Ok((Tool::Agent(tool), args, _)) => tool.run(&args, &env).await,
             Ok((Tool::Todo(tool), args, _)) => tool.run(&args, &env),
+            Ok((Tool::Skills(tool), args, _)) => tool.run(&args),
             Err(e) => Err(e),
         };
         let failure = |e: &ToolError| ToolFailure {
@@ -494,7 +502,12 @@ async fn check(
         Tool::Builtin(b) => builtin::touched_paths(b, &args, cwd)
             .iter()
             .any(|p| !p.inside),
-        Tool::Script(_) | Tool::Mcp(_) | Tool::User(_) | Tool::Agent(_) | Tool::Todo(_) => false,
+        Tool::Script(_)
+        | Tool::Mcp(_)
+        | Tool::User(_)
+        | Tool::Agent(_)
+        | Tool::Todo(_)
+        | Tool::Skills(_) => false,
     };
     // Deleting the working tree is refused outright (even with yolo); deleting a
     // directory with contents is asked about every time (only yolo skips that).
@@ -535,6 +548,7 @@ async fn check(
         Tool::User(u) => (format!("ask you ({})", u.name()), None),
         Tool::Agent(a) => (format!("manage sub-agents ({})", a.name()), None),
         Tool::Todo(t) => (format!("update the todo list ({})", t.name()), None),
+        Tool::Skills(_) => ("read skills".to_string(), None),
     };
     // An MCP call is shown by the server's own tool name, not the function exposing it
     // (`mcp__invoke_<server>`).

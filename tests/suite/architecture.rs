@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["client"],
     &["usage"],
     &["vault"],
-    &["input", "mcp", "rag", "role"],
+    &["input", "mcp", "rag", "role", "skill"],
     &["session"],
     &["tool"],
     &["agent"],

@@ -34,6 +34,7 @@ mod session_safety;
 mod session_store;
 mod sessions;
 mod shell;
+mod skills;
 mod terminal;
 mod terminal_safety;
 mod themes;

@@ -1,0 +1,328 @@
+//! Skills and project instructions: context a conversation gets from files.
+//!
+//! A **skill** is `skills/<name>/SKILL.md` (or `skills/<name>.md`): instructions for one
+//! kind of task, with front matter in YAML (`---`) or TOML (`+++`) giving its `name`,
+//! `description`, `disable_model_invocation` and `user_invocable`. Skills come from the
+//! config directory and from `.loki/skills/` in the project (the working directory or an
+//! ancestor; a project's skill wins over one of the same name). The model sees a compact
+//! index and reads a skill with `load_skills`; a person runs one as a prompt with
+//! `/name args` (`$ARGUMENTS`, `$0`, `$1`, … filled in, quote-aware).
+//!
+//! **Project instructions** are the `AGENTS.md` files (or `CLAUDE.md` where a directory has
+//! no `AGENTS.md`) from the filesystem root down to the working directory, included in the
+//! system prompt (capped at [`MAX_PROJECT_BYTES`] in all).
+
+use std::path::{Path, PathBuf};
+
+/// The most bytes of project instructions included.
+pub const MAX_PROJECT_BYTES: usize = 32 * 1024;
+/// The largest skill file read.
+const MAX_SKILL_BYTES: u64 = 256 * 1024;
+
+/// One skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    /// Its name (`/name`).
+    pub name: String,
+    /// One line about it.
+    pub description: String,
+    /// Its instructions (after the front matter).
+    pub body: String,
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Not offered to the model (only `/name` runs it).
+    pub disable_model_invocation: bool,
+    /// `/name` runs it (default true).
+    pub user_invocable: bool,
+}
+
+/// Front matter: `---` YAML or `+++` TOML (flat `key = value`).
+fn front_matter(text: &str) -> (Vec<(String, String)>, &str) {
+    let text = text.trim_start_matches('\u{feff}');
+    for fence in ["---", "+++"] {
+        let Some(rest) = text.strip_prefix(fence) else {
+            continue;
+        };
+        let Some(rest) = rest
+            .strip_prefix('\n')
+            .or_else(|| rest.strip_prefix("\r\n"))
+        else {
+            continue;
+        };
+        let Some(end) = rest.find(&format!("\n{fence}")) else {
+            continue;
+        };
+        let header = &rest[..end];
+        let body = rest[end + 1 + fence.len()..].trim_start_matches(['\r', '\n']);
+        let separator = if fence == "---" { ':' } else { '=' };
+        let fields = header
+            .lines()
+            .filter_map(|line| line.split_once(separator))
+            .map(|(k, v)| {
+                let value = v.trim().trim_matches('"').trim_matches('\'').to_string();
+                (k.trim().replace('-', "_"), value)
+            })
+            .collect();
+        return (fields, body);
+    }
+    (Vec::new(), text)
+}
+
+/// Parses a skill file; `fallback` names it when the front matter does not.
+pub fn parse(text: &str, fallback: &str, path: &Path) -> Skill {
+    let (fields, body) = front_matter(text);
+    let field = |key: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
+    let flag = |key: &str, default: bool| {
+        field(key).map_or(default, |v| matches!(v.as_str(), "true" | "yes" | "1"))
+    };
+    let description = field("description").unwrap_or_else(|| {
+        body.lines()
+            .map(|l| l.trim_start_matches('#').trim())
+            .find(|l| !l.is_empty())
+            .unwrap_or_default()
+            .chars()
+            .take(120)
+            .collect()
+    });
+    Skill {
+        name: field("name")
+            .filter(|n| valid_name(n))
+            .unwrap_or_else(|| fallback.to_string()),
+        description,
+        body: body.to_string(),
+        path: path.to_path_buf(),
+        disable_model_invocation: flag("disable_model_invocation", false),
+        user_invocable: flag("user_invocable", true),
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// The skills of one `skills/` directory.
+fn read_dir(dir: &Path) -> Vec<Skill> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut skills = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let (file, fallback) = if path.is_dir() {
+            (path.join("SKILL.md"), entry.file_name())
+        } else if path.extension().is_some_and(|e| e == "md") {
+            let stem = path.file_stem().map(std::ffi::OsStr::to_os_string);
+            (path.clone(), stem.unwrap_or_default())
+        } else {
+            continue;
+        };
+        let Some(fallback) = fallback.to_str().filter(|n| valid_name(n)) else {
+            continue;
+        };
+        // Regular files of a bounded size only.
+        let Ok(meta) = std::fs::metadata(&file) else {
+            continue;
+        };
+        if !meta.is_file() || meta.len() > MAX_SKILL_BYTES {
+            continue;
+        }
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            skills.push(parse(&text, fallback, &file));
+        }
+    }
+    skills
+}
+
+/// The project's `.loki/skills/`: in `cwd` or its nearest ancestor that has one.
+fn project_dir(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors()
+        .map(|d| d.join(".loki").join("skills"))
+        .find(|d| d.is_dir())
+}
+
+/// The skills of the config directory's `skills/` and the project's, sorted by name.
+pub fn discover(config_skills: &Path, cwd: &Path) -> Vec<Skill> {
+    let mut skills = read_dir(config_skills);
+    if let Some(project) = project_dir(cwd)
+        && project != config_skills
+    {
+        for skill in read_dir(&project) {
+            skills.retain(|s| s.name != skill.name);
+            skills.push(skill);
+        }
+    }
+    skills.sort_by(|a, b| a.name.cmp(&b.name));
+    skills
+}
+
+/// The index the model sees: one line per skill it may load.
+pub fn index(skills: &[Skill]) -> Option<String> {
+    let lines: Vec<String> = skills
+        .iter()
+        .filter(|s| !s.disable_model_invocation)
+        .map(|s| format!("- {}: {}", s.name, s.description))
+        .collect();
+    (!lines.is_empty()).then(|| {
+        format!(
+            "## Skills\nInstructions for particular tasks. When one matches what you are asked, read it with the load_skills tool first:\n{}",
+            lines.join("\n")
+        )
+    })
+}
+
+/// `/name args`: the skill `text` invokes, if it names one a person may run, with its
+/// arguments filled in.
+pub fn invoke(skills: &[Skill], text: &str) -> Option<String> {
+    let rest = text.strip_prefix('/')?;
+    let (name, args) = rest
+        .split_once(char::is_whitespace)
+        .map_or((rest, ""), |(n, a)| (n, a.trim()));
+    let skill = skills.iter().find(|s| s.name == name && s.user_invocable)?;
+    Some(expand(&skill.body, args))
+}
+
+/// Fills in `$ARGUMENTS` (all of `args`) and `$0`, `$1`, … (its words, quote-aware).
+/// A skill that uses none of them gets the arguments appended.
+pub fn expand(body: &str, args: &str) -> String {
+    let words = crate::shell_words::split(args);
+    let mut out = String::with_capacity(body.len() + args.len());
+    let mut used = false;
+    let mut rest = body;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix("ARGUMENTS") {
+            out.push_str(args);
+            used = true;
+            rest = tail;
+            continue;
+        }
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        if digits.is_empty() {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        let index: usize = digits.parse().unwrap_or(usize::MAX);
+        out.push_str(words.get(index).map_or("", String::as_str));
+        used = true;
+        rest = &after[digits.len()..];
+    }
+    out.push_str(rest);
+    if !used && !args.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(args);
+    }
+    out
+}
+
+/// The project instructions for `cwd`: every `AGENTS.md` (or `CLAUDE.md`) from the root
+/// down, outermost first, at most [`MAX_PROJECT_BYTES`] in all.
+pub fn project_instructions(cwd: &Path) -> Option<String> {
+    let mut found: Vec<(PathBuf, String)> = Vec::new();
+    for dir in cwd.ancestors() {
+        let file = ["AGENTS.md", "CLAUDE.md"]
+            .iter()
+            .map(|n| dir.join(n))
+            .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+        if let Some(file) = file {
+            let text = read_capped(&file, MAX_PROJECT_BYTES);
+            if !text.trim().is_empty() {
+                found.push((file, text));
+            }
+        }
+    }
+    if found.is_empty() {
+        return None;
+    }
+    found.reverse();
+    let mut out = String::from(
+        "## Project instructions\nFrom the project's instruction files; follow them unless the user says otherwise.\n",
+    );
+    let mut left = MAX_PROJECT_BYTES;
+    for (path, text) in found {
+        if left == 0 {
+            break;
+        }
+        let mut text = text;
+        if text.len() > left {
+            let mut end = left;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+            text.push_str("\n[… cut: instruction files are capped]");
+        }
+        left = left.saturating_sub(text.len());
+        out.push_str(&format!("\n### {}\n{}\n", path.display(), text.trim_end()));
+    }
+    Some(out)
+}
+
+fn read_capped(path: &Path, cap: usize) -> String {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let mut bytes = Vec::new();
+    let _ = file.take(cap as u64 + 1).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn front_matter_in_yaml_or_toml() {
+        let yaml = parse(
+            "---\nname: review\ndescription: Review a diff\ndisable-model-invocation: true\n---\nLook at $ARGUMENTS.\n",
+            "x",
+            Path::new("a"),
+        );
+        assert_eq!(yaml.name, "review");
+        assert_eq!(yaml.description, "Review a diff");
+        assert!(yaml.disable_model_invocation && yaml.user_invocable);
+        assert_eq!(yaml.body, "Look at $ARGUMENTS.\n");
+        let toml = parse(
+            "+++\nname = \"sum\"\ndescription = \"Summarise\"\nuser_invocable = false\n+++\n\nBody",
+            "x",
+            Path::new("b"),
+        );
+        assert_eq!((toml.name.as_str(), toml.user_invocable), ("sum", false));
+        assert_eq!(toml.body, "Body");
+        let bare = parse("# Deploy the app\nSteps…", "deploy", Path::new("c"));
+        assert_eq!(
+            (bare.name.as_str(), bare.description.as_str()),
+            ("deploy", "Deploy the app")
+        );
+    }
+
+    #[test]
+    fn arguments_are_filled_in_quote_aware() {
+        assert_eq!(
+            expand(
+                "Compare $0 with $1 ($ARGUMENTS); $5 is empty; cost $x",
+                r#""a b" c"#
+            ),
+            r#"Compare a b with c ("a b" c);  is empty; cost $x"#
+        );
+        assert_eq!(expand("Summarise.", "notes.md"), "Summarise.\n\nnotes.md");
+        let skills = vec![parse("Fix $ARGUMENTS", "fix", Path::new("f"))];
+        assert_eq!(
+            invoke(&skills, "/fix the bug").as_deref(),
+            Some("Fix the bug")
+        );
+        assert_eq!(invoke(&skills, "/other x"), None);
+        assert_eq!(invoke(&skills, "fix"), None);
+    }
+}

@@ -1,0 +1,81 @@
+//! `load_skills`: the conversation tool that reads skills (see [`crate::skill`]) on
+//! demand — the system prompt lists them by name and description only.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::ToolError;
+use crate::client::ToolSpec;
+use crate::skill::Skill;
+
+/// The skills a conversation may load.
+#[derive(Debug, Clone)]
+pub struct SkillsTool {
+    skills: Arc<Vec<Skill>>,
+}
+
+/// The function name.
+pub const NAME: &str = "load_skills";
+
+impl SkillsTool {
+    /// The tool for `skills` (those the model may load).
+    pub fn new(skills: Vec<Skill>) -> Self {
+        Self {
+            skills: Arc::new(
+                skills
+                    .into_iter()
+                    .filter(|s| !s.disable_model_invocation)
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The index for the system prompt.
+    pub fn index(&self) -> Option<String> {
+        crate::skill::index(&self.skills)
+    }
+
+    /// Whether there is anything to load.
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty()
+    }
+
+    /// The declaration sent to the model.
+    pub fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: NAME.into(),
+            description: "Read the full instructions of one or more skills listed in the system prompt, before doing a task they cover.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "names": {"type": "array", "items": {"type": "string"}, "description": "Skill names"}
+            }, "required": ["names"]}),
+        }
+    }
+
+    /// The skills' instructions.
+    pub fn run(&self, args: &Value) -> Result<String, ToolError> {
+        let names: Vec<&str> = match &args["names"] {
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            Value::String(one) => vec![one.as_str()],
+            _ => return Err(ToolError::BadArguments("`names` lists skill names".into())),
+        };
+        let mut out = Vec::new();
+        for name in names {
+            match self.skills.iter().find(|s| s.name == name) {
+                Some(skill) => out.push(format!(
+                    "# Skill: {}\n\n{}",
+                    skill.name,
+                    skill.body.trim_end()
+                )),
+                None => {
+                    let known: Vec<&str> = self.skills.iter().map(|s| s.name.as_str()).collect();
+                    return Err(ToolError::BadArguments(format!(
+                        "no skill `{name}`; known: {}",
+                        known.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(out.join("\n\n---\n\n"))
+    }
+}

@@ -1,0 +1,116 @@
+//! Skills and project instructions: an index in the system prompt, `load_skills` on
+//! demand, `/name args` as a prompt, `--list-skills`, and `AGENTS.md` / `CLAUDE.md`.
+
+use serde_json::Value;
+
+use crate::common::TestEnv;
+use crate::common::fake_llm::openai;
+
+fn system(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn skills_env() -> TestEnv {
+    let env = TestEnv::new();
+    env.write(
+        "../config/skills/review/SKILL.md",
+        "---\nname: review\ndescription: Review a file for bugs\n---\nReview $0 and look hard at $1. All: $ARGUMENTS\n",
+    );
+    env.write(
+        "../config/skills/secret-steps.md",
+        "+++\nname = \"secret-steps\"\ndescription = \"Only for people\"\ndisable_model_invocation = true\n+++\nDo the secret steps.\n",
+    );
+    env.write(
+        ".loki/skills/deploy/SKILL.md",
+        "---\ndescription: Deploy this project\n---\nRun make deploy, then check the health page.\n",
+    );
+    env
+}
+
+#[test]
+fn skills_are_indexed_loaded_on_demand_and_run_with_arguments() {
+    let env = skills_env();
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "load_skills",
+        r#"{"names":["deploy"]}"#,
+    )]));
+    env.server.push(openai::text_stream(&["deploying"]));
+    env.loki().args(["ship it"]).assert().success();
+    let first = env.server.requests()[0].json();
+    let prompt = system(&first);
+    assert!(prompt.contains("- deploy: Deploy this project"), "{prompt}");
+    assert!(
+        prompt.contains("- review: Review a file for bugs"),
+        "{prompt}"
+    );
+    assert!(
+        !prompt.contains("secret-steps"),
+        "hidden from the model: {prompt}"
+    );
+    assert!(!prompt.contains("make deploy"), "only the index: {prompt}");
+    let second = env.server.requests()[1].json().to_string();
+    assert!(
+        second.contains("Run make deploy, then check the health page."),
+        "{second}"
+    );
+    // `/name args` runs a skill as the prompt, quote-aware.
+    env.server.push(openai::text_stream(&["reviewed"]));
+    env.loki()
+        .args(["/review", "src/main.rs", "\"the parser\""])
+        .assert()
+        .success();
+    let sent = env.server.requests().last().unwrap().json();
+    let last = sent["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+    assert_eq!(
+        last,
+        "Review src/main.rs and look hard at the parser. All: src/main.rs \"the parser\""
+    );
+    // A skill hidden from the model still runs for a person.
+    env.server.push(openai::text_stream(&["done"]));
+    env.loki().args(["/secret-steps"]).assert().success();
+    let sent = env.server.requests().last().unwrap().json().to_string();
+    assert!(sent.contains("Do the secret steps."), "{sent}");
+    // Text that only looks like a command is left alone.
+    env.server.push(openai::text_stream(&["a path"]));
+    env.loki()
+        .args(["/usr/bin/env is what?"])
+        .assert()
+        .success();
+    let sent = env.server.requests().last().unwrap().json().to_string();
+    assert!(sent.contains("/usr/bin/env is what?"), "{sent}");
+    let out = env.loki().arg("--list-skills").assert().success();
+    let listed = crate::common::stdout(&out);
+    assert_eq!(
+        listed,
+        "deploy\tDeploy this project\nreview\tReview a file for bugs\nsecret-steps\tOnly for people\n"
+    );
+}
+
+#[test]
+fn project_instructions_come_from_agents_md_upward() {
+    let env = TestEnv::new();
+    env.write("../CLAUDE.md", "Outer rule: be terse.\n");
+    env.write("AGENTS.md", "Inner rule: tests go in tests/.\n");
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["hello"]).assert().success();
+    let prompt = system(&env.server.requests()[0].json());
+    let outer = prompt.find("Outer rule").expect("CLAUDE.md of the parent");
+    let inner = prompt
+        .find("Inner rule")
+        .expect("AGENTS.md of the working directory");
+    assert!(outer < inner, "outermost first: {prompt}");
+    assert!(prompt.starts_with("## Project instructions"), "{prompt}");
+    // A role keeps its instructions first.
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .args(["-r", "shell", "list files"])
+        .assert()
+        .success();
+    let prompt = system(&env.server.requests()[1].json());
+    assert!(prompt.contains("Inner rule"), "{prompt}");
+    assert!(!prompt.starts_with("## Project instructions"), "{prompt}");
+}
