@@ -76,6 +76,9 @@ pub struct RequestContext {
     /// `save_session` for this conversation (`.set save_session` outside a session);
     /// an open session's own value wins.
     pub save_session: Option<bool>,
+    /// `stale_tool_results`: results of tool calls older than this many turns are sent as
+    /// one-line summaries (0: whole).
+    pub stale_tool_results: usize,
     /// `compression_threshold` for this conversation; an open session's own value wins.
     pub compression_threshold: usize,
     /// How tool calls are approved, including "always" answers given so far.
@@ -375,6 +378,7 @@ impl RequestContext {
             mcp_server_support: state.config.mcp_server_support,
             save_session: state.config.save_session,
             compression_threshold: state.config.compression_threshold,
+            stale_tool_results: state.config.stale_tool_results,
             tool_policy: crate::tool::Policy::from_config(&state.config),
             approver: Arc::new(crate::tool::approve::DenyAll),
             asker: Arc::new(crate::tool::ask::Headless),

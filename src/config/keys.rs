@@ -56,6 +56,7 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("max_tool_rounds", KeyKind::Int),
     ("tool_timeout", KeyKind::Int),
     ("max_tool_output", KeyKind::Int),
+    ("stale_tool_results", KeyKind::Int),
     ("web_search", KeyKind::Str),
     ("web_search_url", KeyKind::Str),
     ("visible_tools", KeyKind::Json),

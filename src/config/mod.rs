@@ -127,6 +127,9 @@ pub struct AppConfig {
     pub tool_timeout: u64,
     /// Largest tool result sent to the model, in bytes (longer ones are cut with a note).
     pub max_tool_output: usize,
+    /// `stale_tool_results`: tool results older than this many turns are sent as one-line
+    /// summaries (the session keeps them whole); 0 sends them whole.
+    pub stale_tool_results: usize,
     /// Backend of the `web_search` tool: `tavily`, `searxng` or `perplexity`.
     pub web_search: Option<String>,
     /// Base URL of the search backend (required for SearXNG).
@@ -233,6 +236,7 @@ impl Default for AppConfig {
             max_tool_rounds: 25,
             tool_timeout: 300,
             max_tool_output: 32 * 1024,
+            stale_tool_results: 1,
             web_search: None,
             web_search_url: None,
             mcp_server_support: true,

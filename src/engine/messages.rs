@@ -52,6 +52,7 @@ pub(super) fn build(
     let mut messages = Vec::with_capacity(prefix.len() + ctx.history.len() + 1);
     messages.extend(prefix);
     messages.extend(ctx.history.iter().cloned());
+    summarise_stale(&mut messages[..], ctx.stale_tool_results);
     match &kind {
         TurnKind::New(user) => messages.push(user.clone()),
         TurnKind::Continue | TurnKind::Resume => {}
@@ -61,6 +62,60 @@ pub(super) fn build(
     }
     Ok((kind, messages))
 }
+
+/// Replaces the results of tool calls made more than `turns` user messages ago with one
+/// line each (what is sent only; the history keeps them). The model can call the tool
+/// again when it needs the whole result.
+fn summarise_stale(messages: &mut [Message], turns: usize) {
+    if turns == 0 {
+        return;
+    }
+    let users: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::User && m.tool_call_id.is_none())
+        .map(|(i, _)| i)
+        .collect();
+    let Some(&boundary) = users.len().checked_sub(turns).and_then(|k| users.get(k)) else {
+        return;
+    };
+    let names: std::collections::HashMap<String, String> = messages[..boundary]
+        .iter()
+        .flat_map(|m| m.tool_calls.iter())
+        .map(|c| (c.id.clone(), c.name.clone()))
+        .collect();
+    for message in &mut messages[..boundary] {
+        if message.role != Role::Tool {
+            continue;
+        }
+        let text = message.text_content();
+        if text.len() <= STALE_KEEP {
+            continue;
+        }
+        let tool = message
+            .tool_call_id
+            .as_ref()
+            .and_then(|id| names.get(id))
+            .map_or("a tool", String::as_str);
+        let first: String = text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default()
+            .chars()
+            .take(120)
+            .collect();
+        let summary = format!(
+            "[earlier result of {tool}, {} bytes, not repeated: {first}… — call the tool again if you need it]",
+            text.len()
+        );
+        let id = message.tool_call_id.clone();
+        *message = Message::text(Role::Tool, summary);
+        message.tool_call_id = id;
+    }
+}
+
+/// Tool results this short are sent whole however old they are.
+const STALE_KEEP: usize = 400;
 
 /// Refuses a request over the model's `max_input_tokens` before anything is sent.
 pub(super) fn check_input_limit(

@@ -709,7 +709,9 @@ fn the_repl_lists_sub_agents_shows_their_answers_and_deletes_agent_data() {
     pty.expect("agent `boss` is in use; .exit agent first");
     pty.expect("boss>");
     pty.send(".exit agent\r");
-    pty.expect("> ");
+    pty.expect("agent: none (left boss)");
+    // The prompt without the agent (`…boss>> ` above also holds a `> `).
+    pty.expect("mini)> ");
     pty.send(".delete agent-data boss\r");
     pty.expect("agent `boss`: deleted 1 session file(s)");
     pty.expect("> ");

@@ -115,3 +115,75 @@ fn a_tail_over_the_threshold_shrinks_so_summaries_wait_for_new_content() {
     assert!(summaries <= 5, "{summaries} summary requests in 10 turns");
     assert!(summaries >= 3, "{summaries} summary requests in 10 turns");
 }
+
+/// Ten turns of a session that each read a 6 KB file through a tool: requests and bytes
+/// sent, with `stale_tool_results` as given.
+fn ten_reading_turns(stale: usize) -> (usize, usize, String) {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "enabled_tools: all\nstale_tool_results: {stale}\n{cfg}"
+    ));
+    env.write("notes.txt", "lorem ipsum dolor sit amet ".repeat(230));
+    reading_model_of(&env, "notes.txt");
+    for i in 0..10 {
+        env.loki()
+            .args([
+                "-s",
+                "reads",
+                &format!("question {i}: what is in notes.txt?"),
+            ])
+            .assert()
+            .success();
+    }
+    let requests = env.server.requests();
+    let bytes = requests.iter().map(|r| r.body_str().len()).sum();
+    let session = yaml_under(&env.config_dir().join("sessions"));
+    (requests.len(), bytes, session)
+}
+
+fn reading_model_of(env: &TestEnv, file: &'static str) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    env.server.respond_for("/v1/chat", move |req| {
+        let body = req.json();
+        if is_summary(&body) {
+            return openai::text_json("They read the file several times.");
+        }
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        if last["role"] == "tool" {
+            openai::text_stream(&["It is lorem ipsum."])
+        } else {
+            let id = format!("call_{}", calls.fetch_add(1, Ordering::SeqCst));
+            openai::tool_call_stream(&[(&id, "fs_cat", &format!(r#"{{"path":"{file}"}}"#))])
+        }
+    });
+}
+
+#[test]
+fn old_tool_results_are_sent_as_summaries_and_kept_whole_in_the_session() {
+    let (whole_requests, whole_bytes, _) = ten_reading_turns(0);
+    let (requests, bytes, session) = ten_reading_turns(1);
+    assert_eq!(requests, 20, "two requests a turn: the call and the answer");
+    // The rest of each request is mostly the tool declarations (enabled_tools: all).
+    assert!(
+        bytes * 4 <= whole_bytes * 3,
+        "{bytes} bytes sent vs {whole_bytes} with whole results ({whole_requests} requests)"
+    );
+    // The one-line summaries are only what is sent: the session never holds them.
+    assert!(session.contains("lorem ipsum dolor"), "{session}");
+    assert!(!session.contains("earlier result of"), "{session}");
+}
+
+/// Every YAML file under `dir`, concatenated.
+fn yaml_under(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.push_str(&yaml_under(&path));
+        } else if path.extension().is_some_and(|e| e == "yaml") {
+            out.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+        }
+    }
+    out
+}
