@@ -108,6 +108,9 @@ pub struct RequestContext {
     pub agent: Option<crate::agent::ActiveAgent>,
     /// Runs this conversation's sub-agents (set while an agent that may spawn is active).
     pub supervisor: Option<Arc<dyn crate::tool::agents::Supervisor>>,
+    /// Off the record (`--otr`, `.otr`): nothing is written — no session, no
+    /// `messages.md` — and tools that write or run commands are not offered.
+    pub otr: bool,
     /// Tools the caller runs itself (an OpenAI client's `tools`): offered to the model,
     /// and a call of one ends the turn with the call returned.
     pub client_tools: Vec<crate::client::ToolSpec>,
@@ -396,6 +399,7 @@ impl RequestContext {
             budget: None,
             auto_continue: false,
             client_tools: Vec::new(),
+            otr: false,
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),
             rag_sources: Vec::new(),

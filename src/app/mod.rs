@@ -110,7 +110,10 @@ pub fn main_entry() -> ExitCode {
     if args.tail_logs {
         return tail_logs(&args, &paths, &caps, &stderr_theme);
     }
-    crate::logging::init(&env, paths.log_file.clone());
+    // Off the record, not even the log is written.
+    if !args.otr {
+        crate::logging::init(&env, paths.log_file.clone());
+    }
     // A panic aborts in release builds: stop MCP servers' process groups first.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

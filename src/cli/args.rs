@@ -199,6 +199,10 @@ pub struct Args {
     #[arg(long, requires = "agent")]
     pub build_agent_rag: bool,
 
+    /// Off the record: no session, history line, messages.md or log is written, and tools that write or run commands are off
+    #[arg(long, conflicts_with_all = ["session", "save_session", "serve", "empty_session"])]
+    pub otr: bool,
+
     /// Offer the todo tools and keep going while the list has open items
     #[arg(long)]
     pub auto_continue: bool,

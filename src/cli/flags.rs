@@ -54,6 +54,7 @@ pub fn spec(args: &Args, caps: &TerminalCaps, prelude: Option<&str>) -> Conversa
         empty_session: args.empty_session,
         build_agent_rag: args.build_agent_rag,
         auto_continue: args.auto_continue,
+        otr: args.otr,
         yolo: args.yolo,
         dry_run: args.dry_run,
         no_stream: args.no_stream,

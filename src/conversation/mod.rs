@@ -104,6 +104,8 @@ pub struct ConversationSpec {
     /// Tools the caller runs itself (an OpenAI client's `tools`): a call of one ends the
     /// run with the call in [`RunOutcome::client_calls`].
     pub client_tools: Vec<crate::client::ToolSpec>,
+    /// Off the record: nothing is written, and tools that write or run are not offered.
+    pub otr: bool,
 }
 
 impl std::fmt::Debug for ConversationSpec {
@@ -168,6 +170,10 @@ impl Conversation {
         ctx.user_tools = spec.user_tools;
         ctx.auto_continue = spec.auto_continue;
         ctx.client_tools = spec.client_tools;
+        ctx.otr = spec.otr;
+        if spec.otr {
+            ctx.save = false;
+        }
         ctx.tool_policy.yolo |= spec.yolo;
         let mut pending = spec.commands;
         if let Some(model) = spec.model {
@@ -214,7 +220,7 @@ impl Conversation {
     /// [`Conversation::take_warnings`].
     pub async fn prepare(&mut self) -> Result<(), CoreError> {
         let state = Arc::clone(self.state());
-        if let Some(prelude) = self.prelude.take() {
+        if let Some(prelude) = self.prelude.take().filter(|_| !self.ctx.otr) {
             for command in prelude_commands(&prelude)? {
                 // A session with history keeps its role.
                 let keeps_role =

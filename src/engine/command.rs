@@ -170,6 +170,20 @@ pub async fn apply(
     command: Command,
     emitter: &dyn Emitter,
 ) -> Result<Applied, CoreError> {
+    // Off the record, nothing is stored: no session is opened or saved.
+    if ctx.otr
+        && matches!(
+            command,
+            Command::SaveSession(_)
+                | Command::OpenSession(_)
+                | Command::OpenSessionWithHistory(_)
+                | Command::DeleteSession(_)
+        )
+    {
+        return Err(CoreError::Conflict(
+            "off the record (--otr): sessions are not opened or saved".into(),
+        ));
+    }
     match command {
         Command::SaveSession(rename) => save_session(state, ctx, rename.as_deref(), emitter).await,
         Command::CloseSession { save, rename } => {
@@ -211,7 +225,8 @@ pub async fn apply(
                 .agent
                 .as_ref()
                 .and_then(|a| a.def.config.agent_session.clone())
-                .or_else(|| state.config.agent_session.clone());
+                .or_else(|| state.config.agent_session.clone())
+                .filter(|_| !ctx.otr);
             if let Some(session) = session.or(default) {
                 match open_session(state, ctx, &session, false).await {
                     Ok(opened) => applied.extend(opened),
@@ -732,6 +747,11 @@ fn set(
             match key {
                 "stream" => ctx.stream = flag,
                 "dry_run" => ctx.dry_run = flag,
+                "save" if flag && ctx.otr => {
+                    return Err(CoreError::Conflict(
+                        "off the record (--otr): messages.md is not written".into(),
+                    ));
+                }
                 "save" => ctx.save = flag,
                 "yolo" => ctx.tool_policy.yolo = flag,
                 _ => ctx.function_calling_support = flag,

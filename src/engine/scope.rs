@@ -129,6 +129,14 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
     if let Some(supervisor) = &ctx.supervisor {
         tools.extend(supervisor.tools().into_iter().map(Tool::Agent));
     }
+    // Off the record, only tools that read.
+    if ctx.otr {
+        tools.retain(|t| match t {
+            Tool::Builtin(b) => b.effect == crate::tool::Effect::Read,
+            Tool::Script(_) | Tool::Mcp(_) => false,
+            _ => true,
+        });
+    }
     // Skills, read on demand (an agent keeps to its own tools).
     if ctx.agent.is_none() && ctx.function_calling_support {
         let skills = crate::skill::discover(&state.paths.config_dir.join("skills"), &ctx.cwd);

@@ -24,8 +24,8 @@ const HISTORY_SIZE: usize = 2000;
 pub struct EditorOptions<'a> {
     /// `vi` or anything else for emacs.
     pub keybindings: &'a str,
-    /// History file.
-    pub history_file: &'a Path,
+    /// History file (`None`: history in memory only, off the record).
+    pub history_file: Option<&'a Path>,
     /// Colour the input.
     pub color: bool,
     /// External editor command for Ctrl-O.
@@ -51,7 +51,7 @@ pub fn build(opts: EditorOptions<'_>) -> Reedline {
             DefaultHinter::default().with_style(Style::new().fg(Color::DarkGray)),
         ));
     }
-    if let Some(history) = open_history(opts.history_file) {
+    if let Some(history) = opts.history_file.and_then(open_history) {
         editor = editor.with_history(Box::new(history));
     }
     let temp = std::env::temp_dir().join(format!("loki-{}-repl.md", std::process::id()));

@@ -76,7 +76,8 @@ pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow
     let editor_cmd = crate::term::editor::command(&state);
     let line_editor = line_editor::build(line_editor::EditorOptions {
         keybindings: &state.config.keybindings,
-        history_file: &state.paths.history_file,
+        // Off the record, nothing typed is kept.
+        history_file: (!conversation.context().otr).then_some(state.paths.history_file.as_path()),
         color: display.highlight && !no_color,
         editor: editor_cmd,
         completion: Arc::clone(&completion),

@@ -21,6 +21,7 @@ mod macros;
 mod mcp;
 mod oauth;
 mod oneshot;
+mod otr;
 mod providers;
 mod questions;
 mod rag;
