@@ -179,7 +179,7 @@ impl LokiCompleter {
                 }
                 let mut s = suggestion(
                     &format!("{}=", v.name),
-                    Some(about),
+                    Some(shown(&about)),
                     at,
                     at + typed.len(),
                     false,
@@ -202,7 +202,7 @@ impl LokiCompleter {
             .map(|s| {
                 suggestion(
                     &format!("/{}", s.name),
-                    Some(s.description),
+                    Some(shown(&s.description)),
                     0,
                     typed.len() + 1,
                     true,
@@ -223,7 +223,7 @@ impl LokiCompleter {
             .enumerate()
             .map(|(i, text)| ((i + 1).to_string(), text))
             .filter(|(n, _)| n.starts_with(typed))
-            .map(|(n, text)| suggestion(&n, Some(text.clone()), start, start + typed.len(), false))
+            .map(|(n, text)| suggestion(&n, Some(shown(text)), start, start + typed.len(), false))
             .collect()
     }
 
@@ -409,6 +409,12 @@ fn complete_path(line: &str) -> Vec<Suggestion> {
     out
 }
 
+/// Text from a file (a description, a starter) as the menu may show it: one line, control
+/// characters escaped.
+fn shown(text: &str) -> String {
+    crate::render::sanitize::approval_line(text).into_owned()
+}
+
 fn suggestion(
     value: &str,
     description: Option<String>,
@@ -497,6 +503,17 @@ mod tests {
         assert_eq!(values(found.clone()), ["/review"]);
         assert_eq!(found[0].description.as_deref(), Some("Review a file"));
         assert!(c.suggest("/review x", 9).is_empty());
+        std::fs::write(
+            dir.path().join("skills/review/SKILL.md"),
+            "---\ndescription: Review \u{1b}]52;c;cHduZWQ=\u{7} it\n---\nx\n",
+        )
+        .unwrap();
+        let found = c.suggest("/rev", 4);
+        let about = found[0].description.clone().unwrap();
+        assert!(
+            !about.contains('\u{1b}') && !about.contains('\u{7}'),
+            "{about:?}"
+        );
     }
 
     #[test]
