@@ -175,7 +175,7 @@ impl SystemVars {
 }
 
 /// Formats a time as RFC 3339 UTC (`2026-11-22T10:15:44Z`) without a date crate.
-fn httpdate_rfc3339(t: std::time::SystemTime) -> String {
+pub fn httpdate_rfc3339(t: std::time::SystemTime) -> String {
     let secs = t
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -28,6 +28,10 @@ pub struct AppState {
     pub mcp: Arc<crate::mcp::McpFactory>,
     /// Knowledge bases loaded so far, shared by every conversation.
     pub rags: Arc<crate::rag::RagCache>,
+    /// Language servers of `lsp_servers`, started on first use.
+    pub lsp: Arc<crate::lsp::LspPool>,
+    /// The workspace files and memory index (`workspace_dir`).
+    pub memory: Arc<crate::memory::Memory>,
     /// The process's terminal as captured at start-up (none for a service).
     pub terminal: crate::config::TerminalCaps,
     /// The vault: `{{NAME}}` secrets for MCP servers and tools, `.vault`.
@@ -73,9 +77,13 @@ impl AppState {
         let providers = ProviderRegistry::new(&config, &env, models_override);
         let sessions = Arc::new(FileSessionStore::new(paths.sessions_dir.clone()));
         let mcp = Arc::new(mcp_factory(&config, &paths, &env, &vault));
+        let lsp = Arc::new(crate::lsp::LspPool::new(config.lsp_servers.clone()));
+        let memory = Arc::new(crate::memory::Memory::new(workspace_dir(&config, &paths)));
         Self {
             sessions,
             mcp,
+            lsp,
+            memory,
             vault,
             terminal: crate::config::TerminalCaps::none(),
             agent_sessions: Arc::default(),
@@ -103,9 +111,21 @@ impl AppState {
         } else {
             Arc::new(mcp_factory(&config, &self.paths, &self.env, &self.vault))
         };
+        let lsp = if config.lsp_servers == self.config.lsp_servers {
+            Arc::clone(&self.lsp)
+        } else {
+            Arc::new(crate::lsp::LspPool::new(config.lsp_servers.clone()))
+        };
+        let memory = if config.workspace_dir == self.config.workspace_dir {
+            Arc::clone(&self.memory)
+        } else {
+            Arc::new(crate::memory::Memory::new(workspace_dir(&config, &self.paths)))
+        };
         Self {
             sessions: Arc::clone(&self.sessions),
             mcp,
+            lsp,
+            memory,
             vault: Arc::clone(&self.vault),
             terminal: self.terminal,
             agent_sessions: Arc::clone(&self.agent_sessions),
@@ -221,5 +241,16 @@ mod tests {
         let restarted = old.reconfigured(config, "edited".into());
         assert!(!Arc::ptr_eq(&old.mcp, &restarted.mcp));
         assert!(Arc::ptr_eq(&old.sessions, &restarted.sessions));
+    }
+}
+
+/// `workspace_dir`, relative to the config dir; `workspace/` there when unset.
+fn workspace_dir(config: &AppConfig, paths: &Paths) -> std::path::PathBuf {
+    match config.workspace_dir.as_deref().filter(|d| !d.is_empty()) {
+        Some(dir) => match (dir.strip_prefix("~/"), dirs::home_dir()) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => paths.config_dir.join(dir),
+        },
+        None => paths.config_dir.join("workspace"),
     }
 }

@@ -52,6 +52,20 @@ pub const DEFAULT_MCP_START_WAIT_SECS: u64 = 3;
 /// Default `max_input_size`: the most bytes read from stdin or one input file.
 pub const DEFAULT_MAX_INPUT_SIZE: usize = 8 * 1024 * 1024;
 
+/// One language server of `lsp_servers`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct LspServer {
+    /// The program to start (JSON-RPC over stdio).
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// File extensions (without the dot) the server handles.
+    #[serde(default)]
+    pub extensions: Vec<String>,
+}
+
 /// The frozen global configuration. Field docs name the `config.yaml` key.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -130,6 +144,30 @@ pub struct AppConfig {
     /// `stale_tool_results`: tool results older than this many turns are sent as one-line
     /// summaries (the session keeps them whole); 0 sends them whole.
     pub stale_tool_results: usize,
+    /// `load_tools_after`: with more tools than this enabled, only the core ones are
+    /// declared and the rest are offered by group through `load_tools`; 0 declares all.
+    pub load_tools_after: usize,
+    /// `lsp_servers`: language servers behind `lsp_diagnostics` and `lsp_references`,
+    /// by language.
+    pub lsp_servers: BTreeMap<String, LspServer>,
+    /// `small_model`: the model for titles, summaries and memory extraction (default:
+    /// the conversation's).
+    pub small_model: Option<String>,
+    /// `workspace_dir`: where IDENTITY.md, SOUL.md, USER.md, MEMORY.md and the daily
+    /// notes live (default: `workspace/` in the config dir).
+    pub workspace_dir: Option<String>,
+    /// `memory`: include the workspace files and relevant memory in the system prompt.
+    pub memory: bool,
+    /// `memory_top_k`: MEMORY.md chunks included per message.
+    pub memory_top_k: usize,
+    /// `memory_recent_days`: daily notes of this many recent days included.
+    pub memory_recent_days: usize,
+    /// `memory_flush`: before compaction, extract facts into MEMORY.md — `ask` (show the
+    /// diff and ask; skipped when no one can answer), `always` or `never`.
+    pub memory_flush: String,
+    /// `compaction_share`: compact a session once its history fills this percentage of
+    /// the model's input window (and always when less than 20 % is left).
+    pub compaction_share: u8,
     /// Backend of the `web_search` tool: `tavily`, `searxng` or `perplexity`.
     pub web_search: Option<String>,
     /// Base URL of the search backend (required for SearXNG).
@@ -237,6 +275,15 @@ impl Default for AppConfig {
             tool_timeout: 300,
             max_tool_output: 32 * 1024,
             stale_tool_results: 1,
+            load_tools_after: 16,
+            lsp_servers: BTreeMap::new(),
+            small_model: None,
+            workspace_dir: None,
+            memory: true,
+            memory_top_k: 5,
+            memory_recent_days: 2,
+            memory_flush: "ask".into(),
+            compaction_share: 70,
             web_search: None,
             web_search_url: None,
             mcp_server_support: true,

@@ -134,6 +134,7 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
         tools.retain(|t| match t {
             Tool::Builtin(b) => b.effect == crate::tool::Effect::Read,
             Tool::Script(_) | Tool::Mcp(_) => false,
+            Tool::Memory(m) => m.reads_only(),
             _ => true,
         });
     }

@@ -112,6 +112,8 @@ impl Toolbox {
             progress: Some(&self.progress),
             asker: asker.as_ref(),
             conversation: &self.conversation,
+            lsp: Some(&state.lsp),
+            memory: (!ctx.otr && state.config.memory).then_some(&*state.memory),
         };
         let announcing = Announcing {
             inner: approver.as_ref(),

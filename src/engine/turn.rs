@@ -185,7 +185,7 @@ pub(super) async fn run_turn(
 ) -> Result<RunOutcome, CoreError> {
     let (kind, mut messages) = super::messages::build(ctx, kind)?;
     if ctx.dry_run {
-        add_context(ctx, None, &mut messages);
+        add_context(state, ctx, None, &mut messages);
         let text = crate::secrets::redact(&super::messages::dry_run_text(&messages)).into_owned();
         emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
         emitter.flush();
@@ -197,7 +197,7 @@ pub(super) async fn run_turn(
     super::messages::check_input_limit(ctx, &messages)?;
     // The conversation's tools: its MCP servers are leased (started if needed) first.
     let toolbox = Toolbox::prepare(state, ctx, emitter).await?;
-    add_context(ctx, Some(&toolbox), &mut messages);
+    add_context(state, ctx, Some(&toolbox), &mut messages);
     ctx.tool_policy.seen.clear();
     // Assistant tool-call messages and tool results of this turn, in order.
     let mut steps: Vec<Message> = Vec::new();
@@ -332,10 +332,31 @@ pub(super) async fn run_turn(
     }
 }
 
-/// Adds what the conversation knows from files to the system prompt: the project's
-/// instruction files and the index of the skills it may load.
-fn add_context(ctx: &RequestContext, toolbox: Option<&Toolbox>, messages: &mut Vec<Message>) {
+/// Adds what the conversation knows from files to the system prompt: the workspace's
+/// identity files and the memory relevant to the message, the project's instruction
+/// files and the index of the skills it may load.
+fn add_context(
+    state: &AppState,
+    ctx: &RequestContext,
+    toolbox: Option<&Toolbox>,
+    messages: &mut Vec<Message>,
+) {
     let mut parts = Vec::new();
+    if state.config.memory {
+        parts.extend(state.memory.workspace_prompt());
+        let query = messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(Message::text_content)
+            .unwrap_or_default();
+        parts.extend(state.memory.context(
+            &query,
+            state.config.memory_top_k,
+            state.config.memory_recent_days,
+            std::time::SystemTime::now(),
+        ));
+    }
     if let Some(project) = crate::skill::project_instructions(&ctx.cwd) {
         parts.push(project);
     }

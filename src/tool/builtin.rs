@@ -627,6 +627,8 @@ mod tests {
             progress: None,
             asker: &crate::tool::ask::Headless,
             conversation: "c1",
+            lsp: None,
+            memory: None,
         }
     }
 

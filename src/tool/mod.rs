@@ -19,7 +19,9 @@ mod confined;
 mod delete;
 pub mod escalate;
 pub mod hidden_env;
+pub mod lsp;
 pub mod mcp_tools;
+pub mod memory;
 pub mod paths;
 mod process;
 mod run_script;
@@ -63,6 +65,10 @@ pub enum Tool {
     Todo(todo::TodoTool),
     /// A conversation tool: reads skills (`load_skills`).
     Skills(skills::SkillsTool),
+    /// Asks a language server (`lsp_diagnostics`, `lsp_references`).
+    Lsp(lsp::LspTool),
+    /// Long-term memory (`memory__remember`, `memory__search`).
+    Memory(memory::MemoryTool),
 }
 
 impl Tool {
@@ -76,6 +82,8 @@ impl Tool {
             Self::Agent(a) => a.name(),
             Self::Todo(t) => t.name(),
             Self::Skills(_) => skills::NAME,
+            Self::Lsp(l) => l.name(),
+            Self::Memory(m) => m.name(),
         }
     }
 
@@ -101,6 +109,8 @@ impl Tool {
             Self::Agent(a) => a.spec(),
             Self::Todo(t) => t.spec(),
             Self::Skills(s) => s.spec(),
+            Self::Lsp(l) => l.spec(),
+            Self::Memory(m) => m.spec(),
         }
     }
 }
@@ -200,6 +210,10 @@ pub struct ToolEnv<'a> {
     pub asker: &'a dyn ask::Asker,
     /// The conversation the calls belong to (labels questions).
     pub conversation: &'a str,
+    /// The language servers, for the `lsp_*` tools.
+    pub lsp: Option<&'a crate::lsp::LspPool>,
+    /// The workspace memory, for `memory__remember`.
+    pub memory: Option<&'a crate::memory::Memory>,
 }
 
 /// What the approval of a call covered, checked again when it runs.
@@ -245,6 +259,22 @@ pub fn enabled_tools(
         .filter(|b| wanted(b.name))
         .map(Tool::Builtin)
         .collect();
+    if !config.lsp_servers.is_empty() {
+        tools.extend(
+            lsp::LspTool::ALL
+                .into_iter()
+                .filter(|t| wanted(t.name()))
+                .map(Tool::Lsp),
+        );
+    }
+    if config.memory {
+        tools.extend(
+            memory::MemoryTool::ALL
+                .into_iter()
+                .filter(|t| wanted(t.name()))
+                .map(Tool::Memory),
+        );
+    }
     for script in scripts {
         if wanted(&script.name) && builtin::find(&script.name).is_none() {
             tools.push(Tool::Script(Arc::clone(script)));
@@ -308,7 +338,12 @@ pub fn approval_needed(tool: &Tool, args: &Value, cwd: &Path) -> bool {
         }
         Tool::Script(_) => true,
         Tool::Mcp(m) => m.writes(args),
-        Tool::User(_) | Tool::Agent(_) | Tool::Todo(_) | Tool::Skills(_) => false,
+        Tool::User(_)
+        | Tool::Agent(_)
+        | Tool::Todo(_)
+        | Tool::Skills(_)
+        | Tool::Lsp(_)
+        | Tool::Memory(_) => false,
     }
 }
 
@@ -386,9 +421,17 @@ pub async fn run_round(
         Ok((Tool::Builtin(b), _, _)) => b.effect != Effect::Read,
         Ok((Tool::Script(_), _, _)) => true,
         Ok((Tool::Mcp(m), args, _)) => m.writes(args),
-        Ok((Tool::User(_) | Tool::Agent(_) | Tool::Todo(_) | Tool::Skills(_), _, _)) | Err(_) => {
-            false
-        }
+        Ok((
+            Tool::User(_)
+            | Tool::Agent(_)
+            | Tool::Todo(_)
+            | Tool::Skills(_)
+            | Tool::Lsp(_)
+            | Tool::Memory(_),
+            _,
+            _,
+        ))
+        | Err(_) => false,
     });
     let asked = &asked;
     let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
@@ -418,6 +461,8 @@ pub async fn run_round(
             Ok((Tool::Agent(tool), args, _)) => tool.run(&args, &env).await,
             Ok((Tool::Todo(tool), args, _)) => tool.run(&args, &env),
             Ok((Tool::Skills(tool), args, _)) => tool.run(&args),
+            Ok((Tool::Lsp(tool), args, _)) => tool.run(&args, &env).await,
+            Ok((Tool::Memory(tool), args, _)) => tool.run(&args, &env),
             Err(e) => Err(e),
         };
         let failure = |e: &ToolError| ToolFailure {
@@ -507,7 +552,9 @@ async fn check(
         | Tool::User(_)
         | Tool::Agent(_)
         | Tool::Todo(_)
-        | Tool::Skills(_) => false,
+        | Tool::Skills(_)
+        | Tool::Lsp(_)
+        | Tool::Memory(_) => false,
     };
     // Deleting the working tree is refused outright (even with yolo); deleting a
     // directory with contents is asked about every time (only yolo skips that).
@@ -549,6 +596,8 @@ async fn check(
         Tool::Agent(a) => (format!("manage sub-agents ({})", a.name()), None),
         Tool::Todo(t) => (format!("update the todo list ({})", t.name()), None),
         Tool::Skills(_) => ("read skills".to_string(), None),
+        Tool::Lsp(l) => (format!("ask a language server ({})", l.name()), None),
+        Tool::Memory(m) => (format!("use long-term memory ({})", m.name()), None),
     };
     // An MCP call is shown by the server's own tool name, not the function exposing it
     // (`mcp__invoke_<server>`).
@@ -755,6 +804,8 @@ mod tests {
             progress: None,
             asker: &ask::Headless,
             conversation: "c1",
+            lsp: None,
+            memory: None,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

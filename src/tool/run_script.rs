@@ -223,6 +223,8 @@ mod tests {
             progress: None,
             asker: &crate::tool::ask::Headless,
             conversation: "c1",
+            lsp: None,
+            memory: None,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
