@@ -111,6 +111,9 @@ pub struct RequestContext {
     /// Off the record (`--otr`, `.otr`): nothing is written — no session, no
     /// `messages.md` — and tools that write or run commands are not offered.
     pub otr: bool,
+    /// Tool groups loaded with `load_tools` in this conversation (an open session keeps
+    /// its own list too).
+    pub loaded_tools: std::collections::BTreeSet<String>,
     /// Tools the caller runs itself (an OpenAI client's `tools`): offered to the model,
     /// and a call of one ends the turn with the call returned.
     pub client_tools: Vec<crate::client::ToolSpec>,
@@ -400,6 +403,7 @@ impl RequestContext {
             auto_continue: false,
             client_tools: Vec::new(),
             otr: false,
+            loaded_tools: std::collections::BTreeSet::new(),
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),
             rag_sources: Vec::new(),
@@ -469,7 +473,8 @@ fn unavailable_reason(e: &ModelError) -> String {
     }
 }
 
-fn provider_for(state: &AppState, model: &Model) -> Result<Arc<dyn Provider>, ModelError> {
+/// The provider serving `model`.
+pub fn provider_for(state: &AppState, model: &Model) -> Result<Arc<dyn Provider>, ModelError> {
     state
         .providers
         .provider(&model.client)

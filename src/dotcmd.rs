@@ -98,10 +98,44 @@ pub enum Action {
     /// List this conversation's sub-agents (`None`), or show one's answer (its number
     /// or id).
     SubAgents(Option<String>),
+    /// Show where the model's input window goes.
+    Context,
+    /// The workspace memory: overview, `search TEXT`, or `edit [FILE]`.
+    Memory(MemoryOp),
+    /// Go off the record for the rest of the REPL (nothing written from now on).
+    OffTheRecord,
     /// Leave the REPL.
     Exit,
     /// Print a usage or error line.
     Usage(String),
+}
+
+/// What `.memory` does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoryOp {
+    /// The workspace files, MEMORY.md's size and the recent daily notes.
+    Show,
+    /// The MEMORY.md entries matching the text.
+    Search(String),
+    /// Open a workspace file in the editor: `memory` (default), `identity`, `soul`,
+    /// `user` or `today`.
+    Edit(String),
+}
+
+fn parse_memory(args: &str) -> Action {
+    let (word, rest) = args.split_once(' ').unwrap_or((args, ""));
+    match (word, rest.trim()) {
+        ("", _) => Action::Memory(MemoryOp::Show),
+        ("search", "") => Action::Usage("usage: .memory search <text>".into()),
+        ("search", text) => Action::Memory(MemoryOp::Search(text.to_string())),
+        ("edit", "") => Action::Memory(MemoryOp::Edit("memory".into())),
+        ("edit", file @ ("memory" | "identity" | "soul" | "user" | "today")) => {
+            Action::Memory(MemoryOp::Edit(file.to_string()))
+        }
+        _ => Action::Usage(
+            "usage: .memory [search <text> | edit [memory|identity|soul|user|today]]".into(),
+        ),
+    }
 }
 
 /// One dot-command.
@@ -150,6 +184,24 @@ pub const COMMANDS: &[ReplCommand] = &[
         args: "[n|id]",
         help: "List the sub-agents this conversation started, or show one's answer",
         parse: |args| Action::SubAgents((!args.is_empty()).then(|| args.to_string())),
+    },
+    ReplCommand {
+        name: ".context",
+        args: "",
+        help: "Show where the model's input window goes (system, memory, tools, history, files)",
+        parse: |_| Action::Context,
+    },
+    ReplCommand {
+        name: ".memory",
+        args: "[search <text> | edit [file]]",
+        help: "Show, search or edit the workspace memory (MEMORY.md, identity files, notes)",
+        parse: parse_memory,
+    },
+    ReplCommand {
+        name: ".otr",
+        args: "",
+        help: "Go off the record: from now on nothing is written (no session, memory, history)",
+        parse: |_| Action::OffTheRecord,
     },
     ReplCommand {
         name: ".clear",

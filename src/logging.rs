@@ -20,6 +20,14 @@ use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::config::Env;
 
+/// Set by [`pause`]: records are dropped.
+static PAUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes nothing more to the log file (off the record, `.otr`).
+pub fn pause() {
+    PAUSED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Installs the global subscriber. Errors are ignored: logging is best effort.
 pub fn init(env: &Env, path: PathBuf) {
     let level = env
@@ -81,6 +89,9 @@ impl<'a> MakeWriter<'a> for LazyFile {
     type Writer = LogWriter<'a>;
 
     fn make_writer(&'a self) -> Self::Writer {
+        if PAUSED.load(std::sync::atomic::Ordering::Relaxed) {
+            return LogWriter(None);
+        }
         let file = self.file.get_or_init(|| {
             if let Some(dir) = self.path.parent() {
                 let _ = std::fs::create_dir_all(dir);

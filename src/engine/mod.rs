@@ -5,6 +5,8 @@
 //! cancellation), and reports everything as [`Event`]s. It never prints or prompts.
 
 pub mod command;
+mod compaction;
+pub mod context_parts;
 pub mod emitter;
 pub mod event;
 mod messages;
@@ -307,6 +309,38 @@ impl Engine {
         Ok(())
     }
 
+    /// `small_model` with its provider, for titles, summaries and memory extraction; `None`
+    /// (the conversation's own model) when unset or unusable, which is said once per
+    /// call as a warning.
+    fn small_model(
+        &self,
+        ctx: &RequestContext,
+        emitter: &Sink<'_>,
+    ) -> Option<(crate::client::Model, std::sync::Arc<dyn crate::client::Provider>)> {
+        let id = self.state.config.small_model.as_deref()?.trim();
+        if id.is_empty() || id == ctx.model.id() {
+            return None;
+        }
+        let resolved = self
+            .state
+            .providers
+            .resolve(id, crate::client::config::ModelKind::Chat)
+            .and_then(|model| {
+                let provider = crate::context::provider_for(&self.state, &model)?;
+                Ok((model, provider))
+            });
+        match resolved {
+            Ok(found) => Some(found),
+            Err(e) => {
+                emitter.emit(Event::Notice(event::Notice::warning(format!(
+                    "small_model: {e}; using {} instead",
+                    ctx.model.id()
+                ))));
+                None
+            }
+        }
+    }
+
     /// The open session's compression threshold (0: never compress): the session's own,
     /// else the agent's, else the conversation's.
     fn compression_threshold(&self, ctx: &RequestContext) -> usize {
@@ -329,7 +363,7 @@ impl Engine {
         ctx: &mut RequestContext,
         emitter: &Sink<'_>,
     ) -> Result<(), CoreError> {
-        let threshold = self.compression_threshold(ctx);
+        let threshold = self.compaction_limit(ctx);
         if threshold == 0 || !reaches_tokens(ctx, threshold) {
             return Ok(());
         }
@@ -404,7 +438,8 @@ impl Engine {
             stream: false,
             tools: Vec::new(),
         };
-        let answer = turn::complete_text(ctx, &request).await?;
+        let small = self.small_model(ctx, emitter);
+        let answer = turn::complete_text_on(ctx, small.as_ref(), &request).await?;
         let title = crate::client::openai::strip_think(&answer)
             .trim()
             .trim_matches(['"', '\'', '.'])
@@ -431,7 +466,26 @@ impl Engine {
         let Some(split) = self.split_for_summary(ctx) else {
             return Ok(false);
         };
-        self.summarise(ctx, emitter, split).await
+        let kept = split.1.clone();
+        match self.summarise(ctx, emitter, split).await {
+            Err(e) if !matches!(e, CoreError::Cancelled) => {
+                // Without a summary the recent messages go on alone; the older ones stay
+                // in the session file (`compressed_messages`).
+                let cut = ctx.history.len() - kept.len();
+                let old: Vec<_> = ctx.history.drain(..cut).collect();
+                let dropped = old.len();
+                if let Some(session) = &ctx.session {
+                    session.lock().get_mut().compressed_messages.extend(old);
+                }
+                emitter.emit(Event::Notice(event::Notice::warning(format!(
+                    "could not summarise the session ({e}); kept the {} most recent messages \
+                     ({dropped} older ones stay in the session file, unsent)",
+                    ctx.history.len()
+                ))));
+                Ok(true)
+            }
+            other => other,
+        }
     }
 
     /// The older part of the session to summarise and the recent tail kept verbatim. The
@@ -442,7 +496,7 @@ impl Engine {
         &self,
         ctx: &RequestContext,
     ) -> Option<(Vec<crate::client::Message>, Vec<crate::client::Message>)> {
-        let budget = match self.compression_threshold(ctx) {
+        let budget = match self.compaction_limit(ctx) {
             0 => usize::MAX,
             threshold => threshold / 2,
         };
@@ -478,6 +532,7 @@ impl Engine {
         emitter: &Sink<'_>,
         (old, kept): (Vec<crate::client::Message>, Vec<crate::client::Message>),
     ) -> Result<bool, CoreError> {
+        self.flush_memory(ctx, emitter, &old).await?;
         emitter.emit(Event::SessionCompressing);
         emitter.flush();
         let config = &self.state.config;
@@ -498,7 +553,8 @@ impl Engine {
             stream: false,
             tools: Vec::new(),
         };
-        let summary = turn::complete_text(ctx, &request).await?;
+        let small = self.small_model(ctx, emitter);
+        let summary = turn::complete_text_on(ctx, small.as_ref(), &request).await?;
         let prefix = config
             .summary_context_prompt
             .clone()

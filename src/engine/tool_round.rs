@@ -17,8 +17,11 @@ use crate::tool::{Background, HiddenEnv, Tool, ToolEnv};
 /// What a turn's tool calls run with. Owns everything a [`ToolEnv`] borrows; background
 /// processes tools leave behind are stopped when it is dropped (at the end of the turn).
 pub(super) struct Toolbox {
-    /// The tools offered.
+    /// The tools enabled (all of them can be called).
     pub tools: Vec<Tool>,
+    /// The tools declared now: all, or with `load_tools` the core ones and the groups
+    /// loaded so far (see [`crate::tool::load`]).
+    offered: Vec<Tool>,
     /// Their declarations.
     pub specs: Vec<ToolSpec>,
     cwd: std::path::PathBuf,
@@ -46,11 +49,13 @@ impl Toolbox {
         sink: &Sink<'_>,
     ) -> Result<Self, CoreError> {
         let tools = crate::engine::scope::prepare(state, ctx, sink).await?;
-        let specs = crate::tool::specs(&tools);
+        let offered = declared_tools(state, ctx, &tools);
+        let specs = crate::tool::specs(&offered);
         // Progress of running calls (MCP notifications), for this conversation only.
         let (progress, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         Ok(Self {
             tools,
+            offered,
             specs,
             cwd: ctx.cwd.clone(),
             shell: ctx
@@ -119,9 +124,16 @@ impl Toolbox {
             inner: approver.as_ref(),
             sink,
         };
+        // Everything enabled can be called, and `load_tools` when it is offered.
+        let callable: Vec<Tool> = self
+            .tools
+            .iter()
+            .chain(self.offered.iter().filter(|t| matches!(t, Tool::Load(_))))
+            .cloned()
+            .collect();
         let run = crate::tool::run_round(
             calls,
-            &self.tools,
+            &callable,
             env,
             &mut ctx.tool_policy,
             &announcing,
@@ -175,15 +187,76 @@ impl Toolbox {
     }
 }
 
+impl Toolbox {
+    /// After a round: groups that `load_tools` calls loaded are declared from now on (and
+    /// remembered by the conversation and its session).
+    pub fn note_loaded(
+        &mut self,
+        state: &AppState,
+        ctx: &mut RequestContext,
+        calls: &[ToolCall],
+        results: &[Message],
+    ) {
+        let Some(Tool::Load(load)) = self.offered.iter().find(|t| matches!(t, Tool::Load(_)))
+        else {
+            return;
+        };
+        let mut groups = Vec::new();
+        for call in calls.iter().filter(|c| c.name == crate::tool::load::NAME) {
+            let succeeded = results.iter().any(|r| {
+                r.tool_call_id.as_deref() == Some(call.id.as_str())
+                    && r.text_content().starts_with("loaded: ")
+            });
+            let args = serde_json::from_str(&call.arguments).unwrap_or_default();
+            if succeeded && let Ok(names) = load.requested(&args) {
+                groups.extend(names);
+            }
+        }
+        if groups.is_empty() {
+            return;
+        }
+        if let Some(session) = &ctx.session {
+            let mut guard = session.lock();
+            let loaded = &mut guard.get_mut().loaded_tools;
+            for group in &groups {
+                if !loaded.contains(group) {
+                    loaded.push(group.clone());
+                }
+            }
+        }
+        ctx.loaded_tools.extend(groups);
+        self.offered = declared_tools(state, ctx, &self.tools);
+        self.specs = crate::tool::specs(&self.offered);
+    }
+}
+
+/// What of `tools` is declared to the model now (see [`crate::tool::load::offered`]).
+pub(super) fn declared_tools(state: &AppState, ctx: &RequestContext, tools: &[Tool]) -> Vec<Tool> {
+    let mut loaded = ctx.loaded_tools.clone();
+    if let Some(session) = &ctx.session {
+        loaded.extend(session.lock().get().loaded_tools.iter().cloned());
+    }
+    let own: std::collections::BTreeSet<String> = ctx
+        .agent
+        .iter()
+        .flat_map(|a| a.def.tools.iter().map(|t| t.name.clone()))
+        .collect();
+    crate::tool::load::offered(tools, state.config.load_tools_after, &loaded, &own)
+}
+
 /// The conversation's approver, with each request and its decision reported as events
 /// (`tool_call_approval_requested`, `tool_call_approval_decided`): a program driving the
 /// conversation learns what waits for it and answers by `call_id`.
-struct Announcing<'a, 'b> {
-    inner: &'a dyn crate::tool::approve::Approver,
-    sink: &'a Sink<'b>,
+pub(super) struct Announcing<'a, 'b> {
+    pub inner: &'a dyn crate::tool::approve::Approver,
+    pub sink: &'a Sink<'b>,
 }
 
 impl crate::tool::approve::Approver for Announcing<'_, '_> {
+    fn can_ask(&self) -> bool {
+        self.inner.can_ask()
+    }
+
     fn approve<'a>(
         &'a self,
         request: &'a crate::tool::approve::ApprovalRequest,

@@ -185,7 +185,8 @@ pub(super) async fn run_turn(
 ) -> Result<RunOutcome, CoreError> {
     let (kind, mut messages) = super::messages::build(ctx, kind)?;
     if ctx.dry_run {
-        add_context(state, ctx, None, &mut messages);
+        let query = super::context_parts::last_user_text(&messages);
+        super::context_parts::ContextParts::gather(state, ctx, &[], &query).add_to(&mut messages);
         let text = crate::secrets::redact(&super::messages::dry_run_text(&messages)).into_owned();
         emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
         emitter.flush();
@@ -196,8 +197,10 @@ pub(super) async fn run_turn(
     }
     super::messages::check_input_limit(ctx, &messages)?;
     // The conversation's tools: its MCP servers are leased (started if needed) first.
-    let toolbox = Toolbox::prepare(state, ctx, emitter).await?;
-    add_context(state, ctx, Some(&toolbox), &mut messages);
+    let mut toolbox = Toolbox::prepare(state, ctx, emitter).await?;
+    let query = super::context_parts::last_user_text(&messages);
+    super::context_parts::ContextParts::gather(state, ctx, &toolbox.tools, &query)
+        .add_to(&mut messages);
     ctx.tool_policy.seen.clear();
     // Assistant tool-call messages and tool results of this turn, in order.
     let mut steps: Vec<Message> = Vec::new();
@@ -327,56 +330,9 @@ pub(super) async fn run_turn(
             record(ctx, &kind, steps, String::new(), Vec::new(), true);
             return Err(CoreError::Cancelled);
         };
+        toolbox.note_loaded(state, ctx, &calls, &results);
         messages.extend(results.iter().cloned());
         steps.extend(results);
-    }
-}
-
-/// Adds what the conversation knows from files to the system prompt: the workspace's
-/// identity files and the memory relevant to the message, the project's instruction
-/// files and the index of the skills it may load.
-fn add_context(
-    state: &AppState,
-    ctx: &RequestContext,
-    toolbox: Option<&Toolbox>,
-    messages: &mut Vec<Message>,
-) {
-    let mut parts = Vec::new();
-    if state.config.memory {
-        parts.extend(state.memory.workspace_prompt());
-        let query = messages
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::User)
-            .map(Message::text_content)
-            .unwrap_or_default();
-        parts.extend(state.memory.context(
-            &query,
-            state.config.memory_top_k,
-            state.config.memory_recent_days,
-            std::time::SystemTime::now(),
-        ));
-    }
-    if let Some(project) = crate::skill::project_instructions(&ctx.cwd) {
-        parts.push(project);
-    }
-    for tool in toolbox.map(|t| t.tools.as_slice()).unwrap_or_default() {
-        if let crate::tool::Tool::Skills(skills) = tool
-            && let Some(index) = skills.index()
-        {
-            parts.push(index);
-        }
-    }
-    if parts.is_empty() {
-        return;
-    }
-    let extra = parts.join("\n\n");
-    match messages.first_mut() {
-        Some(first) if first.role == Role::System => {
-            let text = format!("{}\n\n{extra}", first.text_content());
-            *first = Message::text(Role::System, text);
-        }
-        _ => messages.insert(0, Message::text(Role::System, extra)),
     }
 }
 
@@ -559,16 +515,39 @@ fn record(
     }
 }
 
-/// One non-streamed completion outside the conversation (summaries, titles); returns
-/// the answer text. Retries and cancellation work as for turns; nothing is emitted.
-pub(super) async fn complete_text(
+/// A whole answer without tools or events (titles, summaries, memory extraction), from
+/// `model` when given (`small_model`), else the conversation's; an agent run's budget is
+/// charged with it.
+pub(super) async fn complete_text_on(
     ctx: &RequestContext,
+    model: Option<&(crate::client::Model, std::sync::Arc<dyn crate::client::Provider>)>,
     request: &ChatRequest,
 ) -> Result<String, CoreError> {
     let collector = super::emitter::CollectingEmitter::new();
     let silent = Sink::for_context(ctx, &collector);
     let mut collected = Collected::default();
-    call_model(ctx, request, &silent, &mut collected).await?;
+    let (model, provider) = match model {
+        Some((model, provider)) => (model, provider.as_ref()),
+        None => (&ctx.model, ctx.provider.as_ref()),
+    };
+    let mut stream = open_stream_on(ctx, model, provider, request, &silent).await?;
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
+            next = stream.next() => next,
+        };
+        match next {
+            None => break,
+            Some(Ok(batch)) => {
+                for event in batch {
+                    apply_event(event, &silent, &mut collected);
+                }
+            }
+            Some(Err(e)) => return Err(e.into()),
+        }
+    }
+    charge_budget(ctx, collected.usage, &silent);
     Ok(collected.text)
 }
 
@@ -657,13 +636,24 @@ async fn open_stream(
     request: &ChatRequest,
     emitter: &Sink<'_>,
 ) -> Result<ProviderStream, CoreError> {
-    let policy = ctx.provider.retry_policy();
+    open_stream_on(ctx, &ctx.model, ctx.provider.as_ref(), request, emitter).await
+}
+
+/// [`open_stream`] on a given model and provider.
+async fn open_stream_on(
+    ctx: &RequestContext,
+    model: &crate::client::Model,
+    provider: &dyn crate::client::Provider,
+    request: &ChatRequest,
+    emitter: &Sink<'_>,
+) -> Result<ProviderStream, CoreError> {
+    let policy = provider.retry_policy();
     let mut attempt = 0;
     loop {
         let result = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
-            result = ctx.provider.chat(&ctx.model, request) => result,
+            result = provider.chat(model, request) => result,
         };
         let err = match result {
             Ok(stream) => return Ok(stream),

@@ -73,6 +73,14 @@ pub fn build(opts: EditorOptions<'_>) -> Reedline {
     }
 }
 
+/// The editor with its history kept in memory only from now on (`.otr`).
+pub fn forget_history(editor: Reedline) -> Reedline {
+    match FileBackedHistory::new(HISTORY_SIZE) {
+        Ok(history) => editor.with_history(Box::new(history)),
+        Err(_) => editor,
+    }
+}
+
 fn open_history(path: &Path) -> Option<FileBackedHistory> {
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);

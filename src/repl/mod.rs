@@ -21,6 +21,7 @@ pub mod prompt;
 pub mod rag;
 mod turn_input;
 mod vault;
+mod workspace;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, RwLock};
@@ -170,6 +171,7 @@ impl Repl {
 
     async fn run_loop(&mut self, editor: Reedline) -> anyhow::Result<u8> {
         let mut editor = Some(editor);
+        let mut history_dropped = self.ctx().otr;
         loop {
             if let Some(signal) = self.stopped() {
                 return Ok(self.terminate(signal).await);
@@ -191,6 +193,13 @@ impl Repl {
                 .await;
             let line = match read {
                 Ok((reader, line)) => {
+                    // Off the record (`.otr`), history stays in memory.
+                    let reader = if self.ctx().otr && !history_dropped {
+                        history_dropped = true;
+                        line_editor::forget_history(reader)
+                    } else {
+                        reader
+                    };
                     editor = Some(reader);
                     line
                 }
@@ -259,6 +268,9 @@ impl Repl {
             },
             Action::Starter(n) => self.starter(n).await,
             Action::SubAgents(which) => self.sub_agents(which.as_deref()),
+            Action::Memory(op) => self.memory(op),
+            Action::Context => self.context_window(),
+            Action::OffTheRecord => self.go_off_the_record(),
             Action::InfoRole => match &self.ctx().role {
                 Some(role) => self.println(&role.export()),
                 None => self.error("no role is active"),

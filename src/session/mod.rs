@@ -53,6 +53,9 @@ pub struct Session {
     /// MCP servers enabled in this session (`.set enabled_mcp_servers` while it is open).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled_mcp_servers: Option<String>,
+    /// Tool groups the model loaded with `load_tools` (declared in later turns too).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub loaded_tools: Vec<String>,
     /// Knowledge base used in this session (`.rag` while it is open).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rag: Option<String>,

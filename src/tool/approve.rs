@@ -73,6 +73,12 @@ impl Decision {
 pub trait Approver: Send + Sync {
     /// Asks about one call.
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision>;
+
+    /// Whether anyone may answer (false: every request is refused unasked), so work that
+    /// only makes sense if someone reviews it can be skipped.
+    fn can_ask(&self) -> bool {
+        true
+    }
 }
 
 /// Refuses everything that needs approval (no one is there to ask).
@@ -80,6 +86,10 @@ pub trait Approver: Send + Sync {
 pub struct DenyAll;
 
 impl Approver for DenyAll {
+    fn can_ask(&self) -> bool {
+        false
+    }
+
     fn approve<'a>(&'a self, _: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async {
             Decision::Refuse(
@@ -204,6 +214,10 @@ impl RoutedApprover {
 }
 
 impl Approver for RoutedApprover {
+    fn can_ask(&self) -> bool {
+        self.inner.can_ask()
+    }
+
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
             let mut labelled = request.clone();

@@ -19,6 +19,7 @@ mod confined;
 mod delete;
 pub mod escalate;
 pub mod hidden_env;
+pub mod load;
 pub mod lsp;
 pub mod mcp_tools;
 pub mod memory;
@@ -69,6 +70,8 @@ pub enum Tool {
     Lsp(lsp::LspTool),
     /// Long-term memory (`memory__remember`, `memory__search`).
     Memory(memory::MemoryTool),
+    /// Declares groups of tools on demand (`load_tools`).
+    Load(load::LoadTools),
 }
 
 impl Tool {
@@ -84,6 +87,7 @@ impl Tool {
             Self::Skills(_) => skills::NAME,
             Self::Lsp(l) => l.name(),
             Self::Memory(m) => m.name(),
+            Self::Load(_) => load::NAME,
         }
     }
 
@@ -111,6 +115,7 @@ impl Tool {
             Self::Skills(s) => s.spec(),
             Self::Lsp(l) => l.spec(),
             Self::Memory(m) => m.spec(),
+            Self::Load(l) => l.spec(),
         }
     }
 }
@@ -343,7 +348,8 @@ pub fn approval_needed(tool: &Tool, args: &Value, cwd: &Path) -> bool {
         | Tool::Todo(_)
         | Tool::Skills(_)
         | Tool::Lsp(_)
-        | Tool::Memory(_) => false,
+        | Tool::Memory(_)
+        | Tool::Load(_) => false,
     }
 }
 
@@ -427,7 +433,8 @@ pub async fn run_round(
             | Tool::Todo(_)
             | Tool::Skills(_)
             | Tool::Lsp(_)
-            | Tool::Memory(_),
+            | Tool::Memory(_)
+            | Tool::Load(_),
             _,
             _,
         ))
@@ -463,6 +470,7 @@ pub async fn run_round(
             Ok((Tool::Skills(tool), args, _)) => tool.run(&args),
             Ok((Tool::Lsp(tool), args, _)) => tool.run(&args, &env).await,
             Ok((Tool::Memory(tool), args, _)) => tool.run(&args, &env),
+            Ok((Tool::Load(tool), args, _)) => tool.run(&args),
             Err(e) => Err(e),
         };
         let failure = |e: &ToolError| ToolFailure {
@@ -554,7 +562,8 @@ async fn check(
         | Tool::Todo(_)
         | Tool::Skills(_)
         | Tool::Lsp(_)
-        | Tool::Memory(_) => false,
+        | Tool::Memory(_)
+        | Tool::Load(_) => false,
     };
     // Deleting the working tree is refused outright (even with yolo); deleting a
     // directory with contents is asked about every time (only yolo skips that).
@@ -598,6 +607,7 @@ async fn check(
         Tool::Skills(_) => ("read skills".to_string(), None),
         Tool::Lsp(l) => (format!("ask a language server ({})", l.name()), None),
         Tool::Memory(m) => (format!("use long-term memory ({})", m.name()), None),
+        Tool::Load(_) => ("load tool groups".to_string(), None),
     };
     // An MCP call is shown by the server's own tool name, not the function exposing it
     // (`mcp__invoke_<server>`).

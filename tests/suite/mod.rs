@@ -17,6 +17,7 @@ mod execute;
 mod headless;
 mod input;
 mod logs;
+mod lsp;
 mod macros;
 mod mcp;
 mod oauth;

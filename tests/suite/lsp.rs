@@ -1,0 +1,310 @@
+//! Language-server tools (`lsp_diagnostics`, `lsp_references`) against `examples/fake_lsp`:
+//! lazy start, one server per language, stopped with loki, confined to the working tree.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::tools::tool_results;
+use crate::common::fake_llm::openai;
+use crate::common::{TestEnv, stdout};
+
+/// The fake language server (built by `cargo test` as an example).
+fn fake_lsp() -> String {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let bin = dir.join("examples/fake_lsp");
+    assert!(
+        bin.exists(),
+        "{} missing: run `cargo build --example fake_lsp` (cargo test builds it)",
+        bin.display()
+    );
+    bin.display().to_string()
+}
+
+/// Every tool enabled and declared, with `servers` as `lsp_servers`.
+fn lsp_env(servers: Value) -> TestEnv {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "enabled_tools: all\nload_tools_after: 0\nlsp_servers: {servers}\n{cfg}"
+    ));
+    env
+}
+
+/// The fake server for `.txt` files, logging its starts to the returned file.
+fn fake_env() -> (TestEnv, PathBuf) {
+    let env = lsp_env(json!({"fake": {"command": fake_lsp(), "extensions": ["txt"]}}));
+    let log = env.root().join("lsp.log");
+    (env, log)
+}
+
+fn loki(env: &TestEnv, log: &Path) -> assert_cmd::Command {
+    let mut cmd = env.loki();
+    cmd.env("FAKE_LSP_LOG", log);
+    cmd
+}
+
+/// The tool results of the last request to the model.
+fn last_results(env: &TestEnv) -> Vec<String> {
+    tool_results(&env.server.last_request().json())
+        .into_iter()
+        .map(|(_, content)| content)
+        .collect()
+}
+
+/// The pids the fake server logged at start.
+fn starts(log: &Path) -> Vec<i32> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| line.strip_prefix("started ").unwrap().parse().unwrap())
+        .collect()
+}
+
+/// Whether `pid` is a live process (a zombie counts as gone).
+fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn diagnostics_of_a_file_go_back_to_the_model() {
+    let (env, log) = fake_env();
+    env.write("a.txt", "alpha beta\nERROR here\n  WARN x\n");
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "lsp_diagnostics",
+        r#"{"path":"a.txt"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["One error."]));
+    let out = loki(&env, &log).arg("check a.txt").assert().success();
+    assert_eq!(stdout(&out), "One error.\n");
+    let first = env.server.requests()[0].json();
+    let declared: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        declared.contains(&"lsp_diagnostics") && declared.contains(&"lsp_references"),
+        "{declared:?}"
+    );
+    assert_eq!(
+        last_results(&env),
+        ["a.txt:2:1: error: found ERROR\na.txt:3:3: warning: found WARN"]
+    );
+}
+
+#[test]
+fn references_are_found_across_files() {
+    let (env, log) = fake_env();
+    env.write("a.txt", "alpha beta\n");
+    env.write("sub/b.txt", "call beta twice: beta\nbetamax\n");
+    env.write("c.md", "beta\n");
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "lsp_references",
+        r#"{"path":"a.txt","line":1,"column":8}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Three uses."]));
+    loki(&env, &log)
+        .arg("where is beta used?")
+        .assert()
+        .success();
+    assert_eq!(
+        last_results(&env),
+        [
+            "a.txt:1:7: alpha beta\nsub/b.txt:1:6: call beta twice: beta\nsub/b.txt:1:18: call beta twice: beta"
+        ]
+    );
+}
+
+#[test]
+fn one_server_serves_every_call_and_stops_with_loki() {
+    let (env, log) = fake_env();
+    env.write("a.txt", "fine\n");
+    env.write("b.txt", "ERROR\n");
+    // Two calls in one round (run concurrently), then one more after a change on disk.
+    env.server.push(openai::tool_call_stream(&[
+        ("c1", "lsp_diagnostics", r#"{"path":"a.txt"}"#),
+        ("c2", "lsp_diagnostics", r#"{"path":"b.txt"}"#),
+    ]));
+    env.server.push(openai::tool_call_stream(&[(
+        "c3",
+        "fs_write",
+        r#"{"path":"a.txt","contents":"now WARN\n"}"#,
+    )]));
+    env.server.push(openai::tool_call_stream(&[(
+        "c4",
+        "lsp_diagnostics",
+        r#"{"path":"a.txt"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    let out = loki(&env, &log)
+        .args(["--yolo", "check both"])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out), "Done.\n");
+    let requests = env.server.requests();
+    assert_eq!(
+        tool_results(&requests[1].json()),
+        [
+            ("c1".to_string(), "no diagnostics".to_string()),
+            (
+                "c2".to_string(),
+                "b.txt:1:1: error: found ERROR".to_string()
+            ),
+        ]
+    );
+    // The file changed on disk: the server is sent the new text.
+    assert_eq!(
+        last_results(&env).last().unwrap(),
+        "a.txt:1:5: warning: found WARN"
+    );
+    let pids = starts(&log);
+    assert_eq!(pids.len(), 1, "started more than once: {pids:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while running(pids[0]) {
+        assert!(
+            Instant::now() < deadline,
+            "the language server {} outlived loki",
+            pids[0]
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn paths_outside_the_working_tree_are_refused_before_any_server_starts() {
+    let (env, log) = fake_env();
+    std::fs::write(env.root().join("secret.txt"), "ERROR secret\n").unwrap();
+    let absolute = env.root().join("secret.txt").display().to_string();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("../secret.txt", env.work_dir().join("link.txt")).unwrap();
+    let mut calls = vec![
+        ("c1", "lsp_diagnostics", json!({"path": "../secret.txt"})),
+        ("c2", "lsp_diagnostics", json!({"path": absolute})),
+        (
+            "c3",
+            "lsp_references",
+            json!({"path": "sub/../../secret.txt", "line": 1, "column": 1}),
+        ),
+    ];
+    if cfg!(unix) {
+        calls.push(("c4", "lsp_diagnostics", json!({"path": "link.txt"})));
+    }
+    let calls: Vec<(&str, &str, String)> = calls
+        .into_iter()
+        .map(|(id, name, args)| (id, name, args.to_string()))
+        .collect();
+    let calls: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|(id, name, args)| (*id, *name, args.as_str()))
+        .collect();
+    env.server.push(openai::tool_call_stream(&calls));
+    env.server.push(openai::text_stream(&["Refused."]));
+    loki(&env, &log).arg("read the secret").assert().success();
+    let results = last_results(&env);
+    assert_eq!(results.len(), calls.len());
+    for result in results {
+        assert!(
+            result.contains("outside the working directory") && !result.contains("found ERROR"),
+            "{result}"
+        );
+    }
+    assert!(!log.exists(), "a language server started");
+}
+
+#[test]
+fn a_server_that_cannot_start_is_an_error_naming_its_config() {
+    let env = lsp_env(json!({"fake": {"command": "/no/such/lsp-server", "extensions": ["txt"]}}));
+    env.write("a.txt", "ERROR\n");
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "lsp_diagnostics",
+        r#"{"path":"a.txt"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["No server."]));
+    let out = env.loki().arg("check a.txt").assert().success();
+    assert_eq!(stdout(&out), "No server.\n");
+    let results = last_results(&env);
+    let error: Value = serde_json::from_str(&results[0]).unwrap();
+    let error = error["tool_call_error"].as_str().unwrap();
+    assert!(
+        error.contains("lsp_servers.fake")
+            && error.contains("could not start")
+            && error.contains("/no/such/lsp-server")
+            && !error.contains('\n'),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_server_that_exits_is_reported_and_started_again_by_the_next_call() {
+    let (env, log) = fake_env();
+    env.write("a.txt", "ERROR\n");
+    for id in ["c1", "c2"] {
+        env.server.push(openai::tool_call_stream(&[(
+            id,
+            "lsp_diagnostics",
+            r#"{"path":"a.txt"}"#,
+        )]));
+    }
+    env.server.push(openai::text_stream(&["It crashed."]));
+    loki(&env, &log)
+        .env("FAKE_LSP_CRASH", "1")
+        .arg("check a.txt")
+        .assert()
+        .success();
+    let requests = env.server.requests();
+    for (request, id) in requests[1..].iter().zip(["c1", "c2"]) {
+        let results = tool_results(&request.json());
+        let (_, content) = results.iter().find(|(call, _)| call == id).unwrap();
+        assert!(
+            content.contains("lsp_servers.fake")
+                && content.contains("exit status: 3")
+                && content.contains("crashing as asked"),
+            "{content}"
+        );
+    }
+    assert_eq!(starts(&log).len(), 2);
+}
+
+#[test]
+fn files_no_server_handles_and_bad_arguments_are_errors() {
+    let (env, log) = fake_env();
+    env.write("a.md", "ERROR\n");
+    env.write("a.txt", "ERROR\n");
+    env.server.push(openai::tool_call_stream(&[
+        ("c1", "lsp_diagnostics", r#"{"path":"a.md"}"#),
+        ("c2", "lsp_diagnostics", r#"{}"#),
+        (
+            "c3",
+            "lsp_references",
+            r#"{"path":"a.txt","line":0,"column":1}"#,
+        ),
+        ("c4", "lsp_diagnostics", r#"{"path":"missing.txt"}"#),
+    ]));
+    env.server.push(openai::text_stream(&["Errors."]));
+    loki(&env, &log).arg("check").assert().success();
+    let results = last_results(&env);
+    for (result, expected) in results.iter().zip([
+        "no language server handles `a.md`",
+        "missing string argument `path`",
+        "`line` must be a number from 1",
+        "missing.txt",
+    ]) {
+        assert!(
+            result.contains("tool_call_error") && result.contains(expected),
+            "{result}"
+        );
+    }
+    assert!(!log.exists(), "a language server started");
+}
