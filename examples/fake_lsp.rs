@@ -7,7 +7,8 @@
 //!   server sends after `initialized`, so a client that does not answer gets none.
 //! - References: every whole-word occurrence of the word at the position, in the files
 //!   under the root with the same extension.
-//! - `FAKE_LSP_LOG=<file>`: appends `started <pid>` to it at start.
+//! - `FAKE_LSP_LOG=<file>` (or `--log <file>`): appends `started <pid>` to it at start,
+//!   and `exited <pid>` on an `exit` that followed `shutdown`.
 //! - `FAKE_LSP_CRASH=1`: writes a line to stderr and exits with status 3 on `didOpen`.
 #![allow(
     clippy::print_stdout,
@@ -18,7 +19,7 @@
 )]
 
 use std::collections::HashMap;
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -196,15 +197,25 @@ fn references(root: &Path, docs: &HashMap<String, String>, params: &Value) -> Va
     Value::Array(locations)
 }
 
-fn main() {
-    if let Ok(log) = std::env::var("FAKE_LSP_LOG") {
+fn log(path: Option<&str>, event: &str) {
+    if let Some(path) = path {
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(log)
+            .open(path)
             .unwrap();
-        writeln!(file, "started {}", std::process::id()).unwrap();
+        writeln!(file, "{event} {}", std::process::id()).unwrap();
     }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let log_path = args
+        .iter()
+        .position(|a| a == "--log")
+        .and_then(|i| args.get(i + 1).cloned())
+        .or_else(|| std::env::var("FAKE_LSP_LOG").ok());
+    log(log_path.as_deref(), "started");
     let crash = std::env::var("FAKE_LSP_CRASH").is_ok_and(|v| v == "1");
     let mut input = std::io::stdin().lock();
     let mut root = PathBuf::from(".");
@@ -264,7 +275,12 @@ fn main() {
                 shutting_down = true;
                 send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
             }
-            "exit" => std::process::exit(if shutting_down { 0 } else { 1 }),
+            "exit" => {
+                if shutting_down {
+                    log(log_path.as_deref(), "exited");
+                }
+                std::process::exit(if shutting_down { 0 } else { 1 })
+            }
             "" if id == Some(json!("config-1")) => {
                 configured = message["result"].is_array();
                 if configured {

@@ -119,7 +119,10 @@ impl AppState {
         let memory = if config.workspace_dir == self.config.workspace_dir {
             Arc::clone(&self.memory)
         } else {
-            Arc::new(crate::memory::Memory::new(workspace_dir(&config, &self.paths)))
+            Arc::new(crate::memory::Memory::new(workspace_dir(
+                &config,
+                &self.paths,
+            )))
         };
         Self {
             sessions: Arc::clone(&self.sessions),
@@ -209,6 +212,17 @@ fn mcp_factory(
         .with_start_wait(std::time::Duration::from_secs(config.mcp_start_wait))
 }
 
+/// `workspace_dir`, relative to the config dir; `workspace/` there when unset.
+fn workspace_dir(config: &AppConfig, paths: &Paths) -> std::path::PathBuf {
+    match config.workspace_dir.as_deref().filter(|d| !d.is_empty()) {
+        Some(dir) => match (dir.strip_prefix("~/"), dirs::home_dir()) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => paths.config_dir.join(dir),
+        },
+        None => paths.config_dir.join("workspace"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,16 +255,5 @@ mod tests {
         let restarted = old.reconfigured(config, "edited".into());
         assert!(!Arc::ptr_eq(&old.mcp, &restarted.mcp));
         assert!(Arc::ptr_eq(&old.sessions, &restarted.sessions));
-    }
-}
-
-/// `workspace_dir`, relative to the config dir; `workspace/` there when unset.
-fn workspace_dir(config: &AppConfig, paths: &Paths) -> std::path::PathBuf {
-    match config.workspace_dir.as_deref().filter(|d| !d.is_empty()) {
-        Some(dir) => match (dir.strip_prefix("~/"), dirs::home_dir()) {
-            (Some(rest), Some(home)) => home.join(rest),
-            _ => paths.config_dir.join(dir),
-        },
-        None => paths.config_dir.join("workspace"),
     }
 }

@@ -297,7 +297,9 @@ async fn run(
     if let Err(e) = crate::agent::install_builtins(&state.paths.agents_dir) {
         tracing::warn!("cannot install the built-in agents: {e}");
     }
-    match mode {
+    // Language servers started on the way are stopped politely at the end.
+    let lsp = Arc::clone(&state.lsp);
+    let outcome = match mode {
         Mode::Serve => crate::server::serve(state, args.serve.as_deref()).await,
         Mode::Repl => {
             if !stdout_tty {
@@ -334,7 +336,9 @@ async fn run(
             let text = prompt_text(&args, stdin_tty, &state)?;
             crate::cli::oneshot::run(&state, &args, text).await
         }
-    }
+    };
+    lsp.shutdown().await;
+    outcome
 }
 
 /// `--api-key-hash`: a new key, and the entry that lets it in.

@@ -135,7 +135,8 @@ impl Engine {
         let added = crate::memory::Memory::flush_lines(facts, now);
         let shown = file.display();
         let count = added.len();
-        let mut preview = format!("--- {shown}\n+++ {shown}\n@@ -{existing} +{existing},{count} @@\n");
+        let mut preview =
+            format!("--- {shown}\n+++ {shown}\n@@ -{existing} +{existing},{count} @@\n");
         for line in &added {
             preview.push('+');
             preview.push_str(line);

@@ -132,7 +132,10 @@ impl ContextReport {
             row("memory", self.memory),
             row("project instructions, skills", self.project),
             row(&format!("tools ({} declared)", self.tool_count), self.tools),
-            row(&format!("history ({} messages)", self.messages), self.history),
+            row(
+                &format!("history ({} messages)", self.messages),
+                self.history,
+            ),
             row("  of which files", self.files),
             row("  of which tool results", self.tool_results),
             row("total", total),

@@ -114,6 +114,55 @@ fn summarise_stale(messages: &mut [Message], turns: usize) {
     }
 }
 
+/// Replaces a tool result that a later result repeats byte for byte (the same file read
+/// again, the same command run again) with a one-line pointer to the later one: what is
+/// sent only, nothing is lost, and the model reads the content once.
+pub(super) fn drop_repeated_results(messages: &mut [Message]) {
+    use std::collections::HashMap;
+    use std::hash::{Hash, Hasher};
+    let hash = |text: &str| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        h.finish()
+    };
+    // The last index of each large result's content.
+    let mut last: HashMap<u64, usize> = HashMap::new();
+    for (i, m) in messages.iter().enumerate() {
+        if m.role == Role::Tool
+            && let crate::client::Content::Text(text) = &m.content
+            && text.len() > STALE_KEEP
+        {
+            last.insert(hash(text), i);
+        }
+    }
+    for i in 0..messages.len() {
+        let message = &messages[i];
+        if message.role != Role::Tool {
+            continue;
+        }
+        let crate::client::Content::Text(text) = &message.content else {
+            continue;
+        };
+        if text.len() <= STALE_KEEP {
+            continue;
+        }
+        let Some(&later) = last.get(&hash(text)) else {
+            continue;
+        };
+        // A hash match is checked against the text itself.
+        if later == i || messages[later].content != message.content {
+            continue;
+        }
+        let note = format!(
+            "[{} bytes, the same as a later result in this conversation, which is sent whole]",
+            text.len()
+        );
+        let id = message.tool_call_id.clone();
+        messages[i] = Message::text(Role::Tool, note);
+        messages[i].tool_call_id = id;
+    }
+}
+
 /// Tool results this short are sent whole however old they are.
 const STALE_KEEP: usize = 400;
 
@@ -169,5 +218,31 @@ pub(super) fn dry_run_text(messages: &[Message]) -> String {
             })
             .collect::<Vec<_>>()
             .join("\n\n"),
+    }
+}
+
+#[cfg(test)]
+mod repeated_tests {
+    use super::*;
+
+    fn result(id: &str, text: &str) -> Message {
+        let mut m = Message::text(Role::Tool, text);
+        m.tool_call_id = Some(id.into());
+        m
+    }
+
+    #[test]
+    fn an_earlier_copy_of_a_later_result_is_a_pointer() {
+        let big = "x".repeat(1000);
+        let mut messages = vec![result("a", &big), result("b", "short"), result("c", &big)];
+        drop_repeated_results(&mut messages);
+        assert!(
+            messages[0]
+                .text_content()
+                .contains("same as a later result")
+        );
+        assert_eq!(messages[0].tool_call_id.as_deref(), Some("a"));
+        assert_eq!(messages[1].text_content(), "short");
+        assert_eq!(messages[2].text_content(), big);
     }
 }

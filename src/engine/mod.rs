@@ -316,7 +316,10 @@ impl Engine {
         &self,
         ctx: &RequestContext,
         emitter: &Sink<'_>,
-    ) -> Option<(crate::client::Model, std::sync::Arc<dyn crate::client::Provider>)> {
+    ) -> Option<(
+        crate::client::Model,
+        std::sync::Arc<dyn crate::client::Provider>,
+    )> {
         let id = self.state.config.small_model.as_deref()?.trim();
         if id.is_empty() || id == ctx.model.id() {
             return None;
@@ -471,7 +474,15 @@ impl Engine {
             Err(e) if !matches!(e, CoreError::Cancelled) => {
                 // Without a summary the recent messages go on alone; the older ones stay
                 // in the session file (`compressed_messages`).
-                let cut = ctx.history.len() - kept.len();
+                // At least the last exchange stays, however large.
+                let cut = if kept.is_empty() {
+                    ctx.history
+                        .iter()
+                        .rposition(|m| m.role == crate::client::Role::User)
+                        .unwrap_or(ctx.history.len())
+                } else {
+                    ctx.history.len() - kept.len()
+                };
                 let old: Vec<_> = ctx.history.drain(..cut).collect();
                 let dropped = old.len();
                 if let Some(session) = &ctx.session {

@@ -236,12 +236,7 @@ pub(super) fn declared_tools(state: &AppState, ctx: &RequestContext, tools: &[To
     if let Some(session) = &ctx.session {
         loaded.extend(session.lock().get().loaded_tools.iter().cloned());
     }
-    let own: std::collections::BTreeSet<String> = ctx
-        .agent
-        .iter()
-        .flat_map(|a| a.def.tools.iter().map(|t| t.name.clone()))
-        .collect();
-    crate::tool::load::offered(tools, state.config.load_tools_after, &loaded, &own)
+    crate::tool::load::offered(tools, state.config.load_tools_after, &loaded)
 }
 
 /// The conversation's approver, with each request and its decision reported as events

@@ -212,8 +212,12 @@ pub(super) async fn run_turn(
             model: ctx.model.id(),
             round: rounds,
         }));
+        let mut sent = messages.clone();
+        if ctx.stale_tool_results > 0 {
+            super::messages::drop_repeated_results(&mut sent);
+        }
         let request = ChatRequest {
-            messages: messages.clone(),
+            messages: sent,
             temperature: ctx.temperature,
             top_p: ctx.top_p,
             max_tokens: ctx.max_output_tokens,
@@ -520,7 +524,10 @@ fn record(
 /// charged with it.
 pub(super) async fn complete_text_on(
     ctx: &RequestContext,
-    model: Option<&(crate::client::Model, std::sync::Arc<dyn crate::client::Provider>)>,
+    model: Option<&(
+        crate::client::Model,
+        std::sync::Arc<dyn crate::client::Provider>,
+    )>,
     request: &ChatRequest,
 ) -> Result<String, CoreError> {
     let collector = super::emitter::CollectingEmitter::new();

@@ -1,29 +1,24 @@
-//! One running language server: its process, the JSON-RPC traffic over its stdio, the
-//! documents opened in it and the diagnostics it published.
-//!
-//! A reader task takes every message off the server's stdout: responses go to the request
-//! waiting for them, published diagnostics are kept by document, and the server's own
-//! requests (`workspace/configuration`, `client/registerCapability`, …) are answered at
-//! once so it never waits on loki. A writer task owns stdin. When stdout ends, or a
-//! message breaks the framing, the server counts as gone: pending requests fail, and the
-//! pool starts a new one on the next call.
+//! One running language server: starting and initialising it, requests with a timeout,
+//! the documents opened in it, waiting for its diagnostics, and stopping it. The traffic
+//! itself is in [`super::rpc`]; a server whose output ended counts as gone, and the pool
+//! starts a new one on the next call.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::process::{Child, Command};
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::convert::{Encoding, file_uri};
-use super::framing::{self, MAX_MESSAGE};
+use super::framing;
+use super::rpc::{self, MAX_STDERR_LINE, Published, Shared, lock};
 use super::{LspConfig, LspError};
 
 /// How long a server may take to answer `initialize`.
@@ -37,11 +32,6 @@ const DIAGNOSTICS_TIMEOUT: Duration = Duration::from_secs(10);
 const SETTLE: Duration = Duration::from_millis(250);
 /// How long `shutdown` and the wait for the exit may take each.
 const STOP_TIMEOUT: Duration = Duration::from_secs(2);
-/// Diagnostics kept per document.
-const MAX_DIAGNOSTICS: usize = 2_000;
-/// The longest stderr line kept for error messages.
-const MAX_STDERR_LINE: usize = 300;
-
 /// What a server said it can do.
 #[derive(Debug, Clone, Copy, Default)]
 struct Capabilities {
@@ -53,76 +43,11 @@ struct Capabilities {
     encoding: Encoding,
 }
 
-/// Diagnostics a server published for one document.
-#[derive(Debug, Clone)]
-struct Published {
-    /// Increases with every publication (of any document).
-    seq: u64,
-    /// The document version they are for, when the server said.
-    version: Option<i64>,
-    items: Vec<Value>,
-}
-
 /// A document as the server has it.
 #[derive(Debug)]
 struct Document {
     version: i64,
     text: String,
-}
-
-/// What the reader task and the callers share.
-#[derive(Debug)]
-struct Shared {
-    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, Value>>>>,
-    published: Mutex<HashMap<String, Published>>,
-    seq: AtomicU64,
-    /// Bumped on every publication and when the server goes away.
-    changes: watch::Sender<u64>,
-    alive: AtomicBool,
-    /// Why reading stopped, if it was not a clean end of stream.
-    failure: Mutex<Option<String>>,
-    /// The last line the server wrote to stderr.
-    stderr: Mutex<String>,
-    /// Set once its stderr ended.
-    stderr_done: watch::Sender<bool>,
-    /// The workspace folders (answer to `workspace/workspaceFolders`).
-    folders: Value,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl Shared {
-    fn publish(&self, params: Option<&Value>) {
-        let Some(uri) = params.and_then(|p| p["uri"].as_str()) else {
-            return;
-        };
-        let items = params
-            .and_then(|p| p["diagnostics"].as_array())
-            .map(|items| items.iter().take(MAX_DIAGNOSTICS).cloned().collect())
-            .unwrap_or_default();
-        let published = Published {
-            seq: self.seq.fetch_add(1, Ordering::SeqCst) + 1,
-            version: params.and_then(|p| p["version"].as_i64()),
-            items,
-        };
-        lock(&self.published).insert(uri.to_string(), published);
-        self.changes.send_modify(|n| *n += 1);
-    }
-
-    fn latest(&self, uri: &str) -> Option<Published> {
-        lock(&self.published).get(uri).cloned()
-    }
-
-    fn close(&self, failure: Option<String>) {
-        self.alive.store(false, Ordering::SeqCst);
-        if failure.is_some() {
-            *lock(&self.failure) = failure;
-        }
-        lock(&self.pending).clear();
-        self.changes.send_modify(|n| *n += 1);
-    }
 }
 
 /// A running language server.
@@ -173,21 +98,19 @@ impl Server {
         let folder_name = root
             .file_name()
             .map_or_else(|| "root".into(), |n| n.to_string_lossy().into_owned());
-        let shared = Arc::new(Shared {
-            pending: Mutex::default(),
-            published: Mutex::default(),
-            seq: AtomicU64::new(0),
-            changes: watch::channel(0).0,
-            alive: AtomicBool::new(true),
-            failure: Mutex::default(),
-            stderr: Mutex::default(),
-            stderr_done: watch::channel(false).0,
-            folders: json!([{"uri": root_uri, "name": folder_name}]),
-        });
+        let shared = Arc::new(Shared::new(json!([{"uri": root_uri, "name": folder_name}])));
         let (outgoing, queue) = mpsc::unbounded_channel();
-        tokio::spawn(write_loop(stdin, queue));
-        tokio::spawn(read_loop(stdout, Arc::clone(&shared), outgoing.clone()));
-        tokio::spawn(stderr_loop(stderr, Arc::clone(&shared), name.to_string()));
+        tokio::spawn(rpc::write_loop(stdin, queue));
+        tokio::spawn(rpc::read_loop(
+            stdout,
+            Arc::clone(&shared),
+            outgoing.clone(),
+        ));
+        tokio::spawn(rpc::stderr_loop(
+            stderr,
+            Arc::clone(&shared),
+            name.to_string(),
+        ));
         let mut server = Self {
             name: name.to_string(),
             shared,
@@ -459,7 +382,9 @@ impl Server {
         Ok(answer.as_array().cloned().unwrap_or_default())
     }
 
-    /// Asks the server to stop (`shutdown`, `exit`), waits briefly, then kills it.
+    /// Asks the server to stop (`shutdown`, `exit`) and waits briefly for it to close its
+    /// output, then kills its process group (the server if it is still there, and what it
+    /// started) and reaps it.
     pub(super) async fn stop(&self) {
         if self.alive() {
             let cancel = CancellationToken::new();
@@ -467,15 +392,13 @@ impl Server {
                 .request("shutdown", Value::Null, STOP_TIMEOUT, &cancel)
                 .await;
             let _ = self.notify("exit", Value::Null);
+            let mut changes = self.shared.changes.subscribe();
+            let _ = tokio::time::timeout(STOP_TIMEOUT, changes.wait_for(|_| !self.alive())).await;
         }
         let mut child = self.child.lock().await;
-        if tokio::time::timeout(STOP_TIMEOUT, child.wait())
-            .await
-            .is_err()
-        {
-            let _ = child.start_kill();
-            let _ = tokio::time::timeout(STOP_TIMEOUT, child.wait()).await;
-        }
+        kill_group(&child);
+        let _ = child.start_kill();
+        let _ = tokio::time::timeout(STOP_TIMEOUT, child.wait()).await;
         tracing::debug!(server = %self.name, "language server stopped");
     }
 }
@@ -500,116 +423,6 @@ fn error_text(error: &Value) -> String {
     }
 }
 
-/// Takes the server's messages off its stdout until it ends.
-async fn read_loop(
-    stdout: ChildStdout,
-    shared: Arc<Shared>,
-    outgoing: mpsc::UnboundedSender<Vec<u8>>,
-) {
-    let mut reader = BufReader::new(stdout);
-    let failure = loop {
-        match framing::read_message(&mut reader).await {
-            Ok(Some(message)) => dispatch(&message, &shared, &outgoing),
-            Ok(None) => break None,
-            Err(e) => break Some(e.to_string()),
-        }
-    };
-    shared.close(failure);
-}
-
-/// Routes one message from the server.
-fn dispatch(message: &Value, shared: &Shared, outgoing: &mpsc::UnboundedSender<Vec<u8>>) {
-    let method = message["method"].as_str();
-    let id = message.get("id").filter(|id| !id.is_null());
-    match (method, id) {
-        (Some(method), Some(id)) => {
-            let reply = match answer(method, message.get("params"), shared) {
-                Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
-            };
-            let _ = outgoing.send(framing::encode(&reply));
-        }
-        (Some("textDocument/publishDiagnostics"), None) => shared.publish(message.get("params")),
-        (Some(_), None) => {}
-        (None, Some(id)) => {
-            let waiting = id.as_i64().and_then(|id| lock(&shared.pending).remove(&id));
-            if let Some(waiting) = waiting {
-                let outcome = match message.get("error") {
-                    Some(error) if !error.is_null() => Err(error.clone()),
-                    _ => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
-                };
-                let _ = waiting.send(outcome);
-            }
-        }
-        (None, None) => {}
-    }
-}
-
-/// The answer to a request from the server: nothing is configured, nothing is edited.
-fn answer(method: &str, params: Option<&Value>, shared: &Shared) -> Result<Value, Value> {
-    match method {
-        "workspace/configuration" => {
-            let items = params
-                .and_then(|p| p["items"].as_array())
-                .map_or(0, Vec::len)
-                .min(1_000);
-            Ok(Value::Array(vec![Value::Null; items]))
-        }
-        "workspace/workspaceFolders" => Ok(shared.folders.clone()),
-        "workspace/applyEdit" => Ok(json!({"applied": false, "failureReason": "read-only client"})),
-        "window/showDocument" => Ok(json!({"success": false})),
-        "window/workDoneProgress/create"
-        | "window/showMessageRequest"
-        | "client/registerCapability"
-        | "client/unregisterCapability"
-        | "workspace/codeLens/refresh"
-        | "workspace/semanticTokens/refresh"
-        | "workspace/inlayHint/refresh"
-        | "workspace/inlineValue/refresh"
-        | "workspace/diagnostic/refresh" => Ok(Value::Null),
-        _ => Err(json!({"code": -32601, "message": format!("loki does not handle {method}")})),
-    }
-}
-
-/// Feeds queued messages to the server's stdin.
-async fn write_loop(mut stdin: ChildStdin, mut queue: mpsc::UnboundedReceiver<Vec<u8>>) {
-    while let Some(bytes) = queue.recv().await {
-        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
-            break;
-        }
-    }
-}
-
-/// Keeps the server's last stderr line (for error messages) and logs every line.
-async fn stderr_loop(stderr: tokio::process::ChildStderr, shared: Arc<Shared>, name: String) {
-    let mut reader = BufReader::new(stderr);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        // Bounded: a line without an end is taken in pieces.
-        match (&mut reader)
-            .take(MAX_MESSAGE as u64)
-            .read_until(b'\n', &mut line)
-            .await
-        {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
-        }
-        tracing::debug!(target: "loki::lsp::stderr", server = %name, "{text}");
-        let mut kept: String = text.chars().take(MAX_STDERR_LINE).collect();
-        if kept.len() < text.len() {
-            kept.push('…');
-        }
-        *lock(&shared.stderr) = crate::secrets::redact(&kept).into_owned();
-    }
-    shared.stderr_done.send_replace(true);
-}
-
 /// Removes loki's known secrets (API keys, vault entries) from the server's environment:
 /// by name, and any variable holding one of their values.
 fn withhold_secrets(command: &mut Command) {
@@ -624,20 +437,23 @@ fn withhold_secrets(command: &mut Command) {
     }
 }
 
+/// Kills the process group `child` leads. Only while it is not reaped: until then its
+/// process id, which names the group, cannot have been reused.
+fn kill_group(child: &Child) {
+    #[cfg(unix)]
+    if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok())
+        && let Some(pid) = rustix::process::Pid::from_raw(pid)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = child;
+}
+
 impl Drop for Server {
     /// Kills the server's process group (the server itself dies by `kill_on_drop`; this
-    /// takes what it started along). Only while the server is not reaped: until then its
-    /// process id, which names the group, cannot have been reused.
+    /// takes what it started along).
     fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self
-            .child
-            .get_mut()
-            .id()
-            .and_then(|pid| i32::try_from(pid).ok())
-            && let Some(pid) = rustix::process::Pid::from_raw(pid)
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
+        kill_group(self.child.get_mut());
     }
 }

@@ -17,9 +17,12 @@ pub const MAX_HEADERS: usize = 32;
 /// Why a message could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
-    /// Reading the stream failed (or it ended inside a message).
+    /// Reading the stream failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// The stream ended inside a message.
+    #[error("the stream ended inside a message")]
+    Truncated,
     /// A header line without its end, or too many header lines.
     #[error("malformed header: {0}")]
     Header(String),
@@ -52,7 +55,7 @@ where
             if lines == 0 {
                 return Ok(None);
             }
-            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+            return Err(FrameError::Truncated);
         }
         if line.last() != Some(&b'\n') {
             return Err(FrameError::Header(if read as u64 >= MAX_HEADER_LINE {
@@ -88,7 +91,13 @@ where
         return Err(FrameError::TooLarge(length));
     }
     let mut body = vec![0; usize::try_from(length).map_err(|_| FrameError::TooLarge(length))?];
-    reader.read_exact(&mut body).await?;
+    reader
+        .read_exact(&mut body)
+        .await
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => FrameError::Truncated,
+            _ => e.into(),
+        })?;
     Ok(Some(serde_json::from_slice(&body)?))
 }
 
@@ -177,8 +186,8 @@ mod tests {
                 "without a Content-Length",
             ),
             (b"Content-Length: ten\r\n\r\n{}", "Content-Length `ten`"),
-            (b"Content-Length: 10\r\n\r\n{}", "eof"),
-            (b"Content-Length: 2\r\n", "eof"),
+            (b"Content-Length: 10\r\n\r\n{}", "ended inside a message"),
+            (b"Content-Length: 2\r\n", "ended inside a message"),
             (b"Content-Length: 2", "ended inside a header"),
             (b"Content-Length: 2\r\n\r\nno", "not JSON"),
             (b"garbage\r\n\r\n", "`garbage`"),

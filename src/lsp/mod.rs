@@ -14,6 +14,7 @@
 mod client;
 mod convert;
 pub mod framing;
+mod rpc;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -252,8 +253,9 @@ impl LspPool {
 
     /// Stops every running server: `shutdown` and `exit`, a short wait, then a kill.
     pub async fn shutdown(&self) {
-        let slots: Vec<Slot> = self.slots().drain().map(|(_, slot)| slot).collect();
-        let stops = slots.into_iter().map(|slot| async move {
+        // Taken out first: the lock is not held across the awaits.
+        let slots = std::mem::take(&mut *self.slots());
+        let stops = slots.into_values().map(|slot| async move {
             let server = slot.lock().await.take();
             if let Some(server) = server {
                 server.stop().await;

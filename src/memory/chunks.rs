@@ -28,13 +28,11 @@ pub fn split(text: &str) -> Vec<String> {
             heading = trimmed.trim_end().to_string();
             continue;
         }
-        let item = trimmed.starts_with("- ") || trimmed.starts_with("* ") || starts_numbered(trimmed);
+        let item =
+            trimmed.starts_with("- ") || trimmed.starts_with("* ") || starts_numbered(trimmed);
         // A new item at the outer level, a blank line or a full chunk ends the chunk.
         let indented = line.starts_with([' ', '\t']);
-        if trimmed.is_empty()
-            || (item && !indented)
-            || current.len() + line.len() > MAX_CHUNK
-        {
+        if trimmed.is_empty() || (item && !indented) || current.len() + line.len() > MAX_CHUNK {
             flush(&mut current, &heading, &mut chunks);
         }
         if !trimmed.is_empty() {

@@ -212,7 +212,11 @@ impl Memory {
     pub fn flush_lines(facts: &[String], now: SystemTime) -> Vec<String> {
         let stamp = crate::role::httpdate_rfc3339(now);
         let date = stamp.get(..10).unwrap_or(&stamp);
-        let mut lines = vec![String::new(), format!("## Auto-captured — {date}"), String::new()];
+        let mut lines = vec![
+            String::new(),
+            format!("## Auto-captured — {date}"),
+            String::new(),
+        ];
         lines.extend(facts.iter().map(|f| format!("- {}", one_line(f))));
         lines
     }
@@ -348,7 +352,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut text = String::from("# Memory\n\n## Facts\n\n");
         for i in 0..1000 {
-            text.push_str(&format!("- fact {i}: the build number {i} used compiler {i}\n"));
+            text.push_str(&format!(
+                "- fact {i}: the build number {i} used compiler {i}\n"
+            ));
         }
         text.push_str("- the user's cat is called Marmalade\n");
         std::fs::write(dir.path().join("MEMORY.md"), text).unwrap();
@@ -375,7 +381,9 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(memory.memory_file()).unwrap().permissions();
+            let mode = std::fs::metadata(memory.memory_file())
+                .unwrap()
+                .permissions();
             assert_eq!(mode.mode() & 0o777, 0o600);
         }
     }
@@ -387,7 +395,10 @@ mod tests {
         let path = memory.remember("met Ana", true, at("yesterday")).unwrap();
         assert!(path.ends_with("memory/202611/20261124.md"), "{path:?}");
         let context = memory.context("anything", 5, 2, at("today")).unwrap();
-        assert!(context.contains("[MEMORY]") && context.contains("met Ana"), "{context}");
+        assert!(
+            context.contains("[MEMORY]") && context.contains("met Ana"),
+            "{context}"
+        );
         assert!(memory.context("anything", 5, 1, at("today")).is_none());
     }
 

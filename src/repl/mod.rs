@@ -179,6 +179,11 @@ impl Repl {
             let Some(mut reader) = editor.take() else {
                 anyhow::bail!("terminal error: the line editor was lost");
             };
+            // Off the record (`.otr`), history stays in memory from the next line on.
+            if self.ctx().otr && !history_dropped {
+                history_dropped = true;
+                reader = line_editor::forget_history(reader);
+            }
             let prompt = self.prompt();
             let read = self
                 .ask_user(move || {
@@ -193,13 +198,6 @@ impl Repl {
                 .await;
             let line = match read {
                 Ok((reader, line)) => {
-                    // Off the record (`.otr`), history stays in memory.
-                    let reader = if self.ctx().otr && !history_dropped {
-                        history_dropped = true;
-                        line_editor::forget_history(reader)
-                    } else {
-                        reader
-                    };
                     editor = Some(reader);
                     line
                 }

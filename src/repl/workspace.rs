@@ -35,7 +35,10 @@ impl super::Repl {
                     self.println("  no daily notes in the recent days");
                 }
                 for (date, text) in notes {
-                    self.println(&format!("  notes of {date}: {} lines", text.lines().count()));
+                    self.println(&format!(
+                        "  notes of {date}: {} lines",
+                        text.lines().count()
+                    ));
                 }
                 self.note(".memory search <text> · .memory edit [memory|identity|soul|user|today]");
             }
@@ -57,7 +60,9 @@ impl super::Repl {
                     "identity" => memory.file("IDENTITY.md"),
                     "soul" => memory.file("SOUL.md"),
                     "user" => memory.file("USER.md"),
-                    "today" => memory.daily_file(&crate::memory::date_of(std::time::SystemTime::now())),
+                    "today" => {
+                        memory.daily_file(&crate::memory::date_of(std::time::SystemTime::now()))
+                    }
                     _ => memory.memory_file(),
                 };
                 if let Some(dir) = path.parent()

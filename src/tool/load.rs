@@ -1,17 +1,17 @@
 //! `load_tools`: large tool sets offered by group name and loaded on demand.
 //!
 //! When a conversation enables more tools than `load_tools_after`, only the core ones are
-//! declared to the model: the built-in tools that read, loki's conversation tools (todo,
-//! sub-agents, questions, skills, memory) and an agent's own tools. The rest are sorted
-//! into groups — `files` (writing tools), `shell`, `web`, `lsp`, one per MCP server, and
-//! script tools by shared name prefix or as `scripts` — which the `load_tools` tool lists
-//! by name, with their tools' names. A group the model loads is declared from the next
+//! declared to the model: the built-in tools that read, the user's script tools (an
+//! agent's own included) and loki's conversation tools (todo, sub-agents, questions,
+//! skills, memory). The rest are sorted into groups — `files` (the writing tools),
+//! `shell`, `web`, `lsp` and one per MCP server (`mcp_<name>`) — which the `load_tools`
+//! tool lists by name, with their tools' names. A group the model loads is declared from the next
 //! model call on, for the rest of the conversation (a session remembers it).
 //!
 //! Every enabled tool can still be called: loading only changes what is declared, never
 //! what is allowed, and approval works as always.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
@@ -97,17 +97,17 @@ impl LoadTools {
 }
 
 /// Whether `tool` is always declared.
-fn is_core(tool: &Tool, own: &BTreeSet<String>) -> bool {
+fn is_core(tool: &Tool) -> bool {
     match tool {
         Tool::Builtin(b) => b.effect == Effect::Read,
-        Tool::Script(s) => own.contains(&s.name),
+        Tool::Script(_) => true,
         Tool::Mcp(_) | Tool::Lsp(_) | Tool::Load(_) => false,
         Tool::User(_) | Tool::Agent(_) | Tool::Todo(_) | Tool::Skills(_) | Tool::Memory(_) => true,
     }
 }
 
 /// The group of a tool that is not core.
-fn group_of(tool: &Tool, prefixes: &BTreeMap<String, usize>) -> String {
+fn group_of(tool: &Tool) -> String {
     match tool {
         Tool::Builtin(b) => match b.effect {
             Effect::Write => "files".into(),
@@ -116,47 +116,25 @@ fn group_of(tool: &Tool, prefixes: &BTreeMap<String, usize>) -> String {
         },
         Tool::Mcp(m) => format!("mcp_{}", m.server.spec.name),
         Tool::Lsp(_) => "lsp".into(),
-        Tool::Script(s) => match prefix(&s.name) {
-            Some(p) if prefixes.get(p).copied().unwrap_or(0) > 1 => p.to_string(),
-            _ => "scripts".into(),
-        },
         _ => "other".into(),
     }
 }
 
-/// `git_status` → `git`.
-fn prefix(name: &str) -> Option<&str> {
-    name.split_once('_').map(|(p, _)| p).filter(|p| !p.is_empty())
-}
-
 /// What to declare of `tools`: everything when there are at most `after` of them (or
 /// `after` is 0); otherwise the core tools, the loaded groups' tools and `load_tools`
-/// listing the groups still to load. `own` names an agent's own tools (always core).
-pub fn offered(
-    tools: &[Tool],
-    after: usize,
-    loaded: &BTreeSet<String>,
-    own: &BTreeSet<String>,
-) -> Vec<Tool> {
+/// listing the groups still to load.
+pub fn offered(tools: &[Tool], after: usize, loaded: &BTreeSet<String>) -> Vec<Tool> {
     if after == 0 || tools.len() <= after {
         return tools.to_vec();
-    }
-    let mut prefixes: BTreeMap<String, usize> = BTreeMap::new();
-    for tool in tools {
-        if let Tool::Script(s) = tool
-            && let Some(p) = prefix(&s.name)
-        {
-            *prefixes.entry(p.to_string()).or_default() += 1;
-        }
     }
     let mut declared = Vec::new();
     let mut waiting: Vec<Group> = Vec::new();
     for tool in tools {
-        if is_core(tool, own) {
+        if is_core(tool) {
             declared.push(tool.clone());
             continue;
         }
-        let group = group_of(tool, &prefixes);
+        let group = group_of(tool);
         if loaded.contains(&group) {
             declared.push(tool.clone());
             continue;
@@ -192,28 +170,35 @@ mod tests {
     fn few_tools_are_all_declared() {
         let tools = builtins();
         let none = BTreeSet::new();
-        assert_eq!(offered(&tools, 0, &none, &none).len(), tools.len());
-        assert_eq!(offered(&tools, 50, &none, &none).len(), tools.len());
+        assert_eq!(offered(&tools, 0, &none).len(), tools.len());
+        assert_eq!(offered(&tools, 50, &none).len(), tools.len());
     }
 
     #[test]
     fn many_tools_are_grouped_and_loaded_groups_declared() {
         let tools = builtins();
         let none = BTreeSet::new();
-        let offered_now = offered(&tools, 4, &none, &none);
+        let offered_now = offered(&tools, 4, &none);
         let names: Vec<&str> = offered_now.iter().map(Tool::name).collect();
-        assert!(names.contains(&"fs_cat") && names.contains(&NAME), "{names:?}");
+        assert!(
+            names.contains(&"fs_cat") && names.contains(&NAME),
+            "{names:?}"
+        );
         assert!(!names.contains(&"fs_write"), "{names:?}");
         let Some(Tool::Load(load)) = offered_now.last() else {
             panic!("no load_tools");
         };
         let groups: Vec<&str> = load.groups().iter().map(|g| g.name.as_str()).collect();
         assert_eq!(groups, ["files", "shell", "web"]);
-        assert!(load.spec().description.contains("files (fs_write, fs_patch, fs_mkdir, fs_rm)"));
+        assert!(
+            load.spec()
+                .description
+                .contains("files (fs_write, fs_patch, fs_mkdir, fs_rm)")
+        );
         assert!(load.requested(&json!({"groups": ["nope"]})).is_err());
 
         let loaded: BTreeSet<String> = ["files".to_string()].into();
-        let names: Vec<String> = offered(&tools, 4, &loaded, &none)
+        let names: Vec<String> = offered(&tools, 4, &loaded)
             .iter()
             .map(|t| t.name().to_string())
             .collect();

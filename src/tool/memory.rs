@@ -38,9 +38,10 @@ impl MemoryTool {
         match self {
             Self::Remember => ToolSpec {
                 name: self.name().into(),
-                description: "Save a durable fact about the user or their work to long-term memory \
+                description:
+                    "Save a durable fact about the user or their work to long-term memory \
                               (MEMORY.md), dated; `daily` puts it in today's notes instead."
-                    .into(),
+                        .into(),
                 parameters: json!({"type": "object", "properties": {
                     "fact": {"type": "string", "description": "The fact, one sentence"},
                     "daily": {"type": "boolean", "description": "A note for today rather than a lasting fact"}

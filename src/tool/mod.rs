@@ -693,7 +693,11 @@ mod tests {
                 .collect()
         };
         assert!(names(&config, None).is_empty());
-        assert_eq!(names(&config, Some("all")).len(), builtin::BUILTINS.len());
+        // `all`: the built-ins and the memory tools.
+        assert_eq!(
+            names(&config, Some("all")).len(),
+            builtin::BUILTINS.len() + 2
+        );
         assert_eq!(
             names(&config, Some("fs_cat, fs_ls.sh")),
             ["fs_cat", "fs_ls"]

@@ -1,10 +1,13 @@
 //! Language-server tools (`lsp_diagnostics`, `lsp_references`) against `examples/fake_lsp`:
 //! lazy start, one server per language, stopped with loki, confined to the working tree.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use loki::lsp::{LspConfig, LspPool};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::tools::tool_results;
 use crate::common::fake_llm::openai;
@@ -59,7 +62,8 @@ fn starts(log: &Path) -> Vec<i32> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
-        .map(|line| line.strip_prefix("started ").unwrap().parse().unwrap())
+        .filter_map(|line| line.strip_prefix("started "))
+        .map(|pid| pid.parse().unwrap())
         .collect()
 }
 
@@ -307,4 +311,85 @@ fn files_no_server_handles_and_bad_arguments_are_errors() {
         );
     }
     assert!(!log.exists(), "a language server started");
+}
+
+/// A pool of the fake server for `.txt` files, logging to `log`.
+fn fake_pool(log: &Path) -> LspPool {
+    LspPool::new(BTreeMap::from([(
+        "fake".to_string(),
+        LspConfig {
+            command: fake_lsp(),
+            args: vec!["--log".into(), log.display().to_string()],
+            extensions: vec!["txt".into()],
+        },
+    )]))
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+#[test]
+fn concurrent_first_calls_start_one_server_and_shutdown_stops_it_politely() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("work");
+    std::fs::create_dir(&root).unwrap();
+    for name in ["a", "b", "c", "d"] {
+        std::fs::write(root.join(format!("{name}.txt")), format!("{name}\nERROR\n")).unwrap();
+    }
+    let log = dir.path().join("lsp.log");
+    let pool = fake_pool(&log);
+    let cancel = CancellationToken::new();
+    block_on(async {
+        let calls = ["a", "b", "c", "d"].map(|name| {
+            let file = root.join(format!("{name}.txt"));
+            let (pool, root, cancel) = (&pool, &root, &cancel);
+            async move { pool.diagnostics(root, &file, cancel).await }
+        });
+        for (name, result) in ["a", "b", "c", "d"]
+            .iter()
+            .zip(futures_util::future::join_all(calls).await)
+        {
+            assert_eq!(
+                result.unwrap(),
+                format!("{name}.txt:2:1: error: found ERROR")
+            );
+        }
+        let pids = starts(&log);
+        assert_eq!(pids.len(), 1, "{pids:?}");
+        pool.shutdown().await;
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains(&format!("exited {}", pids[0])), "{text}");
+        assert!(!running(pids[0]));
+        // The next call starts it again.
+        let again = pool.diagnostics(&root, &root.join("a.txt"), &cancel).await;
+        assert_eq!(again.unwrap(), "a.txt:2:1: error: found ERROR");
+    });
+    let pids = starts(&log);
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    // Dropping the pool (here with the runtime) kills what is still running.
+    drop(pool);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while running(pids[1]) {
+        assert!(Instant::now() < deadline, "{} outlived the pool", pids[1]);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_cancelled_call_returns_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "x\n").unwrap();
+    let pool = fake_pool(&dir.path().join("lsp.log"));
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let result = block_on(pool.diagnostics(dir.path(), &dir.path().join("a.txt"), &cancel));
+    assert!(
+        matches!(result, Err(loki::lsp::LspError::Cancelled)),
+        "{result:?}"
+    );
 }

@@ -20,6 +20,7 @@ mod logs;
 mod lsp;
 mod macros;
 mod mcp;
+mod memory;
 mod oauth;
 mod oneshot;
 mod otr;

@@ -1,0 +1,422 @@
+//! The workspace and long-term memory end to end: identity files and recalled memory in
+//! the system prompt, `memory__remember`, the memory flush before compaction (accepted
+//! and declined in a PTY, skipped when no one can review it), `small_model`, a failed
+//! summary, `load_tools`, `.context`, `.memory` and `.otr`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::Value;
+
+use crate::common::TestEnv;
+use crate::common::fake_llm::{Recorded, openai};
+use crate::common::pty::Pty;
+
+/// The first message of a request when it is the system prompt.
+fn system_of(body: &Value) -> String {
+    let first = &body["messages"][0];
+    if first["role"] == "system" {
+        first["content"].as_str().unwrap_or_default().to_string()
+    } else {
+        String::new()
+    }
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn last_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default()
+}
+
+fn is_extraction(req: &Recorded) -> bool {
+    last_text(&req.json()).contains("durable facts")
+}
+
+fn is_summary(req: &Recorded) -> bool {
+    last_text(&req.json()).starts_with("Summarize the discussion")
+}
+
+fn with_config(env: &TestEnv, extra: &str) {
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("{extra}\n{cfg}"));
+}
+
+#[test]
+fn identity_files_and_the_relevant_memory_entry_reach_the_system_prompt() {
+    let env = TestEnv::new();
+    let ws = env.config_dir().join("workspace");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("IDENTITY.md"), "You are Ferris, a crab.").unwrap();
+    std::fs::write(ws.join("SOUL.md"), "Never run rm -rf.").unwrap();
+    std::fs::write(ws.join("USER.md"), "The user is called Ada.").unwrap();
+    let mut memory = String::from("# Memory\n\n## Facts\n\n");
+    for i in 0..1000 {
+        memory.push_str(&format!("- build {i} used toolchain {i} on runner {i}\n"));
+    }
+    memory.push_str("- the user's cat is called Marmalade\n");
+    std::fs::write(ws.join("MEMORY.md"), memory).unwrap();
+    env.server.push(openai::text_stream(&["Marmalade."]));
+    env.loki()
+        .args(["what is my cat called?"])
+        .assert()
+        .success();
+    let body = env.server.last_request().json();
+    let system = system_of(&body);
+    assert!(
+        system.contains("# Your Identity\nYou are Ferris"),
+        "{system}"
+    );
+    assert!(
+        system.contains("# Core Guardrails\nThese are non-negotiable"),
+        "{system}"
+    );
+    assert!(system.contains("Never run rm -rf."), "{system}");
+    assert!(
+        system.contains("# User Profile\nThe user is called Ada."),
+        "{system}"
+    );
+    assert!(
+        system.contains("[MEMORY]") && system.contains("[/MEMORY]"),
+        "{system}"
+    );
+    assert!(system.contains("Marmalade"), "{system}");
+    // Top-k of a thousand entries: the prompt stays small.
+    assert!(
+        system.len() < 3000,
+        "{} bytes of system prompt",
+        system.len()
+    );
+
+    // memory: false leaves all of it out.
+    with_config(&env, "memory: false");
+    env.server.push(openai::text_stream(&["?"]));
+    env.loki()
+        .args(["what is my cat called?"])
+        .assert()
+        .success();
+    assert!(!env.server.last_request().body_str().contains("Marmalade"));
+}
+
+#[test]
+fn remembered_facts_are_dated_private_and_recalled_later() {
+    let env = TestEnv::new();
+    with_config(&env, "enabled_tools: all");
+    env.server.push(openai::tool_call_stream(&[(
+        "r1",
+        "memory__remember",
+        r#"{"fact":"The user drinks green tea."}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Noted."]));
+    env.loki()
+        .args(["remember that I drink green tea"])
+        .assert()
+        .success();
+    let file = env.config_dir().join("workspace/MEMORY.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\n- The user drinks green tea.\n"), "{text}");
+    assert!(text.contains("\n## 20"), "dated heading: {text}");
+    crate::common::assert_private(&file);
+    // Writing to memory is not asked about (it reached the file without --yolo).
+    env.server.push(openai::text_stream(&["Green tea."]));
+    env.loki()
+        .args(["which tea do I drink?"])
+        .assert()
+        .success();
+    assert!(system_of(&env.server.last_request().json()).contains("green tea"));
+
+    // Off the record the model cannot write memory.
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["--otr", "hello"]).assert().success();
+    let names = tool_names(&env.server.last_request().json());
+    assert!(!names.iter().any(|n| n == "memory__remember"), "{names:?}");
+    assert!(names.iter().any(|n| n == "memory__search"), "{names:?}");
+}
+
+/// A model for compaction tests: extraction answers `facts`, summaries a fixed text,
+/// anything else a short answer.
+fn compacting_model(env: &TestEnv, facts: &'static str) {
+    env.server.respond_for("/v1/chat", move |req| {
+        if is_extraction(req) {
+            openai::text_json(facts)
+        } else if is_summary(req) {
+            openai::text_json("They talked about pets.")
+        } else {
+            openai::text_stream(&["Nice to know."])
+        }
+    });
+}
+
+fn long_line(topic: &str) -> String {
+    format!("{topic} {}", "and more words about it ".repeat(40))
+}
+
+#[test]
+fn the_memory_flush_is_written_only_after_the_diff_is_accepted() {
+    for accept in [true, false] {
+        let env = TestEnv::new();
+        with_config(&env, "compression_threshold: 300\nsave_session: true");
+        compacting_model(
+            &env,
+            "- The user's dog is called Rex.\n- The user lives in Lyon.",
+        );
+        let mut pty = Pty::spawn(&env, &["-s", "pets"], &[("NO_COLOR", "1")]);
+        pty.expect("pets) ");
+        for topic in ["my dog Rex", "my garden"] {
+            pty.send(&long_line(topic));
+            pty.send("\r");
+            pty.expect("Nice to know.");
+            pty.expect("pets) ");
+        }
+        pty.send(&long_line("I live in Lyon"));
+        pty.send("\r");
+        let shown = pty.expect("Run it?");
+        assert!(
+            shown.contains("+- The user's dog is called Rex."),
+            "{shown}"
+        );
+        assert!(shown.contains("+## Auto-captured"), "{shown}");
+        assert!(shown.contains("memory wants to append 2 facts"), "{shown}");
+        if accept {
+            pty.send("\r");
+        } else {
+            pty.send("\x1b[B\r");
+        }
+        pty.expect("session compressed");
+        pty.expect("pets) ");
+        pty.send(".exit\r");
+        pty.exit_code();
+        let file = env.config_dir().join("workspace/MEMORY.md");
+        if accept {
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(text.contains("- The user lives in Lyon."), "{text}");
+            crate::common::assert_private(&file);
+        } else {
+            assert!(!file.exists(), "declined, yet written");
+        }
+    }
+}
+
+#[test]
+fn without_a_reviewer_the_flush_is_skipped_and_always_writes_unasked() {
+    let env = TestEnv::new();
+    with_config(&env, "compression_threshold: 300");
+    compacting_model(&env, "- The user's dog is called Rex.");
+    for topic in ["my dog Rex", "my garden", "my bike"] {
+        env.loki()
+            .args(["-s", "pets", &long_line(topic)])
+            .assert()
+            .success();
+    }
+    let requests = env.server.requests();
+    assert!(requests.iter().any(is_summary), "compaction happened");
+    assert!(
+        !requests.iter().any(is_extraction),
+        "no one could review: no extraction"
+    );
+    assert!(!env.config_dir().join("workspace/MEMORY.md").exists());
+
+    let env = TestEnv::new();
+    with_config(&env, "compression_threshold: 300\nmemory_flush: always");
+    compacting_model(&env, "- The user's dog is called Rex.");
+    for topic in ["my dog Rex", "my garden", "my bike"] {
+        env.loki()
+            .args(["-s", "pets", &long_line(topic)])
+            .assert()
+            .success();
+    }
+    let text = std::fs::read_to_string(env.config_dir().join("workspace/MEMORY.md")).unwrap();
+    assert!(text.contains("- The user's dog is called Rex."), "{text}");
+}
+
+#[test]
+fn small_model_answers_titles_summaries_and_extraction() {
+    let env = TestEnv::new();
+    with_config(
+        &env,
+        "compression_threshold: 300\nmemory_flush: always\nsmall_model: fake:text-only",
+    );
+    compacting_model(&env, "- The user has a dog.");
+    for topic in ["my dog Rex", "my garden", "my bike"] {
+        env.loki()
+            .args(["-s", "pets", &long_line(topic)])
+            .assert()
+            .success();
+    }
+    let requests = env.server.requests();
+    let model_of = |r: &Recorded| r.json()["model"].as_str().unwrap_or_default().to_string();
+    let side: Vec<String> = requests
+        .iter()
+        .filter(|r| is_summary(r) || is_extraction(r))
+        .map(model_of)
+        .collect();
+    assert!(side.len() >= 2, "{side:?}");
+    assert!(side.iter().all(|m| m == "text-only"), "{side:?}");
+    let turns: Vec<String> = requests
+        .iter()
+        .filter(|r| !is_summary(r) && !is_extraction(r))
+        .map(model_of)
+        .collect();
+    assert!(turns.iter().all(|m| m == "gpt-4o-mini"), "{turns:?}");
+}
+
+#[test]
+fn a_failed_summary_keeps_the_recent_messages_and_the_answer() {
+    let env = TestEnv::new();
+    with_config(&env, "compression_threshold: 300\nmemory: false");
+    env.server.respond_for("/v1/chat", move |req| {
+        if is_summary(req) {
+            openai::error(400, "summaries are broken today", "invalid_request_error")
+        } else {
+            openai::text_stream(&["Answered."])
+        }
+    });
+    for topic in ["first", "middle"] {
+        env.loki()
+            .args(["-s", "keep", &long_line(topic)])
+            .assert()
+            .success();
+    }
+    let out = env
+        .loki()
+        .args(["-s", "keep", &long_line("second")])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("Answered."));
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("could not summarise the session"), "{err}");
+    let session = std::fs::read_to_string(env.session_file("keep")).unwrap();
+    let saved: serde_yaml::Value = serde_yaml::from_str(&session).unwrap();
+    let kept = saved["messages"].as_sequence().unwrap();
+    let old = saved["compressed_messages"].as_sequence().unwrap();
+    assert!(!old.is_empty() && !kept.is_empty(), "{session}");
+    assert!(session.contains("first and more") && session.contains("second and more"));
+}
+
+#[test]
+fn large_tool_sets_are_loaded_by_group_and_the_session_remembers() {
+    let env = TestEnv::new();
+    with_config(&env, "enabled_tools: all\nload_tools_after: 8");
+    let step = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&step);
+    env.server.respond_for("/v1/chat", move |_req| {
+        match counter.fetch_add(1, Ordering::SeqCst) {
+            0 => openai::tool_call_stream(&[("l1", "load_tools", r#"{"groups":["files"]}"#)]),
+            1 => openai::tool_call_stream(&[(
+                "w1",
+                "fs_write",
+                r#"{"path":"out.txt","contents":"written"}"#,
+            )]),
+            _ => openai::text_stream(&["Done."]),
+        }
+    });
+    env.loki()
+        .args(["--yolo", "-s", "tools", "write out.txt"])
+        .assert()
+        .success();
+    let requests = env.server.requests();
+    let first = tool_names(&requests[0].json());
+    assert!(first.contains(&"load_tools".to_string()), "{first:?}");
+    assert!(first.contains(&"fs_cat".to_string()), "{first:?}");
+    assert!(!first.contains(&"fs_write".to_string()), "{first:?}");
+    let load = requests[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "load_tools")
+        .unwrap()["function"]["description"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        load.contains("files (fs_write, fs_patch, fs_mkdir, fs_rm)"),
+        "{load}"
+    );
+    let second = tool_names(&requests[1].json());
+    assert!(second.contains(&"fs_write".to_string()), "{second:?}");
+    assert!(
+        !second.contains(&"execute_command".to_string()),
+        "{second:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("out.txt")).unwrap(),
+        "written"
+    );
+    // The next run of the session declares the loaded group from the start.
+    env.loki().args(["-s", "tools", "again"]).assert().success();
+    let next = tool_names(&env.server.last_request().json());
+    assert!(next.contains(&"fs_write".to_string()), "{next:?}");
+
+    // An unknown group is an error the model sees.
+    let env = TestEnv::new();
+    with_config(&env, "enabled_tools: all\nload_tools_after: 8");
+    env.server.push(openai::tool_call_stream(&[(
+        "l1",
+        "load_tools",
+        r#"{"groups":["nope"]}"#,
+    )]));
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["x"]).assert().success();
+    let body = env.server.last_request().body_str();
+    assert!(body.contains("no tool group `nope`"), "{body}");
+}
+
+#[test]
+fn the_repl_shows_the_context_and_the_memory_and_goes_off_the_record() {
+    let env = TestEnv::new();
+    with_config(&env, "enabled_tools: all\nsave_session: false");
+    let ws = env.config_dir().join("workspace");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("USER.md"), "The user is called Ada.").unwrap();
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        "## Facts\n\n- the user's cat is called Marmalade\n- the user likes jazz\n",
+    )
+    .unwrap();
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("mini)> ");
+    pty.send(".context\r");
+    let shown = pty.expect("history (0 messages)");
+    assert!(shown.contains("workspace files"), "{shown}");
+    // 15 tools enabled: beyond load_tools_after, the core ones and load_tools.
+    assert!(shown.contains("tools (13 declared)"), "{shown}");
+    pty.expect("mini)> ");
+    pty.send(".memory\r");
+    let shown = pty.expect("memory_top_k");
+    assert!(shown.contains("MEMORY.md holds 2 entries"), "{shown}");
+    pty.expect("mini)> ");
+    pty.send(".memory search cat\r");
+    pty.expect("Marmalade");
+    pty.expect("mini)> ");
+
+    // Off the record: nothing typed reaches history.txt, and no writing tools.
+    pty.send(".otr\r");
+    pty.expect("off the record");
+    pty.expect("mini)> ");
+    env.server.push(openai::text_stream(&["quietly"]));
+    pty.send("a very private question\r");
+    pty.expect("quietly");
+    pty.expect("mini)> ");
+    pty.send(".exit\r");
+    pty.exit_code();
+    let history = std::fs::read_to_string(env.config_dir().join("history.txt")).unwrap_or_default();
+    assert!(history.contains(".memory search cat"), "{history}");
+    assert!(!history.contains("very private"), "{history}");
+    let names = tool_names(&env.server.last_request().json());
+    assert!(
+        !names
+            .iter()
+            .any(|n| n == "fs_write" || n == "memory__remember"),
+        "{names:?}"
+    );
+}
