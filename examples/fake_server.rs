@@ -13,6 +13,11 @@
 //!   pieces when given); any other request is the `boss`: asked `spawn N`, it spawns N
 //!   workers in one response, collects them all in the next, then answers `done`.
 //!
+//! - `reader`: a model that reads `notes.txt` with `fs_cat` for every new question and then
+//!   answers `It is lorem ipsum.`; summary requests get a one-line summary. `GET /stats`
+//!   returns `{"requests": N, "bytes": B}` of the chat requests so far (the token-economy
+//!   benchmark).
+//!
 //! Prints the base URL (`http://127.0.0.1:PORT/v1`) on the first line of stdout, then
 //! serves until killed.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
@@ -38,6 +43,9 @@ fn main() {
     if mode == "agents" {
         let parts: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(0);
         agents(&server, tokens as u64, parts);
+    }
+    if mode == "reader" {
+        reader(&server);
     }
     if mode == "echo" {
         server.respond_for("/v1/chat", move |request| {
@@ -66,7 +74,7 @@ fn main() {
         "gemini" => fake_llm::gemini::text_stream(&parts),
         _ => fake_llm::openai::long_stream(tokens),
     };
-    if mode != "agents" && mode != "echo" {
+    if !matches!(mode.as_str(), "agents" | "echo" | "reader") {
         server.set_default(reply);
     }
     println!("{}", server.base_url());
@@ -74,6 +82,42 @@ fn main() {
     loop {
         std::thread::park();
     }
+}
+
+/// The `reader` mode: see the module docs.
+fn reader(server: &fake_llm::FakeLlm) {
+    use fake_llm::openai;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let requests = Arc::new(AtomicUsize::new(0));
+    let bytes = Arc::new(AtomicUsize::new(0));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (r, b) = (Arc::clone(&requests), Arc::clone(&bytes));
+    server.respond_for("/stats", move |_| {
+        fake_llm::Reply::json(
+            200,
+            serde_json::json!({"requests": r.load(Ordering::SeqCst), "bytes": b.load(Ordering::SeqCst)}),
+        )
+    });
+    server.respond_for("/v1/chat", move |request| {
+        requests.fetch_add(1, Ordering::SeqCst);
+        bytes.fetch_add(request.body_str().len(), Ordering::SeqCst);
+        let body = request.json();
+        let last = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .cloned()
+            .unwrap_or_default();
+        let text = last["content"].as_str().unwrap_or_default();
+        if text.starts_with("Summarize the discussion") {
+            return openai::text_json("They read the file several times.");
+        }
+        if last["role"] == "tool" {
+            return openai::text_stream(&["It is lorem ipsum."]);
+        }
+        let id = format!("call_{}", calls.fetch_add(1, Ordering::SeqCst));
+        openai::tool_call_stream(&[(&id, "fs_cat", r#"{"path":"notes.txt"}"#)])
+    });
 }
 
 /// The `agents` mode: see the module docs.

@@ -275,7 +275,7 @@ impl Default for AppConfig {
             tool_timeout: 300,
             max_tool_output: 32 * 1024,
             stale_tool_results: 1,
-            load_tools_after: 12,
+            load_tools_after: 30,
             lsp_servers: BTreeMap::new(),
             small_model: None,
             workspace_dir: None,

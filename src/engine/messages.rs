@@ -102,7 +102,7 @@ fn summarise_stale(messages: &mut [Message], turns: usize) {
             .find(|l| !l.trim().is_empty())
             .unwrap_or_default()
             .chars()
-            .take(120)
+            .take(80)
             .collect();
         let summary = format!(
             "[earlier result of {tool}, {} bytes, not repeated: {first}… — call the tool again if you need it]",

@@ -129,6 +129,10 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
     if let Some(supervisor) = &ctx.supervisor {
         tools.extend(supervisor.tools().into_iter().map(Tool::Agent));
     }
+    // Memory tools need a workspace: creating `workspace/` (or `.memory edit`) opts in.
+    if !state.memory.dir().is_dir() {
+        tools.retain(|t| !matches!(t, Tool::Memory(_)));
+    }
     // Off the record, only tools that read.
     if ctx.otr {
         tools.retain(|t| match t {

@@ -257,6 +257,12 @@ pub fn enabled_tools(
         }
     }
     let all = names.iter().any(|n| n == "all");
+    let shown = |name: &str| {
+        config
+            .visible_tools
+            .as_ref()
+            .is_none_or(|v| v.iter().any(|n| tool_stem(n) == name))
+    };
     let wanted = |name: &str| all || names.iter().any(|n| tool_stem(n) == name);
     let mut tools: Vec<Tool> = builtin::BUILTINS
         .iter()
@@ -268,7 +274,7 @@ pub fn enabled_tools(
         tools.extend(
             lsp::LspTool::ALL
                 .into_iter()
-                .filter(|t| wanted(t.name()))
+                .filter(|t| wanted(t.name()) && shown(t.name()))
                 .map(Tool::Lsp),
         );
     }
@@ -276,7 +282,7 @@ pub fn enabled_tools(
         tools.extend(
             memory::MemoryTool::ALL
                 .into_iter()
-                .filter(|t| wanted(t.name()))
+                .filter(|t| wanted(t.name()) && shown(t.name()))
                 .map(Tool::Memory),
         );
     }

@@ -167,9 +167,8 @@ fn old_tool_results_are_sent_as_summaries_and_kept_whole_in_the_session() {
         "whole: {whole_requests} requests, {whole_bytes} bytes; summarised: {requests} requests, {bytes} bytes"
     );
     assert_eq!(requests, 20, "two requests a turn: the call and the answer");
-    // The bar: at most 240 KB (before this work: about 380 KB with whole results
-    // and every tool declared). Repeated results go once, and with more than
-    // load_tools_after tools only the core ones are declared.
+    // The bar: at most 240 KB (380 KB with whole results). Old results go as one
+    // line, and a result repeated later goes once.
     assert!(
         bytes <= 240_000 && bytes * 100 <= whole_bytes * 62,
         "{bytes} bytes sent vs {whole_bytes} with whole results ({whole_requests} requests)"

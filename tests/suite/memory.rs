@@ -112,6 +112,15 @@ fn identity_files_and_the_relevant_memory_entry_reach_the_system_prompt() {
 fn remembered_facts_are_dated_private_and_recalled_later() {
     let env = TestEnv::new();
     with_config(&env, "enabled_tools: all");
+    // Without a workspace the memory tools are not offered.
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["hello"]).assert().success();
+    let names = tool_names(&env.server.last_request().json());
+    assert!(
+        !names.iter().any(|n| n.starts_with("memory__")),
+        "{names:?}"
+    );
+    std::fs::create_dir_all(env.config_dir().join("workspace")).unwrap();
     env.server.push(openai::tool_call_stream(&[(
         "r1",
         "memory__remember",
@@ -388,8 +397,8 @@ fn the_repl_shows_the_context_and_the_memory_and_goes_off_the_record() {
     pty.send(".context\r");
     let shown = pty.expect("history (0 messages)");
     assert!(shown.contains("workspace files"), "{shown}");
-    // 15 tools enabled: beyond load_tools_after, the core ones and load_tools.
-    assert!(shown.contains("tools (13 declared)"), "{shown}");
+    // 13 built-ins, 2 memory tools and the 4 questions of the REPL.
+    assert!(shown.contains("tools (19 declared)"), "{shown}");
     pty.expect("mini)> ");
     pty.send(".memory\r");
     let shown = pty.expect("memory_top_k");
