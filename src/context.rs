@@ -34,6 +34,49 @@ pub struct UnavailableModel {
     pub reason: String,
 }
 
+/// Messages the user sent while a turn ran (the REPL's type-ahead): the turn sends them
+/// at its next step, and whatever is left when it ends becomes the next turn. Shared
+/// between the front end that fills it and the engine that empties it.
+#[derive(Debug, Default)]
+pub struct PromptQueue {
+    inner: std::sync::Mutex<QueueState>,
+}
+
+#[derive(Debug, Default)]
+struct QueueState {
+    lines: Vec<String>,
+    /// How many of `lines` have been announced.
+    shown: usize,
+}
+
+impl PromptQueue {
+    fn state(&self) -> std::sync::MutexGuard<'_, QueueState> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Queues a message.
+    pub fn push(&self, text: String) {
+        self.state().lines.push(text);
+    }
+
+    /// Takes every queued message.
+    pub fn take(&self) -> Vec<String> {
+        let mut state = self.state();
+        state.shown = 0;
+        std::mem::take(&mut state.lines)
+    }
+
+    /// Messages queued since the last call (to announce them once).
+    pub fn unannounced(&self) -> Vec<String> {
+        let mut state = self.state();
+        let new = state.lines[state.shown.min(state.lines.len())..].to_vec();
+        state.shown = state.lines.len();
+        new
+    }
+}
+
 /// Per-conversation state.
 pub struct RequestContext {
     /// Names this conversation in events; unique within the process.
@@ -122,6 +165,8 @@ pub struct RequestContext {
     pub auto_continue: bool,
     /// The agent's todo list (`todo__*` tools, automatic continuation).
     pub todo: Arc<std::sync::Mutex<crate::tool::todo::TodoList>>,
+    /// Messages queued while a turn runs, sent at its next step.
+    pub queue: Arc<PromptQueue>,
     /// How deep in a tree of agents this conversation is (0: started by a person).
     pub depth: usize,
     /// The spending limit of the agent run this conversation belongs to (shared by the
@@ -398,6 +443,7 @@ impl RequestContext {
             agent: None,
             supervisor: None,
             todo: Arc::default(),
+            queue: Arc::default(),
             depth: 0,
             budget: None,
             auto_continue: false,

@@ -337,6 +337,17 @@ pub(super) async fn run_turn(
         toolbox.note_loaded(state, ctx, &calls, &results);
         messages.extend(results.iter().cloned());
         steps.extend(results);
+        // What the user typed meanwhile goes in at this step.
+        let queued = ctx.queue.take();
+        if !queued.is_empty() {
+            let text = queued.join("\n\n");
+            emitter.emit(Event::Notice(Notice::info(format!(
+                "sent with the tool results: {text}"
+            ))));
+            let message = Message::text(Role::User, text);
+            messages.push(message.clone());
+            steps.push(message);
+        }
     }
 }
 

@@ -142,6 +142,8 @@ pub struct TerminalEmitter {
     on_broken_pipe: Option<CancellationToken>,
     /// The live view of sub-agents, drawn below the output while the parent waits.
     live: Arc<live::LiveView>,
+    /// Messages typed during the turn, announced as queued (see [`Self::with_queue`]).
+    queue: Option<Arc<crate::context::PromptQueue>>,
 }
 
 impl TerminalEmitter {
@@ -178,7 +180,16 @@ impl TerminalEmitter {
             opts,
             on_broken_pipe: cancel,
             live,
+            queue: None,
         }
+    }
+
+    /// Announces messages queued in `queue` while the turn runs ("queued: …"), between
+    /// model calls (a tool result, the next call), where no answer line is half written.
+    #[must_use]
+    pub fn with_queue(mut self, queue: Arc<crate::context::PromptQueue>) -> Self {
+        self.queue = Some(queue);
+        self
     }
 
     /// The observer that draws this emitter's sub-agents (see [`live`]).
@@ -500,6 +511,26 @@ impl Emitter for TerminalEmitter {
             live.clear();
         }
         if let Ok(mut inner) = self.inner.lock() {
+            // Announced between model calls, where no answer line is half written.
+            let between = matches!(
+                envelope.event,
+                Event::ToolCallFinished(_) | Event::ModelCallStarted(_)
+            );
+            let queued = match &self.queue {
+                Some(q) if between => q.unannounced(),
+                _ => Vec::new(),
+            };
+            if !queued.is_empty() {
+                live.clear();
+            }
+            for text in queued {
+                self.handle(
+                    &mut inner,
+                    Event::Notice(crate::engine::event::Notice::info(format!(
+                        "queued: {text} (sent at the next step)"
+                    ))),
+                );
+            }
             self.handle(&mut inner, envelope.event);
         }
     }

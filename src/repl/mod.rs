@@ -64,6 +64,10 @@ struct Repl {
     prepared: Arc<Mutex<Option<crate::mcp::McpLease>>>,
     /// The live view of sub-agents, shared by every turn's emitter.
     live: Arc<crate::render::live::LiveView>,
+    /// Lines typed during the last turn that run before the next prompt.
+    pending: std::collections::VecDeque<String>,
+    /// A line typed during the last turn without Enter, put back in the prompt.
+    partial: String,
 }
 
 /// Runs the REPL until `.exit` or Ctrl-D; returns the exit status.
@@ -101,6 +105,8 @@ pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow
         stop,
         prepared: Arc::new(Mutex::new(None)),
         live,
+        pending: std::collections::VecDeque::new(),
+        partial: String::new(),
     };
     repl.sync_completion();
     repl.banner();
@@ -183,6 +189,19 @@ impl Repl {
             if self.ctx().otr && !history_dropped {
                 history_dropped = true;
                 reader = line_editor::forget_history(reader);
+            }
+            // Lines typed during the last turn that it did not take run first.
+            if let Some(line) = self.pending.pop_front() {
+                editor = Some(reader);
+                self.note(&format!("queued: {line}"));
+                if let Next::Quit(code) = self.handle_line(&line).await {
+                    return Ok(code);
+                }
+                continue;
+            }
+            if !self.partial.is_empty() {
+                let partial = std::mem::take(&mut self.partial);
+                reader.run_edit_commands(&[reedline::EditCommand::InsertString(partial)]);
             }
             let prompt = self.prompt();
             let read = self
@@ -354,12 +373,45 @@ impl Repl {
         let token = self.fresh_token();
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::with_live_view(opts, Some(token), Arc::clone(&self.live));
-        // Keys typed meanwhile wait, unseen, for the next prompt (Enter submits them there).
+        // Lines typed meanwhile (unseen: no echo) are queued and go in at the turn's next
+        // step; what is left runs after it.
+        let queue = Arc::clone(&self.ctx().queue);
+        let emitter = emitter.with_queue(Arc::clone(&queue));
         let quiet = turn_input::QuietInput::start();
+        let typing = turn_input::TypeAhead::start(Arc::clone(&queue));
         let result = self.conv.run(input, RunOptions::default(), &emitter).await;
+        let typed = typing.finish();
         drop(emitter);
         drop(quiet);
+        // Ctrl-C stops everything: what was typed is dropped, as the terminal drops keys
+        // not yet read.
+        let cancelled = matches!(result, Err(CoreError::Cancelled));
         self.report_turn(result);
+        let left = queue.take();
+        if !cancelled {
+            self.hold_typed(typed, &left);
+        }
+    }
+
+    /// After a turn: the lines typed during it that it did not send (queued messages
+    /// left over, dot-commands) run next, in order; an unfinished line waits in the
+    /// prompt's buffer.
+    fn hold_typed(&mut self, typed: turn_input::Typed, left: &[String]) {
+        let mut left = left.iter();
+        let mut next_left = left.next();
+        let sent = |line: &String| !line.trim_start().starts_with('.') && !line.trim().is_empty();
+        for line in typed.lines {
+            if !sent(&line) {
+                if !line.trim().is_empty() {
+                    self.pending.push_back(line);
+                }
+            } else if next_left == Some(&line) {
+                self.pending.push_back(line);
+                next_left = left.next();
+            }
+        }
+        // A turn run from the queue keeps the line left unfinished before it.
+        self.partial.push_str(&typed.partial);
     }
 
     fn report_turn(&self, result: Result<crate::engine::RunOutcome, CoreError>) {

@@ -55,3 +55,170 @@ impl Drop for QuietInput {
         }
     }
 }
+
+/// Lines typed while a turn runs: each finished line is queued on the conversation (the
+/// turn sends it at its next step, or it becomes the next turn); dot-commands wait for
+/// the prompt. What was typed without Enter goes back into the next prompt's buffer.
+///
+/// The reader polls stdin in short slices so that it lets go as soon as the turn ends,
+/// and only reads while no question or approval holds the terminal.
+pub(crate) struct TypeAhead {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    reader: Option<std::thread::JoinHandle<Typed>>,
+}
+
+/// What [`TypeAhead`] collected.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Typed {
+    /// Finished lines, in order (queued ones included).
+    pub lines: Vec<String>,
+    /// The unfinished line.
+    pub partial: String,
+}
+
+impl TypeAhead {
+    /// Starts reading stdin, if it is a terminal; finished lines go to `queue`.
+    pub(crate) fn start(queue: std::sync::Arc<crate::context::PromptQueue>) -> Self {
+        use std::io::IsTerminal;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = (cfg!(unix) && std::io::stdin().is_terminal()).then(|| {
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || read_until(&stop, &queue))
+        });
+        Self { stop, reader }
+    }
+
+    /// Stops reading; what was typed.
+    pub(crate) fn finish(mut self) -> Typed {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.reader
+            .take()
+            .and_then(|r| r.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(unix)]
+fn read_until(stop: &std::sync::atomic::AtomicBool, queue: &crate::context::PromptQueue) -> Typed {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdin = std::io::stdin();
+    let mut keys = Keys::default();
+    let slice = Timespec {
+        tv_sec: 0,
+        tv_nsec: 50_000_000,
+    };
+    let mut buf = [0u8; 4096];
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+        if !matches!(poll(&mut fds, Some(&slice)), Ok(n) if n > 0) {
+            continue;
+        }
+        // A question or an approval reads the terminal itself.
+        let Ok(_terminal) = crate::term::ask::try_terminal() else {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            continue;
+        };
+        match rustix::io::read(&stdin, &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                for line in keys.feed(&buf[..n]) {
+                    if !line.trim_start().starts_with('.') && !line.trim().is_empty() {
+                        queue.push(line.clone());
+                    }
+                    keys.lines.push(line);
+                }
+            }
+        }
+    }
+    Typed {
+        lines: std::mem::take(&mut keys.lines),
+        partial: String::from_utf8_lossy(&keys.current).into_owned(),
+    }
+}
+
+#[cfg(not(unix))]
+fn read_until(_: &std::sync::atomic::AtomicBool, _: &crate::context::PromptQueue) -> Typed {
+    Typed::default()
+}
+
+/// Turns raw key bytes into lines: Enter ends a line, Backspace and Ctrl-U edit it,
+/// escape sequences (arrows, function keys, bracketed-paste marks) and other control
+/// keys are dropped.
+#[derive(Debug, Default)]
+struct Keys {
+    current: Vec<u8>,
+    lines: Vec<String>,
+    escape: Escape,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    #[default]
+    None,
+    /// After ESC.
+    Start,
+    /// Inside `ESC [` … or `ESC O` …, until a final byte.
+    Sequence,
+}
+
+impl Keys {
+    /// Feeds bytes; the lines they finished.
+    fn feed(&mut self, bytes: &[u8]) -> Vec<String> {
+        let mut done = Vec::new();
+        for &b in bytes {
+            match self.escape {
+                Escape::Start => {
+                    self.escape = if b == b'[' || b == b'O' {
+                        Escape::Sequence
+                    } else {
+                        Escape::None
+                    };
+                    continue;
+                }
+                Escape::Sequence => {
+                    if (0x40..=0x7e).contains(&b) {
+                        self.escape = Escape::None;
+                    }
+                    continue;
+                }
+                Escape::None => {}
+            }
+            match b {
+                0x1b => self.escape = Escape::Start,
+                b'\r' | b'\n' => {
+                    done.push(String::from_utf8_lossy(&self.current).into_owned());
+                    self.current.clear();
+                }
+                0x7f | 0x08 => {
+                    // One character back (a UTF-8 sequence is one character).
+                    while let Some(last) = self.current.pop() {
+                        if last & 0xc0 != 0x80 {
+                            break;
+                        }
+                    }
+                }
+                0x15 => self.current.clear(),
+                b'\t' => self.current.push(b' '),
+                0x00..=0x1f => {}
+                _ => self.current.push(b),
+            }
+        }
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_become_lines_without_escapes_or_control_keys() {
+        let mut keys = Keys::default();
+        let done =
+            keys.feed(b"hel\x1b[Dlo\x7f\x7fp me\rsecond\x15third\x1b[200~ line\r.info\rpart");
+        assert_eq!(done, ["help me", "third line", ".info"]);
+        assert_eq!(String::from_utf8_lossy(&keys.current), "part");
+        let mut keys = Keys::default();
+        assert_eq!(keys.feed("né\x7f\r".as_bytes()), ["n"]);
+    }
+}

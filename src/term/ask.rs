@@ -17,6 +17,11 @@ pub async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
     TERMINAL.lock().await
 }
 
+/// The terminal when no question or approval holds it (for reading type-ahead).
+pub fn try_terminal() -> Result<tokio::sync::MutexGuard<'static, ()>, tokio::sync::TryLockError> {
+    TERMINAL.try_lock()
+}
+
 /// Asks the person at the terminal.
 #[derive(Debug, Clone)]
 pub struct TerminalAsker {

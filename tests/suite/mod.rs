@@ -26,6 +26,7 @@ mod oneshot;
 mod otr;
 mod providers;
 mod questions;
+mod queue;
 mod rag;
 mod redaction;
 mod render_fixes;
