@@ -378,7 +378,8 @@ impl Repl {
         let queue = Arc::clone(&self.ctx().queue);
         let emitter = emitter.with_queue(Arc::clone(&queue));
         let quiet = turn_input::QuietInput::start();
-        let typing = turn_input::TypeAhead::start(Arc::clone(&queue));
+        let typing =
+            turn_input::TypeAhead::start(Arc::clone(&queue), self.state().terminal.stdin_tty);
         let result = self.conv.run(input, RunOptions::default(), &emitter).await;
         let typed = typing.finish();
         drop(emitter);

@@ -77,11 +77,14 @@ pub(crate) struct Typed {
 }
 
 impl TypeAhead {
-    /// Starts reading stdin, if it is a terminal; finished lines go to `queue`.
-    pub(crate) fn start(queue: std::sync::Arc<crate::context::PromptQueue>) -> Self {
-        use std::io::IsTerminal;
+    /// Starts reading stdin when it is a terminal (`stdin_tty`); finished lines go to
+    /// `queue`.
+    pub(crate) fn start(
+        queue: std::sync::Arc<crate::context::PromptQueue>,
+        stdin_tty: bool,
+    ) -> Self {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let reader = (cfg!(unix) && std::io::stdin().is_terminal()).then(|| {
+        let reader = (cfg!(unix) && stdin_tty).then(|| {
             let stop = std::sync::Arc::clone(&stop);
             std::thread::spawn(move || read_until(&stop, &queue))
         });
