@@ -429,3 +429,40 @@ fn the_repl_shows_the_context_and_the_memory_and_goes_off_the_record() {
         "{names:?}"
     );
 }
+
+#[test]
+fn a_session_is_compacted_at_a_share_of_the_input_window() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap().replace(
+        "      - name: text-only\n",
+        "      - name: text-only\n        max_input_tokens: 2000\n",
+    );
+    // A threshold far away: only the window share (70 % of 2000 tokens) can trigger it.
+    env.write_config(&format!(
+        "compression_threshold: 100000\nmemory: false\n{cfg}"
+    ));
+    compacting_model(&env, "NONE");
+    let mut summaries_after = Vec::new();
+    for turn in 0..6 {
+        env.loki()
+            .args([
+                "-m",
+                "fake:text-only",
+                "-s",
+                "window",
+                &long_line(&format!("turn {turn}")),
+            ])
+            .assert()
+            .success();
+        summaries_after.push(
+            env.server
+                .requests()
+                .iter()
+                .filter(|r| is_summary(r))
+                .count(),
+        );
+    }
+    // About 250 tokens a turn: past 1400 tokens by the sixth turn, not before the fourth.
+    assert_eq!(summaries_after[..3], [0, 0, 0], "{summaries_after:?}");
+    assert!(summaries_after[5] >= 1, "{summaries_after:?}");
+}
