@@ -466,3 +466,59 @@ fn a_session_is_compacted_at_a_share_of_the_input_window() {
     assert_eq!(summaries_after[..3], [0, 0, 0], "{summaries_after:?}");
     assert!(summaries_after[5] >= 1, "{summaries_after:?}");
 }
+
+#[test]
+fn a_headless_run_reviews_the_memory_flush_over_stream_json() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let env = TestEnv::new();
+    with_config(&env, "compression_threshold: 300");
+    compacting_model(&env, "- The user's dog is called Rex.");
+    let mut child = env
+        .loki_std()
+        .args([
+            "-s",
+            "pets",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    for topic in ["my dog Rex", "my garden", "my bike"] {
+        let line = serde_json::json!({"type": "user", "message": {"role": "user", "content": long_line(topic)}});
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let asked = loop {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "no approval asked"
+        );
+        let event: Value = serde_json::from_str(line.trim_end()).unwrap();
+        if event["type"] == "tool_call_approval_requested" {
+            break event;
+        }
+    };
+    assert_eq!(asked["name"], "memory", "{asked}");
+    let preview = asked["preview"].as_str().unwrap_or_default();
+    assert!(
+        preview.contains("+- The user's dog is called Rex."),
+        "{asked}"
+    );
+    let answer =
+        serde_json::json!({"type": "approval", "call_id": asked["call_id"], "decision": "allow"});
+    writeln!(stdin, "{answer}").unwrap();
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    assert!(child.wait().unwrap().success(), "{rest}");
+    let text = std::fs::read_to_string(env.config_dir().join("workspace/MEMORY.md")).unwrap();
+    assert!(text.contains("- The user's dog is called Rex."), "{text}");
+}
