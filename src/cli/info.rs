@@ -137,6 +137,11 @@ pub(super) fn render(
         ("save", c.save.to_string()),
         ("save_session", opt(c.save_session.map(|v| v.to_string()))),
         ("compression_threshold", c.compression_threshold.to_string()),
+        ("compaction_share", format!("{}%", c.compaction_share)),
+        ("small_model", opt(c.small_model.clone())),
+        ("memory", c.memory.to_string()),
+        ("workspace_dir", state.memory.dir().display().to_string()),
+        ("load_tools_after", c.load_tools_after.to_string()),
         (
             "function_calling_support",
             c.function_calling_support.to_string(),
