@@ -301,13 +301,14 @@ fn contents(messages: &[Message]) -> Vec<Value> {
                 )
             }
         };
-        let merge = message.role == Role::Tool
-            && out.last().is_some_and(|last: &Value| {
-                last["role"] == "user"
-                    && last["parts"]
-                        .as_array()
-                        .is_some_and(|p| p.iter().all(|x| x.get("functionResponse").is_some()))
-            });
+        // Consecutive turns of one role share a content: tool results after tool results,
+        // and a user message right after them (images tools returned, a queued message).
+        let merge = out.last().is_some_and(|last: &Value| {
+            last["role"] == role
+                && last["parts"]
+                    .as_array()
+                    .is_some_and(|p| p.iter().all(|x| x.get("functionResponse").is_some()))
+        });
         if merge && let Some(last) = out.last_mut().and_then(|l| l["parts"].as_array_mut()) {
             last.extend(parts);
             continue;

@@ -313,6 +313,24 @@ fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
             format!("expected `emacs` or `vi`, got `{}`", config.keybindings),
         ));
     }
+    if !matches!(config.memory_flush.as_str(), "ask" | "always" | "never") {
+        return Err(invalid(
+            "memory_flush",
+            format!(
+                "expected `ask`, `always` or `never`, got `{}`",
+                config.memory_flush
+            ),
+        ));
+    }
+    if config.compaction_share > 100 {
+        return Err(invalid(
+            "compaction_share",
+            format!(
+                "expected a percentage (0-100), got {}",
+                config.compaction_share
+            ),
+        ));
+    }
     if let Some(theme) = config.theme.as_deref()
         && !matches!(theme, "dark" | "light")
     {
@@ -460,6 +478,10 @@ clients:
 
     #[test]
     fn validation_errors_name_the_key() {
+        let err = parse("memory_flush: sometimes\n", &p(), &Env::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`memory_flush`"), "{err}");
         let err = parse("keybindings: nano\n", &p(), &Env::default())
             .unwrap_err()
             .to_string();

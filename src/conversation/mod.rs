@@ -267,6 +267,7 @@ impl Conversation {
         )));
         spec.cancel = Some(self.ctx.cancel.child_token());
         spec.yolo |= self.ctx.tool_policy.yolo;
+        spec.otr |= self.ctx.otr;
         spec.user_tools |= self.ctx.user_tools;
         spec.notices = spec.notices.or_else(|| Some(Arc::clone(&self.notices)));
         spec.observer = spec.observer.or_else(|| self.observer.clone());

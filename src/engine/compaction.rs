@@ -62,7 +62,12 @@ impl Engine {
         old: &[Message],
     ) -> Result<(), super::CoreError> {
         let config = &self.state.config;
-        if !config.memory || ctx.otr || config.memory_flush == "never" {
+        // The workspace directory is the opt-in, as for the memory tools.
+        if !config.memory
+            || ctx.otr
+            || config.memory_flush == "never"
+            || !self.state.memory.dir().is_dir()
+        {
             return Ok(());
         }
         // Asking with no one to answer would waste the extraction.
@@ -129,9 +134,7 @@ impl Engine {
         facts: &[String],
         now: std::time::SystemTime,
     ) -> Result<bool, super::CoreError> {
-        let existing = std::fs::read_to_string(file)
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
+        let existing = self.state.memory.line_count();
         let added = crate::memory::Memory::flush_lines(facts, now);
         let shown = file.display();
         let count = added.len();
@@ -161,8 +164,12 @@ impl Engine {
         };
         match crate::tool::approve::Approver::approve(&approver, &request).await {
             Decision::Approve | Decision::ApproveAlways => Ok(true),
-            Decision::Cancel => Err(super::CoreError::Cancelled),
-            Decision::Deny | Decision::DenyWithMessage(_) | Decision::Refuse(_) => Ok(false),
+            // Esc at the question is "not now"; only a stopped turn stops compaction.
+            Decision::Cancel if ctx.cancel.is_cancelled() => Err(super::CoreError::Cancelled),
+            Decision::Cancel
+            | Decision::Deny
+            | Decision::DenyWithMessage(_)
+            | Decision::Refuse(_) => Ok(false),
         }
     }
 }

@@ -469,34 +469,70 @@ impl Engine {
         let Some(split) = self.split_for_summary(ctx) else {
             return Ok(false);
         };
-        let kept = split.1.clone();
+        let kept = split.1.len();
         match self.summarise(ctx, emitter, split).await {
             Err(e) if !matches!(e, CoreError::Cancelled) => {
-                // Without a summary the recent messages go on alone; the older ones stay
-                // in the session file (`compressed_messages`).
-                // At least the last exchange stays, however large.
-                let cut = if kept.is_empty() {
-                    ctx.history
-                        .iter()
-                        .rposition(|m| m.role == crate::client::Role::User)
-                        .unwrap_or(ctx.history.len())
-                } else {
-                    ctx.history.len() - kept.len()
-                };
-                let old: Vec<_> = ctx.history.drain(..cut).collect();
-                let dropped = old.len();
-                if let Some(session) = &ctx.session {
-                    session.lock().get_mut().compressed_messages.extend(old);
-                }
-                emitter.emit(Event::Notice(event::Notice::warning(format!(
-                    "could not summarise the session ({e}); kept the {} most recent messages \
-                     ({dropped} older ones stay in the session file, unsent)",
-                    ctx.history.len()
-                ))));
-                Ok(true)
+                Ok(self.without_summary(ctx, emitter, &e, kept))
             }
             other => other,
         }
+    }
+
+    /// A summary failed. The session is kept whole and summarised after a later turn —
+    /// unless it no longer fits the model's window: then the older messages (earlier
+    /// summaries excepted) stop being sent and stay in the session file
+    /// (`compressed_messages`); the `kept` most recent ones, and at least the last
+    /// exchange, go on. True when messages were set aside.
+    fn without_summary(
+        &self,
+        ctx: &mut RequestContext,
+        emitter: &Sink<'_>,
+        error: &CoreError,
+        kept: usize,
+    ) -> bool {
+        let window = ctx.model.config.max_input_tokens.filter(|m| *m > 0);
+        let overflowing = window.is_some_and(|w| {
+            tokens_over(ctx, &[ctx.history.as_slice()], w as usize * 8 / 10).is_some()
+        });
+        if !overflowing {
+            emitter.emit(Event::Notice(event::Notice::warning(format!(
+                "could not summarise the session ({error}); it is kept whole and summarised after a later turn"
+            ))));
+            return false;
+        }
+        let cut = if kept == 0 {
+            ctx.history
+                .iter()
+                .rposition(|m| m.role == crate::client::Role::User)
+                .unwrap_or(ctx.history.len())
+        } else {
+            ctx.history.len() - kept
+        };
+        let (older, recent) = ctx.history.split_at(cut);
+        let (summaries, set_aside): (Vec<_>, Vec<_>) = older
+            .iter()
+            .cloned()
+            .partition(|m| m.role == crate::client::Role::System);
+        if set_aside.is_empty() {
+            return false;
+        }
+        let mut history = summaries;
+        history.extend_from_slice(recent);
+        ctx.history = history;
+        let count = set_aside.len();
+        if let Some(session) = &ctx.session {
+            session
+                .lock()
+                .get_mut()
+                .compressed_messages
+                .extend(set_aside);
+        }
+        emitter.emit(Event::Notice(event::Notice::warning(format!(
+            "could not summarise the session ({error}); kept the {} most recent messages \
+             ({count} older ones stay in the session file, unsent)",
+            ctx.history.len()
+        ))));
+        true
     }
 
     /// The older part of the session to summarise and the recent tail kept verbatim. The

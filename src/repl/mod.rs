@@ -398,17 +398,18 @@ impl Repl {
     /// left over, dot-commands) run next, in order; an unfinished line waits in the
     /// prompt's buffer.
     fn hold_typed(&mut self, typed: turn_input::Typed, left: &[String]) {
-        let mut left = left.iter();
-        let mut next_left = left.next();
-        let sent = |line: &String| !line.trim_start().starts_with('.') && !line.trim().is_empty();
+        // The turn took the messages queued first (it takes them all at once).
+        let messages = typed
+            .lines
+            .iter()
+            .filter(|l| turn_input::is_message(l))
+            .count();
+        let mut taken = messages.saturating_sub(left.len());
         for line in typed.lines {
-            if !sent(&line) {
-                if !line.trim().is_empty() {
-                    self.pending.push_back(line);
-                }
-            } else if next_left == Some(&line) {
+            if turn_input::is_message(&line) && taken > 0 {
+                taken -= 1;
+            } else if !line.trim().is_empty() {
                 self.pending.push_back(line);
-                next_left = left.next();
             }
         }
         // A turn run from the queue keeps the line left unfinished before it.
@@ -436,6 +437,7 @@ impl Repl {
             asker: Some(Arc::clone(&ctx.asker)),
             user_tools: ctx.user_tools,
             yolo: ctx.tool_policy.yolo,
+            otr: ctx.otr,
             cancel: Some(token.clone()),
             notices: Some(Arc::new(move |line: &str| {
                 crate::term::session_note(&notice_theme, line);

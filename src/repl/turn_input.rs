@@ -121,11 +121,21 @@ fn read_until(stop: &std::sync::atomic::AtomicBool, queue: &crate::context::Prom
             std::thread::sleep(std::time::Duration::from_millis(50));
             continue;
         };
+        // The keys may have gone to a question that ended meanwhile: read only what is
+        // there now, never block.
+        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+        let now = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        if !matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0) {
+            continue;
+        }
         match rustix::io::read(&stdin, &mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => {
                 for line in keys.feed(&buf[..n]) {
-                    if !line.trim_start().starts_with('.') && !line.trim().is_empty() {
+                    if is_message(&line) {
                         queue.push(line.clone());
                     }
                     keys.lines.push(line);
@@ -137,6 +147,16 @@ fn read_until(stop: &std::sync::atomic::AtomicBool, queue: &crate::context::Prom
         lines: std::mem::take(&mut keys.lines),
         partial: String::from_utf8_lossy(&keys.current).into_owned(),
     }
+}
+
+/// Whether a typed line is a message the turn may take. Dot-commands, `/skill` lines,
+/// `:::` blocks and blank lines wait for the prompt, where they are handled as typed.
+pub(crate) fn is_message(line: &str) -> bool {
+    let start = line.trim_start();
+    !start.is_empty()
+        && !start.starts_with('.')
+        && !start.starts_with('/')
+        && !start.starts_with(":::")
 }
 
 #[cfg(not(unix))]
@@ -152,6 +172,10 @@ struct Keys {
     current: Vec<u8>,
     lines: Vec<String>,
     escape: Escape,
+    /// The parameters of the escape sequence being read.
+    sequence: Vec<u8>,
+    /// Inside a bracketed paste: line breaks belong to the message.
+    pasting: bool,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -171,6 +195,7 @@ impl Keys {
         for &b in bytes {
             match self.escape {
                 Escape::Start => {
+                    self.sequence.clear();
                     self.escape = if b == b'[' || b == b'O' {
                         Escape::Sequence
                     } else {
@@ -181,6 +206,14 @@ impl Keys {
                 Escape::Sequence => {
                     if (0x40..=0x7e).contains(&b) {
                         self.escape = Escape::None;
+                        // `ESC[200~` starts a bracketed paste, `ESC[201~` ends it.
+                        match (self.sequence.as_slice(), b) {
+                            (b"200", b'~') => self.pasting = true,
+                            (b"201", b'~') => self.pasting = false,
+                            _ => {}
+                        }
+                    } else if self.sequence.len() < 16 {
+                        self.sequence.push(b);
                     }
                     continue;
                 }
@@ -188,6 +221,7 @@ impl Keys {
             }
             match b {
                 0x1b => self.escape = Escape::Start,
+                b'\r' | b'\n' if self.pasting => self.current.push(b'\n'),
                 b'\r' | b'\n' => {
                     done.push(String::from_utf8_lossy(&self.current).into_owned());
                     self.current.clear();
@@ -217,11 +251,19 @@ mod tests {
     #[test]
     fn keys_become_lines_without_escapes_or_control_keys() {
         let mut keys = Keys::default();
-        let done =
-            keys.feed(b"hel\x1b[Dlo\x7f\x7fp me\rsecond\x15third\x1b[200~ line\r.info\rpart");
+        let done = keys.feed(b"hel\x1b[Dlo\x7f\x7fp me\rsecond\x15third\x1bOP line\r.info\rpart");
         assert_eq!(done, ["help me", "third line", ".info"]);
         assert_eq!(String::from_utf8_lossy(&keys.current), "part");
         let mut keys = Keys::default();
         assert_eq!(keys.feed("né\x7f\r".as_bytes()), ["n"]);
+    }
+
+    #[test]
+    fn a_bracketed_paste_is_one_message() {
+        let mut keys = Keys::default();
+        let done = keys.feed(b"look:\x1b[200~line one\r.not a command\rline 3\x1b[201~\r");
+        assert_eq!(done, ["look:line one\n.not a command\nline 3"]);
+        assert!(is_message(&done[0]));
+        assert!(!is_message("/review src") && !is_message(".info") && !is_message("  "));
     }
 }

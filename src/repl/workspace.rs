@@ -99,6 +99,8 @@ impl super::Repl {
         let ctx = self.conv.context_mut();
         ctx.otr = true;
         ctx.save = false;
+        // An agent's supervisor is made again, off the record, so sub-agents are too.
+        ctx.supervisor = None;
         crate::logging::pause();
         self.note(
             "off the record: nothing typed or answered is written from now on (history, log, \

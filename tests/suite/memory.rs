@@ -175,6 +175,7 @@ fn the_memory_flush_is_written_only_after_the_diff_is_accepted() {
     for accept in [true, false] {
         let env = TestEnv::new();
         with_config(&env, "compression_threshold: 300\nsave_session: true");
+        std::fs::create_dir_all(env.config_dir().join("workspace")).unwrap();
         compacting_model(
             &env,
             "- The user's dog is called Rex.\n- The user lives in Lyon.",
@@ -220,6 +221,7 @@ fn the_memory_flush_is_written_only_after_the_diff_is_accepted() {
 fn without_a_reviewer_the_flush_is_skipped_and_always_writes_unasked() {
     let env = TestEnv::new();
     with_config(&env, "compression_threshold: 300");
+    std::fs::create_dir_all(env.config_dir().join("workspace")).unwrap();
     compacting_model(&env, "- The user's dog is called Rex.");
     for topic in ["my dog Rex", "my garden", "my bike"] {
         env.loki()
@@ -237,6 +239,7 @@ fn without_a_reviewer_the_flush_is_skipped_and_always_writes_unasked() {
 
     let env = TestEnv::new();
     with_config(&env, "compression_threshold: 300\nmemory_flush: always");
+    std::fs::create_dir_all(env.config_dir().join("workspace")).unwrap();
     compacting_model(&env, "- The user's dog is called Rex.");
     for topic in ["my dog Rex", "my garden", "my bike"] {
         env.loki()
@@ -255,6 +258,7 @@ fn small_model_answers_titles_summaries_and_extraction() {
         &env,
         "compression_threshold: 300\nmemory_flush: always\nsmall_model: fake:text-only",
     );
+    std::fs::create_dir_all(env.config_dir().join("workspace")).unwrap();
     compacting_model(&env, "- The user has a dog.");
     for topic in ["my dog Rex", "my garden", "my bike"] {
         env.loki()
@@ -280,36 +284,73 @@ fn small_model_answers_titles_summaries_and_extraction() {
 }
 
 #[test]
-fn a_failed_summary_keeps_the_recent_messages_and_the_answer() {
+fn a_failed_summary_keeps_the_session_and_sets_old_messages_aside_only_when_full() {
+    // No known window: the session stays whole, to be summarised after a later turn.
     let env = TestEnv::new();
     with_config(&env, "compression_threshold: 300\nmemory: false");
-    env.server.respond_for("/v1/chat", move |req| {
-        if is_summary(req) {
-            openai::error(400, "summaries are broken today", "invalid_request_error")
-        } else {
-            openai::text_stream(&["Answered."])
-        }
-    });
-    for topic in ["first", "middle"] {
-        env.loki()
-            .args(["-s", "keep", &long_line(topic)])
-            .assert()
-            .success();
+    let failing = |env: &TestEnv| {
+        env.server.respond_for("/v1/chat", move |req| {
+            if is_summary(req) {
+                openai::error(400, "summaries are broken today", "invalid_request_error")
+            } else {
+                openai::text_stream(&["Answered."])
+            }
+        });
+    };
+    failing(&env);
+    let mut last = None;
+    for topic in ["first", "middle", "last"] {
+        last = Some(
+            env.loki()
+                .args(["-s", "keep", &long_line(topic)])
+                .assert()
+                .success()
+                .stdout(predicates::str::contains("Answered.")),
+        );
     }
-    let out = env
-        .loki()
-        .args(["-s", "keep", &long_line("second")])
-        .assert()
-        .success()
-        .stdout(predicates::str::contains("Answered."));
-    let err = crate::common::stderr(&out);
-    assert!(err.contains("could not summarise the session"), "{err}");
+    let err = crate::common::stderr(&last.unwrap());
+    assert!(err.contains("it is kept whole"), "{err}");
     let session = std::fs::read_to_string(env.session_file("keep")).unwrap();
     let saved: serde_yaml::Value = serde_yaml::from_str(&session).unwrap();
-    let kept = saved["messages"].as_sequence().unwrap();
-    let old = saved["compressed_messages"].as_sequence().unwrap();
-    assert!(!old.is_empty() && !kept.is_empty(), "{session}");
-    assert!(session.contains("first and more") && session.contains("second and more"));
+    assert_eq!(
+        saved["messages"].as_sequence().unwrap().len(),
+        6,
+        "{session}"
+    );
+
+    // A window the history no longer fits: the older messages are set aside, unsent,
+    // and the last exchange goes on.
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap().replace(
+        "      - name: text-only\n",
+        "      - name: text-only\n        max_input_tokens: 900\n",
+    );
+    env.write_config(&format!("compression_threshold: 300\nmemory: false\n{cfg}"));
+    failing(&env);
+    let mut last = None;
+    for topic in ["first", "middle", "last"] {
+        last = Some(
+            env.loki()
+                .args(["-m", "fake:text-only", "-s", "keep", &long_line(topic)])
+                .assert()
+                .success(),
+        );
+    }
+    let err = crate::common::stderr(&last.unwrap());
+    assert!(err.contains("older ones stay in the session file"), "{err}");
+    let session = std::fs::read_to_string(env.session_file("keep")).unwrap();
+    let saved: serde_yaml::Value = serde_yaml::from_str(&session).unwrap();
+    // The last exchange goes on; the two before it are set aside, nothing is lost.
+    assert_eq!(
+        saved["messages"].as_sequence().unwrap().len(),
+        2,
+        "{session}"
+    );
+    let aside = saved["compressed_messages"].as_sequence().unwrap().len();
+    assert_eq!(aside, 4, "{session}");
+    for topic in ["first and more", "middle and more", "last and more"] {
+        assert!(session.contains(topic), "{topic} lost: {session}");
+    }
 }
 
 #[test]
@@ -473,6 +514,7 @@ fn a_headless_run_reviews_the_memory_flush_over_stream_json() {
     use std::process::Stdio;
     let env = TestEnv::new();
     with_config(&env, "compression_threshold: 300");
+    std::fs::create_dir_all(env.config_dir().join("workspace")).unwrap();
     compacting_model(&env, "- The user's dog is called Rex.");
     let mut child = env
         .loki_std()

@@ -55,6 +55,8 @@ struct Parent {
     cwd: std::path::PathBuf,
     env: Arc<crate::config::Env>,
     yolo: bool,
+    /// Off the record: its sub-agents are too.
+    otr: bool,
     notices: Notify,
     depth: usize,
     /// The model that summarises long answers.
@@ -164,6 +166,7 @@ impl Supervisor {
                     cwd: ctx.cwd.clone(),
                     env,
                     yolo: ctx.tool_policy.yolo,
+                    otr: ctx.otr,
                     notices: Arc::clone(&conversation.notices),
                     depth: ctx.depth,
                     summary_model: config
@@ -387,6 +390,7 @@ impl Inner {
             ))),
             asker: Some(Arc::new(asker)),
             yolo: parent.yolo,
+            otr: parent.otr,
             cancel: Some(cancel),
             notices: Some(Arc::clone(&parent.notices)),
             label: Some(label),
