@@ -322,8 +322,6 @@ fn compress_session_on_a_short_session_compresses_when_asked() {
     submit_to(&mut pty, ".session work", "session: work (new)", sprompt);
     env.server.push(openai::text_stream(&["hello"]));
     submit_to(&mut pty, "hi there", "hello", sprompt);
-    // Facts for memory first (none), then the summary.
-    env.server.push(openai::text_json("NONE"));
     env.server
         .push(openai::text_json("The user greeted the assistant."));
     submit_to(
