@@ -86,6 +86,9 @@ pub enum CoreError {
     /// An agent run spent its budget (`max_tokens`, `max_cost`); the tree was stopped.
     #[error("{0}")]
     Budget(String),
+    /// A turn reached `max_tool_rounds` while the model kept calling tools.
+    #[error("{0}")]
+    TurnLimit(String),
 }
 
 impl From<crate::session::store::SessionError> for CoreError {
@@ -176,6 +179,7 @@ impl CoreError {
             | Self::InvalidRequest(_) => ErrorClass::BadRequest,
             Self::TooLarge(_) => ErrorClass::TooLarge,
             Self::Budget(_) => ErrorClass::BudgetSpent,
+            Self::TurnLimit(_) => ErrorClass::Upstream,
             Self::Config(_)
             | Self::Agent(_)
             | Self::Session(_)

@@ -180,7 +180,8 @@ fn build_client(settings: &HttpSettings, https: bool) -> Result<reqwest::Client,
     };
     let mut builder = reqwest::Client::builder()
         .connect_timeout(settings.connect_timeout)
-        .read_timeout(settings.read_timeout);
+        .read_timeout(settings.read_timeout)
+        .redirect(same_origin_redirects());
     install_crypto_provider();
     if !https {
         // Plain HTTP never verifies certificates; skip loading the system roots.
@@ -201,6 +202,33 @@ fn build_client(settings: &HttpSettings, https: bool) -> Result<reqwest::Client,
     builder
         .build()
         .map_err(|e| setup(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Most redirects followed.
+const MAX_REDIRECTS: usize = 10;
+
+/// The redirect policy of every client that sends credentials (API keys, MCP headers):
+/// redirects are followed within the origin the request went to, and a redirect to
+/// another origin is an error naming it. reqwest drops `Authorization` on such a
+/// redirect but forwards other headers (`x-api-key`, `x-goog-api-key`, `api-key`, custom
+/// ones), which would hand the key to a server the user never configured.
+pub fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let from = attempt.previous().first().map(reqwest::Url::origin);
+        let to = attempt.url().origin();
+        if from.as_ref().is_some_and(|from| *from != to) {
+            let target = to.ascii_serialization();
+            attempt.error(format!(
+                "the server redirected to another origin ({}); not followed, so that \
+                 credentials go only where they were configured",
+                crate::secrets::redact(&target)
+            ))
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// Makes `ring` the process-wide rustls crypto provider (reqwest needs one even for
@@ -262,6 +290,13 @@ pub fn time_left(response_started: Option<Instant>, limits: &RequestLimits) -> O
 }
 
 fn connect_error(settings: &HttpSettings, url: &str, e: &reqwest::Error) -> ProviderError {
+    if e.is_redirect() {
+        // Retrying would be redirected again.
+        return ProviderError::Setup {
+            client: settings.client.clone(),
+            message: error_chain(e),
+        };
+    }
     if e.is_builder() {
         // A URL reqwest cannot use (a bad `api_base` or patched `url`): retrying cannot
         // help, so this is a configuration error.

@@ -288,15 +288,18 @@ pub(super) async fn run_turn(
         }
         let last_round = rounds >= state.config.max_tool_rounds.max(1);
         if calls.is_empty() || no_tools || last_round {
-            if !calls.is_empty() && !no_tools {
-                emitter.emit(Event::Notice(Notice::warning(format!(
-                    "stopped after {rounds} model calls in one turn (max_tool_rounds); \
-                     say `continue` to let it go on"
-                ))));
+            let stopped = !calls.is_empty() && !no_tools;
+            let outcome = finish_turn(ctx, &kind, steps, collected, calls, total, rounds, emitter);
+            if stopped {
+                // The work so far is kept; the turn did not finish, and says why.
+                emitter.set_partial(&outcome.text);
+                return Err(CoreError::TurnLimit(format!(
+                    "stopped after {rounds} model calls in one turn (max_tool_rounds = {}); \
+                     raise max_tool_rounds, or say `continue` to let it go on",
+                    state.config.max_tool_rounds
+                )));
             }
-            return Ok(finish_turn(
-                ctx, &kind, steps, collected, calls, total, rounds, emitter,
-            ));
+            return Ok(outcome);
         }
         emitter.flush();
         let mut assistant = Message::text(Role::Assistant, collected.text.clone());

@@ -277,6 +277,7 @@ impl McpFactory {
                 crate::client::http::install_crypto_provider();
                 reqwest::Client::builder()
                     .connect_timeout(std::time::Duration::from_secs(10))
+                    .redirect(crate::client::http::same_origin_redirects())
                     .build()
                     .unwrap_or_default()
             })

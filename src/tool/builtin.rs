@@ -265,7 +265,7 @@ pub(super) async fn run(
         }
         "fs_rm" => {
             let arg = str_arg(args, "path")?;
-            refuse_tree_delete(env.cwd, arg)?;
+            refuse_tree_delete(env.cwd, arg, &[env.root_dir, env.cache_dir])?;
             // A symlink is removed itself, never what it points to.
             let target = place(&paths::resolve_entry(env.cwd, arg))?;
             target.remove(grant.recursive)?;

@@ -32,14 +32,30 @@ pub(super) struct RmPlan {
     pub preview: Option<String>,
 }
 
-/// Refuses to delete the working directory or anything containing it.
-pub(super) fn refuse_tree_delete(cwd: &Path, arg: &str) -> Result<(), ToolError> {
+/// Refuses to delete the working directory, the home directory, loki's config and cache
+/// directories (`protected`), or anything containing one of them — whatever the
+/// approval mode.
+pub(super) fn refuse_tree_delete(
+    cwd: &Path,
+    arg: &str,
+    protected: &[&Path],
+) -> Result<(), ToolError> {
+    let shown = if arg.is_empty() { "." } else { arg };
     if paths::contains_tree(cwd, arg) {
         return Err(ToolError::Failed(format!(
-            "refused: `{}` is the working directory or contains it; delete the entries \
-             inside it one by one instead",
-            if arg.is_empty() { "." } else { arg }
+            "refused: `{shown}` is the working directory or contains it; delete the entries \
+             inside it one by one instead"
         )));
+    }
+    let home = dirs::home_dir();
+    let guarded = home.as_deref().into_iter().chain(protected.iter().copied());
+    for dir in guarded {
+        if paths::contains_path(cwd, arg, dir) {
+            return Err(ToolError::Failed(format!(
+                "refused: `{shown}` is or contains {}, which is never deleted",
+                dir.display()
+            )));
+        }
     }
     Ok(())
 }
@@ -47,7 +63,7 @@ pub(super) fn refuse_tree_delete(cwd: &Path, arg: &str) -> Result<(), ToolError>
 /// Looks at what deleting the `path` argument would remove.
 pub(super) fn rm_plan(args: &Value, cwd: &Path) -> Result<RmPlan, ToolError> {
     let arg = super::builtin::str_arg(args, "path")?;
-    refuse_tree_delete(cwd, arg)?;
+    refuse_tree_delete(cwd, arg, &[])?;
     let target = paths::resolve_entry(cwd, arg);
     let shown = paths::display(cwd, &target.path);
     let plain = |summary: String| RmPlan {

@@ -26,6 +26,7 @@ pub mod memory;
 pub mod paths;
 mod process;
 mod run_script;
+pub mod schema;
 pub mod script;
 pub mod skills;
 pub mod todo;
@@ -544,6 +545,18 @@ async fn check(
         serde_json::from_str(&call.arguments)
             .map_err(|e| ToolError::BadArguments(format!("not valid JSON ({e})")))?
     };
+    // Scripts and MCP tools get only calls that fit what they declared (built-ins check
+    // their own arguments).
+    let declared = match &tool {
+        Tool::Script(s) => Some(&s.parameters),
+        Tool::Mcp(m) if matches!(m.action, crate::tool::mcp_tools::Action::Direct { .. }) => {
+            Some(&m.parameters)
+        }
+        _ => None,
+    };
+    if let Some(schema) = declared {
+        schema::check(schema, &args).map_err(ToolError::BadArguments)?;
+    }
     let name = tool.name().to_string();
     let count = policy.seen.entry(format!("{name} {args}")).or_insert(0);
     *count += 1;

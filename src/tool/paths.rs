@@ -49,6 +49,16 @@ pub fn contains_tree(cwd: &Path, arg: &str) -> bool {
     normalise(cwd).starts_with(&lexical) || root.starts_with(&entry) || root.starts_with(&lexical)
 }
 
+/// Whether deleting `arg` (relative to `cwd`) would remove `protected` or a directory
+/// containing it; both are compared as written and with symlinks resolved.
+pub fn contains_path(cwd: &Path, arg: &str, protected: &Path) -> bool {
+    let lexical = absolute(cwd, arg);
+    let entry = resolve_entry(cwd, arg).path;
+    let written = normalise(protected);
+    let real = resolve_symlinks(&written);
+    written.starts_with(&lexical) || real.starts_with(&entry) || real.starts_with(&lexical)
+}
+
 /// The working directory as the root of the tree: normalised, symlinks resolved.
 pub fn root(cwd: &Path) -> PathBuf {
     resolve_symlinks(&normalise(cwd))

@@ -46,4 +46,5 @@ mod tool_safety;
 mod tools;
 mod typing;
 mod untrusted_input;
+mod user_fixes;
 mod vault;

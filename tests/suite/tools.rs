@@ -205,19 +205,30 @@ fn the_loop_stops_at_max_tool_rounds() {
     let env = tools_env("max_tool_rounds: 2\n");
     env.server
         .set_default(openai::tool_call_stream(&[("t", "get_current_time", "{}")]));
+    // Issue 26 item 2: a run stopped by the limit is a failure naming it.
     let out = env
         .loki()
         .args(["-s", "t", "what time is it?"])
         .assert()
-        .success();
+        .code(1);
     assert_eq!(env.server.requests().len(), 2);
-    assert!(
-        stderr(&out).contains("stopped after 2 model calls"),
-        "{}",
-        stderr(&out)
-    );
+    let err = stderr(&out);
+    assert!(err.contains("stopped after 2 model calls"), "{err}");
+    assert!(err.contains("max_tool_rounds = 2"), "{err}");
+    // Headless: `turn_aborted` with the reason, not `turn_finished`.
+    let out = env
+        .loki()
+        .args(["--output-format", "stream-json", "what time is it?"])
+        .assert()
+        .code(1);
+    let events = stdout(&out);
+    let last: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "turn_aborted", "{events}");
+    assert!(last.to_string().contains("max_tool_rounds"), "{last}");
+    assert!(!events.contains("turn_finished"), "{events}");
     // The unanswered call got a result, so the saved history is valid to send again.
     env.server.set_default(openai::text_stream(&["12:00"]));
+    env.server.clear_requests();
     env.loki().args(["-s", "t", "go on"]).assert().success();
     let messages = env.server.last_request().json()["messages"].clone();
     let roles: Vec<&str> = messages

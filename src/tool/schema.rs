@@ -1,0 +1,172 @@
+//! Checking a call's arguments against the JSON schema the tool declared, before anything
+//! runs: required properties, types (`string`, `integer`, `number`, `boolean`, `array`,
+//! `object`, `null`, or a list of them) and `enum`, recursively for object properties and
+//! array items. Constructs it does not know (`anyOf`, `$ref`, formats…) are not checked:
+//! the tool still sees the call and may refuse it.
+
+use serde_json::Value;
+
+/// Most problems listed in one message.
+const MAX_PROBLEMS: usize = 5;
+
+/// Checks `args` against `schema`; the problems, joined, when there are any.
+pub fn check(schema: &Value, args: &Value) -> Result<(), String> {
+    let mut problems = Vec::new();
+    check_value(schema, args, "", &mut problems);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    problems.truncate(MAX_PROBLEMS);
+    Err(problems.join("; "))
+}
+
+fn check_value(schema: &Value, value: &Value, at: &str, problems: &mut Vec<String>) {
+    if problems.len() >= MAX_PROBLEMS {
+        return;
+    }
+    let name = if at.is_empty() { "the arguments" } else { at };
+    if let Some(kinds) = declared_types(schema)
+        && !kinds.iter().any(|k| is_type(value, k))
+    {
+        problems.push(format!(
+            "`{name}` must be {} (got {})",
+            kinds.join(" or "),
+            type_name(value)
+        ));
+        return;
+    }
+    if let Some(options) = schema.get("enum").and_then(Value::as_array)
+        && !options.contains(value)
+    {
+        let shown: Vec<String> = options.iter().map(Value::to_string).collect();
+        problems.push(format!("`{name}` must be one of {}", shown.join(", ")));
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            for required in schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                if map.get(required).is_none_or(Value::is_null) {
+                    problems.push(format!("`{}` is required", join(at, required)));
+                }
+            }
+            if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+                for (key, sub) in map {
+                    if let Some(sub_schema) = properties.get(key)
+                        && !sub.is_null()
+                    {
+                        check_value(sub_schema, sub, &join(at, key), problems);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) {
+                for (i, item) in items.iter().enumerate() {
+                    check_value(item_schema, item, &format!("{name}[{i}]"), problems);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn join(at: &str, key: &str) -> String {
+    if at.is_empty() {
+        key.to_string()
+    } else {
+        format!("{at}.{key}")
+    }
+}
+
+/// The schema's `type`, as a list; `None` when it has none.
+fn declared_types(schema: &Value) -> Option<Vec<&str>> {
+    match schema.get("type")? {
+        Value::String(one) => Some(vec![one.as_str()]),
+        Value::Array(many) => Some(many.iter().filter_map(Value::as_str).collect()),
+        _ => None,
+    }
+}
+
+fn is_type(value: &Value, kind: &str) -> bool {
+    match kind {
+        "string" => value.is_string(),
+        "integer" => {
+            value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "null" => value.is_null(),
+        // A type this checker does not know is not held against the call.
+        _ => true,
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "text": {"type": "string"},
+            "count": {"type": "integer"},
+            "mode": {"type": "string", "enum": ["fast", "slow"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "loud": {"type": "boolean"}
+        }, "required": ["text"]})
+    }
+
+    #[test]
+    fn required_types_and_enums_are_checked() {
+        assert!(check(&schema(), &json!({"text": "hi", "count": 2, "tags": ["a"]})).is_ok());
+        assert_eq!(
+            check(&schema(), &json!({})).unwrap_err(),
+            "`text` is required"
+        );
+        assert_eq!(
+            check(&schema(), &json!({"text": null})).unwrap_err(),
+            "`text` is required"
+        );
+        let err = check(
+            &schema(),
+            &json!({"text": 1, "count": "x", "mode": "warp", "tags": [1]}),
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("`text` must be string (got a number)"),
+            "{err}"
+        );
+        assert!(err.contains("`count` must be integer"), "{err}");
+        assert!(
+            err.contains("`mode` must be one of \"fast\", \"slow\""),
+            "{err}"
+        );
+        assert!(err.contains("`tags[0]` must be string"), "{err}");
+        assert!(check(&schema(), &json!("text")).is_err());
+    }
+
+    #[test]
+    fn unknown_constructs_pass() {
+        let schema = json!({"anyOf": [{"type": "string"}], "properties": {"x": {"$ref": "#/y"}}});
+        assert!(check(&schema, &json!({"x": 5})).is_ok());
+    }
+}

@@ -1,0 +1,82 @@
+//! Issue 26: what users of the new features trip over — each item through the real binary.
+
+use serde_json::json;
+
+use super::tools::{tool_results, tools_env};
+use crate::common::fake_llm::openai;
+
+/// Item C: `fs_rm` never removes the home directory, loki's config or cache directory,
+/// or anything containing them — even with `--yolo` and a working directory outside home.
+#[test]
+fn fs_rm_refuses_home_and_loki_s_own_directories_even_with_yolo() {
+    let env = tools_env("");
+    let home = env.root().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("precious.txt"), "keep").unwrap();
+    env.server.push(openai::tool_call_stream(&[
+        ("r1", "fs_rm", r#"{"path":"~"}"#),
+        ("r2", "fs_rm", r#"{"path":"../config"}"#),
+        ("r3", "fs_rm", r#"{"path":"../cache"}"#),
+        ("r4", "fs_rm", &json!({"path": env.root()}).to_string()),
+    ]));
+    env.server.push(openai::text_stream(&["Tried."]));
+    env.loki().args(["--yolo", "clean up"]).assert().success();
+    let results = tool_results(&env.server.last_request().json());
+    assert_eq!(results.len(), 4);
+    for (id, content) in &results {
+        assert!(content.contains("refused"), "{id}: {content}");
+    }
+    assert!(home.join("precious.txt").exists());
+    assert!(env.config_path().exists());
+}
+
+/// Item A: a redirect from `api_base` to another origin is not followed — reqwest would
+/// have forwarded `x-api-key` there — and the error names where it pointed.
+#[test]
+fn credentials_never_follow_a_redirect_to_another_origin() {
+    use crate::common::fake_llm::{FakeLlm, Reply};
+    let env = crate::common::TestEnv::new();
+    let elsewhere = FakeLlm::start();
+    env.write_config(&format!(
+        "model: claude:c\nclients:\n  - type: claude\n    api_base: {}\n    api_key: sk-ant-secret-test\n    models:\n      - name: c\n    extra:\n      retry_base_delay_ms: 10\n",
+        env.server.root_url()
+    ));
+    let target = format!("{}/v1/messages", elsewhere.root_url());
+    env.server
+        .set_default(Reply::raw(307, "text/plain", "").header("location", &target));
+    elsewhere.push(crate::common::fake_llm::anthropic::text_stream(&["stolen"]));
+    let out = env.loki().arg("hi").assert().failure();
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("another origin"), "{err}");
+    assert!(err.contains(&elsewhere.root_url()), "{err}");
+    assert_eq!(elsewhere.request_count(), 0, "the key went elsewhere");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// Item 1: a script tool's call is checked against its declared schema before the script
+/// starts: a missing required option or a wrong type is `bad_arguments` for the model.
+#[test]
+fn script_tools_get_only_calls_that_fit_their_schema() {
+    let env = tools_env("");
+    super::tools::write_tool(
+        &env,
+        "echo_tool.sh",
+        "#!/usr/bin/env bash\n# @describe Echo text.\n# @option --text! The text\n# @option --times <INT> How often\nmain() { touch \"$LLM_ROOT_DIR/ran\"; echo \"$argc_text\" >> \"$LLM_OUTPUT\"; }\neval \"$(argc --argc-eval \"$0\" \"$@\")\"\n",
+    );
+    env.server.push(openai::tool_call_stream(&[
+        ("e1", "echo_tool", "{}"),
+        ("e2", "echo_tool", r#"{"text": 5}"#),
+    ]));
+    env.server.push(openai::text_stream(&["Could not."]));
+    let out = env
+        .loki()
+        .args(["--yolo", "--output-format", "stream-json", "echo"])
+        .assert()
+        .success();
+    let events = crate::common::stdout(&out);
+    let results = tool_results(&env.server.last_request().json());
+    assert!(results[0].1.contains("`text` is required"), "{results:?}");
+    assert!(results[1].1.contains("`text` must be string"), "{results:?}");
+    assert!(events.contains(r#""kind":"bad_arguments""#), "{events}");
+    assert!(!env.config_dir().join("ran").exists(), "the script ran");
+}
