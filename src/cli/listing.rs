@@ -48,7 +48,7 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
     if args.list_rags {
         let mut out = std::io::stdout().lock();
         for name in crate::rag::list(&state.paths.rags_dir) {
-            writeln!(out, "{name}")?;
+            writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
         }
         return Ok(0);
     }

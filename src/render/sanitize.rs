@@ -20,6 +20,12 @@
 //!   (U+200B–U+200D, U+2028–U+2029, U+2060–U+2064, U+FEFF): what is shown is, character
 //!   for character, what runs.
 //!
+//! What is approved must also fit on the screen: in both approval strengths a run of
+//! [`FOLD_SPACES`] or more spaces and tabs, and (in [`approval`]) a run of
+//! [`FOLD_LINES`] or more blank lines, is folded into one marker with its count
+//! (`⟪5000 spaces⟫`, `⟪60 blank lines⟫`), so that a command cannot push the part that
+//! runs off the screen above the question.
+//!
 //! [`StreamSanitizer`] applies [`display`] to streamed deltas, carrying a trailing `\r` to
 //! the next delta so a `\r\n` split across two network reads is still a line ending. The
 //! check is one pass over the bytes; text without control characters is not copied.
@@ -71,18 +77,92 @@ pub fn approval_line(text: &str) -> Cow<'_, str> {
 }
 
 fn escape_all(text: &str, mode: Mode) -> Cow<'_, str> {
-    if !text.chars().any(|c| escaped(c, None, mode)) {
-        return Cow::Borrowed(text);
+    let escaped_text = if text.chars().any(|c| escaped(c, None, mode)) {
+        let mut out = String::with_capacity(text.len() + 16);
+        escape_into(text, mode, &mut out);
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(text)
+    };
+    match fold_blanks(&escaped_text, mode == Mode::Approval) {
+        Some(folded) => Cow::Owned(folded),
+        None => escaped_text,
     }
-    let mut out = String::with_capacity(text.len() + 16);
-    escape_into(text, mode, &mut out);
-    Cow::Owned(out)
+}
+
+/// Spaces and tabs in a row from which they are folded into a marker.
+pub const FOLD_SPACES: usize = 64;
+/// Blank lines in a row from which they are folded into a marker.
+pub const FOLD_LINES: usize = 5;
+
+/// `text` with long runs of blanks folded into counted markers; `None` when there are
+/// none.
+fn fold_blanks(text: &str, lines: bool) -> Option<String> {
+    let has_space_run = text
+        .as_bytes()
+        .split(|b| *b != b' ' && *b != b'\t')
+        .any(|run| run.len() >= FOLD_SPACES);
+    let has_line_run = lines && text.contains(&"\n".repeat(FOLD_LINES));
+    if !has_space_run && !has_line_run {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len().min(4096));
+    let mut blank_lines = 0usize;
+    let flush_lines = |out: &mut String, n: &mut usize| {
+        if *n >= FOLD_LINES {
+            out.push_str(&format!("⟪{n} blank lines⟫\n"));
+        } else {
+            for _ in 0..*n {
+                out.push('\n');
+            }
+        }
+        *n = 0;
+    };
+    let total = text.matches('\n').count();
+    for (i, line) in text.split('\n').enumerate() {
+        let last = i == total;
+        if lines && line.trim().is_empty() && !last {
+            blank_lines += 1;
+            continue;
+        }
+        flush_lines(&mut out, &mut blank_lines);
+        fold_spaces(line, &mut out);
+        if !last {
+            out.push('\n');
+        }
+    }
+    flush_lines(&mut out, &mut blank_lines);
+    Some(out)
+}
+
+/// Copies `line` into `out`, folding runs of [`FOLD_SPACES`] or more blanks.
+fn fold_spaces(line: &str, out: &mut String) {
+    let mut run = String::new();
+    let flush = |out: &mut String, run: &mut String| {
+        let n = run.chars().count();
+        if n >= FOLD_SPACES {
+            out.push_str(&format!(" ⟪{n} spaces⟫ "));
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in line.chars() {
+        if c == ' ' || c == '\t' {
+            run.push(c);
+        } else {
+            flush(out, &mut run);
+            out.push(c);
+        }
+    }
+    flush(out, &mut run);
 }
 
 /// The note shown under an approval whose text had to be escaped (the `Cow` returned by
 /// [`approval`] or [`approval_line`] is `Owned`).
 pub const HIDDEN_NOTE: &str = "it contains characters a terminal would not show as they \
-     are, shown escaped (\\n, \\r, \\x1b, \\u{202e}, …); they are part of what runs";
+     are, shown escaped (\\n, \\r, \\x1b, \\u{202e}, …), or long runs of blanks, shown \
+     folded (⟪64 spaces⟫); they are part of what runs";
 
 /// [`display`] for a stream of deltas.
 #[derive(Debug, Default)]
@@ -230,6 +310,21 @@ fn push_hex(out: &mut String, value: u32, min_digits: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_runs_of_blanks_are_folded_for_approval() {
+        let spaces = format!("touch X{}ls -la", " ".repeat(5000));
+        let shown = approval(&spaces);
+        assert_eq!(shown, "touch X ⟪5000 spaces⟫ ls -la");
+        assert_eq!(approval_line(&spaces), "touch X ⟪5000 spaces⟫ ls -la");
+        let lines = format!("touch X{}ls -la", "\n".repeat(61));
+        assert_eq!(approval(&lines), "touch X\n⟪60 blank lines⟫\nls -la");
+        // Ordinary indentation and paragraphs are left alone.
+        let code = "fn main() {\n        let x = 1;\n\n    x\n}\n";
+        assert!(matches!(approval(code), Cow::Borrowed(_)));
+        // Display text is never folded.
+        assert!(matches!(display(&spaces), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn text_unicode_tabs_and_newlines_are_kept_without_copying() {

@@ -246,9 +246,12 @@ impl LokiCompleter {
                 .map(|list| list())
                 .unwrap_or_default(),
         };
+        // A name that would reach the terminal escaped (control, bidirectional or
+        // invisible characters, from a file name) is not offered: inserted, it would be
+        // drawn raw in the input line.
         names
             .iter()
-            .filter(|name| fuzzy(rest, name))
+            .filter(|name| fuzzy(rest, name) && is_plain(name))
             .map(|name| suggestion(name, None, start, start + rest.len(), false))
             .collect()
     }
@@ -415,6 +418,14 @@ fn shown(text: &str) -> String {
     crate::render::sanitize::approval_line(text).into_owned()
 }
 
+/// Whether `name` is shown as it is (nothing for the sanitiser to escape).
+fn is_plain(name: &str) -> bool {
+    matches!(
+        crate::render::sanitize::approval_line(name),
+        std::borrow::Cow::Borrowed(_)
+    )
+}
+
 fn suggestion(
     value: &str,
     description: Option<String>,
@@ -453,6 +464,21 @@ mod tests {
             ..CompletionData::default()
         };
         LokiCompleter::new(Arc::new(RwLock::new(data)))
+    }
+
+    #[test]
+    fn names_that_would_reach_the_terminal_escaped_are_not_offered() {
+        let dir = tempfile::tempdir().unwrap();
+        let rags_dir = dir.path().join("rags");
+        std::fs::create_dir_all(&rags_dir).unwrap();
+        std::fs::write(rags_dir.join("docs.yaml"), "x").unwrap();
+        std::fs::write(rags_dir.join("evil\u{1b}]52;c;aGk=\u{7}.yaml"), "x").unwrap();
+        let data = CompletionData {
+            rags_dir,
+            ..CompletionData::default()
+        };
+        let c = LokiCompleter::new(Arc::new(RwLock::new(data)));
+        assert_eq!(values(c.suggest(".rag ", 5)), ["docs"]);
     }
 
     fn values(s: Vec<Suggestion>) -> Vec<String> {

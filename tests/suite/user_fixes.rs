@@ -76,7 +76,52 @@ fn script_tools_get_only_calls_that_fit_their_schema() {
     let events = crate::common::stdout(&out);
     let results = tool_results(&env.server.last_request().json());
     assert!(results[0].1.contains("`text` is required"), "{results:?}");
-    assert!(results[1].1.contains("`text` must be string"), "{results:?}");
+    assert!(
+        results[1].1.contains("`text` must be string"),
+        "{results:?}"
+    );
     assert!(events.contains(r#""kind":"bad_arguments""#), "{events}");
     assert!(!env.config_dir().join("ran").exists(), "the script ran");
+}
+
+/// Item D: a knowledge base whose file name carries escape sequences is listed escaped
+/// on a terminal (no clipboard write, no title change).
+#[test]
+fn list_rags_escapes_names_on_a_terminal() {
+    let env = crate::common::TestEnv::new();
+    let rags = env.config_dir().join("rags");
+    std::fs::create_dir_all(&rags).unwrap();
+    std::fs::write(rags.join("evil\u{1b}]52;c;aGk=\u{7}.yaml"), "x").unwrap();
+    std::fs::write(rags.join("docs.yaml"), "x").unwrap();
+    let mut pty = crate::common::pty::Pty::spawn(&env, &["--list-rags"], &[]);
+    let out = pty.read_to_end();
+    assert!(out.contains("docs"), "{out:?}");
+    assert!(
+        !out.contains("\u{1b}]52"),
+        "raw escape reached the terminal: {out:?}"
+    );
+    assert!(out.contains("evil"), "{out:?}");
+}
+
+/// Item B: a command padded with thousands of spaces or dozens of blank lines is shown
+/// folded with a counted marker, so both parts of what runs are on screen above the menu.
+#[test]
+fn a_command_padded_with_blanks_is_shown_folded() {
+    for (padding, marker) in [
+        (" ".repeat(5000), "⟪5000 spaces⟫"),
+        ("\n".repeat(61), "⟪60 blank lines⟫"),
+    ] {
+        let env = crate::common::TestEnv::new();
+        env.server
+            .push(openai::text_json(&format!("touch X{padding}ls -la")));
+        let mut pty = crate::common::pty::Pty::spawn(&env, &["-e", "list"], &[("NO_COLOR", "1")]);
+        let shown = pty.expect("execute");
+        assert!(shown.contains("touch X"), "{shown:?}");
+        assert!(shown.contains(marker), "{shown:?}");
+        assert!(shown.contains("ls -la"), "{shown:?}");
+        assert!(shown.contains("part of what runs"), "{shown:?}");
+        pty.send("\x1b[A\r"); // up wraps to "quit"
+        pty.read_to_end();
+        assert!(!env.work_dir().join("X").exists());
+    }
 }
