@@ -61,13 +61,31 @@ impl Secrets {
         }
     }
 
-    /// Remembers `value` under `name`. Blank, short or already known values are ignored
-    /// (the first name given to a value is kept).
+    /// Remembers `value` under `name`, with the forms it takes when a server or a proxy
+    /// quotes it encoded: base64 (standard and URL-safe, with and without padding) and
+    /// percent-encoding. Blank, short or already known values are ignored (the first name
+    /// given to a value is kept).
     pub fn add(&self, name: &str, value: &str) {
+        use base64::Engine as _;
         let value = value.trim();
         if value.chars().count() < MIN_SECRET_LEN {
             return;
         }
+        let b64 = base64::engine::general_purpose::STANDARD.encode(value);
+        let url_b64 = base64::engine::general_purpose::URL_SAFE.encode(value);
+        let percent: String = form_urlencoded::byte_serialize(value.as_bytes()).collect();
+        let forms = [
+            value.to_string(),
+            b64.trim_end_matches('=').to_string(),
+            url_b64.trim_end_matches('=').to_string(),
+            percent,
+        ];
+        for form in forms {
+            self.add_form(name, &form);
+        }
+    }
+
+    fn add_form(&self, name: &str, value: &str) {
         let mut entries = self
             .entries
             .write()
@@ -122,12 +140,18 @@ impl Secrets {
 
     /// The names of the known secrets, for `--info`-style listings (never the values).
     pub fn names(&self) -> Vec<String> {
-        self.entries
+        let mut names: Vec<String> = Vec::new();
+        for entry in self
+            .entries
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
-            .map(|e| e.name.clone())
-            .collect()
+        {
+            if !names.contains(&entry.name) {
+                names.push(entry.name.clone());
+            }
+        }
+        names
     }
 }
 
@@ -151,6 +175,24 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encoded_forms_are_redacted_too() {
+        use base64::Engine as _;
+        let s = Secrets::new();
+        s.add("KEY", "sk-live+/secret=value");
+        let b64 = base64::engine::general_purpose::STANDARD.encode("sk-live+/secret=value");
+        let url: String = form_urlencoded::byte_serialize(b"sk-live+/secret=value").collect();
+        for text in [format!("auth {b64} bad"), format!("?key={url}&x=1")] {
+            let out = s.redact(&text);
+            assert!(out.contains("«secret:KEY»"), "{out}");
+            assert!(
+                !out.contains(b64.trim_end_matches('=')) && !out.contains(&url),
+                "{out}"
+            );
+        }
+        assert_eq!(s.names(), ["KEY"]);
+    }
 
     #[test]
     fn known_values_become_named_markers() {

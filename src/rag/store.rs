@@ -205,7 +205,7 @@ pub fn write_meta(dir: &Path, name: &str, meta: &RagMeta) -> Result<(), RagError
         path: path.display().to_string(),
         message: e.to_string(),
     })?;
-    crate::atomic_file::write_atomic(&path, yaml.as_bytes(), false)
+    crate::atomic_file::write_atomic(&path, yaml.as_bytes(), true)
         .map_err(|e| RagError::io(&path, &e))
 }
 
@@ -432,7 +432,7 @@ pub fn write(
 
     let generation = format!("{:016x}.bin", fastrand::u64(..));
     let index_path = index_dir(dir, name).join(&generation);
-    crate::atomic_file::write_atomic(&index_path, &w.into_inner(), false)
+    crate::atomic_file::write_atomic(&index_path, &w.into_inner(), true)
         .map_err(|e| RagError::io(&index_path, &e))?;
     meta.index_file = generation.clone();
     meta.chunks = chunks.len();

@@ -52,7 +52,7 @@ pub fn build(opts: EditorOptions<'_>) -> Reedline {
         ));
     }
     if let Some(history) = opts.history_file.and_then(open_history) {
-        editor = editor.with_history(Box::new(history));
+        editor = editor.with_history(Box::new(super::history::Redacting(history)));
     }
     let temp = std::env::temp_dir().join(format!("loki-{}-repl.md", std::process::id()));
     editor = editor.with_buffer_editor(crate::term::editor::process(&opts.editor), temp);

@@ -15,6 +15,7 @@
 
 pub use crate::dotcmd as commands;
 pub mod completer;
+mod history;
 mod leave;
 pub mod line_editor;
 pub mod prompt;

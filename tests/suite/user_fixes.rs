@@ -125,3 +125,38 @@ fn a_command_padded_with_blanks_is_shown_folded() {
         assert!(!env.work_dir().join("X").exists());
     }
 }
+
+/// Item E: a known secret typed into the REPL reaches history.txt redacted; knowledge
+/// base files (which hold the documents' text) are private.
+#[test]
+fn history_lines_are_redacted_and_knowledge_bases_are_private() {
+    let env = crate::common::TestEnv::new();
+    env.server.push(openai::text_stream(&["noted"]));
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("mini)> ");
+    // `test-key` is the fake client's api_key.
+    pty.send("remember my key test-key please\r");
+    pty.expect("noted");
+    pty.expect("mini)> ");
+    pty.send(".exit\r");
+    pty.exit_code();
+    let history = std::fs::read_to_string(env.config_dir().join("history.txt")).unwrap();
+    assert!(history.contains("remember my key"), "{history}");
+    assert!(!history.contains("test-key"), "{history}");
+
+    env.write("kb/notes.md", "solar panels make electricity");
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .args(["--rag", "kw", "--rag-docs", "kb", "solar?"])
+        .assert()
+        .success();
+    let rags = env.config_dir().join("rags");
+    let mut files = 0;
+    for entry in walkdir::WalkDir::new(&rags).into_iter().flatten() {
+        if entry.file_type().is_file() {
+            files += 1;
+            crate::common::assert_private(entry.path());
+        }
+    }
+    assert!(files >= 2, "{files} files under {}", rags.display());
+}
