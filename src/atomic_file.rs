@@ -86,3 +86,44 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"keep");
     }
 }
+
+/// Largest file loki reads whole for its own state (sessions, macros, the vault, roles):
+/// 64 MiB.
+pub const MAX_OWN_FILE: u64 = 64 * 1024 * 1024;
+
+/// Reads a file loki keeps its own state in: only a regular file (a FIFO would block
+/// forever, a link to `/dev/zero` would never end), at most `max` bytes. The errors are
+/// ordinary I/O errors whose text says what was wrong; a missing file keeps `NotFound`.
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    if meta.len() > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {} MiB", max >> 20),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    std::fs::File::open(path)?
+        .take(max.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {} MiB", max >> 20),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_regular`] as UTF-8 text.
+pub fn read_regular_text(path: &Path, max: u64) -> std::io::Result<String> {
+    String::from_utf8(read_regular(path, max)?)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}

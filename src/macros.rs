@@ -152,7 +152,8 @@ pub fn load(dir: &Path, name: &str) -> Result<Macro, MacroError> {
         return Err(MacroError::BadName(name.to_string()));
     }
     let path: PathBuf = dir.join(format!("{name}.yaml"));
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::atomic_file::read_regular_text(&path, crate::atomic_file::MAX_OWN_FILE)
+    {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             match BUILTIN.iter().find(|(n, _)| *n == name) {
@@ -293,7 +294,13 @@ pub async fn run(
     let def = load(&conversation.state().paths.macros_dir, name)?;
     let values = bind(name, &def, args)?;
     let mut result = Ok(());
+    let cancel = conversation.cancel_token();
     for (i, raw) in def.steps.iter().enumerate() {
+        // A signal stops a long macro between steps, not only inside a prompt.
+        if cancel.is_cancelled() {
+            result = Err(MacroError::Cancelled(name.to_string()));
+            break;
+        }
         let step = substitute(raw, &values);
         if step.trim().is_empty() {
             continue;

@@ -268,7 +268,7 @@ impl Role {
     /// Loads `name` from `roles_dir`, falling back to the built-in of that name.
     pub fn load(roles_dir: &Path, name: &str, vars: &SystemVars) -> Result<Self, RoleError> {
         let path = roles_dir.join(format!("{name}.md"));
-        match std::fs::read_to_string(&path) {
+        match crate::atomic_file::read_regular_text(&path, crate::atomic_file::MAX_OWN_FILE) {
             Ok(text) => Self::parse(name, &text, &path, vars),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let (_, text) =

@@ -88,6 +88,36 @@ impl FileSessionStore {
         self.state_path(id).is_file().then_some(id)
     }
 
+    /// Stops at a damaged name rather than starting a new session under it (which would
+    /// orphan the old one): an alias file that is not a small regular file holding a
+    /// session id, or a state file that is not a regular file (a directory, a FIFO, a
+    /// link). A missing alias or a missing state file is not damage.
+    fn check_alias(&self, alias: &SessionAlias) -> Result<(), SessionError> {
+        let path = self.alias_path(alias);
+        let damaged = |path: &Path, problem: &str| SessionError::Io {
+            path: path.to_path_buf(),
+            message: format!(
+                "{problem}; the session name `{alias}` is damaged — fix or remove this file"
+            ),
+        };
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io_error(&path, &e)),
+            Ok(meta) if !meta.is_file() => return Err(damaged(&path, "not a regular file")),
+            Ok(_) => {}
+        }
+        let text = crate::atomic_file::read_regular_text(&path, 1024)
+            .map_err(|e| damaged(&path, &e.to_string()))?;
+        let Some(id) = SessionId::parse(text.trim()) else {
+            return Err(damaged(&path, "it does not hold a session id"));
+        };
+        let state = self.state_path(id);
+        match std::fs::symlink_metadata(&state) {
+            Ok(meta) if !meta.is_file() => Err(damaged(&state, "not a regular file")),
+            _ => Ok(()),
+        }
+    }
+
     fn write_alias(&self, alias: &SessionAlias, id: SessionId) -> Result<(), SessionError> {
         let path = self.alias_path(alias);
         crate::atomic_file::write_atomic(&path, format!("{id}\n").as_bytes(), true)
@@ -131,7 +161,8 @@ impl FileSessionStore {
     fn load(&self, id: SessionId) -> Result<(Version, Session), SessionError> {
         let path = self.state_path(id);
         sweep_stale_temp_files(&self.session_dir(id));
-        let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+        let text = crate::atomic_file::read_regular_text(&path, crate::atomic_file::MAX_OWN_FILE)
+            .map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => SessionError::NotFound {
                 name: id.to_string(),
             },
@@ -232,6 +263,7 @@ impl FileSessionStore {
             return Ok(Some((id, alias)));
         }
         let alias = SessionAlias::new(key)?;
+        self.check_alias(&alias)?;
         let id = match self.read_alias(&alias) {
             Some(id) => Some(id),
             None => self.migrate(&alias)?,
@@ -396,11 +428,12 @@ impl FileSessionStore {
         known: Option<&Version>,
     ) -> Result<Option<(Version, Session)>, SessionError> {
         let path = self.state_path(id);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_error(&path, &e)),
-        };
+        let text =
+            match crate::atomic_file::read_regular_text(&path, crate::atomic_file::MAX_OWN_FILE) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(io_error(&path, &e)),
+            };
         let key = content_key(text.as_bytes());
         if known == Some(&key) {
             return Ok(None);
@@ -633,7 +666,8 @@ fn io_error(path: &Path, e: &dyn std::fmt::Display) -> SessionError {
 
 /// Reads and parses a session file without opening it (to check an edit).
 pub fn parse_file(path: &Path) -> Result<Session, SessionError> {
-    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, &e))?;
+    let text = crate::atomic_file::read_regular_text(path, crate::atomic_file::MAX_OWN_FILE)
+        .map_err(|e| io_error(path, &e))?;
     parse_yaml(path, &text)
 }
 

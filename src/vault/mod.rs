@@ -147,10 +147,12 @@ impl Vault {
         let entries = if creating {
             BTreeMap::new()
         } else {
-            let bytes = std::fs::read(&access.file).map_err(|source| VaultError::Io {
-                path: access.file.clone(),
-                source,
-            })?;
+            let bytes =
+                crate::atomic_file::read_regular(&access.file, crate::atomic_file::MAX_OWN_FILE)
+                    .map_err(|source| VaultError::Io {
+                        path: access.file.clone(),
+                        source,
+                    })?;
             crypt::decrypt(&bytes, &passphrase, &access.file)?
         };
         for (name, value) in &entries {

@@ -43,7 +43,7 @@ fn from_file(access: &Access, raw: &str) -> Result<SecretString, VaultError> {
         return Err(VaultError::PlaceholderInPasswordFile);
     }
     let path = expand(access, raw);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::atomic_file::read_regular_text(&path, 64 * 1024) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(VaultError::MissingPasswordFile(path));

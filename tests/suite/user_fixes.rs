@@ -160,3 +160,58 @@ fn history_lines_are_redacted_and_knowledge_bases_are_private() {
     }
     assert!(files >= 2, "{files} files under {}", rags.display());
 }
+
+/// Item F: files loki reads whole refuse what is not a regular file — a macro that is a
+/// FIFO does not block, a macro or session file linked to `/dev/zero` is not read until
+/// memory runs out.
+#[cfg(unix)]
+#[test]
+fn state_files_that_are_not_regular_files_are_refused_at_once() {
+    let env = crate::common::TestEnv::new();
+    let macros = env.config_dir().join("macros");
+    std::fs::create_dir_all(&macros).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(macros.join("fifo.yaml"))
+        .status()
+        .expect("mkfifo (coreutils) is needed by this test");
+    assert!(status.success());
+    std::os::unix::fs::symlink("/dev/zero", macros.join("zero.yaml")).unwrap();
+    for name in ["fifo", "zero"] {
+        let out = env
+            .loki()
+            .args(["--macro", name])
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .failure();
+        let err = crate::common::stderr(&out);
+        assert!(err.contains("not a regular file"), "{name}: {err}");
+    }
+    // A session whose state file is a link to /dev/zero.
+    env.server.push(openai::text_stream(&["saved"]));
+    env.loki().args(["-s", "z", "hi"]).assert().success();
+    let state = env.session_file("z");
+    std::fs::remove_file(&state).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &state).unwrap();
+    let out = env
+        .loki()
+        .args(["-s", "z", "again"])
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .failure();
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(err.contains("damaged"), "{err}");
+    // Issue 27 item 7: a name pointing nowhere sensible stops with an error too.
+    let alias = env.config_dir().join("sessions/by-name/z");
+    for content in ["../../../../etc", ""] {
+        std::fs::write(&alias, content).unwrap();
+        let out = env.loki().args(["-s", "z", "again"]).assert().failure();
+        let err = crate::common::stderr(&out);
+        assert!(err.contains("does not hold a session id"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(&alias).unwrap(),
+            content,
+            "re-pointed"
+        );
+    }
+}
