@@ -53,40 +53,6 @@ fn write_then_rename(
     std::fs::rename(tmp, path)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn replaces_content_and_leaves_no_temp_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub/config.yaml");
-        write_atomic(&path, b"one", true).unwrap();
-        write_atomic(&path, b"two", true).unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"two");
-        let entries: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
-        assert_eq!(entries.len(), 1);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
-    }
-
-    #[test]
-    fn failure_keeps_the_old_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        write_atomic(&path, b"keep", false).unwrap();
-        // A directory in the way of the rename makes it fail.
-        let blocked = dir.path().join("d");
-        std::fs::create_dir_all(blocked.join("x")).unwrap();
-        assert!(write_atomic(&blocked, b"new", false).is_err());
-        assert_eq!(std::fs::read(&path).unwrap(), b"keep");
-    }
-}
-
 /// Largest file loki reads whole for its own state (sessions, macros, the vault, roles):
 /// 64 MiB.
 pub const MAX_OWN_FILE: u64 = 64 * 1024 * 1024;
@@ -126,4 +92,38 @@ pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 pub fn read_regular_text(path: &Path, max: u64) -> std::io::Result<String> {
     String::from_utf8(read_regular(path, max)?)
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_content_and_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/config.yaml");
+        write_atomic(&path, b"one", true).unwrap();
+        write_atomic(&path, b"two", true).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let entries: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(entries.len(), 1);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn failure_keeps_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        write_atomic(&path, b"keep", false).unwrap();
+        // A directory in the way of the rename makes it fail.
+        let blocked = dir.path().join("d");
+        std::fs::create_dir_all(blocked.join("x")).unwrap();
+        assert!(write_atomic(&blocked, b"new", false).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"keep");
+    }
 }
