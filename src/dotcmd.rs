@@ -586,7 +586,7 @@ fn ask_again(kind: Continuation) -> Action {
 }
 
 fn parse_file(args: &str) -> Action {
-    let words = split_words(args);
+    let words = split_file_args(args);
     let (files, text) = match words.iter().position(|w| w == "--") {
         Some(i) => (words[..i].to_vec(), words[i + 1..].join(" ")),
         None => (words, String::new()),
@@ -603,6 +603,34 @@ fn parse_file(args: &str) -> Action {
     })
 }
 
+/// `.file` arguments: words as a shell would split them, except that a word starting
+/// with a backtick runs to the closing backtick (a command whose output is attached:
+/// `` .file `git diff` -- write a commit message ``).
+fn split_file_args(s: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut rest = s;
+    loop {
+        let trimmed = rest.trim_start();
+        if trimmed.is_empty() {
+            break;
+        }
+        if let Some(inner) = trimmed.strip_prefix('`')
+            && let Some(end) = inner.find('`')
+        {
+            words.push(trimmed[..end + 2].to_string());
+            rest = &inner[end + 1..];
+            continue;
+        }
+        let next = trimmed
+            .char_indices()
+            .find(|(i, c)| *c == '`' && *i > 0 && trimmed[..*i].ends_with(char::is_whitespace))
+            .map_or(trimmed.len(), |(i, _)| i);
+        words.extend(split_words(&trimmed[..next]));
+        rest = &trimmed[next..];
+    }
+    words
+}
+
 /// Splits arguments into words as a shell would (see [`crate::shell_words::split`]).
 pub fn split_words(s: &str) -> Vec<String> {
     crate::shell_words::split(s)
@@ -611,6 +639,22 @@ pub fn split_words(s: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_arguments_keep_a_backtick_command_whole() {
+        assert_eq!(
+            split_file_args("`git diff --staged` notes.md -- write `the` message"),
+            [
+                "`git diff --staged`",
+                "notes.md",
+                "--",
+                "write",
+                "`the`",
+                "message"
+            ]
+        );
+        assert_eq!(split_file_args("'a b' c"), ["a b", "c"]);
+    }
 
     #[test]
     fn parses_commands_into_actions() {

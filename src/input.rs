@@ -91,6 +91,14 @@ pub enum InputError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// A `` `command` `` argument that could not run or failed.
+    #[error("command `{command}`: {message}")]
+    Command {
+        /// The command as typed.
+        command: String,
+        /// What went wrong (exit status and the first line of its stderr).
+        message: String,
+    },
     /// A device, FIFO or socket.
     #[error(
         "{path} is not a regular file ({kind}); pipe its contents instead, or set `allow_special_files: true` in config.yaml to read it (up to `max_input_size`)"
@@ -303,7 +311,9 @@ pub async fn load_within(
     let mut loaded = Loaded::default();
     let mut http: Option<reqwest::Client> = None;
     for arg in args {
-        if arg.starts_with("http://") || arg.starts_with("https://") {
+        if let Some(command) = command_arg(arg) {
+            run_command(command, cwd, &mut loaded, &mut budget).await?;
+        } else if arg.starts_with("http://") || arg.starts_with("https://") {
             let client =
                 match &http {
                     Some(c) => c,
@@ -320,6 +330,84 @@ pub async fn load_within(
         }
     }
     Ok(loaded)
+}
+
+/// The command of a `` `command` `` argument (Loki's command input: `-f '`git diff`'`).
+pub fn command_arg(arg: &str) -> Option<&str> {
+    arg.strip_prefix('`')
+        .and_then(|rest| rest.strip_suffix('`'))
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+}
+
+/// Runs a command the user typed as an attachment, through their shell (`$SHELL -c`, else
+/// `/bin/sh`) in `cwd`, and attaches its output as a `CMD` section. Its output counts
+/// towards `max_input_size`; a command that fails is an error with its exit status and
+/// the first line of its stderr. Dropping the future (Ctrl-C) kills it.
+async fn run_command(
+    command: &str,
+    cwd: &Path,
+    loaded: &mut Loaded,
+    budget: &mut Budget,
+) -> Result<(), InputError> {
+    use tokio::io::AsyncReadExt;
+    let failed = |message: String| InputError::Command {
+        command: command.to_string(),
+        message,
+    };
+    let shell = std::env::var("SHELL")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "/bin/sh".into());
+    let mut child = tokio::process::Command::new(&shell)
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| failed(format!("cannot start {shell}: {e}")))?;
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(failed("no output pipes".into()));
+    };
+    let limit = u64::try_from(budget.left)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    let mut out = out.take(limit);
+    let mut err = err.take(64 * 1024);
+    let (read_out, read_err) =
+        tokio::join!(out.read_to_end(&mut stdout), err.read_to_end(&mut stderr));
+    read_out.map_err(|e| failed(e.to_string()))?;
+    let _ = read_err;
+    budget.take(stdout.len(), &format!("the output of `{command}`"))?;
+    let status = child.wait().await.map_err(|e| failed(e.to_string()))?;
+    if !status.success() {
+        let first = String::from_utf8_lossy(&stderr)
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default()
+            .chars()
+            .take(200)
+            .collect::<String>();
+        let code = status
+            .code()
+            .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+        return Err(failed(if first.is_empty() {
+            format!("failed ({code})")
+        } else {
+            format!("failed ({code}): {first}")
+        }));
+    }
+    loaded.documents.push(Document {
+        kind: "CMD",
+        source: command.to_string(),
+        contents: String::from_utf8_lossy(&stdout).into_owned(),
+    });
+    Ok(())
 }
 
 /// Builds the user message from prompt text and loaded files.

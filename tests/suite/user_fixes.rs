@@ -215,3 +215,33 @@ fn state_files_that_are_not_regular_files_are_refused_at_once() {
         );
     }
 }
+
+/// Item 3: `` -f '`command`' `` runs the command through the user's shell and attaches
+/// its output as a `CMD` section (Loki's command input); a failing command is a one-line
+/// error with its exit status.
+#[test]
+fn a_backtick_attachment_is_the_output_of_the_command() {
+    let env = crate::common::TestEnv::new();
+    env.write("notes.txt", "alpha\n");
+    env.server.push(openai::text_stream(&["Looks fine."]));
+    env.loki()
+        .args(["-f", "`cat notes.txt; echo beta`", "--", "review this"])
+        .assert()
+        .success();
+    let body = env.server.last_request().json();
+    let sent = body["messages"][0]["content"].as_str().unwrap().to_string();
+    assert!(
+        sent.contains("============ CMD: cat notes.txt; echo beta ============\nalpha\nbeta"),
+        "{sent}"
+    );
+    assert!(sent.ends_with("review this"), "{sent}");
+
+    let out = env
+        .loki()
+        .args(["-f", "`echo oops >&2; exit 3`", "--", "x"])
+        .assert()
+        .code(1);
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("failed (exit 3): oops"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
