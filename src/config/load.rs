@@ -99,7 +99,18 @@ pub fn parse(text: &str, path: &Path, env: &Env) -> Result<LoadedConfig, ConfigE
         let de = serde_yaml::Deserializer::from_str(&text);
         let mut unknown = Vec::new();
         let parsed: AppConfig = serde_ignored::deserialize(de, |p| unknown.push(p.to_string()))
-            .map_err(|e| parse_error(path, &e))?;
+            .map_err(|e| match duplicate_top_level_key(&text) {
+                // serde reports a repeated key without a place; point at the repeat.
+                Some((key, line, first)) if e.to_string().contains("duplicate field") => {
+                    ConfigError::Parse {
+                        path: path.to_path_buf(),
+                        line,
+                        column: 1,
+                        message: format!("duplicate key `{key}` (first at line {first})"),
+                    }
+                }
+                _ => parse_error(path, &e),
+            })?;
         warnings.extend(
             unknown
                 .into_iter()
@@ -172,6 +183,28 @@ fn is_blank_yaml(text: &str) -> bool {
         let t = l.trim();
         t.is_empty() || t.starts_with('#') || t == "---"
     })
+}
+
+/// The first top-level key that appears twice: (key, line of the repeat, first line),
+/// 1-based.
+fn duplicate_top_level_key(text: &str) -> Option<(String, usize, usize)> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with([' ', '\t', '#', '-']) {
+            continue;
+        }
+        let Some((key, _)) = line.split_once(':') else {
+            continue;
+        };
+        let key = key.trim().trim_matches(['"', '\'']);
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            continue;
+        }
+        if let Some(first) = seen.insert(key, i + 1) {
+            return Some((key.to_string(), i + 1, first));
+        }
+    }
+    None
 }
 
 fn has_top_level_key(text: &str, key: &str) -> bool {
@@ -478,6 +511,17 @@ clients:
 
     #[test]
     fn validation_errors_name_the_key() {
+        let err = parse(
+            "model: a\nstream: true\nsave: true\nstream: false\n",
+            &p(),
+            &Env::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains(":4:1: duplicate key `stream` (first at line 2)"),
+            "{err}"
+        );
         let err = parse("memory_flush: sometimes\n", &p(), &Env::default())
             .unwrap_err()
             .to_string();

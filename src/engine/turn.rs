@@ -150,6 +150,8 @@ struct Collected {
     reasoning: String,
     reasoning_signature: Option<String>,
     calls: Vec<PartialCall>,
+    /// Calls beyond [`MAX_PARALLEL_CALLS`] in this response (not run, but reported).
+    dropped_calls: usize,
     usage: Usage,
     finish: Option<FinishReason>,
 }
@@ -244,6 +246,12 @@ pub(super) async fn run_turn(
             return Err(err);
         }
         let calls = finished_calls(std::mem::take(&mut collected.calls), rounds);
+        let dropped = std::mem::take(&mut collected.dropped_calls);
+        if dropped > 0 {
+            emitter.emit(Event::Notice(Notice::warning(format!(
+                "the model asked for {dropped} more tool calls than the {MAX_PARALLEL_CALLS} run per response; they were not run and the model is told"
+            ))));
+        }
         for call in &calls {
             emitter.emit(Event::ToolCallStarted(ToolCallStarted {
                 call_id: call.id.clone(),
@@ -340,6 +348,16 @@ pub(super) async fn run_turn(
         toolbox.note_loaded(state, ctx, &calls, &results);
         messages.extend(results.iter().cloned());
         steps.extend(results);
+        if dropped > 0 {
+            let note = Message::text(
+                Role::User,
+                format!(
+                    "[loki] {dropped} further tool calls in your last response were not run: at most {MAX_PARALLEL_CALLS} calls are run per response. Make the rest again in smaller batches if they are still needed."
+                ),
+            );
+            messages.push(note.clone());
+            steps.push(note);
+        }
         // What the user typed meanwhile goes in at this step.
         let queued = ctx.queue.take();
         if !queued.is_empty() {
@@ -614,8 +632,12 @@ fn apply_event(event: ProviderEvent, emitter: &Sink<'_>, out: &mut Collected) {
             name,
             arguments,
         } => {
-            // A server's index is trusted only up to a sane number of parallel calls.
+            // A server's index is trusted only up to a sane number of parallel calls; the
+            // rest are counted and reported.
             if index >= MAX_PARALLEL_CALLS {
+                if index < MAX_PARALLEL_CALLS * 64 {
+                    out.dropped_calls = out.dropped_calls.max(index + 1 - MAX_PARALLEL_CALLS);
+                }
                 return;
             }
             if out.calls.len() <= index {

@@ -245,3 +245,52 @@ fn a_backtick_attachment_is_the_output_of_the_command() {
     assert!(err.contains("failed (exit 3): oops"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// Item 16: a key repeated in config.yaml is reported where it is repeated.
+#[test]
+fn a_duplicate_config_key_is_reported_at_its_line() {
+    let env = crate::common::TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("stream: true\n{cfg}stream: false\n"));
+    let repeat = cfg.lines().count() + 2;
+    let out = env.loki().arg("hi").assert().failure();
+    let err = crate::common::stderr(&out);
+    assert!(
+        err.contains(&format!(
+            ":{repeat}:1: duplicate key `stream` (first at line 1)"
+        )),
+        "{err}"
+    );
+}
+
+/// Item F: more than 128 tool calls in one response are not dropped silently: the user is
+/// warned and the model told.
+#[test]
+fn tool_calls_beyond_the_limit_are_reported() {
+    let env = tools_env("");
+    let ids: Vec<String> = (0..130).map(|i| format!("t{i}")).collect();
+    let calls: Vec<(&str, &str, &str)> = ids
+        .iter()
+        .map(|id| (id.as_str(), "get_current_time", "{}"))
+        .collect();
+    env.server.push(openai::tool_call_stream(&calls));
+    env.server.push(openai::text_stream(&["Done."]));
+    let out = env
+        .loki()
+        .args(["what time is it, 130 times?"])
+        .assert()
+        .success();
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("2 more tool calls than the 128"), "{err}");
+    let body = env.server.last_request().json();
+    assert_eq!(tool_results(&body).len(), 128);
+    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("2 further tool calls"),
+        "{last}"
+    );
+}
