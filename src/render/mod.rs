@@ -205,19 +205,28 @@ impl TerminalEmitter {
     /// Prepares the emitter for another turn (REPL).
     pub fn reset(&self) {
         if let Ok(mut inner) = self.inner.lock() {
-            inner.renderer = MarkdownRenderer::new(render_options(&self.opts));
-            inner.in_reasoning = false;
-            inner.answered = false;
-            inner.answer.clear();
-            inner.finished = false;
-            inner.answer_filter = StreamSanitizer::new();
-            inner.reasoning_filter = StreamSanitizer::new();
+            self.reset_inner(&mut inner);
         }
+    }
+
+    fn reset_inner(&self, inner: &mut Inner) {
+        inner.renderer = MarkdownRenderer::new(render_options(&self.opts));
+        inner.in_reasoning = false;
+        inner.answered = false;
+        inner.answer.clear();
+        inner.finished = false;
+        inner.answer_filter = StreamSanitizer::new();
+        inner.reasoning_filter = StreamSanitizer::new();
     }
 
     fn handle(&self, inner: &mut Inner, event: Event) {
         match event {
             Event::TurnStarted(_) | Event::ModelCallStarted(_) => {
+                // Another turn on the same emitter (headless input lines): a fresh answer,
+                // finished with its own line end.
+                if matches!(event, Event::TurnStarted(_)) && inner.finished {
+                    self.reset_inner(inner);
+                }
                 if self.opts.spinner && inner.spinner.is_none() {
                     inner.spinner = Spinner::start("Generating");
                 }

@@ -294,3 +294,20 @@ fn tool_calls_beyond_the_limit_are_reported() {
         "{last}"
     );
 }
+
+/// Item 5: in text mode, the answers to several `--input-format stream-json` lines each
+/// end with their own line break.
+#[test]
+fn headless_text_answers_are_separated_by_line_breaks() {
+    let env = crate::common::TestEnv::new();
+    env.server.push(openai::text_stream(&["first answer"]));
+    env.server.push(openai::text_stream(&["second answer"]));
+    let lines = "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"a\"}}\n{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"b\"}}\n";
+    let out = env
+        .loki()
+        .args(["--input-format", "stream-json"])
+        .write_stdin(lines)
+        .assert()
+        .success();
+    assert_eq!(crate::common::stdout(&out), "first answer\nsecond answer\n");
+}
