@@ -392,6 +392,27 @@ pub fn install_builtins(roles_dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether `name` is one of the built-in roles.
+pub fn is_builtin(name: &str) -> bool {
+    BUILTIN.iter().any(|(n, _)| *n == name)
+}
+
+/// The roles that have a file in `roles_dir` (what `.delete role` can remove).
+pub fn list_files(roles_dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(roles_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let stem = name.strip_suffix(".md")?;
+            (!stem.starts_with('.') && entry.path().is_file()).then(|| stem.to_string())
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 /// Role names: files in `roles_dir` plus built-ins, sorted, without duplicates.
 pub fn list(roles_dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = BUILTIN.iter().map(|(n, _)| (*n).to_string()).collect();

@@ -421,6 +421,17 @@ fn confirm(
         Command::DeleteAgentData(name) => delete_agent_data(state, ctx, &name),
         Command::DeleteRole(name) => {
             let path = state.paths.roles_dir.join(format!("{name}.md"));
+            if !path.is_file() {
+                let why = if crate::role::is_builtin(&name) {
+                    "a built-in role, with no file to delete"
+                } else {
+                    "no such role file"
+                };
+                return Err(CoreError::InvalidRequest(format!(
+                    "cannot delete role `{name}`: {why} ({})",
+                    path.display()
+                )));
+            }
             std::fs::remove_file(&path).map_err(|e| io_error("delete", &path, &e))?;
             Ok(format!("deleted {}", path.display()))
         }

@@ -45,6 +45,8 @@ impl std::fmt::Debug for CompletionData {
 #[derive(Debug, Clone, Copy)]
 enum Names {
     Roles,
+    /// Roles with a file (for `.delete role`).
+    RoleFiles,
     Sessions,
     Rags,
     Macros,
@@ -137,7 +139,7 @@ impl LokiCompleter {
                     self.complete_names(Names::Rags, name, arg_start + "rag ".len())
                 }
                 Some(("role", name)) => {
-                    self.complete_names(Names::Roles, name, arg_start + "role ".len())
+                    self.complete_names(Names::RoleFiles, name, arg_start + "role ".len())
                 }
                 Some(("session", name)) => {
                     self.complete_names(Names::Sessions, name, arg_start + "session ".len())
@@ -237,6 +239,7 @@ impl LokiCompleter {
         };
         let names = match which {
             Names::Roles => crate::role::list(&data.roles_dir),
+            Names::RoleFiles => crate::role::list_files(&data.roles_dir),
             Names::Rags => crate::rag::list(&data.rags_dir),
             Names::Macros => crate::macros::list(&data.macros_dir),
             Names::Agents => crate::agent::list(&data.agents_dir),
@@ -569,6 +572,8 @@ mod tests {
         let c = LokiCompleter::new(Arc::new(RwLock::new(data)));
         assert_eq!(values(c.suggest(".role pir", 9)), ["pirate"]);
         assert!(values(c.suggest(".role ", 6)).contains(&"shell".to_string()));
+        // Issue 26 item 14: `.delete role` offers only roles with a file.
+        assert_eq!(values(c.suggest(".delete role ", 13)), ["pirate"]);
         assert_eq!(values(c.suggest(".session w", 10)), ["work"]);
         assert_eq!(
             values(c.suggest(".session _/", 11)),

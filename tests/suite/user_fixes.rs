@@ -311,3 +311,27 @@ fn headless_text_answers_are_separated_by_line_breaks() {
         .success();
     assert_eq!(crate::common::stdout(&out), "first answer\nsecond answer\n");
 }
+
+/// Item 14: deleting a built-in role that has no file says so (no OS error).
+#[test]
+fn deleting_a_built_in_role_without_a_file_says_why() {
+    let env = crate::common::TestEnv::new();
+    let macros = env.config_dir().join("macros");
+    std::fs::create_dir_all(&macros).unwrap();
+    std::fs::write(
+        macros.join("rm-role.yaml"),
+        "steps:\n  - .delete role code\n",
+    )
+    .unwrap();
+    // The first run installs the built-in roles as files; the user removed one since.
+    env.server.push(openai::text_stream(&["hi"]));
+    env.loki().arg("hello").assert().success();
+    std::fs::remove_file(env.config_dir().join("roles/code.md")).unwrap();
+    let out = env.loki().args(["--macro", "rm-role"]).assert().failure();
+    let err = crate::common::stderr(&out);
+    assert!(
+        err.contains("a built-in role, with no file to delete"),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
+}
