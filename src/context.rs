@@ -40,6 +40,9 @@ pub struct UnavailableModel {
 #[derive(Debug, Default)]
 pub struct PromptQueue {
     inner: std::sync::Mutex<QueueState>,
+    /// Set while a model call streams: the only time typed keys are taken for the
+    /// queue. Between calls a question or an approval may need them.
+    listening: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -66,6 +69,18 @@ impl PromptQueue {
         let mut state = self.state();
         state.shown = 0;
         std::mem::take(&mut state.lines)
+    }
+
+    /// Whether typed keys may be taken now (see [`PromptQueue::set_listening`]).
+    pub fn listening(&self) -> bool {
+        self.listening.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Says whether a model call is streaming (keys are taken) or not (keys stay for
+    /// whatever reads the terminal next: a question, an approval, the prompt).
+    pub fn set_listening(&self, on: bool) {
+        self.listening
+            .store(on, std::sync::atomic::Ordering::Release);
     }
 
     /// Messages queued since the last call (to announce them once).

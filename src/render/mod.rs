@@ -519,6 +519,17 @@ impl Emitter for TerminalEmitter {
         if !silent {
             live.clear();
         }
+        if let Some(queue) = &self.queue {
+            // Typed keys are taken only while a model call streams.
+            match &envelope.event {
+                Event::ModelCallStarted(_) => queue.set_listening(true),
+                Event::AssistantDelta(_)
+                | Event::ReasoningDelta(_)
+                | Event::Usage(_)
+                | Event::Retry(_) => {}
+                _ => queue.set_listening(false),
+            }
+        }
         if let Ok(mut inner) = self.inner.lock() {
             // Announced between model calls, where no answer line is half written.
             let between = matches!(

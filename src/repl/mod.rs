@@ -383,6 +383,7 @@ impl Repl {
             turn_input::TypeAhead::start(Arc::clone(&queue), self.state().terminal.stdin_tty);
         let result = self.conv.run(input, RunOptions::default(), &emitter).await;
         let typed = typing.finish();
+        queue.set_listening(false);
         drop(emitter);
         drop(quiet);
         // Ctrl-C stops everything: what was typed is dropped, as the terminal drops keys

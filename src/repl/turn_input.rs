@@ -112,6 +112,11 @@ fn read_until(stop: &std::sync::atomic::AtomicBool, queue: &crate::context::Prom
     };
     let mut buf = [0u8; 4096];
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        // Between model calls the keys stay where a question or an approval reads them.
+        if !queue.listening() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            continue;
+        }
         let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
         if !matches!(poll(&mut fds, Some(&slice)), Ok(n) if n > 0) {
             continue;
@@ -121,6 +126,10 @@ fn read_until(stop: &std::sync::atomic::AtomicBool, queue: &crate::context::Prom
             std::thread::sleep(std::time::Duration::from_millis(50));
             continue;
         };
+        // The model call may have ended while we waited: the keys are not ours then.
+        if !queue.listening() {
+            continue;
+        }
         // The keys may have gone to a question that ended meanwhile: read only what is
         // there now, never block.
         let mut fds = [PollFd::new(&stdin, PollFlags::IN)];

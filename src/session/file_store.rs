@@ -879,11 +879,15 @@ mod tests {
     }
 
     #[test]
-    fn a_corrupt_alias_file_counts_as_missing() {
+    fn a_corrupt_alias_file_is_an_error_naming_it_not_a_new_session() {
         let (_dir, store) = store();
         std::fs::create_dir_all(store.root.join("by-name")).unwrap();
         std::fs::write(store.root.join("by-name/x"), "not a uuid").unwrap();
-        assert!(store.resolve("x").unwrap().is_none());
+        let err = store.resolve("x").unwrap_err().to_string();
+        assert!(
+            err.contains("by-name/x") && err.contains("damaged"),
+            "{err}"
+        );
         assert!(store.list().is_empty());
     }
 

@@ -95,7 +95,9 @@ fn declared_types(schema: &Value) -> Option<Vec<&str>> {
 
 fn is_type(value: &Value, kind: &str) -> bool {
     match kind {
-        "string" => value.is_string(),
+        // Script options arrive as strings anyway; a model sending `4` for a text option
+        // means "4".
+        "string" => value.is_string() || value.is_number() || value.is_boolean(),
         "integer" => {
             value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
         }
@@ -161,6 +163,10 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("`tags[0]` must be string"), "{err}");
+        assert!(
+            err.contains("`text` must be string (got an array)"),
+            "{err}"
+        );
         assert!(check(&schema(), &json!("text")).is_err());
     }
 

@@ -65,7 +65,7 @@ fn script_tools_get_only_calls_that_fit_their_schema() {
     );
     env.server.push(openai::tool_call_stream(&[
         ("e1", "echo_tool", "{}"),
-        ("e2", "echo_tool", r#"{"text": 5}"#),
+        ("e2", "echo_tool", r#"{"text": ["a"]}"#),
     ]));
     env.server.push(openai::text_stream(&["Could not."]));
     let out = env
