@@ -22,9 +22,10 @@ pub(crate) enum RagStep {
     Done,
 }
 
-/// A token Ctrl-C cancels, for a build.
-fn ctrl_c_token() -> (CancellationToken, tokio::task::JoinHandle<()>) {
-    let token = CancellationToken::new();
+/// A token for a build: cancelled with the conversation (whose signal watcher a one-shot
+/// run has: Ctrl-C, SIGTERM, SIGHUP) and by Ctrl-C (the REPL's start has no watcher yet).
+fn build_token(parent: &CancellationToken) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let token = parent.child_token();
     let cancel = token.clone();
     let task = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -50,7 +51,7 @@ pub(crate) async fn prepare(
     let cwd = conversation.context().cwd.clone();
     let dir = &state.paths.rags_dir;
     let progress = crate::term::rag::progress(state);
-    let (cancel, watcher) = ctrl_c_token();
+    let (cancel, watcher) = build_token(&conversation.cancel_token());
     let build_ctx = retrieval::build_context(state, &cwd, &progress, cancel);
     let report = if !args.rag_docs.is_empty() {
         let documents = retrieval::split_documents(args.rag_docs.iter().map(String::as_str));
@@ -71,7 +72,12 @@ pub(crate) async fn prepare(
     watcher.abort();
     let built = report.is_some();
     if let Some(report) = report {
-        let report = report?;
+        // A stopped build keeps the previous index; the run ends as a stopped turn does
+        // (130, 143 or 129).
+        let report = match report {
+            Err(rag::RagError::Cancelled) => return Err(crate::error::CoreError::Cancelled.into()),
+            other => other?,
+        };
         state.rags.invalidate(dir, name);
         std::io::stderr()
             .lock()

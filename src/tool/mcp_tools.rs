@@ -295,7 +295,11 @@ mod tests {
         let started = std::time::Instant::now();
         let hits = bm25(&many, "thing number 12345");
         assert_eq!(hits[0], 12345);
-        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
         assert_eq!(function_name("my server_do.thing"), "my_server_do_thing");
     }
 }

@@ -335,3 +335,46 @@ fn deleting_a_built_in_role_without_a_file_says_why() {
     );
     assert!(!err.contains("os error"), "{err}");
 }
+
+/// Item G: a signal during a knowledge-base build stops it like a turn — exit 143 for
+/// SIGTERM, 129 for SIGHUP, 130 for SIGINT — and no index is written.
+#[test]
+fn a_signal_stops_a_knowledge_base_build() {
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
+        let env = crate::common::TestEnv::new();
+        let url = format!("{}/slow-doc", env.server.root_url());
+        env.server.set_default(
+            crate::common::fake_llm::Reply::raw(200, "text/plain", "slow text")
+                .delay_headers(std::time::Duration::from_secs(20)),
+        );
+        let mut child = env
+            .loki_std()
+            .args(["--rag", "kb", "--rag-docs", &url])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The build is waiting for the document.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while env.server.request_count() == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(env.server.request_count(), 1, "the build never fetched");
+        let status = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let started = std::time::Instant::now();
+        let status = child.wait().unwrap();
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{signal}: not stopped"
+        );
+        assert_eq!(status.code(), Some(code), "{signal}");
+        assert!(
+            !env.config_dir().join("rags/kb.yaml").exists(),
+            "{signal}: index written"
+        );
+    }
+}
