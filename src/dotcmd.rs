@@ -150,14 +150,7 @@ pub struct ReplCommand {
     pub parse: fn(&str) -> Action,
 }
 
-/// Display settings handled by the REPL itself rather than the engine.
-pub const DISPLAY_SETTINGS: &[(&str, &str)] = &[
-    ("highlight", "<true|false>"),
-    ("wrap", "<no|auto|width>"),
-    ("wrap_code", "<true|false>"),
-    ("theme", "<dark|light>"),
-    ("light_theme", "<true|false>"),
-];
+pub use crate::engine::command::DISPLAY_SETTINGS;
 
 /// Every dot-command, in help order.
 pub const COMMANDS: &[ReplCommand] = &[
@@ -307,8 +300,8 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".file",
-        args: "<file|dir|glob|url>... [-- <text>]",
-        help: "Send files, directories or URLs, with an optional question",
+        args: "<file|dir|glob|url|%%|`cmd`>... [-- <text>]",
+        help: "Send files, directories or URLs, with an optional question (%% is the last answer, `cmd` a command's output)",
         parse: parse_file,
     },
     ReplCommand {

@@ -142,6 +142,16 @@ impl Applied {
     }
 }
 
+/// Display settings `.set` accepts, handled by a terminal front end rather than the
+/// conversation.
+pub const DISPLAY_SETTINGS: &[(&str, &str)] = &[
+    ("highlight", "<true|false>"),
+    ("wrap", "<no|auto|width>"),
+    ("wrap_code", "<true|false>"),
+    ("theme", "<dark|light>"),
+    ("light_theme", "<true|false>"),
+];
+
 /// Settings `.set` accepts, with the values they take (for help and completion).
 pub const SETTABLE: &[(&str, &str)] = &[
     ("model", "<client:model>"),
@@ -828,7 +838,11 @@ fn set(
         }
         "rag_top_k" | "rag_reranker_model" => return set_rag(state, ctx, key, value),
         other => {
-            let known: Vec<&str> = SETTABLE.iter().map(|(k, _)| *k).collect();
+            let known: Vec<&str> = SETTABLE
+                .iter()
+                .chain(DISPLAY_SETTINGS)
+                .map(|(k, _)| *k)
+                .collect();
             return Err(CoreError::UnknownSetting {
                 key: other.to_string(),
                 known: known.join(", "),

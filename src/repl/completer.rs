@@ -32,6 +32,8 @@ pub struct CompletionData {
     pub active_agent: Option<String>,
     /// The config directory's `skills/` (with the project's, they complete `/name`).
     pub skills_dir: std::path::PathBuf,
+    /// `.set highlight false`: the input line is not coloured either.
+    pub plain_input: bool,
 }
 
 impl std::fmt::Debug for CompletionData {

@@ -38,10 +38,13 @@ pub struct EditorOptions<'a> {
 pub fn build(opts: EditorOptions<'_>) -> Reedline {
     let menu = ColumnarMenu::default().with_name(MENU);
     let mut editor = Reedline::create()
-        .with_completer(Box::new(LokiCompleter::new(opts.completion)))
+        .with_completer(Box::new(LokiCompleter::new(Arc::clone(&opts.completion))))
         .with_menu(ReedlineMenu::EngineCompleter(Box::new(menu)))
         .with_validator(Box::new(MultilineValidator))
-        .with_highlighter(Box::new(CommandHighlighter { color: opts.color }))
+        .with_highlighter(Box::new(CommandHighlighter {
+            color: opts.color,
+            data: Arc::clone(&opts.completion),
+        }))
         .with_ansi_colors(opts.color)
         .use_bracketed_paste(true)
         .with_quick_completions(true)
@@ -152,12 +155,15 @@ pub fn strip_block(line: &str) -> String {
 /// Colours a leading dot-command.
 struct CommandHighlighter {
     color: bool,
+    /// Follows `.set highlight`.
+    data: Arc<RwLock<CompletionData>>,
 }
 
 impl Highlighter for CommandHighlighter {
     fn highlight(&self, line: &str, _cursor: usize) -> StyledText {
         let mut text = StyledText::new();
-        if !self.color {
+        let plain = self.data.read().map(|d| d.plain_input).unwrap_or(false);
+        if !self.color || plain {
             text.push((Style::new(), line.to_string()));
             return text;
         }

@@ -739,7 +739,12 @@ impl Repl {
     fn set_display(&mut self, key: &str, value: &str) {
         let result = match key {
             "highlight" => parse_bool(value)
-                .map(|v| self.display.highlight = v)
+                .map(|v| {
+                    self.display.highlight = v;
+                    if let Ok(mut data) = self.completion.write() {
+                        data.plain_input = !v;
+                    }
+                })
                 .ok_or("true or false"),
             "wrap_code" => parse_bool(value)
                 .map(|v| self.display.wrap_code = v)
@@ -1123,6 +1128,7 @@ fn completion_data(state: &Arc<AppState>) -> CompletionData {
         agents_dir: state.paths.agents_dir.clone(),
         state: Some(Arc::clone(state)),
         active_agent: None,
+        plain_input: !state.config.highlight,
         skills_dir: state.paths.config_dir.join("skills"),
     }
 }

@@ -378,3 +378,24 @@ fn a_signal_stops_a_knowledge_base_build() {
         );
     }
 }
+
+/// Item 13: `.set` names the display settings among the keys it accepts, and `.help`
+/// mentions `%%` and command input.
+#[test]
+fn set_lists_display_keys_and_help_mentions_the_last_answer() {
+    let env = crate::common::TestEnv::new();
+    let macros = env.config_dir().join("macros");
+    std::fs::create_dir_all(&macros).unwrap();
+    std::fs::write(macros.join("bad-set.yaml"), "steps:\n  - .set colour 1\n").unwrap();
+    let out = env.loki().args(["--macro", "bad-set"]).assert().failure();
+    let err = crate::common::stderr(&out);
+    for key in ["highlight", "wrap", "wrap_code", "theme", "light_theme"] {
+        assert!(err.contains(key), "{key} missing: {err}");
+    }
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("mini)> ");
+    pty.send(".help\r");
+    pty.expect("%% is the last answer");
+    pty.send("\x04");
+    pty.read_to_end();
+}
