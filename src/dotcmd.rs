@@ -80,6 +80,8 @@ pub enum Action {
     ExitRag,
     /// Delete a knowledge base.
     DeleteRag(String),
+    /// Delete `macros/<name>.yaml`.
+    DeleteMacro(String),
     /// Edit the active knowledge base's document list, then update it.
     EditRagDocs,
     /// Run a macro (`macros/<name>.yaml`) with positional arguments.
@@ -540,10 +542,11 @@ fn parse_delete(args: &str) -> Action {
         (Some("role"), Some(name), None) => Action::DeleteRole(name.into()),
         (Some("session"), Some(name), None) => Action::DeleteSession(name.into()),
         (Some("rag"), Some(name), None) => Action::DeleteRag(name.into()),
+        (Some("macro"), Some(name), None) => Action::DeleteMacro(name.into()),
         (Some("agent-data"), Some(name), None) => {
             Action::Apply(Command::DeleteAgentData(name.into()))
         }
-        _ => Action::Usage("usage: .delete role|session|rag|agent-data <name>".into()),
+        _ => Action::Usage("usage: .delete role|session|rag|macro|agent-data <name>".into()),
     }
 }
 

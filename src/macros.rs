@@ -138,6 +138,25 @@ pub fn install_builtins(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Deletes `macros/<name>.yaml`; the path deleted.
+pub fn delete(dir: &Path, name: &str) -> Result<PathBuf, MacroError> {
+    if !valid_name(name) {
+        return Err(MacroError::BadName(name.to_string()));
+    }
+    let path = dir.join(format!("{name}.yaml"));
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(MacroError::Unknown {
+            name: name.to_string(),
+            path: path.display().to_string(),
+        }),
+        Err(e) => Err(MacroError::Invalid {
+            path: path.display().to_string(),
+            message: format!("cannot delete it: {e}"),
+        }),
+    }
+}
+
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && !name.starts_with('.')

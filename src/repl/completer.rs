@@ -133,7 +133,14 @@ impl LokiCompleter {
                 Some(_) => Vec::new(),
             },
             ".delete" => match rest.split_once(' ') {
-                None => fixed(&["role", "session", "rag", "agent-data"], rest, arg_start),
+                None => fixed(
+                    &["role", "session", "rag", "macro", "agent-data"],
+                    rest,
+                    arg_start,
+                ),
+                Some(("macro", name)) => {
+                    self.complete_names(Names::Macros, name, arg_start + "macro ".len())
+                }
                 Some(("agent-data", name)) => {
                     self.complete_names(Names::Agents, name, arg_start + "agent-data ".len())
                 }

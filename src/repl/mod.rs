@@ -362,6 +362,12 @@ impl Repl {
             Action::InfoRag => self.info_rag(),
             Action::ExitRag => self.exit_rag().await,
             Action::DeleteRag(name) => self.delete_rag(&name),
+            Action::DeleteMacro(name) => {
+                match crate::macros::delete(&self.state().paths.macros_dir, &name) {
+                    Ok(path) => self.note(&format!("deleted {}", path.display())),
+                    Err(e) => self.error(&e.to_string()),
+                }
+            }
             Action::EditRagDocs => self.edit_rag_docs().await,
             Action::Vault(op) => self.vault(&op),
             Action::Macro { name, args } => self.run_macro(&name, &args).await,

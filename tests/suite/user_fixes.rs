@@ -399,3 +399,23 @@ fn set_lists_display_keys_and_help_mentions_the_last_answer() {
     pty.send("\x04");
     pty.read_to_end();
 }
+
+/// Item 15 (part): `.delete macro NAME` removes the macro file.
+#[test]
+fn delete_macro_removes_the_file() {
+    let env = crate::common::TestEnv::new();
+    let macros = env.config_dir().join("macros");
+    std::fs::create_dir_all(&macros).unwrap();
+    std::fs::write(macros.join("mine.yaml"), "steps: [hello]\n").unwrap();
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("mini)> ");
+    pty.send(".delete macro mine\r");
+    pty.expect("deleted");
+    pty.expect("mini)> ");
+    pty.send(".delete macro mine\r");
+    pty.expect("unknown macro `mine`");
+    pty.expect("mini)> ");
+    pty.send("\x04");
+    pty.read_to_end();
+    assert!(!macros.join("mine.yaml").exists());
+}
