@@ -759,12 +759,18 @@ fn resolve_api_key(
     let literal = configured
         .filter(|k| !k.trim().is_empty() && placeholder.is_none())
         .map(str::to_string);
-    let from_env = || {
-        env.get(&own_env)
-            .or_else(|| vendor.and_then(|v| v.key_envs.iter().find_map(|var| env.get(var))))
+    // As in Loki: the client's own `<CLIENT>_API_KEY` wins over the file, so a key can be
+    // swapped for one run; the vendor's usual variables only fill a gap.
+    let own = env
+        .get(&own_env)
+        .filter(|k| !k.trim().is_empty())
+        .map(str::to_string);
+    let vendor_env = || {
+        vendor
+            .and_then(|v| v.key_envs.iter().find_map(|var| env.get(var)))
             .map(str::to_string)
     };
-    if let Some(key) = literal.or_else(from_env) {
+    if let Some(key) = own.or(literal).or_else(vendor_env) {
         return (Some(key), None);
     }
     let local = is_loopback(api_base) || vendor.is_some_and(|v| v.local);
@@ -905,9 +911,22 @@ mod tests {
             ),
             (Some("from-env".into()), None)
         );
+        // The client's own variable wins over the file (as in Loki)…
         assert_eq!(
             resolve_api_key(
                 "openai",
+                Some("lit"),
+                openai,
+                "https://x",
+                KeyRule::UnlessLocal,
+                &env
+            ),
+            (Some("from-env".into()), None)
+        );
+        // …and the file wins over a vendor's variable of another name.
+        assert_eq!(
+            resolve_api_key(
+                "work",
                 Some("lit"),
                 openai,
                 "https://x",

@@ -419,3 +419,23 @@ fn delete_macro_removes_the_file() {
     pty.read_to_end();
     assert!(!macros.join("mine.yaml").exists());
 }
+
+/// Item 4 (part): the client's `<NAME>_API_KEY` variable overrides `api_key` in the file,
+/// as in Loki.
+#[test]
+fn the_client_s_api_key_variable_overrides_the_file() {
+    let env = crate::common::TestEnv::new();
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .env("FAKE_API_KEY", "from-the-environment")
+        .arg("hi")
+        .assert()
+        .success();
+    let auth = env
+        .server
+        .last_request()
+        .header("authorization")
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(auth, "Bearer from-the-environment");
+}
