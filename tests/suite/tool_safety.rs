@@ -270,10 +270,11 @@ clients:
         .args(["--yolo", "show me your environment"])
         .assert()
         .success();
-    // The key still reaches the provider.
+    // The key still reaches the provider: the client's own FAKE_API_KEY, which overrides
+    // the file's api_key as in Loki.
     assert_eq!(
         env.server.requests()[0].header("authorization"),
-        Some("Bearer tok-placeholder-1111")
+        Some("Bearer tok-fake-env-3333")
     );
     let command = result_of(&env, "x");
     let script = result_of(&env, "s");

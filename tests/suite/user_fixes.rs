@@ -396,6 +396,7 @@ fn set_lists_display_keys_and_help_mentions_the_last_answer() {
     pty.expect("mini)> ");
     pty.send(".help\r");
     pty.expect("%% is the last answer");
+    pty.expect("mini)> ");
     pty.send("\x04");
     pty.read_to_end();
 }
