@@ -89,6 +89,12 @@ pub enum CoreError {
     /// A turn reached `max_tool_rounds` while the model kept calling tools.
     #[error("{0}")]
     TurnLimit(String),
+    /// The model called a tool this conversation does not have, in a run that treats
+    /// that as a failure (a one-shot run).
+    #[error(
+        "the model called `{0}`, which is not a tool of this conversation; enable it (enabled_tools, -r with a role that has it) or ask again"
+    )]
+    UnknownTool(String),
 }
 
 impl From<crate::session::store::SessionError> for CoreError {
@@ -179,7 +185,7 @@ impl CoreError {
             | Self::InvalidRequest(_) => ErrorClass::BadRequest,
             Self::TooLarge(_) => ErrorClass::TooLarge,
             Self::Budget(_) => ErrorClass::BudgetSpent,
-            Self::TurnLimit(_) => ErrorClass::Upstream,
+            Self::TurnLimit(_) | Self::UnknownTool(_) => ErrorClass::Upstream,
             Self::Config(_)
             | Self::Agent(_)
             | Self::Session(_)

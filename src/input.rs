@@ -424,7 +424,12 @@ pub fn user_message(text: &str, loaded: Loaded, model: &Model) -> Result<Message
     let body = if loaded.documents.len() == 1 && text.trim().is_empty() {
         loaded.documents[0].contents.clone()
     } else {
+        // The prompt comes first, then the documents, as in Loki.
         let mut body = String::new();
+        if !text.trim().is_empty() {
+            body.push_str(text);
+            body.push_str("\n\n");
+        }
         for doc in &loaded.documents {
             body.push_str(&format!(
                 "============ {}: {} ============\n{}\n\n",
@@ -433,7 +438,6 @@ pub fn user_message(text: &str, loaded: Loaded, model: &Model) -> Result<Message
                 doc.contents.trim_end_matches('\n')
             ));
         }
-        body.push_str(text);
         body.trim_end().to_string()
     };
     if loaded.images.is_empty() {
@@ -936,7 +940,7 @@ mod tests {
             user_message("summarise", two, &model(false))
                 .unwrap()
                 .text_content(),
-            "============ FILE: a.txt ============\nalpha\n\n============ FILE: b.txt ============\nbeta\n\nsummarise"
+            "summarise\n\n============ FILE: a.txt ============\nalpha\n\n============ FILE: b.txt ============\nbeta"
         );
         assert!(matches!(
             user_message("  ", Loaded::default(), &model(false)),

@@ -429,6 +429,13 @@ async fn run_step(
             result?;
             return Ok(());
         }
+        Action::Info
+        | Action::InfoRole
+        | Action::InfoSession
+        | Action::InfoAgent
+        | Action::ToolResults
+        | Action::Context
+        | Action::RagSources => return report(conversation, &action, term),
         Action::Usage(message) => return Err(StepError::Failed(message)),
         Action::Macro { .. } => {
             return Err(StepError::Failed("a macro cannot run another macro".into()));
@@ -449,6 +456,33 @@ async fn run_step(
             crate::engine::command::Line::Warning(text) => note(&format!("warning: {text}")),
         }
     }
+    Ok(())
+}
+
+/// A read-only dot-command in a macro (`.info`, `.info session`, `.context`, …): its
+/// report goes to stdout like an answer.
+fn report(conversation: &Conversation, action: &Action, term: &Terminal) -> Result<(), StepError> {
+    use crate::conversation::info;
+    let ctx = conversation.context();
+    let none = |what: &str| StepError::Failed(format!("no {what} is active"));
+    let text = match action {
+        Action::Info => info::conversation(conversation.state(), ctx, term.display.info_rows()),
+        Action::InfoRole => ctx.role.as_ref().ok_or_else(|| none("role"))?.export(),
+        Action::InfoSession => info::session(ctx).ok_or_else(|| none("session"))?,
+        Action::InfoAgent => info::agent(ctx).ok_or_else(|| none("agent"))?,
+        Action::ToolResults => {
+            info::tool_results(ctx).unwrap_or_else(|| "the last turn called no tools".into())
+        }
+        Action::Context => conversation.engine().context_report(ctx).render(),
+        Action::RagSources => {
+            ctx.active_rag().ok_or_else(|| none("knowledge base"))?;
+            ctx.rag_sources.join("\n")
+        }
+        _ => return Ok(()),
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", sanitize::display(text.trim_end_matches('\n')));
+    let _ = out.flush();
     Ok(())
 }
 

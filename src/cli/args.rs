@@ -20,6 +20,19 @@ pub enum ShellKind {
     Powershell,
 }
 
+/// Which models `--list-models` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModelListing {
+    /// Chat models, the ones `-m` takes.
+    Chat,
+    /// Embedding models.
+    Embedding,
+    /// Reranker models.
+    Reranker,
+    /// Every model, non-chat ones with their type in a second column.
+    All,
+}
+
 /// How a one-shot run shows its result (`--output-format`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -147,9 +160,15 @@ pub struct Args {
     #[arg(long)]
     pub info: bool,
 
-    /// List models (chat, then embedding and reranker), then exit
-    #[arg(long)]
-    pub list_models: bool,
+    /// List the chat models, then exit (`--list-models=all`: embedding and reranker too)
+    #[arg(
+        long,
+        value_name = "TYPE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "chat"
+    )]
+    pub list_models: Option<ModelListing>,
 
     /// Sign in to an `auth: oauth` client (claude, gemini), then exit
     #[arg(long, value_name = "CLIENT", num_args = 0..=1)]
@@ -260,7 +279,7 @@ impl Args {
     /// Whether only information is asked for (nothing is run or written).
     pub fn info_only(&self) -> bool {
         self.info
-            || self.list_models
+            || self.list_models.is_some()
             || self.list_roles
             || self.list_sessions
             || self.list_agents

@@ -144,6 +144,7 @@ async fn generate(conversation: &mut Conversation, input: UserInput) -> Result<S
     let emitter = CollectingEmitter::new();
     let options = RunOptions {
         stream: Some(false),
+        ..RunOptions::default()
     };
     let outcome = conversation.run(input, options, &emitter).await?;
     if conversation.context().dry_run {

@@ -1,5 +1,6 @@
 //! `--info`: the effective settings and paths, one `name value` row per line.
 
+use crate::conversation::info;
 use crate::state::AppState;
 
 /// Rows describing the agent of `-a`: its directory, model, tools, variables and
@@ -116,7 +117,6 @@ pub(super) fn render(
     active: Vec<(&'static str, String)>,
 ) -> String {
     let c = &state.config;
-    let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
     let model = match model_override {
         Some(id) => state
             .providers
@@ -128,72 +128,8 @@ pub(super) fn render(
             .map(|m| m.id()),
     }
     .unwrap_or_else(|e| format!("(none: {e})"));
-    let mut rows: Vec<(&str, String)> = vec![
-        ("model", model),
-        ("temperature", opt(c.temperature.map(|v| v.to_string()))),
-        ("top_p", opt(c.top_p.map(|v| v.to_string()))),
-        ("stream", c.stream.to_string()),
-        ("dry_run", c.dry_run.to_string()),
-        ("save", c.save.to_string()),
-        ("save_session", opt(c.save_session.map(|v| v.to_string()))),
-        ("compression_threshold", c.compression_threshold.to_string()),
-        ("compaction_share", format!("{}%", c.compaction_share)),
-        ("small_model", opt(c.small_model.clone())),
-        ("memory", c.memory.to_string()),
-        ("workspace_dir", state.memory.dir().display().to_string()),
-        ("load_tools_after", c.load_tools_after.to_string()),
-        (
-            "function_calling_support",
-            c.function_calling_support.to_string(),
-        ),
-        ("mcp_server_support", c.mcp_server_support.to_string()),
-        ("keybindings", c.keybindings.clone()),
-        (
-            "wrap",
-            opt(c.wrap.map(|w| match w {
-                crate::config::Wrap::No => "no".to_string(),
-                crate::config::Wrap::Auto => "auto".to_string(),
-                crate::config::Wrap::Width(n) => n.to_string(),
-            })),
-        ),
-        ("wrap_code", c.wrap_code.to_string()),
-        ("highlight", c.highlight.to_string()),
-        (
-            "theme",
-            if c.is_light_theme() {
-                "light".into()
-            } else {
-                "dark".into()
-            },
-        ),
-        ("enabled_tools", opt(c.enabled_tools.clone())),
-        ("enabled_mcp_servers", opt(c.enabled_mcp_servers.clone())),
-        ("rag_embedding_model", opt(c.rag_embedding_model.clone())),
-        ("rag_reranker_model", opt(c.rag_reranker_model.clone())),
-        ("rag_top_k", c.rag_top_k.to_string()),
-        (
-            "rag_chunk_size",
-            opt(c.rag_chunk_size.map(|v| v.to_string())),
-        ),
-        (
-            "rag_chunk_overlap",
-            opt(c.rag_chunk_overlap.map(|v| v.to_string())),
-        ),
-        ("editor", opt(c.editor.clone())),
-        ("user_agent", opt(c.user_agent())),
-        ("save_shell_history", c.save_shell_history.to_string()),
-        ("sync_models_url", opt(c.sync_models_url.clone())),
-        ("serve_addr", opt(c.serve_addr.clone())),
-        ("clients", state.providers.client_names().join(", ")),
-        ("config_source", state.config_origin.clone()),
-    ];
+    let mut rows = info::settings(state, model);
     rows.extend(active);
-    for (name, path) in state.paths.info_rows() {
-        rows.push((name, path.display().to_string()));
-    }
-    let mut out = String::new();
-    for (name, value) in rows {
-        out.push_str(&format!("{name:<30}{value}\n"));
-    }
-    out
+    rows.extend(info::paths(state));
+    info::render(rows)
 }

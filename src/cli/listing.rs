@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use crate::cli::args::Args;
+use crate::cli::args::{Args, ModelListing};
 use crate::client::config::ModelKind;
 use crate::render::sanitize;
 use crate::role;
@@ -86,19 +86,29 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         }
         return Ok(0);
     }
-    if args.list_models {
+    if let Some(listing) = args.list_models {
         let mut out = std::io::stdout().lock();
-        // Chat models one per line (ready for `-m`), then embedding and reranker models
-        // marked with their type.
-        for model in state.providers.models(ModelKind::Chat)? {
-            writeln!(out, "{}", sanitize::for_terminal(&model.id(), stdout_tty))?;
-        }
-        for kind in [ModelKind::Embedding, ModelKind::Reranker] {
+        // Chat models one per line (ready for `-m`). Other types are asked for by name,
+        // or all of them with `=all`, marked with their type in a tab-separated column so
+        // `cut -f1` leaves plain ids.
+        let (kinds, marked): (&[ModelKind], bool) = match listing {
+            ModelListing::Chat => (&[ModelKind::Chat], false),
+            ModelListing::Embedding => (&[ModelKind::Embedding], false),
+            ModelListing::Reranker => (&[ModelKind::Reranker], false),
+            ModelListing::All => (
+                &[ModelKind::Chat, ModelKind::Embedding, ModelKind::Reranker],
+                true,
+            ),
+        };
+        for &kind in kinds {
             for model in state.providers.models(kind)? {
                 let id = model.id();
                 let id = sanitize::for_terminal(&id, stdout_tty);
-                // A tab-separated type column: `cut -f1` leaves plain ids.
-                writeln!(out, "{id}\t{}", kind.as_str())?;
+                if marked && kind != ModelKind::Chat {
+                    writeln!(out, "{id}\t{}", kind.as_str())?;
+                } else {
+                    writeln!(out, "{id}")?;
+                }
             }
         }
         return Ok(0);

@@ -18,6 +18,7 @@
 //! approver/asker, and print; none of them takes locks, merges sessions or saves.
 
 pub mod catalog;
+pub mod info;
 mod exit;
 pub mod policy;
 mod supervisor;

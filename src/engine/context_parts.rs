@@ -220,15 +220,11 @@ pub fn report(
 }
 
 /// The attached documents of a user message: from the first `============ KIND: … ====`
-/// header to the blank line before the prompt.
+/// header to the end (the prompt comes before them).
 fn attached_part(text: &str) -> String {
-    let Some(start) = text.find("============ ") else {
-        return String::new();
-    };
-    let rest = &text[start..];
-    match rest.rfind("\n\n") {
-        Some(end) => rest[..end].to_string(),
-        None => rest.to_string(),
+    match text.find("============ ") {
+        Some(start) => text[start..].to_string(),
+        None => String::new(),
     }
 }
 
@@ -238,7 +234,7 @@ mod tests {
 
     #[test]
     fn attached_documents_are_told_apart_from_the_prompt() {
-        let text = "============ FILE: a.txt ============\nalpha\n\nbeta\n\n============ FILE: b ============\ngamma\n\nsummarise";
+        let text = "summarise\n\n============ FILE: a.txt ============\nalpha\n\nbeta\n\n============ FILE: b ============\ngamma";
         let part = attached_part(text);
         assert!(part.contains("alpha") && part.contains("gamma"));
         assert!(!part.contains("summarise"));

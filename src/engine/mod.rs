@@ -60,6 +60,10 @@ pub enum Continuation {
 pub struct RunOptions {
     /// Overrides the context's `stream` for this run.
     pub stream: Option<bool>,
+    /// A call of a tool the conversation does not have stops the run with
+    /// [`CoreError::UnknownTool`] (nothing of that response runs). Otherwise the model is
+    /// told and goes on.
+    pub unknown_tool_fails: bool,
 }
 
 /// One call of [`Engine::run`].
@@ -237,6 +241,7 @@ impl Engine {
         stream: bool,
         emitter: &Sink<'_>,
     ) -> Result<RunOutcome, CoreError> {
+        let options = request.options;
         let Some(input) = request.input else {
             return Ok(RunOutcome::default());
         };
@@ -259,7 +264,7 @@ impl Engine {
                 )
             }
         };
-        let outcome = turn::run_turn(&self.state, ctx, kind, stream, emitter).await?;
+        let outcome = turn::run_turn(&self.state, ctx, kind, stream, options, emitter).await?;
         if ctx.session.is_some() && !ctx.dry_run {
             self.keep_under_threshold(ctx, emitter).await?;
         }

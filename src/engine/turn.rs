@@ -183,6 +183,7 @@ pub(super) async fn run_turn(
     ctx: &mut RequestContext,
     kind: TurnKind,
     stream: bool,
+    options: super::RunOptions,
     emitter: &Sink<'_>,
 ) -> Result<RunOutcome, CoreError> {
     let (kind, mut messages) = super::messages::build(ctx, kind)?;
@@ -294,10 +295,30 @@ pub(super) async fn run_turn(
                     .join(", ")
             ))));
         }
+        let unknown = calls
+            .iter()
+            .find(|c| !toolbox.tools.iter().any(|t| t.name() == c.name))
+            .filter(|_| options.unknown_tool_fails && !no_tools);
+        if let Some(call) = unknown {
+            // Nothing of this response runs; the calls are answered so the history stays
+            // valid, and the work before it is kept.
+            let name = call.name.clone();
+            let why = format!("not run: the same response called `{name}`, which is not a tool here");
+            let (finished, unrun) = (Finished { total, rounds }, Unrun { calls, why: &why });
+            let outcome = finish_turn(ctx, &kind, steps, collected, finished, unrun, emitter);
+            emitter.set_partial(&outcome.text);
+            return Err(CoreError::UnknownTool(name));
+        }
         let last_round = rounds >= state.config.max_tool_rounds.max(1);
         if calls.is_empty() || no_tools || last_round {
             let stopped = !calls.is_empty() && !no_tools;
-            let outcome = finish_turn(ctx, &kind, steps, collected, calls, total, rounds, emitter);
+            let why = if no_tools {
+                "not run: no tools are enabled for this conversation"
+            } else {
+                "not run: the turn reached max_tool_rounds"
+            };
+            let (finished, unrun) = (Finished { total, rounds }, Unrun { calls, why });
+            let outcome = finish_turn(ctx, &kind, steps, collected, finished, unrun, emitter);
             if stopped {
                 // The work so far is kept; the turn did not finish, and says why.
                 emitter.set_partial(&outcome.text);
@@ -425,16 +446,26 @@ fn finished_calls(calls: Vec<PartialCall>, round: usize) -> Vec<ToolCall> {
         .collect()
 }
 
+/// The totals of a finished turn.
+struct Finished {
+    total: Usage,
+    rounds: usize,
+}
+
+/// The tool calls of the last response, which will not run, and why.
+struct Unrun<'a> {
+    calls: Vec<ToolCall>,
+    why: &'a str,
+}
+
 /// Records the final answer and reports the end of the turn.
-#[allow(clippy::too_many_arguments)]
 fn finish_turn(
     ctx: &mut RequestContext,
     kind: &TurnKind,
     steps: Vec<Message>,
     collected: Collected,
-    calls: Vec<ToolCall>,
-    total: Usage,
-    rounds: usize,
+    Finished { total, rounds }: Finished,
+    Unrun { calls, why }: Unrun<'_>,
     emitter: &Sink<'_>,
 ) -> RunOutcome {
     if collected.text.is_empty() && calls.is_empty() {
@@ -455,7 +486,6 @@ fn finish_turn(
         // answer each, or the provider would reject the saved history on the next turn.
         let mut steps = steps;
         let mut assistant = Message::text(Role::Assistant, collected.text.clone());
-        let why = "not run: tools are disabled here or the turn reached max_tool_rounds";
         for call in &calls {
             let content = serde_json::json!({ "tool_call_error": why }).to_string();
             emitter.emit(Event::ToolCallFinished(ToolCallFinished {

@@ -102,6 +102,16 @@ pub struct Display {
 }
 
 impl Display {
+    /// The display settings as rows of the info table.
+    pub fn info_rows(&self) -> Vec<crate::conversation::info::Row> {
+        vec![
+            ("highlight", self.highlight.to_string()),
+            ("wrap", crate::conversation::info::wrap_text(self.wrap)),
+            ("wrap_code", self.wrap_code.to_string()),
+            ("theme", if self.light { "light" } else { "dark" }.to_string()),
+        ]
+    }
+
     /// The configured display settings.
     pub fn from_config(config: &crate::config::AppConfig) -> Self {
         Self {

@@ -280,8 +280,8 @@ impl Repl {
             Action::Display { key, value } => self.set_display(&key, &value),
             Action::Help => self.println(&commands::help_text()),
             Action::Info => self.println(&self.info()),
-            Action::InfoAgent => match &self.ctx().agent {
-                Some(agent) => self.println(&describe_agent(agent, self.ctx())),
+            Action::InfoAgent => match crate::conversation::info::agent(self.ctx()) {
+                Some(text) => self.println(&text),
                 None => self.error("no agent is active"),
             },
             Action::Starter(n) => self.starter(n).await,
@@ -313,11 +313,8 @@ impl Repl {
                 self.apply(Command::CompressSession).await;
             }
             Action::Authenticate => self.authenticate().await,
-            Action::InfoSession => match self.ctx().session_snapshot() {
-                Some(snapshot) => {
-                    let yaml = serde_yaml::to_string(&snapshot).unwrap_or_default();
-                    self.println(&format!("{yaml}{}", token_summary(self.ctx())));
-                }
+            Action::InfoSession => match crate::conversation::info::session(self.ctx()) {
+                Some(text) => self.println(&text),
                 None => self.error("no session is open"),
             },
             Action::Copy => match command::last_answer(self.ctx()) {
@@ -327,7 +324,7 @@ impl Repl {
                     Err(e) => self.error(&e),
                 },
             },
-            Action::ToolResults => match tool_results_text(self.ctx()) {
+            Action::ToolResults => match crate::conversation::info::tool_results(self.ctx()) {
                 Some(text) => self.println(&text),
                 None => self.note("the last turn called no tools"),
             },
@@ -949,99 +946,7 @@ impl Repl {
     }
 
     fn info(&self) -> String {
-        let ctx = self.ctx();
-        let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
-        let rows: Vec<(&str, String)> = vec![
-            ("model", ctx.model.id()),
-            (
-                "max_input_tokens",
-                opt(ctx.model.config.max_input_tokens.map(|v| v.to_string())),
-            ),
-            (
-                "max_output_tokens",
-                opt(ctx
-                    .max_output_tokens
-                    .or(ctx.model.config.max_output_tokens)
-                    .map(|v| v.to_string())),
-            ),
-            ("temperature", opt(ctx.temperature.map(|v| v.to_string()))),
-            ("top_p", opt(ctx.top_p.map(|v| v.to_string()))),
-            ("stream", ctx.stream.to_string()),
-            ("dry_run", ctx.dry_run.to_string()),
-            ("save", ctx.save.to_string()),
-            (
-                "function_calling_support",
-                ctx.function_calling_support.to_string(),
-            ),
-            ("enabled_tools", opt(ctx.enabled_tools.clone())),
-            ("tools", {
-                let active: Vec<String> = crate::engine::scope::declared(self.state(), ctx)
-                    .iter()
-                    .map(|t| t.name().to_string())
-                    .collect();
-                if active.is_empty() {
-                    "none".into()
-                } else {
-                    active.join(", ")
-                }
-            }),
-            ("yolo", ctx.tool_policy.yolo.to_string()),
-            ("mcp_server_support", ctx.mcp_server_support.to_string()),
-            ("enabled_mcp_servers", {
-                let (servers, _) = crate::engine::scope::mcp_servers(self.state(), ctx);
-                if servers.is_empty() {
-                    "none".into()
-                } else {
-                    servers.join(", ")
-                }
-            }),
-            (
-                "usage",
-                if ctx.usage.is_empty() {
-                    "none yet".into()
-                } else {
-                    ctx.usage.summary()
-                },
-            ),
-            (
-                "role",
-                ctx.role
-                    .as_ref()
-                    .map(|r| r.name.clone())
-                    .unwrap_or_else(|| "none".into()),
-            ),
-            ("messages", ctx.history.len().to_string()),
-            ("tokens", token_summary(ctx)),
-            (
-                "session",
-                ctx.session
-                    .as_ref()
-                    .map(crate::session::handle::SessionHandle::name)
-                    .unwrap_or_else(|| "none".into()),
-            ),
-            ("highlight", self.display.highlight.to_string()),
-            (
-                "wrap",
-                opt(self.display.wrap.map(|w| match w {
-                    Wrap::No => "no".to_string(),
-                    Wrap::Auto => "auto".to_string(),
-                    Wrap::Width(n) => n.to_string(),
-                })),
-            ),
-            ("wrap_code", self.display.wrap_code.to_string()),
-            ("keybindings", self.state().config.keybindings.clone()),
-        ];
-        let mut out = String::new();
-        for (name, value) in rows {
-            out.push_str(&format!("{name:<30}{value}\n"));
-        }
-        for (name, status) in self.state().mcp.status() {
-            out.push_str(&format!("{:<30}{status}\n", format!("mcp:{name}")));
-        }
-        for (name, path) in self.state().paths.info_rows() {
-            out.push_str(&format!("{name:<30}{}\n", path.display()));
-        }
-        out
+        crate::conversation::info::conversation(self.state(), self.ctx(), self.display.info_rows())
     }
 
     /// Prints text that may come from a model, a session, a file or a server: control
@@ -1151,68 +1056,5 @@ fn session_names(state: &Arc<AppState>) -> completer::SessionNames {
     })
 }
 
-/// `.info agent`: its name, directory, variables, model and tools, then the instructions
-/// in force.
-fn describe_agent(agent: &crate::agent::ActiveAgent, ctx: &RequestContext) -> String {
-    let def = &agent.def;
-    let mut lines = vec![
-        format!("name: {}", def.name),
-        format!("description: {}", def.config.description),
-        format!("directory: {}", def.dir.display()),
-        format!("model: {}", ctx.model.id()),
-    ];
-    for (name, value) in &agent.variables {
-        lines.push(format!("variable {name}: {value}"));
-    }
-    let tools: Vec<&str> = def.tools.iter().map(|t| t.name.as_str()).collect();
-    lines.push(format!("tools: {}", tools.join(", ")));
-    lines.push(format!(
-        "global_tools: {}",
-        def.config.global_tools.join(", ")
-    ));
-    lines.push(format!(
-        "mcp_servers: {}",
-        def.config.mcp_servers.join(", ")
-    ));
-    if let Some(role) = &ctx.role {
-        lines.push(String::new());
-        lines.push(role.prompt.clone());
-    }
-    lines.join("\n")
-}
 
-/// `1234 tokens (0.96% of the 128000-token context, exact)`.
-fn token_summary(ctx: &RequestContext) -> String {
-    let tokens = crate::engine::session_tokens(ctx);
-    let how = match crate::tokens::Counter::for_model(ctx.model.real_name()) {
-        crate::tokens::Counter::O200k => "exact",
-        crate::tokens::Counter::Estimate => "estimate",
-    };
-    match ctx.model.config.max_input_tokens.filter(|m| *m > 0) {
-        Some(max) => format!(
-            "{tokens} tokens ({:.2}% of the {max}-token context, {how})",
-            tokens as f64 * 100.0 / max as f64
-        ),
-        None => format!("{tokens} tokens ({how})"),
-    }
-}
 
-/// The tool calls since the last user message, each with its full result.
-fn tool_results_text(ctx: &RequestContext) -> Option<String> {
-    use crate::client::Role;
-    let start = ctx.history.iter().rposition(|m| m.role == Role::User)?;
-    let turn = &ctx.history[start..];
-    let mut out = String::new();
-    for message in turn.iter().filter(|m| m.role == Role::Tool) {
-        let call = turn
-            .iter()
-            .flat_map(|m| m.tool_calls.iter())
-            .find(|c| Some(&c.id) == message.tool_call_id.as_ref());
-        let title = call.map_or_else(
-            || "tool".to_string(),
-            |c| format!("{} {}", c.name, c.arguments),
-        );
-        out.push_str(&format!("── {title}\n{}\n", message.text_content()));
-    }
-    (!out.is_empty()).then_some(out)
-}

@@ -173,7 +173,7 @@ fn list_models_prints_ids_a_pipe_can_cut() {
         "      - name: text-only\n      - name: emb\n        type: embedding\n",
     );
     env.write_config(&cfg);
-    let out = env.loki().arg("--list-models").assert().success();
+    let out = env.loki().arg("--list-models=all").assert().success();
     let text = stdout(&out);
     let ids: Vec<&str> = text
         .lines()

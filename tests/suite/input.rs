@@ -31,7 +31,7 @@ fn files_and_text_are_wrapped_in_headers() {
         .success();
     assert_eq!(
         sent_text(&env),
-        "============ FILE: a.txt ============\nalpha\n\n============ FILE: b.md ============\n# beta\n\ncompare them"
+        "compare them\n\n============ FILE: a.txt ============\nalpha\n\n============ FILE: b.md ============\n# beta"
     );
 }
 

@@ -230,11 +230,26 @@ fn builtin_macro_is_installed_on_first_run_and_works() {
         .join("macros")
         .join("generate-commit-message.yaml");
     assert!(!file.exists());
+    // A repository with one unstaged and then one staged change: the macro runs
+    // `git diff` itself and prefers what is staged.
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(env.work_dir())
+            .output()
+            .expect("git must be installed to run this test");
+        assert!(status.status.success(), "git {args:?}: {status:?}");
+    };
+    git(&["init", "-q"]);
+    env.write("x.txt", "old\n");
+    git(&["add", "x.txt"]);
+    git(&["commit", "-q", "-m", "first"]);
+    env.write("x.txt", "unstaged fix\n");
     env.server.push(openai::text_stream(&["Fix the parser"]));
     let out = env
         .loki()
         .args(["--macro", "generate-commit-message"])
-        .write_stdin("--- a/x\n+++ b/x\n+fixed\n")
         .assert()
         .success();
     assert!(stdout(&out).contains("Fix the parser"));
@@ -243,7 +258,24 @@ fn builtin_macro_is_installed_on_first_run_and_works() {
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages[0]["role"], "system");
     assert!(messages[0]["content"].as_str().unwrap().contains("commit"));
-    assert_eq!(messages[1]["content"], "--- a/x\n+++ b/x\n+fixed");
+    let sent = messages[1]["content"].as_str().unwrap();
+    assert!(
+        sent.starts_with("Write the commit message for this diff.\n\n============ CMD: git diff"),
+        "{sent}"
+    );
+    assert!(sent.contains("+unstaged fix"), "{sent}");
+
+    env.write("y.txt", "staged\n");
+    git(&["add", "y.txt"]);
+    env.server.push(openai::text_stream(&["Add y"]));
+    env.loki()
+        .args(["--macro", "generate-commit-message", "mention", "y"])
+        .assert()
+        .success();
+    let body = env.server.last_request().json();
+    let sent = body["messages"][1]["content"].as_str().unwrap().to_string();
+    assert!(sent.starts_with("mention y\n\n"), "{sent}");
+    assert!(sent.contains("+staged") && !sent.contains("unstaged"), "{sent}");
 
     // The user's edits are kept on later runs.
     std::fs::write(&file, "steps: [mine]\n").unwrap();

@@ -161,7 +161,7 @@ fn dry_run_prints_the_input_and_sends_nothing() {
         .success();
     assert_eq!(
         stdout(&out),
-        "============ FILE: notes.txt ============\nalpha\n\nsummarise\n"
+        "summarise\n\n============ FILE: notes.txt ============\nalpha\n"
     );
     assert_eq!(env.server.requests().len(), 0);
 
@@ -217,7 +217,8 @@ fn list_models_info_version_and_help() {
         stdout(&out),
         "fake:gpt-4o-mini\nfake:text-only\nfake:priced\n"
     );
-    // Embedding and reranker models follow, with their type in a tab-separated column.
+    // Chat models only by default; the other types by name, or all of them with their
+    // type in a tab-separated column.
     let cfg = std::fs::read_to_string(env.config_path()).unwrap().replace(
         "      - name: text-only\n",
         "      - name: text-only\n      - name: emb\n        type: embedding\n      - name: rr\n        type: reranker\n",
@@ -226,8 +227,19 @@ fn list_models_info_version_and_help() {
     let out = env.loki().arg("--list-models").assert().success();
     assert_eq!(
         stdout(&out),
+        "fake:gpt-4o-mini\nfake:text-only\nfake:priced\n"
+    );
+    let out = env.loki().arg("--list-models=embedding").assert().success();
+    assert_eq!(stdout(&out), "fake:emb\n");
+    let out = env.loki().arg("--list-models=reranker").assert().success();
+    assert_eq!(stdout(&out), "fake:rr\n");
+    let out = env.loki().arg("--list-models=all").assert().success();
+    assert_eq!(
+        stdout(&out),
         "fake:gpt-4o-mini\nfake:text-only\nfake:priced\nfake:emb\tembedding\nfake:rr\treranker\n"
     );
+    let out = env.loki().arg("--list-models=bogus").assert().code(2);
+    assert!(stderr(&out).contains("chat"), "{}", stderr(&out));
 
     let out = env.loki().arg("--info").assert().success();
     let info = stdout(&out);

@@ -255,7 +255,7 @@ fn prompt_and_file_commands() {
         env.server.last_request().json()["messages"],
         json!([
             {"role": "system", "content": "be brief"},
-            {"role": "user", "content": "============ FILE: notes.txt ============\nremember the milk\n\nwhat do I need?"}
+            {"role": "user", "content": "what do I need?\n\n============ FILE: notes.txt ============\nremember the milk"}
         ])
     );
 }

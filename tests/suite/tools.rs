@@ -163,11 +163,10 @@ fn paths_outside_the_working_tree_need_approval() {
 }
 
 #[test]
-fn unknown_tools_and_bad_arguments_are_reported_to_the_model() {
+fn bad_arguments_are_reported_to_the_model() {
     let env = tools_env("deny_tools: [fs_rm]\n");
     env.write("keep.txt", "x");
     env.server.push(openai::tool_call_stream(&[
-        ("a", "no_such_tool", "{}"),
         ("b", "fs_read", "{not json"),
         ("c", "fs_read", r#"{"offset":2}"#),
         ("d", "fs_rm", r#"{"path":"keep.txt"}"#),
@@ -184,17 +183,13 @@ fn unknown_tools_and_bad_arguments_are_reported_to_the_model() {
                 .to_string()
         })
         .collect();
+    assert!(errors[0].contains("not valid JSON"), "{errors:?}");
     assert!(
-        errors[0].contains("no tool named `no_such_tool`"),
-        "{errors:?}"
-    );
-    assert!(errors[1].contains("not valid JSON"), "{errors:?}");
-    assert!(
-        errors[2].contains("missing string argument `path`"),
+        errors[1].contains("missing string argument `path`"),
         "{errors:?}"
     );
     assert!(
-        errors[3].contains("disabled by the user's configuration"),
+        errors[2].contains("disabled by the user's configuration"),
         "{errors:?}"
     );
     assert!(env.work_dir().join("keep.txt").exists());

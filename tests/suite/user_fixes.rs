@@ -440,3 +440,106 @@ fn the_client_s_api_key_variable_overrides_the_file() {
         .to_string();
     assert_eq!(auth, "Bearer from-the-environment");
 }
+
+/// Item 4 (part): read-only dot-commands run in macros, and `.info` has the rows of
+/// `--info` (item 15), with the conversation's values.
+#[test]
+fn macros_may_show_info_with_the_rows_of_dash_dash_info() {
+    let env = crate::common::TestEnv::new();
+    let macros = env.config_dir().join("macros");
+    std::fs::create_dir_all(&macros).unwrap();
+    std::fs::write(
+        macros.join("report.yaml"),
+        "steps:\n  - .set temperature 0.3\n  - .info\n  - .context\n  - .info session\n",
+    )
+    .unwrap();
+    let out = env
+        .loki()
+        .args(["--macro", "report"])
+        .assert()
+        .code(1);
+    let text = crate::common::stdout(&out);
+    let cli = crate::common::stdout(&env.loki().arg("--info").assert().success());
+    for line in cli.lines() {
+        let name = line.split_whitespace().next().unwrap();
+        assert!(
+            text.lines().any(|l| l.split_whitespace().next() == Some(name)),
+            "`.info` lacks the --info row {name}:\n{text}"
+        );
+    }
+    assert!(text.contains("temperature                   0.3\n"), "{text}");
+    assert!(text.contains("messages                      0\n"), "{text}");
+    // `.context` printed its report; `.info session` failed the step, naming why.
+    assert!(text.contains("total"), "{text}");
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("step 4") && err.contains("no session is active"), "{err}");
+    assert_eq!(env.server.requests().len(), 0);
+}
+
+/// Item 4 (part): the prompt comes before the attached documents, as in Loki.
+#[test]
+fn the_prompt_comes_before_the_documents() {
+    let env = crate::common::TestEnv::new();
+    env.write("a.txt", "alpha\n");
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .args(["-f", "a.txt", "what is this?"])
+        .assert()
+        .success();
+    let body = env.server.last_request().json();
+    assert_eq!(
+        body["messages"][0]["content"],
+        "what is this?\n\n============ FILE: a.txt ============\nalpha"
+    );
+}
+
+/// Item 4 (part): a one-shot run stops when the model calls a tool it does not have:
+/// nothing of that response runs, exit 1 with one line naming the tool (headless:
+/// `turn_aborted`). The REPL still tells the model and goes on.
+#[test]
+fn an_unknown_tool_fails_a_one_shot_run() {
+    let env = tools_env("");
+    let calls = [
+        ("w", "fs_write", r#"{"path":"made.txt","content":"x"}"#),
+        ("u", "no_such_tool", "{}"),
+    ];
+    env.server.push(openai::tool_call_stream(&calls));
+    let out = env.loki().args(["--yolo", "go"]).assert().code(1);
+    // The calls are shown as not run, then one error line names the tool.
+    let err = crate::common::stderr(&out);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(errors[0].contains("`no_such_tool`"), "{err}");
+    assert!(err.contains("fs_write failed: not run"), "{err}");
+    assert!(!env.work_dir().join("made.txt").exists());
+    assert_eq!(env.server.requests().len(), 1);
+
+    env.server.push(openai::tool_call_stream(&calls));
+    let out = env
+        .loki()
+        .args(["--yolo", "--output-format", "stream-json", "go"])
+        .assert()
+        .code(1);
+    let text = crate::common::stdout(&out);
+    let last: serde_json::Value =
+        serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "turn_aborted", "{text}");
+    assert!(
+        last["error"].as_str().unwrap().contains("no_such_tool"),
+        "{last}"
+    );
+    assert!(!env.work_dir().join("made.txt").exists());
+
+    // In the REPL the model is told, and the turn goes on.
+    env.server.push(openai::tool_call_stream(&[("u", "no_such_tool", "{}")]));
+    env.server.push(openai::text_stream(&["Recovered."]));
+    let mut pty = crate::common::pty::Pty::spawn(&env, &["--yolo"], &[("NO_COLOR", "1")]);
+    pty.expect("mini)> ");
+    pty.send("go\r");
+    pty.expect("Recovered.");
+    pty.expect("mini)> ");
+    pty.send("\x04");
+    pty.read_to_end();
+    let results = tool_results(&env.server.last_request().json());
+    assert!(results[0].1.contains("no tool named"), "{results:?}");
+}

@@ -293,6 +293,7 @@ impl Inner {
         };
         let options = RunOptions {
             stream: Some(false),
+            ..RunOptions::default()
         };
         let outcome = conversation.run(input, options, emitter).await;
         let _ = conversation.finish(outcome.is_ok(), emitter).await;
@@ -342,6 +343,7 @@ impl Inner {
         };
         let options = RunOptions {
             stream: Some(false),
+            ..RunOptions::default()
         };
         match summarizer.run(input, options, &Discard).await {
             Ok(summary) if !summary.text.trim().is_empty() => {

@@ -1,0 +1,283 @@
+//! What `--info` and `.info` show, and the other read-only reports a front end or a
+//! macro prints: one table of `name value` rows, the same for both (`.info` shows the
+//! conversation's live values where `--info` shows the configured ones).
+
+use crate::config::Wrap;
+use crate::context::RequestContext;
+use crate::state::AppState;
+
+/// A row of the info table.
+pub type Row = (&'static str, String);
+
+fn opt(v: Option<String>) -> String {
+    v.unwrap_or_else(|| "null".into())
+}
+
+/// `no`, `auto` or the width.
+pub fn wrap_text(wrap: Option<Wrap>) -> String {
+    opt(wrap.map(|w| match w {
+        Wrap::No => "no".to_string(),
+        Wrap::Auto => "auto".to_string(),
+        Wrap::Width(n) => n.to_string(),
+    }))
+}
+
+/// The configured settings, with `model` as given (the resolved id, or why there is none).
+pub fn settings(state: &AppState, model: String) -> Vec<Row> {
+    let c = &state.config;
+    vec![
+        ("model", model),
+        ("temperature", opt(c.temperature.map(|v| v.to_string()))),
+        ("top_p", opt(c.top_p.map(|v| v.to_string()))),
+        ("stream", c.stream.to_string()),
+        ("dry_run", c.dry_run.to_string()),
+        ("save", c.save.to_string()),
+        ("save_session", opt(c.save_session.map(|v| v.to_string()))),
+        ("compression_threshold", c.compression_threshold.to_string()),
+        ("compaction_share", format!("{}%", c.compaction_share)),
+        ("small_model", opt(c.small_model.clone())),
+        ("memory", c.memory.to_string()),
+        ("workspace_dir", state.memory.dir().display().to_string()),
+        ("load_tools_after", c.load_tools_after.to_string()),
+        (
+            "function_calling_support",
+            c.function_calling_support.to_string(),
+        ),
+        ("mcp_server_support", c.mcp_server_support.to_string()),
+        ("keybindings", c.keybindings.clone()),
+        ("wrap", wrap_text(c.wrap)),
+        ("wrap_code", c.wrap_code.to_string()),
+        ("highlight", c.highlight.to_string()),
+        (
+            "theme",
+            if c.is_light_theme() {
+                "light".into()
+            } else {
+                "dark".into()
+            },
+        ),
+        ("enabled_tools", opt(c.enabled_tools.clone())),
+        ("enabled_mcp_servers", opt(c.enabled_mcp_servers.clone())),
+        ("rag_embedding_model", opt(c.rag_embedding_model.clone())),
+        ("rag_reranker_model", opt(c.rag_reranker_model.clone())),
+        ("rag_top_k", c.rag_top_k.to_string()),
+        (
+            "rag_chunk_size",
+            opt(c.rag_chunk_size.map(|v| v.to_string())),
+        ),
+        (
+            "rag_chunk_overlap",
+            opt(c.rag_chunk_overlap.map(|v| v.to_string())),
+        ),
+        ("editor", opt(c.editor.clone())),
+        ("user_agent", opt(c.user_agent())),
+        ("save_shell_history", c.save_shell_history.to_string()),
+        ("sync_models_url", opt(c.sync_models_url.clone())),
+        ("serve_addr", opt(c.serve_addr.clone())),
+        ("clients", state.providers.client_names().join(", ")),
+        ("config_source", state.config_origin.clone()),
+    ]
+}
+
+/// Replaces the value of row `name`, or adds the row after `after` (at the end when
+/// `after` is not there).
+fn put(rows: &mut Vec<Row>, name: &'static str, value: String, after: &str) {
+    if let Some(row) = rows.iter_mut().find(|(n, _)| *n == name) {
+        row.1 = value;
+        return;
+    }
+    let at = rows
+        .iter()
+        .position(|(n, _)| *n == after)
+        .map_or(rows.len(), |i| i + 1);
+    rows.insert(at, (name, value));
+}
+
+/// `.info`: the `--info` rows with this conversation's values, then what only a
+/// conversation has (its tools, usage, role, session, tokens, MCP servers). `display`
+/// holds the front end's display settings (`highlight`, `wrap`, …) as they are now.
+pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -> String {
+    let mut rows = settings(state, ctx.model.id());
+    let live: Vec<(&'static str, String, &str)> = vec![
+        (
+            "max_input_tokens",
+            opt(ctx.model.config.max_input_tokens.map(|v| v.to_string())),
+            "model",
+        ),
+        (
+            "max_output_tokens",
+            opt(ctx
+                .max_output_tokens
+                .or(ctx.model.config.max_output_tokens)
+                .map(|v| v.to_string())),
+            "max_input_tokens",
+        ),
+        (
+            "temperature",
+            opt(ctx.temperature.map(|v| v.to_string())),
+            "",
+        ),
+        ("top_p", opt(ctx.top_p.map(|v| v.to_string())), ""),
+        ("stream", ctx.stream.to_string(), ""),
+        ("dry_run", ctx.dry_run.to_string(), ""),
+        ("save", ctx.save.to_string(), ""),
+        (
+            "function_calling_support",
+            ctx.function_calling_support.to_string(),
+            "",
+        ),
+        ("mcp_server_support", ctx.mcp_server_support.to_string(), ""),
+        ("enabled_tools", opt(ctx.enabled_tools.clone()), ""),
+        (
+            "tools",
+            none_if_empty(
+                crate::engine::scope::declared(state, ctx)
+                    .iter()
+                    .map(|t| t.name().to_string())
+                    .collect(),
+            ),
+            "enabled_tools",
+        ),
+        ("yolo", ctx.tool_policy.yolo.to_string(), "tools"),
+        (
+            "enabled_mcp_servers",
+            none_if_empty(crate::engine::scope::mcp_servers(state, ctx).0),
+            "",
+        ),
+    ];
+    for (name, value, after) in live {
+        put(&mut rows, name, value, after);
+    }
+    for (name, value) in display {
+        put(&mut rows, name, value, "");
+    }
+    let usage = if ctx.usage.is_empty() {
+        "none yet".into()
+    } else {
+        ctx.usage.summary()
+    };
+    rows.push(("usage", usage));
+    rows.push((
+        "role",
+        ctx.role
+            .as_ref()
+            .map_or_else(|| "none".into(), |r| r.name.clone()),
+    ));
+    rows.push(("messages", ctx.history.len().to_string()));
+    rows.push(("tokens", token_summary(ctx)));
+    rows.push((
+        "session",
+        ctx.session.as_ref().map_or_else(
+            || "none".into(),
+            crate::session::handle::SessionHandle::name,
+        ),
+    ));
+    let mut out = render(rows);
+    for (name, status) in state.mcp.status() {
+        out.push_str(&format!("{:<30}{status}\n", format!("mcp:{name}")));
+    }
+    out.push_str(&render(paths(state)));
+    out
+}
+
+fn none_if_empty(items: Vec<String>) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// The rows of loki's directories and files.
+pub fn paths(state: &AppState) -> Vec<Row> {
+    state
+        .paths
+        .info_rows()
+        .into_iter()
+        .map(|(name, path)| (name, path.display().to_string()))
+        .collect()
+}
+
+/// The rows as a table: each name padded to 30 columns, then its value.
+pub fn render(rows: Vec<Row>) -> String {
+    let mut out = String::new();
+    for (name, value) in rows {
+        out.push_str(&format!("{name:<30}{value}\n"));
+    }
+    out
+}
+
+/// `1234 tokens (0.96% of the 128000-token context, exact)`.
+pub fn token_summary(ctx: &RequestContext) -> String {
+    let tokens = crate::engine::session_tokens(ctx);
+    let how = match crate::tokens::Counter::for_model(ctx.model.real_name()) {
+        crate::tokens::Counter::O200k => "exact",
+        crate::tokens::Counter::Estimate => "estimate",
+    };
+    match ctx.model.config.max_input_tokens.filter(|m| *m > 0) {
+        Some(max) => format!(
+            "{tokens} tokens ({:.2}% of the {max}-token context, {how})",
+            tokens as f64 * 100.0 / max as f64
+        ),
+        None => format!("{tokens} tokens ({how})"),
+    }
+}
+
+/// `.info session`: the session as YAML, then its token count.
+pub fn session(ctx: &RequestContext) -> Option<String> {
+    let snapshot = ctx.session_snapshot()?;
+    let yaml = serde_yaml::to_string(&snapshot).unwrap_or_default();
+    Some(format!("{yaml}{}", token_summary(ctx)))
+}
+
+/// `.info agent`: its name, directory, variables, model and tools, then the instructions
+/// in force.
+pub fn agent(ctx: &RequestContext) -> Option<String> {
+    let agent = ctx.agent.as_ref()?;
+    let def = &agent.def;
+    let mut lines = vec![
+        format!("name: {}", def.name),
+        format!("description: {}", def.config.description),
+        format!("directory: {}", def.dir.display()),
+        format!("model: {}", ctx.model.id()),
+    ];
+    for (name, value) in &agent.variables {
+        lines.push(format!("variable {name}: {value}"));
+    }
+    let tools: Vec<&str> = def.tools.iter().map(|t| t.name.as_str()).collect();
+    lines.push(format!("tools: {}", tools.join(", ")));
+    lines.push(format!(
+        "global_tools: {}",
+        def.config.global_tools.join(", ")
+    ));
+    lines.push(format!(
+        "mcp_servers: {}",
+        def.config.mcp_servers.join(", ")
+    ));
+    if let Some(role) = &ctx.role {
+        lines.push(String::new());
+        lines.push(role.prompt.clone());
+    }
+    Some(lines.join("\n"))
+}
+
+/// `.tool-results`: the tool calls since the last user message, each with its full
+/// result.
+pub fn tool_results(ctx: &RequestContext) -> Option<String> {
+    use crate::client::Role;
+    let start = ctx.history.iter().rposition(|m| m.role == Role::User)?;
+    let turn = &ctx.history[start..];
+    let mut out = String::new();
+    for message in turn.iter().filter(|m| m.role == Role::Tool) {
+        let call = turn
+            .iter()
+            .flat_map(|m| m.tool_calls.iter())
+            .find(|c| Some(&c.id) == message.tool_call_id.as_ref());
+        let title = call.map_or_else(
+            || "tool".to_string(),
+            |c| format!("{} {}", c.name, c.arguments),
+        );
+        out.push_str(&format!("── {title}\n{}\n", message.text_content()));
+    }
+    (!out.is_empty()).then_some(out)
+}
