@@ -77,6 +77,12 @@ pub fn main_entry() -> ExitCode {
     if let Some(shell) = args.completions {
         return print_completions(shell);
     }
+    if let Some(message) = args.headless_conflict() {
+        use clap::CommandFactory;
+        let e = Args::command().error(clap::error::ErrorKind::ArgumentConflict, message);
+        let _ = e.print();
+        return ExitCode::from(2);
+    }
     if let Some(shell) = args.shell_integration {
         let script = match shell {
             ShellKind::Bash => include_str!("../../assets/shell/loki.bash"),

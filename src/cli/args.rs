@@ -276,6 +276,35 @@ pub struct Args {
 }
 
 impl Args {
+    /// A flag the headless formats would otherwise ignore, as a usage error: each is
+    /// honoured or refused, never dropped.
+    pub fn headless_conflict(&self) -> Option<String> {
+        let json = self.output_format != OutputFormat::Text;
+        if json && self.dry_run {
+            return Some(
+                "--dry-run prints the request as text; drop --output-format to see it".into(),
+            );
+        }
+        if self.output_format == OutputFormat::StreamJson && self.code {
+            return Some(
+                "-c cannot shape --output-format stream-json (the events carry the whole answer); use --output-format json, whose answer is then the code".into(),
+            );
+        }
+        if self.input_format == InputFormat::StreamJson {
+            if !self.text.is_empty() {
+                return Some(
+                    "--input-format stream-json reads every prompt from stdin; send the text as a {\"type\":\"user\",\"message\":…} line instead of an argument".into(),
+                );
+            }
+            if !self.files.is_empty() {
+                return Some(
+                    "-f is not read with --input-format stream-json; put the file's text or image in a {\"type\":\"user\",\"message\":…} line".into(),
+                );
+            }
+        }
+        None
+    }
+
     /// Whether only information is asked for (nothing is run or written).
     pub fn info_only(&self) -> bool {
         self.info

@@ -86,6 +86,8 @@ impl Emitter for JsonLines {
 pub struct JsonResult {
     runs: Mutex<std::collections::HashMap<crate::engine::event::ConversationId, RunResult>>,
     broken: std::sync::atomic::AtomicBool,
+    /// `-c`: the answer is the code it contains.
+    code_only: bool,
 }
 
 #[derive(Default)]
@@ -104,6 +106,15 @@ impl JsonResult {
         Self {
             runs: Mutex::new(std::collections::HashMap::new()),
             broken: std::sync::atomic::AtomicBool::new(false),
+            code_only: false,
+        }
+    }
+
+    /// A result whose `answer` is only the code of the answer (`-c`).
+    pub fn code_only() -> Self {
+        Self {
+            code_only: true,
+            ..Self::new()
         }
     }
 
@@ -178,8 +189,13 @@ impl Emitter for JsonResult {
                 }
             }
             Event::Notice(notice) => run.notices.push(json!(notice)),
+            Event::Retry(retry) => run.notices.push(json!(retry.notice())),
             Event::TurnFinished(done) => {
-                let run = std::mem::take(run);
+                let mut run = std::mem::take(run);
+                if self.code_only {
+                    let code = crate::render::code::extract(&run.answer).text;
+                    run.answer = code.trim_end_matches('\n').to_string();
+                }
                 self.write(json!({
                     "type": "result",
                     "conversation": conversation,

@@ -36,6 +36,7 @@ impl Output {
                 Self::Text(Box::new(TerminalEmitter::new(opts, Some(cancel))))
             }
             OutputFormat::StreamJson => Self::Lines(Arc::new(JsonLines::new(cancel))),
+            OutputFormat::Json if args.code => Self::Result(JsonResult::code_only()),
             OutputFormat::Json => Self::Result(JsonResult::new()),
         }
     }

@@ -296,6 +296,19 @@ pub struct Retry {
     pub reason: String,
 }
 
+impl Retry {
+    /// The retry as a warning line: `HTTP 429; retrying in 1.0s (1/3)`.
+    pub fn notice(&self) -> Notice {
+        Notice::warning(format!(
+            "{}; retrying in {:.1}s ({}/{})",
+            self.reason,
+            std::time::Duration::from_millis(self.delay_ms).as_secs_f64(),
+            self.attempt,
+            self.max
+        ))
+    }
+}
+
 /// Payload of [`Event::SessionCompressed`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionCompressed {

@@ -25,7 +25,6 @@ pub mod wrap;
 use std::borrow::Cow;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -350,16 +349,7 @@ impl TerminalEmitter {
             Event::ToolCallProgress(progress) => {
                 self.handle(inner, Event::Notice(Notice::info(progress.message)));
             }
-            Event::Retry(retry) => {
-                let message = format!(
-                    "{}; retrying in {:.1}s ({}/{})",
-                    retry.reason,
-                    Duration::from_millis(retry.delay_ms).as_secs_f64(),
-                    retry.attempt,
-                    retry.max
-                );
-                self.handle(inner, Event::Notice(Notice::warning(message)));
-            }
+            Event::Retry(retry) => self.handle(inner, Event::Notice(retry.notice())),
             Event::SessionCompressing => {
                 // After an answer (compression after a turn): end it before the notice.
                 if inner.answered {

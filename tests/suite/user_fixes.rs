@@ -543,3 +543,51 @@ fn an_unknown_tool_fails_a_one_shot_run() {
     let results = tool_results(&env.server.last_request().json());
     assert!(results[0].1.contains("no tool named"), "{results:?}");
 }
+
+/// Item 5: every flag of a headless run is honoured or refused. `-c` with JSON output
+/// gives the code as the answer; retries are in the result's notices; `--dry-run` with
+/// JSON output, `-c` with stream-json and text or `-f` with `--input-format stream-json`
+/// are usage errors (exit 2), before anything is sent.
+#[test]
+fn headless_flags_are_honoured_or_refused() {
+    let env = crate::common::TestEnv::new();
+    env.server.push(
+        openai::error(429, "Rate limit reached", "rate_limit").header("retry-after", "0.1"),
+    );
+    env.server
+        .push(openai::text_stream(&["Run this:\n```sh\nls -la\n```\nDone."]));
+    let out = env
+        .loki()
+        .args(["--output-format", "json", "-c", "list files"])
+        .assert()
+        .success();
+    let result: serde_json::Value =
+        serde_json::from_str(crate::common::stdout(&out).trim()).unwrap();
+    assert_eq!(result["answer"], "ls -la", "{result}");
+    let notices = result["notices"].as_array().unwrap();
+    assert!(
+        notices.iter().any(|n| n["level"] == "warning"
+            && n["message"].as_str().unwrap().contains("retrying in 0.1s (1/")),
+        "{result}"
+    );
+    let sent = env.server.requests().len();
+
+    env.write("a.txt", "alpha");
+    for args in [
+        &["--output-format", "json", "--dry-run", "hi"][..],
+        &["--output-format", "stream-json", "--dry-run", "hi"],
+        &["--output-format", "stream-json", "-c", "hi"],
+        &["--input-format", "stream-json", "hi"],
+        &["--input-format", "stream-json", "-f", "a.txt"],
+    ] {
+        let out = env
+            .loki()
+            .args(args)
+            .write_stdin(r#"{"type":"user","message":{"role":"user","content":"x"}}"#)
+            .assert()
+            .code(2);
+        let err = crate::common::stderr(&out);
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+    }
+    assert_eq!(env.server.requests().len(), sent);
+}
