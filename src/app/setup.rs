@@ -36,14 +36,23 @@ pub(super) async fn load_config(
     interactive: bool,
     info_only: bool,
 ) -> Result<(AppConfig, String, Arc<Keyring>), ConfigError> {
-    let (loaded, vault) = crate::vault::load_config(paths, env, TerminalUnlock::new(caps))?;
-    let vault = Arc::new(vault);
+    // Information commands read no secret: the vault stays shut.
+    let (loaded, vault) =
+        crate::vault::load_config_resolving(paths, env, TerminalUnlock::new(caps), !info_only)?;
+    let mut vault = Arc::new(vault);
     let (config, origin) = match loaded {
         Some(loaded) => {
             show_warnings(&loaded.warnings, caps);
             (loaded.config, paths.config_file.display().to_string())
         }
-        None => synthesise(paths, env, interactive, info_only, &vault).await?,
+        None => {
+            let (config, origin, made) =
+                synthesise(paths, env, caps, interactive, info_only, &vault).await?;
+            if let Some(made) = made {
+                vault = Arc::new(made);
+            }
+            (config, origin)
+        }
     };
     Ok((config, origin, vault))
 }
@@ -66,21 +75,25 @@ fn show_warnings(warnings: &[String], caps: &TerminalCaps) {
 async fn synthesise(
     paths: &Paths,
     env: &Env,
+    caps: &TerminalCaps,
     interactive: bool,
     info_only: bool,
     vault: &Keyring,
-) -> Result<(AppConfig, String), ConfigError> {
+) -> Result<(AppConfig, String, Option<Keyring>), ConfigError> {
     if let Some(found) = config::zero::from_env(env)? {
-        return Ok((with_env_overrides(found.config, paths, env)?, found.origin));
+        let config = with_env_overrides(found.config, paths, env)?;
+        return Ok((config, found.origin, None));
     }
     if let Some(found) = crate::client::local_probe::probe_local(env).await {
-        return Ok((with_env_overrides(found.config, paths, env)?, found.origin));
+        let config = with_env_overrides(found.config, paths, env)?;
+        return Ok((config, found.origin, None));
     }
     if info_only {
-        return Ok((AppConfig::default(), "none".into()));
+        return Ok((AppConfig::default(), "none".into(), None));
     }
     if interactive {
-        return crate::cli::wizard::run(paths, env, vault).await;
+        let setup = crate::cli::wizard::run(paths, env, vault, caps).await?;
+        return Ok((setup.config, setup.origin, setup.vault));
     }
     Err(ConfigError::NoConfig {
         path: paths.config_file.clone(),

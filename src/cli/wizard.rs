@@ -21,7 +21,8 @@ pub(crate) async fn run(
     paths: &Paths,
     env: &Env,
     vault: &crate::vault::Keyring,
-) -> Result<(AppConfig, String), ConfigError> {
+    caps: &crate::config::TerminalCaps,
+) -> Result<Setup, ConfigError> {
     let invalid = |message| ConfigError::Invalid {
         path: paths.config_file.clone(),
         key: "(setup)".into(),
@@ -36,9 +37,13 @@ pub(crate) async fn run(
         _ => Vec::new(),
     };
     let model = ask_model(client.default_model, &listed).map_err(|e| e.into_error(invalid))?;
+    let mut new_vault = None;
     let api_key = match client.api_key {
         Some(key) => {
-            Some(offer_vault(vault, &client.name, key).map_err(|e| e.into_error(invalid))?)
+            let kept = offer_vault(paths, vault, caps, &client.name, key)
+                .map_err(|e| e.into_error(invalid))?;
+            new_vault = kept.keyring;
+            Some(kept.api_key)
         }
         None => None,
     };
@@ -49,6 +54,7 @@ pub(crate) async fn run(
         api_key,
         model,
         models: listed,
+        password_file: new_vault.as_ref().map(|_| PASSWORD_FILE),
     };
     let text = render_config(&answers);
     write_atomic(&paths.config_file, text.as_bytes(), true).map_err(|source| {
@@ -59,23 +65,60 @@ pub(crate) async fn run(
     })?;
     eprintln_saved(&paths.config_file);
     // Read back through the vault, which the key may now live in.
-    let loaded = match config::load::load(paths, env, vault)? {
+    let loaded = match config::load::load(paths, env, new_vault.as_ref().unwrap_or(vault))? {
         Some(loaded) => loaded,
         None => config::load::parse(&text, &paths.config_file, env)?,
     };
-    Ok((loaded.config, paths.config_file.display().to_string()))
+    Ok(Setup {
+        config: loaded.config,
+        origin: paths.config_file.display().to_string(),
+        vault: new_vault,
+    })
+}
+
+/// What the first-run setup made.
+pub(crate) struct Setup {
+    /// The configuration it wrote.
+    pub config: AppConfig,
+    /// Where it came from (the file).
+    pub origin: String,
+    /// The vault, when setup made its password file (the run goes on with it).
+    pub vault: Option<crate::vault::Keyring>,
+}
+
+/// The password file the setup writes next to config.yaml (as `vault_password_file`).
+const PASSWORD_FILE: &str = "vault-password";
+
+/// The API key as config.yaml gets it, and the vault it went into when setup made that
+/// vault's password file.
+struct Kept {
+    api_key: String,
+    keyring: Option<crate::vault::Keyring>,
 }
 
 /// Offers to keep the API key in the vault (created now if there is none, with a new
 /// password); returns what config.yaml gets: the `{{<NAME>_API_KEY}}` placeholder, or
-/// the key itself when declined.
-fn offer_vault(vault: &crate::vault::Keyring, client: &str, key: String) -> Result<String, Stop> {
+/// the key itself when declined. Without a configured password file, the password typed
+/// here is saved in `vault-password` (0600) next to config.yaml, as Loki does, so later
+/// runs neither ask nor fail in scripts.
+fn offer_vault(
+    paths: &Paths,
+    vault: &crate::vault::Keyring,
+    caps: &crate::config::TerminalCaps,
+    client: &str,
+    key: String,
+) -> Result<Kept, Stop> {
+    use crate::vault::Unlock as _;
+    use age::secrecy::ExposeSecret as _;
     let keep =
         inquire::Confirm::new("Keep the API key in loki's encrypted vault instead of config.yaml?")
             .with_default(true)
             .prompt()?;
     if !keep {
-        return Ok(key);
+        return Ok(Kept {
+            api_key: key,
+            keyring: None,
+        });
     }
     let name: String = client
         .chars()
@@ -88,8 +131,8 @@ fn offer_vault(vault: &crate::vault::Keyring, client: &str, key: String) -> Resu
         })
         .collect::<String>()
         + "_API_KEY";
-    vault
-        .with_vault(|vault| {
+    let store = |keyring: &crate::vault::Keyring| {
+        keyring.with_vault(|vault| {
             if vault.get(&name).is_some() {
                 vault.update(&name, &key)?;
             } else {
@@ -97,8 +140,38 @@ fn offer_vault(vault: &crate::vault::Keyring, client: &str, key: String) -> Resu
             }
             vault.save()
         })
+    };
+    let api_key = format!("{{{{{name}}}}}");
+    if vault.access().password_file.is_some() {
+        store(vault).map_err(|e| Stop::Failed(e.to_string()))?;
+        return Ok(Kept {
+            api_key,
+            keyring: None,
+        });
+    }
+    let access = vault.access();
+    let typed = crate::term::vault_prompt::TerminalUnlock::new(caps)
+        .passphrase(access, !access.exists())
         .map_err(|e| Stop::Failed(e.to_string()))?;
-    Ok(format!("{{{{{name}}}}}"))
+    let file = paths.config_dir.join(PASSWORD_FILE);
+    let mut contents = typed.expose_secret().as_bytes().to_vec();
+    contents.push(b'\n');
+    crate::atomic_file::write_atomic(&file, &contents, true)
+        .map_err(|e| Stop::Failed(format!("cannot write {}: {e}", file.display())))?;
+    let keyring = crate::vault::Keyring::new(
+        crate::vault::Access::new(paths, Some(PASSWORD_FILE)),
+        crate::vault::NoPrompt,
+    );
+    if let Err(e) = store(&keyring) {
+        // A wrong password for an existing vault: the file is no use.
+        let _ = std::fs::remove_file(&file);
+        return Err(Stop::Failed(e.to_string()));
+    }
+    eprintln_password_saved(&file);
+    Ok(Kept {
+        api_key,
+        keyring: Some(keyring),
+    })
 }
 
 /// The ids `GET <base>/models` reports; empty when the server cannot be asked.
@@ -124,6 +197,14 @@ fn eprintln_saved(path: &std::path::Path) {
     eprintln!("✓ Saved {}", path.display());
 }
 
+#[allow(clippy::print_stderr)]
+fn eprintln_password_saved(path: &std::path::Path) {
+    eprintln!(
+        "✓ Saved the vault password in {} (mode 0600, vault_password_file): loki will not ask for it. Anyone who can read that file can open the vault.",
+        path.display()
+    );
+}
+
 /// What the user chose.
 #[derive(Debug, Clone, PartialEq)]
 struct Answers {
@@ -134,6 +215,8 @@ struct Answers {
     model: String,
     /// The models the server listed, written into the client's `models:`.
     models: Vec<String>,
+    /// `vault_password_file`, when setup wrote one.
+    password_file: Option<&'static str>,
 }
 
 /// The client part of the answers.
@@ -276,6 +359,9 @@ fn render_config(a: &Answers) -> String {
         "model".into(),
         format!("{}:{}", a.name, a.model.trim()).into(),
     );
+    if let Some(file) = a.password_file {
+        root.insert("vault_password_file".into(), file.into());
+    }
     root.insert(
         "clients".into(),
         Value::Sequence(vec![Value::Mapping(client)]),
@@ -299,6 +385,7 @@ mod tests {
             api_key: Some("k: with colon".into()),
             model: "llama".into(),
             models: vec!["llama".into(), "nomic-embed".into()],
+            password_file: Some(PASSWORD_FILE),
         };
         let text = render_config(&a);
         let loaded =
@@ -307,5 +394,9 @@ mod tests {
         assert_eq!(loaded.config.clients[0].name(), "groq");
         assert!(loaded.warnings.is_empty());
         assert!(text.contains("- name: nomic-embed"), "{text}");
+        assert_eq!(
+            loaded.config.vault_password_file.as_deref(),
+            Some(PASSWORD_FILE)
+        );
     }
 }

@@ -377,14 +377,31 @@ pub fn load_config(
     env: &Env,
     unlock: impl Unlock + 'static,
 ) -> Result<(Option<crate::config::load::LoadedConfig>, Keyring), crate::config::ConfigError> {
+    load_config_resolving(paths, env, unlock, true)
+}
+
+/// [`load_config`] for a run that reads no secret (the information commands): with
+/// `resolve` false, placeholders are resolved from the environment alone and the vault
+/// is not opened — no prompt, no key derivation.
+pub fn load_config_resolving(
+    paths: &Paths,
+    env: &Env,
+    unlock: impl Unlock + 'static,
+    resolve: bool,
+) -> Result<(Option<crate::config::load::LoadedConfig>, Keyring), crate::config::ConfigError> {
     let text = crate::config::load::read(paths)?;
     let keyring = Keyring::configured(paths, text.as_deref().unwrap_or_default(), env, unlock);
+    let secrets: &dyn crate::config::load::Secrets = if resolve {
+        &keyring
+    } else {
+        &crate::config::load::NoSecrets
+    };
     let loaded = match text {
         Some(text) => Some(crate::config::load::parse_with(
             &text,
             &paths.config_file,
             env,
-            &keyring,
+            secrets,
         )?),
         None => None,
     };

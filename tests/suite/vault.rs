@@ -425,6 +425,7 @@ fn first_run_setup_keeps_the_api_key_in_a_new_vault() {
     pty.send(&format!("{PASSWORD}\r"));
     let screen = pty.read_to_end();
     assert!(screen.contains("configured!"), "{screen:?}");
+    assert!(screen.contains("Saved the vault password in"), "{screen:?}");
     assert_eq!(pty.exit_code(), 0);
     let config = std::fs::read_to_string(env.config_path()).unwrap();
     assert!(config.contains("api_key: '{{OPENAI_API_KEY}}'"), "{config}");
@@ -433,6 +434,34 @@ fn first_run_setup_keeps_the_api_key_in_a_new_vault() {
         decrypt_independently(&env, PASSWORD)["OPENAI_API_KEY"].as_str(),
         Some("sk-wizard-0123456")
     );
+    assert_eq!(
+        env.server.last_request().header("authorization"),
+        Some("Bearer sk-wizard-0123456")
+    );
+    // Item 26.6: the password went into a 0600 file that config.yaml names, so a later
+    // run in a script neither asks nor fails.
+    assert!(
+        config.contains("vault_password_file: vault-password"),
+        "{config}"
+    );
+    let file = env.config_dir().join("vault-password");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        format!("{PASSWORD}\n")
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    env.server.push(openai::text_stream(&["scripted"]));
+    let out = env
+        .loki()
+        .env("OPENAI_API_BASE", &base)
+        .arg("again")
+        .assert()
+        .success();
+    assert!(crate::common::stdout(&out).contains("scripted"));
     assert_eq!(
         env.server.last_request().header("authorization"),
         Some("Bearer sk-wizard-0123456")
