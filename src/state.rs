@@ -197,17 +197,28 @@ impl AppState {
     }
 }
 
-/// The MCP servers of `functions/mcp.json`, with `{{NAME}}` placeholders from the vault.
+/// The MCP servers of `functions/mcp.json`. With a vault, entries with `{{NAME}}`
+/// placeholders are resolved (vault first, then the environment) only when one of them
+/// is started, so a run that starts none never opens the vault.
 fn mcp_factory(
     config: &AppConfig,
     paths: &Paths,
     env: &Env,
-    vault: &crate::vault::Keyring,
+    vault: &Arc<crate::vault::Keyring>,
 ) -> crate::mcp::McpFactory {
     let mcp_text = std::fs::read_to_string(paths.functions_dir.join("mcp.json")).ok();
-    let (mcp_env, vault_error) = vault.env_for_mcp(mcp_text.as_deref(), env);
-    crate::mcp::McpFactory::new(mcp_text.as_deref(), &mcp_env, config.mcp_pool)
-        .with_load_error(vault_error)
+    let factory = if vault.access().exists() {
+        let (keyring, text, base) = (Arc::clone(vault), mcp_text.clone(), env.clone());
+        let secrets: crate::mcp::factory::Secrets =
+            Arc::new(move || match keyring.env_for_mcp(text.as_deref(), &base) {
+                (with_vault, None) => Ok(with_vault),
+                (_, Some(error)) => Err(error),
+            });
+        crate::mcp::McpFactory::deferred(mcp_text.as_deref(), env, config.mcp_pool, secrets)
+    } else {
+        crate::mcp::McpFactory::new(mcp_text.as_deref(), env, config.mcp_pool)
+    };
+    factory
         .with_max_message_size(config.mcp_max_message_size)
         .with_start_wait(std::time::Duration::from_secs(config.mcp_start_wait))
 }

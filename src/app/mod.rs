@@ -303,6 +303,7 @@ async fn run(
     if let Err(e) = crate::agent::install_builtins(&state.paths.agents_dir) {
         tracing::warn!("cannot install the built-in agents: {e}");
     }
+    unlock_for_mcp(&state).await;
     // Language servers started on the way are stopped politely at the end.
     let lsp = Arc::clone(&state.lsp);
     let outcome = match mode {
@@ -345,6 +346,23 @@ async fn run(
     };
     lsp.shutdown().await;
     outcome
+}
+
+/// When the MCP servers the configuration enables read secrets from a vault that only a
+/// person can unlock (no password file), asks for the password now, before the REPL or
+/// the answer takes the terminal. With a password file the vault is opened lazily, when
+/// such a server starts (in the REPL, in the background).
+async fn unlock_for_mcp(state: &AppState) {
+    let access = state.vault.access();
+    if access.password_file.is_some() || !access.exists() || !state.terminal.interactive() {
+        return;
+    }
+    let enabled = state.config.enabled_mcp_servers.clone();
+    let Some(enabled) = enabled.filter(|_| state.config.mcp_server_support) else {
+        return;
+    };
+    let (names, _) = state.mcp.expand(&enabled, &state.config.mapping_mcp_servers);
+    state.mcp.resolve_deferred(&names).await;
 }
 
 /// `--api-key-hash`: a new key, and the entry that lets it in.

@@ -99,6 +99,9 @@ pub struct McpConfig {
     pub servers: BTreeMap<String, ServerSpec>,
     /// Entries that cannot be used.
     pub broken: Vec<Broken>,
+    /// Entries with `{{NAME}}` placeholders left for later (see [`McpConfig::parse_deferred`]):
+    /// resolved with [`McpConfig::resolve`] when the server is first started.
+    pub deferred: BTreeMap<String, Value>,
 }
 
 #[derive(Deserialize)]
@@ -130,12 +133,34 @@ struct RawServer {
 impl McpConfig {
     /// Parses the file's text; `Err` when it is not JSON in the expected shape at all.
     pub fn parse(text: &str, env: &Env) -> Result<Self, McpError> {
+        Self::parse_with(text, env, false)
+    }
+
+    /// As [`McpConfig::parse`], but the entries that use `{{NAME}}` placeholders are kept
+    /// aside in `deferred`, unresolved: their values may come from the vault, which is
+    /// opened only when such a server is started.
+    pub fn parse_deferred(text: &str, env: &Env) -> Result<Self, McpError> {
+        Self::parse_with(text, env, true)
+    }
+
+    /// The server spec of deferred entry `name` with its placeholders taken from `env`;
+    /// `Err` with the reason it cannot be used.
+    pub fn resolve(&self, name: &str, env: &Env) -> Option<Result<ServerSpec, String>> {
+        let value = self.deferred.get(name)?;
+        Some(spec_of(name, value.clone(), env).map_err(|reason| McpError::Spec(reason).to_string()))
+    }
+
+    fn parse_with(text: &str, env: &Env, defer: bool) -> Result<Self, McpError> {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
         let file: File = serde_json::from_str(text).map_err(|e| McpError::Config(e.to_string()))?;
         let mut out = Self::default();
         for (name, value) in file.servers {
+            if defer && value.to_string().contains("{{") {
+                out.deferred.insert(name, value);
+                continue;
+            }
             match spec_of(&name, value, env) {
                 Ok(spec) => {
                     out.servers.insert(name, spec);

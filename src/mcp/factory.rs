@@ -154,6 +154,22 @@ pub struct McpFactory {
     max_message_size: Option<usize>,
     /// How long a turn waits for servers still starting (`mcp_start_wait`; unset: default).
     start_wait: Option<std::time::Duration>,
+    /// Where the placeholders of deferred entries come from (the vault, opened then).
+    secrets: SecretSource,
+    /// Deferred entries resolved so far.
+    resolved: Mutex<BTreeMap<String, Result<ServerSpec, String>>>,
+}
+
+/// The environment with the vault's secrets laid over it, or why it cannot be had.
+pub type Secrets = Arc<dyn Fn() -> Result<crate::config::Env, String> + Send + Sync>;
+
+#[derive(Default)]
+struct SecretSource(Option<Secrets>);
+
+impl std::fmt::Debug for SecretSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Secrets" } else { "None" })
+    }
 }
 
 impl McpFactory {
@@ -178,6 +194,88 @@ impl McpFactory {
             })),
             ..Self::default()
         }
+    }
+
+    /// A factory whose entries with `{{NAME}}` placeholders are resolved only when such a
+    /// server is first started, from `secrets` (which opens the vault): a run that starts
+    /// none of them never unlocks it.
+    pub fn deferred(
+        text: Option<&str>,
+        env: &crate::config::Env,
+        pool: crate::config::McpPoolConfig,
+        secrets: Secrets,
+    ) -> Self {
+        let mut factory = Self::new(None, env, pool);
+        match text.map(|t| McpConfig::parse_deferred(t, env)) {
+            None => {}
+            Some(Ok(config)) => factory.config = config,
+            Some(Err(e)) => factory.error = Some(e.to_string()),
+        }
+        factory.secrets = SecretSource(Some(secrets));
+        factory
+    }
+
+    /// Whether starting any of `names` needs the secrets (a deferred entry not resolved
+    /// yet).
+    pub fn needs_secrets(&self, names: &[String]) -> bool {
+        let resolved = self.resolved.lock().map(|r| r.keys().cloned().collect::<Vec<_>>());
+        let resolved = resolved.unwrap_or_default();
+        names
+            .iter()
+            .any(|n| self.config.deferred.contains_key(n) && !resolved.contains(n))
+    }
+
+    /// Resolves the deferred entries among `names` (once each). The secrets are read on
+    /// a blocking thread: opening the vault derives a key.
+    pub async fn resolve_deferred(&self, names: &[String]) {
+        if !self.needs_secrets(names) {
+            return;
+        }
+        let env = match &self.secrets.0 {
+            Some(secrets) => {
+                let secrets = Arc::clone(secrets);
+                match tokio::task::spawn_blocking(move || secrets()).await {
+                    Ok(result) => result,
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+            None => Err("no secrets".into()),
+        };
+        let Ok(mut resolved) = self.resolved.lock() else {
+            return;
+        };
+        for name in names {
+            if resolved.contains_key(name) {
+                continue;
+            }
+            let outcome = match &env {
+                Ok(env) => self.config.resolve(name, env),
+                Err(e) => self
+                    .config
+                    .deferred
+                    .contains_key(name)
+                    .then(|| Err(e.clone())),
+            };
+            if let Some(outcome) = outcome {
+                resolved.insert(name.clone(), outcome);
+            }
+        }
+    }
+
+    /// The spec of server `name`: `Err` with the reason it cannot be used; `None` when it
+    /// is not configured or not resolved yet.
+    fn spec_of(&self, name: &str) -> Option<Result<ServerSpec, String>> {
+        if let Some(spec) = self.config.servers.get(name) {
+            return Some(Ok(spec.clone()));
+        }
+        if let Some(outcome) = self.resolved.lock().ok()?.get(name) {
+            return Some(outcome.clone());
+        }
+        self.config
+            .broken
+            .iter()
+            .find(|b| b.name == name)
+            .map(|b| Err(b.reason.clone()))
     }
 
     /// Sets the largest message a server may send (`mcp_max_message_size`).
@@ -231,6 +329,7 @@ impl McpFactory {
     pub fn configured(&self) -> Vec<String> {
         let mut names: Vec<String> = self.config.servers.keys().cloned().collect();
         names.extend(self.config.broken.iter().map(|b| b.name.clone()));
+        names.extend(self.config.deferred.keys().cloned());
         names.sort();
         names
     }
@@ -363,6 +462,7 @@ impl McpFactory {
             warnings.push(format!("MCP servers are unavailable: {e}"));
             return warnings;
         }
+        self.resolve_deferred(names).await;
         let mut to_start: Vec<ServerSpec> = Vec::new();
         {
             let Ok(mut pool) = self.pool.lock() else {
@@ -370,18 +470,22 @@ impl McpFactory {
             };
             pool.park_unused();
             for name in names {
-                let Some(spec) = self.config.servers.get(name) else {
-                    if let Some(b) = self.config.broken.iter().find(|b| &b.name == name)
-                        && !pool.slots.contains_key(name)
-                        && self
-                            .warned_broken
-                            .lock()
-                            .is_ok_and(|mut warned| warned.insert(name.clone()))
-                    {
-                        warnings.push(format!("MCP server `{name}` is not usable: {}", b.reason));
+                let spec = match self.spec_of(name) {
+                    Some(Ok(spec)) => spec,
+                    Some(Err(reason)) => {
+                        if !pool.slots.contains_key(name)
+                            && self
+                                .warned_broken
+                                .lock()
+                                .is_ok_and(|mut warned| warned.insert(name.clone()))
+                        {
+                            warnings.push(format!("MCP server `{name}` is not usable: {reason}"));
+                        }
+                        continue;
                     }
-                    continue;
+                    None => continue,
                 };
+                let spec = &spec;
                 // A pooled server comes back if it is still the same and alive.
                 if let Some(Slot::Idle(server, _)) = pool.slots.get(name)
                     && server.is_alive()
@@ -502,9 +606,9 @@ impl McpFactory {
                 Some(Slot::Starting(_, since)) => {
                     format!("starting ({}s so far)", since.elapsed().as_secs())
                 }
-                None => match self.config.broken.iter().find(|b| b.name == name) {
-                    Some(b) => format!("not usable: {}", b.reason),
-                    None => "idle".into(),
+                None => match self.spec_of(&name) {
+                    Some(Err(reason)) => format!("not usable: {reason}"),
+                    _ => "idle".into(),
                 },
             };
             rows.push((name, state));

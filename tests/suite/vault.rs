@@ -467,3 +467,65 @@ fn first_run_setup_keeps_the_api_key_in_a_new_vault() {
         Some("Bearer sk-wizard-0123456")
     );
 }
+
+/// Issue 26 items 7 and 8: a run that reads no secret never opens the vault. With no
+/// password file, `--list-roles` and a question that starts no MCP server needing one
+/// are not asked for the password, although mcp.json and config.yaml have placeholders;
+/// enabling that server asks once, before the answer.
+#[test]
+fn the_vault_is_opened_only_when_a_secret_is_read() {
+    let env = vault_env("");
+    add(&env, "API_TOKEN", "tok-lazy-value-789");
+    // From now on nothing says where the password is: only a person can unlock.
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "{}mcp_start_wait: 30\n",
+        cfg.replace("vault_password_file: vault-pass\n", "")
+    ));
+    let functions = env.config_dir().join("functions");
+    std::fs::create_dir_all(&functions).unwrap();
+    std::fs::write(
+        functions.join("mcp.json"),
+        json!({"mcpServers": {
+            "secretive": {"type": "stdio", "command": super::mcp::server_bin(),
+                "env": {"SECRET_TOKEN": "{{API_TOKEN}}"}},
+            "plain": {"type": "stdio", "command": super::mcp::server_bin()}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+
+    let mut pty = Pty::spawn(&env, &["--list-roles"], &[]);
+    let screen = pty.read_to_end();
+    assert!(!screen.contains("Vault password"), "{screen:?}");
+    assert_eq!(pty.exit_code(), 0, "{screen:?}");
+
+    // A server without placeholders starts without the vault.
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_mcp_servers: plain
+{cfg}"));
+    env.server.push(openai::text_stream(&["no secrets needed"]));
+    let mut pty = Pty::spawn(&env, &["hi"], &[]);
+    let screen = pty.read_to_end();
+    assert!(screen.contains("no secrets needed"), "{screen:?}");
+    assert!(!screen.contains("Vault password"), "{screen:?}");
+
+    // The server that needs the secret: asked once, before the answer.
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&cfg.replace("enabled_mcp_servers: plain", "enabled_mcp_servers: secretive"));
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "secretive_env_value",
+        r#"{"name":"SECRET_TOKEN"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["got it"]));
+    let mut pty = Pty::spawn(&env, &["token?"], &[]);
+    pty.expect("Vault password:");
+    pty.send(&format!("{PASSWORD}\r"));
+    let screen = pty.read_to_end();
+    assert!(screen.contains("got it"), "{screen:?}");
+    assert_eq!(
+        super::mcp::tool_result(&env.server.last_request().json()),
+        "«secret:API_TOKEN»"
+    );
+}
