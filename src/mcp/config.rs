@@ -323,4 +323,24 @@ mod tests {
         assert!(McpConfig::parse("{oops", &env).is_err());
         assert!(McpConfig::parse("", &env).unwrap().servers.is_empty());
     }
+
+    #[test]
+    fn entries_with_placeholders_can_wait_for_their_secrets() {
+        let text = r#"{"mcpServers": {
+            "gh": {"type": "stdio", "command": "x", "env": {"T": "{{GH_TOKEN}}"}},
+            "plain": {"type": "stdio", "command": "y"}
+        }}"#;
+        let c = McpConfig::parse_deferred(text, &Env::default()).unwrap();
+        assert_eq!(c.servers.keys().collect::<Vec<_>>(), ["plain"]);
+        assert!(c.broken.is_empty());
+        assert!(c.deferred.contains_key("gh"));
+        let with = Env::from_pairs([("GH_TOKEN", "ghp_y")]);
+        match c.resolve("gh", &with).unwrap().unwrap().transport {
+            Transport::Stdio { env, .. } => assert_eq!(env["T"], "ghp_y"),
+            other => panic!("{other:?}"),
+        }
+        let missing = c.resolve("gh", &Env::default()).unwrap().unwrap_err();
+        assert!(missing.contains("GH_TOKEN"), "{missing}");
+        assert!(c.resolve("plain", &with).is_none());
+    }
 }
