@@ -124,6 +124,7 @@ pub fn main_entry() -> ExitCode {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         crate::mcp::server::terminate_all();
+        crate::repl::release_startup_keys();
         default_hook(info);
     }));
 
@@ -152,6 +153,7 @@ pub fn main_entry() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(run(mode, args, env, paths, caps));
+    crate::repl::release_startup_keys();
     if crate::signals::blocked_threads_left() {
         // A thread may still be blocked on the terminal or a lock; do not wait for it.
         runtime.shutdown_background();
@@ -254,6 +256,10 @@ async fn run(
     }
     let stdin_tty = caps.stdin_tty;
     let stdout_tty = caps.stdout_tty;
+    if mode == Mode::Repl && stdout_tty {
+        // What is typed while loki starts waits, unechoed, for the first prompt.
+        crate::repl::hold_startup_keys();
+    }
     let interactive = stdin_tty && stdout_tty && !matches!(mode, Mode::Headless | Mode::Serve);
     let (config, origin, vault) =
         match setup::load_config(&paths, &env, &caps, interactive, args.info_only()).await {
@@ -361,7 +367,9 @@ async fn unlock_for_mcp(state: &AppState) {
     let Some(enabled) = enabled.filter(|_| state.config.mcp_server_support) else {
         return;
     };
-    let (names, _) = state.mcp.expand(&enabled, &state.config.mapping_mcp_servers);
+    let (names, _) = state
+        .mcp
+        .expand(&enabled, &state.config.mapping_mcp_servers);
     state.mcp.resolve_deferred(&names).await;
 }
 

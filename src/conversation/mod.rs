@@ -18,8 +18,8 @@
 //! approver/asker, and print; none of them takes locks, merges sessions or saves.
 
 pub mod catalog;
-pub mod info;
 mod exit;
+pub mod info;
 pub mod policy;
 mod supervisor;
 

@@ -303,7 +303,8 @@ pub(super) async fn run_turn(
             // Nothing of this response runs; the calls are answered so the history stays
             // valid, and the work before it is kept.
             let name = call.name.clone();
-            let why = format!("not run: the same response called `{name}`, which is not a tool here");
+            let why =
+                format!("not run: the same response called `{name}`, which is not a tool here");
             let (finished, unrun) = (Finished { total, rounds }, Unrun { calls, why: &why });
             let outcome = finish_turn(ctx, &kind, steps, collected, finished, unrun, emitter);
             emitter.set_partial(&outcome.text);

@@ -218,7 +218,10 @@ impl McpFactory {
     /// Whether starting any of `names` needs the secrets (a deferred entry not resolved
     /// yet).
     pub fn needs_secrets(&self, names: &[String]) -> bool {
-        let resolved = self.resolved.lock().map(|r| r.keys().cloned().collect::<Vec<_>>());
+        let resolved = self
+            .resolved
+            .lock()
+            .map(|r| r.keys().cloned().collect::<Vec<_>>());
         let resolved = resolved.unwrap_or_default();
         names
             .iter()

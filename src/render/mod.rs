@@ -107,7 +107,10 @@ impl Display {
             ("highlight", self.highlight.to_string()),
             ("wrap", crate::conversation::info::wrap_text(self.wrap)),
             ("wrap_code", self.wrap_code.to_string()),
-            ("theme", if self.light { "light" } else { "dark" }.to_string()),
+            (
+                "theme",
+                if self.light { "light" } else { "dark" }.to_string(),
+            ),
         ]
     }
 

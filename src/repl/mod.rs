@@ -21,6 +21,7 @@ pub mod line_editor;
 pub mod prompt;
 pub mod rag;
 mod turn_input;
+pub(crate) use turn_input::{hold_startup_keys, release_startup_keys};
 mod vault;
 mod workspace;
 
@@ -191,6 +192,12 @@ impl Repl {
                 history_dropped = true;
                 reader = line_editor::forget_history(reader);
             }
+            // Keys typed while loki was busy (starting, a slow dot-command) become lines,
+            // each run on its own, instead of one buffer reedline would read as a paste.
+            let typed = turn_input::drain(self.state().terminal.stdin_tty);
+            self.pending
+                .extend(typed.lines.into_iter().filter(|l| !l.trim().is_empty()));
+            self.partial.push_str(&typed.partial);
             // Lines typed during the last turn that it did not take run first.
             if let Some(line) = self.pending.pop_front() {
                 editor = Some(reader);
@@ -269,6 +276,8 @@ impl Repl {
                 ..UserInput::default()
             })
         };
+        // Keys typed while a command works are not echoed; the next prompt takes them.
+        let _quiet = quiet_during(&action).then(turn_input::QuietInput::start);
         match action {
             Action::Exit => return self.quit().await,
             Action::Ask(input) => self.ask(input).await,
@@ -1056,5 +1065,20 @@ fn session_names(state: &Arc<AppState>) -> completer::SessionNames {
     })
 }
 
-
-
+/// Whether keys typed during `action` are held quietly for the next prompt: not for
+/// turns (they read type-ahead themselves), nor for what hands the terminal to an editor.
+fn quiet_during(action: &Action) -> bool {
+    !matches!(
+        action,
+        Action::Ask(_)
+            | Action::AskWithRole { .. }
+            | Action::Macro { .. }
+            | Action::Exit
+            | Action::EditRole
+            | Action::EditSession
+            | Action::EditConfig
+            | Action::EditAgentConfig
+            | Action::EditRagDocs
+            | Action::Memory(crate::dotcmd::MemoryOp::Edit(_))
+    )
+}

@@ -56,6 +56,76 @@ impl Drop for QuietInput {
     }
 }
 
+/// The quiet mode held from start-up until the REPL's first prompt (see
+/// [`hold_startup_keys`]).
+static STARTUP: std::sync::Mutex<Option<QuietInput>> = std::sync::Mutex::new(None);
+
+/// Keys typed while loki starts (loading, unlocking the vault) are neither echoed nor
+/// edited by the terminal: they wait for the first prompt, which takes them as lines
+/// ([`drain`]).
+pub(crate) fn hold_startup_keys() {
+    if let Ok(mut held) = STARTUP.lock() {
+        *held = Some(QuietInput::start());
+    }
+}
+
+/// Ends the start-up quiet mode if the REPL never took it (it did not start, a panic).
+pub(crate) fn release_startup_keys() {
+    if let Ok(mut held) = STARTUP.try_lock() {
+        held.take();
+    }
+}
+
+/// What was typed while loki was busy and nothing read the terminal (start-up, a slow
+/// dot-command): each finished line, and the unfinished one. Reads only what is there
+/// now, never waits. Ends the start-up quiet mode.
+pub(crate) fn drain(stdin_tty: bool) -> Typed {
+    let startup = STARTUP.lock().ok().and_then(|mut held| held.take());
+    if !stdin_tty {
+        return Typed::default();
+    }
+    // Without line editing, what the terminal held back (a line without Enter) can be read.
+    let quiet = startup.unwrap_or_else(QuietInput::start);
+    let typed = read_available();
+    drop(quiet);
+    typed
+}
+
+#[cfg(unix)]
+fn read_available() -> Typed {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdin = std::io::stdin();
+    let mut keys = Keys::default();
+    let mut buf = [0u8; 4096];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // Bounded: a terminal cannot type faster than this is read.
+    for _ in 0..256 {
+        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+        if !matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0) {
+            break;
+        }
+        match rustix::io::read(&stdin, &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let done = keys.feed(&buf[..n]);
+                keys.lines.extend(done);
+            }
+        }
+    }
+    Typed {
+        lines: keys.lines,
+        partial: String::from_utf8_lossy(&keys.current).into_owned(),
+    }
+}
+
+#[cfg(not(unix))]
+fn read_available() -> Typed {
+    Typed::default()
+}
+
 /// Lines typed while a turn runs: each finished line is queued on the conversation (the
 /// turn sends it at its next step, or it becomes the next turn); dot-commands wait for
 /// the prompt. What was typed without Enter goes back into the next prompt's buffer.

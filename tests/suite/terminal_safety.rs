@@ -186,17 +186,17 @@ fn tool_names_and_arguments_are_escaped_in_tool_lines() {
         ),
         ("c2", "evil\x1b]0;pwned\x07\u{9b}2J", "{}"),
     ]));
-    env.server.push(openai::text_stream(&["done"]));
-    // On a terminal…
-    let screen = run_on_pty(&env, &["read it"], &[]);
+    // On a terminal… (an unknown tool fails a one-shot run, naming it — escaped too)
+    let mut pty = Pty::spawn(&env, &["read it"], &[]);
+    let screen = pty.read_to_end();
+    assert_eq!(pty.exit_code(), 1, "{screen:?}");
     // …and into a pipe: stderr carries messages, not data, so it is always escaped.
     env.server.push(openai::tool_call_stream(&[(
         "c3",
         "evil\x1b]0;pwned\x07",
         "{\"x\":\"\\u001b[2J\"}",
     )]));
-    env.server.push(openai::text_stream(&["done"]));
-    let piped = stderr(&env.loki().arg("again").assert().success());
+    let piped = stderr(&env.loki().arg("again").assert().code(1));
     for (text, what) in [(&screen, "pty"), (&piped, "pipe")] {
         for raw in ["\x1b]52", "\x1b]0;", "\x07", "\x1b[2J", "\x1b[2K", "\u{9b}"] {
             assert!(!text.contains(raw), "{what}: {raw:?} in {text:?}");

@@ -453,26 +453,29 @@ fn macros_may_show_info_with_the_rows_of_dash_dash_info() {
         "steps:\n  - .set temperature 0.3\n  - .info\n  - .context\n  - .info session\n",
     )
     .unwrap();
-    let out = env
-        .loki()
-        .args(["--macro", "report"])
-        .assert()
-        .code(1);
+    let out = env.loki().args(["--macro", "report"]).assert().code(1);
     let text = crate::common::stdout(&out);
     let cli = crate::common::stdout(&env.loki().arg("--info").assert().success());
     for line in cli.lines() {
         let name = line.split_whitespace().next().unwrap();
         assert!(
-            text.lines().any(|l| l.split_whitespace().next() == Some(name)),
+            text.lines()
+                .any(|l| l.split_whitespace().next() == Some(name)),
             "`.info` lacks the --info row {name}:\n{text}"
         );
     }
-    assert!(text.contains("temperature                   0.3\n"), "{text}");
+    assert!(
+        text.contains("temperature                   0.3\n"),
+        "{text}"
+    );
     assert!(text.contains("messages                      0\n"), "{text}");
     // `.context` printed its report; `.info session` failed the step, naming why.
     assert!(text.contains("total"), "{text}");
     let err = crate::common::stderr(&out);
-    assert!(err.contains("step 4") && err.contains("no session is active"), "{err}");
+    assert!(
+        err.contains("step 4") && err.contains("no session is active"),
+        "{err}"
+    );
     assert_eq!(env.server.requests().len(), 0);
 }
 
@@ -521,8 +524,7 @@ fn an_unknown_tool_fails_a_one_shot_run() {
         .assert()
         .code(1);
     let text = crate::common::stdout(&out);
-    let last: serde_json::Value =
-        serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(last["type"], "turn_aborted", "{text}");
     assert!(
         last["error"].as_str().unwrap().contains("no_such_tool"),
@@ -531,7 +533,8 @@ fn an_unknown_tool_fails_a_one_shot_run() {
     assert!(!env.work_dir().join("made.txt").exists());
 
     // In the REPL the model is told, and the turn goes on.
-    env.server.push(openai::tool_call_stream(&[("u", "no_such_tool", "{}")]));
+    env.server
+        .push(openai::tool_call_stream(&[("u", "no_such_tool", "{}")]));
     env.server.push(openai::text_stream(&["Recovered."]));
     let mut pty = crate::common::pty::Pty::spawn(&env, &["--yolo"], &[("NO_COLOR", "1")]);
     pty.expect("mini)> ");
@@ -551,11 +554,11 @@ fn an_unknown_tool_fails_a_one_shot_run() {
 #[test]
 fn headless_flags_are_honoured_or_refused() {
     let env = crate::common::TestEnv::new();
-    env.server.push(
-        openai::error(429, "Rate limit reached", "rate_limit").header("retry-after", "0.1"),
-    );
     env.server
-        .push(openai::text_stream(&["Run this:\n```sh\nls -la\n```\nDone."]));
+        .push(openai::error(429, "Rate limit reached", "rate_limit").header("retry-after", "0.1"));
+    env.server.push(openai::text_stream(&[
+        "Run this:\n```sh\nls -la\n```\nDone.",
+    ]));
     let out = env
         .loki()
         .args(["--output-format", "json", "-c", "list files"])
@@ -567,7 +570,10 @@ fn headless_flags_are_honoured_or_refused() {
     let notices = result["notices"].as_array().unwrap();
     assert!(
         notices.iter().any(|n| n["level"] == "warning"
-            && n["message"].as_str().unwrap().contains("retrying in 0.1s (1/")),
+            && n["message"]
+                .as_str()
+                .unwrap()
+                .contains("retrying in 0.1s (1/")),
         "{result}"
     );
     let sent = env.server.requests().len();
@@ -590,4 +596,63 @@ fn headless_flags_are_honoured_or_refused() {
         assert!(err.starts_with("error: "), "{args:?}: {err}");
     }
     assert_eq!(env.server.requests().len(), sent);
+}
+
+/// Item 9: keys typed while a slow dot-command works (here `.compress session` waiting
+/// for the summary) are held, unechoed, and run as separate lines at the next prompt,
+/// instead of becoming one multi-line buffer of which only the first line runs.
+#[test]
+fn keys_typed_during_a_slow_dot_command_run_as_separate_lines() {
+    let env = crate::common::TestEnv::new();
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    let sprompt = "mini)work) ";
+    pty.expect("mini)> ");
+    pty.send(".session work\r");
+    pty.expect(sprompt);
+    env.server.push(openai::text_stream(&["hello"]));
+    pty.send("hi there\r");
+    pty.expect("hello");
+    pty.expect(sprompt);
+    env.server.push(
+        openai::text_json("The user greeted the assistant.")
+            .delay_headers(std::time::Duration::from_millis(1500)),
+    );
+    pty.send(".compress session\r");
+    env.server
+        .wait_for_requests(2, std::time::Duration::from_secs(20));
+    env.server.push(openai::text_stream(&["answer to first"]));
+    pty.send("first\r.set temperature 0.7\r");
+    pty.expect("answer to first");
+    pty.expect("temperature: 0.7");
+    pty.expect(sprompt);
+    let sent = env.server.last_request().json();
+    let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"], "first", "{sent}");
+}
+
+/// Item 9: keys typed while loki starts (here: unlocking the vault for config.yaml's
+/// placeholder) run as separate lines at the first prompt.
+#[test]
+fn keys_typed_at_start_up_run_as_separate_lines() {
+    let env = crate::common::TestEnv::new();
+    std::fs::write(env.config_dir().join("vault-pass"), "start-up password\n").unwrap();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("vault_password_file: vault-pass\n{cfg}"));
+    env.loki()
+        .args(["--add-secret", "FAKE_KEY"])
+        .write_stdin("test-key")
+        .assert()
+        .success();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&cfg.replace("api_key: test-key", "api_key: '{{FAKE_KEY}}'"));
+    env.server.push(openai::text_stream(&["answer one"]));
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.send("one\r.set temperature 0.4\r");
+    pty.expect("answer one");
+    pty.expect("temperature: 0.4");
+    pty.expect("mini)> ");
+    pty.send("\x04");
+    pty.read_to_end();
+    let sent = env.server.last_request().json();
+    assert_eq!(sent["messages"][0]["content"], "one", "{sent}");
 }

@@ -502,8 +502,10 @@ fn the_vault_is_opened_only_when_a_secret_is_read() {
 
     // A server without placeholders starts without the vault.
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
-    env.write_config(&format!("enabled_mcp_servers: plain
-{cfg}"));
+    env.write_config(&format!(
+        "enabled_mcp_servers: plain
+{cfg}"
+    ));
     env.server.push(openai::text_stream(&["no secrets needed"]));
     let mut pty = Pty::spawn(&env, &["hi"], &[]);
     let screen = pty.read_to_end();
@@ -512,7 +514,10 @@ fn the_vault_is_opened_only_when_a_secret_is_read() {
 
     // The server that needs the secret: asked once, before the answer.
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
-    env.write_config(&cfg.replace("enabled_mcp_servers: plain", "enabled_mcp_servers: secretive"));
+    env.write_config(&cfg.replace(
+        "enabled_mcp_servers: plain",
+        "enabled_mcp_servers: secretive",
+    ));
     env.server.push(openai::tool_call_stream(&[(
         "c1",
         "secretive_env_value",
