@@ -168,26 +168,22 @@ impl Repl {
         name: &str,
         temp: bool,
     ) -> Result<Option<Option<String>>, Leave> {
+        use crate::term::yes_no::{self, Reply};
         use inquire::InquireError::{OperationCanceled, OperationInterrupted};
         loop {
             let question = format!("Save session `{name}`?");
             let answer = self
-                .ask_user(move || {
-                    inquire::Confirm::new(&question)
-                        .with_default(true)
-                        .with_help_message("Esc to go back")
-                        .prompt()
-                })
+                .ask_user(move || yes_no::ask(&question, true, "Esc to go back"))
                 .await;
             match answer {
                 Err(Interrupted::Signal(signal)) => return Err(Leave::Stopped(signal)),
-                Ok(Err(OperationCanceled | OperationInterrupted)) => {
+                Ok(Ok(Reply::Back)) => {
                     self.note(&format!("still in session `{name}`"));
                     return Err(Leave::Stayed);
                 }
-                Ok(Ok(false)) => return Ok(None),
-                Ok(Ok(true)) if !temp => return Ok(Some(None)),
-                Ok(Ok(true)) => {}
+                Ok(Ok(Reply::No)) => return Ok(None),
+                Ok(Ok(Reply::Yes)) if !temp => return Ok(Some(None)),
+                Ok(Ok(Reply::Yes)) => {}
                 Ok(Err(e)) => {
                     // Nobody can answer: keep the conversation rather than drop it.
                     self.error(&format!("cannot ask whether to save the session: {e}"));

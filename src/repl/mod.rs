@@ -722,12 +722,20 @@ impl Repl {
 
     /// `.session <name>`: a new session after some conversation offers to carry it.
     async fn open_session(&mut self, name: &str) {
-        let carry = self.ctx().session.is_none()
+        let ask = self.ctx().session.is_none()
             && !self.ctx().history.is_empty()
-            && !command::session_exists(self.state(), self.ctx(), name).await
-            && self
+            && !command::session_exists(self.state(), self.ctx(), name).await;
+        let carry = if ask {
+            match self
                 .carry_into_session(name, self.ctx().history.len())
-                .await;
+                .await
+            {
+                Some(carry) => carry,
+                None => return self.note(&format!("session `{name}` not opened")),
+            }
+        } else {
+            false
+        };
         let command = if carry {
             Command::OpenSessionWithHistory(name.to_string())
         } else {
@@ -737,15 +745,19 @@ impl Repl {
     }
 
     /// Whether to carry the conversation so far into the new session `name` (asked;
-    /// no when nobody can answer).
-    async fn carry_into_session(&mut self, name: &str, messages: usize) -> bool {
+    /// no when nobody can answer); `None` to go back without opening it (Esc).
+    async fn carry_into_session(&mut self, name: &str, messages: usize) -> Option<bool> {
+        use crate::term::yes_no::{self, Reply};
         let question =
             format!("Carry the conversation so far ({messages} messages) into session `{name}`?");
-        matches!(
-            self.ask_user(move || inquire::Confirm::new(&question).with_default(true).prompt())
-                .await,
-            Ok(Ok(true))
-        )
+        match self
+            .ask_user(move || yes_no::ask(&question, true, "Esc to cancel"))
+            .await
+        {
+            Ok(Ok(Reply::Yes)) => Some(true),
+            Ok(Ok(Reply::Back)) => None,
+            _ => Some(false),
+        }
     }
 
     fn set_display(&mut self, key: &str, value: &str) {

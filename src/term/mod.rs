@@ -11,6 +11,7 @@ pub mod rag;
 pub mod sign_in;
 pub mod text_input;
 pub mod vault_prompt;
+pub mod yes_no;
 
 use std::io::Write;
 

@@ -656,3 +656,35 @@ fn keys_typed_at_start_up_run_as_separate_lines() {
     let sent = env.server.last_request().json();
     assert_eq!(sent["messages"][0]["content"], "one", "{sent}");
 }
+
+/// Item 11: yes/no questions take one key. Editing keys are not letters, Esc at the
+/// carry-over question leaves the session unopened, and what is typed after the answer
+/// goes to the next prompt.
+#[test]
+fn yes_no_questions_take_one_key_and_keep_type_ahead() {
+    let env = crate::common::TestEnv::new();
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("mini)> ");
+    env.server.push(openai::text_stream(&["first answer"]));
+    pty.send("first question\r");
+    pty.expect("first answer");
+    pty.expect("mini)> ");
+    pty.send(".session work\r");
+    pty.expect("into session `work`?");
+    pty.send("\x15\x17\x0c");
+    pty.send("\x1b");
+    pty.expect("session `work` not opened");
+    pty.expect("mini)> ");
+    assert!(!env.config_dir().join("sessions").join("work.yaml").exists());
+
+    pty.send(".session work\r");
+    pty.expect("into session `work`?");
+    env.server.push(openai::text_stream(&["second answer"]));
+    pty.send("ysecond question\r");
+    pty.expect("with the 2 messages of this conversation");
+    pty.expect("second answer");
+    pty.expect("mini)work) ");
+    let sent = env.server.last_request().json();
+    let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"], "second question", "{sent}");
+}

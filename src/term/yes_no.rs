@@ -1,0 +1,152 @@
+//! Yes/no questions ("Save session?", "Carry the conversation…?") answered with one key.
+//!
+//! Owns: reading the terminal one byte at a time, so keys typed after the answer stay
+//! where the next prompt reads them (a line editor would swallow them), and ignoring
+//! editing keys (Ctrl-U, Ctrl-W, Ctrl-L, arrows) instead of taking them as letters.
+
+use std::io::Write;
+
+/// The answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// `y`, or Enter when yes is the default.
+    Yes,
+    /// `n`, or Enter when no is the default.
+    No,
+    /// Esc, Ctrl-C or Ctrl-D: go back without answering.
+    Back,
+}
+
+/// Asks `question` on the terminal (stdin a terminal, the question on stderr); `hint`
+/// follows the `(Y/n)` mark. `Err` when there is no terminal to ask on.
+pub fn ask(question: &str, default_yes: bool, hint: &str) -> std::io::Result<Reply> {
+    let raw = Raw::start()?;
+    let mark = if default_yes { "(Y/n)" } else { "(y/N)" };
+    let question = crate::render::sanitize::display(question);
+    let mut err = std::io::stderr().lock();
+    let hint = if hint.is_empty() {
+        String::new()
+    } else {
+        format!(" [{hint}]")
+    };
+    write!(err, "? {question} {mark}{hint} ")?;
+    err.flush()?;
+    let reply = read_reply(default_yes)?;
+    let shown = match reply {
+        Reply::Yes => "yes",
+        Reply::No => "no",
+        Reply::Back => "",
+    };
+    write!(err, "\r\x1b[K? {question} {shown}\r\n")?;
+    err.flush()?;
+    drop(raw);
+    Ok(reply)
+}
+
+fn read_reply(default_yes: bool) -> std::io::Result<Reply> {
+    loop {
+        match read_byte()? {
+            b'y' | b'Y' => return Ok(Reply::Yes),
+            b'n' | b'N' => return Ok(Reply::No),
+            b'\r' | b'\n' => {
+                return Ok(if default_yes { Reply::Yes } else { Reply::No });
+            }
+            0x03 | 0x04 => return Ok(Reply::Back),
+            0x1b => {
+                // A lone Esc goes back; an escape sequence (an arrow, a function key) is
+                // read whole and ignored.
+                if !byte_within(std::time::Duration::from_millis(50))? {
+                    return Ok(Reply::Back);
+                }
+                let next = read_byte()?;
+                if next == b'[' || next == b'O' {
+                    for _ in 0..32 {
+                        if (0x40..=0x7e).contains(&read_byte()?) {
+                            break;
+                        }
+                    }
+                }
+            }
+            // Anything else (editing keys, other letters) is not an answer.
+            _ => {}
+        }
+    }
+}
+
+#[cfg(unix)]
+fn read_byte() -> std::io::Result<u8> {
+    let mut byte = [0u8; 1];
+    loop {
+        match rustix::io::read(std::io::stdin(), &mut byte) {
+            Ok(1) => return Ok(byte[0]),
+            Ok(_) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn byte_within(wait: std::time::Duration) -> std::io::Result<bool> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdin = std::io::stdin();
+    let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+    let timeout = Timespec {
+        tv_sec: 0,
+        tv_nsec: i64::try_from(wait.as_nanos()).unwrap_or(50_000_000),
+    };
+    Ok(matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0))
+}
+
+/// The terminal without echo, line editing or signal keys while the question is open;
+/// restored when dropped.
+struct Raw {
+    #[cfg(unix)]
+    saved: rustix::termios::Termios,
+}
+
+impl Raw {
+    #[cfg(unix)]
+    fn start() -> std::io::Result<Self> {
+        use rustix::termios::{InputModes, LocalModes, OptionalActions, tcgetattr, tcsetattr};
+        let stdin = std::io::stdin();
+        let saved = tcgetattr(&stdin)?;
+        let mut raw = saved.clone();
+        raw.local_modes.remove(
+            LocalModes::ECHO
+                | LocalModes::ECHONL
+                | LocalModes::ICANON
+                | LocalModes::ISIG
+                | LocalModes::IEXTEN,
+        );
+        raw.input_modes.remove(InputModes::ICRNL | InputModes::IXON);
+        tcsetattr(&stdin, OptionalActions::Now, &raw)?;
+        Ok(Self { saved })
+    }
+
+    #[cfg(not(unix))]
+    fn start() -> std::io::Result<Self> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        let _ = rustix::termios::tcsetattr(
+            std::io::stdin(),
+            rustix::termios::OptionalActions::Now,
+            &self.saved,
+        );
+    }
+}
+
+#[cfg(not(unix))]
+fn read_byte() -> std::io::Result<u8> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
+#[cfg(not(unix))]
+fn byte_within(_: std::time::Duration) -> std::io::Result<bool> {
+    Ok(false)
+}
