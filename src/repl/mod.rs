@@ -20,6 +20,7 @@ mod leave;
 pub mod line_editor;
 pub mod prompt;
 pub mod rag;
+mod session_edit;
 mod turn_input;
 pub(crate) use turn_input::{hold_startup_keys, release_startup_keys};
 mod vault;
@@ -571,48 +572,6 @@ impl Repl {
             return;
         }
         self.apply(Command::UseRole(role.name)).await;
-    }
-
-    async fn edit_session(&mut self) {
-        if self.ctx().session.is_none() {
-            return self.error("no session is open");
-        }
-        let Some(path) = self.save_session(None).await else {
-            return;
-        };
-        // Saving may have moved the conversation to a new session (see `save_session`).
-        let Some(name) = self.ctx().session.as_ref().map(|s| s.id().to_string()) else {
-            return self.error("no session is open");
-        };
-        // The saved session stays locked through the editor and the reload, so a run that
-        // writes it meanwhile waits instead of being overwritten by the editor's save.
-        let locked = match self.conv.lock_session().await {
-            Ok(locked) => locked,
-            Err(e) => return self.error(&e.to_string()),
-        };
-        self.edit_saved_session(&path, &name).await;
-        if locked {
-            self.conv.unlock_session();
-        }
-    }
-
-    async fn edit_saved_session(&mut self, path: &std::path::Path, name: &str) {
-        if !self.run_editor(path) {
-            return;
-        }
-        // Validate before dropping the open session, so a broken edit loses nothing.
-        if let Err(e) = crate::session::store::parse_file(path) {
-            return self.error(&format!("{e}; the session stays as it was before the edit"));
-        }
-        self.ctx_mut().session = None;
-        let reopen = Command::OpenSession(name.to_string());
-        match self.conv.apply(reopen, &crate::engine::Discard).await {
-            Ok(_) => self.note(&format!(
-                "reloaded the session ({} messages)",
-                self.ctx().history.len()
-            )),
-            Err(e) => self.error(&e.to_string()),
-        }
     }
 
     /// `.agents`: the sub-agents started in this conversation, one line each; `.agents N`

@@ -688,3 +688,57 @@ fn yes_no_questions_take_one_key_and_keep_type_ahead() {
     let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["content"], "second question", "{sent}");
 }
+
+/// Item 10: a broken `.edit session` never breaks the session. The editor works on a
+/// draft; an invalid draft leaves the session as it was (the next message works), is
+/// kept aside, and can be edited again right away.
+#[test]
+fn a_broken_session_edit_leaves_the_session_usable() {
+    let env = crate::common::TestEnv::new();
+    // The first edit breaks the YAML; later ones change a message.
+    let editor = env.work_dir().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nn=$(cat \"$0.count\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$0.count\"\n\
+         if [ $n = 1 ]; then printf 'messages: [unclosed\\n' > \"$1\"; \
+         else sed -i 's/hi there/hello edited/' \"$1\"; fi\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let editor = editor.display().to_string();
+    let mut pty = crate::common::pty::Pty::spawn(
+        &env,
+        &["-s", "work"],
+        &[("NO_COLOR", "1"), ("EDITOR", editor.as_str())],
+    );
+    let sprompt = "mini)work) ";
+    pty.expect(sprompt);
+    env.server.push(openai::text_stream(&["hello"]));
+    pty.send("hi there\r");
+    pty.expect("hello");
+    pty.expect(sprompt);
+    pty.send(".edit session\r");
+    pty.expect("the session was not changed");
+    pty.expect("Edit it again?");
+    pty.send("n");
+    pty.expect("your edit is kept in");
+    pty.expect(sprompt);
+    // The session is intact: the next message carries the history.
+    env.server.push(openai::text_stream(&["still here"]));
+    pty.send("next\r");
+    pty.expect("still here");
+    pty.expect(sprompt);
+    let sent = env.server.last_request().json();
+    assert_eq!(sent["messages"][0]["content"], "hi there", "{sent}");
+    // Editing again works, and the edit is used.
+    pty.send(".edit session\r");
+    pty.expect("reloaded the session (4 messages)");
+    pty.expect(sprompt);
+    env.server.push(openai::text_stream(&["ok"]));
+    pty.send("and now\r");
+    pty.expect("ok");
+    pty.expect(sprompt);
+    let sent = env.server.last_request().json();
+    assert_eq!(sent["messages"][0]["content"], "hello edited", "{sent}");
+}
