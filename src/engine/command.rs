@@ -249,8 +249,36 @@ pub async fn apply(
             }
             Ok(applied)
         }
-        other => confirm(state, ctx, other).map(Applied::note),
+        other => {
+            let role_change = matches!(other, Command::UseRole(_) | Command::ForceRole(_));
+            let mut applied = confirm(state, ctx, other).map(Applied::note)?;
+            if role_change && let Some(warning) = unused_role_servers(ctx) {
+                applied.lines.push(Line::Warning(warning));
+            }
+            Ok(applied)
+        }
     }
+}
+
+/// A warning when the role names MCP servers that will not run: MCP or function calling
+/// is off for this conversation.
+fn unused_role_servers(ctx: &RequestContext) -> Option<String> {
+    let role = ctx.role.as_ref()?;
+    let servers = role
+        .enabled_mcp_servers
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())?;
+    let off = if !ctx.mcp_server_support {
+        "MCP support is off (mcp_server_support: false)"
+    } else if !ctx.function_calling_support {
+        "function calling is off (function_calling_support: false)"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "role `{}` names MCP servers ({servers}), but {off}: they are not started",
+        role.name
+    ))
 }
 
 /// Saves the open session and reports it as a `session_saved` event.

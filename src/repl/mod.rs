@@ -308,12 +308,19 @@ impl Repl {
                 // The role's turn may have run other servers; bring back the usual ones.
                 self.prepare_mcp();
             }
-            Action::OpenSession(name) => self.open_session(&name).await,
+            Action::OpenSession(name) => {
+                self.open_session(&name).await;
+                // The session may name other MCP servers: they start now, in the
+                // background, and the previous scope's are let go.
+                self.prepare_mcp();
+            }
             Action::ExitSession => {
                 if self.ctx().session.is_none() {
                     self.error("no session is open");
                 } else if let Leave::Stopped(signal) = self.close_session().await {
                     return Next::Quit(self.terminate(signal).await);
+                } else {
+                    self.prepare_mcp();
                 }
             }
             Action::SaveSession(name) => {

@@ -742,3 +742,62 @@ fn a_broken_session_edit_leaves_the_session_usable() {
     let sent = env.server.last_request().json();
     assert_eq!(sent["messages"][0]["content"], "hello edited", "{sent}");
 }
+
+/// Item 12: a session naming its own MCP servers starts them when it is opened (not at
+/// the next turn) and lets the previous ones go; a role naming MCP servers while MCP is
+/// off says so.
+#[test]
+fn a_session_s_mcp_servers_start_when_it_opens() {
+    let bin = super::mcp::server_bin();
+    let env = super::mcp::mcp_env(
+        json!({"a": {"type": "stdio", "command": bin}, "b": {"type": "stdio", "command": bin}}),
+        "enabled_mcp_servers: a\n",
+    );
+    let sessions = env.config_dir().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(
+        sessions.join("withb.yaml"),
+        "enabled_mcp_servers: b\nmessages: []\n",
+    )
+    .unwrap();
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("mini)> ");
+    pty.send(".session withb\r");
+    pty.expect("mini)withb) ");
+    // No turn has run: the servers change anyway.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        pty.send(".info\r");
+        let shown = pty.expect("mini)withb) ");
+        let b_running = shown.contains("mcp:b                         running");
+        let a_held = shown.contains("mcp:a                         running");
+        if b_running && !a_held {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "servers did not follow the session: {shown}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    assert_eq!(env.server.requests().len(), 0);
+}
+
+#[test]
+fn a_role_with_mcp_servers_warns_when_mcp_is_off() {
+    let env = crate::common::TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("mcp_server_support: false\n{cfg}"));
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(
+        roles.join("gh.md"),
+        "---\nenabled_mcp_servers: github\n---\nYou work with GitHub.\n",
+    )
+    .unwrap();
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("mini)> ");
+    pty.send(".role gh\r");
+    pty.expect("names MCP servers (github), but MCP support is off");
+    pty.expect("gh> ");
+}
