@@ -161,6 +161,8 @@ struct CommandHighlighter {
 
 impl Highlighter for CommandHighlighter {
     fn highlight(&self, line: &str, _cursor: usize) -> StyledText {
+        let shown = visible(line);
+        let line: &str = &shown;
         let mut text = StyledText::new();
         let plain = self.data.read().map(|d| d.plain_input).unwrap_or(false);
         if !self.color || plain {
@@ -179,9 +181,43 @@ impl Highlighter for CommandHighlighter {
     }
 }
 
+/// The input as drawn: a tab is one space (a terminal would give it no width where the
+/// editor expects one), other control characters are `?` (`¿` for the two-byte C1
+/// ones), so nothing typed or pasted reaches the terminal as a control sequence. Each
+/// replacement has the byte length of what it replaces: the editor places the cursor by
+/// byte offset.
+fn visible(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.chars().any(|c| c.is_control() && c != '\n') {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let shown: String = line
+        .chars()
+        .map(|c| match c {
+            '\n' => '\n',
+            '\t' => ' ',
+            c if c.is_ascii_control() => '?',
+            c if c.is_control() && c.len_utf8() == 2 => '¿',
+            c if c.is_control() => '?',
+            c => c,
+        })
+        .collect();
+    std::borrow::Cow::Owned(shown)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_drawn_at_their_byte_length() {
+        for line in ["a\tb", "x\x1b[2Jy", "p\u{9b}q", "fine\nline"] {
+            let shown = visible(line);
+            assert_eq!(shown.len(), line.len(), "{line:?}");
+            assert!(!shown.contains(['\t', '\x1b', '\u{9b}']), "{shown:?}");
+        }
+        assert_eq!(visible("a\tb"), "a b");
+        assert_eq!(visible("fine\nline"), "fine\nline");
+    }
 
     #[test]
     fn multiline_blocks() {
