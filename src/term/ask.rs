@@ -54,6 +54,9 @@ impl Asker for TerminalAsker {
     }
 }
 
+/// The last choice of a list question: an answer in the person's own words.
+const OTHER: &str = "Other (custom)";
+
 fn ask(prompt: &str, question: &Question) -> Answer {
     use inquire::InquireError::{OperationCanceled, OperationInterrupted};
     let clean = |options: &[String]| -> Vec<String> {
@@ -73,9 +76,20 @@ fn ask(prompt: &str, question: &Question) -> Answer {
     let result = match question {
         Question::Text { .. } => inquire::Text::new(prompt).prompt().map(Answer::Text),
         Question::Confirm { .. } => inquire::Confirm::new(prompt).prompt().map(Answer::Confirm),
-        Question::Select { options, .. } => inquire::Select::new(prompt, clean(options))
-            .prompt()
-            .map(|shown| Answer::Choice(original(options, &shown))),
+        Question::Select { options, .. } => {
+            // The person may answer in their own words, as in Loki.
+            let mut shown = clean(options);
+            let custom = !shown.iter().any(|o| o == OTHER);
+            if custom {
+                shown.push(OTHER.to_string());
+            }
+            match inquire::Select::new(prompt, shown).prompt() {
+                Ok(choice) if custom && choice == OTHER => {
+                    inquire::Text::new("Your answer:").prompt().map(Answer::Text)
+                }
+                other => other.map(|shown| Answer::Choice(original(options, &shown))),
+            }
+        }
         Question::MultiSelect { options, .. } => inquire::MultiSelect::new(prompt, clean(options))
             .prompt()
             .map(|shown| Answer::Choices(shown.iter().map(|s| original(options, s)).collect())),

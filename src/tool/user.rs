@@ -47,7 +47,7 @@ impl UserTool {
         let options = json!({"type": "array", "items": {"type": "string"}, "description": "The options to choose from"});
         let (description, parameters) = match self {
             Self::Ask => (
-                "Ask the user to pick one option from a list; returns the option chosen.",
+                "Ask the user to pick one option from a list; returns the option chosen, or the user's own answer when none fits.",
                 json!({"type": "object", "properties": {"question": question, "options": options}, "required": ["question", "options"]}),
             ),
             Self::Confirm => (

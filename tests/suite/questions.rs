@@ -187,3 +187,28 @@ fn ready_made_messages_join_the_conversation_before_the_prompt() {
     assert_eq!(contents, ["capital of France?", "Paris.", "and now?"]);
     assert_eq!(ctx.history.len(), 4);
 }
+
+/// Issue 26 item 15: a list question offers "Other (custom)", answered in the user's words.
+#[test]
+fn a_list_question_takes_an_answer_of_the_user_s_own() {
+    let env = TestEnv::new();
+    env.server.push(openai::tool_call_stream(&[(
+        "q1",
+        "user__ask",
+        r#"{"question":"Which colour?","options":["red","blue"]}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Teal it is."]));
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect(PROMPT);
+    pty.send("paint it\r");
+    pty.expect("Other (custom)");
+    // Down twice to the last entry, then the answer.
+    pty.send("\x1b[B");
+    pty.send("\x1b[B");
+    pty.send("\r");
+    pty.expect("Your answer:");
+    pty.send("teal, please\r");
+    pty.expect("Teal it is.");
+    pty.expect(PROMPT);
+    assert_eq!(tool_result(&env.server.last_request().json()), "teal, please");
+}
