@@ -15,6 +15,7 @@
 
 pub use crate::dotcmd as commands;
 pub mod completer;
+mod create;
 mod history;
 mod leave;
 pub mod line_editor;
@@ -278,10 +279,15 @@ impl Repl {
             })
         };
         // Keys typed while a command works are not echoed; the next prompt takes them.
-        let _quiet = quiet_during(&action).then(turn_input::QuietInput::start);
+        let new_role = matches!(&action, Action::Apply(Command::UseRole(name))
+            if !crate::role::list(&self.state().paths.roles_dir).contains(name));
+        let _quiet = (quiet_during(&action) && !new_role).then(turn_input::QuietInput::start);
         match action {
             Action::Exit => return self.quit().await,
             Action::Ask(input) => self.ask(input).await,
+            Action::Apply(Command::UseRole(name)) if self.offer_new_role(&name).await => {
+                self.prepare_mcp();
+            }
             Action::Apply(cmd) => {
                 self.apply(cmd).await;
                 // A role, session or setting change may need other servers.
@@ -384,6 +390,7 @@ impl Repl {
             }
             Action::EditRagDocs => self.edit_rag_docs().await,
             Action::Vault(op) => self.vault(&op),
+            Action::Macro { name, .. } if self.offer_new_macro(&name).await => {}
             Action::Macro { name, args } => self.run_macro(&name, &args).await,
             Action::Usage(message) => self.error(&message),
         }

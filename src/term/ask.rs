@@ -84,9 +84,9 @@ fn ask(prompt: &str, question: &Question) -> Answer {
                 shown.push(OTHER.to_string());
             }
             match inquire::Select::new(prompt, shown).prompt() {
-                Ok(choice) if custom && choice == OTHER => {
-                    inquire::Text::new("Your answer:").prompt().map(Answer::Text)
-                }
+                Ok(choice) if custom && choice == OTHER => inquire::Text::new("Your answer:")
+                    .prompt()
+                    .map(Answer::Text),
                 other => other.map(|shown| Answer::Choice(original(options, &shown))),
             }
         }

@@ -210,5 +210,8 @@ fn a_list_question_takes_an_answer_of_the_user_s_own() {
     pty.send("teal, please\r");
     pty.expect("Teal it is.");
     pty.expect(PROMPT);
-    assert_eq!(tool_result(&env.server.last_request().json()), "teal, please");
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        "teal, please"
+    );
 }

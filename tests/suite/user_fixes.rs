@@ -801,3 +801,59 @@ fn a_role_with_mcp_servers_warns_when_mcp_is_off() {
     pty.expect("names MCP servers (github), but MCP support is off");
     pty.expect("gh> ");
 }
+
+/// Item 15: `.role NEW` and `.macro NEW` offer to write the file in the editor, as in
+/// Loki; declining, or leaving the template untouched, creates nothing.
+#[test]
+fn new_roles_and_macros_are_written_in_the_editor() {
+    let env = crate::common::TestEnv::new();
+    // The editor replaces the body of a role, or writes a one-step macro.
+    let editor = env.work_dir().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\ncase \"$1\" in\n  *.md) printf -- '---\\ntemperature: 0.1\\n---\\nYou speak like a pirate.\\n' > \"$1\";;\n  *.yaml) printf 'steps:\\n  - ahoy there\\n' > \"$1\";;\nesac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let editor = editor.display().to_string();
+    let mut pty = crate::common::pty::Pty::spawn(
+        &env,
+        &[],
+        &[("NO_COLOR", "1"), ("EDITOR", editor.as_str())],
+    );
+    pty.expect("mini)> ");
+    pty.send(".role pirate\r");
+    pty.expect("There is no role `pirate`. Create it in the editor?");
+    pty.send("n");
+    pty.expect("unknown role `pirate`");
+    pty.expect("mini)> ");
+    assert!(!env.config_dir().join("roles/pirate.md").exists());
+
+    pty.send(".role pirate\r");
+    pty.expect("Create it in the editor?");
+    pty.send("y");
+    pty.expect("role: pirate");
+    pty.expect("pirate> ");
+    env.server.push(openai::text_stream(&["Arr."]));
+    pty.send("hello\r");
+    pty.expect("Arr.");
+    pty.expect("pirate> ");
+    let sent = env.server.last_request().json();
+    assert_eq!(sent["messages"][0]["content"], "You speak like a pirate.");
+    assert_eq!(sent["temperature"], 0.1);
+
+    pty.send(".macro greet\r");
+    pty.expect("There is no macro `greet`. Create it in the editor?");
+    pty.send("y");
+    pty.expect("created macro `greet`");
+    pty.expect("pirate> ");
+    env.server.push(openai::text_stream(&["Ahoy!"]));
+    pty.send(".macro greet\r");
+    pty.expect("Ahoy!");
+    pty.expect("pirate> ");
+    assert_eq!(
+        std::fs::read_to_string(env.config_dir().join("macros/greet.yaml")).unwrap(),
+        "steps:\n  - ahoy there\n"
+    );
+}
