@@ -376,6 +376,8 @@ impl RequestContext {
             messages: self.history.clone(),
             usage: self.usage,
             rag: match &self.rag {
+                // The unsaved knowledge base ends with the process: not named.
+                RagChoice::Use(name) if name == crate::config::paths::TEMP_RAG => None,
                 RagChoice::Use(name) => Some(Some(name.clone())),
                 RagChoice::Off => Some(None),
                 RagChoice::Inherit => None,

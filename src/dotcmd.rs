@@ -257,8 +257,8 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".rag",
-        args: "<name> [doc...]",
-        help: "Use a knowledge base; a new one is built (from the documents, or asking for them)",
+        args: "[name] [doc...]",
+        help: "Use a knowledge base; a new one is built (from the documents, or asking for them); without a name, an unsaved one",
         parse: parse_rag,
     },
     ReplCommand {
@@ -552,11 +552,8 @@ fn parse_delete(args: &str) -> Action {
 
 fn parse_rag(args: &str) -> Action {
     let mut words = split_words(args).into_iter();
-    let Some(name) = words.next() else {
-        return Action::Usage(
-            "usage: .rag <name> [doc...]   (documents: files, dirs, globs, URLs, `site/**`, loader:resource)".into(),
-        );
-    };
+    // Without a name: a new unsaved knowledge base (`name` empty).
+    let name = words.next().unwrap_or_default();
     Action::UseRag {
         name,
         documents: words.filter(|w| w != "--").collect(),
@@ -716,7 +713,13 @@ mod tests {
                 documents: vec!["docs/".into(), "a b.md".into()]
             }
         );
-        assert!(matches!(parse(".rag"), Action::Usage(_)));
+        assert_eq!(
+            parse(".rag"),
+            Action::UseRag {
+                name: String::new(),
+                documents: Vec::new()
+            }
+        );
         assert_eq!(parse(".rebuild rag"), Action::RebuildRag);
         assert_eq!(parse(".sources rag"), Action::RagSources);
         assert_eq!(parse(".exit rag"), Action::ExitRag);

@@ -152,8 +152,13 @@ pub fn main_entry() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // The unsaved knowledge base (`.rag` without a name) ends with the process.
+    let temp_rags = paths.temp_rags_dir.clone();
     let outcome = runtime.block_on(run(mode, args, env, paths, caps));
     crate::repl::release_startup_keys();
+    if temp_rags.exists() {
+        let _ = std::fs::remove_dir_all(&temp_rags);
+    }
     if crate::signals::blocked_threads_left() {
         // A thread may still be blocked on the terminal or a lock; do not wait for it.
         runtime.shutdown_background();

@@ -49,10 +49,10 @@ pub(crate) async fn prepare(
     };
     rag::validate_name(name)?;
     let cwd = conversation.context().cwd.clone();
-    let dir = &state.paths.rags_dir;
+    let dir = state.paths.rag_dir(name);
     let progress = crate::term::rag::progress(state);
     let (cancel, watcher) = build_token(&conversation.cancel_token());
-    let build_ctx = retrieval::build_context(state, &cwd, &progress, cancel);
+    let build_ctx = retrieval::build_context(state, name, &cwd, &progress, cancel);
     let report = if !args.rag_docs.is_empty() {
         let documents = retrieval::split_documents(args.rag_docs.iter().map(String::as_str));
         let options = retrieval::default_build_options(state, documents);

@@ -39,7 +39,13 @@ pub struct Paths {
     pub messages_file: PathBuf,
     /// REPL history.
     pub history_file: PathBuf,
+    /// Where this process keeps the unsaved knowledge base `.rag` builds without a name
+    /// ([`TEMP_RAG`]); removed when the REPL ends.
+    pub temp_rags_dir: PathBuf,
 }
+
+/// The name of the REPL's unsaved knowledge base (`.rag` without a name).
+pub const TEMP_RAG: &str = "temp";
 
 impl Paths {
     /// Resolves every path from the environment.
@@ -91,8 +97,19 @@ impl Paths {
                 .unwrap_or_else(|| cache_dir.join("loki.log")),
             messages_file: pick("LOKI_MESSAGES_FILE", cache_dir.join("messages.md")),
             history_file: config_dir.join("history.txt"),
+            temp_rags_dir: std::env::temp_dir().join(format!("loki-rag-{}", std::process::id())),
             cache_dir,
             config_dir,
+        }
+    }
+
+    /// The directory of knowledge base `name`: the process's own for [`TEMP_RAG`], else
+    /// `rags_dir`.
+    pub fn rag_dir(&self, name: &str) -> &std::path::Path {
+        if name == TEMP_RAG {
+            &self.temp_rags_dir
+        } else {
+            &self.rags_dir
         }
     }
 

@@ -406,6 +406,7 @@ impl Conversation {
                 let progress = crate::rag::progress::Silent;
                 let build = crate::engine::retrieval::build_context(
                     &state,
+                    &name,
                     &def.dir,
                     &progress,
                     self.ctx.cancel.clone(),

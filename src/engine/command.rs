@@ -475,10 +475,13 @@ fn confirm(
         }
         Command::UseRag(name) => {
             crate::rag::validate_name(&name)?;
-            let kb = state.rags.open(&state.paths.rags_dir, &name)?;
+            let kb = state.rags.open(state.paths.rag_dir(&name), &name)?;
             ctx.rag = RagChoice::Use(name.clone());
             ctx.rag_sources.clear();
-            if let Some(session) = &ctx.session {
+            // The unsaved knowledge base ends with the process: a session does not name it.
+            if let Some(session) = &ctx.session
+                && name != crate::config::paths::TEMP_RAG
+            {
                 session.lock().get_mut().rag = Some(name.clone());
             }
             Ok(format!(
@@ -918,7 +921,7 @@ fn set_rag(
         }
         return Ok(format!("{key}: {value}"));
     };
-    let dir = &state.paths.rags_dir;
+    let dir = state.paths.rag_dir(&name);
     let mut meta = crate::rag::store::read_meta(dir, &name)?;
     if let Some(n) = top_k {
         meta.top_k = n;

@@ -52,7 +52,7 @@ pub(super) async fn augment(
         .clone()
         .unwrap_or_else(|| search::DEFAULT_TEMPLATE.to_string());
     search::check_template(&template).map_err(CoreError::InvalidRequest)?;
-    let kb = state.rags.open(&state.paths.rags_dir, &name)?;
+    let kb = state.rags.open(state.paths.rag_dir(&name), &name)?;
     let settings = settings(state, ctx, &kb.meta);
     let text = message.text_content();
     let query = if query.trim().is_empty() {
@@ -87,13 +87,14 @@ pub(super) async fn augment(
 /// What building a knowledge base needs from the shared state.
 pub fn build_context<'a>(
     state: &'a AppState,
+    name: &str,
     cwd: &'a std::path::Path,
     progress: &'a dyn crate::rag::progress::Progress,
     cancel: tokio_util::sync::CancellationToken,
 ) -> crate::rag::build::BuildContext<'a> {
     crate::rag::build::BuildContext {
         registry: &state.providers,
-        dir: &state.paths.rags_dir,
+        dir: state.paths.rag_dir(name),
         cwd,
         loaders: crate::rag::loaders::LoaderConfig {
             loaders: state.config.document_loaders.clone(),

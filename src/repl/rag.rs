@@ -22,7 +22,7 @@ impl Repl {
     fn show_report(&self, name: &str, result: Result<BuildReport, RagError>) -> bool {
         self.state()
             .rags
-            .invalidate(&self.state().paths.rags_dir, name);
+            .invalidate(self.state().paths.rag_dir(name), name);
         match result {
             Ok(report) => {
                 self.note(crate::term::rag::report_lines(&report).trim_end());
@@ -37,6 +37,22 @@ impl Repl {
 
     /// `.rag <name> [doc...]`.
     pub(super) async fn use_rag(&mut self, name: &str, documents: Vec<String>) {
+        // `.rag` alone: a new unsaved knowledge base, gone when the REPL ends.
+        let name = if name.is_empty() {
+            let temp = crate::config::paths::TEMP_RAG;
+            if self.ctx().active_rag().as_deref() == Some(temp) {
+                self.apply(Command::ExitRag).await;
+            }
+            let dir = self.state().paths.rag_dir(temp).to_path_buf();
+            let _ = rag::delete(&dir, temp);
+            self.state().rags.invalidate(&dir, temp);
+            if let Err(e) = private_dir(&dir) {
+                return self.error(&format!("cannot create {}: {e}", dir.display()));
+            }
+            temp
+        } else {
+            name
+        };
         if let Err(e) = rag::validate_name(name) {
             return self.error(&e.to_string());
         }
@@ -44,8 +60,8 @@ impl Repl {
         let cwd = self.ctx().cwd.clone();
         let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
-        let ctx = retrieval::build_context(&state, &cwd, &progress, token);
-        let exists = rag::store::meta_path(&state.paths.rags_dir, name).exists();
+        let ctx = retrieval::build_context(&state, name, &cwd, &progress, token);
+        let exists = rag::store::meta_path(state.paths.rag_dir(name), name).exists();
         let result = if !documents.is_empty() {
             let options = retrieval::default_build_options(&state, documents);
             Some(rag::build::build(&ctx, name, options).await)
@@ -71,7 +87,7 @@ impl Repl {
         let cwd = self.ctx().cwd.clone();
         let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
-        let ctx = retrieval::build_context(&state, &cwd, &progress, token);
+        let ctx = retrieval::build_context(&state, &name, &cwd, &progress, token);
         let result = rag::build::rebuild(&ctx, &name).await;
         self.show_report(&name, result);
     }
@@ -82,7 +98,7 @@ impl Repl {
             return self.error("no knowledge base is active (.rag <name>)");
         };
         let state = Arc::clone(self.state());
-        let meta = match rag::store::read_meta(&state.paths.rags_dir, &name) {
+        let meta = match rag::store::read_meta(state.paths.rag_dir(&name), &name) {
             Ok(meta) => meta,
             Err(e) => return self.error(&e.to_string()),
         };
@@ -103,7 +119,7 @@ impl Repl {
         let cwd = self.ctx().cwd.clone();
         let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
-        let ctx = retrieval::build_context(&state, &cwd, &progress, token);
+        let ctx = retrieval::build_context(&state, &name, &cwd, &progress, token);
         let options = BuildOptions {
             documents,
             embedding_model: meta.embedding_model.clone(),
@@ -133,13 +149,13 @@ impl Repl {
             return self.error("no knowledge base is active (.rag <name>)");
         };
         let state = self.state();
-        match rag::store::read_meta(&state.paths.rags_dir, &name) {
+        match rag::store::read_meta(state.paths.rag_dir(&name), &name) {
             Ok(meta) => {
                 let settings = retrieval::settings(state, self.ctx(), &meta);
                 let yaml = serde_yaml::to_string(&meta).unwrap_or_default();
                 self.println(&format!(
                     "name: {name}\npath: {}\nsearch: {}\nreranker_in_use: {}\n{yaml}",
-                    rag::store::meta_path(&state.paths.rags_dir, &name).display(),
+                    rag::store::meta_path(state.paths.rag_dir(&name), &name).display(),
                     if meta.dimensions == 0 {
                         "keyword (BM25)"
                     } else {
@@ -162,7 +178,7 @@ impl Repl {
         if self.ctx().active_rag().as_deref() == Some(name) {
             return self.error("that knowledge base is in use; .exit rag first");
         }
-        let dir = self.state().paths.rags_dir.clone();
+        let dir = self.state().paths.rag_dir(name).to_path_buf();
         match rag::delete(&dir, name) {
             Ok(()) => {
                 self.state().rags.invalidate(&dir, name);
@@ -170,5 +186,16 @@ impl Repl {
             }
             Err(e) => self.error(&e.to_string()),
         }
+    }
+}
+
+/// Creates `dir` readable by its owner only (it sits in the shared temporary directory).
+fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
     }
 }

@@ -772,3 +772,46 @@ fn loader_floods_and_devices_are_refused() {
     let err = stderr(&out);
     assert!(err.contains("not a regular file"), "{err}");
 }
+
+/// Issue 26 item 15: `.rag` without a name builds an unsaved knowledge base: used like
+/// any other, never written under `rags/`, not named by the session, gone at exit.
+#[test]
+fn rag_without_a_name_is_a_temporary_knowledge_base() {
+    use crate::common::pty::Pty;
+    let env = rag_env("");
+    env.write("one/a.txt", "Otters hold hands while sleeping.");
+    let tmp = env.root().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp_text = tmp.display().to_string();
+    let mut pty = Pty::spawn(
+        &env,
+        &["-s", "notes"],
+        &[("NO_COLOR", "1"), ("TMPDIR", tmp_text.as_str())],
+    );
+    pty.expect("notes) ");
+    pty.send(".rag\r");
+    pty.expect("Chunk size (tokens):");
+    pty.send("\r");
+    pty.expect("Chunk overlap (tokens):");
+    pty.send("\r");
+    pty.expect("Add documents:");
+    pty.send("one\r");
+    pty.expect("rag: temp (1 chunk(s) from 1 document(s)");
+    pty.expect("@temp");
+    let made: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+    pty.send("otters?\r");
+    pty.expect("Hello from fake");
+    pty.expect("@temp");
+    assert!(prompt(&env).contains("Otters hold hands"));
+    assert!(!env.config_dir().join("rags/temp.yaml").exists());
+    pty.send(".exit\r");
+    pty.expect("Save session `notes`?");
+    pty.send("y");
+    pty.read_to_end();
+    let session = std::fs::read_to_string(env.session_file("notes")).unwrap();
+    assert!(!session.contains("rag:"), "{session}");
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+    let out = env.loki().arg("--list-rags").assert().success();
+    assert!(!crate::common::stdout(&out).contains("temp"));
+}
