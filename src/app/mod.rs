@@ -37,6 +37,8 @@ pub enum Mode {
     Headless,
     /// `--serve`: the HTTP server.
     Serve,
+    /// `--run-tool NAME`: one tool call from a shell.
+    RunTool,
 }
 
 impl Mode {
@@ -46,6 +48,8 @@ impl Mode {
             Self::Serve
         } else if args.info_only() || args.authenticate.is_some() || args.build_tools {
             Self::Info
+        } else if args.run_tool.is_some() {
+            Self::RunTool
         } else if args.macro_name.is_some() {
             Self::Macro
         } else if args.output_format != OutputFormat::Text
@@ -314,6 +318,11 @@ async fn run(
     if let Err(e) = crate::agent::install_builtins(&state.paths.agents_dir) {
         tracing::warn!("cannot install the built-in agents: {e}");
     }
+    if let Ok(exe) = std::env::current_exe()
+        && let Err(e) = crate::tool::wrappers::install_builtins(&state.paths.functions_dir, &exe)
+    {
+        tracing::warn!("cannot install functions/mcp.json and the tool wrappers: {e}");
+    }
     unlock_for_mcp(&state).await;
     // Language servers started on the way are stopped politely at the end.
     let lsp = Arc::clone(&state.lsp);
@@ -342,6 +351,17 @@ async fn run(
                 }
             }
             crate::cli::macro_run::run(&state, &args, &macro_args).await
+        }
+        Mode::RunTool => {
+            let piped = if stdin_tty {
+                None
+            } else {
+                Some(crate::input::read_text_bounded(
+                    std::io::stdin().lock(),
+                    state.config.max_input_size,
+                )?)
+            };
+            crate::cli::run_tool::run(&state, &args, piped).await
         }
         Mode::Execute => {
             let text = prompt_text(&args, stdin_tty, &state)?;

@@ -182,9 +182,13 @@ pub struct Args {
     #[arg(long)]
     pub list_roles: bool,
 
-    /// Check the tool scripts in functions/tools and print their declarations, then exit
+    /// Check the tool scripts in functions/tools, print their declarations and write the functions/bin/ wrappers, then exit
     #[arg(long)]
     pub build_tools: bool,
+
+    /// Run one tool as loki runs it for a model (arguments: a JSON object after the name, or on stdin)
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["execute", "output_format", "input_format", "macro_name", "serve"])]
+    pub run_tool: Option<String>,
 
     /// List saved sessions, then exit
     #[arg(long)]

@@ -20,6 +20,7 @@ pub(super) fn run(state: &AppState) -> anyhow::Result<u8> {
     };
     let theme = Theme::stderr(&state.terminal);
     let mut hidden = Vec::new();
+    let mut wrapped = Vec::new();
     let mut declared = 0;
     {
         let mut out = std::io::stdout().lock();
@@ -30,6 +31,7 @@ pub(super) fn run(state: &AppState) -> anyhow::Result<u8> {
             }
             let spec = crate::tool::Tool::Script(Arc::new(tool)).spec();
             writeln!(out, "{}", serde_json::to_string_pretty(&spec)?)?;
+            wrapped.push(spec.name.clone());
             declared += 1;
         }
     }
@@ -61,6 +63,30 @@ pub(super) fn run(state: &AppState) -> anyhow::Result<u8> {
         errors.len(),
         dir.display()
     )?;
+    // `functions/bin/<tool>`: every tool runnable from a shell, as in Loki.
+    let mut names: Vec<String> = crate::tool::builtin::BUILTINS
+        .iter()
+        .map(|b| b.name.to_string())
+        .collect();
+    names.extend(wrapped);
+    let bin = state.paths.functions_dir.join("bin");
+    match std::env::current_exe().and_then(|exe| crate::tool::wrappers::write(&bin, &exe, &names)) {
+        Ok(written) => writeln!(
+            err,
+            "{written} wrapper(s) in {} (run one: {}/fs_ls '{{\"path\": \".\"}}')",
+            bin.display(),
+            bin.display()
+        )?,
+        Err(e) => {
+            writeln!(
+                err,
+                "{} cannot write the wrappers in {}: {e}",
+                theme.paint(Style::Error, "error:"),
+                bin.display()
+            )?;
+            return Ok(1);
+        }
+    }
     Ok(u8::from(!errors.is_empty()))
 }
 

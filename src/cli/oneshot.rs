@@ -104,10 +104,9 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     if let Some(observer) = output.sub_agent_observer() {
         conversation.observe_sub_agents(observer);
     }
-    // A one-shot run fails when the model calls a tool it does not have (as in Loki).
     let options = RunOptions {
         stream: (args.no_stream || args.code).then_some(false),
-        unknown_tool_fails: true,
+        unknown_tool_fails: true, // as in Loki
     };
     let (result, bad_input) = if args.input_format == InputFormat::StreamJson {
         let theme = stderr_theme(state);

@@ -497,6 +497,19 @@ impl Conversation {
         result
     }
 
+    /// Runs one tool call as the model would have it run (`loki --run-tool`), with this
+    /// conversation's tools, approver and confinement.
+    pub async fn run_tool(
+        &mut self,
+        name: &str,
+        arguments: &str,
+        emitter: &dyn Emitter,
+    ) -> Result<crate::engine::ToolOutcome, CoreError> {
+        self.engine
+            .run_tool(&mut self.ctx, name, arguments, emitter)
+            .await
+    }
+
     /// [`Conversation::run`] with its token and budget in place: the run, then the
     /// automatic continuations while the agent's todo list has open items.
     async fn run_continuing(

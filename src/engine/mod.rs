@@ -12,6 +12,7 @@ pub mod event;
 mod messages;
 pub mod retrieval;
 pub mod scope;
+mod single_call;
 pub mod tasks;
 mod tool_round;
 mod turn;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 pub use crate::error::CoreError;
 pub use emitter::{CollectingEmitter, Discard, Emitter, Sink};
 pub use event::{Envelope, Event};
+pub use single_call::ToolOutcome;
 
 use crate::client::Usage;
 use crate::context::RequestContext;

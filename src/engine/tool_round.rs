@@ -188,6 +188,16 @@ impl Toolbox {
 }
 
 impl Toolbox {
+    /// Whether a call of `name` can run here: an enabled tool, or `load_tools` when it is
+    /// offered.
+    pub fn can_call(&self, name: &str) -> bool {
+        self.tools.iter().any(|t| t.name() == name)
+            || self
+                .offered
+                .iter()
+                .any(|t| matches!(t, Tool::Load(_)) && t.name() == name)
+    }
+
     /// After a round: groups that `load_tools` calls loaded are declared from now on (and
     /// remembered by the conversation and its session).
     pub fn note_loaded(

@@ -297,7 +297,7 @@ pub(super) async fn run_turn(
         }
         let unknown = calls
             .iter()
-            .find(|c| !toolbox.tools.iter().any(|t| t.name() == c.name))
+            .find(|c| !toolbox.can_call(&c.name))
             .filter(|_| options.unknown_tool_fails && !no_tools);
         if let Some(call) = unknown {
             // Nothing of this response runs; the calls are answered so the history stays

@@ -32,6 +32,7 @@ pub mod skills;
 pub mod todo;
 pub mod user;
 pub mod web_search;
+pub mod wrappers;
 
 pub use hidden_env::HiddenEnv;
 pub use process::Background;

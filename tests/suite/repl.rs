@@ -233,11 +233,10 @@ fn errors_keep_the_repl_alive() {
         "no agent named `no-such-agent`",
     );
     submit(&mut pty, ".clear todo", "no agent is active");
-    submit(
-        &mut pty,
-        ".role no-such-role",
-        "unknown role `no-such-role`",
-    );
+    // A role that does not exist is offered to be written; declined, it is unknown.
+    pty.send(".role no-such-role\r");
+    pty.expect("Create it in the editor?");
+    submit(&mut pty, "n", "unknown role `no-such-role`");
     submit(&mut pty, "hi again", "recovered");
 }
 

@@ -353,7 +353,7 @@ pub(super) fn write_tool(env: &TestEnv, file: &str, text: &str) {
     std::fs::write(dir.join(file), text).unwrap();
 }
 
-const GREET_SH: &str = r#"#!/usr/bin/env bash
+pub(super) const GREET_SH: &str = r#"#!/usr/bin/env bash
 set -e
 # @describe Greet someone.
 # @env GREETING=Hello The greeting word

@@ -234,7 +234,7 @@ fn a_backtick_attachment_is_the_output_of_the_command() {
         sent.contains("============ CMD: cat notes.txt; echo beta ============\nalpha\nbeta"),
         "{sent}"
     );
-    assert!(sent.ends_with("review this"), "{sent}");
+    assert!(sent.starts_with("review this\n\n"), "{sent}");
 
     let out = env
         .loki()
@@ -856,4 +856,81 @@ fn new_roles_and_macros_are_written_in_the_editor() {
         std::fs::read_to_string(env.config_dir().join("macros/greet.yaml")).unwrap(),
         "steps:\n  - ahoy there\n"
     );
+}
+
+/// Item 4 (part): any tool runs from a shell as loki runs it for a model: `--run-tool`
+/// and the `functions/bin/` wrappers the first run (built-in tools, with an empty
+/// `mcp.json`) and `--build-tools` (script tools too) write. Approval and confinement
+/// hold: a write without `--yolo` and nobody to ask is refused.
+#[test]
+fn tools_run_from_the_shell_through_wrappers() {
+    let env = crate::common::TestEnv::new();
+    env.write("notes.txt", "alpha\n");
+    let functions = env.config_dir().join("functions");
+    let out = env
+        .loki()
+        .args(["--run-tool", "fs_ls", r#"{"path":"."}"#])
+        .assert()
+        .success();
+    assert!(crate::common::stdout(&out).contains("notes.txt"));
+    assert!(
+        functions.join("bin/fs_ls").exists(),
+        "first run wrote no wrappers"
+    );
+    let mcp = std::fs::read_to_string(functions.join("mcp.json")).unwrap();
+    assert!(mcp.contains("\"mcpServers\": {}"), "{mcp}");
+
+    let write = r#"{"path":"made.txt","contents":"x"}"#;
+    let out = env
+        .loki()
+        .args(["--run-tool", "fs_write", write])
+        .assert()
+        .code(1);
+    let err = crate::common::stderr(&out);
+    assert!(err.starts_with("error: fs_write:"), "{err}");
+    assert!(!env.work_dir().join("made.txt").exists());
+    env.loki()
+        .args(["--yolo", "--run-tool", "fs_write", write])
+        .assert()
+        .success();
+    assert!(env.work_dir().join("made.txt").exists());
+    let out = env.loki().args(["--run-tool", "nope"]).assert().code(1);
+    assert!(crate::common::stderr(&out).contains("no tool `nope`"));
+    assert_eq!(env.server.requests().len(), 0);
+
+    // A wrapper, run directly; arguments may come on stdin.
+    let run = |wrapper: &str, args: &[&str], stdin: &str| {
+        let mut cmd = std::process::Command::new(functions.join("bin").join(wrapper));
+        cmd.args(args).env_clear().current_dir(env.work_dir());
+        for (k, v) in env.env_pairs() {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+    let (ok, text) = run("fs_cat", &[], r#"{"path":"notes.txt"}"#);
+    assert!(ok && text.contains("alpha"), "{text}");
+
+    // --build-tools adds the script tools' wrappers; a script needs approval.
+    super::tools::write_tool(&env, "greet.sh", super::tools::GREET_SH);
+    env.loki().arg("--build-tools").assert().success();
+    let (ok, text) = run("greet", &[], r#"{"name":"Ada"}"#);
+    assert!(!ok && text.contains("needs approval"), "{text}");
+    let (ok, text) = run("greet", &["--yolo"], r#"{"name":"Ada"}"#);
+    assert!(ok && text.contains("Hello, Ada"), "{text}");
 }

@@ -1,0 +1,66 @@
+//! `--run-tool NAME ['{json}']`: one tool call from a shell, run as loki runs it for a
+//! model — approval at the terminal (or `--yolo`), the working tree confinement, output
+//! limits. The arguments are the text after the name, else piped stdin, else `{}`. The
+//! result goes to stdout; a failed or refused call is one `error:` line and exit 1.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use super::args::Args;
+use crate::conversation::{Conversation, ConversationSpec};
+use crate::render::sanitize;
+use crate::render::theme::Theme;
+use crate::state::AppState;
+
+/// Runs the call; returns the exit status.
+pub async fn run(state: &Arc<AppState>, args: &Args, piped: Option<String>) -> anyhow::Result<u8> {
+    let Some(name) = args.run_tool.as_deref() else {
+        return Ok(2);
+    };
+    let theme = Theme::stderr(&state.terminal);
+    let text = args.text.join(" ");
+    let arguments = match (text.trim(), piped) {
+        ("", Some(piped)) if !piped.trim().is_empty() => piped,
+        ("", _) => "{}".to_string(),
+        (text, _) => text.to_string(),
+    };
+    let id = crate::context::next_conversation_id();
+    let spec = ConversationSpec {
+        id: Some(id.clone()),
+        approver: super::flags::terminal_approver(&state.terminal, &id),
+        ..super::flags::spec(args, &state.terminal, None)
+    };
+    let mut conversation = Conversation::open(state, spec).await?;
+    // Every tool loki has can be run this way, whatever `enabled_tools` offers models.
+    conversation.context_mut().enabled_tools = Some("all".into());
+    conversation.context_mut().function_calling_support = true;
+    // The person typed the call: no tool line echoes it; the result or one error line
+    // is the whole output.
+    let outcome = conversation
+        .run_tool(name, &arguments, &crate::engine::Discard)
+        .await;
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            crate::term::report_error(&theme, &e.to_string());
+            return Ok(e.exit_code());
+        }
+    };
+    if !outcome.ok {
+        let message = serde_json::from_str::<serde_json::Value>(&outcome.content)
+            .ok()
+            .and_then(|v| v["tool_call_error"].as_str().map(str::to_string))
+            .unwrap_or(outcome.content);
+        crate::term::report_error(&theme, &format!("{name}: {message}"));
+        return Ok(1);
+    }
+    let shown = crate::secrets::redact(&outcome.content);
+    let shown = sanitize::for_terminal(&shown, state.terminal.stdout_tty);
+    let mut out = std::io::stdout().lock();
+    out.write_all(shown.as_bytes())?;
+    if !shown.ends_with('\n') {
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(0)
+}

@@ -1,0 +1,64 @@
+//! One tool call outside a turn (`loki --run-tool`, the `functions/bin/` wrappers): the
+//! conversation's tools, approval, confinement and output limits, exactly as for a call
+//! the model makes — only the caller is a person.
+
+use super::{CoreError, Engine, Sink};
+use crate::client::ToolCall;
+use crate::context::RequestContext;
+use crate::engine::emitter::Emitter;
+
+/// The outcome of one call: what the model would receive, and whether it succeeded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutcome {
+    /// The result text (a `{"tool_call_error": …}` object when it failed).
+    pub content: String,
+    /// Whether the tool succeeded.
+    pub ok: bool,
+}
+
+impl Engine {
+    /// Runs tool `name` with `arguments` (JSON text) in `ctx`. An unknown name is an
+    /// error naming the tools there are; a refused or failed call is an outcome.
+    pub async fn run_tool(
+        &self,
+        ctx: &mut RequestContext,
+        name: &str,
+        arguments: &str,
+        emitter: &dyn Emitter,
+    ) -> Result<ToolOutcome, CoreError> {
+        let sink = Sink::for_context(ctx, emitter);
+        let toolbox = super::tool_round::Toolbox::prepare(&self.state, ctx, &sink).await?;
+        if !toolbox.tools.iter().any(|t| t.name() == name) {
+            let mut names: Vec<&str> = toolbox.tools.iter().map(crate::tool::Tool::name).collect();
+            names.sort_unstable();
+            return Err(CoreError::InvalidRequest(format!(
+                "there is no tool `{name}` here (tools: {})",
+                if names.is_empty() {
+                    "none; set enabled_tools".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )));
+        }
+        let call = ToolCall {
+            id: "run_tool_1".into(),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+            signature: None,
+        };
+        ctx.tool_policy.seen.clear();
+        let results = toolbox
+            .run_round(&self.state, ctx, std::slice::from_ref(&call), &sink)
+            .await
+            .ok_or(CoreError::Cancelled)?;
+        sink.flush();
+        let content = results
+            .into_iter()
+            .find(|m| m.tool_call_id.as_deref() == Some(call.id.as_str()))
+            .map(|m| m.text_content())
+            .unwrap_or_default();
+        let ok = !serde_json::from_str::<serde_json::Value>(&content)
+            .is_ok_and(|v| v.get("tool_call_error").is_some());
+        Ok(ToolOutcome { content, ok })
+    }
+}

@@ -1,0 +1,95 @@
+//! `functions/bin/<tool>`: one small shell script per tool that runs it from a shell the
+//! way loki runs it for a model (`loki --run-tool NAME '{…}'`: approval, confinement and
+//! output limits included), as Loki's `bin/` wrappers do. `--build-tools` writes them for
+//! the built-in and script tools; the first run writes them for the built-in tools, with
+//! an empty `functions/mcp.json`.
+
+use std::path::Path;
+
+/// The wrapper script for tool `name`, running the loki at `exe`.
+pub fn script(exe: &Path, name: &str) -> String {
+    format!(
+        "#!/bin/sh\n# Written by loki: runs the `{name}` tool as loki runs it for a model (approval and\n# confinement included). Arguments: one JSON object, e.g. '{{\"path\": \".\"}}'.\nexec {} --run-tool {} \"$@\"\n",
+        quote(&exe.display().to_string()),
+        quote(name)
+    )
+}
+
+/// `text` in single quotes for sh.
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// Writes the wrappers of `names` into `bin_dir` (0755), replacing older ones; how many
+/// were written. Names that could not be file names are left out.
+pub fn write(bin_dir: &Path, exe: &Path, names: &[String]) -> std::io::Result<usize> {
+    std::fs::create_dir_all(bin_dir)?;
+    let mut written = 0;
+    for name in names {
+        if name.is_empty() || name.starts_with('.') || name.contains(['/', '\\', '\0']) {
+            continue;
+        }
+        let path = bin_dir.join(name);
+        crate::atomic_file::write_atomic(&path, script(exe, name).as_bytes(), false)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        }
+        written += 1;
+    }
+    Ok(written)
+}
+
+/// First run: `functions/mcp.json` (no servers) and the built-in tools' wrappers, when
+/// `functions/bin` does not exist yet. Nothing the user has is overwritten.
+pub fn install_builtins(functions_dir: &Path, exe: &Path) -> std::io::Result<()> {
+    let mcp = functions_dir.join("mcp.json");
+    if !mcp.exists() {
+        std::fs::create_dir_all(functions_dir)?;
+        crate::atomic_file::write_atomic(&mcp, b"{\n  \"mcpServers\": {}\n}\n", false)?;
+    }
+    let bin = functions_dir.join("bin");
+    if bin.exists() {
+        return Ok(());
+    }
+    let names: Vec<String> = super::builtin::BUILTINS
+        .iter()
+        .map(|b| b.name.to_string())
+        .collect();
+    write(&bin, exe, &names).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrappers_quote_what_they_run() {
+        let text = script(Path::new("/opt/it's here/loki"), "fs_ls");
+        assert!(text.starts_with("#!/bin/sh\n"));
+        assert!(
+            text.ends_with("exec '/opt/it'\\''s here/loki' --run-tool 'fs_ls' \"$@\"\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn first_run_installs_once_and_keeps_the_user_s_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let functions = dir.path().join("functions");
+        install_builtins(&functions, Path::new("/bin/loki")).unwrap();
+        assert!(functions.join("bin/fs_ls").exists());
+        let mcp = functions.join("mcp.json");
+        assert!(
+            std::fs::read_to_string(&mcp)
+                .unwrap()
+                .contains("mcpServers")
+        );
+        std::fs::write(&mcp, "{\"mcpServers\": {\"mine\": {}}}").unwrap();
+        std::fs::remove_file(functions.join("bin/fs_ls")).unwrap();
+        install_builtins(&functions, Path::new("/bin/loki")).unwrap();
+        assert!(std::fs::read_to_string(&mcp).unwrap().contains("mine"));
+        assert!(!functions.join("bin/fs_ls").exists());
+    }
+}
