@@ -50,6 +50,9 @@ pub(crate) async fn prepare(
     rag::validate_name(name)?;
     let cwd = conversation.context().cwd.clone();
     let dir = state.paths.rag_dir(name);
+    if name == crate::config::paths::TEMP_RAG {
+        rag::private_dir(dir).map_err(|e| anyhow::anyhow!("cannot use {}: {e}", dir.display()))?;
+    }
     let progress = crate::term::rag::progress(state);
     let (cancel, watcher) = build_token(&conversation.cancel_token());
     let build_ctx = retrieval::build_context(state, name, &cwd, &progress, cancel);

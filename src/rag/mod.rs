@@ -160,6 +160,37 @@ pub fn delete(dir: &Path, name: &str) -> Result<(), RagError> {
     Ok(())
 }
 
+/// Makes `dir` (the unsaved knowledge base's, under the shared temporary directory)
+/// ready: created readable by its owner only, or, when it exists, accepted only as a real
+/// directory of this user that nobody else can read — a name in `/tmp` can be taken by
+/// someone else first.
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        other => return other,
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let ours = meta.uid() == rustix::process::getuid().as_raw();
+        if !meta.is_dir() || !ours || meta.mode() & 0o077 != 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "it exists and is not a private directory of this user",
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    if !meta.is_dir() {
+        return Err(std::io::ErrorKind::AlreadyExists.into());
+    }
+    Ok(())
+}
+
 /// Loaded knowledge bases shared by every conversation of the process, by name. A
 /// rebuild replaces the entry; holders of the old one keep using it until they drop it.
 #[derive(Debug, Default)]

@@ -46,7 +46,7 @@ impl Repl {
             let dir = self.state().paths.rag_dir(temp).to_path_buf();
             let _ = rag::delete(&dir, temp);
             self.state().rags.invalidate(&dir, temp);
-            if let Err(e) = private_dir(&dir) {
+            if let Err(e) = rag::private_dir(&dir) {
                 return self.error(&format!("cannot create {}: {e}", dir.display()));
             }
             temp
@@ -186,16 +186,5 @@ impl Repl {
             }
             Err(e) => self.error(&e.to_string()),
         }
-    }
-}
-
-/// Creates `dir` readable by its owner only (it sits in the shared temporary directory).
-fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    match builder.create(dir) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
-        _ => Ok(()),
     }
 }
