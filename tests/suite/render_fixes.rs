@@ -204,3 +204,28 @@ fn keys_typed_during_an_answer_are_not_echoed_and_enter_submits_them() {
     pty.send("\x04");
     pty.read_to_end();
 }
+
+/// Issue 26 item 13: narrowing, then widening the terminal while the input line wraps
+/// leaves the prompt on screen once (as a terminal that does not reflow shows it).
+#[test]
+fn widening_with_a_wrapped_input_line_draws_the_prompt_once() {
+    let env = TestEnv::new();
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    let mut parser = vt100::Parser::new(24, 80, 1000);
+    parser.process(pty.expect("mini)> ").as_bytes());
+    let _ = pty.session.get_process_mut().set_window_size(40, 24);
+    parser.screen_mut().set_size(24, 40);
+    std::thread::sleep(Duration::from_millis(500));
+    let typed = "abcdefghij".repeat(6);
+    pty.send(&typed);
+    parser.process(pty.expect("abcdefghij").as_bytes());
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = pty.session.get_process_mut().set_window_size(80, 24);
+    parser.screen_mut().set_size(24, 80);
+    std::thread::sleep(Duration::from_millis(500));
+    pty.send("Z");
+    parser.process(pty.expect("Z").as_bytes());
+    std::thread::sleep(Duration::from_millis(300));
+    let screen = parser.screen().contents();
+    assert_eq!(screen.matches("mini)> ").count(), 1, "{screen}");
+}
