@@ -31,6 +31,32 @@ impl TerminalCaps {
         }
     }
 
+    /// The terminal's size as `(columns, rows)`, asked with one ioctl on the first of
+    /// stdout and stderr that is a terminal; `None` when neither is, or it reports 0
+    /// (a pseudo-terminal nobody sized). Never runs a program (crossterm's fallback is
+    /// `tput`, two processes per run).
+    pub fn size(&self) -> Option<(u16, u16)> {
+        #[cfg(unix)]
+        {
+            let size = if self.stdout_tty {
+                rustix::termios::tcgetwinsize(std::io::stdout()).ok()
+            } else if self.stderr_tty {
+                rustix::termios::tcgetwinsize(std::io::stderr()).ok()
+            } else {
+                None
+            };
+            size.map(|s| (s.ws_col, s.ws_row))
+                .filter(|(w, h)| *w > 0 && *h > 0)
+        }
+        #[cfg(not(unix))]
+        {
+            (self.stdout_tty || self.stderr_tty)
+                .then(|| crossterm::terminal::size().ok())
+                .flatten()
+                .filter(|(w, h)| *w > 0 && *h > 0)
+        }
+    }
+
     /// No terminal at all: plain text, no prompts.
     pub fn none() -> Self {
         Self::default()

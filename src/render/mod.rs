@@ -57,6 +57,8 @@ pub struct TerminalOptions {
     pub term_height: usize,
     /// Print only the code blocks of the answer, once it is complete.
     pub code_only: bool,
+    /// The streams, for asking the size again after a resize.
+    pub caps: crate::config::TerminalCaps,
 }
 
 impl TerminalOptions {
@@ -64,10 +66,10 @@ impl TerminalOptions {
     /// terminal width (without querying the terminal).
     pub fn detect(caps: &crate::config::TerminalCaps, display: &Display, code_only: bool) -> Self {
         let (stdout_tty, stderr_tty, no_color) = (caps.stdout_tty, caps.stderr_tty, caps.no_color);
-        // A pseudo-terminal nobody sized reports 0 x 0.
-        let (term_width, term_height) = crossterm::terminal::size()
-            .ok()
-            .filter(|(w, h)| *w > 0 && *h > 0)
+        // Asked only of a terminal, with one ioctl; a pseudo-terminal nobody sized
+        // reports 0 x 0.
+        let (term_width, term_height) = caps
+            .size()
             .map_or((80, 24), |(w, h)| (usize::from(w), usize::from(h)));
         Self {
             stdout: Theme::detect(stdout_tty, no_color, display.highlight, display.light),
@@ -83,6 +85,7 @@ impl TerminalOptions {
             term_width,
             term_height,
             code_only,
+            caps: *caps,
         }
     }
 }
@@ -280,7 +283,7 @@ impl TerminalEmitter {
                     let generation = resize::generation();
                     if generation != *resizes_seen {
                         *resizes_seen = generation;
-                        if let Ok((w, h)) = crossterm::terminal::size() {
+                        if let Some((w, h)) = self.opts.caps.size() {
                             renderer.resize(usize::from(w), usize::from(h));
                         }
                     }

@@ -934,3 +934,51 @@ fn tools_run_from_the_shell_through_wrappers() {
     let (ok, text) = run("greet", &["--yolo"], r#"{"name":"Ada"}"#);
     assert!(ok && text.contains("Hello, Ada"), "{text}");
 }
+
+/// Issue 27 item 9: a one-shot run and a macro's dot-command steps never run `tput` (the
+/// terminal's size is one ioctl, and only asked of a terminal). Run without a
+/// controlling terminal, where crossterm's own lookup fell back to `tput cols` and
+/// `tput lines`.
+#[test]
+fn no_tput_is_run_for_the_terminal_size() {
+    let env = crate::common::TestEnv::new();
+    let bin = env.root().join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = env.root().join("tput.log");
+    std::fs::write(
+        bin.join("tput"),
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\necho 80\n", log.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("tput"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let macros = env.config_dir().join("macros");
+    std::fs::create_dir_all(&macros).unwrap();
+    std::fs::write(
+        macros.join("steps.yaml"),
+        "steps:\n  - .set temperature 0.2\n  - .set top_p 0.5\n  - hello\n",
+    )
+    .unwrap();
+    env.server.push(openai::text_stream(&["one"]));
+    env.server.push(openai::text_stream(&["two"]));
+    for args in [&["hi"][..], &["--macro", "steps"]] {
+        let mut cmd = assert_cmd::Command::new("setsid");
+        cmd.env_clear().current_dir(env.work_dir());
+        for (k, v) in env.env_pairs() {
+            cmd.env(k, v);
+        }
+        cmd.env("PATH", &path)
+            .arg(crate::common::LOKI)
+            .args(args)
+            .assert()
+            .success();
+    }
+    assert_eq!(env.server.requests().len(), 2);
+    let ran = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(ran.is_empty(), "tput ran: {ran}");
+}
