@@ -114,7 +114,7 @@ async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Res
                     std::io::stderr().lock(),
                     "{} {}",
                     theme.paint(Style::Error, "error:"),
-                    sanitize::display(&e)
+                    crate::term::one_line(&e)
                 )?,
             },
             _ => return Ok(0),

@@ -967,7 +967,7 @@ impl Repl {
         self.print_styled(&format!(
             "{} {}",
             theme.paint(Style::Error, "error:"),
-            sanitize::display(&text)
+            crate::term::one_line(&text)
         ));
     }
 }

@@ -29,8 +29,17 @@ pub fn report_error(theme: &Theme, message: &str) {
         err,
         "{} {}",
         theme.paint(Style::Error, "error:"),
-        sanitize::display(&message)
+        one_line(&message)
     );
+}
+
+/// A message as one line: control characters escaped as everywhere, and line breaks
+/// shown as `\n`, so text a server put in an error cannot start a line that looks like
+/// loki's own.
+pub fn one_line(message: &str) -> String {
+    sanitize::display(message.trim_end_matches(['\n', '\r']))
+        .replace("\r\n", "\\n")
+        .replace('\n', "\\n")
 }
 
 /// `warning: <message>` on stderr, redacted and escaped like [`report_error`].
@@ -41,7 +50,7 @@ pub fn report_warning(theme: &Theme, message: &str) {
         err,
         "{} {}",
         theme.paint(Style::Warning, "warning:"),
-        sanitize::display(&message)
+        one_line(&message)
     );
 }
 

