@@ -232,12 +232,33 @@ impl KnowledgeBase {
     pub fn open(dir: &Path, name: &str) -> Result<Self, RagError> {
         let meta = read_meta(dir, name)?;
         let meta_path = meta_path(dir, name);
+        // `index_file` names a file in the knowledge base's own `<name>.index/`: a path
+        // elsewhere (`../../x`, `/etc/passwd`) or a link out of it is refused.
+        let own_name = {
+            let mut parts = Path::new(&meta.index_file).components();
+            matches!(
+                (parts.next(), parts.next()),
+                (Some(std::path::Component::Normal(_)), None)
+            )
+        };
         let index_path = index_dir(dir, name).join(&meta.index_file);
-        if meta.index_file.is_empty() || !index_path.is_file() {
+        if !own_name {
+            return Err(RagError::Corrupt {
+                name: name.to_string(),
+                path: meta_path.display().to_string(),
+                message: format!(
+                    "index_file `{}` is not a file name in {}",
+                    meta.index_file,
+                    index_dir(dir, name).display()
+                ),
+            });
+        }
+        let regular = std::fs::symlink_metadata(&index_path).is_ok_and(|m| m.is_file());
+        if !regular {
             return Err(RagError::Corrupt {
                 name: name.to_string(),
                 path: index_path.display().to_string(),
-                message: "the index file is missing".into(),
+                message: "the index file is missing (or not a regular file)".into(),
             });
         }
         Ok(Self {

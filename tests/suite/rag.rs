@@ -815,3 +815,44 @@ fn rag_without_a_name_is_a_temporary_knowledge_base() {
     let out = env.loki().arg("--list-rags").assert().success();
     assert!(!crate::common::stdout(&out).contains("temp"));
 }
+
+/// Issue 27 item 6: a knowledge base's `index_file` must name a file in its own
+/// `<name>.index/` directory; a path elsewhere or a link out of it is refused, naming the
+/// damage, and nothing outside is read.
+#[test]
+fn index_file_is_confined_to_the_knowledge_base() {
+    let env = rag_env("");
+    env.write("docs/a.txt", "Otters hold hands while sleeping.");
+    env.loki()
+        .args(["--rag", "kb", "--rag-docs", "docs"])
+        .assert()
+        .success();
+    let yaml_path = env.config_dir().join("rags/kb.yaml");
+    let yaml = std::fs::read_to_string(&yaml_path).unwrap();
+    let current = yaml
+        .lines()
+        .find_map(|l| l.strip_prefix("index_file: "))
+        .unwrap()
+        .trim()
+        .to_string();
+    for bad in ["../../../victim.bin", "/etc/passwd"] {
+        std::fs::write(&yaml_path, yaml.replace(&current, bad)).unwrap();
+        let out = env.loki().args(["--rag", "kb", "otters?"]).assert().code(1);
+        let err = stderr(&out);
+        assert!(err.contains("is not a file name"), "{bad}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    // A link from inside the index directory to a file elsewhere is refused too.
+    let index_dir = env.config_dir().join("rags/kb.index");
+    std::fs::write(&yaml_path, &yaml).unwrap();
+    let real = index_dir.join(&current);
+    let moved = env.root().join("elsewhere.bin");
+    std::fs::rename(&real, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &real).unwrap();
+    let out = env.loki().args(["--rag", "kb", "otters?"]).assert().code(1);
+    assert!(
+        stderr(&out).contains("not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+}
