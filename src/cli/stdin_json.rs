@@ -28,7 +28,9 @@ pub fn approver(args: &Args) -> Option<Arc<ChannelApprover>> {
 
 /// Reading stdin: the lines not handled yet, and whether it ended.
 struct Input<'a> {
-    lines: Receiver<std::io::Result<String>>,
+    lines: Receiver<std::io::Result<Read>>,
+    /// `max_input_size`: the most bytes of one line.
+    max_bytes: usize,
     queue: VecDeque<(usize, String)>,
     number: usize,
     ended: bool,
@@ -41,9 +43,31 @@ struct Input<'a> {
 impl Input<'_> {
     /// Takes in one read from stdin: an approval is answered at once, anything else
     /// waits in the queue.
-    fn take(&mut self, read: Option<std::io::Result<String>>) {
+    fn take(&mut self, read: Option<std::io::Result<Read>>) {
         match read {
-            Some(Ok(line)) => {
+            Some(Ok(Read::TooLong(bytes))) => {
+                self.number += 1;
+                let number = self.number;
+                term::report_error(
+                    self.theme,
+                    &format!(
+                        "input line {number}: {} is over max_input_size ({}); skipped",
+                        crate::input::human_size(bytes),
+                        crate::input::human_size(self.max_bytes)
+                    ),
+                );
+                self.bad = true;
+            }
+            Some(Ok(Read::NotUtf8)) => {
+                self.number += 1;
+                let number = self.number;
+                term::report_error(
+                    self.theme,
+                    &format!("input line {number}: not UTF-8; skipped"),
+                );
+                self.bad = true;
+            }
+            Some(Ok(Read::Line(line))) => {
                 self.number += 1;
                 match parse_input_line(&line, self.number) {
                     Ok(Some(InputLine::Approval { call_id, decision })) => {
@@ -124,8 +148,10 @@ pub(super) async fn run(
     questions: Arc<crate::tool::escalate::Escalations>,
     theme: &Theme,
 ) -> (Result<(), CoreError>, bool) {
+    let max_bytes = conversation.state().config.max_input_size;
     let mut input = Input {
-        lines: stdin_lines(),
+        lines: stdin_lines(max_bytes),
+        max_bytes,
         queue: VecDeque::new(),
         number: 0,
         ended: false,
@@ -180,18 +206,128 @@ async fn run_reading(
     }
 }
 
+/// What reading one line of stdin gave.
+#[derive(Debug)]
+enum Read {
+    /// A line of text (without its line break; a BOM on the first line dropped).
+    Line(String),
+    /// A line longer than `max_input_size`: skipped, read to its end without keeping it.
+    TooLong(usize),
+    /// A line that is not UTF-8: skipped.
+    NotUtf8,
+}
+
 /// The lines of stdin, read on a thread of its own (a line may take as long as the
-/// program driving loki likes).
-fn stdin_lines() -> Receiver<std::io::Result<String>> {
+/// program driving loki likes). Each line is bounded by `max_bytes`.
+fn stdin_lines(max_bytes: usize) -> Receiver<std::io::Result<Read>> {
     let (tx, rx) = tokio::sync::mpsc::channel(16);
     std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::stdin().lock().lines() {
-            let failed = line.is_err();
-            if tx.blocking_send(line).is_err() || failed {
+        let mut stdin = std::io::stdin().lock();
+        let mut first = true;
+        loop {
+            let read = read_line(&mut stdin, max_bytes, first);
+            first = false;
+            let stop = !matches!(read, Ok(Some(_)));
+            let item = match read {
+                Ok(Some(line)) => Ok(line),
+                Ok(None) => break,
+                Err(e) => Err(e),
+            };
+            if tx.blocking_send(item).is_err() || stop {
                 break;
             }
         }
     });
     rx
+}
+
+/// One line of `reader`, keeping at most `max_bytes` of it; `None` at the end.
+fn read_line(
+    reader: &mut impl std::io::BufRead,
+    max_bytes: usize,
+    first: bool,
+) -> std::io::Result<Option<Read>> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    let mut seen = 0usize;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            if seen == 0 {
+                return Ok(None);
+            }
+            break;
+        }
+        let (chunk, done) = match memchr_newline(buf) {
+            Some(i) => (&buf[..i], i + 1),
+            None => (buf, buf.len()),
+        };
+        let ended = done > chunk.len();
+        seen += chunk.len();
+        if !too_long && line.len() + chunk.len() > max_bytes {
+            too_long = true;
+            line = Vec::new();
+        }
+        if !too_long {
+            line.extend_from_slice(chunk);
+        }
+        reader.consume(done);
+        if ended {
+            break;
+        }
+    }
+    if too_long {
+        return Ok(Some(Read::TooLong(seen)));
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    let bytes = if first {
+        line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line).to_vec()
+    } else {
+        line
+    };
+    Ok(Some(match String::from_utf8(bytes) {
+        Ok(text) => Read::Line(text),
+        Err(_) => Read::NotUtf8,
+    }))
+}
+
+fn memchr_newline(buf: &[u8]) -> Option<usize> {
+    buf.iter().position(|&b| b == b'\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], max: usize) -> Vec<String> {
+        let mut reader = std::io::BufReader::with_capacity(8, input);
+        let mut out = Vec::new();
+        let mut first = true;
+        while let Some(read) = read_line(&mut reader, max, first).unwrap() {
+            first = false;
+            out.push(format!("{read:?}"));
+        }
+        out
+    }
+
+    #[test]
+    fn lines_are_bounded_checked_and_a_bom_dropped() {
+        let input = b"\xEF\xBB\xBFfirst\r\n0123456789abcdef\nok\n\xFF\xFE\nlast";
+        assert_eq!(
+            lines(input, 10),
+            [
+                "Line(\"first\")",
+                "TooLong(16)",
+                "Line(\"ok\")",
+                "NotUtf8",
+                "Line(\"last\")"
+            ]
+        );
+    }
 }

@@ -999,3 +999,49 @@ fn a_server_error_with_line_breaks_is_one_line() {
     assert!(err.starts_with("error: "), "{err}");
     assert!(err.contains("bad request\\n\\nerror: run"), "{err}");
 }
+
+/// Issue 27 items 1 and 2: with `--input-format stream-json`, a line over
+/// `max_input_size` or not in UTF-8 is one error naming the line; the conversation goes
+/// on with the next line. A BOM on line 1 is accepted.
+#[test]
+fn bad_stream_json_lines_are_skipped_and_the_conversation_goes_on() {
+    let env = crate::common::TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("max_input_size: 2048\n{cfg}"));
+    env.server.push(openai::text_stream(&["first answer"]));
+    env.server.push(openai::text_stream(&["second answer"]));
+    let prompt =
+        |text: &str| format!(r#"{{"type":"user","message":{{"role":"user","content":"{text}"}}}}"#);
+    let mut stdin = b"\xEF\xBB\xBF".to_vec();
+    stdin.extend(prompt("one").as_bytes());
+    stdin.extend(b"\n{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"\xFF\"}}\n");
+    stdin.extend(prompt(&"x".repeat(5000)).as_bytes());
+    stdin.push(b'\n');
+    stdin.extend(prompt("two").as_bytes());
+    stdin.push(b'\n');
+    let out = env
+        .loki()
+        .args(["--input-format", "stream-json"])
+        .write_stdin(stdin)
+        .assert()
+        .code(1);
+    let text = crate::common::stdout(&out);
+    assert!(
+        text.contains("first answer") && text.contains("second answer"),
+        "{text}"
+    );
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("input line 2: not UTF-8; skipped"), "{err}");
+    assert!(
+        err.contains("input line 3: ") && err.contains("over max_input_size"),
+        "{err}"
+    );
+    let sent: Vec<String> = env
+        .server
+        .requests()
+        .iter()
+        .map(|r| r.json()["messages"].to_string())
+        .collect();
+    assert_eq!(sent.len(), 2);
+    assert!(sent[1].contains("\"two\""), "{sent:?}");
+}
