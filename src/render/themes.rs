@@ -81,16 +81,58 @@ pub(crate) fn custom(light: bool) -> Option<Arc<Theme>> {
     loaded
 }
 
+/// The most distinct scope-name parts a theme may use. syntect keeps every scope name
+/// of the process in one table of at most 65,533 parts and panics when a later scope
+/// does not fit; real themes use a few hundred.
+const MAX_THEME_ATOMS: usize = 8192;
+
+/// The largest theme file read.
+const MAX_THEME_BYTES: u64 = 8 * 1024 * 1024;
+
 /// Parses a `.tmTheme` file; the error is one line.
 pub fn load_file(path: &Path) -> Result<Theme, String> {
-    let theme = ThemeSet::get_theme(path).map_err(|e| {
-        let text = e.to_string();
-        text.lines().next().unwrap_or("unreadable").to_string()
-    })?;
+    let text =
+        crate::atomic_file::read_regular_text(path, MAX_THEME_BYTES).map_err(|e| e.to_string())?;
+    if scope_atoms(&text) > MAX_THEME_ATOMS {
+        return Err(format!(
+            "its scopes name more than {MAX_THEME_ATOMS} distinct parts, more than can be used"
+        ));
+    }
+    let theme =
+        ThemeSet::load_from_reader(&mut std::io::Cursor::new(text.as_bytes())).map_err(|e| {
+            let text = e.to_string();
+            text.lines().next().unwrap_or("unreadable").to_string()
+        })?;
     if theme.settings.foreground.is_none() && theme.scopes.is_empty() {
         return Err("no colours defined".into());
     }
     Ok(theme)
+}
+
+/// How many distinct parts (`entity`, `name`, `function` …) the `scope` strings of a
+/// `.tmTheme` file name, counted before syntect sees them.
+fn scope_atoms(text: &str) -> usize {
+    let mut atoms = std::collections::HashSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("<key>scope</key>") {
+        rest = &rest[at + "<key>scope</key>".len()..];
+        let Some(start) = rest.find("<string>") else {
+            break;
+        };
+        let value = &rest[start + "<string>".len()..];
+        let end = value.find("</string>").unwrap_or(value.len());
+        for atom in value[..end]
+            .split(|c: char| c.is_whitespace() || matches!(c, '.' | ',' | '|' | '&' | '(' | ')'))
+            .filter(|a| !a.is_empty() && *a != "-")
+        {
+            atoms.insert(atom);
+            if atoms.len() > MAX_THEME_ATOMS {
+                return atoms.len();
+            }
+        }
+        rest = &value[end..];
+    }
+    atoms.len()
 }
 
 /// The built-in theme for a light or dark terminal.

@@ -156,3 +156,25 @@ fn set_theme_in_the_repl_switches_theme_files() {
     pty.send("\x04");
     pty.read_to_end();
 }
+
+/// Issue 27 item 3: a theme naming ~70,000 scopes would fill syntect's process-wide scope
+/// table and make it panic on the first code block; it is refused with the usual
+/// one-line warning and the built-in theme colours the answer.
+#[test]
+fn a_theme_with_too_many_scopes_is_refused_not_a_crash() {
+    let env = TestEnv::new();
+    let scopes: Vec<String> = (0..70_000).map(|i| format!("s{i}")).collect();
+    let text = theme("#ffffff", "#ff0000").replace(
+        "<string>markup.heading</string>",
+        &format!("<string>{}</string>", scopes.join(", ")),
+    );
+    std::fs::write(env.config_dir().join("dark.tmTheme"), text).unwrap();
+    let screen = answer(&env, &[]);
+    let warning = screen
+        .lines()
+        .find(|l| l.contains("warning: invalid theme at"))
+        .unwrap_or_else(|| panic!("no warning: {screen:?}"));
+    assert!(warning.contains("distinct parts"), "{warning}");
+    assert!(screen.contains("38;2;"), "still highlighted: {screen:?}");
+    assert!(screen.contains("main"), "{screen:?}");
+}
