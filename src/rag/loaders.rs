@@ -527,6 +527,8 @@ fn web_client(user_agent: Option<&str>) -> Result<reqwest::Client, String> {
 struct Page {
     doc: LoadedDoc,
     html: Option<String>,
+    /// The URL as served (after redirects): relative links resolve against it.
+    served: String,
 }
 
 async fn fetch(
@@ -553,6 +555,7 @@ async fn fetch_page(
         .send()
         .await
         .map_err(|e| fail(crate::client::http::error_chain(&e)))?;
+    let served = response.url().to_string();
     let status = response.status();
     if !status.is_success() {
         return Err(fail(format!("HTTP {status}")));
@@ -593,6 +596,7 @@ async fn fetch_page(
                 extension: "txt".into(),
             },
             html: None,
+            served,
         });
     }
     if content_type.starts_with("image/")
@@ -615,6 +619,7 @@ async fn fetch_page(
                 extension: "md".into(),
             },
             html: Some(text),
+            served,
         });
     }
     let ext = url
@@ -630,10 +635,14 @@ async fn fetch_page(
             extension: ext,
         },
         html: None,
+        served,
     })
 }
 
-/// Fetches `base` and every page linked (transitively) under it.
+/// Fetches `base` and every page linked (transitively) under it. Linked pages are fetched
+/// as linked (a trailing slash kept: it decides what their relative links mean), and
+/// every page's links resolve against its URL as served (after redirects). Pages are
+/// known by their URL without a trailing slash, so `…/docs` and `…/docs/` are one page.
 async fn crawl(
     client: &reqwest::Client,
     base: &str,
@@ -641,9 +650,12 @@ async fn crawl(
     cwd: &Path,
     loaded: &mut Loaded,
 ) -> Result<(), RagError> {
-    let start = base.trim_end_matches('/').to_string();
+    let key = |url: &str| url.trim_end_matches('/').to_string();
+    let start = key(base);
     let prefix = format!("{start}/");
     let mut seen: HashSet<String> = HashSet::from([start.clone()]);
+    // The start is asked for without its trailing slash; a server that wants one
+    // redirects, and links resolve against where it ended up, as in a browser.
     let mut queue: VecDeque<String> = VecDeque::from([start.clone()]);
     let mut pages = 0usize;
     while !queue.is_empty() && pages < MAX_CRAWL_PAGES {
@@ -663,17 +675,16 @@ async fn crawl(
             match result {
                 Ok(page) => {
                     if let Some(html) = &page.html {
-                        for link in links(&url, html) {
-                            if (link == start || link.starts_with(&prefix))
-                                && seen.insert(link.clone())
-                            {
+                        for link in links(&page.served, html) {
+                            let id = key(&link);
+                            if (id == start || id.starts_with(&prefix)) && seen.insert(id) {
                                 queue.push_back(link);
                             }
                         }
                     }
                     loaded.docs.push(page.doc);
                 }
-                Err(e) if url == start => return Err(e),
+                Err(e) if key(&url) == start => return Err(e),
                 Err(e) => loaded.warnings.push(e.to_string()),
             }
         }
@@ -681,7 +692,7 @@ async fn crawl(
     Ok(())
 }
 
-/// Absolute links of an HTML page, without fragments.
+/// Absolute links of an HTML page served at `page`, without fragments.
 fn links(page: &str, html: &str) -> Vec<String> {
     let Ok(base) = reqwest::Url::parse(page) else {
         return Vec::new();
@@ -701,7 +712,7 @@ fn links(page: &str, html: &str) -> Vec<String> {
         if let Ok(mut url) = base.join(target) {
             url.set_fragment(None);
             if matches!(url.scheme(), "http" | "https") {
-                out.push(url.to_string().trim_end_matches('/').to_string());
+                out.push(url.to_string());
             }
         }
     }
@@ -731,6 +742,11 @@ mod tests {
         assert_eq!(
             links("http://h/docs/a.html", html),
             ["http://h/docs/b.html", "http://h/docs/c"]
+        );
+        // A directory page: relative links resolve inside it.
+        assert_eq!(
+            links("http://h/www/", r#"<a href="a.html">a</a>"#),
+            ["http://h/www/a.html"]
         );
     }
 

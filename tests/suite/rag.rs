@@ -856,3 +856,31 @@ fn index_file_is_confined_to_the_knowledge_base() {
         stderr(&out)
     );
 }
+
+/// Issue 27 item 4: relative links resolve against the page as served. `…/www` redirects
+/// to `…/www/`, whose `a.html` is `…/www/a.html` (not `…/a.html`).
+#[test]
+fn a_crawl_resolves_relative_links_against_the_page_as_served() {
+    let env = rag_env("");
+    let root = env.server.root_url();
+    env.server
+        .respond_for("/www", |r: &crate::common::fake_llm::Recorded| {
+            match r.path_only() {
+                "/www" => Reply::raw(301, "text/plain", "").header("location", "/www/"),
+                "/www/" => Reply::raw(200, "text/html", r#"<p>Home.</p><a href="a.html">a</a>"#),
+                "/www/a.html" => Reply::raw(200, "text/html", "<p>Page a mentions numbats.</p>"),
+                _ => Reply::raw(404, "text/plain", "no"),
+            }
+        });
+    env.server
+        .respond_for("/a.html", |_: &crate::common::fake_llm::Recorded| {
+            Reply::raw(200, "text/html", "<p>The wrong page.</p>")
+        });
+    env.loki()
+        .args(["--rag", "www", "--rag-docs", &format!("{root}/www/**")])
+        .assert()
+        .success();
+    let yaml = std::fs::read_to_string(env.config_dir().join("rags/www.yaml")).unwrap();
+    assert!(yaml.contains(&format!("path: {root}/www/a.html")), "{yaml}");
+    assert!(!yaml.contains(&format!("path: {root}/a.html")), "{yaml}");
+}
