@@ -269,7 +269,8 @@ fn apply_overrides(
             }
         }
     };
-    for (key, value) in overrides {
+    let overrides: Vec<(&'static str, Value)> = overrides;
+    for (key, value) in overrides.iter().cloned() {
         for (legacy, current) in LEGACY_KEYS {
             if *current == key {
                 map.remove(*legacy);
@@ -277,9 +278,18 @@ fn apply_overrides(
         }
         map.insert(Value::String(key.to_string()), value);
     }
-    AppConfig::deserialize(Value::Mapping(map)).map_err(|e| ConfigError::EnvOverride {
-        var: "LOKI_*".into(),
-        message: e.to_string(),
+    let keys: Vec<&'static str> = overrides.iter().map(|(key, _)| *key).collect();
+    AppConfig::deserialize(Value::Mapping(map.clone())).map_err(|e| {
+        // Name the variable: the override whose value the file's own would not fail on.
+        let culprit = keys.iter().find(|key| {
+            let mut without = map.clone();
+            without.remove(**key);
+            AppConfig::deserialize(Value::Mapping(without)).is_ok()
+        });
+        ConfigError::EnvOverride {
+            var: culprit.map_or_else(|| "LOKI_*".into(), |key| super::keys::env_var_for(key)),
+            message: e.to_string(),
+        }
     })
 }
 

@@ -1045,3 +1045,13 @@ fn bad_stream_json_lines_are_skipped_and_the_conversation_goes_on() {
     assert_eq!(sent.len(), 2);
     assert!(sent[1].contains("\"two\""), "{sent:?}");
 }
+
+/// Issue 27 item 8 (part): a bad `LOKI_*` value names its variable.
+#[test]
+fn a_bad_override_names_its_variable() {
+    let env = crate::common::TestEnv::new();
+    let out = env.loki().env("LOKI_WRAP", "abc").arg("--info").assert().failure();
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("LOKI_WRAP:") && err.contains("`abc`"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
