@@ -450,6 +450,12 @@ pub async fn run_round(
     });
     let asked = &asked;
     let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
+        // How the model can see the rest of a long result depends on the tool.
+        let more = if matches!(ready, Ok((Tool::Builtin(_), _, _))) {
+            READ_MORE_FILES
+        } else {
+            READ_MORE_ASK
+        };
         let outcome = match ready {
             Ok((Tool::Builtin(tool), args, grant)) => {
                 // A read that ran without asking because its path was inside the tree
@@ -486,7 +492,7 @@ pub async fn run_round(
             message: crate::secrets::redact(&e.to_string()).into_owned(),
         };
         let (content, ok, error) = match outcome {
-            Ok(text) => (truncate(text, max_output), true, None),
+            Ok(text) => (truncate_with(text, max_output, more), true, None),
             Err(ToolError::Exited { message, stderr }) => {
                 let error = ToolFailure {
                     kind: "exited",
@@ -497,7 +503,7 @@ pub async fn run_round(
                 } else {
                     serde_json::json!({
                         "tool_call_error": message,
-                        "stderr": truncate(stderr, max_output),
+                        "stderr": truncate_with(stderr, max_output, more),
                     })
                 };
                 (content.to_string(), false, Some(error))
@@ -680,9 +686,22 @@ fn mcp_arguments(m: &crate::tool::mcp_tools::McpTool, args: &Value) -> String {
     }
 }
 
+/// For a built-in tool's long output: what reads the rest.
+const READ_MORE_FILES: &str =
+    "use fs_read with offset/limit, fs_grep, or a narrower command to see the rest";
+
+/// For a script's or an MCP server's long output (no file to read the rest from).
+const READ_MORE_ASK: &str =
+    "call the tool again asking for less (narrower arguments, or a page if it offers one)";
+
 /// Cuts `text` to at most `max` bytes (on a character boundary) with a note saying how
 /// much was left out and how to get it.
-pub fn truncate(mut text: String, max: usize) -> String {
+pub fn truncate(text: String, max: usize) -> String {
+    truncate_with(text, max, READ_MORE_FILES)
+}
+
+/// [`truncate`] with the note's advice `more`.
+fn truncate_with(mut text: String, max: usize, more: &str) -> String {
     if text.len() <= max {
         return text;
     }
@@ -693,8 +712,7 @@ pub fn truncate(mut text: String, max: usize) -> String {
     }
     text.truncate(cut);
     text.push_str(&format!(
-        "\n[output truncated: showed {cut} of {total} bytes; use fs_read with offset/limit, \
-         fs_grep, or a narrower command to see the rest]"
+        "\n[output truncated: showed {cut} of {total} bytes; {more}]"
     ));
     text
 }

@@ -48,7 +48,10 @@ fn a_12_mb_mcp_result_arrives_and_is_cut_with_a_note() {
     let result = tool_result(&env.server.last_request().json());
     assert!(
         result.starts_with("echo: \"\"\"")
-            && result.contains("[output truncated: showed 32768 of 12000006 bytes"),
+            && result.contains("[output truncated: showed 32768 of 12000006 bytes")
+            // An MCP result is no file: the model is told to ask the tool for less.
+            && result.contains("call the tool again asking for less")
+            && !result.contains("fs_read"),
         "{}",
         ends(&result)
     );

@@ -1050,7 +1050,12 @@ fn bad_stream_json_lines_are_skipped_and_the_conversation_goes_on() {
 #[test]
 fn a_bad_override_names_its_variable() {
     let env = crate::common::TestEnv::new();
-    let out = env.loki().env("LOKI_WRAP", "abc").arg("--info").assert().failure();
+    let out = env
+        .loki()
+        .env("LOKI_WRAP", "abc")
+        .arg("--info")
+        .assert()
+        .failure();
     let err = crate::common::stderr(&out);
     assert!(err.contains("LOKI_WRAP:") && err.contains("`abc`"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
