@@ -175,6 +175,12 @@ impl ProviderRegistry {
     /// created on the fly, so new upstream models work before the catalogue knows them.
     pub fn resolve(&self, id: &str, kind: ModelKind) -> Result<Model, ModelError> {
         let id = id.trim();
+        // A model id is sent to the provider and printed: no control characters.
+        if id.chars().any(char::is_control) {
+            return Err(ModelError::UnknownModel {
+                id: id.escape_debug().to_string(),
+            });
+        }
         if let Some((client, name)) = id.split_once(':') {
             if name.trim().is_empty() {
                 return Err(ModelError::UnknownModel { id: id.to_string() });

@@ -1060,3 +1060,25 @@ fn a_bad_override_names_its_variable() {
     assert!(err.contains("LOKI_WRAP:") && err.contains("`abc`"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// Issue 27 item 8 (part): a model id with a control character is an unknown model,
+/// shown escaped; nothing is sent and `--info` prints no line of it raw.
+#[test]
+fn a_model_id_with_a_newline_is_refused() {
+    let env = crate::common::TestEnv::new();
+    let id = "fake:gpt-4o-mini\nerror: forged line";
+    let out = env.loki().args(["-m", id, "hi"]).assert().code(1);
+    let err = crate::common::stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("unknown model") && err.contains("\\n"),
+        "{err}"
+    );
+    assert_eq!(env.server.requests().len(), 0);
+    let out = env.loki().args(["-m", id, "--info"]).assert().success();
+    let info = crate::common::stdout(&out);
+    assert!(
+        !info.lines().any(|l| l.starts_with("error: forged")),
+        "{info}"
+    );
+}
