@@ -170,10 +170,24 @@ pub fn main_entry() -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            term::report_error(&stderr_theme, &format!("{e:#}"));
+            term::report_error(&stderr_theme, &error_chain(&e));
             ExitCode::from(1)
         }
     }
+}
+
+/// The error and its causes as one message, leaving out a cause the message already
+/// quotes (`cannot read x: Is a directory (os error 21)` once, not twice).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut message = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !message.contains(&cause) {
+            message.push_str(": ");
+            message.push_str(&cause);
+        }
+    }
+    message
 }
 
 /// `--tail-logs [--disable-log-colors]`.

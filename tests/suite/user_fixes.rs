@@ -1082,3 +1082,15 @@ fn a_model_id_with_a_newline_is_refused() {
         "{info}"
     );
 }
+
+/// Issue 27 item 8 (part): an OS error is named once, not repeated by the error chain.
+#[test]
+fn an_os_error_is_named_once() {
+    let env = crate::common::TestEnv::new();
+    std::fs::remove_file(env.config_path()).unwrap();
+    std::fs::create_dir_all(env.config_path()).unwrap();
+    let out = env.loki().arg("hi").assert().code(1);
+    let err = crate::common::stderr(&out);
+    assert_eq!(err.matches("os error 21").count(), 1, "{err}");
+    assert!(err.starts_with("error: cannot read "), "{err}");
+}
