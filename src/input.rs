@@ -755,7 +755,7 @@ async fn fetch_url(
         .map_err(|e| fetch_error(crate::client::http::error_chain(&e)))?;
     let status = response.status();
     if !status.is_success() {
-        return Err(fetch_error(format!("HTTP {status}")));
+        return Err(fetch_error(crate::client::http::status_problem(&response)));
     }
     let content_type = crate::client::http::mime_type(response.headers());
     if let Some(size) = response.content_length()

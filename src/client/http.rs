@@ -21,6 +21,23 @@ use super::error::ProviderError;
 use super::patch::ClientPatches;
 use super::retry::{RetryPolicy, parse_retry_after};
 
+/// Why a fetched page is not usable, from its status: a redirect that was not followed
+/// (to another scheme such as `file://`, or another origin) says where it pointed.
+pub fn status_problem(response: &reqwest::Response) -> String {
+    let status = response.status();
+    let location = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .filter(|_| status.is_redirection());
+    match location {
+        Some(to) => format!(
+            "HTTP {status}: a redirect to `{to}` that was not followed (only http and https redirects are)"
+        ),
+        None => format!("HTTP {status}"),
+    }
+}
+
 /// The media type of a response (`text/html`), lower-cased, without parameters; empty
 /// when there is none.
 pub fn mime_type(headers: &reqwest::header::HeaderMap) -> String {

@@ -558,7 +558,7 @@ async fn fetch_page(
     let served = response.url().to_string();
     let status = response.status();
     if !status.is_success() {
-        return Err(fail(format!("HTTP {status}")));
+        return Err(fail(crate::client::http::status_problem(&response)));
     }
     let content_type = crate::client::http::mime_type(response.headers());
     if response

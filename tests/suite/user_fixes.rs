@@ -1094,3 +1094,27 @@ fn an_os_error_is_named_once() {
     assert_eq!(err.matches("os error 21").count(), 1, "{err}");
     assert!(err.starts_with("error: cannot read "), "{err}");
 }
+
+/// Issue 27 item 8 (part): a redirect to `file://` is named as such, not as a bare
+/// "HTTP 302".
+#[test]
+fn a_redirect_that_is_not_followed_says_where_it_pointed() {
+    let env = crate::common::TestEnv::new();
+    let root = env.server.root_url();
+    env.server.push_for(
+        "/page",
+        crate::common::fake_llm::Reply::raw(302, "text/plain", "")
+            .header("location", "file:///etc/passwd"),
+    );
+    let out = env
+        .loki()
+        .args(["-f", &format!("{root}/page"), "summarise"])
+        .assert()
+        .code(1);
+    let err = crate::common::stderr(&out);
+    assert!(
+        err.contains("redirect to `file:///etc/passwd` that was not followed"),
+        "{err}"
+    );
+    assert!(!err.contains("root:"), "{err}");
+}
