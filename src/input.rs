@@ -758,6 +758,7 @@ async fn fetch_url(
         return Err(fetch_error(crate::client::http::status_problem(&response)));
     }
     let content_type = crate::client::http::mime_type(response.headers());
+    let headers = response.headers().clone();
     if let Some(size) = response.content_length()
         && size > u64::try_from(budget.left).unwrap_or(u64::MAX)
     {
@@ -772,6 +773,13 @@ async fn fetch_url(
     {
         budget.take(chunk.len(), url)?;
         bytes.extend_from_slice(&chunk);
+    }
+    // A compressed body counts at its decompressed size.
+    let compressed = bytes.len();
+    let bytes = crate::client::http::decoded_body(&headers, bytes, budget.left + compressed)
+        .map_err(fetch_error)?;
+    if bytes.len() > compressed {
+        budget.take(bytes.len() - compressed, url)?;
     }
     if content_type.starts_with("image/") {
         loaded.images.push(data_url(&content_type, &bytes));

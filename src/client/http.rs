@@ -38,6 +38,39 @@ pub fn status_problem(response: &reqwest::Response) -> String {
     }
 }
 
+/// The body as sent, decompressed when the server compressed it with gzip (reqwest asks
+/// for no encoding, but some servers send one anyway), at most `max` bytes. Another
+/// encoding is an error naming it.
+pub fn decoded_body(
+    headers: &reqwest::header::HeaderMap,
+    bytes: Vec<u8>,
+    max: usize,
+) -> Result<Vec<u8>, String> {
+    let encoding = headers
+        .get(reqwest::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    match encoding.as_str() {
+        "" | "identity" => Ok(bytes),
+        "gzip" | "x-gzip" => {
+            use std::io::Read;
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(&bytes[..])
+                .take(u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1))
+                .read_to_end(&mut out)
+                .map_err(|e| format!("cannot decompress the gzip body: {e}"))?;
+            if out.len() > max {
+                return Err(format!("the decompressed body is over {max} bytes"));
+            }
+            Ok(out)
+        }
+        other => Err(format!(
+            "the server compressed the body with `{other}`, which loki does not read"
+        )),
+    }
+}
+
 /// The media type of a response (`text/html`), lower-cased, without parameters; empty
 /// when there is none.
 pub fn mime_type(headers: &reqwest::header::HeaderMap) -> String {

@@ -561,6 +561,7 @@ async fn fetch_page(
         return Err(fail(crate::client::http::status_problem(&response)));
     }
     let content_type = crate::client::http::mime_type(response.headers());
+    let headers = response.headers().clone();
     if response
         .content_length()
         .is_some_and(|n| n > MAX_DOCUMENT_BYTES as u64)
@@ -574,6 +575,8 @@ async fn fetch_page(
         }
         bytes.extend_from_slice(&chunk);
     }
+    let bytes =
+        crate::client::http::decoded_body(&headers, bytes, MAX_DOCUMENT_BYTES).map_err(fail)?;
     let ext = match content_type.as_str() {
         "application/pdf" => "pdf",
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => "docx",

@@ -1118,3 +1118,43 @@ fn a_redirect_that_is_not_followed_says_where_it_pointed() {
     );
     assert!(!err.contains("root:"), "{err}");
 }
+
+/// Issue 27 item 8 (part): a page a server sends gzip-compressed (unasked) is read, not
+/// reported as an unsupported content type; another encoding is named.
+#[test]
+fn a_gzip_body_is_read_and_other_encodings_are_named() {
+    use std::io::Write as _;
+    let env = crate::common::TestEnv::new();
+    let root = env.server.root_url();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(b"<p>Quolls are marsupials.</p>").unwrap();
+    let body = gz.finish().unwrap();
+    env.server.push_for(
+        "/zipped",
+        crate::common::fake_llm::Reply::raw(200, "text/html", body)
+            .header("content-encoding", "gzip"),
+    );
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .args(["-f", &format!("{root}/zipped"), "summarise"])
+        .assert()
+        .success();
+    let sent = env.server.last_request().json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(sent.contains("Quolls are marsupials."), "{sent}");
+
+    env.server.push_for(
+        "/brotli",
+        crate::common::fake_llm::Reply::raw(200, "text/html", vec![1u8, 2, 3])
+            .header("content-encoding", "br"),
+    );
+    let out = env
+        .loki()
+        .args(["-f", &format!("{root}/brotli"), "summarise"])
+        .assert()
+        .code(1);
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("compressed the body with `br`"), "{err}");
+}
