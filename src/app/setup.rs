@@ -39,6 +39,9 @@ pub(super) async fn load_config(
     // Information commands read no secret: the vault stays shut.
     let (loaded, vault) =
         crate::vault::load_config_resolving(paths, env, TerminalUnlock::new(caps), !info_only)?;
+    if let Some(warning) = crate::vault::exposure_warning(vault.access()) {
+        show_warnings(&[warning], caps);
+    }
     let mut vault = Arc::new(vault);
     let (config, origin) = match loaded {
         Some(loaded) => {

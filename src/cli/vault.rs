@@ -18,6 +18,9 @@ pub fn run(op: Op, paths: &Paths, env: &Env, caps: &TerminalCaps) -> anyhow::Res
         .flatten()
         .unwrap_or_default();
     let vault = Keyring::configured(paths, &text, env, TerminalUnlock::new(caps));
+    if let Some(warning) = crate::vault::exposure_warning(vault.access()) {
+        crate::term::report_warning(&crate::render::theme::Theme::stderr(caps), &warning);
+    }
     let outcome = perform(&op, &vault, read_value_cli)?;
     let stdout_tty = caps.stdout_tty;
     match outcome {

@@ -165,6 +165,34 @@ pub async fn rebuild(ctx: &BuildContext<'_>, name: &str) -> Result<BuildReport, 
     run(ctx, name, meta).await
 }
 
+/// The texts to embed, each distinct chunk once, and where each hash is among them.
+/// With `reuse`, chunks the previous index already has are left out (but one).
+fn pending(
+    chunks: &[ChunkInfo],
+    texts: &[String],
+    reuse: bool,
+    old_hashes: &HashMap<u64, usize>,
+) -> (Vec<String>, HashMap<u64, usize>) {
+    let mut todo: Vec<String> = Vec::new();
+    let mut todo_index: HashMap<u64, usize> = HashMap::new();
+    for (chunk, text) in chunks.iter().zip(texts) {
+        let known = reuse && old_hashes.contains_key(&chunk.hash);
+        if !known && !todo_index.contains_key(&chunk.hash) {
+            todo_index.insert(chunk.hash, todo.len());
+            todo.push(text.clone());
+        }
+    }
+    // With everything reused, one chunk is still embedded: that is how a model whose
+    // vectors changed size is noticed.
+    if todo.is_empty()
+        && let (Some(chunk), Some(text)) = (chunks.first(), texts.first())
+    {
+        todo_index.insert(chunk.hash, 0);
+        todo.push(text.clone());
+    }
+    (todo, todo_index)
+}
+
 /// Makes a relative file source absolute, so rebuilds work from any directory.
 fn absolute_source(source: &str, cwd: &Path) -> String {
     let special = source.contains("://") || source.starts_with("git:") || source.starts_with('~');
@@ -349,20 +377,29 @@ async fn run(
         })?;
         let mut embedder = Embedder::new(Arc::clone(&provider), model, meta.batch_size);
         embedder.retries = ctx.retries;
-        // Chunks to embed: new content, each distinct text once.
-        let mut todo: Vec<String> = Vec::new();
-        let mut todo_index: HashMap<u64, usize> = HashMap::new();
-        for (chunk, text) in chunks.iter().zip(&texts) {
-            let known = previous_vectors.is_some() && old_hashes.contains_key(&chunk.hash);
-            if !known && !todo_index.contains_key(&chunk.hash) {
-                todo_index.insert(chunk.hash, todo.len());
-                todo.push(text.clone());
-            }
-        }
-        match embedder
+        let mut previous_vectors = previous_vectors;
+        let (mut todo, mut todo_index) =
+            pending(&chunks, &texts, previous_vectors.is_some(), &old_hashes);
+        let mut outcome = embedder
             .embed_documents(&todo, ctx.progress, &ctx.cancel)
-            .await
+            .await;
+        // The model's vectors changed size (another model version, a `dimensions`
+        // setting): the kept vectors cannot be mixed with the new ones, so every chunk
+        // is embedded again.
+        if let (Ok(fresh), Some((_, old_dims))) = (&outcome, previous_vectors)
+            && let Some(new_dims) = fresh.first().map(Vec::len)
+            && new_dims != old_dims
         {
+            ctx.progress.report(Step::Note(format!(
+                "`{id}` now returns {new_dims}-dimensional vectors; the index has {old_dims}: embedding every chunk again"
+            )));
+            previous_vectors = None;
+            (todo, todo_index) = pending(&chunks, &texts, false, &old_hashes);
+            outcome = embedder
+                .embed_documents(&todo, ctx.progress, &ctx.cancel)
+                .await;
+        }
+        match outcome {
             Ok(fresh) => {
                 report.embedded = todo.len();
                 dims = fresh

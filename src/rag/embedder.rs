@@ -132,6 +132,13 @@ impl Embedder {
             attempt += 1;
             let result = self.provider.embed(&self.model, texts, purpose).await;
             let error = match result {
+                Ok(vectors) if vectors.iter().any(Vec::is_empty) => {
+                    // Not retried: the same request gives the same answer.
+                    return Err(ProviderError::Protocol {
+                        client: self.provider.name().to_string(),
+                        message: "the model returned an empty embedding (no dimensions)".into(),
+                    });
+                }
                 Ok(vectors) if vectors.len() == texts.len() => {
                     return Ok(vectors
                         .into_iter()

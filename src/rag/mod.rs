@@ -91,6 +91,19 @@ pub enum RagError {
         /// What is wrong.
         message: String,
     },
+    /// `rags/<name>.yaml` itself cannot be read. A rebuild starts from that file, so the
+    /// way out is to repair it or to build the knowledge base anew.
+    #[error(
+        "RAG `{name}` settings are damaged ({path}: {message}); fix the file, or delete it and build again with `loki --rag {name} --rag-docs PATH`"
+    )]
+    CorruptSettings {
+        /// Knowledge base.
+        name: String,
+        /// The settings file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A file could not be read or written.
     #[error("{path}: {message}")]
     Io {

@@ -125,6 +125,16 @@ pub async fn search(
     let mut found = Found::default();
     let keyword = index.bm25.search(query, candidates);
     let vector = match embed_question(kb, registry, query).await {
+        Ok(Some(q)) if !index.vectors.is_empty() && q.len() != index.vectors.dims => {
+            found.warnings.push(format!(
+                "the embedding model now returns {}-dimensional vectors and RAG `{}` holds {}; searching by keywords only — rebuild it with `loki --rag {} --rebuild-rag`",
+                q.len(),
+                kb.name,
+                index.vectors.dims,
+                kb.name
+            ));
+            Vec::new()
+        }
         Ok(Some(q)) => index.vector_search(&q, candidates),
         Ok(None) => Vec::new(),
         Err(e) => {

@@ -191,7 +191,7 @@ pub fn read_meta(dir: &Path, name: &str) -> Result<RagMeta, RagError> {
         }
         Err(e) => return Err(RagError::io(&path, &e)),
     };
-    serde_yaml::from_str(&text).map_err(|e| RagError::Corrupt {
+    serde_yaml::from_str(&text).map_err(|e| RagError::CorruptSettings {
         name: name.to_string(),
         path: path.display().to_string(),
         message: e.to_string(),

@@ -25,7 +25,7 @@ use std::sync::Mutex;
 
 pub use age::secrecy::SecretString;
 
-pub use password::password_file_from_text;
+pub use password::{exposure_warning, password_file_from_text};
 pub use placeholders::{Resolved, placeholder_names, resolve_env, substitute};
 
 use crate::config::{Env, Paths};

@@ -60,6 +60,34 @@ fn from_file(access: &Access, raw: &str) -> Result<SecretString, VaultError> {
     Ok(SecretString::from(password.to_string()))
 }
 
+/// A warning when the configured password file can be read by other users: it unlocks
+/// every secret, so it should be private (0600) like the files loki writes.
+pub fn exposure_warning(access: &Access) -> Option<String> {
+    let raw = access.password_file.as_deref()?;
+    if raw.contains("{{") {
+        return None;
+    }
+    let path = expand(access, raw);
+    let mode = exposed_mode(&path)?;
+    Some(format!(
+        "vault password file {} can be read by other users (mode {mode:03o}); run `chmod 600 {}`",
+        path.display(),
+        path.display()
+    ))
+}
+
+#[cfg(unix)]
+fn exposed_mode(path: &std::path::Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+    (mode & 0o077 != 0).then_some(mode)
+}
+
+#[cfg(not(unix))]
+fn exposed_mode(_path: &std::path::Path) -> Option<u32> {
+    None
+}
+
 /// `~/x` under the home directory; a relative path under the config directory.
 fn expand(access: &Access, raw: &str) -> PathBuf {
     if let Some(rest) = raw.strip_prefix("~/")

@@ -196,6 +196,16 @@ pub fn assert_private(path: &Path) {
     }
 }
 
+/// Writes a file only its owner can read (0600), as a password file should be.
+pub fn write_private(path: &Path, contents: impl AsRef<[u8]>) {
+    std::fs::write(path, contents).expect("write");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+}
+
 /// Every file under `dir` with its size, sorted: to assert that a command wrote nothing.
 pub fn tree(dir: &Path) -> Vec<(String, u64)> {
     let mut files: Vec<(String, u64)> = walkdir::WalkDir::new(dir)

@@ -305,13 +305,15 @@ fn incremental_rebuild_embeds_only_the_changed_file() {
     assert!(first >= 4, "{first}");
     env.server.clear_requests();
 
-    // Unchanged: nothing to embed.
+    // Unchanged: one chunk is embedded, to notice a model whose vectors changed size.
     let out = env
         .loki()
         .args(["--rag", "inc", "--rebuild-rag"])
         .assert()
         .success();
-    assert!(embedding_batches(&env).is_empty());
+    let probe: usize = embedding_batches(&env).iter().map(Vec::len).sum();
+    assert_eq!(probe, 1);
+    env.server.clear_requests();
     assert!(stderr(&out).contains(&format!("{first} reused, 0 added, 0 removed")));
 
     // One file edited: only its chunks are embedded.
@@ -883,4 +885,100 @@ fn a_crawl_resolves_relative_links_against_the_page_as_served() {
     let yaml = std::fs::read_to_string(env.config_dir().join("rags/www.yaml")).unwrap();
     assert!(yaml.contains(&format!("path: {root}/www/a.html")), "{yaml}");
     assert!(!yaml.contains(&format!("path: {root}/a.html")), "{yaml}");
+}
+
+/// Issue 27 item 8: embeddings that change size or come back empty, and damaged
+/// settings, are said plainly with a way out that works.
+#[test]
+fn changed_or_empty_embeddings_and_damaged_settings_are_not_silent() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let env = TestEnv::bare();
+    env.write_config(&config(
+        &env.server.base_url(),
+        "rag_embedding_model: fake:emb",
+    ));
+    // The fake model's vector size, changed by the test (0: empty vectors).
+    let dims = Arc::new(AtomicUsize::new(embeddings::DIMS));
+    let size = Arc::clone(&dims);
+    env.server.respond_for("/v1/embeddings", move |request| {
+        let n = size.load(Ordering::SeqCst);
+        let inputs = request.json()["input"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let data: Vec<Value> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let mut v = embeddings::vector_for(text.as_str().unwrap_or_default());
+                v.resize(n, 0.5);
+                serde_json::json!({"object": "embedding", "index": i, "embedding": v})
+            })
+            .collect();
+        Reply::json(200, serde_json::json!({"object": "list", "data": data}))
+    });
+    env.write("kb/a.txt", "Otters hold hands while they sleep.");
+    env.loki()
+        .args(["--rag", "sea", "--rag-docs", "kb"])
+        .assert()
+        .success();
+
+    // The model now answers with smaller vectors: a search says so and how to fix it.
+    dims.store(32, Ordering::SeqCst);
+    let out = env
+        .loki()
+        .args(["--rag", "sea", "otters?"])
+        .assert()
+        .success();
+    let err = stderr(&out);
+    assert!(
+        err.contains("32-dimensional") && err.contains("--rebuild-rag"),
+        "{err}"
+    );
+    // The rebuild it names works: every chunk is embedded again at the new size.
+    let out = env
+        .loki()
+        .args(["--rag", "sea", "--rebuild-rag"])
+        .assert()
+        .success();
+    let err = stderr(&out);
+    assert!(err.contains("embedding every chunk again"), "{err}");
+    assert!(err.contains("hybrid search"), "{err}");
+    let out = env
+        .loki()
+        .args(["--rag", "sea", "otters?"])
+        .assert()
+        .success();
+    assert!(!stderr(&out).contains("dimensional"), "{}", stderr(&out));
+
+    // Empty vectors fail the build instead of quietly making it keyword-only.
+    dims.store(0, Ordering::SeqCst);
+    let out = env
+        .loki()
+        .args(["--rag", "void", "--rag-docs", "kb"])
+        .assert()
+        .failure();
+    let err = stderr(&out);
+    assert!(err.contains("empty embedding"), "{err}");
+    assert!(!env.config_dir().join("rags/void.yaml").exists());
+
+    // Damaged settings: the hint is not a rebuild (which reads that same file).
+    std::fs::write(
+        env.config_dir().join("rags/sea.yaml"),
+        "document_paths: [unclosed\n",
+    )
+    .unwrap();
+    let out = env
+        .loki()
+        .args(["--rag", "sea", "--rebuild-rag"])
+        .assert()
+        .failure();
+    let err = stderr(&out);
+    assert!(
+        err.contains("sea.yaml") && err.contains("--rag-docs"),
+        "{err}"
+    );
+    assert!(!err.contains("--rebuild-rag"), "{err}");
 }

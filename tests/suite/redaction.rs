@@ -18,7 +18,7 @@ fn add(env: &TestEnv, name: &str, value: &str) {
 #[test]
 fn no_writer_lets_a_known_secret_through() {
     let env = TestEnv::new();
-    std::fs::write(env.config_dir().join("vault-pass"), "pass-phrase-1234\n").unwrap();
+    crate::common::write_private(&env.config_dir().join("vault-pass"), "pass-phrase-1234\n");
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
     env.write_config(&format!(
         "vault_password_file: vault-pass\nsave: true\nenabled_tools: all\n{}",

@@ -635,7 +635,7 @@ fn keys_typed_during_a_slow_dot_command_run_as_separate_lines() {
 #[test]
 fn keys_typed_at_start_up_run_as_separate_lines() {
     let env = crate::common::TestEnv::new();
-    std::fs::write(env.config_dir().join("vault-pass"), "start-up password\n").unwrap();
+    crate::common::write_private(&env.config_dir().join("vault-pass"), "start-up password\n");
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
     env.write_config(&format!("vault_password_file: vault-pass\n{cfg}"));
     env.loki()

@@ -15,7 +15,10 @@ const PASSWORD: &str = "correct horse battery";
 /// A test environment whose config names a password file holding [`PASSWORD`].
 fn vault_env(extra: &str) -> TestEnv {
     let env = TestEnv::new();
-    std::fs::write(env.config_dir().join("vault-pass"), format!("{PASSWORD}\n")).unwrap();
+    crate::common::write_private(
+        &env.config_dir().join("vault-pass"),
+        format!("{PASSWORD}\n"),
+    );
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
     env.write_config(&format!("vault_password_file: vault-pass\n{extra}{cfg}"));
     env
@@ -99,7 +102,7 @@ fn vault_round_trip_from_a_terminal_to_config_and_mcp_json() {
     );
 
     // From now on the password comes from a file.
-    std::fs::write(env.config_dir().join("pw"), PASSWORD).unwrap();
+    crate::common::write_private(&env.config_dir().join("pw"), PASSWORD);
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
     env.write_config(&format!("vault_password_file: pw\n{cfg}"));
     let out = env.loki().arg("--list-secrets").assert().success();
@@ -244,7 +247,7 @@ fn a_wrong_password_or_a_damaged_vault_is_one_line_and_the_file_is_untouched() {
     let path = vault_file(&env);
     let original = std::fs::read(&path).unwrap();
 
-    std::fs::write(env.config_dir().join("vault-pass"), "not the password\n").unwrap();
+    crate::common::write_private(&env.config_dir().join("vault-pass"), "not the password\n");
     for args in [
         vec!["--list-secrets"],
         vec!["--add-secret", "OTHER"],
@@ -258,7 +261,7 @@ fn a_wrong_password_or_a_damaged_vault_is_one_line_and_the_file_is_untouched() {
         assert_eq!(std::fs::read(&path).unwrap(), original, "{args:?}");
     }
 
-    std::fs::write(env.config_dir().join("vault-pass"), PASSWORD).unwrap();
+    crate::common::write_private(&env.config_dir().join("vault-pass"), PASSWORD);
     let mut damaged = original;
     let middle = damaged.len() / 2;
     damaged[middle] = if damaged[middle] == b'A' { b'B' } else { b'A' };
@@ -318,7 +321,7 @@ fn password_sources_are_checked() {
         "{}",
         stderr(&out)
     );
-    std::fs::write(env.config_dir().join("empty"), "").unwrap();
+    crate::common::write_private(&env.config_dir().join("empty"), "");
     env.write_config(&format!("vault_password_file: empty\n{without}"));
     let out = env.loki().arg("--list-secrets").assert().failure();
     assert!(stderr(&out).contains("is empty"), "{}", stderr(&out));
@@ -532,5 +535,38 @@ fn the_vault_is_opened_only_when_a_secret_is_read() {
     assert_eq!(
         super::mcp::tool_result(&env.server.last_request().json()),
         "«secret:API_TOKEN»"
+    );
+}
+
+/// Issue 27 item 8: a password file other users can read is named with the fix, once,
+/// and still works.
+#[test]
+fn a_password_file_others_can_read_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = vault_env("");
+    env.loki()
+        .args(["--add-secret", "TOKEN"])
+        .write_stdin("value-1")
+        .assert()
+        .success();
+    let pass = env.config_dir().join("vault-pass");
+    let out = env.loki().arg("--list-secrets").assert().success();
+    assert_eq!(stderr(&out), "", "a private file gives no warning");
+    std::fs::set_permissions(&pass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = env.loki().arg("--list-secrets").assert().success();
+    assert_eq!(stdout(&out), "TOKEN\n");
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("can be read by other users (mode 644)")
+            && err.contains(&format!("chmod 600 {}", pass.display())),
+        "{err}"
+    );
+    // Every run that reads config.yaml says it, not only the vault commands.
+    let out = env.loki().arg("--list-roles").assert().success();
+    assert!(
+        stderr(&out).contains("can be read by other users"),
+        "{}",
+        stderr(&out)
     );
 }
