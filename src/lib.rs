@@ -29,6 +29,8 @@ pub mod conversation;
 pub mod dotcmd;
 pub mod engine;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod input;
 pub mod logging;
 pub mod lsp;

@@ -81,7 +81,13 @@ pub(super) async fn active(
         rows.push(("role_prompt", first_line(&role.prompt)));
     }
     if let Some(name) = session {
-        match crate::conversation::catalog::stored_session(state, name).await? {
+        let stored = match agent {
+            Some(agent) => {
+                crate::conversation::catalog::stored_agent_session(state, agent, name).await?
+            }
+            None => crate::conversation::catalog::stored_session(state, name).await?,
+        };
+        match stored {
             Some(stored) => {
                 rows.push(("session", name.to_string()));
                 rows.push(("session_model", opt(stored.model.clone())));

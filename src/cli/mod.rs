@@ -16,7 +16,7 @@ mod menu;
 pub mod oneshot;
 pub(crate) mod rag;
 pub mod run_tool;
-mod stdin_json;
+pub(crate) mod stdin_json;
 mod sync_models;
 pub mod vault;
 pub(crate) mod wizard;

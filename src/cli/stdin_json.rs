@@ -208,7 +208,7 @@ async fn run_reading(
 
 /// What reading one line of stdin gave.
 #[derive(Debug)]
-enum Read {
+pub(crate) enum Read {
     /// A line of text (without its line break; a BOM on the first line dropped).
     Line(String),
     /// A line longer than `max_input_size`: skipped, read to its end without keeping it.
@@ -242,7 +242,7 @@ fn stdin_lines(max_bytes: usize) -> Receiver<std::io::Result<Read>> {
 }
 
 /// One line of `reader`, keeping at most `max_bytes` of it; `None` at the end.
-fn read_line(
+pub(crate) fn read_line(
     reader: &mut impl std::io::BufRead,
     max_bytes: usize,
     first: bool,

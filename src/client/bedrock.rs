@@ -376,6 +376,11 @@ fn header<'a>(message: &'a aws_smithy_types::event_stream::Message, name: &str) 
 }
 
 impl EventStream {
+    /// Bytes held for the frame being received.
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+
     fn message(
         &mut self,
         message: &aws_smithy_types::event_stream::Message,

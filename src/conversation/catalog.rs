@@ -31,14 +31,27 @@ pub async fn agent_session_names(state: &AppState, agent: &str) -> Result<Vec<St
 
 /// The stored session `name` names; `None` when there is none.
 pub async fn stored_session(state: &AppState, name: &str) -> Result<Option<Session>, CoreError> {
-    let Some((id, _)) = state.sessions.resolve(name).await? else {
+    read_session(&state.sessions, name).await
+}
+
+/// The stored session `name` of agent `agent` (in the agent's directory).
+pub async fn stored_agent_session(
+    state: &AppState,
+    agent: &str,
+    name: &str,
+) -> Result<Option<Session>, CoreError> {
+    let def = crate::agent::AgentDef::load(&state.paths, agent, &state.env)?;
+    read_session(&state.sessions_in(&def.sessions_dir()), name).await
+}
+
+async fn read_session(
+    sessions: &std::sync::Arc<dyn crate::session::store::SessionStore>,
+    name: &str,
+) -> Result<Option<Session>, CoreError> {
+    let Some((id, _)) = sessions.resolve(name).await? else {
         return Ok(None);
     };
-    Ok(state
-        .sessions
-        .reload(id, None)
-        .await?
-        .map(|(_, session)| session))
+    Ok(sessions.reload(id, None).await?.map(|(_, session)| session))
 }
 
 /// Saved sessions in the YAML directory `sessions_dir`, by name, where no shared state

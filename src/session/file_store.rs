@@ -671,7 +671,8 @@ pub fn parse_file(path: &Path) -> Result<Session, SessionError> {
     parse_yaml(path, &text)
 }
 
-fn parse_yaml(path: &Path, text: &str) -> Result<Session, SessionError> {
+/// Parses a session file's text (`path` names it in errors).
+pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Session, SessionError> {
     let text = crate::config::yaml::strip_bom(text);
     if text.trim().is_empty() {
         return Ok(Session::default());

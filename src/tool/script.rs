@@ -75,6 +75,17 @@ pub fn parse(path: &Path) -> Result<ScriptTool, ScriptError> {
         message,
     };
     let text = std::fs::read_to_string(path).map_err(|e| err(0, e.to_string()))?;
+    parse_text(path, &text)
+}
+
+/// Parses the annotations of `text`, a tool file at `path` (its name and extension
+/// choose the tool's name and language).
+pub(crate) fn parse_text(path: &Path, text: &str) -> Result<ScriptTool, ScriptError> {
+    let err = |line: usize, message: String| ScriptError {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
     let name = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -92,12 +103,12 @@ pub fn parse(path: &Path) -> Result<ScriptTool, ScriptError> {
         }
     };
     let mut tool = match lang {
-        Lang::Bash => parse_bash(&text).map_err(|(line, m)| err(line, m))?,
-        Lang::Python => parse_python(&text).map_err(|(line, m)| err(line, m))?,
-        Lang::TypeScript => parse_typescript(&text).map_err(|(line, m)| err(line, m))?,
+        Lang::Bash => parse_bash(text).map_err(|(line, m)| err(line, m))?,
+        Lang::Python => parse_python(text).map_err(|(line, m)| err(line, m))?,
+        Lang::TypeScript => parse_typescript(text).map_err(|(line, m)| err(line, m))?,
     };
     if lang != Lang::Bash {
-        tool.interpreter = shebang(&text);
+        tool.interpreter = shebang(text);
         // `# @env NAME` (Python) or `// @env NAME` (TypeScript) comment lines.
         tool.declared_env = text
             .lines()

@@ -204,6 +204,18 @@ fn an_agent_s_sessions_live_in_its_directory() {
         .assert()
         .success()
         .stdout("work\n");
+    // `--info` describes the agent's session, not one of the same name outside it.
+    let out = env
+        .loki()
+        .args(["-a", "demo", "-s", "work", "--info"])
+        .assert()
+        .success();
+    let info = crate::common::stdout(&out);
+    assert!(
+        info.lines()
+            .any(|l| l.starts_with("session_messages") && l.trim_end().ends_with('4')),
+        "{info}"
+    );
 }
 
 #[test]
