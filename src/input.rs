@@ -220,6 +220,11 @@ fn is_limit_hit(e: &std::io::Error) -> bool {
 
 /// Reads piped stdin (or any reader) as text, bounded by `max_bytes`.
 pub fn read_text_bounded(reader: impl Read, max_bytes: usize) -> Result<String, InputError> {
+    read_bytes_bounded(reader, max_bytes).map(into_text)
+}
+
+/// Reads piped stdin (or any reader) as bytes, bounded by `max_bytes`.
+pub fn read_bytes_bounded(reader: impl Read, max_bytes: usize) -> Result<Vec<u8>, InputError> {
     let mut budget = Budget {
         limit: max_bytes,
         left: max_bytes,
@@ -234,7 +239,7 @@ pub fn read_text_bounded(reader: impl Read, max_bytes: usize) -> Result<String, 
             }
         }
     })?;
-    Ok(into_text(bytes))
+    Ok(bytes)
 }
 
 /// UTF-8 text without a copy when it is valid.

@@ -67,16 +67,43 @@ impl Mode {
 }
 
 /// Runs loki with the process arguments and environment; returns the exit status.
+/// Prints a command-line error and returns its exit status. `--help` and `--version`
+/// print as clap renders them; a usage error is one line (clap's message with its
+/// possible values and tip folded in), like every other error.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let code = ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return code;
+    }
+    let rendered = e.render().to_string();
+    let mut parts = Vec::new();
+    for line in rendered.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with("Usage:") || line.starts_with("For more information")
+        {
+            continue;
+        }
+        parts.push(line.strip_prefix("error: ").unwrap_or(line).to_string());
+    }
+    let message = format!("{} (see loki --help)", parts.join("; "));
+    let caps = TerminalCaps::capture(&Env::capture());
+    crate::term::report_error(&crate::render::theme::Theme::stderr(&caps), &message);
+    code
+}
+
 pub fn main_entry() -> ExitCode {
     if std::env::var_os("COMPLETE").is_some_and(|v| !v.is_empty()) {
         crate::cli::complete::complete_from_env();
     }
     let args = match Args::try_parse() {
         Ok(args) => args,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
-        }
+        Err(e) => return usage_error(&e),
     };
     if let Some(shell) = args.completions {
         return print_completions(shell);
@@ -84,8 +111,7 @@ pub fn main_entry() -> ExitCode {
     if let Some(message) = args.headless_conflict() {
         use clap::CommandFactory;
         let e = Args::command().error(clap::error::ErrorKind::ArgumentConflict, message);
-        let _ = e.print();
-        return ExitCode::from(2);
+        return usage_error(&e);
     }
     if let Some(shell) = args.shell_integration {
         let script = match shell {
@@ -356,10 +382,7 @@ async fn run(
             let mut macro_args = args.text.clone();
             if !stdin_tty {
                 // Piped input is the macro's last argument (`git diff | loki --macro …`).
-                let piped = crate::input::read_text_bounded(
-                    std::io::stdin().lock(),
-                    state.config.max_input_size,
-                )?;
+                let piped = read_piped(&state)?;
                 if !piped.trim().is_empty() {
                     macro_args.push(piped);
                 }
@@ -370,10 +393,7 @@ async fn run(
             let piped = if stdin_tty {
                 None
             } else {
-                Some(crate::input::read_text_bounded(
-                    std::io::stdin().lock(),
-                    state.config.max_input_size,
-                )?)
+                Some(read_piped(&state)?)
             };
             crate::cli::run_tool::run(&state, &args, piped).await
         }
@@ -471,12 +491,38 @@ fn vault_op(args: &Args) -> Option<crate::vault::commands::Op> {
     args.list_secrets.then_some(Op::List)
 }
 
+/// Piped stdin as text, bounded by `max_input_size`. Bytes that are not UTF-8 are
+/// replaced by U+FFFD (a binary diff should not stop a commit message), with a warning
+/// saying so.
+fn read_piped(state: &AppState) -> anyhow::Result<String> {
+    let mut bytes =
+        crate::input::read_bytes_bounded(std::io::stdin().lock(), state.config.max_input_size)?;
+    // A byte-order mark (Windows editors, PowerShell pipes) is not part of the text.
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let at = std::str::from_utf8(&bytes).map_or_else(|e| e.valid_up_to(), |_| 0);
+            let caps = TerminalCaps::capture(&state.env);
+            crate::term::report_warning(
+                &Theme::stderr(&caps),
+                &format!(
+                    "piped input is not UTF-8 (first bad byte at offset {at}); bytes that are not were replaced by U+FFFD"
+                ),
+            );
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+    })
+}
+
 /// The prompt: the arguments, with piped stdin appended (bounded by `max_input_size`).
 fn prompt_text(args: &Args, stdin_tty: bool, state: &AppState) -> anyhow::Result<String> {
     let mut text = args.text.join(" ");
     if !stdin_tty {
-        let piped =
-            crate::input::read_text_bounded(std::io::stdin().lock(), state.config.max_input_size)?;
+        let piped = read_piped(state)?;
         if !piped.trim().is_empty() {
             text = if text.is_empty() {
                 piped

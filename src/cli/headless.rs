@@ -269,6 +269,41 @@ pub enum InputLine {
     },
 }
 
+/// An inline image must be an `image/*` type with valid base64 data.
+fn check_image_data(media: &str, data: &str) -> Result<(), String> {
+    use base64::Engine;
+    if !media.starts_with("image/") || media.chars().any(|c| c.is_whitespace() || c == ';') {
+        return Err(format!(
+            "an image's `media_type` must be image/…, not `{}`",
+            media.escape_debug()
+        ));
+    }
+    base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map(|_| ())
+        .map_err(|e| format!("an image's `data` is not base64 ({e})"))
+}
+
+/// An image URL is sent to the provider: http, https or a `data:image/…` URL.
+fn check_image_url(url: &str) -> Result<(), String> {
+    if let Some(rest) = url.strip_prefix("data:") {
+        let (head, data) = rest
+            .split_once(',')
+            .ok_or_else(|| "an image data: URL has no data".to_string())?;
+        let media = head.strip_suffix(";base64").ok_or_else(|| {
+            "an image data: URL must be base64 (`data:image/png;base64,…`)".to_string()
+        })?;
+        return check_image_data(media, data);
+    }
+    match url.split_once("://") {
+        Some(("http" | "https", rest)) if !rest.is_empty() => Ok(()),
+        _ => Err(format!(
+            "an image URL must be http(s) or data:, not `{}`",
+            url.chars().take(60).collect::<String>().escape_debug()
+        )),
+    }
+}
+
 /// Parses one line of `--input-format stream-json`: a user message
 /// `{"type":"user","message":{"role":"user","content":"…"}}`, where `content` may also be a
 /// list of parts — `{"type":"text","text":…}`, `{"type":"image","source":{"type":"base64",
@@ -375,17 +410,21 @@ fn parse_user_message(
                     Some("image") => {
                         let source = &part["source"];
                         let url = match source["type"].as_str() {
-                            Some("base64") => format!(
-                                "data:{};base64,{}",
-                                source["media_type"].as_str().unwrap_or("image/png"),
-                                source["data"]
+                            Some("base64") => {
+                                let media = source["media_type"].as_str().unwrap_or("image/png");
+                                let data = source["data"]
                                     .as_str()
-                                    .ok_or_else(|| bad("an image part has no `source.data`"))?
-                            ),
-                            Some("url") => source["url"]
-                                .as_str()
-                                .ok_or_else(|| bad("an image part has no `source.url`"))?
-                                .to_string(),
+                                    .ok_or_else(|| bad("an image part has no `source.data`"))?;
+                                check_image_data(media, data).map_err(|m| bad(&m))?;
+                                format!("data:{media};base64,{data}")
+                            }
+                            Some("url") => {
+                                let url = source["url"]
+                                    .as_str()
+                                    .ok_or_else(|| bad("an image part has no `source.url`"))?;
+                                check_image_url(url).map_err(|m| bad(&m))?;
+                                url.to_string()
+                            }
                             _ => {
                                 return Err(bad(
                                     "an image part's `source.type` must be base64 or url",
@@ -394,12 +433,13 @@ fn parse_user_message(
                         };
                         input.images.push(url);
                     }
-                    Some("image_url") => input.images.push(
-                        part["image_url"]["url"]
+                    Some("image_url") => {
+                        let url = part["image_url"]["url"]
                             .as_str()
-                            .ok_or_else(|| bad("an image_url part has no `image_url.url`"))?
-                            .to_string(),
-                    ),
+                            .ok_or_else(|| bad("an image_url part has no `image_url.url`"))?;
+                        check_image_url(url).map_err(|m| bad(&m))?;
+                        input.images.push(url.to_string());
+                    }
                     _ => return Err(bad("content parts must be text, image or image_url")),
                 }
             }

@@ -424,6 +424,14 @@ async fn status_error(
     } else {
         error_message(&body)
     };
+    // A redirect that was not followed (another scheme, such as file://): say where.
+    let message = match header("location").filter(|_| (300..400).contains(&status)) {
+        Some(to) => format!(
+            "a redirect to `{}` that was not followed (only http and https redirects within the origin are)",
+            to.chars().take(200).collect::<String>()
+        ),
+        None => message,
+    };
     let message = crate::secrets::redact(&message).into_owned();
     let client = settings.client.clone();
     match status {

@@ -175,8 +175,12 @@ impl ProviderRegistry {
     /// created on the fly, so new upstream models work before the catalogue knows them.
     pub fn resolve(&self, id: &str, kind: ModelKind) -> Result<Model, ModelError> {
         let id = id.trim();
-        // A model id is sent to the provider and printed: no control characters.
-        if id.chars().any(char::is_control) {
+        // A model id is sent to the provider and printed: no control characters, and no
+        // invisible or direction-changing ones (what is shown must be what is sent).
+        if id.chars().any(|c| {
+            c.is_control()
+                || matches!(c, '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+        }) {
             return Err(ModelError::UnknownModel {
                 id: id.escape_debug().to_string(),
             });

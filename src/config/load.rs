@@ -42,7 +42,9 @@ impl Secrets for NoSecrets {
 /// The text of `paths.config_file`; `Ok(None)` when it does not exist.
 pub fn read(paths: &Paths) -> Result<Option<String>, ConfigError> {
     let path = &paths.config_file;
-    match std::fs::read_to_string(path) {
+    // Only a regular file, and not without bound: a FIFO or a link to a device would
+    // block or never end.
+    match crate::atomic_file::read_regular_text(path, crate::atomic_file::MAX_OWN_FILE) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(ConfigError::Read {
@@ -128,13 +130,23 @@ pub fn parse(text: &str, path: &Path, env: &Env) -> Result<LoadedConfig, ConfigE
     }
 
     let overrides = collect_overrides(env)?;
+    let overridden: Vec<&'static str> = overrides.iter().map(|(key, _)| *key).collect();
     if !overrides.is_empty() {
         config = apply_overrides(&text, overrides, path)?;
     }
 
     let raw_clients = std::mem::take(&mut config.raw_clients);
     config.clients = parse_clients(raw_clients, path, &mut warnings)?;
-    validate(&config, path)?;
+    validate(&config, path).map_err(|e| match e {
+        // A value that came from the environment: name the variable, not the file.
+        ConfigError::Invalid { key, message, .. } if overridden.contains(&key.as_str()) => {
+            ConfigError::EnvOverride {
+                var: super::keys::env_var_for(&key),
+                message: format!("invalid value for `{key}`: {message}"),
+            }
+        }
+        other => other,
+    })?;
     Ok(LoadedConfig { config, warnings })
 }
 

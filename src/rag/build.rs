@@ -244,6 +244,10 @@ async fn run(
     .await?;
     if let Some(first) = loaded.failures.first() {
         let more = loaded.failures.len() - 1;
+        // The error names the first failure; the others are listed before it.
+        for other in &loaded.failures[1..] {
+            ctx.progress.report(Step::Warning(other.to_string()));
+        }
         return Err(RagError::Load {
             source_name: match first {
                 RagError::Load { source_name, .. } => source_name.clone(),
@@ -308,6 +312,13 @@ async fn run(
             });
             texts.push(piece.text);
         }
+    }
+
+    if chunks.is_empty() {
+        return Err(RagError::NoDocuments {
+            name: name.to_string(),
+            hint: "the documents hold no text".into(),
+        });
     }
 
     // What the previous index already has.

@@ -91,8 +91,8 @@ pub async fn load_all(
             _ = cancel.cancelled() => return Err(RagError::Cancelled),
             r = load_source(source, cwd, config, &mut http, &mut loaded) => r,
         };
+        // Failures are reported once, by the build that stops on them.
         if let Err(e) = result {
-            progress.report(Step::Warning(e.to_string()));
             loaded.failures.push(e);
         }
     }

@@ -182,7 +182,8 @@ fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
 /// Reads `rags/<name>.yaml`.
 pub fn read_meta(dir: &Path, name: &str) -> Result<RagMeta, RagError> {
     let path = meta_path(dir, name);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::atomic_file::read_regular_text(&path, crate::atomic_file::MAX_OWN_FILE)
+    {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(RagError::Unknown {

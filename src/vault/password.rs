@@ -79,7 +79,11 @@ pub fn exposure_warning(access: &Access) -> Option<String> {
 #[cfg(unix)]
 fn exposed_mode(path: &std::path::Path) -> Option<u32> {
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mode = meta.permissions().mode() & 0o777;
     (mode & 0o077 != 0).then_some(mode)
 }
 

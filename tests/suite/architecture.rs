@@ -27,7 +27,7 @@ const LAYERS: &[&[&str]] = &[
     &["term", "dotcmd", "logging"],
     &["macros"],
     &["cli", "repl", "server"],
-    &["app"],
+    &["app", "fuzzing"],
 ];
 
 /// Upward arrows still to remove, with where the first one is and what it is.

@@ -3,6 +3,7 @@
 mod agent_tree;
 mod agents;
 mod architecture;
+mod bad_inputs;
 mod binary_layout;
 mod cli_fixes;
 mod client_security;
