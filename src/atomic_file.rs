@@ -27,8 +27,39 @@ pub fn write_atomic(path: &Path, contents: &[u8], private: bool) -> std::io::Res
     let result = write_then_rename(&tmp, path, contents, private);
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
+    } else {
+        remove_stale_temps(dir, &name);
     }
     result
+}
+
+/// Removes the temporary siblings of `name` that a killed write left behind: those of a
+/// process that no longer runs (Linux: no `/proc/<pid>`). A live writer's are kept.
+fn remove_stale_temps(dir: &Path, name: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|r| r.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let Some((pid, random)) = rest.split_once('.') else {
+            continue;
+        };
+        let ours = random.len() == 8 && random.bytes().all(|b| b.is_ascii_hexdigit());
+        if ours && pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 fn write_then_rename(
@@ -97,6 +128,24 @@ pub fn read_regular_text(path: &Path, max: u64) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn temp_files_of_a_dead_writer_are_removed_and_a_live_one_s_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.yaml");
+        // No process has pid 4294967: the file of a writer killed before its rename.
+        let dead = dir.path().join(".state.yaml.4294967.0badc0de.tmp");
+        let live = dir
+            .path()
+            .join(format!(".state.yaml.{}.12345678.tmp", std::process::id()));
+        let other = dir.path().join(".other.yaml.4294967.0badc0de.tmp");
+        for f in [&dead, &live, &other] {
+            std::fs::write(f, "partial").unwrap();
+        }
+        write_atomic(&path, b"whole", false).unwrap();
+        assert!(!dead.exists(), "a dead writer's temp file stays");
+        assert!(live.exists() && other.exists());
+    }
 
     #[test]
     fn replaces_content_and_leaves_no_temp_files() {
