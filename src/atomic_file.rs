@@ -28,31 +28,30 @@ pub fn write_atomic(path: &Path, contents: &[u8], private: bool) -> std::io::Res
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     } else {
-        remove_stale_temps(dir, &name);
+        remove_stale_temps(dir);
     }
     result
 }
 
-/// Removes the temporary siblings of `name` that a killed write left behind: those of a
-/// process that no longer runs (Linux: no `/proc/<pid>`). A live writer's are kept.
-fn remove_stale_temps(dir: &Path, name: &str) {
+/// Removes the temporary files in `dir` that killed writes left behind
+/// (`.NAME.PID.RANDOM.tmp` of a process that no longer runs; Linux, through `/proc`). A
+/// live writer's are kept.
+fn remove_stale_temps(dir: &Path) {
     if !Path::new("/proc/self").exists() {
         return;
     }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let prefix = format!(".{name}.");
     for entry in entries.flatten() {
         let file = entry.file_name();
-        let Some(rest) = file
+        let Some((pid, random)) = file
             .to_str()
-            .and_then(|f| f.strip_prefix(&prefix))
-            .and_then(|r| r.strip_suffix(".tmp"))
+            .filter(|f| f.starts_with('.'))
+            .and_then(|f| f.strip_suffix(".tmp"))
+            .and_then(|f| f.rsplit_once('.'))
+            .and_then(|(head, random)| Some((head.rsplit_once('.')?.1, random)))
         else {
-            continue;
-        };
-        let Some((pid, random)) = rest.split_once('.') else {
             continue;
         };
         let ours = random.len() == 8 && random.bytes().all(|b| b.is_ascii_hexdigit());
@@ -130,7 +129,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn temp_files_of_a_dead_writer_are_removed_and_a_live_one_s_kept() {
+    fn temp_files_of_dead_writers_are_removed_and_a_live_one_s_kept() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state.yaml");
         // No process has pid 4294967: the file of a writer killed before its rename.
@@ -143,8 +142,11 @@ mod tests {
             std::fs::write(f, "partial").unwrap();
         }
         write_atomic(&path, b"whole", false).unwrap();
-        assert!(!dead.exists(), "a dead writer's temp file stays");
-        assert!(live.exists() && other.exists());
+        assert!(
+            !dead.exists() && !other.exists(),
+            "a dead writer's temp file stays"
+        );
+        assert!(live.exists());
     }
 
     #[test]
