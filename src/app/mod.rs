@@ -150,12 +150,24 @@ pub fn main_entry() -> ExitCode {
     if !args.otr {
         crate::logging::init(&env, paths.log_file.clone());
     }
-    // A panic aborts in release builds: stop MCP servers' process groups first.
+    // A panic aborts in release builds: stop MCP servers' process groups, and save the
+    // open sessions' unsaved messages as new sessions, first.
     let default_hook = std::panic::take_hook();
+    let sessions_dir = paths.sessions_dir.clone();
     std::panic::set_hook(Box::new(move |info| {
         crate::mcp::server::terminate_all();
         crate::repl::release_startup_keys();
         default_hook(info);
+        let base = format!(
+            "rescued-{}",
+            crate::role::compact_timestamp(std::time::SystemTime::now())
+        );
+        for name in crate::session::rescue::rescue_all(&sessions_dir, &base) {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "loki stopped on an internal error; the conversation was saved as session `{name}` (resume it with loki -s {name})"
+            );
+        }
     }));
 
     // The REPL's line editor blocks its thread while the user types, and MCP servers (and

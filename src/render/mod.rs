@@ -267,6 +267,15 @@ impl TerminalEmitter {
                 }
             }
             Event::AssistantDelta(delta) => {
+                // Debug builds only: the tests' way to make loki panic mid-answer (to
+                // check that the panic hook rescues the open sessions).
+                #[cfg(debug_assertions)]
+                if let Some(marker) = std::env::var("LOKI_TEST_PANIC")
+                    .ok()
+                    .filter(|m| !m.is_empty() && delta.text.contains(m.as_str()))
+                {
+                    panic!("LOKI_TEST_PANIC: the answer contained `{marker}`");
+                }
                 stop_spinner(inner);
                 self.close_reasoning(inner);
                 inner.answered = true;

@@ -207,6 +207,7 @@ impl FileSessionStore {
             version: Mutex::new(version),
             ..Shared::default()
         });
+        super::rescue::track(&shared);
         let mut live = self
             .live
             .lock()

@@ -47,7 +47,9 @@ impl SessionHandle {
             version: Mutex::new(version),
             ..Shared::default()
         };
-        Self::new(id, alias, Arc::new(shared))
+        let shared = Arc::new(shared);
+        super::rescue::track(&shared);
+        Self::new(id, alias, shared)
     }
 
     /// Another handle to the same session, under `alias`.

@@ -95,6 +95,13 @@ impl Tracker {
                 return Ok(false);
             };
             if handle.alias().is_some_and(|a| a.as_str() == TEMP_SESSION) {
+                // Never stored, so the copy in memory is what a panic can rescue
+                // (`super::rescue`): keep it up to date with the finished turns.
+                handle
+                    .lock()
+                    .get_mut()
+                    .messages
+                    .clone_from(transcript.history);
                 return Ok(false);
             }
             let lease = match store.try_lock(handle).await? {

@@ -1159,3 +1159,54 @@ fn a_gzip_body_is_read_and_other_encodings_are_named() {
     let err = crate::common::stderr(&out);
     assert!(err.contains("compressed the body with `br`"), "{err}");
 }
+
+/// Issue 27 item 3: a panic does not lose the conversation. The unsaved session of the
+/// REPL (`-s` with no name) is written as a new session by the panic hook, and can be
+/// resumed. (The panic is made with `LOKI_TEST_PANIC`, which debug builds only obey.)
+#[test]
+fn a_panic_mid_answer_saves_the_open_session_as_a_new_one() {
+    use crate::common::fake_llm::openai;
+    let env = crate::common::TestEnv::new();
+    // Replies by content: the session's autonaming request must not take the answers.
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.body_str();
+        if body.contains("and the goats?") {
+            openai::text_stream(&["Starting to answer ", "BOOM-NOW and more"])
+        } else if body.contains("and now?") {
+            openai::text_stream(&["Still in the barn."])
+        } else {
+            openai::text_stream(&["The llamas are in the barn."])
+        }
+    });
+    let mut pty = crate::common::pty::Pty::spawn(
+        &env,
+        &["-s"],
+        &[("NO_COLOR", "1"), ("LOKI_TEST_PANIC", "BOOM-NOW")],
+    );
+    pty.expect("temp) ");
+    pty.send("where are the llamas?\r");
+    pty.expect("in the barn.");
+    pty.expect("temp) ");
+    pty.send("and the goats?\r");
+    let screen = pty.expect("(resume it with loki -s rescued-");
+    assert!(screen.contains("LOKI_TEST_PANIC"), "{screen:?}");
+    let by_name = env.config_dir().join("sessions/by-name");
+    let rescued: Vec<String> = std::fs::read_dir(&by_name)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("rescued-"))
+        .collect();
+    assert_eq!(rescued.len(), 1, "{rescued:?}");
+    drop(pty);
+    // The rescued session holds the first exchange and resumes like any other.
+    env.loki()
+        .args(["-s", &rescued[0], "and now?"])
+        .assert()
+        .success();
+    let sent = env.server.last_request().json()["messages"].to_string();
+    assert!(
+        sent.contains("where are the llamas?") && sent.contains("The llamas are in the barn."),
+        "{sent}"
+    );
+}
