@@ -58,9 +58,9 @@ pub fn custom_path(light: bool) -> Option<PathBuf> {
 /// when it cannot be used (then a one-line warning was printed, once per file).
 pub(crate) fn custom(light: bool) -> Option<Arc<Theme>> {
     let path = custom_path(light)?;
-    if !path.is_file() {
-        return None;
-    }
+    // No file: the built-in theme. Anything else there (a directory, a FIFO, a link to a
+    // device or to nothing) is a theme that cannot be used: the warning below says so.
+    std::fs::symlink_metadata(&path).ok()?;
     let cache = CUSTOM.get_or_init(|| Mutex::new(HashMap::new()));
     let mut cache = cache.lock().ok()?;
     if let Some(known) = cache.get(&path) {

@@ -45,6 +45,10 @@ struct Case {
     outcome: Outcome,
     /// The entry is about writing under the config dir: its files may change.
     writes: bool,
+    /// Run on a pseudo-terminal (through `script`), for what only a terminal loads
+    /// (themes); stdout and stderr then arrive together, and only `warning:` and
+    /// `error:` lines count.
+    tty: bool,
 }
 
 #[derive(Clone)]
@@ -66,6 +70,7 @@ impl Case {
             reply: None,
             outcome,
             writes: false,
+            tty: false,
         }
     }
     fn file(mut self, rel: &str, contents: impl AsRef<[u8]>) -> Self {
@@ -91,6 +96,10 @@ impl Case {
     }
     fn writes(mut self) -> Self {
         self.writes = true;
+        self
+    }
+    fn tty(mut self) -> Self {
+        self.tty = true;
         self
     }
 }
@@ -168,12 +177,22 @@ impl Bench {
         args: &[String],
         env: &[(String, String)],
     ) -> std::process::Command {
+        self.command_of(LOKI, root, args, env)
+    }
+
+    fn command_of(
+        &self,
+        program: &str,
+        root: &Path,
+        args: &[String],
+        env: &[(String, String)],
+    ) -> std::process::Command {
         let mut cmd = std::process::Command::new("/bin/sh");
         // 4 GiB of address space: an input that makes loki allocate without bound fails
         // the entry instead of the machine.
         cmd.arg("-c")
             .arg("ulimit -v 4194304; exec \"$0\" \"$@\"")
-            .arg(LOKI)
+            .arg(program)
             .args(args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -239,7 +258,23 @@ impl Bench {
             .iter()
             .map(|a| a.replace("{BASE}", &base))
             .collect();
-        let mut cmd = self.command(root.path(), &args, &case.env);
+        let mut cmd = if case.tty {
+            // `script` gives loki a terminal; the run is `loki ARGS` as a shell line.
+            let line = std::iter::once(LOKI.to_string())
+                .chain(
+                    args.iter()
+                        .map(|a| format!("'{}'", a.replace('\'', "'\\''"))),
+                )
+                .collect::<Vec<_>>()
+                .join(" ");
+            let mut env = case.env.clone();
+            env.push(("TERM".into(), "xterm-256color".into()));
+            env.push(("COLORTERM".into(), "truecolor".into()));
+            let script = ["-qefc".to_string(), line, "/dev/null".to_string()];
+            self.command_of("script", root.path(), &script, &env)
+        } else {
+            self.command(root.path(), &args, &case.env)
+        };
         let output = assert_cmd::Command::from_std(std::mem::replace(
             &mut cmd,
             std::process::Command::new("true"),
@@ -252,7 +287,19 @@ impl Bench {
             Err(e) => return Some(format!("did not run: {e}")),
         };
         let code = output.status.code();
-        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let stderr = if case.tty {
+            // What the terminal showed, without loki's styling: the messages in it.
+            strip_ansi(&String::from_utf8_lossy(&output.stdout))
+                .lines()
+                .map(str::trim)
+                .filter(|l| {
+                    l.starts_with("warning:") || l.starts_with("error:") || l.contains("panicked")
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        } else {
+            String::from_utf8_lossy(&output.stderr).into_owned()
+        };
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         let lines: Vec<&str> = stderr
             .lines()
@@ -340,6 +387,26 @@ fn is_progress(line: &str) -> bool {
         || line.trim_start().starts_with("↳ ")
         || (line.starts_with("Load ") && line.ends_with(']'))
         || line.starts_with("✓ Saved RAG")
+}
+
+/// `text` without CSI sequences.
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() || c == '~' {
+                        break;
+                    }
+                }
+            }
+        } else if c != '\r' {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// At most 600 characters of `text`, for the report.
@@ -1111,7 +1178,57 @@ fn role_macro_theme_cases() -> Vec<Case> {
             b"variables:\n  - name: who\nsteps:\n  - hello {{who}}\n",
         ),
     );
+    // Custom themes are read only when answers are coloured on a terminal.
+    let code = openai::text_stream(&["```rust\nfn main() {}\n```\n"]);
+    let themes: Vec<(&str, Vec<u8>)> = vec![
+        ("garbage", b"not a theme at all".to_vec()),
+        (
+            "an empty plist",
+            b"<?xml version=\"1.0\"?><plist><dict></dict></plist>".to_vec(),
+        ),
+        ("not UTF-8", b"\xff\xfe\xfd".to_vec()),
+        (
+            "truncated plist",
+            b"<?xml version=\"1.0\"?><plist><dict><key>settings</key><array>".to_vec(),
+        ),
+        ("over 8 MiB", vec![b'<'; 9 * 1024 * 1024]),
+        ("70,000 scopes", too_many_scopes()),
+    ];
+    for (name, bytes) in themes {
+        cases.push(
+            Case::new(format!("theme: {name}"), &["hi"], Warns("theme"))
+                .file("config/dark.tmTheme", bytes)
+                .reply(code.clone())
+                .tty(),
+        );
+    }
+    for (name, kind) in [
+        ("a FIFO", Special::Fifo),
+        ("a directory", Special::Dir),
+        ("a link to /dev/zero", Special::Link("/dev/zero".into())),
+    ] {
+        cases.push(
+            Case::new(format!("theme: {name}"), &["hi"], Warns("theme"))
+                .special("config/dark.tmTheme", kind)
+                .reply(code.clone())
+                .tty(),
+        );
+    }
     cases
+}
+
+/// A theme whose scopes would overflow syntect's scope table.
+fn too_many_scopes() -> Vec<u8> {
+    let mut text = String::from(
+        "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>name</key><string>x</string><key>settings</key><array><dict><key>settings</key><dict><key>foreground</key><string>#FFFFFF</string></dict></dict>",
+    );
+    for i in 0..70_000 {
+        text.push_str(&format!(
+            "<dict><key>scope</key><string>s{i}</string><key>settings</key><dict><key>foreground</key><string>#FF0000</string></dict></dict>"
+        ));
+    }
+    text.push_str("</array></dict></plist>");
+    text.into_bytes()
 }
 
 #[test]
