@@ -2,8 +2,10 @@
 //! run through the real binary. Every entry asserts the same things:
 //! - the exit status it names (2 for usage errors, 1 for failures, 0 when a warning is
 //!   enough);
-//! - exactly one line on stderr, naming what is wrong (or, in headless mode, one error
-//!   event per bad line and nothing on stderr);
+//! - exactly one line on stderr, naming what is wrong (headless input: one per bad
+//!   line, and the good lines after it still run). Progress lines do not count (macro
+//!   steps, tool calls, a knowledge-base build's plain progress); entries that need a
+//!   terminal (themes) run under `script` and count the `warning:`/`error:` lines shown;
 //! - no panic;
 //! - bounded time (20 s) and memory (the run has 4 GiB of address space);
 //! - every file under the config dir byte-identical afterwards, unless the entry is
