@@ -1,6 +1,7 @@
 //! Syntax highlighting of fenced code blocks with syntect.
 //!
-//! Owns: lazily loading syntect's default syntaxes (per `Highlighter`), using the theme
+//! Owns: lazily loading syntect's default syntaxes (once per process, shared by every
+//! `Highlighter`), using the theme
 //! [`super::themes`] provides (the user's custom one, else the built-in), mapping fence info strings to syntaxes, carrying parse state across the lines
 //! of one block, and turning highlighted spans into 24-bit foreground ANSI escapes.
 //! Does not own: deciding what is a code block, fence lines, wrapping, or writing to a terminal.
@@ -57,8 +58,8 @@ impl CodeStyle {
 pub(crate) struct Highlighter {
     /// Use the light theme instead of the dark one.
     light: bool,
-    /// Default syntaxes (newline mode), loaded on the first `start_block`.
-    syntaxes: Option<SyntaxSet>,
+    /// Default syntaxes (newline mode), loaded on the first `start_block` of the process.
+    syntaxes: Option<&'static SyntaxSet>,
     /// The chosen theme: the user's, given at construction, else the built-in one loaded
     /// on the first `start_block`.
     theme: Option<Arc<Theme>>,
@@ -81,9 +82,7 @@ impl Highlighter {
     /// Start a code block for a fence info string like "rust", "py", "sh", "" — unknown
     /// languages fall back to plain text.
     pub(crate) fn start_block(&mut self, lang: &str) {
-        let syntaxes = self
-            .syntaxes
-            .get_or_insert_with(SyntaxSet::load_defaults_newlines);
+        let syntaxes = *self.syntaxes.get_or_insert_with(default_syntaxes);
         let light = self.light;
         let theme = self
             .theme
@@ -95,7 +94,7 @@ impl Highlighter {
     /// Highlight `line` (no trailing newline) in the current block, as styled byte ranges of
     /// `line`. `None` when no block is active or syntect failed: show the line unstyled.
     pub(crate) fn highlight_spans(&mut self, line: &str) -> Option<Vec<(CodeStyle, Range<usize>)>> {
-        let (Some(syntaxes), Some(theme)) = (self.syntaxes.as_ref(), self.theme.as_ref()) else {
+        let (Some(syntaxes), Some(theme)) = (self.syntaxes, self.theme.as_ref()) else {
             return None;
         };
         let (hl_state, parse_state) = self.block.take()?;
@@ -155,6 +154,13 @@ impl Highlighter {
 
 /// Syntax for a fence info string: first word, lower-cased, through the alias table, then
 /// syntect's token lookup (name or extension), else plain text.
+/// syntect's default syntaxes, loaded once per process: every answer (each REPL turn has
+/// its own renderer) shares them, and with them the regexes compiled so far.
+fn default_syntaxes() -> &'static SyntaxSet {
+    static SYNTAXES: std::sync::OnceLock<SyntaxSet> = std::sync::OnceLock::new();
+    SYNTAXES.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
 fn find_syntax<'a>(syntaxes: &'a SyntaxSet, info: &str) -> &'a SyntaxReference {
     let word = info.split_whitespace().next().unwrap_or("");
     let token = word.trim_matches(['{', '}', '.']).to_ascii_lowercase();
