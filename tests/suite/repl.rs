@@ -236,7 +236,10 @@ fn errors_keep_the_repl_alive() {
     // A role that does not exist is offered to be written; declined, it is unknown.
     pty.send(".role no-such-role\r");
     pty.expect("Create it in the editor?");
-    submit(&mut pty, "n", "unknown role `no-such-role`");
+    // One key answers (an Enter after it would be type-ahead: an empty line).
+    pty.send("n");
+    pty.expect("unknown role `no-such-role`");
+    pty.expect("> ");
     submit(&mut pty, "hi again", "recovered");
 }
 
