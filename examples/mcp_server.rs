@@ -174,6 +174,39 @@ fn authorized(headers: &axum::http::HeaderMap) -> bool {
     }
 }
 
+/// With `MCP_HEADER_LOG` set, appends `method<TAB>name<TAB>version` of every POST's
+/// `Mcp-Method`, `Mcp-Name` and `MCP-Protocol-Version` headers (`-` when absent) to it.
+fn log_standard_headers(request: &axum::extract::Request) {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("MCP_HEADER_LOG") else {
+        return;
+    };
+    if request.method() != axum::http::Method::POST {
+        return;
+    }
+    let get = |name: &str| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-")
+            .to_string()
+    };
+    let line = format!(
+        "{}\t{}\t{}\n",
+        get("mcp-method"),
+        get("mcp-name"),
+        get("mcp-protocol-version")
+    );
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = file.write_all(line.as_bytes());
+    }
+}
+
 /// `--http [token]`: streamable HTTP at `/mcp`. Prints the URL, then serves.
 async fn serve_http() -> Result<(), Box<dyn std::error::Error>> {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -189,6 +222,7 @@ async fn serve_http() -> Result<(), Box<dyn std::error::Error>> {
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn(
             |request: axum::extract::Request, next: axum::middleware::Next| async move {
+                log_standard_headers(&request);
                 if authorized(request.headers()) {
                     next.run(request).await
                 } else {

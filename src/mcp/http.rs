@@ -115,6 +115,8 @@ impl StreamableHttpClient for WatchedClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let mut custom_headers = custom_headers;
+        super::headers::complete(&message, &mut custom_headers);
         let response = self
             .inner
             .post_message_with_response_limits(

@@ -6,6 +6,7 @@
 pub mod config;
 pub mod error;
 pub mod factory;
+pub mod headers;
 pub mod http;
 pub mod server;
 pub mod sse;

@@ -207,7 +207,12 @@ impl Transport<RoleClient> for SseTransport {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let http = self.http.clone();
         let endpoint = self.endpoint.clone();
-        let headers = self.headers.clone();
+        let mut headers = self.headers.clone();
+        let mut standard = std::collections::HashMap::new();
+        super::headers::complete(&item, &mut standard);
+        for (name, value) in standard {
+            headers.entry(name).or_insert(value);
+        }
         let reader = self.reader.abort_handle();
         async move {
             let response = http

@@ -331,9 +331,15 @@ impl Drop for Remote {
 }
 
 pub(crate) fn remote(mode: &str, token: &str) -> (Remote, String) {
+    remote_with(mode, token, &[])
+}
+
+/// [`remote`] with environment variables for the server.
+pub(crate) fn remote_with(mode: &str, token: &str, env: &[(&str, &str)]) -> (Remote, String) {
     use std::io::BufRead;
     let mut child = std::process::Command::new(server_bin())
         .args([mode, token])
+        .envs(env.iter().copied())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -381,6 +387,43 @@ fn remote_round_trip(kind: &str, mode: &str) {
 #[test]
 fn streamable_http_server_with_auth_header() {
     remote_round_trip("http", "--http");
+}
+
+/// Issue 24: every POST to a streamable HTTP server carries `Mcp-Method` (and `Mcp-Name`
+/// for a tool call), and `initialize`, which opens the session before a version is
+/// agreed, names the version it proposes in `MCP-Protocol-Version`.
+#[test]
+fn every_post_carries_the_standard_headers() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let log_path = log.path().display().to_string();
+    let (_server, url) = remote_with("--http", "tok-123", &[("MCP_HEADER_LOG", &log_path)]);
+    let env = mcp_env(
+        json!({"remote": {"type": "http", "url": url, "headers": {"Authorization": "Bearer tok-123"}}}),
+        "enabled_mcp_servers: remote\n",
+    );
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "remote_echo",
+        r#"{"text":"hi"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    env.loki().arg("echo remotely").assert().success();
+    let logged = std::fs::read_to_string(log.path()).unwrap();
+    let lines: Vec<Vec<&str>> = logged.lines().map(|l| l.split('\t').collect()).collect();
+    assert!(!lines.is_empty(), "no POST was logged");
+    for line in &lines {
+        assert_ne!(line[0], "-", "a POST without Mcp-Method: {logged}");
+    }
+    let initialize = lines
+        .iter()
+        .find(|l| l[0] == "initialize")
+        .expect("initialize");
+    assert!(initialize[2].starts_with("20"), "{logged}");
+    let call = lines
+        .iter()
+        .find(|l| l[0] == "tools/call")
+        .expect("tools/call");
+    assert_eq!(call[1], "echo", "{logged}");
 }
 
 #[test]

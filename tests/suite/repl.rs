@@ -522,7 +522,7 @@ fn save_edit_and_delete_roles_and_sessions() {
     send_line(&mut pty, ".session notes");
     // The conversation so far is offered to the new session: not this time.
     pty.expect("Carry the conversation so far (2 messages) into session `notes`?");
-    pty.send("n\r");
+    pty.send("n");
     pty.expect("session: notes (new)");
     pty.expect("notes) ");
     send_line(&mut pty, ".edit session");

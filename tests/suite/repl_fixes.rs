@@ -275,7 +275,7 @@ fn session_after_some_conversation_offers_to_carry_it() {
     submit(&mut pty, "first question", "first answer");
     pty.send(".session work\r");
     pty.expect("Carry the conversation so far (2 messages) into session `work`?");
-    pty.send("y\r");
+    pty.send("y");
     let sprompt = "fake:gpt-4o-mini)work) ";
     pty.expect("session: work (new, with the 2 messages of this conversation)");
     pty.expect(sprompt);
@@ -427,12 +427,12 @@ fn session_name_prompt_handles_ctrl_u_ctrl_w_and_ctrl_c() {
     submit_to(&mut pty, "hi", "hello", sprompt);
     pty.send(".exit session\r");
     pty.expect("Save session `temp`?");
-    pty.send("y\r");
+    pty.send("y");
     pty.expect("Session name:");
     // Ctrl-C at the name goes back to the question instead of dropping the session.
     pty.send("\x03");
     pty.expect("Save session `temp`?");
-    pty.send("y\r");
+    pty.send("y");
     pty.expect("Session name:");
     // Ctrl-W removes the last word, Ctrl-U the rest: only "kept" remains.
     pty.send("junk word\x17");

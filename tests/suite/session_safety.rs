@@ -94,7 +94,7 @@ fn esc_at_save_session_goes_back_without_losing_the_session() {
 
     pty.send(".exit\r");
     pty.expect("Save session `notes`?");
-    pty.send("y\r");
+    pty.send("y");
     pty.expect("saved the session");
     pty.read_to_end();
     assert_eq!(pty.exit_code(), 0);
@@ -115,12 +115,12 @@ fn esc_at_the_name_of_a_temporary_session_asks_again() {
     pty.expect("temp) ");
     pty.send(".exit session\r");
     pty.expect("Save session `temp`?");
-    pty.send("y\r");
+    pty.send("y");
     pty.expect("Session name:");
     pty.send("\x1b");
     // Back to the question, not a silent discard.
     pty.expect("Save session `temp`?");
-    pty.send("y\r");
+    pty.send("y");
     pty.expect("Session name:");
     pty.send("kept\r");
     pty.expect("saved the session");
@@ -364,7 +364,7 @@ fn a_repl_turn_picks_up_what_a_one_shot_run_saved_meanwhile() {
     );
     pty.send(".exit\r");
     pty.expect("Save session `both`?");
-    pty.send("y\r");
+    pty.send("y");
     pty.read_to_end();
     let file = session_text(&env, "both");
     for text in ["cli answer", "repl answer 1", "repl answer 2"] {
