@@ -522,7 +522,7 @@ fn read_piped(state: &AppState) -> anyhow::Result<String> {
             crate::term::report_warning(
                 &Theme::stderr(&caps),
                 &format!(
-                    "piped input is not UTF-8 (first bad byte at offset {at}); bytes that are not were replaced by U+FFFD"
+                    "piped input is not UTF-8 (first bad byte at offset {at}); invalid bytes were replaced with U+FFFD"
                 ),
             );
             String::from_utf8_lossy(&bytes).into_owned()
