@@ -394,6 +394,21 @@ async fn run(
         let mut outcome = embedder
             .embed_documents(&todo, ctx.progress, &ctx.cancel)
             .await;
+        // Nothing changed and only the size check failed (the model is offline, say):
+        // the kept vectors still serve, so the rebuild goes on without the check.
+        let nothing_new =
+            previous_vectors.is_some() && chunks.iter().all(|c| old_hashes.contains_key(&c.hash));
+        if nothing_new
+            && let Err((error, _)) = &outcome
+            && !matches!(error, RagError::Cancelled)
+        {
+            ctx.progress.report(Step::Warning(format!(
+                "{error}; the documents did not change, so the index keeps its vectors (their size was not checked)"
+            )));
+            todo.clear();
+            todo_index.clear();
+            outcome = Ok(Vec::new());
+        }
         // The model's vectors changed size (another model version, a `dimensions`
         // setting): the kept vectors cannot be mixed with the new ones, so every chunk
         // is embedded again.

@@ -953,6 +953,24 @@ fn changed_or_empty_embeddings_and_damaged_settings_are_not_silent() {
         .success();
     assert!(!stderr(&out).contains("dimensional"), "{}", stderr(&out));
 
+    // The model fails while nothing changed: the rebuild keeps the vectors, and says so.
+    for _ in 0..2 {
+        env.server.push_for(
+            "/v1/embeddings",
+            Reply::json(500, serde_json::json!({"error": {"message": "down"}})),
+        );
+    }
+    let out = env
+        .loki()
+        .args(["--rag", "sea", "--rebuild-rag"])
+        .assert()
+        .success();
+    let err = stderr(&out);
+    assert!(
+        err.contains("did not change") && err.contains("hybrid search"),
+        "{err}"
+    );
+
     // Empty vectors fail the build instead of quietly making it keyword-only.
     dims.store(0, Ordering::SeqCst);
     let out = env
