@@ -1696,6 +1696,24 @@ fn mcp_tool_cases() -> Vec<Case> {
             .file("config/functions/tools/hang.sh", b"#!/usr/bin/env bash\n# @describe Hangs.\nmain() { sleep 30; }\neval \"$(argc --argc-eval \"$0\" \"$@\")\" 2>/dev/null || main\n")
             .file("config/functions/tools.txt", b"hang.sh\n"),
     );
+    for (name, body) in [
+        ("fails with a message", "echo 'disk on fire' >&2; exit 3"),
+        ("is killed by a signal", "kill -9 $$"),
+        ("closes stdout and fails", "exec 1>&-; exit 7"),
+    ] {
+        cases.push(
+            Case::new(
+                format!("tool: a tool that {name}"),
+                &["--run-tool", "crash", "{}"],
+                Fails(1, "crash"),
+            )
+            .file(
+                "config/functions/tools/crash.sh",
+                format!("#!/usr/bin/env bash\n# @describe Crashes.\nmain() {{ {body}; }}\nmain\n"),
+            )
+            .file("config/functions/tools.txt", b"crash.sh\n"),
+        );
+    }
     cases
 }
 
