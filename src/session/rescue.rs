@@ -55,6 +55,8 @@ pub fn rescue_all(sessions_dir: &Path, base: &str) -> Vec<String> {
             continue;
         };
         drop(session);
+        // Known secrets never reach a session file, here as on every save.
+        let yaml = crate::secrets::redact(&yaml).into_owned();
         let name = free_name(sessions_dir, base, names.len());
         let id = SessionId::new();
         let state = sessions_dir
@@ -100,10 +102,11 @@ mod tests {
         let mut session = crate::session::Session::default();
         session.messages.push(crate::client::Message::text(
             crate::client::Role::User,
-            "remember the llamas",
+            "remember the llamas; token rescue-secret-value-1234",
         ));
         let unsaved = SessionHandle::loaded(SessionId::new(), None, session.clone(), None);
         unsaved.mark_dirty();
+        crate::secrets::remember("RESCUE_TOKEN", "rescue-secret-value-1234");
         let saved = SessionHandle::loaded(SessionId::new(), None, session, None);
         // Other tests' sessions may be live in this process too: look for ours.
         let names = rescue_all(dir.path(), "rescued-test");
@@ -122,6 +125,12 @@ mod tests {
                 .count(),
             1,
             "the unsaved session once, the saved one not at all"
+        );
+        assert!(
+            texts
+                .iter()
+                .all(|t| !t.contains("rescue-secret-value-1234")),
+            "a known secret reached the rescued file"
         );
         drop((unsaved, saved));
     }
