@@ -31,7 +31,14 @@ async fn main() {
     for i in 0..300 {
         let t = Instant::now();
         let out = server
-            .call("echo", args.clone(), Duration::from_secs(10), &cancel, None)
+            .call(
+                "echo",
+                args.clone(),
+                Duration::from_secs(10),
+                &cancel,
+                None,
+                &loki::mcp::client_side::Declining,
+            )
             .await
             .expect("call");
         if i >= 20 {

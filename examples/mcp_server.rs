@@ -5,8 +5,13 @@
 
 #![allow(clippy::print_stderr, clippy::print_stdout)]
 
+use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{ProgressNotificationParam, RequestMetaObject};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, ElicitResult,
+    InputRequests as InputRequestsMap, InputRequiredResult, ProgressNotificationParam,
+    RequestMetaObject,
+};
 use rmcp::{Peer, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -128,6 +133,107 @@ impl TestServer {
     }
 
     #[tool(
+        description = "Asks for the user's name with a form",
+        annotations(read_only_hint = true)
+    )]
+    async fn ask_name(
+        &self,
+        peer: Peer<RoleServer>,
+        InputResponses(responses): InputResponses,
+        RequestState(state): RequestState,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let form = serde_json::json!({
+            "mode": "form",
+            "message": "What should I call you?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "title": "Name"},
+                    "tea": {"type": "boolean", "title": "Tea", "default": true}
+                },
+                "required": ["name"]
+            }
+        });
+        let answer = match responses {
+            // A 2026-07-28 retry: the answer comes with the state we asked it to echo.
+            Some(responses) => {
+                if state.as_deref() != Some("asked-name") {
+                    return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                        "request state not echoed: {state:?}"
+                    ))])
+                    .into());
+                }
+                serde_json::from_value::<ElicitResult>(responses["name"].clone())
+                    .map_err(|e| rmcp::ErrorData::invalid_params(e.to_string(), None))?
+            }
+            None => {
+                let params = serde_json::from_value(form.clone())
+                    .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
+                match peer.create_elicitation(params).await {
+                    Ok(answer) => answer,
+                    // 2026-07-28 forbids server-to-client requests: ask in the result.
+                    Err(_) => {
+                        let request = serde_json::from_value(serde_json::json!({
+                            "method": "elicitation/create", "params": form
+                        }))
+                        .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
+                        let mut requests = InputRequestsMap::new();
+                        requests.insert("name".to_string(), request);
+                        return Ok(InputRequiredResult::new(
+                            Some(requests),
+                            Some("asked-name".into()),
+                        )
+                        .into());
+                    }
+                }
+            }
+        };
+        let text = match answer.action {
+            rmcp::model::ElicitationAction::Accept => {
+                let content = answer.content.unwrap_or_default();
+                format!(
+                    "hello {} (tea: {})",
+                    content["name"].as_str().unwrap_or("?"),
+                    content["tea"]
+                )
+            }
+            other => format!("no name: {other:?}"),
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+
+    #[tool(
+        description = "Lists the client's roots",
+        annotations(read_only_hint = true)
+    )]
+    #[allow(deprecated)]
+    async fn roots(
+        &self,
+        peer: Peer<RoleServer>,
+        InputResponses(responses): InputResponses,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let listed = match responses {
+            Some(responses) => {
+                serde_json::from_value::<rmcp::model::ListRootsResult>(responses["roots"].clone())
+                    .map_err(|e| rmcp::ErrorData::invalid_params(e.to_string(), None))?
+            }
+            None => match peer.list_roots().await {
+                Ok(listed) => listed,
+                Err(_) => {
+                    let request =
+                        serde_json::from_value(serde_json::json!({"method": "roots/list"}))
+                            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
+                    let mut requests = InputRequestsMap::new();
+                    requests.insert("roots".to_string(), request);
+                    return Ok(InputRequiredResult::new(Some(requests), None).into());
+                }
+            },
+        };
+        let uris: Vec<String> = listed.roots.into_iter().map(|r| r.uri).collect();
+        Ok(CallToolResult::success(vec![ContentBlock::text(uris.join(" "))]).into())
+    }
+
+    #[tool(
         description = "Exits the server process",
         annotations(read_only_hint = true)
     )]
@@ -147,10 +253,14 @@ impl ServerHandler for TestServer {
         _context: rmcp::service::RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
         let unlocked = UNLOCKED.load(std::sync::atomic::Ordering::SeqCst);
+        // The tools that ask the client back are listed with MCP_TEST_ASKS=1 only, so the
+        // other tests keep a list `auto` exposure offers directly.
+        let asks = std::env::var_os("MCP_TEST_ASKS").is_some();
         let tools = Self::tool_router()
             .list_all()
             .into_iter()
             .filter(|t| unlocked || t.name != "secret")
+            .filter(|t| asks || !matches!(t.name.as_ref(), "ask_name" | "roots"))
             .collect();
         Ok(rmcp::model::ListToolsResult::with_all_items(tools))
     }
@@ -159,7 +269,7 @@ impl ServerHandler for TestServer {
 /// The token remote modes require as `Authorization: Bearer <token>` (from the first
 /// argument after the mode).
 fn expected_token() -> Option<String> {
-    std::env::args().nth(2)
+    std::env::args().nth(2).filter(|t| !t.is_empty())
 }
 
 fn authorized(headers: &axum::http::HeaderMap) -> bool {

@@ -81,7 +81,19 @@ pub struct ServerSpec {
     pub name: String,
     /// How to reach it; the pair (name, transport) is the sharing key.
     pub transport: Transport,
+    /// `protocolVersion`: the revision to speak (`None`: the newest the server offers,
+    /// see `server::lifecycle`).
+    pub protocol_version: Option<String>,
 }
+
+/// The protocol revisions loki speaks, oldest first.
+pub const KNOWN_VERSIONS: &[&str] = &[
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
 
 /// A server entry that cannot be used, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,6 +136,8 @@ struct RawServer {
     url: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    #[serde(rename = "protocolVersion")]
+    protocol_version: Option<String>,
     /// Accepted for compatibility; loki decides exposure itself.
     #[serde(default)]
     #[allow(dead_code)]
@@ -239,9 +253,21 @@ fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, String> {
             missing.join(", ")
         ));
     }
+    let protocol_version = match raw.protocol_version.as_deref() {
+        None | Some("auto") => None,
+        Some(v) if KNOWN_VERSIONS.contains(&v) => Some(v.to_string()),
+        Some(v) => {
+            return Err(format!(
+                "unknown protocolVersion \"{}\" (use \"auto\" or one of {})",
+                v.escape_debug(),
+                KNOWN_VERSIONS.join(", ")
+            ));
+        }
+    };
     Ok(ServerSpec {
         name: name.to_string(),
         transport,
+        protocol_version,
     })
 }
 

@@ -3,6 +3,9 @@
 //! kept fresh on `notifications/tools/list_changed`, and calls made with a timeout and
 //! cancellation (dropping a call sends `notifications/cancelled`).
 
+// Sampling and roots are deprecated by SEP-2577 but still what servers use.
+#![allow(deprecated)]
+
 use super::error::McpError;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,15 +13,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock,
-    Implementation, ProgressNotificationParam, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, ContentBlock, ElicitRequestParams, ElicitResult, Implementation,
+    ProgressNotificationParam, ProtocolVersion, ServerResult, Tool,
 };
 use rmcp::service::{NotificationContext, RunningService};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{Map, Value};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
+use super::client_side::{CallRoutes, ClientSide, Question};
 use super::config::{ServerSpec, Transport};
 
 /// How long a server may take to start and list its tools.
@@ -178,20 +183,105 @@ fn token_key(token: &rmcp::model::ProgressToken) -> String {
     serde_json::to_string(&token.0).unwrap_or_default()
 }
 
-/// Receives the server's notifications.
+/// Receives the server's notifications and serves its requests (through the route of
+/// the call they belong to).
 #[derive(Clone)]
 pub struct Handler {
     server: String,
     tools_changed: Arc<AtomicBool>,
     progress: Arc<ProgressRoutes>,
+    calls: Arc<CallRoutes>,
+    /// The version proposed in `initialize`.
+    version: ProtocolVersion,
+}
+
+/// What loki offers servers: forms and pages for the user, and the conversation's
+/// directories.
+#[allow(deprecated)] // sampling and roots: deprecated by SEP-2577, still in wide use
+fn capabilities() -> ClientCapabilities {
+    use rmcp::model::{
+        ElicitationCapability, FormElicitationCapability, RootsCapabilities,
+        UrlElicitationCapability,
+    };
+    let mut caps = ClientCapabilities::default();
+    caps.elicitation = Some(
+        ElicitationCapability::new()
+            .with_form(FormElicitationCapability::default())
+            .with_url(UrlElicitationCapability::new()),
+    );
+    let mut roots = RootsCapabilities::default();
+    roots.list_changed = Some(false);
+    caps.roots = Some(roots);
+    caps
+}
+
+impl Handler {
+    /// Hands `question` to the call it belongs to and waits for the answer; `None` when
+    /// no call can take it.
+    async fn route<T>(
+        &self,
+        extensions: &rmcp::model::Extensions,
+        question: impl FnOnce(tokio::sync::oneshot::Sender<T>) -> Question,
+    ) -> Option<T> {
+        let origin = match extensions.get::<rmcp::service::InboundStreamOrigin>() {
+            Some(rmcp::service::InboundStreamOrigin::OutboundRequest(id)) => Some(id),
+            _ => None,
+        };
+        let route = self.calls.find(origin)?;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        route.send(question(tx)).ok()?;
+        rx.await.ok()
+    }
 }
 
 impl rmcp::ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities(),
             Implementation::new("loki", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(self.version.clone())
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let answer = self
+            .route(&context.extensions, |tx| {
+                Question::Elicit(Box::new(request), tx)
+            })
+            .await;
+        Ok(answer.unwrap_or_else(|| {
+            tracing::info!(server = %self.server, "elicitation outside a call: declined");
+            ElicitResult::new(rmcp::model::ElicitationAction::Decline)
+        }))
+    }
+
+    async fn create_message(
+        &self,
+        request: rmcp::model::CreateMessageRequestParams,
+        context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        let answer = self
+            .route(&context.extensions, |tx| {
+                Question::Sample(Box::new(request), tx)
+            })
+            .await
+            .unwrap_or_else(|| Err("no conversation can answer this request".to_string()));
+        answer.map_err(|reason| rmcp::ErrorData::new(rmcp::model::ErrorCode(-1), reason, None))
+    }
+
+    async fn list_roots(
+        &self,
+        context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let roots = self
+            .route(&context.extensions, Question::Roots)
+            .await
+            .unwrap_or_else(process_roots);
+        Ok(rmcp::model::ListRootsResult::new(roots))
     }
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
@@ -238,6 +328,8 @@ pub struct McpServer {
     max_message_size: usize,
     /// Where progress of running calls goes.
     progress: Arc<ProgressRoutes>,
+    /// Where the server's questions during running calls go.
+    calls: Arc<CallRoutes>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -258,10 +350,14 @@ impl McpServer {
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(ProgressRoutes::default());
+        let calls = Arc::new(CallRoutes::default());
+        let (mode, version) = lifecycle(&spec);
         let handler = Handler {
             server: spec.name.clone(),
             tools_changed: Arc::clone(&tools_changed),
             progress: Arc::clone(&progress),
+            calls: Arc::clone(&calls),
+            version,
         };
         let mut refusals = None;
         let (service, group) = match &spec.transport {
@@ -298,41 +394,37 @@ impl McpServer {
                     });
                 }
                 let service = handler
-                    .serve(transport)
+                    .serve_with_lifecycle(transport, mode)
                     .await
                     .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
                 (service, group)
             }
             Transport::Http { url, headers } => {
-                use rmcp::transport::StreamableHttpClientTransport;
-                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                let mut map = HashMap::new();
-                for (k, v) in headers {
-                    let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-                        .map_err(|_| McpError::Spec(format!("header `{k}` is not a valid name")))?;
-                    let value = reqwest::header::HeaderValue::from_str(v).map_err(|_| {
-                        McpError::Spec(format!("header `{k}` has characters that are not allowed"))
-                    })?;
-                    map.insert(name, value);
+                let (transport, refused) = http_transport(&http, url, headers, max_message_size)?;
+                refusals = Some(refused);
+                let auto = matches!(mode, ClientLifecycleMode::Auto { .. });
+                let service = match handler.clone().serve_with_lifecycle(transport, mode).await {
+                    // A server that answers `server/discover` with something else entirely
+                    // (an empty result) predates it: start again with `initialize`.
+                    Err(rmcp::service::ClientInitializeError::ExpectedInitResult(_)) if auto => {
+                        tracing::info!(server = %spec.name, "no server/discover: initialising");
+                        let (transport, refused) =
+                            http_transport(&http, url, headers, max_message_size)?;
+                        refusals = Some(refused);
+                        handler
+                            .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                            .await
+                    }
+                    other => other,
                 }
-                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .custom_headers(map)
-                    .max_sse_event_size(max_message_size)
-                    .max_json_response_size(max_message_size);
-                let client = super::http::WatchedClient::new(http);
-                refusals = Some(client.refusals());
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                let service = handler
-                    .serve(transport)
-                    .await
-                    .map_err(|e| McpError::Start(start_error(&e, url)))?;
+                .map_err(|e| McpError::Start(start_error(&e, url)))?;
                 (service, GroupGuard(None))
             }
             Transport::Sse { url, headers } => {
                 let transport =
                     super::sse::SseTransport::connect(http, url, headers, max_message_size).await?;
                 let service = handler
-                    .serve(transport)
+                    .serve_with_lifecycle(transport, mode)
                     .await
                     .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
                 (service, GroupGuard(None))
@@ -347,8 +439,10 @@ impl McpServer {
             refusals,
             max_message_size,
             progress,
+            calls,
         };
         server.reload_tools().await?;
+        server.listen_for_changes().await;
         if let Some(info) = server.service.peer_info() {
             tracing::info!(
                 server = %server.spec.name,
@@ -357,6 +451,61 @@ impl McpServer {
             );
         }
         Ok(server)
+    }
+
+    /// The revision the session speaks.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.service
+            .peer_info()
+            .map(|info| info.protocol_version.as_str().to_string())
+    }
+
+    /// On a 2026-07-28 session the server's list changes come only on a subscription:
+    /// opens one when the server says its tools can change, and marks the list stale on
+    /// each change.
+    async fn listen_for_changes(&self) {
+        let Some(info) = self.service.peer_info() else {
+            return;
+        };
+        if info.protocol_version.has_initialize() {
+            return;
+        }
+        let tools_listed = info
+            .capabilities
+            .tools
+            .as_ref()
+            .is_some_and(|t| t.list_changed == Some(true));
+        if !tools_listed {
+            return;
+        }
+        let filter = rmcp::model::SubscriptionFilter::builder()
+            .tools_list_changed()
+            .build();
+        let subscription =
+            tokio::time::timeout(LIST_TIMEOUT, self.service.peer().listen(filter)).await;
+        let mut subscription = match subscription {
+            Ok(Ok(subscription)) => subscription,
+            Ok(Err(e)) => {
+                tracing::warn!(server = %self.spec.name, "cannot subscribe to list changes: {e}");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!(server = %self.spec.name, "subscribing to list changes timed out");
+                return;
+            }
+        };
+        let changed = Arc::clone(&self.tools_changed);
+        let name = self.spec.name.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(notification)) = subscription.next().await {
+                if let rmcp::model::ServerNotification::ToolListChangedNotification(_) =
+                    notification
+                {
+                    tracing::info!(server = %name, "tool list changed");
+                    changed.store(true, Ordering::Release);
+                }
+            }
+        });
     }
 
     async fn reload_tools(&self) -> Result<(), McpError> {
@@ -395,7 +544,9 @@ impl McpServer {
         !self.service.peer().is_transport_closed()
     }
 
-    /// Calls a tool; the result rendered as text for the model, `Err` for errors.
+    /// Calls a tool; the result rendered as text for the model, `Err` for errors. What the
+    /// server asks while the call runs (a form, a completion, the roots) is answered by
+    /// `side`; time spent answering does not count against `timeout`.
     pub async fn call(
         &self,
         tool: &str,
@@ -403,10 +554,96 @@ impl McpServer {
         timeout: Duration,
         cancel: &CancellationToken,
         progress: Option<(&ProgressSender, &str)>,
+        side: &dyn ClientSide,
     ) -> Result<(String, Vec<String>), McpError> {
-        use rmcp::model::{CallToolRequest, ClientRequest, ServerResult};
-        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let mut deadline = tokio::time::Instant::now() + timeout;
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let answer = self
+                .round(
+                    request,
+                    tool,
+                    timeout,
+                    &mut deadline,
+                    cancel,
+                    progress,
+                    side,
+                )
+                .await?;
+            match answer {
+                ServerResult::CallToolResult(result) => return render(&result),
+                ServerResult::InputRequiredResult(needed) => {
+                    let responses = self.fulfil(needed.input_requests, side, cancel).await?;
+                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    params.request_state = needed.request_state;
+                }
+                _ => {
+                    return Err(McpError::Transport(format!(
+                        "MCP server `{}` answered tools/call with another kind of result",
+                        self.spec.name
+                    )));
+                }
+            }
+        }
+        Err(McpError::Refused(format!(
+            "the server asked for more input {MAX_INPUT_ROUNDS} times in a row; gave up"
+        )))
+    }
+
+    /// Answers the requests of an `input_required` result, by key.
+    async fn fulfil(
+        &self,
+        requests: Option<rmcp::model::InputRequests>,
+        side: &dyn ClientSide,
+        cancel: &CancellationToken,
+    ) -> Result<rmcp::model::InputResponses, McpError> {
+        use rmcp::model::InputRequest;
+        let mut responses = rmcp::model::InputResponses::new();
+        for (key, request) in requests.unwrap_or_default() {
+            let name = &self.spec.name;
+            let answer = async {
+                match request {
+                    InputRequest::Elicitation(r) => {
+                        Ok(serde_json::to_value(side.elicit(name, r.params).await))
+                    }
+                    InputRequest::CreateMessage(r) => {
+                        side.sample(name, r.params).await.map(serde_json::to_value)
+                    }
+                    InputRequest::ListRoots(_) => Ok(serde_json::to_value(
+                        rmcp::model::ListRootsResult::new(side.roots()),
+                    )),
+                    _ => Err("loki does not know this kind of input request".to_string()),
+                }
+            };
+            let answer = tokio::select! {
+                _ = cancel.cancelled() => return Err(McpError::Cancelled),
+                answer = answer => answer,
+            };
+            match answer {
+                Ok(Ok(value)) => {
+                    responses.insert(key, value);
+                }
+                Ok(Err(e)) => return Err(McpError::Transport(e.to_string())),
+                Err(reason) => return Err(McpError::Refused(reason)),
+            }
+        }
+        Ok(responses)
+    }
+
+    /// Sends one request and waits for its answer, serving the server's questions in
+    /// between; `deadline` moves on by the time they took.
+    #[allow(clippy::too_many_arguments)]
+    async fn round(
+        &self,
+        request: ClientRequest,
+        what: &str,
+        timeout: Duration,
+        deadline: &mut tokio::time::Instant,
+        cancel: &CancellationToken,
+        progress: Option<(&ProgressSender, &str)>,
+        side: &dyn ClientSide,
+    ) -> Result<ServerResult, McpError> {
         let peer = self.service.peer().clone();
         let sent = peer
             .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
@@ -426,31 +663,39 @@ impl McpServer {
             self.progress
                 .register(token.clone(), tx.clone(), call_id.to_string());
         }
-        // The route goes when the call ends, however it ends (a dropped round included).
+        // The routes go when the call ends, however it ends (a dropped round included).
         let _route = RouteGuard {
             routes: Arc::clone(&self.progress),
             token: token.clone(),
         };
+        let (questions, mut asked) = tokio::sync::mpsc::unbounded_channel();
+        let _questions = self.calls.register(&handle.id, questions);
         // A call abandoned (cancelled, timed out) tells the server with
         // `notifications/cancelled`.
         let mut guard = CancelOnDrop {
             peer,
             id: Some(handle.id.clone()),
         };
-        let call = handle.await_response();
-        let result = tokio::select! {
-            _ = cancel.cancelled() => return Err(McpError::Cancelled),
-            r = tokio::time::timeout(timeout, call) => r,
+        let response = handle.await_response();
+        tokio::pin!(response);
+        let result = loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return Err(McpError::Cancelled),
+                r = &mut response => break Ok(r),
+                () = tokio::time::sleep_until(*deadline) => break Err(()),
+                Some(question) = asked.recv() => {
+                    let started = tokio::time::Instant::now();
+                    tokio::select! {
+                        _ = cancel.cancelled() => return Err(McpError::Cancelled),
+                        () = question.serve(&self.spec.name, side) => {}
+                    }
+                    *deadline += started.elapsed();
+                }
+            }
         };
         if result.is_ok() {
             guard.id = None;
         }
-        let result = result.map(|r| {
-            r.and_then(|answer| match answer {
-                ServerResult::CallToolResult(result) => Ok(result),
-                _ => Err(rmcp::ServiceError::UnexpectedResponse),
-            })
-        });
         let refused = self
             .refusals
             .as_ref()
@@ -463,9 +708,9 @@ impl McpServer {
             });
         }
         match result {
-            Err(_) => Err(McpError::Timeout {
+            Err(()) => Err(McpError::Timeout {
                 server: self.spec.name.clone(),
-                what: tool.to_string(),
+                what: what.to_string(),
                 seconds: timeout.as_secs(),
             }),
             Ok(Err(e)) if !self.is_alive() => Err(McpError::Stopped {
@@ -476,9 +721,87 @@ impl McpServer {
                 Err(McpError::Refused(e.message.into_owned()))
             }
             Ok(Err(e)) => Err(McpError::Transport(call_error(&e, &self.spec))),
-            Ok(Ok(result)) => render(&result),
+            Ok(Ok(answer)) => Ok(answer),
         }
     }
+}
+
+/// Most `input_required` rounds one call may take.
+const MAX_INPUT_ROUNDS: usize = 8;
+
+/// How the session starts, and the version `initialize` proposes. A pinned
+/// `protocolVersion` is used as it is; otherwise streamable HTTP asks for the 2026-07-28
+/// revision with `server/discover` and falls back to `initialize` with 2025-11-25, and
+/// stdio and SSE servers (which may exit on a method they do not know) get `initialize`.
+fn lifecycle(spec: &ServerSpec) -> (ClientLifecycleMode, ProtocolVersion) {
+    let legacy = ProtocolVersion::LATEST_WITH_INITIALIZE;
+    let pinned = spec
+        .protocol_version
+        .as_deref()
+        .and_then(|v| serde_json::from_value::<ProtocolVersion>(Value::String(v.into())).ok());
+    match pinned {
+        Some(v) if v.has_initialize() => (ClientLifecycleMode::Initialize, v),
+        Some(v) => (
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![v],
+            },
+            legacy,
+        ),
+        None if matches!(spec.transport, Transport::Http { .. }) => (
+            ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(legacy.clone()),
+            },
+            legacy,
+        ),
+        None => (ClientLifecycleMode::Initialize, legacy),
+    }
+}
+
+/// A streamable HTTP transport, and where it records why it refused an answer.
+type HttpTransport = (
+    rmcp::transport::StreamableHttpClientTransport<super::http::WatchedClient>,
+    Arc<std::sync::Mutex<Option<String>>>,
+);
+
+/// The streamable HTTP transport to `url` (on loki's HTTP client, which enforces the
+/// size limits), and where it records why it refused an answer.
+fn http_transport(
+    http: &reqwest::Client,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    max_message_size: usize,
+) -> Result<HttpTransport, McpError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let mut map = HashMap::new();
+    for (k, v) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| McpError::Spec(format!("header `{k}` is not a valid name")))?;
+        let value = reqwest::header::HeaderValue::from_str(v).map_err(|_| {
+            McpError::Spec(format!("header `{k}` has characters that are not allowed"))
+        })?;
+        map.insert(name, value);
+    }
+    let config = StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(map)
+        .max_sse_event_size(max_message_size)
+        .max_json_response_size(max_message_size);
+    let client = super::http::WatchedClient::new(http.clone());
+    let refusals = client.refusals();
+    Ok((
+        StreamableHttpClientTransport::with_client(client, config),
+        refusals,
+    ))
+}
+
+/// The process's working directory as the only root (a question no call can take).
+fn process_roots() -> Vec<rmcp::model::Root> {
+    std::env::current_dir()
+        .ok()
+        .and_then(|dir| reqwest::Url::from_directory_path(dir).ok())
+        .map(|url| vec![rmcp::model::Root::new(url.to_string())])
+        .unwrap_or_default()
 }
 
 /// Removes a call's progress route when the call ends.

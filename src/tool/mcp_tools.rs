@@ -169,9 +169,15 @@ pub async fn run(
 ) -> Result<String, ToolError> {
     let server = &tool.server;
     let progress = env.progress.map(|tx| (tx, call_id));
+    let side = super::mcp_client::ConversationSide {
+        asker: env.asker,
+        conversation: env.conversation,
+        cwd: env.cwd,
+    };
+    let side = &side;
     let call = |name: String, arguments: Map<String, Value>| async move {
         let (text, images) = server
-            .call(&name, arguments, env.timeout, env.cancel, progress)
+            .call(&name, arguments, env.timeout, env.cancel, progress, side)
             .await
             .map_err(tool_error)?;
         if let Some(sink) = env.images

@@ -21,6 +21,7 @@ pub mod escalate;
 pub mod hidden_env;
 pub mod load;
 pub mod lsp;
+pub mod mcp_client;
 pub mod mcp_tools;
 pub mod memory;
 pub mod paths;

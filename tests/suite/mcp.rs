@@ -394,36 +394,43 @@ fn streamable_http_server_with_auth_header() {
 /// agreed, names the version it proposes in `MCP-Protocol-Version`.
 #[test]
 fn every_post_carries_the_standard_headers() {
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let log_path = log.path().display().to_string();
-    let (_server, url) = remote_with("--http", "tok-123", &[("MCP_HEADER_LOG", &log_path)]);
-    let env = mcp_env(
-        json!({"remote": {"type": "http", "url": url, "headers": {"Authorization": "Bearer tok-123"}}}),
-        "enabled_mcp_servers: remote\n",
-    );
-    env.server.push(openai::tool_call_stream(&[(
-        "c1",
-        "remote_echo",
-        r#"{"text":"hi"}"#,
-    )]));
-    env.server.push(openai::text_stream(&["Done."]));
-    env.loki().arg("echo remotely").assert().success();
-    let logged = std::fs::read_to_string(log.path()).unwrap();
-    let lines: Vec<Vec<&str>> = logged.lines().map(|l| l.split('\t').collect()).collect();
-    assert!(!lines.is_empty(), "no POST was logged");
-    for line in &lines {
-        assert_ne!(line[0], "-", "a POST without Mcp-Method: {logged}");
+    // Unpinned, loki asks for the 2026-07-28 revision with `server/discover`; pinned to
+    // 2025-11-25 it uses `initialize`. Every POST names its method either way.
+    for (pin, first, version) in [
+        (None, "server/discover", "2026-07-28"),
+        (Some("2025-11-25"), "initialize", "2025-11-25"),
+    ] {
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let log_path = log.path().display().to_string();
+        let (_server, url) = remote_with("--http", "tok-123", &[("MCP_HEADER_LOG", &log_path)]);
+        let mut entry =
+            json!({"type": "http", "url": url, "headers": {"Authorization": "Bearer tok-123"}});
+        if let Some(pin) = pin {
+            entry["protocolVersion"] = json!(pin);
+        }
+        let env = mcp_env(json!({ "remote": entry }), "enabled_mcp_servers: remote\n");
+        env.server.push(openai::tool_call_stream(&[(
+            "c1",
+            "remote_echo",
+            r#"{"text":"hi"}"#,
+        )]));
+        env.server.push(openai::text_stream(&["Done."]));
+        env.loki().arg("echo remotely").assert().success();
+        let logged = std::fs::read_to_string(log.path()).unwrap();
+        let lines: Vec<Vec<&str>> = logged.lines().map(|l| l.split('\t').collect()).collect();
+        assert!(!lines.is_empty(), "no POST was logged");
+        for line in &lines {
+            assert_ne!(line[0], "-", "a POST without Mcp-Method: {logged}");
+        }
+        assert_eq!(lines[0][0], first, "{logged}");
+        assert_eq!(lines[0][2], version, "{logged}");
+        let call = lines
+            .iter()
+            .find(|l| l[0] == "tools/call")
+            .expect("tools/call");
+        assert_eq!(call[1], "echo", "{logged}");
+        assert_eq!(call[2], version, "{logged}");
     }
-    let initialize = lines
-        .iter()
-        .find(|l| l[0] == "initialize")
-        .expect("initialize");
-    assert!(initialize[2].starts_with("20"), "{logged}");
-    let call = lines
-        .iter()
-        .find(|l| l[0] == "tools/call")
-        .expect("tools/call");
-    assert_eq!(call[1], "echo", "{logged}");
 }
 
 #[test]

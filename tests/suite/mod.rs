@@ -21,6 +21,7 @@ mod logs;
 mod lsp;
 mod macros;
 mod mcp;
+mod mcp_client_side;
 mod memory;
 mod oauth;
 mod oneshot;

@@ -1,0 +1,123 @@
+//! What MCP servers ask of loki while a call runs: a form for the user (elicitation),
+//! answered at the terminal or declined when nobody is there, and the roots. Over stdio
+//! the server asks with its own requests (2025-11-25); over streamable HTTP the session
+//! speaks 2026-07-28 and the questions come back as an `input_required` result that loki
+//! answers and retries with the server's request state.
+
+use serde_json::{Value, json};
+
+use super::mcp::{mcp_env, remote_with, server_bin, tool_result};
+use crate::common::TestEnv;
+use crate::common::fake_llm::openai;
+use crate::common::pty::Pty;
+
+/// An environment whose model calls `tool` of the server `entry`, then says "Done.".
+fn calling(entry: Value, tool: &str) -> TestEnv {
+    let env = mcp_env(
+        json!({ "s": entry }),
+        "enabled_mcp_servers: s\nmcp_tool_exposure: direct\n",
+    );
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        &format!("s_{tool}"),
+        "{}",
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    env
+}
+
+fn stdio() -> Value {
+    json!({"type": "stdio", "command": server_bin(), "env": {"MCP_TEST_ASKS": "1"}})
+}
+
+/// Answers the form at the terminal: yes to answering, the name, no to tea.
+fn answer_the_form(env: &TestEnv) {
+    let mut pty = Pty::spawn(env, &["who am I"], &[("NO_COLOR", "1")]);
+    pty.expect("What should I call you?");
+    pty.send("y\r");
+    pty.expect("Name");
+    pty.send("Ann\r");
+    pty.expect("Tea");
+    pty.send("n\r");
+    pty.expect("Done.");
+}
+
+#[test]
+fn a_server_s_form_is_asked_at_the_terminal() {
+    let env = calling(stdio(), "ask_name");
+    answer_the_form(&env);
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        "hello Ann (tea: false)"
+    );
+}
+
+#[test]
+fn a_2026_server_gets_the_answer_with_its_request_state() {
+    let (_server, url) = remote_with("--http", "", &[("MCP_TEST_ASKS", "1")]);
+    let env = calling(json!({"type": "http", "url": url}), "ask_name");
+    answer_the_form(&env);
+    // The server checks that its request state came back unchanged.
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        "hello Ann (tea: false)"
+    );
+}
+
+#[test]
+fn without_a_terminal_a_form_is_declined() {
+    let (_server, url) = remote_with("--http", "", &[("MCP_TEST_ASKS", "1")]);
+    for entry in [stdio(), json!({"type": "http", "url": url})] {
+        let env = calling(entry, "ask_name");
+        env.loki().arg("who am I").assert().success();
+        assert_eq!(
+            tool_result(&env.server.last_request().json()),
+            "no name: Decline"
+        );
+    }
+}
+
+#[test]
+fn the_roots_are_the_working_directory() {
+    let (_server, url) = remote_with("--http", "", &[("MCP_TEST_ASKS", "1")]);
+    for entry in [stdio(), json!({"type": "http", "url": url})] {
+        let env = calling(entry, "roots");
+        env.loki().arg("where am I").assert().success();
+        let expected = format!("file://{}/", env.work_dir().display());
+        assert_eq!(tool_result(&env.server.last_request().json()), expected);
+    }
+}
+
+#[test]
+fn a_2026_server_s_tool_list_change_is_seen() {
+    let (_server, url) = remote_with("--http", "", &[("MCP_TEST_ASKS", "1")]);
+    let env = mcp_env(
+        json!({"s": {"type": "http", "url": url}}),
+        "enabled_mcp_servers: s\nmcp_tool_exposure: direct\n",
+    );
+    let prompt = "fake:gpt-4o-mini)> ";
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect(prompt);
+    env.server
+        .push(openai::tool_call_stream(&[("c1", "s_unlock", "{}")]));
+    env.server.push(openai::text_stream(&["Unlocked."]));
+    pty.send("unlock it\r");
+    pty.expect("Unlocked.");
+    pty.expect(prompt);
+    env.server.push(openai::text_stream(&["Sure."]));
+    pty.send("anything new?\r");
+    pty.expect("Sure.");
+    pty.expect(prompt);
+    let names = |body: &Value| -> Vec<String> {
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let before = names(&env.server.requests()[0].json());
+    assert!(!before.iter().any(|n| n == "s_secret"), "{before:?}");
+    let after = names(&env.server.last_request().json());
+    assert!(after.iter().any(|n| n == "s_secret"), "{after:?}");
+}
