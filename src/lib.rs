@@ -36,6 +36,7 @@ pub mod logging;
 pub mod lsp;
 pub mod macros;
 pub mod mcp;
+pub mod mcp_serve;
 pub mod memory;
 pub mod rag;
 pub mod render;

@@ -37,6 +37,8 @@ pub enum Mode {
     Headless,
     /// `--serve`: the HTTP server.
     Serve,
+    /// `--mcp-server`: loki as an MCP server.
+    McpServer,
     /// `--run-tool NAME`: one tool call from a shell.
     RunTool,
 }
@@ -46,6 +48,8 @@ impl Mode {
     pub fn choose(args: &Args, stdin_tty: bool) -> Self {
         if args.serve.is_some() {
             Self::Serve
+        } else if args.mcp_server.is_some() {
+            Self::McpServer
         } else if args.info_only() || args.authenticate.is_some() || args.build_tools {
             Self::Info
         } else if args.run_tool.is_some() {
@@ -175,7 +179,7 @@ pub fn main_entry() -> ExitCode {
     // stay on one thread, where streaming is several times cheaper (no cross-thread wakeup
     // per network read).
     let mode = Mode::choose(&args, caps.stdin_tty);
-    let runtime = match if matches!(mode, Mode::Repl | Mode::Serve) {
+    let runtime = match if matches!(mode, Mode::Repl | Mode::Serve | Mode::McpServer) {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -321,7 +325,8 @@ async fn run(
         // What is typed while loki starts waits, unechoed, for the first prompt.
         crate::repl::hold_startup_keys();
     }
-    let interactive = stdin_tty && stdout_tty && !matches!(mode, Mode::Headless | Mode::Serve);
+    let interactive =
+        stdin_tty && stdout_tty && !matches!(mode, Mode::Headless | Mode::Serve | Mode::McpServer);
     let (config, origin, vault) =
         match setup::load_config(&paths, &env, &caps, interactive, args.info_only()).await {
             Ok(found) => found,
@@ -380,6 +385,15 @@ async fn run(
     let lsp = Arc::clone(&state.lsp);
     let outcome = match mode {
         Mode::Serve => crate::server::serve(state, args.serve.as_deref()).await,
+        Mode::McpServer => {
+            // Boxed: its future (rmcp's server) is too deep to inline here.
+            Box::pin(crate::mcp_serve::serve(
+                state,
+                args.mcp_server.as_deref(),
+                args.yolo,
+            ))
+            .await
+        }
         Mode::Repl => {
             if !stdout_tty {
                 anyhow::bail!("the REPL needs a terminal on stdout; give a prompt to run one-shot");

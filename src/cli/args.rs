@@ -210,6 +210,10 @@ pub struct Args {
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
     pub serve: Option<String>,
 
+    /// Be an MCP server (roles, agents and knowledge bases as tools): on stdio, or streamable HTTP at ADDR (`/mcp`)
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "", conflicts_with_all = ["serve", "execute", "output_format", "input_format", "macro_name"])]
+    pub mcp_server: Option<String>,
+
     /// Copy the sessions between `sessions/` and `session_store`: `in` (files → store) or `out`
     #[arg(long, value_name = "DIRECTION", value_parser = ["in", "out"])]
     pub migrate_sessions: Option<String>,

@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["render"],
     &["term", "dotcmd", "logging"],
     &["macros"],
-    &["cli", "repl", "server"],
+    &["cli", "repl", "server", "mcp_serve"],
     &["app", "fuzzing"],
 ];
 

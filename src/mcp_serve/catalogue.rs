@@ -1,0 +1,140 @@
+//! What `loki --mcp-server` offers, read from the config directory on every request:
+//! tools for roles, agents and knowledge bases, and a prompt per role.
+
+use std::sync::Arc;
+
+use rmcp::model::{Prompt, PromptArgument, Tool};
+use serde_json::json;
+
+use crate::role::{Role, SystemVars};
+use crate::state::AppState;
+
+/// What a tool name stands for.
+pub(super) enum Entry {
+    /// `role_<name>`.
+    Role(String),
+    /// `agent_<name>`.
+    Agent(String),
+    /// `kb_search_<name>`.
+    Rag(String),
+}
+
+/// Roles the catalogue leaves out: they frame other features (the shell assistant,
+/// session titles), not questions.
+const INTERNAL_ROLES: &[&str] = &["shell", "explain-shell", "create-title"];
+
+fn roles(state: &AppState) -> Vec<String> {
+    crate::role::list(&state.paths.roles_dir)
+        .into_iter()
+        .filter(|n| !INTERNAL_ROLES.contains(&n.as_str()))
+        .collect()
+}
+
+/// Role `name` as offered (`None`: no such role, or an internal one).
+pub(super) fn role(state: &AppState, name: &str) -> Option<Role> {
+    if !roles(state).iter().any(|r| r == name) {
+        return None;
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let vars = SystemVars::detect(&state.env, &cwd);
+    Role::load(&state.paths.roles_dir, name, &vars).ok()
+}
+
+/// The first line of `text`, at most 120 characters.
+fn summary(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut out: String = line.trim().chars().take(120).collect();
+    if line.trim().chars().count() > 120 {
+        out.push('…');
+    }
+    out
+}
+
+fn schema(value: serde_json::Value) -> Arc<serde_json::Map<String, serde_json::Value>> {
+    Arc::new(value.as_object().cloned().unwrap_or_default())
+}
+
+fn prompt_schema(what: &str) -> Arc<serde_json::Map<String, serde_json::Value>> {
+    schema(json!({
+        "type": "object",
+        "properties": {"prompt": {"type": "string", "description": what}},
+        "required": ["prompt"]
+    }))
+}
+
+/// Every tool: roles, agents, knowledge bases.
+pub(super) fn tools(state: &AppState) -> Vec<Tool> {
+    let mut out = Vec::new();
+    for name in roles(state) {
+        let about = role(state, &name)
+            .map(|r| summary(&r.prompt))
+            .unwrap_or_default();
+        out.push(Tool::new(
+            format!("role_{name}"),
+            format!("Ask loki's `{name}` role. {about}"),
+            prompt_schema("What to ask"),
+        ));
+    }
+    for name in crate::agent::list(&state.paths.agents_dir) {
+        let about = crate::agent::AgentDef::load(&state.paths, &name, &state.env)
+            .map(|a| a.config.description)
+            .unwrap_or_default();
+        out.push(Tool::new(
+            format!("agent_{name}"),
+            format!("Give loki's `{name}` agent a task. {about}"),
+            prompt_schema("The task"),
+        ));
+    }
+    for name in crate::rag::list(&state.paths.rags_dir) {
+        out.push(Tool::new(
+            format!("kb_search_{name}"),
+            format!("Search loki's `{name}` knowledge base: the passages that best match a query, each with its source."),
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What to look for"},
+                    "top_k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many passages (default 5)"}
+                },
+                "required": ["query"]
+            })),
+        ));
+    }
+    out
+}
+
+/// What tool `name` stands for, if it is offered.
+pub(super) fn find(state: &AppState, name: &str) -> Option<Entry> {
+    if let Some(role) = name.strip_prefix("role_") {
+        return roles(state)
+            .contains(&role.to_string())
+            .then(|| Entry::Role(role.to_string()));
+    }
+    if let Some(agent) = name.strip_prefix("agent_") {
+        return crate::agent::list(&state.paths.agents_dir)
+            .contains(&agent.to_string())
+            .then(|| Entry::Agent(agent.to_string()));
+    }
+    let rag = name.strip_prefix("kb_search_")?;
+    crate::rag::list(&state.paths.rags_dir)
+        .contains(&rag.to_string())
+        .then(|| Entry::Rag(rag.to_string()))
+}
+
+/// A prompt per role: its instructions, then the caller's `input`.
+pub(super) fn prompts(state: &AppState) -> Vec<Prompt> {
+    roles(state)
+        .into_iter()
+        .map(|name| {
+            let about = role(state, &name).map(|r| summary(&r.prompt));
+            Prompt::new(
+                name,
+                about,
+                Some(vec![
+                    PromptArgument::new("input")
+                        .with_description("Text to add after the role's instructions")
+                        .with_required(false),
+                ]),
+            )
+        })
+        .collect()
+}

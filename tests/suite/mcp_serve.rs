@@ -1,0 +1,166 @@
+//! `loki --mcp-server`: an rmcp client (the official SDK, as Claude Desktop or an editor
+//! would use) lists and calls what loki offers, over stdio and over streamable HTTP. A
+//! role tool runs a loki conversation against the fake provider; a knowledge-base tool
+//! returns the matching passage.
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+
+use crate::common::TestEnv;
+use crate::common::fake_llm::openai;
+
+/// An environment with a role `poet` and a keyword knowledge base `zoo`.
+fn env() -> TestEnv {
+    let env = TestEnv::new();
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(roles.join("poet.md"), "You write very short poems.\n").unwrap();
+    env.write("kb/a.txt", "Llamas hum when they are content.");
+    env.write("kb/b.txt", "Penguins cannot fly.");
+    env.loki()
+        .args(["--rag", "zoo", "--rag-docs", "kb"])
+        .assert()
+        .success();
+    env
+}
+
+fn args(value: Value) -> serde_json::Map<String, Value> {
+    value.as_object().cloned().unwrap()
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+/// Lists and calls over `client`; checks what the fake model was sent.
+async fn exercise<S: rmcp::Service<rmcp::RoleClient>>(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, S>,
+    env: &TestEnv,
+) {
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for name in ["role_poet", "role_code", "kb_search_zoo"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    assert!(!names.contains(&"role_shell"), "{names:?}");
+
+    env.server
+        .push(openai::text_stream(&["Soft hum, calm llama."]));
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("role_poet")
+                .with_arguments(args(json!({"prompt": "a poem about llamas"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Soft hum, calm llama.");
+    assert_ne!(result.is_error, Some(true));
+    let sent = env.server.last_request().json();
+    let sent = sent["messages"].to_string();
+    assert!(sent.contains("You write very short poems."), "{sent}");
+    assert!(sent.contains("a poem about llamas"), "{sent}");
+
+    let found = client
+        .call_tool(
+            CallToolRequestParams::new("kb_search_zoo")
+                .with_arguments(args(json!({"query": "do llamas hum", "top_k": 1}))),
+        )
+        .await
+        .unwrap();
+    let found = text(&found);
+    assert!(
+        found.contains("Llamas hum when they are content."),
+        "{found}"
+    );
+    assert!(!found.contains("Penguins"), "{found}");
+
+    let missing = client
+        .call_tool(CallToolRequestParams::new("role_poet").with_arguments(args(json!({}))))
+        .await;
+    assert!(missing.is_err(), "{missing:?}");
+
+    let prompts = client.list_all_prompts().await.unwrap();
+    assert!(prompts.iter().any(|p| p.name == "poet"), "{prompts:?}");
+    let prompt = client
+        .get_prompt(
+            rmcp::model::GetPromptRequestParams::new("poet")
+                .with_arguments(args(json!({"input": "about rain"}))),
+        )
+        .await
+        .unwrap();
+    let message = serde_json::to_string(&prompt.messages).unwrap();
+    assert!(
+        message.contains("You write very short poems.\\n\\nabout rain"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_uses_roles_and_knowledge_bases_over_stdio() {
+    let env = env();
+    let mut cmd = tokio::process::Command::from(env.loki_std());
+    cmd.arg("--mcp-server");
+    let transport = rmcp::transport::TokioChildProcess::new(cmd).unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "loki");
+    exercise(&client, &env).await;
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_uses_roles_and_knowledge_bases_over_http() {
+    use std::io::BufRead;
+    let env = env();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let child = env
+        .loki_std()
+        .args(["--mcp-server", &addr])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    let mut line = String::new();
+    std::io::BufReader::new(child.0.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = format!("http://{addr}/mcp");
+    assert!(line.contains(&url), "{line}");
+    loki::client::http::install_crypto_provider();
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+    let client = ().serve(transport).await.unwrap();
+    exercise(&client, &env).await;
+    client.cancel().await.unwrap();
+}
+
+/// Kills the server however the test ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_public_address_is_refused() {
+    let env = TestEnv::new();
+    let out = env
+        .loki()
+        .args(["--mcp-server", "0.0.0.0:0"])
+        .assert()
+        .failure();
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("loopback"), "{err}");
+}
