@@ -437,6 +437,278 @@ async fn serve_sse() -> Result<(), Box<dyn std::error::Error>> {
 
 use axum::response::IntoResponse;
 
+/// What the `--oauth` authorization server remembers.
+#[derive(Default)]
+struct Issuer {
+    base: String,
+    /// code → (PKCE challenge, redirect URI, scope)
+    codes: std::collections::HashMap<String, (String, String, String)>,
+    /// access token → scope
+    tokens: std::collections::HashMap<String, String>,
+    /// refresh token → scope
+    refresh: std::collections::HashMap<String, String>,
+    next: u32,
+    /// Requests per endpoint, for `/stats`.
+    stats: std::collections::BTreeMap<String, u32>,
+}
+
+type Shared = std::sync::Arc<std::sync::Mutex<Issuer>>;
+
+fn count(issuer: &Shared, what: &str) {
+    if let Ok(mut i) = issuer.lock() {
+        *i.stats.entry(what.to_string()).or_default() += 1;
+    }
+}
+
+/// `--oauth [--wrong-iss]`: the streamable HTTP server behind OAuth, with its own
+/// authorization server on the same port: protected-resource and authorization-server
+/// metadata, dynamic registration, `/authorize` (answers at once with a redirect, as a
+/// browser session that is already signed in would), `/token` (authorization code with
+/// a PKCE S256 check, refresh) and `/stats`. Tokens live `MCP_TOKEN_TTL` seconds
+/// (default 3600). `--wrong-iss` puts another issuer in the redirect.
+async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
+    use axum::extract::{Form, Query, State};
+    use axum::http::{HeaderMap, StatusCode, header};
+    use axum::response::Response;
+    use axum::routing::{get, post};
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    use serde_json::json;
+    type Params = std::collections::HashMap<String, String>;
+
+    let wrong_iss = std::env::args().any(|a| a == "--wrong-iss");
+    let ttl: u64 = std::env::var("MCP_TOKEN_TTL")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(3600);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://127.0.0.1:{}", listener.local_addr()?.port());
+    let issuer: Shared = std::sync::Arc::new(std::sync::Mutex::new(Issuer {
+        base: base.clone(),
+        ..Issuer::default()
+    }));
+
+    async fn resource(State(issuer): State<Shared>) -> Response {
+        count(&issuer, "resource_metadata");
+        let base = issuer.lock().map(|i| i.base.clone()).unwrap_or_default();
+        axum::Json(json!({
+            "resource": format!("{base}/mcp"),
+            "authorization_servers": [base],
+            "scopes_supported": ["mcp:read", "mcp:write"],
+            "bearer_methods_supported": ["header"]
+        }))
+        .into_response()
+    }
+    async fn metadata(State(issuer): State<Shared>) -> Response {
+        count(&issuer, "metadata");
+        let base = issuer.lock().map(|i| i.base.clone()).unwrap_or_default();
+        axum::Json(json!({
+            "issuer": base,
+            "authorization_endpoint": format!("{base}/authorize"),
+            "token_endpoint": format!("{base}/token"),
+            "registration_endpoint": format!("{base}/register"),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none"],
+            "scopes_supported": ["mcp:read", "mcp:write"],
+            "authorization_response_iss_parameter_supported": true
+        }))
+        .into_response()
+    }
+    async fn register(
+        State(issuer): State<Shared>,
+        axum::Json(body): axum::Json<serde_json::Value>,
+    ) -> Response {
+        count(&issuer, "register");
+        let id = issuer
+            .lock()
+            .map(|mut i| {
+                i.next += 1;
+                format!("client-{}", i.next)
+            })
+            .unwrap_or_default();
+        (
+            StatusCode::CREATED,
+            axum::Json(json!({
+                "client_id": id,
+                "redirect_uris": body["redirect_uris"],
+                "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"]
+            })),
+        )
+            .into_response()
+    }
+    let authorize = move |State(issuer): State<Shared>, Query(q): Query<Params>| async move {
+        count(&issuer, "authorize");
+        let get = |k: &str| q.get(k).cloned().unwrap_or_default();
+        let Ok(mut i) = issuer.lock() else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        if get("code_challenge_method") != "S256"
+            || get("response_type") != "code"
+            || get("resource") != format!("{}/mcp", i.base)
+        {
+            return (StatusCode::BAD_REQUEST, "bad authorization request").into_response();
+        }
+        i.next += 1;
+        let code = format!("code-{}", i.next);
+        let scope = q.get("scope").cloned().unwrap_or_else(|| "mcp:read".into());
+        i.codes.insert(
+            code.clone(),
+            (get("code_challenge"), get("redirect_uri"), scope),
+        );
+        let iss = if wrong_iss {
+            "http://issuer.invalid".to_string()
+        } else {
+            i.base.clone()
+        };
+        let Ok(mut target) = reqwest::Url::parse(&get("redirect_uri")) else {
+            return (StatusCode::BAD_REQUEST, "bad redirect_uri").into_response();
+        };
+        target
+            .query_pairs_mut()
+            .append_pair("code", &code)
+            .append_pair("state", &get("state"))
+            .append_pair("iss", &iss);
+        (StatusCode::FOUND, [(header::LOCATION, target.to_string())]).into_response()
+    };
+    let token = move |State(issuer): State<Shared>, Form(f): Form<Params>| async move {
+        use base64::Engine;
+        use sha2::Digest;
+        let get = |k: &str| f.get(k).cloned().unwrap_or_default();
+        let Ok(mut i) = issuer.lock() else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let scope = match get("grant_type").as_str() {
+            "authorization_code" => {
+                *i.stats.entry("token".into()).or_default() += 1;
+                let Some((challenge, redirect, scope)) = i.codes.remove(&get("code")) else {
+                    return (
+                        StatusCode::BAD_REQUEST,
+                        axum::Json(json!({"error": "invalid_grant"})),
+                    )
+                        .into_response();
+                };
+                let verifier = sha2::Sha256::digest(get("code_verifier").as_bytes());
+                let computed = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(verifier);
+                if computed != challenge || redirect != get("redirect_uri") {
+                    return (StatusCode::BAD_REQUEST, axum::Json(json!({"error": "invalid_grant", "error_description": "PKCE check failed"})))
+                        .into_response();
+                }
+                scope
+            }
+            "refresh_token" => {
+                *i.stats.entry("refresh".into()).or_default() += 1;
+                let Some(scope) = i.refresh.get(&get("refresh_token")).cloned() else {
+                    return (
+                        StatusCode::BAD_REQUEST,
+                        axum::Json(json!({"error": "invalid_grant"})),
+                    )
+                        .into_response();
+                };
+                scope
+            }
+            _ => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    axum::Json(json!({"error": "unsupported_grant_type"})),
+                )
+                    .into_response();
+            }
+        };
+        i.next += 1;
+        let access = format!("at-{}", i.next);
+        let refresh = format!("rt-{}", i.next);
+        i.tokens.insert(access.clone(), scope.clone());
+        i.refresh.insert(refresh.clone(), scope.clone());
+        axum::Json(json!({
+            "access_token": access, "token_type": "Bearer", "expires_in": ttl,
+            "refresh_token": refresh, "scope": scope
+        }))
+        .into_response()
+    };
+    async fn stats(State(issuer): State<Shared>) -> Response {
+        let stats = issuer.lock().map(|i| i.stats.clone()).unwrap_or_default();
+        axum::Json(stats).into_response()
+    }
+
+    let service = StreamableHttpService::new(
+        || Ok(TestServer),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let guard = issuer.clone();
+    let mcp = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let issuer = guard.clone();
+                async move {
+                    let headers: &HeaderMap = request.headers();
+                    let token = headers
+                        .get(header::AUTHORIZATION)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.strip_prefix("Bearer "))
+                        .map(str::to_string);
+                    let (known, base) = issuer
+                        .lock()
+                        .map(|i| {
+                            (
+                                token.as_ref().is_some_and(|t| i.tokens.contains_key(t)),
+                                i.base.clone(),
+                            )
+                        })
+                        .unwrap_or_default();
+                    if known {
+                        return next.run(request).await;
+                    }
+                    count(&issuer, "unauthorized");
+                    let challenge = format!(
+                        "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:read\""
+                    );
+                    (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, challenge)]).into_response()
+                }
+            },
+        ));
+    let app = axum::Router::new()
+        .route("/.well-known/oauth-protected-resource/mcp", get(resource))
+        .route("/.well-known/oauth-protected-resource", get(resource))
+        .route("/.well-known/oauth-authorization-server", get(metadata))
+        .route("/register", post(register))
+        .route("/authorize", get(authorize))
+        .route("/token", post(token))
+        .route("/stats", get(stats))
+        .with_state(issuer)
+        .merge(mcp);
+    println!("{base}/mcp");
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+/// `--browse URL`: a browser that is already signed in — follows the authorization
+/// server's redirect to loki's loopback address and prints the page it gets.
+async fn browse(url: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+    let first = http.get(url).send().await?;
+    let Some(next) = first
+        .headers()
+        .get("location")
+        .and_then(|l| l.to_str().ok())
+    else {
+        return Err(format!("no redirect: HTTP {}", first.status()).into());
+    };
+    let page = http.get(next).send().await?.text().await?;
+    println!("{page}");
+    Ok(())
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match std::env::args().nth(1).as_deref() {
@@ -445,6 +717,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::process::exit(2);
         }
         Some("--http") => return serve_http().await,
+        Some("--oauth") => return serve_oauth().await,
+        Some("--browse") => return browse(&std::env::args().nth(2).unwrap_or_default()).await,
         Some("--sse") => return serve_sse().await,
         _ => {}
     }

@@ -26,6 +26,8 @@ pub enum Action {
     Info,
     /// Print the active role as a role file.
     InfoRole,
+    /// Print each MCP server's state and sign-in.
+    InfoMcp,
     /// Print the open session as its file.
     InfoSession,
     /// Open (or start) a session.
@@ -411,7 +413,8 @@ fn parse_info(args: &str) -> Action {
         "session" => Action::InfoSession,
         "rag" => Action::InfoRag,
         "agent" => Action::InfoAgent,
-        _ => Action::Usage("usage: .info [role|session|rag|agent]".into()),
+        "mcp" => Action::InfoMcp,
+        _ => Action::Usage("usage: .info [role|session|rag|agent|mcp]".into()),
     }
 }
 

@@ -221,6 +221,7 @@ fn mcp_factory(
     factory
         .with_max_message_size(config.mcp_max_message_size)
         .with_start_wait(std::time::Duration::from_secs(config.mcp_start_wait))
+        .with_token_dir(paths.cache_dir.clone())
 }
 
 /// `workspace_dir`, relative to the config dir; `workspace/` there when unset.

@@ -50,7 +50,12 @@ impl Mode {
             Self::Serve
         } else if args.mcp_server.is_some() {
             Self::McpServer
-        } else if args.info_only() || args.authenticate.is_some() || args.build_tools {
+        } else if args.info_only()
+            || args.authenticate.is_some()
+            || args.mcp_login.is_some()
+            || args.mcp_logout.is_some()
+            || args.build_tools
+        {
             Self::Info
         } else if args.run_tool.is_some() {
             Self::RunTool

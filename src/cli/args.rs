@@ -174,6 +174,14 @@ pub struct Args {
     #[arg(long, value_name = "CLIENT", num_args = 0..=1)]
     pub authenticate: Option<Option<String>>,
 
+    /// Sign in to a remote MCP server of functions/mcp.json (OAuth in the browser), then exit
+    #[arg(long, value_name = "SERVER")]
+    pub mcp_login: Option<String>,
+
+    /// Forget the sign-in to an MCP server, then exit
+    #[arg(long, value_name = "SERVER")]
+    pub mcp_logout: Option<String>,
+
     /// Fetch the latest model catalogue (from `sync_models_url`), then exit
     #[arg(long)]
     pub sync_models: bool,

@@ -136,6 +136,8 @@ pub(super) fn render(
     .unwrap_or_else(|e| format!("(none: {e})"));
     let mut rows = info::settings(state, model);
     rows.extend(active);
-    rows.extend(info::paths(state));
-    info::render(rows)
+    let mut out = info::render(rows);
+    out.push_str(&info::mcp(state));
+    out.push_str(&info::render(info::paths(state)));
+    out
 }

@@ -19,6 +19,24 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         writeln!(std::io::stderr().lock(), "{}", sanitize::display(&done))?;
         return Ok(0);
     }
+    if let Some(name) = &args.mcp_login {
+        let done = crate::term::sign_in::mcp_login(state, name).await?;
+        writeln!(std::io::stderr().lock(), "{}", sanitize::display(&done))?;
+        return Ok(0);
+    }
+    if let Some(name) = &args.mcp_logout {
+        let dir = state
+            .mcp
+            .token_dir()
+            .ok_or_else(|| anyhow::anyhow!("no cache directory"))?;
+        let line = if crate::mcp::oauth::sign_out(dir, name)? {
+            format!("✓ MCP server `{name}`: signed out")
+        } else {
+            format!("MCP server `{name}` was not signed in")
+        };
+        writeln!(std::io::stderr().lock(), "{}", sanitize::display(&line))?;
+        return Ok(0);
+    }
     if args.sync_models {
         let url = state
             .config

@@ -173,9 +173,7 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
         ),
     ));
     let mut out = render(rows);
-    for (name, status) in state.mcp.status() {
-        out.push_str(&format!("{:<30}{status}\n", format!("mcp:{name}")));
-    }
+    out.push_str(&mcp(state));
     out.push_str(&render(paths(state)));
     out
 }
@@ -189,6 +187,16 @@ fn none_if_empty(items: Vec<String>) -> String {
 }
 
 /// The rows of loki's directories and files.
+/// A line per configured MCP server: `mcp:<name>` and its state (with its sign-in).
+pub fn mcp(state: &AppState) -> String {
+    state
+        .mcp
+        .status()
+        .into_iter()
+        .map(|(name, status)| format!("{:<30}{status}\n", format!("mcp:{name}")))
+        .collect()
+}
+
 pub fn paths(state: &AppState) -> Vec<Row> {
     state
         .paths

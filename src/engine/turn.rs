@@ -35,6 +35,70 @@ use crate::state::AppState;
 /// The `.file` argument that stands for the last answer.
 const LAST_REPLY: &str = "%%";
 
+/// Attaches MCP resource `arg` (`mcp:SERVER:URI`): its text as a document, its images
+/// as images, other binary parts described; `left` is what `max_input_size` still allows.
+async fn attach_resource(
+    state: &AppState,
+    ctx: &RequestContext,
+    arg: &str,
+    loaded: &mut input::Loaded,
+    left: &mut usize,
+) -> Result<(), CoreError> {
+    let failed = |why: String| CoreError::InvalidRequest(format!("cannot attach `{arg}`: {why}"));
+    let Some((name, uri)) = arg
+        .strip_prefix("mcp:")
+        .and_then(|rest| rest.split_once(':'))
+        .filter(|(n, u)| !n.is_empty() && !u.is_empty())
+    else {
+        return Err(failed("write it as mcp:SERVER:URI".into()));
+    };
+    let names = [name.to_string()];
+    let (_lease, warnings) = state.mcp.acquire(&names).await;
+    let Some(server) = state.mcp.running(&names).into_iter().next() else {
+        let why = warnings
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| format!("MCP server `{name}` is not running"));
+        return Err(failed(why));
+    };
+    let side = crate::tool::mcp_client::ConversationSide {
+        asker: ctx.asker.as_ref(),
+        conversation: &ctx.id,
+        cwd: &ctx.cwd,
+    };
+    let timeout = std::time::Duration::from_secs(state.config.tool_timeout.max(1));
+    let (text, blobs) = server
+        .read_resource(uri, timeout, &ctx.cancel, &side)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    let size = text.len() + blobs.iter().map(|(_, b)| b.len()).sum::<usize>();
+    if size > *left {
+        return Err(failed(format!(
+            "{} is over what max_input_size ({}) leaves",
+            input::human_size(size),
+            input::human_size(state.config.max_input_size)
+        )));
+    }
+    *left -= size;
+    let mut contents = text;
+    for (mime, blob) in blobs {
+        if mime.starts_with("image/") {
+            loaded.images.push(format!("data:{mime};base64,{blob}"));
+        } else {
+            contents.push_str(&format!(
+                "\n[binary {mime}, {} bytes of base64]",
+                blob.len()
+            ));
+        }
+    }
+    loaded.documents.push(input::Document {
+        kind: "MCP",
+        source: arg.to_string(),
+        contents,
+    });
+    Ok(())
+}
+
 /// Loads attachments and builds the user message.
 pub(super) async fn prepare_input(
     state: &AppState,
@@ -56,7 +120,12 @@ pub(super) async fn prepare_input(
     } else {
         None
     };
-    let files = user.files.iter().filter(|f| *f != LAST_REPLY);
+    let (resources, files): (Vec<&String>, Vec<&String>) = user
+        .files
+        .iter()
+        .filter(|f| *f != LAST_REPLY)
+        .partition(|f| f.starts_with("mcp:"));
+    let files = files.into_iter();
     let (with_loader, plain): (Vec<&String>, Vec<&String>) = files.partition(|f| {
         crate::rag::loaders::has_extension_loader(f, loaders)
             || f.split_once(':')
@@ -79,6 +148,21 @@ pub(super) async fn prepare_input(
             loaded = load => loaded?,
         }
     };
+    let mut left = state.config.max_input_size.saturating_sub(
+        user.text.len()
+            + loaded
+                .documents
+                .iter()
+                .map(|d| d.contents.len())
+                .sum::<usize>(),
+    );
+    for arg in resources {
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
+            read = attach_resource(state, ctx, arg, &mut loaded, &mut left) => read?,
+        }
+    }
     if let Some(contents) = last_reply {
         loaded.documents.insert(
             0,

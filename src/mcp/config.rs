@@ -84,6 +84,9 @@ pub struct ServerSpec {
     /// `protocolVersion`: the revision to speak (`None`: the newest the server offers,
     /// see `server::lifecycle`).
     pub protocol_version: Option<String>,
+    /// How loki signs in to a remote server that asks (`None`: it does not — a stdio
+    /// server, `"oauth": false`, or an `Authorization` header in `headers`).
+    pub oauth: Option<super::oauth::OAuthSettings>,
 }
 
 /// The protocol revisions loki speaks, oldest first.
@@ -138,6 +141,7 @@ struct RawServer {
     headers: BTreeMap<String, String>,
     #[serde(rename = "protocolVersion")]
     protocol_version: Option<String>,
+    oauth: Option<Value>,
     /// Accepted for compatibility; loki decides exposure itself.
     #[serde(default)]
     #[allow(dead_code)]
@@ -264,10 +268,49 @@ fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, String> {
             ));
         }
     };
+    let oauth = match (&transport, raw.oauth) {
+        (Transport::Stdio { .. }, None) => None,
+        (Transport::Stdio { .. }, Some(_)) => {
+            return Err("\"oauth\" is for http and sse servers".into());
+        }
+        (_, Some(Value::Bool(false))) => None,
+        (Transport::Http { headers, .. } | Transport::Sse { headers, .. }, _)
+            if headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("authorization")) =>
+        {
+            None
+        }
+        (_, None | Some(Value::Bool(true))) => Some(super::oauth::OAuthSettings::default()),
+        (_, Some(value)) => {
+            let mut settings: super::oauth::OAuthSettings =
+                serde_json::from_value(value).map_err(|e| format!("\"oauth\": {e}"))?;
+            for field in [
+                &mut settings.client_id,
+                &mut settings.client_secret,
+                &mut settings.client_metadata_url,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                *field = substitute(field, env, &mut missing);
+            }
+            Some(settings)
+        }
+    };
+    if !missing.is_empty() {
+        missing.sort();
+        missing.dedup();
+        return Err(format!(
+            "references variables that are not set: {}",
+            missing.join(", ")
+        ));
+    }
     Ok(ServerSpec {
         name: name.to_string(),
         transport,
         protocol_version,
+        oauth,
     })
 }
 

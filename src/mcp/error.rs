@@ -60,4 +60,18 @@ pub enum McpError {
     /// The caller cancelled.
     #[error("cancelled")]
     Cancelled,
+    /// The server wants a sign-in that has not happened (or no longer holds).
+    #[error("MCP server `{server}` needs sign-in: run `loki --mcp-login {server}`")]
+    NeedsSignIn {
+        /// The server.
+        server: String,
+    },
+    /// Signing in to the server failed.
+    #[error("MCP server `{server}`: sign-in failed: {message}")]
+    Auth {
+        /// The server.
+        server: String,
+        /// Why.
+        message: String,
+    },
 }

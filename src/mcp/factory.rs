@@ -158,6 +158,8 @@ pub struct McpFactory {
     secrets: SecretSource,
     /// Deferred entries resolved so far.
     resolved: Mutex<BTreeMap<String, Result<ServerSpec, String>>>,
+    /// Where MCP sign-ins are kept (the cache dir; see `oauth::token_path`).
+    token_dir: Option<std::path::PathBuf>,
 }
 
 /// The environment with the vault's secrets laid over it, or why it cannot be had.
@@ -265,6 +267,18 @@ impl McpFactory {
         }
     }
 
+    /// The spec of server `name` (its placeholders resolved first): `Err` with the reason
+    /// it cannot be used, or that there is no such server.
+    pub async fn spec(&self, name: &str) -> Result<ServerSpec, String> {
+        self.resolve_deferred(&[name.to_string()]).await;
+        self.spec_of(name).unwrap_or_else(|| {
+            Err(format!(
+                "no MCP server `{name}` in functions/mcp.json (known: {})",
+                self.configured().join(", ")
+            ))
+        })
+    }
+
     /// The spec of server `name`: `Err` with the reason it cannot be used; `None` when it
     /// is not configured or not resolved yet.
     fn spec_of(&self, name: &str) -> Option<Result<ServerSpec, String>> {
@@ -296,6 +310,18 @@ impl McpFactory {
             self.error = error;
         }
         self
+    }
+
+    /// Sets where MCP sign-ins are kept (the cache directory).
+    #[must_use]
+    pub fn with_token_dir(mut self, dir: std::path::PathBuf) -> Self {
+        self.token_dir = Some(dir);
+        self
+    }
+
+    /// Where MCP sign-ins are kept.
+    pub fn token_dir(&self) -> Option<&std::path::Path> {
+        self.token_dir.as_deref()
     }
 
     /// Sets how long a turn waits for servers that are still starting (`mcp_start_wait`).
@@ -530,10 +556,11 @@ impl McpFactory {
             }
             let http = http.clone();
             let pool = Arc::clone(&self.pool);
+            let token_dir = self.token_dir.clone();
             runtime.spawn(async move {
                 let result = tokio::time::timeout(
                     START_TIMEOUT,
-                    McpServer::start(spec.clone(), http, max_message_size),
+                    McpServer::start(spec.clone(), http, max_message_size, token_dir.as_deref()),
                 )
                 .await
                 .unwrap_or_else(|_| {
@@ -613,6 +640,19 @@ impl McpFactory {
                     Some(Err(reason)) => format!("not usable: {reason}"),
                     _ => "idle".into(),
                 },
+            };
+            let signed_in = match (self.spec_of(&name), &self.token_dir) {
+                (Some(Ok(spec)), Some(dir)) if spec.oauth.is_some() => {
+                    match super::oauth::status(dir, &name) {
+                        super::oauth::Status::SignedOut => None,
+                        status => Some(status),
+                    }
+                }
+                _ => None,
+            };
+            let state = match signed_in {
+                Some(status) => format!("{state}; {status}"),
+                None => state,
             };
             rows.push((name, state));
         }

@@ -9,6 +9,7 @@ pub mod error;
 pub mod factory;
 pub mod headers;
 pub mod http;
+pub mod oauth;
 pub mod server;
 pub mod sse;
 pub mod stdio;

@@ -343,10 +343,13 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     /// Starts the server, initialises the session and lists its tools.
+    /// `token_dir` is where sign-ins are kept (none: servers that ask for one cannot
+    /// be used).
     pub async fn start(
         spec: ServerSpec,
         http: reqwest::Client,
         max_message_size: usize,
+        token_dir: Option<&std::path::Path>,
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(ProgressRoutes::default());
@@ -400,24 +403,32 @@ impl McpServer {
                 (service, group)
             }
             Transport::Http { url, headers } => {
-                let (transport, refused) = http_transport(&http, url, headers, max_message_size)?;
-                refusals = Some(refused);
-                let auto = matches!(mode, ClientLifecycleMode::Auto { .. });
-                let service = match handler.clone().serve_with_lifecycle(transport, mode).await {
-                    // A server that answers `server/discover` with something else entirely
-                    // (an empty result) predates it: start again with `initialize`.
-                    Err(rmcp::service::ClientInitializeError::ExpectedInitResult(_)) if auto => {
-                        tracing::info!(server = %spec.name, "no server/discover: initialising");
-                        let (transport, refused) =
-                            http_transport(&http, url, headers, max_message_size)?;
-                        refusals = Some(refused);
-                        handler
-                            .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
-                            .await
+                let manager = match (&spec.oauth, token_dir) {
+                    (Some(settings), Some(dir)) => {
+                        super::oauth::signed_in_manager(&spec.name, url, dir, settings).await?
                     }
-                    other => other,
-                }
-                .map_err(|e| McpError::Start(start_error(&e, url)))?;
+                    _ => None,
+                };
+                let client = super::http::WatchedClient::new(http.clone());
+                refusals = Some(client.refusals());
+                let started = match manager {
+                    Some(manager) => {
+                        let client = rmcp::transport::auth::AuthClient::new(client, manager);
+                        serve_http(&handler, client, url, headers, max_message_size, mode).await
+                    }
+                    None => {
+                        serve_http(&handler, client, url, headers, max_message_size, mode).await
+                    }
+                };
+                let service = started.map_err(|e| match e {
+                    StartFailure::Spec(e) => e,
+                    StartFailure::Init(e) if spec.oauth.is_some() && needs_sign_in(&e) => {
+                        McpError::NeedsSignIn {
+                            server: spec.name.clone(),
+                        }
+                    }
+                    StartFailure::Init(e) => McpError::Start(start_error(&e, url)),
+                })?;
                 (service, GroupGuard(None))
             }
             Transport::Sse { url, headers } => {
@@ -591,6 +602,150 @@ impl McpServer {
         )))
     }
 
+    /// Reads resource `uri`: its text parts, and its binary parts as `(mime, base64)`.
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        timeout: Duration,
+        cancel: &CancellationToken,
+        side: &dyn ClientSide,
+    ) -> Result<(String, Vec<(String, String)>), McpError> {
+        use rmcp::model::{ReadResourceRequest, ReadResourceRequestParams, ResourceContents};
+        let mut params = ReadResourceRequestParams::new(uri);
+        let mut deadline = tokio::time::Instant::now() + timeout;
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let request =
+                ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params.clone()));
+            match self
+                .round(request, uri, timeout, &mut deadline, cancel, None, side)
+                .await?
+            {
+                ServerResult::ReadResourceResult(result) => {
+                    let mut text = Vec::new();
+                    let mut blobs = Vec::new();
+                    for part in result.contents {
+                        match part {
+                            ResourceContents::TextResourceContents { text: t, .. } => text.push(t),
+                            ResourceContents::BlobResourceContents {
+                                mime_type, blob, ..
+                            } => blobs.push((
+                                mime_type.unwrap_or_else(|| "application/octet-stream".into()),
+                                blob,
+                            )),
+                            _ => {}
+                        }
+                    }
+                    return Ok((text.join("\n"), blobs));
+                }
+                ServerResult::InputRequiredResult(needed) => {
+                    let responses = self.fulfil(needed.input_requests, side, cancel).await?;
+                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    params.request_state = needed.request_state;
+                }
+                _ => return Err(self.unexpected("resources/read")),
+            }
+        }
+        Err(McpError::Refused(format!(
+            "the server asked for more input {MAX_INPUT_ROUNDS} times in a row; gave up"
+        )))
+    }
+
+    /// Gets prompt `name` with `arguments`: its messages as `(role, text)`.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+        side: &dyn ClientSide,
+    ) -> Result<Vec<(String, String)>, McpError> {
+        use rmcp::model::{GetPromptRequest, GetPromptRequestParams};
+        let mut params = GetPromptRequestParams::new(name).with_arguments(arguments);
+        let mut deadline = tokio::time::Instant::now() + timeout;
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params.clone()));
+            match self
+                .round(request, name, timeout, &mut deadline, cancel, None, side)
+                .await?
+            {
+                ServerResult::GetPromptResult(result) => {
+                    return Ok(result
+                        .messages
+                        .into_iter()
+                        .map(|m| {
+                            let role = serde_json::to_value(&m.role)
+                                .ok()
+                                .and_then(|r| r.as_str().map(str::to_string))
+                                .unwrap_or_else(|| "user".into());
+                            let text = match m.content {
+                                ContentBlock::Text(t) => t.text.clone(),
+                                ContentBlock::Resource(r) => serde_json::to_string(&r.resource)
+                                    .unwrap_or_else(|_| "[resource]".into()),
+                                ContentBlock::ResourceLink(r) => format!("[resource {}]", r.uri),
+                                _ => "[unsupported content]".into(),
+                            };
+                            (role, text)
+                        })
+                        .collect());
+                }
+                ServerResult::InputRequiredResult(needed) => {
+                    let responses = self.fulfil(needed.input_requests, side, cancel).await?;
+                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    params.request_state = needed.request_state;
+                }
+                _ => return Err(self.unexpected("prompts/get")),
+            }
+        }
+        Err(McpError::Refused(format!(
+            "the server asked for more input {MAX_INPUT_ROUNDS} times in a row; gave up"
+        )))
+    }
+
+    /// The server's prompts (none when it has no prompts capability).
+    pub async fn prompts(&self) -> Result<Vec<rmcp::model::Prompt>, McpError> {
+        let has = self
+            .service
+            .peer_info()
+            .is_some_and(|i| i.capabilities.prompts.is_some());
+        if !has {
+            return Ok(Vec::new());
+        }
+        tokio::time::timeout(LIST_TIMEOUT, self.service.peer().list_all_prompts())
+            .await
+            .map_err(|_| McpError::Timeout {
+                server: self.spec.name.clone(),
+                what: "prompts/list".into(),
+                seconds: LIST_TIMEOUT.as_secs(),
+            })?
+            .map_err(|e| McpError::Transport(format!("listing prompts failed: {e}")))
+    }
+
+    /// The server's resources (none when it has no resources capability).
+    pub async fn resources(&self) -> Result<Vec<rmcp::model::Resource>, McpError> {
+        let has = self
+            .service
+            .peer_info()
+            .is_some_and(|i| i.capabilities.resources.is_some());
+        if !has {
+            return Ok(Vec::new());
+        }
+        tokio::time::timeout(LIST_TIMEOUT, self.service.peer().list_all_resources())
+            .await
+            .map_err(|_| McpError::Timeout {
+                server: self.spec.name.clone(),
+                what: "resources/list".into(),
+                seconds: LIST_TIMEOUT.as_secs(),
+            })?
+            .map_err(|e| McpError::Transport(format!("listing resources failed: {e}")))
+    }
+
+    fn unexpected(&self, method: &str) -> McpError {
+        McpError::Transport(format!(
+            "MCP server `{}` answered {method} with another kind of result",
+            self.spec.name
+        ))
+    }
+
     /// Answers the requests of an `input_required` result, by key.
     async fn fulfil(
         &self,
@@ -758,28 +913,50 @@ fn lifecycle(spec: &ServerSpec) -> (ClientLifecycleMode, ProtocolVersion) {
     }
 }
 
-/// A streamable HTTP transport, and where it records why it refused an answer.
-type HttpTransport = (
-    rmcp::transport::StreamableHttpClientTransport<super::http::WatchedClient>,
-    Arc<std::sync::Mutex<Option<String>>>,
-);
+/// Why an HTTP server did not start.
+enum StartFailure {
+    /// Its entry cannot be used.
+    Spec(McpError),
+    /// The session did not start.
+    Init(Box<rmcp::service::ClientInitializeError>),
+}
 
-/// The streamable HTTP transport to `url` (on loki's HTTP client, which enforces the
-/// size limits), and where it records why it refused an answer.
-fn http_transport(
-    http: &reqwest::Client,
+/// Whether a start failed on a 401 (or 403) the server answered.
+fn needs_sign_in(e: &rmcp::service::ClientInitializeError) -> bool {
+    e.is_authorization_required() || e.auth_challenge().is_some()
+}
+
+/// Starts a session with the streamable HTTP server at `url` over `client` (loki's HTTP
+/// client, which enforces the size limits, maybe wrapped in rmcp's OAuth client). A
+/// server that answers `server/discover` with something else entirely (an empty result)
+/// predates it: the session starts again with `initialize`.
+async fn serve_http<C>(
+    handler: &Handler,
+    client: C,
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
     max_message_size: usize,
-) -> Result<HttpTransport, McpError> {
+    mode: ClientLifecycleMode,
+) -> Result<RunningService<RoleClient, Handler>, StartFailure>
+where
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    C::Error: std::error::Error + Send + Sync + 'static,
+{
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let mut map = HashMap::new();
     for (k, v) in headers {
-        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-            .map_err(|_| McpError::Spec(format!("header `{k}` is not a valid name")))?;
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
+            StartFailure::Spec(McpError::Spec(format!("header `{k}` is not a valid name")))
+        })?;
         let value = reqwest::header::HeaderValue::from_str(v).map_err(|_| {
-            McpError::Spec(format!("header `{k}` has characters that are not allowed"))
+            StartFailure::Spec(McpError::Spec(format!(
+                "header `{k}` has characters that are not allowed"
+            )))
         })?;
         map.insert(name, value);
     }
@@ -787,12 +964,20 @@ fn http_transport(
         .custom_headers(map)
         .max_sse_event_size(max_message_size)
         .max_json_response_size(max_message_size);
-    let client = super::http::WatchedClient::new(http.clone());
-    let refusals = client.refusals();
-    Ok((
-        StreamableHttpClientTransport::with_client(client, config),
-        refusals,
-    ))
+    let auto = matches!(mode, ClientLifecycleMode::Auto { .. });
+    let transport = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
+    match handler.clone().serve_with_lifecycle(transport, mode).await {
+        Err(rmcp::service::ClientInitializeError::ExpectedInitResult(_)) if auto => {
+            tracing::info!(server = %handler.server, "no server/discover: initialising");
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            handler
+                .clone()
+                .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                .await
+        }
+        other => other,
+    }
+    .map_err(|e| StartFailure::Init(Box::new(e)))
 }
 
 /// The process's working directory as the only root (a question no call can take).

@@ -296,6 +296,7 @@ impl Repl {
             Action::Display { key, value } => self.set_display(&key, &value),
             Action::Help => self.println(&commands::help_text()),
             Action::Info => self.println(&self.info()),
+            Action::InfoMcp => self.println(&crate::conversation::info::mcp(self.state())),
             Action::InfoAgent => match crate::conversation::info::agent(self.ctx()) {
                 Some(text) => self.println(&text),
                 None => self.error("no agent is active"),

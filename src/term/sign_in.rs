@@ -120,7 +120,7 @@ fn announce(config: &OAuthConfig, url: &str) -> anyhow::Result<()> {
         config.flavor.provider(),
         config.client
     )?;
-    open_browser(url);
+    open_url(url);
     Ok(())
 }
 
@@ -147,9 +147,19 @@ fn open_browser(url: &str) {
 }
 
 /// Accepts the redirect, answers the browser, and returns the code after checking state.
-/// Connections that stall, fail or carry another state (a stale tab) are answered and
-/// skipped; the wait goes on.
 async fn callback(listener: &tokio::net::TcpListener, state: &str) -> anyhow::Result<String> {
+    let query = callback_query(listener, state).await?;
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    get("code").ok_or_else(|| anyhow!("the sign-in answer had no code"))
+}
+
+/// Accepts the redirect to `/callback` carrying `state`, answers the browser, and returns
+/// the redirect's query (an `error` in it is the error). Connections that stall, fail or
+/// carry another state (a stale tab) are answered and skipped; the wait goes on.
+async fn callback_query(listener: &tokio::net::TcpListener, state: &str) -> anyhow::Result<String> {
     loop {
         let Ok((mut socket, _)) = listener.accept().await else {
             continue;
@@ -184,8 +194,11 @@ async fn callback(listener: &tokio::net::TcpListener, state: &str) -> anyhow::Re
             continue;
         }
         let outcome = match (get("error"), get("code")) {
-            (Some(error), _) => Err(anyhow!("the provider refused the sign-in: {error}")),
-            (None, Some(code)) => Ok(code),
+            (Some(error), _) => Err(anyhow!(
+                "the sign-in was refused: {}",
+                crate::render::sanitize::display(&error)
+            )),
+            (None, Some(_)) => Ok(query),
             (None, None) => Err(anyhow!("the sign-in answer had no code")),
         };
         let page = if outcome.is_ok() {
@@ -196,6 +209,157 @@ async fn callback(listener: &tokio::net::TcpListener, state: &str) -> anyhow::Re
         respond(&mut socket, page).await;
         return outcome;
     }
+}
+
+/// Opens `url` with `LOKI_BROWSER` (a command; the URL is its last argument) when set,
+/// else the desktop's browser when there is one. The URL is printed either way.
+fn open_url(url: &str) {
+    let Some(command) = std::env::var("LOKI_BROWSER")
+        .ok()
+        .filter(|c| !c.trim().is_empty())
+    else {
+        open_browser(url);
+        return;
+    };
+    let mut words = crate::shell_words::split(&command);
+    if words.is_empty() {
+        return;
+    }
+    let program = words.remove(0);
+    let _ = std::process::Command::new(program)
+        .args(words)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}
+
+/// `loki --mcp-login NAME`: signs in to remote MCP server `name` with the browser and
+/// keeps its tokens; returns the line to show.
+pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
+    use crate::mcp::config::Transport;
+    let spec = state.mcp.spec(name).await.map_err(|e| anyhow!(e))?;
+    let url = match &spec.transport {
+        Transport::Http { url, .. } | Transport::Sse { url, .. } => url.clone(),
+        Transport::Stdio { .. } => {
+            bail!("MCP server `{name}` is a stdio server; it does not sign in")
+        }
+    };
+    let Some(settings) = spec.oauth.clone() else {
+        bail!(
+            "MCP server `{name}` does not sign in (it has an Authorization header or \"oauth\": false in mcp.json)"
+        );
+    };
+    let dir = state
+        .mcp
+        .token_dir()
+        .ok_or_else(|| anyhow!("no cache directory to keep the sign-in in"))?
+        .to_path_buf();
+    crate::client::http::install_crypto_provider();
+    let challenge = probe(&url).await;
+    let listener =
+        tokio::net::TcpListener::bind(("127.0.0.1", settings.redirect_port.unwrap_or(0)))
+            .await
+            .context("cannot listen on 127.0.0.1 for the browser's redirect")?;
+    let redirect = format!(
+        "http://127.0.0.1:{}/callback",
+        listener.local_addr()?.port()
+    );
+    let session =
+        crate::mcp::oauth::begin(name, &url, &dir, &settings, challenge.as_deref(), &redirect)
+            .await?;
+    let auth_url = session.get_authorization_url().to_string();
+    let expected = reqwest::Url::parse(&auth_url)
+        .ok()
+        .and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+        })
+        .ok_or_else(|| anyhow!("the authorization URL has no state"))?;
+    {
+        let mut err = std::io::stderr().lock();
+        writeln!(
+            err,
+            "Open this URL to sign in to MCP server `{name}`:\n{}",
+            crate::render::sanitize::display(&auth_url)
+        )?;
+        if std::env::var_os("SSH_CONNECTION").is_some() {
+            writeln!(
+                err,
+                "Over SSH the browser cannot reach this machine: after signing in, paste the address the browser ends on here."
+            )?;
+        }
+        writeln!(err, "Waiting for the browser to return to {redirect} …")?;
+    }
+    open_url(&auth_url);
+    let query = tokio::select! {
+        waited = tokio::time::timeout(CALLBACK_TIMEOUT, callback_query(&listener, &expected)) => {
+            waited.map_err(|_| anyhow!("no answer from the browser within 5 minutes"))??
+        }
+        pasted = pasted_redirect() => pasted?,
+    };
+    let callback = format!("{redirect}?{query}");
+    session
+        .handle_callback_url(&callback)
+        .await
+        .map_err(|e| anyhow!("MCP server `{name}`: sign-in failed: {e}"))?;
+    let status = crate::mcp::oauth::status(&dir, name);
+    Ok(format!(
+        "✓ MCP server `{name}`: {status} (kept in {})",
+        crate::mcp::oauth::token_path(&dir, name).display()
+    ))
+}
+
+/// A redirect address pasted on a terminal's stdin (sign-in over SSH): its query. Waits
+/// forever when stdin is not a terminal.
+async fn pasted_redirect() -> anyhow::Result<String> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return std::future::pending().await;
+    }
+    let line = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).map(|_| line)
+    })
+    .await??;
+    let url = reqwest::Url::parse(line.trim())
+        .map_err(|_| anyhow!("that is not the address the browser ended on"))?;
+    url.query()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("that address has no sign-in answer in it"))
+}
+
+/// The `WWW-Authenticate` challenge of an unauthenticated `initialize` POST, if the
+/// server answers 401 or 403 with one.
+async fn probe(url: &str) -> Option<String> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .ok()?;
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "loki", "version": env!("CARGO_PKG_VERSION")}}
+    });
+    let response = http
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-method", "initialize")
+        .json(&body)
+        .send()
+        .await
+        .ok()?;
+    if !matches!(response.status().as_u16(), 401 | 403) {
+        return None;
+    }
+    response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
 }
 
 /// Reads an HTTP request head (it may arrive in pieces), at most 16 KiB.

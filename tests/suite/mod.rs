@@ -22,6 +22,7 @@ mod lsp;
 mod macros;
 mod mcp;
 mod mcp_client_side;
+mod mcp_oauth;
 mod mcp_serve;
 mod memory;
 mod oauth;

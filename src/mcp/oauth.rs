@@ -1,0 +1,310 @@
+//! Sign-in for remote MCP servers that answer 401 (the MCP authorization spec), on top of
+//! rmcp's `auth` module: protected-resource and authorization-server discovery (with the
+//! 2025-03-26 fallbacks), pre-registered clients, client ID metadata documents or dynamic
+//! registration, PKCE, `iss` checks, resource indicators, refresh and scope step-up.
+//!
+//! loki's part: where tokens live — `<cache>/oauth/mcp_<server>.json`, mode 0600, written
+//! atomically — the `oauth` settings of `mcp.json`, and the status shown by `--info`. The
+//! browser part of a sign-in (the loopback redirect) is the front end's
+//! (`cli::mcp_login`).
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore,
+    ScopeUpgradeConfig, StoredCredentials,
+};
+use serde::Deserialize;
+
+use super::error::McpError;
+
+/// Most scope step-ups one connection tries before it gives up.
+const MAX_STEP_UPS: u32 = 2;
+
+/// The `oauth` object of a server in `mcp.json` (every key optional).
+#[derive(Clone, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthSettings {
+    /// A client registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// Its secret (`{{NAME}}` placeholders come from the environment or the vault).
+    pub client_secret: Option<String>,
+    /// An HTTPS URL where loki's client metadata document is hosted (used when the
+    /// authorization server accepts such client ids).
+    pub client_metadata_url: Option<String>,
+    /// Scopes to ask for (else: the server's challenge, then what it supports).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// The port of the loopback redirect (else: any free port).
+    pub redirect_port: Option<u16>,
+}
+
+impl std::fmt::Debug for OAuthSettings {
+    // The secret is never shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthSettings")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("redirect_port", &self.redirect_port)
+            .finish()
+    }
+}
+
+/// Where server `name`'s tokens are kept.
+pub fn token_path(cache_dir: &Path, name: &str) -> PathBuf {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    cache_dir.join("oauth").join(format!("mcp_{safe}.json"))
+}
+
+/// Tokens in a 0600 file, replaced atomically.
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    path: PathBuf,
+}
+
+impl FileStore {
+    /// The store at `path`.
+    pub fn new(path: PathBuf) -> Self {
+        Self { path }
+    }
+
+    /// What the file holds; `None` when there is no (readable) file.
+    pub fn read(&self) -> Option<StoredCredentials> {
+        let bytes = crate::atomic_file::read_regular(&self.path, 1 << 20).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+}
+
+fn store_error(e: impl std::fmt::Display) -> AuthError {
+    AuthError::InternalError(format!("cannot keep the MCP sign-in: {e}"))
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for FileStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        Ok(self.read())
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let text = serde_json::to_vec_pretty(&credentials).map_err(store_error)?;
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(store_error)?;
+        }
+        crate::atomic_file::write_atomic(&self.path, &text, true).map_err(store_error)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        match std::fs::remove_file(&self.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(store_error(e)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Whether a server is signed in, for `--info` and `.info mcp`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// Tokens are stored: their scopes and, when known, seconds until the access token
+    /// expires (negative: expired; it is refreshed on the next request).
+    SignedIn {
+        /// Granted scopes.
+        scopes: Vec<String>,
+        /// Seconds left.
+        expires_in: Option<i64>,
+    },
+    /// No tokens.
+    SignedOut,
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The sign-in state of server `name`, read from its token file.
+pub fn status(cache_dir: &Path, name: &str) -> Status {
+    let Some(stored) = FileStore::new(token_path(cache_dir, name)).read() else {
+        return Status::SignedOut;
+    };
+    let Some(token) = &stored.token_response else {
+        return Status::SignedOut;
+    };
+    let lifetime = serde_json::to_value(token)
+        .ok()
+        .and_then(|t| t["expires_in"].as_i64());
+    let expires_in = match (lifetime, stored.token_received_at) {
+        (Some(lifetime), Some(received)) => Some(received as i64 + lifetime - now() as i64),
+        _ => None,
+    };
+    Status::SignedIn {
+        scopes: stored.granted_scopes,
+        expires_in,
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::SignedOut => f.write_str("not signed in"),
+            Self::SignedIn { scopes, expires_in } => {
+                f.write_str("signed in")?;
+                match expires_in {
+                    Some(s) if *s <= 0 => f.write_str(", token expired (refreshed on use)")?,
+                    Some(s) => write!(f, ", token valid {}m", (s + 59) / 60)?,
+                    None => {}
+                }
+                if !scopes.is_empty() {
+                    write!(f, ", scopes: {}", scopes.join(" "))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn auth_failed(server: &str, e: impl std::fmt::Display) -> McpError {
+    McpError::Auth {
+        server: server.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// The authorization manager of server `name` at `url`, with its stored tokens when
+/// there are some (`Ok(None)` when there are none).
+pub async fn signed_in_manager(
+    name: &str,
+    url: &str,
+    cache_dir: &Path,
+    settings: &OAuthSettings,
+) -> Result<Option<AuthorizationManager>, McpError> {
+    let store = FileStore::new(token_path(cache_dir, name));
+    if store.read().and_then(|s| s.token_response).is_none() {
+        return Ok(None);
+    }
+    let mut manager = new_manager(name, url, store).await?;
+    if !manager
+        .initialize_from_store()
+        .await
+        .map_err(|e| auth_failed(name, e))?
+    {
+        return Ok(None);
+    }
+    if let (Some(id), Some(secret)) = (&settings.client_id, &settings.client_secret) {
+        let config = rmcp::transport::auth::OAuthClientConfig::new(id, "http://127.0.0.1/callback")
+            .with_client_secret(secret);
+        manager
+            .configure_client(config)
+            .map_err(|e| auth_failed(name, e))?;
+    }
+    Ok(Some(manager))
+}
+
+async fn new_manager(
+    name: &str,
+    url: &str,
+    store: FileStore,
+) -> Result<AuthorizationManager, McpError> {
+    crate::client::http::install_crypto_provider();
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| auth_failed(name, e))?;
+    manager.set_credential_store(store);
+    let mut step_ups = ScopeUpgradeConfig::default();
+    step_ups.max_upgrade_attempts = MAX_STEP_UPS;
+    manager.set_scope_upgrade_config(step_ups);
+    Ok(manager)
+}
+
+/// Starts a sign-in to server `name` at `url`: discovers its authorization server from
+/// `challenge` (the `WWW-Authenticate` of its 401 or 403, if one was seen), registers or
+/// uses the configured client, and returns the session holding the URL to open.
+/// `scope` asks for more than the challenge does (a step-up).
+pub async fn begin(
+    name: &str,
+    url: &str,
+    cache_dir: &Path,
+    settings: &OAuthSettings,
+    challenge: Option<&str>,
+    redirect_uri: &str,
+) -> Result<AuthorizationSession, McpError> {
+    let store = FileStore::new(token_path(cache_dir, name));
+    let mut manager = new_manager(name, url, store).await?;
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge)
+        .await
+        .map_err(|e| auth_failed(name, e))?;
+    manager.set_metadata(resolution.metadata);
+    let mut request = AuthorizationRequest::new(redirect_uri).with_client_name("loki");
+    if let Some(challenge) = challenge {
+        request = request.with_challenge(challenge);
+    }
+    if !settings.scopes.is_empty() {
+        request = request.with_scopes(settings.scopes.iter().cloned());
+    } else {
+        request = request.with_initial_scope_selection();
+    }
+    if let Some(id) = &settings.client_id {
+        request = request.with_preregistered_client(id);
+        if let Some(secret) = &settings.client_secret {
+            request = request.with_client_secret(secret);
+        }
+    }
+    if let Some(cimd) = &settings.client_metadata_url {
+        request = request.with_client_metadata_url(cimd);
+    }
+    AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| auth_failed(name, e))
+}
+
+/// Forgets server `name`'s tokens; whether there were any.
+pub fn sign_out(cache_dir: &Path, name: &str) -> std::io::Result<bool> {
+    match std::fs::remove_file(token_path(cache_dir, name)) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn tokens_are_kept_private_and_their_status_is_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(status(dir.path(), "s"), Status::SignedOut);
+        let store = FileStore::new(token_path(dir.path(), "s/../x"));
+        assert!(store.path.ends_with("oauth/mcp_s____x.json"));
+        let token: rmcp::transport::auth::OAuthTokenResponse = serde_json::from_value(
+            serde_json::json!({"access_token": "at", "token_type": "bearer", "expires_in": 600}),
+        )
+        .unwrap();
+        let stored =
+            StoredCredentials::new("c".into(), Some(token), vec!["read".into()], Some(now()));
+        store.save(stored).await.unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&store.path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let shown = status(dir.path(), "s/../x").to_string();
+        assert_eq!(shown, "signed in, token valid 10m, scopes: read");
+        assert!(sign_out(dir.path(), "s/../x").unwrap());
+        assert_eq!(status(dir.path(), "s/../x"), Status::SignedOut);
+    }
+}

@@ -1,0 +1,153 @@
+//! Signing in to a remote MCP server: the test server's `--oauth` mode is a streamable
+//! HTTP MCP server behind OAuth with its own authorization server on 127.0.0.1
+//! (discovery, dynamic registration, PKCE checked at the token endpoint, refresh). The
+//! browser is the test server's `--browse` mode, given to loki as `LOKI_BROWSER`.
+
+use serde_json::{Value, json};
+
+use super::mcp::{mcp_env, remote_with, server_bin, tool_result};
+use crate::common::fake_llm::openai;
+use crate::common::{TestEnv, stderr};
+
+/// The authorization server's request counts (`GET /stats`).
+fn stats(url: &str) -> Value {
+    use std::io::{Read, Write};
+    let host = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let mut socket = std::net::TcpStream::connect(&host).unwrap();
+    write!(
+        socket,
+        "GET /stats HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    socket.read_to_string(&mut reply).unwrap();
+    let body = reply.split("\r\n\r\n").nth(1).unwrap_or_default();
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {reply}"))
+}
+
+fn signed_env(url: &str) -> TestEnv {
+    mcp_env(
+        json!({"s": {"type": "http", "url": url}}),
+        "enabled_mcp_servers: s\nmcp_tool_exposure: direct\n",
+    )
+}
+
+fn login(env: &TestEnv) -> assert_cmd::assert::Assert {
+    env.loki()
+        .env("LOKI_BROWSER", format!("{} --browse", server_bin()))
+        .args(["--mcp-login", "s"])
+        .assert()
+}
+
+/// Files under `dir` whose name is `name`.
+fn find(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(find(&path, name));
+        } else if path.file_name().is_some_and(|n| n == name) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_server_that_wants_sign_in_is_signed_in_to_and_used() {
+    let (_server, url) = remote_with("--oauth", "", &[("MCP_TOKEN_TTL", "2")]);
+    let env = signed_env(&url);
+
+    // Before: the server cannot start, and the warning names the command.
+    env.server.push(openai::text_stream(&["No tools."]));
+    let out = env.loki().arg("hi").assert().success();
+    let err = stderr(&out);
+    assert!(
+        err.contains("needs sign-in: run `loki --mcp-login s`"),
+        "{err}"
+    );
+
+    // Sign in: discovery, registration, PKCE, tokens kept 0600.
+    let out = login(&env).success();
+    let err = stderr(&out);
+    assert!(err.contains("MCP server `s`: signed in"), "{err}");
+    assert!(err.contains("scopes: mcp:read"), "{err}");
+    let counted = stats(&url);
+    assert_eq!(counted["register"], 1, "{counted}");
+    assert_eq!(counted["authorize"], 1, "{counted}");
+    assert_eq!(counted["token"], 1, "{counted}");
+    let files = find(&env.work_dir().join(".."), "mcp_s.json");
+    assert_eq!(files.len(), 1, "{files:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&files[0]).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    // Signed in: the tools work.
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "s_echo",
+        r#"{"text":"behind oauth"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    env.loki().arg("echo").assert().success();
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        "echo: behind oauth"
+    );
+
+    // The token expires; the next run refreshes it.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    env.server.push(openai::tool_call_stream(&[(
+        "c2",
+        "s_echo",
+        r#"{"text":"refreshed"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    env.loki().arg("echo").assert().success();
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        "echo: refreshed"
+    );
+    assert_eq!(stats(&url)["refresh"], 1, "{}", stats(&url));
+
+    let out = env.loki().arg("--info").assert().success();
+    let info = crate::common::stdout(&out);
+    assert!(info.contains("signed in"), "{info}");
+
+    // Signing out forgets the tokens.
+    let out = env.loki().args(["--mcp-logout", "s"]).assert().success();
+    assert!(stderr(&out).contains("signed out"));
+    assert!(find(&env.work_dir().join(".."), "mcp_s.json").is_empty());
+}
+
+#[test]
+fn a_redirect_from_another_issuer_is_refused() {
+    let (_server, url) = remote_with("--oauth", "--wrong-iss", &[]);
+    let env = signed_env(&url);
+    let out = login(&env).failure();
+    let err = stderr(&out);
+    assert!(err.contains("sign-in failed"), "{err}");
+    assert!(err.to_lowercase().contains("issuer"), "{err}");
+    assert!(find(&env.work_dir().join(".."), "mcp_s.json").is_empty());
+    assert_eq!(stats(&url)["token"], Value::Null, "no token was asked for");
+}
+
+#[test]
+fn a_static_authorization_header_turns_sign_in_off() {
+    let env = mcp_env(
+        json!({"s": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer x"}}}),
+        "",
+    );
+    let out = env.loki().args(["--mcp-login", "s"]).assert().failure();
+    assert!(
+        stderr(&out).contains("does not sign in"),
+        "{}",
+        stderr(&out)
+    );
+}
