@@ -247,6 +247,92 @@ static UNLOCKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 
 #[tool_handler(name = "loki-test-server", version = "1.0.0")]
 impl ServerHandler for TestServer {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        let capabilities = rmcp::model::ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_resources()
+            .build();
+        rmcp::model::ServerConfig::new(capabilities).with_server_info(
+            rmcp::model::Implementation::new("loki-test-server", "1.0.0"),
+        )
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListPromptsResult::with_all_items(vec![
+            rmcp::model::Prompt::new(
+                "greet",
+                Some("Greets someone"),
+                Some(vec![
+                    rmcp::model::PromptArgument::new("name").with_required(true),
+                ]),
+            ),
+        ]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, rmcp::ErrorData> {
+        if request.name != "greet" {
+            return Err(rmcp::ErrorData::invalid_params("no such prompt", None));
+        }
+        let name = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("name"))
+            .and_then(|n| n.as_str())
+            .ok_or_else(|| rmcp::ErrorData::invalid_params("`name` is required", None))?
+            .to_string();
+        Ok(
+            rmcp::model::GetPromptResult::new(vec![rmcp::model::PromptMessage::new_text(
+                rmcp::model::Role::User,
+                format!("Write a warm greeting for {name}."),
+            )])
+            .into(),
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ListResourcesResult::with_all_items(vec![
+            rmcp::model::Resource::new("test://readme", "readme"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, rmcp::ErrorData> {
+        match request.uri.as_str() {
+            "test://readme" => {
+                Ok(
+                    rmcp::model::ReadResourceResult::new(vec![
+                        rmcp::model::ResourceContents::text(
+                            "The readme of the test server: llamas hum.",
+                            "test://readme",
+                        ),
+                    ])
+                    .into(),
+                )
+            }
+            _ => Err(rmcp::ErrorData::resource_not_found(
+                "no such resource",
+                None,
+            )),
+        }
+    }
+
     async fn list_tools(
         &self,
         _request: Option<rmcp::model::PaginatedRequestParams>,

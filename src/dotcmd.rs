@@ -28,6 +28,8 @@ pub enum Action {
     InfoRole,
     /// Print each MCP server's state and sign-in.
     InfoMcp,
+    /// `.mcp …`: an MCP server's prompts and resources.
+    Mcp(McpOp),
     /// Print the open session as its file.
     InfoSession,
     /// Open (or start) a session.
@@ -205,6 +207,12 @@ pub const COMMANDS: &[ReplCommand] = &[
         args: "todo",
         help: "Empty the agent's todo list",
         parse: parse_clear,
+    },
+    ReplCommand {
+        name: ".mcp",
+        args: "prompts|resources [server] | prompt <server> <name> [arg=value]…",
+        help: "List MCP servers' prompts or resources, or send a server's prompt",
+        parse: parse_mcp,
     },
     ReplCommand {
         name: ".info",
@@ -404,6 +412,54 @@ fn parse_model(args: &str) -> Action {
         return Action::Usage("usage: .model <client:model> (Tab lists them)".into());
     }
     Action::Apply(Command::SetModel(args.to_string()))
+}
+
+/// What `.mcp` does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpOp {
+    /// `.mcp prompts [server]`.
+    Prompts(Option<String>),
+    /// `.mcp resources [server]`.
+    Resources(Option<String>),
+    /// `.mcp prompt <server> <name> [arg=value]…`: the prompt's text is sent.
+    Prompt {
+        /// The server.
+        server: String,
+        /// The prompt.
+        name: String,
+        /// Its arguments.
+        args: Vec<(String, String)>,
+    },
+}
+
+fn parse_mcp(args: &str) -> Action {
+    let usage = || {
+        Action::Usage(
+            "usage: .mcp prompts [server] | .mcp resources [server] | .mcp prompt <server> <name> [arg=value]…"
+                .into(),
+        )
+    };
+    let words = crate::shell_words::split(args);
+    let server = words.get(1).cloned();
+    match words.first().map(String::as_str) {
+        Some("prompts") if words.len() <= 2 => Action::Mcp(McpOp::Prompts(server)),
+        Some("resources") if words.len() <= 2 => Action::Mcp(McpOp::Resources(server)),
+        Some("prompt") if words.len() >= 3 => {
+            let mut pairs = Vec::new();
+            for word in &words[3..] {
+                let Some((k, v)) = word.split_once('=') else {
+                    return Action::Usage(format!("`{word}`: give prompt arguments as name=value"));
+                };
+                pairs.push((k.to_string(), v.to_string()));
+            }
+            Action::Mcp(McpOp::Prompt {
+                server: words[1].clone(),
+                name: words[2].clone(),
+                args: pairs,
+            })
+        }
+        _ => usage(),
+    }
 }
 
 fn parse_info(args: &str) -> Action {

@@ -678,7 +678,7 @@ impl McpServer {
                                 .and_then(|r| r.as_str().map(str::to_string))
                                 .unwrap_or_else(|| "user".into());
                             let text = match m.content {
-                                ContentBlock::Text(t) => t.text.clone(),
+                                ContentBlock::Text(t) => t.text,
                                 ContentBlock::Resource(r) => serde_json::to_string(&r.resource)
                                     .unwrap_or_else(|_| "[resource]".into()),
                                 ContentBlock::ResourceLink(r) => format!("[resource {}]", r.uri),

@@ -19,6 +19,7 @@ mod create;
 mod history;
 mod leave;
 pub mod line_editor;
+mod mcp;
 pub mod prompt;
 pub mod rag;
 mod session_edit;
@@ -297,6 +298,7 @@ impl Repl {
             Action::Help => self.println(&commands::help_text()),
             Action::Info => self.println(&self.info()),
             Action::InfoMcp => self.println(&crate::conversation::info::mcp(self.state())),
+            Action::Mcp(op) => self.mcp(op).await,
             Action::InfoAgent => match crate::conversation::info::agent(self.ctx()) {
                 Some(text) => self.println(&text),
                 None => self.error("no agent is active"),

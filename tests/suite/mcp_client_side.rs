@@ -121,3 +121,71 @@ fn a_2026_server_s_tool_list_change_is_seen() {
     let after = names(&env.server.last_request().json());
     assert!(after.iter().any(|n| n == "s_secret"), "{after:?}");
 }
+
+#[test]
+fn a_server_s_prompts_and_resources_are_used_from_the_repl() {
+    let env = mcp_env(
+        json!({ "s": stdio() }),
+        "enabled_mcp_servers: s\nmcp_tool_exposure: direct\n",
+    );
+    let prompt = "fake:gpt-4o-mini)> ";
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect(prompt);
+    pty.send(".mcp prompts\r");
+    pty.expect("s greet name=…");
+    pty.expect(prompt);
+    pty.send(".mcp resources\r");
+    pty.expect("mcp:s:test://readme");
+    pty.expect(prompt);
+
+    env.server.push(openai::text_stream(&["Hello Ann!"]));
+    pty.send(".mcp prompt s greet name=Ann\r");
+    pty.expect("Hello Ann!");
+    pty.expect(prompt);
+    let sent = env.server.last_request().json()["messages"].to_string();
+    assert!(sent.contains("Write a warm greeting for Ann."), "{sent}");
+
+    env.server.push(openai::text_stream(&["They hum."]));
+    pty.send(".file mcp:s:test://readme -- what do llamas do?\r");
+    pty.expect("They hum.");
+    pty.expect(prompt);
+    let sent = env.server.last_request().json()["messages"].to_string();
+    assert!(sent.contains("llamas hum"), "{sent}");
+    assert!(sent.contains("mcp:s:test://readme"), "{sent}");
+
+    pty.send(".mcp prompt s nope\r");
+    pty.expect("prompt `nope` of MCP server `s`");
+    pty.expect(prompt);
+    pty.send(".exit\r");
+    assert_eq!(pty.exit_code(), 0);
+}
+
+#[test]
+fn a_resource_is_attached_with_dash_f_and_a_bad_one_is_one_clear_error() {
+    let env = mcp_env(json!({ "s": stdio() }), "enabled_mcp_servers: s\n");
+    env.server.push(openai::text_stream(&["Read it."]));
+    env.loki()
+        .args(["-f", "mcp:s:test://readme", "summarise"])
+        .assert()
+        .success();
+    let sent = env.server.last_request().json()["messages"].to_string();
+    assert!(sent.contains("llamas hum"), "{sent}");
+
+    let out = env
+        .loki()
+        .args(["-f", "mcp:s:test://missing", "summarise"])
+        .assert()
+        .failure();
+    let err = crate::common::stderr(&out);
+    assert!(
+        err.contains("cannot attach `mcp:s:test://missing`"),
+        "{err}"
+    );
+    let out = env
+        .loki()
+        .args(["-f", "mcp:ghost:x://y", "summarise"])
+        .assert()
+        .failure();
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("ghost"), "{err}");
+}
