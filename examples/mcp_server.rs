@@ -203,6 +203,63 @@ impl TestServer {
     }
 
     #[tool(
+        description = "Has the client's model summarise a text",
+        annotations(read_only_hint = true)
+    )]
+    #[allow(deprecated)]
+    async fn summarize(
+        &self,
+        peer: Peer<RoleServer>,
+        InputResponses(responses): InputResponses,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let request = serde_json::json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Summarise: llamas hum when content."}}],
+            "systemPrompt": "You summarise in five words.",
+            "maxTokens": 50
+        });
+        let answer = match responses {
+            Some(responses) => serde_json::from_value::<rmcp::model::CreateMessageResult>(
+                responses["sample"].clone(),
+            )
+            .map_err(|e| rmcp::ErrorData::invalid_params(e.to_string(), None)),
+            None => {
+                let params = serde_json::from_value(request.clone())
+                    .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
+                match peer.create_message(params).await {
+                    Ok(answer) => Ok(answer),
+                    // The client said no.
+                    Err(rmcp::ServiceError::McpError(e)) if e.message.contains("rejected") => {
+                        Err(e)
+                    }
+                    // 2026-07-28 forbids server-to-client requests: ask in the result.
+                    Err(_) => {
+                        let input = serde_json::from_value(serde_json::json!({
+                            "method": "sampling/createMessage", "params": request
+                        }))
+                        .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
+                        let mut requests = InputRequestsMap::new();
+                        requests.insert("sample".to_string(), input);
+                        return Ok(InputRequiredResult::new(Some(requests), None).into());
+                    }
+                }
+            }
+        };
+        let text = match answer {
+            Ok(result) => {
+                let content = serde_json::to_value(&result.message.content).unwrap_or_default();
+                let text = content["text"]
+                    .as_str()
+                    .or_else(|| content[0]["text"].as_str())
+                    .unwrap_or("?")
+                    .to_string();
+                format!("summary by {}: {text}", result.model)
+            }
+            Err(e) => format!("no summary: {}", e.message),
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+
+    #[tool(
         description = "Lists the client's roots",
         annotations(read_only_hint = true)
     )]
@@ -346,7 +403,7 @@ impl ServerHandler for TestServer {
             .list_all()
             .into_iter()
             .filter(|t| unlocked || t.name != "secret")
-            .filter(|t| asks || !matches!(t.name.as_ref(), "ask_name" | "roots"))
+            .filter(|t| asks || !matches!(t.name.as_ref(), "ask_name" | "roots" | "summarize"))
             .collect();
         Ok(rmcp::model::ListToolsResult::with_all_items(tools))
     }

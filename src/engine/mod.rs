@@ -9,6 +9,7 @@ mod compaction;
 pub mod context_parts;
 pub mod emitter;
 pub mod event;
+pub mod mcp_sampling;
 mod messages;
 pub mod retrieval;
 pub mod scope;

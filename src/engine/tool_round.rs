@@ -96,7 +96,33 @@ impl Toolbox {
         let asker = Arc::clone(&ctx.asker);
         let approver = Arc::clone(&ctx.approver);
         let budget = ctx.budget.clone();
+        let announcing = Announcing {
+            inner: approver.as_ref(),
+            sink,
+        };
+        let sampling = super::mcp_sampling::Sampling {
+            model: ctx.model.clone(),
+            provider: Arc::clone(&ctx.provider),
+            cancel: cancel.clone(),
+            approver: &announcing,
+            from: ctx.id.to_string(),
+            usage: std::sync::Mutex::new(crate::client::Usage::default()),
+            count: std::sync::atomic::AtomicUsize::new(0),
+            allowed: std::sync::atomic::AtomicBool::new({
+                let policy = &ctx.tool_policy;
+                let name = super::mcp_sampling::TOOL;
+                policy.yolo
+                    || policy.auto_approve.iter().any(|t| t == name)
+                    || policy.always.contains(name)
+            }),
+            denied: ctx
+                .tool_policy
+                .deny
+                .iter()
+                .any(|t| t == super::mcp_sampling::TOOL),
+        };
         let env = ToolEnv {
+            mcp_sampler: Some(&sampling),
             budget: budget.as_ref(),
             cwd: &self.cwd,
             shell: &self.shell,
@@ -120,10 +146,6 @@ impl Toolbox {
             lsp: Some(&state.lsp),
             memory: (!ctx.otr && state.config.memory).then_some(&*state.memory),
         };
-        let announcing = Announcing {
-            inner: approver.as_ref(),
-            sink,
-        };
         // Everything enabled can be called, and `load_tools` when it is offered.
         let callable: Vec<Tool> = self
             .tools
@@ -131,28 +153,42 @@ impl Toolbox {
             .chain(self.offered.iter().filter(|t| matches!(t, Tool::Load(_))))
             .cloned()
             .collect();
-        let run = crate::tool::run_round(
-            calls,
-            &callable,
-            env,
-            &mut ctx.tool_policy,
-            &announcing,
-            state.config.max_tool_output,
-        );
         let mut progress = self.progress_rx.lock().await;
-        // MCP servers report progress of long calls while the round runs.
-        tokio::pin!(run);
-        let results = loop {
-            tokio::select! {
-                biased;
-                () = cancel.cancelled() => return None,
-                results = &mut run => break results,
-                Some((call_id, message)) = progress.recv() => {
-                    sink.emit(Event::ToolCallProgress(ToolCallProgress { call_id, message }));
-                    sink.flush();
+        let results = {
+            let run = crate::tool::run_round(
+                calls,
+                &callable,
+                env,
+                &mut ctx.tool_policy,
+                &announcing,
+                state.config.max_tool_output,
+            );
+            // MCP servers report progress of long calls while the round runs.
+            tokio::pin!(run);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => return None,
+                    results = &mut run => break results,
+                    Some((call_id, message)) = progress.recv() => {
+                        sink.emit(Event::ToolCallProgress(ToolCallProgress { call_id, message }));
+                        sink.flush();
+                    }
                 }
             }
         };
+        // "Always" for sampling holds for the rest of the conversation.
+        if sampling.allowed.load(std::sync::atomic::Ordering::Relaxed) {
+            ctx.tool_policy
+                .always
+                .insert(super::mcp_sampling::TOOL.to_string());
+        }
+        // What MCP sampling cost is the conversation's too.
+        let sampled = sampling.usage.lock().map(|u| *u).unwrap_or_default();
+        if sampled != crate::client::Usage::default() {
+            ctx.usage.add(&ctx.model.config, sampled);
+            sink.emit(Event::Usage(sampled));
+        }
         let mut messages = Vec::with_capacity(results.len() + 1);
         for result in &results {
             sink.emit(Event::ToolCallFinished(ToolCallFinished {

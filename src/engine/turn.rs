@@ -65,6 +65,7 @@ async fn attach_resource(
         asker: ctx.asker.as_ref(),
         conversation: &ctx.id,
         cwd: &ctx.cwd,
+        sampler: None,
     };
     let timeout = std::time::Duration::from_secs(state.config.tool_timeout.max(1));
     let (text, blobs) = server

@@ -195,12 +195,12 @@ pub struct Handler {
     version: ProtocolVersion,
 }
 
-/// What loki offers servers: forms and pages for the user, and the conversation's
-/// directories.
+/// What loki offers servers: forms and pages for the user, completions of the
+/// conversation's model, and the conversation's directories.
 #[allow(deprecated)] // sampling and roots: deprecated by SEP-2577, still in wide use
 fn capabilities() -> ClientCapabilities {
     use rmcp::model::{
-        ElicitationCapability, FormElicitationCapability, RootsCapabilities,
+        ElicitationCapability, FormElicitationCapability, RootsCapabilities, SamplingCapability,
         UrlElicitationCapability,
     };
     let mut caps = ClientCapabilities::default();
@@ -209,6 +209,7 @@ fn capabilities() -> ClientCapabilities {
             .with_form(FormElicitationCapability::default())
             .with_url(UrlElicitationCapability::new()),
     );
+    caps.sampling = Some(SamplingCapability::default());
     let mut roots = RootsCapabilities::default();
     roots.list_changed = Some(false);
     caps.roots = Some(roots);

@@ -28,6 +28,7 @@ impl Repl {
                     asker: ctx.asker.as_ref(),
                     conversation: &ctx.id,
                     cwd: &ctx.cwd,
+                    sampler: None,
                 };
                 let timeout =
                     std::time::Duration::from_secs(self.state().config.tool_timeout.max(1));

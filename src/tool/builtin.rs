@@ -629,6 +629,7 @@ mod tests {
             conversation: "c1",
             lsp: None,
             memory: None,
+            mcp_sampler: None,
         }
     }
 

@@ -21,6 +21,20 @@ use crate::mcp::client_side::ClientSide;
 /// Tries per field before a form is given up (declined).
 const TRIES: usize = 3;
 
+/// Has the conversation's model answer a server's request (MCP sampling), once the
+/// user agrees. The engine implements it.
+pub trait Sampler: Send + Sync {
+    /// Answers `messages` (`(role, text)`, after `system`) in at most `max_tokens`;
+    /// `(text, model id)`, or why not (declined, failed).
+    fn sample<'a>(
+        &'a self,
+        server: &'a str,
+        system: Option<String>,
+        messages: Vec<(String, String)>,
+        max_tokens: u32,
+    ) -> BoxFuture<'a, Result<(String, String), String>>;
+}
+
 /// Serves the questions of one conversation's MCP calls.
 pub struct ConversationSide<'a> {
     /// Who answers.
@@ -29,6 +43,8 @@ pub struct ConversationSide<'a> {
     pub conversation: &'a str,
     /// The working directory: the root.
     pub cwd: &'a Path,
+    /// Who answers sampling requests (none: they are refused).
+    pub sampler: Option<&'a dyn Sampler>,
 }
 
 impl ClientSide for ConversationSide<'_> {
@@ -57,10 +73,36 @@ impl ClientSide for ConversationSide<'_> {
 
     fn sample<'a>(
         &'a self,
-        _server: &'a str,
-        _request: CreateMessageRequestParams,
+        server: &'a str,
+        request: CreateMessageRequestParams,
     ) -> BoxFuture<'a, Result<CreateMessageResult, String>> {
-        Box::pin(async { Err("sampling is not available in this conversation".to_string()) })
+        Box::pin(async move {
+            let Some(sampler) = self.sampler else {
+                return Err("sampling is not available in this conversation".to_string());
+            };
+            let messages = request
+                .messages
+                .iter()
+                .map(|m| {
+                    let role = serde_json::to_value(&m.role)
+                        .ok()
+                        .and_then(|r| r.as_str().map(str::to_string))
+                        .unwrap_or_else(|| "user".into());
+                    let content = serde_json::to_value(&m.content).unwrap_or_default();
+                    (role, sampled_text(&content))
+                })
+                .collect();
+            let (text, model) = sampler
+                .sample(
+                    server,
+                    request.system_prompt.clone(),
+                    messages,
+                    request.max_tokens,
+                )
+                .await?;
+            let message = rmcp::model::SamplingMessage::assistant_text(text);
+            Ok(CreateMessageResult::new(message, model))
+        })
     }
 
     fn roots(&self) -> Vec<Root> {
@@ -71,6 +113,20 @@ impl ClientSide for ConversationSide<'_> {
                 vec![root]
             })
             .unwrap_or_default()
+    }
+}
+
+/// The text of a sampling message's content (one block or several; non-text blocks
+/// described).
+fn sampled_text(content: &Value) -> String {
+    let block = |b: &Value| match b["type"].as_str() {
+        Some("text") => b["text"].as_str().unwrap_or_default().to_string(),
+        Some(other) => format!("[{other} content]"),
+        None => String::new(),
+    };
+    match content {
+        Value::Array(blocks) => blocks.iter().map(block).collect::<Vec<_>>().join("\n"),
+        other => block(other),
     }
 }
 

@@ -173,6 +173,7 @@ pub async fn run(
         asker: env.asker,
         conversation: env.conversation,
         cwd: env.cwd,
+        sampler: env.mcp_sampler,
     };
     let side = &side;
     let call = |name: String, arguments: Map<String, Value>| async move {

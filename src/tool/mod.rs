@@ -222,6 +222,8 @@ pub struct ToolEnv<'a> {
     pub lsp: Option<&'a crate::lsp::LspPool>,
     /// The workspace memory, for `memory__remember`.
     pub memory: Option<&'a crate::memory::Memory>,
+    /// Answers MCP servers' sampling requests with the conversation's model.
+    pub mcp_sampler: Option<&'a dyn mcp_client::Sampler>,
 }
 
 /// What the approval of a call covered, checked again when it runs.
@@ -859,6 +861,7 @@ mod tests {
             conversation: "c1",
             lsp: None,
             memory: None,
+            mcp_sampler: None,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

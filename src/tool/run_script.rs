@@ -225,6 +225,7 @@ mod tests {
             conversation: "c1",
             lsp: None,
             memory: None,
+            mcp_sampler: None,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -189,3 +189,67 @@ fn a_resource_is_attached_with_dash_f_and_a_bad_one_is_one_clear_error() {
     let err = crate::common::stderr(&out);
     assert!(err.contains("ghost"), "{err}");
 }
+
+#[test]
+fn sampling_asks_the_conversation_s_model_once_approved() {
+    let (_server, url) = remote_with("--http", "", &[("MCP_TEST_ASKS", "1")]);
+    for entry in [stdio(), json!({"type": "http", "url": url})] {
+        // Approved (--yolo): the model answers the server's messages.
+        // Replies by content: the sampling request and the conversation's rounds.
+        let env = mcp_env(
+            json!({ "s": entry.clone() }),
+            "enabled_mcp_servers: s\nmcp_tool_exposure: direct\n",
+        );
+        env.server.respond_for("/v1/chat", |req| {
+            let body = req.json();
+            let sent = body["messages"].to_string();
+            if sent.contains("Summarise: llamas hum") {
+                openai::text_stream_with_usage(&["Llamas hum when happy."], 7, 5)
+            } else if sent.contains("\"tool\"") {
+                openai::text_stream(&["Done."])
+            } else {
+                openai::tool_call_stream(&[("c1", "s_summarize", "{}")])
+            }
+        });
+        env.loki().args(["--yolo", "summarise"]).assert().success();
+        let sampled = env
+            .server
+            .requests()
+            .into_iter()
+            .find(|r| {
+                r.json()["messages"]
+                    .to_string()
+                    .contains("Summarise: llamas hum")
+            })
+            .unwrap_or_else(|| {
+                let last = env.server.last_request().json();
+                panic!("no sampling request; last: {last}")
+            });
+        let body = sampled.json();
+        assert_eq!(body["messages"][0]["role"], "system", "{body}");
+        assert_eq!(
+            body["messages"][0]["content"],
+            "You summarise in five words."
+        );
+        assert!(body.get("tools").is_none() || body["tools"].as_array().is_some_and(Vec::is_empty));
+        assert_eq!(
+            tool_result(&env.server.last_request().json()),
+            "summary by fake:gpt-4o-mini: Llamas hum when happy."
+        );
+
+        // Nobody approves (no terminal, no --yolo): the server is told no (over
+        // 2026-07-28 the call itself fails with that reason).
+        let env = calling(entry, "summarize");
+        env.loki().arg("summarise").assert().success();
+        let result = tool_result(&env.server.last_request().json());
+        assert!(
+            result.contains("User rejected sampling request"),
+            "{result}"
+        );
+        assert_eq!(
+            env.server.requests().len(),
+            2,
+            "no sampling request was sent"
+        );
+    }
+}
