@@ -83,8 +83,18 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     let approvals = super::stdin_json::approver(args);
     let questions = Arc::new(crate::tool::escalate::Escalations::new());
     let mut spec = spec(state, args, approvals.clone());
+    // With JSON lines in, questions (an MCP server's form) are events that `answer`
+    // lines answer.
+    let question_events: Arc<std::sync::OnceLock<Arc<dyn crate::engine::Emitter>>> = Arc::default();
     if args.input_format == InputFormat::StreamJson {
         spec.escalations = Some(Arc::clone(&questions));
+        if let Some(id) = spec.id.clone() {
+            spec.asker = Some(Arc::new(super::stdin_json::StreamJsonAsker {
+                board: Arc::clone(&questions),
+                events: Arc::clone(&question_events),
+                conversation: id,
+            }));
+        }
     }
     let mut conversation = match Conversation::resolve(state, spec) {
         Ok(conversation) => conversation,
@@ -102,6 +112,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     }
     let output = Output::new(state, args, conversation.cancel_token());
     if let Some(observer) = output.sub_agent_observer() {
+        let _ = question_events.set(Arc::clone(&observer));
         conversation.observe_sub_agents(observer);
     }
     let options = RunOptions {

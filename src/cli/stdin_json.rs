@@ -103,6 +103,7 @@ impl Input<'_> {
         if let Some(approvals) = &self.approvals {
             approvals.close();
         }
+        self.questions.close();
     }
 
     fn answer(&mut self, number: usize, call_id: &str, decision: crate::tool::approve::Decision) {
@@ -329,5 +330,72 @@ mod tests {
                 "Line(\"last\")"
             ]
         );
+    }
+}
+
+/// The asker of a `--input-format stream-json` conversation: each question (a form an
+/// MCP server sends, field by field) is a `question_asked` event, answered by an
+/// `answer` line naming its `question_id`; once stdin ends, questions are refused.
+pub struct StreamJsonAsker {
+    /// The board `answer` lines answer.
+    pub board: Arc<crate::tool::escalate::Escalations>,
+    /// Where the events go (set once the output exists).
+    pub events: Arc<std::sync::OnceLock<Arc<dyn crate::engine::Emitter>>>,
+    /// The conversation asking.
+    pub conversation: crate::context::ConversationId,
+}
+
+impl StreamJsonAsker {
+    fn emit(&self, event: crate::engine::event::Event) {
+        if let Some(events) = self.events.get() {
+            events.emit(crate::engine::event::Envelope {
+                conversation: self.conversation.clone(),
+                parent: None,
+                agent: None,
+                run: None,
+                event,
+            });
+            events.flush();
+        }
+    }
+}
+
+impl crate::tool::ask::Asker for StreamJsonAsker {
+    fn ask<'a>(
+        &'a self,
+        from: &'a str,
+        question: &'a crate::tool::ask::Question,
+    ) -> futures_util::future::BoxFuture<'a, crate::tool::ask::Answer> {
+        use crate::engine::event::{Event, QuestionAnswered, QuestionAsked};
+        use crate::tool::ask::{Answer, Question};
+        Box::pin(async move {
+            let (id, reply) = self.board.open(from, question);
+            let (kind, options) = match question {
+                Question::Text { .. } => ("text", Vec::new()),
+                Question::Confirm { .. } => ("confirm", Vec::new()),
+                Question::Select { options, .. } => ("select", options.clone()),
+                Question::MultiSelect { options, .. } => ("multi_select", options.clone()),
+            };
+            self.emit(Event::QuestionAsked(QuestionAsked {
+                question_id: id.clone(),
+                from: from.to_string(),
+                kind,
+                prompt: question.prompt().to_string(),
+                options,
+                timeout_secs: 0,
+            }));
+            let (answer, outcome) = match reply.await {
+                Ok(answer) => (answer, "answered"),
+                Err(_) => (
+                    Answer::Refused("the input ended before an answer came".into()),
+                    "refused",
+                ),
+            };
+            self.emit(Event::QuestionAnswered(QuestionAnswered {
+                question_id: id,
+                outcome,
+            }));
+            answer
+        })
     }
 }

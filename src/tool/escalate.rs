@@ -21,6 +21,8 @@ pub struct Escalations {
 struct Board {
     next: u64,
     pending: Vec<Pending>,
+    /// Nobody can answer any more (stdin ended): new questions are withdrawn at once.
+    closed: bool,
 }
 
 #[derive(Debug)]
@@ -55,12 +57,16 @@ impl Escalations {
     }
 
     /// Puts `question` from `from` on the board: its id, and where its answer arrives.
+    /// On a closed board the answer never comes (its receiver errs at once).
     pub fn open(&self, from: &str, question: &Question) -> (String, oneshot::Receiver<Answer>) {
         let (reply, answer) = oneshot::channel();
         let id = {
             let mut board = self.board();
             board.next += 1;
             let id = format!("esc_{}", board.next);
+            if board.closed {
+                return (id, answer);
+            }
             board.pending.push(Pending {
                 id: id.clone(),
                 from: from.to_string(),
@@ -101,6 +107,14 @@ impl Escalations {
             .reply
             .send(answer)
             .map_err(|_| format!("question `{id}` is no longer waiting"))
+    }
+
+    /// Withdraws every question, and every question asked from now on: nobody is left
+    /// to answer (the input ended).
+    pub fn close(&self) {
+        let mut board = self.board();
+        board.closed = true;
+        board.pending.clear();
     }
 
     /// Takes question `id` off the board (answered elsewhere, or given up).

@@ -253,3 +253,74 @@ fn sampling_asks_the_conversation_s_model_once_approved() {
         );
     }
 }
+
+#[test]
+fn a_form_is_answered_over_stream_json_and_declined_when_input_ends() {
+    use std::io::{BufRead, Write};
+    let env = calling(stdio(), "ask_name");
+    let mut child = env
+        .loki_std()
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"type":"user","message":{{"role":"user","content":"who am I"}}}}"#
+    )
+    .unwrap();
+    let answers = ["yes", "Ann", "no"];
+    let mut asked = Vec::new();
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "question_asked" {
+            let answer = answers[asked.len()];
+            asked.push(event["prompt"].as_str().unwrap().to_string());
+            writeln!(
+                stdin,
+                r#"{{"type":"answer","question_id":{},"answer":"{answer}"}}"#,
+                event["question_id"]
+            )
+            .unwrap();
+        }
+        if event["type"] == "turn_finished" {
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert!(asked[0].contains("What should I call you?"), "{asked:?}");
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        "hello Ann (tea: false)"
+    );
+
+    // Nobody answers: the input ends, the form is declined.
+    let env = calling(stdio(), "ask_name");
+    env.loki()
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .write_stdin(
+            "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"who am I\"}}\n",
+        )
+        .assert()
+        .success();
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        "no name: Decline"
+    );
+}
