@@ -302,37 +302,6 @@ fn memchr_newline(buf: &[u8]) -> Option<usize> {
     buf.iter().position(|&b| b == b'\n')
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lines(input: &[u8], max: usize) -> Vec<String> {
-        let mut reader = std::io::BufReader::with_capacity(8, input);
-        let mut out = Vec::new();
-        let mut first = true;
-        while let Some(read) = read_line(&mut reader, max, first).unwrap() {
-            first = false;
-            out.push(format!("{read:?}"));
-        }
-        out
-    }
-
-    #[test]
-    fn lines_are_bounded_checked_and_a_bom_dropped() {
-        let input = b"\xEF\xBB\xBFfirst\r\n0123456789abcdef\nok\n\xFF\xFE\nlast";
-        assert_eq!(
-            lines(input, 10),
-            [
-                "Line(\"first\")",
-                "TooLong(16)",
-                "Line(\"ok\")",
-                "NotUtf8",
-                "Line(\"last\")"
-            ]
-        );
-    }
-}
-
 /// The asker of a `--input-format stream-json` conversation: each question (a form an
 /// MCP server sends, field by field) is a `question_asked` event, answered by an
 /// `answer` line naming its `question_id`; once stdin ends, questions are refused.
@@ -397,5 +366,36 @@ impl crate::tool::ask::Asker for StreamJsonAsker {
             }));
             answer
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], max: usize) -> Vec<String> {
+        let mut reader = std::io::BufReader::with_capacity(8, input);
+        let mut out = Vec::new();
+        let mut first = true;
+        while let Some(read) = read_line(&mut reader, max, first).unwrap() {
+            first = false;
+            out.push(format!("{read:?}"));
+        }
+        out
+    }
+
+    #[test]
+    fn lines_are_bounded_checked_and_a_bom_dropped() {
+        let input = b"\xEF\xBB\xBFfirst\r\n0123456789abcdef\nok\n\xFF\xFE\nlast";
+        assert_eq!(
+            lines(input, 10),
+            [
+                "Line(\"first\")",
+                "TooLong(16)",
+                "Line(\"ok\")",
+                "NotUtf8",
+                "Line(\"last\")"
+            ]
+        );
     }
 }
