@@ -591,6 +591,8 @@ struct Issuer {
     /// refresh token → scope
     refresh: std::collections::HashMap<String, String>,
     next: u32,
+    /// The scope of the last authorization request.
+    last_scope: String,
     /// Requests per endpoint, for `/stats`.
     stats: std::collections::BTreeMap<String, u32>,
 }
@@ -700,6 +702,7 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
         i.next += 1;
         let code = format!("code-{}", i.next);
         let scope = q.get("scope").cloned().unwrap_or_else(|| "mcp:read".into());
+        i.last_scope.clone_from(&scope);
         i.codes.insert(
             code.clone(),
             (get("code_challenge"), get("redirect_uri"), scope),
@@ -775,7 +778,16 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
         .into_response()
     };
     async fn stats(State(issuer): State<Shared>) -> Response {
-        let stats = issuer.lock().map(|i| i.stats.clone()).unwrap_or_default();
+        let (mut stats, scope) = issuer
+            .lock()
+            .map(|i| {
+                (
+                    serde_json::to_value(&i.stats).unwrap_or_default(),
+                    i.last_scope.clone(),
+                )
+            })
+            .unwrap_or_default();
+        stats["last_scope"] = json!(scope);
         axum::Json(stats).into_response()
     }
 
@@ -797,16 +809,36 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| v.strip_prefix("Bearer "))
                         .map(str::to_string);
-                    let (known, base) = issuer
+                    let (scope, base) = issuer
                         .lock()
                         .map(|i| {
                             (
-                                token.as_ref().is_some_and(|t| i.tokens.contains_key(t)),
+                                token.as_ref().and_then(|t| i.tokens.get(t).cloned()),
                                 i.base.clone(),
                             )
                         })
                         .unwrap_or_default();
-                    if known {
+                    if let Some(scope) = scope {
+                        // `note` changes state: it needs mcp:write (a step-up).
+                        let (parts, body) = request.into_parts();
+                        let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+                            return StatusCode::BAD_REQUEST.into_response();
+                        };
+                        let message: serde_json::Value =
+                            serde_json::from_slice(&bytes).unwrap_or_default();
+                        if message["method"] == "tools/call"
+                            && message["params"]["name"] == "note"
+                            && !scope.split(' ').any(|s| s == "mcp:write")
+                        {
+                            count(&issuer, "insufficient_scope");
+                            let challenge = format!(
+                                "Bearer error=\"insufficient_scope\", scope=\"mcp:read mcp:write\", resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
+                            );
+                            return (StatusCode::FORBIDDEN, [(header::WWW_AUTHENTICATE, challenge)])
+                                .into_response();
+                        }
+                        let request =
+                            axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
                         return next.run(request).await;
                     }
                     count(&issuer, "unauthorized");

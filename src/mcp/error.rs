@@ -66,6 +66,16 @@ pub enum McpError {
         /// The server.
         server: String,
     },
+    /// The sign-in does not allow what was asked (HTTP 403 `insufficient_scope`).
+    #[error(
+        "MCP server `{server}` needs more access (scope {scope}): run `loki --mcp-login {server}` to grant it"
+    )]
+    NeedsScope {
+        /// The server.
+        server: String,
+        /// The scope it asked for.
+        scope: String,
+    },
     /// Signing in to the server failed.
     #[error("MCP server `{server}`: sign-in failed: {message}")]
     Auth {

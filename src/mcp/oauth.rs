@@ -68,6 +68,36 @@ pub fn token_path(cache_dir: &Path, name: &str) -> PathBuf {
     cache_dir.join("oauth").join(format!("mcp_{safe}.json"))
 }
 
+/// Where the scopes a server asked for beyond the sign-in are noted (`insufficient_scope`
+/// answers), for the next `--mcp-login` to ask for.
+fn wanted_path(cache_dir: &Path, name: &str) -> PathBuf {
+    token_path(cache_dir, name).with_extension("scopes")
+}
+
+/// Notes that server `name` asked for `scope` (space-separated scopes).
+pub fn want_scopes(cache_dir: &Path, name: &str, scope: &str) {
+    let mut wanted = wanted(cache_dir, name);
+    for s in scope.split_whitespace() {
+        if !wanted.iter().any(|w| w == s) {
+            wanted.push(s.to_string());
+        }
+    }
+    let path = wanted_path(cache_dir, name);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Err(e) = crate::atomic_file::write_atomic(&path, wanted.join(" ").as_bytes(), true) {
+        tracing::warn!(server = name, "cannot note the scopes asked for: {e}");
+    }
+}
+
+/// The scopes server `name` asked for beyond its sign-in.
+pub fn wanted(cache_dir: &Path, name: &str) -> Vec<String> {
+    crate::atomic_file::read_regular_text(&wanted_path(cache_dir, name), 64 * 1024)
+        .map(|t| t.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
 /// Tokens in a 0600 file, replaced atomically.
 #[derive(Debug, Clone)]
 pub struct FileStore {
@@ -251,8 +281,24 @@ pub async fn begin(
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
     }
-    if !settings.scopes.is_empty() {
-        request = request.with_scopes(settings.scopes.iter().cloned());
+    // A step-up: what was granted, and what the server asked for since.
+    let extra = wanted(cache_dir, name);
+    if !settings.scopes.is_empty() || !extra.is_empty() {
+        let mut scopes = settings.scopes.clone();
+        if !extra.is_empty() {
+            let store = FileStore::new(token_path(cache_dir, name));
+            scopes.extend(store.read().map(|s| s.granted_scopes).unwrap_or_default());
+            if let Some(asked) = challenge
+                .and_then(|c| reqwest::Url::parse(url).ok().map(|u| (c, u)))
+                .and_then(|(c, u)| rmcp::transport::auth::WWWAuthenticateParams::parse(c, &u).scope)
+            {
+                scopes.extend(asked.split_whitespace().map(str::to_string));
+            }
+            scopes.extend(extra);
+        }
+        let mut seen = std::collections::HashSet::new();
+        scopes.retain(|s| seen.insert(s.clone()));
+        request = request.with_scopes(scopes);
     } else {
         request = request.with_initial_scope_selection();
     }
@@ -270,8 +316,14 @@ pub async fn begin(
         .map_err(|(_, e)| auth_failed(name, e))
 }
 
+/// After a sign-in: the scopes asked for are granted now.
+pub fn forget_wanted(cache_dir: &Path, name: &str) {
+    let _ = std::fs::remove_file(wanted_path(cache_dir, name));
+}
+
 /// Forgets server `name`'s tokens; whether there were any.
 pub fn sign_out(cache_dir: &Path, name: &str) -> std::io::Result<bool> {
+    forget_wanted(cache_dir, name);
     match std::fs::remove_file(token_path(cache_dir, name)) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),

@@ -331,6 +331,8 @@ pub struct McpServer {
     progress: Arc<ProgressRoutes>,
     /// Where the server's questions during running calls go.
     calls: Arc<CallRoutes>,
+    /// Where sign-ins are kept.
+    token_dir: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -452,6 +454,7 @@ impl McpServer {
             max_message_size,
             progress,
             calls,
+            token_dir: token_dir.map(std::path::Path::to_path_buf),
         };
         server.reload_tools().await?;
         server.listen_for_changes().await;
@@ -740,6 +743,28 @@ impl McpServer {
             .map_err(|e| McpError::Transport(format!("listing resources failed: {e}")))
     }
 
+    /// A 401 the sign-in could not get past, or a 403 asking for more scope (noted for
+    /// the next `--mcp-login`).
+    fn auth_refusal(&self, challenge: &str) -> McpError {
+        let server = self.spec.name.clone();
+        let url = match &self.spec.transport {
+            Transport::Http { url, .. } | Transport::Sse { url, .. } => url.as_str(),
+            Transport::Stdio { .. } => "",
+        };
+        let params = reqwest::Url::parse(url)
+            .map(|u| rmcp::transport::auth::WWWAuthenticateParams::parse(challenge, &u))
+            .unwrap_or_default();
+        match (params.is_insufficient_scope(), params.scope) {
+            (true, Some(scope)) => {
+                if let Some(dir) = &self.token_dir {
+                    super::oauth::want_scopes(dir, &server, &scope);
+                }
+                McpError::NeedsScope { server, scope }
+            }
+            _ => McpError::NeedsSignIn { server },
+        }
+    }
+
     fn unexpected(&self, method: &str) -> McpError {
         McpError::Transport(format!(
             "MCP server `{}` answered {method} with another kind of result",
@@ -875,6 +900,9 @@ impl McpServer {
             }),
             Ok(Err(rmcp::ServiceError::McpError(e))) => {
                 Err(McpError::Refused(e.message.into_owned()))
+            }
+            Ok(Err(e)) if self.spec.oauth.is_some() && e.auth_challenge().is_some() => {
+                Err(self.auth_refusal(e.auth_challenge().unwrap_or_default()))
             }
             Ok(Err(e)) => Err(McpError::Transport(call_error(&e, &self.spec))),
             Ok(Ok(answer)) => Ok(answer),

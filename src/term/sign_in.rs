@@ -305,6 +305,7 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
         .handle_callback_url(&callback)
         .await
         .map_err(|e| anyhow!("MCP server `{name}`: sign-in failed: {e}"))?;
+    crate::mcp::oauth::forget_wanted(&dir, name);
     let status = crate::mcp::oauth::status(&dir, name);
     Ok(format!(
         "✓ MCP server `{name}`: {status} (kept in {})",

@@ -151,3 +151,44 @@ fn a_static_authorization_header_turns_sign_in_off() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_call_that_needs_more_scope_says_so_and_the_next_sign_in_asks_for_it() {
+    let notes = tempfile::NamedTempFile::new().unwrap();
+    let notes_path = notes.path().display().to_string();
+    let (_server, url) = remote_with("--oauth", "", &[("MCP_TEST_NOTES", &notes_path)]);
+    let env = signed_env(&url);
+    login(&env).success();
+    assert_eq!(stats(&url)["last_scope"], "mcp:read");
+
+    // `note` needs mcp:write: the server answers 403 insufficient_scope.
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "s_note",
+        r#"{"line":"hello"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Could not."]));
+    env.loki().args(["--yolo", "note it"]).assert().success();
+    let result = tool_result(&env.server.last_request().json());
+    assert!(
+        result.contains("needs more access (scope mcp:read mcp:write): run `loki --mcp-login s`"),
+        "{result}"
+    );
+
+    // Signing in again asks for what was granted and what the server asked for.
+    login(&env).success();
+    let scope = stats(&url)["last_scope"].as_str().unwrap().to_string();
+    assert!(
+        scope.contains("mcp:read") && scope.contains("mcp:write"),
+        "{scope}"
+    );
+    env.server.push(openai::tool_call_stream(&[(
+        "c2",
+        "s_note",
+        r#"{"line":"hello"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Noted."]));
+    env.loki().args(["--yolo", "note it"]).assert().success();
+    assert_eq!(tool_result(&env.server.last_request().json()), "noted");
+    assert_eq!(std::fs::read_to_string(notes.path()).unwrap(), "hello\n");
+}
