@@ -499,6 +499,15 @@ type Sessions = std::sync::Arc<
 /// `endpoint` event names `/messages?sessionId=<n>`); `POST` there delivers a message; the
 /// server's messages come back as `message` events. Prints the SSE URL, then serves.
 async fn serve_sse() -> Result<(), Box<dyn std::error::Error>> {
+    let app = sse_app();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("http://127.0.0.1:{}/sse", listener.local_addr()?.port());
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+/// The routes of the legacy transport: `GET /sse`, `POST /messages`.
+fn sse_app() -> axum::Router {
     use axum::extract::{Query, State};
     use futures_util::StreamExt;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
@@ -568,14 +577,10 @@ async fn serve_sse() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let sessions: Sessions = Sessions::default();
-    let app = axum::Router::new()
+    axum::Router::new()
         .route("/sse", axum::routing::get(open))
         .route("/messages", axum::routing::post(post))
-        .with_state(sessions);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    println!("http://127.0.0.1:{}/sse", listener.local_addr()?.port());
-    axum::serve(listener, app).await?;
-    Ok(())
+        .with_state(sessions)
 }
 
 use axum::response::IntoResponse;
@@ -635,11 +640,16 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
         ..Issuer::default()
     }));
 
-    async fn resource(State(issuer): State<Shared>) -> Response {
+    async fn resource(State(issuer): State<Shared>, uri: axum::http::Uri) -> Response {
         count(&issuer, "resource_metadata");
         let base = issuer.lock().map(|i| i.base.clone()).unwrap_or_default();
+        let path = if uri.path().ends_with("/sse") {
+            "sse"
+        } else {
+            "mcp"
+        };
         axum::Json(json!({
-            "resource": format!("{base}/mcp"),
+            "resource": format!("{base}/{path}"),
             "authorization_servers": [base],
             "scopes_supported": ["mcp:read", "mcp:write"],
             "bearer_methods_supported": ["header"]
@@ -695,7 +705,7 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
         };
         if get("code_challenge_method") != "S256"
             || get("response_type") != "code"
-            || get("resource") != format!("{}/mcp", i.base)
+            || ![format!("{}/mcp", i.base), format!("{}/sse", i.base)].contains(&get("resource"))
         {
             return (StatusCode::BAD_REQUEST, "bad authorization request").into_response();
         }
@@ -799,6 +809,7 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
     let guard = issuer.clone();
     let mcp = axum::Router::new()
         .nest_service("/mcp", service)
+        .merge(sse_app())
         .layer(axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
                 let issuer = guard.clone();
@@ -842,8 +853,9 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
                         return next.run(request).await;
                     }
                     count(&issuer, "unauthorized");
+                    let path = if request.uri().path().starts_with("/mcp") { "mcp" } else { "sse" };
                     let challenge = format!(
-                        "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:read\""
+                        "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/{path}\", scope=\"mcp:read\""
                     );
                     (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, challenge)]).into_response()
                 }
@@ -851,6 +863,7 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
         ));
     let app = axum::Router::new()
         .route("/.well-known/oauth-protected-resource/mcp", get(resource))
+        .route("/.well-known/oauth-protected-resource/sse", get(resource))
         .route("/.well-known/oauth-protected-resource", get(resource))
         .route("/.well-known/oauth-authorization-server", get(metadata))
         .route("/register", post(register))

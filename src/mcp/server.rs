@@ -435,8 +435,35 @@ impl McpServer {
                 (service, GroupGuard(None))
             }
             Transport::Sse { url, headers } => {
+                // A signed-in server gets the access token (refreshed first if it expired);
+                // the session lasts as long as the token does.
+                let mut headers = headers.clone();
+                if let (Some(settings), Some(dir)) = (&spec.oauth, token_dir)
+                    && let Some(manager) =
+                        super::oauth::signed_in_manager(&spec.name, url, dir, settings).await?
+                {
+                    let token =
+                        manager
+                            .get_access_token()
+                            .await
+                            .map_err(|_| McpError::NeedsSignIn {
+                                server: spec.name.clone(),
+                            })?;
+                    headers.insert("Authorization".into(), format!("Bearer {token}"));
+                }
                 let transport =
-                    super::sse::SseTransport::connect(http, url, headers, max_message_size).await?;
+                    super::sse::SseTransport::connect(http, url, &headers, max_message_size)
+                        .await
+                        .map_err(|e| match e {
+                            McpError::Start(m)
+                                if spec.oauth.is_some() && m.ends_with("HTTP 401") =>
+                            {
+                                McpError::NeedsSignIn {
+                                    server: spec.name.clone(),
+                                }
+                            }
+                            other => other,
+                        })?;
                 let service = handler
                     .serve_with_lifecycle(transport, mode)
                     .await

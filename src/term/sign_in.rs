@@ -240,8 +240,9 @@ fn open_url(url: &str) {
 pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
     use crate::mcp::config::Transport;
     let spec = state.mcp.spec(name).await.map_err(|e| anyhow!(e))?;
-    let url = match &spec.transport {
-        Transport::Http { url, .. } | Transport::Sse { url, .. } => url.clone(),
+    let (url, sse) = match &spec.transport {
+        Transport::Http { url, .. } => (url.clone(), false),
+        Transport::Sse { url, .. } => (url.clone(), true),
         Transport::Stdio { .. } => {
             bail!("MCP server `{name}` is a stdio server; it does not sign in")
         }
@@ -257,7 +258,7 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow!("no cache directory to keep the sign-in in"))?
         .to_path_buf();
     crate::client::http::install_crypto_provider();
-    let challenge = probe(&url).await;
+    let challenge = probe(&url, sse).await;
     let listener =
         tokio::net::TcpListener::bind(("127.0.0.1", settings.redirect_port.unwrap_or(0)))
             .await
@@ -332,9 +333,9 @@ async fn pasted_redirect() -> anyhow::Result<String> {
         .ok_or_else(|| anyhow!("that address has no sign-in answer in it"))
 }
 
-/// The `WWW-Authenticate` challenge of an unauthenticated `initialize` POST, if the
-/// server answers 401 or 403 with one.
-async fn probe(url: &str) -> Option<String> {
+/// The `WWW-Authenticate` challenge of an unauthenticated `initialize` POST (the SSE
+/// stream's GET for `sse` servers), if the server answers 401 or 403 with one.
+async fn probe(url: &str, sse: bool) -> Option<String> {
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(20))
         .redirect(reqwest::redirect::Policy::none())
@@ -345,14 +346,15 @@ async fn probe(url: &str) -> Option<String> {
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": "loki", "version": env!("CARGO_PKG_VERSION")}}
     });
-    let response = http
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-method", "initialize")
-        .json(&body)
-        .send()
-        .await
-        .ok()?;
+    let request = if sse {
+        http.get(url).header("accept", "text/event-stream")
+    } else {
+        http.post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-method", "initialize")
+            .json(&body)
+    };
+    let response = request.send().await.ok()?;
     if !matches!(response.status().as_u16(), 401 | 403) {
         return None;
     }

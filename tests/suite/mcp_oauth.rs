@@ -192,3 +192,32 @@ fn a_call_that_needs_more_scope_says_so_and_the_next_sign_in_asks_for_it() {
     assert_eq!(tool_result(&env.server.last_request().json()), "noted");
     assert_eq!(std::fs::read_to_string(notes.path()).unwrap(), "hello\n");
 }
+
+#[test]
+fn a_legacy_sse_server_signs_in_the_same_way() {
+    let (_server, url) = remote_with("--oauth", "", &[]);
+    let sse = url.replace("/mcp", "/sse");
+    let env = mcp_env(
+        json!({"s": {"type": "sse", "url": sse}}),
+        "enabled_mcp_servers: s\nmcp_tool_exposure: direct\n",
+    );
+    env.server.push(openai::text_stream(&["No tools."]));
+    let out = env.loki().arg("hi").assert().success();
+    assert!(
+        stderr(&out).contains("needs sign-in: run `loki --mcp-login s`"),
+        "{}",
+        stderr(&out)
+    );
+    login(&env).success();
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "s_echo",
+        r#"{"text":"over sse"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    env.loki().arg("echo").assert().success();
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        "echo: over sse"
+    );
+}
