@@ -165,7 +165,8 @@ function startModel(scenario, ctx) {
 // ---- running loki ----
 const q = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
 
-/** Runs loki; with `answerForms`, over stream-json, answering every question. */
+/** Runs loki; with `answerForms`, over stream-json, answering every question.
+ *  Resolves to {code, out} (out: its stdout and stderr). */
 function runLoki(args, env, cwd, { answerForms = false } = {}) {
   const bin = process.env.LOKI_BIN || 'loki';
   const limit = Number(process.env.MCP_CONFORMANCE_DRIVER_TIMEOUT || 100) * 1000;
@@ -173,9 +174,11 @@ function runLoki(args, env, cwd, { answerForms = false } = {}) {
   return new Promise((resolve) => {
     const child = spawn(bin, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     const timer = setTimeout(() => { log(`loki still running after ${limit / 1000}s; killing it`); child.kill('SIGKILL'); }, limit);
-    child.stderr.on('data', (d) => process.stderr.write(d));
+    let out = '';
+    child.stderr.on('data', (d) => { out += d; process.stderr.write(d); });
     let buf = '';
     child.stdout.on('data', (d) => {
+      out += d;
       process.stdout.write(d);
       if (!answerForms) return;
       buf += d;
@@ -203,7 +206,7 @@ function runLoki(args, env, cwd, { answerForms = false } = {}) {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       log(`loki ${args[0]} exited with ${code ?? signal}`);
-      resolve(code ?? 1);
+      resolve({ code: code ?? 1, out });
     });
   });
 }
@@ -276,20 +279,31 @@ mcp_start_wait: 30
   };
   if (process.env.RUST_LOG) env.RUST_LOG = process.env.RUST_LOG;
 
-  let code = 0;
-  if (isAuth) {
-    code = await runLoki(['--mcp-login', SERVER], env, dirs.work);
-    try { process.stderr.write(fs.readFileSync(env.MCP_CONFORMANCE_BROWSE_LOG, 'utf8')); } catch { log('the browser was never opened'); }
+  const browseLog = env.MCP_CONFORMANCE_BROWSE_LOG;
+  const signIn = async () => {
+    fs.rmSync(browseLog, { force: true });
+    const { code } = await runLoki(['--mcp-login', SERVER], env, dirs.work);
+    try { process.stderr.write(fs.readFileSync(browseLog, 'utf8')); } catch { log('the browser was never opened'); }
     if (code !== 0) {
       log('sign-in failed; not running the conversation');
       model.close();
       process.exit(code);
     }
-  }
+  };
   const forms = ['elicitation-sep1034-client-defaults', 'sep-2322-client-request-state'].includes(scenario);
-  code = forms
-    ? await runLoki(['--yolo', '--input-format', 'stream-json', '--output-format', 'stream-json'], env, dirs.work, { answerForms: true })
-    : await runLoki(['--yolo', 'use the tools'], env, dirs.work);
+  const converse = () => forms
+    ? runLoki(['--yolo', '--input-format', 'stream-json', '--output-format', 'stream-json'], env, dirs.work, { answerForms: true })
+    : runLoki(['--yolo', 'use the tools'], env, dirs.work);
+
+  if (isAuth) await signIn();
+  let { code, out } = await converse();
+  // A user does what loki says: when the run asks for `loki --mcp-login conf` (a token
+  // that lost its sign-in, a step-up to more scopes), sign in again and repeat, once.
+  if (isAuth && out.includes(`--mcp-login ${SERVER}`)) {
+    log(`loki asks for a new sign-in (\`loki --mcp-login ${SERVER}\`); signing in again and repeating the run`);
+    await signIn();
+    ({ code } = await converse());
+  }
   model.close();
   process.exit(code);
 }

@@ -333,6 +333,8 @@ pub struct McpServer {
     calls: Arc<CallRoutes>,
     /// Where sign-ins are kept.
     token_dir: Option<std::path::PathBuf>,
+    /// The prompts last listed (for Tab completion).
+    prompt_cache: Arc<std::sync::RwLock<Vec<rmcp::model::Prompt>>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -482,8 +484,10 @@ impl McpServer {
             progress,
             calls,
             token_dir: token_dir.map(std::path::Path::to_path_buf),
+            prompt_cache: Arc::default(),
         };
         server.reload_tools().await?;
+        server.list_prompts_in_background();
         server.listen_for_changes().await;
         if let Some(info) = server.service.peer_info() {
             tracing::info!(
@@ -732,6 +736,35 @@ impl McpServer {
         )))
     }
 
+    /// Lists the server's prompts for Tab completion, without waiting.
+    fn list_prompts_in_background(&self) {
+        let has = self
+            .service
+            .peer_info()
+            .is_some_and(|i| i.capabilities.prompts.is_some());
+        if !has {
+            return;
+        }
+        let peer = self.service.peer().clone();
+        let cache = Arc::clone(&self.prompt_cache);
+        tokio::spawn(async move {
+            if let Ok(Ok(prompts)) =
+                tokio::time::timeout(LIST_TIMEOUT, peer.list_all_prompts()).await
+                && let Ok(mut slot) = cache.write()
+            {
+                *slot = prompts;
+            }
+        });
+    }
+
+    /// The prompts last listed (no request).
+    pub fn cached_prompts(&self) -> Vec<rmcp::model::Prompt> {
+        self.prompt_cache
+            .read()
+            .map(|p| p.clone())
+            .unwrap_or_default()
+    }
+
     /// The server's prompts (none when it has no prompts capability).
     pub async fn prompts(&self) -> Result<Vec<rmcp::model::Prompt>, McpError> {
         let has = self
@@ -741,14 +774,18 @@ impl McpServer {
         if !has {
             return Ok(Vec::new());
         }
-        tokio::time::timeout(LIST_TIMEOUT, self.service.peer().list_all_prompts())
+        let prompts = tokio::time::timeout(LIST_TIMEOUT, self.service.peer().list_all_prompts())
             .await
             .map_err(|_| McpError::Timeout {
                 server: self.spec.name.clone(),
                 what: "prompts/list".into(),
                 seconds: LIST_TIMEOUT.as_secs(),
             })?
-            .map_err(|e| McpError::Transport(format!("listing prompts failed: {e}")))
+            .map_err(|e| McpError::Transport(format!("listing prompts failed: {e}")))?;
+        if let Ok(mut slot) = self.prompt_cache.write() {
+            slot.clone_from(&prompts);
+        }
+        Ok(prompts)
     }
 
     /// The server's resources (none when it has no resources capability).

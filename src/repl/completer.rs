@@ -102,6 +102,7 @@ impl LokiCompleter {
                 Some((agent, given)) => self.complete_variables(agent, given, arg_start),
             },
             ".starter" => self.complete_starters(rest, arg_start),
+            ".mcp" => self.complete_mcp(rest, arg_start),
             ".rebuild" | ".sources" => fixed(&["rag"], rest, arg_start),
             ".vault" => match rest.split_once(' ') {
                 None => fixed(&["add", "get", "update", "delete", "list"], rest, arg_start),
@@ -323,6 +324,61 @@ impl LokiCompleter {
     /// Values of `enabled_tools` / `enabled_mcp_servers`: `all`, the names and the
     /// aliases (`mapping_tools` / `mapping_mcp_servers`), for the item after the last
     /// comma; items already listed are not offered again.
+    /// `.mcp prompts|resources|prompt`, server names, a server's prompt names (as last
+    /// listed) and their arguments (`name=`).
+    fn complete_mcp(&self, rest: &str, start: usize) -> Vec<Suggestion> {
+        let words: Vec<&str> = rest.split(' ').collect();
+        let last = words.last().copied().unwrap_or_default();
+        let at = start + rest.len() - last.len();
+        let Some(state) = self.data.read().ok().and_then(|d| d.state.clone()) else {
+            return Vec::new();
+        };
+        let prompts_of = |server: &str| {
+            state
+                .mcp
+                .running(&[server.to_string()])
+                .first()
+                .map(|s| s.cached_prompts())
+                .unwrap_or_default()
+        };
+        match words.as_slice() {
+            [_] => fixed(&["prompts", "resources", "prompt"], last, at),
+            ["prompts" | "resources" | "prompt", _] => {
+                let names = state.mcp.configured();
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                fixed(&names, last, at)
+            }
+            ["prompt", server, _] => {
+                let prompts = prompts_of(server);
+                prompts
+                    .iter()
+                    .filter(|p| is_plain(&p.name) && fuzzy(last, &p.name))
+                    .map(|p| {
+                        let about = p.description.as_deref().map(shown);
+                        suggestion(&p.name, about, at, at + last.len(), true)
+                    })
+                    .collect()
+            }
+            ["prompt", server, name, given @ ..] => {
+                let prompts = prompts_of(server);
+                let Some(prompt) = prompts.iter().find(|p| p.name == *name) else {
+                    return Vec::new();
+                };
+                prompt
+                    .arguments
+                    .iter()
+                    .flatten()
+                    .filter(|a| is_plain(&a.name))
+                    .filter(|a| !given.iter().any(|g| g.starts_with(&format!("{}=", a.name))))
+                    .map(|a| format!("{}=", a.name))
+                    .filter(|a| fuzzy(last, a))
+                    .map(|a| suggestion(&a, None, at, at + last.len(), false))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     fn complete_list(&self, key: &str, typed: &str, start: usize) -> Vec<Suggestion> {
         let (done, word) = match typed.rfind(',') {
             Some(i) => (&typed[..i], &typed[i + 1..]),

@@ -138,8 +138,13 @@ fn a_server_s_prompts_and_resources_are_used_from_the_repl() {
     pty.expect("mcp:s:test://readme");
     pty.expect(prompt);
 
+    // Tab completes the prompt's name and its argument (the list above is kept).
     env.server.push(openai::text_stream(&["Hello Ann!"]));
-    pty.send(".mcp prompt s greet name=Ann\r");
+    pty.send(".mcp prompt s gr\t");
+    pty.expect("greet");
+    pty.send("na\t");
+    pty.expect("name=");
+    pty.send("Ann\r");
     pty.expect("Hello Ann!");
     pty.expect(prompt);
     let sent = env.server.last_request().json()["messages"].to_string();
