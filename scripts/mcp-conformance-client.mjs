@@ -6,8 +6,8 @@
 // model and the user: it serves a fake OpenAI-compatible model on 127.0.0.1 whose first
 // answer asks for the scenario's tool calls, writes a throwaway loki config pointing at
 // the scenario's server, signs in with `loki --mcp-login conf` for auth scenarios (this
-// script is also the "browser": `browse URL`), answers MCP forms over stream-json, and
-// exits with loki's exit code. No npm dependencies.
+// script is also the "browser": `browse URL`) and once more when the run says to,
+// answers MCP forms over stream-json, and exits with loki's exit code. No npm deps.
 //
 // Env: LOKI_BIN (the binary), MCP_CONFORMANCE_WORKDIR (keep loki's dirs there instead of
 // a temp dir), MCP_CONFORMANCE_DRIVER_TIMEOUT (seconds per loki run, default 100).
@@ -124,7 +124,10 @@ function startModel(scenario, ctx) {
       const firstRound = !messages.some((m) => m.role === 'tool');
       log(`model request: stream=${!!request.stream} tools=[${tools.map((t) => t.function?.name).join(', ')}] ` +
         `tool results=${messages.filter((m) => m.role === 'tool').length}`);
-      for (const m of messages.filter((x) => x.role === 'tool')) log('  tool result:', String(m.content).slice(0, 400));
+      for (const m of messages.filter((x) => x.role === 'tool')) {
+        log('  tool result:', String(m.content).slice(0, 400));
+        server.toolResults += `${m.content}\n`;
+      }
       let toolCalls = [];
       if (firstRound) {
         for (const step of plan(scenario, ctx, tools)) {
@@ -159,6 +162,7 @@ function startModel(scenario, ctx) {
       }
     });
   });
+  server.toolResults = ''; // what the tools answered, as the model saw it
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
@@ -297,9 +301,10 @@ mcp_start_wait: 30
 
   if (isAuth) await signIn();
   let { code, out } = await converse();
-  // A user does what loki says: when the run asks for `loki --mcp-login conf` (a token
-  // that lost its sign-in, a step-up to more scopes), sign in again and repeat, once.
-  if (isAuth && out.includes(`--mcp-login ${SERVER}`)) {
+  // A user does what loki says: when the run (its output, or a tool result the model
+  // got) asks for `loki --mcp-login conf` (a token that lost its sign-in, a step-up to
+  // more scopes), sign in again and repeat the run, once.
+  if (isAuth && (out + model.toolResults).includes(`--mcp-login ${SERVER}`)) {
     log(`loki asks for a new sign-in (\`loki --mcp-login ${SERVER}\`); signing in again and repeating the run`);
     await signIn();
     ({ code } = await converse());

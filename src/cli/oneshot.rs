@@ -83,19 +83,8 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     let approvals = super::stdin_json::approver(args);
     let questions = Arc::new(crate::tool::escalate::Escalations::new());
     let mut spec = spec(state, args, approvals.clone());
-    // With JSON lines in, questions (an MCP server's form) are events that `answer`
-    // lines answer.
-    let question_events: Arc<std::sync::OnceLock<Arc<dyn crate::engine::Emitter>>> = Arc::default();
-    if args.input_format == InputFormat::StreamJson {
-        spec.escalations = Some(Arc::clone(&questions));
-        if let Some(id) = spec.id.clone() {
-            spec.asker = Some(Arc::new(super::stdin_json::StreamJsonAsker {
-                board: Arc::clone(&questions),
-                events: Arc::clone(&question_events),
-                conversation: id,
-            }));
-        }
-    }
+    let question_events = Arc::default();
+    answer_over_stdin(args, &mut spec, &questions, &question_events);
     let mut conversation = match Conversation::resolve(state, spec) {
         Ok(conversation) => conversation,
         Err(e) if headless => return Ok(setup_failed(args, &state.terminal, &e)),
@@ -174,6 +163,28 @@ fn spec(
         asker,
         hold_session: true,
         ..super::flags::spec(args, &state.terminal, state.config.cmd_prelude.as_deref())
+    }
+}
+
+/// With JSON lines in, sub-agents' questions and the conversation's own (an MCP
+/// server's form) are events that `answer` lines answer; `events` is where they go once
+/// the output exists.
+fn answer_over_stdin(
+    args: &Args,
+    spec: &mut ConversationSpec,
+    questions: &Arc<crate::tool::escalate::Escalations>,
+    events: &Arc<std::sync::OnceLock<Arc<dyn crate::engine::Emitter>>>,
+) {
+    if args.input_format != InputFormat::StreamJson {
+        return;
+    }
+    spec.escalations = Some(Arc::clone(questions));
+    if let Some(id) = spec.id.clone() {
+        spec.asker = Some(Arc::new(super::stdin_json::StreamJsonAsker {
+            board: Arc::clone(questions),
+            events: Arc::clone(events),
+            conversation: id,
+        }));
     }
 }
 
