@@ -215,14 +215,13 @@ function runLoki(args, env, cwd, { answerForms = false } = {}) {
   });
 }
 
-/** A user who accepts the form and takes every default: "" for text fields (loki then
- *  uses the field's default), the shown default for yes/no and choice questions (those
- *  do not take ""), else yes / the first option. */
+/** A user who accepts the form and takes every default: "" for each field that shows
+ *  one (loki then fills in the field's default), else yes / the first option. */
 function answerFor(ev) {
-  const def = String(ev.prompt).match(/\[default: (.*)\]\s*$/)?.[1];
-  if (ev.kind === 'confirm') return def !== undefined ? def : 'yes';
-  if (ev.kind === 'select') return def !== undefined ? def : (ev.options || [])[0] ?? '';
-  if (ev.kind === 'multi_select') return def !== undefined ? def : '';
+  const hasDefault = /\[default: .*\]\s*$/.test(String(ev.prompt));
+  if (hasDefault) return '';
+  if (ev.kind === 'confirm') return 'yes';
+  if (ev.kind === 'select') return (ev.options || [])[0] ?? '';
   return '';
 }
 

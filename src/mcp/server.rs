@@ -428,9 +428,7 @@ impl McpServer {
                 let service = started.map_err(|e| match e {
                     StartFailure::Spec(e) => e,
                     StartFailure::Init(e) if spec.oauth.is_some() && needs_sign_in(&e) => {
-                        McpError::NeedsSignIn {
-                            server: spec.name.clone(),
-                        }
+                        auth_refusal(&spec, token_dir, e.auth_challenge().unwrap_or_default())
                     }
                     StartFailure::Init(e) => McpError::Start(start_error(&e, url)),
                 })?;
@@ -562,7 +560,10 @@ impl McpServer {
                 what: "tools/list".into(),
                 seconds: LIST_TIMEOUT.as_secs(),
             })?
-            .map_err(|e| McpError::Transport(format!("listing tools failed: {e}")))?;
+            .map_err(|e| match e.auth_challenge() {
+                Some(challenge) if self.spec.oauth.is_some() => self.auth_refusal(challenge),
+                _ => McpError::Transport(format!("listing tools failed: {e}")),
+            })?;
         if let Ok(mut slot) = self.tools.write() {
             *slot = tools;
         }
@@ -807,26 +808,8 @@ impl McpServer {
             .map_err(|e| McpError::Transport(format!("listing resources failed: {e}")))
     }
 
-    /// A 401 the sign-in could not get past, or a 403 asking for more scope (noted for
-    /// the next `--mcp-login`).
     fn auth_refusal(&self, challenge: &str) -> McpError {
-        let server = self.spec.name.clone();
-        let url = match &self.spec.transport {
-            Transport::Http { url, .. } | Transport::Sse { url, .. } => url.as_str(),
-            Transport::Stdio { .. } => "",
-        };
-        let params = reqwest::Url::parse(url)
-            .map(|u| rmcp::transport::auth::WWWAuthenticateParams::parse(challenge, &u))
-            .unwrap_or_default();
-        match (params.is_insufficient_scope(), params.scope) {
-            (true, Some(scope)) => {
-                if let Some(dir) = &self.token_dir {
-                    super::oauth::want_scopes(dir, &server, &scope);
-                }
-                McpError::NeedsScope { server, scope }
-            }
-            _ => McpError::NeedsSignIn { server },
-        }
+        auth_refusal(&self.spec, self.token_dir.as_deref(), challenge)
     }
 
     fn unexpected(&self, method: &str) -> McpError {
@@ -1003,6 +986,30 @@ fn lifecycle(spec: &ServerSpec) -> (ClientLifecycleMode, ProtocolVersion) {
             legacy,
         ),
         None => (ClientLifecycleMode::Initialize, legacy),
+    }
+}
+
+/// A 401 the sign-in could not get past (`NeedsSignIn`), or a 403 asking for more scope
+/// (`NeedsScope`). The scope a challenge names is noted for the next `--mcp-login`.
+fn auth_refusal(
+    spec: &ServerSpec,
+    token_dir: Option<&std::path::Path>,
+    challenge: &str,
+) -> McpError {
+    let server = spec.name.clone();
+    let url = match &spec.transport {
+        Transport::Http { url, .. } | Transport::Sse { url, .. } => url.as_str(),
+        Transport::Stdio { .. } => "",
+    };
+    let params = reqwest::Url::parse(url)
+        .map(|u| rmcp::transport::auth::WWWAuthenticateParams::parse(challenge, &u))
+        .unwrap_or_default();
+    if let (Some(dir), Some(scope)) = (token_dir, &params.scope) {
+        super::oauth::want_scopes(dir, &server, scope);
+    }
+    match (params.is_insufficient_scope(), params.scope) {
+        (true, Some(scope)) => McpError::NeedsScope { server, scope },
+        _ => McpError::NeedsSignIn { server },
     }
 }
 

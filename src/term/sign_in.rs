@@ -259,6 +259,17 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
         .to_path_buf();
     crate::client::http::install_crypto_provider();
     let challenge = probe(&url, sse).await;
+    if challenge.is_none() {
+        // A server that lets `initialize` through challenges later requests: a trial
+        // start meets that challenge and notes the scope it names.
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(20))
+            .build()?;
+        let trial = crate::mcp::server::McpServer::start(spec.clone(), http, 1 << 20, Some(&dir));
+        if let Ok(Ok(server)) = tokio::time::timeout(Duration::from_secs(30), trial).await {
+            drop(server);
+        }
+    }
     let listener =
         tokio::net::TcpListener::bind(("127.0.0.1", settings.redirect_port.unwrap_or(0)))
             .await

@@ -152,6 +152,10 @@ pub fn answer_from_text(question: &Question, reply: &str) -> Result<Answer, Stri
     let reply = reply.trim();
     Ok(match question {
         Question::Text { .. } => Answer::Text(reply.to_string()),
+        // No choice made: the asker's default, where it has one (an MCP form's field).
+        Question::Confirm { .. } | Question::Select { .. } if reply.is_empty() => {
+            Answer::Text(String::new())
+        }
         Question::Confirm { .. } => match reply.to_ascii_lowercase().as_str() {
             "y" | "yes" | "true" => Answer::Confirm(true),
             "n" | "no" | "false" => Answer::Confirm(false),

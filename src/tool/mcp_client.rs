@@ -233,9 +233,13 @@ async fn ask_field(
         prompt.push_str(&format!(" [default: {}]", plain(default)));
     }
     let kind = field["type"].as_str().unwrap_or("string");
+    // An empty answer where a choice is asked for (over stream-json) takes the default.
+    let no_choice = |answer: &Answer| matches!(answer, Answer::Text(t) if t.is_empty());
     if kind == "boolean" {
         return match asker.ask(from, &Question::Confirm { prompt }).await {
             Answer::Confirm(yes) => Ok(Some(Value::Bool(yes))),
+            answer if no_choice(&answer) && default.is_some() => Ok(default),
+            answer if no_choice(&answer) && !required => Ok(None),
             other => Err(other),
         };
     }
@@ -253,6 +257,8 @@ async fn ask_field(
     if !options.is_empty() {
         return match asker.ask(from, &Question::Select { prompt, options }).await {
             Answer::Choice(choice) => Ok(Some(Value::String(choice))),
+            answer if no_choice(&answer) && default.is_some() => Ok(default),
+            answer if no_choice(&answer) && !required => Ok(None),
             other => Err(other),
         };
     }
@@ -348,6 +354,31 @@ mod tests {
             Some(json!({"name": "Ann", "age": 42, "colour": "blue", "tea": false}))
         );
         assert!(asker.asked()[0].1.prompt().contains("Who are you?"));
+    }
+
+    #[tokio::test]
+    async fn an_empty_answer_to_a_choice_takes_the_default() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "status": {"type": "string", "enum": ["active", "pending"], "default": "pending"},
+                "verified": {"type": "boolean", "default": true},
+                "colour": {"type": "string", "enum": ["red", "blue"]}
+            }
+        });
+        // As an `answer` line with "" arrives (see `escalate::answer_from_text`).
+        let empty = || Answer::Text(String::new());
+        let asker = Scripted::new([Answer::Confirm(true), empty(), empty(), empty()]);
+        let result = form(&asker, "c1", "srv", "m", &schema).await;
+        assert_eq!(result.action, ElicitationAction::Accept);
+        assert_eq!(
+            result.content,
+            Some(json!({"status": "pending", "verified": true}))
+        );
+        assert_eq!(
+            crate::tool::escalate::answer_from_text(&Question::Confirm { prompt: "x".into() }, ""),
+            Ok(empty())
+        );
     }
 
     #[tokio::test]
