@@ -300,6 +300,54 @@ pub struct Terminal {
     pub caps: crate::config::TerminalCaps,
 }
 
+/// Where a macro's output goes: the terminal ([`Terminal`]), or a caller that collects
+/// it (`loki --mcp-server`'s macro tools).
+pub trait Output: Sync {
+    /// Where a step's events go (`cancel`: the token the answer's Ctrl-C stops).
+    fn events(
+        &self,
+        cancel: Option<tokio_util::sync::CancellationToken>,
+    ) -> Box<dyn crate::engine::Emitter + '_>;
+    /// Shows the step about to run.
+    fn echo(&self, step: &str);
+    /// A command's confirmation or warning.
+    fn note(&self, line: &str);
+    /// A read-only command's report (`.info`, `.context`), shown like an answer.
+    fn report(&self, text: &str);
+    /// The display rows of `.info`.
+    fn info_rows(&self) -> Vec<crate::conversation::info::Row>;
+}
+
+impl Output for Terminal {
+    fn events(
+        &self,
+        cancel: Option<tokio_util::sync::CancellationToken>,
+    ) -> Box<dyn crate::engine::Emitter + '_> {
+        Box::new(TerminalEmitter::new(
+            TerminalOptions::detect(&self.caps, &self.display, false),
+            cancel,
+        ))
+    }
+
+    fn echo(&self, step: &str) {
+        echo(step);
+    }
+
+    fn note(&self, line: &str) {
+        note(line);
+    }
+
+    fn report(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", sanitize::display(text.trim_end_matches('\n')));
+        let _ = out.flush();
+    }
+
+    fn info_rows(&self) -> Vec<crate::conversation::info::Row> {
+        self.display.info_rows()
+    }
+}
+
 /// Runs macro `name` with `args` in `conversation` (a fresh one the caller opened).
 /// Each step is echoed as `>> <step>` on stderr, confirmations follow as notes, answers
 /// stream on stdout. The conversation is finished at the end: a session opened by a step
@@ -308,7 +356,7 @@ pub async fn run(
     conversation: &mut Conversation,
     name: &str,
     args: &[String],
-    term: &Terminal,
+    term: &dyn Output,
 ) -> Result<(), MacroError> {
     let def = load(&conversation.state().paths.macros_dir, name)?;
     let values = bind(name, &def, args)?;
@@ -324,7 +372,7 @@ pub async fn run(
         if step.trim().is_empty() {
             continue;
         }
-        echo(&step);
+        term.echo(&step);
         // Whether a step is a dot-command is decided by the file, never by an argument:
         // `"{{text}}"` given `.delete session x` stays a prompt.
         let command = raw.trim_start().starts_with('.');
@@ -341,11 +389,8 @@ pub async fn run(
             break;
         }
     }
-    let emitter = TerminalEmitter::new(
-        TerminalOptions::detect(&term.caps, &term.display, false),
-        None,
-    );
-    if let Err(e) = conversation.finish(false, &emitter).await
+    let emitter = term.events(None);
+    if let Err(e) = conversation.finish(false, emitter.as_ref()).await
         && result.is_ok()
     {
         result = Err(MacroError::Step {
@@ -386,7 +431,7 @@ async fn run_step(
     conversation: &mut Conversation,
     step: &str,
     command: bool,
-    term: &Terminal,
+    term: &dyn Output,
 ) -> Result<(), StepError> {
     let action = if command {
         dotcmd::parse(step)
@@ -396,7 +441,6 @@ async fn run_step(
             ..UserInput::default()
         })
     };
-    let opts = TerminalOptions::detect(&term.caps, &term.display, false);
     let command = match action {
         Action::Apply(cmd) => cmd,
         Action::OpenSession(name) => Command::OpenSession(name),
@@ -412,18 +456,18 @@ async fn run_step(
         Action::UseRag { name, documents } if documents.is_empty() => Command::UseRag(name),
         Action::ExitRag => Command::ExitRag,
         Action::Ask(input) => {
-            let emitter = TerminalEmitter::new(opts, Some(conversation.cancel_token()));
+            let emitter = term.events(Some(conversation.cancel_token()));
             let result = conversation
-                .run(input, RunOptions::default(), &emitter)
+                .run(input, RunOptions::default(), emitter.as_ref())
                 .await;
             drop(emitter);
             result?;
             return Ok(());
         }
         Action::AskWithRole { role, input } => {
-            let emitter = TerminalEmitter::new(opts, Some(conversation.cancel_token()));
+            let emitter = term.events(Some(conversation.cancel_token()));
             let result = conversation
-                .run_with_role(&role, input, RunOptions::default(), &emitter)
+                .run_with_role(&role, input, RunOptions::default(), emitter.as_ref())
                 .await;
             drop(emitter);
             result?;
@@ -448,12 +492,12 @@ async fn run_step(
         }
     };
     // A command's confirmations go to stderr.
-    let emitter = TerminalEmitter::new(opts, None);
-    let applied = conversation.apply(command, &emitter).await?;
+    let emitter = term.events(None);
+    let applied = conversation.apply(command, emitter.as_ref()).await?;
     for line in &applied.lines {
         match line {
-            crate::engine::command::Line::Note(text) => note(text),
-            crate::engine::command::Line::Warning(text) => note(&format!("warning: {text}")),
+            crate::engine::command::Line::Note(text) => term.note(text),
+            crate::engine::command::Line::Warning(text) => term.note(&format!("warning: {text}")),
         }
     }
     Ok(())
@@ -461,12 +505,16 @@ async fn run_step(
 
 /// A read-only dot-command in a macro (`.info`, `.info session`, `.context`, …): its
 /// report goes to stdout like an answer.
-fn report(conversation: &Conversation, action: &Action, term: &Terminal) -> Result<(), StepError> {
+fn report(
+    conversation: &Conversation,
+    action: &Action,
+    term: &dyn Output,
+) -> Result<(), StepError> {
     use crate::conversation::info;
     let ctx = conversation.context();
     let none = |what: &str| StepError::Failed(format!("no {what} is active"));
     let text = match action {
-        Action::Info => info::conversation(conversation.state(), ctx, term.display.info_rows()),
+        Action::Info => info::conversation(conversation.state(), ctx, term.info_rows()),
         Action::InfoRole => ctx.role.as_ref().ok_or_else(|| none("role"))?.export(),
         Action::InfoSession => info::session(ctx).ok_or_else(|| none("session"))?,
         Action::InfoAgent => info::agent(ctx).ok_or_else(|| none("agent"))?,
@@ -480,9 +528,7 @@ fn report(conversation: &Conversation, action: &Action, term: &Terminal) -> Resu
         }
         _ => return Ok(()),
     };
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", sanitize::display(text.trim_end_matches('\n')));
-    let _ = out.flush();
+    term.report(&text);
     Ok(())
 }
 

@@ -17,6 +17,8 @@ pub(super) enum Entry {
     Agent(String),
     /// `kb_search_<name>`.
     Rag(String),
+    /// `macro_<name>`.
+    Macro(String),
 }
 
 /// Roles the catalogue leaves out: they frame other features (the shell assistant,
@@ -85,6 +87,21 @@ pub(super) fn tools(state: &AppState) -> Vec<Tool> {
             prompt_schema("The task"),
         ));
     }
+    for name in crate::macros::list(&state.paths.macros_dir) {
+        let usage = crate::macros::load(&state.paths.macros_dir, &name)
+            .map(|m| crate::macros::usage(&name, &m))
+            .unwrap_or_default();
+        out.push(Tool::new(
+            format!("macro_{name}"),
+            format!("Run loki's `{name}` macro (its steps in a new conversation; the answers come back). Usage: {usage}"),
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "args": {"type": "array", "items": {"type": "string"}, "description": "The macro's arguments, in order"}
+                }
+            })),
+        ));
+    }
     for name in crate::rag::list(&state.paths.rags_dir) {
         out.push(Tool::new(
             format!("kb_search_{name}"),
@@ -113,6 +130,11 @@ pub(super) fn find(state: &AppState, name: &str) -> Option<Entry> {
         return crate::agent::list(&state.paths.agents_dir)
             .contains(&agent.to_string())
             .then(|| Entry::Agent(agent.to_string()));
+    }
+    if let Some(name) = name.strip_prefix("macro_") {
+        return crate::macros::list(&state.paths.macros_dir)
+            .contains(&name.to_string())
+            .then(|| Entry::Macro(name.to_string()));
     }
     let rag = name.strip_prefix("kb_search_")?;
     crate::rag::list(&state.paths.rags_dir)

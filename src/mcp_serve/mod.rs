@@ -5,6 +5,8 @@
 //! - a tool per role, `role_<name> {prompt}`: a fresh conversation with the role answers;
 //! - a tool per agent, `agent_<name> {prompt}`;
 //! - a tool per knowledge base, `kb_search_<name> {query, top_k}`: its best chunks;
+//! - a tool per macro, `macro_<name> {args}`: its steps in a new conversation, the
+//!   answers returned;
 //! - a prompt per role: the role's instructions with the caller's input.
 //!
 //! Each call is a loki conversation like any other ([`Conversation`]). Nobody is at a
@@ -82,6 +84,30 @@ impl LokiMcp {
         Ok(collected.answer())
     }
 
+    /// Runs macro `name` in a fresh conversation; its answers and reports.
+    async fn run_macro(
+        &self,
+        name: &str,
+        args: &[String],
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<String, String> {
+        let spec = ConversationSpec {
+            approver: Some(Arc::new(DenyAll)),
+            yolo: self.yolo,
+            cancel: Some(cancel),
+            label: Some("mcp".into()),
+            ..ConversationSpec::default()
+        };
+        let mut conversation = Conversation::open(&self.state, spec)
+            .await
+            .map_err(|e| e.to_string())?;
+        let out = Collected::default();
+        crate::macros::run(&mut conversation, name, args, &out)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(out.text())
+    }
+
     /// The best chunks of knowledge base `name` for `query`, one block per chunk.
     async fn search(&self, name: &str, query: &str, top_k: usize) -> Result<String, String> {
         let state = &self.state;
@@ -105,6 +131,76 @@ impl LokiMcp {
             .map(|hit| format!("[{}]\n{}", hit.source, hit.text))
             .collect::<Vec<_>>()
             .join("\n\n"))
+    }
+}
+
+/// A macro's output, kept: answers and reports, in order.
+#[derive(Default)]
+struct Collected {
+    parts: std::sync::Mutex<Vec<String>>,
+}
+
+impl Collected {
+    fn text(&self) -> String {
+        self.parts
+            .lock()
+            .map(|p| p.join("\n\n"))
+            .unwrap_or_default()
+    }
+
+    fn push(&self, text: String) {
+        if let Ok(mut parts) = self.parts.lock()
+            && !text.trim().is_empty()
+        {
+            parts.push(text);
+        }
+    }
+}
+
+/// Collects one step's answer.
+struct StepAnswer<'a> {
+    out: &'a Collected,
+    text: std::sync::Mutex<String>,
+}
+
+impl crate::engine::Emitter for StepAnswer<'_> {
+    fn emit(&self, envelope: crate::engine::event::Envelope) {
+        if let crate::engine::event::Event::AssistantDelta(delta) = envelope.event
+            && let Ok(mut text) = self.text.lock()
+        {
+            text.push_str(&delta.text);
+        }
+    }
+}
+
+impl Drop for StepAnswer<'_> {
+    fn drop(&mut self) {
+        let text = self.text.lock().map(|t| t.clone()).unwrap_or_default();
+        self.out.push(text);
+    }
+}
+
+impl crate::macros::Output for Collected {
+    fn events(
+        &self,
+        _cancel: Option<tokio_util::sync::CancellationToken>,
+    ) -> Box<dyn crate::engine::Emitter + '_> {
+        Box::new(StepAnswer {
+            out: self,
+            text: std::sync::Mutex::default(),
+        })
+    }
+
+    fn echo(&self, _step: &str) {}
+
+    fn note(&self, _line: &str) {}
+
+    fn report(&self, text: &str) {
+        self.push(text.to_string());
+    }
+
+    fn info_rows(&self) -> Vec<crate::conversation::info::Row> {
+        Vec::new()
     }
 }
 
@@ -169,6 +265,18 @@ impl ServerHandler for LokiMcp {
                     session: None,
                 };
                 text_result(self.converse(command, text("prompt")?, cancel).await)
+            }
+            Entry::Macro(name) => {
+                let args: Vec<String> = arguments
+                    .get("args")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                text_result(self.run_macro(&name, &args, cancel).await)
             }
             Entry::Rag(rag) => {
                 let top_k = arguments

@@ -16,6 +16,13 @@ fn env() -> TestEnv {
     let roles = env.config_dir().join("roles");
     std::fs::create_dir_all(&roles).unwrap();
     std::fs::write(roles.join("poet.md"), "You write very short poems.\n").unwrap();
+    let macros = env.config_dir().join("macros");
+    std::fs::create_dir_all(&macros).unwrap();
+    std::fs::write(
+        macros.join("ode.yaml"),
+        "variables:\n  - name: subject\nsteps:\n  - .role poet\n  - An ode to {{subject}}\n",
+    )
+    .unwrap();
     env.write("kb/a.txt", "Llamas hum when they are content.");
     env.write("kb/b.txt", "Penguins cannot fly.");
     env.loki()
@@ -44,7 +51,7 @@ async fn exercise<S: rmcp::Service<rmcp::RoleClient>>(
 ) {
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    for name in ["role_poet", "role_code", "kb_search_zoo"] {
+    for name in ["role_poet", "role_code", "kb_search_zoo", "macro_ode"] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
     assert!(!names.contains(&"role_shell"), "{names:?}");
@@ -78,6 +85,21 @@ async fn exercise<S: rmcp::Service<rmcp::RoleClient>>(
         "{found}"
     );
     assert!(!found.contains("Penguins"), "{found}");
+
+    env.server
+        .push(openai::text_stream(&["O rain, soft rain."]));
+    let ode = client
+        .call_tool(
+            CallToolRequestParams::new("macro_ode").with_arguments(args(json!({"args": ["rain"]}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&ode), "O rain, soft rain.");
+    let sent = env.server.last_request().json()["messages"].to_string();
+    assert!(
+        sent.contains("You write very short poems.") && sent.contains("An ode to rain"),
+        "{sent}"
+    );
 
     let missing = client
         .call_tool(CallToolRequestParams::new("role_poet").with_arguments(args(json!({}))))
