@@ -221,7 +221,10 @@ fn mcp_factory(
     factory
         .with_max_message_size(config.mcp_max_message_size)
         .with_start_wait(std::time::Duration::from_secs(config.mcp_start_wait))
-        .with_token_dir(paths.cache_dir.clone())
+        .with_tokens(crate::mcp::oauth::Tokens::new(
+            paths.cache_dir.clone(),
+            Some(Arc::clone(vault)),
+        ))
 }
 
 /// `workspace_dir`, relative to the config dir; `workspace/` there when unset.

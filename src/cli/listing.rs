@@ -25,11 +25,11 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if let Some(name) = &args.mcp_logout {
-        let dir = state
+        let tokens = state
             .mcp
-            .token_dir()
-            .ok_or_else(|| anyhow::anyhow!("no cache directory"))?;
-        let line = if crate::mcp::oauth::sign_out(dir, name)? {
+            .tokens()
+            .ok_or_else(|| anyhow::anyhow!("no place for MCP sign-ins"))?;
+        let line = if crate::mcp::oauth::sign_out(tokens, name)? {
             format!("✓ MCP server `{name}`: signed out")
         } else {
             format!("MCP server `{name}` was not signed in")

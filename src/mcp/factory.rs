@@ -158,8 +158,8 @@ pub struct McpFactory {
     secrets: SecretSource,
     /// Deferred entries resolved so far.
     resolved: Mutex<BTreeMap<String, Result<ServerSpec, String>>>,
-    /// Where MCP sign-ins are kept (the cache dir; see `oauth::token_path`).
-    token_dir: Option<std::path::PathBuf>,
+    /// Where MCP sign-ins are kept.
+    tokens: Option<super::oauth::Tokens>,
 }
 
 /// The environment with the vault's secrets laid over it, or why it cannot be had.
@@ -312,16 +312,16 @@ impl McpFactory {
         self
     }
 
-    /// Sets where MCP sign-ins are kept (the cache directory).
+    /// Sets where MCP sign-ins are kept.
     #[must_use]
-    pub fn with_token_dir(mut self, dir: std::path::PathBuf) -> Self {
-        self.token_dir = Some(dir);
+    pub fn with_tokens(mut self, tokens: super::oauth::Tokens) -> Self {
+        self.tokens = Some(tokens);
         self
     }
 
     /// Where MCP sign-ins are kept.
-    pub fn token_dir(&self) -> Option<&std::path::Path> {
-        self.token_dir.as_deref()
+    pub fn tokens(&self) -> Option<&super::oauth::Tokens> {
+        self.tokens.as_ref()
     }
 
     /// Sets how long a turn waits for servers that are still starting (`mcp_start_wait`).
@@ -556,11 +556,11 @@ impl McpFactory {
             }
             let http = http.clone();
             let pool = Arc::clone(&self.pool);
-            let token_dir = self.token_dir.clone();
+            let tokens = self.tokens.clone();
             runtime.spawn(async move {
                 let result = tokio::time::timeout(
                     START_TIMEOUT,
-                    McpServer::start(spec.clone(), http, max_message_size, token_dir.as_deref()),
+                    McpServer::start(spec.clone(), http, max_message_size, tokens.as_ref()),
                 )
                 .await
                 .unwrap_or_else(|_| {
@@ -641,9 +641,9 @@ impl McpFactory {
                     _ => "idle".into(),
                 },
             };
-            let signed_in = match (self.spec_of(&name), &self.token_dir) {
-                (Some(Ok(spec)), Some(dir)) if spec.oauth.is_some() => {
-                    match super::oauth::status(dir, &name) {
+            let signed_in = match (self.spec_of(&name), &self.tokens) {
+                (Some(Ok(spec)), Some(tokens)) if spec.oauth.is_some() => {
+                    match super::oauth::status(tokens, &name) {
                         super::oauth::Status::SignedOut => None,
                         status => Some(status),
                     }

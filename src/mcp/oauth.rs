@@ -121,25 +121,178 @@ fn store_error(e: impl std::fmt::Display) -> AuthError {
     AuthError::InternalError(format!("cannot keep the MCP sign-in: {e}"))
 }
 
-#[async_trait::async_trait]
-impl CredentialStore for FileStore {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        Ok(self.read())
-    }
-
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let text = serde_json::to_vec_pretty(&credentials).map_err(store_error)?;
+impl FileStore {
+    fn write(&self, credentials: &StoredCredentials) -> Result<(), AuthError> {
+        let text = serde_json::to_vec_pretty(credentials).map_err(store_error)?;
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(store_error)?;
         }
         crate::atomic_file::write_atomic(&self.path, &text, true).map_err(store_error)
     }
 
-    async fn clear(&self) -> Result<(), AuthError> {
+    fn remove(&self) -> Result<(), AuthError> {
         match std::fs::remove_file(&self.path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(store_error(e)),
             _ => Ok(()),
         }
+    }
+}
+
+/// Where sign-ins are kept: the vault when there is one (a secret `MCP_OAUTH_<SERVER>`
+/// per server), else a 0600 file per server in `dir` (the cache directory), where the
+/// scopes servers asked for are noted too.
+#[derive(Clone)]
+pub struct Tokens {
+    /// The cache directory.
+    pub dir: PathBuf,
+    /// The vault, when one exists.
+    pub vault: Option<std::sync::Arc<crate::vault::Keyring>>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens")
+            .field("dir", &self.dir)
+            .field("vault", &self.vault.is_some())
+            .finish()
+    }
+}
+
+/// The vault secret holding server `name`'s sign-in.
+pub fn secret_name(name: &str) -> String {
+    let upper: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("MCP_OAUTH_{upper}")
+}
+
+impl Tokens {
+    /// In `dir`, or in `vault` when it exists.
+    pub fn new(dir: PathBuf, vault: Option<std::sync::Arc<crate::vault::Keyring>>) -> Self {
+        let vault = vault.filter(|v| v.access().exists());
+        Self { dir, vault }
+    }
+
+    /// The store of server `name`.
+    pub fn store(&self, name: &str) -> TokenStore {
+        match &self.vault {
+            Some(keyring) => TokenStore::Vault {
+                keyring: std::sync::Arc::clone(keyring),
+                secret: secret_name(name),
+            },
+            None => TokenStore::File(FileStore::new(token_path(&self.dir, name))),
+        }
+    }
+
+    /// Where server `name`'s sign-in is, in words.
+    pub fn place(&self, name: &str) -> String {
+        match &self.vault {
+            Some(_) => format!("the vault, as {}", secret_name(name)),
+            None => token_path(&self.dir, name).display().to_string(),
+        }
+    }
+}
+
+/// A server's sign-in, in the vault or in a file.
+#[derive(Clone)]
+pub enum TokenStore {
+    /// A 0600 file.
+    File(FileStore),
+    /// A vault secret.
+    Vault {
+        /// The vault.
+        keyring: std::sync::Arc<crate::vault::Keyring>,
+        /// The secret's name.
+        secret: String,
+    },
+}
+
+impl TokenStore {
+    /// What the store holds (opening the vault if need be; blocking).
+    pub fn read(&self) -> Option<StoredCredentials> {
+        match self {
+            Self::File(file) => file.read(),
+            Self::Vault { keyring, secret } => keyring
+                .with_vault(|v| Ok(v.get(secret).map(str::to_string)))
+                .ok()
+                .flatten()
+                .and_then(|text| serde_json::from_str(&text).ok()),
+        }
+    }
+
+    /// What the store holds, without opening a vault that is still locked.
+    fn peek(&self) -> Option<StoredCredentials> {
+        match self {
+            Self::File(file) => file.read(),
+            Self::Vault { keyring, secret } => {
+                if !keyring.opened_names().contains(secret) {
+                    return None;
+                }
+                self.read()
+            }
+        }
+    }
+
+    fn write(&self, credentials: Option<&StoredCredentials>) -> Result<(), AuthError> {
+        match self {
+            Self::File(file) => match credentials {
+                Some(c) => file.write(c),
+                None => file.remove(),
+            },
+            Self::Vault { keyring, secret } => keyring
+                .with_vault(|v| {
+                    match credentials {
+                        Some(c) => {
+                            let text = serde_json::to_string(c).unwrap_or_default();
+                            if v.get(secret).is_some() {
+                                v.update(secret, &text)?;
+                            } else {
+                                v.add(secret, &text)?;
+                            }
+                        }
+                        None if v.get(secret).is_some() => v.delete(secret)?,
+                        None => return Ok(()),
+                    }
+                    v.save()
+                })
+                .map_err(store_error),
+        }
+    }
+
+    async fn read_async(&self) -> Option<StoredCredentials> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.read())
+            .await
+            .ok()
+            .flatten()
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for TokenStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        Ok(self.read_async().await)
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.write(Some(&credentials)))
+            .await
+            .map_err(store_error)?
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.write(None))
+            .await
+            .map_err(store_error)?
     }
 }
 
@@ -164,9 +317,10 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The sign-in state of server `name`, read from its token file.
-pub fn status(cache_dir: &Path, name: &str) -> Status {
-    let Some(stored) = FileStore::new(token_path(cache_dir, name)).read() else {
+/// The sign-in state of server `name` (a vault still locked is not opened for this: its
+/// sign-ins show as signed out).
+pub fn status(tokens: &Tokens, name: &str) -> Status {
+    let Some(stored) = tokens.store(name).peek() else {
         return Status::SignedOut;
     };
     let Some(token) = &stored.token_response else {
@@ -217,11 +371,16 @@ fn auth_failed(server: &str, e: impl std::fmt::Display) -> McpError {
 pub async fn signed_in_manager(
     name: &str,
     url: &str,
-    cache_dir: &Path,
+    tokens: &Tokens,
     settings: &OAuthSettings,
 ) -> Result<Option<AuthorizationManager>, McpError> {
-    let store = FileStore::new(token_path(cache_dir, name));
-    if store.read().and_then(|s| s.token_response).is_none() {
+    let store = tokens.store(name);
+    if store
+        .read_async()
+        .await
+        .and_then(|s| s.token_response)
+        .is_none()
+    {
         return Ok(None);
     }
     let mut manager = new_manager(name, url, store).await?;
@@ -245,7 +404,7 @@ pub async fn signed_in_manager(
 async fn new_manager(
     name: &str,
     url: &str,
-    store: FileStore,
+    store: TokenStore,
 ) -> Result<AuthorizationManager, McpError> {
     crate::client::http::install_crypto_provider();
     let mut manager = AuthorizationManager::new(url)
@@ -265,12 +424,17 @@ async fn new_manager(
 pub async fn begin(
     name: &str,
     url: &str,
-    cache_dir: &Path,
+    tokens: &Tokens,
     settings: &OAuthSettings,
     challenge: Option<&str>,
     redirect_uri: &str,
 ) -> Result<AuthorizationSession, McpError> {
-    let store = FileStore::new(token_path(cache_dir, name));
+    let store = tokens.store(name);
+    let granted = store
+        .read_async()
+        .await
+        .map(|s| s.granted_scopes)
+        .unwrap_or_default();
     let mut manager = new_manager(name, url, store).await?;
     let resolution = manager
         .resolve_metadata_from_challenge(challenge)
@@ -282,12 +446,11 @@ pub async fn begin(
         request = request.with_challenge(challenge);
     }
     // A step-up: what was granted, and what the server asked for since.
-    let extra = wanted(cache_dir, name);
+    let extra = wanted(&tokens.dir, name);
     if !settings.scopes.is_empty() || !extra.is_empty() {
         let mut scopes = settings.scopes.clone();
         if !extra.is_empty() {
-            let store = FileStore::new(token_path(cache_dir, name));
-            scopes.extend(store.read().map(|s| s.granted_scopes).unwrap_or_default());
+            scopes.extend(granted);
             if let Some(asked) = challenge
                 .and_then(|c| reqwest::Url::parse(url).ok().map(|u| (c, u)))
                 .and_then(|(c, u)| rmcp::transport::auth::WWWAuthenticateParams::parse(c, &u).scope)
@@ -321,14 +484,14 @@ pub fn forget_wanted(cache_dir: &Path, name: &str) {
     let _ = std::fs::remove_file(wanted_path(cache_dir, name));
 }
 
-/// Forgets server `name`'s tokens; whether there were any.
-pub fn sign_out(cache_dir: &Path, name: &str) -> std::io::Result<bool> {
-    forget_wanted(cache_dir, name);
-    match std::fs::remove_file(token_path(cache_dir, name)) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(e),
-    }
+/// Forgets server `name`'s tokens (opening the vault if they are there); whether there
+/// were any.
+pub fn sign_out(tokens: &Tokens, name: &str) -> Result<bool, McpError> {
+    forget_wanted(&tokens.dir, name);
+    let store = tokens.store(name);
+    let had = store.read().is_some();
+    store.write(None).map_err(|e| auth_failed(name, e))?;
+    Ok(had)
 }
 
 #[cfg(test)]
@@ -338,7 +501,8 @@ mod tests {
     #[tokio::test]
     async fn tokens_are_kept_private_and_their_status_is_shown() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(status(dir.path(), "s"), Status::SignedOut);
+        let tokens = Tokens::new(dir.path().to_path_buf(), None);
+        assert_eq!(status(&tokens, "s"), Status::SignedOut);
         let store = FileStore::new(token_path(dir.path(), "s/../x"));
         assert!(store.path.ends_with("oauth/mcp_s____x.json"));
         let token: rmcp::transport::auth::OAuthTokenResponse = serde_json::from_value(
@@ -347,16 +511,17 @@ mod tests {
         .unwrap();
         let stored =
             StoredCredentials::new("c".into(), Some(token), vec!["read".into()], Some(now()));
-        store.save(stored).await.unwrap();
+        store.write(&stored).unwrap();
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(&store.path).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
-        let shown = status(dir.path(), "s/../x").to_string();
+        let shown = status(&tokens, "s/../x").to_string();
         assert_eq!(shown, "signed in, token valid 10m, scopes: read");
-        assert!(sign_out(dir.path(), "s/../x").unwrap());
-        assert_eq!(status(dir.path(), "s/../x"), Status::SignedOut);
+        assert!(sign_out(&tokens, "s/../x").unwrap());
+        assert_eq!(status(&tokens, "s/../x"), Status::SignedOut);
+        assert_eq!(secret_name("my-docs.v2"), "MCP_OAUTH_MY_DOCS_V2");
     }
 }

@@ -332,7 +332,7 @@ pub struct McpServer {
     /// Where the server's questions during running calls go.
     calls: Arc<CallRoutes>,
     /// Where sign-ins are kept.
-    token_dir: Option<std::path::PathBuf>,
+    tokens: Option<super::oauth::Tokens>,
     /// The prompts last listed (for Tab completion).
     prompt_cache: Arc<std::sync::RwLock<Vec<rmcp::model::Prompt>>>,
 }
@@ -348,13 +348,13 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     /// Starts the server, initialises the session and lists its tools.
-    /// `token_dir` is where sign-ins are kept (none: servers that ask for one cannot
+    /// `tokens` is where sign-ins are kept (none: servers that ask for one cannot
     /// be used).
     pub async fn start(
         spec: ServerSpec,
         http: reqwest::Client,
         max_message_size: usize,
-        token_dir: Option<&std::path::Path>,
+        tokens: Option<&super::oauth::Tokens>,
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(ProgressRoutes::default());
@@ -408,7 +408,7 @@ impl McpServer {
                 (service, group)
             }
             Transport::Http { url, headers } => {
-                let manager = match (&spec.oauth, token_dir) {
+                let manager = match (&spec.oauth, tokens) {
                     (Some(settings), Some(dir)) => {
                         super::oauth::signed_in_manager(&spec.name, url, dir, settings).await?
                     }
@@ -428,7 +428,7 @@ impl McpServer {
                 let service = started.map_err(|e| match e {
                     StartFailure::Spec(e) => e,
                     StartFailure::Init(e) if spec.oauth.is_some() && needs_sign_in(&e) => {
-                        auth_refusal(&spec, token_dir, e.auth_challenge().unwrap_or_default())
+                        auth_refusal(&spec, tokens, e.auth_challenge().unwrap_or_default())
                     }
                     StartFailure::Init(e) => McpError::Start(start_error(&e, url)),
                 })?;
@@ -438,7 +438,7 @@ impl McpServer {
                 // A signed-in server gets the access token (refreshed first if it expired);
                 // the session lasts as long as the token does.
                 let mut headers = headers.clone();
-                if let (Some(settings), Some(dir)) = (&spec.oauth, token_dir)
+                if let (Some(settings), Some(dir)) = (&spec.oauth, tokens)
                     && let Some(manager) =
                         super::oauth::signed_in_manager(&spec.name, url, dir, settings).await?
                 {
@@ -481,7 +481,7 @@ impl McpServer {
             max_message_size,
             progress,
             calls,
-            token_dir: token_dir.map(std::path::Path::to_path_buf),
+            tokens: tokens.cloned(),
             prompt_cache: Arc::default(),
         };
         server.reload_tools().await?;
@@ -809,7 +809,7 @@ impl McpServer {
     }
 
     fn auth_refusal(&self, challenge: &str) -> McpError {
-        auth_refusal(&self.spec, self.token_dir.as_deref(), challenge)
+        auth_refusal(&self.spec, self.tokens.as_ref(), challenge)
     }
 
     fn unexpected(&self, method: &str) -> McpError {
@@ -993,7 +993,7 @@ fn lifecycle(spec: &ServerSpec) -> (ClientLifecycleMode, ProtocolVersion) {
 /// (`NeedsScope`). The scope a challenge names is noted for the next `--mcp-login`.
 fn auth_refusal(
     spec: &ServerSpec,
-    token_dir: Option<&std::path::Path>,
+    tokens: Option<&super::oauth::Tokens>,
     challenge: &str,
 ) -> McpError {
     let server = spec.name.clone();
@@ -1004,8 +1004,8 @@ fn auth_refusal(
     let params = reqwest::Url::parse(url)
         .map(|u| rmcp::transport::auth::WWWAuthenticateParams::parse(challenge, &u))
         .unwrap_or_default();
-    if let (Some(dir), Some(scope)) = (token_dir, &params.scope) {
-        super::oauth::want_scopes(dir, &server, scope);
+    if let (Some(tokens), Some(scope)) = (tokens, &params.scope) {
+        super::oauth::want_scopes(&tokens.dir, &server, scope);
     }
     match (params.is_insufficient_scope(), params.scope) {
         (true, Some(scope)) => McpError::NeedsScope { server, scope },

@@ -252,11 +252,11 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
             "MCP server `{name}` does not sign in (it has an Authorization header or \"oauth\": false in mcp.json)"
         );
     };
-    let dir = state
+    let tokens = state
         .mcp
-        .token_dir()
-        .ok_or_else(|| anyhow!("no cache directory to keep the sign-in in"))?
-        .to_path_buf();
+        .tokens()
+        .ok_or_else(|| anyhow!("no place to keep the sign-in in"))?
+        .clone();
     crate::client::http::install_crypto_provider();
     let challenge = probe(&url, sse).await;
     if challenge.is_none() {
@@ -265,7 +265,8 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(20))
             .build()?;
-        let trial = crate::mcp::server::McpServer::start(spec.clone(), http, 1 << 20, Some(&dir));
+        let trial =
+            crate::mcp::server::McpServer::start(spec.clone(), http, 1 << 20, Some(&tokens));
         if let Ok(Ok(server)) = tokio::time::timeout(Duration::from_secs(30), trial).await {
             drop(server);
         }
@@ -278,9 +279,15 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
         "http://127.0.0.1:{}/callback",
         listener.local_addr()?.port()
     );
-    let session =
-        crate::mcp::oauth::begin(name, &url, &dir, &settings, challenge.as_deref(), &redirect)
-            .await?;
+    let session = crate::mcp::oauth::begin(
+        name,
+        &url,
+        &tokens,
+        &settings,
+        challenge.as_deref(),
+        &redirect,
+    )
+    .await?;
     let auth_url = session.get_authorization_url().to_string();
     let expected = reqwest::Url::parse(&auth_url)
         .ok()
@@ -317,11 +324,11 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
         .handle_callback_url(&callback)
         .await
         .map_err(|e| anyhow!("MCP server `{name}`: sign-in failed: {e}"))?;
-    crate::mcp::oauth::forget_wanted(&dir, name);
-    let status = crate::mcp::oauth::status(&dir, name);
+    crate::mcp::oauth::forget_wanted(&tokens.dir, name);
+    let status = crate::mcp::oauth::status(&tokens, name);
     Ok(format!(
         "✓ MCP server `{name}`: {status} (kept in {})",
-        crate::mcp::oauth::token_path(&dir, name).display()
+        tokens.place(name)
     ))
 }
 

@@ -221,3 +221,44 @@ fn a_legacy_sse_server_signs_in_the_same_way() {
         "echo: over sse"
     );
 }
+
+#[test]
+fn with_a_vault_the_sign_in_is_kept_in_it() {
+    let (_server, url) = remote_with("--oauth", "", &[]);
+    let env = mcp_env(
+        json!({"s": {"type": "http", "url": url}}),
+        "enabled_mcp_servers: s\nmcp_tool_exposure: direct\nvault_password_file: vault-pass\n",
+    );
+    crate::common::write_private(&env.config_dir().join("vault-pass"), "a long passphrase\n");
+    env.loki()
+        .args(["--add-secret", "OTHER"])
+        .write_stdin("x")
+        .assert()
+        .success();
+    let out = login(&env).success();
+    assert!(
+        stderr(&out).contains("the vault, as MCP_OAUTH_S"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(find(&env.work_dir().join(".."), "mcp_s.json").is_empty());
+    let listed = crate::common::stdout(&env.loki().arg("--list-secrets").assert().success());
+    assert!(listed.contains("MCP_OAUTH_S"), "{listed}");
+
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "s_echo",
+        r#"{"text":"from the vault"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    env.loki().arg("echo").assert().success();
+    assert_eq!(
+        tool_result(&env.server.last_request().json()),
+        "echo: from the vault"
+    );
+
+    env.loki().args(["--mcp-logout", "s"]).assert().success();
+    let listed = crate::common::stdout(&env.loki().arg("--list-secrets").assert().success());
+    assert!(!listed.contains("MCP_OAUTH_S"), "{listed}");
+    assert!(listed.contains("OTHER"), "{listed}");
+}
