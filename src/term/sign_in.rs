@@ -267,8 +267,12 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
             .build()?;
         let trial =
             crate::mcp::server::McpServer::start(spec.clone(), http, 1 << 20, Some(&tokens));
-        if let Ok(Ok(server)) = tokio::time::timeout(Duration::from_secs(30), trial).await {
-            drop(server);
+        match tokio::time::timeout(Duration::from_secs(30), trial).await {
+            Ok(Err(crate::mcp::McpError::Start(why))) if why.starts_with("cannot reach") => {
+                bail!("MCP server `{name}`: {why}");
+            }
+            Ok(Ok(server)) => drop(server),
+            _ => {}
         }
     }
     let listener =
