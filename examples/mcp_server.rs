@@ -113,6 +113,7 @@ impl TestServer {
     async fn unlock(&self, peer: Peer<RoleServer>) -> String {
         UNLOCKED.store(true, std::sync::atomic::Ordering::SeqCst);
         let _ = peer.notify_tool_list_changed().await;
+        let _ = peer.notify_prompt_list_changed().await;
         "unlocked".into()
     }
 
@@ -321,15 +322,22 @@ impl ServerHandler for TestServer {
         _request: Option<rmcp::model::PaginatedRequestParams>,
         _context: rmcp::service::RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, rmcp::ErrorData> {
-        Ok(rmcp::model::ListPromptsResult::with_all_items(vec![
-            rmcp::model::Prompt::new(
-                "greet",
-                Some("Greets someone"),
-                Some(vec![
-                    rmcp::model::PromptArgument::new("name").with_required(true),
-                ]),
-            ),
-        ]))
+        let mut prompts = vec![rmcp::model::Prompt::new(
+            "greet",
+            Some("Greets someone"),
+            Some(vec![
+                rmcp::model::PromptArgument::new("name").with_required(true),
+            ]),
+        )];
+        // `unlock` adds one (and says the list changed).
+        if UNLOCKED.load(std::sync::atomic::Ordering::SeqCst) {
+            prompts.push(rmcp::model::Prompt::new(
+                "farewell",
+                Some("Says goodbye"),
+                None,
+            ));
+        }
+        Ok(rmcp::model::ListPromptsResult::with_all_items(prompts))
     }
 
     async fn get_prompt(
@@ -337,6 +345,12 @@ impl ServerHandler for TestServer {
         request: rmcp::model::GetPromptRequestParams,
         _context: rmcp::service::RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, rmcp::ErrorData> {
+        if request.name == "farewell" && UNLOCKED.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(rmcp::model::GetPromptResult::new(vec![
+                rmcp::model::PromptMessage::new_text(rmcp::model::Role::User, "Say goodbye."),
+            ])
+            .into());
+        }
         if request.name != "greet" {
             return Err(rmcp::ErrorData::invalid_params("no such prompt", None));
         }

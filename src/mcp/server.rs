@@ -193,6 +193,8 @@ pub struct Handler {
     calls: Arc<CallRoutes>,
     /// The version proposed in `initialize`.
     version: ProtocolVersion,
+    /// The prompts last listed (Tab completion), listed again when they change.
+    prompts: Arc<std::sync::RwLock<Vec<rmcp::model::Prompt>>>,
 }
 
 /// What loki offers servers: forms and pages for the user, completions of the
@@ -285,6 +287,19 @@ impl rmcp::ClientHandler for Handler {
         Ok(rmcp::model::ListRootsResult::new(roots))
     }
 
+    async fn on_prompt_list_changed(&self, cx: NotificationContext<RoleClient>) {
+        tracing::info!(server = %self.server, "prompt list changed");
+        let prompts = Arc::clone(&self.prompts);
+        tokio::spawn(async move {
+            if let Ok(Ok(listed)) =
+                tokio::time::timeout(LIST_TIMEOUT, cx.peer.list_all_prompts()).await
+                && let Ok(mut slot) = prompts.write()
+            {
+                *slot = listed;
+            }
+        });
+    }
+
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
         tracing::info!(server = %self.server, "tool list changed");
         self.tools_changed.store(true, Ordering::Release);
@@ -359,6 +374,7 @@ impl McpServer {
         let tools_changed = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(ProgressRoutes::default());
         let calls = Arc::new(CallRoutes::default());
+        let prompt_cache = Arc::default();
         let (mode, version) = lifecycle(&spec);
         let handler = Handler {
             server: spec.name.clone(),
@@ -366,6 +382,7 @@ impl McpServer {
             progress: Arc::clone(&progress),
             calls: Arc::clone(&calls),
             version,
+            prompts: Arc::clone(&prompt_cache),
         };
         let mut refusals = None;
         let (service, group) = match &spec.transport {
@@ -482,7 +499,7 @@ impl McpServer {
             progress,
             calls,
             tokens: tokens.cloned(),
-            prompt_cache: Arc::default(),
+            prompt_cache,
         };
         server.reload_tools().await?;
         server.list_prompts_in_background();

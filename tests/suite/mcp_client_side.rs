@@ -158,6 +158,22 @@ fn a_server_s_prompts_and_resources_are_used_from_the_repl() {
     assert!(sent.contains("llamas hum"), "{sent}");
     assert!(sent.contains("mcp:s:test://readme"), "{sent}");
 
+    // A prompt added later (the server says its list changed) completes too.
+    env.server
+        .push(openai::tool_call_stream(&[("c1", "s_unlock", "{}")]));
+    env.server.push(openai::text_stream(&["Unlocked."]));
+    pty.send("unlock\r");
+    pty.expect("Unlocked.");
+    pty.expect(prompt);
+    // The list is read again in the background when the server says it changed.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    env.server.push(openai::text_stream(&["Goodbye!"]));
+    pty.send(".mcp prompt s fa\t");
+    pty.expect("farewell");
+    pty.send("\r");
+    pty.expect("Goodbye!");
+    pty.expect(prompt);
+
     pty.send(".mcp prompt s nope\r");
     pty.expect("prompt `nope` of MCP server `s`");
     pty.expect(prompt);
