@@ -37,8 +37,10 @@ pub fn init(env: &Env, path: PathBuf) {
     if level == "off" {
         return;
     }
+    // rmcp's OAuth module logs authorization codes at debug: it stays at info whatever
+    // the filter asks for.
     let filter = match env.get("LOKI_LOG_FILTER") {
-        Some(target) => format!("{target}={level}"),
+        Some(target) => format!("{target}={level},rmcp::transport::auth=info"),
         None => format!("loki={level}"),
     };
     // A target and a level are all a filter here ever holds, so the plain target filter
