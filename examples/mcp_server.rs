@@ -643,6 +643,8 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
     type Params = std::collections::HashMap<String, String>;
 
     let wrong_iss = std::env::args().any(|a| a == "--wrong-iss");
+    // `--open-start`: the session starts without a token; its first listing is challenged.
+    let open_start = std::env::args().any(|a| a == "--open-start");
     let ttl: u64 = std::env::var("MCP_TOKEN_TTL")
         .ok()
         .and_then(|t| t.parse().ok())
@@ -843,14 +845,23 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
                             )
                         })
                         .unwrap_or_default();
+                    let (parts, body) = request.into_parts();
+                    let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+                        return StatusCode::BAD_REQUEST.into_response();
+                    };
+                    let message: serde_json::Value =
+                        serde_json::from_slice(&bytes).unwrap_or_default();
+                    let starting = matches!(
+                        message["method"].as_str(),
+                        Some("initialize" | "notifications/initialized" | "server/discover")
+                    );
+                    let request =
+                        axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
+                    if scope.is_none() && open_start && starting {
+                        return next.run(request).await;
+                    }
                     if let Some(scope) = scope {
                         // `note` changes state: it needs mcp:write (a step-up).
-                        let (parts, body) = request.into_parts();
-                        let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
-                            return StatusCode::BAD_REQUEST.into_response();
-                        };
-                        let message: serde_json::Value =
-                            serde_json::from_slice(&bytes).unwrap_or_default();
                         if message["method"] == "tools/call"
                             && message["params"]["name"] == "note"
                             && !scope.split(' ').any(|s| s == "mcp:write")
@@ -862,8 +873,6 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
                             return (StatusCode::FORBIDDEN, [(header::WWW_AUTHENTICATE, challenge)])
                                 .into_response();
                         }
-                        let request =
-                            axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
                         return next.run(request).await;
                     }
                     count(&issuer, "unauthorized");

@@ -218,7 +218,7 @@ pub struct Args {
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
     pub serve: Option<String>,
 
-    /// Be an MCP server (roles, agents and knowledge bases as tools): on stdio, or streamable HTTP at ADDR (`/mcp`)
+    /// Be an MCP server (roles, agents, macros and knowledge bases as tools): on stdio, or streamable HTTP at ADDR (`/mcp`)
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "", conflicts_with_all = ["serve", "execute", "output_format", "input_format", "macro_name"])]
     pub mcp_server: Option<String>,
 

@@ -262,3 +262,29 @@ fn with_a_vault_the_sign_in_is_kept_in_it() {
     assert!(!listed.contains("MCP_OAUTH_S"), "{listed}");
     assert!(listed.contains("OTHER"), "{listed}");
 }
+
+#[test]
+fn a_challenge_after_the_session_started_names_the_login_and_its_scope() {
+    // `initialize` passes without a token; `tools/list` is challenged (scope mcp:read).
+    let (_server, url) = remote_with("--oauth", "--open-start", &[]);
+    let env = signed_env(&url);
+    env.server.push(openai::text_stream(&["No tools."]));
+    let out = env.loki().arg("hi").assert().success();
+    let err = stderr(&out);
+    assert!(
+        err.contains("needs sign-in: run `loki --mcp-login s`"),
+        "{err}"
+    );
+    // The login meets the same challenge and asks for its scope, not every scope the
+    // server supports (mcp:read mcp:write).
+    login(&env).success();
+    assert_eq!(stats(&url)["last_scope"], "mcp:read");
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "s_echo",
+        r#"{"text":"late"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    env.loki().arg("echo").assert().success();
+    assert_eq!(tool_result(&env.server.last_request().json()), "echo: late");
+}
