@@ -168,7 +168,7 @@ pub struct RequestContext {
     pub supervisor: Option<Arc<dyn crate::tool::agents::Supervisor>>,
     /// Off the record (`--otr`, `.otr`): nothing is written — no session, no
     /// `messages.md` — and tools that write or run commands are not offered.
-    pub otr: bool,
+    pub otr: crate::tool::Switch,
     /// Tool groups loaded with `load_tools` in this conversation (an open session keeps
     /// its own list too).
     pub loaded_tools: std::collections::BTreeSet<String>,
@@ -465,7 +465,7 @@ impl RequestContext {
             budget: None,
             auto_continue: false,
             client_tools: Vec::new(),
-            otr: false,
+            otr: crate::tool::Switch::default(),
             loaded_tools: std::collections::BTreeSet::new(),
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),

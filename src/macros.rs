@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, Op};
 use crate::dotcmd::{self, Action};
 use crate::engine::command::Command;
 use crate::engine::{CoreError, RunOptions, UserInput};
@@ -353,7 +353,7 @@ impl Output for Terminal {
 /// stream on stdout. The conversation is finished at the end: a session opened by a step
 /// is saved per the save policy.
 pub async fn run(
-    conversation: &mut Conversation,
+    mut conversation: Conversation,
     name: &str,
     args: &[String],
     term: &dyn Output,
@@ -376,7 +376,7 @@ pub async fn run(
         // Whether a step is a dot-command is decided by the file, never by an argument:
         // `"{{text}}"` given `.delete session x` stays a prompt.
         let command = raw.trim_start().starts_with('.');
-        if let Err(message) = run_step(conversation, &step, command, term).await {
+        if let Err(message) = run_step(&mut conversation, &step, command, term).await {
             result = Err(match message {
                 StepError::Cancelled => MacroError::Cancelled(name.to_string()),
                 StepError::Failed(message) => MacroError::Step {
@@ -390,7 +390,7 @@ pub async fn run(
         }
     }
     let emitter = term.events(None);
-    if let Err(e) = conversation.finish(false, emitter.as_ref()).await
+    if let Err(e) = conversation.close(emitter.as_ref()).await.into_saved()
         && result.is_ok()
     {
         result = Err(MacroError::Step {
@@ -458,7 +458,7 @@ async fn run_step(
         Action::Ask(input) => {
             let emitter = term.events(Some(conversation.cancel_token()));
             let result = conversation
-                .run(input, RunOptions::default(), emitter.as_ref())
+                .submit(Op::prompt(input), emitter.as_ref())
                 .await;
             drop(emitter);
             result?;
@@ -466,9 +466,12 @@ async fn run_step(
         }
         Action::AskWithRole { role, input } => {
             let emitter = term.events(Some(conversation.cancel_token()));
-            let result = conversation
-                .run_with_role(&role, input, RunOptions::default(), emitter.as_ref())
-                .await;
+            let op = Op::Prompt {
+                input,
+                options: RunOptions::default(),
+                role: Some(role),
+            };
+            let result = conversation.submit(op, emitter.as_ref()).await;
             drop(emitter);
             result?;
             return Ok(());
@@ -493,7 +496,10 @@ async fn run_step(
     };
     // A command's confirmations go to stderr.
     let emitter = term.events(None);
-    let applied = conversation.apply(command, emitter.as_ref()).await?;
+    let applied = conversation
+        .submit(Op::Command(command), emitter.as_ref())
+        .await?
+        .into_applied();
     for line in &applied.lines {
         match line {
             crate::engine::command::Line::Note(text) => term.note(text),

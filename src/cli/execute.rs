@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::Env;
-use crate::conversation::{Conversation, ConversationSpec};
+use crate::conversation::{Conversation, ConversationSpec, Op};
 use crate::engine::command::Command;
 use crate::engine::{CollectingEmitter, CoreError, RunOptions, UserInput};
 use crate::render::sanitize;
@@ -59,8 +59,9 @@ pub async fn start(
     };
     let status = run(&mut conversation, input).await;
     let saved = conversation
-        .finish(false, &CollectingEmitter::new())
-        .await?;
+        .close(&CollectingEmitter::new())
+        .await
+        .into_saved()?;
     for warning in saved.warnings() {
         crate::term::report_warning(&theme, warning);
     }
@@ -146,7 +147,12 @@ async fn generate(conversation: &mut Conversation, input: UserInput) -> Result<S
         stream: Some(false),
         ..RunOptions::default()
     };
-    let outcome = conversation.run(input, options, &emitter).await?;
+    let op = Op::Prompt {
+        input,
+        options,
+        role: None,
+    };
+    let outcome = conversation.submit(op, &emitter).await?.into_outcome();
     if conversation.context().dry_run {
         return Ok(outcome.text);
     }
@@ -179,7 +185,7 @@ async fn describe(state: &Arc<AppState>, model: &str, command: &str) -> Result<(
         ..UserInput::default()
     };
     conversation
-        .run(input, RunOptions::default(), &emitter)
+        .submit(Op::prompt(input), &emitter)
         .await
         .map(|_| ())
 }

@@ -28,14 +28,14 @@ pub async fn run(state: &Arc<AppState>, args: &Args, macro_args: &[String]) -> a
         approver: super::flags::terminal_approver(&state.terminal, &id),
         ..super::flags::spec(args, &state.terminal, None)
     };
-    let mut conversation = Conversation::open(state, spec).await?;
+    let conversation = Conversation::open(state, spec).await?;
     let stop =
         StopWatch::start(conversation.cancel_token(), true).context("cannot listen for signals")?;
     let terminal = macros::Terminal {
         display: Display::from_config(&state.config),
         caps: state.terminal,
     };
-    let result = macros::run(&mut conversation, name, macro_args, &terminal).await;
+    let result = macros::run(conversation, name, macro_args, &terminal).await;
     Ok(match result {
         Ok(()) => 0,
         Err(MacroError::Cancelled(_)) => {

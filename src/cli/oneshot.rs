@@ -1,5 +1,5 @@
 //! The one-shot front end: one [`Conversation`] built from the flags, one run per prompt,
-//! then [`Conversation::finish`] and [`exit_status`]. The answer is shown as text
+//! then [`Conversation::close`] and [`crate::conversation::Closed::exit_status`]. The answer is shown as text
 //! (`TerminalEmitter`) or, headless, as JSON (`--output-format json|stream-json`);
 //! `--input-format stream-json` reads prompts and approvals from stdin
 //! ([`super::stdin_json`]).
@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::args::{Args, InputFormat, OutputFormat};
 use super::headless::{JsonLines, JsonResult};
 use crate::config::TerminalCaps;
-use crate::conversation::{Conversation, ConversationSpec, Ending, exit_status};
+use crate::conversation::{Closed, Conversation, ConversationSpec, Op, Outside};
 use crate::engine::{CoreError, Emitter, RunOptions, Sink, UserInput};
 use crate::render::theme::Theme;
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
@@ -110,33 +110,27 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     };
     let (result, bad_input) = if args.input_format == InputFormat::StreamJson {
         let theme = stderr_theme(state);
-        super::stdin_json::run(
-            &mut conversation,
-            &output,
-            options,
-            approvals,
-            questions,
-            &theme,
-        )
-        .await
+        super::stdin_json::run(&mut conversation, &output, options, &theme).await
     } else {
         let input = UserInput {
             text,
             files: args.files.clone(),
             ..UserInput::default()
         };
-        let turn = conversation.run(input, options, output.emitter()).await;
+        let op = Op::Prompt {
+            input,
+            options,
+            role: None,
+        };
+        let turn = conversation.submit(op, output.emitter()).await;
         (turn.map(|_| ()), false)
     };
     if stop.signal().is_some() && !headless {
         // A tool approval menu may have been waiting in raw mode.
         crate::signals::restore_terminal();
     }
-    let completed = result.is_ok() && stop.signal().is_none();
-    let finished = conversation.finish(completed, output.emitter()).await;
-    Ok(conclude(
-        state, &result, finished, &stop, &output, bad_input,
-    ))
+    let closed = conversation.close(output.emitter()).await;
+    Ok(conclude(state, &result, &closed, &stop, &output, bad_input))
 }
 
 /// The conversation the flags describe, holding its session for the whole run.
@@ -192,14 +186,14 @@ fn answer_over_stdin(
 fn conclude(
     state: &AppState,
     result: &Result<(), CoreError>,
-    finished: Result<crate::engine::command::Applied, CoreError>,
+    closed: &Closed,
     stop: &StopWatch,
     output: &Output,
     bad_input: bool,
 ) -> u8 {
     let theme = stderr_theme(state);
     let broken_pipe = output.broken_pipe();
-    let finish_failed = match &finished {
+    let finish_failed = match &closed.saved {
         Ok(applied) => {
             // "Saved as a new session because another writer changed it" must be seen.
             for warning in applied.warnings() {
@@ -219,9 +213,7 @@ fn conclude(
     {
         term::report_error(&theme, &e.to_string());
     }
-    exit_status(&Ending {
-        result,
-        finish_failed,
+    closed.exit_status(Outside {
         stopped: stop.signal(),
         broken_pipe,
         bad_input,

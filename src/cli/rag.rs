@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::args::Args;
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, Op};
 use crate::engine::command::Command;
 use crate::engine::retrieval;
 use crate::rag;
@@ -88,7 +88,7 @@ pub(crate) async fn prepare(
     }
     let quiet = crate::engine::CollectingEmitter::new();
     conversation
-        .apply(Command::UseRag(name.clone()), &quiet)
+        .submit(Op::Command(Command::UseRag(name.clone())), &quiet)
         .await?;
     let flag_build = !args.rag_docs.is_empty() || args.rebuild_rag;
     if built && flag_build && !has_prompt {

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use super::args::Args;
-use crate::conversation::{Conversation, ConversationSpec};
+use crate::conversation::{Conversation, ConversationSpec, Op, Reply};
 use crate::render::sanitize;
 use crate::render::theme::Theme;
 use crate::state::AppState;
@@ -31,16 +31,16 @@ pub async fn run(state: &Arc<AppState>, args: &Args, piped: Option<String>) -> a
         ..super::flags::spec(args, &state.terminal, None)
     };
     let mut conversation = Conversation::open(state, spec).await?;
-    // Every tool loki has can be run this way, whatever `enabled_tools` offers models.
-    conversation.context_mut().enabled_tools = Some("all".into());
-    conversation.context_mut().function_calling_support = true;
     // The person typed the call: no tool line echoes it; the result or one error line
     // is the whole output.
-    let outcome = conversation
-        .run_tool(name, &arguments, &crate::engine::Discard)
-        .await;
+    let op = Op::RunTool {
+        name: name.to_string(),
+        arguments,
+    };
+    let outcome = conversation.submit(op, &crate::engine::Discard).await;
     let outcome = match outcome {
-        Ok(outcome) => outcome,
+        Ok(Reply::Tool(outcome)) => outcome,
+        Ok(_) => unreachable!("a tool call replies with its outcome"),
         Err(e) => {
             crate::term::report_error(&theme, &e.to_string());
             return Ok(e.exit_code());

@@ -13,7 +13,7 @@ use tokio::sync::mpsc::Receiver;
 use super::args::{Args, InputFormat};
 use super::headless::{InputLine, parse_input_line};
 use super::oneshot::Output;
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, Op, Remote};
 use crate::engine::{CoreError, RunOptions, UserInput};
 use crate::render::theme::Theme;
 use crate::term;
@@ -35,8 +35,8 @@ struct Input<'a> {
     number: usize,
     ended: bool,
     bad: bool,
-    approvals: Option<Arc<ChannelApprover>>,
-    questions: Arc<crate::tool::escalate::Escalations>,
+    /// Where approvals and answers go while a turn runs.
+    remote: Remote,
     theme: &'a Theme,
 }
 
@@ -77,14 +77,11 @@ impl Input<'_> {
                         question_id,
                         answer,
                     })) => {
-                        if let Err(reason) = self.questions.reply(&question_id, &answer) {
-                            let number = self.number;
-                            term::report_error(
-                                self.theme,
-                                &format!("input line {number}: {reason}"),
-                            );
-                            self.bad = true;
-                        }
+                        let op = Op::Answer {
+                            question: question_id,
+                            reply: answer,
+                        };
+                        self.submit(self.number, op);
                     }
                     _ => self.queue.push_back((self.number, line)),
                 }
@@ -100,20 +97,20 @@ impl Input<'_> {
 
     fn end(&mut self) {
         self.ended = true;
-        if let Some(approvals) = &self.approvals {
-            approvals.close();
-        }
-        self.questions.close();
+        self.remote.input_ended();
     }
 
     fn answer(&mut self, number: usize, call_id: &str, decision: crate::tool::approve::Decision) {
-        let answered = match &self.approvals {
-            Some(approvals) => approvals
-                .answer(call_id, decision)
-                .map_err(|e| e.to_string()),
-            None => Err("approvals are not read here (--yolo approves every call)".into()),
+        let op = Op::Approve {
+            call: call_id.to_string(),
+            decision,
         };
-        if let Err(reason) = answered {
+        self.submit(number, op);
+    }
+
+    /// An approval or an answer, to the conversation now (a turn may be waiting for it).
+    fn submit(&mut self, number: usize, op: Op) {
+        if let Err(reason) = self.remote.submit(op) {
             term::report_error(self.theme, &format!("input line {number}: {reason}"));
             self.bad = true;
         }
@@ -145,8 +142,6 @@ pub(super) async fn run(
     conversation: &mut Conversation,
     output: &Output,
     options: RunOptions,
-    approvals: Option<Arc<ChannelApprover>>,
-    questions: Arc<crate::tool::escalate::Escalations>,
     theme: &Theme,
 ) -> (Result<(), CoreError>, bool) {
     let max_bytes = conversation.state().config.max_input_size;
@@ -157,8 +152,7 @@ pub(super) async fn run(
         number: 0,
         ended: false,
         bad: false,
-        approvals,
-        questions,
+        remote: conversation.remote(),
         theme,
     };
     let mut result = Ok(());
@@ -196,7 +190,12 @@ async fn run_reading(
     output: &Output,
     input: &mut Input<'_>,
 ) -> Result<(), CoreError> {
-    let turn = conversation.run(prompt, options, output.emitter());
+    let op = Op::Prompt {
+        input: prompt,
+        options,
+        role: None,
+    };
+    let turn = conversation.submit(op, output.emitter());
     tokio::pin!(turn);
     loop {
         tokio::select! {

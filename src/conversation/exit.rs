@@ -1,15 +1,61 @@
 //! How a conversation's work ended, mapped to the process's exit status in one place.
 
 use crate::engine::CoreError;
+use crate::engine::command::Applied;
 use crate::signals::StopSignal;
 
-/// How a front end's work on a conversation ended.
+/// How a run failed, as far as the exit status cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// Stopped (Ctrl-C, a signal, a budget, a disconnected client).
+    Stopped,
+    /// Failed, with this exit status.
+    Failed(u8),
+}
+
+impl Failure {
+    /// How `error` ends a run.
+    pub fn of(error: &CoreError) -> Self {
+        match error {
+            CoreError::Cancelled => Self::Stopped,
+            other => Self::Failed(other.exit_code()),
+        }
+    }
+}
+
+/// How a conversation ended, from [`super::Conversation::close`]: the first of its runs
+/// that failed, what closing it saved, and the session it had.
 #[derive(Debug)]
-pub struct Ending<'a> {
-    /// The runs' result (the first failure decides).
-    pub result: &'a Result<(), CoreError>,
-    /// Whether the closing save (or another step after the runs) failed.
-    pub finish_failed: bool,
+pub struct Closed {
+    /// The first run that failed.
+    pub failure: Option<Failure>,
+    /// What the closing save wrote (its warnings must be seen), or why it failed.
+    pub saved: Result<Applied, CoreError>,
+    /// The session it had at the end: id and name.
+    pub session: Option<(String, String)>,
+}
+
+impl Closed {
+    /// The save's outcome as a result (for drivers that report it as their own).
+    pub fn into_saved(self) -> Result<Applied, CoreError> {
+        self.saved
+    }
+
+    /// The process's exit status, given what only the driver knows.
+    pub fn exit_status(&self, outside: Outside) -> u8 {
+        exit_status(&Ending {
+            failure: self.failure,
+            finish_failed: self.saved.is_err(),
+            stopped: outside.stopped,
+            broken_pipe: outside.broken_pipe,
+            bad_input: outside.bad_input,
+        })
+    }
+}
+
+/// What only the driver knows about how its work ended.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Outside {
     /// The stop signal received, if any.
     pub stopped: Option<StopSignal>,
     /// stdout was closed by its reader (`| head`): not a failure.
@@ -18,25 +64,29 @@ pub struct Ending<'a> {
     pub bad_input: bool,
 }
 
+/// Everything the exit status depends on.
+#[derive(Debug)]
+struct Ending {
+    failure: Option<Failure>,
+    finish_failed: bool,
+    stopped: Option<StopSignal>,
+    broken_pipe: bool,
+    bad_input: bool,
+}
+
 /// The exit status: 0 when everything ran; the signal's status (130 SIGINT, 143 SIGTERM,
 /// 129 SIGHUP) when stopped; 1 for a failure, including a failed save after a successful
 /// run; 0 when the reader of stdout went away.
-pub fn exit_status(ending: &Ending<'_>) -> u8 {
+fn exit_status(ending: &Ending) -> u8 {
     let stop_code = |fallback: u8| ending.stopped.map_or(fallback, StopSignal::exit_code);
-    match ending.result {
-        Err(_) if ending.broken_pipe => {
-            if ending.finish_failed {
-                1
-            } else {
-                0
-            }
-        }
-        Err(CoreError::Cancelled) => stop_code(130),
-        Err(e) => e.exit_code(),
-        Ok(()) if ending.finish_failed => 1,
-        Ok(()) if ending.stopped.is_some() => stop_code(0),
-        Ok(()) if ending.bad_input => 1,
-        Ok(()) => 0,
+    match ending.failure {
+        Some(_) if ending.broken_pipe => u8::from(ending.finish_failed),
+        Some(Failure::Stopped) => stop_code(130),
+        Some(Failure::Failed(code)) => code,
+        None if ending.finish_failed => 1,
+        None if ending.stopped.is_some() => stop_code(0),
+        None if ending.bad_input => 1,
+        None => 0,
     }
 }
 
@@ -52,7 +102,7 @@ mod tests {
         bad_input: bool,
     ) -> u8 {
         exit_status(&Ending {
-            result: &result,
+            failure: result.as_ref().err().map(Failure::of),
             finish_failed,
             stopped,
             broken_pipe,

@@ -138,7 +138,7 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
             ),
             "enabled_tools",
         ),
-        ("yolo", ctx.tool_policy.yolo.to_string(), "tools"),
+        ("yolo", ctx.tool_policy.yolo.get().to_string(), "tools"),
         (
             "enabled_mcp_servers",
             none_if_empty(crate::engine::scope::mcp_servers(state, ctx).0),

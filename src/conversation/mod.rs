@@ -8,8 +8,9 @@
 //!    its session throughout, takes the session's lock — [`Conversation::open`] does both;
 //! 2. [`Conversation::apply`] changes it ([`Command`] → [`Applied`]), [`Conversation::run`]
 //!    sends a prompt through the engine;
-//! 3. [`Conversation::finish`] applies the save policy once and lets the session go;
-//! 4. [`exit_status`] maps how it went to the process's exit status.
+//! 3. [`Conversation::close`] applies the save policy once, shuts its sub-agents down,
+//!    lets the session and MCP servers go and says how it ended ([`Closed`]), which
+//!    [`Closed::exit_status`] maps to the process's exit status.
 //!
 //! [`Conversation::child`] starts a sub-conversation: its own history, tool scope and MCP
 //! lease, a cancellation token derived from its parent's (cancelling a parent cancels its
@@ -20,7 +21,10 @@
 pub mod catalog;
 mod exit;
 pub mod info;
+mod lineage;
+mod op;
 pub mod policy;
+mod reconfigure;
 mod supervisor;
 
 use std::path::PathBuf;
@@ -35,10 +39,11 @@ use crate::engine::{
     CoreError, Discard, Emitter, Engine, RunOptions, RunOutcome, RunRequest, UserInput,
 };
 use crate::state::AppState;
-use crate::tool::approve::{Approver, RoutedApprover};
-use crate::tool::ask::{Asker, RoutedAsker};
+use crate::tool::approve::Approver;
+use crate::tool::ask::Asker;
 
-pub use exit::{Ending, exit_status};
+pub use exit::{Closed, Failure, Outside};
+pub use op::{Op, OpError, Remote, Reply};
 
 /// Where a conversation reports what happens to its session outside a run (waiting for
 /// another writer's lock, merging what others stored): one line each.
@@ -107,6 +112,9 @@ pub struct ConversationSpec {
     pub client_tools: Vec<crate::client::ToolSpec>,
     /// Off the record: nothing is written, and tools that write or run are not offered.
     pub otr: bool,
+    /// Offer the model no tools, whatever the configuration says (a server whose
+    /// `api.tools` are off).
+    pub no_tools: bool,
 }
 
 impl std::fmt::Debug for ConversationSpec {
@@ -132,8 +140,13 @@ pub struct Conversation {
     notices: Notify,
     warnings: Vec<String>,
     observer: Option<Arc<dyn Emitter>>,
-    escalations: Option<Arc<crate::tool::escalate::Escalations>>,
+    /// The board its questions (and its sub-agents') wait on for an [`Op::Answer`].
+    questions: Arc<crate::tool::escalate::Escalations>,
+    /// The running turn, for [`Op::Interrupt`].
+    interrupter: Arc<op::Interrupter>,
     build_agent_rag: bool,
+    /// The first run that failed (for [`Conversation::close`]).
+    failure: Option<Failure>,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -171,11 +184,14 @@ impl Conversation {
         ctx.user_tools = spec.user_tools;
         ctx.auto_continue = spec.auto_continue;
         ctx.client_tools = spec.client_tools;
-        ctx.otr = spec.otr;
+        ctx.function_calling_support &= !spec.no_tools;
         if spec.otr {
+            ctx.otr.set(true);
             ctx.save = false;
         }
-        ctx.tool_policy.yolo |= spec.yolo;
+        if spec.yolo {
+            ctx.tool_policy.yolo.set(true);
+        }
         let mut pending = spec.commands;
         if let Some(model) = spec.model {
             // The model asked for wins over the models of the roles and sessions applied.
@@ -194,8 +210,12 @@ impl Conversation {
             notices: spec.notices.unwrap_or_else(|| Arc::new(|_: &str| {})),
             warnings: Vec::new(),
             observer: spec.observer,
-            escalations: spec.escalations,
+            questions: spec
+                .escalations
+                .unwrap_or_else(|| Arc::new(crate::tool::escalate::Escalations::new())),
+            interrupter: Arc::default(),
             build_agent_rag: spec.build_agent_rag,
+            failure: None,
         }
         .with_switches(spec.dry_run, spec.no_stream))
     }
@@ -221,7 +241,7 @@ impl Conversation {
     /// [`Conversation::take_warnings`].
     pub async fn prepare(&mut self) -> Result<(), CoreError> {
         let state = Arc::clone(self.state());
-        if let Some(prelude) = self.prelude.take().filter(|_| !self.ctx.otr) {
+        if let Some(prelude) = self.prelude.take().filter(|_| !self.ctx.otr.get()) {
             for command in prelude_commands(&prelude)? {
                 // A session with history keeps its role.
                 let keeps_role =
@@ -244,40 +264,19 @@ impl Conversation {
         Ok(())
     }
 
-    /// Starts a sub-conversation of this one: `spec`'s model, role and session, this
-    /// conversation's working directory and environment unless `spec` names others, a
-    /// cancellation token that this conversation's cancels, and its approvals and
-    /// questions answered by this conversation's approver and asker, labelled
-    /// `<parent label> › <child label>`.
-    pub async fn child(&self, mut spec: ConversationSpec) -> Result<Self, CoreError> {
-        let id = crate::context::next_conversation_id();
-        let name = spec
-            .label
-            .take()
-            .map_or_else(|| id.to_string(), |label| format!("{id} ({label})"));
-        let label = format!("{} › {name}", self.label);
-        spec.cwd = spec.cwd.or_else(|| Some(self.ctx.cwd.clone()));
-        spec.env = spec.env.or_else(|| Some(Arc::clone(&self.ctx.env)));
-        spec.approver = Some(Arc::new(RoutedApprover::new(
-            Arc::clone(&self.ctx.approver),
-            label.clone(),
-        )));
-        spec.asker = Some(Arc::new(RoutedAsker::new(
-            Arc::clone(&self.ctx.asker),
-            label.clone(),
-        )));
-        spec.cancel = Some(self.ctx.cancel.child_token());
-        spec.yolo |= self.ctx.tool_policy.yolo;
-        spec.otr |= self.ctx.otr;
-        spec.user_tools |= self.ctx.user_tools;
-        spec.notices = spec.notices.or_else(|| Some(Arc::clone(&self.notices)));
-        spec.observer = spec.observer.or_else(|| self.observer.clone());
-        spec.label = Some(label);
-        spec.id = Some(id);
-        let mut child = Self::resolve(self.state(), spec)?;
-        child.ctx.parent = Some(self.ctx.id.clone());
-        child.prepare().await?;
-        Ok(child)
+    /// Starts a sub-conversation of this one ([`lineage::Lineage::open`]): `spec`'s model,
+    /// role and session, this conversation's working directory and environment unless
+    /// `spec` names others, a cancellation token that this conversation's cancels, its
+    /// approvals and questions answered by this conversation's approver and asker,
+    /// labelled `<parent label> › <child label>`, and the user's decisions (yolo, off the
+    /// record, the run's budget) shared with it, now and after a change.
+    pub async fn child(&self, spec: ConversationSpec) -> Result<Self, CoreError> {
+        self.lineage().open(spec).await
+    }
+
+    /// What this conversation's children inherit.
+    pub(crate) fn lineage(&self) -> lineage::Lineage {
+        lineage::Lineage::of(self)
     }
 
     /// The shared services.
@@ -311,10 +310,40 @@ impl Conversation {
         &self.ctx
     }
 
-    /// The conversation's state, to change what no [`Command`] covers (the REPL's token
-    /// swap before each turn, the cwd of a library caller).
-    pub fn context_mut(&mut self) -> &mut RequestContext {
-        &mut self.ctx
+    /// What `usage` costs with its model (none when the model has no prices).
+    pub fn cost_of(&self, usage: crate::client::Usage) -> Option<f64> {
+        crate::usage::cost_of(&self.ctx.model.config, usage)
+    }
+
+    /// Whether it is off the record (`--otr`, `.otr`, or its parent's).
+    pub fn off_the_record(&self) -> bool {
+        self.ctx.otr.get()
+    }
+
+    /// A new cancellation token for what runs next (the REPL's next turn), so a turn
+    /// stopped earlier does not stop it; the old one is let go.
+    pub fn renew_cancel(&mut self) -> CancellationToken {
+        self.ctx.cancel = CancellationToken::new();
+        self.ctx.cancel.clone()
+    }
+
+    /// Starts the MCP servers of the current tool scope in the background (while the
+    /// user types), their lease put in `slot`; the conversation's own lease from its
+    /// last turn is let go once the new one is held, so servers in both keep running.
+    pub fn warm_mcp(&mut self, slot: Arc<std::sync::Mutex<Option<crate::mcp::McpLease>>>) {
+        if !self.ctx.function_calling_support {
+            return;
+        }
+        let (servers, _) = crate::engine::scope::mcp_servers(self.state(), &self.ctx);
+        let state = Arc::clone(self.state());
+        let previous = self.ctx.mcp_lease.take();
+        tokio::spawn(async move {
+            let lease = state.mcp.prepare(&servers).await;
+            if let Ok(mut slot) = slot.lock() {
+                *slot = Some(lease);
+            }
+            drop(previous);
+        });
     }
 
     /// Its cancellation token (cancelling it stops the running turn and every
@@ -328,9 +357,57 @@ impl Conversation {
         std::mem::take(&mut self.warnings)
     }
 
+    /// Does what a driver asks: runs a prompt, applies a command, answers an approval or
+    /// a question, interrupts, reconfigures, runs one tool. What happens is reported as
+    /// events on `emitter`; the reply says what a prompt or command did.
+    pub async fn submit(&mut self, op: Op, emitter: &dyn Emitter) -> Result<Reply, CoreError> {
+        match op {
+            Op::Prompt {
+                input,
+                options,
+                role: None,
+            } => self.run(input, options, emitter).await.map(Reply::Ran),
+            Op::Prompt {
+                input,
+                options,
+                role: Some(role),
+            } => self
+                .run_with_role(&role, input, options, emitter)
+                .await
+                .map(Reply::Ran),
+            Op::Command(command) => self.apply(command, emitter).await.map(Reply::Applied),
+            Op::Reconfigure(state) => self.reconfigure(state).map(|()| Reply::Done),
+            Op::RunTool { name, arguments } => {
+                // Every tool loki has can be run this way, whatever `enabled_tools`
+                // offers models.
+                self.ctx.enabled_tools = Some("all".into());
+                self.ctx.function_calling_support = true;
+                self.engine
+                    .run_tool(&mut self.ctx, &name, &arguments, emitter)
+                    .await
+                    .map(Reply::Tool)
+            }
+            remote @ (Op::Approve { .. } | Op::Answer { .. } | Op::Interrupt) => self
+                .remote()
+                .submit(remote)
+                .map(|()| Reply::Done)
+                .map_err(|e| CoreError::InvalidRequest(e.to_string())),
+        }
+    }
+
+    /// A handle for the ops that must reach it while a turn runs (approvals, answers,
+    /// interrupts), from another task.
+    pub fn remote(&self) -> Remote {
+        Remote {
+            approver: Arc::clone(&self.ctx.approver),
+            questions: Arc::clone(&self.questions),
+            interrupter: Arc::clone(&self.interrupter),
+        }
+    }
+
     /// Applies a command (model, role, session, setting, …); what it did comes back
     /// typed, saves and compressions also as events.
-    pub async fn apply(
+    async fn apply(
         &mut self,
         command: Command,
         emitter: &dyn Emitter,
@@ -471,7 +548,7 @@ impl Conversation {
     }
 
     /// Sends a prompt through the engine.
-    pub async fn run(
+    async fn run(
         &mut self,
         input: UserInput,
         options: RunOptions,
@@ -481,6 +558,7 @@ impl Conversation {
         // The run has a token of its own (cancelled by the conversation's), which its
         // budget cancels when spent — stopping the run and every sub-agent it started.
         let run_cancel = self.ctx.cancel.child_token();
+        self.interrupter.started(run_cancel.clone());
         let outer = std::mem::replace(&mut self.ctx.cancel, run_cancel.clone());
         let own_budget = self.ctx.budget.is_none();
         if own_budget {
@@ -490,24 +568,15 @@ impl Conversation {
             });
         }
         let result = self.run_continuing(input, options, emitter).await;
+        if let Err(e) = &result {
+            self.failure.get_or_insert(Failure::of(e));
+        }
+        self.interrupter.ended();
         self.ctx.cancel = outer;
         if own_budget {
             self.ctx.budget = None;
         }
         result
-    }
-
-    /// Runs one tool call as the model would have it run (`loki --run-tool`), with this
-    /// conversation's tools, approver and confinement.
-    pub async fn run_tool(
-        &mut self,
-        name: &str,
-        arguments: &str,
-        emitter: &dyn Emitter,
-    ) -> Result<crate::engine::ToolOutcome, CoreError> {
-        self.engine
-            .run_tool(&mut self.ctx, name, arguments, emitter)
-            .await
     }
 
     /// [`Conversation::run`] with its token and budget in place: the run, then the
@@ -630,20 +699,9 @@ impl Conversation {
             .unwrap_or_default()
     }
 
-    /// Answers a sub-agent's pending question `id` with `reply`.
-    pub fn answer_question(&self, id: &str, reply: &str) -> Result<(), String> {
-        match &self.escalations {
-            Some(board) => board.reply(id, reply),
-            None => match &self.ctx.supervisor {
-                Some(supervisor) => supervisor.answer(id, reply),
-                None => Err(format!("no question `{id}` is waiting")),
-            },
-        }
-    }
-
     /// One prompt with role `role` (`.role <name> <text>`); the conversation's role,
     /// model and sampling settings are restored afterwards.
-    pub async fn run_with_role(
+    async fn run_with_role(
         &mut self,
         role: &str,
         input: UserInput,
@@ -690,29 +748,38 @@ impl Conversation {
         self.ctx.unlock_session();
     }
 
-    /// Ends the conversation's work: a temporary session saved with `--save-session` is
-    /// named first (when the run `completed`), the session is written per the save policy
-    /// ([`crate::conversation::policy::save_after_run`]) — whatever arrived before an error or
-    /// a stop included — and its lock let go.
-    pub async fn finish(
-        &mut self,
-        completed: bool,
-        emitter: &dyn Emitter,
-    ) -> Result<Applied, CoreError> {
+    /// Closes the conversation — the one way every driver ends one: its sub-agents are
+    /// shut down (waiting for them), a temporary session saved with `--save-session` is
+    /// named first (when no run failed or was stopped), the session is written per the
+    /// save policy ([`policy::save_after_run`]) — whatever arrived before an error or a
+    /// stop included — its lock and MCP servers are let go, and how it ended comes back
+    /// ([`Closed::exit_status`] maps it to the process's exit status).
+    pub async fn close(mut self, emitter: &dyn Emitter) -> Closed {
         if let Some(supervisor) = self.ctx.supervisor.take() {
             supervisor.shutdown().await;
         }
+        let completed = self.failure.is_none() && !self.ctx.cancel.is_cancelled();
         if self.force_save && completed {
             self.engine.autoname_or_warn(&mut self.ctx, emitter).await;
         }
-        let result = if crate::conversation::policy::save_after_run(&self.ctx, self.force_save) {
+        let saved = if policy::save_after_run(&self.ctx, self.force_save) {
             self.apply(Command::SaveSession(None), emitter).await
         } else {
             Ok(Applied::default())
         };
         emitter.flush();
         self.ctx.unlock_session();
-        result
+        self.ctx.mcp_lease = None;
+        let session = self
+            .ctx
+            .session
+            .as_ref()
+            .map(|s| (s.id().to_string(), s.name()));
+        Closed {
+            failure: self.failure,
+            saved,
+            session,
+        }
     }
 }
 

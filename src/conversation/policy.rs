@@ -63,7 +63,7 @@ pub fn save_unattended(ctx: &RequestContext) -> bool {
 
 /// At the end of a one-shot, `-e` or headless run; `forced` is `--save-session`.
 pub fn save_after_run(ctx: &RequestContext, forced: bool) -> bool {
-    if ctx.session.is_none() || ctx.otr {
+    if ctx.session.is_none() || ctx.otr.get() {
         return false;
     }
     let setting = setting(ctx);

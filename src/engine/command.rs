@@ -87,6 +87,33 @@ pub enum Command {
     ExitAgent,
     /// Empty the agent's todo list (`.clear todo`).
     ClearTodo,
+    /// Read the open session `name` again from the store, dropping what is held in
+    /// memory (after `.edit session` changed it).
+    ReloadSession(String),
+    /// Go off the record (`.otr`): nothing is written from now on, in this conversation
+    /// and every descendant. Refused while a session is open.
+    OffTheRecord,
+}
+
+/// `.otr`: the switch the conversation's tree shares goes on; an agent's supervisor is
+/// made again at the next run, off the record, so its sub-agents are too.
+fn off_the_record(ctx: &mut RequestContext) -> Result<Applied, CoreError> {
+    if ctx.otr.get() {
+        return Ok(Applied::note("already off the record"));
+    }
+    if ctx.session.is_some() {
+        return Err(CoreError::Conflict(
+            "a session is open: leave it first (.exit session); off the record nothing is saved"
+                .into(),
+        ));
+    }
+    ctx.otr.set(true);
+    ctx.save = false;
+    ctx.supervisor = None;
+    Ok(Applied::note(
+        "off the record: nothing typed or answered is written from now on (history, log, \
+         memory, messages.md), and only tools that read are offered",
+    ))
 }
 
 /// One line of what a command did.
@@ -181,7 +208,7 @@ pub async fn apply(
     emitter: &dyn Emitter,
 ) -> Result<Applied, CoreError> {
     // Off the record, nothing is stored: no session is opened or saved.
-    if ctx.otr
+    if ctx.otr.get()
         && matches!(
             command,
             Command::SaveSession(_)
@@ -195,6 +222,7 @@ pub async fn apply(
         ));
     }
     match command {
+        Command::OffTheRecord => off_the_record(ctx),
         Command::SaveSession(rename) => save_session(state, ctx, rename.as_deref(), emitter).await,
         Command::CloseSession { save, rename } => {
             if ctx.session.is_none() {
@@ -222,6 +250,10 @@ pub async fn apply(
             })
         }
         Command::OpenSession(name) => open_session(state, ctx, &name, false).await,
+        Command::ReloadSession(name) => {
+            ctx.session = None;
+            open_session(state, ctx, &name, false).await
+        }
         Command::OpenSessionWithHistory(name) => open_session(state, ctx, &name, true).await,
         Command::DeleteSession(name) => delete_session(state, ctx, &name).await,
         Command::UseAgent {
@@ -236,7 +268,7 @@ pub async fn apply(
                 .as_ref()
                 .and_then(|a| a.def.config.agent_session.clone())
                 .or_else(|| state.config.agent_session.clone())
-                .filter(|_| !ctx.otr);
+                .filter(|_| !ctx.otr.get());
             if let Some(session) = session.or(default) {
                 match open_session(state, ctx, &session, false).await {
                     Ok(opened) => applied.extend(opened),
@@ -513,7 +545,9 @@ fn confirm(
         | Command::CompressSession
         | Command::OpenSession(_)
         | Command::OpenSessionWithHistory(_)
-        | Command::DeleteSession(_) => {
+        | Command::DeleteSession(_)
+        | Command::ReloadSession(_)
+        | Command::OffTheRecord => {
             unreachable!("`apply` handles the session commands before `confirm`")
         }
     }
@@ -799,13 +833,13 @@ fn set(
             match key {
                 "stream" => ctx.stream = flag,
                 "dry_run" => ctx.dry_run = flag,
-                "save" if flag && ctx.otr => {
+                "save" if flag && ctx.otr.get() => {
                     return Err(CoreError::Conflict(
                         "off the record (--otr): messages.md is not written".into(),
                     ));
                 }
                 "save" => ctx.save = flag,
-                "yolo" => ctx.tool_policy.yolo = flag,
+                "yolo" => ctx.tool_policy.yolo.set(flag),
                 _ => ctx.function_calling_support = flag,
             }
         }

@@ -64,14 +64,14 @@ impl Engine {
         let config = &self.state.config;
         // The workspace directory is the opt-in, as for the memory tools.
         if !config.memory
-            || ctx.otr
+            || ctx.otr.get()
             || config.memory_flush == "never"
             || !self.state.memory.dir().is_dir()
         {
             return Ok(());
         }
         // Asking with no one to answer would waste the extraction.
-        let unreviewed = config.memory_flush == "always" || ctx.tool_policy.yolo;
+        let unreviewed = config.memory_flush == "always" || ctx.tool_policy.yolo.get();
         if !old.iter().any(|m| m.role == Role::User) || !(unreviewed || ctx.approver.can_ask()) {
             return Ok(());
         }

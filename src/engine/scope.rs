@@ -134,7 +134,7 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
         tools.retain(|t| !matches!(t, Tool::Memory(_)));
     }
     // Off the record, only tools that read.
-    if ctx.otr {
+    if ctx.otr.get() {
         tools.retain(|t| match t {
             Tool::Builtin(b) => b.effect == crate::tool::Effect::Read,
             Tool::Script(_) | Tool::Mcp(_) => false,

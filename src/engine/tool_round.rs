@@ -100,6 +100,13 @@ impl Toolbox {
             inner: approver.as_ref(),
             sink,
         };
+        let preapproved = {
+            let policy = &ctx.tool_policy;
+            let name = super::mcp_sampling::TOOL;
+            policy.yolo.get()
+                || policy.auto_approve.iter().any(|t| t == name)
+                || policy.always.contains(name)
+        };
         let sampling = super::mcp_sampling::Sampling {
             model: ctx.model.clone(),
             provider: Arc::clone(&ctx.provider),
@@ -108,13 +115,7 @@ impl Toolbox {
             from: ctx.id.to_string(),
             usage: std::sync::Mutex::new(crate::client::Usage::default()),
             count: std::sync::atomic::AtomicUsize::new(0),
-            allowed: std::sync::atomic::AtomicBool::new({
-                let policy = &ctx.tool_policy;
-                let name = super::mcp_sampling::TOOL;
-                policy.yolo
-                    || policy.auto_approve.iter().any(|t| t == name)
-                    || policy.always.contains(name)
-            }),
+            allowed: std::sync::atomic::AtomicBool::new(preapproved),
             denied: ctx
                 .tool_policy
                 .deny
@@ -144,7 +145,7 @@ impl Toolbox {
             asker: asker.as_ref(),
             conversation: &self.conversation,
             lsp: Some(&state.lsp),
-            memory: (!ctx.otr && state.config.memory).then_some(&*state.memory),
+            memory: (!ctx.otr.get() && state.config.memory).then_some(&*state.memory),
         };
         // Everything enabled can be called, and `load_tools` when it is offered.
         let callable: Vec<Tool> = self
@@ -177,8 +178,9 @@ impl Toolbox {
                 }
             }
         };
-        // "Always" for sampling holds for the rest of the conversation.
-        if sampling.allowed.load(std::sync::atomic::Ordering::Relaxed) {
+        // "Always" for sampling holds for the rest of the conversation (yolo is not an
+        // answer: it can be switched off later).
+        if !preapproved && sampling.allowed.load(std::sync::atomic::Ordering::Relaxed) {
             ctx.tool_policy
                 .always
                 .insert(super::mcp_sampling::TOOL.to_string());
@@ -188,6 +190,8 @@ impl Toolbox {
         if sampled != crate::client::Usage::default() {
             ctx.usage.add(&ctx.model.config, sampled);
             sink.emit(Event::Usage(sampled));
+            // …and the agent run's budget's: sampling spends the same tokens.
+            super::turn::charge_budget(ctx, sampled, sink);
         }
         let mut messages = Vec::with_capacity(results.len() + 1);
         for result in &results {

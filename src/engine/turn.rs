@@ -497,7 +497,7 @@ fn with_client_tools(
 
 /// Charges the agent run's budget with one response; the first time it is spent, says so
 /// (the budget has already cancelled the tree).
-fn charge_budget(ctx: &RequestContext, usage: Usage, emitter: &Sink<'_>) {
+pub(super) fn charge_budget(ctx: &RequestContext, usage: Usage, emitter: &Sink<'_>) {
     let Some(budget) = &ctx.budget else { return };
     if let Some(over) = budget.charge(&ctx.model.config, usage) {
         emitter.emit(Event::BudgetExhausted(super::event::BudgetExhausted {

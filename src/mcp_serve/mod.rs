@@ -28,7 +28,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use crate::conversation::{Conversation, ConversationSpec};
+use crate::conversation::{Conversation, ConversationSpec, Op};
 use crate::engine::command::Command;
 use crate::engine::{CollectingEmitter, RunOptions, UserInput};
 use crate::state::AppState;
@@ -77,10 +77,15 @@ impl LokiMcp {
             stream: Some(false),
             unknown_tool_fails: false,
         };
-        let result = conversation.run(input, options, &collected).await;
-        let finished = conversation.finish(result.is_ok(), &collected).await;
+        let op = Op::Prompt {
+            input,
+            options,
+            role: None,
+        };
+        let result = conversation.submit(op, &collected).await;
+        let closed = conversation.close(&collected).await;
         result.map_err(|e| e.to_string())?;
-        finished.map_err(|e| e.to_string())?;
+        closed.into_saved().map_err(|e| e.to_string())?;
         Ok(collected.answer())
     }
 
@@ -98,11 +103,11 @@ impl LokiMcp {
             label: Some("mcp".into()),
             ..ConversationSpec::default()
         };
-        let mut conversation = Conversation::open(&self.state, spec)
+        let conversation = Conversation::open(&self.state, spec)
             .await
             .map_err(|e| e.to_string())?;
         let out = Collected::default();
-        crate::macros::run(&mut conversation, name, args, &out)
+        crate::macros::run(conversation, name, args, &out)
             .await
             .map_err(|e| e.to_string())?;
         Ok(out.text())

@@ -8,6 +8,7 @@ use std::io::Write;
 
 use super::{Next, Repl};
 use crate::conversation::policy::OnLeave;
+use crate::conversation::{Op, Reply};
 use crate::engine::Event;
 use crate::engine::command::Command;
 use crate::render::theme::{Style, Theme};
@@ -100,7 +101,12 @@ impl Repl {
             theme: self.theme(),
         };
         let command = Command::SaveSession(rename.map(str::to_string));
-        match self.conv.apply(command, &notices).await {
+        match self
+            .conv
+            .submit(Op::Command(command), &notices)
+            .await
+            .map(Reply::into_applied)
+        {
             Ok(applied) => {
                 self.show_applied(&applied);
                 applied

@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::config::ModelKind;
 use crate::config::{self, Wrap};
 use crate::context::RequestContext;
-use crate::conversation::{Conversation, ConversationSpec};
+use crate::conversation::{Conversation, ConversationSpec, Op, Reply};
 use crate::engine::command::{self, Command, parse_bool};
 use crate::engine::{CoreError, RunOptions, UserInput};
 use crate::render::sanitize;
@@ -87,7 +87,8 @@ pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow
     let line_editor = line_editor::build(line_editor::EditorOptions {
         keybindings: &state.config.keybindings,
         // Off the record, nothing typed is kept.
-        history_file: (!conversation.context().otr).then_some(state.paths.history_file.as_path()),
+        history_file: (!conversation.off_the_record())
+            .then_some(state.paths.history_file.as_path()),
         color: display.highlight && !no_color,
         editor: editor_cmd,
         completion: Arc::clone(&completion),
@@ -119,6 +120,13 @@ pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow
     repl.prepare_mcp();
     let result = repl.run_loop(line_editor).await;
     watcher.abort();
+    // Leaving asked about the session already; closing shuts sub-agents and MCP servers
+    // down and writes what the policy still says to write.
+    let theme = repl.theme();
+    let closed = repl.conv.close(&crate::engine::Discard).await;
+    if let Err(e) = &closed.saved {
+        crate::term::report_error(&theme, &e.to_string());
+    }
     result
 }
 
@@ -131,15 +139,10 @@ impl Repl {
         self.conv.context()
     }
 
-    fn ctx_mut(&mut self) -> &mut RequestContext {
-        self.conv.context_mut()
-    }
-
     /// A fresh cancellation token for the next turn, which Ctrl-C and stop signals cancel
     /// (at once if a stop signal already came).
     fn fresh_token(&mut self) -> CancellationToken {
-        let token = CancellationToken::new();
-        self.ctx_mut().cancel = token.clone();
+        let token = self.conv.renew_cancel();
         self.stop.retarget(token.clone());
         token
     }
@@ -148,22 +151,7 @@ impl Repl {
     /// (starting them while the user types); the previous background lease is let go,
     /// so servers no longer in scope stop once no conversation holds them.
     fn prepare_mcp(&mut self) {
-        if !self.ctx().function_calling_support {
-            return;
-        }
-        let (servers, _) = crate::engine::scope::mcp_servers(self.state(), self.ctx());
-        let state = Arc::clone(self.state());
-        let prepared = Arc::clone(&self.prepared);
-        // The conversation's own lease (from its last turn) is let go once the new one is
-        // held, so servers in both scopes keep running.
-        let previous = self.ctx_mut().mcp_lease.take();
-        tokio::spawn(async move {
-            let lease = state.mcp.prepare(&servers).await;
-            if let Ok(mut slot) = prepared.lock() {
-                *slot = Some(lease);
-            }
-            drop(previous);
-        });
+        self.conv.warm_mcp(Arc::clone(&self.prepared));
     }
 
     fn theme(&self) -> Theme {
@@ -182,7 +170,7 @@ impl Repl {
 
     async fn run_loop(&mut self, editor: Reedline) -> anyhow::Result<u8> {
         let mut editor = Some(editor);
-        let mut history_dropped = self.ctx().otr;
+        let mut history_dropped = self.conv.off_the_record();
         loop {
             if let Some(signal) = self.stopped() {
                 return Ok(self.terminate(signal).await);
@@ -191,7 +179,7 @@ impl Repl {
                 anyhow::bail!("terminal error: the line editor was lost");
             };
             // Off the record (`.otr`), history stays in memory from the next line on.
-            if self.ctx().otr && !history_dropped {
+            if self.conv.off_the_record() && !history_dropped {
                 history_dropped = true;
                 reader = line_editor::forget_history(reader);
             }
@@ -307,7 +295,7 @@ impl Repl {
             Action::SubAgents(which) => self.sub_agents(which.as_deref()),
             Action::Memory(op) => self.memory(op),
             Action::Context => self.context_window(),
-            Action::OffTheRecord => self.go_off_the_record(),
+            Action::OffTheRecord => self.go_off_the_record().await,
             Action::InfoRole => match &self.ctx().role {
                 Some(role) => self.println(&role.export()),
                 None => self.error("no role is active"),
@@ -354,7 +342,7 @@ impl Repl {
                 Some(text) => self.println(&text),
                 None => self.note("the last turn called no tools"),
             },
-            Action::EditConfig => self.edit_config(),
+            Action::EditConfig => self.edit_config().await,
             Action::EditAgentConfig => match &self.ctx().agent {
                 Some(agent) => {
                     let name = agent.def.name.clone();
@@ -411,7 +399,11 @@ impl Repl {
         let quiet = turn_input::QuietInput::start();
         let typing =
             turn_input::TypeAhead::start(Arc::clone(&queue), self.state().terminal.stdin_tty);
-        let result = self.conv.run(input, RunOptions::default(), &emitter).await;
+        let result = self
+            .conv
+            .submit(Op::prompt(input), &emitter)
+            .await
+            .map(Reply::into_outcome);
         let typed = typing.finish();
         queue.set_listening(false);
         drop(emitter);
@@ -461,32 +453,26 @@ impl Repl {
     /// conversation is left as it was.
     async fn run_macro(&mut self, name: &str, args: &[String]) {
         let state = Arc::clone(self.state());
-        let token = CancellationToken::new();
+        // Ctrl-C stops the macro: its conversation is a child of this one.
+        self.fresh_token();
         let notice_theme = Theme::stderr(&state.terminal);
-        let ctx = self.ctx();
         let spec = ConversationSpec {
-            approver: Some(Arc::clone(&ctx.approver)),
-            asker: Some(Arc::clone(&ctx.asker)),
-            user_tools: ctx.user_tools,
-            yolo: ctx.tool_policy.yolo,
-            otr: ctx.otr,
-            cancel: Some(token.clone()),
+            label: Some(format!("macro {name}")),
             notices: Some(Arc::new(move |line: &str| {
                 crate::term::session_note(&notice_theme, line);
             })),
             ..ConversationSpec::default()
         };
-        let mut conversation = match Conversation::open(&state, spec).await {
+        let conversation = match self.conv.child(spec).await {
             Ok(conversation) => conversation,
             Err(e) => return self.error(&e.to_string()),
         };
-        self.stop.retarget(token);
         let terminal = crate::macros::Terminal {
             display: self.display,
             caps: self.state().terminal,
         };
         let quiet = turn_input::QuietInput::start();
-        let result = crate::macros::run(&mut conversation, name, args, &terminal).await;
+        let result = crate::macros::run(conversation, name, args, &terminal).await;
         drop(quiet);
         match result {
             Ok(()) | Err(crate::macros::MacroError::Cancelled(_)) => {}
@@ -505,8 +491,16 @@ impl Repl {
         let quiet = turn_input::QuietInput::start();
         let result = self
             .conv
-            .run_with_role(name, input, RunOptions::default(), &emitter)
-            .await;
+            .submit(
+                Op::Prompt {
+                    input,
+                    options: RunOptions::default(),
+                    role: Some(name.to_string()),
+                },
+                &emitter,
+            )
+            .await
+            .map(Reply::into_outcome);
         drop(emitter);
         drop(quiet);
         if let Err(e @ (CoreError::Role(_) | CoreError::Model(_) | CoreError::InvalidRequest(_))) =
@@ -544,7 +538,11 @@ impl Repl {
     pub(super) async fn apply(&mut self, command: Command) -> bool {
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::new(opts, None);
-        let result = self.conv.apply(command, &emitter).await;
+        let result = self
+            .conv
+            .submit(Op::Command(command), &emitter)
+            .await
+            .map(Reply::into_applied);
         self.sync_completion();
         match result {
             Ok(applied) => {
@@ -776,7 +774,7 @@ impl Repl {
         }
     }
 
-    fn edit_config(&mut self) {
+    async fn edit_config(&mut self) {
         let path = self.state().paths.config_file.clone();
         let editor = crate::term::editor::command(self.state());
         let status = std::process::Command::new(&editor).arg(&path).status();
@@ -799,56 +797,16 @@ impl Repl {
         let mut new_config = loaded.config;
         crate::render::themes::adopt_terminal(&mut new_config, &state.paths, &state.env);
         let new_state = Arc::new(state.reconfigured(new_config, path.display().to_string()));
-        let old_state = Arc::clone(state);
-        let model = self.ctx().model.id();
-        self.conv.rebind(Arc::clone(&new_state));
-        // A session's own model that was unavailable may be configured now; if it still
-        // is not, the session keeps its value.
-        let pinned = self.ctx().session_model.clone();
-        let restored = pinned
-            .as_ref()
-            .is_some_and(|m| self.conv.context_mut().set_model(&new_state, &m.id).is_ok());
-        // The new default model applies unless the conversation chose another one
-        // (`.model`, a role's or a session's model).
-        let old_default = old_state
-            .providers
-            .default_chat_model(old_state.config.model.as_deref())
-            .map(|m| m.id())
-            .ok();
-        let on_default = pinned.is_none()
-            && old_default.as_deref() == Some(model.as_str())
-            && self.ctx().role.as_ref().is_none_or(|r| r.model.is_none())
-            && self
-                .ctx()
-                .session
-                .as_ref()
-                .is_none_or(|s| s.lock().get().model.is_none());
-        let switched = on_default
-            && new_state
-                .config
-                .model
-                .as_deref()
-                .is_some_and(|m| self.conv.context_mut().set_model(&new_state, m).is_ok());
-        if !restored
-            && !switched
-            && self
-                .conv
-                .context_mut()
-                .set_model(&new_state, &model)
-                .is_err()
-        {
-            match RequestContext::resolve(&new_state, None) {
-                Ok(fresh) => {
-                    self.conv.context_mut().model = fresh.model;
-                    self.conv.context_mut().provider = fresh.provider;
-                }
-                Err(e) => self.error(&format!("{e}")),
-            }
+        let reconfigured = self
+            .conv
+            .submit(
+                Op::Reconfigure(Arc::clone(&new_state)),
+                &crate::engine::Discard,
+            )
+            .await;
+        if let Err(e) = reconfigured {
+            self.error(&e.to_string());
         }
-        if !restored {
-            self.conv.context_mut().session_model = pinned;
-        }
-        apply_config_changes(self.ctx_mut(), &old_state.config, &new_state.config);
         self.display = Display::from_config(&new_state.config);
         if let Ok(mut data) = self.completion.write() {
             *data = completion_data(&new_state);
@@ -973,51 +931,6 @@ impl Repl {
             crate::term::one_line(&text)
         ));
     }
-}
-
-/// After `.edit config`: every setting the conversation still takes from the old
-/// configuration (it was not changed with `.set` or by a role) takes the new value.
-fn apply_config_changes(
-    ctx: &mut RequestContext,
-    old: &config::AppConfig,
-    new: &config::AppConfig,
-) {
-    fn follow<T: PartialEq + Clone>(current: &mut T, old: &T, new: &T) {
-        if current == old {
-            *current = new.clone();
-        }
-    }
-    follow(&mut ctx.temperature, &old.temperature, &new.temperature);
-    follow(&mut ctx.top_p, &old.top_p, &new.top_p);
-    follow(&mut ctx.stream, &old.stream, &new.stream);
-    follow(&mut ctx.dry_run, &old.dry_run, &new.dry_run);
-    follow(&mut ctx.save, &old.save, &new.save);
-    follow(
-        &mut ctx.function_calling_support,
-        &old.function_calling_support,
-        &new.function_calling_support,
-    );
-    follow(
-        &mut ctx.enabled_tools,
-        &old.enabled_tools,
-        &new.enabled_tools,
-    );
-    follow(
-        &mut ctx.enabled_mcp_servers,
-        &old.enabled_mcp_servers,
-        &new.enabled_mcp_servers,
-    );
-    follow(
-        &mut ctx.mcp_server_support,
-        &old.mcp_server_support,
-        &new.mcp_server_support,
-    );
-    follow(&mut ctx.save_session, &old.save_session, &new.save_session);
-    follow(
-        &mut ctx.compression_threshold,
-        &old.compression_threshold,
-        &new.compression_threshold,
-    );
 }
 
 fn completion_data(state: &Arc<AppState>) -> CompletionData {

@@ -3,6 +3,7 @@
 //! (atomically) and is reloaded. A broken draft can be edited again, or is kept aside
 //! while the session stays as it was.
 
+use crate::conversation::Op;
 use crate::engine::command::Command;
 use crate::term::yes_no::{self, Reply};
 
@@ -75,9 +76,12 @@ impl super::Repl {
                 path.display()
             ));
         }
-        self.ctx_mut().session = None;
-        let reopen = Command::OpenSession(name.to_string());
-        match self.conv.apply(reopen, &crate::engine::Discard).await {
+        let reopen = Command::ReloadSession(name.to_string());
+        match self
+            .conv
+            .submit(Op::Command(reopen), &crate::engine::Discard)
+            .await
+        {
             Ok(_) => self.note(&format!(
                 "reloaded the session ({} messages)",
                 self.ctx().history.len()

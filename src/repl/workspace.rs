@@ -2,6 +2,7 @@
 //! and going off the record in a running REPL.
 
 use crate::dotcmd::MemoryOp;
+use crate::engine::command::Command;
 
 impl super::Repl {
     /// `.memory`: an overview, a search, or a workspace file in the editor.
@@ -53,7 +54,7 @@ impl super::Repl {
                 }
             }
             MemoryOp::Edit(which) => {
-                if self.ctx().otr {
+                if self.conv.off_the_record() {
                     return self.error("off the record: the memory is not written");
                 }
                 let path = match which.as_str() {
@@ -87,25 +88,10 @@ impl super::Repl {
     /// `.otr`: nothing is written from now on — no history line, no log, no memory, no
     /// messages.md, and only tools that read. Refused while a session is open (it would be
     /// saved or lost).
-    pub(super) fn go_off_the_record(&mut self) {
-        if self.ctx().otr {
-            return self.note("already off the record");
+    pub(super) async fn go_off_the_record(&mut self) {
+        if self.apply(Command::OffTheRecord).await && self.conv.off_the_record() {
+            crate::logging::pause();
         }
-        if self.ctx().session.is_some() {
-            return self.error(
-                "a session is open: leave it first (.exit session); off the record nothing is saved",
-            );
-        }
-        let ctx = self.conv.context_mut();
-        ctx.otr = true;
-        ctx.save = false;
-        // An agent's supervisor is made again, off the record, so sub-agents are too.
-        ctx.supervisor = None;
-        crate::logging::pause();
-        self.note(
-            "off the record: nothing typed or answered is written from now on (history, log, \
-             memory, messages.md), and only tools that read are offered",
-        );
     }
 }
 

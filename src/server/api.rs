@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::reply::{ApiError, json_body, sse, sse_event};
 use super::run::{ApprovalPolicy, ChannelEmitter, Ran, loki_event};
 use super::{RequestInfo, Server};
-use crate::conversation::{Conversation, ConversationSpec, catalog};
+use crate::conversation::{Conversation, ConversationSpec, Op, catalog};
 use crate::engine::command::Command;
 use crate::engine::event::Event;
 use crate::engine::{CollectingEmitter, Discard, Emitter, UserInput};
@@ -298,10 +298,13 @@ async fn change_session(
     let mut conversation = Conversation::open(&server.state, spec).await?;
     let mut notes = Vec::new();
     for command in commands {
-        let applied = conversation.apply(command, &Discard).await?;
+        let applied = conversation
+            .submit(Op::Command(command), &Discard)
+            .await?
+            .into_applied();
         notes.extend(applied.notes().map(str::to_string));
     }
-    conversation.finish(true, &Discard).await?;
+    conversation.close(&Discard).await.into_saved()?;
     Ok(json!({"status": "ok", "notes": notes}))
 }
 
@@ -352,7 +355,7 @@ pub(super) async fn create_session(
     };
     let mut conversation = Conversation::open(&server.state, spec).await?;
     conversation
-        .apply(Command::SaveSession(None), &Discard)
+        .submit(Op::Command(Command::SaveSession(None)), &Discard)
         .await?;
     let ctx = conversation.context();
     let id = ctx
@@ -368,7 +371,7 @@ pub(super) async fn create_session(
         "rag": ctx.active_rag(),
         "approval": format!("{approvals:?}").to_lowercase(),
     });
-    conversation.finish(true, &Discard).await?;
+    conversation.close(&Discard).await.into_saved()?;
     if let Ok(mut policies) = server.policies.lock() {
         policies.insert(id.clone(), approvals);
         policies.insert(name, approvals);
@@ -419,7 +422,7 @@ pub(super) async fn delete_session(
     require_session(&server, &id).await?;
     let mut conversation = Conversation::open(&server.state, ConversationSpec::default()).await?;
     conversation
-        .apply(Command::DeleteSession(id.clone()), &Discard)
+        .submit(Op::Command(Command::DeleteSession(id.clone())), &Discard)
         .await?;
     if let Ok(mut policies) = server.policies.lock() {
         policies.remove(&id);

@@ -11,9 +11,9 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
-use crate::conversation::{Conversation, ConversationSpec};
+use crate::conversation::{Conversation, ConversationSpec, Op, Reply};
 use crate::engine::event::{Envelope, Event};
-use crate::engine::{CoreError, Emitter, RunOptions, RunOutcome, UserInput};
+use crate::engine::{CoreError, Emitter, RunOutcome, UserInput};
 use crate::tool::approve::{
     ApprovalRequest, ApproveAll, Approver, ChannelApprover, Decision, DenyAll,
 };
@@ -205,7 +205,8 @@ impl Server {
                 session: None,
                 conversation: id.to_string(),
             };
-            let mut conversation = match Conversation::resolve(&server.state, spec) {
+            spec.no_tools |= !server.api.tools.enabled;
+            let mut conversation = match Conversation::open(&server.state, spec).await {
                 Ok(conversation) => conversation,
                 Err(e) => {
                     ran.result = Err(e);
@@ -213,27 +214,17 @@ impl Server {
                     return ran;
                 }
             };
-            conversation.context_mut().function_calling_support &= server.api.tools.enabled;
-            if let Err(e) = conversation.prepare().await {
-                ran.result = Err(e);
-                server.forget(&approvals_key);
-                return ran;
-            }
             let result = conversation
-                .run(input, RunOptions::default(), emitter.as_ref())
-                .await;
-            let finished = conversation.finish(result.is_ok(), emitter.as_ref()).await;
-            ran.session = conversation
-                .context()
-                .session
-                .as_ref()
-                .map(|s| (s.id().to_string(), s.name()));
+                .submit(Op::prompt(input), emitter.as_ref())
+                .await
+                .map(Reply::into_outcome);
             if let Ok(outcome) = &result {
-                let model = &conversation.context().model.config;
-                let cost = crate::usage::cost_of(model, outcome.usage);
+                let cost = conversation.cost_of(outcome.usage);
                 server.metrics.count(outcome, cost);
             }
-            ran.result = match (result, finished) {
+            let closed = conversation.close(emitter.as_ref()).await;
+            ran.session = closed.session.clone();
+            ran.result = match (result, closed.into_saved()) {
                 (Ok(outcome), Ok(_)) => Ok(outcome),
                 (Err(e), _) | (Ok(_), Err(e)) => Err(e),
             };

@@ -79,6 +79,18 @@ pub trait Approver: Send + Sync {
     fn can_ask(&self) -> bool {
         true
     }
+
+    /// Gives the decision for the call `call_id` waiting now, for approvers that a
+    /// program answers later (a stream-json line, an HTTP request, an ACP reply).
+    fn answer_call(&self, call_id: &str, _decision: Decision) -> Result<(), String> {
+        Err(format!(
+            "approvals are not answered here (no call `{call_id}` waits for one)"
+        ))
+    }
+
+    /// The program answering approvals will send no more: waiting and later requests
+    /// are refused.
+    fn input_ended(&self) {}
 }
 
 /// Refuses everything that needs approval (no one is there to ask).
@@ -176,6 +188,14 @@ impl ChannelApprover {
 }
 
 impl Approver for ChannelApprover {
+    fn answer_call(&self, call_id: &str, decision: Decision) -> Result<(), String> {
+        self.answer(call_id, decision).map_err(|e| e.to_string())
+    }
+
+    fn input_ended(&self) {
+        self.close();
+    }
+
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let registered = match self.pending.lock() {
@@ -216,6 +236,14 @@ impl RoutedApprover {
 impl Approver for RoutedApprover {
     fn can_ask(&self) -> bool {
         self.inner.can_ask()
+    }
+
+    fn answer_call(&self, call_id: &str, decision: Decision) -> Result<(), String> {
+        self.inner.answer_call(call_id, decision)
+    }
+
+    fn input_ended(&self) {
+        self.inner.input_ended();
     }
 
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {

@@ -314,11 +314,34 @@ pub fn specs(tools: &[Tool]) -> Vec<ToolSpec> {
 /// Identical calls (same tool, same arguments) allowed per turn before the loop alert.
 pub const MAX_REPEATS: usize = 2;
 
+/// A decision the user makes for a whole conversation tree (`yolo`, off the record):
+/// clones share it, so a sub-conversation sees the change its parent's user makes, also
+/// after it started.
+#[derive(Debug, Clone, Default)]
+pub struct Switch(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Switch {
+    /// A switch of its own, set to `on`.
+    pub fn new(on: bool) -> Self {
+        Self(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(on)))
+    }
+
+    /// Whether it is on now.
+    pub fn get(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Turns it on or off for every holder.
+    pub fn set(&self, on: bool) {
+        self.0.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// How calls are approved in a conversation.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
-    /// Approve everything.
-    pub yolo: bool,
+    /// Approve everything (shared with the conversation's descendants).
+    pub yolo: Switch,
     /// Tools that never ask.
     pub auto_approve: Vec<String>,
     /// Tools that are always refused.
@@ -333,7 +356,7 @@ impl Policy {
     /// The configured policy.
     pub fn from_config(config: &AppConfig) -> Self {
         Self {
-            yolo: config.yolo,
+            yolo: Switch::new(config.yolo),
             auto_approve: config.auto_approve_tools.clone(),
             deny: config.deny_tools.clone(),
             always: HashSet::new(),
@@ -423,7 +446,7 @@ pub async fn run_round(
             .find(|t| t.name() == call.name)
             .zip(serde_json::from_str::<Value>(&call.arguments).ok())
             .is_some_and(|(t, args)| approval_needed(t, &args, env.cwd));
-        if needed || policy.yolo {
+        if needed || policy.yolo.get() {
             asked.insert(call.id.clone());
         }
         let checked = check(call, tools, env.cwd, policy, approver, env.conversation).await;
@@ -608,7 +631,7 @@ async fn check(
         }
         _ => name.clone(),
     };
-    let exempt = policy.yolo
+    let exempt = policy.yolo.get()
         || (!outside
             && !recursive
             && (policy.auto_approve.contains(&name) || policy.always.contains(&always_key)));

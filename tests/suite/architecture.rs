@@ -247,3 +247,68 @@ fn the_terminal_is_asked_about_in_one_place() {
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+/// A conversation is closed: drivers (the front ends, the server, `--mcp-server`, macros)
+/// ask for everything through `Conversation::submit`/`Remote` and end it with `close`.
+/// None of them changes its state directly, drives the engine itself or builds a
+/// sub-conversation by hand.
+#[test]
+fn drivers_only_submit_ops_to_a_conversation() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    for driver in [
+        "cli",
+        "repl",
+        "app",
+        "server",
+        "mcp_serve",
+        "macros.rs",
+        "dotcmd.rs",
+        "term",
+    ] {
+        let path = src.join(driver);
+        if path.is_dir() {
+            rust_files(&path, &mut files);
+        } else {
+            files.push(path);
+        }
+    }
+    let forbidden = [
+        // Writing the conversation's state.
+        "context_mut(",
+        "&mut RequestContext",
+        ".otr.set(",
+        ".yolo.set(",
+        "ctx.cancel = ",
+        // Driving the engine around the conversation.
+        "command::apply(",
+        "Engine::new(",
+        ".run_tool(",
+        "Engine::run(",
+        // Building a sub-conversation by hand instead of `child`.
+        "RoutedApprover",
+        "RoutedAsker",
+        // Ending one other than by `close`.
+        ".finish(true",
+        ".finish(false",
+    ];
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("#[cfg(test)]") {
+                break;
+            }
+            if code.starts_with("//") {
+                continue;
+            }
+            for pattern in forbidden {
+                if code.contains(pattern) {
+                    found.push(format!("{}:{}: {pattern}", file.display(), number + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}

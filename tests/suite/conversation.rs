@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use loki::conversation::{Conversation, ConversationSpec};
+use loki::conversation::{Conversation, ConversationSpec, Op};
 use loki::engine::command::Command;
-use loki::engine::{CollectingEmitter, CoreError, Event, RunOptions, UserInput};
+use loki::engine::{CollectingEmitter, CoreError, Event, UserInput};
 use loki::state::AppState;
 use loki::tool::approve::{ApprovalRequest, Approver, Decision};
 use serde_json::{Value, json};
@@ -178,10 +178,8 @@ fn children_run_at_once_route_approvals_to_the_parent_and_stop_with_it() {
                     let emitter = Arc::clone(&emitter);
                     loki::engine::tasks::spawn(async move {
                         let text = format!("K{}: {stage}", i + 1);
-                        let result = child
-                            .run(ask(&text), RunOptions::default(), emitter.as_ref())
-                            .await;
-                        (child, result.map(|o| o.text), Instant::now())
+                        let result = child.submit(Op::prompt(ask(&text)), emitter.as_ref()).await;
+                        (child, result.map(|r| r.into_outcome().text), Instant::now())
                     })
                 })
                 .collect::<Vec<_>>()
@@ -348,9 +346,10 @@ fn a_child_s_tools_run_in_the_child_s_environment() {
             .expect("child");
         let emitter = CollectingEmitter::new();
         let outcome = child
-            .run(ask("show the mark"), RunOptions::default(), &emitter)
+            .submit(Op::prompt(ask("show the mark")), &emitter)
             .await
-            .expect("run");
+            .expect("run")
+            .into_outcome();
         assert_eq!(outcome.text, "seen");
     });
     let sent = env.server.requests();
@@ -369,4 +368,151 @@ fn a_child_s_tools_run_in_the_child_s_environment() {
             .is_some_and(|c| c.contains("mark=from-the-spec")),
         "{tool_result}"
     );
+}
+
+/// The user's decisions reach every descendant, also after it started: with `--yolo` a
+/// child runs a command unasked; once the parent's user says `.set yolo false`, the same
+/// child (opened before the change) asks, through the parent's approver, labelled with
+/// itself. `.otr` on the parent makes the child off the record too.
+#[test]
+fn a_change_of_the_user_s_decisions_reaches_a_child_already_open() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: execute_command\n{cfg}"));
+    env.server.respond_for("/v1/chat", |request: &Recorded| {
+        let body = request.json();
+        let after_tool = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .is_some_and(|m| m["role"] == "tool");
+        let (_, last) = tag_and_last(&body);
+        if after_tool {
+            openai::text_stream(&["ran"])
+        } else {
+            let id = if last.contains("second") { "s2" } else { "s1" };
+            openai::tool_call_stream(&[(id, "execute_command", r#"{"command":"true"}"#)])
+        }
+    });
+    let state = state_for(&env);
+    let recorder = Arc::new(Recorder::default());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut parent = Conversation::open(
+            &state,
+            ConversationSpec {
+                cwd: Some(env.work_dir()),
+                yolo: true,
+                approver: Some(Arc::clone(&recorder) as Arc<dyn Approver>),
+                ..ConversationSpec::default()
+            },
+        )
+        .await
+        .expect("parent");
+        let mut child = parent
+            .child(ConversationSpec {
+                label: Some("worker".into()),
+                ..ConversationSpec::default()
+            })
+            .await
+            .expect("child");
+        let emitter = CollectingEmitter::new();
+        child
+            .submit(Op::prompt(ask("C: first")), &emitter)
+            .await
+            .expect("first run");
+        assert!(
+            recorder.0.lock().unwrap().is_empty(),
+            "yolo: nothing is asked"
+        );
+        let set = Command::Set {
+            key: "yolo".into(),
+            value: "false".into(),
+        };
+        parent
+            .submit(Op::Command(set), &emitter)
+            .await
+            .expect("set yolo");
+        child
+            .submit(Op::prompt(ask("C: second")), &emitter)
+            .await
+            .expect("second run");
+        let asked = recorder.0.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        assert_eq!(asked[0].1, "s2");
+        assert!(asked[0].0.contains("(worker)"), "{asked:?}");
+
+        assert!(!child.off_the_record());
+        parent
+            .submit(Op::Command(Command::OffTheRecord), &emitter)
+            .await
+            .expect(".otr");
+        assert!(child.off_the_record(), "the child follows the parent");
+        let closed = child.close(&emitter).await;
+        assert!(
+            closed.failure.is_none() && closed.saved.is_ok(),
+            "{closed:?}"
+        );
+        assert_eq!(
+            closed.exit_status(loki::conversation::Outside::default()),
+            0
+        );
+    });
+}
+
+/// An interrupt from another task (a `Remote`, as the ACP, SDK and stream-json readers
+/// hold) stops the running turn; the conversation goes on, and `close` reports the
+/// stop (exit status 130).
+#[test]
+fn a_remote_interrupt_stops_the_running_turn_only() {
+    let env = TestEnv::new();
+    env.server.respond_for("/v1/chat", |request: &Recorded| {
+        let (_, last) = tag_and_last(&request.json());
+        if last.contains("slow") {
+            openai::text_stream(&["part one", " and more"]).hang_after(1)
+        } else {
+            openai::text_stream(&["quick answer"])
+        }
+    });
+    let state = state_for(&env);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut conversation = Conversation::open(&state, ConversationSpec::default())
+            .await
+            .expect("open");
+        let remote = conversation.remote();
+        let emitter = CollectingEmitter::new();
+        let interrupter = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            remote.submit(Op::Interrupt).expect("interrupt");
+        });
+        let started = Instant::now();
+        let slow = conversation
+            .submit(Op::prompt(ask("slow one")), &emitter)
+            .await;
+        assert!(matches!(slow, Err(CoreError::Cancelled)), "{slow:?}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        interrupter.await.unwrap();
+        let quick = conversation
+            .submit(Op::prompt(ask("quick one")), &emitter)
+            .await
+            .expect("the conversation goes on")
+            .into_outcome();
+        assert_eq!(quick.text, "quick answer");
+        let closed = conversation.close(&emitter).await;
+        assert_eq!(
+            closed.failure,
+            Some(loki::conversation::Failure::Stopped),
+            "{closed:?}"
+        );
+        assert_eq!(
+            closed.exit_status(loki::conversation::Outside::default()),
+            130
+        );
+    });
 }

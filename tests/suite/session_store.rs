@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use loki::conversation::{Conversation, ConversationSpec};
+use loki::conversation::{Conversation, ConversationSpec, Op};
 use loki::engine::command::Command;
-use loki::engine::{CollectingEmitter, RunOptions, UserInput};
+use loki::engine::{CollectingEmitter, UserInput};
 use loki::session::Session;
 use loki::session::handle::SessionHandle;
 use loki::session::id::{SessionAlias, SessionId};
@@ -196,12 +196,10 @@ fn an_injected_store_carries_every_session_and_the_yaml_directory_stays_empty() 
                 text: question.into(),
                 ..UserInput::default()
             };
-            let run = conversation
-                .run(input, RunOptions::default(), &emitter)
-                .await;
+            let run = conversation.submit(Op::prompt(input), &emitter).await;
             assert!(run.is_ok(), "{run:?}");
-            let finished = conversation.finish(true, &emitter).await.expect("finish");
-            let saved = finished.saved.expect("saved");
+            let closed = conversation.close(&emitter).await;
+            let saved = closed.into_saved().expect("finish").saved.expect("saved");
             assert!(saved.location.starts_with("memory:"), "{}", saved.location);
         }
         let names = loki::conversation::catalog::session_names(&state)

@@ -26,15 +26,12 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::{Conversation, ConversationSpec, Notify};
-use crate::context::ConversationId;
+use super::{Conversation, ConversationSpec};
 use crate::engine::command::Command;
 use crate::engine::event::{AgentFinished, AgentStarted, Event};
 use crate::engine::{CoreError, Discard, Emitter, RunOptions, Sink, UserInput};
-use crate::state::AppState;
 use crate::tool::ToolError;
 use crate::tool::agents::{AgentTool, SubAgentReport, Turn};
-use crate::tool::approve::{Approver, RoutedApprover};
 use crate::usage::Budget;
 use team::{EscalatingAsker, ROOT, Team};
 
@@ -49,16 +46,9 @@ const DEFAULT_ESCALATION_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What a sub-agent inherits from the conversation that spawns it.
 struct Parent {
-    id: ConversationId,
-    label: String,
-    approver: Arc<dyn Approver>,
-    cwd: std::path::PathBuf,
-    env: Arc<crate::config::Env>,
-    yolo: bool,
-    /// Off the record: its sub-agents are too.
-    otr: bool,
-    notices: Notify,
-    depth: usize,
+    /// Everything a child conversation inherits (the environment is the agent's base
+    /// environment, without its `LLM_AGENT_*` variables).
+    lineage: super::lineage::Lineage,
     /// The model that summarises long answers.
     summary_model: String,
 }
@@ -99,7 +89,6 @@ pub struct Supervisor {
 }
 
 struct Inner {
-    state: Arc<AppState>,
     parent: Parent,
     /// This conversation's id in the team's messages (`parent` for the root).
     member: String,
@@ -140,10 +129,7 @@ impl Supervisor {
         let timeout = config
             .and_then(|c| c.escalation_timeout)
             .map_or(DEFAULT_ESCALATION_TIMEOUT, Duration::from_secs);
-        let board = conversation
-            .escalations
-            .clone()
-            .unwrap_or_else(|| Arc::new(crate::tool::escalate::Escalations::new()));
+        let board = Arc::clone(&conversation.questions);
         let team = Arc::new(Team::new(Arc::clone(&ctx.asker), board, timeout));
         Self::new(conversation, team, ROOT.to_string(), true)
     }
@@ -158,17 +144,11 @@ impl Supervisor {
         team.join(&member);
         Self {
             inner: Arc::new(Inner {
-                state: Arc::clone(conversation.state()),
                 parent: Parent {
-                    id: ctx.id.clone(),
-                    label: conversation.label.clone(),
-                    approver: Arc::clone(&ctx.approver),
-                    cwd: ctx.cwd.clone(),
-                    env,
-                    yolo: ctx.tool_policy.yolo,
-                    otr: ctx.otr,
-                    notices: Arc::clone(&conversation.notices),
-                    depth: ctx.depth,
+                    lineage: super::lineage::Lineage {
+                        env,
+                        ..conversation.lineage()
+                    },
                     summary_model: config
                         .and_then(|c| c.summarization_model.clone())
                         .unwrap_or_else(|| ctx.model.id()),
@@ -212,7 +192,7 @@ impl Inner {
         let inner = Arc::clone(self);
         let cancel = cancel.child_token();
         Box::pin(async move {
-            let depth = inner.parent.depth + 1;
+            let depth = inner.parent.lineage.depth + 1;
             if depth > inner.max_depth {
                 return Err(format!(
                     "Max agent depth exceeded ({depth}/{})",
@@ -227,8 +207,8 @@ impl Inner {
                 ));
             }
             let id = format!("agent_{agent}_{:08x}", fastrand::u32(..));
-            let mut conversation = inner
-                .open(&agent, &id, depth, cancel.clone(), budget)
+            let conversation = inner
+                .open(&agent, &id, cancel.clone(), budget)
                 .await
                 .map_err(|e| format!("cannot start agent `{agent}`: {e}"))?;
             let emitter: Arc<dyn Emitter> =
@@ -246,19 +226,8 @@ impl Inner {
             let child_id = id.clone();
             let task = crate::engine::tasks::spawn(async move {
                 let ended = runner
-                    .run_child(&mut conversation, prompt, emitter.as_ref(), started)
+                    .run_child(conversation, prompt, emitter.as_ref(), (&child_id, started))
                     .await;
-                let sink = Sink::for_context(conversation.context(), emitter.as_ref());
-                sink.emit(Event::AgentFinished(AgentFinished {
-                    id: child_id.clone(),
-                    status: ended.status,
-                    output: ended.output.clone(),
-                    error: ended.error.clone(),
-                    tokens: ended.tokens,
-                    cost_usd: ended.cost,
-                    elapsed_ms: u64::try_from(ended.elapsed.as_millis()).unwrap_or(u64::MAX),
-                }));
-                sink.flush();
                 // The queue learns first, so a task list taken after a collect is current.
                 let completed = ended.status == "completed";
                 runner
@@ -279,13 +248,14 @@ impl Inner {
         })
     }
 
-    /// Runs a sub-agent's conversation to its end.
+    /// Runs a sub-agent's conversation to its end and closes it (a save that fails is
+    /// the sub-agent's error), then says it finished.
     async fn run_child(
         &self,
-        conversation: &mut Conversation,
+        mut conversation: Conversation,
         prompt: String,
         emitter: &dyn Emitter,
-        started: Instant,
+        (id, started): (&str, Instant),
     ) -> Ended {
         let input = UserInput {
             text: prompt,
@@ -296,30 +266,45 @@ impl Inner {
             ..RunOptions::default()
         };
         let outcome = conversation.run(input, options, emitter).await;
-        let _ = conversation.finish(outcome.is_ok(), emitter).await;
-        let usage = conversation.context().usage;
-        let partial = || {
-            conversation
-                .context()
-                .history
-                .last()
-                .filter(|m| m.role == crate::client::Role::Assistant)
-                .map(crate::client::Message::text_content)
-                .unwrap_or_default()
+        let usage = conversation.ctx.usage;
+        let partial = conversation
+            .ctx
+            .history
+            .last()
+            .filter(|m| m.role == crate::client::Role::Assistant)
+            .map(crate::client::Message::text_content)
+            .unwrap_or_default();
+        let sink = Sink::for_context(&conversation.ctx, emitter);
+        let saved = conversation.close(emitter).await.into_saved();
+        let (status, output, error) = match (outcome, saved) {
+            (Ok(outcome), Ok(_)) => ("completed", self.summarized(outcome.text).await, None),
+            (Ok(outcome), Err(e)) => (
+                "failed",
+                outcome.text,
+                Some(format!("its session could not be saved: {e}")),
+            ),
+            (Err(CoreError::Cancelled), _) => ("cancelled", partial, None),
+            (Err(e), _) => ("failed", partial, Some(e.to_string())),
         };
-        let (status, output, error) = match outcome {
-            Ok(outcome) => ("completed", self.summarized(outcome.text).await, None),
-            Err(CoreError::Cancelled) => ("cancelled", partial(), None),
-            Err(e) => ("failed", partial(), Some(e.to_string())),
-        };
-        Ended {
+        let ended = Ended {
             status,
             output,
             error,
             tokens: usage.input_tokens + usage.output_tokens,
             cost: (usage.cost > 0.0).then_some(usage.cost),
             elapsed: started.elapsed(),
-        }
+        };
+        sink.emit(Event::AgentFinished(AgentFinished {
+            id: id.to_string(),
+            status: ended.status,
+            output: ended.output.clone(),
+            error: ended.error.clone(),
+            tokens: ended.tokens,
+            cost_usd: ended.cost,
+            elapsed_ms: u64::try_from(ended.elapsed.as_millis()).unwrap_or(u64::MAX),
+        }));
+        sink.flush();
+        ended
     }
 
     /// `output`, summarised by the summary model when it is longer than the threshold;
@@ -330,11 +315,11 @@ impl Inner {
         }
         let spec = ConversationSpec {
             model: Some(self.parent.summary_model.clone()),
-            cwd: Some(self.parent.cwd.clone()),
-            env: Some(Arc::clone(&self.parent.env)),
+            label: Some("summary".into()),
+            observer: Some(Arc::new(Discard)),
             ..ConversationSpec::default()
         };
-        let Ok(mut summarizer) = Conversation::open(&self.state, spec).await else {
+        let Ok(mut summarizer) = self.parent.lineage.open(spec).await else {
             return output;
         };
         let input = UserInput {
@@ -357,24 +342,26 @@ impl Inner {
         }
     }
 
-    /// Opens the sub-agent's conversation.
+    /// Opens the sub-agent's conversation: a child of the spawning conversation under
+    /// the spawning turn's token and budget, its questions on the team's board.
     async fn open(
         self: &Arc<Self>,
         agent: &str,
         id: &str,
-        depth: usize,
         cancel: CancellationToken,
         budget: Option<Arc<Budget>>,
     ) -> Result<Conversation, CoreError> {
         let conversation_id = crate::context::next_conversation_id();
-        let label = format!("{} › {conversation_id} ({agent})", self.parent.label);
-        let parent = &self.parent;
+        let lineage = super::lineage::Lineage {
+            budget,
+            ..self.parent.lineage.clone()
+        };
         let asker = EscalatingAsker {
             team: Arc::clone(&self.team),
-            label: label.clone(),
+            label: lineage.label_for(&conversation_id, Some(agent)),
             observer: self.observer.clone(),
             conversation: conversation_id.clone(),
-            parent: parent.id.clone(),
+            parent: lineage.parent.clone(),
             agent: agent.into(),
         };
         let spec = ConversationSpec {
@@ -384,26 +371,13 @@ impl Inner {
                 variables: Vec::new(),
                 session: None,
             }],
-            cwd: Some(parent.cwd.clone()),
-            env: Some(Arc::clone(&parent.env)),
-            approver: Some(Arc::new(RoutedApprover::new(
-                Arc::clone(&parent.approver),
-                label.clone(),
-            ))),
             asker: Some(Arc::new(asker)),
-            yolo: parent.yolo,
-            otr: parent.otr,
             cancel: Some(cancel),
-            notices: Some(Arc::clone(&parent.notices)),
-            label: Some(label),
+            label: Some(agent.to_string()),
             observer: self.observer.clone(),
             ..ConversationSpec::default()
         };
-        let mut conversation = Conversation::resolve(&self.state, spec)?;
-        conversation.ctx.parent = Some(parent.id.clone());
-        conversation.ctx.depth = depth;
-        conversation.ctx.budget = budget;
-        conversation.prepare().await?;
+        let mut conversation = lineage.open(spec).await?;
         let spawns = conversation
             .ctx
             .agent

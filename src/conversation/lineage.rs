@@ -1,0 +1,123 @@
+//! What a sub-conversation takes from the conversation that starts it, and the one way
+//! one is opened: [`super::Conversation::child`], the sub-agents of `agent__spawn`, their
+//! summaries and `.macro` all go through [`Lineage::open`].
+//!
+//! The user's decisions are shared, not copied: `yolo` and off-the-record are
+//! [`Switch`]es every descendant holds, so `.set yolo false` or `.otr` reaches a
+//! sub-agent that is already running; an agent run's budget is one [`Budget`] the whole
+//! tree (MCP sampling included) charges. Approvals and questions go to the parent's
+//! approver and asker, labelled with who asks; cancelling the parent cancels the child.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Conversation, ConversationSpec, Notify};
+use crate::config::Env;
+use crate::context::ConversationId;
+use crate::engine::{CoreError, Emitter};
+use crate::state::AppState;
+use crate::tool::Switch;
+use crate::tool::approve::{Approver, RoutedApprover};
+use crate::tool::ask::{Asker, RoutedAsker};
+use crate::usage::Budget;
+
+/// A parent's side of its children: everything a sub-conversation inherits.
+#[derive(Clone)]
+pub(crate) struct Lineage {
+    pub(super) state: Arc<AppState>,
+    pub(super) parent: ConversationId,
+    pub(super) label: String,
+    pub(super) cwd: PathBuf,
+    pub(super) env: Arc<Env>,
+    pub(super) approver: Arc<dyn Approver>,
+    pub(super) asker: Arc<dyn Asker>,
+    pub(super) cancel: CancellationToken,
+    pub(super) yolo: Switch,
+    pub(super) otr: Switch,
+    pub(super) user_tools: bool,
+    pub(super) budget: Option<Arc<Budget>>,
+    pub(super) notices: Notify,
+    pub(super) observer: Option<Arc<dyn Emitter>>,
+    /// The parent's depth in its tree (0 for a root).
+    pub(super) depth: usize,
+}
+
+impl Lineage {
+    /// What `conversation`'s children inherit, as it is now.
+    pub(super) fn of(conversation: &Conversation) -> Self {
+        let ctx = &conversation.ctx;
+        Self {
+            state: Arc::clone(conversation.state()),
+            parent: ctx.id.clone(),
+            label: conversation.label.clone(),
+            cwd: ctx.cwd.clone(),
+            env: Arc::clone(&ctx.env),
+            approver: Arc::clone(&ctx.approver),
+            asker: Arc::clone(&ctx.asker),
+            cancel: ctx.cancel.clone(),
+            yolo: ctx.tool_policy.yolo.clone(),
+            otr: ctx.otr.clone(),
+            user_tools: ctx.user_tools,
+            budget: ctx.budget.clone(),
+            notices: Arc::clone(&conversation.notices),
+            observer: conversation.observer.clone(),
+            depth: ctx.depth,
+        }
+    }
+
+    /// How a child with id `id` (and, when given, a name such as its agent) is labelled
+    /// when it asks: `<parent label> › <id> (<name>)`.
+    pub(super) fn label_for(&self, id: &str, name: Option<&str>) -> String {
+        match name {
+            Some(name) => format!("{} › {id} ({name})", self.label),
+            None => format!("{} › {id}", self.label),
+        }
+    }
+
+    /// Opens a child described by `spec`: its own model, role, session, history, tool
+    /// scope and MCP lease; the parent's working directory and environment unless `spec`
+    /// names others; a cancellation token the parent's cancels (unless `spec` brings one
+    /// derived from it); the parent's approver (and asker, unless `spec` brings one),
+    /// labelled; the user's decisions shared. `spec.yolo` and `spec.otr` are ignored: a
+    /// child cannot decide for the user.
+    pub(crate) async fn open(&self, mut spec: ConversationSpec) -> Result<Conversation, CoreError> {
+        let id = spec
+            .id
+            .take()
+            .unwrap_or_else(crate::context::next_conversation_id);
+        let label = self.label_for(&id, spec.label.take().as_deref());
+        spec.cwd = spec.cwd.or_else(|| Some(self.cwd.clone()));
+        spec.env = spec.env.or_else(|| Some(Arc::clone(&self.env)));
+        spec.approver = Some(Arc::new(RoutedApprover::new(
+            Arc::clone(&self.approver),
+            label.clone(),
+        )));
+        spec.asker = spec.asker.or_else(|| {
+            Some(Arc::new(RoutedAsker::new(
+                Arc::clone(&self.asker),
+                label.clone(),
+            )))
+        });
+        spec.cancel = spec.cancel.or_else(|| Some(self.cancel.child_token()));
+        spec.user_tools |= self.user_tools;
+        spec.yolo = false;
+        spec.otr = false;
+        spec.notices = spec.notices.or_else(|| Some(Arc::clone(&self.notices)));
+        spec.observer = spec.observer.or_else(|| self.observer.clone());
+        spec.label = Some(label);
+        spec.id = Some(id);
+        let mut child = Conversation::resolve(&self.state, spec)?;
+        child.ctx.parent = Some(self.parent.clone());
+        child.ctx.depth = self.depth + 1;
+        child.ctx.tool_policy.yolo = self.yolo.clone();
+        child.ctx.otr = self.otr.clone();
+        if self.otr.get() {
+            child.ctx.save = false;
+        }
+        child.ctx.budget = self.budget.clone();
+        child.prepare().await?;
+        Ok(child)
+    }
+}
