@@ -770,3 +770,111 @@ fn a_call_waiting_for_approval_is_refused_when_stdin_ends() {
     assert_eq!(finished["error"]["kind"], "refused", "{finished}");
     assert!(!env.work_dir().join("made-it").exists());
 }
+
+/// A program drives one conversation the way real clients do: stdin stays open, each
+/// line is written only after the answer to the previous one arrived, an approval comes
+/// in between, and the session holds all three turns when stdin ends.
+#[test]
+fn a_client_keeps_stdin_open_and_waits_for_each_answer_before_the_next_line() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: execute_command\n{cfg}"));
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let after_tool = messages.last().is_some_and(|m| m["role"] == "tool");
+        let last_user = messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        if after_tool {
+            openai::text_stream(&["made it"])
+        } else if last_user.contains("make a file") {
+            openai::tool_call_stream(&[("m1", "execute_command", r#"{"command":"touch made"}"#)])
+        } else if last_user.contains("what came first") {
+            // The whole conversation so far is sent: turn one's question is in it.
+            let first = messages
+                .iter()
+                .find(|m| m["role"] == "user")
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or_default()
+                .to_string();
+            openai::text_stream(&[&format!("first: {first}")])
+        } else {
+            openai::text_stream(&["hello back"])
+        }
+    });
+    let mut child = env
+        .loki_std()
+        .args([
+            "-s",
+            "kept",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let say = |stdin: &mut std::process::ChildStdin, text: &str| {
+        writeln!(
+            stdin,
+            r#"{{"type":"user","message":{{"role":"user","content":"{text}"}}}}"#
+        )
+        .unwrap();
+        stdin.flush().unwrap();
+    };
+    say(&mut stdin, "hello there");
+    let one = read_events_until(&mut stdout, "turn_finished");
+    assert_eq!(answer(&one), "hello back", "{one:#?}");
+
+    say(&mut stdin, "make a file");
+    let asked = read_events_until(&mut stdout, "tool_call_approval_requested");
+    assert_eq!(asked.last().unwrap()["call_id"], "m1");
+    assert!(
+        !env.work_dir().join("made").exists(),
+        "not before the answer"
+    );
+    writeln!(
+        stdin,
+        r#"{{"type":"approval","call_id":"m1","decision":"allow"}}"#
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let two = read_events_until(&mut stdout, "turn_finished");
+    assert_eq!(answer(&two), "made it", "{two:#?}");
+    assert!(env.work_dir().join("made").exists());
+
+    say(&mut stdin, "what came first?");
+    let three = read_events_until(&mut stdout, "turn_finished");
+    assert_eq!(answer(&three), "first: hello there", "{three:#?}");
+
+    // Each turn had one start and one end, in one conversation.
+    let conversations: std::collections::BTreeSet<String> = one
+        .iter()
+        .chain(&two)
+        .chain(&three)
+        .filter_map(|e| e["conversation"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(conversations.len(), 1, "{conversations:?}");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let saved = std::fs::read_to_string(env.session_file("kept")).unwrap();
+    for text in [
+        "hello there",
+        "make a file",
+        "what came first?",
+        "first: hello there",
+    ] {
+        assert!(saved.contains(text), "{text} missing from {saved}");
+    }
+}
