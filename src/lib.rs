@@ -18,6 +18,7 @@ macro_rules! debug_without_secrets {
     };
 }
 
+pub mod acp;
 pub mod agent;
 pub mod app;
 pub mod atomic_file;

@@ -39,6 +39,8 @@ pub enum Mode {
     Serve,
     /// `--mcp-server`: loki as an MCP server.
     McpServer,
+    /// `--acp`: loki as an agent of the Agent Client Protocol (editors).
+    Acp,
     /// `--run-tool NAME`: one tool call from a shell.
     RunTool,
 }
@@ -50,6 +52,8 @@ impl Mode {
             Self::Serve
         } else if args.mcp_server.is_some() {
             Self::McpServer
+        } else if args.acp {
+            Self::Acp
         } else if args.info_only()
             || args.authenticate.is_some()
             || args.mcp_login.is_some()
@@ -184,7 +188,7 @@ pub fn main_entry() -> ExitCode {
     // stay on one thread, where streaming is several times cheaper (no cross-thread wakeup
     // per network read).
     let mode = Mode::choose(&args, caps.stdin_tty);
-    let runtime = match if matches!(mode, Mode::Repl | Mode::Serve | Mode::McpServer) {
+    let runtime = match if matches!(mode, Mode::Repl | Mode::Serve | Mode::McpServer | Mode::Acp) {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -330,8 +334,12 @@ async fn run(
         // What is typed while loki starts waits, unechoed, for the first prompt.
         crate::repl::hold_startup_keys();
     }
-    let interactive =
-        stdin_tty && stdout_tty && !matches!(mode, Mode::Headless | Mode::Serve | Mode::McpServer);
+    let interactive = stdin_tty
+        && stdout_tty
+        && !matches!(
+            mode,
+            Mode::Headless | Mode::Serve | Mode::McpServer | Mode::Acp
+        );
     let (config, origin, vault) =
         match setup::load_config(&paths, &env, &caps, interactive, args.info_only()).await {
             Ok(found) => found,
@@ -390,6 +398,7 @@ async fn run(
     let lsp = Arc::clone(&state.lsp);
     let outcome = match mode {
         Mode::Serve => crate::server::serve(state, args.serve.as_deref()).await,
+        Mode::Acp => Box::pin(crate::acp::serve(state, args.yolo)).await,
         Mode::McpServer => {
             // Boxed: its future (rmcp's server) is too deep to inline here.
             Box::pin(crate::mcp_serve::serve(

@@ -222,6 +222,10 @@ pub struct Args {
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "", conflicts_with_all = ["serve", "execute", "output_format", "input_format", "macro_name"])]
     pub mcp_server: Option<String>,
 
+    /// Be an agent of the Agent Client Protocol on stdio (Zed, JetBrains IDEs, Neovim …); see docs/acp.md
+    #[arg(long, conflicts_with_all = ["serve", "mcp_server", "execute", "output_format", "input_format", "macro_name"])]
+    pub acp: bool,
+
     /// Copy the sessions between `sessions/` and `session_store`: `in` (files → store) or `out`
     #[arg(long, value_name = "DIRECTION", value_parser = ["in", "out"])]
     pub migrate_sessions: Option<String>,

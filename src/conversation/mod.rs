@@ -315,6 +315,29 @@ impl Conversation {
         crate::usage::cost_of(&self.ctx.model.config, usage)
     }
 
+    /// Its todo list, shared: a driver that shows it as a plan reads it after a todo
+    /// tool ran.
+    pub fn todo_list(&self) -> Arc<std::sync::Mutex<crate::tool::todo::TodoList>> {
+        Arc::clone(&self.ctx.todo)
+    }
+
+    /// The conversation so far as text, one entry per user or assistant message (for a
+    /// client that shows a loaded session).
+    pub fn transcript(&self) -> Vec<(crate::client::Role, String)> {
+        self.ctx
+            .history
+            .iter()
+            .filter(|m| {
+                matches!(
+                    m.role,
+                    crate::client::Role::User | crate::client::Role::Assistant
+                )
+            })
+            .map(|m| (m.role, m.text_content()))
+            .filter(|(_, text)| !text.is_empty())
+            .collect()
+    }
+
     /// Whether it is off the record (`--otr`, `.otr`, or its parent's).
     pub fn off_the_record(&self) -> bool {
         self.ctx.otr.get()

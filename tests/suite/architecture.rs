@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["render"],
     &["term", "dotcmd", "logging"],
     &["macros"],
-    &["cli", "repl", "server", "mcp_serve"],
+    &["cli", "repl", "server", "mcp_serve", "acp"],
     &["app", "fuzzing"],
 ];
 
@@ -262,6 +262,7 @@ fn drivers_only_submit_ops_to_a_conversation() {
         "app",
         "server",
         "mcp_serve",
+        "acp",
         "macros.rs",
         "dotcmd.rs",
         "term",

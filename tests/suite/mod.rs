@@ -1,5 +1,6 @@
 //! Integration suites, one file per capability.
 
+mod acp;
 mod agent_tree;
 mod agents;
 mod architecture;

@@ -1,0 +1,305 @@
+//! `loki --acp`: loki as an agent of the Agent Client Protocol (Zed, JetBrains IDEs,
+//! Neovim and other editors), JSON-RPC over stdio. A driver like the others: each ACP
+//! session is a [`Conversation`] kept in a loki session of the same id; a prompt is an
+//! [`Op::Prompt`], `session/cancel` an [`Op::Interrupt`] through the conversation's
+//! [`crate::conversation::Remote`], approvals are `session/request_permission` requests,
+//! and the conversation is closed (saved) when the editor goes away. See `docs/acp.md`.
+
+mod prompt;
+mod rpc;
+mod updates;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+
+use crate::client::Role;
+use crate::conversation::{Conversation, ConversationSpec, Op, Remote, catalog};
+use crate::engine::Discard;
+use crate::engine::command::Command;
+use crate::state::AppState;
+use rpc::Peer;
+
+/// The protocol version spoken.
+const PROTOCOL_VERSION: u64 = 1;
+
+/// One ACP session.
+struct Session {
+    conversation: tokio::sync::Mutex<Option<Conversation>>,
+    remote: Remote,
+    updates: Arc<updates::Updates>,
+}
+
+/// The agent: the editor, the sessions, and what the user decided at start.
+struct Agent {
+    state: Arc<AppState>,
+    peer: Arc<Peer>,
+    yolo: bool,
+    sessions: std::sync::Mutex<HashMap<String, Arc<Session>>>,
+}
+
+/// Serves ACP on stdio until the editor closes stdin; the exit status.
+pub async fn serve(state: Arc<AppState>, yolo: bool) -> anyhow::Result<u8> {
+    let (peer, writer) = Peer::stdio();
+    let agent = Arc::new(Agent {
+        state,
+        peer: Arc::new(peer),
+        yolo,
+        sessions: std::sync::Mutex::new(HashMap::new()),
+    });
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            agent
+                .peer
+                .fail(&Value::Null, rpc::PARSE_ERROR, "not a JSON-RPC message");
+            continue;
+        };
+        agent.take(message);
+    }
+    agent.peer.close();
+    agent.close_all().await;
+    drop(agent);
+    let _ = writer.await;
+    Ok(0)
+}
+
+impl Agent {
+    /// One message from the editor: an answer to loki's request, a notification, or a
+    /// request answered from a task of its own (a prompt runs while others arrive).
+    fn take(self: &Arc<Self>, message: Value) {
+        let Some(method) = message["method"].as_str().map(str::to_string) else {
+            self.peer.resolve(&message);
+            return;
+        };
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let Some(id) = message.get("id").cloned() else {
+            self.notified(&method, &params);
+            return;
+        };
+        let agent = Arc::clone(self);
+        tokio::spawn(async move {
+            match agent.answer(&method, params).await {
+                Ok(result) => agent.peer.respond(&id, result),
+                Err((code, text)) => agent.peer.fail(&id, code, &text),
+            }
+        });
+    }
+
+    fn notified(&self, method: &str, params: &Value) {
+        if method == "session/cancel"
+            && let Some(session) = self.session(params)
+        {
+            let _ = session.remote.submit(Op::Interrupt);
+        }
+    }
+
+    fn session(&self, params: &Value) -> Option<Arc<Session>> {
+        let id = params["sessionId"].as_str()?;
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+
+    async fn answer(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, (i64, String)> {
+        match method {
+            "initialize" => Ok(initialized(&params)),
+            "authenticate" => Ok(json!({})),
+            "session/new" => self.open(&params, None).await,
+            "session/load" => {
+                let id = params["sessionId"].as_str().unwrap_or_default().to_string();
+                self.open(&params, Some(id)).await
+            }
+            "session/prompt" => {
+                let session = self.session(&params).ok_or_else(unknown_session)?;
+                prompt::run(&self.state, &session, &params).await
+            }
+            "session/set_mode" => {
+                let session = self.session(&params).ok_or_else(unknown_session)?;
+                self.set_mode(&session, &params).await
+            }
+            other => Err((rpc::METHOD_NOT_FOUND, format!("unknown method `{other}`"))),
+        }
+    }
+
+    /// `session/new` (a new loki session) or `session/load` (an existing one, its
+    /// conversation replayed as updates).
+    async fn open(&self, params: &Value, load: Option<String>) -> Result<Value, (i64, String)> {
+        let cwd = PathBuf::from(params["cwd"].as_str().unwrap_or_default());
+        if !cwd.is_absolute() || !cwd.is_dir() {
+            return Err((
+                rpc::INVALID_PARAMS,
+                format!("cwd `{}` is not an absolute directory", cwd.display()),
+            ));
+        }
+        if params["mcpServers"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty())
+        {
+            tracing::info!("acp: the editor's mcpServers are not used; loki's mcp.json is");
+        }
+        let id = match &load {
+            Some(id) => {
+                let stored = catalog::stored_session(&self.state, id).await;
+                if !matches!(stored, Ok(Some(_))) {
+                    return Err((rpc::INVALID_PARAMS, format!("no session `{id}`")));
+                }
+                id.clone()
+            }
+            None => new_session_id(),
+        };
+        let approver: Option<Arc<dyn crate::tool::approve::Approver>> = (!self.yolo).then(|| {
+            Arc::new(updates::EditorApprover {
+                peer: Arc::clone(&self.peer),
+                session: id.clone(),
+            }) as _
+        });
+        let spec = ConversationSpec {
+            commands: vec![Command::OpenSession(id.clone())],
+            cwd: Some(cwd.clone()),
+            approver,
+            yolo: self.yolo,
+            ..ConversationSpec::default()
+        };
+        let conversation = Conversation::open(&self.state, spec)
+            .await
+            .map_err(|e| (rpc::INTERNAL, e.to_string()))?;
+        let updates = Arc::new(updates::Updates {
+            peer: Arc::clone(&self.peer),
+            session: id.clone(),
+            cwd,
+            todo: conversation.todo_list(),
+        });
+        if load.is_some() {
+            replay(&updates, &conversation);
+        }
+        let session = Arc::new(Session {
+            remote: conversation.remote(),
+            conversation: tokio::sync::Mutex::new(Some(conversation)),
+            updates,
+        });
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id.clone(), Arc::clone(&session));
+        self.peer.notify(
+            "session/update",
+            json!({"sessionId": id, "update": prompt::available_commands(&self.state, &session)}),
+        );
+        let mut result = json!({"modes": modes(self.yolo)});
+        if load.is_none() {
+            result["sessionId"] = json!(id);
+        }
+        Ok(result)
+    }
+
+    /// `session/set_mode`: `default` asks before tools that write or run, `yolo` runs
+    /// them unasked.
+    async fn set_mode(&self, session: &Session, params: &Value) -> Result<Value, (i64, String)> {
+        let yolo = match params["modeId"].as_str() {
+            Some("default") => false,
+            Some("yolo") => true,
+            other => {
+                return Err((rpc::INVALID_PARAMS, format!("unknown mode {other:?}")));
+            }
+        };
+        let mut guard = session.conversation.lock().await;
+        let conversation = guard.as_mut().ok_or_else(unknown_session)?;
+        let set = Command::Set {
+            key: "yolo".into(),
+            value: yolo.to_string(),
+        };
+        conversation
+            .submit(Op::Command(set), &Discard)
+            .await
+            .map_err(|e| (rpc::INTERNAL, e.to_string()))?;
+        Ok(json!({}))
+    }
+
+    /// The editor went away: every conversation is closed (its session saved).
+    async fn close_all(&self) {
+        let sessions: Vec<Arc<Session>> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
+        for session in sessions {
+            session.remote.input_ended();
+            let conversation = session.conversation.lock().await.take();
+            if let Some(conversation) = conversation {
+                let closed = conversation.close(&Discard).await;
+                if let Err(e) = closed.saved {
+                    tracing::warn!("acp: cannot save a session: {e}");
+                }
+            }
+        }
+    }
+}
+
+fn unknown_session() -> (i64, String) {
+    (rpc::INVALID_PARAMS, "unknown sessionId".into())
+}
+
+/// The answer to `initialize`.
+fn initialized(params: &Value) -> Value {
+    let asked = params["protocolVersion"]
+        .as_u64()
+        .unwrap_or(PROTOCOL_VERSION);
+    json!({
+        "protocolVersion": asked.min(PROTOCOL_VERSION),
+        "agentCapabilities": {
+            "loadSession": true,
+            "promptCapabilities": {"image": true, "audio": false, "embeddedContext": true},
+            "mcpCapabilities": {"http": false, "sse": false},
+        },
+        "authMethods": [],
+        "agentInfo": {"name": "loki", "title": "loki", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+/// The modes an editor can switch between.
+fn modes(yolo: bool) -> Value {
+    json!({
+        "currentModeId": if yolo { "yolo" } else { "default" },
+        "availableModes": [
+            {"id": "default", "name": "Ask", "description": "Ask before tools that write files or run commands"},
+            {"id": "yolo", "name": "Yolo", "description": "Run every tool without asking"},
+        ],
+    })
+}
+
+/// A new session's id: `acp-` and the time, unique enough for one user.
+fn new_session_id() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("acp-{}-{:04x}", now.as_secs(), fastrand::u16(..))
+}
+
+/// A loaded session's conversation, sent as user and agent message chunks.
+fn replay(updates: &updates::Updates, conversation: &Conversation) {
+    for (role, text) in conversation.transcript() {
+        let kind = if role == Role::User {
+            "user_message_chunk"
+        } else {
+            "agent_message_chunk"
+        };
+        updates.peer.notify(
+            "session/update",
+            json!({
+                "sessionId": updates.session,
+                "update": {"sessionUpdate": kind, "content": {"type": "text", "text": text}},
+            }),
+        );
+    }
+}

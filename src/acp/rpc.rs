@@ -1,0 +1,114 @@
+//! JSON-RPC 2.0 over newline-delimited JSON on stdio: one writer task owns stdout, and
+//! requests loki sends to the editor (permission questions, file reads and writes) wait
+//! for the answer that carries their id.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::{mpsc, oneshot};
+
+/// JSON-RPC error codes used here.
+pub(super) const METHOD_NOT_FOUND: i64 = -32601;
+pub(super) const INVALID_PARAMS: i64 = -32602;
+pub(super) const INTERNAL: i64 = -32603;
+pub(super) const PARSE_ERROR: i64 = -32700;
+
+/// The editor's side of the connection.
+pub(super) struct Peer {
+    out: mpsc::UnboundedSender<String>,
+    next_id: AtomicU64,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
+}
+
+impl Peer {
+    /// A peer writing to stdout through a task of its own; the task ends when every
+    /// sender is gone.
+    pub(super) fn stdio() -> (Self, tokio::task::JoinHandle<()>) {
+        let (out, mut lines) = mpsc::unbounded_channel::<String>();
+        let writer = tokio::spawn(async move {
+            let mut stdout = tokio::io::stdout();
+            while let Some(line) = lines.recv().await {
+                let written = async {
+                    stdout.write_all(line.as_bytes()).await?;
+                    stdout.write_all(b"\n").await?;
+                    stdout.flush().await
+                };
+                if written.await.is_err() {
+                    break;
+                }
+            }
+        });
+        let peer = Self {
+            out,
+            next_id: AtomicU64::new(0),
+            pending: Mutex::new(HashMap::new()),
+        };
+        (peer, writer)
+    }
+
+    fn send(&self, message: &Value) {
+        let _ = self.out.send(message.to_string());
+    }
+
+    /// A notification to the editor.
+    pub(super) fn notify(&self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// The result of the editor's request `id`.
+    pub(super) fn respond(&self, id: &Value, result: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    /// The editor's request `id` failed.
+    pub(super) fn fail(&self, id: &Value, code: i64, message: &str) {
+        let error = json!({"code": code, "message": message});
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "error": error}));
+    }
+
+    /// Asks the editor; its result, or its error's message.
+    pub(super) async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, tx);
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        rx.await
+            .unwrap_or_else(|_| Err("the editor closed the connection".into()))
+    }
+
+    /// An answer from the editor arrived.
+    pub(super) fn resolve(&self, message: &Value) {
+        let Some(id) = message["id"].as_u64() else {
+            return;
+        };
+        let waiting = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+        if let Some(waiting) = waiting {
+            let outcome = match message.get("error") {
+                Some(error) => Err(error["message"]
+                    .as_str()
+                    .unwrap_or("the editor answered with an error")
+                    .to_string()),
+                None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+            };
+            let _ = waiting.send(outcome);
+        }
+    }
+
+    /// The editor is gone: every request still waiting fails.
+    pub(super) fn close(&self) {
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}

@@ -1,0 +1,248 @@
+//! What the editor sees of a turn: loki's events as `session/update` notifications
+//! (message and thought chunks, tool calls with their status and diffs, the todo list as
+//! a plan), and approvals as `session/request_permission` requests.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::rpc::Peer;
+use crate::engine::Event;
+use crate::engine::emitter::Emitter;
+use crate::engine::event::Envelope;
+use crate::tool::approve::{ApprovalRequest, Approver, Decision};
+use crate::tool::todo::TodoList;
+
+/// Most characters of a tool's result shown in the editor.
+const RESULT_PREVIEW: usize = 8000;
+
+/// The turn's events, sent to the editor as one session's updates.
+pub(super) struct Updates {
+    pub peer: Arc<Peer>,
+    pub session: String,
+    pub cwd: PathBuf,
+    /// The conversation's todo list, sent as the plan when a todo tool changed it.
+    pub todo: Arc<Mutex<TodoList>>,
+}
+
+impl Updates {
+    fn update(&self, update: Value) {
+        self.peer.notify(
+            "session/update",
+            json!({"sessionId": self.session, "update": update}),
+        );
+    }
+
+    fn plan(&self) {
+        let list = self.todo.lock().unwrap_or_else(PoisonError::into_inner);
+        let entries: Vec<Value> = list
+            .items
+            .iter()
+            .map(|item| {
+                let status = if item.done { "completed" } else { "pending" };
+                json!({"content": item.desc, "priority": "medium", "status": status})
+            })
+            .collect();
+        self.update(json!({"sessionUpdate": "plan", "entries": entries}));
+    }
+}
+
+impl Emitter for Updates {
+    fn emit(&self, envelope: Envelope) {
+        // A sub-agent's events stay inside its tool call (`agent__*`).
+        if envelope.parent.is_some() {
+            return;
+        }
+        match envelope.event {
+            Event::AssistantDelta(delta) => self.update(json!({
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": delta.text},
+            })),
+            Event::ReasoningDelta(delta) => self.update(json!({
+                "sessionUpdate": "agent_thought_chunk",
+                "content": {"type": "text", "text": delta.text},
+            })),
+            Event::ToolCallStarted(call) => {
+                let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+                let mut update = json!({
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": call.call_id,
+                    "title": title(&call.name, &args),
+                    "kind": kind(&call.name),
+                    "status": "in_progress",
+                    "rawInput": args,
+                });
+                if let Some(path) = args["path"].as_str() {
+                    update["locations"] = json!([{"path": absolute(&self.cwd, path)}]);
+                }
+                if let Some(diff) = diff(&self.cwd, &call.name, &args) {
+                    update["content"] = json!([diff]);
+                }
+                self.update(update);
+            }
+            Event::ToolCallProgress(progress) => self.update(json!({
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": progress.call_id,
+                "content": [text_content(&progress.message)],
+            })),
+            Event::ToolCallFinished(done) => {
+                let shown: String = done.result.chars().take(RESULT_PREVIEW).collect();
+                self.update(json!({
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": done.call_id,
+                    "status": if done.ok { "completed" } else { "failed" },
+                    "content": [text_content(&shown)],
+                }));
+                if done.name.starts_with("todo__") {
+                    self.plan();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn text_content(text: &str) -> Value {
+    json!({"type": "content", "content": {"type": "text", "text": text}})
+}
+
+fn absolute(cwd: &Path, path: &str) -> String {
+    cwd.join(path).display().to_string()
+}
+
+/// What kind of tool the editor shows (its icon, whether it follows locations).
+pub(super) fn kind(tool: &str) -> &'static str {
+    match tool {
+        "fs_cat" | "fs_ls" | "fs_read" | "load_skills" => "read",
+        "fs_write" | "fs_patch" | "fs_mkdir" | "fs_edit" => "edit",
+        "fs_rm" => "delete",
+        "fs_glob" | "fs_grep" | "web_search" => "search",
+        "execute_command" => "execute",
+        "fetch_url" | "web_fetch" => "fetch",
+        t if t.starts_with("todo__") => "think",
+        _ => "other",
+    }
+}
+
+/// One line naming the call: the command, the path, or the tool.
+pub(super) fn title(tool: &str, args: &Value) -> String {
+    let detail = ["command", "path", "url", "query", "pattern"]
+        .iter()
+        .find_map(|key| args[key].as_str());
+    match detail {
+        Some(detail) => {
+            let line = detail.lines().next().unwrap_or_default();
+            format!("{tool}: {line}")
+        }
+        None => tool.to_string(),
+    }
+}
+
+/// A whole-file write shown as a diff against what the file holds now.
+fn diff(cwd: &Path, tool: &str, args: &Value) -> Option<Value> {
+    if tool != "fs_write" {
+        return None;
+    }
+    let path = args["path"].as_str()?;
+    let new_text = args["contents"].as_str()?;
+    let full = cwd.join(path);
+    let old = std::fs::read_to_string(&full).ok();
+    Some(json!({
+        "type": "diff",
+        "path": full.display().to_string(),
+        "oldText": old,
+        "newText": new_text,
+    }))
+}
+
+/// Approvals asked of the person at the editor: `session/request_permission` with allow
+/// once, allow always (where it may be offered) and reject.
+pub(super) struct EditorApprover {
+    pub peer: Arc<Peer>,
+    pub session: String,
+}
+
+impl Approver for EditorApprover {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            let mut options =
+                vec![json!({"optionId": "allow_once", "name": "Allow", "kind": "allow_once"})];
+            if request.allow_always {
+                options.push(json!({"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"}));
+            }
+            options
+                .push(json!({"optionId": "reject_once", "name": "Reject", "kind": "reject_once"}));
+            let mut tool_call = json!({
+                "toolCallId": request.call_id,
+                "title": request.text().lines().next().unwrap_or_default(),
+                "kind": kind(&request.tool),
+                "status": "pending",
+            });
+            // The whole of what would run, not only the title's first line.
+            let mut shown = vec![text_content(&request.summary)];
+            if let Some(preview) = &request.preview {
+                shown.push(text_content(preview));
+            }
+            tool_call["content"] = Value::Array(shown);
+            let params = json!({
+                "sessionId": self.session,
+                "toolCall": tool_call,
+                "options": options,
+            });
+            match self
+                .peer
+                .request("session/request_permission", params)
+                .await
+            {
+                Ok(answer) => decision(&answer),
+                Err(e) => Decision::Refuse(format!(
+                    "the editor did not answer the permission request ({e}); do not retry it"
+                )),
+            }
+        })
+    }
+}
+
+/// The editor's answer as a decision.
+fn decision(answer: &Value) -> Decision {
+    let outcome = &answer["outcome"];
+    match (outcome["outcome"].as_str(), outcome["optionId"].as_str()) {
+        (Some("selected"), Some("allow_once")) => Decision::Approve,
+        (Some("selected"), Some("allow_always")) => Decision::ApproveAlways,
+        (Some("cancelled"), _) => Decision::Cancel,
+        _ => Decision::Deny,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_map_to_decisions() {
+        let selected = |id: &str| json!({"outcome": {"outcome": "selected", "optionId": id}});
+        assert_eq!(decision(&selected("allow_once")), Decision::Approve);
+        assert_eq!(decision(&selected("allow_always")), Decision::ApproveAlways);
+        assert_eq!(decision(&selected("reject_once")), Decision::Deny);
+        assert_eq!(decision(&selected("nonsense")), Decision::Deny);
+        assert_eq!(
+            decision(&json!({"outcome": {"outcome": "cancelled"}})),
+            Decision::Cancel
+        );
+        assert_eq!(decision(&json!(null)), Decision::Deny);
+    }
+
+    #[test]
+    fn calls_are_titled_and_kinded() {
+        let args = json!({"command": "git status\nrm -rf /"});
+        assert_eq!(
+            title("execute_command", &args),
+            "execute_command: git status"
+        );
+        assert_eq!(kind("execute_command"), "execute");
+        assert_eq!(kind("fs_write"), "edit");
+        assert_eq!(title("todo__add", &json!({})), "todo__add");
+    }
+}

@@ -1,0 +1,116 @@
+"""An editor driving `loki --acp` through the official ACP Python SDK
+(`pip install agent-client-protocol`), as tests/suite/acp.rs asks.
+
+It keeps the connection open and waits for every answer before it sends the next
+request, answers permission requests as a person would, and prints one JSON report of
+everything it saw. Usage: acp_client.py LOKI_BIN WORK_DIR SCENARIO [SESSION_ID]
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+import acp
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    RequestPermissionResponse,
+    TextContentBlock,
+)
+
+
+class Editor:
+    """The client side: records updates, answers permission requests from a script."""
+
+    def __init__(self, answers):
+        self.updates = []
+        self.permissions = []
+        self.answers = list(answers)
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        self.permissions.append(
+            {
+                "session": session_id,
+                "tool_call": tool_call.model_dump(by_alias=True, exclude_none=True),
+                "options": [o.option_id for o in options],
+            }
+        )
+        answer = self.answers.pop(0) if self.answers else "cancelled"
+        if answer == "cancelled":
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=answer)
+        )
+
+    async def session_update(self, session_id, update, **kwargs):
+        self.updates.append(update.model_dump(by_alias=True, exclude_none=True))
+
+    async def write_text_file(self, *args, **kwargs):
+        raise RuntimeError("not offered")
+
+    async def read_text_file(self, *args, **kwargs):
+        raise RuntimeError("not offered")
+
+    def take(self):
+        updates, self.updates = self.updates, []
+        return updates
+
+
+def text_of(updates, kind="agent_message_chunk"):
+    return "".join(
+        u["content"].get("text", "") for u in updates if u.get("sessionUpdate") == kind
+    )
+
+
+async def prompt(conn, editor, session_id, text):
+    response = await conn.prompt(session_id=session_id, prompt=[TextContentBlock(type="text", text=text)])
+    return {"stop": response.stop_reason, "updates": editor.take()}
+
+
+async def main():
+    loki, work, scenario = sys.argv[1], sys.argv[2], sys.argv[3]
+    report = {}
+    editor = Editor(["allow_once", "reject_once"])
+    env = json.loads(os.environ["LOKI_TEST_ENV"])
+    async with acp.spawn_agent_process(editor, loki, "--acp", cwd=work, env=env) as (conn, process):
+        init = await conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(fs=FileSystemCapabilities(read_text_file=False, write_text_file=False)),
+        )
+        report["initialize"] = init.model_dump(by_alias=True, exclude_none=True)
+        if scenario == "work":
+            session = await conn.new_session(cwd=work, mcp_servers=[])
+            report["new"] = session.model_dump(by_alias=True, exclude_none=True)
+            sid = session.session_id
+            report["hello"] = await prompt(conn, editor, sid, "hello there")
+            report["command"] = await prompt(conn, editor, sid, "make a file")
+            report["write"] = await prompt(conn, editor, sid, "write the notes")
+            # A slow answer, cancelled once its first words arrived.
+            task = asyncio.create_task(conn.prompt(session_id=sid, prompt=[TextContentBlock(type="text", text="a slow one")]))
+            for _ in range(200):
+                if text_of(editor.updates):
+                    break
+                await asyncio.sleep(0.05)
+            await conn.cancel(session_id=sid)
+            slow = await asyncio.wait_for(task, 30)
+            report["slow"] = {"stop": slow.stop_reason, "updates": editor.take()}
+            report["permissions"] = editor.permissions
+        elif scenario == "load":
+            sid = sys.argv[4]
+            await conn.load_session(cwd=work, session_id=sid, mcp_servers=[])
+            await asyncio.sleep(0.2)
+            report["replayed"] = editor.take()
+            report["again"] = await prompt(conn, editor, sid, "what came first?")
+            try:
+                await conn.load_session(cwd=work, session_id="no-such-session", mcp_servers=[])
+                report["unknown"] = "loaded"
+            except Exception as e:  # the agent's JSON-RPC error
+                report["unknown"] = str(e)
+    report["exit"] = process.returncode
+    print(json.dumps(report))
+
+
+asyncio.run(main())

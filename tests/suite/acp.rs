@@ -1,0 +1,232 @@
+//! `loki --acp` driven by the official ACP Python SDK as an editor would drive it
+//! (`tests/data/acp_client.py`): initialize, a new session, prompts answered as message
+//! chunks, a command approved and a file write rejected through
+//! `session/request_permission`, a slow answer stopped by `session/cancel`, and the
+//! session loaded again in a new process with its conversation replayed.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::fake_llm::{Recorded, Reply, openai};
+use crate::common::{LOKI, TestEnv};
+
+/// The SDK is a test dependency: `.ci/run` installs it; a machine without it fails here
+/// with the command that installs it.
+fn sdk_present() {
+    let found = Command::new("python3")
+        .args(["-c", "import acp"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        found,
+        "the ACP Python SDK is missing: pip install agent-client-protocol (.ci/run does)"
+    );
+}
+
+fn last_user(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn route(request: &Recorded) -> Reply {
+    let body = request.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let after_tool = messages.last().is_some_and(|m| m["role"] == "tool");
+    let last = last_user(&body);
+    if after_tool {
+        let result = messages
+            .last()
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        return openai::text_stream(&[&format!(
+            "after the tool: {}",
+            &result[..result.len().min(60)]
+        )]);
+    }
+    if last.contains("make a file") {
+        openai::tool_call_stream(&[("m1", "execute_command", r#"{"command":"touch made"}"#)])
+    } else if last.contains("write the notes") {
+        openai::tool_call_stream(&[(
+            "w1",
+            "fs_write",
+            r#"{"path":"notes.md","contents":"new notes\n"}"#,
+        )])
+    } else if last.contains("a slow one") {
+        openai::text_stream(&["slow start", " and more"]).hang_after(2)
+    } else if last.contains("what came first") {
+        let first = messages
+            .iter()
+            .find(|m| m["role"] == "user")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        openai::text_stream(&[&format!("first: {first}")])
+    } else {
+        openai::text_stream(&["hello back"])
+    }
+}
+
+fn client(env: &TestEnv, args: &[&str]) -> Value {
+    let loki_env: serde_json::Map<String, Value> = env
+        .env_pairs()
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/acp_client.py");
+    let output = Command::new("python3")
+        .arg(script)
+        .arg(LOKI)
+        .arg(env.work_dir())
+        .args(args)
+        .env("LOKI_TEST_ENV", Value::Object(loki_env).to_string())
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the ACP client failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no report ({e}): {stdout}"))
+}
+
+fn texts(updates: &Value, kind: &str) -> String {
+    updates
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+fn of_kind<'a>(updates: &'a Value, kind: &str) -> Vec<&'a Value> {
+    updates
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
+
+#[test]
+fn an_editor_prompts_approves_rejects_cancels_and_loads_the_session_again() {
+    sdk_present();
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: execute_command,fs_write\n{cfg}"));
+    std::fs::write(env.work_dir().join("notes.md"), "old notes\n").unwrap();
+    env.server.respond_for("/v1/chat", route);
+
+    let report = client(&env, &["work"]);
+    let init = &report["initialize"];
+    assert_eq!(init["protocolVersion"], 1, "{init}");
+    assert_eq!(init["agentCapabilities"]["loadSession"], true, "{init}");
+    let sid = report["new"]["sessionId"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    assert_eq!(report["new"]["modes"]["currentModeId"], "default");
+
+    // A plain prompt streams message chunks and ends the turn.
+    assert_eq!(report["hello"]["stop"], "end_turn");
+    assert_eq!(
+        texts(&report["hello"]["updates"], "agent_message_chunk"),
+        "hello back"
+    );
+
+    // A command asks first; allowed once, it runs and is reported completed.
+    let permissions = report["permissions"].as_array().expect("permissions");
+    assert_eq!(permissions.len(), 2, "{permissions:#?}");
+    let asked = &permissions[0];
+    assert_eq!(asked["tool_call"]["toolCallId"], "m1");
+    assert_eq!(asked["tool_call"]["kind"], "execute");
+    assert!(
+        asked["tool_call"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("touch made"),
+        "{asked}"
+    );
+    let options: Vec<&str> = asked["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        options.contains(&"allow_once") && options.contains(&"reject_once"),
+        "{options:?}"
+    );
+    let command = &report["command"]["updates"];
+    let started = of_kind(command, "tool_call");
+    assert_eq!(started.len(), 1, "{command:#}");
+    assert_eq!(started[0]["toolCallId"], "m1");
+    let done = of_kind(command, "tool_call_update");
+    assert!(
+        done.iter().any(|u| u["status"] == "completed"),
+        "{command:#}"
+    );
+    assert!(env.work_dir().join("made").exists());
+    assert_eq!(report["command"]["stop"], "end_turn");
+
+    // A write is shown as a diff against the file; rejected, nothing is written.
+    let write = &report["write"]["updates"];
+    let call = of_kind(write, "tool_call");
+    assert_eq!(call.len(), 1, "{write:#}");
+    let diff = &call[0]["content"][0];
+    assert_eq!(diff["type"], "diff", "{diff}");
+    assert_eq!(diff["oldText"], "old notes\n");
+    assert_eq!(diff["newText"], "new notes\n");
+    assert_eq!(permissions[1]["tool_call"]["toolCallId"], "w1");
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("notes.md")).unwrap(),
+        "old notes\n"
+    );
+    assert!(
+        of_kind(write, "tool_call_update")
+            .iter()
+            .any(|u| u["status"] == "failed"),
+        "{write:#}"
+    );
+
+    // session/cancel stops the slow answer: what came is kept, the turn says cancelled.
+    assert_eq!(report["slow"]["stop"], "cancelled", "{}", report["slow"]);
+    assert!(
+        texts(&report["slow"]["updates"], "agent_message_chunk").starts_with("slow start"),
+        "{}",
+        report["slow"]
+    );
+    assert_eq!(report["exit"], 0);
+
+    // The session is a loki session: a new editor process loads it, sees the
+    // conversation replayed, and goes on with its history.
+    let loaded = client(&env, &["load", &sid]);
+    let replayed = &loaded["replayed"];
+    assert!(
+        texts(replayed, "user_message_chunk").contains("hello there"),
+        "{replayed:#}"
+    );
+    assert!(
+        texts(replayed, "agent_message_chunk").contains("hello back"),
+        "{replayed:#}"
+    );
+    assert_eq!(
+        texts(&loaded["again"]["updates"], "agent_message_chunk"),
+        "first: hello there"
+    );
+    assert!(
+        loaded["unknown"]
+            .as_str()
+            .is_some_and(|e| e.contains("no-such-session")),
+        "{}",
+        loaded["unknown"]
+    );
+}
