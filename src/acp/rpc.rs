@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
+
+use crate::term::json_lines::LineSender;
 
 /// JSON-RPC error codes used here.
 pub(super) const METHOD_NOT_FOUND: i64 = -32601;
@@ -18,7 +19,7 @@ pub(super) const PARSE_ERROR: i64 = -32700;
 
 /// The editor's side of the connection.
 pub(super) struct Peer {
-    out: mpsc::UnboundedSender<String>,
+    out: LineSender,
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
 }
@@ -27,20 +28,7 @@ impl Peer {
     /// A peer writing to stdout through a task of its own; the task ends when every
     /// sender is gone.
     pub(super) fn stdio() -> (Self, tokio::task::JoinHandle<()>) {
-        let (out, mut lines) = mpsc::unbounded_channel::<String>();
-        let writer = tokio::spawn(async move {
-            let mut stdout = tokio::io::stdout();
-            while let Some(line) = lines.recv().await {
-                let written = async {
-                    stdout.write_all(line.as_bytes()).await?;
-                    stdout.write_all(b"\n").await?;
-                    stdout.flush().await
-                };
-                if written.await.is_err() {
-                    break;
-                }
-            }
-        });
+        let (out, writer) = crate::term::json_lines::stdout_writer();
         let peer = Self {
             out,
             next_id: AtomicU64::new(0),
@@ -50,7 +38,7 @@ impl Peer {
     }
 
     fn send(&self, message: &Value) {
-        let _ = self.out.send(message.to_string());
+        self.out.send(message);
     }
 
     /// A notification to the editor.

@@ -41,6 +41,8 @@ pub enum Mode {
     McpServer,
     /// `--acp`: loki as an agent of the Agent Client Protocol (editors).
     Acp,
+    /// Started by a Claude Agent SDK program: Claude Code's stream-json.
+    ClaudeSdk,
     /// `--run-tool NAME`: one tool call from a shell.
     RunTool,
 }
@@ -114,7 +116,26 @@ pub fn main_entry() -> ExitCode {
     if std::env::var_os("COMPLETE").is_some_and(|v| !v.is_empty()) {
         crate::cli::complete::complete_from_env();
     }
-    let args = match Args::try_parse() {
+    // A Claude Agent SDK program that set `cli_path` to loki speaks Claude Code's flags.
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let claude = if crate::claude_sdk::flags::started_by_sdk(&argv, |k| std::env::var(k).ok()) {
+        match crate::claude_sdk::flags::parse(&argv) {
+            Ok(options) => Some(options),
+            Err(message) => {
+                use clap::CommandFactory;
+                let e = Args::command().error(clap::error::ErrorKind::InvalidValue, message);
+                return usage_error(&e);
+            }
+        }
+    } else {
+        None
+    };
+    let parsed = if claude.is_some() {
+        Args::try_parse_from(["loki"])
+    } else {
+        Args::try_parse()
+    };
+    let args = match parsed {
         Ok(args) => args,
         Err(e) => return usage_error(&e),
     };
@@ -187,8 +208,15 @@ pub fn main_entry() -> ExitCode {
     // background starts) must keep running meanwhile: it gets two workers. One-shot runs
     // stay on one thread, where streaming is several times cheaper (no cross-thread wakeup
     // per network read).
-    let mode = Mode::choose(&args, caps.stdin_tty);
-    let runtime = match if matches!(mode, Mode::Repl | Mode::Serve | Mode::McpServer | Mode::Acp) {
+    let mode = if claude.is_some() {
+        Mode::ClaudeSdk
+    } else {
+        Mode::choose(&args, caps.stdin_tty)
+    };
+    let runtime = match if matches!(
+        mode,
+        Mode::Repl | Mode::Serve | Mode::McpServer | Mode::Acp | Mode::ClaudeSdk
+    ) {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -209,7 +237,7 @@ pub fn main_entry() -> ExitCode {
     };
     // The unsaved knowledge base (`.rag` without a name) ends with the process.
     let temp_rags = paths.temp_rags_dir.clone();
-    let outcome = runtime.block_on(run(mode, args, env, paths, caps));
+    let outcome = runtime.block_on(run(mode, args, claude, env, paths, caps));
     crate::repl::release_startup_keys();
     if temp_rags.exists() {
         let _ = std::fs::remove_dir_all(&temp_rags);
@@ -317,6 +345,7 @@ fn print_completions(shell: ShellKind) -> ExitCode {
 async fn run(
     mode: Mode,
     args: Args,
+    claude: Option<crate::claude_sdk::flags::ClaudeOptions>,
     env: Env,
     paths: Paths,
     caps: TerminalCaps,
@@ -399,6 +428,9 @@ async fn run(
     let outcome = match mode {
         Mode::Serve => crate::server::serve(state, args.serve.as_deref()).await,
         Mode::Acp => Box::pin(crate::acp::serve(state, args.yolo)).await,
+        Mode::ClaudeSdk => {
+            Box::pin(crate::claude_sdk::serve(state, claude.unwrap_or_default())).await
+        }
         Mode::McpServer => {
             // Boxed: its future (rmcp's server) is too deep to inline here.
             Box::pin(crate::mcp_serve::serve(

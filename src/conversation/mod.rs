@@ -310,6 +310,11 @@ impl Conversation {
         &self.ctx
     }
 
+    /// Its model's id (`client:model`).
+    pub fn model_id(&self) -> String {
+        self.ctx.model.id()
+    }
+
     /// What `usage` costs with its model (none when the model has no prices).
     pub fn cost_of(&self, usage: crate::client::Usage) -> Option<f64> {
         crate::usage::cost_of(&self.ctx.model.config, usage)

@@ -79,8 +79,9 @@ fn client(env: &TestEnv, args: &[&str]) -> Value {
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/acp_client.py");
-    let output = Command::new("python3")
-        .arg(script)
+    // Bounded: a stall fails the test instead of hanging the suite.
+    let output = Command::new("timeout")
+        .args(["120", "python3", script])
         .arg(LOKI)
         .arg(env.work_dir())
         .args(args)

@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["render"],
     &["term", "dotcmd", "logging"],
     &["macros"],
-    &["cli", "repl", "server", "mcp_serve", "acp"],
+    &["cli", "repl", "server", "mcp_serve", "acp", "claude_sdk"],
     &["app", "fuzzing"],
 ];
 
@@ -263,6 +263,7 @@ fn drivers_only_submit_ops_to_a_conversation() {
         "server",
         "mcp_serve",
         "acp",
+        "claude_sdk",
         "macros.rs",
         "dotcmd.rs",
         "term",

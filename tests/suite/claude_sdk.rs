@@ -1,0 +1,227 @@
+//! loki behind the Claude Agent SDK: the SDK's own Python package starts loki as its CLI
+//! (`cli_path`) and drives it with `query()` and `ClaudeSDKClient`
+//! (`tests/data/claude_sdk_client.py`): Claude's message shapes, `can_use_tool` for the
+//! calls that need approval (tools by Claude's names), hooks, partial messages, an
+//! interrupt, several turns on one connection, and `resume` of the session.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::fake_llm::{Recorded, Reply, openai};
+use crate::common::{LOKI, TestEnv};
+
+/// The SDK is a test dependency: `.ci/run` installs it; a machine without it fails here
+/// with the command that installs it.
+fn sdk_present() {
+    let found = Command::new("python3")
+        .args(["-c", "import claude_agent_sdk"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        found,
+        "the Claude Agent SDK is missing: pip install claude-agent-sdk (.ci/run does)"
+    );
+}
+
+fn route(request: &Recorded) -> Reply {
+    let body = request.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let users: Vec<String> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    let last = users.last().cloned().unwrap_or_default();
+    if messages.last().is_some_and(|m| m["role"] == "tool") {
+        return openai::text_stream(&["tool done"]);
+    }
+    if last.contains("make a file") {
+        openai::tool_call_stream(&[("call_b", "execute_command", r#"{"command":"touch made"}"#)])
+    } else if last.contains("write the notes") {
+        openai::tool_call_stream(&[(
+            "call_w",
+            "fs_write",
+            r#"{"path":"notes.md","contents":"new notes\n"}"#,
+        )])
+    } else if last.contains("a slow one") {
+        openai::text_stream(&["slow start", " and more"]).hang_after(2)
+    } else if last.contains("what came first") {
+        let first = users.first().cloned().unwrap_or_default();
+        openai::text_stream(&[&format!("first: {first}")])
+    } else {
+        openai::text_stream(&["hello back"])
+    }
+}
+
+fn program(env: &TestEnv, args: &[&str]) -> Value {
+    let loki_env: serde_json::Map<String, Value> = env
+        .env_pairs()
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/claude_sdk_client.py"
+    );
+    // Bounded: a stall fails the test instead of hanging the suite.
+    let output = Command::new("timeout")
+        .args(["120", "python3", script])
+        .arg(LOKI)
+        .arg(env.work_dir())
+        .args(args)
+        .env("LOKI_TEST_ENV", Value::Object(loki_env).to_string())
+        .env("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "20000")
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the SDK program failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no report ({e}): {stdout}"))
+}
+
+fn of_kind<'a>(messages: &'a Value, kind: &str) -> Vec<&'a Value> {
+    messages
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["kind"] == kind)
+        .collect()
+}
+
+fn result(messages: &Value) -> &Value {
+    of_kind(messages, "result")
+        .pop()
+        .unwrap_or_else(|| panic!("no result: {messages:#}"))
+}
+
+fn texts(messages: &Value) -> String {
+    of_kind(messages, "assistant")
+        .iter()
+        .flat_map(|m| m["blocks"].as_array().cloned().unwrap_or_default())
+        .filter_map(|b| b["text"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn setup() -> TestEnv {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: execute_command,fs_write\n{cfg}"));
+    std::fs::write(env.work_dir().join("notes.md"), "old notes\n").unwrap();
+    env.server.respond_for("/v1/chat", route);
+    env
+}
+
+#[test]
+fn query_gets_claude_s_messages_from_any_model() {
+    sdk_present();
+    let env = setup();
+    let report = program(&env, &["query"]);
+    let messages = &report["messages"];
+    let init = of_kind(messages, "system");
+    assert_eq!(init[0]["subtype"], "init", "{messages:#}");
+    assert!(
+        init[0]["data"]["session_id"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("sdk-"))
+    );
+    assert_eq!(texts(messages), "hello back");
+    let done = result(messages);
+    assert_eq!(done["subtype"], "success", "{done}");
+    assert_eq!(done["is_error"], false);
+    assert_eq!(done["result"], "hello back");
+    assert_eq!(done["num_turns"], 1);
+    // What loki sent: the prompt, with no system prompt of Claude's.
+    let sent = env.server.last_request().json();
+    assert!(sent.to_string().contains("hello there"), "{sent}");
+}
+
+#[test]
+fn a_client_approves_through_can_use_tool_runs_hooks_interrupts_and_resumes() {
+    sdk_present();
+    let env = setup();
+    let report = program(&env, &["client"]);
+
+    // A command: the model's call is shown as Claude's `Bash`, the program is asked,
+    // allows it, the result comes back as a user message, then the answer.
+    let command = &report["command"];
+    let uses: Vec<&Value> = of_kind(command, "assistant")
+        .iter()
+        .flat_map(|m| m["blocks"].as_array().into_iter().flatten())
+        .filter(|b| b["tool_use"].is_string())
+        .collect();
+    assert_eq!(uses.len(), 1, "{command:#}");
+    assert_eq!(uses[0]["tool_use"], "Bash");
+    assert_eq!(uses[0]["input"]["command"], "touch made");
+    let results = of_kind(command, "user");
+    assert_eq!(results[0]["results"][0]["id"], "call_b", "{command:#}");
+    assert_eq!(results[0]["results"][0]["is_error"], false);
+    assert!(env.work_dir().join("made").exists());
+    assert_eq!(result(command)["subtype"], "success");
+    assert!(texts(command).contains("tool done"));
+    // Partial messages stream while the answer comes.
+    assert!(!of_kind(command, "stream").is_empty(), "{command:#}");
+
+    // A write the program denies is not written; the model is told.
+    let write = &report["write"];
+    assert_eq!(result(write)["subtype"], "success", "{write:#}");
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("notes.md")).unwrap(),
+        "old notes\n"
+    );
+    let told = env
+        .server
+        .requests()
+        .iter()
+        .any(|r| r.json().to_string().contains("not that file"));
+    assert!(told, "the model was told why");
+
+    let asked = report["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 2, "{asked:#?}");
+    assert_eq!(asked[0]["tool"], "Bash");
+    assert_eq!(asked[0]["input"]["command"], "touch made");
+    assert_eq!(asked[1]["tool"], "Write");
+
+    // Hooks: every prompt through UserPromptSubmit, the Bash call through PreToolUse
+    // (the Write call is not `Bash`), and Stop after each turn that ran.
+    let hooked = report["hooked"].as_array().unwrap();
+    let events: Vec<&str> = hooked.iter().filter_map(|h| h["event"].as_str()).collect();
+    assert_eq!(
+        events.iter().filter(|e| **e == "PreToolUse").count(),
+        1,
+        "{hooked:#?}"
+    );
+    assert!(hooked.iter().any(|h| h["prompt"] == "make a file"));
+    assert!(events.contains(&"Stop"));
+    // A prompt a hook blocks does not reach the model.
+    let blocked = result(&report["blocked"]);
+    assert_eq!(blocked["is_error"], true, "{blocked}");
+    assert!(
+        blocked["result"]
+            .as_str()
+            .unwrap()
+            .contains("no forbidden prompts")
+    );
+    assert!(
+        !env.server
+            .requests()
+            .iter()
+            .any(|r| r.json().to_string().contains("forbidden thing"))
+    );
+
+    // interrupt() stops the slow answer; the connection goes on.
+    let slow = result(&report["slow"]);
+    assert_eq!(slow["subtype"], "error_during_execution", "{slow}");
+    let again = &report["again"];
+    assert_eq!(texts(again), "first: make a file", "{again:#}");
+
+    // The session is a loki session: `resume` goes on with it in a new process.
+    let session = result(again)["session_id"].as_str().unwrap().to_string();
+    let resumed = program(&env, &["resume", &session]);
+    assert_eq!(texts(&resumed["messages"]), "first: make a file");
+    assert_eq!(result(&resumed["messages"])["session_id"], session.as_str());
+}
