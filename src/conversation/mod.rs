@@ -310,6 +310,15 @@ impl Conversation {
         &self.ctx
     }
 
+    /// The open session as the YAML a person edits (`.edit session`), with what the
+    /// conversation holds of it; none without a session.
+    pub fn session_yaml(&self) -> Option<Result<String, CoreError>> {
+        let session = self.ctx.session_snapshot()?;
+        Some(crate::session::yaml_write::to_yaml(&session).map_err(|e| {
+            CoreError::InvalidRequest(format!("cannot write the session as YAML: {e}"))
+        }))
+    }
+
     /// Its model's id (`client:model`).
     pub fn model_id(&self) -> String {
         self.ctx.model.id()

@@ -87,12 +87,44 @@ pub enum Command {
     ExitAgent,
     /// Empty the agent's todo list (`.clear todo`).
     ClearTodo,
+    /// Replace the open session's content with an edited copy (`.edit session`: the YAML
+    /// the user changed), written through the session store — files or PostgreSQL — and
+    /// read again.
+    ReplaceSession(String),
     /// Read the open session `name` again from the store, dropping what is held in
     /// memory (after `.edit session` changed it).
     ReloadSession(String),
     /// Go off the record (`.otr`): nothing is written from now on, in this conversation
     /// and every descendant. Refused while a session is open.
     OffTheRecord,
+}
+
+/// `.edit session`: the edited session replaces the stored one, through the store the
+/// conversation's session lives in, and the conversation reads it again. A copy that does
+/// not parse changes nothing.
+async fn replace_session(
+    state: &Arc<AppState>,
+    ctx: &mut RequestContext,
+    yaml: &str,
+) -> Result<Applied, CoreError> {
+    let Some(handle) = ctx.session.clone() else {
+        return Err(CoreError::NoSession);
+    };
+    let edited =
+        crate::session::file_store::parse_yaml(std::path::Path::new("the edited session"), yaml)?;
+    let id = handle.id().to_string();
+    {
+        let mut guard = handle.lock();
+        *guard.get_mut() = edited;
+    }
+    handle.mark_dirty();
+    ctx.sessions(state).save(&handle).await?;
+    ctx.session = None;
+    open_session(state, ctx, &id, false).await?;
+    Ok(Applied::note(format!(
+        "reloaded the session ({} messages)",
+        ctx.history.len()
+    )))
 }
 
 /// `.otr`: the switch the conversation's tree shares goes on; an agent's supervisor is
@@ -250,6 +282,7 @@ pub async fn apply(
             })
         }
         Command::OpenSession(name) => open_session(state, ctx, &name, false).await,
+        Command::ReplaceSession(yaml) => replace_session(state, ctx, &yaml).await,
         Command::ReloadSession(name) => {
             ctx.session = None;
             open_session(state, ctx, &name, false).await
@@ -547,6 +580,7 @@ fn confirm(
         | Command::OpenSessionWithHistory(_)
         | Command::DeleteSession(_)
         | Command::ReloadSession(_)
+        | Command::ReplaceSession(_)
         | Command::OffTheRecord => {
             unreachable!("`apply` handles the session commands before `confirm`")
         }

@@ -1,44 +1,45 @@
-//! `.edit session`: the session file in the editor, without ever breaking it. The editor
-//! works on a private draft next to the file; only a draft that parses replaces the file
-//! (atomically) and is reloaded. A broken draft can be edited again, or is kept aside
-//! while the session stays as it was.
+//! `.edit session`: the session in the editor, without ever breaking it, whatever store
+//! holds it (files or PostgreSQL). The editor works on a private draft of the session's
+//! YAML in the cache directory; only a draft that parses replaces the session, through
+//! the conversation (`Command::ReplaceSession`, saved by the store). A broken draft can be
+//! edited again, or is kept aside while the session stays as it was.
 
 use crate::conversation::Op;
 use crate::engine::command::Command;
 use crate::term::yes_no::{self, Reply};
 
 impl super::Repl {
-    /// `.edit session`: saves the open session, edits it, reloads it.
+    /// `.edit session`: saves the open session, edits it, replaces it.
     pub(super) async fn edit_session(&mut self) {
         if self.ctx().session.is_none() {
             return self.error("no session is open");
         }
-        let Some(path) = self.save_session(None).await else {
+        if self.save_session(None).await.is_none() {
             return;
-        };
-        // Saving may have moved the conversation to a new session (see `save_session`).
-        let Some(name) = self.ctx().session.as_ref().map(|s| s.id().to_string()) else {
-            return self.error("no session is open");
-        };
-        // The saved session stays locked through the editor and the reload, so a run that
-        // writes it meanwhile waits instead of being overwritten by the editor's save.
+        }
+        // The saved session stays locked through the editor and the replacement, so a run
+        // that writes it meanwhile waits instead of being overwritten by the edit.
         let locked = match self.conv.lock_session().await {
             Ok(locked) => locked,
             Err(e) => return self.error(&e.to_string()),
         };
-        self.edit_saved_session(&path, &name).await;
+        self.edit_saved_session().await;
         if locked {
             self.conv.unlock_session();
         }
     }
 
-    async fn edit_saved_session(&mut self, path: &std::path::Path, name: &str) {
-        let draft = sibling(path, "edit");
-        let text =
-            match crate::atomic_file::read_regular_text(path, crate::atomic_file::MAX_OWN_FILE) {
-                Ok(text) => text,
-                Err(e) => return self.error(&format!("cannot read {}: {e}", path.display())),
-            };
+    async fn edit_saved_session(&mut self) {
+        let text = match self.conv.session_yaml() {
+            Some(Ok(text)) => text,
+            Some(Err(e)) => return self.error(&e.to_string()),
+            None => return self.error("no session is open"),
+        };
+        let cache = self.state().paths.cache_dir.clone();
+        let draft = draft_path(&cache, "edit");
+        if let Err(e) = std::fs::create_dir_all(&cache) {
+            return self.error(&format!("cannot create {}: {e}", cache.display()));
+        }
         if let Err(e) = crate::atomic_file::write_atomic(&draft, text.as_bytes(), true) {
             return self.error(&format!("cannot write {}: {e}", draft.display()));
         }
@@ -56,7 +57,7 @@ impl super::Repl {
                 .ask_user(|| yes_no::ask("Edit it again?", true, "n keeps the session as it was"))
                 .await;
             if !matches!(again, Ok(Ok(Reply::Yes))) {
-                let aside = sibling(path, "rejected");
+                let aside = draft_path(&cache, "rejected");
                 match std::fs::rename(&draft, &aside) {
                     Ok(()) => self.note(&format!("your edit is kept in {}", aside.display())),
                     Err(_) => {
@@ -66,37 +67,27 @@ impl super::Repl {
                 return;
             }
         }
-        let installed =
-            crate::atomic_file::read_regular_text(&draft, crate::atomic_file::MAX_OWN_FILE)
-                .and_then(|text| crate::atomic_file::write_atomic(path, text.as_bytes(), true));
+        let edited =
+            crate::atomic_file::read_regular_text(&draft, crate::atomic_file::MAX_OWN_FILE);
         let _ = std::fs::remove_file(&draft);
-        if let Err(e) = installed {
-            return self.error(&format!(
-                "cannot write {}: {e}; the session was not changed",
-                path.display()
-            ));
-        }
-        let reopen = Command::ReloadSession(name.to_string());
-        match self
-            .conv
-            .submit(Op::Command(reopen), &crate::engine::Discard)
-            .await
-        {
-            Ok(_) => self.note(&format!(
-                "reloaded the session ({} messages)",
-                self.ctx().history.len()
-            )),
-            Err(e) => self.error(&e.to_string()),
+        let edited = match edited {
+            Ok(edited) => edited,
+            Err(e) => {
+                return self.error(&format!(
+                    "cannot read {}: {e}; the session was not changed",
+                    draft.display()
+                ));
+            }
+        };
+        let replace = Op::Command(Command::ReplaceSession(edited));
+        match self.conv.submit(replace, &crate::engine::Discard).await {
+            Ok(reply) => self.show_applied(&reply.into_applied()),
+            Err(e) => self.error(&format!("{e}; the session was not changed")),
         }
     }
 }
 
-/// `.<stem>.<what>.yaml` next to the session file: hidden, so no listing takes it for a
-/// session.
-fn sibling(path: &std::path::Path, what: &str) -> std::path::PathBuf {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "session".into());
-    path.with_file_name(format!(".{stem}.{what}.yaml"))
+/// A private draft in the cache directory: `session-<what>-<pid>.yaml`.
+fn draft_path(cache: &std::path::Path, what: &str) -> std::path::PathBuf {
+    cache.join(format!("session-{what}-{}.yaml", std::process::id()))
 }

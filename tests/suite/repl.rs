@@ -483,11 +483,13 @@ fn roles_in_the_repl() {
 #[test]
 fn save_edit_and_delete_roles_and_sessions() {
     let env = TestEnv::new();
-    // The editor appends a line to whatever file it is given.
+    // The editor appends a line to whatever file it is given: a comment to a role, a
+    // setting to a session (whose YAML is data: comments are not kept).
     let bin = script(
         &env,
         "fake-editor",
-        "printf '# Edited by hand.\\n' >> \"$1\"",
+        "case \"$1\" in *.yaml) printf 'temperature: 0.25\\n' >> \"$1\";; \
+         *) printf '# Edited by hand.\\n' >> \"$1\";; esac",
     );
     let editor = bin.join("fake-editor").display().to_string();
     let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1"), ("EDITOR", &editor)]);
@@ -532,7 +534,7 @@ fn save_edit_and_delete_roles_and_sessions() {
     assert!(
         std::fs::read_to_string(&file)
             .unwrap()
-            .contains("Edited by hand.")
+            .contains("temperature: 0.25")
     );
     send_line(&mut pty, ".exit session");
     pty.expect(PROMPT);

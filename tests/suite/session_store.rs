@@ -234,3 +234,82 @@ fn an_injected_store_carries_every_session_and_the_yaml_directory_stays_empty() 
         "the YAML directory was used: {written:?}"
     );
 }
+
+/// `.edit session` goes through the store, so it works whatever holds the sessions: the
+/// edited YAML replaces the session in the injected store (no file is written), the
+/// conversation goes on with it, and a draft that does not parse changes nothing.
+#[test]
+fn an_edited_session_replaces_the_stored_one_through_the_store() {
+    let env = TestEnv::new();
+    env.server
+        .respond_for("/v1/chat", |_| openai::text_stream(&["stored answer"]));
+    let memory = Arc::new(Memory::default());
+    let state = Arc::new(env.library_state().with_sessions(memory.clone()));
+    let sessions_dir = state.paths.sessions_dir.clone();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let spec = ConversationSpec {
+            commands: vec![Command::OpenSession("work".into())],
+            cwd: Some(env.work_dir()),
+            ..ConversationSpec::default()
+        };
+        let emitter = CollectingEmitter::new();
+        let mut conversation = Conversation::open(&state, spec).await.expect("open");
+        let input = UserInput {
+            text: "hi there".into(),
+            ..UserInput::default()
+        };
+        conversation
+            .submit(Op::prompt(input), &emitter)
+            .await
+            .expect("run");
+        let yaml = conversation
+            .session_yaml()
+            .expect("a session")
+            .expect("as YAML");
+        assert!(yaml.contains("hi there"), "{yaml}");
+
+        let broken = Command::ReplaceSession("messages: [unclosed\n".into());
+        let refused = conversation.submit(Op::Command(broken), &emitter).await;
+        assert!(refused.is_err(), "{refused:?}");
+
+        let edited = Command::ReplaceSession(yaml.replace("hi there", "hello edited"));
+        let applied = conversation
+            .submit(Op::Command(edited), &emitter)
+            .await
+            .expect("replaced")
+            .into_applied();
+        assert!(
+            applied
+                .notes()
+                .any(|n| n.contains("reloaded the session (2 messages)")),
+            "{applied:?}"
+        );
+        let stored = loki::conversation::catalog::stored_session(&state, "work")
+            .await
+            .unwrap()
+            .expect("stored");
+        assert_eq!(stored.messages[0].text_content(), "hello edited");
+        // The conversation goes on with the edit.
+        let next = UserInput {
+            text: "and now".into(),
+            ..UserInput::default()
+        };
+        conversation
+            .submit(Op::prompt(next), &emitter)
+            .await
+            .expect("run");
+        let sent = env.server.last_request().json();
+        assert_eq!(sent["messages"][0]["content"], "hello edited", "{sent}");
+    });
+    let written: Vec<_> = std::fs::read_dir(&sessions_dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(
+        written.is_empty(),
+        "the YAML directory was used: {written:?}"
+    );
+}
