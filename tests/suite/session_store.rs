@@ -244,7 +244,7 @@ fn an_edited_session_replaces_the_stored_one_through_the_store() {
     env.server
         .respond_for("/v1/chat", |_| openai::text_stream(&["stored answer"]));
     let memory = Arc::new(Memory::default());
-    let state = Arc::new(env.library_state().with_sessions(memory.clone()));
+    let state = Arc::new(env.library_state().with_sessions(memory));
     let sessions_dir = state.paths.sessions_dir.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
