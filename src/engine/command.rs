@@ -440,49 +440,8 @@ fn confirm(
         Command::UseAgent { .. } => Err(CoreError::InvalidRequest(
             "agents are activated by `command::apply`".into(),
         )),
-        Command::ExitAgent => {
-            let Some(agent) = ctx.agent.take() else {
-                return Err(CoreError::NotActive { what: "agent" });
-            };
-            if ctx.session.is_some() {
-                let name = agent.def.name.clone();
-                ctx.agent = Some(agent);
-                return Err(CoreError::Conflict(format!(
-                    "leave the session of agent `{name}` first (.exit session)"
-                )));
-            }
-            ctx.env = Arc::clone(&agent.base_env);
-            if ctx.rag == RagChoice::Use(crate::agent::knowledge_base_name(&agent.def.name)) {
-                ctx.rag = RagChoice::Inherit;
-                ctx.rag_sources.clear();
-            }
-            // Dropping the supervisor cancels the agent's sub-agents.
-            ctx.supervisor = None;
-            ctx.exit_role(state);
-            ctx.mcp_lease = None;
-            Ok(format!("agent: none (left {})", agent.def.name))
-        }
-        Command::ClearTodo => {
-            let Some(agent) = &ctx.agent else {
-                return Err(CoreError::NotActive { what: "agent" });
-            };
-            if !agent.def.config.auto_continue {
-                return Err(CoreError::Conflict(format!(
-                    "agent `{}` keeps no todo list; set `auto_continue: true` in its config.yaml",
-                    agent.def.name
-                )));
-            }
-            let mut list = ctx
-                .todo
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            Ok(if list.items.is_empty() && list.goal.is_empty() {
-                "todo list: already empty".into()
-            } else {
-                *list = Default::default();
-                "todo list: cleared".into()
-            })
-        }
+        Command::ExitAgent => exit_agent(state, ctx),
+        Command::ClearTodo => clear_todo(ctx),
         Command::ExitRole => {
             refuse_inside_agent(ctx, "`.exit role`")?;
             if ctx.role.is_none() {
@@ -503,63 +462,10 @@ fn confirm(
             Ok("conversation cleared".into())
         }
         Command::Set { key, value } => set(state, ctx, &key, &value),
-        Command::SaveRole(name) => {
-            let Some(role) = ctx.role.clone() else {
-                return Err(CoreError::NotActive { what: "role" });
-            };
-            let name = name.unwrap_or_else(|| role.name.clone());
-            if name == crate::role::TEMP_ROLE {
-                return Err(CoreError::InvalidRequest(
-                    "give the role a name: .save role <name>".into(),
-                ));
-            }
-            let path = state.paths.roles_dir.join(format!("{name}.md"));
-            crate::atomic_file::write_atomic(&path, role.export().as_bytes(), false)
-                .map_err(|e| io_error("write", &path, &e))?;
-            if let Some(active) = ctx.role.as_mut() {
-                active.name = name;
-            }
-            Ok(format!("saved {}", path.display()))
-        }
+        Command::SaveRole(name) => save_role(state, ctx, name),
         Command::DeleteAgentData(name) => delete_agent_data(state, ctx, &name),
-        Command::DeleteRole(name) => {
-            let path = state.paths.roles_dir.join(format!("{name}.md"));
-            if !path.is_file() {
-                let why = if crate::role::is_builtin(&name) {
-                    "a built-in role, with no file to delete"
-                } else {
-                    "no such role file"
-                };
-                return Err(CoreError::InvalidRequest(format!(
-                    "cannot delete role `{name}`: {why} ({})",
-                    path.display()
-                )));
-            }
-            std::fs::remove_file(&path).map_err(|e| io_error("delete", &path, &e))?;
-            Ok(format!("deleted {}", path.display()))
-        }
-        Command::UseRag(name) => {
-            crate::rag::validate_name(&name)?;
-            let kb = state.rags.open(state.paths.rag_dir(&name), &name)?;
-            ctx.rag = RagChoice::Use(name.clone());
-            ctx.rag_sources.clear();
-            // The unsaved knowledge base ends with the process: a session does not name it.
-            if let Some(session) = &ctx.session
-                && name != crate::config::paths::TEMP_RAG
-            {
-                session.lock().get_mut().rag = Some(name.clone());
-            }
-            Ok(format!(
-                "rag: {name} ({} chunk(s) from {} document(s){})",
-                kb.meta.chunks,
-                kb.meta.files.len(),
-                if kb.meta.dimensions == 0 {
-                    ", keyword search only"
-                } else {
-                    ""
-                }
-            ))
-        }
+        Command::DeleteRole(name) => delete_role(state, &name),
+        Command::UseRag(name) => use_rag(state, ctx, name),
         Command::ExitRag => {
             if ctx.active_rag().is_none() {
                 return Err(CoreError::NotActive {
@@ -585,6 +491,120 @@ fn confirm(
             unreachable!("`apply` handles the session commands before `confirm`")
         }
     }
+}
+
+/// `.exit agent`: back to the conversation's own environment, knowledge base and role;
+/// its sub-agents are cancelled.
+fn exit_agent(state: &AppState, ctx: &mut RequestContext) -> Result<String, CoreError> {
+    let Some(agent) = ctx.agent.take() else {
+        return Err(CoreError::NotActive { what: "agent" });
+    };
+    if ctx.session.is_some() {
+        let name = agent.def.name.clone();
+        ctx.agent = Some(agent);
+        return Err(CoreError::Conflict(format!(
+            "leave the session of agent `{name}` first (.exit session)"
+        )));
+    }
+    ctx.env = Arc::clone(&agent.base_env);
+    if ctx.rag == RagChoice::Use(crate::agent::knowledge_base_name(&agent.def.name)) {
+        ctx.rag = RagChoice::Inherit;
+        ctx.rag_sources.clear();
+    }
+    // Dropping the supervisor cancels the agent's sub-agents.
+    ctx.supervisor = None;
+    ctx.exit_role(state);
+    ctx.mcp_lease = None;
+    Ok(format!("agent: none (left {})", agent.def.name))
+}
+
+/// `.clear todo`.
+fn clear_todo(ctx: &RequestContext) -> Result<String, CoreError> {
+    let Some(agent) = &ctx.agent else {
+        return Err(CoreError::NotActive { what: "agent" });
+    };
+    if !agent.def.config.auto_continue {
+        return Err(CoreError::Conflict(format!(
+            "agent `{}` keeps no todo list; set `auto_continue: true` in its config.yaml",
+            agent.def.name
+        )));
+    }
+    let mut list = ctx
+        .todo
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok(if list.items.is_empty() && list.goal.is_empty() {
+        "todo list: already empty".into()
+    } else {
+        *list = Default::default();
+        "todo list: cleared".into()
+    })
+}
+
+/// `.save role [name]`: the active role to `roles/<name>.md`.
+fn save_role(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    name: Option<String>,
+) -> Result<String, CoreError> {
+    let Some(role) = ctx.role.clone() else {
+        return Err(CoreError::NotActive { what: "role" });
+    };
+    let name = name.unwrap_or_else(|| role.name.clone());
+    if name == crate::role::TEMP_ROLE {
+        return Err(CoreError::InvalidRequest(
+            "give the role a name: .save role <name>".into(),
+        ));
+    }
+    let path = state.paths.roles_dir.join(format!("{name}.md"));
+    crate::atomic_file::write_atomic(&path, role.export().as_bytes(), false)
+        .map_err(|e| io_error("write", &path, &e))?;
+    if let Some(active) = ctx.role.as_mut() {
+        active.name = name;
+    }
+    Ok(format!("saved {}", path.display()))
+}
+
+/// `.delete role <name>`: its file (a built-in role has none).
+fn delete_role(state: &AppState, name: &str) -> Result<String, CoreError> {
+    let path = state.paths.roles_dir.join(format!("{name}.md"));
+    if !path.is_file() {
+        let why = if crate::role::is_builtin(name) {
+            "a built-in role, with no file to delete"
+        } else {
+            "no such role file"
+        };
+        return Err(CoreError::InvalidRequest(format!(
+            "cannot delete role `{name}`: {why} ({})",
+            path.display()
+        )));
+    }
+    std::fs::remove_file(&path).map_err(|e| io_error("delete", &path, &e))?;
+    Ok(format!("deleted {}", path.display()))
+}
+
+/// `.rag <name>`: a built knowledge base answers from now on; an open session remembers it.
+fn use_rag(state: &AppState, ctx: &mut RequestContext, name: String) -> Result<String, CoreError> {
+    crate::rag::validate_name(&name)?;
+    let kb = state.rags.open(state.paths.rag_dir(&name), &name)?;
+    ctx.rag = RagChoice::Use(name.clone());
+    ctx.rag_sources.clear();
+    // The unsaved knowledge base ends with the process: a session does not name it.
+    if let Some(session) = &ctx.session
+        && name != crate::config::paths::TEMP_RAG
+    {
+        session.lock().get_mut().rag = Some(name.clone());
+    }
+    Ok(format!(
+        "rag: {name} ({} chunk(s) from {} document(s){})",
+        kb.meta.chunks,
+        kb.meta.files.len(),
+        if kb.meta.dimensions == 0 {
+            ", keyword search only"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// `.delete agent-data <name>`: the agent's sessions and knowledge base.
@@ -775,180 +795,252 @@ fn set(
     key: &str,
     value: &str,
 ) -> Result<String, CoreError> {
-    let invalid = |expected: &str| CoreError::InvalidSetting {
-        key: key.to_string(),
-        value: value.to_string(),
-        expected: expected.to_string(),
-    };
-    let null = value == "null";
+    let setting = Setting { key, value };
     match key {
-        "model" => return confirm(state, ctx, Command::SetModel(value.to_string())),
-        "temperature" | "top_p" => {
-            let (max, expected) = if key == "temperature" {
-                (2.0, "a number from 0 to 2, or null")
-            } else {
-                (1.0, "a number from 0 to 1, or null")
-            };
-            let parsed = if null {
-                None
-            } else {
-                let v: f64 = value.parse().map_err(|_| invalid(expected))?;
-                if !(0.0..=max).contains(&v) {
-                    return Err(invalid(expected));
-                }
-                Some(v)
-            };
-            if key == "temperature" {
-                ctx.temperature = if null {
-                    state.config.temperature
-                } else {
-                    parsed
-                };
-            } else {
-                ctx.top_p = if null { state.config.top_p } else { parsed };
-            }
-        }
-        "save_session" => {
-            let flag = if null {
-                None
-            } else {
-                Some(parse_bool(value).ok_or_else(|| invalid("true, false or null"))?)
-            };
-            return Ok(match &ctx.session {
-                Some(session) => {
-                    session.lock().get_mut().save_session = flag;
-                    let shown = flag.or(ctx.save_session);
-                    format!("save_session: {} (this session)", show_save(shown))
-                }
-                None => {
-                    ctx.save_session = if null {
-                        state.config.save_session
-                    } else {
-                        flag
-                    };
-                    format!("save_session: {}", show_save(ctx.save_session))
-                }
-            });
-        }
-        "compression_threshold" => {
-            let n = if null {
+        "model" => confirm(state, ctx, Command::SetModel(value.to_string())),
+        "temperature" | "top_p" => set_sampling(state, ctx, &setting),
+        "save_session" => set_save_session(state, ctx, &setting),
+        "compression_threshold" => set_compression_threshold(state, ctx, &setting),
+        "max_output_tokens" => {
+            ctx.max_output_tokens = if setting.null() {
                 None
             } else {
                 Some(
                     value
-                        .parse::<usize>()
-                        .map_err(|_| invalid("a whole number of tokens (0 disables), or null"))?,
+                        .parse()
+                        .map_err(|_| setting.invalid("a whole number, or null"))?,
                 )
             };
-            return Ok(match &ctx.session {
-                Some(session) => {
-                    session.lock().get_mut().compression_threshold = n;
-                    let shown = n.unwrap_or(ctx.compression_threshold);
-                    format!("compression_threshold: {shown} (this session)")
-                }
-                None => {
-                    ctx.compression_threshold = n.unwrap_or(state.config.compression_threshold);
-                    format!("compression_threshold: {}", ctx.compression_threshold)
-                }
-            });
+            Ok(setting.confirmed())
         }
-        "max_output_tokens" => {
-            if null {
-                ctx.max_output_tokens = None;
-            } else {
-                let n: u64 = value
-                    .parse()
-                    .map_err(|_| invalid("a whole number, or null"))?;
-                ctx.max_output_tokens = Some(n);
-            }
-        }
-        "stream" | "dry_run" | "save" | "function_calling_support" | "yolo" => {
-            let flag = parse_bool(value).ok_or_else(|| invalid("true or false"))?;
-            match key {
-                "stream" => ctx.stream = flag,
-                "dry_run" => ctx.dry_run = flag,
-                "save" if flag && ctx.otr.get() => {
-                    return Err(CoreError::Conflict(
-                        "off the record (--otr): messages.md is not written".into(),
-                    ));
-                }
-                "save" => ctx.save = flag,
-                "yolo" => ctx.tool_policy.yolo.set(flag),
-                _ => ctx.function_calling_support = flag,
-            }
-        }
-        "mcp_server_support" => {
-            ctx.mcp_server_support = parse_bool(value).ok_or_else(|| invalid("true or false"))?;
-        }
-        "enabled_mcp_servers" => {
-            if !null {
-                let (_, unknown) = state.mcp.expand(value, &state.config.mapping_mcp_servers);
-                if !unknown.is_empty() {
-                    let configured = state.mcp.configured();
-                    return Err(CoreError::InvalidRequest(format!(
-                        "unknown MCP server(s) {}; configured in functions/mcp.json: {}",
-                        unknown.join(", "),
-                        if configured.is_empty() {
-                            "none".to_string()
-                        } else {
-                            configured.join(", ")
-                        }
-                    )));
-                }
-            }
-            // `null` in a session drops the session's own value (the conversation's
-            // applies again); outside one it restores the configured value.
-            let setting = (!null).then(|| value.to_string());
-            match &ctx.session {
-                Some(session) => session.lock().get_mut().enabled_mcp_servers = setting,
-                None if null => {
-                    ctx.enabled_mcp_servers = state.config.enabled_mcp_servers.clone();
-                }
-                None => ctx.enabled_mcp_servers = setting,
-            }
-            if null {
-                return Ok(format!(
-                    "enabled_mcp_servers: {} (configured value)",
-                    crate::engine::scope::wanted(ctx)
-                        .mcp_servers
-                        .unwrap_or_else(|| "none".into())
-                ));
-            }
-        }
-        "enabled_tools" => {
-            let setting = (!null).then(|| value.to_string());
-            match &ctx.session {
-                Some(session) => session.lock().get_mut().enabled_tools = setting,
-                None if null => ctx.enabled_tools = state.config.enabled_tools.clone(),
-                None => ctx.enabled_tools = setting,
-            }
-            let active: Vec<String> = crate::engine::scope::declared(state, ctx)
-                .iter()
-                .map(|t| t.name().to_string())
-                .collect();
-            return Ok(format!(
-                "enabled_tools: {value} (active: {})",
-                if active.is_empty() {
-                    "none".to_string()
-                } else {
-                    active.join(", ")
-                }
-            ));
-        }
-        "rag_top_k" | "rag_reranker_model" => return set_rag(state, ctx, key, value),
+        "stream"
+        | "dry_run"
+        | "save"
+        | "function_calling_support"
+        | "yolo"
+        | "mcp_server_support" => set_switch(ctx, &setting),
+        "enabled_mcp_servers" => set_mcp_servers(state, ctx, &setting),
+        "enabled_tools" => set_enabled_tools(state, ctx, &setting),
+        "rag_top_k" | "rag_reranker_model" => set_rag(state, ctx, key, value),
         other => {
             let known: Vec<&str> = SETTABLE
                 .iter()
                 .chain(DISPLAY_SETTINGS)
                 .map(|(k, _)| *k)
                 .collect();
-            return Err(CoreError::UnknownSetting {
+            Err(CoreError::UnknownSetting {
                 key: other.to_string(),
                 known: known.join(", "),
-            });
+            })
         }
     }
-    Ok(format!("{key}: {value}"))
+}
+
+/// One `.set key value`.
+struct Setting<'a> {
+    key: &'a str,
+    value: &'a str,
+}
+
+impl Setting<'_> {
+    fn invalid(&self, expected: &str) -> CoreError {
+        CoreError::InvalidSetting {
+            key: self.key.to_string(),
+            value: self.value.to_string(),
+            expected: expected.to_string(),
+        }
+    }
+
+    /// `null`: back to the configured value.
+    fn null(&self) -> bool {
+        self.value == "null"
+    }
+
+    fn confirmed(&self) -> String {
+        format!("{}: {}", self.key, self.value)
+    }
+}
+
+/// `temperature` / `top_p`: a number in range, or `null` for the configured value.
+fn set_sampling(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    setting: &Setting<'_>,
+) -> Result<String, CoreError> {
+    let temperature = setting.key == "temperature";
+    let (max, expected) = if temperature {
+        (2.0, "a number from 0 to 2, or null")
+    } else {
+        (1.0, "a number from 0 to 1, or null")
+    };
+    let parsed = if setting.null() {
+        None
+    } else {
+        let v: f64 = setting
+            .value
+            .parse()
+            .map_err(|_| setting.invalid(expected))?;
+        if !(0.0..=max).contains(&v) {
+            return Err(setting.invalid(expected));
+        }
+        Some(v)
+    };
+    match (temperature, setting.null()) {
+        (true, true) => ctx.temperature = state.config.temperature,
+        (true, false) => ctx.temperature = parsed,
+        (false, true) => ctx.top_p = state.config.top_p,
+        (false, false) => ctx.top_p = parsed,
+    }
+    Ok(setting.confirmed())
+}
+
+/// `save_session`: the open session's own setting, else the conversation's.
+fn set_save_session(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    setting: &Setting<'_>,
+) -> Result<String, CoreError> {
+    let flag = if setting.null() {
+        None
+    } else {
+        Some(parse_bool(setting.value).ok_or_else(|| setting.invalid("true, false or null"))?)
+    };
+    Ok(match &ctx.session {
+        Some(session) => {
+            session.lock().get_mut().save_session = flag;
+            let shown = flag.or(ctx.save_session);
+            format!("save_session: {} (this session)", show_save(shown))
+        }
+        None => {
+            ctx.save_session = if setting.null() {
+                state.config.save_session
+            } else {
+                flag
+            };
+            format!("save_session: {}", show_save(ctx.save_session))
+        }
+    })
+}
+
+/// `compression_threshold`: the open session's own setting, else the conversation's.
+fn set_compression_threshold(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    setting: &Setting<'_>,
+) -> Result<String, CoreError> {
+    let n = if setting.null() {
+        None
+    } else {
+        Some(
+            setting
+                .value
+                .parse::<usize>()
+                .map_err(|_| setting.invalid("a whole number of tokens (0 disables), or null"))?,
+        )
+    };
+    Ok(match &ctx.session {
+        Some(session) => {
+            session.lock().get_mut().compression_threshold = n;
+            let shown = n.unwrap_or(ctx.compression_threshold);
+            format!("compression_threshold: {shown} (this session)")
+        }
+        None => {
+            ctx.compression_threshold = n.unwrap_or(state.config.compression_threshold);
+            format!("compression_threshold: {}", ctx.compression_threshold)
+        }
+    })
+}
+
+/// The settings that are `true` or `false`.
+fn set_switch(ctx: &mut RequestContext, setting: &Setting<'_>) -> Result<String, CoreError> {
+    let flag = parse_bool(setting.value).ok_or_else(|| setting.invalid("true or false"))?;
+    match setting.key {
+        "stream" => ctx.stream = flag,
+        "dry_run" => ctx.dry_run = flag,
+        "save" if flag && ctx.otr.get() => {
+            return Err(CoreError::Conflict(
+                "off the record (--otr): messages.md is not written".into(),
+            ));
+        }
+        "save" => ctx.save = flag,
+        "yolo" => ctx.tool_policy.yolo.set(flag),
+        "mcp_server_support" => ctx.mcp_server_support = flag,
+        _ => ctx.function_calling_support = flag,
+    }
+    Ok(setting.confirmed())
+}
+
+/// `enabled_mcp_servers`: known servers only; `null` in a session drops the session's
+/// own value (the conversation's applies again), outside one it restores the configured
+/// value.
+fn set_mcp_servers(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    setting: &Setting<'_>,
+) -> Result<String, CoreError> {
+    let null = setting.null();
+    if !null {
+        let (_, unknown) = state
+            .mcp
+            .expand(setting.value, &state.config.mapping_mcp_servers);
+        if !unknown.is_empty() {
+            let configured = state.mcp.configured();
+            return Err(CoreError::InvalidRequest(format!(
+                "unknown MCP server(s) {}; configured in functions/mcp.json: {}",
+                unknown.join(", "),
+                if configured.is_empty() {
+                    "none".to_string()
+                } else {
+                    configured.join(", ")
+                }
+            )));
+        }
+    }
+    let value = (!null).then(|| setting.value.to_string());
+    match &ctx.session {
+        Some(session) => session.lock().get_mut().enabled_mcp_servers = value,
+        None if null => {
+            ctx.enabled_mcp_servers = state.config.enabled_mcp_servers.clone();
+        }
+        None => ctx.enabled_mcp_servers = value,
+    }
+    if null {
+        return Ok(format!(
+            "enabled_mcp_servers: {} (configured value)",
+            crate::engine::scope::wanted(ctx)
+                .mcp_servers
+                .unwrap_or_else(|| "none".into())
+        ));
+    }
+    Ok(setting.confirmed())
+}
+
+/// `enabled_tools`: the session's own value, else the conversation's; says which tools
+/// that makes active.
+fn set_enabled_tools(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    setting: &Setting<'_>,
+) -> Result<String, CoreError> {
+    let value = (!setting.null()).then(|| setting.value.to_string());
+    match &ctx.session {
+        Some(session) => session.lock().get_mut().enabled_tools = value,
+        None if setting.null() => ctx.enabled_tools = state.config.enabled_tools.clone(),
+        None => ctx.enabled_tools = value,
+    }
+    let active: Vec<String> = crate::engine::scope::declared(state, ctx)
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    Ok(format!(
+        "enabled_tools: {} (active: {})",
+        setting.value,
+        if active.is_empty() {
+            "none".to_string()
+        } else {
+            active.join(", ")
+        }
+    ))
 }
 
 /// `rag_top_k` / `rag_reranker_model`: stored in the active knowledge base's file, else

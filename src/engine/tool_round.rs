@@ -178,23 +178,21 @@ impl Toolbox {
                 }
             }
         };
-        // "Always" for sampling holds for the rest of the conversation (yolo is not an
-        // answer: it can be switched off later).
-        if !preapproved && sampling.allowed.load(std::sync::atomic::Ordering::Relaxed) {
-            ctx.tool_policy
-                .always
-                .insert(super::mcp_sampling::TOOL.to_string());
-        }
-        // What MCP sampling cost is the conversation's too.
-        let sampled = sampling.usage.lock().map(|u| *u).unwrap_or_default();
-        if sampled != crate::client::Usage::default() {
-            ctx.usage.add(&ctx.model.config, sampled);
-            sink.emit(Event::Usage(sampled));
-            // …and the agent run's budget's: sampling spends the same tokens.
-            super::turn::charge_budget(ctx, sampled, sink);
-        }
+        settle_sampling(ctx, &sampling, preapproved, sink);
+        Some(self.result_messages(&results, sink))
+    }
+
+    /// The round's results as `tool_call_finished` events and the messages for the
+    /// model; images from tools (MCP image content) reach a vision model as a user
+    /// message right after the results, since tool messages cannot carry images
+    /// everywhere.
+    fn result_messages(
+        &self,
+        results: &[crate::tool::CallResult],
+        sink: &Sink<'_>,
+    ) -> Vec<Message> {
         let mut messages = Vec::with_capacity(results.len() + 1);
-        for result in &results {
+        for result in results {
             sink.emit(Event::ToolCallFinished(ToolCallFinished {
                 call_id: result.call.id.clone(),
                 name: result.call.name.clone(),
@@ -205,8 +203,6 @@ impl Toolbox {
             }));
             messages.push(result.message());
         }
-        // Images from tools (MCP image content) reach a vision model as a user message
-        // right after the results: tool messages cannot carry images everywhere.
         let images: Vec<String> = self
             .images
             .as_ref()
@@ -223,7 +219,29 @@ impl Toolbox {
             message.content = Content::Parts(parts);
             messages.push(message);
         }
-        Some(messages)
+        messages
+    }
+}
+
+/// After a round: "always" for sampling holds for the rest of the conversation (yolo is
+/// not an answer: it can be switched off later), and what sampling cost is the
+/// conversation's and the agent run's budget's.
+fn settle_sampling(
+    ctx: &mut RequestContext,
+    sampling: &super::mcp_sampling::Sampling<'_>,
+    preapproved: bool,
+    sink: &Sink<'_>,
+) {
+    if !preapproved && sampling.allowed.load(std::sync::atomic::Ordering::Relaxed) {
+        ctx.tool_policy
+            .always
+            .insert(super::mcp_sampling::TOOL.to_string());
+    }
+    let sampled = sampling.usage.lock().map(|u| *u).unwrap_or_default();
+    if sampled != crate::client::Usage::default() {
+        ctx.usage.add(&ctx.model.config, sampled);
+        sink.emit(Event::Usage(sampled));
+        super::turn::charge_budget(ctx, sampled, sink);
     }
 }
 

@@ -107,20 +107,9 @@ pub(super) async fn prepare_input(
     user: &UserInput,
     emitter: &Sink<'_>,
 ) -> Result<Message, CoreError> {
-    let cwd = ctx.cwd.as_path();
     // Sources a `document_loaders` entry handles go through the loader.
     let loaders = &state.config.document_loaders;
-    // `%%` is the last answer of this conversation (`.file %% -- translate it`).
-    let last_reply = if user.files.iter().any(|f| f == LAST_REPLY) {
-        Some(super::command::last_answer(ctx).ok_or_else(|| {
-            CoreError::Conflict(
-                "`%%` stands for the last answer, and there is none yet in this conversation"
-                    .into(),
-            )
-        })?)
-    } else {
-        None
-    };
+    let last_reply = last_reply(ctx, user)?;
     let (resources, files): (Vec<&String>, Vec<&String>) = user
         .files
         .iter()
@@ -133,22 +122,7 @@ pub(super) async fn prepare_input(
                 .is_some_and(|(n, _)| loaders.contains_key(n))
     });
     let plain: Vec<String> = plain.into_iter().cloned().collect();
-    let mut loaded = if plain.is_empty() {
-        input::Loaded::default()
-    } else {
-        let agent = state.config.user_agent();
-        let limits = input::InputLimits {
-            max_bytes: state.config.max_input_size,
-            allow_special: state.config.allow_special_files,
-        };
-        // The prompt (with piped stdin) counts towards the limit too.
-        let load = input::load_within(&plain, cwd, agent.as_deref(), limits, user.text.len());
-        tokio::select! {
-            biased;
-            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
-            loaded = load => loaded?,
-        }
-    };
+    let mut loaded = load_plain(state, ctx, &plain, user).await?;
     let mut left = state.config.max_input_size.saturating_sub(
         user.text.len()
             + loaded
@@ -186,35 +160,7 @@ pub(super) async fn prepare_input(
         .partition(|f| crate::rag::loaders::has_extension_loader(f, loaders));
     loaded.skipped = skipped;
     for arg in with_loader.into_iter().chain(convertible.iter()) {
-        let load = crate::rag::loaders::load_with_loader(arg, cwd, loaders);
-        let docs = tokio::select! {
-            biased;
-            _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
-            docs = load => docs,
-        };
-        if let Some(docs) = docs {
-            loaded
-                .documents
-                .extend(docs?.into_iter().map(|d| input::Document {
-                    kind: "FILE",
-                    source: d.path,
-                    contents: d.text,
-                }));
-        }
-        // A loader's text counts towards `max_input_size` like any other attachment.
-        let total = user.text.len()
-            + loaded
-                .documents
-                .iter()
-                .map(|d| d.contents.len())
-                .sum::<usize>();
-        if total > state.config.max_input_size {
-            return Err(input::InputError::TooLarge {
-                what: format!("{arg} (as converted by its document loader)"),
-                limit: state.config.max_input_size,
-            }
-            .into());
-        }
+        load_converted(state, ctx, arg, user, &mut loaded).await?;
     }
     if !loaded.skipped.is_empty() {
         emitter.emit(Event::Notice(Notice::info(format!(
@@ -226,6 +172,84 @@ pub(super) async fn prepare_input(
     // Images given as parts of the message (stream-json input, the server).
     loaded.images.extend(user.images.iter().cloned());
     Ok(input::user_message(&user.text, loaded, &ctx.model)?)
+}
+
+/// `%%` in the attachments: the last answer of this conversation (`.file %% -- translate
+/// it`); an error when there is none yet.
+fn last_reply(ctx: &RequestContext, user: &UserInput) -> Result<Option<String>, CoreError> {
+    if !user.files.iter().any(|f| f == LAST_REPLY) {
+        return Ok(None);
+    }
+    super::command::last_answer(ctx).map(Some).ok_or_else(|| {
+        CoreError::Conflict(
+            "`%%` stands for the last answer, and there is none yet in this conversation".into(),
+        )
+    })
+}
+
+/// Files, directories, globs and URLs read as they are, within `max_input_size` (the
+/// prompt, with piped stdin, counts towards it too).
+async fn load_plain(
+    state: &AppState,
+    ctx: &RequestContext,
+    plain: &[String],
+    user: &UserInput,
+) -> Result<input::Loaded, CoreError> {
+    if plain.is_empty() {
+        return Ok(input::Loaded::default());
+    }
+    let agent = state.config.user_agent();
+    let limits = input::InputLimits {
+        max_bytes: state.config.max_input_size,
+        allow_special: state.config.allow_special_files,
+    };
+    let load = input::load_within(plain, &ctx.cwd, agent.as_deref(), limits, user.text.len());
+    tokio::select! {
+        biased;
+        _ = ctx.cancel.cancelled() => Err(CoreError::Cancelled),
+        loaded = load => Ok(loaded?),
+    }
+}
+
+/// One attachment a `document_loaders` entry converts; its text counts towards
+/// `max_input_size` like any other attachment.
+async fn load_converted(
+    state: &AppState,
+    ctx: &RequestContext,
+    arg: &str,
+    user: &UserInput,
+    loaded: &mut input::Loaded,
+) -> Result<(), CoreError> {
+    let loaders = &state.config.document_loaders;
+    let load = crate::rag::loaders::load_with_loader(arg, &ctx.cwd, loaders);
+    let docs = tokio::select! {
+        biased;
+        _ = ctx.cancel.cancelled() => return Err(CoreError::Cancelled),
+        docs = load => docs,
+    };
+    if let Some(docs) = docs {
+        loaded
+            .documents
+            .extend(docs?.into_iter().map(|d| input::Document {
+                kind: "FILE",
+                source: d.path,
+                contents: d.text,
+            }));
+    }
+    let total = user.text.len()
+        + loaded
+            .documents
+            .iter()
+            .map(|d| d.contents.len())
+            .sum::<usize>();
+    if total > state.config.max_input_size {
+        return Err(input::InputError::TooLarge {
+            what: format!("{arg} (as converted by its document loader)"),
+            limit: state.config.max_input_size,
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// What one model response produced.
@@ -273,15 +297,7 @@ pub(super) async fn run_turn(
 ) -> Result<RunOutcome, CoreError> {
     let (kind, mut messages) = super::messages::build(ctx, kind)?;
     if ctx.dry_run {
-        let query = super::context_parts::last_user_text(&messages);
-        super::context_parts::ContextParts::gather(state, ctx, &[], &query).add_to(&mut messages);
-        let text = crate::secrets::redact(&super::messages::dry_run_text(&messages)).into_owned();
-        emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
-        emitter.flush();
-        return Ok(RunOutcome {
-            text,
-            ..RunOutcome::default()
-        });
+        return Ok(dry_run(state, ctx, messages, emitter));
     }
     super::messages::check_input_limit(ctx, &messages)?;
     // The conversation's tools: its MCP servers are leased (started if needed) first.
@@ -300,85 +316,38 @@ pub(super) async fn run_turn(
             model: ctx.model.id(),
             round: rounds,
         }));
-        let mut sent = messages.clone();
-        if ctx.stale_tool_results > 0 {
-            super::messages::drop_repeated_results(&mut sent);
-        }
-        let request = ChatRequest {
-            messages: sent,
-            temperature: ctx.temperature,
-            top_p: ctx.top_p,
-            max_tokens: ctx.max_output_tokens,
-            stream,
-            tools: with_client_tools(&toolbox.specs, &ctx.client_tools),
-        };
+        let request = chat_request(ctx, &messages, stream, &toolbox);
         let mut collected = Collected::default();
         let result = call_model(ctx, &request, emitter, &mut collected).await;
         total.add(collected.usage);
         charge_budget(ctx, collected.usage, emitter);
         if let Err(err) = result {
+            // What arrived before the failure is kept.
             let interrupted = matches!(err, CoreError::Cancelled);
             if !collected.text.is_empty() || !steps.is_empty() {
-                record(
-                    ctx,
-                    &kind,
-                    steps,
-                    collected.text.clone(),
-                    Vec::new(),
-                    interrupted,
-                );
+                let text = collected.text.clone();
+                record(ctx, &kind, steps, text, Vec::new(), interrupted);
             }
             emitter.set_partial(&collected.text);
             return Err(err);
         }
         let calls = finished_calls(std::mem::take(&mut collected.calls), rounds);
         let dropped = std::mem::take(&mut collected.dropped_calls);
-        if dropped > 0 {
-            emitter.emit(Event::Notice(Notice::warning(format!(
-                "the model asked for {dropped} more tool calls than the {MAX_PARALLEL_CALLS} run per response; they were not run and the model is told"
-            ))));
-        }
-        for call in &calls {
-            emitter.emit(Event::ToolCallStarted(ToolCallStarted {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: call.arguments.clone(),
-            }));
-        }
+        announce_calls(&calls, dropped, emitter);
         // Calls of the caller's own tools end the turn: the caller runs them and sends
         // the results back (`Continuation::Resume`).
         if calls
             .iter()
             .any(|c| ctx.client_tools.iter().any(|t| t.name == c.name))
         {
-            ctx.usage.add(&ctx.model.config, total);
-            record(
-                ctx,
-                &kind,
-                steps,
-                collected.text.clone(),
-                calls.clone(),
-                false,
-            );
-            emitter.flush();
-            return Ok(RunOutcome {
-                text: collected.text,
-                usage: total,
-                steps: rounds,
-                finish_reason: Some("tool_calls".into()),
-                client_calls: calls,
-            });
+            let finished = Finished { total, rounds };
+            return Ok(client_turn(
+                ctx, &kind, steps, collected, calls, finished, emitter,
+            ));
         }
         let no_tools = toolbox.tools.is_empty();
         if !calls.is_empty() && no_tools {
-            emitter.emit(Event::Notice(Notice::warning(format!(
-                "the model asked to call {} but no tools are enabled for this conversation",
-                calls
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))));
+            warn_no_tools(&calls, emitter);
         }
         let unknown = calls
             .iter()
@@ -417,66 +386,179 @@ pub(super) async fn run_turn(
             return Ok(outcome);
         }
         emitter.flush();
-        let mut assistant = Message::text(Role::Assistant, collected.text.clone());
-        assistant.tool_calls = calls.clone();
-        assistant.reasoning =
-            collected
-                .reasoning_signature
-                .take()
-                .map(|signature| crate::client::SignedReasoning {
-                    text: std::mem::take(&mut collected.reasoning),
-                    signature,
-                });
+        let assistant = assistant_message(&mut collected, &calls);
         messages.push(assistant.clone());
         steps.push(assistant);
         let Some(results) = toolbox.run_round(state, ctx, &calls, emitter).await else {
-            // Every call gets an answer (and a `tool_call_finished`), or the provider would
-            // reject the history.
-            for call in &calls {
-                let content =
-                    serde_json::json!({"tool_call_error": "cancelled by the user"}).to_string();
-                emitter.emit(Event::ToolCallFinished(ToolCallFinished {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    ok: false,
-                    result: content.clone(),
-                    error: Some(super::event::ToolFailure {
-                        kind: "cancelled",
-                        message: "cancelled by the user".into(),
-                    }),
-                }));
-                let mut message = Message::text(Role::Tool, content);
-                message.tool_call_id = Some(call.id.clone());
-                steps.push(message);
-            }
+            answer_cancelled(&calls, &mut steps, emitter);
             record(ctx, &kind, steps, String::new(), Vec::new(), true);
             return Err(CoreError::Cancelled);
         };
         toolbox.note_loaded(state, ctx, &calls, &results);
         messages.extend(results.iter().cloned());
         steps.extend(results);
-        if dropped > 0 {
-            let note = Message::text(
-                Role::User,
-                format!(
-                    "[loki] {dropped} further tool calls in your last response were not run: at most {MAX_PARALLEL_CALLS} calls are run per response. Make the rest again in smaller batches if they are still needed."
-                ),
-            );
+        for note in follow_ups(ctx, dropped, emitter) {
             messages.push(note.clone());
             steps.push(note);
         }
-        // What the user typed meanwhile goes in at this step.
-        let queued = ctx.queue.take();
-        if !queued.is_empty() {
-            let text = queued.join("\n\n");
-            emitter.emit(Event::Notice(Notice::info(format!(
-                "sent with the tool results: {text}"
-            ))));
-            let message = Message::text(Role::User, text);
-            messages.push(message.clone());
-            steps.push(message);
-        }
     }
+}
+
+/// `--dry-run`: the assembled input, shown as the answer, instead of a model call.
+fn dry_run(
+    state: &AppState,
+    ctx: &RequestContext,
+    mut messages: Vec<Message>,
+    emitter: &Sink<'_>,
+) -> RunOutcome {
+    let query = super::context_parts::last_user_text(&messages);
+    super::context_parts::ContextParts::gather(state, ctx, &[], &query).add_to(&mut messages);
+    let text = crate::secrets::redact(&super::messages::dry_run_text(&messages)).into_owned();
+    emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
+    emitter.flush();
+    RunOutcome {
+        text,
+        ..RunOutcome::default()
+    }
+}
+
+/// The request for one model call: the messages (repeated tool results as one line when
+/// asked), the sampling settings, the tools.
+fn chat_request(
+    ctx: &RequestContext,
+    messages: &[Message],
+    stream: bool,
+    toolbox: &Toolbox,
+) -> ChatRequest {
+    let mut sent = messages.to_vec();
+    if ctx.stale_tool_results > 0 {
+        super::messages::drop_repeated_results(&mut sent);
+    }
+    ChatRequest {
+        messages: sent,
+        temperature: ctx.temperature,
+        top_p: ctx.top_p,
+        max_tokens: ctx.max_output_tokens,
+        stream,
+        tools: with_client_tools(&toolbox.specs, &ctx.client_tools),
+    }
+}
+
+/// The response's calls, each as `tool_call_started`; calls past the per-response limit
+/// as one warning.
+fn announce_calls(calls: &[ToolCall], dropped: usize, emitter: &Sink<'_>) {
+    if dropped > 0 {
+        emitter.emit(Event::Notice(Notice::warning(format!(
+            "the model asked for {dropped} more tool calls than the {MAX_PARALLEL_CALLS} run per response; they were not run and the model is told"
+        ))));
+    }
+    for call in calls {
+        emitter.emit(Event::ToolCallStarted(ToolCallStarted {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        }));
+    }
+}
+
+/// Calls of the caller's own tools end the turn with the calls for the caller to run.
+fn client_turn(
+    ctx: &mut RequestContext,
+    kind: &TurnKind,
+    steps: Vec<Message>,
+    collected: Collected,
+    calls: Vec<ToolCall>,
+    finished: Finished,
+    emitter: &Sink<'_>,
+) -> RunOutcome {
+    ctx.usage.add(&ctx.model.config, finished.total);
+    record(
+        ctx,
+        kind,
+        steps,
+        collected.text.clone(),
+        calls.clone(),
+        false,
+    );
+    emitter.flush();
+    RunOutcome {
+        text: collected.text,
+        usage: finished.total,
+        steps: finished.rounds,
+        finish_reason: Some("tool_calls".into()),
+        client_calls: calls,
+    }
+}
+
+fn warn_no_tools(calls: &[ToolCall], emitter: &Sink<'_>) {
+    emitter.emit(Event::Notice(Notice::warning(format!(
+        "the model asked to call {} but no tools are enabled for this conversation",
+        calls
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))));
+}
+
+/// The model's response as the assistant message that carries its calls (and its
+/// signed reasoning, which some providers need back).
+fn assistant_message(collected: &mut Collected, calls: &[ToolCall]) -> Message {
+    let mut assistant = Message::text(Role::Assistant, collected.text.clone());
+    assistant.tool_calls = calls.to_vec();
+    assistant.reasoning =
+        collected
+            .reasoning_signature
+            .take()
+            .map(|signature| crate::client::SignedReasoning {
+                text: std::mem::take(&mut collected.reasoning),
+                signature,
+            });
+    assistant
+}
+
+/// A round stopped before its calls ran: every call gets an answer (and a
+/// `tool_call_finished`), or the provider would reject the history.
+fn answer_cancelled(calls: &[ToolCall], steps: &mut Vec<Message>, emitter: &Sink<'_>) {
+    for call in calls {
+        let content = serde_json::json!({"tool_call_error": "cancelled by the user"}).to_string();
+        emitter.emit(Event::ToolCallFinished(ToolCallFinished {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            ok: false,
+            result: content.clone(),
+            error: Some(super::event::ToolFailure {
+                kind: "cancelled",
+                message: "cancelled by the user".into(),
+            }),
+        }));
+        let mut message = Message::text(Role::Tool, content);
+        message.tool_call_id = Some(call.id.clone());
+        steps.push(message);
+    }
+}
+
+/// What goes to the model with a round's results: a note about calls past the limit, and
+/// what the user typed meanwhile.
+fn follow_ups(ctx: &RequestContext, dropped: usize, emitter: &Sink<'_>) -> Vec<Message> {
+    let mut notes = Vec::new();
+    if dropped > 0 {
+        notes.push(Message::text(
+            Role::User,
+            format!(
+                "[loki] {dropped} further tool calls in your last response were not run: at most {MAX_PARALLEL_CALLS} calls are run per response. Make the rest again in smaller batches if they are still needed."
+            ),
+        ));
+    }
+    let queued = ctx.queue.take();
+    if !queued.is_empty() {
+        let text = queued.join("\n\n");
+        emitter.emit(Event::Notice(Notice::info(format!(
+            "sent with the tool results: {text}"
+        ))));
+        notes.push(Message::text(Role::User, text));
+    }
+    notes
 }
 
 /// The tools offered to the model: the conversation's, then the caller's own (those

@@ -234,6 +234,87 @@ async fn run(
             hint: "give documents with --rag-docs (files, directories, globs, URLs)".into(),
         });
     }
+    let docs = load_documents(ctx, name, &meta).await?;
+    let mut split = split_documents(name, &docs, &meta)?;
+    let previous = Previous::open(ctx, name);
+    let old = previous.hashes();
+    let mut report = BuildReport {
+        path: store::meta_path(ctx.dir, name),
+        files: split.files.len(),
+        chunks: split.chunks.len(),
+        ..BuildReport::default()
+    };
+    report.reused = split
+        .chunks
+        .iter()
+        .filter(|c| old.contains_key(&c.hash))
+        .count();
+    report.added = split.chunks.len() - report.reused;
+    report.removed = previous.removed(&split.chunks);
+    let (vectors, dims) = match meta.embedding_model.clone() {
+        Some(id) => {
+            let reusable = previous.vectors(meta.embedding_model.as_ref());
+            let embedded = Embedding {
+                ctx,
+                name,
+                id: &id,
+                batch_size: meta.batch_size,
+                old: &old,
+            }
+            .run(&split, reusable)
+            .await?;
+            match embedded {
+                Embedded::Vectors {
+                    vectors,
+                    dims,
+                    count,
+                } => {
+                    report.embedded = count;
+                    (vectors, dims)
+                }
+                Embedded::Unreachable(error) => {
+                    ctx.progress.report(Step::Warning(format!(
+                        "{error}; building a keyword-only (BM25) index instead — rebuild with --rebuild-rag once the model is reachable"
+                    )));
+                    report.fallback_reason = Some(error.to_string());
+                    meta.embedding_model = None;
+                    // The hashes include the model: recompute them for the keyword-only index.
+                    for (chunk, text) in split.chunks.iter_mut().zip(&split.texts) {
+                        chunk.hash = chunk_hash(None, text);
+                    }
+                    (Vec::new(), 0)
+                }
+            }
+        }
+        None => (Vec::new(), 0),
+    };
+    report.keyword_only = dims == 0;
+    meta.files = split.files;
+    let text_refs: Vec<&str> = split.texts.iter().map(String::as_str).collect();
+    if ctx.cancel.is_cancelled() {
+        return Err(RagError::Cancelled);
+    }
+    store::write(
+        ctx.dir,
+        name,
+        meta,
+        NewIndex {
+            chunks: split.chunks,
+            texts: text_refs,
+            vectors,
+            dims,
+        },
+    )?;
+    Ok(report)
+}
+
+/// Loads every source; a failure names the first one (the others are reported before
+/// it), warnings and skipped binary files are reported.
+async fn load_documents(
+    ctx: &BuildContext<'_>,
+    name: &str,
+    meta: &RagMeta,
+) -> Result<Vec<loaders::LoadedDoc>, RagError> {
     let loaded = loaders::load_all(
         &meta.document_paths,
         ctx.cwd,
@@ -244,7 +325,6 @@ async fn run(
     .await?;
     if let Some(first) = loaded.failures.first() {
         let more = loaded.failures.len() - 1;
-        // The error names the first failure; the others are listed before it.
         for other in &loaded.failures[1..] {
             ctx.progress.report(Step::Warning(other.to_string()));
         }
@@ -283,102 +363,151 @@ async fn run(
             hint: "the sources hold no text files".into(),
         });
     }
+    Ok(loaded.docs)
+}
 
-    // Split.
-    let model_id = meta.embedding_model.clone();
-    let mut files = Vec::with_capacity(loaded.docs.len());
-    let mut chunks: Vec<ChunkInfo> = Vec::new();
-    let mut texts: Vec<String> = Vec::new();
-    for doc in &loaded.docs {
+/// The documents split into chunks: the files, the chunks and their texts.
+struct Split {
+    files: Vec<FileEntry>,
+    chunks: Vec<ChunkInfo>,
+    texts: Vec<String>,
+}
+
+fn split_documents(
+    name: &str,
+    docs: &[loaders::LoadedDoc],
+    meta: &RagMeta,
+) -> Result<Split, RagError> {
+    let model_id = meta.embedding_model.as_deref();
+    let mut split = Split {
+        files: Vec::with_capacity(docs.len()),
+        chunks: Vec::new(),
+        texts: Vec::new(),
+    };
+    for doc in docs {
         let pieces = splitter::split(
             &doc.text,
             Language::from_extension(&doc.extension),
             meta.chunk_size,
             meta.chunk_overlap,
         );
-        let file = u32::try_from(files.len()).unwrap_or(u32::MAX);
-        files.push(FileEntry {
+        let file = u32::try_from(split.files.len()).unwrap_or(u32::MAX);
+        split.files.push(FileEntry {
             path: doc.path.clone(),
             hash: file_hash(&doc.text),
             chunks: pieces.len(),
         });
         for piece in pieces {
-            chunks.push(ChunkInfo {
+            split.chunks.push(ChunkInfo {
                 file,
                 start_line: piece.start_line,
                 end_line: piece.end_line,
-                hash: chunk_hash(model_id.as_deref(), &piece.text),
+                hash: chunk_hash(model_id, &piece.text),
                 ..ChunkInfo::default()
             });
-            texts.push(piece.text);
+            split.texts.push(piece.text);
         }
     }
-
-    if chunks.is_empty() {
+    if split.chunks.is_empty() {
         return Err(RagError::NoDocuments {
             name: name.to_string(),
             hint: "the documents hold no text".into(),
         });
     }
+    Ok(split)
+}
 
-    // What the previous index already has.
-    let previous = match KnowledgeBase::open(ctx.dir, name) {
-        Ok(kb) => match kb.index() {
-            Ok(_) => Some(kb),
-            Err(e) => {
-                ctx.progress
-                    .report(Step::Warning(format!("{e}; building from scratch")));
-                None
-            }
-        },
-        Err(_) => None,
-    };
-    let previous_index = previous.as_ref().and_then(|kb| kb.index().ok());
-    let old_hashes: HashMap<u64, usize> = previous_index
-        .map(|index| {
+/// What the previous index of the knowledge base has, if one can be read.
+struct Previous(Option<KnowledgeBase>);
+
+impl Previous {
+    fn open(ctx: &BuildContext<'_>, name: &str) -> Self {
+        Self(match KnowledgeBase::open(ctx.dir, name) {
+            Ok(kb) => match kb.index() {
+                Ok(_) => Some(kb),
+                Err(e) => {
+                    ctx.progress
+                        .report(Step::Warning(format!("{e}; building from scratch")));
+                    None
+                }
+            },
+            Err(_) => None,
+        })
+    }
+
+    fn index(&self) -> Option<&store::Index> {
+        self.0.as_ref().and_then(|kb| kb.index().ok())
+    }
+
+    /// Its chunks by hash.
+    fn hashes(&self) -> HashMap<u64, usize> {
+        self.index()
+            .map(|index| {
+                index
+                    .chunks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.hash, i))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Its chunks that `chunks` no longer has.
+    fn removed(&self, chunks: &[ChunkInfo]) -> usize {
+        let new: std::collections::HashSet<u64> = chunks.iter().map(|c| c.hash).collect();
+        self.index().map_or(0, |index| {
             index
                 .chunks
                 .iter()
-                .enumerate()
-                .map(|(i, c)| (c.hash, i))
-                .collect()
+                .filter(|c| !new.contains(&c.hash))
+                .count()
         })
-        .unwrap_or_default();
-    let new_hashes: std::collections::HashSet<u64> = chunks.iter().map(|c| c.hash).collect();
-    let reused = chunks
-        .iter()
-        .filter(|c| old_hashes.contains_key(&c.hash))
-        .count();
-    let removed = previous_index.map_or(0, |index| {
-        index
-            .chunks
-            .iter()
-            .filter(|c| !new_hashes.contains(&c.hash))
-            .count()
-    });
-    let previous_vectors = previous_index
-        .filter(|index| {
-            !index.vectors.is_empty()
-                && previous
-                    .as_ref()
-                    .is_some_and(|kb| kb.meta.embedding_model == model_id)
-        })
-        .map(|index| (index, index.vectors.dims));
+    }
 
-    // Embed what is new.
-    let mut report = BuildReport {
-        path: store::meta_path(ctx.dir, name),
-        files: files.len(),
-        chunks: chunks.len(),
-        reused,
-        added: chunks.len() - reused,
-        removed,
-        ..BuildReport::default()
-    };
-    let mut dims = 0;
-    let mut vectors: Vec<f32> = Vec::new();
-    if let Some(id) = &model_id {
-        let model = ctx.registry.resolve(id, ModelKind::Embedding)?;
+    /// Its vectors and their size, when they came from `model`.
+    fn vectors(&self, model: Option<&String>) -> Option<(&store::Index, usize)> {
+        self.index()
+            .filter(|index| {
+                !index.vectors.is_empty()
+                    && self
+                        .0
+                        .as_ref()
+                        .is_some_and(|kb| kb.meta.embedding_model.as_ref() == model)
+            })
+            .map(|index| (index, index.vectors.dims))
+    }
+}
+
+/// Embedding what is new, reusing the previous vectors of unchanged chunks.
+struct Embedding<'a, 'b> {
+    ctx: &'a BuildContext<'b>,
+    name: &'a str,
+    id: &'a str,
+    batch_size: Option<usize>,
+    old: &'a HashMap<u64, usize>,
+}
+
+/// What embedding gave.
+enum Embedded {
+    /// One vector per chunk, in order, and how many chunks were sent to the model.
+    Vectors {
+        vectors: Vec<f32>,
+        dims: usize,
+        count: usize,
+    },
+    /// The model could not be reached and nothing can be reused: keyword-only.
+    Unreachable(RagError),
+}
+
+impl Embedding<'_, '_> {
+    async fn run(
+        &self,
+        split: &Split,
+        mut reusable: Option<(&store::Index, usize)>,
+    ) -> Result<Embedded, RagError> {
+        let (ctx, chunks, texts) = (self.ctx, &split.chunks, &split.texts);
+        let model = ctx.registry.resolve(self.id, ModelKind::Embedding)?;
         let provider = ctx.registry.provider(&model.client).ok_or_else(|| {
             RagError::ModelId(crate::client::registry::ModelError::UnknownClient {
                 id: model.id(),
@@ -386,18 +515,16 @@ async fn run(
                 available: ctx.registry.client_names().join(", "),
             })
         })?;
-        let mut embedder = Embedder::new(Arc::clone(&provider), model, meta.batch_size);
+        let mut embedder = Embedder::new(Arc::clone(&provider), model, self.batch_size);
         embedder.retries = ctx.retries;
-        let mut previous_vectors = previous_vectors;
-        let (mut todo, mut todo_index) =
-            pending(&chunks, &texts, previous_vectors.is_some(), &old_hashes);
+        let (mut todo, mut todo_index) = pending(chunks, texts, reusable.is_some(), self.old);
         let mut outcome = embedder
             .embed_documents(&todo, ctx.progress, &ctx.cancel)
             .await;
         // Nothing changed and only the size check failed (the model is offline, say):
         // the kept vectors still serve, so the rebuild goes on without the check.
         let nothing_new =
-            previous_vectors.is_some() && chunks.iter().all(|c| old_hashes.contains_key(&c.hash));
+            reusable.is_some() && chunks.iter().all(|c| self.old.contains_key(&c.hash));
         if nothing_new
             && let Err((error, _)) = &outcome
             && !matches!(error, RagError::Cancelled)
@@ -412,102 +539,97 @@ async fn run(
         // The model's vectors changed size (another model version, a `dimensions`
         // setting): the kept vectors cannot be mixed with the new ones, so every chunk
         // is embedded again.
-        if let (Ok(fresh), Some((_, old_dims))) = (&outcome, previous_vectors)
+        if let (Ok(fresh), Some((_, old_dims))) = (&outcome, reusable)
             && let Some(new_dims) = fresh.first().map(Vec::len)
             && new_dims != old_dims
         {
             ctx.progress.report(Step::Note(format!(
-                "`{id}` now returns {new_dims}-dimensional vectors; the index has {old_dims}: embedding every chunk again"
+                "`{}` now returns {new_dims}-dimensional vectors; the index has {old_dims}: embedding every chunk again",
+                self.id
             )));
-            previous_vectors = None;
-            (todo, todo_index) = pending(&chunks, &texts, false, &old_hashes);
+            reusable = None;
+            (todo, todo_index) = pending(chunks, texts, false, self.old);
             outcome = embedder
                 .embed_documents(&todo, ctx.progress, &ctx.cancel)
                 .await;
         }
         match outcome {
             Ok(fresh) => {
-                report.embedded = todo.len();
-                dims = fresh
+                let dims = fresh
                     .first()
                     .map(Vec::len)
-                    .or_else(|| previous_vectors.map(|(_, dims)| dims))
+                    .or_else(|| reusable.map(|(_, dims)| dims))
                     .unwrap_or(0);
-                vectors.reserve(chunks.len() * dims);
-                for chunk in &chunks {
-                    let reused;
-                    let v: &[f32] = match todo_index.get(&chunk.hash) {
-                        Some(&i) => &fresh[i],
-                        None => match (previous_vectors, old_hashes.get(&chunk.hash)) {
-                            (Some((index, _)), Some(&old)) => {
-                                reused = index.vector(old).unwrap_or_default();
-                                &reused
-                            }
-                            _ => &[],
-                        },
-                    };
-                    if v.len() != dims {
-                        return Err(RagError::Model {
-                            what: "embedding",
-                            model: id.clone(),
-                            message: format!("vectors of different sizes ({} and {dims})", v.len()),
-                        });
-                    }
-                    vectors.extend_from_slice(v);
-                }
+                let vectors = self.assemble(chunks, &fresh, &todo_index, reusable, dims)?;
+                Ok(Embedded::Vectors {
+                    vectors,
+                    dims,
+                    count: todo.len(),
+                })
             }
-            Err((RagError::Cancelled, _)) => return Err(RagError::Cancelled),
+            Err((RagError::Cancelled, _)) => Err(RagError::Cancelled),
             Err((error, cause)) => {
                 let unreachable = matches!(
                     cause,
                     Some(ProviderError::Connect { .. } | ProviderError::Timeout { .. })
                 );
-                if !unreachable || previous_vectors.is_some() {
-                    return Err(match error {
-                        RagError::Model {
-                            what,
-                            model,
-                            message,
-                        } => RagError::Model {
-                            what,
-                            model,
-                            message: format!("{message}; RAG `{name}` was not changed"),
-                        },
-                        other => other,
-                    });
+                if !unreachable || reusable.is_some() {
+                    return Err(self.unchanged(error));
                 }
-                ctx.progress.report(Step::Warning(format!(
-                    "{error}; building a keyword-only (BM25) index instead — rebuild with --rebuild-rag once the model is reachable"
-                )));
-                report.fallback_reason = Some(error.to_string());
-                meta.embedding_model = None;
-                vectors.clear();
-                dims = 0;
-                // The hashes include the model: recompute them for the keyword-only index.
-                for (chunk, text) in chunks.iter_mut().zip(&texts) {
-                    chunk.hash = chunk_hash(None, text);
-                }
+                Ok(Embedded::Unreachable(error))
             }
         }
     }
-    report.keyword_only = dims == 0;
-    meta.files = files;
-    let text_refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    if ctx.cancel.is_cancelled() {
-        return Err(RagError::Cancelled);
+
+    /// One vector per chunk: the fresh one, or the previous index's for a chunk it has.
+    fn assemble(
+        &self,
+        chunks: &[ChunkInfo],
+        fresh: &[Vec<f32>],
+        todo_index: &HashMap<u64, usize>,
+        reusable: Option<(&store::Index, usize)>,
+        dims: usize,
+    ) -> Result<Vec<f32>, RagError> {
+        let mut vectors = Vec::with_capacity(chunks.len() * dims);
+        for chunk in chunks {
+            let reused;
+            let v: &[f32] = match todo_index.get(&chunk.hash) {
+                Some(&i) => &fresh[i],
+                None => match (reusable, self.old.get(&chunk.hash)) {
+                    (Some((index, _)), Some(&old)) => {
+                        reused = index.vector(old).unwrap_or_default();
+                        &reused
+                    }
+                    _ => &[],
+                },
+            };
+            if v.len() != dims {
+                return Err(RagError::Model {
+                    what: "embedding",
+                    model: self.id.to_string(),
+                    message: format!("vectors of different sizes ({} and {dims})", v.len()),
+                });
+            }
+            vectors.extend_from_slice(v);
+        }
+        Ok(vectors)
     }
-    store::write(
-        ctx.dir,
-        name,
-        meta,
-        NewIndex {
-            chunks,
-            texts: text_refs,
-            vectors,
-            dims,
-        },
-    )?;
-    Ok(report)
+
+    /// A model error, saying the knowledge base was left as it was.
+    fn unchanged(&self, error: RagError) -> RagError {
+        match error {
+            RagError::Model {
+                what,
+                model,
+                message,
+            } => RagError::Model {
+                what,
+                model,
+                message: format!("{message}; RAG `{}` was not changed", self.name),
+            },
+            other => other,
+        }
+    }
 }
 
 #[cfg(test)]
