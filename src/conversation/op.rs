@@ -160,11 +160,11 @@ impl Remote {
             Op::Approve { call, decision } => self
                 .approver
                 .answer_call(&call, decision)
-                .map_err(OpError::NotWaiting),
+                .map_err(|e| OpError::NotWaiting(e.to_string())),
             Op::Answer { question, reply } => self
                 .questions
                 .reply(&question, &reply)
-                .map_err(OpError::NotWaiting),
+                .map_err(|e| OpError::NotWaiting(e.to_string())),
             Op::Interrupt => {
                 self.interrupter.interrupt();
                 Ok(())

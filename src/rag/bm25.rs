@@ -159,7 +159,7 @@ impl Bm25 {
     }
 
     /// Reads an index written by [`Bm25::write`].
-    pub fn read(input: &mut ByteReader<'_>) -> Result<Self, String> {
+    pub fn read(input: &mut ByteReader<'_>) -> Result<Self, super::store::IndexError> {
         let terms = input.u32()? as usize;
         let mut dictionary = HashMap::with_capacity(terms);
         for _ in 0..terms {

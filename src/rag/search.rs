@@ -167,7 +167,7 @@ pub async fn search(
             .map_err(|message| RagError::Corrupt {
                 name: kb.name.clone(),
                 path: kb.index_path().display().to_string(),
-                message,
+                message: message.to_string(),
             })?;
         found.hits.push(Hit {
             chunk: id,
@@ -200,7 +200,7 @@ async fn rerank(
         .iter()
         .map(|(id, _)| index.text(*id as usize))
         .collect::<Result<_, _>>()
-        .map_err(failed)?;
+        .map_err(|e| failed(e.to_string()))?;
     let order = provider
         .rerank(&model, query, &documents, top_k)
         .await

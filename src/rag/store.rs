@@ -104,16 +104,16 @@ pub struct Index {
 impl Index {
     /// The stored vector of chunk `id` (from memory, or from the file when only codes are
     /// held).
-    pub fn vector(&self, id: usize) -> Result<Vec<f32>, String> {
+    pub fn vector(&self, id: usize) -> Result<Vec<f32>, IndexError> {
         if !self.vectors.is_quantized() {
             return Ok(self.vectors.get(id).to_vec());
         }
         let dims = self.vectors.dims;
         let mut buf = vec![0u8; dims * 4];
-        let mut file = self.file.lock().map_err(|_| "index file lock poisoned")?;
+        let mut file = self.file.lock().map_err(|_| IndexError::Poisoned)?;
         file.seek(SeekFrom::Start(self.vectors_start + (id * dims * 4) as u64))
             .and_then(|_| file.read_exact(&mut buf))
-            .map_err(|e| e.to_string())?;
+            .map_err(IndexError::io)?;
         Ok(buf
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -140,14 +140,55 @@ impl Index {
     }
 
     /// Reads the text of chunk `id`.
-    pub fn text(&self, id: usize) -> Result<String, String> {
-        let chunk = self.chunks.get(id).ok_or("no such chunk")?;
+    pub fn text(&self, id: usize) -> Result<String, IndexError> {
+        let chunk = self.chunks.get(id).ok_or(IndexError::NoSuchChunk)?;
         let mut buf = vec![0u8; chunk.text_len as usize];
-        let mut file = self.file.lock().map_err(|_| "index file lock poisoned")?;
+        let mut file = self.file.lock().map_err(|_| IndexError::Poisoned)?;
         file.seek(SeekFrom::Start(self.texts_start + chunk.text_offset))
             .and_then(|_| file.read_exact(&mut buf))
-            .map_err(|e| e.to_string())?;
-        String::from_utf8(buf).map_err(|_| "chunk text is not UTF-8".to_string())
+            .map_err(IndexError::io)?;
+        String::from_utf8(buf).map_err(|_| IndexError::NotUtf8("chunk text"))
+    }
+}
+
+/// Why an index file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IndexError {
+    /// It ends too early.
+    #[error("the index file is truncated")]
+    Truncated,
+    /// Its trailer does not add up.
+    #[error("the index file is truncated or not a loki index")]
+    NotAnIndex,
+    /// Its structure is inconsistent.
+    #[error("{0}")]
+    Corrupt(&'static str),
+    /// A text in it is not UTF-8.
+    #[error("{0} is not UTF-8")]
+    NotUtf8(&'static str),
+    /// No chunk of that number.
+    #[error("no such chunk")]
+    NoSuchChunk,
+    /// A reader panicked while holding the file.
+    #[error("index file lock poisoned")]
+    Poisoned,
+    /// It does not match its YAML.
+    #[error("{0}")]
+    Mismatch(String),
+    /// Reading it failed.
+    #[error("{0}")]
+    Io(String),
+}
+
+impl IndexError {
+    fn io(e: impl std::fmt::Display) -> Self {
+        Self::Io(e.to_string())
+    }
+}
+
+impl From<IndexError> for String {
+    fn from(e: IndexError) -> Self {
+        e.to_string()
     }
 }
 
@@ -161,7 +202,7 @@ pub struct KnowledgeBase {
     /// `rags/<name>.yaml`.
     pub meta_path: PathBuf,
     stamp: Option<(std::time::SystemTime, u64)>,
-    index: OnceLock<Result<Index, String>>,
+    index: OnceLock<Result<Index, IndexError>>,
 }
 
 /// `rags/<name>.yaml`.
@@ -290,7 +331,7 @@ impl KnowledgeBase {
         loaded.as_ref().map_err(|message| RagError::Corrupt {
             name: self.name.clone(),
             path: self.index_path().display().to_string(),
-            message: message.clone(),
+            message: message.to_string(),
         })
     }
 
@@ -309,39 +350,42 @@ impl KnowledgeBase {
     }
 }
 
-fn read_index(path: &Path, meta: &RagMeta) -> Result<Index, String> {
-    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let size = file.metadata().map_err(|e| e.to_string())?.len();
+fn read_index(path: &Path, meta: &RagMeta) -> Result<Index, IndexError> {
+    let mut file = std::fs::File::open(path).map_err(IndexError::io)?;
+    let size = file.metadata().map_err(IndexError::io)?.len();
     if size < TRAILER + MAGIC.len() as u64 {
-        return Err("the index file is truncated".into());
+        return Err(IndexError::Truncated);
     }
     let mut trailer = [0u8; TRAILER as usize];
     file.seek(SeekFrom::Start(size - TRAILER))
         .and_then(|_| file.read_exact(&mut trailer))
-        .map_err(|e| e.to_string())?;
+        .map_err(IndexError::io)?;
     let mut t = ByteReader::new(&trailer);
     let texts_start = t.u64()?;
     let texts_len = t.u64()?;
     if t.bytes(8)? != END_MAGIC || texts_start.checked_add(texts_len) != Some(size - TRAILER) {
-        return Err("the index file is truncated or not a loki index".into());
+        return Err(IndexError::NotAnIndex);
     }
-    let mut head = vec![0u8; usize::try_from(texts_start).map_err(|e| e.to_string())?];
+    let mut head = vec![0u8; usize::try_from(texts_start).map_err(IndexError::io)?];
     file.seek(SeekFrom::Start(0))
         .and_then(|_| file.read_exact(&mut head))
-        .map_err(|e| e.to_string())?;
+        .map_err(IndexError::io)?;
     let mut r = ByteReader::new(&head);
     if r.bytes(8)? != MAGIC {
-        return Err("not a loki index (bad magic)".into());
+        return Err(IndexError::Corrupt("not a loki index (bad magic)"));
     }
     let n = r.u32()? as usize;
     let dims = r.u32()? as usize;
     if n != meta.chunks || dims != meta.dimensions {
-        return Err(format!(
+        return Err(IndexError::Mismatch(format!(
             "the index holds {n} chunks of {dims} dimensions, the YAML says {} of {}",
             meta.chunks, meta.dimensions
-        ));
+        )));
     }
-    let table = r.bytes(n.checked_mul(CHUNK_RECORD).ok_or("too many chunks")?)?;
+    let table = r.bytes(
+        n.checked_mul(CHUNK_RECORD)
+            .ok_or(IndexError::Corrupt("too many chunks"))?,
+    )?;
     let mut chunks = Vec::with_capacity(n);
     let mut t = ByteReader::new(table);
     for _ in 0..n {
@@ -356,14 +400,20 @@ fn read_index(path: &Path, meta: &RagMeta) -> Result<Index, String> {
         if chunk.file as usize >= meta.files.len()
             || chunk.text_offset + u64::from(chunk.text_len) > texts_len
         {
-            return Err("a chunk points outside the index".into());
+            return Err(IndexError::Corrupt("a chunk points outside the index"));
         }
         chunks.push(chunk);
     }
-    let values = n.checked_mul(dims).ok_or("too many vectors")?;
+    let values = n
+        .checked_mul(dims)
+        .ok_or(IndexError::Corrupt("too many vectors"))?;
     let vectors_start = (head.len() - r.remaining()) as u64;
     let vectors = if n > super::vector::QUANTIZE_ABOVE && dims > 0 {
-        let bytes = r.bytes(values.checked_mul(4).ok_or("too many vectors")?)?;
+        let bytes = r.bytes(
+            values
+                .checked_mul(4)
+                .ok_or(IndexError::Corrupt("too many vectors"))?,
+        )?;
         let mut codes = Vec::with_capacity(values);
         let mut scales = Vec::with_capacity(n);
         let mut v = vec![0f32; dims];
@@ -388,7 +438,9 @@ fn read_index(path: &Path, meta: &RagMeta) -> Result<Index, String> {
     };
     let bm25 = Bm25::read(&mut r)?;
     if bm25.len() != n {
-        return Err("the keyword index does not match the chunks".into());
+        return Err(IndexError::Corrupt(
+            "the keyword index does not match the chunks",
+        ));
     }
     Ok(Index {
         chunks,
@@ -540,48 +592,48 @@ impl<'a> ByteReader<'a> {
         self.bytes.len()
     }
     /// The next `n` bytes.
-    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], String> {
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], IndexError> {
         if self.bytes.len() < n {
-            return Err("the index file is truncated".into());
+            return Err(IndexError::Truncated);
         }
         let (head, tail) = self.bytes.split_at(n);
         self.bytes = tail;
         Ok(head)
     }
     /// A `u32`.
-    pub fn u32(&mut self) -> Result<u32, String> {
+    pub fn u32(&mut self) -> Result<u32, IndexError> {
         let b = self.bytes(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
     /// A `u64`.
-    pub fn u64(&mut self) -> Result<u64, String> {
+    pub fn u64(&mut self) -> Result<u64, IndexError> {
         let b = self.bytes(8)?;
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
         Ok(u64::from_le_bytes(a))
     }
     /// A length-prefixed string.
-    pub fn str(&mut self) -> Result<String, String> {
+    pub fn str(&mut self) -> Result<String, IndexError> {
         let n = self.u32()? as usize;
-        String::from_utf8(self.bytes(n)?.to_vec()).map_err(|_| "a term is not UTF-8".into())
+        String::from_utf8(self.bytes(n)?.to_vec()).map_err(|_| IndexError::NotUtf8("a term"))
     }
     /// `n` `u32`s.
-    pub fn u32s(&mut self, n: usize) -> Result<Vec<u32>, String> {
-        let b = self.bytes(n.checked_mul(4).ok_or("too large")?)?;
+    pub fn u32s(&mut self, n: usize) -> Result<Vec<u32>, IndexError> {
+        let b = self.bytes(n.checked_mul(4).ok_or(IndexError::Corrupt("too large"))?)?;
         Ok(b.chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect())
     }
     /// `n` `u16`s.
-    pub fn u16s(&mut self, n: usize) -> Result<Vec<u16>, String> {
-        let b = self.bytes(n.checked_mul(2).ok_or("too large")?)?;
+    pub fn u16s(&mut self, n: usize) -> Result<Vec<u16>, IndexError> {
+        let b = self.bytes(n.checked_mul(2).ok_or(IndexError::Corrupt("too large"))?)?;
         Ok(b.chunks_exact(2)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect())
     }
     /// `n` `f32`s.
-    pub fn f32s(&mut self, n: usize) -> Result<Vec<f32>, String> {
-        let b = self.bytes(n.checked_mul(4).ok_or("too large")?)?;
+    pub fn f32s(&mut self, n: usize) -> Result<Vec<f32>, IndexError> {
+        let b = self.bytes(n.checked_mul(4).ok_or(IndexError::Corrupt("too large"))?)?;
         Ok(b.chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect())

@@ -102,7 +102,7 @@ pub trait Supervisor: Send + Sync {
 
     /// Answers a pending question of a sub-agent (`id` from `question_asked`) with
     /// `reply`; an error says why it cannot be.
-    fn answer(&self, id: &str, reply: &str) -> Result<(), String>;
+    fn answer(&self, id: &str, reply: &str) -> Result<(), crate::tool::escalate::AnswerError>;
 
     /// Carries out `tool` with `args` during `turn`; the JSON result for the model.
     fn handle<'a>(

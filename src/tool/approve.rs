@@ -82,10 +82,8 @@ pub trait Approver: Send + Sync {
 
     /// Gives the decision for the call `call_id` waiting now, for approvers that a
     /// program answers later (a stream-json line, an HTTP request, an ACP reply).
-    fn answer_call(&self, call_id: &str, _decision: Decision) -> Result<(), String> {
-        Err(format!(
-            "approvals are not answered here (no call `{call_id}` waits for one)"
-        ))
+    fn answer_call(&self, call_id: &str, _decision: Decision) -> Result<(), NotWaiting> {
+        Err(NotWaiting(call_id.to_string()))
     }
 
     /// The program answering approvals will send no more: waiting and later requests
@@ -188,8 +186,8 @@ impl ChannelApprover {
 }
 
 impl Approver for ChannelApprover {
-    fn answer_call(&self, call_id: &str, decision: Decision) -> Result<(), String> {
-        self.answer(call_id, decision).map_err(|e| e.to_string())
+    fn answer_call(&self, call_id: &str, decision: Decision) -> Result<(), NotWaiting> {
+        self.answer(call_id, decision)
     }
 
     fn input_ended(&self) {
@@ -238,7 +236,7 @@ impl Approver for RoutedApprover {
         self.inner.can_ask()
     }
 
-    fn answer_call(&self, call_id: &str, decision: Decision) -> Result<(), String> {
+    fn answer_call(&self, call_id: &str, decision: Decision) -> Result<(), NotWaiting> {
         self.inner.answer_call(call_id, decision)
     }
 

@@ -81,7 +81,7 @@ impl Escalations {
 
     /// Answers question `id` with the text `reply`, read as the question expects
     /// (`yes`/`no`, an option, options separated by commas).
-    pub fn reply(&self, id: &str, reply: &str) -> Result<(), String> {
+    pub fn reply(&self, id: &str, reply: &str) -> Result<(), AnswerError> {
         let question = self
             .board()
             .pending
@@ -93,7 +93,7 @@ impl Escalations {
     }
 
     /// Answers question `id`.
-    pub fn answer(&self, id: &str, answer: Answer) -> Result<(), String> {
+    pub fn answer(&self, id: &str, answer: Answer) -> Result<(), AnswerError> {
         let pending = {
             let mut board = self.board();
             let at = board
@@ -106,7 +106,7 @@ impl Escalations {
         pending
             .reply
             .send(answer)
-            .map_err(|_| format!("question `{id}` is no longer waiting"))
+            .map_err(|_| AnswerError::Gone(id.to_string()))
     }
 
     /// Withdraws every question, and every question asked from now on: nobody is left
@@ -143,12 +143,34 @@ impl Escalations {
     }
 }
 
-fn no_such(id: &str) -> String {
-    format!("no question `{id}` is waiting")
+/// Why an answer was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    /// No question of that id waits.
+    #[error("no question `{0}` is waiting")]
+    NotWaiting(String),
+    /// The question was withdrawn while the answer came.
+    #[error("question `{0}` is no longer waiting")]
+    Gone(String),
+    /// A yes/no question got something else.
+    #[error("answer `yes` or `no`, not `{0}`")]
+    NotYesNo(String),
+    /// A choice that is not offered.
+    #[error("`{reply}` is not one of: {options}")]
+    NotAnOption {
+        /// What was answered.
+        reply: String,
+        /// The options, comma-separated.
+        options: String,
+    },
+}
+
+fn no_such(id: &str) -> AnswerError {
+    AnswerError::NotWaiting(id.to_string())
 }
 
 /// `reply` as an answer to `question`.
-pub fn answer_from_text(question: &Question, reply: &str) -> Result<Answer, String> {
+pub fn answer_from_text(question: &Question, reply: &str) -> Result<Answer, AnswerError> {
     let reply = reply.trim();
     Ok(match question {
         Question::Text { .. } => Answer::Text(reply.to_string()),
@@ -159,14 +181,14 @@ pub fn answer_from_text(question: &Question, reply: &str) -> Result<Answer, Stri
         Question::Confirm { .. } => match reply.to_ascii_lowercase().as_str() {
             "y" | "yes" | "true" => Answer::Confirm(true),
             "n" | "no" | "false" => Answer::Confirm(false),
-            _ => return Err(format!("answer `yes` or `no`, not `{reply}`")),
+            _ => return Err(AnswerError::NotYesNo(reply.to_string())),
         },
         Question::Select { options, .. } => {
             let chosen = pick(options, reply)?;
             Answer::Choice(chosen)
         }
         Question::MultiSelect { options, .. } => {
-            let chosen: Result<Vec<String>, String> = reply
+            let chosen: Result<Vec<String>, AnswerError> = reply
                 .split(',')
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
@@ -177,13 +199,16 @@ pub fn answer_from_text(question: &Question, reply: &str) -> Result<Answer, Stri
     })
 }
 
-fn pick(options: &[String], reply: &str) -> Result<String, String> {
+fn pick(options: &[String], reply: &str) -> Result<String, AnswerError> {
     options
         .iter()
         .find(|o| o.as_str() == reply)
         .or_else(|| options.iter().find(|o| o.eq_ignore_ascii_case(reply)))
         .cloned()
-        .ok_or_else(|| format!("`{reply}` is not one of: {}", options.join(", ")))
+        .ok_or_else(|| AnswerError::NotAnOption {
+            reply: reply.to_string(),
+            options: options.join(", "),
+        })
 }
 
 #[cfg(test)]
@@ -203,7 +228,13 @@ mod tests {
         board.reply(&id, "YES").unwrap();
         assert_eq!(answer.await.unwrap(), Answer::Confirm(true));
         assert!(board.pending().is_empty());
-        assert!(board.reply(&id, "no").unwrap_err().contains("no question"));
+        assert!(
+            board
+                .reply(&id, "no")
+                .unwrap_err()
+                .to_string()
+                .contains("no question")
+        );
     }
 
     #[test]

@@ -53,6 +53,20 @@ struct Parent {
     summary_model: String,
 }
 
+/// Why a sub-agent was not started (told to the model that asked).
+#[derive(Debug, thiserror::Error)]
+enum SpawnError {
+    #[error("Max agent depth exceeded ({depth}/{max})")]
+    TooDeep { depth: usize, max: usize },
+    #[error("At capacity: {running}/{max} agents running. Wait for one to finish or cancel one.")]
+    AtCapacity { running: usize, max: usize },
+    #[error("cannot start agent `{agent}`: {error}")]
+    Open {
+        agent: String,
+        error: Box<CoreError>,
+    },
+}
+
 /// How a sub-agent ended.
 #[derive(Debug, Clone)]
 struct Ended {
@@ -177,8 +191,8 @@ impl Supervisor {
 }
 
 impl Inner {
-    fn error(message: impl Into<String>) -> Value {
-        json!({"status": "error", "message": message.into()})
+    fn error(message: impl std::fmt::Display) -> Value {
+        json!({"status": "error", "message": message.to_string()})
     }
 
     /// Starts `agent` on `prompt` under the turn `cancel` cancels; its id.
@@ -188,29 +202,32 @@ impl Inner {
         prompt: String,
         cancel: &CancellationToken,
         budget: Option<Arc<Budget>>,
-    ) -> BoxFuture<'static, Result<String, String>> {
+    ) -> BoxFuture<'static, Result<String, SpawnError>> {
         let inner = Arc::clone(self);
         let cancel = cancel.child_token();
         Box::pin(async move {
             let depth = inner.parent.lineage.depth + 1;
             if depth > inner.max_depth {
-                return Err(format!(
-                    "Max agent depth exceeded ({depth}/{})",
-                    inner.max_depth
-                ));
+                return Err(SpawnError::TooDeep {
+                    depth,
+                    max: inner.max_depth,
+                });
             }
             let running = lock(&inner.children).iter().filter(|c| c.running()).count();
             if running >= inner.max_concurrent {
-                return Err(format!(
-                    "At capacity: {running}/{} agents running. Wait for one to finish or cancel one.",
-                    inner.max_concurrent
-                ));
+                return Err(SpawnError::AtCapacity {
+                    running,
+                    max: inner.max_concurrent,
+                });
             }
             let id = format!("agent_{agent}_{:08x}", fastrand::u32(..));
             let conversation = inner
                 .open(&agent, &id, cancel.clone(), budget)
                 .await
-                .map_err(|e| format!("cannot start agent `{agent}`: {e}"))?;
+                .map_err(|e| SpawnError::Open {
+                    agent: agent.clone(),
+                    error: Box::new(e),
+                })?;
             let emitter: Arc<dyn Emitter> =
                 inner.observer.clone().unwrap_or_else(|| Arc::new(Discard));
             let sink = Sink::for_context(conversation.context(), emitter.as_ref());
@@ -433,6 +450,7 @@ impl Inner {
                         started.push(json!({"task_id": task, "agent": agent, "id": id}));
                     }
                     Err(e) => {
+                        let e = e.to_string();
                         queue.assign(&task, None, Some(e.clone()));
                         started.push(json!({"task_id": task, "agent": agent, "error": e}));
                     }
@@ -740,7 +758,7 @@ impl crate::tool::agents::Supervisor for Supervisor {
             .collect()
     }
 
-    fn answer(&self, id: &str, reply: &str) -> Result<(), String> {
+    fn answer(&self, id: &str, reply: &str) -> Result<(), crate::tool::escalate::AnswerError> {
         self.inner.team.board.reply(id, reply)
     }
 

@@ -52,6 +52,20 @@ pub(super) struct TaskQueue {
     tasks: Vec<Task>,
 }
 
+/// A task-queue operation that could not be done.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TaskError {
+    /// A dependency names no task.
+    #[error("no task `{0}` to depend on")]
+    UnknownDependency(String),
+    /// No task has that id.
+    #[error("no task `{0}`")]
+    Unknown(String),
+    /// The task is completed already.
+    #[error("task `{0}` is already completed")]
+    AlreadyDone(String),
+}
+
 impl TaskQueue {
     /// Adds a task; an unknown dependency is an error.
     pub fn create(
@@ -60,12 +74,12 @@ impl TaskQueue {
         description: String,
         blocked_by: Vec<String>,
         dispatch: Option<(String, String)>,
-    ) -> Result<String, String> {
+    ) -> Result<String, TaskError> {
         if let Some(unknown) = blocked_by
             .iter()
             .find(|id| !self.tasks.iter().any(|t| &t.id == *id))
         {
-            return Err(format!("no task `{unknown}` to depend on"));
+            return Err(TaskError::UnknownDependency(unknown.clone()));
         }
         let id = format!("task_{}", self.tasks.len() + 1);
         self.tasks.push(Task {
@@ -81,11 +95,11 @@ impl TaskQueue {
         Ok(id)
     }
 
-    fn task_mut(&mut self, id: &str) -> Result<&mut Task, String> {
+    fn task_mut(&mut self, id: &str) -> Result<&mut Task, TaskError> {
         self.tasks
             .iter_mut()
             .find(|t| t.id == id)
-            .ok_or_else(|| format!("no task `{id}`"))
+            .ok_or_else(|| TaskError::Unknown(id.to_string()))
     }
 
     fn unblocked(&self, task: &Task) -> bool {
@@ -97,11 +111,11 @@ impl TaskQueue {
     }
 
     /// Marks `id` completed; the ids of the tasks that became unblocked.
-    pub fn complete(&mut self, id: &str) -> Result<Vec<String>, String> {
+    pub fn complete(&mut self, id: &str) -> Result<Vec<String>, TaskError> {
         let before: Vec<String> = self.runnable_ids();
         let task = self.task_mut(id)?;
         if task.status == Status::Done {
-            return Err(format!("task `{id}` is already completed"));
+            return Err(TaskError::AlreadyDone(id.to_string()));
         }
         task.status = Status::Done;
         Ok(self
@@ -112,7 +126,7 @@ impl TaskQueue {
     }
 
     /// Marks `id` failed.
-    pub fn fail(&mut self, id: &str, reason: Option<String>) -> Result<(), String> {
+    pub fn fail(&mut self, id: &str, reason: Option<String>) -> Result<(), TaskError> {
         let task = self.task_mut(id)?;
         task.status = Status::Failed;
         task.note = reason;
