@@ -231,3 +231,55 @@ fn an_editor_prompts_approves_rejects_cancels_and_loads_the_session_again() {
         loaded["unknown"]
     );
 }
+
+/// Whatever an editor sends, each request gets one answer: a line that is not JSON is a
+/// parse error, an unknown method "method not found", a prompt for a session that does
+/// not exist or a relative `cwd` "invalid params"; the connection goes on, and loki
+/// exits 0 when stdin ends. Nothing but JSON-RPC reaches stdout.
+#[test]
+fn bad_requests_get_json_rpc_errors_and_the_connection_goes_on() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = TestEnv::new();
+    let mut child = env
+        .loki_std()
+        .arg("--acp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |line: &str| -> Value {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let mut answer = String::new();
+        stdout.read_line(&mut answer).unwrap();
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("not JSON ({e}): {answer}"))
+    };
+    let parse = ask("this is not json");
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    let unknown = ask(r#"{"jsonrpc":"2.0","id":1,"method":"no/such","params":{}}"#);
+    assert_eq!(unknown["id"], 1);
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let prompt = ask(
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"nope","prompt":[]}}"#,
+    );
+    assert_eq!(prompt["error"]["code"], -32602, "{prompt}");
+    let relative = ask(
+        r#"{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}"#,
+    );
+    assert_eq!(relative["error"]["code"], -32602, "{relative}");
+    assert!(
+        relative["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("relative/dir")
+    );
+    let init =
+        ask(r#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":7}}"#);
+    assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}

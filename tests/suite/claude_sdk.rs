@@ -225,3 +225,67 @@ fn a_client_approves_through_can_use_tool_runs_hooks_interrupts_and_resumes() {
     assert_eq!(texts(&resumed["messages"]), "first: make a file");
     assert_eq!(result(&resumed["messages"])["session_id"], session.as_str());
 }
+
+/// Started as the SDK starts it, loki answers what it cannot do with an error
+/// `control_response` and goes on: a control request it does not know, a line that is
+/// not JSON (skipped), then a prompt that runs; stdin ending ends it with status 0. A
+/// `loki` run that merely inherited the SDK's variables (an agent typing `loki "hi"`) is
+/// not taken for the SDK.
+#[test]
+fn unknown_control_requests_are_errors_and_the_run_goes_on() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = setup();
+    let mut child = env
+        .loki_std()
+        .args([
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--system-prompt",
+            "",
+            "--input-format",
+            "stream-json",
+        ])
+        .env("CLAUDE_AGENT_SDK_VERSION", "0.2.189")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut next = || -> Value {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    };
+    writeln!(stdin, r#"{{"type":"control_request","request_id":"r1","request":{{"subtype":"rewind_files","user_message_id":"u"}}}}"#).unwrap();
+    let answer = next();
+    assert_eq!(answer["type"], "control_response", "{answer}");
+    assert_eq!(answer["response"]["subtype"], "error");
+    assert_eq!(answer["response"]["request_id"], "r1");
+    writeln!(stdin, "not json at all").unwrap();
+    writeln!(stdin, r#"{{"type":"user","message":{{"role":"user","content":"hello there"}},"parent_tool_use_id":null,"session_id":""}}"#).unwrap();
+    drop(stdin);
+    let mut seen = Vec::new();
+    loop {
+        let message = next();
+        let done = message["type"] == "result";
+        seen.push(message);
+        if done {
+            break;
+        }
+    }
+    assert_eq!(seen.last().unwrap()["result"], "hello back", "{seen:#?}");
+    assert!(child.wait().unwrap().success());
+
+    // The variables alone do not make a run the SDK's.
+    let plain = env
+        .loki()
+        .env("CLAUDE_AGENT_SDK_VERSION", "0.2.189")
+        .arg("hello there")
+        .output()
+        .unwrap();
+    assert!(plain.status.success(), "{plain:?}");
+    assert_eq!(String::from_utf8_lossy(&plain.stdout).trim(), "hello back");
+}
