@@ -169,6 +169,8 @@ pub struct RequestContext {
     /// Off the record (`--otr`, `.otr`): nothing is written — no session, no
     /// `messages.md` — and tools that write or run commands are not offered.
     pub otr: crate::tool::Switch,
+    /// The editor holding the files (an ACP client that offers `fs/*`), if any.
+    pub editor_files: Option<Arc<dyn crate::tool::EditorFiles>>,
     /// Tool groups loaded with `load_tools` in this conversation (an open session keeps
     /// its own list too).
     pub loaded_tools: std::collections::BTreeSet<String>,
@@ -466,6 +468,7 @@ impl RequestContext {
             auto_continue: false,
             client_tools: Vec::new(),
             otr: crate::tool::Switch::default(),
+            editor_files: None,
             loaded_tools: std::collections::BTreeSet::new(),
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),

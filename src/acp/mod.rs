@@ -39,6 +39,8 @@ struct Agent {
     peer: Arc<Peer>,
     yolo: bool,
     sessions: std::sync::Mutex<HashMap<String, Arc<Session>>>,
+    /// The editor's `fs` capabilities from `initialize`: read, write.
+    files: std::sync::Mutex<(bool, bool)>,
 }
 
 /// Serves ACP on stdio until the editor closes stdin; the exit status.
@@ -49,6 +51,7 @@ pub async fn serve(state: Arc<AppState>, yolo: bool) -> anyhow::Result<u8> {
         peer: Arc::new(peer),
         yolo,
         sessions: std::sync::Mutex::new(HashMap::new()),
+        files: std::sync::Mutex::new((false, false)),
     });
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {
@@ -111,7 +114,17 @@ impl Agent {
 
     async fn answer(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, (i64, String)> {
         match method {
-            "initialize" => Ok(initialized(&params)),
+            "initialize" => {
+                let fs = &params["clientCapabilities"]["fs"];
+                *self
+                    .files
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = (
+                    fs["readTextFile"] == json!(true),
+                    fs["writeTextFile"] == json!(true),
+                );
+                Ok(initialized(&params))
+            }
             "authenticate" => Ok(json!({})),
             "session/new" => self.open(&params, None).await,
             "session/load" => {
@@ -162,10 +175,23 @@ impl Agent {
                 session: id.clone(),
             }) as _
         });
+        let (read, write) = *self
+            .files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let editor_files: Option<Arc<dyn crate::tool::EditorFiles>> = (read || write).then(|| {
+            Arc::new(updates::EditorFiles {
+                peer: Arc::clone(&self.peer),
+                session: id.clone(),
+                read,
+                write,
+            }) as _
+        });
         let spec = ConversationSpec {
             commands: vec![Command::OpenSession(id.clone())],
             cwd: Some(cwd.clone()),
             approver,
+            editor_files,
             yolo: self.yolo,
             ..ConversationSpec::default()
         };

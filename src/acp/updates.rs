@@ -157,6 +157,48 @@ fn diff(cwd: &Path, tool: &str, args: &Value) -> Option<Value> {
     }))
 }
 
+/// The editor's buffers through its `fs/read_text_file` and `fs/write_text_file`, where it
+/// offered them.
+pub(super) struct EditorFiles {
+    pub peer: Arc<Peer>,
+    pub session: String,
+    pub read: bool,
+    pub write: bool,
+}
+
+impl crate::tool::EditorFiles for EditorFiles {
+    fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            if !self.read {
+                return Err("the editor does not read files".into());
+            }
+            let params = json!({"sessionId": self.session, "path": path.display().to_string()});
+            let answer = self.peer.request("fs/read_text_file", params).await?;
+            answer["content"]
+                .as_str()
+                .map(str::to_string)
+                .ok_or_else(|| "the editor sent no content".to_string())
+        })
+    }
+
+    fn write<'a>(&'a self, path: &'a Path, text: &'a str) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            if !self.write {
+                return Err("the editor does not write files".into());
+            }
+            let params = json!({
+                "sessionId": self.session,
+                "path": path.display().to_string(),
+                "content": text,
+            });
+            self.peer
+                .request("fs/write_text_file", params)
+                .await
+                .map(|_| ())
+        })
+    }
+}
+
 /// Approvals asked of the person at the editor: `session/request_permission` with allow
 /// once, allow always (where it may be offered) and reject.
 pub(super) struct EditorApprover {

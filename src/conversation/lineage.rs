@@ -40,6 +40,8 @@ pub(crate) struct Lineage {
     pub(super) budget: Option<Arc<Budget>>,
     pub(super) notices: Notify,
     pub(super) observer: Option<Arc<dyn Emitter>>,
+    /// The editor holding the files, shared with every descendant.
+    pub(super) editor_files: Option<Arc<dyn crate::tool::EditorFiles>>,
     /// The parent's depth in its tree (0 for a root).
     pub(super) depth: usize,
 }
@@ -63,6 +65,7 @@ impl Lineage {
             budget: ctx.budget.clone(),
             notices: Arc::clone(&conversation.notices),
             observer: conversation.observer.clone(),
+            editor_files: ctx.editor_files.clone(),
             depth: ctx.depth,
         }
     }
@@ -106,6 +109,7 @@ impl Lineage {
         spec.otr = false;
         spec.notices = spec.notices.or_else(|| Some(Arc::clone(&self.notices)));
         spec.observer = spec.observer.or_else(|| self.observer.clone());
+        spec.editor_files = spec.editor_files.or_else(|| self.editor_files.clone());
         spec.label = Some(label);
         spec.id = Some(id);
         let mut child = Conversation::resolve(&self.state, spec)?;

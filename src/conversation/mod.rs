@@ -115,6 +115,8 @@ pub struct ConversationSpec {
     /// Offer the model no tools, whatever the configuration says (a server whose
     /// `api.tools` are off).
     pub no_tools: bool,
+    /// The editor holding the files, whose buffers the file tools read and write.
+    pub editor_files: Option<Arc<dyn crate::tool::EditorFiles>>,
 }
 
 impl std::fmt::Debug for ConversationSpec {
@@ -185,6 +187,7 @@ impl Conversation {
         ctx.auto_continue = spec.auto_continue;
         ctx.client_tools = spec.client_tools;
         ctx.function_calling_support &= !spec.no_tools;
+        ctx.editor_files = spec.editor_files;
         if spec.otr {
             ctx.otr.set(true);
             ctx.save = false;

@@ -38,6 +38,7 @@ pub(super) struct Toolbox {
     progress: crate::tool::ProgressSender,
     progress_rx: tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<(String, String)>>,
     conversation: String,
+    editor: Option<std::sync::Arc<dyn crate::tool::EditorFiles>>,
 }
 
 impl Toolbox {
@@ -80,6 +81,7 @@ impl Toolbox {
             progress,
             progress_rx: tokio::sync::Mutex::new(progress_rx),
             conversation: ctx.id.to_string(),
+            editor: ctx.editor_files.clone(),
         })
     }
 
@@ -123,6 +125,7 @@ impl Toolbox {
                 .any(|t| t == super::mcp_sampling::TOOL),
         };
         let env = ToolEnv {
+            editor: self.editor.as_deref(),
             mcp_sampler: Some(&sampling),
             budget: budget.as_ref(),
             cwd: &self.cwd,

@@ -212,6 +212,16 @@ fn io(path: &Path, e: &std::io::Error) -> ToolError {
     ToolError::Failed(format!("{}: {e}", path.display()))
 }
 
+/// A file's text as the editor holds it (unsaved changes included), else from disk.
+async fn read_edited(env: &ToolEnv<'_>, path: &Path) -> Result<String, ToolError> {
+    if let Some(editor) = env.editor
+        && let Ok(text) = editor.read(path).await
+    {
+        return Ok(text);
+    }
+    read_text(path)
+}
+
 /// Runs a built-in whose call was approved (or needed no approval). `grant` is what the
 /// approval covered: a path outside the working tree, a recursive delete.
 pub(super) async fn run(
@@ -226,22 +236,29 @@ pub(super) async fn run(
     // Where a change lands, opened so that it cannot be redirected out of the tree.
     let place = |target: &Resolved| confined::place(env.cwd, target, grant.outside);
     match tool.name {
-        "fs_cat" => read_text(&path("path")?.path),
+        "fs_cat" => read_edited(env, &path("path")?.path).await,
         "fs_ls" => list_dir(&path("path")?.path),
         "fs_read" => {
             let p = path("path")?;
             if p.path.is_dir() {
                 return list_dir(&p.path);
             }
-            let text = read_text(&p.path)?;
+            let text = read_edited(env, &p.path).await?;
             let offset = opt_usize(args, "offset").unwrap_or(1).max(1);
             let limit = opt_usize(args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
             Ok(numbered(&text, offset, limit))
         }
         "fs_write" => {
-            let target = place(&path("path")?)?;
+            let resolved = path("path")?;
+            let target = place(&resolved)?;
             let contents = str_arg(args, "contents")?;
-            target.replace(contents.as_bytes())?;
+            let in_editor = match env.editor {
+                Some(editor) => editor.write(&resolved.path, contents).await.is_ok(),
+                None => false,
+            };
+            if !in_editor {
+                target.replace(contents.as_bytes())?;
+            }
             Ok(format!(
                 "wrote {} bytes to {}",
                 contents.len(),
@@ -607,6 +624,7 @@ mod tests {
         let cancel: &'static tokio_util::sync::CancellationToken =
             Box::leak(Box::new(cancel.clone()));
         ToolEnv {
+            editor: None,
             cwd: dir,
             shell: "/bin/sh",
             timeout: Duration::from_secs(5),

@@ -174,11 +174,30 @@ pub enum ToolError {
 
 pub use crate::mcp::server::ProgressSender;
 
+/// Files as an editor holds them — its unsaved buffers — for a conversation driven by
+/// one (an ACP client's `fs/read_text_file` and `fs/write_text_file`). The file tools
+/// read and write through it; where it fails they use the disk.
+pub trait EditorFiles: Send + Sync {
+    /// The text of `path` as the editor has it.
+    fn read<'a>(
+        &'a self,
+        path: &'a Path,
+    ) -> futures_util::future::BoxFuture<'a, Result<String, String>>;
+    /// Gives `path` this text in the editor (which saves it as it does).
+    fn write<'a>(
+        &'a self,
+        path: &'a Path,
+        text: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), String>>;
+}
+
 /// What tools run with.
 #[derive(Clone, Copy)]
 pub struct ToolEnv<'a> {
     /// The working directory (the tree tools may touch without asking).
     pub cwd: &'a Path,
+    /// The editor that holds the files, when one drives the conversation.
+    pub editor: Option<&'a dyn EditorFiles>,
     /// The user's shell, for `execute_command`.
     pub shell: &'a str,
     /// How long a command may run.
@@ -862,6 +881,7 @@ mod tests {
         let approver = Always(std::sync::atomic::AtomicUsize::new(0));
         let cancel = CancellationToken::new();
         let env = ToolEnv {
+            editor: None,
             cwd: &cwd,
             shell: "/bin/sh",
             timeout: Duration::from_secs(5),

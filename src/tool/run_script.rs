@@ -203,6 +203,7 @@ mod tests {
         };
         let cancel = tokio_util::sync::CancellationToken::new();
         let env = ToolEnv {
+            editor: None,
             cwd: dir.path(),
             shell: "/bin/sh",
             timeout: std::time::Duration::from_secs(30),

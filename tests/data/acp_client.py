@@ -25,10 +25,14 @@ from acp.schema import (
 class Editor:
     """The client side: records updates, answers permission requests from a script."""
 
-    def __init__(self, answers):
+    def __init__(self, answers, buffers=None):
         self.updates = []
         self.permissions = []
         self.answers = list(answers)
+        # Unsaved editor buffers: what the agent must see instead of the disk.
+        self.buffers = buffers or {}
+        self.reads = []
+        self.writes = []
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         self.permissions.append(
@@ -48,11 +52,19 @@ class Editor:
     async def session_update(self, session_id, update, **kwargs):
         self.updates.append(update.model_dump(by_alias=True, exclude_none=True))
 
-    async def write_text_file(self, *args, **kwargs):
-        raise RuntimeError("not offered")
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        if not self.buffers:
+            raise RuntimeError("not offered")
+        self.writes.append({"path": path, "content": content})
+        self.buffers[path] = content
+        return None
 
-    async def read_text_file(self, *args, **kwargs):
-        raise RuntimeError("not offered")
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
+        if path not in self.buffers:
+            raise RuntimeError("not offered")
+        self.reads.append(path)
+        from acp.schema import ReadTextFileResponse
+        return ReadTextFileResponse(content=self.buffers[path])
 
     def take(self):
         updates, self.updates = self.updates, []
@@ -75,10 +87,13 @@ async def main():
     report = {}
     editor = Editor(["allow_once", "reject_once"])
     env = json.loads(os.environ["LOKI_TEST_ENV"])
+    offers_fs = scenario == "buffers"
+    if offers_fs:
+        editor = Editor(["allow_once"], {os.path.join(work, "notes.md"): "unsaved buffer text\n"})
     async with acp.spawn_agent_process(editor, loki, "--acp", cwd=work, env=env) as (conn, process):
         init = await conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(fs=FileSystemCapabilities(read_text_file=False, write_text_file=False)),
+            client_capabilities=ClientCapabilities(fs=FileSystemCapabilities(read_text_file=offers_fs, write_text_file=offers_fs)),
         )
         report["initialize"] = init.model_dump(by_alias=True, exclude_none=True)
         if scenario == "work":
@@ -98,6 +113,13 @@ async def main():
             slow = await asyncio.wait_for(task, 30)
             report["slow"] = {"stop": slow.stop_reason, "updates": editor.take()}
             report["permissions"] = editor.permissions
+        elif scenario == "buffers":
+            session = await conn.new_session(cwd=work, mcp_servers=[])
+            sid = session.session_id
+            report["read"] = await prompt(conn, editor, sid, "read the notes")
+            report["write"] = await prompt(conn, editor, sid, "write the notes")
+            report["reads"] = editor.reads
+            report["writes"] = editor.writes
         elif scenario == "load":
             sid = sys.argv[4]
             await conn.load_session(cwd=work, session_id=sid, mcp_servers=[])

@@ -49,6 +49,9 @@ fn route(request: &Recorded) -> Reply {
             &result[..result.len().min(60)]
         )]);
     }
+    if last.contains("read the notes") {
+        return openai::tool_call_stream(&[("r1", "fs_cat", r#"{"path":"notes.md"}"#)]);
+    }
     if last.contains("make a file") {
         openai::tool_call_stream(&[("m1", "execute_command", r#"{"command":"touch made"}"#)])
     } else if last.contains("write the notes") {
@@ -282,4 +285,36 @@ fn bad_requests_get_json_rpc_errors_and_the_connection_goes_on() {
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
+}
+
+/// An editor that offers `fs/*` is where files are read and written: the model sees the
+/// unsaved buffer, not the disk, and an approved write goes to the editor (which saves as
+/// it does), leaving the disk to it.
+#[test]
+fn file_tools_use_the_editor_s_buffers_when_it_offers_them() {
+    sdk_present();
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: fs_cat,fs_write\n{cfg}"));
+    std::fs::write(env.work_dir().join("notes.md"), "old notes on disk\n").unwrap();
+    env.server.respond_for("/v1/chat", route);
+    let report = client(&env, &["buffers"]);
+    let notes = env.work_dir().join("notes.md").display().to_string();
+    assert_eq!(report["reads"][0], notes.as_str(), "{report:#}");
+    let sent = env
+        .server
+        .requests()
+        .iter()
+        .map(|r| r.json().to_string())
+        .find(|body| body.contains("\"tool\""))
+        .expect("a tool result was sent");
+    assert!(sent.contains("unsaved buffer text"), "{sent}");
+    assert!(!sent.contains("old notes on disk"), "{sent}");
+    assert_eq!(report["writes"][0]["path"], notes.as_str(), "{report:#}");
+    assert_eq!(report["writes"][0]["content"], "new notes\n");
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("notes.md")).unwrap(),
+        "old notes on disk\n"
+    );
+    assert_eq!(report["write"]["stop"], "end_turn");
 }
