@@ -72,20 +72,42 @@ pub fn adc_path(configured: Option<&str>, env: &crate::config::Env) -> Option<Pa
     dirs::config_dir().map(|d| d.join("gcloud/application_default_credentials.json"))
 }
 
+/// Why Google credentials gave no access token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GoogleAuthError {
+    /// The credentials file cannot be read.
+    #[error(
+        "cannot read Google credentials {path}: {message} — set `adc_file` or run `gcloud auth application-default login`"
+    )]
+    Read { path: String, message: String },
+    /// It is not a credentials file.
+    #[error("{path} is not a service-account or authorized-user credentials file: {message}")]
+    Format { path: String, message: String },
+    /// The token endpoint cannot be reached.
+    #[error("cannot reach {uri}: {message}")]
+    Unreachable { uri: String, message: String },
+    /// The token endpoint refused.
+    #[error("token request failed (HTTP {status}): {message}")]
+    Refused { status: u16, message: String },
+    /// Its answer was not a token.
+    #[error("unexpected token response: {0}")]
+    Response(String),
+    /// The service account's key cannot sign.
+    #[error("the service-account private key is {0}")]
+    Key(String),
+}
+
 /// Reads a credentials file.
-pub fn load(path: &Path) -> Result<Credentials, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "cannot read Google credentials {}: {e} — set `adc_file` or run `gcloud auth application-default login`",
-            path.display()
-        )
+pub fn load(path: &Path) -> Result<Credentials, GoogleAuthError> {
+    let text = std::fs::read_to_string(path).map_err(|e| GoogleAuthError::Read {
+        path: path.display().to_string(),
+        message: e.to_string(),
     })?;
-    let credentials: Credentials = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{} is not a service-account or authorized-user credentials file: {e}",
-            path.display()
-        )
-    })?;
+    let credentials: Credentials =
+        serde_json::from_str(&text).map_err(|e| GoogleAuthError::Format {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
     if let Credentials::AuthorizedUser {
         client_secret,
         refresh_token,
@@ -122,7 +144,7 @@ impl TokenSource {
     }
 
     /// A valid access token, fetched or renewed when needed.
-    pub async fn token(&self, http: &reqwest::Client) -> Result<String, String> {
+    pub async fn token(&self, http: &reqwest::Client) -> Result<String, GoogleAuthError> {
         let mut cached = self.cached.lock().await;
         if let Some((token, until)) = cached.as_ref()
             && Instant::now() < *until
@@ -136,18 +158,26 @@ impl TokenSource {
             .body(form)
             .send()
             .await
-            .map_err(|e| format!("cannot reach {uri}: {}", super::http::error_chain(&e)))?;
+            .map_err(|e| GoogleAuthError::Unreachable {
+                uri: uri.clone(),
+                message: super::http::error_chain(&e),
+            })?;
         let status = response.status();
-        let body = response.bytes().await.map_err(|e| e.to_string())?;
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| GoogleAuthError::Unreachable {
+                uri: uri.clone(),
+                message: e.to_string(),
+            })?;
         if !status.is_success() {
-            return Err(format!(
-                "token request failed (HTTP {}): {}",
-                status.as_u16(),
-                crate::secrets::redact(&super::http::error_message(&body))
-            ));
+            return Err(GoogleAuthError::Refused {
+                status: status.as_u16(),
+                message: crate::secrets::redact(&super::http::error_message(&body)).into_owned(),
+            });
         }
         let parsed: TokenResponse =
-            serde_json::from_slice(&body).map_err(|e| format!("unexpected token response: {e}"))?;
+            serde_json::from_slice(&body).map_err(|e| GoogleAuthError::Response(e.to_string()))?;
         crate::secrets::remember("GOOGLE_ACCESS_TOKEN", &parsed.access_token);
         let lifetime = Duration::from_secs(parsed.expires_in.unwrap_or(3600));
         let until = Instant::now() + lifetime.saturating_sub(EARLY);
@@ -155,7 +185,7 @@ impl TokenSource {
         Ok(parsed.access_token)
     }
 
-    fn request(&self) -> Result<(String, String), String> {
+    fn request(&self) -> Result<(String, String), GoogleAuthError> {
         let mut form = form_urlencoded::Serializer::new(String::new());
         let uri = match &self.credentials {
             Credentials::ServiceAccount {
@@ -194,7 +224,12 @@ impl TokenSource {
 }
 
 /// A service-account JWT assertion (RS256), valid for an hour from `now`.
-pub fn signed_jwt(issuer: &str, audience: &str, pem: &str, now: u64) -> Result<String, String> {
+pub fn signed_jwt(
+    issuer: &str,
+    audience: &str,
+    pem: &str,
+    now: u64,
+) -> Result<String, GoogleAuthError> {
     let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"RS256","typ":"JWT"}"#);
     let claims = serde_json::json!({
         "iss": issuer,
@@ -207,7 +242,7 @@ pub fn signed_jwt(issuer: &str, audience: &str, pem: &str, now: u64) -> Result<S
     let message = format!("{header}.{claims}");
     let der = pem_to_der(pem)?;
     let key = ring::signature::RsaKeyPair::from_pkcs8(&der)
-        .map_err(|e| format!("the service-account private key is not a usable RSA key: {e}"))?;
+        .map_err(|e| GoogleAuthError::Key(format!("not a usable RSA key: {e}")))?;
     let mut signature = vec![0; key.public().modulus_len()];
     key.sign(
         &ring::signature::RSA_PKCS1_SHA256,
@@ -215,11 +250,11 @@ pub fn signed_jwt(issuer: &str, audience: &str, pem: &str, now: u64) -> Result<S
         message.as_bytes(),
         &mut signature,
     )
-    .map_err(|_| "signing the token request failed".to_string())?;
+    .map_err(|_| GoogleAuthError::Key("unable to sign the token request".into()))?;
     Ok(format!("{message}.{}", URL_SAFE_NO_PAD.encode(signature)))
 }
 
-fn pem_to_der(pem: &str) -> Result<Vec<u8>, String> {
+fn pem_to_der(pem: &str) -> Result<Vec<u8>, GoogleAuthError> {
     let body: String = pem
         .lines()
         .map(str::trim)
@@ -227,7 +262,7 @@ fn pem_to_der(pem: &str) -> Result<Vec<u8>, String> {
         .collect();
     STANDARD
         .decode(body)
-        .map_err(|e| format!("the service-account private key is not valid PEM: {e}"))
+        .map_err(|e| GoogleAuthError::Key(format!("not valid PEM: {e}")))
 }
 
 #[cfg(test)]

@@ -104,20 +104,19 @@ impl VertexProvider {
                     "no Google credentials: set `adc_file` or GOOGLE_APPLICATION_CREDENTIALS"
                         .to_string()
                 })?;
-                google_auth::load(&path).map(TokenSource::new)
+                google_auth::load(&path)
+                    .map(TokenSource::new)
+                    .map_err(|e| e.to_string())
             })
             .as_ref()
             .map_err(|m| self.setup_error(m.clone()))?;
         let settings = &setup.settings;
         let http = self.http.get(settings, &setup.api_base)?;
-        let token = tokens
-            .token(http)
-            .await
-            .map_err(|message| ProviderError::Auth {
-                client: setup.name.clone(),
-                status: 401,
-                message,
-            })?;
+        let token = tokens.token(http).await.map_err(|e| ProviderError::Auth {
+            client: setup.name.clone(),
+            status: 401,
+            message: e.to_string(),
+        })?;
         let publisher = publisher_of(model.real_name());
         let model_url = format!(
             "{}/v1/projects/{project}/locations/{}/publishers/{}/models/{}",
