@@ -12,6 +12,7 @@ use super::rpc::Peer;
 use crate::engine::Event;
 use crate::engine::emitter::Emitter;
 use crate::engine::event::Envelope;
+use crate::tool::EditorError;
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
 use crate::tool::todo::TodoList;
 
@@ -167,24 +168,32 @@ pub(super) struct EditorFiles {
 }
 
 impl crate::tool::EditorFiles for EditorFiles {
-    fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, String>> {
+    fn read<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, EditorError>> {
         Box::pin(async move {
             if !self.read {
-                return Err("the editor does not read files".into());
+                return Err(EditorError::NotOffered);
             }
             let params = json!({"sessionId": self.session, "path": path.display().to_string()});
-            let answer = self.peer.request("fs/read_text_file", params).await?;
+            let answer = self
+                .peer
+                .request("fs/read_text_file", params)
+                .await
+                .map_err(EditorError::Failed)?;
             answer["content"]
                 .as_str()
                 .map(str::to_string)
-                .ok_or_else(|| "the editor sent no content".to_string())
+                .ok_or_else(|| EditorError::Failed("no content".into()))
         })
     }
 
-    fn write<'a>(&'a self, path: &'a Path, text: &'a str) -> BoxFuture<'a, Result<(), String>> {
+    fn write<'a>(
+        &'a self,
+        path: &'a Path,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), EditorError>> {
         Box::pin(async move {
             if !self.write {
-                return Err("the editor does not write files".into());
+                return Err(EditorError::NotOffered);
             }
             let params = json!({
                 "sessionId": self.session,
@@ -195,6 +204,7 @@ impl crate::tool::EditorFiles for EditorFiles {
                 .request("fs/write_text_file", params)
                 .await
                 .map(|_| ())
+                .map_err(EditorError::Failed)
         })
     }
 }

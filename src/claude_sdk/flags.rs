@@ -37,6 +37,22 @@ pub struct ClaudeOptions {
     pub ignored: Vec<String>,
 }
 
+/// A Claude Code flag that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlagError {
+    /// A flag that takes a value came last.
+    #[error("--{0} needs a value")]
+    NeedsValue(String),
+    /// A number that is not one.
+    #[error("{flag} `{value}` is not a number")]
+    NotANumber {
+        /// The flag.
+        flag: &'static str,
+        /// What was given.
+        value: String,
+    },
+}
+
 /// Flags that carry a value.
 const WITH_VALUE: &[&str] = &[
     "output-format",
@@ -85,7 +101,7 @@ pub fn started_by_sdk(argv: &[String], get: impl Fn(&str) -> Option<String>) -> 
 }
 
 /// Reads Claude Code's flags (`argv` without the program name).
-pub fn parse(argv: &[String]) -> Result<ClaudeOptions, String> {
+pub fn parse(argv: &[String]) -> Result<ClaudeOptions, FlagError> {
     let mut options = ClaudeOptions::default();
     let mut words = argv.iter().peekable();
     while let Some(word) = words.next() {
@@ -103,7 +119,7 @@ pub fn parse(argv: &[String]) -> Result<ClaudeOptions, String> {
                 words
                     .next()
                     .cloned()
-                    .ok_or_else(|| format!("--{name} needs a value"))?,
+                    .ok_or_else(|| FlagError::NeedsValue(name.to_string()))?,
             ),
             // An unknown flag takes the next word when that is not a flag itself.
             None => words.next_if(|w| !w.starts_with("--")).cloned(),
@@ -113,7 +129,7 @@ pub fn parse(argv: &[String]) -> Result<ClaudeOptions, String> {
     Ok(options)
 }
 
-fn take(options: &mut ClaudeOptions, name: &str, value: Option<String>) -> Result<(), String> {
+fn take(options: &mut ClaudeOptions, name: &str, value: Option<String>) -> Result<(), FlagError> {
     let list = |v: &Option<String>| -> Vec<String> {
         v.as_deref()
             .unwrap_or_default()
@@ -131,17 +147,17 @@ fn take(options: &mut ClaudeOptions, name: &str, value: Option<String>) -> Resul
         "disallowedTools" => options.disallowed_tools = list(&value),
         "max-turns" => {
             let text = value.unwrap_or_default();
-            options.max_turns = Some(
-                text.parse()
-                    .map_err(|_| format!("--max-turns `{text}` is not a number"))?,
-            );
+            options.max_turns = Some(text.parse().map_err(|_| FlagError::NotANumber {
+                flag: "--max-turns",
+                value: text.clone(),
+            })?);
         }
         "max-budget-usd" => {
             let text = value.unwrap_or_default();
-            options.max_budget_usd = Some(
-                text.parse()
-                    .map_err(|_| format!("--max-budget-usd `{text}` is not a number"))?,
-            );
+            options.max_budget_usd = Some(text.parse().map_err(|_| FlagError::NotANumber {
+                flag: "--max-budget-usd",
+                value: text.clone(),
+            })?);
         }
         "permission-mode" => options.permission_mode = value,
         "permission-prompt-tool" => options.permission_prompt_tool = value,

@@ -174,6 +174,17 @@ pub enum ToolError {
 
 pub use crate::mcp::server::ProgressSender;
 
+/// Why the editor did not read or write a file (the disk is used then).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditorError {
+    /// The editor does not offer this.
+    #[error("the editor does not offer this")]
+    NotOffered,
+    /// The editor answered with an error, or not at all.
+    #[error("the editor failed: {0}")]
+    Failed(String),
+}
+
 /// Files as an editor holds them — its unsaved buffers — for a conversation driven by
 /// one (an ACP client's `fs/read_text_file` and `fs/write_text_file`). The file tools
 /// read and write through it; where it fails they use the disk.
@@ -182,13 +193,13 @@ pub trait EditorFiles: Send + Sync {
     fn read<'a>(
         &'a self,
         path: &'a Path,
-    ) -> futures_util::future::BoxFuture<'a, Result<String, String>>;
+    ) -> futures_util::future::BoxFuture<'a, Result<String, EditorError>>;
     /// Gives `path` this text in the editor (which saves it as it does).
     fn write<'a>(
         &'a self,
         path: &'a Path,
         text: &'a str,
-    ) -> futures_util::future::BoxFuture<'a, Result<(), String>>;
+    ) -> futures_util::future::BoxFuture<'a, Result<(), EditorError>>;
 }
 
 /// What tools run with.
