@@ -17,11 +17,22 @@ pub(super) const INVALID_PARAMS: i64 = -32602;
 pub(super) const INTERNAL: i64 = -32603;
 pub(super) const PARSE_ERROR: i64 = -32700;
 
+/// A request to the editor that got no result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum RequestError {
+    /// The editor went away first.
+    #[error("the editor closed the connection")]
+    Closed,
+    /// The editor answered with an error.
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// The editor's side of the connection.
 pub(super) struct Peer {
     out: LineSender,
     next_id: AtomicU64,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Result<Value, RequestError>>>>,
 }
 
 impl Peer {
@@ -58,7 +69,7 @@ impl Peer {
     }
 
     /// Asks the editor; its result, or its error's message.
-    pub(super) async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
+    pub(super) async fn request(&self, method: &str, params: Value) -> Result<Value, RequestError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending
@@ -66,8 +77,7 @@ impl Peer {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, tx);
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        rx.await
-            .unwrap_or_else(|_| Err("the editor closed the connection".into()))
+        rx.await.unwrap_or(Err(RequestError::Closed))
     }
 
     /// An answer from the editor arrived.
@@ -82,10 +92,12 @@ impl Peer {
             .remove(&id);
         if let Some(waiting) = waiting {
             let outcome = match message.get("error") {
-                Some(error) => Err(error["message"]
-                    .as_str()
-                    .unwrap_or("the editor answered with an error")
-                    .to_string()),
+                Some(error) => Err(RequestError::Refused(
+                    error["message"]
+                        .as_str()
+                        .unwrap_or("the editor answered with an error")
+                        .to_string(),
+                )),
                 None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
             };
             let _ = waiting.send(outcome);

@@ -178,7 +178,7 @@ impl crate::tool::EditorFiles for EditorFiles {
                 .peer
                 .request("fs/read_text_file", params)
                 .await
-                .map_err(EditorError::Failed)?;
+                .map_err(|e| EditorError::Failed(e.to_string()))?;
             answer["content"]
                 .as_str()
                 .map(str::to_string)
@@ -204,7 +204,7 @@ impl crate::tool::EditorFiles for EditorFiles {
                 .request("fs/write_text_file", params)
                 .await
                 .map(|_| ())
-                .map_err(EditorError::Failed)
+                .map_err(|e| EditorError::Failed(e.to_string()))
         })
     }
 }

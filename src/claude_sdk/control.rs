@@ -14,6 +14,23 @@ use super::flags::claude_name;
 use crate::term::json_lines::LineSender;
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
 
+/// A control request that got no answer, or that loki cannot answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum ControlError {
+    /// The program closed its input first.
+    #[error("the program closed its input")]
+    Closed,
+    /// The program answered with an error.
+    #[error("{0}")]
+    Refused(String),
+    /// A permission mode loki does not have.
+    #[error("unknown permission mode {0}")]
+    UnknownMode(String),
+    /// A request loki does not support.
+    #[error("loki does not support the control request {0}")]
+    Unsupported(String),
+}
+
 /// One hook matcher of `initialize`: the tools it matches (all when none) and the
 /// callbacks to call.
 type Matcher = (Option<String>, Vec<String>);
@@ -22,7 +39,7 @@ type Matcher = (Option<String>, Vec<String>);
 pub(super) struct Program {
     pub out: LineSender,
     next_id: AtomicU64,
-    pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>>,
+    pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, ControlError>>>>,
     /// The hooks registered by `initialize`: event → (matcher, callback ids).
     hooks: Mutex<HashMap<String, Vec<Matcher>>>,
     /// The calls the model made in this turn: id → (tool, arguments).
@@ -45,17 +62,17 @@ impl Program {
     }
 
     /// Answers the program's control request `id`.
-    pub(super) fn respond(&self, id: &Value, response: Result<Value, String>) {
+    pub(super) fn respond(&self, id: &Value, response: Result<Value, ControlError>) {
         let body = match response {
             Ok(response) => json!({"subtype": "success", "request_id": id, "response": response}),
-            Err(error) => json!({"subtype": "error", "request_id": id, "error": error}),
+            Err(error) => json!({"subtype": "error", "request_id": id, "error": error.to_string()}),
         };
         self.out
             .send(&json!({"type": "control_response", "response": body}));
     }
 
     /// Asks the program; the `response` of its answer.
-    async fn request(&self, request: Value) -> Result<Value, String> {
+    async fn request(&self, request: Value) -> Result<Value, ControlError> {
         let id = format!("loki_{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         self.pending
@@ -64,8 +81,7 @@ impl Program {
             .insert(id.clone(), tx);
         self.out
             .send(&json!({"type": "control_request", "request_id": id, "request": request}));
-        rx.await
-            .unwrap_or_else(|_| Err("the program closed its input".into()))
+        rx.await.unwrap_or(Err(ControlError::Closed))
     }
 
     /// A `control_response` arrived.
@@ -81,10 +97,12 @@ impl Program {
             .remove(id);
         if let Some(waiting) = waiting {
             let outcome = if response["subtype"] == "error" {
-                Err(response["error"]
-                    .as_str()
-                    .unwrap_or("the program answered with an error")
-                    .to_string())
+                Err(ControlError::Refused(
+                    response["error"]
+                        .as_str()
+                        .unwrap_or("the program answered with an error")
+                        .to_string(),
+                ))
             } else {
                 Ok(response.get("response").cloned().unwrap_or(Value::Null))
             };

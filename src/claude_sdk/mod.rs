@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use crate::conversation::{Conversation, ConversationSpec, Op, catalog};
 use crate::engine::command::Command;
 use crate::state::AppState;
-use control::{Mode, Program, SdkApprover};
+use control::{ControlError, Mode, Program, SdkApprover};
 use flags::{ClaudeOptions, loki_tools};
 
 /// Work for the conversation, done in order between turns.
@@ -126,7 +126,7 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
                                     .unwrap_or_else(std::sync::PoisonError::into_inner) = new;
                                 Ok(json!({}))
                             }
-                            None => Err(format!("unknown permission mode {}", request["mode"])),
+                            None => Err(ControlError::UnknownMode(request["mode"].to_string())),
                         }
                     }
                     Some("set_model") => {
@@ -135,9 +135,7 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
                         Ok(json!({}))
                     }
                     Some("mcp_status") => Ok(json!({"mcpServers": []})),
-                    other => Err(format!(
-                        "loki does not support the control request {other:?}"
-                    )),
+                    other => Err(ControlError::Unsupported(format!("{other:?}"))),
                 };
                 program.respond(&message["request_id"], answer);
             }
