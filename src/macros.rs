@@ -446,7 +446,7 @@ async fn run_step(
         Action::OpenSession(name) => Command::OpenSession(name),
         Action::SaveSession(name) => Command::SaveSession(name),
         Action::ExitSession => {
-            let save = crate::conversation::policy::save_unattended(conversation.context());
+            let save = conversation.saves_unattended();
             Command::CloseSession { save, rename: None }
         }
         Action::CompressSession => Command::CompressSession,
@@ -516,21 +516,21 @@ fn report(
     action: &Action,
     term: &dyn Output,
 ) -> Result<(), StepError> {
-    use crate::conversation::info;
-    let ctx = conversation.context();
     let none = |what: &str| StepError::Failed(format!("no {what} is active"));
     let text = match action {
-        Action::Info => info::conversation(conversation.state(), ctx, term.info_rows()),
-        Action::InfoRole => ctx.role.as_ref().ok_or_else(|| none("role"))?.export(),
-        Action::InfoSession => info::session(ctx).ok_or_else(|| none("session"))?,
-        Action::InfoAgent => info::agent(ctx).ok_or_else(|| none("agent"))?,
-        Action::ToolResults => {
-            info::tool_results(ctx).unwrap_or_else(|| "the last turn called no tools".into())
-        }
-        Action::Context => conversation.engine().context_report(ctx).render(),
+        Action::Info => conversation.info(term.info_rows()),
+        Action::InfoRole => conversation.role().ok_or_else(|| none("role"))?.export(),
+        Action::InfoSession => conversation.info_session().ok_or_else(|| none("session"))?,
+        Action::InfoAgent => conversation.info_agent().ok_or_else(|| none("agent"))?,
+        Action::ToolResults => conversation
+            .tool_results()
+            .unwrap_or_else(|| "the last turn called no tools".into()),
+        Action::Context => conversation.context_report().render(),
         Action::RagSources => {
-            ctx.active_rag().ok_or_else(|| none("knowledge base"))?;
-            ctx.rag_sources.join("\n")
+            conversation
+                .active_rag()
+                .ok_or_else(|| none("knowledge base"))?;
+            conversation.rag_sources().join("\n")
         }
         _ => return Ok(()),
     };

@@ -77,7 +77,7 @@ async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Res
     let state = Arc::clone(conversation.state());
     let mut command = generate(conversation, request).await?;
     let stdout_tty = state.terminal.stdout_tty;
-    if conversation.context().dry_run || !stdout_tty {
+    if conversation.dry_run() || !stdout_tty {
         let shown = sanitize::for_terminal(&command, stdout_tty);
         writeln!(std::io::stdout().lock(), "{shown}")?;
         return Ok(0);
@@ -99,7 +99,7 @@ async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Res
                 command = generate(conversation, change).await?;
             }
             "describe" => {
-                let model = conversation.context().model.id();
+                let model = conversation.model_id();
                 describe(&state, &model, &command).await?;
             }
             "copy" => match crate::term::clipboard::copy(&command) {
@@ -153,7 +153,7 @@ async fn generate(conversation: &mut Conversation, input: UserInput) -> Result<S
         role: None,
     };
     let outcome = conversation.submit(op, &emitter).await?.into_outcome();
-    if conversation.context().dry_run {
+    if conversation.dry_run() {
         return Ok(outcome.text);
     }
     let command = crate::render::code::extract(&outcome.text)

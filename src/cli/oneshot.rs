@@ -258,13 +258,13 @@ fn prepare_failed(
             Err(e)
         };
     }
-    let ctx = conversation.context();
+    let (id, model) = (conversation.id().clone(), conversation.model_id());
     let caps = &conversation.state().terminal;
     let status = match e.downcast::<CoreError>() {
-        Ok(core) => report_setup(ctx.id.clone(), ctx.model.id(), args, caps, &core),
+        Ok(core) => report_setup(id, model, args, caps, &core),
         Err(other) => {
             let core = CoreError::InvalidRequest(format!("{other:#}"));
-            report_setup(ctx.id.clone(), ctx.model.id(), args, caps, &core)
+            report_setup(id, model, args, caps, &core)
         }
     };
     Ok(if cancelled {

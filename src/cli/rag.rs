@@ -48,7 +48,7 @@ pub(crate) async fn prepare(
         return Ok(RagStep::Continue);
     };
     rag::validate_name(name)?;
-    let cwd = conversation.context().cwd.clone();
+    let cwd = conversation.cwd().to_path_buf();
     let dir = state.paths.rag_dir(name);
     if name == crate::config::paths::TEMP_RAG {
         rag::private_dir(dir).map_err(|e| anyhow::anyhow!("cannot use {}: {e}", dir.display()))?;

@@ -6,8 +6,10 @@
 //!    session commands, working directory, environment, approver, asker, cancellation),
 //!    and [`Conversation::prepare`] applies the spec's commands and, for a run that holds
 //!    its session throughout, takes the session's lock — [`Conversation::open`] does both;
-//! 2. [`Conversation::apply`] changes it ([`Command`] → [`Applied`]), [`Conversation::run`]
-//!    sends a prompt through the engine;
+//! 2. [`Conversation::submit`] takes every [`Op`]: a prompt, a command ([`Command`] →
+//!    [`Applied`]), an approval, an answer, an interrupt; what happens comes back as
+//!    events on the emitter it is given. Drivers read it only through the queries in
+//!    `queries.rs`;
 //! 3. [`Conversation::close`] applies the save policy once, shuts its sub-agents down,
 //!    lets the session and MCP servers go and says how it ended ([`Closed`]), which
 //!    [`Closed::exit_status`] maps to the process's exit status.
@@ -24,6 +26,7 @@ pub mod info;
 mod lineage;
 mod op;
 pub mod policy;
+mod queries;
 mod reconfigure;
 mod supervisor;
 
@@ -44,6 +47,7 @@ use crate::tool::ask::Asker;
 
 pub use exit::{Closed, Failure, Outside};
 pub use op::{Op, OpError, Remote, Reply};
+pub use queries::{SessionStatus, Status};
 
 /// Where a conversation reports what happens to its session outside a run (waiting for
 /// another writer's lock, merging what others stored): one line each.
@@ -293,11 +297,6 @@ impl Conversation {
         self.engine = Engine::new(state);
     }
 
-    /// The engine.
-    pub fn engine(&self) -> &Engine {
-        &self.engine
-    }
-
     /// Its id in events.
     pub fn id(&self) -> &ConversationId {
         &self.ctx.id
@@ -306,11 +305,6 @@ impl Conversation {
     /// How it is named when it asks (its id, or `parent › child` for a sub-conversation).
     pub fn label(&self) -> &str {
         &self.label
-    }
-
-    /// The conversation's state.
-    pub fn context(&self) -> &RequestContext {
-        &self.ctx
     }
 
     /// The open session as the YAML a person edits (`.edit session`), with what the

@@ -23,27 +23,15 @@ impl Repl {
                     .into_iter()
                     .map(|(k, v)| (k, serde_json::Value::String(v)))
                     .collect();
-                let ctx = self.ctx();
-                let side = crate::tool::mcp_client::ConversationSide {
-                    asker: ctx.asker.as_ref(),
-                    conversation: &ctx.id,
-                    cwd: &ctx.cwd,
-                    sampler: None,
-                };
-                let timeout =
-                    std::time::Duration::from_secs(self.state().config.tool_timeout.max(1));
                 let cancel = tokio_util::sync::CancellationToken::new();
                 self.stop.retarget(cancel.clone());
-                let got = running
-                    .get_prompt(&name, arguments, timeout, &cancel, &side)
+                let got = self
+                    .conv
+                    .mcp_prompt(&running, &name, arguments, &cancel)
                     .await;
                 match got {
                     Ok(messages) => {
-                        let text = messages
-                            .into_iter()
-                            .map(|(_, text)| text)
-                            .collect::<Vec<_>>()
-                            .join("\n\n");
+                        let text = messages.join("\n\n");
                         if text.trim().is_empty() {
                             return self.error(&format!("prompt `{name}` of `{server}` is empty"));
                         }
@@ -76,7 +64,7 @@ impl Repl {
     async fn list_mcp(&self, server: Option<String>, prompts: bool) {
         let names = match server {
             Some(name) => vec![name],
-            None => crate::engine::scope::mcp_servers(self.state(), self.ctx()).0,
+            None => self.conv.mcp_server_names(),
         };
         if names.is_empty() {
             return self.error("no MCP servers in this conversation (enabled_mcp_servers)");

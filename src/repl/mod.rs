@@ -1,4 +1,4 @@
-//! The interactive REPL: a reedline loop over one long-lived `RequestContext`.
+//! The interactive REPL: a reedline loop over one long-lived `Conversation`.
 //!
 //! Each line is either a dot-command (parsed by the table in [`commands`] into an
 //! [`commands::Action`]) or a prompt sent through `Engine::run` — the same engine the
@@ -36,7 +36,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::config::ModelKind;
 use crate::config::{self, Wrap};
-use crate::context::RequestContext;
 use crate::conversation::{Conversation, ConversationSpec, Op, Reply};
 use crate::engine::command::{self, Command, parse_bool};
 use crate::engine::{CoreError, RunOptions, UserInput};
@@ -135,10 +134,6 @@ impl Repl {
         self.conv.state()
     }
 
-    fn ctx(&self) -> &RequestContext {
-        self.conv.context()
-    }
-
     /// A fresh cancellation token for the next turn, which Ctrl-C and stop signals cancel
     /// (at once if a stop signal already came).
     fn fresh_token(&mut self) -> CancellationToken {
@@ -163,7 +158,7 @@ impl Repl {
         self.print_styled(&format!(
             "loki {} · {} · {} for commands, Ctrl-D to quit",
             env!("CARGO_PKG_VERSION"),
-            theme.paint(Style::Bold, &sanitize::display(&self.ctx().model.id())),
+            theme.paint(Style::Bold, &sanitize::display(&self.conv.model_id())),
             theme.paint(Style::Bold, ".help"),
         ));
     }
@@ -287,7 +282,7 @@ impl Repl {
             Action::Info => self.println(&self.info()),
             Action::InfoMcp => self.println(&crate::conversation::info::mcp(self.state())),
             Action::Mcp(op) => self.mcp(op).await,
-            Action::InfoAgent => match crate::conversation::info::agent(self.ctx()) {
+            Action::InfoAgent => match self.conv.info_agent() {
                 Some(text) => self.println(&text),
                 None => self.error("no agent is active"),
             },
@@ -296,7 +291,7 @@ impl Repl {
             Action::Memory(op) => self.memory(op),
             Action::Context => self.context_window(),
             Action::OffTheRecord => self.go_off_the_record().await,
-            Action::InfoRole => match &self.ctx().role {
+            Action::InfoRole => match self.conv.role() {
                 Some(role) => self.println(&role.export()),
                 None => self.error("no role is active"),
             },
@@ -312,7 +307,7 @@ impl Repl {
                 self.prepare_mcp();
             }
             Action::ExitSession => {
-                if self.ctx().session.is_none() {
+                if !self.conv.has_session() {
                     self.error("no session is open");
                 } else if let Leave::Stopped(signal) = self.close_session().await {
                     return Next::Quit(self.terminate(signal).await);
@@ -327,26 +322,26 @@ impl Repl {
                 self.apply(Command::CompressSession).await;
             }
             Action::Authenticate => self.authenticate().await,
-            Action::InfoSession => match crate::conversation::info::session(self.ctx()) {
+            Action::InfoSession => match self.conv.info_session() {
                 Some(text) => self.println(&text),
                 None => self.error("no session is open"),
             },
-            Action::Copy => match command::last_answer(self.ctx()) {
+            Action::Copy => match self.conv.last_answer() {
                 None => self.error("there is no answer to copy yet"),
                 Some(text) => match crate::term::clipboard::copy(&text) {
                     Ok(tool) => self.note(&format!("copied the last answer ({tool})")),
                     Err(e) => self.error(&e),
                 },
             },
-            Action::ToolResults => match crate::conversation::info::tool_results(self.ctx()) {
+            Action::ToolResults => match self.conv.tool_results() {
                 Some(text) => self.println(&text),
                 None => self.note("the last turn called no tools"),
             },
             Action::EditConfig => self.edit_config().await,
-            Action::EditAgentConfig => match &self.ctx().agent {
+            Action::EditAgentConfig => match self.conv.agent() {
                 Some(agent) => {
-                    let name = agent.def.name.clone();
-                    let path = agent.def.dir.join("config.yaml");
+                    let name = agent.name.clone();
+                    let path = agent.dir.join("config.yaml");
                     if self.run_editor(&path) {
                         self.note(&format!(
                             "edited {}; the changes apply the next time the agent is used (.exit agent, then .agent {name})",
@@ -394,7 +389,7 @@ impl Repl {
         let emitter = TerminalEmitter::with_live_view(opts, Some(token), Arc::clone(&self.live));
         // Lines typed meanwhile (unseen: no echo) are queued and go in at the turn's next
         // step; what is left runs after it.
-        let queue = Arc::clone(&self.ctx().queue);
+        let queue = self.conv.prompt_queue();
         let emitter = emitter.with_queue(Arc::clone(&queue));
         let quiet = turn_input::QuietInput::start();
         let typing =
@@ -514,7 +509,7 @@ impl Repl {
 
     /// Tells the completer which agent is in use (for `.starter`).
     fn sync_completion(&self) {
-        let agent = self.ctx().agent.as_ref().map(|a| a.def.name.clone());
+        let agent = self.conv.agent().map(|a| a.name.clone());
         if let Ok(mut data) = self.completion.write() {
             data.active_agent = agent;
         }
@@ -567,7 +562,7 @@ impl Repl {
     }
 
     async fn edit_role(&mut self) {
-        let Some(role) = self.ctx().role.clone() else {
+        let Some(role) = self.conv.role().cloned() else {
             return self.error("no role is active");
         };
         if role.name == crate::role::TEMP_ROLE {
@@ -639,11 +634,11 @@ impl Repl {
 
     /// `.starter`: the agent's starters, numbered; `.starter N` sends the N-th.
     async fn starter(&mut self, n: Option<usize>) {
-        let Some(agent) = &self.ctx().agent else {
+        let Some(agent) = self.conv.agent() else {
             return self.error("no agent is active");
         };
-        let starters = agent.def.config.conversation_starters.clone();
-        let name = agent.def.name.clone();
+        let starters = agent.config.conversation_starters.clone();
+        let name = agent.name.clone();
         match n {
             None if starters.is_empty() => {
                 self.println(&format!("agent `{name}` has no conversation starters"))
@@ -675,7 +670,7 @@ impl Repl {
     }
 
     async fn authenticate(&mut self) {
-        let client = self.ctx().model.client.clone();
+        let client = self.conv.client_name().to_string();
         let Some(config) = self
             .state()
             .providers
@@ -696,14 +691,11 @@ impl Repl {
 
     /// `.session <name>`: a new session after some conversation offers to carry it.
     async fn open_session(&mut self, name: &str) {
-        let ask = self.ctx().session.is_none()
-            && !self.ctx().history.is_empty()
-            && !command::session_exists(self.state(), self.ctx(), name).await;
+        let ask = !self.conv.has_session()
+            && self.conv.history_len() > 0
+            && !self.conv.session_exists(name).await;
         let carry = if ask {
-            match self
-                .carry_into_session(name, self.ctx().history.len())
-                .await
-            {
+            match self.carry_into_session(name, self.conv.history_len()).await {
                 Some(carry) => carry,
                 None => return self.note(&format!("session `{name}` not opened")),
             }
@@ -810,7 +802,7 @@ impl Repl {
         self.display = Display::from_config(&new_state.config);
         if let Ok(mut data) = self.completion.write() {
             *data = completion_data(&new_state);
-            data.active_agent = self.ctx().agent.as_ref().map(|a| a.def.name.clone());
+            data.active_agent = self.conv.agent().map(|a| a.name.clone());
         }
         self.note(&format!("reloaded {}", path.display()));
     }
@@ -833,23 +825,23 @@ impl Repl {
     }
 
     fn prompt_vars(&self) -> prompt::Vars {
-        let ctx = self.ctx();
+        let status = self.conv.status();
         let mut vars = prompt::Vars::new().with_colors(self.display.highlight && !self.no_color);
-        vars.set("model", ctx.model.id());
-        vars.set("client_name", ctx.model.client.clone());
-        vars.set("model_name", ctx.model.config.name.clone());
-        if let Some(max) = ctx.model.config.max_input_tokens {
+        vars.set("model", status.model);
+        vars.set("client_name", status.client);
+        vars.set("model_name", status.model_name);
+        if let Some(max) = status.max_input_tokens {
             vars.set("max_input_tokens", max.to_string());
         }
-        if let Some(t) = ctx.temperature.filter(|t| *t != 0.0) {
+        if let Some(t) = status.temperature.filter(|t| *t != 0.0) {
             vars.set("temperature", t.to_string());
         }
-        if let Some(p) = ctx.top_p {
+        if let Some(p) = status.top_p {
             vars.set("top_p", p.to_string());
         }
-        vars.set("dry_run", ctx.dry_run.to_string());
-        vars.set("stream", ctx.stream.to_string());
-        if ctx.save {
+        vars.set("dry_run", status.dry_run.to_string());
+        vars.set("stream", status.stream.to_string());
+        if status.save {
             vars.set("save", "true");
         }
         match self.display.wrap {
@@ -857,51 +849,40 @@ impl Repl {
             Some(Wrap::Width(w)) => vars.set("wrap", w.to_string()),
             _ => {}
         }
-        match &ctx.agent {
-            // An agent's instructions are its role; the prompt names the agent.
-            Some(agent) => vars.set("agent", agent.def.name.clone()),
-            None => {
-                if let Some(role) = &ctx.role {
-                    vars.set("role", role.name.clone());
-                }
-            }
+        // An agent's instructions are its role; the prompt names the agent.
+        match (status.agent, status.role) {
+            (Some(agent), _) => vars.set("agent", agent),
+            (None, Some(role)) => vars.set("role", role),
+            (None, None) => {}
         }
-        if let Some(rag) = ctx.active_rag() {
+        if let Some(rag) = status.rag {
             vars.set("rag", rag);
         }
-        if let Some(session) = &ctx.session {
-            vars.set("session", session.name());
-            vars.set("dirty", session.is_dirty().to_string());
-            if let Some(autoname) = session.lock().get().autoname.clone() {
+        if let Some(session) = status.session {
+            vars.set("session", session.name);
+            vars.set("dirty", session.dirty.to_string());
+            if let Some(autoname) = session.autoname {
                 vars.set("session_autoname", autoname);
             }
-            let tokens = crate::engine::session_tokens(ctx);
-            vars.set("consume_tokens", tokens.to_string());
-            if let Some(max) = ctx.model.config.max_input_tokens.filter(|m| *m > 0) {
+            vars.set("consume_tokens", session.tokens.to_string());
+            if let Some(max) = status.max_input_tokens.filter(|m| *m > 0) {
                 vars.set(
                     "consume_percent",
-                    format!("{:.2}", tokens as f64 * 100.0 / max as f64),
+                    format!("{:.2}", session.tokens as f64 * 100.0 / max as f64),
                 );
             }
         }
-        if !ctx.usage.is_empty() {
-            vars.set("cost", ctx.usage.cost_text());
-            vars.set("input_tokens", ctx.usage.input_tokens.to_string());
-            vars.set("output_tokens", ctx.usage.output_tokens.to_string());
+        if !status.usage.is_empty() {
+            vars.set("cost", status.usage.cost_text());
+            vars.set("input_tokens", status.usage.input_tokens.to_string());
+            vars.set("output_tokens", status.usage.output_tokens.to_string());
         }
-        vars.set(
-            "user_messages_len",
-            ctx.history
-                .iter()
-                .filter(|m| m.role == crate::client::Role::User)
-                .count()
-                .to_string(),
-        );
+        vars.set("user_messages_len", status.user_messages.to_string());
         vars
     }
 
     fn info(&self) -> String {
-        crate::conversation::info::conversation(self.state(), self.ctx(), self.display.info_rows())
+        self.conv.info(self.display.info_rows())
     }
 
     /// Prints text that may come from a model, a session, a file or a server: control

@@ -40,7 +40,7 @@ impl Repl {
         // `.rag` alone: a new unsaved knowledge base, gone when the REPL ends.
         let name = if name.is_empty() {
             let temp = crate::config::paths::TEMP_RAG;
-            if self.ctx().active_rag().as_deref() == Some(temp) {
+            if self.conv.active_rag().as_deref() == Some(temp) {
                 self.apply(Command::ExitRag).await;
             }
             let dir = self.state().paths.rag_dir(temp).to_path_buf();
@@ -57,7 +57,7 @@ impl Repl {
             return self.error(&e.to_string());
         }
         let state = Arc::clone(self.state());
-        let cwd = self.ctx().cwd.clone();
+        let cwd = self.conv.cwd().to_path_buf();
         let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
         let ctx = retrieval::build_context(&state, name, &cwd, &progress, token);
@@ -80,11 +80,11 @@ impl Repl {
 
     /// `.rebuild rag`.
     pub(super) async fn rebuild_rag(&mut self) {
-        let Some(name) = self.ctx().active_rag() else {
+        let Some(name) = self.conv.active_rag() else {
             return self.error("no knowledge base is active (.rag <name>)");
         };
         let state = Arc::clone(self.state());
-        let cwd = self.ctx().cwd.clone();
+        let cwd = self.conv.cwd().to_path_buf();
         let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
         let ctx = retrieval::build_context(&state, &name, &cwd, &progress, token);
@@ -94,7 +94,7 @@ impl Repl {
 
     /// `.edit rag-docs`: the document list, one per line, in the editor.
     pub(super) async fn edit_rag_docs(&mut self) {
-        let Some(name) = self.ctx().active_rag() else {
+        let Some(name) = self.conv.active_rag() else {
             return self.error("no knowledge base is active (.rag <name>)");
         };
         let state = Arc::clone(self.state());
@@ -116,7 +116,7 @@ impl Repl {
         if documents == meta.document_paths || documents.is_empty() {
             return self.note("No changes");
         }
-        let cwd = self.ctx().cwd.clone();
+        let cwd = self.conv.cwd().to_path_buf();
         let progress = crate::term::rag::progress(&state);
         let token = self.build_token();
         let ctx = retrieval::build_context(&state, &name, &cwd, &progress, token);
@@ -134,24 +134,24 @@ impl Repl {
 
     /// `.sources rag`.
     pub(super) fn rag_sources(&self) {
-        if self.ctx().active_rag().is_none() {
+        if self.conv.active_rag().is_none() {
             return self.error("no knowledge base is active (.rag <name>)");
         }
-        if self.ctx().rag_sources.is_empty() {
+        if self.conv.rag_sources().is_empty() {
             return self.note("No sources");
         }
-        self.println(&self.ctx().rag_sources.join("\n"));
+        self.println(&self.conv.rag_sources().join("\n"));
     }
 
     /// `.info rag`.
     pub(super) fn info_rag(&self) {
-        let Some(name) = self.ctx().active_rag() else {
+        let Some(name) = self.conv.active_rag() else {
             return self.error("no knowledge base is active (.rag <name>)");
         };
         let state = self.state();
         match rag::store::read_meta(state.paths.rag_dir(&name), &name) {
             Ok(meta) => {
-                let settings = retrieval::settings(state, self.ctx(), &meta);
+                let settings = self.conv.rag_settings(&meta);
                 let yaml = serde_yaml::to_string(&meta).unwrap_or_default();
                 self.println(&format!(
                     "name: {name}\npath: {}\nsearch: {}\nreranker_in_use: {}\n{yaml}",
@@ -175,7 +175,7 @@ impl Repl {
 
     /// `.delete rag <name>`.
     pub(super) fn delete_rag(&mut self, name: &str) {
-        if self.ctx().active_rag().as_deref() == Some(name) {
+        if self.conv.active_rag().as_deref() == Some(name) {
             return self.error("that knowledge base is in use; .exit rag first");
         }
         let dir = self.state().paths.rag_dir(name).to_path_buf();

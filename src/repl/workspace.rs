@@ -81,7 +81,7 @@ impl super::Repl {
 
     /// `.context`: where the model's input window goes for the next message.
     pub(super) fn context_window(&self) {
-        let report = self.conv.engine().context_report(self.ctx());
+        let report = self.conv.context_report();
         self.println(&report.render());
     }
 

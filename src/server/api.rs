@@ -357,18 +357,13 @@ pub(super) async fn create_session(
     conversation
         .submit(Op::Command(Command::SaveSession(None)), &Discard)
         .await?;
-    let ctx = conversation.context();
-    let id = ctx
-        .session
-        .as_ref()
-        .map(|s| s.id().to_string())
-        .unwrap_or_default();
+    let id = conversation.session_id().unwrap_or_default();
     let body = json!({
         "id": id,
         "alias": name,
-        "model": ctx.model.id(),
-        "role": ctx.role.as_ref().map(|r| r.name.clone()),
-        "rag": ctx.active_rag(),
+        "model": conversation.model_id(),
+        "role": conversation.role().map(|r| r.name.clone()),
+        "rag": conversation.active_rag(),
         "approval": format!("{approvals:?}").to_lowercase(),
     });
     conversation.close(&Discard).await.into_saved()?;

@@ -16,7 +16,6 @@ pub mod yes_no;
 
 use std::io::Write;
 
-use crate::context::RequestContext;
 use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
 
@@ -62,11 +61,4 @@ pub fn session_note(theme: &Theme, line: &str) {
         "{}",
         theme.paint(Style::Dim, line)
     );
-}
-
-/// Warns when the session opened names a model that is not available.
-pub fn warn_session_model(theme: &Theme, ctx: &RequestContext) {
-    if let Some(warning) = ctx.session_model_warning() {
-        report_warning(theme, &warning);
-    }
 }

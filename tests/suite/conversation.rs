@@ -330,8 +330,7 @@ fn a_child_s_tools_run_in_the_child_s_environment() {
         )
         .await
         .expect("parent");
-        let mut vars: Vec<(String, String)> = parent
-            .context()
+        let mut vars: Vec<(String, String)> = state
             .env
             .pairs()
             .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -230,7 +230,7 @@ impl Inner {
                 })?;
             let emitter: Arc<dyn Emitter> =
                 inner.observer.clone().unwrap_or_else(|| Arc::new(Discard));
-            let sink = Sink::for_context(conversation.context(), emitter.as_ref());
+            let sink = Sink::for_context(&conversation.ctx, emitter.as_ref());
             sink.emit(Event::AgentStarted(AgentStarted {
                 id: id.clone(),
                 task: prompt.clone(),

@@ -1,0 +1,221 @@
+//! What a driver may read of a conversation. Drivers never see `RequestContext`: they ask
+//! these questions, get plain values or finished reports back, and change the
+//! conversation only through [`Conversation::submit`].
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Conversation, info, policy};
+use crate::agent::AgentDef;
+use crate::context::PromptQueue;
+use crate::engine::context_parts::ContextReport;
+use crate::rag::search::SearchSettings;
+use crate::role::Role;
+
+/// What the prompt line and `.info` show at a glance: plain values, taken at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    pub model: String,
+    pub client: String,
+    pub model_name: String,
+    pub max_input_tokens: Option<u64>,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub dry_run: bool,
+    pub stream: bool,
+    pub save: bool,
+    pub role: Option<String>,
+    pub agent: Option<String>,
+    pub rag: Option<String>,
+    pub session: Option<SessionStatus>,
+    pub usage: crate::usage::UsageTally,
+    /// How many messages the user has sent.
+    pub user_messages: usize,
+}
+
+/// The open session, as the prompt shows it.
+#[derive(Debug, Clone, Default)]
+pub struct SessionStatus {
+    pub name: String,
+    pub dirty: bool,
+    pub autoname: Option<String>,
+    /// Tokens the conversation's history takes.
+    pub tokens: usize,
+}
+
+impl Conversation {
+    /// The prompt line's values.
+    pub fn status(&self) -> Status {
+        let ctx = &self.ctx;
+        let session = ctx.session.as_ref().map(|s| SessionStatus {
+            name: s.name(),
+            dirty: s.is_dirty(),
+            autoname: s.lock().get().autoname.clone(),
+            tokens: crate::engine::session_tokens(ctx),
+        });
+        Status {
+            model: ctx.model.id(),
+            client: ctx.model.client.clone(),
+            model_name: ctx.model.config.name.clone(),
+            max_input_tokens: ctx.model.config.max_input_tokens,
+            temperature: ctx.temperature,
+            top_p: ctx.top_p,
+            dry_run: ctx.dry_run,
+            stream: ctx.stream,
+            save: ctx.save,
+            role: ctx.role.as_ref().map(|r| r.name.clone()),
+            agent: ctx.agent.as_ref().map(|a| a.def.name.clone()),
+            rag: ctx.active_rag(),
+            session,
+            usage: ctx.usage,
+            user_messages: ctx
+                .history
+                .iter()
+                .filter(|m| m.role == crate::client::Role::User)
+                .count(),
+        }
+    }
+
+    /// The role in force (an agent's instructions are its role).
+    pub fn role(&self) -> Option<&Role> {
+        self.ctx.role.as_ref()
+    }
+
+    /// The active agent's definition.
+    pub fn agent(&self) -> Option<&Arc<AgentDef>> {
+        self.ctx.agent.as_ref().map(|a| &a.def)
+    }
+
+    /// The name of the client its model is served by.
+    pub fn client_name(&self) -> &str {
+        &self.ctx.model.client
+    }
+
+    /// Whether a session is open.
+    pub fn has_session(&self) -> bool {
+        self.ctx.session.is_some()
+    }
+
+    /// The open session's name.
+    pub fn session_name(&self) -> Option<String> {
+        self.ctx
+            .session
+            .as_ref()
+            .map(crate::session::handle::SessionHandle::name)
+    }
+
+    /// The open session's id (what a store keys it by).
+    pub fn session_id(&self) -> Option<String> {
+        self.ctx.session.as_ref().map(|s| s.id().to_string())
+    }
+
+    /// How many messages its history holds.
+    pub fn history_len(&self) -> usize {
+        self.ctx.history.len()
+    }
+
+    /// The directory its tools work in.
+    pub fn cwd(&self) -> &Path {
+        &self.ctx.cwd
+    }
+
+    /// Whether it only shows what it would send.
+    pub fn dry_run(&self) -> bool {
+        self.ctx.dry_run
+    }
+
+    /// The knowledge base in use.
+    pub fn active_rag(&self) -> Option<String> {
+        self.ctx.active_rag()
+    }
+
+    /// The sources the last retrieval used.
+    pub fn rag_sources(&self) -> &[String] {
+        &self.ctx.rag_sources
+    }
+
+    /// The search settings a knowledge base with `meta` gets in this conversation.
+    pub fn rag_settings(&self, meta: &crate::rag::RagMeta) -> SearchSettings {
+        crate::engine::retrieval::settings(self.state(), &self.ctx, meta)
+    }
+
+    /// Where lines typed during a turn wait for its next step.
+    pub fn prompt_queue(&self) -> Arc<PromptQueue> {
+        Arc::clone(&self.ctx.queue)
+    }
+
+    /// The MCP servers its scope names.
+    pub fn mcp_server_names(&self) -> Vec<String> {
+        crate::engine::scope::mcp_servers(self.state(), &self.ctx).0
+    }
+
+    /// Whether a session `name` exists in its store.
+    pub async fn session_exists(&self, name: &str) -> bool {
+        crate::engine::command::session_exists(self.state(), &self.ctx, name).await
+    }
+
+    /// The last answer's text (`.copy`).
+    pub fn last_answer(&self) -> Option<String> {
+        crate::engine::command::last_answer(&self.ctx)
+    }
+
+    /// `.info`: settings, then the conversation's state, with the front end's `display`
+    /// rows.
+    pub fn info(&self, display: Vec<info::Row>) -> String {
+        info::conversation(self.state(), &self.ctx, display)
+    }
+
+    /// `.info session`; none without a session.
+    pub fn info_session(&self) -> Option<String> {
+        info::session(&self.ctx)
+    }
+
+    /// `.info agent`; none without an agent.
+    pub fn info_agent(&self) -> Option<String> {
+        info::agent(&self.ctx)
+    }
+
+    /// `.tool-results`: the last turn's tool calls with their results.
+    pub fn tool_results(&self) -> Option<String> {
+        info::tool_results(&self.ctx)
+    }
+
+    /// `.context`: where the input window goes for the next message.
+    pub fn context_report(&self) -> ContextReport {
+        self.engine.context_report(&self.ctx)
+    }
+
+    /// What leaving the open session does with its changes.
+    pub fn leave_policy(&self) -> policy::OnLeave {
+        policy::on_leave(&self.ctx)
+    }
+
+    /// Whether an unattended close (a macro, `.exit session` in a script) saves.
+    pub fn saves_unattended(&self) -> bool {
+        policy::save_unattended(&self.ctx)
+    }
+
+    /// Asks MCP server `server` for prompt `name`, as this conversation (its asker and
+    /// working directory); the prompt's messages' texts.
+    pub async fn mcp_prompt(
+        &self,
+        server: &crate::mcp::server::McpServer,
+        name: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<String>, crate::mcp::McpError> {
+        let side = crate::tool::mcp_client::ConversationSide {
+            asker: self.ctx.asker.as_ref(),
+            conversation: &self.ctx.id,
+            cwd: &self.ctx.cwd,
+            sampler: None,
+        };
+        let timeout = std::time::Duration::from_secs(self.state().config.tool_timeout.max(1));
+        let messages = server
+            .get_prompt(name, arguments, timeout, cancel, &side)
+            .await?;
+        Ok(messages.into_iter().map(|(_, text)| text).collect())
+    }
+}
