@@ -782,7 +782,7 @@ async fn fetch_url(
     // A compressed body counts at its decompressed size.
     let compressed = bytes.len();
     let bytes = crate::client::http::decoded_body(&headers, bytes, budget.left + compressed)
-        .map_err(fetch_error)?;
+        .map_err(|e| fetch_error(e.to_string()))?;
     if bytes.len() > compressed {
         budget.take(bytes.len() - compressed, url)?;
     }

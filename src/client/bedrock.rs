@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::http::{HttpSettings, LazyHttp};
 use super::message::{Content, ContentPart, Message, Role, Usage};
 use super::patch::ApiKind;
-use super::wire::{self, DecodeError, Decoder, Outgoing};
+use super::wire::{self, DecodeError, Decoder, Outgoing, ResponseError};
 use super::{
     ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
     RetryPolicy,
@@ -41,6 +41,27 @@ impl std::fmt::Debug for AwsCredentials {
     }
 }
 
+/// Why a Bedrock client has no credentials to sign with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AwsCredentialsError {
+    /// Neither the client's settings nor the environment name a key pair.
+    #[error(
+        "no AWS credentials: set access_key_id and secret_access_key for this client, or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"
+    )]
+    Missing,
+}
+
+/// Why a request could not be signed with SigV4.
+#[derive(Debug, thiserror::Error)]
+pub enum SigningError {
+    /// The signing parameters are incomplete.
+    #[error(transparent)]
+    Params(#[from] aws_sigv4::sign::v4::signing_params::BuildError),
+    /// The request cannot be signed (a bad URL or header).
+    #[error(transparent)]
+    Request(#[from] aws_sigv4::http_request::SigningError),
+}
+
 /// Who signs, for which region and service, at what time.
 #[derive(Debug, Clone, Copy)]
 pub struct SigningScope<'a> {
@@ -62,7 +83,7 @@ pub fn sign(
     url: &str,
     headers: &[(String, String)],
     body: &[u8],
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, SigningError> {
     use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings};
     let SigningScope {
         credentials,
@@ -84,19 +105,15 @@ pub fn sign(
         .name(service)
         .time(time)
         .settings(SigningSettings::default())
-        .build()
-        .map_err(|e| e.to_string())?
+        .build()?
         .into();
     let signable = SignableRequest::new(
         method,
         url,
         headers.iter().map(|(n, v)| (n.as_str(), v.as_str())),
         SignableBody::Bytes(body),
-    )
-    .map_err(|e| e.to_string())?;
-    let (instructions, _) = aws_sigv4::http_request::sign(signable, &params)
-        .map_err(|e| e.to_string())?
-        .into_parts();
+    )?;
+    let (instructions, _) = aws_sigv4::http_request::sign(signable, &params)?.into_parts();
     Ok(instructions
         .headers()
         .map(|(n, v)| (n.to_string(), v.to_string()))
@@ -113,7 +130,7 @@ pub struct BedrockSetup {
     /// Region signed for.
     pub region: String,
     /// Credentials, or the message saying how to provide them.
-    pub credentials: Result<AwsCredentials, String>,
+    pub credentials: Result<AwsCredentials, AwsCredentialsError>,
     /// Transport settings.
     pub settings: HttpSettings,
 }
@@ -144,9 +161,9 @@ impl BedrockProvider {
         let credentials = setup
             .credentials
             .as_ref()
-            .map_err(|message| ProviderError::Setup {
+            .map_err(|e| ProviderError::Setup {
                 client: setup.name.clone(),
-                message: message.clone(),
+                message: e.to_string(),
             })?;
         let action = if request.stream {
             "converse-stream"
@@ -492,8 +509,8 @@ impl Decoder for EventStream {
 }
 
 /// Parses a whole Converse response.
-pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, String> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError> {
+    let value: Value = serde_json::from_slice(bytes)?;
     let mut out = Vec::new();
     let mut calls = 0;
     for block in value["output"]["message"]["content"]

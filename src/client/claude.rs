@@ -14,7 +14,7 @@ use super::http::{HttpSettings, LazyHttp};
 use super::message::{Content, ContentPart, Message, Role, Usage};
 use super::patch::ApiKind;
 use super::sse::SseEvent;
-use super::wire::{self, DecodeError, Outgoing, Sse, SseParser};
+use super::wire::{self, DecodeError, Outgoing, ResponseError, Sse, SseParser};
 use super::{
     ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
     RetryPolicy,
@@ -297,10 +297,10 @@ fn finish_of(reason: &str) -> FinishReason {
 }
 
 /// Parses a whole (non-streamed) response.
-pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, String> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError> {
+    let value: Value = serde_json::from_slice(bytes)?;
     if value["type"] == "error" {
-        return Err(error_text(&value));
+        return Err(DecodeError::Upstream(error_text(&value)).into());
     }
     let mut events = Vec::new();
     let mut calls = 0usize;

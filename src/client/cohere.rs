@@ -11,7 +11,7 @@ use super::http::{HttpSettings, LazyHttp};
 use super::message::Usage;
 use super::patch::ApiKind;
 use super::sse::SseEvent;
-use super::wire::{self, DecodeError, Outgoing, Sse, SseParser};
+use super::wire::{self, DecodeError, Outgoing, ResponseError, Sse, SseParser};
 use super::{
     ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
     RetryPolicy,
@@ -311,8 +311,8 @@ impl SseParser for EventParser {
 }
 
 /// Parses a whole (non-streamed) v2 chat response.
-pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, String> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError> {
+    let value: Value = serde_json::from_slice(bytes)?;
     let message = &value["message"];
     let mut out = Vec::new();
     if let Some(plan) = message["tool_plan"].as_str() {

@@ -42,6 +42,17 @@ pub enum Dialect {
     Gemini,
 }
 
+/// An embeddings or rerank answer that is not in the API's shape; each quotes its start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmbedResponseError {
+    /// No vectors where the dialect puts them.
+    #[error("unexpected embeddings response: {0}")]
+    Embeddings(String),
+    /// No `results` (or `data`) list.
+    #[error("unexpected rerank response: {0}")]
+    Rerank(String),
+}
+
 /// Embeds `texts` with `provider`, in batches of the model's `max_batch_size`.
 pub async fn embed_all(
     provider: &dyn Provider,
@@ -115,14 +126,17 @@ pub fn embed_request(
 }
 
 /// Reads the vectors out of an embeddings response.
-pub fn parse_embeddings(dialect: Dialect, value: &Value) -> Result<Vec<Vec<f32>>, String> {
+pub fn parse_embeddings(
+    dialect: Dialect,
+    value: &Value,
+) -> Result<Vec<Vec<f32>>, EmbedResponseError> {
     let floats = |v: &Value| -> Option<Vec<f32>> {
         v.as_array()?
             .iter()
             .map(|x| x.as_f64().map(|f| f as f32))
             .collect()
     };
-    let bad = || format!("unexpected embeddings response: {}", preview(value));
+    let bad = || EmbedResponseError::Embeddings(preview(value));
     match dialect {
         Dialect::OpenAi | Dialect::Voyage => {
             let mut items: Vec<(u64, Vec<f32>)> = value["data"]
@@ -173,11 +187,11 @@ pub fn rerank_request(
 }
 
 /// Reads `results` (`data` for Voyage) of a rerank response, best first.
-pub fn parse_rerank(value: &Value) -> Result<Vec<Ranked>, String> {
+pub fn parse_rerank(value: &Value) -> Result<Vec<Ranked>, EmbedResponseError> {
     let items = value["results"]
         .as_array()
         .or_else(|| value["data"].as_array())
-        .ok_or_else(|| format!("unexpected rerank response: {}", preview(value)))?;
+        .ok_or_else(|| EmbedResponseError::Rerank(preview(value)))?;
     let mut out: Vec<Ranked> = items
         .iter()
         .filter_map(|r| {
@@ -221,9 +235,9 @@ pub async fn embed_with(
     outgoing: Outgoing,
 ) -> Result<Vec<Vec<f32>>, ProviderError> {
     let value = call(http, settings, model, ApiKind::Embeddings, outgoing).await?;
-    parse_embeddings(dialect, &value).map_err(|message| ProviderError::Protocol {
+    parse_embeddings(dialect, &value).map_err(|e| ProviderError::Protocol {
         client: settings.client.clone(),
-        message,
+        message: e.to_string(),
     })
 }
 
@@ -235,9 +249,9 @@ pub async fn rerank_with(
     outgoing: Outgoing,
 ) -> Result<Vec<Ranked>, ProviderError> {
     let value = call(http, settings, model, ApiKind::Rerank, outgoing).await?;
-    parse_rerank(&value).map_err(|message| ProviderError::Protocol {
+    parse_rerank(&value).map_err(|e| ProviderError::Protocol {
         client: settings.client.clone(),
-        message,
+        message: e.to_string(),
     })
 }
 

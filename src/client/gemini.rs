@@ -16,7 +16,7 @@ use super::http::{HttpSettings, LazyHttp};
 use super::message::{Content, ContentPart, Message, Role, Usage};
 use super::patch::ApiKind;
 use super::sse::SseEvent;
-use super::wire::{self, DecodeError, Outgoing, Sse, SseParser};
+use super::wire::{self, DecodeError, Outgoing, ResponseError, Sse, SseParser};
 use super::{
     ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
     RetryPolicy,
@@ -427,14 +427,11 @@ impl SseParser for ResponseParser {
 }
 
 /// Parses a whole `generateContent` response.
-pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, String> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError> {
+    let value: Value = serde_json::from_slice(bytes)?;
     let mut parser = ResponseParser::default();
     let mut out = Vec::new();
-    parser.response(&value, &mut out).map_err(|e| match e {
-        DecodeError::Malformed(m) | DecodeError::Upstream(m) => m,
-        DecodeError::TooLarge(limit) => format!("an event larger than {limit} bytes"),
-    })?;
+    parser.response(&value, &mut out)?;
     if !parser.finished {
         out.push(ProviderEvent::Usage(usage_of(&value["usageMetadata"])));
         out.push(ProviderEvent::Finish(FinishReason::Stop));

@@ -38,6 +38,20 @@ pub fn status_problem(response: &reqwest::Response) -> String {
     }
 }
 
+/// Why a response body could not be decoded.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    /// The gzip stream is broken.
+    #[error("cannot decompress the gzip body: {0}")]
+    Gzip(std::io::Error),
+    /// Decompressed, it is over the limit (bytes).
+    #[error("the decompressed body is over {0} bytes")]
+    TooLarge(usize),
+    /// A `Content-Encoding` loki cannot decode.
+    #[error("the server compressed the body with `{0}`, which loki does not read")]
+    Encoding(String),
+}
+
 /// The body as sent, decompressed when the server compressed it with gzip (reqwest asks
 /// for no encoding, but some servers send one anyway), at most `max` bytes. Another
 /// encoding is an error naming it.
@@ -45,7 +59,7 @@ pub fn decoded_body(
     headers: &reqwest::header::HeaderMap,
     bytes: Vec<u8>,
     max: usize,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, BodyError> {
     let encoding = headers
         .get(reqwest::header::CONTENT_ENCODING)
         .and_then(|v| v.to_str().ok())
@@ -59,15 +73,13 @@ pub fn decoded_body(
             flate2::read::GzDecoder::new(&bytes[..])
                 .take(u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1))
                 .read_to_end(&mut out)
-                .map_err(|e| format!("cannot decompress the gzip body: {e}"))?;
+                .map_err(BodyError::Gzip)?;
             if out.len() > max {
-                return Err(format!("the decompressed body is over {max} bytes"));
+                return Err(BodyError::TooLarge(max));
             }
             Ok(out)
         }
-        other => Err(format!(
-            "the server compressed the body with `{other}`, which loki does not read"
-        )),
+        other => Err(BodyError::Encoding(other.to_string())),
     }
 }
 

@@ -73,15 +73,26 @@ pub struct Catalog {
     providers: Vec<CatalogProvider>,
 }
 
+/// Why the model catalogue cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogError {
+    /// The catalogue built into loki does not parse.
+    #[error("bundled models.yaml: {0}")]
+    Bundled(String),
+    /// `models-override.yaml` does not parse.
+    #[error("models-override.yaml: {0}")]
+    Override(String),
+}
+
 /// The catalogue text shipped in the binary.
 const BUNDLED: &str = include_str!("../../assets/models.yaml");
 
 impl Catalog {
     /// Parses the bundled catalogue, then layers `override_text` (the `list` of a
     /// `models-override.yaml`) on top: a provider listed there replaces the bundled one.
-    pub fn load(override_text: Option<&str>) -> Result<Self, String> {
+    pub fn load(override_text: Option<&str>) -> Result<Self, CatalogError> {
         let mut providers: Vec<CatalogProvider> =
-            serde_yaml::from_str(BUNDLED).map_err(|e| format!("bundled models.yaml: {e}"))?;
+            serde_yaml::from_str(BUNDLED).map_err(|e| CatalogError::Bundled(e.to_string()))?;
         if let Some(text) = override_text {
             #[derive(Deserialize)]
             struct Override {
@@ -89,7 +100,7 @@ impl Catalog {
                 list: Vec<CatalogProvider>,
             }
             let extra: Override =
-                serde_yaml::from_str(text).map_err(|e| format!("models-override.yaml: {e}"))?;
+                serde_yaml::from_str(text).map_err(|e| CatalogError::Override(e.to_string()))?;
             // A file synced by another version is stale: that version's catalogue (or
             // this one's) is at least as new.
             let current = extra

@@ -148,6 +148,55 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// Why a sign-in step or a token refresh failed; each is one line for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum OAuthError {
+    /// The system gave no random bytes for the PKCE values.
+    #[error("no randomness available")]
+    NoRandomness,
+    /// The token endpoint cannot be reached.
+    #[error("cannot reach {url}: {message}")]
+    Unreachable {
+        /// The token endpoint.
+        url: String,
+        /// Why (the error chain).
+        message: String,
+    },
+    /// The token endpoint's answer could not be read.
+    #[error(transparent)]
+    Body(reqwest::Error),
+    /// The token endpoint refused.
+    #[error("the token request failed (HTTP {status}): {message}")]
+    Refused {
+        /// HTTP status.
+        status: u16,
+        /// The provider's message, redacted.
+        message: String,
+    },
+    /// The answer was not a token.
+    #[error("unexpected token response: {0}")]
+    Response(serde_json::Error),
+    /// The token file's directory cannot be created.
+    #[error("{}: {source}", dir.display())]
+    CreateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The tokens cannot be encoded.
+    #[error(transparent)]
+    Encode(serde_json::Error),
+    /// The token file cannot be written.
+    #[error("cannot save {}: {source}", path.display())]
+    Save {
+        /// The token file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
 /// A PKCE verifier and its S256 challenge, plus a random `state`.
 #[derive(Debug, Clone)]
 pub struct Pkce {
@@ -161,12 +210,11 @@ pub struct Pkce {
 
 impl Pkce {
     /// Fresh random values.
-    pub fn new() -> Result<Self, String> {
+    pub fn new() -> Result<Self, OAuthError> {
         use ring::rand::SecureRandom;
         let rng = ring::rand::SystemRandom::new();
         let mut bytes = [0u8; 64];
-        rng.fill(&mut bytes)
-            .map_err(|_| "no randomness available".to_string())?;
+        rng.fill(&mut bytes).map_err(|_| OAuthError::NoRandomness)?;
         let verifier = URL_SAFE_NO_PAD.encode(&bytes[..32]);
         let state = URL_SAFE_NO_PAD.encode(&bytes[32..]);
         let challenge = URL_SAFE_NO_PAD
@@ -209,7 +257,7 @@ impl OAuthConfig {
         code: &str,
         pkce: &Pkce,
         redirect_uri: &str,
-    ) -> Result<Tokens, String> {
+    ) -> Result<Tokens, OAuthError> {
         let mut fields = vec![
             ("grant_type", "authorization_code".to_string()),
             ("code", code.to_string()),
@@ -230,7 +278,7 @@ impl OAuthConfig {
         http: &reqwest::Client,
         mut fields: Vec<(&str, String)>,
         keep_refresh: Option<&str>,
-    ) -> Result<Tokens, String> {
+    ) -> Result<Tokens, OAuthError> {
         if let Some(secret) = &self.client_secret {
             fields.push(("client_secret", secret.clone()));
         }
@@ -250,15 +298,12 @@ impl OAuthConfig {
                 .header("content-type", "application/x-www-form-urlencoded")
                 .body(form.finish())
         };
-        let response = request.send().await.map_err(|e| {
-            format!(
-                "cannot reach {}: {}",
-                self.token_url,
-                super::http::error_chain(&e)
-            )
+        let response = request.send().await.map_err(|e| OAuthError::Unreachable {
+            url: self.token_url.clone(),
+            message: super::http::error_chain(&e),
         })?;
         let status = response.status();
-        let body = response.bytes().await.map_err(|e| e.to_string())?;
+        let body = response.bytes().await.map_err(OAuthError::Body)?;
         if !status.is_success() {
             let message = serde_json::from_slice::<serde_json::Value>(&body)
                 .ok()
@@ -270,11 +315,10 @@ impl OAuthConfig {
                         .map(str::to_string)
                 })
                 .unwrap_or_else(|| super::http::error_message(&body));
-            return Err(format!(
-                "the token request failed (HTTP {}): {}",
-                status.as_u16(),
-                crate::secrets::redact(&message)
-            ));
+            return Err(OAuthError::Refused {
+                status: status.as_u16(),
+                message: crate::secrets::redact(&message).into_owned(),
+            });
         }
         #[derive(Deserialize)]
         struct Answer {
@@ -282,8 +326,7 @@ impl OAuthConfig {
             refresh_token: Option<String>,
             expires_in: Option<u64>,
         }
-        let answer: Answer =
-            serde_json::from_slice(&body).map_err(|e| format!("unexpected token response: {e}"))?;
+        let answer: Answer = serde_json::from_slice(&body).map_err(OAuthError::Response)?;
         self.remember(&answer.access_token, answer.refresh_token.as_deref());
         Ok(Tokens {
             access_token: answer.access_token,
@@ -295,13 +338,20 @@ impl OAuthConfig {
     }
 
     /// Writes the token file (0600, atomically).
-    pub fn save(&self, tokens: &Tokens) -> Result<(), String> {
+    pub fn save(&self, tokens: &Tokens) -> Result<(), OAuthError> {
         if let Some(dir) = self.token_file.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|source| OAuthError::CreateDir {
+                dir: dir.to_path_buf(),
+                source,
+            })?;
         }
-        let text = serde_json::to_vec_pretty(tokens).map_err(|e| e.to_string())?;
-        crate::atomic_file::write_atomic(&self.token_file, &text, true)
-            .map_err(|e| format!("cannot save {}: {e}", self.token_file.display()))
+        let text = serde_json::to_vec_pretty(tokens).map_err(OAuthError::Encode)?;
+        crate::atomic_file::write_atomic(&self.token_file, &text, true).map_err(|source| {
+            OAuthError::Save {
+                path: self.token_file.clone(),
+                source,
+            }
+        })
     }
 
     fn load(&self) -> Option<Tokens> {
@@ -389,7 +439,9 @@ impl OAuthSource {
                     "{e} — run 'loki --authenticate {name}' to sign in again"
                 ))
             })?;
-        self.config.save(&renewed).map_err(setup)?;
+        self.config
+            .save(&renewed)
+            .map_err(|e| setup(e.to_string()))?;
         let token = renewed.access_token.clone();
         let modified = std::fs::metadata(&self.config.token_file)
             .and_then(|m| m.modified())

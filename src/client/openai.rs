@@ -267,7 +267,7 @@ impl SseParser for ChunkParser {
             self.done = true;
             return Ok(());
         }
-        let batch = parse_chunk(&event.data).map_err(DecodeError::Malformed)?;
+        let batch = parse_chunk(&event.data).map_err(|e| DecodeError::Malformed(e.to_string()))?;
         self.done |= batch.iter().any(|e| matches!(e, ProviderEvent::Finish(_)));
         out.extend(batch);
         Ok(())
@@ -440,40 +440,65 @@ struct WireUsageDetails {
     cached_tokens: u64,
 }
 
+/// Why a chat-completions chunk or body gave no events.
+#[derive(Debug, thiserror::Error)]
+pub enum ChunkError {
+    /// A streamed `data:` payload is not JSON in the expected shape.
+    #[error("invalid JSON in stream ({source}): {preview}")]
+    StreamJson {
+        /// The parse error.
+        source: serde_json::Error,
+        /// The start of the payload.
+        preview: String,
+    },
+    /// A whole body is not JSON in the expected shape.
+    #[error("invalid JSON ({source}): {preview}")]
+    Json {
+        /// The parse error.
+        source: serde_json::Error,
+        /// The start of the body.
+        preview: String,
+    },
+    /// A whole body with neither choices nor an error.
+    #[error("no choices in response: {0}")]
+    NoChoices(String),
+    /// The provider put an error in the chunk.
+    #[error("error reported in the stream: {0}")]
+    Reported(String),
+}
+
 /// Decodes one streamed `data:` payload.
-pub fn parse_chunk(data: &str) -> Result<Vec<ProviderEvent>, String> {
-    let chunk: WireChunk = serde_json::from_str(data)
-        .map_err(|e| format!("invalid JSON in stream ({e}): {}", preview(data)))?;
+pub fn parse_chunk(data: &str) -> Result<Vec<ProviderEvent>, ChunkError> {
+    let chunk: WireChunk = serde_json::from_str(data).map_err(|source| ChunkError::StreamJson {
+        source,
+        preview: preview(data),
+    })?;
     let mut events = Vec::new();
     decode_chunk(chunk, &mut events)?;
     Ok(events)
 }
 
 /// Decodes a complete (non-streamed) chat-completion body.
-pub fn parse_response(body: &[u8]) -> Result<Vec<ProviderEvent>, String> {
-    let chunk: WireChunk = serde_json::from_slice(body).map_err(|e| {
-        format!(
-            "invalid JSON ({e}): {}",
-            preview(&String::from_utf8_lossy(body))
-        )
+pub fn parse_response(body: &[u8]) -> Result<Vec<ProviderEvent>, ChunkError> {
+    let chunk: WireChunk = serde_json::from_slice(body).map_err(|source| ChunkError::Json {
+        source,
+        preview: preview(&String::from_utf8_lossy(body)),
     })?;
     if chunk.choices.is_empty() && chunk.error.is_none() {
-        return Err(format!(
-            "no choices in response: {}",
-            preview(&String::from_utf8_lossy(body))
-        ));
+        return Err(ChunkError::NoChoices(preview(&String::from_utf8_lossy(
+            body,
+        ))));
     }
     let mut events = Vec::new();
     decode_chunk(chunk, &mut events)?;
     Ok(events)
 }
 
-fn decode_chunk(chunk: WireChunk, events: &mut Vec<ProviderEvent>) -> Result<(), String> {
+fn decode_chunk(chunk: WireChunk, events: &mut Vec<ProviderEvent>) -> Result<(), ChunkError> {
     if let Some(err) = chunk.error {
-        return Err(format!(
-            "error reported in the stream: {}",
-            super::http::error_message(err.to_string().as_bytes())
-        ));
+        return Err(ChunkError::Reported(super::http::error_message(
+            err.to_string().as_bytes(),
+        )));
     }
     for choice in chunk.choices {
         if let Some(delta) = choice.delta.or(choice.message) {
@@ -675,11 +700,13 @@ mod tests {
         assert!(
             parse_chunk("{not json")
                 .unwrap_err()
+                .to_string()
                 .contains("invalid JSON")
         );
         assert!(
             parse_chunk(r#"{"error":{"message":"overloaded"}}"#)
                 .unwrap_err()
+                .to_string()
                 .contains("overloaded")
         );
     }

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use super::Provider;
 use super::config::{ClientConfig, ClientKind, ClientSettings, ModelConfig, ModelKind};
 use super::http::{HttpSettings, RequestLimits};
-use super::model::{Catalog, Model};
+use super::model::{Catalog, CatalogError, Model};
 use super::oauth::{OAuthConfig, OAuthSource};
 use super::openai::{OpenAiProvider, OpenAiSetup};
 use super::patch::ClientPatches;
@@ -60,8 +60,8 @@ pub enum ModelError {
     #[error("no model configured: set `model:` in config.yaml or pass `-m client:model`")]
     NoDefault,
     /// The catalogue is broken (a bad `models-override.yaml`).
-    #[error("{0}")]
-    Catalog(String),
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
 }
 
 struct ClientEntry {
@@ -76,7 +76,7 @@ struct ClientEntry {
 /// Configured clients and their providers.
 pub struct ProviderRegistry {
     clients: Vec<ClientEntry>,
-    catalog: OnceLock<Result<Catalog, String>>,
+    catalog: OnceLock<Result<Catalog, CatalogError>>,
     models_override: Option<String>,
 }
 
@@ -376,7 +376,7 @@ fn azure_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
 }
 
 fn bedrock_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
-    use super::bedrock::{AwsCredentials, BedrockProvider, BedrockSetup};
+    use super::bedrock::{AwsCredentials, AwsCredentialsError, BedrockProvider, BedrockSetup};
     let c = &client.settings;
     let name = client.name().to_string();
     // Config first, then `<CLIENT>_<FIELD>`, then the standard AWS variables.
@@ -402,10 +402,7 @@ fn bedrock_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> Client
             secret_access_key,
             session_token,
         }),
-        _ => Err(format!(
-            "no AWS credentials: set access_key_id and secret_access_key for this client, or {} / {}",
-            "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
-        )),
+        _ => Err(AwsCredentialsError::Missing),
     };
     let api_base = api_base_of(
         &name,
@@ -438,7 +435,7 @@ fn bedrock_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> Client
 }
 
 fn vertex_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
-    use super::vertex::{VertexProvider, VertexSetup, default_api_base};
+    use super::vertex::{VertexProvider, VertexSetup, VertexSetupError, default_api_base};
     let c = &client.settings;
     let name = client.name().to_string();
     let from_env = |suffix: &str, standard: &[&str]| {
@@ -450,11 +447,8 @@ fn vertex_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         .project_id
         .clone()
         .or_else(|| from_env("PROJECT_ID", &["GOOGLE_CLOUD_PROJECT"]))
-        .ok_or_else(|| {
-            format!(
-                "set `project_id` for this client (or {} / GOOGLE_CLOUD_PROJECT)",
-                client_env_var(&name, "PROJECT_ID")
-            )
+        .ok_or_else(|| VertexSetupError::NoProject {
+            env: client_env_var(&name, "PROJECT_ID"),
         });
     let location = c
         .location

@@ -20,6 +20,23 @@ use super::{ChatRequest, Model, Provider, ProviderError, ProviderStream, RetryPo
 /// The Anthropic API version Vertex expects in the body.
 const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
 
+/// Why a Vertex AI client cannot send requests.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VertexSetupError {
+    /// No Google Cloud project configured.
+    #[error("set `project_id` for this client (or {env} / GOOGLE_CLOUD_PROJECT)")]
+    NoProject {
+        /// The client's own project variable.
+        env: String,
+    },
+    /// No credentials file found.
+    #[error("no Google credentials: set `adc_file` or GOOGLE_APPLICATION_CREDENTIALS")]
+    NoCredentials,
+    /// The credentials file cannot be used.
+    #[error(transparent)]
+    Credentials(#[from] google_auth::GoogleAuthError),
+}
+
 /// What a Vertex AI client needs.
 #[derive(Debug, Clone)]
 pub struct VertexSetup {
@@ -28,7 +45,7 @@ pub struct VertexSetup {
     /// Endpoint root (`https://<location>-aiplatform.googleapis.com`).
     pub api_base: String,
     /// Google Cloud project, or the message saying how to set it.
-    pub project: Result<String, String>,
+    pub project: Result<String, VertexSetupError>,
     /// Region or `global`.
     pub location: String,
     /// Credentials file.
@@ -42,7 +59,7 @@ pub struct VertexSetup {
 pub struct VertexProvider {
     setup: VertexSetup,
     http: LazyHttp,
-    tokens: OnceLock<Result<TokenSource, String>>,
+    tokens: OnceLock<Result<TokenSource, VertexSetupError>>,
 }
 
 /// Which publisher serves a model, from its name.
@@ -83,10 +100,10 @@ impl VertexProvider {
         }
     }
 
-    fn setup_error(&self, message: String) -> ProviderError {
+    fn setup_error(&self, e: &VertexSetupError) -> ProviderError {
         ProviderError::Setup {
             client: self.setup.name.clone(),
-            message,
+            message: e.to_string(),
         }
     }
 
@@ -96,20 +113,18 @@ impl VertexProvider {
         request: &ChatRequest,
     ) -> Result<ProviderStream, ProviderError> {
         let setup = &self.setup;
-        let project = setup.project.clone().map_err(|m| self.setup_error(m))?;
+        let project = setup.project.clone().map_err(|e| self.setup_error(&e))?;
         let tokens = self
             .tokens
             .get_or_init(|| {
-                let path = setup.adc_file.clone().ok_or_else(|| {
-                    "no Google credentials: set `adc_file` or GOOGLE_APPLICATION_CREDENTIALS"
-                        .to_string()
-                })?;
-                google_auth::load(&path)
-                    .map(TokenSource::new)
-                    .map_err(|e| e.to_string())
+                let path = setup
+                    .adc_file
+                    .clone()
+                    .ok_or(VertexSetupError::NoCredentials)?;
+                Ok(TokenSource::new(google_auth::load(&path)?))
             })
             .as_ref()
-            .map_err(|m| self.setup_error(m.clone()))?;
+            .map_err(|e| self.setup_error(e))?;
         let settings = &setup.settings;
         let http = self.http.get(settings, &setup.api_base)?;
         let token = tokens.token(http).await.map_err(|e| ProviderError::Auth {

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use reqwest::header::HeaderName;
 use serde_json::Value;
 
+use super::bedrock::SigningError;
 use super::http::{
     HttpSettings, RequestStarted, body_snippet, content_type_of, error_chain, next_chunk,
     next_wait, post_json, time_left, waited_error,
@@ -48,14 +49,28 @@ impl Outgoing {
 }
 
 /// Why a streamed body could not be decoded.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DecodeError {
     /// Bytes that do not follow the provider's protocol.
+    #[error("{0}")]
     Malformed(String),
     /// The provider reported an error inside the stream.
+    #[error("{0}")]
     Upstream(String),
     /// One event is larger than the limit (bytes) set with [`Decoder::set_max_event`].
+    #[error("an event larger than {0} bytes")]
     TooLarge(usize),
+}
+
+/// Why a whole (non-streamed) body gave no events.
+#[derive(Debug, thiserror::Error)]
+pub enum ResponseError {
+    /// The body is not JSON.
+    #[error("invalid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The body does not follow the protocol, or reports an error.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
 }
 
 /// Parses one event's JSON; the error quotes the start of the offending data.
@@ -141,8 +156,10 @@ impl<P: SseParser> Decoder for Sse<P> {
 }
 
 /// Signs a final request: given its URL, headers and body bytes, returns headers to add.
-pub type Signer<'a> =
-    dyn Fn(&str, &[(String, String)], &[u8]) -> Result<Vec<(String, String)>, String> + Sync + 'a;
+pub type Signer<'a> = dyn Fn(&str, &[(String, String)], &[u8]) -> Signed + Sync + 'a;
+
+/// What a [`Signer`] returns: the headers to add.
+pub type Signed = Result<Vec<(String, String)>, SigningError>;
 
 /// Applies patches, logs the final request at debug level, and POSTs it. Non-success
 /// statuses become classified errors.
@@ -251,19 +268,19 @@ pub async fn whole_body(
 
 /// Reads a whole body and parses it with `parse`. A body that does not parse and was not
 /// sent as JSON is reported for what it is (an HTML page, a plain-text notice).
-pub async fn parse_whole(
+pub async fn parse_whole<E: std::fmt::Display>(
     response: reqwest::Response,
     settings: &HttpSettings,
-    parse: fn(&[u8]) -> Result<Vec<ProviderEvent>, String>,
+    parse: fn(&[u8]) -> Result<Vec<ProviderEvent>, E>,
 ) -> Result<ProviderStream, ProviderError> {
     let content_type = content_type_of(&response);
     let status = response.status().as_u16();
     let bytes = whole_body(response, settings).await?;
-    let events = parse(&bytes).map_err(|message| {
+    let events = parse(&bytes).map_err(|e| {
         if content_type.contains("json") {
             ProviderError::Protocol {
                 client: settings.client.clone(),
-                message: crate::secrets::redact(&message).into_owned(),
+                message: crate::secrets::redact(&e.to_string()).into_owned(),
             }
         } else {
             unexpected(settings, status, content_type.clone(), "JSON", &bytes)

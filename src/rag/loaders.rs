@@ -157,10 +157,10 @@ async fn load_source(
     if source.starts_with("http://") || source.starts_with("https://") {
         let client = match http {
             Some(c) => c,
-            None => http.insert(web_client(config.user_agent.as_deref()).map_err(|message| {
+            None => http.insert(web_client(config.user_agent.as_deref()).map_err(|e| {
                 RagError::Load {
                     source_name: source.to_string(),
-                    message,
+                    message: e.to_string(),
                 }
             })?),
         };
@@ -513,14 +513,13 @@ async fn load_git(
     result
 }
 
-fn web_client(user_agent: Option<&str>) -> Result<reqwest::Client, String> {
+fn web_client(user_agent: Option<&str>) -> reqwest::Result<reqwest::Client> {
     crate::client::http::install_crypto_provider();
     reqwest::Client::builder()
         .user_agent(user_agent.unwrap_or(concat!("loki/", env!("CARGO_PKG_VERSION"))))
         .connect_timeout(Duration::from_secs(10))
         .timeout(Duration::from_secs(60))
         .build()
-        .map_err(|e| e.to_string())
 }
 
 /// A fetched page: its text and whether it was HTML (for link extraction).
@@ -575,8 +574,8 @@ async fn fetch_page(
         }
         bytes.extend_from_slice(&chunk);
     }
-    let bytes =
-        crate::client::http::decoded_body(&headers, bytes, MAX_DOCUMENT_BYTES).map_err(fail)?;
+    let bytes = crate::client::http::decoded_body(&headers, bytes, MAX_DOCUMENT_BYTES)
+        .map_err(|e| fail(e.to_string()))?;
     let ext = match content_type.as_str() {
         "application/pdf" => "pdf",
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => "docx",
