@@ -12,6 +12,7 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ChatRequest, Message, Provider, ProviderEvent, Role, Usage};
+use crate::mcp::client_side::SamplingError;
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
 use crate::tool::mcp_client::Sampler;
 
@@ -40,22 +41,22 @@ pub(super) struct Sampling<'a> {
 }
 
 impl Sampling<'_> {
-    async fn answer(&self, request: &ChatRequest) -> Result<String, String> {
+    async fn answer(&self, request: &ChatRequest) -> Result<String, SamplingError> {
         let mut stream = tokio::select! {
             biased;
-            _ = self.cancel.cancelled() => return Err("cancelled".into()),
-            s = self.provider.chat(&self.model, request) => s.map_err(|e| e.to_string())?,
+            _ = self.cancel.cancelled() => return Err(SamplingError::Cancelled),
+            s = self.provider.chat(&self.model, request) => s?,
         };
         let mut text = String::new();
         loop {
             let next = tokio::select! {
                 biased;
-                _ = self.cancel.cancelled() => return Err("cancelled".into()),
+                _ = self.cancel.cancelled() => return Err(SamplingError::Cancelled),
                 next = stream.next() => next,
             };
             match next {
                 None => return Ok(text),
-                Some(Err(e)) => return Err(e.to_string()),
+                Some(Err(e)) => return Err(e.into()),
                 Some(Ok(batch)) => {
                     for event in batch {
                         match event {
@@ -81,7 +82,7 @@ impl Sampler for Sampling<'_> {
         system: Option<String>,
         messages: Vec<(String, String)>,
         max_tokens: u32,
-    ) -> BoxFuture<'a, Result<(String, String), String>> {
+    ) -> BoxFuture<'a, Result<(String, String), SamplingError>> {
         Box::pin(async move {
             let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
             let mut preview = String::new();
@@ -107,13 +108,13 @@ impl Sampler for Sampling<'_> {
                 from: self.from.clone(),
             };
             if self.denied {
-                return Err("User rejected sampling request".into());
+                return Err(SamplingError::Rejected);
             }
             if !self.allowed.load(Ordering::Relaxed) {
                 match self.approver.approve(&approval).await {
                     Decision::Approve => {}
                     Decision::ApproveAlways => self.allowed.store(true, Ordering::Relaxed),
-                    _ => return Err("User rejected sampling request".into()),
+                    _ => return Err(SamplingError::Rejected),
                 }
             }
             let mut conversation = Vec::with_capacity(messages.len() + 1);

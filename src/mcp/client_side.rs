@@ -23,6 +23,29 @@ use rmcp::model::{
 };
 use tokio::sync::{mpsc, oneshot};
 
+/// Why a server's sampling request got no answer: the reason given to the server.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SamplingError {
+    /// The call has no conversation behind it.
+    #[error("sampling is not available here")]
+    Unavailable,
+    /// The conversation has no model to answer with.
+    #[error("sampling is not available in this conversation")]
+    NoSampler,
+    /// The request arrived outside any call.
+    #[error("no conversation can answer this request")]
+    NoConversation,
+    /// The user (or `deny_tools`) refused.
+    #[error("User rejected sampling request")]
+    Rejected,
+    /// The conversation was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// The model's answer failed.
+    #[error(transparent)]
+    Provider(#[from] crate::client::ProviderError),
+}
+
 /// Serves a server's questions for the calls of one conversation.
 pub trait ClientSide: Send + Sync {
     /// Asks the user to fill in a form or visit a page for `server`.
@@ -38,7 +61,7 @@ pub trait ClientSide: Send + Sync {
         &'a self,
         server: &'a str,
         request: CreateMessageRequestParams,
-    ) -> BoxFuture<'a, Result<CreateMessageResult, String>>;
+    ) -> BoxFuture<'a, Result<CreateMessageResult, SamplingError>>;
 
     /// The directories the server may work in (`file://` URIs).
     fn roots(&self) -> Vec<Root>;
@@ -57,8 +80,8 @@ impl ClientSide for Declining {
         &'a self,
         _: &'a str,
         _: CreateMessageRequestParams,
-    ) -> BoxFuture<'a, Result<CreateMessageResult, String>> {
-        Box::pin(async { Err("sampling is not available here".to_string()) })
+    ) -> BoxFuture<'a, Result<CreateMessageResult, SamplingError>> {
+        Box::pin(async { Err(SamplingError::Unavailable) })
     }
 
     fn roots(&self) -> Vec<Root> {
@@ -71,7 +94,7 @@ pub(crate) enum Question {
     Elicit(Box<ElicitRequestParams>, oneshot::Sender<ElicitResult>),
     Sample(
         Box<CreateMessageRequestParams>,
-        oneshot::Sender<Result<CreateMessageResult, String>>,
+        oneshot::Sender<Result<CreateMessageResult, SamplingError>>,
     ),
     Roots(oneshot::Sender<Vec<Root>>),
 }

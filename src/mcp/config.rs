@@ -98,13 +98,52 @@ pub const KNOWN_VERSIONS: &[&str] = &[
     "2026-07-28",
 ];
 
+/// Why a server entry cannot be used; each is one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// The entry is not an object of the expected shape.
+    #[error("{0}")]
+    Shape(String),
+    /// No `type` and no `command`.
+    #[error("needs \"type\": \"stdio\", \"http\" or \"sse\"")]
+    NoType,
+    /// A stdio server without `command`.
+    #[error("a stdio server needs \"command\"")]
+    NoCommand,
+    /// A remote server with process settings.
+    #[error("a {0} server takes \"url\" and \"headers\", not command/args/cwd")]
+    RemoteWithCommand(String),
+    /// A remote server without `url`.
+    #[error("a remote server needs \"url\"")]
+    NoUrl,
+    /// A `type` loki does not know.
+    #[error("unknown type \"{0}\" (use stdio, http or sse)")]
+    UnknownType(String),
+    /// `{{NAME}}` placeholders naming variables that are not set (sorted, unique).
+    #[error("references variables that are not set: {}", .0.join(", "))]
+    Unset(Vec<String>),
+    /// A `protocolVersion` loki does not speak.
+    #[error(
+        "unknown protocolVersion \"{}\" (use \"auto\" or one of {})",
+        .0.escape_debug(),
+        KNOWN_VERSIONS.join(", ")
+    )]
+    UnknownVersion(String),
+    /// `oauth` on a stdio server.
+    #[error("\"oauth\" is for http and sse servers")]
+    OAuthOnStdio,
+    /// `oauth` settings that do not parse.
+    #[error("\"oauth\": {0}")]
+    OAuth(String),
+}
+
 /// A server entry that cannot be used, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Broken {
     /// Server name.
     pub name: String,
-    /// One line.
-    pub reason: String,
+    /// Why.
+    pub reason: SpecError,
 }
 
 /// The parsed file.
@@ -163,9 +202,9 @@ impl McpConfig {
 
     /// The server spec of deferred entry `name` with its placeholders taken from `env`;
     /// `Err` with the reason it cannot be used.
-    pub fn resolve(&self, name: &str, env: &Env) -> Option<Result<ServerSpec, String>> {
+    pub fn resolve(&self, name: &str, env: &Env) -> Option<Result<ServerSpec, SpecError>> {
         let value = self.deferred.get(name)?;
-        Some(spec_of(name, value.clone(), env).map_err(|reason| McpError::Spec(reason).to_string()))
+        Some(spec_of(name, value.clone(), env))
     }
 
     fn parse_with(text: &str, env: &Env, defer: bool) -> Result<Self, McpError> {
@@ -183,18 +222,16 @@ impl McpConfig {
                 Ok(spec) => {
                     out.servers.insert(name, spec);
                 }
-                Err(reason) => out.broken.push(Broken {
-                    name,
-                    reason: McpError::Spec(reason).to_string(),
-                }),
+                Err(reason) => out.broken.push(Broken { name, reason }),
             }
         }
         Ok(out)
     }
 }
 
-fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, String> {
-    let raw: RawServer = serde_json::from_value(value).map_err(|e| e.to_string())?;
+fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, SpecError> {
+    let raw: RawServer =
+        serde_json::from_value(value).map_err(|e| SpecError::Shape(e.to_string()))?;
     let mut missing = Vec::new();
     let mut sub = |s: &str| substitute(s, env, &mut missing);
     let kind = raw
@@ -205,13 +242,10 @@ fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, String> {
         } else {
             None
         })
-        .ok_or("needs \"type\": \"stdio\", \"http\" or \"sse\"")?;
+        .ok_or(SpecError::NoType)?;
     let transport = match kind {
         "stdio" => {
-            let command = raw
-                .command
-                .as_deref()
-                .ok_or("a stdio server needs \"command\"")?;
+            let command = raw.command.as_deref().ok_or(SpecError::NoCommand)?;
             Transport::Stdio {
                 command: sub(command),
                 args: raw.args.iter().map(|a| sub(a)).collect(),
@@ -231,11 +265,9 @@ fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, String> {
         }
         "http" | "sse" | "streamable-http" | "streamable_http" => {
             if raw.command.is_some() || !raw.args.is_empty() || raw.cwd.is_some() {
-                return Err(format!(
-                    "a {kind} server takes \"url\" and \"headers\", not command/args/cwd"
-                ));
+                return Err(SpecError::RemoteWithCommand(kind.to_string()));
             }
-            let url = sub(raw.url.as_deref().ok_or("a remote server needs \"url\"")?);
+            let url = sub(raw.url.as_deref().ok_or(SpecError::NoUrl)?);
             let headers = raw
                 .headers
                 .iter()
@@ -247,31 +279,22 @@ fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, String> {
                 Transport::Http { url, headers }
             }
         }
-        other => return Err(format!("unknown type \"{other}\" (use stdio, http or sse)")),
+        other => return Err(SpecError::UnknownType(other.to_string())),
     };
     if !missing.is_empty() {
         missing.sort();
         missing.dedup();
-        return Err(format!(
-            "references variables that are not set: {}",
-            missing.join(", ")
-        ));
+        return Err(SpecError::Unset(missing));
     }
     let protocol_version = match raw.protocol_version.as_deref() {
         None | Some("auto") => None,
         Some(v) if KNOWN_VERSIONS.contains(&v) => Some(v.to_string()),
-        Some(v) => {
-            return Err(format!(
-                "unknown protocolVersion \"{}\" (use \"auto\" or one of {})",
-                v.escape_debug(),
-                KNOWN_VERSIONS.join(", ")
-            ));
-        }
+        Some(v) => return Err(SpecError::UnknownVersion(v.to_string())),
     };
     let oauth = match (&transport, raw.oauth) {
         (Transport::Stdio { .. }, None) => None,
         (Transport::Stdio { .. }, Some(_)) => {
-            return Err("\"oauth\" is for http and sse servers".into());
+            return Err(SpecError::OAuthOnStdio);
         }
         (_, Some(Value::Bool(false))) => None,
         (Transport::Http { headers, .. } | Transport::Sse { headers, .. }, _)
@@ -284,7 +307,7 @@ fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, String> {
         (_, None | Some(Value::Bool(true))) => Some(super::oauth::OAuthSettings::default()),
         (_, Some(value)) => {
             let mut settings: super::oauth::OAuthSettings =
-                serde_json::from_value(value).map_err(|e| format!("\"oauth\": {e}"))?;
+                serde_json::from_value(value).map_err(|e| SpecError::OAuth(e.to_string()))?;
             for field in [
                 &mut settings.client_id,
                 &mut settings.client_secret,
@@ -301,10 +324,7 @@ fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, String> {
     if !missing.is_empty() {
         missing.sort();
         missing.dedup();
-        return Err(format!(
-            "references variables that are not set: {}",
-            missing.join(", ")
-        ));
+        return Err(SpecError::Unset(missing));
     }
     Ok(ServerSpec {
         name: name.to_string(),
@@ -409,7 +429,8 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let missing = c.resolve("gh", &Env::default()).unwrap().unwrap_err();
-        assert!(missing.contains("GH_TOKEN"), "{missing}");
+        assert_eq!(missing, SpecError::Unset(vec!["GH_TOKEN".into()]));
+        assert!(missing.to_string().contains("GH_TOKEN"), "{missing}");
         assert!(c.resolve("plain", &with).is_none());
     }
 }

@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use super::config::{McpConfig, ServerSpec};
+use super::config::{McpConfig, ServerSpec, SpecError};
 use super::error::McpError;
 use super::server::{McpServer, START_TIMEOUT};
 
@@ -24,6 +24,31 @@ pub const DEFAULT_MAX_MESSAGE_SIZE: usize = crate::config::DEFAULT_MCP_MAX_MESSA
 pub const DEFAULT_START_WAIT_SECS: u64 = crate::config::DEFAULT_MCP_START_WAIT_SECS;
 /// How often a waiting turn looks whether its servers are ready.
 const READY_POLL: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// Why a configured server cannot be started; each is one line.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ServerSpecError {
+    /// `functions/mcp.json` names no such server.
+    #[error("no MCP server `{name}` in functions/mcp.json (known: {known})")]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The configured names, comma-separated.
+        known: String,
+    },
+    /// Its entry cannot be used.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The vault its placeholders need could not be opened.
+    #[error("mcp.json: {0}")]
+    Vault(Arc<crate::vault::VaultError>),
+    /// Reading the secrets stopped (the blocking task panicked or was cancelled).
+    #[error("{0}")]
+    SecretsTask(Arc<tokio::task::JoinError>),
+    /// The factory has no secret source for its deferred entries.
+    #[error("no secrets")]
+    NoSecrets,
+}
 
 /// What became of a server.
 #[derive(Debug, Clone)]
@@ -157,13 +182,14 @@ pub struct McpFactory {
     /// Where the placeholders of deferred entries come from (the vault, opened then).
     secrets: SecretSource,
     /// Deferred entries resolved so far.
-    resolved: Mutex<BTreeMap<String, Result<ServerSpec, String>>>,
+    resolved: Mutex<BTreeMap<String, Result<ServerSpec, ServerSpecError>>>,
     /// Where MCP sign-ins are kept.
     tokens: Option<super::oauth::Tokens>,
 }
 
 /// The environment with the vault's secrets laid over it, or why it cannot be had.
-pub type Secrets = Arc<dyn Fn() -> Result<crate::config::Env, String> + Send + Sync>;
+pub type Secrets =
+    Arc<dyn Fn() -> Result<crate::config::Env, crate::vault::VaultError> + Send + Sync>;
 
 #[derive(Default)]
 struct SecretSource(Option<Secrets>);
@@ -240,11 +266,11 @@ impl McpFactory {
             Some(secrets) => {
                 let secrets = Arc::clone(secrets);
                 match tokio::task::spawn_blocking(move || secrets()).await {
-                    Ok(result) => result,
-                    Err(e) => Err(e.to_string()),
+                    Ok(result) => result.map_err(|e| ServerSpecError::Vault(Arc::new(e))),
+                    Err(e) => Err(ServerSpecError::SecretsTask(Arc::new(e))),
                 }
             }
-            None => Err("no secrets".into()),
+            None => Err(ServerSpecError::NoSecrets),
         };
         let Ok(mut resolved) = self.resolved.lock() else {
             return;
@@ -254,7 +280,10 @@ impl McpFactory {
                 continue;
             }
             let outcome = match &env {
-                Ok(env) => self.config.resolve(name, env),
+                Ok(env) => self
+                    .config
+                    .resolve(name, env)
+                    .map(|r| r.map_err(ServerSpecError::from)),
                 Err(e) => self
                     .config
                     .deferred
@@ -269,19 +298,19 @@ impl McpFactory {
 
     /// The spec of server `name` (its placeholders resolved first): `Err` with the reason
     /// it cannot be used, or that there is no such server.
-    pub async fn spec(&self, name: &str) -> Result<ServerSpec, String> {
+    pub async fn spec(&self, name: &str) -> Result<ServerSpec, ServerSpecError> {
         self.resolve_deferred(&[name.to_string()]).await;
         self.spec_of(name).unwrap_or_else(|| {
-            Err(format!(
-                "no MCP server `{name}` in functions/mcp.json (known: {})",
-                self.configured().join(", ")
-            ))
+            Err(ServerSpecError::Unknown {
+                name: name.to_string(),
+                known: self.configured().join(", "),
+            })
         })
     }
 
     /// The spec of server `name`: `Err` with the reason it cannot be used; `None` when it
     /// is not configured or not resolved yet.
-    fn spec_of(&self, name: &str) -> Option<Result<ServerSpec, String>> {
+    fn spec_of(&self, name: &str) -> Option<Result<ServerSpec, ServerSpecError>> {
         if let Some(spec) = self.config.servers.get(name) {
             return Some(Ok(spec.clone()));
         }
@@ -292,7 +321,7 @@ impl McpFactory {
             .broken
             .iter()
             .find(|b| b.name == name)
-            .map(|b| Err(b.reason.clone()))
+            .map(|b| Err(b.reason.clone().into()))
     }
 
     /// Sets the largest message a server may send (`mcp_max_message_size`).

@@ -272,8 +272,8 @@ impl rmcp::ClientHandler for Handler {
                 Question::Sample(Box::new(request), tx)
             })
             .await
-            .unwrap_or_else(|| Err("no conversation can answer this request".to_string()));
-        answer.map_err(|reason| rmcp::ErrorData::new(rmcp::model::ErrorCode(-1), reason, None))
+            .unwrap_or(Err(super::client_side::SamplingError::NoConversation));
+        answer.map_err(|e| rmcp::ErrorData::new(rmcp::model::ErrorCode(-1), e.to_string(), None))
     }
 
     async fn list_roots(
@@ -852,9 +852,11 @@ impl McpServer {
                     InputRequest::Elicitation(r) => {
                         Ok(serde_json::to_value(side.elicit(name, r.params).await))
                     }
-                    InputRequest::CreateMessage(r) => {
-                        side.sample(name, r.params).await.map(serde_json::to_value)
-                    }
+                    InputRequest::CreateMessage(r) => side
+                        .sample(name, r.params)
+                        .await
+                        .map(serde_json::to_value)
+                        .map_err(|e| e.to_string()),
                     InputRequest::ListRoots(_) => Ok(serde_json::to_value(
                         rmcp::model::ListRootsResult::new(side.roots()),
                     )),

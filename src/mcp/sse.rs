@@ -16,10 +16,68 @@ use crate::client::sse::{SseDecoder, SseEvent};
 /// How long the server has to announce its endpoint.
 const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// A failure of the SSE transport.
+/// Why a URL does not parse (`url::ParseError`, which reqwest does not re-export).
+type UrlError = <reqwest::Url as std::str::FromStr>::Err;
+
+/// A failure of the SSE transport: connecting, or sending a message.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct SseError(String);
+pub enum SseError {
+    /// A configured header name is not valid.
+    #[error("header `{0}` is not a valid name")]
+    HeaderName(String),
+    /// A configured header value is not valid.
+    #[error("header `{0}` has characters that are not allowed")]
+    HeaderValue(String),
+    /// The server URL does not parse.
+    #[error("bad url: {0}")]
+    Url(#[source] UrlError),
+    /// The server cannot be reached.
+    #[error("cannot reach {url}: {message}")]
+    Unreachable {
+        /// The URL as configured.
+        url: String,
+        /// Why (the error chain).
+        message: String,
+    },
+    /// Opening the stream was refused.
+    #[error("{url} answered HTTP {status}")]
+    Status {
+        /// The URL as configured.
+        url: String,
+        /// HTTP status.
+        status: u16,
+    },
+    /// No `endpoint` event in time.
+    #[error("{0} sent no `endpoint` event")]
+    NoEndpoint(String),
+    /// The stream ended before the `endpoint` event.
+    #[error("{0} closed the stream before sending its endpoint")]
+    Closed(String),
+    /// The `endpoint` event is not a URL.
+    #[error("bad endpoint `{data}`: {source}")]
+    BadEndpoint {
+        /// The event's data.
+        data: String,
+        /// The parse error.
+        source: UrlError,
+    },
+    /// The endpoint is on another origin than the stream.
+    #[error(
+        "{stream} named an endpoint on another origin ({endpoint}); refusing to send it credentials"
+    )]
+    ForeignEndpoint {
+        /// The stream's URL (shown form).
+        stream: String,
+        /// The endpoint's URL (shown form).
+        endpoint: String,
+    },
+    /// A message could not be posted.
+    #[error("{0}")]
+    Post(String),
+    /// The server refused a posted message.
+    #[error("the server answered HTTP {0}")]
+    Refused(u16),
+}
 
 /// A connected SSE session.
 pub struct SseTransport {
@@ -35,13 +93,13 @@ fn session_gone(status: reqwest::StatusCode) -> bool {
     matches!(status.as_u16(), 404 | 410)
 }
 
-fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header::HeaderMap, String> {
+fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header::HeaderMap, SseError> {
     let mut map = reqwest::header::HeaderMap::new();
     for (k, v) in headers {
         let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-            .map_err(|_| format!("header `{k}` is not a valid name"))?;
+            .map_err(|_| SseError::HeaderName(k.clone()))?;
         let value = reqwest::header::HeaderValue::from_str(v)
-            .map_err(|_| format!("header `{k}` has characters that are not allowed"))?;
+            .map_err(|_| SseError::HeaderValue(k.clone()))?;
         map.insert(name, value);
     }
     Ok(map)
@@ -57,7 +115,7 @@ impl SseTransport {
     ) -> Result<Self, super::McpError> {
         Self::open(http, url, headers, max_message_size)
             .await
-            .map_err(super::McpError::Start)
+            .map_err(|e| super::McpError::Start(e.to_string()))
     }
 
     async fn open(
@@ -65,8 +123,8 @@ impl SseTransport {
         url: &str,
         headers: &BTreeMap<String, String>,
         max_message_size: usize,
-    ) -> Result<Self, String> {
-        let base = reqwest::Url::parse(url).map_err(|e| format!("bad url: {e}"))?;
+    ) -> Result<Self, SseError> {
+        let base = reqwest::Url::parse(url).map_err(SseError::Url)?;
         let headers = header_map(headers)?;
         let response = http
             .get(base.clone())
@@ -74,17 +132,15 @@ impl SseTransport {
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .send()
             .await
-            .map_err(|e| {
-                format!(
-                    "cannot reach {url}: {}",
-                    crate::client::http::error_chain(&e)
-                )
+            .map_err(|e| SseError::Unreachable {
+                url: url.to_string(),
+                message: crate::client::http::error_chain(&e),
             })?;
         if !response.status().is_success() {
-            return Err(format!(
-                "{url} answered HTTP {}",
-                response.status().as_u16()
-            ));
+            return Err(SseError::Status {
+                url: url.to_string(),
+                status: response.status().as_u16(),
+            });
         }
         let (tx, incoming) = mpsc::channel(64);
         let (endpoint_tx, endpoint_rx) = oneshot::channel();
@@ -98,14 +154,14 @@ impl SseTransport {
         let shown = shown_url(&base);
         let endpoint = tokio::time::timeout(ENDPOINT_TIMEOUT, endpoint_rx)
             .await
-            .map_err(|_| format!("{shown} sent no `endpoint` event"))?
-            .map_err(|_| format!("{shown} closed the stream before sending its endpoint"))??;
+            .map_err(|_| SseError::NoEndpoint(shown.clone()))?
+            .map_err(|_| SseError::Closed(shown.clone()))??;
         // Headers (tokens) go only where the stream came from.
         if endpoint.origin() != base.origin() {
-            return Err(format!(
-                "{shown} named an endpoint on another origin ({}); refusing to send it credentials",
-                shown_url(&endpoint)
-            ));
+            return Err(SseError::ForeignEndpoint {
+                stream: shown,
+                endpoint: shown_url(&endpoint),
+            });
         }
         Ok(Self {
             http,
@@ -139,7 +195,7 @@ async fn read_events(
     response: reqwest::Response,
     base: reqwest::Url,
     tx: mpsc::Sender<ServerJsonRpcMessage>,
-    endpoint_tx: oneshot::Sender<Result<reqwest::Url, String>>,
+    endpoint_tx: oneshot::Sender<Result<reqwest::Url, SseError>>,
     max_message_size: usize,
 ) {
     let mut endpoint_tx = Some(endpoint_tx);
@@ -175,9 +231,11 @@ async fn read_events(
         };
         for event in events.drain(..) {
             if event.event == "endpoint" {
-                let resolved = base
-                    .join(event.data.trim())
-                    .map_err(|e| format!("bad endpoint `{}`: {e}", event.data));
+                let data = event.data.trim();
+                let resolved = base.join(data).map_err(|source| SseError::BadEndpoint {
+                    data: event.data.clone(),
+                    source,
+                });
                 if let Some(sender) = endpoint_tx.take() {
                     let _ = sender.send(resolved);
                 }
@@ -221,7 +279,7 @@ impl Transport<RoleClient> for SseTransport {
                 .json(&item)
                 .send()
                 .await
-                .map_err(|e| SseError(crate::client::http::error_chain(&e)))?;
+                .map_err(|e| SseError::Post(crate::client::http::error_chain(&e)))?;
             if response.status().is_success() {
                 Ok(())
             } else {
@@ -230,10 +288,7 @@ impl Transport<RoleClient> for SseTransport {
                     // as exited and is started afresh on next use.
                     reader.abort();
                 }
-                Err(SseError(format!(
-                    "the server answered HTTP {}",
-                    response.status().as_u16()
-                )))
+                Err(SseError::Refused(response.status().as_u16()))
             }
         }
     }

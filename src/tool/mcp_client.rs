@@ -16,7 +16,7 @@ use rmcp::model::{
 use serde_json::{Map, Value};
 
 use super::ask::{Answer, Asker, Question};
-use crate::mcp::client_side::ClientSide;
+use crate::mcp::client_side::{ClientSide, SamplingError};
 
 /// Tries per field before a form is given up (declined).
 const TRIES: usize = 3;
@@ -32,7 +32,7 @@ pub trait Sampler: Send + Sync {
         system: Option<String>,
         messages: Vec<(String, String)>,
         max_tokens: u32,
-    ) -> BoxFuture<'a, Result<(String, String), String>>;
+    ) -> BoxFuture<'a, Result<(String, String), SamplingError>>;
 }
 
 /// Serves the questions of one conversation's MCP calls.
@@ -75,10 +75,10 @@ impl ClientSide for ConversationSide<'_> {
         &'a self,
         server: &'a str,
         request: CreateMessageRequestParams,
-    ) -> BoxFuture<'a, Result<CreateMessageResult, String>> {
+    ) -> BoxFuture<'a, Result<CreateMessageResult, SamplingError>> {
         Box::pin(async move {
             let Some(sampler) = self.sampler else {
-                return Err("sampling is not available in this conversation".to_string());
+                return Err(SamplingError::NoSampler);
             };
             let messages = request
                 .messages

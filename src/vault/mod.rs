@@ -329,14 +329,14 @@ impl Keyring {
     /// The environment for `functions/mcp.json`'s placeholders: vault secrets first. A
     /// vault that cannot be opened is returned as the reason the file cannot be used;
     /// names that exist nowhere are reported per server by the MCP layer.
-    pub fn env_for_mcp(&self, text: Option<&str>, env: &Env) -> (Env, Option<String>) {
+    pub fn env_for_mcp(&self, text: Option<&str>, env: &Env) -> (Env, Option<VaultError>) {
         let Some(text) = text else {
             return (env.clone(), None);
         };
         match resolve_env(self, text, false, env, None) {
             Ok(Resolved::Overlaid(with_vault)) => (with_vault, None),
             Ok(Resolved::Unchanged) => (env.clone(), None),
-            Err(e) => (env.clone(), Some(format!("mcp.json: {e}"))),
+            Err(e) => (env.clone(), Some(e)),
         }
     }
 
