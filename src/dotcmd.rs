@@ -295,7 +295,7 @@ pub const COMMANDS: &[ReplCommand] = &[
         help: "Manage the secrets in the vault",
         parse: |args| match crate::vault::commands::Op::from_repl(args) {
             Ok(op) => Action::Vault(op),
-            Err(usage) => Action::Usage(usage),
+            Err(usage) => Action::Usage(usage.to_string()),
         },
     },
     ReplCommand {

@@ -81,15 +81,28 @@ pub struct AgentConfig {
     pub escalation_timeout: Option<u64>,
 }
 
+/// An `<AGENT>_*` environment override whose value does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{var}: expected {expected}")]
+pub struct EnvOverrideError {
+    /// The variable (`MY_AGENT_TEMPERATURE`).
+    pub var: String,
+    /// What it should hold (`a number`).
+    pub expected: &'static str,
+}
+
 impl AgentConfig {
     /// Applies the `<AGENT>_*` environment overrides (`<AGENT>` is the agent's name in
     /// capitals, `-` as `_`): `_MODEL`, `_TEMPERATURE`, `_TOP_P`, `_AGENT_SESSION`,
     /// `_INSTRUCTIONS`, and JSON lists for `_GLOBAL_TOOLS`, `_MCP_SERVERS` and
     /// `_VARIABLES`. A value that does not parse is an error naming the variable.
-    pub fn apply_env(&mut self, agent: &str, env: &Env) -> Result<(), String> {
+    pub fn apply_env(&mut self, agent: &str, env: &Env) -> Result<(), EnvOverrideError> {
         let prefix = env_prefix(agent);
         let get = |key: &str| env.get(&format!("{prefix}_{key}")).map(str::to_string);
-        let bad = |key: &str, what: &str| format!("{prefix}_{key}: expected {what}");
+        let bad = |key: &str, expected: &'static str| EnvOverrideError {
+            var: format!("{prefix}_{key}"),
+            expected,
+        };
         if let Some(model) = get("MODEL") {
             self.model = Some(model);
         }
@@ -179,6 +192,6 @@ mod tests {
         assert_eq!(config.variables[0].default.as_deref(), Some("1"));
         let broken = Env::from_pairs([("MY_AGENT_TEMPERATURE", "hot")]);
         let error = config.apply_env("my-agent", &broken).unwrap_err();
-        assert_eq!(error, "MY_AGENT_TEMPERATURE: expected a number");
+        assert_eq!(error.to_string(), "MY_AGENT_TEMPERATURE: expected a number");
     }
 }

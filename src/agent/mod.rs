@@ -166,9 +166,9 @@ impl AgentDef {
         };
         config
             .apply_env(name, env)
-            .map_err(|message| AgentError::Config {
+            .map_err(|e| AgentError::Config {
                 path: "environment".into(),
-                message,
+                message: e.to_string(),
             })?;
         let tools = match tools_file(&dir) {
             Some(path) => crate::tool::script::parse_agent_tools(&path)

@@ -112,8 +112,28 @@ pub fn env_var_for(key: &str) -> String {
     format!("LOKI_{}", key.to_ascii_uppercase())
 }
 
+/// An override variable whose text is not a value of its key's kind.
+#[derive(Debug, thiserror::Error)]
+pub enum OverrideError {
+    /// Not a boolean word.
+    #[error("expected true or false, got `{0}`")]
+    Bool(String),
+    /// Not a number.
+    #[error("expected a number, got `{0}`")]
+    Float(String),
+    /// Not a whole number.
+    #[error("expected a whole number, got `{0}`")]
+    Int(String),
+    /// Not JSON.
+    #[error("expected JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Not a YAML scalar (or JSON without a YAML equivalent).
+    #[error(transparent)]
+    Yaml(#[from] serde_yaml::Error),
+}
+
 /// Converts the text of an override variable into a YAML value of the key's kind.
-pub fn parse_override(kind: KeyKind, raw: &str) -> Result<serde_yaml::Value, String> {
+pub fn parse_override(kind: KeyKind, raw: &str) -> Result<serde_yaml::Value, OverrideError> {
     use serde_yaml::Value;
     let trimmed = raw.trim();
     match kind {
@@ -121,20 +141,21 @@ pub fn parse_override(kind: KeyKind, raw: &str) -> Result<serde_yaml::Value, Str
         KeyKind::Bool => match trimmed.to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" | "on" => Ok(Value::Bool(true)),
             "0" | "false" | "no" | "off" => Ok(Value::Bool(false)),
-            _ => Err(format!("expected true or false, got `{raw}`")),
+            _ => Err(OverrideError::Bool(raw.to_string())),
         },
         KeyKind::Float => trimmed
             .parse::<f64>()
             .map(|n| Value::Number(n.into()))
-            .map_err(|_| format!("expected a number, got `{raw}`")),
+            .map_err(|_| OverrideError::Float(raw.to_string())),
         KeyKind::Int => trimmed
             .parse::<u64>()
             .map(|n| Value::Number(n.into()))
-            .map_err(|_| format!("expected a whole number, got `{raw}`")),
-        KeyKind::Scalar => serde_yaml::from_str(trimmed).map_err(|e| e.to_string()),
-        KeyKind::Json => serde_json::from_str::<serde_json::Value>(trimmed)
-            .map_err(|e| format!("expected JSON: {e}"))
-            .and_then(|json| serde_yaml::to_value(json).map_err(|e| e.to_string())),
+            .map_err(|_| OverrideError::Int(raw.to_string())),
+        KeyKind::Scalar => Ok(serde_yaml::from_str(trimmed)?),
+        KeyKind::Json => {
+            let json: serde_json::Value = serde_json::from_str(trimmed)?;
+            Ok(serde_yaml::to_value(json)?)
+        }
     }
 }
 

@@ -22,11 +22,24 @@ pub struct LoadedConfig {
     pub warnings: Vec<String>,
 }
 
+/// Why a secret store could not supply a file's placeholders: the store's own error
+/// (the vault's, which this layer cannot name), shown as it is.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct SecretsError(Box<dyn std::error::Error + Send + Sync>);
+
+impl SecretsError {
+    /// Wraps the store's error.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Box::new(error))
+    }
+}
+
 /// Where `{{NAME}}` placeholders find secrets before the environment (the vault).
 pub trait Secrets {
     /// `env` with the secrets `text`'s placeholders name laid over it; `None` to use
     /// `env` as it is. `file` names the file in errors.
-    fn overlay(&self, text: &str, env: &Env, file: &str) -> Result<Option<Env>, String>;
+    fn overlay(&self, text: &str, env: &Env, file: &str) -> Result<Option<Env>, SecretsError>;
 }
 
 /// No secret store: placeholders come from the environment alone.
@@ -34,7 +47,7 @@ pub trait Secrets {
 pub struct NoSecrets;
 
 impl Secrets for NoSecrets {
-    fn overlay(&self, _text: &str, _env: &Env, _file: &str) -> Result<Option<Env>, String> {
+    fn overlay(&self, _text: &str, _env: &Env, _file: &str) -> Result<Option<Env>, SecretsError> {
         Ok(None)
     }
 }
@@ -78,7 +91,7 @@ pub fn parse_with(
     let label = path.display().to_string();
     match secrets
         .overlay(text, env, &label)
-        .map_err(ConfigError::Secrets)?
+        .map_err(|e| ConfigError::Secrets(e.to_string()))?
     {
         Some(with_secrets) => parse(text, path, &with_secrets),
         None => parse(text, path, env),
@@ -251,9 +264,9 @@ fn collect_overrides(env: &Env) -> Result<Vec<(&'static str, Value)>, ConfigErro
     for (key, kind) in KEYS {
         let var = env_var_for(key);
         if let Some(raw) = env.get(&var) {
-            let value = parse_override(*kind, raw).map_err(|message| ConfigError::EnvOverride {
+            let value = parse_override(*kind, raw).map_err(|e| ConfigError::EnvOverride {
                 var: var.clone(),
-                message,
+                message: e.to_string(),
             })?;
             out.push((*key, value));
         }

@@ -345,17 +345,20 @@ pub enum Wrap {
     Width(u16),
 }
 
+/// A `wrap` value that is neither `no`, `auto` nor a positive column count (as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected `no`, `auto` or a column count, got `{0}`")]
+pub struct WrapError(pub String);
+
 impl Wrap {
     /// Parses `no`, `auto` or a positive column count.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, WrapError> {
         match text.trim() {
             "no" | "false" | "off" | "none" => Ok(Self::No),
             "auto" => Ok(Self::Auto),
             n => match n.parse::<u16>() {
                 Ok(w) if w > 0 => Ok(Self::Width(w)),
-                _ => Err(format!(
-                    "expected `no`, `auto` or a column count, got `{text}`"
-                )),
+                _ => Err(WrapError(text.to_string())),
             },
         }
     }

@@ -20,20 +20,31 @@ pub enum Op {
 
 impl Op {
     /// Parses `.vault <sub> [name]`; `Err` is the usage line.
-    pub fn from_repl(args: &str) -> Result<Self, String> {
+    pub fn from_repl(args: &str) -> Result<Self, UsageError> {
         let mut words = args.split_whitespace();
         let sub = words.next().unwrap_or_default();
         let name = words.next().map(str::to_string);
-        let usage_named = || format!("Usage: .vault {sub} <name>");
+        let usage_named = || UsageError::MissingName(sub.to_string());
         match sub {
             "list" => Ok(Self::List),
             "add" => name.map(Self::Add).ok_or_else(usage_named),
             "get" => name.map(Self::Get).ok_or_else(usage_named),
             "update" => name.map(Self::Update).ok_or_else(usage_named),
             "delete" => name.map(Self::Delete).ok_or_else(usage_named),
-            _ => Err("Usage: .vault <add|get|update|delete|list> [name]".into()),
+            _ => Err(UsageError::UnknownCommand),
         }
     }
+}
+
+/// `.vault` arguments that name no operation: the usage line to show.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UsageError {
+    /// A sub-command that needs a name got none.
+    #[error("Usage: .vault {0} <name>")]
+    MissingName(String),
+    /// No sub-command, or an unknown one.
+    #[error("Usage: .vault <add|get|update|delete|list> [name]")]
+    UnknownCommand,
 }
 
 /// What an operation produced.
@@ -139,12 +150,12 @@ mod tests {
         assert_eq!(Op::from_repl("add TOKEN"), Ok(Op::Add("TOKEN".into())));
         assert_eq!(Op::from_repl("list"), Ok(Op::List));
         assert_eq!(
-            Op::from_repl("get"),
-            Err("Usage: .vault get <name>".to_string())
+            Op::from_repl("get").unwrap_err().to_string(),
+            "Usage: .vault get <name>"
         );
         assert_eq!(
-            Op::from_repl("nope"),
-            Err("Usage: .vault <add|get|update|delete|list> [name]".to_string())
+            Op::from_repl("nope").unwrap_err().to_string(),
+            "Usage: .vault <add|get|update|delete|list> [name]"
         );
     }
 }

@@ -360,11 +360,16 @@ impl Keyring {
 }
 
 impl crate::config::load::Secrets for Keyring {
-    fn overlay(&self, text: &str, env: &Env, label: &str) -> Result<Option<Env>, String> {
+    fn overlay(
+        &self,
+        text: &str,
+        env: &Env,
+        label: &str,
+    ) -> Result<Option<Env>, crate::config::load::SecretsError> {
         match resolve_env(self, text, true, env, Some(label)) {
             Ok(Resolved::Overlaid(with_vault)) => Ok(Some(with_vault)),
             Ok(Resolved::Unchanged) => Ok(None),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(crate::config::load::SecretsError::new(e)),
         }
     }
 }
