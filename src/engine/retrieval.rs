@@ -51,7 +51,7 @@ pub(super) async fn augment(
         .rag_template
         .clone()
         .unwrap_or_else(|| search::DEFAULT_TEMPLATE.to_string());
-    search::check_template(&template).map_err(CoreError::InvalidRequest)?;
+    search::check_template(&template).map_err(|e| CoreError::InvalidRequest(e.to_string()))?;
     let kb = state.rags.open(state.paths.rag_dir(&name), &name)?;
     let settings = settings(state, ctx, &kb.meta);
     let text = message.text_content();

@@ -119,16 +119,34 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    async fn read_all(bytes: &[u8]) -> Vec<Result<Option<Value>, String>> {
+    /// One [`read_message`] result.
+    type Read = Result<Option<Value>, FrameError>;
+
+    async fn read_all(bytes: &[u8]) -> Vec<Read> {
         let mut reader = tokio::io::BufReader::new(bytes);
         let mut out = Vec::new();
         loop {
-            let next = read_message(&mut reader).await.map_err(|e| e.to_string());
+            let next = read_message(&mut reader).await;
             let stop = !matches!(next, Ok(Some(_)));
             out.push(next);
             if stop {
                 return out;
             }
+        }
+    }
+
+    /// The messages of reads that all succeeded.
+    fn messages(read: Vec<Read>) -> Vec<Option<Value>> {
+        read.into_iter()
+            .map(|r| r.unwrap_or_else(|e| panic!("{e}")))
+            .collect()
+    }
+
+    /// The error of a failed read, as shown.
+    fn shown_error(read: &Read) -> String {
+        match read {
+            Ok(message) => panic!("not an error: {message:?}"),
+            Err(e) => e.to_string(),
         }
     }
 
@@ -151,17 +169,17 @@ mod tests {
         assert!(text.starts_with(&format!("Content-Length: {}\r\n\r\n{{", body.len())));
         bytes.extend(encode(&second));
         let read = block_on(read_all(&bytes));
-        assert_eq!(read, [Ok(Some(first)), Ok(Some(second)), Ok(None)]);
+        assert_eq!(messages(read), [Some(first), Some(second), None]);
     }
 
     #[test]
     fn headers_are_case_insensitive_and_others_are_ignored() {
         let bytes = b"content-length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}";
-        assert_eq!(block_on(read_all(bytes)), [Ok(Some(json!({}))), Ok(None)]);
+        assert_eq!(messages(block_on(read_all(bytes))), [Some(json!({})), None]);
         // A bare `\n` ends lines too.
         assert_eq!(
-            block_on(read_all(b"Content-Length: 2\n\n[]")),
-            [Ok(Some(json!([]))), Ok(None)]
+            messages(block_on(read_all(b"Content-Length: 2\n\n[]"))),
+            [Some(json!([])), None]
         );
     }
 
@@ -169,7 +187,8 @@ mod tests {
     fn a_huge_length_is_refused_before_allocating() {
         let read = block_on(read_all(b"Content-Length: 1099511627776\r\n\r\n{}"));
         assert_eq!(read.len(), 1);
-        let error = read[0].as_ref().unwrap_err();
+        assert!(matches!(read[0], Err(FrameError::TooLarge(1099511627776))));
+        let error = shown_error(&read[0]);
         assert!(
             error.contains("1099511627776 bytes is larger than the limit"),
             "{error}"
@@ -193,17 +212,17 @@ mod tests {
             (b"garbage\r\n\r\n", "`garbage`"),
         ] {
             let read = block_on(read_all(bytes));
-            let error = read.last().unwrap().as_ref().unwrap_err().to_lowercase();
+            let error = shown_error(read.last().unwrap()).to_lowercase();
             assert!(
                 error.contains(&expected.to_lowercase()),
                 "{error} for {bytes:?}"
             );
         }
         let long = format!("X-Long: {}\r\n", "a".repeat(MAX_HEADER_LINE as usize));
-        let error = block_on(read_all(long.as_bytes())).remove(0).unwrap_err();
-        assert!(error.contains("longer than"), "{error}");
+        let error_text = shown_error(&block_on(read_all(long.as_bytes()))[0]);
+        assert!(error_text.contains("longer than"), "{error_text}");
         let many = "X-A: b\r\n".repeat(MAX_HEADERS + 1);
-        let error = block_on(read_all(many.as_bytes())).remove(0).unwrap_err();
-        assert!(error.contains("header lines"), "{error}");
+        let error_text = shown_error(&block_on(read_all(many.as_bytes()))[0]);
+        assert!(error_text.contains("header lines"), "{error_text}");
     }
 }

@@ -211,14 +211,17 @@ async fn rerank(
         .collect())
 }
 
+/// A `rag_template` without the placeholders it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("rag_template must contain {INPUT} and {CONTEXT} ({SOURCES} is optional)")]
+pub struct TemplateError;
+
 /// Checks that `template` has the placeholders it needs.
-pub fn check_template(template: &str) -> Result<(), String> {
+pub fn check_template(template: &str) -> Result<(), TemplateError> {
     if template.contains(INPUT) && template.contains(CONTEXT) {
         Ok(())
     } else {
-        Err(format!(
-            "rag_template must contain {INPUT} and {CONTEXT} ({SOURCES} is optional)"
-        ))
+        Err(TemplateError)
     }
 }
 

@@ -89,22 +89,36 @@ const MAX_THEME_ATOMS: usize = 8192;
 /// The largest theme file read.
 const MAX_THEME_BYTES: u64 = 8 * 1024 * 1024;
 
-/// Parses a `.tmTheme` file; the error is one line.
-pub fn load_file(path: &Path) -> Result<Theme, String> {
-    let text =
-        crate::atomic_file::read_regular_text(path, MAX_THEME_BYTES).map_err(|e| e.to_string())?;
+/// Why a `.tmTheme` file cannot be used; each is one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ThemeError {
+    /// The file cannot be read (or is not a regular file, or too large).
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    /// More scope-name parts than syntect can hold.
+    #[error("its scopes name more than {MAX_THEME_ATOMS} distinct parts, more than can be used")]
+    TooManyScopes,
+    /// Not a theme syntect reads: the first line of its error.
+    #[error("{0}")]
+    Parse(String),
+    /// A theme without a single colour.
+    #[error("no colours defined")]
+    NoColours,
+}
+
+/// Parses a `.tmTheme` file.
+pub fn load_file(path: &Path) -> Result<Theme, ThemeError> {
+    let text = crate::atomic_file::read_regular_text(path, MAX_THEME_BYTES)?;
     if scope_atoms(&text) > MAX_THEME_ATOMS {
-        return Err(format!(
-            "its scopes name more than {MAX_THEME_ATOMS} distinct parts, more than can be used"
-        ));
+        return Err(ThemeError::TooManyScopes);
     }
     let theme =
         ThemeSet::load_from_reader(&mut std::io::Cursor::new(text.as_bytes())).map_err(|e| {
             let text = e.to_string();
-            text.lines().next().unwrap_or("unreadable").to_string()
+            ThemeError::Parse(text.lines().next().unwrap_or("unreadable").to_string())
         })?;
     if theme.settings.foreground.is_none() && theme.scopes.is_empty() {
-        return Err("no colours defined".into());
+        return Err(ThemeError::NoColours);
     }
     Ok(theme)
 }
@@ -228,6 +242,7 @@ mod tests {
         assert_eq!(scope_colour(&theme, &["markup.quote"]), None);
         std::fs::write(&path, "not a plist").unwrap();
         let err = load_file(&path).unwrap_err();
-        assert!(!err.contains('\n'), "{err}");
+        assert!(matches!(err, ThemeError::Parse(_)), "{err}");
+        assert!(!err.to_string().contains('\n'), "{err}");
     }
 }

@@ -618,7 +618,7 @@ async fn check(
         _ => None,
     };
     if let Some(schema) = declared {
-        schema::check(schema, &args).map_err(ToolError::BadArguments)?;
+        schema::check(schema, &args).map_err(|e| ToolError::BadArguments(e.to_string()))?;
     }
     let name = tool.name().to_string();
     let count = policy.seen.entry(format!("{name} {args}")).or_insert(0);

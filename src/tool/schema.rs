@@ -9,15 +9,24 @@ use serde_json::Value;
 /// Most problems listed in one message.
 const MAX_PROBLEMS: usize = 5;
 
-/// Checks `args` against `schema`; the problems, joined, when there are any.
-pub fn check(schema: &Value, args: &Value) -> Result<(), String> {
+/// Arguments that do not fit the declared schema: the first problems found (at most
+/// five), shown joined by `; `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .problems.join("; "))]
+pub struct ArgumentsError {
+    /// One line per problem (`` `count` must be integer (got a string) ``).
+    pub problems: Vec<String>,
+}
+
+/// Checks `args` against `schema`; the problems when there are any.
+pub fn check(schema: &Value, args: &Value) -> Result<(), ArgumentsError> {
     let mut problems = Vec::new();
     check_value(schema, args, "", &mut problems);
     if problems.is_empty() {
         return Ok(());
     }
     problems.truncate(MAX_PROBLEMS);
-    Err(problems.join("; "))
+    Err(ArgumentsError { problems })
 }
 
 fn check_value(schema: &Value, value: &Value, at: &str, problems: &mut Vec<String>) {
@@ -141,18 +150,21 @@ mod tests {
     fn required_types_and_enums_are_checked() {
         assert!(check(&schema(), &json!({"text": "hi", "count": 2, "tags": ["a"]})).is_ok());
         assert_eq!(
-            check(&schema(), &json!({})).unwrap_err(),
+            check(&schema(), &json!({})).unwrap_err().to_string(),
             "`text` is required"
         );
         assert_eq!(
-            check(&schema(), &json!({"text": null})).unwrap_err(),
-            "`text` is required"
+            check(&schema(), &json!({"text": null}))
+                .unwrap_err()
+                .problems,
+            ["`text` is required"]
         );
         let err = check(
             &schema(),
             &json!({"text": [1], "count": "x", "mode": "warp", "tags": [{}]}),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("`text` must be string (got an array)"),
             "{err}"

@@ -189,7 +189,7 @@ fn parse_bash(text: &str) -> ParseResult {
                 }
             }
             "option" | "flag" | "arg" => {
-                let param = parse_param(tag, body).map_err(|m| (i + 1, m))?;
+                let param = parse_param(tag, body).map_err(|e| (i + 1, e.to_string()))?;
                 if param.required {
                     required.push(Value::String(param.name.clone()));
                 }
@@ -209,6 +209,29 @@ fn parse_bash(text: &str) -> ParseResult {
     Ok(tool)
 }
 
+/// An annotation or type hint that declares no usable parameter.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ParamError {
+    /// `@option` (or `@flag`, `@arg`) with nothing after it.
+    #[error("`@{0}` needs a name")]
+    NoName(String),
+    /// The first word has no name part (`--!`).
+    #[error("`@{tag} {body}`: missing name")]
+    MissingName { tag: String, body: String },
+    /// `[a|b` without its `]`.
+    #[error("`{0}`: unclosed `[` in the choice list")]
+    UnclosedChoices(String),
+    /// A TypeScript union of anything but string literals.
+    #[error("unsupported union `{0}` (only string literals)")]
+    Union(String),
+    /// A TypeScript type with no JSON schema equivalent here.
+    #[error("unsupported type `{0}`")]
+    TsType(String),
+    /// A Python type hint with no JSON schema equivalent here.
+    #[error("unsupported type hint `{0}`")]
+    PythonType(String),
+}
+
 struct Param {
     name: String,
     required: bool,
@@ -217,7 +240,7 @@ struct Param {
 
 /// `--name!`, `-n --name*[a|b]`, `--name=default <VALUE>`, `name+`, followed by a
 /// description.
-fn parse_param(tag: &str, body: &str) -> Result<Param, String> {
+fn parse_param(tag: &str, body: &str) -> Result<Param, ParamError> {
     let mut words = body.split_whitespace().peekable();
     // A short option (`-o`) before the long one is only an alias.
     if tag != "arg"
@@ -230,14 +253,17 @@ fn parse_param(tag: &str, body: &str) -> Result<Param, String> {
     }
     let spec = words
         .next()
-        .ok_or_else(|| format!("`@{tag}` needs a name"))?;
+        .ok_or_else(|| ParamError::NoName(tag.to_string()))?;
     let spec = spec.trim_start_matches('-');
     let name_end = spec
         .find(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
         .unwrap_or(spec.len());
     let (raw_name, modifiers) = spec.split_at(name_end);
     if raw_name.is_empty() {
-        return Err(format!("`@{tag} {body}`: missing name"));
+        return Err(ParamError::MissingName {
+            tag: tag.to_string(),
+            body: body.to_string(),
+        });
     }
     let name = raw_name.replace('-', "_");
     let mut rest: Vec<&str> = words.collect();
@@ -262,7 +288,7 @@ fn parse_param(tag: &str, body: &str) -> Result<Param, String> {
     if let Some(open) = modifiers.find('[') {
         let choices = modifiers[open + 1..]
             .strip_suffix(']')
-            .ok_or_else(|| format!("`{spec}`: unclosed `[` in the choice list"))?;
+            .ok_or_else(|| ParamError::UnclosedChoices(spec.to_string()))?;
         if choices.starts_with('`') || choices.starts_with("?`") {
             // Choices computed by a shell function: any string is accepted.
         } else {
@@ -511,7 +537,7 @@ fn matching_paren(text: &str, open: usize) -> Option<usize> {
 }
 
 /// The JSON schema of a TypeScript type, and whether it admits `null`/`undefined`.
-fn ts_type(hint: &str) -> Result<(Value, bool), String> {
+fn ts_type(hint: &str) -> Result<(Value, bool), ParamError> {
     let parts: Vec<&str> = hint.split('|').map(str::trim).collect();
     let nullable = parts.iter().any(|p| matches!(*p, "null" | "undefined"));
     let parts: Vec<&str> = parts
@@ -530,7 +556,7 @@ fn ts_type(hint: &str) -> Result<(Value, bool), String> {
                     .and_then(|p| p.strip_suffix('"'))
                     .or_else(|| p.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')))
                     .map(|v| Value::String(v.to_string()))
-                    .ok_or_else(|| format!("unsupported union `{hint}` (only string literals)"))
+                    .ok_or_else(|| ParamError::Union(hint.to_string()))
             })
             .collect::<Result<_, _>>()?;
         return Ok((json!({"type": "string", "enum": values}), nullable));
@@ -551,7 +577,7 @@ fn ts_type(hint: &str) -> Result<(Value, bool), String> {
         "string" => "string",
         "number" => "number",
         "boolean" => "boolean",
-        other => return Err(format!("unsupported type `{other}`")),
+        other => return Err(ParamError::TsType(other.to_string())),
     };
     Ok((json!({ "type": simple }), nullable))
 }
@@ -629,7 +655,7 @@ fn split_top_level(text: &str) -> Vec<String> {
 }
 
 /// The JSON schema of a type hint, and whether it is `Optional`.
-fn python_type(hint: &str) -> Result<(Value, bool), String> {
+fn python_type(hint: &str) -> Result<(Value, bool), ParamError> {
     let hint = hint.trim();
     if let Some(inner) = hint
         .strip_prefix("Optional[")
@@ -670,7 +696,7 @@ fn python_type(hint: &str) -> Result<(Value, bool), String> {
             return Ok((json!({"type": "array", "items": {"type": "string"}}), false));
         }
         "dict" | "Dict" => "object",
-        other => return Err(format!("unsupported type hint `{other}`")),
+        other => return Err(ParamError::PythonType(other.to_string())),
     };
     Ok((json!({ "type": simple }), false))
 }
