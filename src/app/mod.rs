@@ -506,9 +506,9 @@ async fn unlock_for_mcp(state: &AppState) {
 
 /// `--api-key-hash`: a new key, and the entry that lets it in.
 fn api_key_hash() -> anyhow::Result<u8> {
-    let (key, hash) = crate::server::auth::new_key().map_err(|e| anyhow::anyhow!(e))?;
+    let made = crate::server::auth::new_key()?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "key:  {key}")?;
+    writeln!(out, "key:  {}", made.key)?;
     writeln!(
         out,
         "# for config.yaml (the key itself is not stored; give it to the client):"
@@ -516,7 +516,8 @@ fn api_key_hash() -> anyhow::Result<u8> {
     writeln!(out, "api:\n  auth:\n    mode: StaticKeys\n    keys:")?;
     writeln!(
         out,
-        "      - subject: <who>\n        key_hash: \"{hash}\"\n        scopes: [read, write]"
+        "      - subject: <who>\n        id: {}\n        key_hash: \"{}\"\n        scopes: [read, write]",
+        made.id, made.hash
     )?;
     Ok(0)
 }

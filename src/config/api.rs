@@ -63,11 +63,16 @@ pub enum AuthConfig {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct KeyEntry {
-    /// Who it belongs to (in logs).
+    /// Who it belongs to (in logs; sessions it creates are its own).
     pub subject: String,
+    /// The id a key made by `loki --api-key-hash` carries (`lk_<id>_…`): only this
+    /// entry's hash is checked for such a key. Entries without one are checked for keys
+    /// without one.
+    #[serde(default)]
+    pub id: Option<String>,
     /// `$argon2id$…` (`loki --api-key-hash` makes one).
     pub key_hash: String,
-    /// `read` (GET), `write` (everything else); default both.
+    /// What it may do ([`SCOPES`]); default `read` and `write`.
     #[serde(default = "default_scopes")]
     pub scopes: Vec<String>,
     /// Requests per minute for this key, over `limits.rate_limit_per_minute`.
@@ -77,6 +82,123 @@ pub struct KeyEntry {
 
 fn default_scopes() -> Vec<String> {
     vec!["read".into(), "write".into()]
+}
+
+/// The scopes a key may hold: `*`/`admin` (everything, every subject's sessions),
+/// `read` (every `read:…`), `write` (every `write:…` and `run:…`), and the fine ones.
+pub const SCOPES: &[&str] = &[
+    "*",
+    "admin",
+    "read",
+    "write",
+    "read:sessions",
+    "write:sessions",
+    "admin:sessions",
+    "read:models",
+    "read:roles",
+    "read:agents",
+    "read:rags",
+    "read:metrics",
+    "run:models",
+    "admin:rags",
+];
+
+impl ApiConfig {
+    /// Everything wrong with it, each a line naming the key (empty when it is fine).
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (key, value) in [
+            ("api.request_timeout_seconds", self.request_timeout_seconds),
+            (
+                "api.approval_timeout_seconds",
+                self.approval_timeout_seconds,
+            ),
+            (
+                "api.limits.max_concurrent_requests",
+                self.limits.max_concurrent_requests as u64,
+            ),
+            (
+                "api.limits.max_body_bytes",
+                self.limits.max_body_bytes as u64,
+            ),
+        ] {
+            if value == 0 {
+                out.push(format!("`{key}` is 0; it must be at least 1"));
+            }
+        }
+        if self.limits.rate_limit_per_minute == Some(0) {
+            out.push(
+                "`api.limits.rate_limit_per_minute` is 0 (leave it unset for no limit)".into(),
+            );
+        }
+        if let Some(addr) = &self.listen_addr
+            && addr.parse::<std::net::SocketAddr>().is_err()
+        {
+            out.push(format!(
+                "`api.listen_addr` `{addr}` is not an address (host:port)"
+            ));
+        }
+        if let Some(AuthConfig::StaticKeys { keys }) = &self.auth {
+            if keys.is_empty() {
+                out.push("`api.auth.keys` is empty".into());
+            }
+            let mut ids = std::collections::BTreeSet::new();
+            for (n, key) in keys.iter().enumerate() {
+                out.extend(key.problems(n));
+                if let Some(id) = &key.id
+                    && !ids.insert(id.as_str())
+                {
+                    out.push(format!("`api.auth.keys[{n}].id` `{id}` is used twice"));
+                }
+            }
+        }
+        for origin in &self.cors.allowed_origins {
+            let ok = origin == "*"
+                || ((origin.starts_with("http://") || origin.starts_with("https://"))
+                    && !origin.ends_with('/'));
+            if !ok {
+                out.push(format!(
+                    "`api.cors.allowed_origins` `{origin}` is not an origin (scheme://host[:port], or *)"
+                ));
+            }
+        }
+        out
+    }
+}
+
+impl KeyEntry {
+    fn problems(&self, n: usize) -> Vec<String> {
+        let at = format!("`api.auth.keys[{n}]`");
+        let mut out = Vec::new();
+        if self.subject.trim().is_empty() {
+            out.push(format!("{at}.subject is empty"));
+        }
+        if !self.key_hash.starts_with("$argon2") {
+            out.push(format!(
+                "{at}.key_hash is not an argon2 hash (a plaintext key can never match; `loki --api-key-hash` makes an entry)"
+            ));
+        }
+        if let Some(id) = &self.id
+            && (id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric()))
+        {
+            out.push(format!("{at}.id `{id}` must be letters and digits"));
+        }
+        if self.scopes.is_empty() {
+            out.push(format!("{at}.scopes is empty; the key could do nothing"));
+        }
+        for scope in &self.scopes {
+            if !SCOPES.contains(&scope.as_str()) {
+                out.push(format!(
+                    "{at}.scopes: unknown scope `{scope}` (known: {})",
+                    SCOPES.join(", ")
+                ));
+            }
+        }
+        if self.rate_limit_per_minute == Some(0) {
+            out.push(format!("{at}.rate_limit_per_minute is 0"));
+        }
+        out
+    }
 }
 
 /// `api.cors`.

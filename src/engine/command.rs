@@ -97,6 +97,9 @@ pub enum Command {
     /// Go off the record (`.otr`): nothing is written from now on, in this conversation
     /// and every descendant. Refused while a session is open.
     OffTheRecord,
+    /// Record `subject` as the open session's owner, unless it has one (a session the
+    /// server creates for an API key belongs to that key's subject).
+    ClaimSession(String),
 }
 
 /// `.edit session`: the edited session replaces the stored one, through the store the
@@ -478,6 +481,19 @@ fn confirm(
                 session.lock().get_mut().rag = None;
             }
             Ok("rag: none".into())
+        }
+        Command::ClaimSession(subject) => {
+            let Some(session) = &ctx.session else {
+                return Err(CoreError::NotActive { what: "session" });
+            };
+            let mut held = session.lock();
+            if held.get().owner.is_none() {
+                held.get_mut().owner = Some(subject.clone());
+            }
+            Ok(format!(
+                "owner: {}",
+                held.get().owner.as_deref().unwrap_or(&subject)
+            ))
         }
         Command::SaveSession(_)
         | Command::CloseSession { .. }

@@ -345,6 +345,29 @@ pub async fn serve(state: Arc<AppState>, addr: Option<&str>, yolo: bool) -> anyh
     }
 }
 
+/// A web page the user visits must not reach the MCP server on their machine: a request
+/// naming an `Origin` other than the server's own is refused (rmcp checks `Host`).
+async fn same_origin_only(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::header;
+    use axum::response::IntoResponse;
+    let headers = request.headers();
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        let origin = origin.to_str().unwrap_or("");
+        if !crate::server::gate::origin_allowed(&[], origin, host) {
+            return (
+                axum::http::StatusCode::FORBIDDEN,
+                "requests from web pages are refused by loki's MCP server",
+            )
+                .into_response();
+        }
+    }
+    next.run(request).await
+}
+
 async fn serve_http(server: LokiMcp, addr: &str) -> anyhow::Result<u8> {
     let server_terminal = server.state.terminal;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -366,7 +389,9 @@ async fn serve_http(server: LokiMcp, addr: &str) -> anyhow::Result<u8> {
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()),
     );
-    let app = axum::Router::new().nest_service("/mcp", service);
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(same_origin_only));
     let theme = crate::render::theme::Theme::stderr(&server_terminal);
     crate::term::session_note(
         &theme,

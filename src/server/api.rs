@@ -14,8 +14,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::auth::Caller;
 use super::reply::{ApiError, json_body, sse, sse_event};
-use super::run::{ApprovalPolicy, ChannelEmitter, Ran, loki_event};
+use super::run::{ApprovalPolicy, ChannelEmitter, Ran, RunKey, Where, loki_event};
 use super::{RequestInfo, Server};
 use crate::conversation::{Conversation, ConversationSpec, Op, catalog};
 use crate::engine::command::Command;
@@ -86,8 +87,16 @@ pub(super) async fn respond(
 ) -> Response {
     let cancel = server.shutdown.child_token();
     let key = info.id.clone();
+    let run = RunKey {
+        id: key.clone(),
+        owner: info.caller.subject.clone(),
+        session: spec.commands.iter().find_map(|c| match c {
+            Command::OpenSession(id) => Some(id.clone()),
+            _ => None,
+        }),
+    };
     let spec = ConversationSpec {
-        approver: Some(server.approver(approvals, &key)),
+        approver: Some(server.approver(approvals, &run)),
         ..spec
     };
     let input = UserInput {
@@ -285,10 +294,11 @@ pub(super) struct NewSession {
 /// Opens session `id` in a conversation of its own, applies `commands`, saves it.
 async fn change_session(
     server: &Arc<Server>,
+    caller: &Caller,
     id: &str,
     commands: Vec<Command>,
 ) -> Result<Value, ApiError> {
-    require_session(server, id).await?;
+    owned_session(server, caller, id).await?;
     let spec = ConversationSpec {
         commands: vec![Command::OpenSession(id.to_string())],
         hold_session: true,
@@ -308,20 +318,34 @@ async fn change_session(
     Ok(json!({"status": "ok", "notes": notes}))
 }
 
-async fn require_session(server: &Server, id: &str) -> Result<(), ApiError> {
-    match catalog::stored_session(&server.state, id).await? {
-        Some(_) => Ok(()),
-        None => Err(ApiError::new(
+/// The stored session `id`, if `caller` may use it: its own, one made outside the
+/// server, or any with `admin:sessions`. Another subject's is refused as forbidden.
+async fn owned_session(
+    server: &Server,
+    caller: &Caller,
+    id: &str,
+) -> Result<crate::session::Session, ApiError> {
+    let Some(session) = catalog::stored_session(&server.state, id).await? else {
+        return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "session_not_found",
             format!("no session `{id}`"),
-        )),
+        ));
+    };
+    if !caller.owns(session.owner.as_deref()) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!("session `{id}` belongs to another subject"),
+        ));
     }
+    Ok(session)
 }
 
 /// `POST /v1/sessions`.
 pub(super) async fn create_session(
     State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let request: NewSession = body(bytes)?;
@@ -341,6 +365,10 @@ pub(super) async fn create_session(
         ));
     }
     let mut commands = vec![Command::OpenSession(name.clone())];
+    // With keys, the session is the key's subject's; with auth off, nobody's.
+    if !server.keys.disabled() {
+        commands.push(Command::ClaimSession(info.caller.subject.clone()));
+    }
     if let Some(role) = &request.role {
         commands.push(Command::UseRole(role.clone()));
     }
@@ -375,9 +403,27 @@ pub(super) async fn create_session(
 }
 
 /// `GET /v1/sessions`.
-pub(super) async fn list_sessions(State(server): State<Arc<Server>>) -> Result<Response, ApiError> {
-    let sessions: Vec<Value> = catalog::sessions(&server.state)
-        .await?
+pub(super) async fn list_sessions(
+    State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
+) -> Result<Response, ApiError> {
+    let mut listed = catalog::sessions(&server.state).await?;
+    if !info.caller.sees_all_sessions() {
+        // Only the caller's own: each session says who made it.
+        let mut own = Vec::with_capacity(listed.len());
+        for meta in listed {
+            let owner = catalog::stored_session(&server.state, &meta.name())
+                .await
+                .ok()
+                .flatten()
+                .and_then(|s| s.owner);
+            if owner.as_deref() == Some(info.caller.subject.as_str()) {
+                own.push(meta);
+            }
+        }
+        listed = own;
+    }
+    let sessions: Vec<Value> = listed
         .into_iter()
         .map(|meta| {
             let modified = httpdate::fmt_http_date(meta.last_modified);
@@ -395,15 +441,10 @@ pub(super) async fn list_sessions(State(server): State<Arc<Server>>) -> Result<R
 /// `GET /v1/sessions/{id}`.
 pub(super) async fn get_session(
     State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let Some(session) = catalog::stored_session(&server.state, &id).await? else {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "session_not_found",
-            format!("no session `{id}`"),
-        ));
-    };
+    let session = owned_session(&server, &info.caller, &id).await?;
     let mut value = serde_json::to_value(&session).unwrap_or_default();
     value["id"] = json!(id);
     Ok(json_body(StatusCode::OK, &value))
@@ -412,9 +453,10 @@ pub(super) async fn get_session(
 /// `DELETE /v1/sessions/{id}`.
 pub(super) async fn delete_session(
     State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    require_session(&server, &id).await?;
+    owned_session(&server, &info.caller, &id).await?;
     let mut conversation = Conversation::open(&server.state, ConversationSpec::default()).await?;
     conversation
         .submit(Op::Command(Command::DeleteSession(id.clone())), &Discard)
@@ -436,7 +478,7 @@ pub(super) async fn session_completions(
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = require_session(&server, &id).await {
+    if let Err(e) = owned_session(&server, &info.caller, &id).await {
         return e.into_response();
     }
     let remembered = server
@@ -474,18 +516,20 @@ pub(super) async fn session_completions(
 /// `POST /v1/sessions/{id}/compress`.
 pub(super) async fn compress_session(
     State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let done = change_session(&server, &id, vec![Command::CompressSession]).await?;
+    let done = change_session(&server, &info.caller, &id, vec![Command::CompressSession]).await?;
     Ok(json_body(StatusCode::OK, &done))
 }
 
 /// `POST /v1/sessions/{id}/empty`.
 pub(super) async fn empty_session(
     State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let done = change_session(&server, &id, vec![Command::ClearConversation]).await?;
+    let done = change_session(&server, &info.caller, &id, vec![Command::ClearConversation]).await?;
     Ok(json_body(StatusCode::OK, &done))
 }
 
@@ -498,40 +542,56 @@ pub(super) struct Named {
 /// `POST /v1/sessions/{id}/role`.
 pub(super) async fn use_role(
     State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
     Path(id): Path<String>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let named: Named = body(bytes)?;
-    let done = change_session(&server, &id, vec![Command::UseRole(named.name)]).await?;
+    let done = change_session(
+        &server,
+        &info.caller,
+        &id,
+        vec![Command::UseRole(named.name)],
+    )
+    .await?;
     Ok(json_body(StatusCode::OK, &done))
 }
 
 /// `DELETE /v1/sessions/{id}/role`.
 pub(super) async fn exit_role(
     State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let done = change_session(&server, &id, vec![Command::ExitRole]).await?;
+    let done = change_session(&server, &info.caller, &id, vec![Command::ExitRole]).await?;
     Ok(json_body(StatusCode::OK, &done))
 }
 
 /// `POST /v1/sessions/{id}/rag`.
 pub(super) async fn use_rag(
     State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
     Path(id): Path<String>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let named: Named = body(bytes)?;
-    let done = change_session(&server, &id, vec![Command::UseRag(named.name)]).await?;
+    let done = change_session(
+        &server,
+        &info.caller,
+        &id,
+        vec![Command::UseRag(named.name)],
+    )
+    .await?;
     Ok(json_body(StatusCode::OK, &done))
 }
 
 /// `DELETE /v1/sessions/{id}/rag`.
 pub(super) async fn exit_rag(
     State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let done = change_session(&server, &id, vec![Command::ExitRag]).await?;
+    let done = change_session(&server, &info.caller, &id, vec![Command::ExitRag]).await?;
     Ok(json_body(StatusCode::OK, &done))
 }
 
@@ -578,41 +638,74 @@ fn decision(approval: Approval) -> Result<Decision, ApiError> {
     })
 }
 
-/// `POST /v1/approvals/{call_id}`.
+/// `POST /v1/approvals/{call_id}`: the call of any of the caller's runs.
 pub(super) async fn approval(
     State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
     Path(call_id): Path<String>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
+    decide(&server, &info, &Where::Any, &call_id, bytes)
+}
+
+/// `POST /v1/runs/{run_id}/approvals/{call_id}`: the call of the run that request
+/// `run_id` started.
+pub(super) async fn run_approval(
+    State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
+    Path((run_id, call_id)): Path<(String, String)>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    decide(&server, &info, &Where::Run(run_id), &call_id, bytes)
+}
+
+/// `POST /v1/sessions/{id}/approvals/{call_id}`: the call of a run in that session.
+pub(super) async fn session_approval(
+    State(server): State<Arc<Server>>,
+    Extension(info): Extension<RequestInfo>,
+    Path((id, call_id)): Path<(String, String)>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    decide(&server, &info, &Where::Session(id), &call_id, bytes)
+}
+
+/// Answers call `call_id` of one of the caller's runs `at`; another subject's waiting
+/// call is as good as missing.
+fn decide(
+    server: &Server,
+    info: &RequestInfo,
+    at: &Where,
+    call_id: &str,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
     let decided = decision(body(bytes)?)?;
-    if server.decide(None, &call_id, decided) {
+    if server.decide(&info.caller.subject, at, call_id, decided) {
         Ok(json_body(
             StatusCode::OK,
             &json!({"status": "ok", "call_id": call_id}),
         ))
     } else {
         Err(ApiError::not_found(format!(
-            "no call `{call_id}` is waiting for approval"
+            "no call `{call_id}` of yours is waiting for approval"
         )))
     }
 }
 
-/// `POST /v1/sessions/{id}/approvals/{call_id}`.
-pub(super) async fn session_approval(
-    State(server): State<Arc<Server>>,
-    Path((_id, call_id)): Path<(String, String)>,
-    bytes: Result<Bytes, BytesRejection>,
-) -> Result<Response, ApiError> {
-    approval(State(server), Path(call_id), bytes).await
+/// `GET /healthz/live`: the process answers.
+pub(super) async fn live() -> Response {
+    json_body(StatusCode::OK, &json!({"status": "ok"}))
 }
 
-/// `GET /healthz/ready`.
+/// `GET /healthz/ready`: 503 while stopping or with every request slot taken.
 pub(super) async fn ready(State(server): State<Arc<Server>>) -> Response {
-    if server.shutdown.is_cancelled() {
-        (StatusCode::SERVICE_UNAVAILABLE, "stopping").into_response()
+    let status = if server.shutdown.is_cancelled() {
+        "stopping"
+    } else if server.slots.available_permits() == 0 {
+        "saturated"
     } else {
-        "ready".into_response()
-    }
+        return json_body(StatusCode::OK, &json!({"status": "ok"}));
+    };
+    json_body(StatusCode::SERVICE_UNAVAILABLE, &json!({"status": status}))
 }
 
 /// `GET /metrics`.

@@ -2,8 +2,9 @@
 //! verified once is remembered by its SHA-256, so argon2 runs once per key, not per
 //! request), their scopes, and a per-key rate limit per minute.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -15,32 +16,71 @@ use crate::config::api::{AuthConfig, KeyEntry};
 pub struct Caller {
     /// The key's subject (`anonymous` with auth disabled).
     pub subject: String,
-    /// What it may do.
+    /// What it may do (`config::api::SCOPES`).
     pub scopes: Vec<String>,
     /// Its requests per minute, if limited.
     pub rate_limit: Option<u32>,
 }
 
 impl Caller {
-    /// Whether it holds `scope`.
+    /// Whether it holds `scope` (`read:sessions`, `run:models`, …): the scope itself,
+    /// `*` or `admin`, or the coarse `read` (for `read:…`) or `write` (for `write:…` and
+    /// `run:…`).
     pub fn may(&self, scope: &str) -> bool {
-        self.scopes.iter().any(|s| s == scope || s == "admin")
+        let family = scope.split_once(':').map_or(scope, |(family, _)| family);
+        self.scopes.iter().any(|held| {
+            held == scope
+                || held == "*"
+                || held == "admin"
+                || (held == "read" && family == "read")
+                || (held == "write" && (family == "write" || family == "run"))
+        })
     }
+
+    /// Whether it may use sessions other subjects created.
+    pub fn sees_all_sessions(&self) -> bool {
+        self.scopes
+            .iter()
+            .any(|s| s == "*" || s == "admin" || s == "admin:sessions")
+    }
+
+    /// Whether it may use a session owned by `owner` (none: made outside the server).
+    pub fn owns(&self, owner: Option<&str>) -> bool {
+        owner.is_none_or(|owner| owner == self.subject) || self.sees_all_sessions()
+    }
+}
+
+/// Why a request was not let in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No key, or not a configured one.
+    Unknown,
+    /// Too many wrong keys from this address lately: retry in this many seconds.
+    Throttled(u64),
 }
 
 /// The configured keys.
 pub struct Keys {
     disabled: bool,
-    entries: Vec<KeyEntry>,
+    entries: Arc<Vec<KeyEntry>>,
     default_limit: Option<u32>,
     /// SHA-256 of keys that verified → their entry.
     verified: Mutex<HashMap<[u8; 32], usize>>,
     /// SHA-256 of keys that did not (bounded), so a wrong key costs argon2 once.
-    rejected: Mutex<Vec<[u8; 32]>>,
+    rejected: Mutex<VecDeque<[u8; 32]>>,
+    /// One argon2 check at a time, on a blocking thread: a flood of keys waits here
+    /// instead of taking the request threads.
+    argon2: Arc<tokio::sync::Semaphore>,
+    /// Wrong keys per client address in the current minute.
+    failures: Mutex<HashMap<IpAddr, (Instant, u32)>>,
 }
 
 /// How many wrong keys are remembered.
 const REJECTED_MEMORY: usize = 1024;
+/// Wrong keys a client address may present per minute before it is refused unchecked.
+pub const FAILURES_PER_MINUTE: u32 = 20;
+/// How many client addresses the failure count remembers.
+const FAILURE_MEMORY: usize = 4096;
 
 impl Keys {
     /// The keys of `auth`, with `default_limit` per minute for keys without their own.
@@ -51,10 +91,12 @@ impl Keys {
         };
         Self {
             disabled,
-            entries,
+            entries: Arc::new(entries),
             default_limit,
             verified: Mutex::new(HashMap::new()),
-            rejected: Mutex::new(Vec::new()),
+            rejected: Mutex::new(VecDeque::new()),
+            argon2: Arc::new(tokio::sync::Semaphore::new(1)),
+            failures: Mutex::new(HashMap::new()),
         }
     }
 
@@ -63,59 +105,134 @@ impl Keys {
         self.disabled
     }
 
-    /// The caller presenting `bearer` (the `Authorization: Bearer` value); `None` when
-    /// the key is not one of the configured ones.
-    pub fn check(&self, bearer: Option<&str>) -> Option<Caller> {
+    /// The caller presenting `bearer` (the `Authorization: Bearer` value) from
+    /// `client`. A key seen before costs a hash lookup; a new one one argon2 check
+    /// against the one entry its id names (or the entries without ids), off the request
+    /// threads; a client that presented too many wrong keys is refused unchecked.
+    pub async fn check(&self, bearer: Option<&str>, client: IpAddr) -> Result<Caller, Refusal> {
         if self.disabled {
-            return Some(Caller {
+            return Ok(Caller {
                 subject: "anonymous".into(),
                 scopes: vec!["admin".into()],
                 rate_limit: self.default_limit,
             });
         }
-        let key = bearer?.trim();
+        let key = bearer.map(str::trim).unwrap_or_default();
         if key.is_empty() {
-            return None;
+            return Err(Refusal::Unknown);
         }
         let digest = sha256(key);
-        let known = self
-            .verified
-            .lock()
-            .ok()
-            .and_then(|v| v.get(&digest).copied());
+        let known = lock(&self.verified).get(&digest).copied();
         let index = match known {
             Some(index) => index,
             None => {
-                if self.rejected.lock().is_ok_and(|r| r.contains(&digest)) {
-                    return None;
+                self.throttled(client)?;
+                if lock(&self.rejected).contains(&digest) {
+                    self.failed(client);
+                    return Err(Refusal::Unknown);
                 }
-                let found = self.entries.iter().position(|e| verify(key, &e.key_hash));
-                match found {
+                match self.verify_new(key).await {
                     Some(index) => {
-                        if let Ok(mut v) = self.verified.lock() {
-                            v.insert(digest, index);
-                        }
+                        lock(&self.verified).insert(digest, index);
                         index
                     }
                     None => {
-                        if let Ok(mut r) = self.rejected.lock() {
-                            if r.len() >= REJECTED_MEMORY {
-                                r.remove(0);
-                            }
-                            r.push(digest);
+                        let mut rejected = lock(&self.rejected);
+                        if rejected.len() >= REJECTED_MEMORY {
+                            rejected.pop_front();
                         }
-                        return None;
+                        rejected.push_back(digest);
+                        drop(rejected);
+                        self.failed(client);
+                        return Err(Refusal::Unknown);
                     }
                 }
             }
         };
-        let entry = self.entries.get(index)?;
-        Some(Caller {
+        let entry = self.entries.get(index).ok_or(Refusal::Unknown)?;
+        Ok(Caller {
             subject: entry.subject.clone(),
             scopes: entry.scopes.clone(),
             rate_limit: entry.rate_limit_per_minute.or(self.default_limit),
         })
     }
+
+    /// The entry `key` matches, checked with argon2 against only the candidates its id
+    /// allows.
+    async fn verify_new(&self, key: &str) -> Option<usize> {
+        let id = key_id(key);
+        let candidates: Vec<usize> = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| match (&e.id, id) {
+                (Some(wanted), Some(id)) => wanted == id,
+                (None, _) => true,
+                (Some(_), None) => false,
+            })
+            .map(|(n, _)| n)
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let _permit = Arc::clone(&self.argon2).acquire_owned().await.ok()?;
+        let entries = Arc::clone(&self.entries);
+        let key = key.to_string();
+        tokio::task::spawn_blocking(move || {
+            candidates
+                .into_iter()
+                .find(|n| entries.get(*n).is_some_and(|e| verify(&key, &e.key_hash)))
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// Refuses a client over its wrong-key allowance, saying when to retry.
+    fn throttled(&self, client: IpAddr) -> Result<(), Refusal> {
+        let failures = lock(&self.failures);
+        match failures.get(&client) {
+            Some((since, count)) if *count >= FAILURES_PER_MINUTE => {
+                let left = Duration::from_secs(60).saturating_sub(since.elapsed());
+                if left.is_zero() {
+                    Ok(())
+                } else {
+                    Err(Refusal::Throttled(left.as_secs().max(1)))
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Counts a wrong key from `client`.
+    fn failed(&self, client: IpAddr) {
+        let mut failures = lock(&self.failures);
+        if failures.len() >= FAILURE_MEMORY && !failures.contains_key(&client) {
+            failures.retain(|_, (since, _)| since.elapsed() < Duration::from_secs(60));
+            if failures.len() >= FAILURE_MEMORY {
+                return;
+            }
+        }
+        let now = Instant::now();
+        let window = failures.entry(client).or_insert((now, 0));
+        if now.duration_since(window.0) >= Duration::from_secs(60) {
+            *window = (now, 0);
+        }
+        window.1 += 1;
+    }
+}
+
+/// The id in a key made by `--api-key-hash` (`lk_<id>_<secret>`).
+fn key_id(key: &str) -> Option<&str> {
+    let rest = key.strip_prefix("lk_")?;
+    let (id, secret) = rest.split_once('_')?;
+    (!id.is_empty() && !secret.is_empty()).then_some(id)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn sha256(text: &str) -> [u8; 32] {
@@ -134,33 +251,54 @@ fn verify(key: &str, hash: &str) -> bool {
     })
 }
 
-/// A new random key and its argon2id hash (`loki --api-key-hash`).
-pub fn new_key() -> Result<(String, String), String> {
+/// A new key made by `loki --api-key-hash`.
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    /// `lk_<id>_<secret>`, given to the client.
+    pub key: String,
+    /// The id the key carries, for the config entry.
+    pub id: String,
+    /// Its argon2id hash, for the config entry.
+    pub hash: String,
+}
+
+/// Why a key could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("no randomness available")]
+    NoRandomness,
+    #[error("cannot hash the key: {0}")]
+    Hash(String),
+}
+
+/// A new random key, its id and its argon2id hash (`loki --api-key-hash`).
+pub fn new_key() -> Result<NewKey, KeyError> {
     use ring::rand::SecureRandom;
     let random = ring::rand::SystemRandom::new();
+    let mut id_bytes = [0u8; 4];
     let mut key_bytes = [0u8; 24];
     let mut salt_bytes = [0u8; 16];
     random
-        .fill(&mut key_bytes)
+        .fill(&mut id_bytes)
+        .and_then(|()| random.fill(&mut key_bytes))
         .and_then(|()| random.fill(&mut salt_bytes))
-        .map_err(|_| "no randomness available".to_string())?;
-    let key = format!(
-        "lk_{}",
-        key_bytes
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    );
+        .map_err(|_| KeyError::NoRandomness)?;
+    let id = hex(&id_bytes);
+    let key = format!("lk_{id}_{}", hex(&key_bytes));
     let hash = hash_key(&key, &salt_bytes)?;
-    Ok((key, hash))
+    Ok(NewKey { key, id, hash })
 }
 
-fn hash_key(key: &str, salt: &[u8]) -> Result<String, String> {
-    let salt = SaltString::encode_b64(salt).map_err(|e| e.to_string())?;
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn hash_key(key: &str, salt: &[u8]) -> Result<String, KeyError> {
+    let salt = SaltString::encode_b64(salt).map_err(|e| KeyError::Hash(e.to_string()))?;
     argon2::Argon2::default()
         .hash_password(key.as_bytes(), &salt)
         .map(|h| h.to_string())
-        .map_err(|e| e.to_string())
+        .map_err(|e| KeyError::Hash(e.to_string()))
 }
 
 /// Requests per subject in the current minute.
@@ -196,40 +334,106 @@ impl RateLimiter {
 mod tests {
     use super::*;
 
-    #[test]
-    fn keys_verify_by_hash_once_and_carry_their_scopes() {
+    fn local() -> IpAddr {
+        IpAddr::from([127, 0, 0, 1])
+    }
+
+    fn entry(subject: &str, id: Option<&str>, hash: String, scopes: &[&str]) -> KeyEntry {
+        KeyEntry {
+            subject: subject.into(),
+            id: id.map(str::to_string),
+            key_hash: hash,
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            rate_limit_per_minute: Some(2),
+        }
+    }
+
+    #[tokio::test]
+    async fn keys_verify_by_hash_once_and_carry_their_scopes() {
         let hash = hash_key("lk_secret", b"0123456789abcdef").unwrap();
         assert!(hash.starts_with("$argon2id$"));
         let keys = Keys::new(
             &AuthConfig::StaticKeys {
-                keys: vec![KeyEntry {
-                    subject: "ci".into(),
-                    key_hash: hash,
-                    scopes: vec!["read".into()],
-                    rate_limit_per_minute: Some(2),
-                }],
+                keys: vec![entry("ci", None, hash, &["read"])],
             },
             None,
         );
-        let caller = keys.check(Some("lk_secret")).unwrap();
+        let caller = keys.check(Some("lk_secret"), local()).await.unwrap();
         assert_eq!(caller.subject, "ci");
-        assert!(caller.may("read") && !caller.may("write"));
-        assert!(keys.check(Some("lk_secret")).is_some(), "cached");
-        assert!(keys.check(Some("wrong")).is_none());
-        assert!(keys.check(Some("wrong")).is_none(), "remembered");
-        assert!(keys.check(None).is_none());
+        assert!(caller.may("read:sessions") && !caller.may("write:sessions"));
+        assert!(
+            keys.check(Some("lk_secret"), local()).await.is_ok(),
+            "cached"
+        );
+        assert_eq!(
+            keys.check(Some("wrong"), local()).await,
+            Err(Refusal::Unknown)
+        );
+        assert_eq!(keys.check(None, local()).await, Err(Refusal::Unknown));
         let limiter = RateLimiter::default();
         assert!(limiter.admit(&caller).is_ok());
         assert!(limiter.admit(&caller).is_ok());
         assert!(limiter.admit(&caller).unwrap_err() > 0);
     }
 
+    #[tokio::test]
+    async fn a_key_with_an_id_is_checked_against_its_entry_only_and_floods_are_throttled() {
+        let made = new_key().unwrap();
+        let keys = Keys::new(
+            &AuthConfig::StaticKeys {
+                keys: vec![entry("ci", Some(&made.id), made.hash.clone(), &["*"])],
+            },
+            None,
+        );
+        assert_eq!(key_id(&made.key), Some(made.id.as_str()));
+        assert!(keys.check(Some(&made.key), local()).await.is_ok());
+        // A key naming no entry costs no argon2 at all; after the allowance the address
+        // is refused unchecked, even with the right key, until the minute is over.
+        let started = Instant::now();
+        for n in 0..FAILURES_PER_MINUTE {
+            let wrong = format!("lk_ffffffff_{n}");
+            assert_eq!(
+                keys.check(Some(&wrong), local()).await,
+                Err(Refusal::Unknown)
+            );
+        }
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert!(matches!(
+            keys.check(Some("lk_ffffffff_more"), local()).await,
+            Err(Refusal::Throttled(_))
+        ));
+        // A key seen before still works; other addresses are not affected.
+        assert!(keys.check(Some(&made.key), local()).await.is_ok());
+        let other = IpAddr::from([127, 0, 0, 2]);
+        assert_eq!(
+            keys.check(Some("lk_ffffffff_x"), other).await,
+            Err(Refusal::Unknown)
+        );
+    }
+
+    #[test]
+    fn scopes_coarse_fine_and_sessions_of_others() {
+        let caller = |scopes: &[&str]| Caller {
+            subject: "a".into(),
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            rate_limit: None,
+        };
+        assert!(caller(&["*"]).may("write:sessions") && caller(&["*"]).sees_all_sessions());
+        assert!(caller(&["write"]).may("run:models") && !caller(&["write"]).may("read:models"));
+        assert!(caller(&["read:sessions"]).may("read:sessions"));
+        assert!(!caller(&["read:sessions"]).may("read:models"));
+        assert!(caller(&["read"]).owns(Some("a")) && !caller(&["read"]).owns(Some("b")));
+        assert!(caller(&["read"]).owns(None));
+        assert!(caller(&["admin:sessions"]).owns(Some("b")));
+    }
+
     #[test]
     fn new_keys_are_random_and_verify() {
-        let (key, hash) = new_key().unwrap();
-        let (other, _) = new_key().unwrap();
-        assert_ne!(key, other);
-        assert!(verify(&key, &hash));
-        assert!(!verify(&other, &hash));
+        let made = new_key().unwrap();
+        let other = new_key().unwrap();
+        assert_ne!(made.key, other.key);
+        assert!(made.key.starts_with(&format!("lk_{}_", made.id)));
+        assert!(verify(&made.key, &made.hash));
+        assert!(!verify(&other.key, &made.hash));
     }
 }

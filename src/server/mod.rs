@@ -10,6 +10,7 @@
 
 mod api;
 pub mod auth;
+pub(crate) mod gate;
 mod metrics;
 mod openai;
 mod reply;
@@ -30,7 +31,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::api::{ApiConfig, AuthConfig};
 use crate::state::AppState;
-use crate::tool::approve::ChannelApprover;
 use reply::ApiError;
 
 /// The running server's shared state.
@@ -39,14 +39,15 @@ pub struct Server {
     api: ApiConfig,
     keys: auth::Keys,
     limiter: auth::RateLimiter,
-    approvals: Mutex<HashMap<String, Arc<ChannelApprover>>>,
+    /// Runs waiting for approvals, by request id.
+    approvals: Mutex<HashMap<String, run::Waiting>>,
     /// Approval policies of sessions created here, by session id.
     policies: Mutex<HashMap<String, run::ApprovalPolicy>>,
     metrics: metrics::Metrics,
     /// Cancels every running turn (shutdown, after the grace period).
     shutdown: CancellationToken,
     /// Requests served at once.
-    slots: tokio::sync::Semaphore,
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 /// Why the server cannot start.
@@ -77,30 +78,31 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         return Err(refuse("`api.enabled` is false in config.yaml"));
     }
     let addr_text = listen_addr(&state, addr_flag);
-    let addr: SocketAddr = addr_text
-        .parse()
-        .map_err(|_| refuse(&format!("`{addr_text}` is not an address (host:port)")))?;
-    let Some(auth) = &api.auth else {
-        return Err(refuse(
-            "no `api.auth` in config.yaml: add keys (`loki --api-key-hash` makes one) or `mode: Disabled` for a loopback address",
-        ));
-    };
-    match auth {
-        AuthConfig::Disabled if !addr.ip().is_loopback() => {
-            return Err(refuse(&format!(
+    let mut problems = api.problems();
+    let addr: Option<SocketAddr> = addr_text.parse().ok();
+    if addr.is_none() {
+        problems.push(format!("`{addr_text}` is not an address (host:port)"));
+    }
+    match (&api.auth, addr) {
+        (None, _) => problems.push(
+            "no `api.auth` in config.yaml: add keys (`loki --api-key-hash` makes one) or `mode: Disabled` for a loopback address".into(),
+        ),
+        (Some(AuthConfig::Disabled), Some(addr)) if !addr.ip().is_loopback() => {
+            problems.push(format!(
                 "auth is disabled, which is allowed only on a loopback address, not {addr}"
-            )));
-        }
-        AuthConfig::StaticKeys { keys } if keys.is_empty() => {
-            return Err(refuse("`api.auth.keys` is empty"));
+            ));
         }
         _ => {}
     }
     if api.tools.enabled && api.tools.root.is_none() {
-        return Err(refuse(
-            "`api.tools.enabled` needs `api.tools.root`, the directory tools are confined to",
-        ));
+        problems.push(
+            "`api.tools.enabled` needs `api.tools.root`, the directory tools are confined to"
+                .into(),
+        );
     }
+    let (Some(addr), Some(auth), true) = (addr, &api.auth, problems.is_empty()) else {
+        return Err(refuse(&problems.join("; ")));
+    };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| refuse(&format!("cannot listen on {addr}: {e}")))?;
@@ -112,7 +114,9 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         policies: Mutex::new(HashMap::new()),
         metrics: metrics::Metrics::default(),
         shutdown: CancellationToken::new(),
-        slots: tokio::sync::Semaphore::new(api.limits.max_concurrent_requests.max(1)),
+        slots: Arc::new(tokio::sync::Semaphore::new(
+            api.limits.max_concurrent_requests.max(1),
+        )),
         state,
         api,
     });
@@ -137,6 +141,7 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
     });
     let app = router(Arc::clone(&server));
     let graceful = stop.clone();
+    let app = app.into_make_service_with_connect_info::<SocketAddr>();
     let serving = axum::serve(listener, app).with_graceful_shutdown(async move {
         graceful.cancelled().await;
     });
@@ -169,7 +174,7 @@ fn router(server: Arc<Server>) -> Router {
     Router::new()
         .route("/", get(page))
         .route("/app.js", get(script))
-        .route("/healthz/live", get(|| async { "ok" }))
+        .route("/healthz/live", get(api::live))
         .route("/healthz/ready", get(api::ready))
         .route("/metrics", get(api::metrics))
         .route("/v1/info", get(api::info))
@@ -212,6 +217,10 @@ fn router(server: Arc<Server>) -> Router {
             post(api::session_approval),
         )
         .route("/v1/approvals/{call_id}", post(api::approval))
+        .route(
+            "/v1/runs/{run_id}/approvals/{call_id}",
+            post(api::run_approval),
+        )
         .layer(axum::extract::DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&server),
@@ -257,109 +266,66 @@ pub struct RequestInfo {
     pub caller: auth::Caller,
 }
 
-/// Request id, CORS, auth, scopes, rate limit, concurrency and the log line.
-async fn guard(State(server): State<Arc<Server>>, mut request: Request, next: Next) -> Response {
+/// Request id, the gate (origin, host, body type), CORS, auth, scopes, rate limit,
+/// concurrency, the security headers and the log line.
+async fn guard(State(server): State<Arc<Server>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let id = format!("req_{}", uuid::Uuid::new_v4().simple());
     let method = request.method().clone();
     let path = request.uri().path().to_string();
-    let origin = request
+    let allowed_origin = request
         .headers()
         .get(header::ORIGIN)
         .and_then(|o| o.to_str().ok())
+        .filter(|o| {
+            let allowed = &server.api.cors.allowed_origins;
+            allowed.iter().any(|a| a == "*" || a == o)
+        })
         .map(str::to_string);
-    let allowed_origin = origin.filter(|o| {
-        let allowed = &server.api.cors.allowed_origins;
-        allowed.iter().any(|a| a == "*" || a == o)
-    });
+    let openai = path.starts_with("/v1/chat/")
+        || path.starts_with("/v1/models")
+        || path.starts_with("/v1/responses")
+        || matches!(path.as_str(), "/v1/embeddings" | "/v1/rerank");
+    let shape = |e: ApiError| if openai { e.openai() } else { e };
     let mut subject = String::from("-");
-    let mut response = if method == Method::OPTIONS && allowed_origin.is_some() {
+    let mut response = if let Err(refused) =
+        gate::screen(&server.api, server.keys.disabled(), &request)
+    {
+        shape(refused).into_response()
+    } else if method == Method::OPTIONS && allowed_origin.is_some() {
         StatusCode::NO_CONTENT.into_response()
-    } else if path.starts_with("/healthz/") || path == "/" || path == "/app.js" {
-        next.run(request).await
     } else {
-        let bearer = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::to_string);
-        let openai = path.starts_with("/v1/chat/")
-            || matches!(
-                path.as_str(),
-                "/v1/models" | "/v1/embeddings" | "/v1/rerank"
-            );
-        let shape = |e: ApiError| if openai { e.openai() } else { e };
-        match server.keys.check(bearer.as_deref()) {
-            None => shape(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "a valid API key is needed (Authorization: Bearer <key>)",
-            ))
-            .into_response(),
-            Some(caller) => {
-                subject.clone_from(&caller.subject);
-                let scope = if method == Method::GET {
-                    "read"
-                } else {
-                    "write"
-                };
-                if !caller.may(scope) {
-                    shape(ApiError::new(
-                        StatusCode::FORBIDDEN,
-                        "forbidden",
-                        format!("this key lacks the `{scope}` scope"),
-                    ))
-                    .into_response()
-                } else if let Err(wait) = server.limiter.admit(&caller) {
-                    let mut response = shape(ApiError::new(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        "rate_limited",
-                        format!("rate limit reached; retry in {wait} s"),
-                    ))
-                    .into_response();
-                    if let Ok(value) = HeaderValue::from_str(&wait.to_string()) {
-                        response.headers_mut().insert(header::RETRY_AFTER, value);
-                    }
-                    response
-                } else {
-                    match server.slots.acquire().await {
-                        Ok(_slot) => {
-                            request.extensions_mut().insert(RequestInfo {
-                                id: id.clone(),
-                                caller,
+        match gate::required_scopes(&method, &path) {
+            None => next.run(request).await,
+            Some(scopes) => match admit(&server, credentials(&request), scopes).await {
+                Err(refused) => shape(refused).into_response(),
+                Ok((caller, slot)) => {
+                    subject.clone_from(&caller.subject);
+                    let mut request = request;
+                    request.extensions_mut().insert(RequestInfo {
+                        id: id.clone(),
+                        caller,
+                    });
+                    // The slot is held until the answer's last byte, streams included.
+                    next.run(request).await.map(|body| {
+                        let stream =
+                            futures_util::StreamExt::map(body.into_data_stream(), move |chunk| {
+                                let _held = &slot;
+                                chunk
                             });
-                            next.run(request).await
-                        }
-                        Err(_) => StatusCode::SERVICE_UNAVAILABLE.into_response(),
-                    }
+                        axum::body::Body::from_stream(stream)
+                    })
                 }
-            }
+            },
         }
     };
     let headers = response.headers_mut();
+    gate::harden(headers);
     if let Ok(value) = HeaderValue::from_str(&id) {
         headers.insert("x-request-id", value);
     }
-    if let Some(origin) = allowed_origin
-        && let Ok(value) = HeaderValue::from_str(&origin)
-    {
-        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, value);
-        headers.insert(header::VARY, HeaderValue::from_static("origin"));
-        headers.insert(
-            header::ACCESS_CONTROL_ALLOW_METHODS,
-            HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
-        );
-        headers.insert(
-            header::ACCESS_CONTROL_ALLOW_HEADERS,
-            HeaderValue::from_static("authorization, content-type"),
-        );
-        if server.api.cors.allow_credentials {
-            headers.insert(
-                header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
-                HeaderValue::from_static("true"),
-            );
-        }
+    if let Some(origin) = allowed_origin {
+        cors_headers(&server, headers, &origin);
     }
     let status = response.status().as_u16();
     server.metrics.request(status, started.elapsed());
@@ -373,4 +339,94 @@ async fn guard(State(server): State<Arc<Server>>, mut request: Request, next: Ne
         "request"
     );
     response
+}
+
+/// The caller of `request` if its key is good, it holds one of `scopes` and is within
+/// its rate, with its slot among the requests served at once.
+async fn admit(
+    server: &Server,
+    (bearer, client): (Option<String>, std::net::IpAddr),
+    scopes: &[&str],
+) -> Result<(auth::Caller, tokio::sync::OwnedSemaphorePermit), ApiError> {
+    let caller = match server.keys.check(bearer.as_deref(), client).await {
+        Ok(caller) => caller,
+        Err(auth::Refusal::Unknown) => {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "a valid API key is needed (Authorization: Bearer <key>)",
+            ));
+        }
+        Err(auth::Refusal::Throttled(wait)) => {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!("too many wrong keys from this address; retry in {wait} s"),
+            )
+            .retry_after(wait));
+        }
+    };
+    if !scopes.iter().any(|scope| caller.may(scope)) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!("this key lacks the `{}` scope", scopes.join("` or `")),
+        ));
+    }
+    if let Err(wait) = server.limiter.admit(&caller) {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!("rate limit reached; retry in {wait} s"),
+        )
+        .retry_after(wait));
+    }
+    let slot = Arc::clone(&server.slots)
+        .acquire_owned()
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "the server is stopping",
+            )
+        })?;
+    Ok((caller, slot))
+}
+
+/// The bearer key a request presents and the address it comes from.
+fn credentials(request: &Request) -> (Option<String>, std::net::IpAddr) {
+    let bearer = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_string);
+    let client = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |c| c.0.ip());
+    (bearer, client)
+}
+
+fn cors_headers(server: &Server, headers: &mut axum::http::HeaderMap, origin: &str) {
+    let Ok(value) = HeaderValue::from_str(origin) else {
+        return;
+    };
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, value);
+    headers.insert(header::VARY, HeaderValue::from_static("origin"));
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("authorization, content-type"),
+    );
+    if server.api.cors.allow_credentials {
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
+            HeaderValue::from_static("true"),
+        );
+    }
 }

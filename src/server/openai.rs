@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::reply::{ApiError, json_body, sse, sse_event};
-use super::run::{ApprovalPolicy, ChannelEmitter};
+use super::run::{ApprovalPolicy, ChannelEmitter, RunKey};
 use super::{RequestInfo, Server};
 use crate::client::{Message, Role};
 use crate::conversation::ConversationSpec;
@@ -246,7 +246,14 @@ pub(super) async fn chat_completions(
     let model = request.model.clone();
     let cancel = server.shutdown.child_token();
     let spec = ConversationSpec {
-        approver: Some(server.approver(ApprovalPolicy::Deny, &info.id)),
+        approver: Some(server.approver(
+            ApprovalPolicy::Deny,
+            &RunKey {
+                id: info.id.clone(),
+                owner: info.caller.subject.clone(),
+                session: None,
+            },
+        )),
         ..spec
     };
     if request.stream {

@@ -21,6 +21,8 @@ pub struct ApiError {
     pub message: String,
     /// Answer in OpenAI's shape.
     pub openai: bool,
+    /// Seconds to wait before retrying (`Retry-After`).
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -31,7 +33,15 @@ impl ApiError {
             code,
             message: crate::secrets::redact(&message.into()).into_owned(),
             openai: false,
+            retry_after: None,
         }
+    }
+
+    /// With a `Retry-After` of `seconds`.
+    #[must_use]
+    pub fn retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
+        self
     }
 
     /// A malformed request.
@@ -91,7 +101,13 @@ impl IntoResponse for ApiError {
         } else {
             json!({"error": {"code": self.code, "message": self.message}})
         };
-        (self.status, axum::Json(body)).into_response()
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(seconds) = self.retry_after
+            && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        response
     }
 }
 

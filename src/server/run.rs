@@ -18,6 +18,35 @@ use crate::tool::approve::{
     ApprovalRequest, ApproveAll, Approver, ChannelApprover, Decision, DenyAll,
 };
 
+/// A run whose tool calls may wait for an HTTP approval.
+#[derive(Debug, Clone)]
+pub(super) struct RunKey {
+    /// The request's id (`req_…`, the `started` event's `request_id`).
+    pub id: String,
+    /// The subject that started it: the only one who may answer its calls.
+    pub owner: String,
+    /// The session it runs in.
+    pub session: Option<String>,
+}
+
+/// A run waiting for approvals.
+pub(super) struct Waiting {
+    owner: String,
+    session: Option<String>,
+    approver: Arc<ChannelApprover>,
+}
+
+/// Which of a caller's runs an approval is for.
+#[derive(Debug, Clone)]
+pub(super) enum Where {
+    /// Whichever has a call of that id waiting.
+    Any,
+    /// The run of this request id.
+    Run(String),
+    /// A run in this session.
+    Session(String),
+}
+
 /// How tool calls that need approval are decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ApprovalPolicy {
@@ -136,15 +165,23 @@ pub struct Ran {
 }
 
 impl Server {
-    /// The approver for `policy`, registered under `key` while the run lasts when it asks.
-    pub(super) fn approver(&self, policy: ApprovalPolicy, key: &str) -> Arc<dyn Approver> {
+    /// The approver for `policy`, registered for `run` while it lasts when it asks:
+    /// only `run.owner` may answer its calls.
+    pub(super) fn approver(&self, policy: ApprovalPolicy, run: &RunKey) -> Arc<dyn Approver> {
         match policy {
             ApprovalPolicy::Auto => Arc::new(ApproveAll),
             ApprovalPolicy::Deny => Arc::new(DenyAll),
             ApprovalPolicy::Ask => {
                 let channel = Arc::new(ChannelApprover::new());
                 if let Ok(mut approvals) = self.approvals.lock() {
-                    approvals.insert(key.to_string(), Arc::clone(&channel));
+                    approvals.insert(
+                        run.id.clone(),
+                        Waiting {
+                            owner: run.owner.clone(),
+                            session: run.session.clone(),
+                            approver: Arc::clone(&channel),
+                        },
+                    );
                 }
                 Arc::new(TimedApprover {
                     inner: channel,
@@ -154,15 +191,27 @@ impl Server {
         }
     }
 
-    /// Answers the waiting call `call_id` of any run (or of the runs under `key`).
-    pub(super) fn decide(&self, key: Option<&str>, call_id: &str, decision: Decision) -> bool {
+    /// Answers the waiting call `call_id` of a run `caller` started — that run (`at`
+    /// names its id, or the session it runs in), or any of the caller's.
+    pub(super) fn decide(
+        &self,
+        caller: &str,
+        at: &Where,
+        call_id: &str,
+        decision: Decision,
+    ) -> bool {
         let Ok(approvals) = self.approvals.lock() else {
             return false;
         };
         approvals
             .iter()
-            .filter(|(k, _)| key.is_none_or(|key| key == k.as_str()))
-            .any(|(_, approver)| approver.answer(call_id, decision.clone()).is_ok())
+            .filter(|(_, waiting)| waiting.owner == caller)
+            .filter(|(run, waiting)| match at {
+                Where::Any => true,
+                Where::Run(id) => *run == id,
+                Where::Session(id) => waiting.session.as_deref() == Some(id.as_str()),
+            })
+            .any(|(_, waiting)| waiting.approver.answer(call_id, decision.clone()).is_ok())
     }
 
     /// Opens the conversation `spec` describes and runs `input` in it, as a task; the
@@ -237,9 +286,9 @@ impl Server {
 
     fn forget(&self, key: &str) {
         if let Ok(mut approvals) = self.approvals.lock()
-            && let Some(approver) = approvals.remove(key)
+            && let Some(waiting) = approvals.remove(key)
         {
-            approver.close();
+            waiting.approver.close();
         }
     }
 }

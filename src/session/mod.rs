@@ -74,6 +74,10 @@ pub struct Session {
     /// Tokens and cost spent in this session.
     #[serde(default, skip_serializing_if = "crate::usage::UsageTally::is_empty")]
     pub usage: crate::usage::UsageTally,
+    /// The subject (API key or token holder) that created it over the server; only it
+    /// and an admin may use it there. None for sessions made elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// A title generated for a temporary session, used in the name it is saved under.
     #[serde(skip)]
     pub autoname: Option<String>,

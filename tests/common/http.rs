@@ -37,16 +37,37 @@ pub fn open(
     key: Option<&str>,
     body: Option<&str>,
 ) -> (u16, Vec<(String, String)>, BufReader<TcpStream>) {
+    let bearer = key.map(|key| format!("Bearer {key}"));
+    let mut headers = Vec::new();
+    if let Some(bearer) = &bearer {
+        headers.push(("Authorization", bearer.as_str()));
+    }
+    open_with(addr, method, path, &headers, body)
+}
+
+/// Sends a request with `headers` (which may replace `Host` and `Content-Type`: a body
+/// is JSON unless they say otherwise) and reads its status line and headers.
+pub fn open_with(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> (u16, Vec<(String, String)>, BufReader<TcpStream>) {
     let mut stream = TcpStream::connect(addr).expect("connect to loki --serve");
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
-    let mut head = format!("{method} {path} HTTP/1.0\r\nHost: {addr}\r\n");
-    if let Some(key) = key {
-        head.push_str(&format!("Authorization: Bearer {key}\r\n"));
+    let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+    let mut head = format!("{method} {path} HTTP/1.0\r\n");
+    if !has("host") {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
     }
     let body = body.unwrap_or("");
-    if !body.is_empty() {
+    if !body.is_empty() && !has("content-type") {
         head.push_str("Content-Type: application/json\r\n");
     }
     head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
@@ -84,6 +105,24 @@ pub fn request(
     body: Option<&str>,
 ) -> Response {
     let (status, headers, mut reader) = open(addr, method, path, key, body);
+    let mut body = String::new();
+    reader.read_to_string(&mut body).unwrap();
+    Response {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// Sends a request with `headers` and reads the whole response.
+pub fn request_with(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Response {
+    let (status, headers, mut reader) = open_with(addr, method, path, headers, body);
     let mut body = String::new();
     reader.read_to_string(&mut body).unwrap();
     Response {

@@ -158,6 +158,24 @@ async fn an_mcp_client_uses_roles_and_knowledge_bases_over_http() {
         .unwrap();
     let url = format!("http://{addr}/mcp");
     assert!(line.contains(&url), "{line}");
+    // A web page the user visits cannot reach it: a foreign Origin is refused.
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "page", "version": "1"}}
+    })
+    .to_string();
+    let page = crate::common::http::request_with(
+        &addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Origin", "http://attacker.example"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        Some(&initialize),
+    );
+    assert_eq!(page.status, 403, "{}", page.body);
     loki::client::http::install_crypto_provider();
     let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
     let client = ().serve(transport).await.unwrap();

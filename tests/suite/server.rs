@@ -12,9 +12,9 @@ use crate::common::fake_llm::openai;
 use crate::common::http::{self, Response};
 
 /// A running `loki --serve`; killed when dropped.
-struct Served {
-    child: Child,
-    addr: String,
+pub(super) struct Served {
+    pub(super) child: Child,
+    pub(super) addr: String,
 }
 
 impl Drop for Served {
@@ -26,12 +26,12 @@ impl Drop for Served {
 
 impl Served {
     /// Starts the server with `api` as the config's `api:` block.
-    fn start(env: &TestEnv, api: &str) -> Served {
+    pub(super) fn start(env: &TestEnv, api: &str) -> Served {
         Self::start_with(env, api, &[])
     }
 
     /// The same, with extra environment variables.
-    fn start_with(env: &TestEnv, api: &str, vars: &[(&str, String)]) -> Served {
+    pub(super) fn start_with(env: &TestEnv, api: &str, vars: &[(&str, String)]) -> Served {
         let config = std::fs::read_to_string(env.config_path()).unwrap();
         // A second server of the same environment uses the `api:` block already there.
         if !config.lines().any(|l| l.starts_with("api:")) {
@@ -60,16 +60,22 @@ impl Served {
         Served { child, addr }
     }
 
-    fn call(&self, method: &str, path: &str, key: Option<&str>, body: Option<Value>) -> Response {
+    pub(super) fn call(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+    ) -> Response {
         let body = body.map(|b| b.to_string());
         http::request(&self.addr, method, path, key, body.as_deref())
     }
 
-    fn post(&self, path: &str, body: Value) -> Response {
+    pub(super) fn post(&self, path: &str, body: Value) -> Response {
         self.call("POST", path, None, Some(body))
     }
 
-    fn get(&self, path: &str) -> Response {
+    pub(super) fn get(&self, path: &str) -> Response {
         self.call("GET", path, None, None)
     }
 }
@@ -937,7 +943,7 @@ fn bodies_are_bounded_and_cors_answers_only_allowed_origins() {
         use std::io::{Read, Write};
         write!(
             stream,
-            "OPTIONS /v1/completions HTTP/1.0\r\nHost: x\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: POST\r\n\r\n"
+            "OPTIONS /v1/completions HTTP/1.0\r\nHost: localhost\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: POST\r\n\r\n"
         )
         .unwrap();
         let mut text = String::new();

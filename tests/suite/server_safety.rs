@@ -1,0 +1,324 @@
+//! `loki --serve` tried as a web page, another user and a flood would try it: auth off
+//! serves only this machine's pages and host names, keys own their sessions and their
+//! approvals, wrong keys are cheap and throttled, and a bad `api:` block names every
+//! mistake at once.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::server::Served;
+use crate::common::TestEnv;
+use crate::common::fake_llm::openai;
+use crate::common::http;
+
+const OPEN: &str = "api:\n  auth:\n    mode: Disabled";
+
+/// A new key from `loki --api-key-hash`: (key, id, hash).
+fn new_key(env: &TestEnv) -> (String, String, String) {
+    let out = env.loki().arg("--api-key-hash").assert().success();
+    let text = crate::common::stdout(&out);
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+            .trim()
+            .trim_matches('"')
+            .to_string()
+    };
+    (field("key:"), field("id:"), field("key_hash:"))
+}
+
+fn key_entry(subject: &str, (_, id, hash): &(String, String, String), scopes: &str) -> String {
+    format!(
+        "      - subject: {subject}\n        id: {id}\n        key_hash: \"{hash}\"\n        scopes: {scopes}\n"
+    )
+}
+
+#[test]
+fn with_auth_off_a_web_page_or_a_rebound_host_name_gets_nothing() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    env.server.push(openai::text_stream(&["should not run"]));
+    let addr = served.addr.clone();
+    let prompt = json!({"prompt": "hi"}).to_string();
+    // A page elsewhere posting a "simple" request (no preflight).
+    let page = http::request_with(
+        &addr,
+        "POST",
+        "/v1/completions",
+        &[
+            ("Origin", "http://attacker.example"),
+            ("Content-Type", "text/plain"),
+        ],
+        Some(&prompt),
+    );
+    assert_eq!(page.status, 403, "{}", page.body);
+    assert_eq!(page.json()["error"]["code"], "forbidden_origin");
+    let null_origin = http::request_with(
+        &addr,
+        "POST",
+        "/v1/completions",
+        &[("Origin", "null")],
+        Some(&prompt),
+    );
+    assert_eq!(null_origin.status, 403, "{}", null_origin.body);
+    // A body that is not JSON, even without an Origin.
+    let plain = http::request_with(
+        &addr,
+        "POST",
+        "/v1/completions",
+        &[("Content-Type", "text/plain")],
+        Some(&prompt),
+    );
+    assert_eq!(plain.status, 415, "{}", plain.body);
+    // DNS rebinding: the page's own name now points at 127.0.0.1.
+    for host in [
+        "attacker.example",
+        "attacker.example:80",
+        "localhost.attacker.example",
+    ] {
+        let rebound = http::request_with(&addr, "GET", "/v1/sessions", &[("Host", host)], None);
+        assert_eq!(rebound.status, 403, "{host}: {}", rebound.body);
+        assert_eq!(rebound.json()["error"]["code"], "forbidden_host");
+    }
+    assert!(
+        env.server.requests().is_empty(),
+        "nothing reached the model"
+    );
+    // This machine's names, and the server's own page, are served.
+    let own = format!("http://{addr}");
+    let port = addr.rsplit(':').next().unwrap();
+    let localhost = format!("localhost:{port}");
+    for (host, origin) in [
+        (addr.as_str(), Some(own.as_str())),
+        (localhost.as_str(), None),
+    ] {
+        let mut headers = vec![("Host", host)];
+        if let Some(origin) = origin {
+            headers.push(("Origin", origin));
+        }
+        let answer = http::request_with(&addr, "POST", "/v1/completions", &headers, Some(&prompt));
+        assert_eq!(answer.status, 200, "{host}: {}", answer.body);
+        env.server.push(openai::text_stream(&["again"]));
+    }
+    // Every answer carries the security headers; health is JSON.
+    let live = served.get("/healthz/live");
+    assert_eq!(live.json(), json!({"status": "ok"}));
+    assert_eq!(served.get("/healthz/ready").json(), json!({"status": "ok"}));
+    for answer in [&live, &page] {
+        assert_eq!(answer.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(answer.header("x-frame-options"), Some("DENY"));
+        assert_eq!(answer.header("referrer-policy"), Some("no-referrer"));
+    }
+}
+
+#[test]
+fn keys_own_their_sessions_and_only_the_run_s_owner_answers_its_approvals() {
+    let env = TestEnv::new();
+    let root = env.work_dir();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: all\n{config}"));
+    let (alice, bob, admin) = (new_key(&env), new_key(&env), new_key(&env));
+    let api = format!(
+        "api:\n  auth:\n    mode: StaticKeys\n    keys:\n{}{}{}  tools:\n    enabled: true\n    root: {}",
+        key_entry("alice", &alice, "[read, write]"),
+        key_entry(
+            "bob",
+            &bob,
+            "['read:sessions', 'write:sessions', 'run:models']"
+        ),
+        key_entry("root", &admin, "['*']"),
+        root.display()
+    );
+    let served = Served::start(&env, &api);
+    let call = |key: &str, method: &str, path: &str, body: Option<Value>| {
+        served.call(method, path, Some(key), body)
+    };
+    let created = call(
+        &alice.0,
+        "POST",
+        "/v1/sessions",
+        Some(json!({"alias": "plans"})),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.json()["id"].as_str().unwrap().to_string();
+    let bobs = call(
+        &bob.0,
+        "POST",
+        "/v1/sessions",
+        Some(json!({"alias": "bobs"})),
+    );
+    assert_eq!(bobs.status, 201, "{}", bobs.body);
+    // Bob can neither read, use, change nor delete Alice's session, by alias or id.
+    for path in ["/v1/sessions/plans", &format!("/v1/sessions/{id}")] {
+        assert_eq!(call(&bob.0, "GET", path, None).status, 403);
+        assert_eq!(call(&bob.0, "DELETE", path, None).status, 403);
+    }
+    let used = call(
+        &bob.0,
+        "POST",
+        "/v1/sessions/plans/completions",
+        Some(json!({"prompt": "leak it"})),
+    );
+    assert_eq!(used.status, 403, "{}", used.body);
+    assert_eq!(
+        call(&bob.0, "POST", "/v1/sessions/plans/empty", None).status,
+        403
+    );
+    let names = |key: &str| -> Vec<String> {
+        call(key, "GET", "/v1/sessions", None).json()["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| {
+                s["alias"]
+                    .as_str()
+                    .or(s["name"].as_str())
+                    .map(str::to_string)
+            })
+            .collect()
+    };
+    assert_eq!(names(&alice.0), ["plans"]);
+    assert_eq!(names(&bob.0), ["bobs"]);
+    let all = names(&admin.0);
+    assert!(
+        all.contains(&"plans".into()) && all.contains(&"bobs".into()),
+        "{all:?}"
+    );
+    assert_eq!(
+        call(&admin.0, "GET", "/v1/sessions/plans", None).status,
+        200
+    );
+    assert!(env.server.requests().is_empty());
+
+    // Alice's run waits for an approval: Bob's answers do not reach it, Alice's do.
+    env.server.push(openai::tool_call_stream(&[(
+        "call_0",
+        "fs_write",
+        &json!({"path": "alice.txt", "contents": "hi"}).to_string(),
+    )]));
+    env.server.push(openai::text_stream(&["done"]));
+    let bearer = format!("Bearer {}", alice.0);
+    let (status, _, mut reader) = http::open_with(
+        &served.addr,
+        "POST",
+        "/v1/sessions/plans/completions",
+        &[("Authorization", bearer.as_str())],
+        Some(&json!({"prompt": "write it", "stream": true}).to_string()),
+    );
+    assert_eq!(status, 200);
+    let before = http::events(&mut reader, "tool_call_approval_requested");
+    let run = before
+        .iter()
+        .find(|(name, _)| name == "started")
+        .map(|(_, data)| serde_json::from_str::<Value>(data).unwrap()["request_id"].clone())
+        .and_then(|v| v.as_str().map(str::to_string))
+        .expect("a started event with the request id");
+    let allow = json!({"decision": "allow"});
+    for path in [
+        "/v1/approvals/call_0".to_string(),
+        "/v1/sessions/plans/approvals/call_0".to_string(),
+        format!("/v1/runs/{run}/approvals/call_0"),
+    ] {
+        let answer = call(&bob.0, "POST", &path, Some(allow.clone()));
+        assert_eq!(answer.status, 404, "{path}: {}", answer.body);
+    }
+    assert!(!root.join("alice.txt").exists());
+    let wrong_run = call(
+        &alice.0,
+        "POST",
+        "/v1/runs/req_other/approvals/call_0",
+        Some(allow.clone()),
+    );
+    assert_eq!(wrong_run.status, 404);
+    let answer = call(
+        &alice.0,
+        "POST",
+        &format!("/v1/runs/{run}/approvals/call_0"),
+        Some(allow),
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    http::events(&mut reader, "done");
+    assert!(root.join("alice.txt").exists());
+}
+
+#[test]
+fn wrong_keys_cost_no_argon2_and_a_flooding_address_is_throttled() {
+    let env = TestEnv::new();
+    let key = new_key(&env);
+    let api = format!(
+        "api:\n  auth:\n    mode: StaticKeys\n    keys:\n{}",
+        key_entry("ci", &key, "[read, write]")
+    );
+    let served = Served::start(&env, &api);
+    let started = Instant::now();
+    let mut statuses = Vec::new();
+    for n in 0..30 {
+        // An id no entry has: refused without any argon2 check.
+        let wrong = format!("lk_ffffffff_{n:048}");
+        statuses.push(served.call("GET", "/v1/roles", Some(&wrong), None).status);
+    }
+    let spent = started.elapsed();
+    assert!(statuses[..20].iter().all(|s| *s == 401), "{statuses:?}");
+    assert!(statuses[20..].iter().all(|s| *s == 429), "{statuses:?}");
+    let throttled = served.call("GET", "/v1/roles", Some("lk_x_y"), None);
+    assert_eq!(throttled.status, 429);
+    assert!(throttled.header("retry-after").is_some());
+    // 30 argon2 checks would take seconds; a key with an unknown id takes none.
+    assert!(spent < Duration::from_secs(5), "{spent:?}");
+    // The right key, checked with argon2 once, gets in (on a server whose count of
+    // this address's wrong keys is fresh).
+    drop(served);
+    let served = Served::start(&env, &api);
+    assert_eq!(
+        served.call("GET", "/v1/roles", Some(&key.0), None).status,
+        200
+    );
+    let live = Instant::now();
+    assert_eq!(served.get("/healthz/live").status, 200);
+    assert!(live.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn every_mistake_in_the_api_block_is_named_at_start() {
+    let env = TestEnv::new();
+    env.write_config(&format!(
+        "api:\n  request_timeout_seconds: 0\n  auth:\n    mode: StaticKeys\n    keys:\n      - subject: ci\n        key_hash: lk_plaintext_key\n        scopes: [read, 'write:everything']\n{}",
+        std::fs::read_to_string(env.config_path()).unwrap()
+    ));
+    let out = env
+        .loki()
+        .args(["--serve", "127.0.0.1:0"])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .failure();
+    let err = crate::common::stderr(&out);
+    for needle in [
+        "request_timeout_seconds",
+        "not an argon2 hash",
+        "unknown scope `write:everything`",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    // `*` is the reference's notation for every scope, and is accepted.
+    let env = TestEnv::new();
+    let key = new_key(&env);
+    let api = format!(
+        "api:\n  auth:\n    mode: StaticKeys\n    keys:\n{}",
+        key_entry("all", &key, "['*']")
+    );
+    let served = Served::start(&env, &api);
+    assert_eq!(
+        served
+            .call("POST", "/v1/sessions", Some(&key.0), Some(json!({})))
+            .status,
+        201
+    );
+    assert_eq!(
+        served.call("GET", "/metrics", Some(&key.0), None).status,
+        200
+    );
+}
