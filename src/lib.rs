@@ -40,6 +40,7 @@ pub mod macros;
 pub mod mcp;
 pub mod mcp_serve;
 pub mod memory;
+pub mod origin;
 pub mod rag;
 pub mod render;
 pub mod repl;

@@ -357,7 +357,7 @@ async fn same_origin_only(
     if let Some(origin) = headers.get(header::ORIGIN) {
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
         let origin = origin.to_str().unwrap_or("");
-        if !crate::server::gate::origin_allowed(&[], origin, host) {
+        if !crate::origin::origin_allowed(&[], origin, host) {
             return (
                 axum::http::StatusCode::FORBIDDEN,
                 "requests from web pages are refused by loki's MCP server",

@@ -343,7 +343,7 @@ mod tests {
             subject: subject.into(),
             id: id.map(str::to_string),
             key_hash: hash,
-            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            scopes: scopes.iter().map(ToString::to_string).collect(),
             rate_limit_per_minute: Some(2),
         }
     }
@@ -415,7 +415,7 @@ mod tests {
     fn scopes_coarse_fine_and_sessions_of_others() {
         let caller = |scopes: &[&str]| Caller {
             subject: "a".into(),
-            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            scopes: scopes.iter().map(ToString::to_string).collect(),
             rate_limit: None,
         };
         assert!(caller(&["*"]).may("write:sessions") && caller(&["*"]).sees_all_sessions());

@@ -8,13 +8,12 @@
 //! with auth disabled only loopback `Host` names are served, so a DNS name rebound to
 //! 127.0.0.1 gets nothing.
 
-use std::net::IpAddr;
-
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 
 use super::reply::ApiError;
 use crate::config::api::ApiConfig;
+use crate::origin::{is_loopback_host, origin_allowed};
 
 /// Refuses a request from a foreign origin, to a foreign host name (auth disabled), or
 /// with a body that is not JSON.
@@ -28,7 +27,7 @@ pub(super) fn screen(
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .map(str::to_string)
-        .or_else(|| request.uri().authority().map(|a| a.to_string()));
+        .or_else(|| request.uri().authority().map(ToString::to_string));
     if auth_disabled && !host.as_deref().is_some_and(is_loopback_host) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
@@ -59,38 +58,6 @@ pub(super) fn screen(
         ));
     }
     Ok(())
-}
-
-/// Whether `host` (a `Host` header: name or address, maybe a port) is this machine.
-pub(crate) fn is_loopback_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host.rsplit_once(':').map_or(host, |(name, port)| {
-            if port.chars().all(|c| c.is_ascii_digit()) {
-                name
-            } else {
-                host
-            }
-        }),
-    };
-    let name = name.trim_end_matches('.').to_ascii_lowercase();
-    name == "localhost"
-        || name.ends_with(".localhost")
-        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// Whether a page at `origin` may call: `listed` (`api.cors.allowed_origins`), or this
-/// server itself (the playground).
-pub(crate) fn origin_allowed(listed: &[String], origin: &str, host: Option<&str>) -> bool {
-    let listed = listed
-        .iter()
-        .any(|a| a == "*" || a.eq_ignore_ascii_case(origin));
-    let own = host.is_some_and(|host| {
-        ["http://", "https://"]
-            .iter()
-            .any(|scheme| origin.eq_ignore_ascii_case(&format!("{scheme}{host}")))
-    });
-    listed || own
 }
 
 fn has_body(method: &Method, headers: &HeaderMap) -> bool {

@@ -10,7 +10,7 @@
 
 mod api;
 pub mod auth;
-pub(crate) mod gate;
+mod gate;
 mod metrics;
 mod openai;
 mod reply;

@@ -9,7 +9,14 @@ use std::path::{Path, PathBuf};
 
 /// Layers, lowest first. A module may use modules of lower layers only.
 const LAYERS: &[&[&str]] = &[
-    &["atomic_file", "secrets", "shell_words", "signals", "tokens"],
+    &[
+        "atomic_file",
+        "origin",
+        "secrets",
+        "shell_words",
+        "signals",
+        "tokens",
+    ],
     &["config"],
     &["client"],
     &["usage"],

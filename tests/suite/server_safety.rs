@@ -322,3 +322,50 @@ fn every_mistake_in_the_api_block_is_named_at_start() {
         200
     );
 }
+
+#[test]
+fn a_call_nobody_approves_is_refused_after_the_approval_timeout_on_every_path() {
+    let env = TestEnv::new();
+    let root = env.work_dir();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: all\n{config}"));
+    let api = format!(
+        "api:\n  auth:\n    mode: Disabled\n  approval_timeout_seconds: 2\n  tools:\n    enabled: true\n    root: {}",
+        root.display()
+    );
+    let served = Served::start(&env, &api);
+    assert_eq!(
+        served.post("/v1/sessions", json!({"alias": "s"})).status,
+        201
+    );
+    for path in ["/v1/completions", "/v1/sessions/s/completions"] {
+        env.server.push(openai::tool_call_stream(&[(
+            "call_t",
+            "fs_write",
+            &json!({"path": "late.txt", "contents": "hi"}).to_string(),
+        )]));
+        env.server.push(openai::text_stream(&["gave up"]));
+        let started = Instant::now();
+        let (status, _, mut reader) = http::open(
+            &served.addr,
+            "POST",
+            path,
+            None,
+            Some(&json!({"prompt": "write it", "stream": true}).to_string()),
+        );
+        assert_eq!(status, 200);
+        let events = http::events(&mut reader, "done");
+        let finished: Value = events
+            .iter()
+            .find(|(name, _)| name == "tool_call_finished")
+            .map(|(_, d)| serde_json::from_str(d).unwrap())
+            .unwrap_or_else(|| panic!("{path}: {events:?}"));
+        assert_eq!(finished["ok"], false, "{finished}");
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_secs(2) && waited < Duration::from_secs(10),
+            "{path}: {waited:?}"
+        );
+        assert!(!root.join("late.txt").exists());
+    }
+}
