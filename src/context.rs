@@ -277,10 +277,16 @@ impl RequestContext {
             }
             if let Some(prompt) = &stored.role_prompt {
                 let mut role = Role::temp(prompt);
-                role.name = stored
-                    .role_name
-                    .clone()
-                    .unwrap_or_else(|| role.name.clone());
+                if let Some(name) = &stored.role_name {
+                    role.name.clone_from(name);
+                    // The session keeps the prompt it was started with; the role's tools
+                    // and MCP servers come from its file, as when it was used.
+                    if let Ok(file) = Role::load(&state.paths.roles_dir, name, &self.system_vars())
+                    {
+                        role.enabled_tools = file.enabled_tools;
+                        role.enabled_mcp_servers = file.enabled_mcp_servers;
+                    }
+                }
                 self.role = Some(role);
             }
             self.history = stored.messages.clone();

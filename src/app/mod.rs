@@ -516,7 +516,7 @@ fn api_key_hash() -> anyhow::Result<u8> {
     writeln!(out, "api:\n  auth:\n    mode: StaticKeys\n    keys:")?;
     writeln!(
         out,
-        "      - subject: <who>\n        id: {}\n        key_hash: \"{}\"\n        scopes: [read, write]",
+        "      - subject: <who>\n        id: \"{}\"\n        key_hash: \"{}\"\n        scopes: [read, write]",
         made.id, made.hash
     )?;
     Ok(0)

@@ -346,8 +346,9 @@ pub(super) async fn run_turn(
             ));
         }
         let no_tools = toolbox.tools.is_empty();
-        if !calls.is_empty() && no_tools {
-            warn_no_tools(&calls, emitter);
+        let last_round = rounds >= state.config.max_tool_rounds.max(1);
+        if no_tools && tell_no_tools(&calls, rounds == 1 && !last_round, &mut messages, emitter) {
+            continue;
         }
         let unknown = calls
             .iter()
@@ -364,7 +365,6 @@ pub(super) async fn run_turn(
             emitter.set_partial(&outcome.text);
             return Err(CoreError::UnknownTool(name));
         }
-        let last_round = rounds >= state.config.max_tool_rounds.max(1);
         if calls.is_empty() || no_tools || last_round {
             let stopped = !calls.is_empty() && !no_tools;
             let why = if no_tools {
@@ -488,6 +488,37 @@ fn client_turn(
         finish_reason: Some("tool_calls".into()),
         client_calls: calls,
     }
+}
+
+/// Calls in a conversation without tools: warned about, and the first time (`once`)
+/// the model is told, so it answers without them — no tool results, as a request that
+/// declares no tools may not carry any. Whether it was told (call it again).
+fn tell_no_tools(
+    calls: &[ToolCall],
+    once: bool,
+    messages: &mut Vec<Message>,
+    emitter: &Sink<'_>,
+) -> bool {
+    if calls.is_empty() {
+        return false;
+    }
+    warn_no_tools(calls, emitter);
+    if once {
+        messages.push(no_tools_note(calls));
+    }
+    once
+}
+
+/// What the model is told when it called tools in a conversation that has none.
+fn no_tools_note(calls: &[ToolCall]) -> Message {
+    let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+    Message::text(
+        crate::client::Role::User,
+        format!(
+            "(loki: no tools are enabled in this conversation, so {} did not run. Answer without tools.)",
+            names.join(", ")
+        ),
+    )
 }
 
 fn warn_no_tools(calls: &[ToolCall], emitter: &Sink<'_>) {

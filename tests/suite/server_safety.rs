@@ -31,7 +31,7 @@ fn new_key(env: &TestEnv) -> (String, String, String) {
 
 fn key_entry(subject: &str, (_, id, hash): &(String, String, String), scopes: &str) -> String {
     format!(
-        "      - subject: {subject}\n        id: {id}\n        key_hash: \"{hash}\"\n        scopes: {scopes}\n"
+        "      - subject: {subject}\n        id: \"{id}\"\n        key_hash: \"{hash}\"\n        scopes: {scopes}\n"
     )
 }
 
@@ -368,4 +368,90 @@ fn a_call_nobody_approves_is_refused_after_the_approval_timeout_on_every_path() 
         );
         assert!(!root.join("late.txt").exists());
     }
+}
+
+#[test]
+fn a_session_has_its_role_s_tools_confined_to_the_root_and_an_unknown_tool_is_told_to_the_model() {
+    let env = TestEnv::new();
+    let root = env.work_dir();
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(
+        roles.join("coder.md"),
+        "---\nenabled_tools: fs_write,fs_cat\n---\nYou write files.\n",
+    )
+    .unwrap();
+    let api = format!(
+        "api:\n  auth:\n    mode: Disabled\n  tools:\n    enabled: true\n    root: {}",
+        root.display()
+    );
+    let served = Served::start(&env, &api);
+    let created = served.post(
+        "/v1/sessions",
+        json!({"alias": "code", "role": "coder", "approval": "auto"}),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    env.server.push(openai::tool_call_stream(&[(
+        "call_1",
+        "fs_write",
+        &json!({"path": "made.txt", "contents": "hi"}).to_string(),
+    )]));
+    env.server.push(openai::tool_call_stream(&[(
+        "call_2",
+        "no_such_tool",
+        "{}",
+    )]));
+    env.server.push(openai::text_stream(&["all done"]));
+    let answer = served.post(
+        "/v1/sessions/code/completions",
+        json!({"prompt": "make a file"}),
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(
+        answer.json()["final_message"],
+        "all done",
+        "{}",
+        answer.body
+    );
+    let sent = env.server.requests();
+    let tools: Vec<String> = sent[0].json()["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(tools.contains(&"fs_write".to_string()), "{tools:?}");
+    assert!(root.join("made.txt").exists());
+    // The model hears that the tool does not exist, and goes on.
+    let told = sent[2].json()["messages"].to_string();
+    assert!(told.contains("no_such_tool"), "{told}");
+}
+
+#[test]
+fn a_call_in_a_conversation_without_tools_is_told_to_the_model_which_then_answers() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    env.server.push(openai::tool_call_stream(&[(
+        "call_1",
+        "fs_write",
+        &json!({"path": "x.txt", "contents": "hi"}).to_string(),
+    )]));
+    env.server.push(openai::text_stream(&["in words, then"]));
+    let answer = served.post("/v1/completions", json!({"prompt": "write a file"}));
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(
+        answer.json()["final_message"],
+        "in words, then",
+        "{}",
+        answer.body
+    );
+    let sent = env.server.requests();
+    assert_eq!(sent.len(), 2);
+    let told = sent[1].json()["messages"].to_string();
+    assert!(
+        told.contains("no tools are enabled") && told.contains("fs_write"),
+        "{told}"
+    );
 }
