@@ -177,6 +177,8 @@ pub struct RequestContext {
     /// Tools the caller runs itself (an OpenAI client's `tools`): offered to the model,
     /// and a call of one ends the turn with the call returned.
     pub client_tools: Vec<crate::client::ToolSpec>,
+    /// What an API caller asked of the answer's form (stop, seed, format, tool choice).
+    pub controls: crate::client::Controls,
     /// Keep a todo list and go on while it has open items, with or without an agent
     /// (`--auto-continue`; an agent's own `auto_continue` does the same).
     pub auto_continue: bool,
@@ -473,6 +475,7 @@ impl RequestContext {
             budget: None,
             auto_continue: false,
             client_tools: Vec::new(),
+            controls: crate::client::Controls::default(),
             otr: crate::tool::Switch::default(),
             editor_files: None,
             loaded_tools: std::collections::BTreeSet::new(),

@@ -10,6 +10,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
+use super::ToolChoice;
 use super::http::{HttpSettings, LazyHttp};
 use super::message::{Content, ContentPart, Message, Role, Usage};
 use super::patch::ApiKind;
@@ -144,6 +145,11 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     let Some(obj) = body.as_object_mut() else {
         return body;
     };
+    let mut system = system;
+    if let Some(format) = &request.controls.format {
+        // No JSON mode here: the instruction asks for it.
+        system.push(super::json_instruction(format));
+    }
     if !system.is_empty() {
         obj.insert(
             "system".into(),
@@ -153,6 +159,9 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
                 "cache_control": {"type": "ephemeral"},
             }]),
         );
+    }
+    if !request.controls.stop.is_empty() {
+        obj.insert("stop_sequences".into(), json!(request.controls.stop));
     }
     if let Some(t) = request.temperature {
         obj.insert("temperature".into(), json!(t));
@@ -181,6 +190,16 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
             last["cache_control"] = json!({"type": "ephemeral"});
         }
         obj.insert("tools".into(), Value::Array(tools));
+        let choice = match &request.controls.tool_choice {
+            Some(ToolChoice::Auto) => Some(json!({"type": "auto"})),
+            Some(ToolChoice::None) => Some(json!({"type": "none"})),
+            Some(ToolChoice::Required) => Some(json!({"type": "any"})),
+            Some(ToolChoice::Function(name)) => Some(json!({"type": "tool", "name": name})),
+            None => None,
+        };
+        if let Some(choice) = choice {
+            obj.insert("tool_choice".into(), choice);
+        }
     }
     // And after the conversation so far, so the next turn reads it from the cache.
     if let Some(block) = body["messages"]
@@ -471,6 +490,7 @@ mod tests {
         let mut result = Message::text(Role::Tool, "contents");
         result.tool_call_id = Some("toolu_1".into());
         let request = ChatRequest {
+            controls: Default::default(),
             messages: vec![
                 Message::text(Role::System, "Be brief."),
                 Message::text(Role::User, "read a"),

@@ -17,6 +17,7 @@ use super::message::{Content, ContentPart, Message, Role, Usage};
 use super::patch::ApiKind;
 use super::sse::SseEvent;
 use super::wire::{self, DecodeError, Outgoing, ResponseError, Sse, SseParser};
+use super::{AnswerFormat, ToolChoice};
 use super::{
     ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
     RetryPolicy,
@@ -198,6 +199,19 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     if let Some(p) = request.top_p {
         generation.insert("topP".into(), json!(p));
     }
+    let controls = &request.controls;
+    if !controls.stop.is_empty() {
+        generation.insert("stopSequences".into(), json!(controls.stop));
+    }
+    if let Some(seed) = controls.seed {
+        generation.insert("seed".into(), json!(seed));
+    }
+    if let Some(format) = &controls.format {
+        generation.insert("responseMimeType".into(), json!("application/json"));
+        if let AnswerFormat::JsonSchema { schema: wanted, .. } = format {
+            generation.insert("responseSchema".into(), schema(wanted));
+        }
+    }
     if !generation.is_empty() {
         body.insert("generationConfig".into(), Value::Object(generation));
     }
@@ -220,6 +234,18 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
             "tools".into(),
             json!([{"functionDeclarations": declarations}]),
         );
+        let mode = match &request.controls.tool_choice {
+            Some(ToolChoice::Auto) => Some(json!({"mode": "AUTO"})),
+            Some(ToolChoice::None) => Some(json!({"mode": "NONE"})),
+            Some(ToolChoice::Required) => Some(json!({"mode": "ANY"})),
+            Some(ToolChoice::Function(name)) => {
+                Some(json!({"mode": "ANY", "allowedFunctionNames": [name]}))
+            }
+            None => None,
+        };
+        if let Some(mode) = mode {
+            body.insert("toolConfig".into(), json!({"functionCallingConfig": mode}));
+        }
     }
     Value::Object(body)
 }
@@ -462,6 +488,43 @@ mod tests {
                 ..ModelConfig::default()
             },
         }
+    }
+
+    #[test]
+    fn answer_controls_are_gemini_s_generation_and_tool_config() {
+        let request = ChatRequest {
+            messages: vec![Message::text(Role::User, "where?")],
+            tools: vec![ToolSpec {
+                name: "weather".into(),
+                description: "Weather".into(),
+                parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+            }],
+            controls: crate::client::Controls {
+                stop: vec!["END".into()],
+                seed: Some(7),
+                format: Some(AnswerFormat::JsonSchema {
+                    name: "place".into(),
+                    schema: json!({"type": "object", "additionalProperties": false,
+                        "properties": {"city": {"type": "string"}}}),
+                    strict: true,
+                }),
+                tool_choice: Some(ToolChoice::Function("weather".into())),
+            },
+            ..ChatRequest::default()
+        };
+        let body = build_body(&model(), &request);
+        let generation = &body["generationConfig"];
+        assert_eq!(generation["stopSequences"], json!(["END"]));
+        assert_eq!(generation["seed"], 7);
+        assert_eq!(generation["responseMimeType"], "application/json");
+        assert_eq!(
+            generation["responseSchema"],
+            json!({"type": "object", "properties": {"city": {"type": "string"}}})
+        );
+        assert_eq!(
+            body["toolConfig"],
+            json!({"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["weather"]}})
+        );
     }
 
     #[test]

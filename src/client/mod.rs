@@ -58,6 +58,60 @@ pub struct ChatRequest {
     pub stream: bool,
     /// Tool declarations offered to the model.
     pub tools: Vec<ToolSpec>,
+    /// What a caller of loki's OpenAI-compatible API asked of the answer's form.
+    pub controls: Controls,
+}
+
+/// How the answer must look, as an API caller asks (`stop`, `seed`, `response_format`,
+/// `tool_choice`). Each provider sends what its API has; unset is the provider's default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Controls {
+    /// Sequences that end the answer.
+    pub stop: Vec<String>,
+    /// For repeatable sampling, where the provider has it.
+    pub seed: Option<u64>,
+    /// The answer's format.
+    pub format: Option<AnswerFormat>,
+    /// Whether and which tool the model must call.
+    pub tool_choice: Option<ToolChoice>,
+}
+
+/// `response_format`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnswerFormat {
+    /// Any JSON object.
+    JsonObject,
+    /// JSON matching `schema`, named `name`.
+    JsonSchema {
+        name: String,
+        schema: serde_json::Value,
+        strict: bool,
+    },
+}
+
+/// The instruction that asks a provider without a JSON mode for `format`.
+pub(crate) fn json_instruction(format: &AnswerFormat) -> String {
+    match format {
+        AnswerFormat::JsonObject => {
+            "Answer with one JSON object and nothing else: no prose, no code fence.".into()
+        }
+        AnswerFormat::JsonSchema { schema, .. } => format!(
+            "Answer with one JSON object matching this JSON schema and nothing else: no prose, no code fence.\n{schema}"
+        ),
+    }
+}
+
+/// `tool_choice`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides.
+    Auto,
+    /// No tool.
+    None,
+    /// Some tool.
+    Required,
+    /// This tool.
+    Function(String),
 }
 
 /// A function the model may call.

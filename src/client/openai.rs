@@ -15,6 +15,7 @@ use super::message::{Content, ContentPart, Message, Role, Usage};
 use super::patch::ApiKind;
 use super::sse::SseEvent;
 use super::wire::{self, DecodeError, Outgoing, Sse, SseParser};
+use super::{AnswerFormat, Controls, ToolChoice};
 use super::{
     ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
     RetryPolicy,
@@ -323,7 +324,48 @@ pub fn build_body(
             .collect();
         obj.insert("tools".into(), Value::Array(tools));
     }
+    add_controls(obj, &request.controls, !request.tools.is_empty());
     body
+}
+
+/// `stop`, `seed`, `response_format` and `tool_choice`, as OpenAI's API has them.
+fn add_controls(obj: &mut serde_json::Map<String, Value>, controls: &Controls, tools: bool) {
+    if !controls.stop.is_empty() {
+        obj.insert("stop".into(), json!(controls.stop));
+    }
+    if let Some(seed) = controls.seed {
+        obj.insert("seed".into(), json!(seed));
+    }
+    match &controls.format {
+        Some(AnswerFormat::JsonObject) => {
+            obj.insert("response_format".into(), json!({"type": "json_object"}));
+        }
+        Some(AnswerFormat::JsonSchema {
+            name,
+            schema,
+            strict,
+        }) => {
+            obj.insert(
+                "response_format".into(),
+                json!({"type": "json_schema",
+                       "json_schema": {"name": name, "schema": schema, "strict": strict}}),
+            );
+        }
+        None => {}
+    }
+    let choice = match &controls.tool_choice {
+        Some(_) if !tools => None,
+        Some(ToolChoice::Auto) => Some(json!("auto")),
+        Some(ToolChoice::None) => Some(json!("none")),
+        Some(ToolChoice::Required) => Some(json!("required")),
+        Some(ToolChoice::Function(name)) => {
+            Some(json!({"type": "function", "function": {"name": name}}))
+        }
+        None => None,
+    };
+    if let Some(choice) = choice {
+        obj.insert("tool_choice".into(), choice);
+    }
 }
 
 /// Converts neutral messages to the wire shape, applying the model's system-message
@@ -569,6 +611,7 @@ mod tests {
     #[test]
     fn body_has_model_messages_and_options() {
         let req = ChatRequest {
+            controls: Default::default(),
             messages: vec![
                 Message::text(Role::System, "be brief"),
                 Message::text(Role::User, "hi"),

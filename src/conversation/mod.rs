@@ -114,6 +114,9 @@ pub struct ConversationSpec {
     /// Tools the caller runs itself (an OpenAI client's `tools`): a call of one ends the
     /// run with the call in [`RunOutcome::client_calls`].
     pub client_tools: Vec<crate::client::ToolSpec>,
+    /// What the caller asks of the answer's form (an OpenAI client's `stop`, `seed`,
+    /// `response_format`, `tool_choice`).
+    pub controls: crate::client::Controls,
     /// Off the record: nothing is written, and tools that write or run are not offered.
     pub otr: bool,
     /// Offer the model no tools, whatever the configuration says (a server whose
@@ -190,6 +193,7 @@ impl Conversation {
         ctx.user_tools = spec.user_tools;
         ctx.auto_continue = spec.auto_continue;
         ctx.client_tools = spec.client_tools;
+        ctx.controls = spec.controls;
         ctx.function_calling_support &= !spec.no_tools;
         ctx.editor_files = spec.editor_files;
         if spec.otr {

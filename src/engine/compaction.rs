@@ -78,6 +78,7 @@ impl Engine {
         let mut messages = old.to_vec();
         messages.push(Message::text(Role::User, EXTRACT_PROMPT));
         let request = ChatRequest {
+            controls: Default::default(),
             messages,
             temperature: None,
             top_p: None,

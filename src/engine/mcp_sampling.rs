@@ -130,6 +130,7 @@ impl Sampler for Sampling<'_> {
                 conversation.push(Message::text(role, text));
             }
             let request = ChatRequest {
+                controls: Default::default(),
                 messages: conversation,
                 temperature: None,
                 top_p: None,

@@ -439,6 +439,7 @@ impl Engine {
         let role = crate::role::Role::load(&self.state.paths.roles_dir, "create-title", &vars)?;
         let excerpt: String = question.chars().take(2000).collect();
         let request = crate::client::ChatRequest {
+            controls: Default::default(),
             messages: role.frame(crate::client::Message::text(
                 crate::client::Role::User,
                 excerpt,
@@ -601,6 +602,7 @@ impl Engine {
             prompt,
         ));
         let request = crate::client::ChatRequest {
+            controls: Default::default(),
             messages,
             temperature: ctx.temperature,
             top_p: ctx.top_p,

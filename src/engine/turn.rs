@@ -441,6 +441,7 @@ fn chat_request(
         max_tokens: ctx.max_output_tokens,
         stream,
         tools: with_client_tools(&toolbox.specs, &ctx.client_tools),
+        controls: ctx.controls.clone(),
     }
 }
 

@@ -229,11 +229,28 @@ fn result_json(request_id: &str, ran: &Ran, events: &CollectingEmitter) -> Respo
 pub(super) async fn completions(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
+    headers: axum::http::HeaderMap,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let request: Completion = match body(bytes) {
-        Ok(r) => r,
+    let raw: Value = match body(bytes) {
+        Ok(v) => v,
         Err(e) => return e.into_response(),
+    };
+    if super::legacy::is_openai(&headers, &raw) {
+        let chat = match super::legacy::as_chat(&raw) {
+            Ok(chat) => chat,
+            Err(why) => return ApiError::bad_request(why).openai().into_response(),
+        };
+        let stream = chat["stream"] == true;
+        let bytes = Ok(Bytes::from(chat.to_string()));
+        let answer = super::openai::chat_completions(State(server), Extension(info), bytes).await;
+        return super::legacy::as_text_completion(answer, stream);
+    }
+    let request: Completion = match serde_json::from_value(raw) {
+        Ok(r) => r,
+        Err(e) => {
+            return ApiError::bad_request(format!("invalid JSON body: {e}")).into_response();
+        }
     };
     let approvals = match policy(request.approval.as_deref(), ApprovalPolicy::Ask) {
         Ok(p) => p,

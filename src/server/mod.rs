@@ -11,6 +11,7 @@
 mod api;
 pub mod auth;
 mod gate;
+mod legacy;
 mod metrics;
 mod openai;
 mod reply;
@@ -179,6 +180,7 @@ fn router(server: Arc<Server>) -> Router {
         .route("/metrics", get(api::metrics))
         .route("/v1/info", get(api::info))
         .route("/v1/models", get(openai::models))
+        .route("/v1/models/{*id}", get(openai::model))
         .route("/v1/roles", get(api::roles))
         .route("/v1/agents", get(api::agents))
         .route("/v1/rags", get(api::rags))

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::reply::{ApiError, json_body, sse, sse_event};
 use super::run::{ApprovalPolicy, ChannelEmitter, RunKey};
 use super::{RequestInfo, Server};
-use crate::client::{Message, Role};
+use crate::client::{AnswerFormat, Controls, Message, Role, ToolChoice};
 use crate::conversation::ConversationSpec;
 use crate::engine::command::Command;
 use crate::engine::event::Event;
@@ -49,6 +49,29 @@ pub(super) async fn models(State(server): State<Arc<Server>>) -> Response {
     json_body(StatusCode::OK, &json!({"object": "list", "data": data}))
 }
 
+/// `GET /v1/models/{id}`.
+pub(super) async fn model(
+    State(server): State<Arc<Server>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    let listed = models(State(server)).await;
+    let known = super::reply::body_json(listed).await.and_then(|list| {
+        list["data"]
+            .as_array()
+            .and_then(|data| data.iter().find(|m| m["id"] == id.as_str()).cloned())
+    });
+    match known {
+        Some(model) => json_body(StatusCode::OK, &model),
+        None => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "model_not_found",
+            format!("no model `{id}` (GET /v1/models lists them)"),
+        )
+        .openai()
+        .into_response(),
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub(super) struct ChatRequest {
     model: String,
@@ -65,6 +88,80 @@ pub(super) struct ChatRequest {
     tools: Option<Vec<Value>>,
     #[serde(default)]
     tool_choice: Option<Value>,
+    #[serde(default)]
+    max_tokens: Option<u64>,
+    #[serde(default)]
+    max_completion_tokens: Option<u64>,
+    #[serde(default)]
+    stop: Option<Value>,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    response_format: Option<Value>,
+    #[serde(default)]
+    n: Option<u64>,
+}
+
+/// `stop`, `seed`, `response_format` and `tool_choice` of an OpenAI request.
+pub(super) fn controls(
+    stop: Option<&Value>,
+    seed: Option<u64>,
+    format: Option<&Value>,
+    tool_choice: Option<&Value>,
+) -> Result<Controls, ApiError> {
+    let bad = |m: &str| ApiError::bad_request(m).openai();
+    let stop = match stop {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(one)) => vec![one.clone()],
+        Some(Value::Array(many)) => many
+            .iter()
+            .map(|s| s.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| bad("`stop` is a string or a list of strings"))?,
+        Some(_) => return Err(bad("`stop` is a string or a list of strings")),
+    };
+    let format = match format {
+        None | Some(Value::Null) => None,
+        Some(f) => match f["type"].as_str() {
+            Some("text") => None,
+            Some("json_object") => Some(AnswerFormat::JsonObject),
+            Some("json_schema") => {
+                let spec = &f["json_schema"];
+                Some(AnswerFormat::JsonSchema {
+                    name: spec["name"].as_str().unwrap_or("answer").to_string(),
+                    schema: spec["schema"].clone(),
+                    strict: spec["strict"].as_bool().unwrap_or(false),
+                })
+            }
+            _ => {
+                return Err(bad(
+                    "`response_format.type` is text, json_object or json_schema",
+                ));
+            }
+        },
+    };
+    let tool_choice = match tool_choice {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) => Some(match c.as_str() {
+            "auto" => ToolChoice::Auto,
+            "none" => ToolChoice::None,
+            "required" => ToolChoice::Required,
+            _ => return Err(bad("`tool_choice` is auto, none, required or a function")),
+        }),
+        Some(c) => Some(ToolChoice::Function(
+            c["function"]["name"]
+                .as_str()
+                .or(c["name"].as_str())
+                .ok_or_else(|| bad("`tool_choice.function.name` is missing"))?
+                .to_string(),
+        )),
+    };
+    Ok(Controls {
+        stop,
+        seed,
+        format,
+        tool_choice,
+    })
 }
 
 /// The client's `tools` (`{"type":"function","function":{name, description, parameters}}`).
@@ -205,7 +302,25 @@ fn conversation(request: &ChatRequest) -> Result<(ConversationSpec, UserInput), 
             });
         }
     }
-    let tools = if request.tool_choice.as_ref().is_some_and(|c| c == "none") {
+    if request.n.is_some_and(|n| n != 1) {
+        return Err(ApiError::bad_request(
+            "`n` other than 1 is not supported: ask again for another answer",
+        )
+        .openai());
+    }
+    if let Some(max) = request.max_completion_tokens.or(request.max_tokens) {
+        commands.push(Command::Set {
+            key: "max_output_tokens".into(),
+            value: max.to_string(),
+        });
+    }
+    let controls = controls(
+        request.stop.as_ref(),
+        request.seed,
+        request.response_format.as_ref(),
+        request.tool_choice.as_ref(),
+    )?;
+    let tools = if controls.tool_choice == Some(ToolChoice::None) {
         Vec::new()
     } else {
         client_tools(request.tools.as_deref().unwrap_or_default())?
@@ -214,6 +329,7 @@ fn conversation(request: &ChatRequest) -> Result<(ConversationSpec, UserInput), 
         model,
         commands,
         client_tools: tools,
+        controls,
         ..ConversationSpec::default()
     };
     let input = UserInput {

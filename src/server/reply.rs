@@ -111,6 +111,14 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// A JSON response's body, read back.
+pub async fn body_json(response: Response) -> Option<Value> {
+    let bytes = axum::body::to_bytes(response.into_body(), 16 * 1024 * 1024)
+        .await
+        .ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
 /// A JSON body, known secrets redacted.
 pub fn json_body(status: StatusCode, value: &Value) -> Response {
     let text = value.to_string();

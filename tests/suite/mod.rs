@@ -40,6 +40,7 @@ mod repl;
 mod repl_fixes;
 mod roles;
 mod server;
+mod server_openai;
 mod server_safety;
 mod session_safety;
 mod session_store;

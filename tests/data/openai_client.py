@@ -1,0 +1,48 @@
+"""Drives `loki --serve` with the official OpenAI Python SDK, as its users do.
+
+Usage: openai_client.py BASE_URL SCENARIO. Prints one JSON object with what the SDK
+returned; the Rust test queues the fake model's answers in the order of the calls.
+"""
+
+import json
+import sys
+
+import openai
+
+
+def main() -> None:
+    base, scenario = sys.argv[1], sys.argv[2]
+    client = openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=30)
+    out = {}
+    if scenario == "surface":
+        out["retrieved"] = client.models.retrieve("fake:gpt-4o-mini").id
+        try:
+            client.models.retrieve("nobody:nothing")
+        except openai.NotFoundError as e:
+            out["missing"] = e.status_code
+        done = client.completions.create(model="fake:gpt-4o-mini", prompt="Say hi", max_tokens=20)
+        out["completion"] = done.choices[0].text
+        out["completion_object"] = done.object
+        out["completion_usage"] = done.usage.total_tokens if done.usage else None
+        pieces = client.completions.create(model="fake:gpt-4o-mini", prompt="Count", stream=True)
+        out["completion_stream"] = "".join(c.choices[0].text for c in pieces if c.choices)
+        chat = client.chat.completions.create(
+            model="fake:gpt-4o-mini",
+            messages=[{"role": "user", "content": "json"}],
+            response_format={"type": "json_object"},
+            stop=["END"],
+            seed=3,
+            max_completion_tokens=50,
+        )
+        out["chat"] = chat.choices[0].message.content
+        try:
+            client.chat.completions.create(
+                model="fake:gpt-4o-mini", messages=[{"role": "user", "content": "x"}], n=2
+            )
+        except openai.BadRequestError as e:
+            out["n"] = str(e)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

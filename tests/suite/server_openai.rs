@@ -1,0 +1,154 @@
+//! The OpenAI surface clients use, beyond a plain chat: `models.retrieve`, and the
+//! request fields that shape the answer (`max_tokens`, `stop`, `seed`,
+//! `response_format`, `tool_choice`, `n`), carried to each provider in its own terms.
+
+use serde_json::{Value, json};
+
+use super::server::Served;
+use crate::common::TestEnv;
+use crate::common::fake_llm::{anthropic, openai};
+
+const OPEN: &str = "api:\n  auth:\n    mode: Disabled";
+
+fn weather_tool() -> Value {
+    json!([{"type": "function", "function": {"name": "weather", "description": "Weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])
+}
+
+#[test]
+fn a_model_is_retrieved_by_id_and_an_unknown_one_is_a_404_in_openai_s_shape() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    let listed = served.get("/v1/models").json();
+    let first = listed["data"][0]["id"].as_str().unwrap().to_string();
+    let one = served.get(&format!("/v1/models/{first}"));
+    assert_eq!(one.status, 200, "{}", one.body);
+    assert_eq!(one.json()["id"], first.as_str());
+    assert_eq!(one.json()["object"], "model");
+    let missing = served.get("/v1/models/nobody:nothing");
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["error"]["code"], "model_not_found");
+}
+
+#[test]
+fn answer_controls_reach_an_openai_compatible_provider_as_sent() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    env.server
+        .push(openai::text_stream(&["{\"city\":\"Oslo\"}"]));
+    let answer = served.post(
+        "/v1/chat/completions",
+        json!({
+            "model": "fake:gpt-4o-mini",
+            "messages": [{"role": "user", "content": "where?"}],
+            "max_completion_tokens": 64,
+            "stop": ["END"],
+            "seed": 7,
+            "response_format": {"type": "json_schema", "json_schema": {
+                "name": "place", "strict": true,
+                "schema": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+            "tools": weather_tool(),
+            "tool_choice": {"type": "function", "function": {"name": "weather"}},
+        }),
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let sent = env.server.requests()[0].json();
+    assert_eq!(sent["max_tokens"], 64, "{sent}");
+    assert_eq!(sent["stop"], json!(["END"]));
+    assert_eq!(sent["seed"], 7);
+    assert_eq!(sent["response_format"]["type"], "json_schema");
+    assert_eq!(sent["response_format"]["json_schema"]["name"], "place");
+    assert_eq!(sent["response_format"]["json_schema"]["strict"], true);
+    assert_eq!(sent["tool_choice"]["function"]["name"], "weather");
+    // `n` other than 1 is refused, naming it; a malformed `stop` too.
+    for (field, value) in [("n", json!(2)), ("stop", json!(3))] {
+        let mut body = json!({"model": "fake:gpt-4o-mini",
+            "messages": [{"role": "user", "content": "hi"}]});
+        body[field] = value;
+        let refused = served.post("/v1/chat/completions", body);
+        assert_eq!(refused.status, 400, "{}", refused.body);
+        let message = refused.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(message.contains(&format!("`{field}`")), "{message}");
+    }
+    assert_eq!(env.server.requests().len(), 1, "refusals reach no model");
+}
+
+#[test]
+fn answer_controls_reach_claude_in_its_own_terms() {
+    let env = TestEnv::new();
+    env.write_config(&format!(
+        "model: claude:claude-sonnet-4-5\nclients:\n  - type: claude\n    api_base: {}\n    api_key: sk-ant-test\n    models:\n      - name: claude-sonnet-4-5\n        supports_function_calling: true\n        max_output_tokens: 1024\n",
+        env.server.base_url()
+    ));
+    let served = Served::start(&env, OPEN);
+    env.server.push(anthropic::text_stream(&["{}"]));
+    let answer = served.post(
+        "/v1/chat/completions",
+        json!({
+            "model": "claude:claude-sonnet-4-5",
+            "messages": [{"role": "user", "content": "json please"}],
+            "stop": "STOP",
+            "response_format": {"type": "json_object"},
+            "tools": weather_tool(),
+            "tool_choice": "required",
+        }),
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let sent = env.server.requests()[0].json();
+    assert_eq!(sent["stop_sequences"], json!(["STOP"]), "{sent}");
+    assert_eq!(sent["tool_choice"], json!({"type": "any"}));
+    let system = sent["system"].to_string();
+    assert!(system.contains("JSON object"), "{system}");
+}
+
+/// Runs `tests/data/openai_client.py` against `served`: what the SDK returned.
+fn python_sdk(served: &Served, scenario: &str) -> Value {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/openai_client.py");
+    let out = std::process::Command::new("timeout")
+        .arg("120")
+        .arg("python3")
+        .arg(script)
+        .arg(format!("http://{}/v1", served.addr))
+        .arg(scenario)
+        .output()
+        .expect("python3 runs (the OpenAI SDK is installed by .ci/run)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+#[test]
+fn the_official_python_sdk_retrieves_models_completes_legacy_prompts_and_shapes_answers() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    env.server.push(openai::text_stream(&["hi ", "there"]));
+    env.server.push(openai::text_stream(&["one ", "two"]));
+    env.server.push(openai::text_stream(&["{\"ok\":true}"]));
+    let got = python_sdk(&served, "surface");
+    assert_eq!(got["retrieved"], "fake:gpt-4o-mini", "{got}");
+    assert_eq!(got["missing"], 404, "{got}");
+    assert_eq!(got["completion"], "hi there", "{got}");
+    assert_eq!(got["completion_object"], "text_completion", "{got}");
+    assert_eq!(got["completion_stream"], "one two", "{got}");
+    assert_eq!(got["chat"], "{\"ok\":true}", "{got}");
+    assert!(
+        got["n"].as_str().unwrap_or_default().contains("`n`"),
+        "{got}"
+    );
+    let sent = env.server.requests();
+    assert_eq!(sent.len(), 3, "n=2 reaches no model");
+    assert_eq!(sent[0].json()["messages"][0]["content"], "Say hi");
+    assert_eq!(sent[0].json()["max_tokens"], 20);
+    let chat = sent[2].json();
+    assert_eq!(chat["response_format"]["type"], "json_object", "{chat}");
+    assert_eq!(chat["stop"], json!(["END"]));
+    assert_eq!(chat["seed"], 3);
+}
