@@ -15,6 +15,7 @@ mod legacy;
 mod metrics;
 mod openai;
 mod reply;
+mod responses;
 mod run;
 
 use std::collections::HashMap;
@@ -45,6 +46,8 @@ pub struct Server {
     /// Approval policies of sessions created here, by session id.
     policies: Mutex<HashMap<String, run::ApprovalPolicy>>,
     metrics: metrics::Metrics,
+    /// Recent Responses API exchanges, for `previous_response_id`.
+    responses: responses::Kept,
     /// Cancels every running turn (shutdown, after the grace period).
     shutdown: CancellationToken,
     /// Requests served at once.
@@ -114,6 +117,7 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         approvals: Mutex::new(HashMap::new()),
         policies: Mutex::new(HashMap::new()),
         metrics: metrics::Metrics::default(),
+        responses: responses::Kept::default(),
         shutdown: CancellationToken::new(),
         slots: Arc::new(tokio::sync::Semaphore::new(
             api.limits.max_concurrent_requests.max(1),
@@ -186,6 +190,7 @@ fn router(server: Arc<Server>) -> Router {
         .route("/v1/rags", get(api::rags))
         .route("/v1/chat/completions", post(openai::chat_completions))
         .route("/v1/embeddings", post(openai::embeddings))
+        .route("/v1/responses", post(responses::create))
         .route("/v1/rerank", post(openai::rerank))
         .route("/v1/completions", post(api::completions))
         .route(

@@ -41,6 +41,49 @@ def main() -> None:
             )
         except openai.BadRequestError as e:
             out["n"] = str(e)
+    if scenario == "responses":
+        first = client.responses.create(
+            model="fake:gpt-4o-mini", input="Say hi", instructions="Be brief."
+        )
+        out["first"] = first.output_text
+        out["first_id"] = first.id
+        second = client.responses.create(
+            model="fake:gpt-4o-mini", input="And again?", previous_response_id=first.id
+        )
+        out["second"] = second.output_text
+        weather = [{"type": "function", "name": "weather", "description": "Weather",
+                    "parameters": {"type": "object",
+                                   "properties": {"city": {"type": "string"}}}}]
+        asked = client.responses.create(
+            model="fake:gpt-4o-mini", input="Weather in Oslo?", tools=weather
+        )
+        call = next(item for item in asked.output if item.type == "function_call")
+        out["call"] = {"name": call.name, "arguments": call.arguments}
+        answered = client.responses.create(
+            model="fake:gpt-4o-mini",
+            previous_response_id=asked.id,
+            tools=weather,
+            input=[{"type": "function_call_output", "call_id": call.call_id,
+                    "output": "sunny"}],
+        )
+        out["answered"] = answered.output_text
+        kinds, text = [], ""
+        for event in client.responses.create(
+            model="fake:gpt-4o-mini", input="Stream it", stream=True
+        ):
+            kinds.append(event.type)
+            if event.type == "response.output_text.delta":
+                text += event.delta
+            if event.type == "response.completed":
+                out["streamed_final"] = event.response.output_text
+        out["streamed"] = text
+        out["kinds"] = kinds
+        try:
+            client.responses.create(
+                model="fake:gpt-4o-mini", input="x", previous_response_id="resp_nope"
+            )
+        except openai.NotFoundError as e:
+            out["unknown_previous"] = e.status_code
     print(json.dumps(out))
 
 

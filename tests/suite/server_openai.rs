@@ -152,3 +152,61 @@ fn the_official_python_sdk_retrieves_models_completes_legacy_prompts_and_shapes_
     assert_eq!(chat["stop"], json!(["END"]));
     assert_eq!(chat["seed"], 3);
 }
+
+#[test]
+fn the_responses_api_answers_continues_calls_functions_and_streams_for_the_python_sdk() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    env.server.push(openai::text_stream(&["hi"]));
+    env.server.push(openai::text_stream(&["hi again"]));
+    env.server.push(openai::tool_call_stream(&[(
+        "call_w",
+        "weather",
+        r#"{"city":"Oslo"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["it is sunny"]));
+    env.server.push(openai::text_stream(&["str", "eam"]));
+    let got = python_sdk(&served, "responses");
+    assert_eq!(got["first"], "hi", "{got}");
+    assert!(
+        got["first_id"].as_str().unwrap().starts_with("resp_"),
+        "{got}"
+    );
+    assert_eq!(got["second"], "hi again", "{got}");
+    assert_eq!(got["call"]["name"], "weather", "{got}");
+    assert_eq!(got["call"]["arguments"], r#"{"city":"Oslo"}"#, "{got}");
+    assert_eq!(got["answered"], "it is sunny", "{got}");
+    assert_eq!(got["streamed"], "stream", "{got}");
+    assert_eq!(got["streamed_final"], "stream", "{got}");
+    let kinds: Vec<&str> = got["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(kinds.first(), Some(&"response.created"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"response.completed"), "{kinds:?}");
+    assert_eq!(got["unknown_previous"], 404, "{got}");
+    let sent = env.server.requests();
+    assert_eq!(sent.len(), 5);
+    // The instructions are the system message; the second call carries the first exchange.
+    let first = sent[0].json()["messages"].to_string();
+    assert!(first.contains("Be brief."), "{first}");
+    let second = sent[1].json()["messages"].to_string();
+    assert!(
+        second.contains("Say hi") && second.contains("\"hi\"") && second.contains("And again?"),
+        "{second}"
+    );
+    // The function's output goes back as a tool result after the model's call.
+    let fourth = sent[3].json();
+    let messages = fourth["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "tool", "{fourth}");
+    assert_eq!(last["tool_call_id"], "call_w");
+    assert!(last["content"].to_string().contains("sunny"));
+    assert_eq!(
+        messages[messages.len() - 2]["tool_calls"][0]["id"],
+        "call_w",
+        "{fourth}"
+    );
+}
