@@ -5,6 +5,7 @@
 //! passes through [`crate::secrets::redact`] on its way to the file, so a key or token loki
 //! knows never reaches the log, whatever the record quotes.
 
+pub mod json;
 pub mod tail;
 
 use std::fs::File;
@@ -52,8 +53,16 @@ pub fn init(env: &Env, path: PathBuf) {
         path: Arc::new(path),
         file: Arc::new(OnceLock::new()),
     };
+    if env
+        .get("LOKI_LOG_FORMAT")
+        .is_some_and(|f| f.eq_ignore_ascii_case("json"))
+    {
+        json::switch_on();
+    }
+    let plain = tracing_subscriber::fmt::format().with_ansi(false);
     let layer = tracing_subscriber::fmt::layer()
         .with_ansi(false)
+        .event_format(json::Either(plain))
         .with_writer(writer)
         .with_filter(filter);
     let _ = tracing_subscriber::registry().with(layer).try_init();

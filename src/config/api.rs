@@ -28,6 +28,19 @@ pub struct ApiConfig {
     pub approval_timeout_seconds: u64,
     /// Tools that touch files or run commands (off unless enabled, confined to `root`).
     pub tools: ToolsConfig,
+    /// `text` (default) or `json`: the log file as one JSON object per line.
+    pub log_format: LogFormat,
+}
+
+/// `api.log_format`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Plain text lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 impl Default for ApiConfig {
@@ -42,6 +55,7 @@ impl Default for ApiConfig {
             shutdown_grace_seconds: 30,
             approval_timeout_seconds: 300,
             tools: ToolsConfig::default(),
+            log_format: LogFormat::Text,
         }
     }
 }

@@ -133,7 +133,7 @@ pub(super) async fn respond(
                 && let Err(e) = &ran.result
                 && !started.load(Ordering::Relaxed)
             {
-                let error = ApiError::from(e);
+                let error = ran.api_error(e);
                 let data = json!({"error": {"code": error.code, "message": error.message}});
                 emitter.send(sse_event(Some("error"), &data.to_string()));
                 emitter.send(sse_event(Some("done"), "{}"));
@@ -211,7 +211,7 @@ fn result_json(request_id: &str, ran: &Ran, events: &CollectingEmitter) -> Respo
             }),
         ),
         Err(e) => {
-            let error = ApiError::from(e);
+            let error = ran.api_error(e);
             let mut body = json!({"error": {
                 "code": error.code,
                 "message": error.message,
@@ -383,7 +383,7 @@ pub(super) async fn create_session(
     }
     let mut commands = vec![Command::OpenSession(name.clone())];
     // With keys, the session is the key's subject's; with auth off, nobody's.
-    if !server.keys.disabled() {
+    if !server.keys().disabled() {
         commands.push(Command::ClaimSession(info.caller.subject.clone()));
     }
     if let Some(role) = &request.role {

@@ -20,7 +20,7 @@ mod run;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -38,8 +38,10 @@ use reply::ApiError;
 /// The running server's shared state.
 pub struct Server {
     state: Arc<AppState>,
-    api: ApiConfig,
-    keys: auth::Keys,
+    /// `api:` of config.yaml, replaced when SIGHUP reloads it.
+    api: RwLock<Arc<ApiConfig>>,
+    /// The keys, replaced with `api` (their caches start afresh).
+    keys: RwLock<Arc<auth::Keys>>,
     limiter: auth::RateLimiter,
     /// Runs waiting for approvals, by request id.
     approvals: Mutex<HashMap<String, run::Waiting>>,
@@ -107,12 +109,18 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
     let (Some(addr), Some(auth), true) = (addr, &api.auth, problems.is_empty()) else {
         return Err(refuse(&problems.join("; ")));
     };
+    if api.log_format == crate::config::api::LogFormat::Json {
+        crate::logging::json::switch_on();
+    }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| refuse(&format!("cannot listen on {addr}: {e}")))?;
     let local = listener.local_addr().unwrap_or(addr);
     let server = Arc::new(Server {
-        keys: auth::Keys::new(auth, api.limits.rate_limit_per_minute),
+        keys: RwLock::new(Arc::new(auth::Keys::new(
+            auth,
+            api.limits.rate_limit_per_minute,
+        ))),
         limiter: auth::RateLimiter::default(),
         approvals: Mutex::new(HashMap::new()),
         policies: Mutex::new(HashMap::new()),
@@ -123,9 +131,9 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
             api.limits.max_concurrent_requests.max(1),
         )),
         state,
-        api,
+        api: RwLock::new(Arc::new(api)),
     });
-    let mode = if server.keys.disabled() {
+    let mode = if server.keys().disabled() {
         "auth disabled"
     } else {
         "bearer keys"
@@ -137,13 +145,8 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
     );
     tracing::info!(%local, mode, "server started");
     let stop = CancellationToken::new();
-    let signals = stop.clone();
-    let mut listen = crate::signals::StopSignals::listen(true)
+    listen_for_signals(Arc::clone(&server), stop.clone(), local)
         .map_err(|e| refuse(&format!("cannot listen for signals: {e}")))?;
-    tokio::spawn(async move {
-        let _ = listen.recv().await;
-        signals.cancel();
-    });
     let app = router(Arc::clone(&server));
     let graceful = stop.clone();
     let app = app.into_make_service_with_connect_info::<SocketAddr>();
@@ -157,7 +160,7 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         // sessions are saved with what arrived) and the connections are closed.
         () = async {
             stop.cancelled().await;
-            let grace = Duration::from_secs(server_for_grace.api.shutdown_grace_seconds);
+            let grace = Duration::from_secs(server_for_grace.api().shutdown_grace_seconds);
             let deadline = Instant::now() + grace;
             while server_for_grace.metrics.active() > 0 && Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -174,8 +177,103 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
     Ok(0)
 }
 
+/// SIGINT and SIGTERM stop the server (`stop`); SIGHUP reloads `api:` from config.yaml.
+fn listen_for_signals(
+    server: Arc<Server>,
+    stop: CancellationToken,
+    local: SocketAddr,
+) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = interrupt.recv() => break,
+                _ = terminate.recv() => break,
+                Some(()) = hangup.recv() => {
+                    let theme = crate::render::theme::Theme::stderr(&server.state.terminal);
+                    match server.reload(local) {
+                        Ok(()) => {
+                            tracing::info!("reloaded api: from config.yaml");
+                            crate::term::session_note(&theme, "loki: reloaded keys and limits");
+                        }
+                        Err(why) => {
+                            tracing::warn!(%why, "reload refused; the running settings stay");
+                            crate::term::session_note(
+                                &theme,
+                                &format!("loki: reload refused, the running settings stay: {why}"),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        stop.cancel();
+    });
+    Ok(())
+}
+
+impl Server {
+    /// The `api:` settings in force.
+    fn api(&self) -> Arc<ApiConfig> {
+        Arc::clone(
+            &self
+                .api
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// The keys in force.
+    fn keys(&self) -> Arc<auth::Keys> {
+        Arc::clone(
+            &self
+                .keys
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Reads `api:` from config.yaml again and puts its keys, scopes, rate limits, CORS
+    /// origins and timeouts in force for the next requests (running ones finish as they
+    /// started). A file with a problem changes nothing; the listening address, body
+    /// limit and request slots stay as they were started.
+    fn reload(&self, local: SocketAddr) -> Result<(), String> {
+        let paths = &self.state.paths;
+        let text = crate::config::load::read(paths)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{} is gone", paths.config_file.display()))?;
+        let loaded = crate::config::load::parse(&text, &paths.config_file, &self.state.env)
+            .map_err(|e| e.to_string())?;
+        let api = loaded.config.api.unwrap_or_default();
+        let mut problems = api.problems();
+        match &api.auth {
+            None => problems.push("no `api.auth`".into()),
+            Some(AuthConfig::Disabled) if !local.ip().is_loopback() => problems.push(format!(
+                "auth is disabled, which is allowed only on a loopback address, not {local}"
+            )),
+            _ => {}
+        }
+        let Some(auth) = api.auth.as_ref().filter(|_| problems.is_empty()) else {
+            return Err(problems.join("; "));
+        };
+        let keys = auth::Keys::new(auth, api.limits.rate_limit_per_minute);
+        *self
+            .keys
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(keys);
+        *self
+            .api
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(api);
+        Ok(())
+    }
+}
+
 fn router(server: Arc<Server>) -> Router {
-    let body_limit = server.api.limits.max_body_bytes;
+    let body_limit = server.api().limits.max_body_bytes;
     Router::new()
         .route("/", get(page))
         .route("/app.js", get(script))
@@ -285,7 +383,7 @@ async fn guard(State(server): State<Arc<Server>>, request: Request, next: Next) 
         .get(header::ORIGIN)
         .and_then(|o| o.to_str().ok())
         .filter(|o| {
-            let allowed = &server.api.cors.allowed_origins;
+            let allowed = &server.api().cors.allowed_origins;
             allowed.iter().any(|a| a == "*" || a == o)
         })
         .map(str::to_string);
@@ -296,7 +394,7 @@ async fn guard(State(server): State<Arc<Server>>, request: Request, next: Next) 
     let shape = |e: ApiError| if openai { e.openai() } else { e };
     let mut subject = String::from("-");
     let mut response = if let Err(refused) =
-        gate::screen(&server.api, server.keys.disabled(), &request)
+        gate::screen(&server.api(), server.keys().disabled(), &request)
     {
         shape(refused).into_response()
     } else if method == Method::OPTIONS && allowed_origin.is_some() {
@@ -355,7 +453,7 @@ async fn admit(
     (bearer, client): (Option<String>, std::net::IpAddr),
     scopes: &[&str],
 ) -> Result<(auth::Caller, tokio::sync::OwnedSemaphorePermit), ApiError> {
-    let caller = match server.keys.check(bearer.as_deref(), client).await {
+    let caller = match server.keys().check(bearer.as_deref(), client).await {
         Ok(caller) => caller,
         Err(auth::Refusal::Unknown) => {
             return Err(ApiError::new(
@@ -430,7 +528,7 @@ fn cors_headers(server: &Server, headers: &mut axum::http::HeaderMap, origin: &s
         header::ACCESS_CONTROL_ALLOW_HEADERS,
         HeaderValue::from_static("authorization, content-type"),
     );
-    if server.api.cors.allow_credentials {
+    if server.api().cors.allow_credentials {
         headers.insert(
             header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
             HeaderValue::from_static("true"),

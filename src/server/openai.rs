@@ -484,7 +484,7 @@ pub(super) async fn chat_completions(
                 && !started.load(std::sync::atomic::Ordering::Relaxed)
             {
                 // Failed before the run: no events were sent.
-                let error = ApiError::from(e);
+                let error = ran.api_error(e);
                 emitter.send(sse_event(None, &json!({"error": {"message": error.message, "type": error.code, "code": error.code}}).to_string()));
                 emitter.send(sse_event(None, "[DONE]"));
             }
@@ -514,6 +514,7 @@ pub(super) async fn chat_completions(
             .into_response();
         }
     };
+    let timed_out = ran.timed_out;
     match ran.result {
         Ok(outcome) => json_body(
             StatusCode::OK,
@@ -540,7 +541,9 @@ pub(super) async fn chat_completions(
                 "usage": usage_json(outcome.usage),
             }),
         ),
-        Err(e) => ApiError::from(&e).openai().into_response(),
+        Err(e) => super::run::run_error(timed_out, &e)
+            .openai()
+            .into_response(),
     }
 }
 

@@ -162,6 +162,30 @@ pub struct Ran {
     pub session: Option<(String, String)>,
     /// The conversation's id.
     pub conversation: String,
+    /// The run was stopped by `request_timeout_seconds`, of this many seconds.
+    pub timed_out: Option<u64>,
+}
+
+impl Ran {
+    /// The API error of a failed run (see [`run_error`]).
+    pub fn api_error(&self, e: &CoreError) -> super::reply::ApiError {
+        run_error(self.timed_out, e)
+    }
+}
+
+/// The API error of a run that failed with `e`: one the request timeout stopped
+/// (`timed_out`, its limit in seconds) is `504 request_timeout`, not a cancellation.
+pub fn run_error(timed_out: Option<u64>, e: &CoreError) -> super::reply::ApiError {
+    match (timed_out, e) {
+        (Some(limit), CoreError::Cancelled) => super::reply::ApiError::new(
+            axum::http::StatusCode::GATEWAY_TIMEOUT,
+            "request_timeout",
+            format!(
+                "the request ran past request_timeout_seconds ({limit} s) and was stopped; what arrived is kept"
+            ),
+        ),
+        _ => super::reply::ApiError::from(e),
+    }
 }
 
 impl Server {
@@ -185,7 +209,7 @@ impl Server {
                 }
                 Arc::new(TimedApprover {
                     inner: channel,
-                    timeout: Duration::from_secs(self.api.approval_timeout_seconds.max(1)),
+                    timeout: Duration::from_secs(self.api().approval_timeout_seconds.max(1)),
                 })
             }
         }
@@ -227,11 +251,16 @@ impl Server {
     ) -> tokio::task::JoinHandle<Ran> {
         let server = Arc::clone(self);
         // A run may take `request_timeout_seconds` at most.
-        let limit = Duration::from_secs(server.api.request_timeout_seconds.max(1));
+        let limit = Duration::from_secs(server.api().request_timeout_seconds.max(1));
         let timer = cancel.clone();
+        let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let fired = Arc::clone(&timed_out);
         tokio::spawn(async move {
             tokio::select! {
-                () = tokio::time::sleep(limit) => timer.cancel(),
+                () = tokio::time::sleep(limit) => {
+                    fired.store(true, std::sync::atomic::Ordering::Relaxed);
+                    timer.cancel();
+                }
                 () = timer.cancelled() => {}
             }
         });
@@ -239,7 +268,7 @@ impl Server {
         spec.cancel = Some(cancel);
         spec.force_save = true;
         spec.hold_session = true;
-        if let Some(root) = &server.api.tools.root {
+        if let Some(root) = &server.api().tools.root {
             spec.cwd = Some(root.clone());
         }
         tokio::spawn(async move {
@@ -253,8 +282,9 @@ impl Server {
                 result: Err(CoreError::Cancelled),
                 session: None,
                 conversation: id.to_string(),
+                timed_out: None,
             };
-            spec.no_tools |= !server.api.tools.enabled;
+            spec.no_tools |= !server.api().tools.enabled;
             let mut conversation = match Conversation::open(&server.state, spec).await {
                 Ok(conversation) => conversation,
                 Err(e) => {
@@ -278,6 +308,9 @@ impl Server {
                 (Err(e), _) | (Ok(_), Err(e)) => Err(e),
             };
             server.forget(&approvals_key);
+            if timed_out.load(std::sync::atomic::Ordering::Relaxed) {
+                ran.timed_out = Some(limit.as_secs());
+            }
             // Lets the run's timer go.
             run_token.cancel();
             ran

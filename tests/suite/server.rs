@@ -853,8 +853,8 @@ fn a_run_past_the_request_timeout_is_stopped() {
         "{:?}",
         began.elapsed()
     );
-    assert_eq!(reply.status, 499, "{}", reply.body);
-    assert_eq!(reply.json()["error"]["code"], "cancelled");
+    assert_eq!(reply.status, 504, "{}", reply.body);
+    assert_eq!(reply.json()["error"]["code"], "request_timeout");
 }
 
 #[test]

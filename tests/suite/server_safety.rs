@@ -455,3 +455,101 @@ fn a_call_in_a_conversation_without_tools_is_told_to_the_model_which_then_answer
         "{told}"
     );
 }
+
+#[test]
+fn sighup_reloads_keys_without_dropping_a_running_stream_and_a_bad_edit_keeps_the_old_ones() {
+    let env = TestEnv::new();
+    let (old, new) = (new_key(&env), new_key(&env));
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    let with_keys = |entries: &str| {
+        format!("api:\n  auth:\n    mode: StaticKeys\n    keys:\n{entries}{config}\n")
+    };
+    env.write_config(&with_keys(&key_entry("old", &old, "[read, write]")));
+    let served = Served::start(&env, "");
+    assert_eq!(
+        served.call("GET", "/v1/roles", Some(&old.0), None).status,
+        200
+    );
+    // A stream that is running when the keys change.
+    env.server
+        .push(openai::text_stream(&["still ", "here"]).frame_delay(Duration::from_millis(300)));
+    let bearer = format!("Bearer {}", old.0);
+    let (status, _, mut running) = http::open_with(
+        &served.addr,
+        "POST",
+        "/v1/completions",
+        &[("Authorization", bearer.as_str())],
+        Some(&json!({"prompt": "go", "stream": true}).to_string()),
+    );
+    assert_eq!(status, 200);
+    let hangup = |pid: u32| {
+        let sent = std::process::Command::new("kill")
+            .args(["-HUP", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    };
+    env.write_config(&with_keys(&key_entry("new", &new, "[read, write]")));
+    hangup(served.child.id());
+    let waited = Instant::now();
+    while served.call("GET", "/v1/roles", Some(&new.0), None).status != 200 {
+        assert!(waited.elapsed() < Duration::from_secs(10), "not reloaded");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        served.call("GET", "/v1/roles", Some(&old.0), None).status,
+        401
+    );
+    let events = http::events(&mut running, "done");
+    let text: String = events
+        .iter()
+        .filter(|(name, _)| name == "assistant_delta")
+        .filter_map(|(_, d)| serde_json::from_str::<Value>(d).ok())
+        .filter_map(|d| d["text"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(text, "still here", "{events:?}");
+    // A broken edit is refused whole: the keys in force stay.
+    env.write_config(&format!(
+        "api:\n  request_timeout_seconds: 0\n  auth:\n    mode: StaticKeys\n    keys:\n      - subject: x\n        key_hash: plaintext\n{config}\n"
+    ));
+    hangup(served.child.id());
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        served.call("GET", "/v1/roles", Some(&new.0), None).status,
+        200
+    );
+    assert_eq!(served.get("/healthz/live").status, 200, "still serving");
+}
+
+#[test]
+fn with_log_format_json_every_log_line_is_one_json_object_with_the_request_id() {
+    let env = TestEnv::new();
+    let log = env.root().join("server.log");
+    let served = Served::start_with(
+        &env,
+        &format!("{OPEN}\n  log_format: json"),
+        &[
+            ("LOKI_LOG_LEVEL", "info".into()),
+            ("LOKI_LOG_PATH", log.display().to_string()),
+        ],
+    );
+    assert_eq!(served.get("/v1/roles").status, 200);
+    drop(served);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let request = lines
+        .iter()
+        .find(|l| l["path"] == "/v1/roles")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        request["request_id"].as_str().unwrap().starts_with("req_"),
+        "{request}"
+    );
+    assert_eq!(request["subject"], "anonymous");
+    assert_eq!(request["status"], 200);
+    assert_eq!(request["level"], "INFO");
+    assert!(request["timestamp"].as_str().unwrap().ends_with('Z'));
+}
