@@ -71,6 +71,41 @@ pub enum AuthConfig {
         /// The keys.
         keys: Vec<KeyEntry>,
     },
+    /// Bearer tokens (JWTs) signed by an identity provider.
+    Jwt(JwtConfig),
+}
+
+/// `api.auth` with `mode: Jwt`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JwtConfig {
+    /// The `iss` tokens must carry.
+    pub issuer: String,
+    /// The `aud` tokens must carry (or list).
+    pub audience: String,
+    /// Where the provider's signing keys are (`https://…/.well-known/jwks.json`).
+    pub jwks_url: String,
+    /// The claim naming the subject.
+    #[serde(default = "default_subject_claim")]
+    pub subject_claim: String,
+    /// The claim holding the scopes (a space-separated string or a list).
+    #[serde(default = "default_scopes_claim")]
+    pub scopes_claim: String,
+    /// Clock skew allowed on `exp` and `nbf`, in seconds.
+    #[serde(default = "default_leeway")]
+    pub leeway_seconds: u64,
+}
+
+fn default_subject_claim() -> String {
+    "sub".into()
+}
+
+fn default_scopes_claim() -> String {
+    "scope".into()
+}
+
+fn default_leeway() -> u64 {
+    60
 }
 
 /// One API key.
@@ -163,6 +198,23 @@ impl ApiConfig {
                     && !ids.insert(id.as_str())
                 {
                     out.push(format!("`api.auth.keys[{n}].id` `{id}` is used twice"));
+                }
+            }
+        }
+        if let Some(AuthConfig::Jwt(jwt)) = &self.auth {
+            let url = jwt.jwks_url.as_str();
+            let loopback = url
+                .strip_prefix("http://")
+                .and_then(|rest| rest.split('/').next())
+                .is_some_and(crate::origin::is_loopback_host);
+            if !url.starts_with("https://") && !loopback {
+                out.push(format!(
+                    "`api.auth.jwks_url` `{url}` must be https (or http on this machine)"
+                ));
+            }
+            for (key, value) in [("issuer", &jwt.issuer), ("audience", &jwt.audience)] {
+                if value.trim().is_empty() {
+                    out.push(format!("`api.auth.{key}` is empty"));
                 }
             }
         }

@@ -73,6 +73,8 @@ pub struct Keys {
     argon2: Arc<tokio::sync::Semaphore>,
     /// Wrong keys per client address in the current minute.
     failures: Mutex<HashMap<IpAddr, (Instant, u32)>>,
+    /// With `mode: Jwt`, the tokens' verifier.
+    jwt: Option<super::jwt::Verifier>,
 }
 
 /// How many wrong keys are remembered.
@@ -85,9 +87,14 @@ const FAILURE_MEMORY: usize = 4096;
 impl Keys {
     /// The keys of `auth`, with `default_limit` per minute for keys without their own.
     pub fn new(auth: &AuthConfig, default_limit: Option<u32>) -> Self {
-        let (disabled, entries) = match auth {
-            AuthConfig::Disabled => (true, Vec::new()),
-            AuthConfig::StaticKeys { keys } => (false, keys.clone()),
+        let (disabled, entries, jwt) = match auth {
+            AuthConfig::Disabled => (true, Vec::new(), None),
+            AuthConfig::StaticKeys { keys } => (false, keys.clone(), None),
+            AuthConfig::Jwt(config) => (
+                false,
+                Vec::new(),
+                Some(super::jwt::Verifier::new(config.clone())),
+            ),
         };
         Self {
             disabled,
@@ -97,6 +104,7 @@ impl Keys {
             rejected: Mutex::new(VecDeque::new()),
             argon2: Arc::new(tokio::sync::Semaphore::new(1)),
             failures: Mutex::new(HashMap::new()),
+            jwt,
         }
     }
 
@@ -120,6 +128,21 @@ impl Keys {
         let key = bearer.map(str::trim).unwrap_or_default();
         if key.is_empty() {
             return Err(Refusal::Unknown);
+        }
+        if let Some(verifier) = &self.jwt {
+            self.throttled(client)?;
+            return match verifier.verify(key).await {
+                Ok(holder) => Ok(Caller {
+                    subject: holder.subject,
+                    scopes: holder.scopes,
+                    rate_limit: self.default_limit,
+                }),
+                Err(why) => {
+                    tracing::info!(%why, "token refused");
+                    self.failed(client);
+                    Err(Refusal::Unknown)
+                }
+            };
         }
         let digest = sha256(key);
         let known = lock(&self.verified).get(&digest).copied();

@@ -11,6 +11,7 @@
 mod api;
 pub mod auth;
 mod gate;
+mod jwt;
 mod legacy;
 mod metrics;
 mod openai;
@@ -133,10 +134,10 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         state,
         api: RwLock::new(Arc::new(api)),
     });
-    let mode = if server.keys().disabled() {
-        "auth disabled"
-    } else {
-        "bearer keys"
+    let mode = match server.api().auth {
+        Some(AuthConfig::Disabled) => "auth disabled",
+        Some(AuthConfig::Jwt(_)) => "JWT",
+        _ => "bearer keys",
     };
     let theme = crate::render::theme::Theme::stderr(&server.state.terminal);
     crate::term::session_note(

@@ -553,3 +553,151 @@ fn with_log_format_json_every_log_line_is_one_json_object_with_the_request_id() 
     assert_eq!(request["level"], "INFO");
     assert!(request["timestamp"].as_str().unwrap().ends_with('Z'));
 }
+
+/// An identity provider's signing key (ES256), its id, and the JWK that publishes it.
+struct Signer {
+    pair: ring::signature::EcdsaKeyPair,
+    kid: String,
+}
+
+impl Signer {
+    fn new(kid: &str) -> Signer {
+        use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+        let rng = ring::rand::SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+            .unwrap();
+        Signer {
+            pair,
+            kid: kid.into(),
+        }
+    }
+
+    fn jwk(&self) -> Value {
+        use ring::signature::KeyPair;
+        let point = self.pair.public_key().as_ref();
+        json!({"kty": "EC", "crv": "P-256", "kid": self.kid, "use": "sig", "alg": "ES256",
+            "x": b64(&point[1..33]), "y": b64(&point[33..65])})
+    }
+
+    fn token(&self, claims: &Value) -> String {
+        let head = b64(json!({"alg": "ES256", "typ": "JWT", "kid": self.kid})
+            .to_string()
+            .as_bytes());
+        let body = b64(claims.to_string().as_bytes());
+        let signed = format!("{head}.{body}");
+        let rng = ring::rand::SystemRandom::new();
+        let signature = self.pair.sign(&rng, signed.as_bytes()).unwrap();
+        format!("{signed}.{}", b64(signature.as_ref()))
+    }
+}
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[test]
+fn jwt_tokens_are_checked_against_the_provider_s_keys_and_a_rotated_key_is_fetched() {
+    let env = TestEnv::new();
+    let first = Signer::new("k1");
+    let rotated = Signer::new("k2");
+    let published = std::sync::Arc::new(std::sync::Mutex::new(vec![first.jwk()]));
+    let fetches = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (keys, counted) = (published.clone(), fetches.clone());
+    env.server.respond_for("/idp/jwks", move |_| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        crate::common::fake_llm::Reply::json(200, json!({"keys": *keys.lock().unwrap()}))
+    });
+    let api = format!(
+        "api:\n  auth:\n    mode: Jwt\n    issuer: https://idp.example\n    audience: loki\n    jwks_url: {}/idp/jwks\n    leeway_seconds: 5",
+        env.server.root_url()
+    );
+    let served = Served::start(&env, &api);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let claims = |sub: &str, scope: &str| {
+        json!({"iss": "https://idp.example", "aud": ["loki", "other"], "sub": sub,
+               "scope": scope, "exp": now + 600, "iat": now})
+    };
+    let alice = first.token(&claims("alice", "read:sessions write:sessions"));
+    let created = served.call(
+        "POST",
+        "/v1/sessions",
+        Some(&alice),
+        Some(json!({"alias": "a"})),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(
+        served
+            .call("GET", "/v1/sessions/a", Some(&alice), None)
+            .status,
+        200
+    );
+    // The scopes are the token's: no `read:roles`.
+    assert_eq!(
+        served.call("GET", "/v1/roles", Some(&alice), None).status,
+        403
+    );
+    // Refused: another audience, another issuer, expired, a forged signature.
+    let mut wrong = Vec::new();
+    let mut claim = claims("alice", "read:sessions");
+    claim["aud"] = json!("someone-else");
+    wrong.push(first.token(&claim));
+    let mut claim = claims("alice", "read:sessions");
+    claim["iss"] = json!("https://evil.example");
+    wrong.push(first.token(&claim));
+    let mut claim = claims("alice", "read:sessions");
+    claim["exp"] = json!(now - 3600);
+    wrong.push(first.token(&claim));
+    let forged = Signer::new("k1").token(&claims("mallory", "*"));
+    wrong.push(forged);
+    for token in &wrong {
+        assert_eq!(
+            served.call("GET", "/v1/sessions", Some(token), None).status,
+            401,
+            "{token}"
+        );
+    }
+    // Bob's session is his own; Alice's is not his.
+    let bob = first.token(&claims("bob", "read:sessions"));
+    assert_eq!(
+        served
+            .call("GET", "/v1/sessions/a", Some(&bob), None)
+            .status,
+        403
+    );
+    assert_eq!(
+        fetches.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the set is cached"
+    );
+    // The provider rotates its key: a token with the new id fetches the set again, once.
+    published.lock().unwrap().push(rotated.jwk());
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let renewed = rotated.token(&claims("alice", "read:sessions"));
+    assert_eq!(
+        served
+            .call("GET", "/v1/sessions/a", Some(&renewed), None)
+            .status,
+        200
+    );
+    assert_eq!(fetches.load(std::sync::atomic::Ordering::SeqCst), 2);
+    let unknown = Signer::new("k9").token(&claims("alice", "read:sessions"));
+    for _ in 0..3 {
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        assert_eq!(
+            served
+                .call("GET", "/v1/sessions", Some(&unknown), None)
+                .status,
+            401
+        );
+    }
+    assert_eq!(
+        fetches.load(std::sync::atomic::Ordering::SeqCst),
+        3,
+        "an unknown id refetches once"
+    );
+}
