@@ -719,6 +719,8 @@ pub(super) async fn ready(State(server): State<Arc<Server>>) -> Response {
         "stopping"
     } else if server.slots.available_permits() == 0 {
         "saturated"
+    } else if !server.state.sessions.healthy().await {
+        "store_unavailable"
     } else {
         return json_body(StatusCode::OK, &json!({"status": "ok"}));
     };

@@ -7,7 +7,7 @@
 //! connection.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use tokio_postgres::{Client, NoTls};
@@ -32,7 +32,8 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS loki_sessions (
 /// Sessions in a PostgreSQL database.
 pub struct PgSessionStore {
     url: String,
-    client: Client,
+    /// The shared connection; replaced when the database went away (restart, network).
+    client: tokio::sync::Mutex<Link>,
     /// Handles open in this process, so they share one copy.
     open: Mutex<HashMap<SessionId, SessionHandle>>,
 }
@@ -77,6 +78,15 @@ fn lock_key(id: SessionId) -> i64 {
     i64::from_le_bytes(bytes)
 }
 
+/// The shared connection and when the last attempt to make one failed.
+struct Link {
+    client: Option<Arc<Client>>,
+    failed: Option<(std::time::Instant, Duration)>,
+}
+
+/// The longest wait between two attempts to reach a database that is down.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
 /// A connection holding a session's advisory lock; closing it releases the lock.
 struct Held(#[allow(dead_code)] Client);
 
@@ -87,9 +97,47 @@ impl PgSessionStore {
         client.batch_execute(SCHEMA).await.map_err(|e| db(&e))?;
         Ok(Self {
             url: url.to_string(),
-            client,
+            client: tokio::sync::Mutex::new(Link {
+                client: Some(Arc::new(client)),
+                failed: None,
+            }),
             open: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The shared connection, made again when the old one closed. While the database
+    /// stays unreachable, attempts are spaced out (doubling up to [`MAX_BACKOFF`]) and the
+    /// calls in between fail at once.
+    async fn client(&self) -> Result<Arc<Client>, SessionError> {
+        let mut link = self.client.lock().await;
+        if let Some(client) = link.client.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(Arc::clone(client));
+        }
+        link.client = None;
+        if let Some((at, wait)) = link.failed
+            && at.elapsed() < wait
+        {
+            return Err(SessionError::Database(format!(
+                "the session database is unreachable; retrying in {} ms",
+                (wait - at.elapsed()).as_millis()
+            )));
+        }
+        match connect(&self.url).await {
+            Ok(client) => {
+                tracing::info!("session database connection made again");
+                let client = Arc::new(client);
+                link.client = Some(Arc::clone(&client));
+                link.failed = None;
+                Ok(client)
+            }
+            Err(e) => {
+                let wait = link.failed.map_or(Duration::from_millis(100), |(_, w)| {
+                    (w * 2).min(MAX_BACKOFF)
+                });
+                link.failed = Some((std::time::Instant::now(), wait));
+                Err(e)
+            }
+        }
     }
 
     fn cached(&self, id: SessionId) -> Option<SessionHandle> {
@@ -120,7 +168,8 @@ impl SessionStore for PgSessionStore {
     ) -> Result<Option<(SessionId, Option<SessionAlias>)>, SessionError> {
         let row = match SessionId::parse(key) {
             Some(id) => self
-                .client
+                .client()
+                .await?
                 .query_opt(
                     "SELECT id, alias FROM loki_sessions WHERE id = $1",
                     &[&id.to_string()],
@@ -128,7 +177,8 @@ impl SessionStore for PgSessionStore {
                 .await
                 .map_err(|e| db(&e))?,
             None => self
-                .client
+                .client()
+                .await?
                 .query_opt(
                     "SELECT id, alias FROM loki_sessions WHERE alias = $1",
                     &[&key],
@@ -154,7 +204,8 @@ impl SessionStore for PgSessionStore {
             return Ok(handle.named(alias));
         }
         let row = self
-            .client
+            .client()
+            .await?
             .query_opt(
                 "SELECT body, version FROM loki_sessions WHERE id = $1",
                 &[&id.to_string()],
@@ -193,7 +244,8 @@ impl SessionStore for PgSessionStore {
             .map_err(|e| SessionError::Database(e.to_string()))?;
         let alias = handle.alias().map(ToString::to_string);
         let row = self
-            .client
+            .client()
+            .await?
             .query_one(
                 "INSERT INTO loki_sessions (id, alias, body, version, updated_at)
                  VALUES ($1, $2, $3, 1, $4)
@@ -233,7 +285,8 @@ impl SessionStore for PgSessionStore {
                 name: alias.to_string(),
             });
         }
-        self.client
+        self.client()
+            .await?
             .execute(
                 "UPDATE loki_sessions SET alias = $2 WHERE id = $1",
                 &[&handle.id().to_string(), &alias.to_string()],
@@ -246,7 +299,8 @@ impl SessionStore for PgSessionStore {
 
     async fn delete(&self, id: SessionId) -> Result<(), SessionError> {
         let deleted = self
-            .client
+            .client()
+            .await?
             .execute(
                 "DELETE FROM loki_sessions WHERE id = $1",
                 &[&id.to_string()],
@@ -266,7 +320,8 @@ impl SessionStore for PgSessionStore {
 
     async fn list(&self) -> Result<Vec<SessionMeta>, SessionError> {
         let rows = self
-            .client
+            .client()
+            .await?
             .query(
                 "SELECT id, alias, updated_at FROM loki_sessions ORDER BY coalesce(alias, id)",
                 &[],
@@ -290,8 +345,22 @@ impl SessionStore for PgSessionStore {
             .collect())
     }
 
+    async fn healthy(&self) -> bool {
+        let Ok(client) = self.client().await else {
+            return false;
+        };
+        let probe = client.simple_query("SELECT 1");
+        matches!(
+            tokio::time::timeout(Duration::from_secs(2), probe).await,
+            Ok(Ok(_))
+        )
+    }
+
     async fn is_stored(&self, id: SessionId) -> bool {
-        self.client
+        let Ok(client) = self.client().await else {
+            return false;
+        };
+        client
             .query_opt(
                 "SELECT 1 FROM loki_sessions WHERE id = $1",
                 &[&id.to_string()],
@@ -306,7 +375,8 @@ impl SessionStore for PgSessionStore {
         known: Option<&Version>,
     ) -> Result<Option<(Version, Session)>, SessionError> {
         let Some(row) = self
-            .client
+            .client()
+            .await?
             .query_opt(
                 "SELECT body, version FROM loki_sessions WHERE id = $1",
                 &[&id.to_string()],

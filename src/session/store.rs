@@ -182,6 +182,10 @@ pub trait SessionStore: Send + Sync {
     async fn list(&self) -> Result<Vec<SessionMeta>, SessionError>;
     /// Whether the session has been stored.
     async fn is_stored(&self, id: SessionId) -> bool;
+    /// Whether the store answers now (a server's readiness).
+    async fn healthy(&self) -> bool {
+        true
+    }
     /// The session as stored now and its version — unless the version is still `known`,
     /// or the session is not stored (`None` then). Read from storage, past the handles
     /// this process shares.

@@ -10,6 +10,8 @@ use std::process::Command;
 pub struct Postgres {
     dir: tempfile::TempDir,
     bin: PathBuf,
+    /// The server's `-o` options (port, socket directory).
+    options: String,
     pub url: String,
 }
 
@@ -98,7 +100,37 @@ impl Postgres {
             url: format!("postgres://loki@127.0.0.1:{port}/postgres"),
             dir,
             bin,
+            options,
         }
+    }
+
+    /// Stops the server (its connections are closed); [`Postgres::start_again`] brings
+    /// it back with the same data and port.
+    pub fn stop(&self) {
+        let data = self.dir.path().join("data");
+        run(
+            &self.bin.join("pg_ctl"),
+            &["-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"],
+        );
+    }
+
+    /// Starts the stopped server again.
+    pub fn start_again(&self) {
+        let data = self.dir.path().join("data");
+        let log = self.dir.path().join("log");
+        run(
+            &self.bin.join("pg_ctl"),
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-o",
+                &self.options,
+                "-l",
+                log.to_str().unwrap(),
+                "-w",
+                "start",
+            ],
+        );
     }
 }
 

@@ -701,3 +701,42 @@ fn jwt_tokens_are_checked_against_the_provider_s_keys_and_a_rotated_key_is_fetch
         "an unknown id refetches once"
     );
 }
+
+#[test]
+fn after_the_database_restarts_the_server_reconnects_and_readiness_says_when_it_is_down() {
+    let pg = crate::common::postgres::Postgres::start();
+    let env = TestEnv::new();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("session_store: {}\n{config}", pg.url));
+    let served = Served::start(&env, OPEN);
+    assert_eq!(
+        served.post("/v1/sessions", json!({"alias": "kept"})).status,
+        201
+    );
+    assert_eq!(served.get("/healthz/ready").status, 200);
+    pg.stop();
+    let down = served.get("/healthz/ready");
+    assert_eq!(down.status, 503, "{}", down.body);
+    assert_eq!(down.json()["status"], "store_unavailable");
+    let failed = served.get("/v1/sessions/kept");
+    assert!(failed.status >= 500, "{}", failed.body);
+    assert_eq!(served.get("/healthz/live").status, 200, "alive all along");
+    pg.start_again();
+    // Within the backoff's bound (5 s), without restarting loki.
+    let waited = Instant::now();
+    loop {
+        let back = served.get("/v1/sessions/kept");
+        if back.status == 200 {
+            break;
+        }
+        assert!(waited.elapsed() < Duration::from_secs(15), "{}", back.body);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(served.get("/healthz/ready").status, 200);
+    env.server.push(openai::text_stream(&["after the restart"]));
+    let turn = served.post(
+        "/v1/sessions/kept/completions",
+        json!({"prompt": "still there?"}),
+    );
+    assert_eq!(turn.status, 200, "{}", turn.body);
+}
