@@ -14,6 +14,7 @@ pub mod handle;
 pub mod id;
 pub mod lock;
 pub mod pg_store;
+mod pg_tls;
 pub mod rescue;
 pub mod store;
 pub mod sync;

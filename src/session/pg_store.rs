@@ -47,15 +47,34 @@ fn db(e: &tokio_postgres::Error) -> SessionError {
 }
 
 async fn connect(url: &str) -> Result<Client, SessionError> {
-    let (client, connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .map_err(|e| db(&e))?;
-    tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            tracing::warn!("session database connection: {e}");
+    let target = super::pg_tls::target(url)?;
+    match target.tls {
+        Some(tls) => {
+            let (client, connection) = tokio_postgres::connect(&target.url, tls)
+                .await
+                .map_err(|e| db(&e))?;
+            tokio::spawn(watch(connection));
+            Ok(client)
         }
-    });
-    Ok(client)
+        None => {
+            let (client, connection) = tokio_postgres::connect(&target.url, NoTls)
+                .await
+                .map_err(|e| db(&e))?;
+            tokio::spawn(watch(connection));
+            Ok(client)
+        }
+    }
+}
+
+/// Drives a connection until it ends, logging why.
+async fn watch<S, T>(connection: tokio_postgres::Connection<S, T>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    if let Err(e) = connection.await {
+        tracing::warn!("session database connection: {e}");
+    }
 }
 
 fn now() -> i64 {

@@ -59,6 +59,21 @@ fn run(program: &Path, args: &[&str]) {
 impl Postgres {
     /// Starts a fresh cluster on a free port.
     pub fn start() -> Postgres {
+        Self::start_with(false)
+    }
+
+    /// Starts a fresh cluster that takes TCP connections only over TLS, with a
+    /// certificate for 127.0.0.1 from a CA of its own; the CA's PEM file is `ca_file()`.
+    pub fn start_tls() -> Postgres {
+        Self::start_with(true)
+    }
+
+    /// The CA that signed a TLS cluster's certificate.
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    fn start_with(tls: bool) -> Postgres {
         let bin = bin_dir();
         let dir = tempfile::tempdir().unwrap();
         if is_root() {
@@ -90,7 +105,12 @@ impl Postgres {
             .unwrap()
             .port();
         let socket = dir.path().to_str().unwrap().to_string();
-        let options = format!("-p {port} -k {socket} -c listen_addresses=127.0.0.1 -c fsync=off");
+        let mut options =
+            format!("-p {port} -k {socket} -c listen_addresses=127.0.0.1 -c fsync=off");
+        if tls {
+            make_certificates(dir.path(), &data);
+            options.push_str(" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key");
+        }
         let log = dir.path().join("log").to_str().unwrap().to_string();
         run(
             &bin.join("pg_ctl"),
@@ -131,6 +151,90 @@ impl Postgres {
                 "start",
             ],
         );
+    }
+}
+
+/// A CA and a certificate for 127.0.0.1 it signed (in `data`, owned by the server's
+/// user, the key 0600); TCP connections without TLS are refused.
+fn make_certificates(dir: &Path, data: &Path) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl (Debian package `openssl`) makes the test certificates");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=loki test CA",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ]);
+    for file in ["server.crt", "server.key"] {
+        std::fs::copy(dir.join(file), data.join(file)).unwrap();
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        data.join("server.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    std::fs::write(
+        data.join("pg_hba.conf"),
+        "local all all trust\nhostssl all all 127.0.0.1/32 trust\n",
+    )
+    .unwrap();
+    if is_root() {
+        let status = Command::new("chown")
+            .args(["-R", "postgres"])
+            .arg(data)
+            .status()
+            .unwrap();
+        assert!(status.success());
     }
 }
 

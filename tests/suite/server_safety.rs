@@ -740,3 +740,50 @@ fn after_the_database_restarts_the_server_reconnects_and_readiness_says_when_it_
     );
     assert_eq!(turn.status, 200, "{}", turn.body);
 }
+
+#[test]
+fn sessions_reach_a_database_that_requires_tls_and_its_certificate_is_verified() {
+    let pg = crate::common::postgres::Postgres::start_tls();
+    let env = TestEnv::new();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    // Without TLS the database refuses loki (its pg_hba takes TCP only over TLS).
+    env.write_config(&format!("session_store: {}\n{config}", pg.url));
+    let plain = env
+        .loki()
+        .args(["--list-sessions"])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .failure();
+    let err = crate::common::stderr(&plain);
+    assert!(err.contains("session") && err.lines().count() == 1, "{err}");
+    // TLS with the platform's trust store: the test CA is unknown, so it is refused.
+    env.write_config(&format!(
+        "session_store: {}?sslmode=require\n{config}",
+        pg.url
+    ));
+    let unverified = env
+        .loki()
+        .args(["--list-sessions"])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .failure();
+    let err = crate::common::stderr(&unverified);
+    assert!(
+        err.to_lowercase().contains("tls") || err.contains("certificate"),
+        "{err}"
+    );
+    // With its CA, TLS works end to end.
+    env.write_config(&format!(
+        "session_store: {}?sslmode=verify-full&sslrootcert={}\n{config}",
+        pg.url,
+        pg.ca_file().display()
+    ));
+    let served = Served::start(&env, OPEN);
+    assert_eq!(
+        served
+            .post("/v1/sessions", json!({"alias": "secure"}))
+            .status,
+        201
+    );
+    assert_eq!(served.get("/v1/sessions/secure").status, 200);
+}
