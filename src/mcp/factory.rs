@@ -155,8 +155,28 @@ impl McpLease {
 
 impl Drop for McpLease {
     fn drop(&mut self) {
-        if let Ok(mut pool) = self.pool.lock() {
-            pool.release(&self.names);
+        let parked_for = match self.pool.lock() {
+            Ok(mut pool) => {
+                pool.release(&self.names);
+                let parked = pool.slots.values().any(|s| matches!(s, Slot::Idle(..)));
+                (parked && !pool.idle_timeout.is_zero()).then_some(pool.idle_timeout)
+            }
+            Err(_) => None,
+        };
+        // A parked server is stopped when its time is up even if nothing else happens
+        // (no later release would look at it before).
+        if let Some(wait) = parked_for
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let pool = Arc::downgrade(&self.pool);
+            runtime.spawn(async move {
+                tokio::time::sleep(wait + std::time::Duration::from_millis(50)).await;
+                if let Some(pool) = pool.upgrade()
+                    && let Ok(mut pool) = pool.lock()
+                {
+                    pool.park_unused();
+                }
+            });
         }
     }
 }

@@ -621,3 +621,45 @@ fn a_malformed_mcp_json_is_one_warning_and_the_answer_still_arrives() {
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn a_server_kept_for_reuse_stops_when_its_idle_timeout_is_up_with_nothing_else_happening() {
+    let pids = tempfile::NamedTempFile::new().unwrap();
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin(), "env": {"MCP_TEST_PIDS": pids.path().display().to_string()}}}),
+        "mcp_pool:\n  idle_timeout_seconds: 1\n",
+    );
+    let prompt = "fake:gpt-4o-mini)> ";
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect(prompt);
+    submit(
+        &mut pty,
+        ".set enabled_mcp_servers test",
+        "enabled_mcp_servers: test",
+        prompt,
+    );
+    wait_for_state(&mut pty, "test", "running", prompt);
+    submit(
+        &mut pty,
+        ".set enabled_mcp_servers null",
+        "enabled_mcp_servers",
+        prompt,
+    );
+    let pid = std::fs::read_to_string(pids.path()).unwrap();
+    let pid = pid.lines().next().unwrap().trim().to_string();
+    let alive = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+    };
+    assert!(alive(&pid), "kept for reuse at first");
+    let waited = std::time::Instant::now();
+    while alive(&pid) {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(8),
+            "server {pid} still running past mcp_pool.idle_timeout_seconds"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    pty.send(".exit\r");
+    assert_eq!(pty.exit_code(), 0);
+}
