@@ -138,6 +138,20 @@ impl Pool {
     }
 }
 
+/// How often servers were started, and how often a conversation got one already running
+/// or kept for reuse (`/metrics`).
+#[derive(Debug, Default)]
+pub struct Counts {
+    pub started: std::sync::atomic::AtomicU64,
+    pub reused: std::sync::atomic::AtomicU64,
+}
+
+/// The process's counts.
+pub static COUNTS: Counts = Counts {
+    started: std::sync::atomic::AtomicU64::new(0),
+    reused: std::sync::atomic::AtomicU64::new(0),
+};
+
 /// A conversation's hold on the MCP servers it uses. Dropping it lets go: a server
 /// nobody else holds is stopped (or parked in the idle pool).
 #[derive(Debug)]
@@ -571,6 +585,14 @@ impl McpFactory {
                 {
                     let server = Arc::clone(server);
                     pool.slots.insert(name.clone(), Slot::Running(server));
+                    COUNTS
+                        .reused
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                } else if matches!(pool.slots.get(name), Some(Slot::Running(s)) if s.is_alive() && s.spec == *spec)
+                {
+                    COUNTS
+                        .reused
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
                 let current = match pool.slots.get(name) {
                     Some(Slot::Running(s)) => s.is_alive() && s.spec == *spec,
@@ -596,6 +618,9 @@ impl McpFactory {
             return warnings;
         };
         for spec in to_start {
+            COUNTS
+                .started
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let name = spec.name.clone();
             if let Ok(mut pool) = self.pool.lock() {
                 pool.slots.insert(

@@ -21,7 +21,7 @@ use super::{RequestInfo, Server};
 use crate::conversation::{Conversation, ConversationSpec, Op, catalog};
 use crate::engine::command::Command;
 use crate::engine::event::Event;
-use crate::engine::{CollectingEmitter, Discard, Emitter, UserInput};
+use crate::engine::{CollectingEmitter, CoreError, Discard, Emitter, UserInput};
 use crate::tool::approve::Decision;
 
 /// Parses a JSON body (an empty body is `{}`).
@@ -768,4 +768,43 @@ pub(super) async fn agents(State(server): State<Arc<Server>>) -> Response {
 pub(super) async fn rags(State(server): State<Arc<Server>>) -> Response {
     let names = crate::rag::list(&server.state.paths.rags_dir);
     json_body(StatusCode::OK, &json!({"rags": names}))
+}
+
+/// `POST /v1/rags/{name}/rebuild`: indexes the knowledge base's sources again (changed
+/// documents only are embedded), relative sources read from `api.tools.root`.
+pub(super) async fn rebuild_rag(
+    State(server): State<Arc<Server>>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let state = &server.state;
+    crate::rag::validate_name(&name).map_err(|e| ApiError::from(CoreError::from(e)))?;
+    if !crate::rag::store::meta_path(state.paths.rag_dir(&name), &name).exists() {
+        return Err(ApiError::from(CoreError::from(
+            crate::rag::RagError::Unknown { name: name.clone() },
+        )));
+    }
+    let cwd = server
+        .api()
+        .tools
+        .root
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let progress = crate::rag::progress::Silent;
+    let build = crate::engine::retrieval::build_context(
+        state,
+        &name,
+        &cwd,
+        &progress,
+        server.shutdown.child_token(),
+    );
+    let report = crate::rag::build::rebuild(&build, &name)
+        .await
+        .map_err(|e| ApiError::from(CoreError::from(e)))?;
+    Ok(json_body(
+        StatusCode::OK,
+        &json!({"name": name, "files": report.files, "chunks": report.chunks,
+                "added": report.added, "removed": report.removed,
+                "reused": report.reused, "embedded": report.embedded}),
+    ))
 }

@@ -1,5 +1,5 @@
-//! Counters for `/metrics` (Prometheus text format): requests by status, latency, turns
-//! running now, tokens and cost.
+//! Counters for `/metrics` (Prometheus text format): requests by status and by route,
+//! latency, turns running now, tokens, cost, and MCP servers started and reused.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -15,6 +15,8 @@ pub struct Metrics {
     output_tokens: AtomicU64,
     /// Cost in millionths of a dollar.
     cost_micro_usd: AtomicU64,
+    /// Requests by route template (`/v1/sessions/{id}`) and status class.
+    routes: std::sync::Mutex<std::collections::BTreeMap<(String, u16), u64>>,
 }
 
 /// A turn in progress; counted down when dropped.
@@ -28,9 +30,12 @@ impl Drop for Active<'_> {
 
 impl Metrics {
     /// Counts a request that ended with `status` after `elapsed`.
-    pub fn request(&self, status: u16, elapsed: Duration) {
+    pub fn request(&self, route: &str, status: u16, elapsed: Duration) {
         let class = usize::from(status / 100).clamp(1, 5) - 1;
         self.requests[class].fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut routes) = self.routes.lock() {
+            *routes.entry((route.to_string(), status / 100)).or_default() += 1;
+        }
         let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         self.latency_us.fetch_add(us, Ordering::Relaxed);
     }
@@ -111,6 +116,34 @@ impl Metrics {
             "# HELP loki_cost_usd_total What finished turns cost, for models with prices.\n# TYPE loki_cost_usd_total counter\nloki_cost_usd_total {:.6}\n",
             self.cost_micro_usd.load(Ordering::Relaxed) as f64 / 1e6
         ));
+        out.push_str(
+            "# HELP loki_route_requests_total HTTP requests by route and status class.\n# TYPE loki_route_requests_total counter\n",
+        );
+        if let Ok(routes) = self.routes.lock() {
+            for ((route, class), count) in routes.iter() {
+                out.push_str(&format!(
+                    "loki_route_requests_total{{route=\"{route}\",status=\"{class}xx\"}} {count}\n"
+                ));
+            }
+        }
+        let mcp = &crate::mcp::factory::COUNTS;
+        for (name, help, value) in [
+            (
+                "loki_mcp_servers_started_total",
+                "MCP servers started.",
+                &mcp.started,
+            ),
+            (
+                "loki_mcp_servers_reused_total",
+                "MCP servers a conversation got already running or kept for reuse.",
+                &mcp.reused,
+            ),
+        ] {
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}\n",
+                value.load(Ordering::Relaxed)
+            ));
+        }
         out
     }
 }

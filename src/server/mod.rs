@@ -287,6 +287,7 @@ fn router(server: Arc<Server>) -> Router {
         .route("/v1/roles", get(api::roles))
         .route("/v1/agents", get(api::agents))
         .route("/v1/rags", get(api::rags))
+        .route("/v1/rags/{name}/rebuild", post(api::rebuild_rag))
         .route("/v1/chat/completions", post(openai::chat_completions))
         .route("/v1/embeddings", post(openai::embeddings))
         .route("/v1/responses", post(responses::create))
@@ -379,6 +380,11 @@ async fn guard(State(server): State<Arc<Server>>, request: Request, next: Next) 
     let id = format!("req_{}", uuid::Uuid::new_v4().simple());
     let method = request.method().clone();
     let path = request.uri().path().to_string();
+    // The route's template (`/v1/sessions/{id}`), so metrics do not grow per session.
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or_else(|| "other".to_string(), |m| m.as_str().to_string());
     let allowed_origin = request
         .headers()
         .get(header::ORIGIN)
@@ -434,7 +440,7 @@ async fn guard(State(server): State<Arc<Server>>, request: Request, next: Next) 
         cors_headers(&server, headers, &origin);
     }
     let status = response.status().as_u16();
-    server.metrics.request(status, started.elapsed());
+    server.metrics.request(&route, status, started.elapsed());
     tracing::info!(
         request_id = %id,
         %subject,

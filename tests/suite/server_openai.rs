@@ -210,3 +210,41 @@ fn the_responses_api_answers_continues_calls_functions_and_streams_for_the_pytho
         "{fourth}"
     );
 }
+
+#[test]
+fn a_knowledge_base_is_rebuilt_over_http_and_metrics_count_routes_and_mcp_servers() {
+    let env = TestEnv::bare();
+    env.write_config(&format!(
+        "model: fake:gpt-4o-mini\nrag_embedding_model: fake:emb\nclients:\n  - type: openai-compatible\n    name: fake\n    api_base: {}\n    api_key: test-key\n    models:\n      - name: gpt-4o-mini\n      - name: emb\n        type: embedding\n",
+        env.server.base_url()
+    ));
+    crate::common::fake_llm::embeddings::install(&env.server);
+    env.write("docs/a.md", "# A\n\nLlamas live in the Andes.\n");
+    env.loki()
+        .args(["--rag", "kb", "--rag-docs", "docs"])
+        .assert()
+        .success();
+    env.write("docs/b.md", "# B\n\nAlpacas are smaller than llamas.\n");
+    let served = Served::start(&env, OPEN);
+    let rebuilt = served.post("/v1/rags/kb/rebuild", json!({}));
+    assert_eq!(rebuilt.status, 200, "{}", rebuilt.body);
+    assert_eq!(rebuilt.json()["files"], 2, "{}", rebuilt.body);
+    assert!(
+        rebuilt.json()["added"].as_u64().unwrap() >= 1,
+        "{}",
+        rebuilt.body
+    );
+    assert_eq!(served.post("/v1/rags/nope/rebuild", json!({})).status, 404);
+    for id in ["a", "b"] {
+        assert_eq!(served.get(&format!("/v1/sessions/{id}")).status, 404);
+    }
+    let metrics = served.get("/metrics").body;
+    for line in [
+        "loki_route_requests_total{route=\"/v1/rags/{name}/rebuild\",status=\"2xx\"} 1",
+        "loki_route_requests_total{route=\"/v1/sessions/{id}\",status=\"4xx\"} 2",
+        "loki_mcp_servers_started_total 0",
+        "loki_mcp_servers_reused_total 0",
+    ] {
+        assert!(metrics.contains(line), "{line}\n{metrics}");
+    }
+}
