@@ -287,6 +287,8 @@ pub struct LimitsConfig {
     pub max_concurrent_requests: usize,
     /// Requests per minute per key (unset: no limit).
     pub rate_limit_per_minute: Option<u32>,
+    /// Seconds a new connection has to send its first request's headers.
+    pub header_read_timeout_seconds: u64,
 }
 
 impl Default for LimitsConfig {
@@ -295,6 +297,7 @@ impl Default for LimitsConfig {
             max_body_bytes: 1024 * 1024,
             max_concurrent_requests: 64,
             rate_limit_per_minute: None,
+            header_read_timeout_seconds: 10,
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod auth;
 mod gate;
 mod jwt;
 mod legacy;
+mod listener;
 mod metrics;
 mod openai;
 mod reply;
@@ -150,7 +151,11 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         .map_err(|e| refuse(&format!("cannot listen for signals: {e}")))?;
     let app = router(Arc::clone(&server));
     let graceful = stop.clone();
-    let app = app.into_make_service_with_connect_info::<SocketAddr>();
+    let app = app.into_make_service_with_connect_info::<listener::ClientAddr>();
+    let listener = listener::Deadlined {
+        inner: listener,
+        header_timeout: Duration::from_secs(server.api().limits.header_read_timeout_seconds),
+    };
     let serving = axum::serve(listener, app).with_graceful_shutdown(async move {
         graceful.cancelled().await;
     });
@@ -516,8 +521,8 @@ fn credentials(request: &Request) -> (Option<String>, std::net::IpAddr) {
         .map(str::to_string);
     let client = request
         .extensions()
-        .get::<axum::extract::ConnectInfo<SocketAddr>>()
-        .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |c| c.0.ip());
+        .get::<axum::extract::ConnectInfo<listener::ClientAddr>>()
+        .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |c| c.0.0.ip());
     (bearer, client)
 }
 

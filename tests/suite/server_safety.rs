@@ -787,3 +787,58 @@ fn sessions_reach_a_database_that_requires_tls_and_its_certificate_is_verified()
     );
     assert_eq!(served.get("/v1/sessions/secure").status, 200);
 }
+
+#[test]
+fn a_connection_trickling_its_headers_is_closed_and_a_stream_holds_its_request_slot() {
+    use std::io::{Read, Write};
+    let env = TestEnv::new();
+    let served = Served::start(
+        &env,
+        &format!(
+            "{OPEN}\n  limits:\n    header_read_timeout_seconds: 1\n    max_concurrent_requests: 1"
+        ),
+    );
+    // Slowloris: headers that never end.
+    let mut slow = std::net::TcpStream::connect(&served.addr).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(slow, "GET /v1/roles HTTP/1.1\r\nHost: localhost\r\n").unwrap();
+    let started = Instant::now();
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = write!(slow, "X-Trickle: 1\r\n");
+    }
+    // The server closes it (a read that waited for the client's 10 s timeout would fail
+    // the bound below).
+    let mut rest = Vec::new();
+    let _ = slow.read_to_end(&mut rest);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    // A complete request still works.
+    assert_eq!(served.get("/v1/roles").status, 200);
+    // One slot: a streamed answer holds it until its last byte, so the server says it
+    // is saturated meanwhile, and ready again after.
+    env.server
+        .push(openai::text_stream(&["a", "b", "c"]).frame_delay(Duration::from_millis(400)));
+    let (status, _, mut stream) = http::open(
+        &served.addr,
+        "POST",
+        "/v1/completions",
+        None,
+        Some(&json!({"prompt": "slow", "stream": true}).to_string()),
+    );
+    assert_eq!(status, 200);
+    let busy = served.get("/healthz/ready");
+    assert_eq!(busy.status, 503, "{}", busy.body);
+    assert_eq!(busy.json()["status"], "saturated");
+    http::events(&mut stream, "done");
+    drop(stream);
+    let waited = Instant::now();
+    while served.get("/healthz/ready").status != 200 {
+        assert!(waited.elapsed() < Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
