@@ -218,6 +218,11 @@ impl ApiConfig {
                 }
             }
         }
+        if self.cors.allow_credentials && self.cors.allowed_origins.iter().any(|o| o == "*") {
+            out.push(
+                "`api.cors.allow_credentials` with `allowed_origins: [\"*\"]` would let any web page call with credentials; list the origins".into(),
+            );
+        }
         for origin in &self.cors.allowed_origins {
             let ok = origin == "*"
                 || ((origin.starts_with("http://") || origin.starts_with("https://"))
