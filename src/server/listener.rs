@@ -26,7 +26,6 @@ impl axum::serve::Listener for Deadlined {
         loop {
             match self.inner.accept().await {
                 Ok((stream, addr)) => {
-                    let _ = stream.set_nodelay(true);
                     return (HeaderDeadline::new(stream, self.header_timeout), addr);
                 }
                 // Out of descriptors and the like: wait a little rather than spin.

@@ -396,7 +396,9 @@ async fn guard(State(server): State<Arc<Server>>, request: Request, next: Next) 
         .and_then(|o| o.to_str().ok())
         .filter(|o| {
             let allowed = &server.api().cors.allowed_origins;
-            allowed.iter().any(|a| a == "*" || a.eq_ignore_ascii_case(o))
+            allowed
+                .iter()
+                .any(|a| a == "*" || a.eq_ignore_ascii_case(o))
         })
         .map(str::to_string);
     let openai = path.starts_with("/v1/chat/")
