@@ -87,13 +87,18 @@ pub(super) async fn respond(
 ) -> Response {
     let cancel = server.shutdown.child_token();
     let key = info.id.clone();
+    let opened = spec.commands.iter().find_map(|c| match c {
+        Command::OpenSession(id) => Some(id.clone()),
+        _ => None,
+    });
+    let session = match opened {
+        Some(key) => Some(session_id_of(server, &key).await),
+        None => None,
+    };
     let run = RunKey {
         id: key.clone(),
         owner: info.caller.subject.clone(),
-        session: spec.commands.iter().find_map(|c| match c {
-            Command::OpenSession(id) => Some(id.clone()),
-            _ => None,
-        }),
+        session,
     };
     let spec = ConversationSpec {
         approver: Some(server.approver(approvals, &run)),
@@ -683,7 +688,17 @@ pub(super) async fn session_approval(
     Path((id, call_id)): Path<(String, String)>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    decide(&server, &info, &Where::Session(id), &call_id, bytes)
+    let session = session_id_of(&server, &id).await;
+    decide(&server, &info, &Where::Session(session), &call_id, bytes)
+}
+
+/// The id of the stored session `key` names (an alias or an id), so a run and an
+/// approval naming the same session differently still meet; `key` itself when none.
+async fn session_id_of(server: &Server, key: &str) -> String {
+    match server.state.sessions.resolve(key).await {
+        Ok(Some((id, _))) => id.to_string(),
+        _ => key.to_string(),
+    }
 }
 
 /// Answers call `call_id` of one of the caller's runs `at`; another subject's waiting

@@ -423,7 +423,17 @@ fn a_tool_call_waits_for_an_http_approval_and_a_denied_one_is_not_run() {
             !root.join(file).exists(),
             "nothing runs before the approval"
         );
-        let answer = served.post("/v1/approvals/call_w", json!({"decision": decision}));
+        // Answered by call id alone, or addressed to the run the `started` event names.
+        let path = if decision == "allow" {
+            "/v1/approvals/call_w".to_string()
+        } else {
+            let run: Value = serde_json::from_str(&before[0].1).unwrap();
+            format!(
+                "/v1/runs/{}/approvals/call_w",
+                run["request_id"].as_str().unwrap()
+            )
+        };
+        let answer = served.post(&path, json!({"decision": decision}));
         assert_eq!(answer.status, 200, "{}", answer.body);
         let rest = http::events(&mut reader, "done");
         let finished: Value = rest

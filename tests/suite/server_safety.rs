@@ -232,10 +232,11 @@ fn keys_own_their_sessions_and_only_the_run_s_owner_answers_its_approvals() {
         Some(allow.clone()),
     );
     assert_eq!(wrong_run.status, 404);
+    // The run opened the session by its alias; an approval naming it by id reaches it.
     let answer = call(
         &alice.0,
         "POST",
-        &format!("/v1/runs/{run}/approvals/call_0"),
+        &format!("/v1/sessions/{id}/approvals/call_0"),
         Some(allow),
     );
     assert_eq!(answer.status, 200, "{}", answer.body);
