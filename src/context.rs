@@ -177,6 +177,12 @@ pub struct RequestContext {
     /// Tools the caller runs itself (an OpenAI client's `tools`): offered to the model,
     /// and a call of one ends the turn with the call returned.
     pub client_tools: Vec<crate::client::ToolSpec>,
+    /// MCP servers the client brought (an editor's `mcpServers`, `--mcp-config`): used
+    /// on top of the ones `enabled_mcp_servers` names.
+    pub client_mcp_servers: Vec<String>,
+    /// Hooks around every tool call (`hooks:` in config.yaml, a Claude Agent SDK
+    /// program's callbacks); sub-conversations inherit them.
+    pub tool_hooks: Option<Arc<dyn crate::tool::hooks::ToolHooks>>,
     /// What an API caller asked of the answer's form (stop, seed, format, tool choice).
     pub controls: crate::client::Controls,
     /// Keep a todo list and go on while it has open items, with or without an agent
@@ -475,6 +481,8 @@ impl RequestContext {
             budget: None,
             auto_continue: false,
             client_tools: Vec::new(),
+            client_mcp_servers: Vec::new(),
+            tool_hooks: None,
             controls: crate::client::Controls::default(),
             otr: crate::tool::Switch::default(),
             editor_files: None,

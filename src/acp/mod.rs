@@ -153,12 +153,7 @@ impl Agent {
                 format!("cwd `{}` is not an absolute directory", cwd.display()),
             ));
         }
-        if params["mcpServers"]
-            .as_array()
-            .is_some_and(|s| !s.is_empty())
-        {
-            tracing::info!("acp: the editor's mcpServers are not used; loki's mcp.json is");
-        }
+        let mcp_servers = self.editor_servers(&params["mcpServers"]);
         let id = match &load {
             Some(id) => {
                 let stored = catalog::stored_session(&self.state, id).await;
@@ -193,6 +188,7 @@ impl Agent {
             approver,
             editor_files,
             yolo: self.yolo,
+            mcp_servers,
             ..ConversationSpec::default()
         };
         let conversation = Conversation::open(&self.state, spec)
@@ -225,6 +221,25 @@ impl Agent {
             result["sessionId"] = json!(id);
         }
         Ok(result)
+    }
+
+    /// The editor's MCP servers for a session; one it describes in a way loki cannot use
+    /// is left out, with a warning in the log.
+    fn editor_servers(&self, servers: &Value) -> Vec<crate::mcp::config::ServerSpec> {
+        servers
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(
+                |server| match crate::mcp::config::from_acp(server, &self.state.env) {
+                    Ok(spec) => Some(spec),
+                    Err((name, why)) => {
+                        tracing::warn!("acp: the editor's MCP server `{name}` is not used: {why}");
+                        None
+                    }
+                },
+            )
+            .collect()
     }
 
     /// `session/set_mode`: `default` asks before tools that write or run, `yolo` runs
@@ -286,7 +301,7 @@ fn initialized(params: &Value) -> Value {
         "agentCapabilities": {
             "loadSession": true,
             "promptCapabilities": {"image": true, "audio": false, "embeddedContext": true},
-            "mcpCapabilities": {"http": false, "sse": false},
+            "mcpCapabilities": {"http": true, "sse": true},
         },
         "authMethods": [],
         "agentInfo": {"name": "loki", "title": "loki", "version": env!("CARGO_PKG_VERSION")},

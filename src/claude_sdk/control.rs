@@ -10,9 +10,9 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use super::flags::claude_name;
 use crate::term::json_lines::LineSender;
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
+use crate::tool::hooks::{Before, HookCall, ToolHooks, Verdict};
 
 /// A control request that got no answer, or that loki cannot answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -46,10 +46,17 @@ pub(super) struct Program {
     pub calls: Mutex<HashMap<String, (String, Value)>>,
     pub session_id: String,
     pub cwd: String,
+    /// The MCP servers of `--mcp-config`, whose tools Claude names `mcp__<server>__<tool>`.
+    pub mcp_servers: Vec<String>,
 }
 
 impl Program {
-    pub(super) fn new(out: LineSender, session_id: String, cwd: String) -> Self {
+    pub(super) fn new(
+        out: LineSender,
+        session_id: String,
+        cwd: String,
+        mcp_servers: Vec<String>,
+    ) -> Self {
         Self {
             out,
             next_id: AtomicU64::new(0),
@@ -58,7 +65,13 @@ impl Program {
             calls: Mutex::new(HashMap::new()),
             session_id,
             cwd,
+            mcp_servers,
         }
+    }
+
+    /// The name the program knows loki tool `tool` by.
+    pub(super) fn claude_name(&self, tool: &str) -> String {
+        super::servers::claude_name(&self.mcp_servers, tool)
     }
 
     /// Answers the program's control request `id`.
@@ -72,7 +85,7 @@ impl Program {
     }
 
     /// Asks the program; the `response` of its answer.
-    async fn request(&self, request: Value) -> Result<Value, ControlError> {
+    pub(super) async fn ask(&self, request: Value) -> Result<Value, ControlError> {
         let id = format!("loki_{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         self.pending
@@ -156,7 +169,9 @@ impl Program {
                 .get(event)
                 .into_iter()
                 .flatten()
-                .filter(|(matcher, _)| matches(matcher.as_deref(), tool))
+                .filter(|(matcher, _)| {
+                    matches(matcher.as_deref(), tool, tool.map(|t| self.claude_name(t)))
+                })
                 .flat_map(|(_, ids)| ids.iter().cloned())
                 .collect()
         };
@@ -172,7 +187,7 @@ impl Program {
                 "input": input,
                 "tool_use_id": tool_use_id,
             });
-            match self.request(request).await {
+            match self.ask(request).await {
                 Ok(output) => outputs.push(output),
                 Err(e) => tracing::warn!("claude sdk: hook {callback} failed: {e}"),
             }
@@ -183,40 +198,112 @@ impl Program {
 
 /// Whether a hook matcher (`Bash`, `Write|Edit`, `*`, a regex-like alternation of names)
 /// covers `tool` (a loki tool, matched by its Claude name too).
-fn matches(matcher: Option<&str>, tool: Option<&str>) -> bool {
+fn matches(matcher: Option<&str>, tool: Option<&str>, claude: Option<String>) -> bool {
     let (Some(matcher), Some(tool)) = (matcher.filter(|m| !m.is_empty() && *m != "*"), tool) else {
         return true;
     };
     matcher
         .split('|')
         .map(str::trim)
-        .any(|name| name == tool || name == claude_name(tool))
+        .any(|name| name == tool || Some(name) == claude.as_deref())
 }
 
-/// A hook's verdict on a tool call, if it gave one.
-fn hook_decision(outputs: &[Value]) -> Option<Decision> {
+/// What the `PreToolUse` callbacks decided: the first decision given, and the last
+/// `updatedInput`.
+fn hook_decision(outputs: &[Value]) -> Before {
+    let mut before = Before::default();
     for output in outputs {
         let specific = &output["hookSpecificOutput"];
+        if let Some(input) = specific.get("updatedInput").filter(|i| i.is_object()) {
+            before.args = Some(input.clone());
+        }
+        if before.decision.is_some() {
+            continue;
+        }
         let reason = specific["permissionDecisionReason"]
             .as_str()
             .or(output["reason"].as_str())
+            .or(output["stopReason"].as_str())
             .unwrap_or("a hook refused this call")
             .to_string();
-        match (
+        before.decision = match (
             specific["permissionDecision"].as_str(),
             output["decision"].as_str(),
         ) {
-            (Some("deny"), _) | (_, Some("block")) => {
-                return Some(Decision::DenyWithMessage(reason));
-            }
-            (Some("allow"), _) | (_, Some("approve")) => return Some(Decision::Approve),
-            _ => {}
-        }
-        if output["continue"] == json!(false) {
-            return Some(Decision::Cancel);
-        }
+            (Some("deny"), _) | (_, Some("block")) => Some(Verdict::Deny(reason)),
+            (Some("allow"), _) | (_, Some("approve")) => Some(Verdict::Allow),
+            (Some("ask"), _) => Some(Verdict::Ask),
+            _ if output["continue"] == json!(false) => Some(Verdict::Deny(reason)),
+            _ => None,
+        };
     }
-    None
+    before
+}
+
+/// What the `PostToolUse` callbacks have to say to the model: reasons they block the
+/// result with, and `additionalContext`.
+fn hook_note(outputs: &[Value]) -> Option<String> {
+    let notes: Vec<&str> = outputs
+        .iter()
+        .flat_map(|o| {
+            let reason = (o["decision"] == "block")
+                .then(|| o["reason"].as_str())
+                .flatten();
+            let context = o["hookSpecificOutput"]["additionalContext"].as_str();
+            reason.into_iter().chain(context)
+        })
+        .filter(|n| !n.trim().is_empty())
+        .collect();
+    (!notes.is_empty()).then(|| notes.join("\n"))
+}
+
+/// The program's `PreToolUse` and `PostToolUse` callbacks, around every tool call.
+pub(super) struct SdkHooks {
+    pub program: Arc<Program>,
+}
+
+impl ToolHooks for SdkHooks {
+    fn before<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Before> {
+        Box::pin(async move {
+            let input =
+                json!({"tool_name": self.program.claude_name(call.tool), "tool_input": call.args});
+            let outputs = self
+                .program
+                .run_hooks("PreToolUse", Some(call.tool), Some(call.id), input)
+                .await;
+            let before = hook_decision(&outputs);
+            if let Some(args) = &before.args {
+                // An approval asked next shows the arguments that will run.
+                self.program
+                    .calls
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(call.id.to_string(), (call.tool.to_string(), args.clone()));
+            }
+            before
+        })
+    }
+
+    fn after<'a>(
+        &'a self,
+        call: HookCall<'a>,
+        result: &'a str,
+        ok: bool,
+    ) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let input = json!({
+                "tool_name": self.program.claude_name(call.tool),
+                "tool_input": call.args,
+                "tool_response": result,
+                "is_error": !ok,
+            });
+            let outputs = self
+                .program
+                .run_hooks("PostToolUse", Some(call.tool), Some(call.id), input)
+                .await;
+            hook_note(&outputs)
+        })
+    }
 }
 
 /// How approvals are decided in this run.
@@ -253,8 +340,8 @@ impl Mode {
     }
 }
 
-/// The approver of an SDK run: `PreToolUse` hooks first, then the permission mode,
-/// then the program's `can_use_tool` (when it offered it).
+/// The approver of an SDK run (after the `PreToolUse` hooks, see [`SdkHooks`]): the
+/// permission mode, then the program's `can_use_tool` (when it offered it).
 pub(super) struct SdkApprover {
     pub program: Arc<Program>,
     pub mode: Arc<Mutex<Mode>>,
@@ -272,14 +359,6 @@ impl Approver for SdkApprover {
                 .get(&request.call_id)
                 .cloned()
                 .unwrap_or_else(|| (request.tool.clone(), Value::Null));
-            let input = json!({"tool_name": claude_name(&tool), "tool_input": args});
-            let outputs = self
-                .program
-                .run_hooks("PreToolUse", Some(&tool), Some(&request.call_id), input)
-                .await;
-            if let Some(decision) = hook_decision(&outputs) {
-                return decision;
-            }
             let mode = *self.mode.lock().unwrap_or_else(PoisonError::into_inner);
             match mode {
                 Mode::Bypass => return Decision::Approve,
@@ -307,21 +386,19 @@ impl Approver for SdkApprover {
             }
             let ask = json!({
                 "subtype": "can_use_tool",
-                "tool_name": claude_name(&tool),
+                "tool_name": self.program.claude_name(&tool),
                 "input": args,
                 "tool_use_id": request.call_id,
                 "permission_suggestions": null,
                 "description": request.text(),
             });
-            match self.program.request(ask).await {
-                Ok(answer) if answer["behavior"] == "allow" => {
-                    if answer.get("updatedInput").is_some_and(|u| *u != args) {
-                        tracing::info!(
-                            "claude sdk: can_use_tool changed the input; loki runs the call as the model made it"
-                        );
+            match self.program.ask(ask).await {
+                Ok(answer) if answer["behavior"] == "allow" => match answer.get("updatedInput") {
+                    Some(edited) if edited.is_object() && *edited != args => {
+                        Decision::ApproveEdited(edited.clone())
                     }
-                    Decision::Approve
-                }
+                    _ => Decision::Approve,
+                },
                 Ok(answer) if answer["interrupt"] == json!(true) => Decision::Cancel,
                 Ok(answer) => Decision::DenyWithMessage(
                     answer["message"]
@@ -343,27 +420,47 @@ mod tests {
 
     #[test]
     fn matchers_name_tools_by_either_name() {
-        assert!(matches(Some("Bash"), Some("execute_command")));
-        assert!(matches(Some("Write|Edit"), Some("fs_write")));
-        assert!(!matches(Some("Write|Edit"), Some("execute_command")));
-        assert!(matches(None, Some("x")) && matches(Some("*"), Some("x")));
+        let claude = |t: &str| Some(crate::claude_sdk::flags::claude_name(t).to_string());
+        assert!(matches(
+            Some("Bash"),
+            Some("execute_command"),
+            claude("execute_command")
+        ));
+        assert!(matches(
+            Some("Write|Edit"),
+            Some("fs_write"),
+            claude("fs_write")
+        ));
+        assert!(!matches(
+            Some("Write|Edit"),
+            Some("execute_command"),
+            claude("execute_command")
+        ));
+        assert!(matches(None, Some("x"), None) && matches(Some("*"), Some("x"), None));
     }
 
     #[test]
     fn hooks_decide_by_either_field() {
         let deny = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no rm"}});
         assert_eq!(
-            hook_decision(&[deny]),
-            Some(Decision::DenyWithMessage("no rm".into()))
+            hook_decision(&[deny]).decision,
+            Some(Verdict::Deny("no rm".into()))
         );
         assert_eq!(
-            hook_decision(&[json!({"decision": "block", "reason": "r"})]),
-            Some(Decision::DenyWithMessage("r".into()))
+            hook_decision(&[json!({"decision": "block", "reason": "r"})]).decision,
+            Some(Verdict::Deny("r".into()))
         );
-        assert_eq!(hook_decision(&[json!({})]), None);
+        assert_eq!(hook_decision(&[json!({})]), Before::default());
+        let edit = json!({"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"command": "ls"}}});
+        let before = hook_decision(&[edit]);
+        assert_eq!(before.decision, Some(Verdict::Allow));
+        assert_eq!(before.args, Some(json!({"command": "ls"})));
         assert_eq!(
-            hook_decision(&[json!({"continue": false})]),
-            Some(Decision::Cancel)
+            hook_note(&[
+                json!({"decision": "block", "reason": "too long"}),
+                json!({"hookSpecificOutput": {"additionalContext": "see docs"}})
+            ]),
+            Some("too long\nsee docs".into())
         );
     }
 }

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Value, json};
 
 use super::control::Program;
-use super::flags::claude_name;
 use crate::engine::Event;
 use crate::engine::emitter::Emitter;
 use crate::engine::event::Envelope;
@@ -112,8 +111,7 @@ impl Messages {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.to_string(), (name.to_string(), input.clone()));
-        let block =
-            json!({"type": "tool_use", "id": id, "name": claude_name(name), "input": input});
+        let block = json!({"type": "tool_use", "id": id, "name": self.program.claude_name(name), "input": input});
         self.response
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -9,6 +9,7 @@
 mod control;
 pub mod flags;
 mod messages;
+mod servers;
 mod turn;
 
 use std::sync::{Arc, Mutex};
@@ -20,8 +21,9 @@ use tokio::sync::mpsc;
 use crate::conversation::{Conversation, ConversationSpec, Op, catalog};
 use crate::engine::command::Command;
 use crate::state::AppState;
-use control::{ControlError, Mode, Program, SdkApprover};
-use flags::{ClaudeOptions, loki_tools};
+use control::{ControlError, Mode, Program, SdkApprover, SdkHooks};
+use flags::ClaudeOptions;
+use servers::loki_tools;
 
 /// Work for the conversation, done in order between turns.
 enum Work {
@@ -34,12 +36,10 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
     for flag in &options.ignored {
         tracing::info!("claude sdk: {flag} is accepted and has no meaning in loki");
     }
-    if let Some(config) = &options.mcp_config {
-        tracing::info!(
-            "claude sdk: --mcp-config is not used ({} bytes); loki's mcp.json is",
-            config.len()
-        );
-    }
+    let brought = match &options.mcp_config {
+        Some(config) => servers::read(config)?,
+        None => serde_json::Map::new(),
+    };
     let state = with_options(&state, &options);
     let session_id = session_id(&state, &options).await?;
     let mode = options
@@ -54,7 +54,9 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
         out,
         session_id.clone(),
         cwd.display().to_string(),
+        brought.keys().cloned().collect(),
     ));
+    let mcp_servers = servers::specs(&brought, &state.env, &program);
     let approver = SdkApprover {
         program: Arc::clone(&program),
         mode: Arc::clone(&mode),
@@ -76,6 +78,10 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
         commands,
         cwd: Some(cwd),
         approver: Some(Arc::new(approver)),
+        hooks: Some(Arc::new(SdkHooks {
+            program: Arc::clone(&program),
+        })),
+        mcp_servers,
         ..ConversationSpec::default()
     };
     let conversation = Conversation::open(&state, spec).await?;
@@ -134,7 +140,7 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
                         let _ = work.send(Work::SetModel(model));
                         Ok(json!({}))
                     }
-                    Some("mcp_status") => Ok(json!({"mcpServers": []})),
+                    Some("mcp_status") => Ok(json!({"mcpServers": mcp_status(&state, &program)})),
                     other => Err(ControlError::Unsupported(format!("{other:?}"))),
                 };
                 program.respond(&message["request_id"], answer);
@@ -149,6 +155,23 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
     drop((remote, program));
     let _ = writer.await;
     Ok(status)
+}
+
+/// The servers of `--mcp-config` and how each is doing.
+fn mcp_status(state: &AppState, program: &Program) -> Vec<Value> {
+    let status = state.mcp.status();
+    program
+        .mcp_servers
+        .iter()
+        .map(|name| {
+            let shown = match status.iter().find(|(n, _)| n == name) {
+                Some((_, s)) if s.starts_with("running") => "connected",
+                Some((_, s)) if s.starts_with("failed") || s.starts_with("not usable") => "failed",
+                _ => "pending",
+            };
+            json!({"name": name, "status": shown})
+        })
+        .collect()
 }
 
 /// The configuration with what the flags change for this run: the tools that run

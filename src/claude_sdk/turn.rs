@@ -206,7 +206,7 @@ fn init(settings: &Settings, model: &str) {
         "claude_code_version": PROTOCOL_LEVEL,
         "cwd": program.cwd,
         "tools": tools,
-        "mcp_servers": [],
+        "mcp_servers": program.mcp_servers.iter().map(|name| json!({"name": name, "status": "pending"})).collect::<Vec<_>>(),
         "model": model,
         "permissionMode": mode,
         "slash_commands": [],

@@ -44,6 +44,8 @@ pub(crate) struct Lineage {
     pub(super) editor_files: Option<Arc<dyn crate::tool::EditorFiles>>,
     /// The parent's depth in its tree (0 for a root).
     pub(super) depth: usize,
+    /// Hooks around tool calls, the same for every descendant.
+    pub(super) hooks: Option<Arc<dyn crate::tool::hooks::ToolHooks>>,
 }
 
 impl Lineage {
@@ -67,6 +69,7 @@ impl Lineage {
             observer: conversation.observer.clone(),
             editor_files: ctx.editor_files.clone(),
             depth: ctx.depth,
+            hooks: ctx.tool_hooks.clone(),
         }
     }
 
@@ -110,6 +113,7 @@ impl Lineage {
         spec.notices = spec.notices.or_else(|| Some(Arc::clone(&self.notices)));
         spec.observer = spec.observer.or_else(|| self.observer.clone());
         spec.editor_files = spec.editor_files.or_else(|| self.editor_files.clone());
+        spec.hooks = self.hooks.clone();
         spec.label = Some(label);
         spec.id = Some(id);
         let mut child = Conversation::resolve(&self.state, spec)?;

@@ -124,6 +124,11 @@ pub struct ConversationSpec {
     pub no_tools: bool,
     /// The editor holding the files, whose buffers the file tools read and write.
     pub editor_files: Option<Arc<dyn crate::tool::EditorFiles>>,
+    /// MCP servers the client brought (an editor's `mcpServers`, `--mcp-config`), used
+    /// on top of the configured ones.
+    pub mcp_servers: Vec<crate::mcp::config::ServerSpec>,
+    /// Hooks around every tool call; a child gets its parent's.
+    pub hooks: Option<Arc<dyn crate::tool::hooks::ToolHooks>>,
 }
 
 impl std::fmt::Debug for ConversationSpec {
@@ -193,6 +198,14 @@ impl Conversation {
         ctx.user_tools = spec.user_tools;
         ctx.auto_continue = spec.auto_continue;
         ctx.client_tools = spec.client_tools;
+        if let Some(hooks) = spec.hooks {
+            ctx.tool_hooks = Some(hooks);
+        }
+        ctx.client_mcp_servers = spec
+            .mcp_servers
+            .into_iter()
+            .map(|server| state.mcp.add(server))
+            .collect();
         ctx.controls = spec.controls;
         ctx.function_calling_support &= !spec.no_tools;
         ctx.editor_files = spec.editor_files;

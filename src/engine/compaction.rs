@@ -164,7 +164,7 @@ impl Engine {
             sink: emitter,
         };
         match crate::tool::approve::Approver::approve(&approver, &request).await {
-            Decision::Approve | Decision::ApproveAlways => Ok(true),
+            Decision::Approve | Decision::ApproveAlways | Decision::ApproveEdited(_) => Ok(true),
             // Esc at the question is "not now"; only a stopped turn stops compaction.
             Decision::Cancel if ctx.cancel.is_cancelled() => Err(super::CoreError::Cancelled),
             Decision::Cancel

@@ -75,10 +75,16 @@ pub fn offers_tools(ctx: &RequestContext) -> bool {
 /// The MCP servers the conversation uses, and the names among them that `mcp.json` does
 /// not define.
 pub fn mcp_servers(state: &AppState, ctx: &RequestContext) -> (Vec<String>, Vec<String>) {
-    match wanted(ctx).mcp_servers {
+    let (mut names, unknown) = match wanted(ctx).mcp_servers {
         Some(e) => state.mcp.expand(&e, &state.config.mapping_mcp_servers),
         None => (Vec::new(), Vec::new()),
+    };
+    for name in &ctx.client_mcp_servers {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
     }
+    (names, unknown)
 }
 
 /// The tools the conversation offers right now (MCP servers that are running), without

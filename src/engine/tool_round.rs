@@ -98,6 +98,7 @@ impl Toolbox {
         let asker = Arc::clone(&ctx.asker);
         let approver = Arc::clone(&ctx.approver);
         let budget = ctx.budget.clone();
+        let hooks = ctx.tool_hooks.clone();
         let announcing = Announcing {
             inner: approver.as_ref(),
             sink,
@@ -127,6 +128,7 @@ impl Toolbox {
         let env = ToolEnv {
             editor: self.editor.as_deref(),
             mcp_sampler: Some(&sampling),
+            hooks: hooks.as_deref(),
             budget: budget.as_ref(),
             cwd: &self.cwd,
             shell: &self.shell,

@@ -40,6 +40,9 @@ pub enum Transport {
         /// Headers sent with every request, sorted.
         headers: BTreeMap<String, String>,
     },
+    /// A server living in the client, its messages carried by it (the Claude Agent
+    /// SDK's `"type": "sdk"` servers).
+    Carried(super::carried::Carrier),
 }
 
 impl std::fmt::Debug for Transport {
@@ -59,6 +62,7 @@ impl std::fmt::Debug for Transport {
                 .field("url", &url.split('?').next().unwrap_or_default())
                 .field("headers", &headers.keys().collect::<Vec<_>>())
                 .finish(),
+            Self::Carried(_) => f.write_str("Carried"),
         }
     }
 }
@@ -70,6 +74,7 @@ impl Transport {
             Self::Stdio { .. } => "stdio",
             Self::Http { .. } => "http",
             Self::Sse { .. } => "sse",
+            Self::Carried(_) => "sdk",
         }
     }
 }
@@ -227,6 +232,47 @@ impl McpConfig {
         }
         Ok(out)
     }
+}
+
+/// One server as an ACP client (an editor) describes it in `session/new`: `name`, and
+/// either `command`/`args`/`env` (a list of `{name, value}`), or `type` `http`/`sse` with
+/// `url` and `headers` (a list of `{name, value}`). Returns its name too, for messages.
+pub fn from_acp(server: &Value, env: &Env) -> Result<ServerSpec, (String, SpecError)> {
+    let name = server["name"].as_str().unwrap_or_default().to_string();
+    let shape = |why: &str| (name.clone(), SpecError::Shape(why.to_string()));
+    if name.trim().is_empty() {
+        return Err(shape("an MCP server needs a \"name\""));
+    }
+    let pairs = |field: &str| -> serde_json::Map<String, Value> {
+        server[field]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| Some((p["name"].as_str()?.to_string(), p["value"].clone())))
+            .collect()
+    };
+    let mut claude = serde_json::Map::new();
+    match server["type"].as_str() {
+        None | Some("stdio") => {
+            claude.insert("type".into(), "stdio".into());
+            claude.insert("command".into(), server["command"].clone());
+            claude.insert(
+                "args".into(),
+                server
+                    .get("args")
+                    .cloned()
+                    .unwrap_or_else(|| Value::Array(Vec::new())),
+            );
+            claude.insert("env".into(), Value::Object(pairs("env")));
+        }
+        Some(kind @ ("http" | "sse")) => {
+            claude.insert("type".into(), kind.into());
+            claude.insert("url".into(), server["url"].clone());
+            claude.insert("headers".into(), Value::Object(pairs("headers")));
+        }
+        Some(other) => return Err((name, SpecError::UnknownType(other.to_string()))),
+    }
+    spec_of(&name, Value::Object(claude), env).map_err(|e| (name.clone(), e))
 }
 
 fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, SpecError> {

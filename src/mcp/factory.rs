@@ -219,6 +219,10 @@ pub struct McpFactory {
     resolved: Mutex<BTreeMap<String, Result<ServerSpec, ServerSpecError>>>,
     /// Where MCP sign-ins are kept.
     tokens: Option<super::oauth::Tokens>,
+    /// Servers a client brought for its conversations (an editor's `mcpServers` over
+    /// ACP, `--mcp-config` of the Claude Agent SDK): they win over `mcp.json` entries
+    /// of the same name.
+    added: Mutex<BTreeMap<String, ServerSpec>>,
 }
 
 /// The environment with the vault's secrets laid over it, or why it cannot be had.
@@ -345,6 +349,9 @@ impl McpFactory {
     /// The spec of server `name`: `Err` with the reason it cannot be used; `None` when it
     /// is not configured or not resolved yet.
     fn spec_of(&self, name: &str) -> Option<Result<ServerSpec, ServerSpecError>> {
+        if let Some(spec) = self.added.lock().ok()?.get(name) {
+            return Some(Ok(spec.clone()));
+        }
         if let Some(spec) = self.config.servers.get(name) {
             return Some(Ok(spec.clone()));
         }
@@ -422,8 +429,22 @@ impl McpFactory {
         let mut names: Vec<String> = self.config.servers.keys().cloned().collect();
         names.extend(self.config.broken.iter().map(|b| b.name.clone()));
         names.extend(self.config.deferred.keys().cloned());
+        if let Ok(added) = self.added.lock() {
+            names.extend(added.keys().cloned());
+        }
         names.sort();
+        names.dedup();
         names
+    }
+
+    /// Adds a server a client brought (see `added`); its name, now usable in
+    /// `enabled_mcp_servers` and leases like any other.
+    pub fn add(&self, spec: ServerSpec) -> String {
+        let name = spec.name.clone();
+        if let Ok(mut added) = self.added.lock() {
+            added.insert(name.clone(), spec);
+        }
+        name
     }
 
     /// Expands an `enabled_mcp_servers` value: `all`, names, and `mapping_mcp_servers`

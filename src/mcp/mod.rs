@@ -3,6 +3,7 @@
 //! through search/describe/invoke meta functions, and called through the same approval
 //! as every other tool.
 
+pub mod carried;
 pub mod client_side;
 pub mod config;
 pub mod error;

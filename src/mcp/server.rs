@@ -487,6 +487,14 @@ impl McpServer {
                     .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
                 (service, GroupGuard(None))
             }
+            Transport::Carried(carrier) => {
+                let transport = super::carried::CarriedTransport::new(&spec.name, carrier.clone());
+                let service = handler
+                    .serve_with_lifecycle(transport, mode)
+                    .await
+                    .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
+                (service, GroupGuard(None))
+            }
         };
         let server = Self {
             spec,
@@ -1018,7 +1026,7 @@ fn auth_refusal(
     let server = spec.name.clone();
     let url = match &spec.transport {
         Transport::Http { url, .. } | Transport::Sse { url, .. } => url.as_str(),
-        Transport::Stdio { .. } => "",
+        Transport::Stdio { .. } | Transport::Carried(_) => "",
     };
     let params = reqwest::Url::parse(url)
         .map(|u| rmcp::transport::auth::WWWAuthenticateParams::parse(challenge, &u))
@@ -1170,7 +1178,9 @@ fn call_error(e: &rmcp::ServiceError, spec: &ServerSpec) -> String {
                 Transport::Http { url, .. } | Transport::Sse { url, .. } => {
                     super::sse::shown_url_str(url)
                 }
-                Transport::Stdio { .. } => format!("MCP server `{}`", spec.name),
+                Transport::Stdio { .. } | Transport::Carried(_) => {
+                    format!("MCP server `{}`", spec.name)
+                }
             };
             transport_error(error.error.as_ref(), &shown)
         }

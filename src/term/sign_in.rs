@@ -243,8 +243,8 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
     let (url, sse) = match &spec.transport {
         Transport::Http { url, .. } => (url.clone(), false),
         Transport::Sse { url, .. } => (url.clone(), true),
-        Transport::Stdio { .. } => {
-            bail!("MCP server `{name}` is a stdio server; it does not sign in")
+        Transport::Stdio { .. } | Transport::Carried(_) => {
+            bail!("MCP server `{name}` is not a remote server; it does not sign in")
         }
     };
     let Some(settings) = spec.oauth.clone() else {

@@ -30,6 +30,9 @@ pub enum Decision {
     Approve,
     /// Run it, and every later call of this tool in this conversation.
     ApproveAlways,
+    /// Run it with these arguments instead (a Claude Agent SDK program's
+    /// `updatedInput`); they are checked against the tool's schema like the model's.
+    ApproveEdited(serde_json::Value),
     /// Do not run it.
     Deny,
     /// Do not run it, and tell the model this.
@@ -52,7 +55,7 @@ impl Decision {
     /// `refused`.
     pub fn name(&self) -> &'static str {
         match self {
-            Self::Approve => "allow",
+            Self::Approve | Self::ApproveEdited(_) => "allow",
             Self::ApproveAlways => "allow_always",
             Self::Deny | Self::DenyWithMessage(_) => "deny",
             Self::Cancel => "cancel",

@@ -648,6 +648,7 @@ mod tests {
             lsp: None,
             memory: None,
             mcp_sampler: None,
+            hooks: None,
         }
     }
 

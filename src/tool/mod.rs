@@ -19,6 +19,7 @@ mod confined;
 mod delete;
 pub mod escalate;
 pub mod hidden_env;
+pub mod hooks;
 pub mod load;
 pub mod lsp;
 pub mod mcp_client;
@@ -254,6 +255,8 @@ pub struct ToolEnv<'a> {
     pub memory: Option<&'a crate::memory::Memory>,
     /// Answers MCP servers' sampling requests with the conversation's model.
     pub mcp_sampler: Option<&'a dyn mcp_client::Sampler>,
+    /// Hooks around every call (`PreToolUse`, `PostToolUse`).
+    pub hooks: Option<&'a dyn hooks::ToolHooks>,
 }
 
 /// What the approval of a call covered, checked again when it runs.
@@ -479,7 +482,7 @@ pub async fn run_round(
         if needed || policy.yolo.get() {
             asked.insert(call.id.clone());
         }
-        let checked = check(call, tools, env.cwd, policy, approver, env.conversation).await;
+        let checked = check(call, tools, &env, policy, approver).await;
         if matches!(checked, Err(ToolError::Cancelled)) {
             env.cancel.cancel();
         }
@@ -512,6 +515,8 @@ pub async fn run_round(
         } else {
             READ_MORE_ASK
         };
+        // What `PostToolUse` hooks see: the arguments the call ran with.
+        let ran_with = ready.as_ref().ok().map(|(_, args, _)| args.clone());
         let outcome = match ready {
             Ok((Tool::Builtin(tool), args, grant)) => {
                 // A read that ran without asking because its path was inside the tree
@@ -547,7 +552,7 @@ pub async fn run_round(
             kind: e.kind(),
             message: crate::secrets::redact(&e.to_string()).into_owned(),
         };
-        let (content, ok, error) = match outcome {
+        let (mut content, ok, error) = match outcome {
             Ok(text) => (truncate_with(text, max_output, more), true, None),
             Err(ToolError::Exited { message, stderr }) => {
                 let error = ToolFailure {
@@ -570,6 +575,16 @@ pub async fn run_round(
                 Some(failure(&e)),
             ),
         };
+        if let (Some(hooks), Some(args)) = (env.hooks, &ran_with) {
+            let ran = hooks::HookCall {
+                id: &call.id,
+                tool: &call.name,
+                args,
+            };
+            if let Some(note) = hooks.after(ran, &content, ok).await {
+                content = hooks::with_note(content, &note);
+            }
+        }
         CallResult {
             call: call.clone(),
             content,
@@ -592,21 +607,39 @@ pub async fn run_round(
 async fn check(
     call: &ToolCall,
     tools: &[Tool],
-    cwd: &Path,
+    env: &ToolEnv<'_>,
     policy: &mut Policy,
     approver: &dyn Approver,
-    from: &str,
 ) -> Result<(Tool, Value, Grant), ToolError> {
+    let (cwd, from) = (env.cwd, env.conversation);
     let tool = tools
         .iter()
         .find(|t| t.name() == call.name)
         .cloned()
         .ok_or_else(|| ToolError::Unknown(call.name.clone()))?;
-    let args: Value = if call.arguments.trim().is_empty() {
+    let mut args: Value = if call.arguments.trim().is_empty() {
         Value::Object(serde_json::Map::new())
     } else {
         serde_json::from_str(&call.arguments)
             .map_err(|e| ToolError::BadArguments(format!("not valid JSON ({e})")))?
+    };
+    // `PreToolUse` hooks see every call; they may change its arguments (checked below
+    // like the model's) and decide about it.
+    let verdict = match env.hooks {
+        Some(hooks) => {
+            let before = hooks
+                .before(hooks::HookCall {
+                    id: &call.id,
+                    tool: tool.name(),
+                    args: &args,
+                })
+                .await;
+            if let Some(changed) = before.args {
+                args = changed;
+            }
+            before.decision
+        }
+        None => None,
     };
     // Scripts and MCP tools get only calls that fit what they declared (built-ins check
     // their own arguments).
@@ -631,6 +664,10 @@ async fn check(
             "this tool is disabled by the user's configuration (deny_tools)".into(),
         ));
     }
+    if let Some(hooks::Verdict::Deny(reason)) = verdict {
+        return Err(ToolError::Declined(Some(reason)));
+    }
+    let must_ask = verdict == Some(hooks::Verdict::Ask);
     // "Always" and auto-approval cover a tool inside the working tree; a path outside it
     // is asked about every time (only yolo skips that).
     let outside = match &tool {
@@ -665,7 +702,9 @@ async fn check(
         || (!outside
             && !recursive
             && (policy.auto_approve.contains(&name) || policy.always.contains(&always_key)));
-    if exempt || !approval_needed(&tool, &args, cwd) {
+    // A hook's "allow" is the user's own decision, like yolo for this one call.
+    let exempt = exempt || verdict == Some(hooks::Verdict::Allow);
+    if !must_ask && (exempt || !approval_needed(&tool, &args, cwd)) {
         return Ok((tool, args, grant));
     }
     let (summary, preview) = match &tool {
@@ -707,6 +746,13 @@ async fn check(
     };
     match approver.approve(&request).await {
         Decision::Approve => Ok((tool, args, grant)),
+        Decision::ApproveEdited(edited) => {
+            if let Some(schema) = declared {
+                schema::check(schema, &edited)
+                    .map_err(|e| ToolError::BadArguments(e.to_string()))?;
+            }
+            Ok((tool, edited, grant))
+        }
         Decision::ApproveAlways => {
             if request.allow_always {
                 policy.always.insert(always_key);
@@ -857,11 +903,43 @@ mod tests {
                 .iter()
                 .enumerate()
             {
-                let _ = check(&call(path, n), &tools, &cwd, &mut policy, &approver, "c1").await;
+                let env = test_env(&cwd);
+                let _ = check(&call(path, n), &tools, &env, &mut policy, &approver).await;
             }
         });
         // a.txt asked (answered always), b.txt not; each outside write asked again.
         assert_eq!(approver.0.load(std::sync::atomic::Ordering::SeqCst), 3);
+    }
+
+    /// A tool environment for tests (its few owned parts leaked: tests are short).
+    fn test_env(cwd: &Path) -> ToolEnv<'_> {
+        ToolEnv {
+            editor: None,
+            cwd,
+            shell: "/bin/sh",
+            timeout: Duration::from_secs(5),
+            cancel: Box::leak(Box::new(CancellationToken::new())),
+            user_agent: None,
+            root_dir: cwd,
+            cache_dir: cwd,
+            vars: Box::leak(Box::new(crate::config::Env::capture())),
+            tools_env_file: cwd,
+            todo: None,
+            supervisor: None,
+            budget: None,
+            secrets: None,
+            web_search: None,
+            images: None,
+            background: Box::leak(Box::default()),
+            hidden_env: Box::leak(Box::default()),
+            progress: None,
+            asker: &ask::Headless,
+            conversation: "c1",
+            lsp: None,
+            memory: None,
+            mcp_sampler: None,
+            hooks: None,
+        }
     }
 
     #[cfg(unix)]
@@ -890,33 +968,7 @@ mod tests {
             },
         ];
         let approver = Always(std::sync::atomic::AtomicUsize::new(0));
-        let cancel = CancellationToken::new();
-        let env = ToolEnv {
-            editor: None,
-            cwd: &cwd,
-            shell: "/bin/sh",
-            timeout: Duration::from_secs(5),
-            cancel: &cancel,
-            user_agent: None,
-            root_dir: &cwd,
-            cache_dir: &cwd,
-            vars: &crate::config::Env::capture(),
-            tools_env_file: &cwd,
-            todo: None,
-            supervisor: None,
-            budget: None,
-            secrets: None,
-            web_search: None,
-            images: None,
-            background: &Background::default(),
-            hidden_env: &HiddenEnv::default(),
-            progress: None,
-            asker: &ask::Headless,
-            conversation: "c1",
-            lsp: None,
-            memory: None,
-            mcp_sampler: None,
-        };
+        let env = test_env(&cwd);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -227,6 +227,7 @@ mod tests {
             lsp: None,
             memory: None,
             mcp_sampler: None,
+            hooks: None,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -16,7 +16,9 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    EnvVariable,
     FileSystemCapabilities,
+    McpServerStdio,
     RequestPermissionResponse,
     TextContentBlock,
 )
@@ -120,6 +122,16 @@ async def main():
             report["write"] = await prompt(conn, editor, sid, "write the notes")
             report["reads"] = editor.reads
             report["writes"] = editor.writes
+        elif scenario == "mcp":
+            # The editor brings an MCP server of its own (argv[4] is its binary).
+            server = McpServerStdio(
+                name="editor",
+                command=sys.argv[4],
+                args=[],
+                env=[EnvVariable(name="SECRET_TOKEN", value="from-the-editor")],
+            )
+            session = await conn.new_session(cwd=work, mcp_servers=[server])
+            report["ask"] = await prompt(conn, editor, session.session_id, "ask the editor's server")
         elif scenario == "load":
             sid = sys.argv[4]
             await conn.load_session(cwd=work, session_id=sid, mcp_servers=[])

@@ -23,7 +23,9 @@ from claude_agent_sdk import (
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
+    create_sdk_mcp_server,
     query,
+    tool,
 )
 
 
@@ -122,6 +124,48 @@ async def main():
             report["again"] = await collect(client.receive_response())
         report["asked"] = asked
         report["hooked"] = hooked
+    elif scenario == "servers":
+        # A server living in the program, one loki starts (argv[4]), hooks around every
+        # call, and can_use_tool changing what runs.
+        seen = []
+
+        @tool("add", "Adds two numbers", {"a": int, "b": int})
+        async def add(args):
+            seen.append(args)
+            return {"content": [{"type": "text", "text": f"sum={args['a'] + args['b']}"}]}
+
+        async def before(hook_input, tool_use_id, context):
+            seen.append({"pre": hook_input["tool_name"], "input": hook_input["tool_input"]})
+            return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"a": 40, "b": 2}}}
+
+        async def after(hook_input, tool_use_id, context):
+            seen.append({"post": hook_input["tool_name"], "response": hook_input["tool_response"]})
+            return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "checked by the program"}}
+
+        async def can_use_tool(tool_name, tool_input, context):
+            seen.append({"asked": tool_name, "input": tool_input})
+            return PermissionResultAllow(updated_input={"command": "touch edited"})
+
+        options = ClaudeAgentOptions(
+            cli_path=loki,
+            cwd=work,
+            env=env,
+            can_use_tool=can_use_tool,
+            mcp_servers={
+                "calc": create_sdk_mcp_server("calc", tools=[add]),
+                "ext": {"type": "stdio", "command": sys.argv[4], "env": {"SECRET_TOKEN": "from-the-program"}},
+            },
+            hooks={
+                "PreToolUse": [HookMatcher(matcher="mcp__calc__add", hooks=[before])],
+                "PostToolUse": [HookMatcher(matcher="mcp__calc__add", hooks=[after])],
+            },
+        )
+        async with ClaudeSDKClient(options=options) as client:
+            for name, prompt in [("calc", "use the calculator"), ("ext", "ask the other server"), ("command", "make a file")]:
+                await client.query(prompt)
+                report[name] = await collect(client.receive_response())
+            report["status"] = await client.get_mcp_status()
+        report["seen"] = seen
     elif scenario == "resume":
         options = ClaudeAgentOptions(cli_path=loki, cwd=work, env=env, resume=sys.argv[4])
         report["messages"] = await collect(query(prompt="what came first?", options=options))

@@ -49,6 +49,13 @@ fn route(request: &Recorded) -> Reply {
             &result[..result.len().min(60)]
         )]);
     }
+    if last.contains("ask the editor's server") {
+        return openai::tool_call_stream(&[(
+            "e1",
+            "editor_env_value",
+            r#"{"name":"SECRET_TOKEN"}"#,
+        )]);
+    }
     if last.contains("read the notes") {
         return openai::tool_call_stream(&[("r1", "fs_cat", r#"{"path":"notes.md"}"#)]);
     }
@@ -317,4 +324,33 @@ fn file_tools_use_the_editor_s_buffers_when_it_offers_them() {
         "old notes on disk\n"
     );
     assert_eq!(report["write"]["stop"], "end_turn");
+}
+
+/// The MCP servers an editor lists in `session/new` are started for that session and
+/// their tools offered to the model, with the environment the editor gave them.
+#[test]
+fn the_editor_s_mcp_servers_serve_the_session() {
+    sdk_present();
+    let env = TestEnv::new();
+    env.server.respond_for("/v1/chat", route);
+    let server = super::mcp::server_bin();
+    let report = client(&env, &["mcp", &server]);
+    assert_eq!(report["ask"]["stop"], "end_turn", "{}", report["ask"]);
+    let first = &env.server.requests()[0].json();
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .expect("tools offered")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(names.contains(&"editor_env_value"), "{names:?}");
+    assert_eq!(
+        super::mcp::tool_result(&env.server.last_request().json()),
+        "from-the-editor"
+    );
+    assert!(
+        texts(&report["ask"]["updates"], "agent_message_chunk").contains("from-the-editor"),
+        "{}",
+        report["ask"]
+    );
 }

@@ -33,8 +33,25 @@ fn route(request: &Recorded) -> Reply {
         .filter_map(|m| m["content"].as_str().map(str::to_string))
         .collect();
     let last = users.last().cloned().unwrap_or_default();
-    if messages.last().is_some_and(|m| m["role"] == "tool") {
+    if let Some(result) = messages
+        .last()
+        .filter(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+    {
+        if last.contains("calculator") || last.contains("other server") {
+            return openai::text_stream(&[&format!("tool said: {result}")]);
+        }
         return openai::text_stream(&["tool done"]);
+    }
+    if last.contains("use the calculator") {
+        return openai::tool_call_stream(&[("call_c", "calc_add", r#"{"a":1,"b":2}"#)]);
+    }
+    if last.contains("ask the other server") {
+        return openai::tool_call_stream(&[(
+            "call_e",
+            "ext_env_value",
+            r#"{"name":"SECRET_TOKEN"}"#,
+        )]);
     }
     if last.contains("make a file") {
         openai::tool_call_stream(&[("call_b", "execute_command", r#"{"command":"touch made"}"#)])
@@ -288,4 +305,68 @@ fn unknown_control_requests_are_errors_and_the_run_goes_on() {
         .unwrap();
     assert!(plain.status.success(), "{plain:?}");
     assert_eq!(String::from_utf8_lossy(&plain.stdout).trim(), "hello back");
+}
+
+/// `--mcp-config` as the SDK passes it: a server living in the program (reached with
+/// `mcp_message`) and one loki starts; `PreToolUse` hooks see every call (not only the
+/// ones that need approval) and may change its input, `PostToolUse` hooks add to the
+/// result, and `can_use_tool` may change what runs. Tools are named as Claude names
+/// them (`mcp__calc__add`).
+#[test]
+fn sdk_mcp_servers_hooks_around_every_call_and_edited_input() {
+    sdk_present();
+    let env = setup();
+    let server = super::mcp::server_bin();
+    let report = program(&env, &["servers", &server]);
+
+    // The program's own server ran the call with the input the hook gave.
+    let calc = &report["calc"];
+    assert!(texts(calc).contains("tool said: sum=42"), "{calc:#}");
+    assert!(texts(calc).contains("checked by the program"), "{calc:#}");
+    let uses: Vec<&Value> = of_kind(calc, "assistant")
+        .into_iter()
+        .flat_map(|m| m["blocks"].as_array().into_iter().flatten())
+        .filter(|b| b.get("tool_use").is_some())
+        .collect();
+    assert_eq!(uses[0]["tool_use"], "mcp__calc__add", "{uses:?}");
+    let seen = report["seen"].as_array().expect("seen");
+    assert!(
+        seen.iter()
+            .any(|s| s["pre"] == "mcp__calc__add" && s["input"]["a"] == 1),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter().any(|s| s["a"] == 40 && s["b"] == 2),
+        "the tool ran with the hook's input: {seen:?}"
+    );
+    assert!(
+        seen.iter().any(|s| s["post"] == "mcp__calc__add"
+            && s["response"].as_str().is_some_and(|r| r.contains("sum=42"))),
+        "{seen:?}"
+    );
+    // No can_use_tool for a call a hook allowed.
+    assert!(
+        !seen.iter().any(|s| s["asked"] == "mcp__calc__add"),
+        "{seen:?}"
+    );
+
+    // The server loki started got the environment the program gave it.
+    assert!(
+        texts(&report["ext"]).contains("tool said: from-the-program"),
+        "{}",
+        report["ext"]
+    );
+
+    // can_use_tool's updated input is what ran.
+    assert!(seen.iter().any(|s| s["asked"] == "Bash"), "{seen:?}");
+    assert!(env.work_dir().join("edited").exists());
+    assert!(!env.work_dir().join("made").exists());
+
+    let status = report["status"]["mcpServers"].as_array().expect("status");
+    let names: Vec<&str> = status.iter().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(names, ["calc", "ext"], "{status:?}");
+    assert!(
+        status.iter().all(|s| s["status"] == "connected"),
+        "{status:?}"
+    );
 }
