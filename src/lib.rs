@@ -22,7 +22,6 @@ pub mod acp;
 pub mod agent;
 pub mod app;
 pub mod atomic_file;
-pub mod bounded_file;
 pub mod claude_sdk;
 pub mod cli;
 pub mod client;

@@ -119,12 +119,11 @@ impl StopSignals {
 }
 
 /// The one signal listener of the front ends: the first stop signal is recorded and
-/// cancels the target token (a conversation's; the REPL swaps in each turn's token with
-/// [`StopWatch::retarget`]); later signals are absorbed while the front end finishes.
+/// cancels the target token (a conversation's: every op it runs stops, and every later
+/// one); later signals are absorbed while the front end finishes.
 /// Listening ends when the watch is dropped.
 pub struct StopWatch {
     stopped: tokio::sync::watch::Receiver<Option<StopSignal>>,
-    target: std::sync::Arc<std::sync::Mutex<tokio_util::sync::CancellationToken>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -136,49 +135,22 @@ impl StopWatch {
     ) -> std::io::Result<Self> {
         let mut signals = StopSignals::listen(interrupt)?;
         let (tx, stopped) = tokio::sync::watch::channel(None);
-        let target = std::sync::Arc::new(std::sync::Mutex::new(target));
-        let current = std::sync::Arc::clone(&target);
         let task = tokio::spawn(async move {
             let signal = signals.recv().await;
             // First the flag, then the token: a turn starting meanwhile sees one or the
             // other.
             let _ = tx.send(Some(signal));
-            if let Ok(token) = current.lock() {
-                token.cancel();
-            }
+            target.cancel();
             loop {
                 signals.recv().await;
             }
         });
-        Ok(Self {
-            stopped,
-            target,
-            task,
-        })
+        Ok(Self { stopped, task })
     }
 
     /// The signal received, if any.
     pub fn signal(&self) -> Option<StopSignal> {
         *self.stopped.borrow()
-    }
-
-    /// From now on a signal cancels `target`; when one came already, it is cancelled at
-    /// once.
-    pub fn retarget(&self, target: tokio_util::sync::CancellationToken) {
-        if let Ok(mut current) = self.target.lock() {
-            *current = target.clone();
-        }
-        if self.signal().is_some() {
-            target.cancel();
-        }
-    }
-
-    /// Cancels the current target (the REPL's Ctrl-C: the running turn stops, the REPL
-    /// goes on).
-    pub fn cancel_target(&self) {
-        if let Ok(token) = self.target.lock() {
-            token.cancel();
-        }
     }
 
     /// Waits for the first signal (never returns if none comes).

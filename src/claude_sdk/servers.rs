@@ -34,7 +34,7 @@ pub fn read(value: &str) -> Result<serde_json::Map<String, Value>, McpConfigErro
     let text = if value.trim_start().starts_with('{') {
         value.to_string()
     } else {
-        crate::bounded_file::read_to_string(std::path::Path::new(value), 1 << 20).map_err(
+        crate::atomic_file::read_regular_text(std::path::Path::new(value), 1 << 20).map_err(
             |error| McpConfigError::Unreadable {
                 path: value.to_string(),
                 error,

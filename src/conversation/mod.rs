@@ -371,13 +371,6 @@ impl Conversation {
         self.ctx.otr.get()
     }
 
-    /// A new cancellation token for what runs next (the REPL's next turn), so a turn
-    /// stopped earlier does not stop it; the old one is let go.
-    pub fn renew_cancel(&mut self) -> CancellationToken {
-        self.ctx.cancel = CancellationToken::new();
-        self.ctx.cancel.clone()
-    }
-
     /// Starts the MCP servers of the current tool scope in the background (while the
     /// user types), their lease put in `slot`; the conversation's own lease from its
     /// last turn is let go once the new one is held, so servers in both keep running.
@@ -412,6 +405,23 @@ impl Conversation {
     /// a question, interrupts, reconfigures, runs one tool. What happens is reported as
     /// events on `emitter`; the reply says what a prompt or command did.
     pub async fn submit(&mut self, op: Op, emitter: &dyn Emitter) -> Result<Reply, CoreError> {
+        if matches!(op, Op::Approve { .. } | Op::Answer { .. } | Op::Interrupt) {
+            return self.submit_now(op, emitter).await;
+        }
+        // Each op runs under a token of its own, a child of the conversation's: an
+        // `Op::Interrupt` stops this op (and what it started) and the next one starts
+        // clean, while cancelling the conversation's token (a signal, a parent, a
+        // timer, a client that went away) stops every op from now on.
+        let op_cancel = self.ctx.cancel.child_token();
+        self.interrupter.started(op_cancel.clone());
+        let outer = std::mem::replace(&mut self.ctx.cancel, op_cancel);
+        let result = self.submit_now(op, emitter).await;
+        self.interrupter.ended();
+        self.ctx.cancel = outer;
+        result
+    }
+
+    async fn submit_now(&mut self, op: Op, emitter: &dyn Emitter) -> Result<Reply, CoreError> {
         match op {
             Op::Prompt {
                 input,
@@ -609,7 +619,6 @@ impl Conversation {
         // The run has a token of its own (cancelled by the conversation's), which its
         // budget cancels when spent — stopping the run and every sub-agent it started.
         let run_cancel = self.ctx.cancel.child_token();
-        self.interrupter.started(run_cancel.clone());
         let outer = std::mem::replace(&mut self.ctx.cancel, run_cancel.clone());
         let own_budget = self.ctx.budget.is_none();
         if own_budget {
@@ -622,7 +631,6 @@ impl Conversation {
         if let Err(e) = &result {
             self.failure.get_or_insert(Failure::of(e));
         }
-        self.interrupter.ended();
         self.ctx.cancel = outer;
         if own_budget {
             self.ctx.budget = None;
@@ -785,18 +793,13 @@ impl Conversation {
     }
 
     /// Takes the open session's lock (waiting for other writers, then merging what they
-    /// stored) until [`Conversation::unlock_session`]; true when this call took it.
-    pub async fn lock_session(&mut self) -> Result<bool, CoreError> {
+    /// stored) until it closes; true when this call took it.
+    async fn lock_session(&mut self) -> Result<bool, CoreError> {
         let state = Arc::clone(self.state());
         let cancel = self.ctx.cancel.clone();
         let notices = Arc::clone(&self.notices);
         let notify = move |line: &str| notices(line);
         self.ctx.lock_session(&state, Some(&cancel), &notify).await
-    }
-
-    /// Lets the session's lock go.
-    pub fn unlock_session(&mut self) {
-        self.ctx.unlock_session();
     }
 
     /// Closes the conversation — the one way every driver ends one: its sub-agents are

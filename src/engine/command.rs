@@ -89,8 +89,14 @@ pub enum Command {
     ClearTodo,
     /// Replace the open session's content with an edited copy (`.edit session`: the YAML
     /// the user changed), written through the session store — files or PostgreSQL — and
-    /// read again.
-    ReplaceSession(String),
+    /// read again. `base` is the YAML the edit started from: if the session is no longer
+    /// that (another loki wrote it meanwhile), nothing is replaced.
+    ReplaceSession {
+        /// The edited YAML.
+        yaml: String,
+        /// The YAML it was edited from.
+        base: String,
+    },
     /// Read the open session `name` again from the store, dropping what is held in
     /// memory (after `.edit session` changed it).
     ReloadSession(String),
@@ -109,6 +115,7 @@ async fn replace_session(
     state: &Arc<AppState>,
     ctx: &mut RequestContext,
     yaml: &str,
+    base: &str,
 ) -> Result<Applied, CoreError> {
     let Some(handle) = ctx.session.clone() else {
         return Err(CoreError::NoSession);
@@ -116,12 +123,35 @@ async fn replace_session(
     let edited =
         crate::session::file_store::parse_yaml(std::path::Path::new("the edited session"), yaml)?;
     let id = handle.id().to_string();
-    {
-        let mut guard = handle.lock();
-        *guard.get_mut() = edited;
+    // The lock brings in what other writers stored; only a session still as it was when
+    // the edit began is replaced (nothing is held while the editor is open).
+    let cancel = ctx.cancel.clone();
+    let locked = ctx
+        .lock_session(state, Some(&cancel), &|_: &str| {})
+        .await?;
+    let current = ctx
+        .session_snapshot()
+        .map(|s| crate::session::yaml_write::to_yaml(&s));
+    let unchanged = matches!(current, Some(Ok(ref now)) if now == base);
+    let saved = if unchanged {
+        {
+            let mut guard = handle.lock();
+            *guard.get_mut() = edited;
+        }
+        handle.mark_dirty();
+        ctx.sessions(state).save(&handle).await.map(drop)
+    } else {
+        Ok(())
+    };
+    if locked {
+        ctx.unlock_session();
     }
-    handle.mark_dirty();
-    ctx.sessions(state).save(&handle).await?;
+    if !unchanged {
+        return Err(CoreError::Conflict(
+            "the session changed while it was being edited (another loki wrote to it)".into(),
+        ));
+    }
+    saved?;
     ctx.session = None;
     open_session(state, ctx, &id, false).await?;
     Ok(Applied::note(format!(
@@ -285,7 +315,7 @@ pub async fn apply(
             })
         }
         Command::OpenSession(name) => open_session(state, ctx, &name, false).await,
-        Command::ReplaceSession(yaml) => replace_session(state, ctx, &yaml).await,
+        Command::ReplaceSession { yaml, base } => replace_session(state, ctx, &yaml, &base).await,
         Command::ReloadSession(name) => {
             ctx.session = None;
             open_session(state, ctx, &name, false).await
@@ -502,7 +532,7 @@ fn confirm(
         | Command::OpenSessionWithHistory(_)
         | Command::DeleteSession(_)
         | Command::ReloadSession(_)
-        | Command::ReplaceSession(_)
+        | Command::ReplaceSession { .. }
         | Command::OffTheRecord => {
             unreachable!("`apply` handles the session commands before `confirm`")
         }

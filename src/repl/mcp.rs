@@ -23,12 +23,12 @@ impl Repl {
                     .into_iter()
                     .map(|(k, v)| (k, serde_json::Value::String(v)))
                     .collect();
-                let cancel = tokio_util::sync::CancellationToken::new();
-                self.stop.retarget(cancel.clone());
+                let beside = self.interrupt.beside(&self.conv.cancel_token());
                 let got = self
                     .conv
-                    .mcp_prompt(&running, &name, arguments, &cancel)
+                    .mcp_prompt(&running, &name, arguments, &beside.token)
                     .await;
+                drop(beside);
                 match got {
                     Ok(messages) => {
                         let text = messages.join("\n\n");

@@ -17,6 +17,7 @@ pub use crate::dotcmd as commands;
 pub mod completer;
 mod create;
 mod history;
+mod interrupt;
 mod leave;
 pub mod line_editor;
 mod mcp;
@@ -32,7 +33,6 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, RwLock};
 
 use reedline::{Reedline, Signal};
-use tokio_util::sync::CancellationToken;
 
 use crate::client::config::ModelKind;
 use crate::config::{self, Wrap};
@@ -62,8 +62,10 @@ struct Repl {
     display: Display,
     no_color: bool,
     completion: Arc<RwLock<CompletionData>>,
-    /// SIGTERM or SIGHUP, once one arrived; it cancels the current turn's token.
+    /// SIGTERM or SIGHUP, once one arrived; it cancels the conversation's token.
     stop: Arc<StopWatch>,
+    /// What Ctrl-C stops.
+    interrupt: Arc<interrupt::Interrupt>,
     /// MCP servers leased in the background for the next turn.
     prepared: Arc<Mutex<Option<crate::mcp::McpLease>>>,
     /// The live view of sub-agents, shared by every turn's emitter.
@@ -92,13 +94,14 @@ pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow
         editor: editor_cmd,
         completion: Arc::clone(&completion),
     });
-    // Ctrl-C cancels the current turn only; SIGTERM and SIGHUP end the REPL.
+    // Ctrl-C stops what runs now; SIGTERM and SIGHUP end the REPL.
     let stop = Arc::new(StopWatch::start(conversation.cancel_token(), false)?);
+    let interrupt = Arc::new(interrupt::Interrupt::new(conversation.remote()));
     let watcher = {
-        let stop = Arc::clone(&stop);
+        let interrupt = Arc::clone(&interrupt);
         tokio::spawn(async move {
             while tokio::signal::ctrl_c().await.is_ok() {
-                stop.cancel_target();
+                interrupt.now();
             }
         })
     };
@@ -108,6 +111,7 @@ pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow
         no_color,
         completion,
         stop,
+        interrupt,
         prepared: Arc::new(Mutex::new(None)),
         live,
         pending: std::collections::VecDeque::new(),
@@ -132,14 +136,6 @@ pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow
 impl Repl {
     fn state(&self) -> &Arc<AppState> {
         self.conv.state()
-    }
-
-    /// A fresh cancellation token for the next turn, which Ctrl-C and stop signals cancel
-    /// (at once if a stop signal already came).
-    fn fresh_token(&mut self) -> CancellationToken {
-        let token = self.conv.renew_cancel();
-        self.stop.retarget(token.clone());
-        token
     }
 
     /// Leases the MCP servers of the conversation's current scope in the background
@@ -384,7 +380,7 @@ impl Repl {
     }
 
     async fn ask(&mut self, input: UserInput) {
-        let token = self.fresh_token();
+        let token = self.conv.cancel_token();
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::with_live_view(opts, Some(token), Arc::clone(&self.live));
         // Lines typed meanwhile (unseen: no echo) are queued and go in at the turn's next
@@ -448,10 +444,12 @@ impl Repl {
     /// conversation is left as it was.
     async fn run_macro(&mut self, name: &str, args: &[String]) {
         let state = Arc::clone(self.state());
-        // Ctrl-C stops the macro: its conversation is a child of this one.
-        self.fresh_token();
+        // Ctrl-C stops the macro: its conversation's token is cancelled, and with it
+        // every step.
+        let beside = self.interrupt.beside(&self.conv.cancel_token());
         let notice_theme = Theme::stderr(&state.terminal);
         let spec = ConversationSpec {
+            cancel: Some(beside.token.clone()),
             label: Some(format!("macro {name}")),
             notices: Some(Arc::new(move |line: &str| {
                 crate::term::session_note(&notice_theme, line);
@@ -473,14 +471,14 @@ impl Repl {
             Ok(()) | Err(crate::macros::MacroError::Cancelled(_)) => {}
             Err(e) => self.error(&e.to_string()),
         }
-        self.stop.retarget(self.conv.cancel_token());
+        drop(beside);
         self.println("");
     }
 
     /// `.role <name> <text>`: one message with the role; the conversation's role, model
     /// and settings are restored afterwards.
     async fn ask_with_role(&mut self, name: &str, input: UserInput) {
-        let token = self.fresh_token();
+        let token = self.conv.cancel_token();
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::with_live_view(opts, Some(token), Arc::clone(&self.live));
         let quiet = turn_input::QuietInput::start();

@@ -4,19 +4,15 @@
 
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
 use super::Repl;
 use crate::engine::command::Command;
 use crate::engine::retrieval;
 use crate::rag::{self, BuildOptions, BuildReport, RagError};
 
 impl Repl {
-    /// A fresh token Ctrl-C cancels, for a build.
-    fn build_token(&self) -> CancellationToken {
-        let token = CancellationToken::new();
-        self.stop.retarget(token.clone());
-        token
+    /// A token Ctrl-C cancels while a build runs.
+    fn build_token(&self) -> super::interrupt::Beside {
+        self.interrupt.beside(&self.conv.cancel_token())
     }
 
     fn show_report(&self, name: &str, result: Result<BuildReport, RagError>) -> bool {
@@ -59,8 +55,8 @@ impl Repl {
         let state = Arc::clone(self.state());
         let cwd = self.conv.cwd().to_path_buf();
         let progress = crate::term::rag::progress(&state);
-        let token = self.build_token();
-        let ctx = retrieval::build_context(&state, name, &cwd, &progress, token);
+        let build = self.build_token();
+        let ctx = retrieval::build_context(&state, name, &cwd, &progress, build.token.clone());
         let exists = rag::store::meta_path(state.paths.rag_dir(name), name).exists();
         let result = if !documents.is_empty() {
             let options = retrieval::default_build_options(&state, documents);
@@ -86,8 +82,8 @@ impl Repl {
         let state = Arc::clone(self.state());
         let cwd = self.conv.cwd().to_path_buf();
         let progress = crate::term::rag::progress(&state);
-        let token = self.build_token();
-        let ctx = retrieval::build_context(&state, &name, &cwd, &progress, token);
+        let build = self.build_token();
+        let ctx = retrieval::build_context(&state, &name, &cwd, &progress, build.token.clone());
         let result = rag::build::rebuild(&ctx, &name).await;
         self.show_report(&name, result);
     }
@@ -118,8 +114,8 @@ impl Repl {
         }
         let cwd = self.conv.cwd().to_path_buf();
         let progress = crate::term::rag::progress(&state);
-        let token = self.build_token();
-        let ctx = retrieval::build_context(&state, &name, &cwd, &progress, token);
+        let build = self.build_token();
+        let ctx = retrieval::build_context(&state, &name, &cwd, &progress, build.token.clone());
         let options = BuildOptions {
             documents,
             embedding_model: meta.embedding_model.clone(),

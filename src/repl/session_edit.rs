@@ -1,8 +1,9 @@
 //! `.edit session`: the session in the editor, without ever breaking it, whatever store
 //! holds it (files or PostgreSQL). The editor works on a private draft of the session's
 //! YAML in the cache directory; only a draft that parses replaces the session, through
-//! the conversation (`Command::ReplaceSession`, saved by the store). A broken draft can be
-//! edited again, or is kept aside while the session stays as it was.
+//! the conversation (`Command::ReplaceSession`, saved by the store), and only if no other
+//! loki wrote the session while the editor was open. A broken or late draft is kept
+//! aside while the session stays as it was.
 
 use crate::conversation::Op;
 use crate::engine::command::Command;
@@ -17,16 +18,7 @@ impl super::Repl {
         if self.save_session(None).await.is_none() {
             return;
         }
-        // The saved session stays locked through the editor and the replacement, so a run
-        // that writes it meanwhile waits instead of being overwritten by the edit.
-        let locked = match self.conv.lock_session().await {
-            Ok(locked) => locked,
-            Err(e) => return self.error(&e.to_string()),
-        };
         self.edit_saved_session().await;
-        if locked {
-            self.conv.unlock_session();
-        }
     }
 
     async fn edit_saved_session(&mut self) {
@@ -79,10 +71,21 @@ impl super::Repl {
                 ));
             }
         };
-        let replace = Op::Command(Command::ReplaceSession(edited));
+        // Nothing is locked while the editor is open: the replacement is refused if
+        // another loki wrote the session meanwhile, and the edit is kept aside.
+        let replace = Op::Command(Command::ReplaceSession {
+            yaml: edited.clone(),
+            base: text,
+        });
         match self.conv.submit(replace, &crate::engine::Discard).await {
             Ok(reply) => self.show_applied(&reply.into_applied()),
-            Err(e) => self.error(&format!("{e}; the session was not changed")),
+            Err(e) => {
+                self.error(&format!("{e}; the session was not changed"));
+                let aside = draft_path(&cache, "rejected");
+                if crate::atomic_file::write_atomic(&aside, edited.as_bytes(), true).is_ok() {
+                    self.note(&format!("your edit is kept in {}", aside.display()));
+                }
+            }
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The built-in tools, in Rust, with Loki's names and parameters so existing agents and
-//! roles keep working: `fs_cat`, `fs_ls`, `fs_read`, `fs_write`, `fs_patch`, `fs_mkdir`,
+//! roles keep working: `fs_cat`, `fs_ls`, `fs_read`, `fs_write`, `fs_patch`, `fs_edit`, `fs_mkdir`,
 //! `fs_rm`, `fs_glob`, `fs_grep`, `execute_command`, `get_current_time`, `fetch_url`.
 
 use std::path::{Path, PathBuf};
@@ -97,6 +97,17 @@ pub const BUILTINS: &[Builtin] = &[
         params: &[
             ("path", "string", true, "File to patch"),
             ("contents", "string", true, "The unified diff"),
+        ],
+    },
+    Builtin {
+        name: "fs_edit",
+        description: "Replace an exact piece of text in a file. old_string must match the file exactly (whitespace included) and occur once, unless replace_all is true; include enough surrounding lines to make it unique.",
+        effect: Effect::Write,
+        params: &[
+            ("path", "string", true, "File to edit"),
+            ("old_string", "string", true, "The exact text to replace"),
+            ("new_string", "string", true, "The text to put in its place"),
+            ("replace_all", "boolean", false, "Replace every occurrence (default false)"),
         ],
     },
     Builtin {
@@ -275,6 +286,24 @@ pub(super) async fn run(
             target.replace(patched.as_bytes())?;
             Ok(format!("patched {}", target.shown()))
         }
+        "fs_edit" => {
+            let resolved = path("path")?;
+            let target = place(&resolved)?;
+            let before = read_edited(env, &resolved.path).await?;
+            let (after, count) = edited(&before, args, target.shown())?;
+            let in_editor = match env.editor {
+                Some(editor) => editor.write(&resolved.path, &after).await.is_ok(),
+                None => false,
+            };
+            if !in_editor {
+                target.replace(after.as_bytes())?;
+            }
+            Ok(format!(
+                "replaced {count} occurrence{} in {}",
+                if count == 1 { "" } else { "s" },
+                target.shown()
+            ))
+        }
         "fs_mkdir" => {
             let target = place(&path("path")?)?;
             target.create_dir_all()?;
@@ -366,6 +395,25 @@ pub(super) fn describe(
             let plan = rm_plan(args, cwd)?;
             (plan.summary, plan.preview)
         }
+        "fs_edit" => {
+            let (shown, path) = shown("path")?;
+            // The approval shows the change as a diff; an edit that cannot apply is
+            // reported to the model before anyone is asked.
+            let before = match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_file() && meta.len() <= MAX_FILE_BYTES => read_text(&path)?,
+                Ok(_) => {
+                    return Err(ToolError::Failed(format!(
+                        "{shown} is not a regular text file of at most {MAX_FILE_BYTES} bytes"
+                    )));
+                }
+                Err(e) => return Err(io(&path, &e)),
+            };
+            let (after, _) = edited(&before, args, &shown)?;
+            (
+                format!("edit {shown}"),
+                Some(diffy::create_patch(&before, &after).to_string()),
+            )
+        }
         "fs_mkdir" => (format!("create directory {}", shown("path")?.0), None),
         _ => {
             let target = ["path", "pattern"]
@@ -375,6 +423,37 @@ pub(super) fn describe(
             (format!("{} {target}", tool.name), None)
         }
     })
+}
+
+/// `fs_edit`'s change to `text`: the new text and how many places changed, or why the
+/// edit cannot be made (`shown` names the file).
+fn edited(text: &str, args: &Value, shown: &str) -> Result<(String, usize), ToolError> {
+    let old = str_arg(args, "old_string")?;
+    let new = str_arg(args, "new_string")?;
+    let all = args["replace_all"].as_bool().unwrap_or(false);
+    if old.is_empty() {
+        return Err(ToolError::BadArguments(
+            "old_string is empty; to create or overwrite a file use fs_write".into(),
+        ));
+    }
+    if old == new {
+        return Err(ToolError::BadArguments(
+            "old_string and new_string are the same; nothing would change".into(),
+        ));
+    }
+    let count = text.matches(old).count();
+    match count {
+        0 => Err(ToolError::Failed(format!(
+            "old_string was not found in {shown}; read the file again (fs_read) and copy the \
+             text exactly, whitespace and indentation included"
+        ))),
+        1 => Ok((text.replacen(old, new, 1), 1)),
+        n if all => Ok((text.replace(old, new), n)),
+        n => Err(ToolError::Failed(format!(
+            "old_string occurs {n} times in {shown}; include more of the surrounding lines to \
+             make it unique, or set replace_all to change every one"
+        ))),
+    }
 }
 
 /// The paths a call touches (for the outside-the-working-tree check).
@@ -734,6 +813,42 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("does not apply"), "{err}");
+    }
+
+    #[test]
+    fn edits_replace_one_exact_string_or_explain() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.rs");
+        std::fs::write(&file, "let a = 1;\nlet b = 1;\n").unwrap();
+        let edit = |args: Value| call(dir.path(), "fs_edit", args);
+        let twice = edit(json!({"path": "f.rs", "old_string": "= 1", "new_string": "= 2"}))
+            .unwrap_err()
+            .to_string();
+        assert!(twice.contains("occurs 2 times"), "{twice}");
+        let missing = edit(json!({"path": "f.rs", "old_string": "let c", "new_string": "x"}))
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains("was not found"), "{missing}");
+        assert_eq!(
+            edit(json!({"path": "f.rs", "old_string": "let b = 1", "new_string": "let b = 3"}))
+                .unwrap(),
+            "replaced 1 occurrence in f.rs"
+        );
+        edit(json!({"path": "f.rs", "old_string": "let", "new_string": "const", "replace_all": true}))
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "const a = 1;\nconst b = 3;\n"
+        );
+        let (summary, diff) = describe(
+            find("fs_edit").unwrap(),
+            &json!({"path": "f.rs", "old_string": "a = 1", "new_string": "a = 9"}),
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(summary, "edit f.rs");
+        let diff = diff.unwrap();
+        assert!(diff.contains("-const a = 1;") && diff.contains("+const a = 9;"), "{diff}");
     }
 
     #[test]

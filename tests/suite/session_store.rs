@@ -272,11 +272,29 @@ fn an_edited_session_replaces_the_stored_one_through_the_store() {
             .expect("as YAML");
         assert!(yaml.contains("hi there"), "{yaml}");
 
-        let broken = Command::ReplaceSession("messages: [unclosed\n".into());
+        let broken = Command::ReplaceSession {
+            yaml: "messages: [unclosed\n".into(),
+            base: yaml.clone(),
+        };
         let refused = conversation.submit(Op::Command(broken), &emitter).await;
         assert!(refused.is_err(), "{refused:?}");
 
-        let edited = Command::ReplaceSession(yaml.replace("hi there", "hello edited"));
+        // An edit of a base that is not the session any more is refused.
+        let stale = Command::ReplaceSession {
+            yaml: yaml.replace("hi there", "stale edit"),
+            base: yaml.replace("hi there", "what it was before"),
+        };
+        let refused = conversation.submit(Op::Command(stale), &emitter).await;
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|e| e.to_string().contains("changed while it was being edited")),
+            "{refused:?}"
+        );
+        let edited = Command::ReplaceSession {
+            yaml: yaml.replace("hi there", "hello edited"),
+            base: yaml.clone(),
+        };
         let applied = conversation
             .submit(Op::Command(edited), &emitter)
             .await
