@@ -141,15 +141,28 @@ pub(super) fn title(tool: &str, args: &Value) -> String {
     }
 }
 
-/// A whole-file write shown as a diff against what the file holds now.
+/// A whole-file write or an exact-string edit shown as a diff against what the file
+/// holds now.
 fn diff(cwd: &Path, tool: &str, args: &Value) -> Option<Value> {
-    if tool != "fs_write" {
-        return None;
-    }
     let path = args["path"].as_str()?;
-    let new_text = args["contents"].as_str()?;
     let full = cwd.join(path);
-    let old = std::fs::read_to_string(&full).ok();
+    let old = crate::atomic_file::read_regular_text(&full, crate::atomic_file::MAX_OWN_FILE).ok();
+    let new_text = match tool {
+        "fs_write" => args["contents"].as_str()?.to_string(),
+        "fs_edit" => {
+            let (from, to) = (args["old_string"].as_str()?, args["new_string"].as_str()?);
+            if from.is_empty() {
+                return None;
+            }
+            let text = old.as_deref()?;
+            if args["replace_all"].as_bool() == Some(true) {
+                text.replace(from, to)
+            } else {
+                text.replacen(from, to, 1)
+            }
+        }
+        _ => return None,
+    };
     Some(json!({
         "type": "diff",
         "path": full.display().to_string(),

@@ -179,8 +179,8 @@ fn take(options: &mut ClaudeOptions, name: &str, value: Option<String>) -> Resul
 pub const TOOL_NAMES: &[(&str, &[&str])] = &[
     ("Read", &["fs_cat", "fs_read"]),
     ("Write", &["fs_write"]),
-    ("Edit", &["fs_patch", "fs_edit"]),
-    ("MultiEdit", &["fs_patch", "fs_edit"]),
+    ("Edit", &["fs_edit", "fs_patch"]),
+    ("MultiEdit", &["fs_edit", "fs_patch"]),
     ("Bash", &["execute_command"]),
     ("Glob", &["fs_glob", "fs_ls"]),
     ("Grep", &["fs_grep"]),

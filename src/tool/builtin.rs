@@ -107,7 +107,12 @@ pub const BUILTINS: &[Builtin] = &[
             ("path", "string", true, "File to edit"),
             ("old_string", "string", true, "The exact text to replace"),
             ("new_string", "string", true, "The text to put in its place"),
-            ("replace_all", "boolean", false, "Replace every occurrence (default false)"),
+            (
+                "replace_all",
+                "boolean",
+                false,
+                "Replace every occurrence (default false)",
+            ),
         ],
     },
     Builtin {
@@ -848,7 +853,10 @@ mod tests {
         .unwrap();
         assert_eq!(summary, "edit f.rs");
         let diff = diff.unwrap();
-        assert!(diff.contains("-const a = 1;") && diff.contains("+const a = 9;"), "{diff}");
+        assert!(
+            diff.contains("-const a = 1;") && diff.contains("+const a = 9;"),
+            "{diff}"
+        );
     }
 
     #[test]

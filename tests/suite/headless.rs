@@ -627,7 +627,7 @@ fn ctrl_c_during_a_tool_call_still_finishes_the_call_then_the_run() {
 }
 
 /// Reads events from `reader` until one of type `kind`; returns the events read.
-fn read_events_until(reader: &mut impl BufRead, kind: &str) -> Vec<Value> {
+pub(super) fn read_events_until(reader: &mut impl BufRead, kind: &str) -> Vec<Value> {
     let mut seen = Vec::new();
     loop {
         let mut line = String::new();

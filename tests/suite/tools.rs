@@ -635,3 +635,96 @@ fn a_session_remembers_its_enabled_tools() {
         .collect();
     assert_eq!(tools, ["fs_ls", "fs_read"]);
 }
+
+/// `fs_edit` through the real binary: a string that occurs twice or not at all is
+/// reported to the model without asking anyone; a unique one is asked about with the
+/// diff as the preview, and once allowed the file holds the change.
+#[test]
+fn fs_edit_replaces_one_exact_string_after_showing_the_diff() {
+    use std::io::{BufReader, Write};
+    use std::process::Stdio;
+    let env = tools_env("");
+    std::fs::write(env.work_dir().join("lib.rs"), "let a = 1;\nlet b = 1;\n").unwrap();
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        let results = tool_results(&body);
+        match results.len() {
+            0 => openai::tool_call_stream(&[
+                (
+                    "e1",
+                    "fs_edit",
+                    r#"{"path":"lib.rs","old_string":"= 1","new_string":"= 2"}"#,
+                ),
+                (
+                    "e2",
+                    "fs_edit",
+                    r#"{"path":"lib.rs","old_string":"let c","new_string":"x"}"#,
+                ),
+            ]),
+            2 => openai::tool_call_stream(&[(
+                "e3",
+                "fs_edit",
+                r#"{"path":"lib.rs","old_string":"let b = 1","new_string":"let b = 2"}"#,
+            )]),
+            _ => openai::text_stream(&["edited"]),
+        }
+    });
+    let mut child = env
+        .loki_std()
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(
+        stdin,
+        r#"{{"type":"user","message":{{"role":"user","content":"change b"}}}}"#
+    )
+    .unwrap();
+    let seen = super::headless::read_events_until(&mut stdout, "tool_call_approval_requested");
+    let asked = seen.last().unwrap();
+    assert_eq!(
+        asked["call_id"], "e3",
+        "only the edit that can apply is asked: {asked}"
+    );
+    let preview = asked["preview"].as_str().expect("a diff");
+    assert!(
+        preview.contains("-let b = 1;") && preview.contains("+let b = 2;"),
+        "{preview}"
+    );
+    writeln!(
+        stdin,
+        r#"{{"type":"approval","call_id":"e3","decision":"allow"}}"#
+    )
+    .unwrap();
+    super::headless::read_events_until(&mut stdout, "turn_finished");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("lib.rs")).unwrap(),
+        "let a = 1;\nlet b = 2;\n"
+    );
+    let requests = env.server.requests();
+    let first_results = tool_results(&requests[1].json());
+    assert!(
+        first_results[0].1.contains("occurs 2 times"),
+        "{first_results:?}"
+    );
+    assert!(
+        first_results[1].1.contains("was not found"),
+        "{first_results:?}"
+    );
+    let declared = requests[0].json()["tools"].to_string();
+    assert!(
+        declared.contains("\"fs_edit\""),
+        "offered with enabled_tools: all"
+    );
+}
