@@ -182,7 +182,7 @@ pub struct RequestContext {
     pub client_mcp_servers: Vec<String>,
     /// Hooks around every tool call (`hooks:` in config.yaml, a Claude Agent SDK
     /// program's callbacks); sub-conversations inherit them.
-    pub tool_hooks: Option<Arc<dyn crate::tool::hooks::ToolHooks>>,
+    pub tool_hooks: Option<Arc<dyn crate::hooks::Hooks>>,
     /// What an API caller asked of the answer's form (stop, seed, format, tool choice).
     pub controls: crate::client::Controls,
     /// Keep a todo list and go on while it has open items, with or without an agent

@@ -36,6 +36,9 @@ pub enum CoreError {
     /// The user cancelled the turn.
     #[error("interrupted")]
     Cancelled,
+    /// A `UserPromptSubmit` hook blocked the prompt; its reason.
+    #[error("a hook blocked the prompt: {0}")]
+    Blocked(String),
     /// The command needs an open session.
     #[error("no session is open (use `-s <name>` or `.session <name>`)")]
     NoSession,
@@ -171,7 +174,8 @@ impl CoreError {
             Self::Session(SessionError::AliasInUse { .. })
             | Self::Conflict(_)
             | Self::NoSession
-            | Self::NotActive { .. } => ErrorClass::Conflict,
+            | Self::NotActive { .. }
+            | Self::Blocked(_) => ErrorClass::Conflict,
             Self::Agent(
                 crate::agent::AgentError::InvalidName { .. }
                 | crate::agent::AgentError::MissingVariables { .. }

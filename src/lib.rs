@@ -33,6 +33,7 @@ pub mod engine;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod hooks;
 pub mod input;
 pub mod logging;
 pub mod lsp;

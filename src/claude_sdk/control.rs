@@ -10,9 +10,9 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use crate::hooks::{Before, HookCall, Hooks};
 use crate::term::json_lines::LineSender;
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
-use crate::tool::hooks::{Before, HookCall, ToolHooks, Verdict};
 
 /// A control request that got no answer, or that loki cannot answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -208,61 +208,12 @@ fn matches(matcher: Option<&str>, tool: Option<&str>, claude: Option<String>) ->
         .any(|name| name == tool || Some(name) == claude.as_deref())
 }
 
-/// What the `PreToolUse` callbacks decided: the first decision given, and the last
-/// `updatedInput`.
-fn hook_decision(outputs: &[Value]) -> Before {
-    let mut before = Before::default();
-    for output in outputs {
-        let specific = &output["hookSpecificOutput"];
-        if let Some(input) = specific.get("updatedInput").filter(|i| i.is_object()) {
-            before.args = Some(input.clone());
-        }
-        if before.decision.is_some() {
-            continue;
-        }
-        let reason = specific["permissionDecisionReason"]
-            .as_str()
-            .or(output["reason"].as_str())
-            .or(output["stopReason"].as_str())
-            .unwrap_or("a hook refused this call")
-            .to_string();
-        before.decision = match (
-            specific["permissionDecision"].as_str(),
-            output["decision"].as_str(),
-        ) {
-            (Some("deny"), _) | (_, Some("block")) => Some(Verdict::Deny(reason)),
-            (Some("allow"), _) | (_, Some("approve")) => Some(Verdict::Allow),
-            (Some("ask"), _) => Some(Verdict::Ask),
-            _ if output["continue"] == json!(false) => Some(Verdict::Deny(reason)),
-            _ => None,
-        };
-    }
-    before
-}
-
-/// What the `PostToolUse` callbacks have to say to the model: reasons they block the
-/// result with, and `additionalContext`.
-fn hook_note(outputs: &[Value]) -> Option<String> {
-    let notes: Vec<&str> = outputs
-        .iter()
-        .flat_map(|o| {
-            let reason = (o["decision"] == "block")
-                .then(|| o["reason"].as_str())
-                .flatten();
-            let context = o["hookSpecificOutput"]["additionalContext"].as_str();
-            reason.into_iter().chain(context)
-        })
-        .filter(|n| !n.trim().is_empty())
-        .collect();
-    (!notes.is_empty()).then(|| notes.join("\n"))
-}
-
 /// The program's `PreToolUse` and `PostToolUse` callbacks, around every tool call.
 pub(super) struct SdkHooks {
     pub program: Arc<Program>,
 }
 
-impl ToolHooks for SdkHooks {
+impl Hooks for SdkHooks {
     fn before<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Before> {
         Box::pin(async move {
             let input =
@@ -271,7 +222,7 @@ impl ToolHooks for SdkHooks {
                 .program
                 .run_hooks("PreToolUse", Some(call.tool), Some(call.id), input)
                 .await;
-            let before = hook_decision(&outputs);
+            let before = crate::hooks::decision_of(&outputs);
             if let Some(args) = &before.args {
                 // An approval asked next shows the arguments that will run.
                 self.program
@@ -301,7 +252,7 @@ impl ToolHooks for SdkHooks {
                 .program
                 .run_hooks("PostToolUse", Some(call.tool), Some(call.id), input)
                 .await;
-            hook_note(&outputs)
+            crate::hooks::note_of(&outputs)
         })
     }
 }
@@ -437,30 +388,5 @@ mod tests {
             claude("execute_command")
         ));
         assert!(matches(None, Some("x"), None) && matches(Some("*"), Some("x"), None));
-    }
-
-    #[test]
-    fn hooks_decide_by_either_field() {
-        let deny = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no rm"}});
-        assert_eq!(
-            hook_decision(&[deny]).decision,
-            Some(Verdict::Deny("no rm".into()))
-        );
-        assert_eq!(
-            hook_decision(&[json!({"decision": "block", "reason": "r"})]).decision,
-            Some(Verdict::Deny("r".into()))
-        );
-        assert_eq!(hook_decision(&[json!({})]), Before::default());
-        let edit = json!({"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"command": "ls"}}});
-        let before = hook_decision(&[edit]);
-        assert_eq!(before.decision, Some(Verdict::Allow));
-        assert_eq!(before.args, Some(json!({"command": "ls"})));
-        assert_eq!(
-            hook_note(&[
-                json!({"decision": "block", "reason": "too long"}),
-                json!({"hookSpecificOutput": {"additionalContext": "see docs"}})
-            ]),
-            Some("too long\nsee docs".into())
-        );
     }
 }

@@ -407,6 +407,10 @@ fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
             format!("expected `dark` or `light`, got `{theme}`"),
         ));
     }
+    let hooks = config.hooks.problems();
+    if !hooks.is_empty() {
+        return Err(invalid("hooks", hooks.join("; ")));
+    }
     for (key, value) in [("temperature", config.temperature), ("top_p", config.top_p)] {
         if let Some(v) = value
             && !(0.0..=2.0).contains(&v)

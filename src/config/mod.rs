@@ -132,6 +132,10 @@ pub struct AppConfig {
     pub auto_approve_tools: Vec<String>,
     /// Tools that are always refused.
     pub deny_tools: Vec<String>,
+    /// `hooks:` — commands run before and after tool calls, on a prompt, at a session's
+    /// start, at a turn's end, before compaction and on notifications
+    /// (see [`crate::hooks::config`]).
+    pub hooks: crate::hooks::config::HookSettings,
     /// Credential variables `execute_command` and script tools may inherit anyway (loki's
     /// own provider keys are withheld from them otherwise).
     pub tool_env_passthrough: Vec<String>,
@@ -270,6 +274,7 @@ impl Default for AppConfig {
             yolo: false,
             auto_approve_tools: Vec::new(),
             deny_tools: Vec::new(),
+            hooks: crate::hooks::config::HookSettings::default(),
             tool_env_passthrough: Vec::new(),
             max_tool_rounds: 25,
             tool_timeout: 300,

@@ -45,7 +45,7 @@ pub(crate) struct Lineage {
     /// The parent's depth in its tree (0 for a root).
     pub(super) depth: usize,
     /// Hooks around tool calls, the same for every descendant.
-    pub(super) hooks: Option<Arc<dyn crate::tool::hooks::ToolHooks>>,
+    pub(super) hooks: Option<Arc<dyn crate::hooks::Hooks>>,
 }
 
 impl Lineage {
@@ -113,7 +113,6 @@ impl Lineage {
         spec.notices = spec.notices.or_else(|| Some(Arc::clone(&self.notices)));
         spec.observer = spec.observer.or_else(|| self.observer.clone());
         spec.editor_files = spec.editor_files.or_else(|| self.editor_files.clone());
-        spec.hooks = self.hooks.clone();
         spec.label = Some(label);
         spec.id = Some(id);
         let mut child = Conversation::resolve(&self.state, spec)?;
@@ -125,6 +124,7 @@ impl Lineage {
             child.ctx.save = false;
         }
         child.ctx.budget = self.budget.clone();
+        child.ctx.tool_hooks = self.hooks.clone();
         child.prepare().await?;
         Ok(child)
     }

@@ -22,6 +22,7 @@
 
 pub mod catalog;
 mod exit;
+mod hooked;
 pub mod info;
 mod lineage;
 mod op;
@@ -41,6 +42,7 @@ use crate::engine::command::{self, Applied, Command};
 use crate::engine::{
     CoreError, Discard, Emitter, Engine, RunOptions, RunOutcome, RunRequest, UserInput,
 };
+use crate::hooks;
 use crate::state::AppState;
 use crate::tool::approve::Approver;
 use crate::tool::ask::Asker;
@@ -128,7 +130,7 @@ pub struct ConversationSpec {
     /// on top of the configured ones.
     pub mcp_servers: Vec<crate::mcp::config::ServerSpec>,
     /// Hooks around every tool call; a child gets its parent's.
-    pub hooks: Option<Arc<dyn crate::tool::hooks::ToolHooks>>,
+    pub hooks: Option<Arc<dyn crate::hooks::Hooks>>,
 }
 
 impl std::fmt::Debug for ConversationSpec {
@@ -139,6 +141,27 @@ impl std::fmt::Debug for ConversationSpec {
             .field("label", &self.label)
             .finish_non_exhaustive()
     }
+}
+
+/// The command hooks of config.yaml for a conversation, if any are configured.
+fn configured_hooks(
+    state: &AppState,
+    ctx: &RequestContext,
+    notices: &Notify,
+) -> Option<Arc<dyn hooks::Hooks>> {
+    let settings = state.config.hooks.clone();
+    if settings.is_empty() {
+        return None;
+    }
+    let notices = Arc::clone(notices);
+    let warn: hooks::command::Warn =
+        Arc::new(move |line: &str| notices(&format!("warning: {line}")));
+    Some(Arc::new(hooks::command::CommandHooks::new(
+        settings,
+        ctx.cwd.clone(),
+        ctx.id.to_string(),
+        warn,
+    )))
 }
 
 /// One conversation and its lifecycle.
@@ -161,6 +184,8 @@ pub struct Conversation {
     build_agent_rag: bool,
     /// The first run that failed (for [`Conversation::close`]).
     failure: Option<Failure>,
+    /// What `SessionStart` hooks gave, sent with the next prompt.
+    hook_context: Vec<String>,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -198,9 +223,8 @@ impl Conversation {
         ctx.user_tools = spec.user_tools;
         ctx.auto_continue = spec.auto_continue;
         ctx.client_tools = spec.client_tools;
-        if let Some(hooks) = spec.hooks {
-            ctx.tool_hooks = Some(hooks);
-        }
+        let notices = spec.notices.unwrap_or_else(|| Arc::new(|_: &str| {}));
+        ctx.tool_hooks = hooks::Chain::of(configured_hooks(state, &ctx, &notices), spec.hooks);
         ctx.client_mcp_servers = spec
             .mcp_servers
             .into_iter()
@@ -231,7 +255,7 @@ impl Conversation {
             hold_session: spec.hold_session,
             force_save: spec.force_save,
             label,
-            notices: spec.notices.unwrap_or_else(|| Arc::new(|_: &str| {})),
+            notices,
             warnings: Vec::new(),
             observer: spec.observer,
             questions: spec
@@ -240,6 +264,7 @@ impl Conversation {
             interrupter: Arc::default(),
             build_agent_rag: spec.build_agent_rag,
             failure: None,
+            hook_context: Vec::new(),
         }
         .with_switches(spec.dry_run, spec.no_stream))
     }
@@ -285,6 +310,14 @@ impl Conversation {
             command::apply(&state, &mut self.ctx, Command::ClearConversation, &Discard).await?;
         }
         self.warnings.extend(self.ctx.session_model_warning());
+        if let Some(hooks) = self.ctx.tool_hooks.clone().filter(|_| self.ctx.depth == 0) {
+            let source = if self.ctx.history.is_empty() {
+                "startup"
+            } else {
+                "resume"
+            };
+            self.hook_context = hooks.session_start(source).await;
+        }
         Ok(())
     }
 
@@ -656,6 +689,9 @@ impl Conversation {
                 input.text = prompt;
             }
         }
+        if input.continuation.is_none() {
+            self.prompt_hooks(&mut input).await?;
+        }
         let request = RunRequest {
             input: Some(input),
             options,
@@ -688,7 +724,7 @@ impl Conversation {
                 break;
             }
         }
-        Ok(outcome)
+        self.stop_hooks(outcome, options, emitter).await
     }
 
     fn max_auto_continues(&self) -> usize {

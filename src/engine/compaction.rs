@@ -162,6 +162,7 @@ impl Engine {
         let approver = super::tool_round::Announcing {
             inner: ctx.approver.as_ref(),
             sink: emitter,
+            hooks: None,
         };
         match crate::tool::approve::Approver::approve(&approver, &request).await {
             Decision::Approve | Decision::ApproveAlways | Decision::ApproveEdited(_) => Ok(true),

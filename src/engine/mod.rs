@@ -478,6 +478,9 @@ impl Engine {
         let Some(split) = self.split_for_summary(ctx) else {
             return Ok(false);
         };
+        if let Some(hooks) = ctx.tool_hooks.clone() {
+            hooks.pre_compact("auto").await;
+        }
         let kept = split.1.len();
         match self.summarise(ctx, emitter, split).await {
             Err(e) if !matches!(e, CoreError::Cancelled) => {
@@ -576,6 +579,9 @@ impl Engine {
                 .any(|m| m.role != crate::client::Role::System);
             worth.then(|| (ctx.history.clone(), Vec::new()))
         });
+        if let (Some(hooks), Some(_)) = (ctx.tool_hooks.clone(), &split) {
+            hooks.pre_compact("manual").await;
+        }
         match split {
             Some(split) => self.summarise(ctx, emitter, split).await,
             None => Ok(false),

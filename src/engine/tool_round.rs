@@ -102,6 +102,7 @@ impl Toolbox {
         let announcing = Announcing {
             inner: approver.as_ref(),
             sink,
+            hooks: hooks.as_deref(),
         };
         let preapproved = {
             let policy = &ctx.tool_policy;
@@ -318,6 +319,8 @@ pub(super) fn declared_tools(state: &AppState, ctx: &RequestContext, tools: &[To
 pub(super) struct Announcing<'a, 'b> {
     pub inner: &'a dyn crate::tool::approve::Approver,
     pub sink: &'a Sink<'b>,
+    /// `Notification` hooks, told when a call waits for the user.
+    pub hooks: Option<&'a dyn crate::hooks::Hooks>,
 }
 
 impl crate::tool::approve::Approver for Announcing<'_, '_> {
@@ -344,7 +347,16 @@ impl crate::tool::approve::Approver for Announcing<'_, '_> {
                 },
             ));
             self.sink.flush();
-            let decision = self.inner.approve(request).await;
+            // `Notification` hooks run while the question waits (someone must answer it).
+            let decision = match self.hooks.filter(|_| self.inner.can_ask()) {
+                Some(hooks) => {
+                    let message = format!("loki needs your permission: {}", request.text());
+                    let (_, decision) =
+                        tokio::join!(hooks.notification(&message), self.inner.approve(request));
+                    decision
+                }
+                None => self.inner.approve(request).await,
+            };
             self.sink
                 .emit(Event::ToolCallApprovalDecided(ToolCallApprovalDecided {
                     call_id: request.call_id.clone(),

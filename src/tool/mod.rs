@@ -19,7 +19,6 @@ mod confined;
 mod delete;
 pub mod escalate;
 pub mod hidden_env;
-pub mod hooks;
 pub mod load;
 pub mod lsp;
 pub mod mcp_client;
@@ -27,6 +26,7 @@ pub mod mcp_tools;
 pub mod memory;
 pub mod paths;
 mod process;
+pub(crate) use process::kill_group as kill_process_group;
 mod run_script;
 pub mod schema;
 pub mod script;
@@ -256,7 +256,7 @@ pub struct ToolEnv<'a> {
     /// Answers MCP servers' sampling requests with the conversation's model.
     pub mcp_sampler: Option<&'a dyn mcp_client::Sampler>,
     /// Hooks around every call (`PreToolUse`, `PostToolUse`).
-    pub hooks: Option<&'a dyn hooks::ToolHooks>,
+    pub hooks: Option<&'a dyn crate::hooks::Hooks>,
 }
 
 /// What the approval of a call covered, checked again when it runs.
@@ -576,13 +576,13 @@ pub async fn run_round(
             ),
         };
         if let (Some(hooks), Some(args)) = (env.hooks, &ran_with) {
-            let ran = hooks::HookCall {
+            let ran = crate::hooks::HookCall {
                 id: &call.id,
                 tool: &call.name,
                 args,
             };
             if let Some(note) = hooks.after(ran, &content, ok).await {
-                content = hooks::with_note(content, &note);
+                content = crate::hooks::with_note(content, &note);
             }
         }
         CallResult {
@@ -628,7 +628,7 @@ async fn check(
     let verdict = match env.hooks {
         Some(hooks) => {
             let before = hooks
-                .before(hooks::HookCall {
+                .before(crate::hooks::HookCall {
                     id: &call.id,
                     tool: tool.name(),
                     args: &args,
@@ -664,10 +664,10 @@ async fn check(
             "this tool is disabled by the user's configuration (deny_tools)".into(),
         ));
     }
-    if let Some(hooks::Verdict::Deny(reason)) = verdict {
+    if let Some(crate::hooks::Verdict::Deny(reason)) = verdict {
         return Err(ToolError::Declined(Some(reason)));
     }
-    let must_ask = verdict == Some(hooks::Verdict::Ask);
+    let must_ask = verdict == Some(crate::hooks::Verdict::Ask);
     // "Always" and auto-approval cover a tool inside the working tree; a path outside it
     // is asked about every time (only yolo skips that).
     let outside = match &tool {
@@ -703,7 +703,7 @@ async fn check(
             && !recursive
             && (policy.auto_approve.contains(&name) || policy.always.contains(&always_key)));
     // A hook's "allow" is the user's own decision, like yolo for this one call.
-    let exempt = exempt || verdict == Some(hooks::Verdict::Allow);
+    let exempt = exempt || verdict == Some(crate::hooks::Verdict::Allow);
     if !must_ask && (exempt || !approval_needed(&tool, &args, cwd)) {
         return Ok((tool, args, grant));
     }

@@ -18,6 +18,7 @@ mod env_vars;
 mod errors;
 mod execute;
 mod headless;
+mod hooks;
 mod input;
 mod logs;
 mod lsp;

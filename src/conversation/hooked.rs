@@ -1,0 +1,61 @@
+//! Where a conversation's hooks fire around a prompt (see [`crate::hooks`]): the
+//! `UserPromptSubmit` hooks may block the prompt or add context (with what the
+//! `SessionStart` hooks gave), and the `Stop` hooks may send a finished turn on. Only
+//! the user's conversation runs them, not its sub-agents.
+
+use super::Conversation;
+use crate::engine::{CoreError, Emitter, RunOptions, RunOutcome, RunRequest, UserInput};
+
+/// Most times `Stop` hooks may send one turn on.
+const MAX_STOP_CONTINUATIONS: usize = 3;
+
+impl Conversation {
+    /// `UserPromptSubmit`: a blocked prompt is an error that names the hook's reason; the
+    /// context hooks give goes with the prompt.
+    pub(super) async fn prompt_hooks(&mut self, input: &mut UserInput) -> Result<(), CoreError> {
+        let Some(hooks) = self.ctx.tool_hooks.clone().filter(|_| self.ctx.depth == 0) else {
+            return Ok(());
+        };
+        let said = hooks.prompt(&input.text).await;
+        if let Some(reason) = said.blocked {
+            return Err(CoreError::Blocked(reason));
+        }
+        let mut context = std::mem::take(&mut self.hook_context);
+        context.extend(said.context);
+        if !context.is_empty() {
+            input.text = format!(
+                "{}\n\n<hook-context>\n{}\n</hook-context>",
+                input.text,
+                context.join("\n")
+            );
+        }
+        Ok(())
+    }
+
+    /// `Stop`: while a hook gives a reason to go on (at most a few times), the reason is
+    /// the next prompt; the last turn's outcome comes back.
+    pub(super) async fn stop_hooks(
+        &mut self,
+        mut outcome: RunOutcome,
+        options: RunOptions,
+        emitter: &dyn Emitter,
+    ) -> Result<RunOutcome, CoreError> {
+        let Some(hooks) = self.ctx.tool_hooks.clone().filter(|_| self.ctx.depth == 0) else {
+            return Ok(outcome);
+        };
+        for again in 0..MAX_STOP_CONTINUATIONS {
+            let Some(reason) = hooks.stop(again > 0).await else {
+                break;
+            };
+            let request = RunRequest {
+                input: Some(UserInput {
+                    text: reason,
+                    ..UserInput::default()
+                }),
+                options,
+            };
+            outcome = self.engine.run(&mut self.ctx, request, emitter).await?;
+        }
+        Ok(outcome)
+    }
+}

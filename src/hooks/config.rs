@@ -1,0 +1,176 @@
+//! `hooks:` in config.yaml (and `hooks` in a trusted project's `.loki/settings.yaml` or
+//! `.claude/settings.json`), in Claude Code's shape:
+//!
+//! ```yaml
+//! hooks:
+//!   PreToolUse:
+//!     - matcher: "fs_write|fs_edit"
+//!       hooks:
+//!         - type: command
+//!           command: "./scripts/check-write.sh"
+//!           timeout: 10
+//! ```
+//!
+//! A matcher is a regular expression over the tool's name — loki's (`fs_write`) or
+//! Claude's (`Write`, `mcp__server__tool`) — matched whole; empty or `*` matches every
+//! tool. Events without a tool (`UserPromptSubmit`, `Stop`, …) ignore it.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// The events a hook can be given for.
+pub const EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "SessionStart",
+    "Stop",
+    "PreCompact",
+    "Notification",
+];
+
+/// How long a hook command may run unless it says (seconds).
+pub const DEFAULT_TIMEOUT: u64 = 60;
+
+/// Every event's matchers.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct HookSettings(pub BTreeMap<String, Vec<HookMatcher>>);
+
+/// The tools one group of commands is for, and the commands.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct HookMatcher {
+    /// Tool names it covers (a regular expression); none or `*`: every tool.
+    #[serde(default)]
+    pub matcher: Option<String>,
+    /// The commands, run in order.
+    #[serde(default)]
+    pub hooks: Vec<HookCommand>,
+}
+
+/// One command.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct HookCommand {
+    /// `command` (the only kind).
+    #[serde(rename = "type", default = "command_kind")]
+    pub kind: String,
+    /// Run with `$SHELL -c` (else `sh -c`) in the working directory.
+    pub command: String,
+    /// Seconds before it is stopped (default [`DEFAULT_TIMEOUT`]).
+    #[serde(default)]
+    pub timeout: Option<u64>,
+}
+
+fn command_kind() -> String {
+    "command".into()
+}
+
+impl HookSettings {
+    /// Whether no hook is configured.
+    pub fn is_empty(&self) -> bool {
+        self.0
+            .values()
+            .all(|m| m.iter().all(|m| m.hooks.is_empty()))
+    }
+
+    /// Every mistake, one line each (unknown events, kinds, matchers that are not
+    /// regular expressions, empty commands, a zero timeout).
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        for (event, matchers) in &self.0 {
+            if !EVENTS.contains(&event.as_str()) {
+                problems.push(format!(
+                    "hooks: unknown event `{event}` (use {})",
+                    EVENTS.join(", ")
+                ));
+            }
+            for m in matchers {
+                if let Some(pattern) = m.matcher.as_deref().filter(|p| !is_any(p))
+                    && let Err(e) = regex::Regex::new(&format!("^(?:{pattern})$"))
+                {
+                    problems.push(format!(
+                        "hooks.{event}: matcher `{pattern}` is not a regular expression: {e}"
+                    ));
+                }
+                for hook in &m.hooks {
+                    if hook.kind != "command" {
+                        problems.push(format!(
+                            "hooks.{event}: unknown hook type `{}` (use `command`)",
+                            hook.kind
+                        ));
+                    }
+                    if hook.command.trim().is_empty() {
+                        problems.push(format!("hooks.{event}: a hook has an empty `command`"));
+                    }
+                    if hook.timeout == Some(0) {
+                        problems.push(format!(
+                            "hooks.{event}: `timeout` must be at least 1 second"
+                        ));
+                    }
+                }
+            }
+        }
+        problems
+    }
+
+    /// `other`'s hooks after these.
+    pub fn extend(&mut self, other: HookSettings) {
+        for (event, matchers) in other.0 {
+            self.0.entry(event).or_default().extend(matchers);
+        }
+    }
+
+    /// The commands of `event` for a call of `tool` (named also as `claude`), in order;
+    /// for an event without a tool, all of them.
+    pub fn commands(&self, event: &str, tool: Option<(&str, &str)>) -> Vec<&HookCommand> {
+        self.0
+            .get(event)
+            .into_iter()
+            .flatten()
+            .filter(|m| match (m.matcher.as_deref(), tool) {
+                (Some(pattern), Some((loki, claude))) if !is_any(pattern) => {
+                    regex::Regex::new(&format!("^(?:{pattern})$"))
+                        .is_ok_and(|re| re.is_match(loki) || re.is_match(claude))
+                }
+                _ => true,
+            })
+            .flat_map(|m| m.hooks.iter())
+            .filter(|h| h.kind == "command")
+            .collect()
+    }
+}
+
+fn is_any(pattern: &str) -> bool {
+    pattern.trim().is_empty() || pattern.trim() == "*"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(yaml: &str) -> HookSettings {
+        serde_yaml::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn matchers_take_either_name_and_mistakes_are_all_named() {
+        let s = settings(
+            "PreToolUse:\n  - matcher: 'fs_write|Edit'\n    hooks:\n      - {type: command, command: a}\n  - hooks:\n      - {type: command, command: b}\n",
+        );
+        let names = |tool| -> Vec<String> {
+            s.commands("PreToolUse", Some(tool))
+                .iter()
+                .map(|h| h.command.clone())
+                .collect()
+        };
+        assert_eq!(names(("fs_write", "Write")), ["a", "b"]);
+        assert_eq!(names(("fs_edit", "Edit")), ["a", "b"]);
+        assert_eq!(names(("execute_command", "Bash")), ["b"]);
+        assert!(s.problems().is_empty());
+        let bad = settings(
+            "PreTool:\n  - hooks: [{type: command, command: a}]\nStop:\n  - matcher: '('\n    hooks: [{type: prompt, command: '', timeout: 0}]\n",
+        );
+        assert_eq!(bad.problems().len(), 5, "{:?}", bad.problems());
+    }
+}

@@ -1,0 +1,308 @@
+//! Hooks: the user's code run at points of a conversation, in the shape of Claude Code's
+//! hooks so settings can be copied across. Before every tool call (not only the ones that
+//! need approval) a hook may let it run unasked, refuse it, insist that the user is
+//! asked, or change its arguments; after it, add a note for the model. A prompt may be
+//! blocked or given more context, a session's start may add context, a turn that is
+//! about to stop may be sent on, and compaction and notifications are announced.
+//!
+//! One trait, [`Hooks`], given to a conversation and inherited by its children: the
+//! `hooks:` of config.yaml (and of a trusted project) run commands ([`command`]); a
+//! Claude Agent SDK program's run its callbacks. [`Chain`] runs several in order.
+
+pub mod command;
+pub mod config;
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+/// The call a hook looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct HookCall<'a> {
+    /// The provider's call id.
+    pub id: &'a str,
+    /// The loki tool's name (`execute_command`, `fs_write`, `<server>_<tool>`…).
+    pub tool: &'a str,
+    /// Its arguments.
+    pub args: &'a Value,
+}
+
+/// What the `PreToolUse` hooks decided about a call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Before {
+    /// The decision, if any hook made one.
+    pub decision: Option<Verdict>,
+    /// Arguments to run the call with instead of the model's.
+    pub args: Option<Value>,
+}
+
+/// A hook's decision on a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Run it without asking (`deny_tools` and permission rules that deny still win).
+    Allow,
+    /// Do not run it; the reason is for the model.
+    Deny(String),
+    /// Ask the user even if the call would run unasked.
+    Ask,
+}
+
+/// What the `UserPromptSubmit` hooks said about a prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prompted {
+    /// The prompt is not sent; the reason is for the user.
+    pub blocked: Option<String>,
+    /// Text to send with the prompt.
+    pub context: Vec<String>,
+}
+
+/// Hooks around a conversation. Every method but the tool ones has a default that does
+/// nothing.
+pub trait Hooks: Send + Sync {
+    /// `PreToolUse`: before `call` is approved and run.
+    fn before<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Before>;
+
+    /// `PostToolUse`: after `call` ran (`ok`: it succeeded) with `result`; a note for the
+    /// model, if a hook has one (a reason it objects to the result, or more context).
+    fn after<'a>(
+        &'a self,
+        call: HookCall<'a>,
+        result: &'a str,
+        ok: bool,
+    ) -> BoxFuture<'a, Option<String>>;
+
+    /// `UserPromptSubmit`: before `prompt` is sent.
+    fn prompt<'a>(&'a self, _prompt: &'a str) -> BoxFuture<'a, Prompted> {
+        Box::pin(async { Prompted::default() })
+    }
+
+    /// `SessionStart` (`source`: `startup` or `resume`): context for the first prompt.
+    fn session_start<'a>(&'a self, _source: &'a str) -> BoxFuture<'a, Vec<String>> {
+        Box::pin(async { Vec::new() })
+    }
+
+    /// `Stop`: the turn is about to end (`again`: a `Stop` hook already sent it on once).
+    /// A reason to go on instead, used as the next prompt.
+    fn stop(&self, _again: bool) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { None })
+    }
+
+    /// `PreCompact` (`trigger`: `auto` or `manual`): the conversation is about to be
+    /// compressed.
+    fn pre_compact<'a>(&'a self, _trigger: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// `Notification`: loki waits for the user (`message` says for what).
+    fn notification<'a>(&'a self, _message: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// Several hooks, run in order: the first decision on a call wins (a `Deny` from any
+/// wins over an `Allow`), argument changes pass from one to the next, notes and context
+/// add up.
+pub struct Chain(pub Vec<Arc<dyn Hooks>>);
+
+impl Chain {
+    /// `first` then `second`, either of which may be absent; `None` when both are.
+    pub fn of(
+        first: Option<Arc<dyn Hooks>>,
+        second: Option<Arc<dyn Hooks>>,
+    ) -> Option<Arc<dyn Hooks>> {
+        match (first, second) {
+            (Some(a), Some(b)) => Some(Arc::new(Self(vec![a, b]))),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+impl Hooks for Chain {
+    fn before<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Before> {
+        Box::pin(async move {
+            let mut out = Before::default();
+            for hooks in &self.0 {
+                let args = out.args.clone().unwrap_or_else(|| call.args.clone());
+                let before = hooks
+                    .before(HookCall {
+                        args: &args,
+                        ..call
+                    })
+                    .await;
+                if before.args.is_some() {
+                    out.args = before.args;
+                }
+                out.decision = match (out.decision.take(), before.decision) {
+                    (Some(Verdict::Deny(r)), _) | (_, Some(Verdict::Deny(r))) => {
+                        Some(Verdict::Deny(r))
+                    }
+                    (Some(Verdict::Ask), _) | (_, Some(Verdict::Ask)) => Some(Verdict::Ask),
+                    (a, b) => a.or(b),
+                };
+            }
+            out
+        })
+    }
+
+    fn after<'a>(
+        &'a self,
+        call: HookCall<'a>,
+        result: &'a str,
+        ok: bool,
+    ) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let mut notes = Vec::new();
+            for hooks in &self.0 {
+                notes.extend(hooks.after(call, result, ok).await);
+            }
+            (!notes.is_empty()).then(|| notes.join("\n"))
+        })
+    }
+
+    fn prompt<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Prompted> {
+        Box::pin(async move {
+            let mut out = Prompted::default();
+            for hooks in &self.0 {
+                let said = hooks.prompt(prompt).await;
+                out.context.extend(said.context);
+                if out.blocked.is_none() {
+                    out.blocked = said.blocked;
+                }
+            }
+            out
+        })
+    }
+
+    fn session_start<'a>(&'a self, source: &'a str) -> BoxFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            let mut context = Vec::new();
+            for hooks in &self.0 {
+                context.extend(hooks.session_start(source).await);
+            }
+            context
+        })
+    }
+
+    fn stop(&self, again: bool) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move {
+            for hooks in &self.0 {
+                if let Some(reason) = hooks.stop(again).await {
+                    return Some(reason);
+                }
+            }
+            None
+        })
+    }
+
+    fn pre_compact<'a>(&'a self, trigger: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            for hooks in &self.0 {
+                hooks.pre_compact(trigger).await;
+            }
+        })
+    }
+
+    fn notification<'a>(&'a self, message: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            for hooks in &self.0 {
+                hooks.notification(message).await;
+            }
+        })
+    }
+}
+
+/// What `PreToolUse` hooks' JSON outputs decided: the first decision given, and the last
+/// `updatedInput`.
+pub fn decision_of(outputs: &[Value]) -> Before {
+    let mut before = Before::default();
+    for output in outputs {
+        let specific = &output["hookSpecificOutput"];
+        if let Some(input) = specific.get("updatedInput").filter(|i| i.is_object()) {
+            before.args = Some(input.clone());
+        }
+        if before.decision.is_some() {
+            continue;
+        }
+        let reason = specific["permissionDecisionReason"]
+            .as_str()
+            .or(output["reason"].as_str())
+            .or(output["stopReason"].as_str())
+            .unwrap_or("a hook refused this call")
+            .to_string();
+        before.decision = match (
+            specific["permissionDecision"].as_str(),
+            output["decision"].as_str(),
+        ) {
+            (Some("deny"), _) | (_, Some("block")) => Some(Verdict::Deny(reason)),
+            (Some("allow"), _) | (_, Some("approve")) => Some(Verdict::Allow),
+            (Some("ask"), _) => Some(Verdict::Ask),
+            _ if output["continue"] == json!(false) => Some(Verdict::Deny(reason)),
+            _ => None,
+        };
+    }
+    before
+}
+
+/// What `PostToolUse` hooks' JSON outputs say to the model: reasons they block the
+/// result with, and `additionalContext`.
+pub fn note_of(outputs: &[Value]) -> Option<String> {
+    let notes: Vec<&str> = outputs
+        .iter()
+        .flat_map(|o| {
+            let reason = (o["decision"] == "block")
+                .then(|| o["reason"].as_str())
+                .flatten();
+            let context = o["hookSpecificOutput"]["additionalContext"].as_str();
+            reason.into_iter().chain(context)
+        })
+        .filter(|n| !n.trim().is_empty())
+        .collect();
+    (!notes.is_empty()).then(|| notes.join("\n"))
+}
+
+/// The `additionalContext` of hooks' JSON outputs.
+pub fn context_of(outputs: &[Value]) -> Vec<String> {
+    outputs
+        .iter()
+        .filter_map(|o| o["hookSpecificOutput"]["additionalContext"].as_str())
+        .filter(|c| !c.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The note a `PostToolUse` hook adds to a result, set apart so the model sees where it
+/// came from.
+pub fn with_note(result: String, note: &str) -> String {
+    format!("{result}\n\n[a hook after this call says: {note}]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hooks_decide_by_either_field() {
+        let deny = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no rm"}});
+        assert_eq!(
+            decision_of(&[deny]).decision,
+            Some(Verdict::Deny("no rm".into()))
+        );
+        assert_eq!(
+            decision_of(&[json!({"decision": "block", "reason": "r"})]).decision,
+            Some(Verdict::Deny("r".into()))
+        );
+        assert_eq!(decision_of(&[json!({})]), Before::default());
+        let edit = json!({"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"command": "ls"}}});
+        let before = decision_of(&[edit]);
+        assert_eq!(before.decision, Some(Verdict::Allow));
+        assert_eq!(before.args, Some(json!({"command": "ls"})));
+        assert_eq!(
+            note_of(&[
+                json!({"decision": "block", "reason": "too long"}),
+                json!({"hookSpecificOutput": {"additionalContext": "see docs"}})
+            ]),
+            Some("too long\nsee docs".into())
+        );
+    }
+}
