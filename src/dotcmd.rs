@@ -28,6 +28,8 @@ pub enum Action {
     InfoRole,
     /// Print each MCP server's state and sign-in.
     InfoMcp,
+    /// Print the permission mode and rules.
+    InfoPermissions,
     /// `.mcp …`: an MCP server's prompts and resources.
     Mcp(McpOp),
     /// Print the open session as its file.
@@ -197,6 +199,17 @@ pub const COMMANDS: &[ReplCommand] = &[
         parse: parse_memory,
     },
     ReplCommand {
+        name: ".mode",
+        args: "[default|accept-edits|plan|yolo]",
+        help: "Show or set how tool calls are approved (Shift-Tab cycles default, accept-edits, plan)",
+        parse: |arg| {
+            Action::Apply(Command::Set {
+                key: "permission_mode".into(),
+                value: arg.trim().to_string(),
+            })
+        },
+    },
+    ReplCommand {
         name: ".otr",
         args: "",
         help: "Go off the record: from now on nothing is written (no session, memory, history)",
@@ -216,8 +229,8 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".info",
-        args: "[role|session|rag|agent]",
-        help: "Show the model, settings and paths (or the role, session, knowledge base or agent)",
+        args: "[role|session|rag|agent|mcp|permissions]",
+        help: "Show the model, settings and paths (or the role, session, knowledge base, agent, MCP servers or permissions)",
         parse: parse_info,
     },
     ReplCommand {
@@ -470,7 +483,8 @@ fn parse_info(args: &str) -> Action {
         "rag" => Action::InfoRag,
         "agent" => Action::InfoAgent,
         "mcp" => Action::InfoMcp,
-        _ => Action::Usage("usage: .info [role|session|rag|agent|mcp]".into()),
+        "permissions" => Action::InfoPermissions,
+        _ => Action::Usage("usage: .info [role|session|rag|agent|mcp|permissions]".into()),
     }
 }
 

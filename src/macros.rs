@@ -480,6 +480,7 @@ async fn run_step(
         | Action::InfoRole
         | Action::InfoSession
         | Action::InfoAgent
+        | Action::InfoPermissions
         | Action::ToolResults
         | Action::Context
         | Action::RagSources => return report(conversation, &action, term),
@@ -522,6 +523,7 @@ fn report(
         Action::InfoRole => conversation.role().ok_or_else(|| none("role"))?.export(),
         Action::InfoSession => conversation.info_session().ok_or_else(|| none("session"))?,
         Action::InfoAgent => conversation.info_agent().ok_or_else(|| none("agent"))?,
+        Action::InfoPermissions => conversation.permissions(),
         Action::ToolResults => conversation
             .tool_results()
             .unwrap_or_else(|| "the last turn called no tools".into()),

@@ -203,6 +203,7 @@ impl Agent {
         if load.is_some() {
             replay(&updates, &conversation);
         }
+        let mode = conversation.status().permission_mode;
         let session = Arc::new(Session {
             remote: conversation.remote(),
             conversation: tokio::sync::Mutex::new(Some(conversation)),
@@ -216,7 +217,7 @@ impl Agent {
             "session/update",
             json!({"sessionId": id, "update": prompt::available_commands(&self.state, &session)}),
         );
-        let mut result = json!({"modes": modes(self.yolo)});
+        let mut result = json!({"modes": modes(mode)});
         if load.is_none() {
             result["sessionId"] = json!(id);
         }
@@ -242,21 +243,22 @@ impl Agent {
             .collect()
     }
 
-    /// `session/set_mode`: `default` asks before tools that write or run, `yolo` runs
-    /// them unasked.
+    /// `session/set_mode`: one of loki's permission modes.
     async fn set_mode(&self, session: &Session, params: &Value) -> Result<Value, (i64, String)> {
-        let yolo = match params["modeId"].as_str() {
-            Some("default") => false,
-            Some("yolo") => true,
-            other => {
-                return Err((rpc::INVALID_PARAMS, format!("unknown mode {other:?}")));
-            }
-        };
+        let mode = params["modeId"]
+            .as_str()
+            .and_then(crate::tool::permissions::PermissionMode::parse)
+            .ok_or_else(|| {
+                (
+                    rpc::INVALID_PARAMS,
+                    format!("unknown mode {}", params["modeId"]),
+                )
+            })?;
         let mut guard = session.conversation.lock().await;
         let conversation = guard.as_mut().ok_or_else(unknown_session)?;
         let set = Command::Set {
-            key: "yolo".into(),
-            value: yolo.to_string(),
+            key: "permission_mode".into(),
+            value: mode.name().into(),
         };
         conversation
             .submit(Op::Command(set), &Discard)
@@ -309,11 +311,13 @@ fn initialized(params: &Value) -> Value {
 }
 
 /// The modes an editor can switch between.
-fn modes(yolo: bool) -> Value {
+fn modes(current: &str) -> Value {
     json!({
-        "currentModeId": if yolo { "yolo" } else { "default" },
+        "currentModeId": current,
         "availableModes": [
             {"id": "default", "name": "Ask", "description": "Ask before tools that write files or run commands"},
+            {"id": "accept-edits", "name": "Accept edits", "description": "File edits in the project run without asking; commands still ask"},
+            {"id": "plan", "name": "Plan", "description": "Only tools that read run: investigate and propose a plan"},
             {"id": "yolo", "name": "Yolo", "description": "Run every tool without asking"},
         ],
     })

@@ -144,6 +144,11 @@ pub struct Args {
     #[arg(long)]
     pub yolo: bool,
 
+    /// How tool calls are approved: default, accept-edits (file edits in the working
+    /// tree run unasked), plan (only tools that read run) or yolo
+    #[arg(long, value_name = "MODE", value_parser = ["default", "accept-edits", "plan", "yolo"])]
+    pub permission_mode: Option<String>,
+
     /// Print the assembled input instead of sending it
     #[arg(long)]
     pub dry_run: bool,

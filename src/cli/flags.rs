@@ -47,6 +47,12 @@ pub fn spec(args: &Args, caps: &TerminalCaps, prelude: Option<&str>) -> Conversa
             _ => {}
         }
     }
+    if let Some(mode) = &args.permission_mode {
+        commands.push(Command::Set {
+            key: "permission_mode".into(),
+            value: mode.clone(),
+        });
+    }
     ConversationSpec {
         model: args.model.clone(),
         prelude: prelude.filter(|_| !explicit).map(str::to_string),

@@ -407,6 +407,18 @@ fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
             format!("expected `dark` or `light`, got `{theme}`"),
         ));
     }
+    if let Some(mode) = config.permission_mode.as_deref()
+        && crate::tool::permissions::PermissionMode::parse(mode).is_none()
+    {
+        return Err(invalid(
+            "permission_mode",
+            format!("expected `default`, `accept-edits`, `plan` or `yolo`, got `{mode}`"),
+        ));
+    }
+    let rules = config.permissions.problems();
+    if !rules.is_empty() {
+        return Err(invalid("permissions", rules.join("; ")));
+    }
     let hooks = config.hooks.problems();
     if !hooks.is_empty() {
         return Err(invalid("hooks", hooks.join("; ")));

@@ -128,6 +128,11 @@ pub struct AppConfig {
     pub visible_tools: Option<Vec<String>>,
     /// Approve every tool call without asking.
     pub yolo: bool,
+    /// `permission_mode:` — `default`, `accept-edits`, `plan` or `yolo`
+    /// (see [`crate::tool::permissions`]).
+    pub permission_mode: Option<String>,
+    /// `permissions:` — `allow`, `ask` and `deny` rules.
+    pub permissions: crate::tool::permissions::PermissionsConfig,
     /// Tools that never ask for approval.
     pub auto_approve_tools: Vec<String>,
     /// Tools that are always refused.
@@ -272,6 +277,8 @@ impl Default for AppConfig {
             enabled_tools: None,
             visible_tools: None,
             yolo: false,
+            permission_mode: None,
+            permissions: crate::tool::permissions::PermissionsConfig::default(),
             auto_approve_tools: Vec::new(),
             deny_tools: Vec::new(),
             hooks: crate::hooks::config::HookSettings::default(),

@@ -58,6 +58,17 @@ pub fn settings(state: &AppState, model: String) -> Vec<Row> {
         ),
         ("enabled_tools", opt(c.enabled_tools.clone())),
         ("enabled_mcp_servers", opt(c.enabled_mcp_servers.clone())),
+        (
+            "permission_mode",
+            crate::tool::Policy::from_config(c)
+                .mode()
+                .name()
+                .to_string(),
+        ),
+        (
+            "permissions",
+            none_if_empty(crate::tool::permissions::Rules::new(&c.permissions).lines()),
+        ),
         ("rag_embedding_model", opt(c.rag_embedding_model.clone())),
         ("rag_reranker_model", opt(c.rag_reranker_model.clone())),
         ("rag_top_k", c.rag_top_k.to_string()),
@@ -139,6 +150,16 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
             "enabled_tools",
         ),
         ("yolo", ctx.tool_policy.yolo.get().to_string(), "tools"),
+        (
+            "permission_mode",
+            ctx.tool_policy.mode().name().to_string(),
+            "yolo",
+        ),
+        (
+            "permissions",
+            none_if_empty(ctx.tool_policy.rules.lines()),
+            "permission_mode",
+        ),
         (
             "enabled_mcp_servers",
             none_if_empty(crate::engine::scope::mcp_servers(state, ctx).0),

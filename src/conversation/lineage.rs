@@ -35,6 +35,7 @@ pub(crate) struct Lineage {
     pub(super) asker: Arc<dyn Asker>,
     pub(super) cancel: CancellationToken,
     pub(super) yolo: Switch,
+    pub(super) mode: crate::tool::permissions::ModeDial,
     pub(super) otr: Switch,
     pub(super) user_tools: bool,
     pub(super) budget: Option<Arc<Budget>>,
@@ -62,6 +63,7 @@ impl Lineage {
             asker: Arc::clone(&ctx.asker),
             cancel: ctx.cancel.clone(),
             yolo: ctx.tool_policy.yolo.clone(),
+            mode: ctx.tool_policy.mode.clone(),
             otr: ctx.otr.clone(),
             user_tools: ctx.user_tools,
             budget: ctx.budget.clone(),
@@ -119,6 +121,7 @@ impl Lineage {
         child.ctx.parent = Some(self.parent.clone());
         child.ctx.depth = self.depth + 1;
         child.ctx.tool_policy.yolo = self.yolo.clone();
+        child.ctx.tool_policy.mode = self.mode.clone();
         child.ctx.otr = self.otr.clone();
         if self.otr.get() {
             child.ctx.save = false;

@@ -33,6 +33,8 @@ pub struct Status {
     pub usage: crate::usage::UsageTally,
     /// How many messages the user has sent.
     pub user_messages: usize,
+    /// The permission mode (`default`, `accept-edits`, `plan`, `yolo`).
+    pub permission_mode: &'static str,
 }
 
 /// The open session, as the prompt shows it.
@@ -75,6 +77,7 @@ impl Conversation {
                 .iter()
                 .filter(|m| m.role == crate::client::Role::User)
                 .count(),
+            permission_mode: ctx.tool_policy.mode().name(),
         }
     }
 
@@ -185,6 +188,18 @@ impl Conversation {
     /// `.context`: where the input window goes for the next message.
     pub fn context_report(&self) -> ContextReport {
         self.engine.context_report(&self.ctx)
+    }
+
+    /// The permission mode and rules, one per line (`.info permissions`).
+    pub fn permissions(&self) -> String {
+        let policy = &self.ctx.tool_policy;
+        let mut lines = vec![format!("mode  {}", policy.mode().name())];
+        let rules = policy.rules.lines();
+        if rules.is_empty() {
+            lines.push("no rules (permissions: allow, ask, deny in config.yaml)".into());
+        }
+        lines.extend(rules);
+        lines.join("\n")
     }
 
     /// What leaving the open session does with its changes.

@@ -256,6 +256,7 @@ pub const SETTABLE: &[(&str, &str)] = &[
     ("function_calling_support", "<true|false>"),
     ("enabled_tools", "<all|tool,tool…|null>"),
     ("yolo", "<true|false>"),
+    ("permission_mode", "<default|accept-edits|plan|yolo|next>"),
     ("save_session", "<true|false|null>"),
     ("compression_threshold", "<number|null>"),
     ("mcp_server_support", "<true|false>"),
@@ -867,6 +868,22 @@ fn set(
         | "mcp_server_support" => set_switch(ctx, &setting),
         "enabled_mcp_servers" => set_mcp_servers(state, ctx, &setting),
         "enabled_tools" => set_enabled_tools(state, ctx, &setting),
+        "permission_mode" => {
+            use crate::tool::permissions::PermissionMode;
+            let mode = match value.trim() {
+                "" => {
+                    let now = ctx.tool_policy.mode().name();
+                    return Ok(format!(
+                        "permission_mode: {now} (default, accept-edits, plan or yolo)"
+                    ));
+                }
+                "next" => ctx.tool_policy.mode().next(),
+                other => PermissionMode::parse(other)
+                    .ok_or_else(|| setting.invalid("default, accept-edits, plan, yolo or next"))?,
+            };
+            ctx.tool_policy.set_mode(mode);
+            Ok(format!("permission_mode: {}", mode.name()))
+        }
         "rag_top_k" | "rag_reranker_model" => set_rag(state, ctx, key, value),
         other => {
             let known: Vec<&str> = SETTABLE

@@ -9,6 +9,12 @@ use crate::client::{Message, Role};
 use crate::context::RequestContext;
 
 /// The messages for `kind`, and the kind with the user message as the role framed it.
+/// What the model is told in plan mode.
+const PLAN_MODE: &str = "You are in plan mode: only tools that read run (no edits, no \
+commands). Investigate what you need, then answer with a concrete, numbered plan of the \
+changes you would make and how you would check them. The user will switch modes to let \
+you carry it out.";
+
 pub(super) fn build(
     ctx: &RequestContext,
     kind: TurnKind,
@@ -49,8 +55,15 @@ pub(super) fn build(
             kind = TurnKind::New(last);
         }
     }
-    let mut messages = Vec::with_capacity(prefix.len() + ctx.history.len() + 1);
+    let mut messages = Vec::with_capacity(prefix.len() + ctx.history.len() + 2);
     messages.extend(prefix);
+    // Plan mode is said in the system message (sent only, never stored).
+    if ctx.tool_policy.mode() == crate::tool::permissions::PermissionMode::Plan {
+        match messages.first_mut().filter(|m| m.role == Role::System) {
+            Some(system) => system.append_text(&format!("\n\n{PLAN_MODE}")),
+            None => messages.insert(0, Message::text(Role::System, PLAN_MODE)),
+        }
+    }
     messages.extend(ctx.history.iter().cloned());
     summarise_stale(&mut messages[..], ctx.stale_tool_results);
     match &kind {

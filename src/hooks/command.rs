@@ -75,7 +75,7 @@ impl CommandHooks {
         let claude;
         let names = match tool {
             Some(loki) => {
-                claude = crate::claude_sdk::flags::claude_name(loki).to_string();
+                claude = crate::tool::claude_names::claude_name(loki).to_string();
                 Some((loki, claude.as_str()))
             }
             None => None,
@@ -206,7 +206,7 @@ impl Hooks for CommandHooks {
     fn before<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Before> {
         Box::pin(async move {
             let input = json!({
-                "tool_name": crate::claude_sdk::flags::claude_name(call.tool),
+                "tool_name": crate::tool::claude_names::claude_name(call.tool),
                 "tool_input": call.args,
             });
             let said = self.run("PreToolUse", Some(call.tool), input).await;
@@ -228,7 +228,7 @@ impl Hooks for CommandHooks {
     ) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
             let input = json!({
-                "tool_name": crate::claude_sdk::flags::claude_name(call.tool),
+                "tool_name": crate::tool::claude_names::claude_name(call.tool),
                 "tool_input": call.args,
                 "tool_response": result,
                 "is_error": !ok,

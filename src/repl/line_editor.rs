@@ -95,6 +95,9 @@ fn open_history(path: &Path) -> Option<FileBackedHistory> {
     FileBackedHistory::with_file(HISTORY_SIZE, path.to_path_buf()).ok()
 }
 
+/// What Shift-Tab asks the REPL for: the next permission mode.
+pub const NEXT_MODE: &str = "loki:next-permission-mode";
+
 fn add_common(keys: &mut Keybindings) {
     keys.add_binding(
         KeyModifiers::NONE,
@@ -104,10 +107,15 @@ fn add_common(keys: &mut Keybindings) {
             ReedlineEvent::MenuNext,
         ]),
     );
+    // Shift-Tab goes back in an open completion menu; otherwise it cycles the
+    // permission mode.
     keys.add_binding(
         KeyModifiers::SHIFT,
         KeyCode::BackTab,
-        ReedlineEvent::MenuPrevious,
+        ReedlineEvent::UntilFound(vec![
+            ReedlineEvent::MenuPrevious,
+            ReedlineEvent::ExecuteHostCommand(NEXT_MODE.into()),
+        ]),
     );
     let newline = ReedlineEvent::Edit(vec![EditCommand::InsertNewline]);
     keys.add_binding(KeyModifiers::ALT, KeyCode::Enter, newline.clone());

@@ -231,6 +231,9 @@ impl Repl {
                     Next::Stay
                 }
                 Signal::CtrlD => self.quit().await,
+                Signal::HostCommand(command) if command == line_editor::NEXT_MODE => {
+                    self.handle_line(".mode next").await
+                }
                 _ => Next::Stay,
             };
             if let Next::Quit(code) = next {
@@ -277,6 +280,7 @@ impl Repl {
             Action::Help => self.println(&commands::help_text()),
             Action::Info => self.println(&self.info()),
             Action::InfoMcp => self.println(&crate::conversation::info::mcp(self.state())),
+            Action::InfoPermissions => self.println(&self.conv.permissions()),
             Action::Mcp(op) => self.mcp(op).await,
             Action::InfoAgent => match self.conv.info_agent() {
                 Some(text) => self.println(&text),
@@ -402,10 +406,14 @@ impl Repl {
         // Ctrl-C stops everything: what was typed is dropped, as the terminal drops keys
         // not yet read.
         let cancelled = matches!(result, Err(CoreError::Cancelled));
+        let planned = result.is_ok() && self.conv.status().permission_mode == "plan";
         self.report_turn(result);
         let left = queue.take();
         if !cancelled {
             self.hold_typed(typed, &left);
+        }
+        if planned && left.is_empty() && self.pending.is_empty() {
+            Box::pin(self.offer_plan()).await;
         }
     }
 
@@ -838,6 +846,9 @@ impl Repl {
             vars.set("top_p", p.to_string());
         }
         vars.set("dry_run", status.dry_run.to_string());
+        if status.permission_mode != "default" {
+            vars.set("mode", status.permission_mode.to_string());
+        }
         vars.set("stream", status.stream.to_string());
         if status.save {
             vars.set("save", "true");

@@ -105,3 +105,37 @@ fn keep_private(path: &std::path::Path) {
     #[cfg(not(unix))]
     let _ = path;
 }
+
+/// The choices after a plan-mode answer.
+const GO_EDITS: &str = "Carry it out: file edits run unasked (accept-edits)";
+const GO_ASK: &str = "Carry it out, asking before each change (default)";
+const STAY: &str = "Stay in plan mode";
+
+impl super::Repl {
+    /// After an answer in plan mode: carry the plan out in accept-edits or default mode
+    /// (the mode changes and the model is told to go on), or stay in plan mode.
+    pub(super) async fn offer_plan(&mut self) {
+        let choice = self
+            .ask_user(|| {
+                inquire::Select::new("The plan:", vec![GO_EDITS, GO_ASK, STAY])
+                    .without_help_message()
+                    .prompt()
+            })
+            .await;
+        let mode = match choice {
+            Ok(Ok(GO_EDITS)) => "accept-edits",
+            Ok(Ok(GO_ASK)) => "default",
+            _ => return,
+        };
+        self.apply(Command::Set {
+            key: "permission_mode".into(),
+            value: mode.into(),
+        })
+        .await;
+        self.ask(crate::engine::UserInput {
+            text: "Carry out the plan.".into(),
+            ..crate::engine::UserInput::default()
+        })
+        .await;
+    }
+}

@@ -15,6 +15,7 @@ pub mod agents;
 pub mod approve;
 pub mod ask;
 pub mod builtin;
+pub mod claude_names;
 mod confined;
 mod delete;
 pub mod escalate;
@@ -25,6 +26,7 @@ pub mod mcp_client;
 pub mod mcp_tools;
 pub mod memory;
 pub mod paths;
+pub mod permissions;
 mod process;
 pub(crate) use process::kill_group as kill_process_group;
 mod run_script;
@@ -383,17 +385,49 @@ pub struct Policy {
     pub always: HashSet<String>,
     /// Calls made in the current turn (`name` + arguments) and how often.
     pub seen: std::collections::HashMap<String, usize>,
+    /// The permission mode other than yolo (shared with the conversation's descendants).
+    pub mode: permissions::ModeDial,
+    /// `permissions:` rules.
+    pub rules: std::sync::Arc<permissions::Rules>,
 }
 
 impl Policy {
     /// The configured policy.
     pub fn from_config(config: &AppConfig) -> Self {
-        Self {
+        let mode = config
+            .permission_mode
+            .as_deref()
+            .and_then(permissions::PermissionMode::parse)
+            .unwrap_or_default();
+        let policy = Self {
             yolo: Switch::new(config.yolo),
             auto_approve: config.auto_approve_tools.clone(),
             deny: config.deny_tools.clone(),
             always: HashSet::new(),
             seen: std::collections::HashMap::new(),
+            mode: permissions::ModeDial::default(),
+            rules: std::sync::Arc::new(permissions::Rules::new(&config.permissions)),
+        };
+        if mode != permissions::PermissionMode::Default {
+            policy.set_mode(mode);
+        }
+        policy
+    }
+
+    /// The permission mode now (yolo when the yolo switch is on).
+    pub fn mode(&self) -> permissions::PermissionMode {
+        if self.yolo.get() {
+            permissions::PermissionMode::Yolo
+        } else {
+            self.mode.get()
+        }
+    }
+
+    /// Sets the mode for the whole tree (`yolo` is the yolo switch).
+    pub fn set_mode(&self, mode: permissions::PermissionMode) {
+        self.yolo.set(mode == permissions::PermissionMode::Yolo);
+        if mode != permissions::PermissionMode::Yolo {
+            self.mode.set(mode);
         }
     }
 }
@@ -667,7 +701,8 @@ async fn check(
     if let Some(crate::hooks::Verdict::Deny(reason)) = verdict {
         return Err(ToolError::Declined(Some(reason)));
     }
-    let must_ask = verdict == Some(crate::hooks::Verdict::Ask);
+    let permitted = permitted(&tool, &args, cwd, policy)?;
+    let must_ask = verdict == Some(crate::hooks::Verdict::Ask) || permitted == Permitted::Ask;
     // "Always" and auto-approval cover a tool inside the working tree; a path outside it
     // is asked about every time (only yolo skips that).
     let outside = match &tool {
@@ -702,8 +737,11 @@ async fn check(
         || (!outside
             && !recursive
             && (policy.auto_approve.contains(&name) || policy.always.contains(&always_key)));
-    // A hook's "allow" is the user's own decision, like yolo for this one call.
-    let exempt = exempt || verdict == Some(crate::hooks::Verdict::Allow);
+    // A hook's "allow" is the user's own decision, like yolo for this one call; an allow
+    // rule or accept-edits covers the working tree only.
+    let exempt = exempt
+        || verdict == Some(crate::hooks::Verdict::Allow)
+        || (permitted == Permitted::Run && !outside && !recursive);
     if !must_ask && (exempt || !approval_needed(&tool, &args, cwd)) {
         return Ok((tool, args, grant));
     }
@@ -763,6 +801,92 @@ async fn check(
         Decision::DenyWithMessage(message) => Err(ToolError::Declined(Some(message))),
         Decision::Cancel => Err(ToolError::Cancelled),
         Decision::Refuse(reason) => Err(ToolError::Refused(reason)),
+    }
+}
+
+/// What the permission mode and rules say of a call that is not refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Permitted {
+    /// Nothing: approval as usual.
+    AsUsual,
+    /// Run without asking (an allow rule; a file edit in accept-edits).
+    Run,
+    /// Ask, whatever else would let it run (an ask rule).
+    Ask,
+}
+
+/// The permission rules and mode on a call: a deny rule refuses it (even with yolo), plan
+/// mode refuses anything that is not a read.
+fn permitted(
+    tool: &Tool,
+    args: &Value,
+    cwd: &Path,
+    policy: &Policy,
+) -> Result<Permitted, ToolError> {
+    use permissions::{PermissionMode, RuleCall, RuleVerdict};
+    let mode = policy.mode();
+    let verdict = if policy.rules.is_empty() {
+        None
+    } else {
+        let mut names = vec![tool.name().to_string()];
+        let claude = match tool {
+            Tool::Mcp(m) => format!("mcp__{}__{}", m.server.spec.name, mcp_tool_name(m, args)),
+            other => claude_names::claude_name(other.name()).to_string(),
+        };
+        names.push(claude);
+        let path = match tool {
+            Tool::Builtin(b) if b.effect != Effect::Exec && b.effect != Effect::Network => {
+                args["path"]
+                    .as_str()
+                    .map(|p| paths::display(cwd, &paths::resolve(cwd, p).path))
+            }
+            _ => None,
+        };
+        let call = RuleCall {
+            names,
+            args,
+            is_command: matches!(tool, Tool::Builtin(b) if b.effect == Effect::Exec),
+            path: path.as_deref(),
+        };
+        policy.rules.decide(&call)
+    };
+    if let Some(RuleVerdict::Deny(rule)) = &verdict {
+        return Err(ToolError::Refused(format!(
+            "denied by the user's permission rule `{rule}`; do not retry it"
+        )));
+    }
+    if mode == PermissionMode::Plan && !only_reads(tool, args) {
+        return Err(ToolError::Refused(
+            "plan mode: only tools that read run now. Investigate, then propose a plan; the \
+             user switches modes to carry it out"
+                .into(),
+        ));
+    }
+    if matches!(verdict, Some(RuleVerdict::Ask(_))) {
+        return Ok(Permitted::Ask);
+    }
+    let edit = matches!(tool, Tool::Builtin(b) if matches!(b.name, "fs_write" | "fs_edit" | "fs_patch" | "fs_mkdir"));
+    if matches!(verdict, Some(RuleVerdict::Allow(_)))
+        || (mode == PermissionMode::AcceptEdits && edit)
+    {
+        return Ok(Permitted::Run);
+    }
+    Ok(Permitted::AsUsual)
+}
+
+/// Whether a call only reads (what plan mode lets run).
+fn only_reads(tool: &Tool, args: &Value) -> bool {
+    match tool {
+        Tool::Builtin(b) => b.effect == Effect::Read,
+        Tool::Script(_) => false,
+        Tool::Mcp(m) => !m.writes(args),
+        Tool::User(_)
+        | Tool::Agent(_)
+        | Tool::Todo(_)
+        | Tool::Skills(_)
+        | Tool::Lsp(_)
+        | Tool::Memory(_)
+        | Tool::Load(_) => true,
     }
 }
 

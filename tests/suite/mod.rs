@@ -31,6 +31,7 @@ mod memory;
 mod oauth;
 mod oneshot;
 mod otr;
+mod permissions;
 mod providers;
 mod questions;
 mod queue;
