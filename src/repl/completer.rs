@@ -663,7 +663,7 @@ mod tests {
     #[test]
     fn commands_models_and_settings() {
         let c = completer();
-        assert_eq!(values(c.suggest(".mo", 3)), [".model"]);
+        assert_eq!(values(c.suggest(".mo", 3)), [".mode", ".model"]);
         assert!(values(c.suggest(".", 1)).len() >= 10);
         assert_eq!(values(c.suggest(".model lla", 10)), ["local:llama"]);
         let s = c.suggest(".model lla", 10);

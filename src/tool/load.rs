@@ -193,7 +193,7 @@ mod tests {
         assert!(
             load.spec()
                 .description
-                .contains("files (fs_write, fs_patch, fs_mkdir, fs_rm)")
+                .contains("files (fs_write, fs_patch, fs_edit, fs_mkdir, fs_rm)")
         );
         assert!(load.requested(&json!({"groups": ["nope"]})).is_err());
 
