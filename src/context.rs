@@ -183,6 +183,9 @@ pub struct RequestContext {
     /// Hooks around every tool call (`hooks:` in config.yaml, a Claude Agent SDK
     /// program's callbacks); sub-conversations inherit them.
     pub tool_hooks: Option<Arc<dyn crate::hooks::Hooks>>,
+    /// Where the files a turn changes are kept for rewinds (shared with sub-agents);
+    /// none with `checkpoint_max_mb: 0`.
+    pub checkpoints: Option<Arc<crate::checkpoint::Recorder>>,
     /// What an API caller asked of the answer's form (stop, seed, format, tool choice).
     pub controls: crate::client::Controls,
     /// Keep a todo list and go on while it has open items, with or without an agent
@@ -483,6 +486,14 @@ impl RequestContext {
             client_tools: Vec::new(),
             client_mcp_servers: Vec::new(),
             tool_hooks: None,
+            checkpoints: (state.config.checkpoint_max_mb > 0).then(|| {
+                Arc::new(crate::checkpoint::Recorder::new(
+                    crate::checkpoint::Store::new(
+                        &state.paths.cache_dir,
+                        state.config.checkpoint_max_mb.saturating_mul(1024 * 1024),
+                    ),
+                ))
+            }),
             controls: crate::client::Controls::default(),
             otr: crate::tool::Switch::default(),
             editor_files: None,

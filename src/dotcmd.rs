@@ -30,6 +30,8 @@ pub enum Action {
     InfoMcp,
     /// Print the permission mode and rules.
     InfoPermissions,
+    /// Undo turns: their file changes, the conversation, or both.
+    Rewind,
     /// `.mcp …`: an MCP server's prompts and resources.
     Mcp(McpOp),
     /// Print the open session as its file.
@@ -197,6 +199,12 @@ pub const COMMANDS: &[ReplCommand] = &[
         args: "[search <text> | edit [file]]",
         help: "Show, search or edit the workspace memory (MEMORY.md, identity files, notes)",
         parse: parse_memory,
+    },
+    ReplCommand {
+        name: ".rewind",
+        args: "",
+        help: "Undo turns: restore the files loki's tools changed, the conversation, or both",
+        parse: |_| Action::Rewind,
     },
     ReplCommand {
         name: ".mode",

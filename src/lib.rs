@@ -22,6 +22,8 @@ pub mod acp;
 pub mod agent;
 pub mod app;
 pub mod atomic_file;
+pub mod checkpoint;
+pub mod claude_names;
 pub mod claude_sdk;
 pub mod cli;
 pub mod client;

@@ -45,6 +45,8 @@ pub enum Mode {
     ClaudeSdk,
     /// `--run-tool NAME`: one tool call from a shell.
     RunTool,
+    /// `-s NAME --rewind [N]`: undo the session's last turns.
+    Rewind,
 }
 
 impl Mode {
@@ -63,6 +65,8 @@ impl Mode {
             || args.build_tools
         {
             Self::Info
+        } else if args.rewind.is_some() {
+            Self::Rewind
         } else if args.run_tool.is_some() {
             Self::RunTool
         } else if args.macro_name.is_some() {
@@ -469,6 +473,7 @@ async fn run(
             };
             crate::cli::run_tool::run(&state, &args, piped).await
         }
+        Mode::Rewind => crate::cli::rewind::run(&state, &args).await,
         Mode::Execute => {
             let text = prompt_text(&args, stdin_tty, &state)?;
             crate::cli::execute::start(&state, &args, text).await

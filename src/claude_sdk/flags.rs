@@ -175,7 +175,7 @@ fn take(options: &mut ClaudeOptions, name: &str, value: Option<String>) -> Resul
     Ok(())
 }
 
-pub use crate::tool::claude_names::{TOOL_NAMES, claude_name, loki_tools};
+pub use crate::claude_names::{TOOL_NAMES, claude_name, loki_tools};
 
 #[cfg(test)]
 mod tests {

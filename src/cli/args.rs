@@ -144,6 +144,11 @@ pub struct Args {
     #[arg(long)]
     pub yolo: bool,
 
+    /// Undo the last N turns (default 1) of the session named by -s: the files loki's
+    /// tools changed in them and the messages
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1", requires = "session")]
+    pub rewind: Option<usize>,
+
     /// How tool calls are approved: default, accept-edits (file edits in the working
     /// tree run unasked), plan (only tools that read run) or yolo
     #[arg(long, value_name = "MODE", value_parser = ["default", "accept-edits", "plan", "yolo"])]

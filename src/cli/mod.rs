@@ -15,6 +15,7 @@ pub mod macro_run;
 mod menu;
 pub mod oneshot;
 pub(crate) mod rag;
+pub mod rewind;
 pub mod run_tool;
 pub(crate) mod stdin_json;
 mod sync_models;

@@ -408,7 +408,7 @@ fn validate(config: &AppConfig, path: &Path) -> Result<(), ConfigError> {
         ));
     }
     if let Some(mode) = config.permission_mode.as_deref()
-        && crate::tool::permissions::PermissionMode::parse(mode).is_none()
+        && crate::config::permissions::PermissionMode::parse(mode).is_none()
     {
         return Err(invalid(
             "permission_mode",

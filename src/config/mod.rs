@@ -9,9 +9,11 @@ pub mod api;
 pub mod clients;
 pub mod env;
 pub mod error;
+pub mod hooks;
 pub mod keys;
 pub mod load;
 pub mod paths;
+pub mod permissions;
 pub mod terminal;
 pub mod vendors;
 pub mod yaml;
@@ -128,19 +130,22 @@ pub struct AppConfig {
     pub visible_tools: Option<Vec<String>>,
     /// Approve every tool call without asking.
     pub yolo: bool,
+    /// `checkpoint_max_mb:` — how much file content checkpoints keep for rewinds (MB;
+    /// the oldest go first; 0 turns checkpoints off).
+    pub checkpoint_max_mb: u64,
     /// `permission_mode:` — `default`, `accept-edits`, `plan` or `yolo`
     /// (see [`crate::tool::permissions`]).
     pub permission_mode: Option<String>,
     /// `permissions:` — `allow`, `ask` and `deny` rules.
-    pub permissions: crate::tool::permissions::PermissionsConfig,
+    pub permissions: crate::config::permissions::PermissionsConfig,
     /// Tools that never ask for approval.
     pub auto_approve_tools: Vec<String>,
     /// Tools that are always refused.
     pub deny_tools: Vec<String>,
     /// `hooks:` — commands run before and after tool calls, on a prompt, at a session's
     /// start, at a turn's end, before compaction and on notifications
-    /// (see [`crate::hooks::config`]).
-    pub hooks: crate::hooks::config::HookSettings,
+    /// (see [`crate::config::hooks`]).
+    pub hooks: crate::config::hooks::HookSettings,
     /// Credential variables `execute_command` and script tools may inherit anyway (loki's
     /// own provider keys are withheld from them otherwise).
     pub tool_env_passthrough: Vec<String>,
@@ -277,11 +282,12 @@ impl Default for AppConfig {
             enabled_tools: None,
             visible_tools: None,
             yolo: false,
+            checkpoint_max_mb: 300,
             permission_mode: None,
-            permissions: crate::tool::permissions::PermissionsConfig::default(),
+            permissions: crate::config::permissions::PermissionsConfig::default(),
             auto_approve_tools: Vec::new(),
             deny_tools: Vec::new(),
-            hooks: crate::hooks::config::HookSettings::default(),
+            hooks: crate::config::hooks::HookSettings::default(),
             tool_env_passthrough: Vec::new(),
             max_tool_rounds: 25,
             tool_timeout: 300,

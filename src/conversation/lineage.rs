@@ -47,6 +47,8 @@ pub(crate) struct Lineage {
     pub(super) depth: usize,
     /// Hooks around tool calls, the same for every descendant.
     pub(super) hooks: Option<Arc<dyn crate::hooks::Hooks>>,
+    /// Where changed files are kept: a sub-agent's changes belong to the user's turn.
+    pub(super) checkpoints: Option<Arc<crate::checkpoint::Recorder>>,
 }
 
 impl Lineage {
@@ -72,6 +74,7 @@ impl Lineage {
             editor_files: ctx.editor_files.clone(),
             depth: ctx.depth,
             hooks: ctx.tool_hooks.clone(),
+            checkpoints: ctx.checkpoints.clone(),
         }
     }
 
@@ -128,6 +131,7 @@ impl Lineage {
         }
         child.ctx.budget = self.budget.clone();
         child.ctx.tool_hooks = self.hooks.clone();
+        child.ctx.checkpoints = self.checkpoints.clone();
         child.prepare().await?;
         Ok(child)
     }

@@ -190,6 +190,11 @@ impl Conversation {
         self.engine.context_report(&self.ctx)
     }
 
+    /// The turns a rewind can undo, oldest first, with the files each changed.
+    pub fn checkpoints(&self) -> Vec<crate::checkpoint::TurnRecord> {
+        crate::engine::rewind::turns(&self.ctx)
+    }
+
     /// The permission mode and rules, one per line (`.info permissions`).
     pub fn permissions(&self) -> String {
         let policy = &self.ctx.tool_policy;

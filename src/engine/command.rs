@@ -97,6 +97,17 @@ pub enum Command {
         /// The YAML it was edited from.
         base: String,
     },
+    /// Undo the last `count` turns (`.rewind`, `--rewind`): the files loki's tools changed
+    /// in them, the conversation, or both; a file changed since by someone else is not
+    /// overwritten unless `force`.
+    Rewind {
+        /// How many turns, from the last.
+        count: usize,
+        /// What is put back.
+        what: crate::checkpoint::rewind::Restore,
+        /// Overwrite files changed since.
+        force: bool,
+    },
     /// Read the open session `name` again from the store, dropping what is held in
     /// memory (after `.edit session` changed it).
     ReloadSession(String),
@@ -289,6 +300,9 @@ pub async fn apply(
     }
     match command {
         Command::OffTheRecord => off_the_record(ctx),
+        Command::Rewind { count, what, force } => {
+            super::rewind::rewind(state, ctx, count, what, force, emitter).await
+        }
         Command::SaveSession(rename) => save_session(state, ctx, rename.as_deref(), emitter).await,
         Command::CloseSession { save, rename } => {
             if ctx.session.is_none() {
@@ -381,6 +395,15 @@ fn unused_role_servers(ctx: &RequestContext) -> Option<String> {
 }
 
 /// Saves the open session and reports it as a `session_saved` event.
+/// Saves the open session as it is now (after a rewind).
+pub(super) async fn save_open_session(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    emitter: &dyn Emitter,
+) -> Result<Applied, CoreError> {
+    save_session(state, ctx, None, emitter).await
+}
+
 async fn save_session(
     state: &AppState,
     ctx: &mut RequestContext,
@@ -534,6 +557,7 @@ fn confirm(
         | Command::DeleteSession(_)
         | Command::ReloadSession(_)
         | Command::ReplaceSession { .. }
+        | Command::Rewind { .. }
         | Command::OffTheRecord => {
             unreachable!("`apply` handles the session commands before `confirm`")
         }

@@ -117,6 +117,18 @@ pub enum Event {
     /// The agent run's budget (`max_tokens`, `max_cost`) was spent: the run and its
     /// sub-agents stop.
     BudgetExhausted(BudgetExhausted),
+    /// The turn changed files through loki's tools; what they held before is kept for a
+    /// rewind (sent before `turn_finished`).
+    CheckpointCreated(CheckpointCreated),
+}
+
+/// Payload of [`Event::CheckpointCreated`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckpointCreated {
+    /// The turn's number in its conversation (1 for the first prompt).
+    pub turn: usize,
+    /// The files it changed (absolute paths).
+    pub files: Vec<String>,
 }
 
 /// Payload of [`Event::AgentStarted`].

@@ -12,6 +12,7 @@ pub mod event;
 pub mod mcp_sampling;
 mod messages;
 pub mod retrieval;
+pub mod rewind;
 pub mod scope;
 mod single_call;
 pub mod tasks;
@@ -172,7 +173,18 @@ impl Engine {
             stream,
             session_id: ctx.session.as_ref().map(|s| s.id().to_string()),
         }));
+        let checkpoint = begin_checkpoint(ctx, &request);
         let mut result = self.run_started(ctx, request, stream, &sink).await;
+        if let Some(record) = checkpoint.and_then(|recorder| recorder.finish()) {
+            sink.emit(Event::CheckpointCreated(event::CheckpointCreated {
+                turn: record.turn,
+                files: record
+                    .files
+                    .iter()
+                    .map(|f| f.path.display().to_string())
+                    .collect(),
+            }));
+        }
         // A budget that ran out cancelled the run: say which.
         if let (Err(CoreError::Cancelled), Some(over)) =
             (&result, ctx.budget.as_ref().and_then(|b| b.exhausted()))
@@ -696,5 +708,33 @@ impl Engine {
         let entry =
             format!("# CHAT: {summary} [{when}]{role}\n{raw}\n--------\n{output}\n--------\n\n");
         file.write_all(crate::secrets::redact(&entry).as_bytes())
+    }
+}
+
+/// A user's turn (not a sub-agent's, whose changes belong to it) begins its checkpoint:
+/// the recorder it was begun on, when checkpoints are kept.
+fn begin_checkpoint(
+    ctx: &RequestContext,
+    request: &RunRequest,
+) -> Option<Arc<crate::checkpoint::Recorder>> {
+    let recorder = ctx.checkpoints.clone().filter(|_| ctx.depth == 0)?;
+    let input = request.input.as_ref()?;
+    if input.continuation.is_some() {
+        return None;
+    }
+    let turn = 1 + ctx
+        .history
+        .iter()
+        .filter(|m| m.role == crate::client::Role::User && m.tool_call_id.is_none())
+        .count();
+    recorder.begin(&checkpoint_key(ctx), turn, &input.text, ctx.history.len());
+    Some(recorder)
+}
+
+/// Where a conversation's checkpoints are journaled: its session, else itself.
+pub fn checkpoint_key(ctx: &RequestContext) -> String {
+    match &ctx.session {
+        Some(session) => format!("session-{}", session.id()),
+        None => format!("conversation-{}", ctx.id),
     }
 }

@@ -99,6 +99,7 @@ impl Toolbox {
         let approver = Arc::clone(&ctx.approver);
         let budget = ctx.budget.clone();
         let hooks = ctx.tool_hooks.clone();
+        let checkpoints = ctx.checkpoints.clone();
         let announcing = Announcing {
             inner: approver.as_ref(),
             sink,
@@ -130,6 +131,7 @@ impl Toolbox {
             editor: self.editor.as_deref(),
             mcp_sampler: Some(&sampling),
             hooks: hooks.as_deref(),
+            checkpoints: checkpoints.as_deref(),
             budget: budget.as_ref(),
             cwd: &self.cwd,
             shell: &self.shell,

@@ -18,8 +18,8 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::config::{DEFAULT_TIMEOUT, HookCommand, HookSettings};
 use super::{Before, HookCall, Hooks, Prompted, Verdict};
+use crate::config::hooks::{DEFAULT_TIMEOUT, HookCommand, HookSettings};
 
 /// Most bytes of a hook's stdout or stderr read.
 const MAX_OUTPUT: u64 = 1 << 20;
@@ -75,7 +75,7 @@ impl CommandHooks {
         let claude;
         let names = match tool {
             Some(loki) => {
-                claude = crate::tool::claude_names::claude_name(loki).to_string();
+                claude = crate::claude_names::claude_name(loki).to_string();
                 Some((loki, claude.as_str()))
             }
             None => None,
@@ -184,7 +184,7 @@ impl CommandHooks {
             Ok((_, _, Err(e))) => Ran::Failed(format!("failed: {e}")),
             Err(_) => {
                 if let Some(pid) = group {
-                    crate::tool::kill_process_group(pid);
+                    kill_group(pid);
                 }
                 Ran::Failed(format!(
                     "did not finish within {}s and was stopped",
@@ -195,9 +195,29 @@ impl CommandHooks {
     }
 }
 
+/// Stops a hook's whole process group (what it started too).
+fn kill_group(pgid: u32) {
+    #[cfg(unix)]
+    if let Some(pid) = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = pgid;
+}
+
 fn first_line(text: &str) -> String {
     match text.lines().find(|l| !l.trim().is_empty()) {
-        Some(line) => format!(": {}", crate::render::sanitize::display(line.trim())),
+        // Shown through the notices (sanitised there); control characters go here too.
+        Some(line) => format!(
+            ": {}",
+            line.trim()
+                .chars()
+                .filter(|c| !c.is_control())
+                .collect::<String>()
+        ),
         None => String::new(),
     }
 }
@@ -206,7 +226,7 @@ impl Hooks for CommandHooks {
     fn before<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Before> {
         Box::pin(async move {
             let input = json!({
-                "tool_name": crate::tool::claude_names::claude_name(call.tool),
+                "tool_name": crate::claude_names::claude_name(call.tool),
                 "tool_input": call.args,
             });
             let said = self.run("PreToolUse", Some(call.tool), input).await;
@@ -228,7 +248,7 @@ impl Hooks for CommandHooks {
     ) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
             let input = json!({
-                "tool_name": crate::tool::claude_names::claude_name(call.tool),
+                "tool_name": crate::claude_names::claude_name(call.tool),
                 "tool_input": call.args,
                 "tool_response": result,
                 "is_error": !ok,

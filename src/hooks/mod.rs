@@ -10,7 +10,6 @@
 //! Claude Agent SDK program's run its callbacks. [`Chain`] runs several in order.
 
 pub mod command;
-pub mod config;
 
 use std::sync::Arc;
 

@@ -399,6 +399,7 @@ impl TerminalEmitter {
             | Event::QuestionAsked(_)
             | Event::QuestionAnswered(_)
             | Event::BudgetExhausted(_)
+            | Event::CheckpointCreated(_)
             | Event::SessionAutonamed(_)
             | Event::SessionSaved(_)
             | Event::ToolCallApprovalRequested(_)
@@ -530,6 +531,7 @@ impl Emitter for TerminalEmitter {
                 | Event::QuestionAsked(_)
                 | Event::QuestionAnswered(_)
                 | Event::BudgetExhausted(_)
+                | Event::CheckpointCreated(_)
         );
         if !silent {
             live.clear();

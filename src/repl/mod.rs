@@ -23,6 +23,7 @@ pub mod line_editor;
 mod mcp;
 pub mod prompt;
 pub mod rag;
+mod rewind;
 mod session_edit;
 mod turn_input;
 pub(crate) use turn_input::{hold_startup_keys, release_startup_keys};
@@ -281,6 +282,7 @@ impl Repl {
             Action::Info => self.println(&self.info()),
             Action::InfoMcp => self.println(&crate::conversation::info::mcp(self.state())),
             Action::InfoPermissions => self.println(&self.conv.permissions()),
+            Action::Rewind => self.rewind().await,
             Action::Mcp(op) => self.mcp(op).await,
             Action::InfoAgent => match self.conv.info_agent() {
                 Some(text) => self.println(&text),

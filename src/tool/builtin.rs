@@ -57,28 +57,18 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "fs_ls",
-        description: "List a directory: one entry per line, directories end with `/`.",
+        description: "List a directory; directories end with `/`.",
         effect: Effect::Read,
         params: &[("path", "string", true, "Directory path")],
     },
     Builtin {
         name: "fs_read",
-        description: "Read part of a text file with line numbers (or list a directory). Use offset and limit to page through large files.",
+        description: "Read a text file with line numbers (or list a directory); page with offset and limit.",
         effect: Effect::Read,
         params: &[
             ("path", "string", true, "File or directory path"),
-            (
-                "offset",
-                "integer",
-                false,
-                "First line to read, 1-based (default 1)",
-            ),
-            (
-                "limit",
-                "integer",
-                false,
-                "Number of lines to read (default 2000)",
-            ),
+            ("offset", "integer", false, "First line, from 1"),
+            ("limit", "integer", false, "Lines to read (default 2000)"),
         ],
     },
     Builtin {
@@ -101,18 +91,18 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "fs_edit",
-        description: "Replace an exact piece of text in a file. old_string must match the file exactly (whitespace included) and occur once, unless replace_all is true; include enough surrounding lines to make it unique.",
+        description: "Replace exact text in a file; old_string must occur once unless replace_all.",
         effect: Effect::Write,
         params: &[
-            ("path", "string", true, "File to edit"),
-            ("old_string", "string", true, "The exact text to replace"),
-            ("new_string", "string", true, "The text to put in its place"),
+            ("path", "string", true, "File"),
             (
-                "replace_all",
-                "boolean",
-                false,
-                "Replace every occurrence (default false)",
+                "old_string",
+                "string",
+                true,
+                "Exact text, whitespace included",
             ),
+            ("new_string", "string", true, "Replacement"),
+            ("replace_all", "boolean", false, "Every occurrence"),
         ],
     },
     Builtin {
@@ -129,7 +119,7 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "fs_glob",
-        description: "Find files whose path matches a glob such as `src/**/*.rs`, newest first. Respects .gitignore.",
+        description: "Find files matching a glob such as `src/**/*.rs`, newest first; respects .gitignore.",
         effect: Effect::Read,
         params: &[
             ("pattern", "string", true, "Glob, relative to `path`"),
@@ -137,13 +127,13 @@ pub const BUILTINS: &[Builtin] = &[
                 "path",
                 "string",
                 false,
-                "Directory to search (default: the working directory)",
+                "Directory (default: the working directory)",
             ),
         ],
     },
     Builtin {
         name: "fs_grep",
-        description: "Search file contents with a regular expression; prints `file:line: text`. Respects .gitignore.",
+        description: "Search files with a regular expression; prints `file:line: text`; respects .gitignore.",
         effect: Effect::Read,
         params: &[
             (
@@ -156,7 +146,7 @@ pub const BUILTINS: &[Builtin] = &[
                 "path",
                 "string",
                 false,
-                "File or directory to search (default: the working directory)",
+                "File or directory (default: the working directory)",
             ),
             (
                 "include",
@@ -168,7 +158,7 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "execute_command",
-        description: "Run a shell command in the working directory and return its output and exit code.",
+        description: "Run a shell command in the working directory; returns output and exit code.",
         effect: Effect::Exec,
         params: &[("command", "string", true, "The command line")],
     },
@@ -180,13 +170,13 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "web_search",
-        description: "Search the web for current information; returns titles, links and snippets.",
+        description: "Search the web; returns titles, links and snippets.",
         effect: Effect::Network,
         params: &[("query", "string", true, "What to search for")],
     },
     Builtin {
         name: "fetch_url",
-        description: "Fetch a web page or file over HTTP(S); HTML is converted to Markdown.",
+        description: "Fetch a URL over HTTP(S); HTML becomes Markdown.",
         effect: Effect::Network,
         params: &[("url", "string", true, "http:// or https:// URL")],
     },
@@ -238,6 +228,37 @@ async fn read_edited(env: &ToolEnv<'_>, path: &Path) -> Result<String, ToolError
     read_text(path)
 }
 
+/// A file change kept for rewinds: what the file held is kept when this is made, what
+/// it holds is noted when it is dropped (after the change, whether it worked or not).
+struct Kept<'a> {
+    recorder: Option<&'a crate::checkpoint::Recorder>,
+    path: &'a Path,
+}
+
+impl<'a> Kept<'a> {
+    fn new(env: &ToolEnv<'a>, path: &'a Path) -> Self {
+        if let Some(recorder) = env.checkpoints {
+            if path.is_dir() && !path.is_symlink() {
+                recorder.before_delete_tree(path);
+            } else {
+                recorder.before_change(path);
+            }
+        }
+        Self {
+            recorder: env.checkpoints,
+            path,
+        }
+    }
+}
+
+impl Drop for Kept<'_> {
+    fn drop(&mut self) {
+        if let Some(recorder) = self.recorder {
+            recorder.after_change(self.path);
+        }
+    }
+}
+
 /// Runs a built-in whose call was approved (or needed no approval). `grant` is what the
 /// approval covered: a path outside the working tree, a recursive delete.
 pub(super) async fn run(
@@ -268,6 +289,7 @@ pub(super) async fn run(
             let resolved = path("path")?;
             let target = place(&resolved)?;
             let contents = str_arg(args, "contents")?;
+            let _kept = Kept::new(env, &resolved.path);
             let in_editor = match env.editor {
                 Some(editor) => editor.write(&resolved.path, contents).await.is_ok(),
                 None => false,
@@ -282,12 +304,14 @@ pub(super) async fn run(
             ))
         }
         "fs_patch" => {
-            let target = place(&path("path")?)?;
+            let resolved = path("path")?;
+            let target = place(&resolved)?;
             let patched = patched(
                 &target.read_to_string()?,
                 str_arg(args, "contents")?,
                 target.shown(),
             )?;
+            let _kept = Kept::new(env, &resolved.path);
             target.replace(patched.as_bytes())?;
             Ok(format!("patched {}", target.shown()))
         }
@@ -296,6 +320,7 @@ pub(super) async fn run(
             let target = place(&resolved)?;
             let before = read_edited(env, &resolved.path).await?;
             let (after, count) = edited(&before, args, target.shown())?;
+            let _kept = Kept::new(env, &resolved.path);
             let in_editor = match env.editor {
                 Some(editor) => editor.write(&resolved.path, &after).await.is_ok(),
                 None => false,
@@ -318,7 +343,9 @@ pub(super) async fn run(
             let arg = str_arg(args, "path")?;
             refuse_tree_delete(env.cwd, arg, &[env.root_dir, env.cache_dir])?;
             // A symlink is removed itself, never what it points to.
-            let target = place(&paths::resolve_entry(env.cwd, arg))?;
+            let entry = paths::resolve_entry(env.cwd, arg);
+            let target = place(&entry)?;
+            let _kept = Kept::new(env, &entry.path);
             target.remove(grant.recursive)?;
             Ok(format!("deleted {arg}"))
         }
@@ -733,6 +760,7 @@ mod tests {
             memory: None,
             mcp_sampler: None,
             hooks: None,
+            checkpoints: None,
         }
     }
 

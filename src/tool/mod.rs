@@ -15,7 +15,6 @@ pub mod agents;
 pub mod approve;
 pub mod ask;
 pub mod builtin;
-pub mod claude_names;
 mod confined;
 mod delete;
 pub mod escalate;
@@ -26,9 +25,8 @@ pub mod mcp_client;
 pub mod mcp_tools;
 pub mod memory;
 pub mod paths;
-pub mod permissions;
+pub use crate::config::permissions;
 mod process;
-pub(crate) use process::kill_group as kill_process_group;
 mod run_script;
 pub mod schema;
 pub mod script;
@@ -259,6 +257,8 @@ pub struct ToolEnv<'a> {
     pub mcp_sampler: Option<&'a dyn mcp_client::Sampler>,
     /// Hooks around every call (`PreToolUse`, `PostToolUse`).
     pub hooks: Option<&'a dyn crate::hooks::Hooks>,
+    /// Keeps what files held before a turn changed them (rewinds).
+    pub checkpoints: Option<&'a crate::checkpoint::Recorder>,
 }
 
 /// What the approval of a call covered, checked again when it runs.
@@ -831,7 +831,7 @@ fn permitted(
         let mut names = vec![tool.name().to_string()];
         let claude = match tool {
             Tool::Mcp(m) => format!("mcp__{}__{}", m.server.spec.name, mcp_tool_name(m, args)),
-            other => claude_names::claude_name(other.name()).to_string(),
+            other => crate::claude_names::claude_name(other.name()).to_string(),
         };
         names.push(claude);
         let path = match tool {
@@ -1063,6 +1063,7 @@ mod tests {
             memory: None,
             mcp_sampler: None,
             hooks: None,
+            checkpoints: None,
         }
     }
 

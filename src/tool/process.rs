@@ -267,7 +267,7 @@ impl Drop for KillGroup {
     }
 }
 
-pub(crate) fn kill_group(pgid: u32) {
+fn kill_group(pgid: u32) {
     #[cfg(unix)]
     if let Some(pid) = i32::try_from(pgid)
         .ok()

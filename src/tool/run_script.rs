@@ -228,6 +228,7 @@ mod tests {
             memory: None,
             mcp_sampler: None,
             hooks: None,
+            checkpoints: None,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &[
         "atomic_file",
+        "claude_names",
         "origin",
         "secrets",
         "shell_words",
@@ -22,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["usage"],
     &["vault"],
     &["input", "lsp", "mcp", "rag", "role", "skill"],
-    &["session", "memory"],
+    &["session", "memory", "checkpoint", "hooks"],
     &["tool"],
     &["agent"],
     &["error"],

@@ -389,7 +389,7 @@ fn large_tool_sets_are_loaded_by_group_and_the_session_remembers() {
         .unwrap()
         .to_string();
     assert!(
-        load.contains("files (fs_write, fs_patch, fs_mkdir, fs_rm)"),
+        load.contains("files (fs_write, fs_patch, fs_edit, fs_mkdir, fs_rm)"),
         "{load}"
     );
     let second = tool_names(&requests[1].json());
@@ -438,8 +438,8 @@ fn the_repl_shows_the_context_and_the_memory_and_goes_off_the_record() {
     pty.send(".context\r");
     let shown = pty.expect("history (0 messages)");
     assert!(shown.contains("workspace files"), "{shown}");
-    // 13 built-ins, 2 memory tools and the 4 questions of the REPL.
-    assert!(shown.contains("tools (19 declared)"), "{shown}");
+    // 14 built-ins, 2 memory tools and the 4 questions of the REPL.
+    assert!(shown.contains("tools (20 declared)"), "{shown}");
     pty.expect("mini)> ");
     pty.send(".memory\r");
     let shown = pty.expect("memory_top_k");

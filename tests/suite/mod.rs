@@ -6,6 +6,7 @@ mod agents;
 mod architecture;
 mod bad_inputs;
 mod binary_layout;
+mod checkpoints;
 mod claude_sdk;
 mod cli_fixes;
 mod client_security;

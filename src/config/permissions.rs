@@ -90,7 +90,7 @@ impl PermissionMode {
 }
 
 /// The mode a conversation tree shares: a change reaches every descendant, running or
-/// not. (`yolo` is also the tree's yolo [`super::Switch`]; see [`super::Policy::mode`].)
+/// not. (`yolo` is also the tree's yolo switch; see `tool::Policy::mode`.)
 #[derive(Debug, Clone, Default)]
 pub struct ModeDial(Arc<AtomicU8>);
 
