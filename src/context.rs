@@ -401,6 +401,7 @@ impl RequestContext {
                 RagChoice::Off => Some(None),
                 RagChoice::Inherit => None,
             },
+            cwd: self.cwd.display().to_string(),
         }
     }
 
@@ -590,6 +591,8 @@ struct OwnedFields {
     usage: crate::usage::UsageTally,
     /// `None`: the session keeps its own knowledge base.
     rag: Option<Option<String>>,
+    /// Where the conversation works: recorded once, where the session was started.
+    cwd: String,
 }
 
 impl OwnedFields {
@@ -603,6 +606,9 @@ impl OwnedFields {
         session.usage = self.usage;
         if let Some(rag) = self.rag {
             session.rag = rag;
+        }
+        if session.cwd.is_none() {
+            session.cwd = Some(self.cwd);
         }
     }
 }

@@ -32,6 +32,8 @@ pub enum Action {
     InfoPermissions,
     /// Undo turns: their file changes, the conversation, or both.
     Rewind,
+    /// List saved sessions, or those whose messages contain the text.
+    Sessions(Option<String>),
     /// `.mcp …`: an MCP server's prompts and resources.
     Mcp(McpOp),
     /// Print the open session as its file.
@@ -199,6 +201,21 @@ pub const COMMANDS: &[ReplCommand] = &[
         args: "[search <text> | edit [file]]",
         help: "Show, search or edit the workspace memory (MEMORY.md, identity files, notes)",
         parse: parse_memory,
+    },
+    ReplCommand {
+        name: ".sessions",
+        args: "[search <text>]",
+        help: "List saved sessions, or those whose messages contain the text",
+        parse: |arg| {
+            let arg = arg.trim();
+            match arg.strip_prefix("search") {
+                Some(text) if !text.trim().is_empty() => {
+                    Action::Sessions(Some(text.trim().to_string()))
+                }
+                _ if arg.is_empty() => Action::Sessions(None),
+                _ => Action::Usage("usage: .sessions [search <text>]".into()),
+            }
+        },
     },
     ReplCommand {
         name: ".rewind",

@@ -348,7 +348,7 @@ fn print_completions(shell: ShellKind) -> ExitCode {
 
 async fn run(
     mode: Mode,
-    args: Args,
+    mut args: Args,
     claude: Option<crate::claude_sdk::flags::ClaudeOptions>,
     env: Env,
     paths: Paths,
@@ -398,6 +398,16 @@ async fn run(
         .await
         .map_err(|e| anyhow::anyhow!("cannot open the session store: {e}"))?;
     let state = Arc::new(state);
+    if args.continue_last {
+        let here = std::env::current_dir()?;
+        match crate::conversation::catalog::newest_session_in(&state, &here).await? {
+            Some(name) => args.session = Some(name),
+            None => anyhow::bail!(
+                "no session was started in {} yet; start one with -s NAME",
+                here.display()
+            ),
+        }
+    }
     if let Some(direction) = &args.migrate_sessions {
         let copied =
             crate::conversation::catalog::migrate_sessions(&state, direction == "in").await?;

@@ -15,6 +15,9 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+/// How the journal key of a session begins (others are kept in memory).
+pub const SESSION_KEY: &str = "session-";
+
 /// Files larger than this are not kept (a rewind cannot restore them, and says so).
 const MAX_FILE: u64 = 16 * 1024 * 1024;
 
@@ -193,6 +196,9 @@ type Open = Option<(String, TurnRecord, BTreeMap<PathBuf, usize>)>;
 pub struct Recorder {
     store: Store,
     turn: Mutex<Open>,
+    /// The journal of a conversation without a session: kept in memory, it ends with
+    /// the process (the contents it points to are in the store).
+    unsaved: Mutex<Vec<TurnRecord>>,
 }
 
 impl Recorder {
@@ -201,7 +207,33 @@ impl Recorder {
         Self {
             store,
             turn: Mutex::new(None),
+            unsaved: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The turns journaled under `key` (a session's `session-<id>`, else the
+    /// conversation's, kept in memory), oldest first.
+    pub fn records(&self, key: &str) -> Vec<TurnRecord> {
+        if key.starts_with(SESSION_KEY) {
+            self.store.records(key)
+        } else {
+            self.unsaved
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone()
+        }
+    }
+
+    /// Replaces the journal of `key`.
+    pub fn write_records(&self, key: &str, records: &[TurnRecord]) -> std::io::Result<()> {
+        if key.starts_with(SESSION_KEY) {
+            return self.store.write_records(key, records);
+        }
+        *self
+            .unsaved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = records.to_vec();
+        Ok(())
     }
 
     /// Where it keeps them.
@@ -211,6 +243,8 @@ impl Recorder {
 
     /// A turn begins: changes from now on are its own, kept under `key`.
     pub fn begin(&self, key: &str, turn: usize, prompt: &str, messages_before: usize) {
+        // Known secrets never reach the journal.
+        let prompt = crate::secrets::redact(prompt);
         let record = TurnRecord {
             turn,
             time: crate::role::SystemVars::now_rfc3339(),
@@ -286,9 +320,9 @@ impl Recorder {
     /// can cut the conversation before any of them); returned when it changed files.
     pub fn finish(&self) -> Option<TurnRecord> {
         let (key, record, _) = self.lock().take()?;
-        let mut records = self.store.records(&key);
+        let mut records = self.records(&key);
         records.push(record.clone());
-        if let Err(e) = self.store.write_records(&key, &records) {
+        if let Err(e) = self.write_records(&key, &records) {
             tracing::warn!("cannot write the checkpoint journal: {e}");
         }
         if record.files.is_empty() {

@@ -146,7 +146,7 @@ mod tests {
         let recorder = Recorder::new(store.clone());
         let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
         std::fs::write(&a, "one").unwrap();
-        recorder.begin("s", 1, "change things", 0);
+        recorder.begin("session-s", 1, "change things", 0);
         recorder.before_change(&a);
         std::fs::write(&a, "two").unwrap();
         recorder.after_change(&a);
@@ -155,7 +155,7 @@ mod tests {
         recorder.after_change(&b);
         let record = recorder.finish().expect("a record");
         assert_eq!(record.files.len(), 2);
-        let records = store.records("s");
+        let records = store.records("session-s");
         assert_eq!(records, [record]);
 
         std::fs::write(&a, "edited by hand").unwrap();

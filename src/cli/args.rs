@@ -212,6 +212,23 @@ pub struct Args {
     #[arg(long)]
     pub list_sessions: bool,
 
+    /// List the sessions whose messages contain TEXT, each with its first matching line
+    #[arg(long, value_name = "TEXT")]
+    pub search_sessions: Option<String>,
+
+    /// Write the session NAME to stdout (as Markdown, or JSON with --format json)
+    #[arg(long, value_name = "NAME")]
+    pub export_session: Option<String>,
+
+    /// The format of --export-session: md (default) or json
+    #[arg(long, value_name = "FORMAT", value_parser = ["md", "json"], requires = "export_session")]
+    pub format: Option<String>,
+
+    /// Continue the newest session started in this directory (the REPL without a
+    /// prompt, one answer with one)
+    #[arg(short = 'C', long = "continue", conflicts_with = "session")]
+    pub continue_last: bool,
+
     /// List agents, then exit
     #[arg(long)]
     pub list_agents: bool,
@@ -341,6 +358,8 @@ impl Args {
             || self.list_models.is_some()
             || self.list_roles
             || self.list_sessions
+            || self.search_sessions.is_some()
+            || self.export_session.is_some()
             || self.list_agents
             || self.list_rags
             || self.list_macros

@@ -104,6 +104,27 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         }
         return Ok(0);
     }
+    if let Some(text) = &args.search_sessions {
+        let mut out = std::io::stdout().lock();
+        for (name, line) in crate::conversation::catalog::search_sessions(state, text).await? {
+            let name = sanitize::for_terminal(&name, stdout_tty);
+            let line = sanitize::for_terminal(&line, stdout_tty);
+            writeln!(out, "{name}: {line}")?;
+        }
+        return Ok(0);
+    }
+    if let Some(name) = &args.export_session {
+        let Some(session) = crate::conversation::catalog::stored_session(state, name).await? else {
+            anyhow::bail!("no session `{name}` (loki --list-sessions shows them)");
+        };
+        let text = match args.format.as_deref() {
+            Some("json") => crate::session::export::json(&session)?,
+            _ => crate::session::export::markdown(name, &session),
+        };
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", sanitize::for_terminal(&text, stdout_tty))?;
+        return Ok(0);
+    }
     if let Some(listing) = args.list_models {
         let mut out = std::io::stdout().lock();
         // Chat models one per line (ready for `-m`). Other types are asked for by name,

@@ -93,3 +93,61 @@ pub async fn migrate_sessions(state: &AppState, into_store: bool) -> Result<usiz
     }
     Ok(copied)
 }
+
+/// How many of the newest sessions `-C` and `--search-sessions` look through.
+const RECENT: usize = 500;
+
+/// Saved sessions, newest first (at most [`RECENT`]), with their content.
+async fn recent_sessions(state: &AppState) -> Result<Vec<(String, Session)>, CoreError> {
+    let mut metas = state.sessions.list().await?;
+    metas.sort_by_key(|m| std::cmp::Reverse(m.last_modified));
+    let mut out = Vec::new();
+    for meta in metas.into_iter().take(RECENT) {
+        let name = meta.name();
+        if let Some(session) = read_session(&state.sessions, &name).await? {
+            out.push((name, session));
+        }
+    }
+    Ok(out)
+}
+
+/// The newest saved session started in `dir` (`loki -C`).
+pub async fn newest_session_in(
+    state: &AppState,
+    dir: &std::path::Path,
+) -> Result<Option<String>, CoreError> {
+    let dir = dir.display().to_string();
+    Ok(recent_sessions(state)
+        .await?
+        .into_iter()
+        .find(|(_, s)| s.cwd.as_deref() == Some(dir.as_str()))
+        .map(|(name, _)| name))
+}
+
+/// Sessions whose messages contain `text` (case-insensitively), newest first, each with
+/// its first matching line (at most 160 characters).
+pub async fn search_sessions(
+    state: &AppState,
+    text: &str,
+) -> Result<Vec<(String, String)>, CoreError> {
+    let needle = text.to_lowercase();
+    Ok(recent_sessions(state)
+        .await?
+        .into_iter()
+        .filter_map(|(name, session)| {
+            let line = session
+                .compressed_messages
+                .iter()
+                .chain(&session.messages)
+                .flat_map(|m| {
+                    m.text_content()
+                        .lines()
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+                .find(|l| l.to_lowercase().contains(&needle))?;
+            let line: String = line.trim().chars().take(160).collect();
+            Some((name, line))
+        })
+        .collect())
+}

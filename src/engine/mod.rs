@@ -717,7 +717,11 @@ fn begin_checkpoint(
     ctx: &RequestContext,
     request: &RunRequest,
 ) -> Option<Arc<crate::checkpoint::Recorder>> {
-    let recorder = ctx.checkpoints.clone().filter(|_| ctx.depth == 0)?;
+    // Off the record, nothing is kept.
+    let recorder = ctx
+        .checkpoints
+        .clone()
+        .filter(|_| ctx.depth == 0 && !ctx.otr.get())?;
     let input = request.input.as_ref()?;
     if input.continuation.is_some() {
         return None;
@@ -734,7 +738,7 @@ fn begin_checkpoint(
 /// Where a conversation's checkpoints are journaled: its session, else itself.
 pub fn checkpoint_key(ctx: &RequestContext) -> String {
     match &ctx.session {
-        Some(session) => format!("session-{}", session.id()),
+        Some(session) => format!("{}{}", crate::checkpoint::SESSION_KEY, session.id()),
         None => format!("conversation-{}", ctx.id),
     }
 }

@@ -16,7 +16,7 @@ use crate::state::AppState;
 pub fn turns(ctx: &RequestContext) -> Vec<crate::checkpoint::TurnRecord> {
     ctx.checkpoints
         .as_ref()
-        .map(|r| r.store().records(&super::checkpoint_key(ctx)))
+        .map(|r| r.records(&super::checkpoint_key(ctx)))
         .unwrap_or_default()
 }
 
@@ -36,7 +36,7 @@ pub(super) async fn rewind(
     };
     let store = recorder.store();
     let key = super::checkpoint_key(ctx);
-    let mut records = store.records(&key);
+    let mut records = recorder.records(&key);
     if records.is_empty() || count == 0 {
         return Err(CoreError::Conflict(
             crate::checkpoint::rewind::RewindError::Nothing.to_string(),
@@ -77,7 +77,7 @@ pub(super) async fn rewind(
             applied.extend(super::command::save_open_session(state, ctx, emitter).await?);
         }
     }
-    store
+    recorder
         .write_records(&key, &records)
         .map_err(|e| CoreError::Io {
             action: "write",

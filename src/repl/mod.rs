@@ -25,6 +25,7 @@ pub mod prompt;
 pub mod rag;
 mod rewind;
 mod session_edit;
+mod sessions;
 mod turn_input;
 pub(crate) use turn_input::{hold_startup_keys, release_startup_keys};
 mod vault;
@@ -283,6 +284,7 @@ impl Repl {
             Action::InfoMcp => self.println(&crate::conversation::info::mcp(self.state())),
             Action::InfoPermissions => self.println(&self.conv.permissions()),
             Action::Rewind => self.rewind().await,
+            Action::Sessions(text) => self.list_sessions(text.as_deref()).await,
             Action::Mcp(op) => self.mcp(op).await,
             Action::InfoAgent => match self.conv.info_agent() {
                 Some(text) => self.println(&text),

@@ -9,6 +9,7 @@
 //! [`tracker::Tracker`] merges what others appended meanwhile ([`sync`]) or forks.
 
 pub mod compress;
+pub mod export;
 pub mod file_store;
 pub mod handle;
 pub mod id;
@@ -79,6 +80,10 @@ pub struct Session {
     /// and an admin may use it there. None for sessions made elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// The directory the session was started in (`loki -C` continues the newest one
+    /// started where it runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// A title generated for a temporary session, used in the name it is saved under.
     #[serde(skip)]
     pub autoname: Option<String>,

@@ -413,3 +413,87 @@ fn sessions_keep_token_usage_and_cost() {
     let cost = usage["cost"].as_f64().unwrap();
     assert!((cost - 0.014).abs() < 1e-9, "{cost}");
 }
+
+/// `-C` continues the newest session started in this directory (not a newer one started
+/// elsewhere); `--search-sessions` finds a session by a word in it; `--export-session`
+/// writes one as Markdown or JSON; `.sessions search` does the search in the REPL.
+#[test]
+fn continue_here_search_and_export() {
+    let env = TestEnv::new();
+    env.server.respond_for("/v1/chat", |_| {
+        crate::common::fake_llm::openai::text_stream(&["noted"])
+    });
+    let elsewhere = env.root().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    env.loki()
+        .args(["-s", "alpha", "hello about zebras"])
+        .assert()
+        .success();
+    env.loki()
+        .current_dir(&elsewhere)
+        .args(["-s", "beta", "something else"])
+        .assert()
+        .success();
+    env.loki().args(["-C", "and now?"]).assert().success();
+    let sent = env.server.last_request().json().to_string();
+    assert!(sent.contains("hello about zebras"), "{sent}");
+    assert!(!sent.contains("something else"), "{sent}");
+    let empty = env.root().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = env
+        .loki()
+        .current_dir(&empty)
+        .args(["-C", "hi"])
+        .assert()
+        .failure();
+    assert!(
+        stderr(&out).contains("no session was started in"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = env
+        .loki()
+        .args(["--search-sessions", "ZEBRA"])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out), "alpha: hello about zebras\n");
+
+    let md = stdout(
+        &env.loki()
+            .args(["--export-session", "alpha"])
+            .assert()
+            .success(),
+    );
+    assert!(md.starts_with("# Session alpha"), "{md}");
+    assert!(
+        md.contains("## User\n\nhello about zebras") && md.contains("## Assistant\n\nnoted"),
+        "{md}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout(
+        &env.loki()
+            .args(["--export-session", "alpha", "--format", "json"])
+            .assert()
+            .success(),
+    ))
+    .unwrap();
+    assert_eq!(json["messages"][0]["content"], "hello about zebras");
+    let out = env
+        .loki()
+        .args(["--export-session", "nope"])
+        .assert()
+        .failure();
+    assert!(
+        stderr(&out).contains("no session `nope`"),
+        "{}",
+        stderr(&out)
+    );
+
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect("mini)> ");
+    pty.send(".sessions search zebra\r");
+    pty.expect("alpha: hello about zebras");
+    pty.expect("mini)> ");
+    pty.send(".exit\r");
+    pty.read_to_end();
+}
