@@ -485,7 +485,7 @@ impl RequestContext {
             budget: None,
             auto_continue: false,
             client_tools: Vec::new(),
-            client_mcp_servers: Vec::new(),
+            client_mcp_servers: state.mcp.project_servers(),
             tool_hooks: None,
             checkpoints: (state.config.checkpoint_max_mb > 0).then(|| {
                 Arc::new(crate::checkpoint::Recorder::new(

@@ -110,7 +110,7 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// The skills of one `skills/` directory.
-fn read_dir(dir: &Path) -> Vec<Skill> {
+fn read_dir(dir: &Path, project: Option<&Path>) -> Vec<Skill> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -128,6 +128,23 @@ fn read_dir(dir: &Path) -> Vec<Skill> {
         let Some(fallback) = fallback.to_str().filter(|n| valid_name(n)) else {
             continue;
         };
+        // A project's files must resolve inside the project: a link to a secret
+        // elsewhere (`~/.aws/credentials`) is skipped with a warning.
+        if let Some(root) = project {
+            let inside = std::fs::canonicalize(&file)
+                .ok()
+                .zip(std::fs::canonicalize(root).ok())
+                .is_some_and(|(f, r)| f.starts_with(r));
+            if !inside {
+                if file.exists() {
+                    tracing::warn!(
+                        "skipped {}: it resolves outside the project",
+                        file.display()
+                    );
+                }
+                continue;
+            }
+        }
         // Regular files of a bounded size only.
         let Ok(meta) = std::fs::metadata(&file) else {
             continue;
@@ -142,23 +159,46 @@ fn read_dir(dir: &Path) -> Vec<Skill> {
     skills
 }
 
-/// The project's `.loki/skills/`: in `cwd` or its nearest ancestor that has one.
-fn project_dir(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors()
-        .map(|d| d.join(".loki").join("skills"))
-        .find(|d| d.is_dir())
+/// Where a project keeps skills, nearest ancestor of `cwd` first: `.loki/skills/`,
+/// Claude Code's `.claude/skills/`, and `.claude/commands/` (slash commands: run with
+/// `/name args`, not offered to the model). Each with the project directory it is in.
+fn project_dirs(cwd: &Path) -> Vec<(PathBuf, PathBuf, bool)> {
+    [
+        (".loki", "skills", false),
+        (".claude", "skills", false),
+        (".claude", "commands", true),
+    ]
+    .into_iter()
+    .filter_map(|(folder, kind, commands)| {
+        cwd.ancestors()
+            .find(|d| d.join(folder).join(kind).is_dir())
+            .map(|root| (root.join(folder).join(kind), root.to_path_buf(), commands))
+    })
+    .collect()
 }
 
-/// The skills of the config directory's `skills/` and the project's, sorted by name.
+/// The skills of the config directory's `skills/` and the project's (its own win over
+/// the config directory's; `.loki/skills` over `.claude/`), sorted by name.
 pub fn discover(config_skills: &Path, cwd: &Path) -> Vec<Skill> {
-    let mut skills = read_dir(config_skills);
-    if let Some(project) = project_dir(cwd)
-        && project != config_skills
-    {
-        for skill in read_dir(&project) {
-            skills.retain(|s| s.name != skill.name);
-            skills.push(skill);
+    let mut skills = read_dir(config_skills, None);
+    let mut project = Vec::new();
+    for (dir, root, commands) in project_dirs(cwd) {
+        if dir == config_skills {
+            continue;
         }
+        for mut skill in read_dir(&dir, Some(&root)) {
+            if commands {
+                skill.disable_model_invocation = true;
+                skill.user_invocable = true;
+            }
+            if !project.iter().any(|s: &Skill| s.name == skill.name) {
+                project.push(skill);
+            }
+        }
+    }
+    for skill in project {
+        skills.retain(|s| s.name != skill.name);
+        skills.push(skill);
     }
     skills.sort_by(|a, b| a.name.cmp(&b.name));
     skills

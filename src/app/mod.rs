@@ -5,6 +5,7 @@
 //! the shell assistant (`cli::execute`) and the information commands never call each
 //! other; what they share lives here (flags → first conversation) and in `term`.
 
+mod project;
 mod setup;
 
 use std::io::Write;
@@ -392,12 +393,26 @@ async fn run(
         };
     let mut config = config;
     crate::render::themes::adopt_terminal(&mut config, &paths, &env);
+    let project_mcp = match std::env::current_dir() {
+        Ok(here) if !matches!(mode, Mode::Info) => project::apply(
+            &mut config,
+            &paths.config_dir,
+            &here,
+            &caps,
+            interactive && matches!(mode, Mode::Repl | Mode::OneShot | Mode::Execute),
+            args.trust_project,
+        ),
+        _ => None,
+    };
     let state = AppState::new(config, paths, env, origin, vault)
         .with_terminal(caps)
         .connect_sessions()
         .await
         .map_err(|e| anyhow::anyhow!("cannot open the session store: {e}"))?;
     let state = Arc::new(state);
+    if let Some(text) = project_mcp {
+        state.mcp.add_project(&text, &state.env);
+    }
     if args.continue_last {
         let here = std::env::current_dir()?;
         match crate::conversation::catalog::newest_session_in(&state, &here).await? {

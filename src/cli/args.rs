@@ -149,6 +149,11 @@ pub struct Args {
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1", requires = "session")]
     pub rewind: Option<usize>,
 
+    /// Use the project's hooks, allow rules and .mcp.json without asking (a run without
+    /// a terminal ignores them otherwise)
+    #[arg(long)]
+    pub trust_project: bool,
+
     /// How tool calls are approved: default, accept-edits (file edits in the working
     /// tree run unasked), plan (only tools that read run) or yolo
     #[arg(long, value_name = "MODE", value_parser = ["default", "accept-edits", "plan", "yolo"])]

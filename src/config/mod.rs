@@ -14,6 +14,7 @@ pub mod keys;
 pub mod load;
 pub mod paths;
 pub mod permissions;
+pub mod project;
 pub mod terminal;
 pub mod vendors;
 pub mod yaml;

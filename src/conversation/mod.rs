@@ -225,11 +225,11 @@ impl Conversation {
         ctx.client_tools = spec.client_tools;
         let notices = spec.notices.unwrap_or_else(|| Arc::new(|_: &str| {}));
         ctx.tool_hooks = hooks::Chain::of(configured_hooks(state, &ctx, &notices), spec.hooks);
-        ctx.client_mcp_servers = spec
-            .mcp_servers
-            .into_iter()
-            .map(|server| state.mcp.add(server))
-            .collect();
+        ctx.client_mcp_servers.extend(
+            spec.mcp_servers
+                .into_iter()
+                .map(|server| state.mcp.add(server)),
+        );
         ctx.controls = spec.controls;
         ctx.function_calling_support &= !spec.no_tools;
         ctx.editor_files = spec.editor_files;

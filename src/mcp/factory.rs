@@ -223,6 +223,8 @@ pub struct McpFactory {
     /// ACP, `--mcp-config` of the Claude Agent SDK): they win over `mcp.json` entries
     /// of the same name.
     added: Mutex<BTreeMap<String, ServerSpec>>,
+    /// The trusted project's `.mcp.json` servers, used by every conversation.
+    project: Mutex<Vec<String>>,
 }
 
 /// The environment with the vault's secrets laid over it, or why it cannot be had.
@@ -435,6 +437,34 @@ impl McpFactory {
         names.sort();
         names.dedup();
         names
+    }
+
+    /// Adds the servers of a trusted project's `.mcp.json` (those that cannot be used
+    /// are logged); every conversation uses them.
+    pub fn add_project(&self, text: &str, env: &crate::config::Env) {
+        let config = match McpConfig::parse(text, env) {
+            Ok(config) => config,
+            Err(e) => {
+                tracing::warn!(".mcp.json: {e}");
+                return;
+            }
+        };
+        for broken in config.broken {
+            tracing::warn!(
+                ".mcp.json: server `{}` is not used: {}",
+                broken.name,
+                broken.reason
+            );
+        }
+        let names: Vec<String> = config.servers.into_values().map(|s| self.add(s)).collect();
+        if let Ok(mut project) = self.project.lock() {
+            project.extend(names);
+        }
+    }
+
+    /// The project's servers (see [`McpFactory::add_project`]).
+    pub fn project_servers(&self) -> Vec<String> {
+        self.project.lock().map(|p| p.clone()).unwrap_or_default()
     }
 
     /// Adds a server a client brought (see `added`); its name, now usable in

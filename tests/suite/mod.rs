@@ -33,6 +33,7 @@ mod oauth;
 mod oneshot;
 mod otr;
 mod permissions;
+mod project;
 mod providers;
 mod questions;
 mod queue;
