@@ -37,7 +37,7 @@ pub struct Skill {
 }
 
 /// Front matter: `---` YAML or `+++` TOML (flat `key = value`).
-fn front_matter(text: &str) -> (Vec<(String, String)>, &str) {
+pub(crate) fn front_matter(text: &str) -> (Vec<(String, String)>, &str) {
     let text = text.trim_start_matches('\u{feff}');
     for fence in ["---", "+++"] {
         let Some(rest) = text.strip_prefix(fence) else {

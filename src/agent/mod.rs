@@ -10,6 +10,7 @@
 //! Built-in agents are embedded and written to the agents directory on first run, never
 //! over a user's file.
 
+mod claude;
 pub mod config;
 
 use std::collections::BTreeMap;
@@ -113,6 +114,22 @@ pub struct ActiveAgent {
 /// Agent names: directories of `agents_dir` with a `config.yaml`, sorted; hidden ones
 /// (`.shared`) left out.
 pub fn list(agents_dir: &Path) -> Vec<String> {
+    list_in(agents_dir, None)
+}
+
+/// [`list`] with a trusted project's Claude Code agents.
+pub fn list_in(agents_dir: &Path, project: Option<&Path>) -> Vec<String> {
+    let mut names = own(agents_dir);
+    for name in project.map(claude::names).unwrap_or_default() {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names.sort();
+    names
+}
+
+fn own(agents_dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(agents_dir) else {
         return Vec::new();
     };
@@ -145,7 +162,19 @@ impl AgentDef {
         let text = match std::fs::read_to_string(&file) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(AgentError::Unknown { name: name.into() });
+                return match paths
+                    .project_agents
+                    .as_deref()
+                    .and_then(|project| claude::load(project, name))
+                {
+                    Some(config) => Ok(Self {
+                        name: name.to_string(),
+                        dir,
+                        config,
+                        tools: Vec::new(),
+                    }),
+                    None => Err(AgentError::Unknown { name: name.into() }),
+                };
             }
             Err(e) => {
                 return Err(AgentError::Config {

@@ -393,7 +393,7 @@ async fn run(
         };
     let mut config = config;
     crate::render::themes::adopt_terminal(&mut config, &paths, &env);
-    let project_mcp = match std::env::current_dir() {
+    let project = match std::env::current_dir() {
         Ok(here) if !matches!(mode, Mode::Info) => project::apply(
             &mut config,
             &paths.config_dir,
@@ -402,15 +402,17 @@ async fn run(
             interactive && matches!(mode, Mode::Repl | Mode::OneShot | Mode::Execute),
             args.trust_project,
         ),
-        _ => None,
+        _ => project::Trusted::default(),
     };
+    let mut paths = paths;
+    paths.project_agents = project.agents;
     let state = AppState::new(config, paths, env, origin, vault)
         .with_terminal(caps)
         .connect_sessions()
         .await
         .map_err(|e| anyhow::anyhow!("cannot open the session store: {e}"))?;
     let state = Arc::new(state);
-    if let Some(text) = project_mcp {
+    if let Some(text) = project.mcp_json {
         state.mcp.add_project(&text, &state.env);
     }
     if args.continue_last {

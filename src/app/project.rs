@@ -9,8 +9,17 @@ use crate::config::{AppConfig, TerminalCaps};
 use crate::render::theme::Theme;
 use crate::term;
 
-/// Merges the settings of the project in `dir` into `config`; the project's `.mcp.json`
-/// text when it is trusted and has one.
+/// What a trusted project brings besides settings.
+#[derive(Default)]
+pub(super) struct Trusted {
+    /// The text of its `.mcp.json`.
+    pub mcp_json: Option<String>,
+    /// Its `.claude/agents` directory.
+    pub agents: Option<std::path::PathBuf>,
+}
+
+/// Merges the settings of the project in `dir` into `config`; what else it brings when
+/// it is trusted.
 pub(super) fn apply(
     config: &mut AppConfig,
     config_dir: &Path,
@@ -18,8 +27,15 @@ pub(super) fn apply(
     caps: &TerminalCaps,
     ask: bool,
     trust_flag: bool,
-) -> Option<String> {
-    let found = ProjectSettings::find(dir)?;
+) -> Trusted {
+    let agents = dir.join(".claude").join("agents");
+    let Some(mut found) = ProjectSettings::find(dir) else {
+        // Project agents alone run code too: they need the same trust.
+        return Trusted::default();
+    };
+    if agents.is_dir() {
+        found.files.push(".claude/agents".into());
+    }
     let theme = Theme::stderr(caps);
     for problem in &found.problems {
         term::session_note(&theme, &format!("warning: project settings: {problem}"));
@@ -32,8 +48,8 @@ pub(super) fn apply(
         .permissions
         .ask
         .extend(found.permissions.ask.iter().cloned());
-    if !found.needs_trust() {
-        return None;
+    if !found.needs_trust() && !agents.is_dir() {
+        return Trusted::default();
     }
     let trusted = trust_flag
         || match project::remembered(config_dir, &found.root) {
@@ -64,9 +80,12 @@ pub(super) fn apply(
                 found.summary()
             ),
         );
-        return None;
+        return Trusted::default();
     }
     config.hooks.extend(found.hooks);
     config.permissions.allow.extend(found.permissions.allow);
-    found.mcp_json
+    Trusted {
+        mcp_json: found.mcp_json,
+        agents: agents.is_dir().then_some(agents),
+    }
 }

@@ -29,6 +29,8 @@ pub struct Paths {
     pub functions_dir: PathBuf,
     /// Agent definitions.
     pub agents_dir: PathBuf,
+    /// A trusted project's Claude Code agents (`.claude/agents/*.md`), if any.
+    pub project_agents: Option<PathBuf>,
     /// Optional model metadata overriding the bundled catalogue.
     pub models_override_file: PathBuf,
     /// Cache directory (logs, OAuth tokens, messages log).
@@ -88,6 +90,7 @@ impl Paths {
             macros_dir: pick("LOKI_MACROS_DIR", config_dir.join("macros")),
             functions_dir: pick("LOKI_FUNCTIONS_DIR", config_dir.join("functions")),
             agents_dir: pick("LOKI_AGENTS_DIR", config_dir.join("agents")),
+            project_agents: None,
             models_override_file: config_dir.join("models-override.yaml"),
             // `LOKI_LOG_PATH` (Loki's code) wins over `LOKI_LOG_FILE` (its docs).
             log_file: env

@@ -96,7 +96,8 @@ impl ProjectSettings {
                 Err(e) => found.problems.push(format!(".mcp.json: {e}")),
             }
         }
-        (!found.files.is_empty()).then_some(found)
+        let agents = dir.join(".claude").join("agents");
+        (!found.files.is_empty() || agents.is_dir()).then_some(found)
     }
 
     /// Whether it holds what needs trust: hooks, MCP servers, allow rules.
@@ -121,6 +122,9 @@ impl ProjectSettings {
         }
         if !self.permissions.allow.is_empty() {
             parts.push(format!("{} allow rule(s)", self.permissions.allow.len()));
+        }
+        if self.root.join(".claude").join("agents").is_dir() {
+            parts.push("agents (.claude/agents)".into());
         }
         parts.join(", ")
     }

@@ -156,3 +156,44 @@ fn the_terminal_asks_once_and_remembers() {
     pty.send(".exit\r");
     pty.read_to_end();
 }
+
+#[test]
+fn claude_agents_of_a_trusted_project() {
+    let env = env_with_project();
+    env.server.respond_for("/v1/chat", route);
+    let agents = env.work_dir().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews code\ntools: Read, Grep\nmodel: sonnet\n---\nYou are REVIEWER. Point out bugs.\n",
+    )
+    .unwrap();
+    let out = env
+        .loki()
+        .args(["-a", "reviewer", "check it"])
+        .assert()
+        .failure();
+    assert!(stderr(&out).contains("reviewer"), "{}", stderr(&out));
+    env.loki()
+        .args(["--trust-project", "-a", "reviewer", "check it"])
+        .assert()
+        .success();
+    let sent = env.server.last_request().json();
+    assert!(
+        sent["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("You are REVIEWER"),
+        "{sent}"
+    );
+    let tools: Vec<&str> = sent["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    for tool in ["fs_cat", "fs_read", "fs_grep"] {
+        assert!(tools.contains(&tool), "{tools:?}");
+    }
+    assert!(!tools.contains(&"execute_command"), "{tools:?}");
+}
