@@ -513,6 +513,13 @@ impl RequestContext {
         }
         self.temperature = role.temperature.or(state.config.temperature);
         self.top_p = role.top_p.or(state.config.top_p);
+        if let Some(mode) = role
+            .permission_mode
+            .as_deref()
+            .and_then(crate::config::permissions::PermissionMode::parse)
+        {
+            self.tool_policy.set_mode(mode);
+        }
         self.role = Some(role);
         Ok(())
     }

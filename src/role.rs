@@ -89,6 +89,9 @@ pub struct Role {
     pub enabled_mcp_servers: Option<String>,
     /// Knowledge base used while the role is active (`rag:` in the front matter).
     pub rag: Option<String>,
+    /// The permission mode the role sets when it is taken (`default`, `accept-edits`,
+    /// `plan`, `yolo`).
+    pub permission_mode: Option<String>,
     /// The prompt, with special variables filled in.
     pub prompt: String,
 }
@@ -104,6 +107,7 @@ struct FrontMatter {
     enabled_tools: Option<String>,
     enabled_mcp_servers: Option<String>,
     rag: Option<String>,
+    permission_mode: Option<String>,
     prompt: Option<String>,
 }
 
@@ -261,6 +265,7 @@ impl Role {
             enabled_tools: meta.enabled_tools,
             enabled_mcp_servers: meta.enabled_mcp_servers,
             rag: meta.rag,
+            permission_mode: meta.permission_mode,
             prompt: vars.interpolate(prompt.trim()),
         })
     }
@@ -333,6 +338,7 @@ impl Role {
         line("enabled_tools", self.enabled_tools.clone());
         line("enabled_mcp_servers", self.enabled_mcp_servers.clone());
         line("rag", self.rag.clone());
+        line("permission_mode", self.permission_mode.clone());
         if header.is_empty() {
             format!("{}\n", self.prompt)
         } else {

@@ -50,6 +50,9 @@ pub struct AgentConfig {
     pub mcp_servers: Vec<String>,
     /// Global tools the agent may use (`fs_read.sh`, `web_search`, …).
     pub global_tools: Vec<String>,
+    /// The permission mode the agent sets when it starts (`default`, `accept-edits`,
+    /// `plan`, `yolo`).
+    pub permission_mode: Option<String>,
     /// The session opened when none is named (`temp` for a fresh one each time).
     pub agent_session: Option<String>,
     /// Session compression threshold for this agent.

@@ -27,6 +27,10 @@ pub async fn run(state: &Arc<AppState>, args: &Args) -> anyhow::Result<u8> {
         force: false,
     });
     let result = conversation.submit(op, &crate::engine::Discard).await;
+    crate::term::session_note(
+        &theme,
+        "changes made by shell commands (execute_command) are not tracked",
+    );
     let status = match result {
         Ok(reply) => {
             let mut out = std::io::stdout().lock();

@@ -750,6 +750,14 @@ async fn use_agent(
     }
     let variables = def.resolve_variables(given)?;
     let env = def.tool_env(&ctx.env, &variables, &state.paths.cache_dir)?;
+    if let Some(mode) = def
+        .config
+        .permission_mode
+        .as_deref()
+        .and_then(crate::config::permissions::PermissionMode::parse)
+    {
+        ctx.tool_policy.set_mode(mode);
+    }
     let mut listed: Vec<(String, String)> = def
         .tools
         .iter()

@@ -206,3 +206,38 @@ fn the_repl_switches_modes_and_carries_a_plan_out() {
     pty.send(".exit\r");
     pty.read_to_end();
 }
+
+#[test]
+fn a_role_or_an_agent_sets_the_mode() {
+    let env = env_with("");
+    env.server.respond_for("/v1/chat", route);
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(
+        roles.join("planner.md"),
+        "---\npermission_mode: plan\n---\nPlan first.\n",
+    )
+    .unwrap();
+    let out = env
+        .loki()
+        .args(["-r", "planner", "--yolo", "write a.txt"])
+        .assert()
+        .success();
+    assert!(stdout(&out).contains("plan mode"), "{}", stdout(&out));
+    assert!(!env.work_dir().join("a.txt").exists());
+    let agent = env.config_dir().join("agents/editor");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(
+        agent.join("config.yaml"),
+        "instructions: Edit.\npermission_mode: accept-edits\nglobal_tools:\n  - fs_write\n",
+    )
+    .unwrap();
+    env.loki()
+        .args(["-a", "editor", "write b.txt"])
+        .assert()
+        .success();
+    assert!(
+        env.work_dir().join("b.txt").exists(),
+        "accept-edits: no approval needed"
+    );
+}
