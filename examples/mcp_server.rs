@@ -675,9 +675,15 @@ async fn serve_oauth() -> Result<(), Box<dyn std::error::Error>> {
     async fn metadata(State(issuer): State<Shared>) -> Response {
         count(&issuer, "metadata");
         let base = issuer.lock().map(|i| i.base.clone()).unwrap_or_default();
+        // `--foreign-authorize`: a sign-in page on plain http elsewhere (refused by loki).
+        let authorize = if std::env::args().any(|a| a == "--foreign-authorize") {
+            "http://auth.example.invalid/authorize".to_string()
+        } else {
+            format!("{base}/authorize")
+        };
         axum::Json(json!({
             "issuer": base,
-            "authorization_endpoint": format!("{base}/authorize"),
+            "authorization_endpoint": authorize,
             "token_endpoint": format!("{base}/token"),
             "registration_endpoint": format!("{base}/register"),
             "response_types_supported": ["code"],

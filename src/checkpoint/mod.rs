@@ -159,6 +159,23 @@ impl Store {
         crate::atomic_file::write_atomic(&path, text.as_bytes(), true)
     }
 
+    /// Appends `record` to the journal of `key`: one line, no rewrite (a turn must not
+    /// pay for reading and rewriting the whole journal).
+    pub fn append_record(&self, key: &str, record: &TurnRecord) -> std::io::Result<()> {
+        use std::io::Write;
+        std::fs::create_dir_all(self.dir.join("journals"))?;
+        let mut line = serde_json::to_string(record).map_err(std::io::Error::other)?;
+        line.push('\n');
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        options.open(self.journal(key))?.write_all(line.as_bytes())
+    }
+
     /// Drops the oldest objects while they take more than the bound.
     pub fn prune(&self) {
         let Ok(entries) = std::fs::read_dir(self.dir.join("objects")) else {
@@ -320,9 +337,16 @@ impl Recorder {
     /// can cut the conversation before any of them); returned when it changed files.
     pub fn finish(&self) -> Option<TurnRecord> {
         let (key, record, _) = self.lock().take()?;
-        let mut records = self.records(&key);
-        records.push(record.clone());
-        if let Err(e) = self.write_records(&key, &records) {
+        let written = if key.starts_with(SESSION_KEY) {
+            self.store.append_record(&key, &record)
+        } else {
+            self.unsaved
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(record.clone());
+            Ok(())
+        };
+        if let Err(e) = written {
             tracing::warn!("cannot write the checkpoint journal: {e}");
         }
         if record.files.is_empty() {

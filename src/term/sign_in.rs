@@ -116,9 +116,10 @@ fn announce(config: &OAuthConfig, url: &str) -> anyhow::Result<()> {
     let mut err = std::io::stderr().lock();
     writeln!(
         err,
-        "Open this URL to authenticate with {} (client '{}'):\n{url}",
+        "Open this URL to authenticate with {} (client '{}'):\n{}",
         config.flavor.provider(),
-        config.client
+        config.client,
+        crate::render::sanitize::display(url)
     )?;
     open_url(url);
     Ok(())
@@ -211,9 +212,33 @@ async fn callback_query(listener: &tokio::net::TcpListener, state: &str) -> anyh
     }
 }
 
+/// Whether a sign-in URL may be handed to a browser: `https:`, or `http:` to this
+/// machine. An authorization server announcing `file:`, `javascript:` or plain `http:`
+/// elsewhere is not followed.
+fn openable(url: &str) -> bool {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) => match parsed.scheme() {
+            "https" => true,
+            "http" => parsed
+                .host_str()
+                .is_some_and(crate::origin::is_loopback_host),
+            _ => false,
+        },
+        Err(_) => false,
+    }
+}
+
 /// Opens `url` with `LOKI_BROWSER` (a command; the URL is its last argument) when set,
-/// else the desktop's browser when there is one. The URL is printed either way.
+/// else the desktop's browser when there is one. The URL is printed either way; one that
+/// is not `https:` (or `http:` to this machine) is not opened, and that is said.
 fn open_url(url: &str) {
+    if !openable(url) {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "warning: not opening that address in a browser: only https: (and http: to this machine) sign-in pages are opened"
+        );
+        return;
+    }
     let Some(command) = std::env::var("LOKI_BROWSER")
         .ok()
         .filter(|c| !c.trim().is_empty())
@@ -301,6 +326,12 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
                 .map(|(_, v)| v.into_owned())
         })
         .ok_or_else(|| anyhow!("the authorization URL has no state"))?;
+    if !openable(&auth_url) {
+        bail!(
+            "MCP server `{name}`: its authorization server sent a sign-in address loki will not open (only https:, or http: to this machine): {}",
+            crate::render::sanitize::display(&auth_url)
+        );
+    }
     {
         let mut err = std::io::stderr().lock();
         writeln!(
@@ -407,4 +438,20 @@ async fn respond(socket: &mut tokio::net::TcpStream, page: &str) {
         page.len()
     );
     let _ = socket.write_all(reply.as_bytes()).await;
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::openable;
+
+    #[test]
+    fn only_https_and_loopback_http_are_opened() {
+        assert!(openable("https://auth.example.com/authorize?x=1"));
+        assert!(openable("http://127.0.0.1:8080/authorize"));
+        assert!(openable("http://localhost/authorize"));
+        assert!(!openable("http://auth.example.com/authorize"));
+        assert!(!openable("file:///etc/passwd"));
+        assert!(!openable("javascript:alert(1)"));
+        assert!(!openable("not a url"));
+    }
 }

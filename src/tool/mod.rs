@@ -444,12 +444,14 @@ pub fn approval_needed(tool: &Tool, args: &Value, cwd: &Path) -> bool {
         }
         Tool::Script(_) => true,
         Tool::Mcp(m) => m.writes(args),
+        // What is remembered is recalled into later conversations: it is approved like
+        // a file write.
+        Tool::Memory(m) => !m.reads_only(),
         Tool::User(_)
         | Tool::Agent(_)
         | Tool::Todo(_)
         | Tool::Skills(_)
         | Tool::Lsp(_)
-        | Tool::Memory(_)
         | Tool::Load(_) => false,
     }
 }
@@ -765,6 +767,17 @@ async fn check(
         Tool::Todo(t) => (format!("update the todo list ({})", t.name()), None),
         Tool::Skills(_) => ("read skills".to_string(), None),
         Tool::Lsp(l) => (format!("ask a language server ({})", l.name()), None),
+        Tool::Memory(m) if !m.reads_only() => (
+            format!(
+                "remember in long-term memory{}",
+                if args["daily"].as_bool() == Some(true) {
+                    " (today's notes)"
+                } else {
+                    " (MEMORY.md)"
+                }
+            ),
+            Some(args["fact"].as_str().unwrap_or_default().to_string()),
+        ),
         Tool::Memory(m) => (format!("use long-term memory ({})", m.name()), None),
         Tool::Load(_) => ("load tool groups".to_string(), None),
     };

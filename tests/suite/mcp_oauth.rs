@@ -288,3 +288,20 @@ fn a_challenge_after_the_session_started_names_the_login_and_its_scope() {
     env.loki().arg("echo").assert().success();
     assert_eq!(tool_result(&env.server.last_request().json()), "echo: late");
 }
+
+/// An authorization server whose sign-in page is plain http elsewhere (or `file:`,
+/// `javascript:`) is not handed to the browser: the sign-in stops at once, naming it.
+#[test]
+fn a_sign_in_page_that_is_not_https_is_not_opened() {
+    let (_server, url) = remote_with("--oauth", "--foreign-authorize", &[]);
+    let env = signed_env(&url);
+    let started = std::time::Instant::now();
+    let out = login(&env).failure();
+    let err = stderr(&out);
+    assert!(
+        err.contains("will not open") && err.contains("auth.example.invalid"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    assert_eq!(stats(&url)["token"], Value::Null, "no token was asked for");
+}

@@ -126,17 +126,45 @@ fn remembered_facts_are_dated_private_and_recalled_later() {
         "memory__remember",
         r#"{"fact":"The user drinks green tea."}"#,
     )]));
-    env.server.push(openai::text_stream(&["Noted."]));
-    env.loki()
-        .args(["remember that I drink green tea"])
+    env.server.push(openai::text_stream(&["Not noted."]));
+    // Writing to memory is approved like a file write: without a terminal or --yolo it
+    // is refused, and nothing reaches MEMORY.md.
+    let out = env
+        .loki()
+        .args([
+            "--output-format",
+            "stream-json",
+            "remember that I drink green tea",
+        ])
         .assert()
         .success();
+    let asked = crate::common::stdout(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "tool_call_approval_requested")
+        .expect("the write is asked about");
+    assert_eq!(asked["preview"], "The user drinks green tea.", "{asked}");
     let file = env.config_dir().join("workspace/MEMORY.md");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap_or_default()
+            .find("green tea")
+            .is_none()
+    );
+    env.server.push(openai::tool_call_stream(&[(
+        "r1",
+        "memory__remember",
+        r#"{"fact":"The user drinks green tea."}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Noted."]));
+    env.loki()
+        .args(["--yolo", "remember that I drink green tea"])
+        .assert()
+        .success();
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("\n- The user drinks green tea.\n"), "{text}");
     assert!(text.contains("\n## 20"), "dated heading: {text}");
     crate::common::assert_private(&file);
-    // Writing to memory is not asked about (it reached the file without --yolo).
     env.server.push(openai::text_stream(&["Green tea."]));
     env.loki()
         .args(["which tea do I drink?"])
