@@ -87,6 +87,10 @@ fn write_then_rename(
 /// 64 MiB.
 pub const MAX_OWN_FILE: u64 = 64 * 1024 * 1024;
 
+/// Largest configuration file loki reads (`functions/mcp.json`, `.env`, an agent's
+/// `config.yaml`, a project's settings): 4 MiB.
+pub const MAX_CONFIG_FILE: u64 = 4 * 1024 * 1024;
+
 /// Reads a file loki keeps its own state in: only a regular file (a FIFO would block
 /// forever, a link to `/dev/zero` would never end), at most `max` bytes. The errors are
 /// ordinary I/O errors whose text says what was wrong; a missing file keeps `NotFound`.

@@ -206,7 +206,19 @@ fn mcp_factory(
     env: &Env,
     vault: &Arc<crate::vault::Keyring>,
 ) -> crate::mcp::McpFactory {
-    let mcp_text = std::fs::read_to_string(paths.functions_dir.join("mcp.json")).ok();
+    // Bounded, and only a regular file: a link to `/dev/zero` or a FIFO is one warning
+    // naming the file, not a hang.
+    let mcp_path = paths.functions_dir.join("mcp.json");
+    let (mcp_text, mcp_error) =
+        match crate::atomic_file::read_regular_text(&mcp_path, crate::atomic_file::MAX_CONFIG_FILE)
+        {
+            Ok(text) => (Some(text), None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+            Err(e) => (
+                None,
+                Some(format!("cannot read {}: {e}", mcp_path.display())),
+            ),
+        };
     let factory = if vault.access().exists() {
         let (keyring, text, base) = (Arc::clone(vault), mcp_text.clone(), env.clone());
         let secrets: crate::mcp::factory::Secrets =
@@ -219,6 +231,7 @@ fn mcp_factory(
         crate::mcp::McpFactory::new(mcp_text.as_deref(), env, config.mcp_pool)
     };
     factory
+        .with_load_error(mcp_error)
         .with_max_message_size(config.mcp_max_message_size)
         .with_start_wait(std::time::Duration::from_secs(config.mcp_start_wait))
         .with_tokens(crate::mcp::oauth::Tokens::new(

@@ -159,30 +159,32 @@ impl AgentDef {
         }
         let dir = paths.agents_dir.join(name);
         let file = dir.join("config.yaml");
-        let text = match std::fs::read_to_string(&file) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return match paths
-                    .project_agents
-                    .as_deref()
-                    .and_then(|project| claude::load(project, name))
-                {
-                    Some(config) => Ok(Self {
-                        name: name.to_string(),
-                        dir,
-                        config,
-                        tools: Vec::new(),
-                    }),
-                    None => Err(AgentError::Unknown { name: name.into() }),
-                };
-            }
-            Err(e) => {
-                return Err(AgentError::Config {
-                    path: file.display().to_string(),
-                    message: e.to_string(),
-                });
-            }
-        };
+        let text =
+            match crate::atomic_file::read_regular_text(&file, crate::atomic_file::MAX_CONFIG_FILE)
+            {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return match paths
+                        .project_agents
+                        .as_deref()
+                        .and_then(|project| claude::load(project, name))
+                    {
+                        Some(config) => Ok(Self {
+                            name: name.to_string(),
+                            dir,
+                            config,
+                            tools: Vec::new(),
+                        }),
+                        None => Err(AgentError::Unknown { name: name.into() }),
+                    };
+                }
+                Err(e) => {
+                    return Err(AgentError::Config {
+                        path: file.display().to_string(),
+                        message: e.to_string(),
+                    });
+                }
+            };
         let config_error = |message: String| AgentError::Config {
             path: file.display().to_string(),
             message,

@@ -42,7 +42,11 @@ impl Env {
     /// Adds `KEY=VALUE` lines from a `.env` file without overriding variables that are
     /// already set. A missing file is not an error.
     pub fn load_dotenv(&mut self, path: &Path) -> std::io::Result<()> {
-        let text = match std::fs::read_to_string(path) {
+        // Bounded, and only a regular file (a FIFO or `/dev/zero` is refused, not read).
+        let text = match crate::atomic_file::read_regular_text(
+            path,
+            crate::atomic_file::MAX_CONFIG_FILE,
+        ) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),

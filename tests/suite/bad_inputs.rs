@@ -1721,3 +1721,68 @@ fn mcp_tool_cases() -> Vec<Case> {
 fn mcp_servers_and_tools() {
     run_all(&standard(), mcp_tool_cases());
 }
+
+/// Files loki reads from its configuration are bounded and must be regular files:
+/// `functions/mcp.json` linked to `/dev/zero` is one warning naming it (the answer still
+/// arrives), a `.env` that is a FIFO is one error line (not a hang), and an agent's
+/// `config.yaml` linked to `/dev/zero` is refused naming it.
+#[test]
+fn config_files_that_never_end_are_refused_by_name() {
+    use crate::common::{TestEnv, stderr, stdout};
+    use std::time::Instant;
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "enabled_tools: fs_cat\nenabled_mcp_servers: all\n{cfg}"
+    ));
+    let functions = env.config_dir().join("functions");
+    std::fs::create_dir_all(&functions).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", functions.join("mcp.json")).unwrap();
+    env.server.respond_for("/v1/chat", |_| {
+        crate::common::fake_llm::openai::text_stream(&["fine"])
+    });
+    let started = Instant::now();
+    let out = env
+        .loki()
+        .arg("hi")
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .success();
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(stdout(&out), "fine\n");
+    assert!(
+        stderr(&out).contains("mcp.json") && stderr(&out).contains("not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+
+    let agent = env.config_dir().join("agents/zero");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", agent.join("config.yaml")).unwrap();
+    let out = env
+        .loki()
+        .args(["-a", "zero", "hi"])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .failure();
+    assert!(stderr(&out).contains("config.yaml"), "{}", stderr(&out));
+
+    let fifo = env.config_dir().join(".env");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo is needed for this test");
+    let out = env
+        .loki()
+        .arg("hi")
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .failure();
+    let err = stderr(&out);
+    assert!(
+        err.contains(".env") && err.contains("not a regular file"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
