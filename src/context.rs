@@ -171,6 +171,9 @@ pub struct RequestContext {
     pub otr: crate::tool::Switch,
     /// The editor holding the files (an ACP client that offers `fs/*`), if any.
     pub editor_files: Option<Arc<dyn crate::tool::EditorFiles>>,
+    /// Where `execute_command` is confined (`loki --serve`: `api.tools.root`), shared
+    /// with every descendant; none: commands run as the user.
+    pub sandbox: Option<Arc<crate::sandbox::Sandbox>>,
     /// Tool groups loaded with `load_tools` in this conversation (an open session keeps
     /// its own list too).
     pub loaded_tools: std::collections::BTreeSet<String>,
@@ -498,6 +501,7 @@ impl RequestContext {
             controls: crate::client::Controls::default(),
             otr: crate::tool::Switch::default(),
             editor_files: None,
+            sandbox: None,
             loaded_tools: std::collections::BTreeSet::new(),
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),

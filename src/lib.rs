@@ -48,6 +48,7 @@ pub mod rag;
 pub mod render;
 pub mod repl;
 pub mod role;
+pub mod sandbox;
 pub mod secrets;
 pub mod server;
 pub mod session;

@@ -118,6 +118,10 @@ fn usage_error(e: &clap::Error) -> ExitCode {
 }
 
 pub fn main_entry() -> ExitCode {
+    // `loki --sandbox-exec …`: confine this process and become the command it names.
+    if let Some(refused) = crate::sandbox::exec_if_asked() {
+        return refused;
+    }
     if std::env::var_os("COMPLETE").is_some_and(|v| !v.is_empty()) {
         crate::cli::complete::complete_from_env();
     }

@@ -30,6 +30,11 @@ pub struct ApiConfig {
     pub tools: ToolsConfig,
     /// `text` (default) or `json`: the log file as one JSON object per line.
     pub log_format: LogFormat,
+    /// Proxies in front of the server (addresses, or networks as `10.0.0.0/8`): a
+    /// request from one of them is taken to come from the last address its
+    /// `X-Forwarded-For` names that is not itself one of them (rate limits and the
+    /// wrong-key throttle count per client). Empty: the header is ignored.
+    pub trusted_proxies: Vec<String>,
 }
 
 /// `api.log_format`.
@@ -56,6 +61,7 @@ impl Default for ApiConfig {
             approval_timeout_seconds: 300,
             tools: ToolsConfig::default(),
             log_format: LogFormat::Text,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -173,6 +179,13 @@ impl ApiConfig {
         ] {
             if value == 0 {
                 out.push(format!("`{key}` is 0; it must be at least 1"));
+            }
+        }
+        for (n, proxy) in self.trusted_proxies.iter().enumerate() {
+            if Network::parse(proxy).is_none() {
+                out.push(format!(
+                    "`api.trusted_proxies[{n}]` `{proxy}` is not an address or a network (10.0.0.0/8)"
+                ));
             }
         }
         if self.limits.rate_limit_per_minute == Some(0) {
@@ -308,11 +321,97 @@ impl Default for LimitsConfig {
 }
 
 /// `api.tools`.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ToolsConfig {
     /// Offer tools at all.
     pub enabled: bool,
     /// The directory they work in (and are confined to); required when enabled.
     pub root: Option<std::path::PathBuf>,
+    /// Run `execute_command` under the kernel's confinement (Landlock): it can change
+    /// only `root` and read only the system's directories besides (default true). Where
+    /// that is not possible, the command is refused; `false` runs it as loki's user.
+    pub confine_commands: bool,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            root: None,
+            confine_commands: true,
+        }
+    }
+}
+
+/// An address or a network of `api.trusted_proxies`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Network {
+    base: std::net::IpAddr,
+    prefix: u8,
+}
+
+impl Network {
+    /// `192.0.2.1`, `10.0.0.0/8`, `::1`, `fd00::/8`; `None` when it is none of these.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (addr, prefix) = match text.trim().split_once('/') {
+            Some((addr, prefix)) => (addr, Some(prefix.parse::<u8>().ok()?)),
+            None => (text.trim(), None),
+        };
+        let base: std::net::IpAddr = addr.parse().ok()?;
+        let bits = if base.is_ipv4() { 32 } else { 128 };
+        let prefix = prefix.unwrap_or(bits);
+        (prefix <= bits).then_some(Self { base, prefix })
+    }
+
+    /// Whether `addr` lies in it (an IPv4 address written as IPv6 counts as IPv4).
+    pub fn contains(&self, addr: std::net::IpAddr) -> bool {
+        let addr = match addr {
+            std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(addr, std::net::IpAddr::V4),
+            v4 => v4,
+        };
+        let (base, addr, bits) = match (self.base, addr) {
+            (std::net::IpAddr::V4(b), std::net::IpAddr::V4(a)) => {
+                (u128::from(u32::from(b)), u128::from(u32::from(a)), 32)
+            }
+            (std::net::IpAddr::V6(b), std::net::IpAddr::V6(a)) => {
+                (u128::from(b), u128::from(a), 128)
+            }
+            _ => return false,
+        };
+        let shift = bits - u32::from(self.prefix);
+        if shift >= 128 {
+            return true;
+        }
+        (base >> shift) == (addr >> shift)
+    }
+}
+
+#[cfg(test)]
+mod network_tests {
+    use super::Network;
+
+    #[test]
+    fn networks_hold_their_addresses() {
+        let net = Network::parse("10.0.0.0/8").unwrap();
+        assert!(net.contains("10.2.3.4".parse().unwrap()));
+        assert!(!net.contains("11.0.0.1".parse().unwrap()));
+        assert!(net.contains("::ffff:10.9.9.9".parse().unwrap()));
+        let one = Network::parse("192.0.2.7").unwrap();
+        assert!(one.contains("192.0.2.7".parse().unwrap()));
+        assert!(!one.contains("192.0.2.8".parse().unwrap()));
+        assert!(
+            Network::parse("0.0.0.0/0")
+                .unwrap()
+                .contains("8.8.8.8".parse().unwrap())
+        );
+        assert!(
+            Network::parse("fd00::/8")
+                .unwrap()
+                .contains("fd12::1".parse().unwrap())
+        );
+        for bad in ["10.0.0.0/33", "nope", "10.0.0.0/x", ""] {
+            assert!(Network::parse(bad).is_none(), "{bad}");
+        }
+    }
 }

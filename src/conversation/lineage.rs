@@ -43,6 +43,8 @@ pub(crate) struct Lineage {
     pub(super) observer: Option<Arc<dyn Emitter>>,
     /// The editor holding the files, shared with every descendant.
     pub(super) editor_files: Option<Arc<dyn crate::tool::EditorFiles>>,
+    /// Where commands are confined, the same for every descendant.
+    pub(super) sandbox: Option<Arc<crate::sandbox::Sandbox>>,
     /// The parent's depth in its tree (0 for a root).
     pub(super) depth: usize,
     /// Hooks around tool calls, the same for every descendant.
@@ -72,6 +74,7 @@ impl Lineage {
             notices: Arc::clone(&conversation.notices),
             observer: conversation.observer.clone(),
             editor_files: ctx.editor_files.clone(),
+            sandbox: ctx.sandbox.clone(),
             depth: ctx.depth,
             hooks: ctx.tool_hooks.clone(),
             checkpoints: ctx.checkpoints.clone(),
@@ -118,6 +121,8 @@ impl Lineage {
         spec.notices = spec.notices.or_else(|| Some(Arc::clone(&self.notices)));
         spec.observer = spec.observer.or_else(|| self.observer.clone());
         spec.editor_files = spec.editor_files.or_else(|| self.editor_files.clone());
+        // A child is confined where its parent is, whatever its spec says.
+        spec.sandbox = self.sandbox.clone();
         spec.label = Some(label);
         spec.id = Some(id);
         let mut child = Conversation::resolve(&self.state, spec)?;

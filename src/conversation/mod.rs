@@ -126,6 +126,9 @@ pub struct ConversationSpec {
     pub no_tools: bool,
     /// The editor holding the files, whose buffers the file tools read and write.
     pub editor_files: Option<Arc<dyn crate::tool::EditorFiles>>,
+    /// Confines `execute_command` (a server's `api.tools.root`); a child gets its
+    /// parent's.
+    pub sandbox: Option<Arc<crate::sandbox::Sandbox>>,
     /// MCP servers the client brought (an editor's `mcpServers`, `--mcp-config`), used
     /// on top of the configured ones.
     pub mcp_servers: Vec<crate::mcp::config::ServerSpec>,
@@ -233,6 +236,7 @@ impl Conversation {
         ctx.controls = spec.controls;
         ctx.function_calling_support &= !spec.no_tools;
         ctx.editor_files = spec.editor_files;
+        ctx.sandbox = spec.sandbox;
         if spec.otr {
             ctx.otr.set(true);
             ctx.save = false;

@@ -39,6 +39,7 @@ pub(super) struct Toolbox {
     progress_rx: tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<(String, String)>>,
     conversation: String,
     editor: Option<std::sync::Arc<dyn crate::tool::EditorFiles>>,
+    sandbox: Option<std::sync::Arc<crate::sandbox::Sandbox>>,
 }
 
 impl Toolbox {
@@ -82,6 +83,7 @@ impl Toolbox {
             progress_rx: tokio::sync::Mutex::new(progress_rx),
             conversation: ctx.id.to_string(),
             editor: ctx.editor_files.clone(),
+            sandbox: ctx.sandbox.clone(),
         })
     }
 
@@ -135,6 +137,7 @@ impl Toolbox {
             budget: budget.as_ref(),
             cwd: &self.cwd,
             shell: &self.shell,
+            sandbox: self.sandbox.as_deref(),
             vars: &self.vars,
             supervisor: self.supervisor.as_deref(),
             todo: Some(&self.todo),
@@ -349,13 +352,22 @@ impl crate::tool::approve::Approver for Announcing<'_, '_> {
                 },
             ));
             self.sink.flush();
-            // `Notification` hooks run while the question waits (someone must answer it).
+            // `Notification` hooks run while the question waits (someone must answer it);
+            // the answer (or the approver's own timeout) never waits for them: a hook
+            // still running then is dropped.
             let decision = match self.hooks.filter(|_| self.inner.can_ask()) {
                 Some(hooks) => {
                     let message = format!("loki needs your permission: {}", request.text());
-                    let (_, decision) =
-                        tokio::join!(hooks.notification(&message), self.inner.approve(request));
-                    decision
+                    let notify = hooks.notification(&message);
+                    let decide = self.inner.approve(request);
+                    tokio::pin!(notify, decide);
+                    let mut notified = false;
+                    loop {
+                        tokio::select! {
+                            decision = &mut decide => break decision,
+                            () = &mut notify, if !notified => notified = true,
+                        }
+                    }
                 }
                 None => self.inner.approve(request).await,
             };

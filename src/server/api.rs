@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::auth::Caller;
 use super::reply::{ApiError, json_body, sse, sse_event};
-use super::run::{ApprovalPolicy, ChannelEmitter, Ran, RunKey, Where, loki_event};
+use super::run::{ApprovalPolicy, ChannelEmitter, Decided, Ran, RunKey, Where, loki_event};
 use super::{RequestInfo, Server};
 use crate::conversation::{Conversation, ConversationSpec, Op, catalog};
 use crate::engine::command::Command;
@@ -340,8 +340,9 @@ async fn change_session(
     Ok(json!({"status": "ok", "notes": notes}))
 }
 
-/// The stored session `id`, if `caller` may use it: its own, one made outside the
-/// server, or any with `admin:sessions`. Another subject's is refused as forbidden.
+/// The stored session `id`, if `caller` may use it: its own, or any with
+/// `admin:sessions`. Another subject's, or one made outside the server (the CLI's), is
+/// refused as forbidden.
 async fn owned_session(
     server: &Server,
     caller: &Caller,
@@ -358,7 +359,12 @@ async fn owned_session(
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "forbidden",
-            format!("session `{id}` belongs to another subject"),
+            match session.owner {
+                Some(_) => format!("session `{id}` belongs to another subject"),
+                None => format!(
+                    "session `{id}` was made outside the server; only an admin key may use it"
+                ),
+            },
         ));
     }
     Ok(session)
@@ -711,15 +717,22 @@ fn decide(
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let decided = decision(body(bytes)?)?;
-    if server.decide(&info.caller.subject, at, call_id, decided) {
-        Ok(json_body(
+    match server.decide(&info.caller.subject, at, call_id, decided) {
+        Decided::Answered => Ok(json_body(
             StatusCode::OK,
             &json!({"status": "ok", "call_id": call_id}),
-        ))
-    } else {
-        Err(ApiError::not_found(format!(
+        )),
+        Decided::NotWaiting => Err(ApiError::not_found(format!(
             "no call `{call_id}` of yours is waiting for approval"
-        )))
+        ))),
+        Decided::Ambiguous(runs) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "ambiguous_call_id",
+            format!(
+                "runs {} each wait on a call `{call_id}`: answer one at /v1/runs/{{run_id}}/approvals/{call_id}",
+                runs.join(", ")
+            ),
+        )),
     }
 }
 

@@ -44,9 +44,11 @@ impl Caller {
             .any(|s| s == "*" || s == "admin" || s == "admin:sessions")
     }
 
-    /// Whether it may use a session owned by `owner` (none: made outside the server).
+    /// Whether it may use a session owned by `owner`. A session made outside the server
+    /// (the CLI, the REPL: no owner) is the machine owner's, so only an admin key
+    /// reaches it.
     pub fn owns(&self, owner: Option<&str>) -> bool {
-        owner.is_none_or(|owner| owner == self.subject) || self.sees_all_sessions()
+        owner.is_some_and(|owner| owner == self.subject) || self.sees_all_sessions()
     }
 }
 
@@ -446,7 +448,7 @@ mod tests {
         assert!(caller(&["read:sessions"]).may("read:sessions"));
         assert!(!caller(&["read:sessions"]).may("read:models"));
         assert!(caller(&["read"]).owns(Some("a")) && !caller(&["read"]).owns(Some("b")));
-        assert!(caller(&["read"]).owns(None));
+        assert!(!caller(&["read"]).owns(None) && caller(&["admin"]).owns(None));
         assert!(caller(&["admin:sessions"]).owns(Some("b")));
     }
 

@@ -56,6 +56,9 @@ pub struct Server {
     shutdown: CancellationToken,
     /// Requests served at once.
     slots: Arc<tokio::sync::Semaphore>,
+    /// Where `execute_command` is confined: `api.tools.root` (made again when a reload
+    /// names another root).
+    sandbox: Mutex<Option<Arc<crate::sandbox::Sandbox>>>,
 }
 
 /// Why the server cannot start.
@@ -132,6 +135,7 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         slots: Arc::new(tokio::sync::Semaphore::new(
             api.limits.max_concurrent_requests.max(1),
         )),
+        sandbox: Mutex::new(None),
         state,
         api: RwLock::new(Arc::new(api)),
     });
@@ -146,6 +150,7 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         &format!("loki: serving on http://{local} ({mode}); Ctrl-C stops"),
     );
     tracing::info!(%local, mode, "server started");
+    warn_if_unconfinable(&server.api(), &theme);
     let stop = CancellationToken::new();
     listen_for_signals(Arc::clone(&server), stop.clone(), local)
         .map_err(|e| refuse(&format!("cannot listen for signals: {e}")))?;
@@ -181,6 +186,24 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
     result.map_err(|e| refuse(&e.to_string()))?;
     crate::term::session_note(&theme, "loki: server stopped");
     Ok(0)
+}
+
+/// Says at start when `execute_command` would run unconfined or cannot run at all.
+fn warn_if_unconfinable(api: &ApiConfig, theme: &crate::render::theme::Theme) {
+    if !api.tools.enabled {
+        return;
+    }
+    let note = if !api.tools.confine_commands {
+        "loki: api.tools.confine_commands is off: execute_command runs with loki's own rights, outside api.tools.root too".to_string()
+    } else if let Err(why) = crate::sandbox::Sandbox::available() {
+        format!(
+            "loki: execute_command will be refused: {why} (api.tools.confine_commands: false runs it unconfined)"
+        )
+    } else {
+        return;
+    };
+    tracing::warn!("{note}");
+    crate::term::session_note(theme, &note);
 }
 
 /// SIGINT and SIGTERM stop the server (`stop`); SIGHUP reloads `api:` from config.yaml.
@@ -223,6 +246,32 @@ fn listen_for_signals(
 
 impl Server {
     /// The `api:` settings in force.
+    /// The confinement for `root` (`api.tools.confine_commands`); kept while the root
+    /// stays the same. `None` when commands run unconfined, or when no sandbox can be
+    /// made (then commands are refused: see `run.rs`).
+    fn sandbox_for(
+        &self,
+        root: &std::path::Path,
+    ) -> Result<Option<Arc<crate::sandbox::Sandbox>>, String> {
+        if !self.api().tools.confine_commands {
+            return Ok(None);
+        }
+        let mut slot = self
+            .sandbox
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let canonical = std::fs::canonicalize(root)
+            .map_err(|e| format!("api.tools.root {}: {e}", root.display()))?;
+        if let Some(sandbox) = slot.as_ref().filter(|s| s.root() == canonical) {
+            return Ok(Some(Arc::clone(sandbox)));
+        }
+        let sandbox = crate::sandbox::Sandbox::new(&canonical)
+            .map(Arc::new)
+            .map_err(|e| format!("cannot make the commands' temporary directory: {e}"))?;
+        *slot = Some(Arc::clone(&sandbox));
+        Ok(Some(sandbox))
+    }
+
     fn api(&self) -> Arc<ApiConfig> {
         Arc::clone(
             &self
@@ -416,7 +465,7 @@ async fn guard(State(server): State<Arc<Server>>, request: Request, next: Next) 
     } else {
         match gate::required_scopes(&method, &path) {
             None => next.run(request).await,
-            Some(scopes) => match admit(&server, credentials(&request), scopes).await {
+            Some(scopes) => match admit(&server, credentials(&server, &request), scopes).await {
                 Err(refused) => shape(refused).into_response(),
                 Ok((caller, slot)) => {
                     subject.clone_from(&caller.subject);
@@ -513,8 +562,9 @@ async fn admit(
     Ok((caller, slot))
 }
 
-/// The bearer key a request presents and the address it comes from.
-fn credentials(request: &Request) -> (Option<String>, std::net::IpAddr) {
+/// The bearer key a request presents and the address it comes from (through the
+/// `api.trusted_proxies` in front, the client their `X-Forwarded-For` names).
+fn credentials(server: &Server, request: &Request) -> (Option<String>, std::net::IpAddr) {
     let bearer = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -525,7 +575,46 @@ fn credentials(request: &Request) -> (Option<String>, std::net::IpAddr) {
         .extensions()
         .get::<axum::extract::ConnectInfo<listener::ClientAddr>>()
         .map_or(std::net::IpAddr::from([127, 0, 0, 1]), |c| c.0.0.ip());
-    (bearer, client)
+    (
+        bearer,
+        forwarded_client(&server.api(), request.headers(), client),
+    )
+}
+
+/// The client behind `peer` when `peer` is a trusted proxy: the last `X-Forwarded-For`
+/// address that is not a trusted proxy (each proxy appends the address it saw, so the
+/// ones before are the client's own word). `peer` otherwise.
+fn forwarded_client(
+    api: &crate::config::api::ApiConfig,
+    headers: &axum::http::HeaderMap,
+    peer: std::net::IpAddr,
+) -> std::net::IpAddr {
+    let proxies: Vec<crate::config::api::Network> = api
+        .trusted_proxies
+        .iter()
+        .filter_map(|p| crate::config::api::Network::parse(p))
+        .collect();
+    let trusted = |addr: std::net::IpAddr| proxies.iter().any(|p| p.contains(addr));
+    if !trusted(peer) {
+        return peer;
+    }
+    let hops: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .collect();
+    for hop in hops.into_iter().rev() {
+        // What a proxy wrote that is not an address ends the walk: the hops before it
+        // cannot be told from the client's own.
+        let Ok(addr) = hop.trim().parse::<std::net::IpAddr>() else {
+            return peer;
+        };
+        if !trusted(addr) {
+            return addr;
+        }
+    }
+    peer
 }
 
 fn cors_headers(server: &Server, headers: &mut axum::http::HeaderMap, origin: &str) {

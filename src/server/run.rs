@@ -47,6 +47,17 @@ pub(super) enum Where {
     Session(String),
 }
 
+/// What became of an approval.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Decided {
+    /// The call was answered.
+    Answered,
+    /// None of the caller's runs is waiting on that call.
+    NotWaiting,
+    /// Several of the caller's runs wait on a call with that id: these run ids.
+    Ambiguous(Vec<String>),
+}
+
 /// How tool calls that need approval are decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ApprovalPolicy {
@@ -216,18 +227,20 @@ impl Server {
     }
 
     /// Answers the waiting call `call_id` of a run `caller` started — that run (`at`
-    /// names its id, or the session it runs in), or any of the caller's.
+    /// names its id, or the session it runs in), or any of the caller's. Two of the
+    /// caller's runs waiting on the same call id (providers number calls per answer) are
+    /// answered neither: the caller is told their run ids.
     pub(super) fn decide(
         &self,
         caller: &str,
         at: &Where,
         call_id: &str,
         decision: Decision,
-    ) -> bool {
+    ) -> Decided {
         let Ok(approvals) = self.approvals.lock() else {
-            return false;
+            return Decided::NotWaiting;
         };
-        approvals
+        let candidates: Vec<(&String, &Waiting)> = approvals
             .iter()
             .filter(|(_, waiting)| waiting.owner == caller)
             .filter(|(run, waiting)| match at {
@@ -235,7 +248,20 @@ impl Server {
                 Where::Run(id) => *run == id,
                 Where::Session(id) => waiting.session.as_deref() == Some(id.as_str()),
             })
-            .any(|(_, waiting)| waiting.approver.answer(call_id, decision.clone()).is_ok())
+            .filter(|(_, waiting)| waiting.approver.waiting().iter().any(|c| c == call_id))
+            .collect();
+        match candidates.as_slice() {
+            [] => Decided::NotWaiting,
+            [(_, waiting)] => match waiting.approver.answer(call_id, decision) {
+                Ok(()) => Decided::Answered,
+                Err(_) => Decided::NotWaiting,
+            },
+            several => {
+                let mut runs: Vec<String> = several.iter().map(|(run, _)| (*run).clone()).collect();
+                runs.sort();
+                Decided::Ambiguous(runs)
+            }
+        }
     }
 
     /// Opens the conversation `spec` describes and runs `input` in it, as a task; the
@@ -268,8 +294,19 @@ impl Server {
         spec.cancel = Some(cancel);
         spec.force_save = true;
         spec.hold_session = true;
-        if let Some(root) = &server.api().tools.root {
-            spec.cwd = Some(root.clone());
+        let confined = server.api().tools.root.clone().map(|root| {
+            let sandbox = server.sandbox_for(&root);
+            spec.cwd = Some(root);
+            sandbox
+        });
+        match confined {
+            Some(Ok(sandbox)) => spec.sandbox = sandbox,
+            Some(Err(e)) => {
+                // No confinement, no tools: a run never falls back to unconfined commands.
+                tracing::warn!("tools are off for this run: {e}");
+                spec.no_tools = true;
+            }
+            None => {}
         }
         tokio::spawn(async move {
             let _active = server.metrics.turn();

@@ -651,18 +651,25 @@ fn grep(cwd: &Path, args: &Value) -> Result<String, ToolError> {
 }
 
 async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> {
-    let mut shell = tokio::process::Command::new(env.shell);
+    let mut shell = match env.sandbox {
+        Some(sandbox) => sandbox
+            .command(env.shell, command)
+            .map_err(|e| ToolError::Failed(format!("cannot confine the command: {e}")))?,
+        None => {
+            let mut shell = tokio::process::Command::new(env.shell);
+            shell.arg("-c").arg(command);
+            shell
+        }
+    };
     let withheld: Vec<&str> = env.hidden_env.withheld(&[]).collect();
-    shell
-        .arg("-c")
-        .arg(command)
-        .current_dir(env.cwd)
-        .env_clear()
-        .envs(
-            env.vars
-                .pairs()
-                .filter(|(name, _)| !withheld.contains(name)),
-        );
+    shell.current_dir(env.cwd).env_clear().envs(
+        env.vars
+            .pairs()
+            .filter(|(name, _)| !withheld.contains(name)),
+    );
+    if let Some(sandbox) = env.sandbox {
+        shell.envs(sandbox.temp_vars());
+    }
     let done = super::process::run(shell, env, "the command").await?;
     let code = done
         .status
@@ -738,6 +745,7 @@ mod tests {
             editor: None,
             cwd: dir,
             shell: "/bin/sh",
+            sandbox: None,
             timeout: Duration::from_secs(5),
             cancel,
             user_agent: None,

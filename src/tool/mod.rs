@@ -212,6 +212,8 @@ pub struct ToolEnv<'a> {
     pub editor: Option<&'a dyn EditorFiles>,
     /// The user's shell, for `execute_command`.
     pub shell: &'a str,
+    /// Where `execute_command` is confined (`loki --serve`); none: it runs as the user.
+    pub sandbox: Option<&'a crate::sandbox::Sandbox>,
     /// How long a command may run.
     pub timeout: Duration,
     /// Cancels running tools.
@@ -1054,6 +1056,7 @@ mod tests {
             editor: None,
             cwd,
             shell: "/bin/sh",
+            sandbox: None,
             timeout: Duration::from_secs(5),
             cancel: Box::leak(Box::new(CancellationToken::new())),
             user_agent: None,

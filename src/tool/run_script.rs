@@ -206,6 +206,7 @@ mod tests {
             editor: None,
             cwd: dir.path(),
             shell: "/bin/sh",
+            sandbox: None,
             timeout: std::time::Duration::from_secs(30),
             cancel: &cancel,
             user_agent: None,

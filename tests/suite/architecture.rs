@@ -13,6 +13,7 @@ const LAYERS: &[&[&str]] = &[
         "atomic_file",
         "claude_names",
         "origin",
+        "sandbox",
         "secrets",
         "shell_words",
         "signals",

@@ -285,7 +285,7 @@ fn wrong_keys_cost_no_argon2_and_a_flooding_address_is_throttled() {
 fn every_mistake_in_the_api_block_is_named_at_start() {
     let env = TestEnv::new();
     env.write_config(&format!(
-        "api:\n  request_timeout_seconds: 0\n  auth:\n    mode: StaticKeys\n    keys:\n      - subject: ci\n        key_hash: lk_plaintext_key\n        scopes: [read, 'write:everything']\n{}",
+        "api:\n  request_timeout_seconds: 0\n  trusted_proxies: ['10.0.0.0/40']\n  auth:\n    mode: StaticKeys\n    keys:\n      - subject: ci\n        key_hash: lk_plaintext_key\n        scopes: [read, 'write:everything']\n{}",
         std::fs::read_to_string(env.config_path()).unwrap()
     ));
     let out = env
@@ -299,6 +299,7 @@ fn every_mistake_in_the_api_block_is_named_at_start() {
         "request_timeout_seconds",
         "not an argon2 hash",
         "unknown scope `write:everything`",
+        "`api.trusted_proxies[0]` `10.0.0.0/40`",
     ] {
         assert!(err.contains(needle), "{needle}: {err}");
     }
@@ -329,7 +330,11 @@ fn a_call_nobody_approves_is_refused_after_the_approval_timeout_on_every_path() 
     let env = TestEnv::new();
     let root = env.work_dir();
     let config = std::fs::read_to_string(env.config_path()).unwrap();
-    env.write_config(&format!("enabled_tools: all\n{config}"));
+    // A `Notification` hook that takes its whole minute (the default hook timeout) must
+    // not hold the decision past the approval timeout.
+    env.write_config(&format!(
+        "enabled_tools: all\nhooks:\n  Notification:\n    - hooks:\n        - type: command\n          command: sleep 30\n{config}"
+    ));
     let api = format!(
         "api:\n  auth:\n    mode: Disabled\n  approval_timeout_seconds: 2\n  tools:\n    enabled: true\n    root: {}",
         root.display()
@@ -428,6 +433,204 @@ fn a_session_has_its_role_s_tools_confined_to_the_root_and_an_unknown_tool_is_to
     // The model hears that the tool does not exist, and goes on.
     let told = sent[2].json()["messages"].to_string();
     assert!(told.contains("no_such_tool"), "{told}");
+}
+
+#[test]
+fn execute_command_changes_only_the_root_and_cannot_read_the_config_or_the_home() {
+    let env = TestEnv::new();
+    let root = env.work_dir();
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "top secret").unwrap();
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(
+        roles.join("shell.md"),
+        "---\nenabled_tools: execute_command\n---\nYou run commands.\n",
+    )
+    .unwrap();
+    let api = format!(
+        "api:\n  auth:\n    mode: Disabled\n  tools:\n    enabled: true\n    root: {}",
+        root.display()
+    );
+    let served = Served::start(&env, &api);
+    let created = served.post(
+        "/v1/sessions",
+        json!({"alias": "sh", "role": "shell", "approval": "auto"}),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    let command = format!(
+        "touch inside.txt && echo made-inside; echo t > \"$TMPDIR/t\" && echo made-temp; \
+         touch {escaped}; cat {secret}; cat {config}; cd {outside} && touch moved.txt",
+        escaped = outside.join("escaped.txt").display(),
+        secret = outside.join("secret.txt").display(),
+        config = env.config_path().display(),
+        outside = outside.display(),
+    );
+    env.server.push(openai::tool_call_stream(&[(
+        "call_1",
+        "execute_command",
+        &json!({ "command": command }).to_string(),
+    )]));
+    env.server.push(openai::text_stream(&["ran it"]));
+    let answer = served.post("/v1/sessions/sh/completions", json!({"prompt": "run"}));
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let sent = env.server.requests();
+    let result = sent[1].json()["messages"].to_string();
+    assert!(
+        result.contains("made-inside") && result.contains("made-temp"),
+        "{result}"
+    );
+    assert!(root.join("inside.txt").exists(), "{result}");
+    assert!(!outside.join("escaped.txt").exists(), "{result}");
+    assert!(!outside.join("moved.txt").exists(), "{result}");
+    assert!(!result.contains("top secret"), "{result}");
+    assert!(!result.contains("api:"), "the config was read: {result}");
+    assert!(result.matches("Permission denied").count() >= 3, "{result}");
+}
+
+#[test]
+fn a_cli_session_is_the_admin_s_and_a_call_id_two_runs_wait_on_is_answered_by_run() {
+    let env = TestEnv::new();
+    let root = env.work_dir();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: all\n{config}"));
+    env.server.push(openai::text_stream(&["from the terminal"]));
+    env.loki().args(["-s", "mine", "hello"]).assert().success();
+    let (alice, admin) = (new_key(&env), new_key(&env));
+    let api = format!(
+        "api:\n  auth:\n    mode: StaticKeys\n    keys:\n{}{}  tools:\n    enabled: true\n    root: {}",
+        key_entry("alice", &alice, "[read, write]"),
+        key_entry("root", &admin, "['*']"),
+        root.display()
+    );
+    let served = Served::start(&env, &api);
+    let call = |key: &str, method: &str, path: &str, body: Option<Value>| {
+        served.call(method, path, Some(key), body)
+    };
+    // The terminal's session is the machine owner's: a key that is not admin is refused.
+    let read = call(&alice.0, "GET", "/v1/sessions/mine", None);
+    assert_eq!(read.status, 403, "{}", read.body);
+    assert!(read.body.contains("outside the server"), "{}", read.body);
+    let used = call(
+        &alice.0,
+        "POST",
+        "/v1/sessions/mine/completions",
+        Some(json!({"prompt": "leak it"})),
+    );
+    assert_eq!(used.status, 403, "{}", used.body);
+    assert_eq!(call(&admin.0, "GET", "/v1/sessions/mine", None).status, 200);
+
+    // Two of Alice's runs wait on a call with the same id.
+    let bearer = format!("Bearer {}", alice.0);
+    let mut runs = Vec::new();
+    let mut readers = Vec::new();
+    for (alias, file) in [("one", "one.txt"), ("two", "two.txt")] {
+        let created = call(
+            &alice.0,
+            "POST",
+            "/v1/sessions",
+            Some(json!({"alias": alias})),
+        );
+        assert_eq!(created.status, 201, "{}", created.body);
+        env.server.push(openai::tool_call_stream(&[(
+            "call_0",
+            "fs_write",
+            &json!({"path": file, "contents": "hi"}).to_string(),
+        )]));
+        let (status, _, mut reader) = http::open_with(
+            &served.addr,
+            "POST",
+            &format!("/v1/sessions/{alias}/completions"),
+            &[("Authorization", bearer.as_str())],
+            Some(&json!({"prompt": "write it", "stream": true}).to_string()),
+        );
+        assert_eq!(status, 200);
+        let before = http::events(&mut reader, "tool_call_approval_requested");
+        let run = before
+            .iter()
+            .find(|(name, _)| name == "started")
+            .and_then(|(_, data)| {
+                serde_json::from_str::<Value>(data).unwrap()["request_id"]
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .expect("a started event with the request id");
+        runs.push(run);
+        readers.push(reader);
+    }
+    let allow = json!({"decision": "allow"});
+    let ambiguous = call(
+        &alice.0,
+        "POST",
+        "/v1/approvals/call_0",
+        Some(allow.clone()),
+    );
+    assert_eq!(ambiguous.status, 409, "{}", ambiguous.body);
+    assert!(
+        ambiguous.body.contains(&runs[0]) && ambiguous.body.contains(&runs[1]),
+        "{}",
+        ambiguous.body
+    );
+    assert!(!root.join("one.txt").exists() && !root.join("two.txt").exists());
+    env.server.push(openai::text_stream(&["wrote two"]));
+    let answered = call(
+        &alice.0,
+        "POST",
+        &format!("/v1/runs/{}/approvals/call_0", runs[1]),
+        Some(allow.clone()),
+    );
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    http::events(&mut readers[1], "done");
+    assert!(root.join("two.txt").exists() && !root.join("one.txt").exists());
+    // Only one run waits on it now: the short path reaches it.
+    env.server.push(openai::text_stream(&["wrote one"]));
+    let answered = call(&alice.0, "POST", "/v1/approvals/call_0", Some(allow));
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    http::events(&mut readers[0], "done");
+    assert!(root.join("one.txt").exists());
+}
+
+#[test]
+fn behind_a_trusted_proxy_the_wrong_key_throttle_counts_each_forwarded_client() {
+    let serve = |proxies: &str| {
+        let env = TestEnv::new();
+        let key = new_key(&env);
+        let api = format!(
+            "api:\n  auth:\n    mode: StaticKeys\n    keys:\n{}{proxies}",
+            key_entry("alice", &key, "[read]")
+        );
+        let served = Served::start(&env, &api);
+        (env, served)
+    };
+    let wrong = |served: &Served, forwarded: &str| {
+        http::request_with(
+            &served.addr,
+            "GET",
+            "/v1/models",
+            &[
+                ("Authorization", "Bearer not-a-key"),
+                ("X-Forwarded-For", forwarded),
+            ],
+            None,
+        )
+        .status
+    };
+    let (_env, served) = serve("  trusted_proxies: ['127.0.0.1', '10.0.0.0/8']\n");
+    // The client's own claim (first) is ignored; the address the proxy saw counts.
+    for _ in 0..20 {
+        assert_eq!(wrong(&served, "198.51.100.1, 203.0.113.5"), 401);
+    }
+    assert_eq!(wrong(&served, "198.51.100.2, 203.0.113.5"), 429);
+    // Another client behind the same proxy (and a second proxy hop) is not throttled.
+    assert_eq!(wrong(&served, "203.0.113.6, 10.1.2.3"), 401);
+    // Without trusted proxies the header is ignored: one address, one allowance.
+    let (_env, served) = serve("");
+    let statuses: Vec<u16> = (0..21)
+        .map(|n| wrong(&served, &format!("203.0.113.{n}")))
+        .collect();
+    assert!(statuses[..20].iter().all(|s| *s == 401), "{statuses:?}");
+    assert_eq!(statuses[20], 429, "{statuses:?}");
 }
 
 #[test]
