@@ -75,7 +75,7 @@ impl Engine {
         if !old.iter().any(|m| m.role == Role::User) || !(unreviewed || ctx.approver.can_ask()) {
             return Ok(());
         }
-        let mut messages = old.to_vec();
+        let mut messages = crate::session::compress::for_summary(old);
         messages.push(Message::text(Role::User, EXTRACT_PROMPT));
         let request = ChatRequest {
             controls: Default::default(),

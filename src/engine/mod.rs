@@ -614,7 +614,7 @@ impl Engine {
             .summarization_prompt
             .clone()
             .unwrap_or_else(|| crate::session::compress::DEFAULT_SUMMARIZATION_PROMPT.into());
-        let mut messages = old.clone();
+        let mut messages = crate::session::compress::for_summary(&old);
         messages.push(crate::client::Message::text(
             crate::client::Role::User,
             prompt,

@@ -83,6 +83,47 @@ pub fn trim_tool_results(messages: &mut [Message], threshold: usize, counter: Co
     trimmed
 }
 
+/// Lines of a tool result a summary request keeps.
+const SUMMARY_RESULT_LINES: usize = 6;
+
+/// Characters of a tool result a summary request keeps.
+const SUMMARY_RESULT_CHARS: usize = 600;
+
+/// The messages a summary (or a memory extraction) is asked about: `messages` with every
+/// tool result cut to its first lines and a count of what was left out. The model read
+/// those results in full when it answered; what it concluded is in its own messages, so
+/// resending every file it read only to have it summarised away is waste.
+pub fn for_summary(messages: &[Message]) -> Vec<Message> {
+    messages
+        .iter()
+        .map(|message| {
+            let Content::Text(text) = &message.content else {
+                return message.clone();
+            };
+            if message.role != Role::Tool || text.chars().count() <= SUMMARY_RESULT_CHARS {
+                return message.clone();
+            }
+            let mut head: String = text
+                .lines()
+                .take(SUMMARY_RESULT_LINES)
+                .collect::<Vec<_>>()
+                .join("\n");
+            if head.chars().count() > SUMMARY_RESULT_CHARS {
+                head = head.chars().take(SUMMARY_RESULT_CHARS).collect();
+            }
+            let lines = text.lines().count();
+            let kept_lines = head.lines().count();
+            let mut shortened = message.clone();
+            shortened.content = Content::Text(format!(
+                "{head}\n[… {} more lines ({} bytes) of this tool result are not repeated here]",
+                lines.saturating_sub(kept_lines),
+                text.len().saturating_sub(head.len()),
+            ));
+            shortened
+        })
+        .collect()
+}
+
 /// Splits the conversation into the part to summarise and the part kept verbatim: at most
 /// the last [`KEEP_RECENT`] messages, starting at a user message, and no more than
 /// `budget` tokens (fewer messages, down to none, when the recent ones are larger).
@@ -116,6 +157,31 @@ pub fn split_for_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_summary_request_gets_the_first_lines_of_big_tool_results() {
+        let big: String = (0..400)
+            .map(|n| format!("line {n} of the file\n"))
+            .collect();
+        let mut result = Message::text(Role::Tool, big.clone());
+        result.tool_call_id = Some("call_1".into());
+        let messages = vec![
+            Message::text(Role::User, "read it"),
+            result,
+            Message::text(Role::Tool, "short result"),
+            Message::text(Role::Assistant, "it has 400 lines"),
+        ];
+        let sent = for_summary(&messages);
+        let text = sent[1].text_content();
+        assert!(text.starts_with("line 0 of the file\nline 1"), "{text}");
+        assert!(!text.contains("line 6 of"), "{text}");
+        assert!(text.contains("394 more lines"), "{text}");
+        assert!(text.len() < 400, "{}", text.len());
+        assert_eq!(sent[1].tool_call_id.as_deref(), Some("call_1"));
+        assert_eq!(sent[2].text_content(), "short result");
+        assert_eq!(sent[3].text_content(), "it has 400 lines");
+        assert!(big.len() > 8000);
+    }
 
     #[test]
     fn estimates_scale_with_text() {
