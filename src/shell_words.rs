@@ -45,9 +45,30 @@ pub fn split(s: &str) -> Vec<String> {
     words
 }
 
+/// `word` written so that [`split`] gives it back whole: as it is when it has no
+/// whitespace, quote or backslash, else in single quotes (a `'` inside as `'\''`).
+pub fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && !word
+            .chars()
+            .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\'));
+    if plain {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::split;
+    use super::{quote, split};
+
+    #[test]
+    fn quoted_words_split_back_whole() {
+        let words = ["plain", "the parser", "it's", "", "a\\b", "\"q\""];
+        let line: Vec<String> = words.iter().map(|w| quote(w)).collect();
+        assert_eq!(line[0], "plain");
+        assert_eq!(split(&line.join(" ")), words);
+    }
 
     #[test]
     fn splits_like_a_shell() {

@@ -266,14 +266,25 @@ pub fn expand(body: &str, args: &str) -> String {
 }
 
 /// The project instructions for `cwd`: every `AGENTS.md` (or `CLAUDE.md`) from the root
-/// down, outermost first, at most [`MAX_PROJECT_BYTES`] in all.
+/// down, outermost first, at most [`MAX_PROJECT_BYTES`] in all. Inside the project (the
+/// repository holding `cwd`, else `cwd`) a file must resolve inside it; above it, a file
+/// another user owns or others may write is not the user's word. Either is skipped with
+/// a warning, as is anything but a regular file.
 pub fn project_instructions(cwd: &Path) -> Option<String> {
+    let project = project_root(cwd);
     let mut found: Vec<(PathBuf, String)> = Vec::new();
     for dir in cwd.ancestors() {
         let file = ["AGENTS.md", "CLAUDE.md"]
             .iter()
             .map(|n| dir.join(n))
-            .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+            .find(|p| std::fs::symlink_metadata(p).is_ok());
+        let file = file.filter(|file| match instruction_file_refused(file, &project) {
+            Some(why) => {
+                tracing::warn!("skipped {}: {why}", file.display());
+                false
+            }
+            None => true,
+        });
         if let Some(file) = file {
             let text = read_capped(&file, MAX_PROJECT_BYTES);
             if !text.trim().is_empty() {
@@ -306,6 +317,48 @@ pub fn project_instructions(cwd: &Path) -> Option<String> {
         out.push_str(&format!("\n### {}\n{}\n", path.display(), text.trim_end()));
     }
     Some(out)
+}
+
+/// The repository holding `cwd` (the nearest directory with `.git`), else `cwd`.
+fn project_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_path_buf()
+}
+
+/// Why an instruction file is not read, if it is not.
+fn instruction_file_refused(file: &Path, project: &Path) -> Option<String> {
+    let Ok(meta) = std::fs::metadata(file) else {
+        return Some("it is a link to nothing".into());
+    };
+    if !meta.is_file() {
+        return Some("it is not a regular file".into());
+    }
+    let resolved = std::fs::canonicalize(file).ok()?;
+    let inside_project = file.parent().is_some_and(|dir| dir.starts_with(project));
+    if inside_project {
+        let root = std::fs::canonicalize(project).ok()?;
+        if !resolved.starts_with(&root) {
+            return Some(format!(
+                "it resolves outside the project, to {}",
+                resolved.display()
+            ));
+        }
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = rustix::process::getuid().as_raw();
+        if meta.uid() != me && meta.uid() != 0 {
+            return Some("another user owns it".into());
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Some("others may write it".into());
+        }
+    }
+    None
 }
 
 fn read_capped(path: &Path, cap: usize) -> String {

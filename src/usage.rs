@@ -220,6 +220,7 @@ mod tests {
             ..ModelConfig::default()
         };
         let usage = Usage {
+            estimated: false,
             input_tokens: 1000,
             output_tokens: 200,
             cached_tokens: 400,
@@ -242,6 +243,7 @@ mod tests {
         assert!(Budget::new(None, None, stop.clone()).is_none());
         let budget = Budget::new(Some(100), None, stop.clone()).unwrap();
         let usage = Usage {
+            estimated: false,
             input_tokens: 40,
             output_tokens: 20,
             cached_tokens: 0,

@@ -120,7 +120,10 @@ pub fn list(agents_dir: &Path) -> Vec<String> {
 /// [`list`] with a trusted project's Claude Code agents.
 pub fn list_in(agents_dir: &Path, project: Option<&Path>) -> Vec<String> {
     let mut names = own(agents_dir);
-    for name in project.map(claude::names).unwrap_or_default() {
+    // The built-in ones are there from the first run that uses agents (information
+    // commands write nothing, so they may not be installed yet).
+    let builtins = BUILTIN.iter().map(|(agent, _, _)| (*agent).to_string());
+    for name in builtins.chain(project.map(claude::names).unwrap_or_default()) {
         if !names.contains(&name) {
             names.push(name);
         }

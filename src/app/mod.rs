@@ -628,8 +628,18 @@ fn read_piped(state: &AppState) -> anyhow::Result<String> {
 }
 
 /// The prompt: the arguments, with piped stdin appended (bounded by `max_input_size`).
+/// After a `/command`, arguments keep the shell's grouping: `loki /review a.rs "the
+/// parser"` gives the command `$1` = `the parser` (quoted again as it was).
 fn prompt_text(args: &Args, stdin_tty: bool, state: &AppState) -> anyhow::Result<String> {
-    let mut text = args.text.join(" ");
+    let mut text = match args.text.split_first() {
+        Some((command, rest)) if command.starts_with('/') && !command.contains(' ') => {
+            std::iter::once(command.clone())
+                .chain(rest.iter().map(|word| crate::shell_words::quote(word)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        _ => args.text.join(" "),
+    };
     if !stdin_tty {
         let piped = read_piped(state)?;
         if !piped.trim().is_empty() {

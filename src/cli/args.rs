@@ -239,11 +239,11 @@ pub struct Args {
     pub list_agents: bool,
 
     /// Use an agent (its instructions, model, tools and sessions)
-    #[arg(short = 'a', long, value_name = "AGENT")]
+    #[arg(short = 'a', long, value_name = "AGENT", add = ArgValueCompleter::new(super::complete::agents))]
     pub agent: Option<String>,
 
     /// Set an agent variable (repeatable)
-    #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append, requires = "agent")]
+    #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append, requires = "agent", add = ArgValueCompleter::new(super::complete::agent_variables))]
     pub agent_variable: Vec<String>,
 
     /// Serve the HTTP API (OpenAI-compatible and loki's own) on ADDR (default: `api.listen_addr`)

@@ -113,3 +113,46 @@ pub fn macros(current: &OsStr) -> Vec<CompletionCandidate> {
             .collect(),
     )
 }
+
+/// `-a`/`--agent` values: installed and built-in agents.
+pub fn agents(current: &OsStr) -> Vec<CompletionCandidate> {
+    let (_, paths) = paths();
+    matching(
+        current,
+        crate::agent::list(&paths.agents_dir)
+            .into_iter()
+            .map(|name| (name, None))
+            .collect(),
+    )
+}
+
+/// `--agent-variable` names: the variables of the agent the command line names with
+/// `-a`/`--agent` (else of every agent), with their descriptions.
+pub fn agent_variables(current: &OsStr) -> Vec<CompletionCandidate> {
+    let (_, paths) = paths();
+    let args: Vec<String> = std::env::args().collect();
+    let named = args
+        .windows(2)
+        .find_map(|pair| matches!(pair[0].as_str(), "-a" | "--agent").then(|| pair[1].clone()));
+    let agents = match named {
+        Some(name) => vec![name],
+        None => crate::agent::list(&paths.agents_dir),
+    };
+    let mut values = Vec::new();
+    for agent in agents {
+        let file = paths.agents_dir.join(&agent).join("config.yaml");
+        let Ok(text) = crate::atomic_file::read_regular_text(&file, 1024 * 1024) else {
+            continue;
+        };
+        let Ok(config) = serde_yaml::from_str::<serde_yaml::Value>(&text) else {
+            continue;
+        };
+        for variable in config["variables"].as_sequence().into_iter().flatten() {
+            if let Some(name) = variable["name"].as_str() {
+                let help = variable["description"].as_str().map(str::to_string);
+                values.push((name.to_string(), help));
+            }
+        }
+    }
+    matching(current, values)
+}

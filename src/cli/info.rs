@@ -123,18 +123,18 @@ pub(super) fn render(
     active: Vec<(&'static str, String)>,
 ) -> String {
     let c = &state.config;
-    let model = match model_override {
+    let resolved = match model_override {
         Some(id) => state
             .providers
-            .resolve(id, crate::client::config::ModelKind::Chat)
-            .map(|m| m.id()),
-        None => state
-            .providers
-            .default_chat_model(c.model.as_deref())
-            .map(|m| m.id()),
-    }
-    .unwrap_or_else(|e| format!("(none: {e})"));
+            .resolve(id, crate::client::config::ModelKind::Chat),
+        None => state.providers.default_chat_model(c.model.as_deref()),
+    };
+    let (model, cap) = match &resolved {
+        Ok(m) => (m.id(), info::output_cap(state, m)),
+        Err(e) => (format!("(none: {e})"), "none".into()),
+    };
     let mut rows = info::settings(state, model);
+    rows.push(("max_tokens_sent", cap));
     rows.extend(active);
     let mut out = info::render(rows);
     out.push_str(&info::mcp(state));

@@ -353,6 +353,7 @@ fn image_block(url: &str) -> Value {
 fn usage_of(usage: &Value) -> Usage {
     let n = |key: &str| usage[key].as_u64().unwrap_or(0);
     Usage {
+        estimated: false,
         input_tokens: n("inputTokens") + n("cacheReadInputTokens") + n("cacheWriteInputTokens"),
         output_tokens: n("outputTokens"),
         cached_tokens: n("cacheReadInputTokens"),

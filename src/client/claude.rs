@@ -301,6 +301,7 @@ fn usage_of(value: &Value) -> Usage {
     let n = |key: &str| value[key].as_u64().unwrap_or(0);
     let cached = n("cache_read_input_tokens");
     Usage {
+        estimated: false,
         input_tokens: n("input_tokens") + cached + n("cache_creation_input_tokens"),
         output_tokens: n("output_tokens"),
         cached_tokens: cached,
@@ -569,6 +570,7 @@ mod tests {
                     arguments: "1}".into()
                 },
                 ProviderEvent::Usage(Usage {
+                    estimated: false,
                     input_tokens: 100,
                     output_tokens: 20,
                     cached_tokens: 90

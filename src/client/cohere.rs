@@ -231,6 +231,7 @@ fn usage_of(usage: &Value) -> Usage {
         &usage["tokens"]
     };
     Usage {
+        estimated: false,
         input_tokens: counts["input_tokens"].as_f64().unwrap_or(0.0) as u64,
         output_tokens: counts["output_tokens"].as_f64().unwrap_or(0.0) as u64,
         cached_tokens: 0,

@@ -468,6 +468,7 @@ pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError>
 fn usage_of(meta: &Value) -> Usage {
     let n = |key: &str| meta[key].as_u64().unwrap_or(0);
     Usage {
+        estimated: false,
         input_tokens: n("promptTokenCount"),
         output_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
         cached_tokens: n("cachedContentTokenCount"),
@@ -628,6 +629,7 @@ mod tests {
                     signature: "s".into()
                 },
                 ProviderEvent::Usage(Usage {
+                    estimated: false,
                     input_tokens: 12,
                     output_tokens: 5,
                     cached_tokens: 4

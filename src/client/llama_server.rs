@@ -211,6 +211,7 @@ impl LlamaServerProvider {
             missing_key_env: None,
             organization: None,
             official: false,
+            stream_usage: true,
             azure_api_version: None,
             settings: spec.settings.clone(),
         });

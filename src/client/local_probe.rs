@@ -39,14 +39,12 @@ pub async fn probe_local(env: &Env) -> Option<Synthesized> {
         let http = http.clone();
         async move {
             let models = list_models(&http, base, None).await?;
-            let model = models
-                .into_iter()
-                .find(|m| !m.to_ascii_lowercase().contains("embed"))?;
-            Some((*vendor, base.clone(), model))
+            let model = models.iter().find(|m| !is_embedding(m))?.clone();
+            Some((*vendor, base.clone(), model, models))
         }
     });
     let results = futures_util::future::join_all(probes).await;
-    let (vendor, base, model) = results.into_iter().flatten().next()?;
+    let (vendor, base, model, models) = results.into_iter().flatten().next()?;
     let mut config = AppConfig {
         model: Some(format!("{}:{model}", vendor.name)),
         ..AppConfig::default()
@@ -55,11 +53,30 @@ pub async fn probe_local(env: &Env) -> Option<Synthesized> {
     if client.kind == ClientKind::OpenAiCompatible {
         client.settings.api_base = Some(base.clone());
     }
+    // What the server serves is what `--list-models` and `-m` know (a local server's
+    // models are in no catalogue).
+    client.settings.models = models
+        .into_iter()
+        .map(|name| crate::config::clients::ModelConfig {
+            kind: if is_embedding(&name) {
+                crate::config::clients::ModelKind::Embedding
+            } else {
+                crate::config::clients::ModelKind::Chat
+            },
+            name,
+            ..Default::default()
+        })
+        .collect();
     config.clients.push(client);
     Some(Synthesized {
         config,
         origin: format!("local {} server at {base}", vendor.name),
     })
+}
+
+/// Whether a served model's name says it makes embeddings.
+fn is_embedding(name: &str) -> bool {
+    name.to_ascii_lowercase().contains("embed")
 }
 
 /// The model ids an OpenAI-compatible server reports at `GET <base>/models`.

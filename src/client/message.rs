@@ -199,6 +199,9 @@ pub struct Usage {
     pub output_tokens: u64,
     /// Prompt tokens served from the provider's cache.
     pub cached_tokens: u64,
+    /// Counted by loki, not reported by the provider (a stream that ended without usage).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 impl Usage {
@@ -207,6 +210,7 @@ impl Usage {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_tokens += other.cached_tokens;
+        self.estimated |= other.estimated;
     }
 }
 

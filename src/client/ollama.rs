@@ -225,6 +225,7 @@ impl Lines {
         if value["done"].as_bool() == Some(true) {
             let n = |key: &str| value[key].as_u64().unwrap_or(0);
             out.push(ProviderEvent::Usage(Usage {
+                estimated: false,
                 input_tokens: n("prompt_eval_count"),
                 output_tokens: n("eval_count"),
                 cached_tokens: 0,
@@ -327,6 +328,7 @@ mod tests {
         assert_eq!(
             events[3],
             ProviderEvent::Usage(Usage {
+                estimated: false,
                 input_tokens: 7,
                 output_tokens: 3,
                 cached_tokens: 0

@@ -53,6 +53,9 @@ pub struct OpenAiSetup {
     pub organization: Option<String>,
     /// Speak to api.openai.com conventions (usage option, `max_completion_tokens`).
     pub official: bool,
+    /// Ask for usage in streams (`stream_options.include_usage`) though not official: a
+    /// server known to accept it (local servers, most hosted OpenAI-compatible APIs).
+    pub stream_usage: bool,
     /// Azure OpenAI: the `api-version`; deployments are addressed by model name and the
     /// key goes in `api-key`.
     pub azure_api_version: Option<String>,
@@ -70,7 +73,7 @@ impl OpenAiProvider {
             missing_key_env: setup.missing_key_env,
             organization: setup.organization,
             // Azure accepts these from api-version 2024-09-01 on (dates compare as text).
-            stream_usage: setup.official
+            stream_usage: (setup.official || setup.stream_usage)
                 && setup
                     .azure_api_version
                     .as_deref()
@@ -573,6 +576,7 @@ fn decode_chunk(chunk: WireChunk, events: &mut Vec<ProviderEvent>) -> Result<(),
     }
     if let Some(u) = chunk.usage {
         events.push(ProviderEvent::Usage(Usage {
+            estimated: false,
             input_tokens: u.prompt_tokens,
             output_tokens: u.completion_tokens,
             cached_tokens: u
@@ -727,6 +731,7 @@ mod tests {
         assert_eq!(
             usage,
             vec![ProviderEvent::Usage(Usage {
+                estimated: false,
                 input_tokens: 5,
                 output_tokens: 7,
                 cached_tokens: 2

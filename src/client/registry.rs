@@ -360,6 +360,7 @@ fn azure_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
         missing_key_env,
         organization: None,
         official: true,
+        stream_usage: true,
         azure_api_version: Some(
             c.api_version
                 .clone()
@@ -625,6 +626,21 @@ fn claude_entry(
     }
 }
 
+/// OpenAI-compatible vendors that give usage in a stream when asked
+/// (`stream_options.include_usage`); others may refuse the unknown option.
+const STREAM_USAGE_VENDORS: &[&str] = &[
+    "deepseek",
+    "groq",
+    "openrouter",
+    "together",
+    "fireworks",
+    "xai",
+    "deepinfra",
+    "cerebras",
+    "moonshot",
+    "qianwen",
+];
+
 fn openai_entry(
     client: &ClientConfig,
     official: bool,
@@ -658,6 +674,8 @@ fn openai_entry(
     );
     remember_secret(&name, "API_KEY", api_key.as_deref());
     let settings = http_settings(&name, c, config, env, Some(&api_base));
+    let stream_usage = is_loopback(&api_base)
+        || vendor.is_some_and(|v| v.local || STREAM_USAGE_VENDORS.contains(&v.name));
     let provider = OpenAiProvider::new(OpenAiSetup {
         name: name.clone(),
         api_base,
@@ -665,6 +683,7 @@ fn openai_entry(
         missing_key_env,
         organization: c.organization_id.clone(),
         official,
+        stream_usage,
         azure_api_version: None,
         settings,
     });

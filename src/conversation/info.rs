@@ -104,6 +104,25 @@ fn put(rows: &mut Vec<Row>, name: &'static str, value: String, after: &str) {
     rows.insert(at, (name, value));
 }
 
+/// The output limit each request to `model` carries: a local model that loops streams
+/// until `request_timeout` unless something bounds it.
+pub fn output_cap(state: &AppState, model: &crate::client::Model) -> String {
+    use crate::client::config::ClientKind;
+    let limit = model.config.max_output_tokens;
+    let always = state
+        .providers
+        .client_of(&model.client)
+        .is_some_and(|c| matches!(c.kind, ClientKind::Claude | ClientKind::Bedrock));
+    match limit {
+        Some(n) if model.config.require_max_tokens => format!("{n} (require_max_tokens)"),
+        Some(n) if always => format!("{n} (this API always takes one)"),
+        None if always => "8192 (this API always takes one)".into(),
+        _ => {
+            "none: the server decides (set max_output_tokens and require_max_tokens to cap)".into()
+        }
+    }
+}
+
 /// `.info`: the `--info` rows with this conversation's values, then what only a
 /// conversation has (its tools, usage, role, session, tokens, MCP servers). `display`
 /// holds the front end's display settings (`highlight`, `wrap`, …) as they are now.
@@ -122,6 +141,11 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
                 .or(ctx.model.config.max_output_tokens)
                 .map(|v| v.to_string())),
             "max_input_tokens",
+        ),
+        (
+            "max_tokens_sent",
+            output_cap(state, &ctx.model),
+            "max_output_tokens",
         ),
         (
             "temperature",

@@ -305,7 +305,14 @@ impl Conversation {
             }
         }
         for command in std::mem::take(&mut self.pending) {
-            self.apply(command, &Discard).await?;
+            // An agent's warnings (tools it cannot have) are shown; a session's model
+            // warning is worked out once all commands are applied (a later `-m` wins).
+            let agent = matches!(command, Command::UseAgent { .. });
+            let applied = self.apply(command, &Discard).await?;
+            if agent {
+                self.warnings
+                    .extend(applied.warnings().map(ToString::to_string));
+            }
         }
         if self.hold_session {
             self.lock_session().await?;
@@ -313,7 +320,11 @@ impl Conversation {
         if self.empty_session && self.ctx.session.is_some() {
             command::apply(&state, &mut self.ctx, Command::ClearConversation, &Discard).await?;
         }
-        self.warnings.extend(self.ctx.session_model_warning());
+        for warning in self.ctx.session_model_warning() {
+            if !self.warnings.contains(&warning) {
+                self.warnings.push(warning);
+            }
+        }
         if let Some(hooks) = self.ctx.tool_hooks.clone().filter(|_| self.ctx.depth == 0) {
             let source = if self.ctx.history.is_empty() {
                 "startup"
@@ -514,9 +525,11 @@ impl Conversation {
         let retry = command.clone();
         let uses_agent = matches!(retry, Command::UseAgent { .. });
         let applied = match command::apply(&state, &mut self.ctx, command, emitter).await {
+            // Only the user's own conversation asks for an agent's missing variables; a
+            // sub-agent started without them is refused, and its parent told which.
             Err(CoreError::Agent(crate::agent::AgentError::MissingVariables {
                 missing, ..
-            })) if matches!(retry, Command::UseAgent { .. }) => {
+            })) if matches!(retry, Command::UseAgent { .. }) && self.ctx.depth == 0 => {
                 let completed = self.ask_variables(retry, &missing).await?;
                 command::apply(&state, &mut self.ctx, completed, emitter).await
             }

@@ -343,6 +343,11 @@ pub async fn apply(
             session,
         } => {
             let mut applied = Applied::note(use_agent(state, ctx, &name, &variables).await?);
+            applied.lines.extend(
+                agent_tool_warnings(state, ctx)
+                    .into_iter()
+                    .map(Line::Warning),
+            );
             // The agent's `agent_session`, else the configuration's.
             let default = ctx
                 .agent
@@ -801,6 +806,51 @@ async fn use_agent(
     Ok(format!("agent: {shown} (model {})", ctx.model.id()))
 }
 
+/// What keeps the agent just started from the tools it names: function calling switched
+/// off, or `global_tools` that do not exist or are hidden.
+fn agent_tool_warnings(state: &AppState, ctx: &RequestContext) -> Vec<String> {
+    let Some(agent) = &ctx.agent else {
+        return Vec::new();
+    };
+    let def = &agent.def;
+    let mut warnings = Vec::new();
+    let names_tools = !def.tools.is_empty() || !def.config.global_tools.is_empty();
+    if names_tools && !ctx.function_calling_support {
+        warnings.push(format!(
+            "agent `{}` has tools, but function_calling_support is off: it starts without them (.set function_calling_support true)",
+            def.name
+        ));
+    } else if names_tools && !ctx.model.config.supports_function_calling {
+        warnings.push(format!(
+            "agent `{}` has tools, but model {} does not call functions: it starts without them",
+            def.name,
+            ctx.model.id()
+        ));
+    }
+    let globals = def.config.global_tools.join(",");
+    let found =
+        crate::tool::enabled_tools(&state.config, &state.script_tools().tools, Some(&globals));
+    let missing: Vec<&str> = def
+        .config
+        .global_tools
+        .iter()
+        .map(|n| n.strip_suffix(".sh").unwrap_or(n))
+        .filter(|n| !found.iter().any(|t| t.name() == *n))
+        .collect();
+    if !missing.is_empty() {
+        warnings.push(format!(
+            "agent `{}`: global_tools {} do not exist or are not visible (visible_tools); left out",
+            def.name,
+            missing
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    warnings
+}
+
 /// `.role` / `.prompt` in a session that already has messages would rewrite the system
 /// prompt of its history: refused, with what to do instead.
 fn refuse_role_change(ctx: &RequestContext, what: &str) -> Result<(), CoreError> {
@@ -897,7 +947,7 @@ fn set(
         | "save"
         | "function_calling_support"
         | "yolo"
-        | "mcp_server_support" => set_switch(ctx, &setting),
+        | "mcp_server_support" => set_switch(state, ctx, &setting),
         "enabled_mcp_servers" => set_mcp_servers(state, ctx, &setting),
         "enabled_tools" => set_enabled_tools(state, ctx, &setting),
         "permission_mode" => {
@@ -1046,9 +1096,30 @@ fn set_compression_threshold(
     })
 }
 
-/// The settings that are `true` or `false`.
-fn set_switch(ctx: &mut RequestContext, setting: &Setting<'_>) -> Result<String, CoreError> {
-    let flag = parse_bool(setting.value).ok_or_else(|| setting.invalid("true or false"))?;
+/// The settings that are `true` or `false`; `null` restores the configured value.
+fn set_switch(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    setting: &Setting<'_>,
+) -> Result<String, CoreError> {
+    let config = &state.config;
+    let flag = if setting.null() {
+        match setting.key {
+            "stream" => config.stream,
+            "dry_run" => config.dry_run,
+            "save" => config.save && !ctx.otr.get(),
+            "yolo" => config.yolo,
+            "mcp_server_support" => config.mcp_server_support,
+            _ => config.function_calling_support,
+        }
+    } else {
+        parse_bool(setting.value).ok_or_else(|| setting.invalid("true, false or null"))?
+    };
+    let confirmed = if setting.null() {
+        format!("{}: {flag} (the configured value)", setting.key)
+    } else {
+        setting.confirmed()
+    };
     match setting.key {
         "stream" => ctx.stream = flag,
         "dry_run" => ctx.dry_run = flag,
@@ -1062,7 +1133,7 @@ fn set_switch(ctx: &mut RequestContext, setting: &Setting<'_>) -> Result<String,
         "mcp_server_support" => ctx.mcp_server_support = flag,
         _ => ctx.function_calling_support = flag,
     }
-    Ok(setting.confirmed())
+    Ok(confirmed)
 }
 
 /// `enabled_mcp_servers`: known servers only; `null` in a session drops the session's
@@ -1256,6 +1327,20 @@ mod tests {
             (set("temperature", "3"), Fails(ErrorClass::BadRequest)),
             (set("top_p", "x"), Fails(ErrorClass::BadRequest)),
             (set("bogus", "1"), Fails(ErrorClass::BadRequest)),
+            (set("stream", "false"), Line("stream: false")),
+            (
+                set("stream", "null"),
+                Line("stream: true (the configured value)"),
+            ),
+            (
+                set("yolo", "null"),
+                Line("yolo: false (the configured value)"),
+            ),
+            (
+                set("function_calling_support", "null"),
+                Line("function_calling_support: true (the configured value)"),
+            ),
+            (set("stream", "maybe"), Fails(ErrorClass::BadRequest)),
             (Command::ExitRole, Fails(ErrorClass::Conflict)),
             (
                 Command::UseRole("missing".into()),

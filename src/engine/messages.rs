@@ -115,10 +115,10 @@ fn summarise_stale(messages: &mut [Message], turns: usize) {
             .find(|l| !l.trim().is_empty())
             .unwrap_or_default()
             .chars()
-            .take(80)
+            .take(60)
             .collect();
         let summary = format!(
-            "[earlier result of {tool}, {} bytes, not repeated: {first}… — call the tool again if you need it]",
+            "[earlier {tool} result ({} bytes) not repeated; call again to see it. Starts: {first}…]",
             text.len()
         );
         let id = message.tool_call_id.clone();

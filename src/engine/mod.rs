@@ -185,9 +185,14 @@ impl Engine {
                     .collect(),
             }));
         }
-        // A budget that ran out cancelled the run: say which.
-        if let (Err(CoreError::Cancelled), Some(over)) =
-            (&result, ctx.budget.as_ref().and_then(|b| b.exhausted()))
+        // A budget that ran out cancelled the run: say which. One passed by the final
+        // answer ends the run the same way (the answer was shown and is kept): a run over
+        // its budget never reports plain success.
+        let budget_over = ctx.budget.as_ref().and_then(|b| b.exhausted());
+        let root = ctx.depth == 0;
+        if let (Err(CoreError::Cancelled), Some(over)) | (Ok(_), Some(over)) =
+            (&result, budget_over)
+            && (root || result.is_err())
         {
             result = Err(CoreError::Budget(over.to_string()));
         }

@@ -835,7 +835,10 @@ async fn call_model(
             next = stream.next() => next,
         };
         let batch = match next {
-            None => return Ok(()),
+            None => {
+                estimate_missing_usage(ctx, request, emitter, out);
+                return Ok(());
+            }
             Some(Ok(batch)) => batch,
             Some(Err(e)) => return Err(e.into()),
         };
@@ -844,6 +847,36 @@ async fn call_model(
         }
         emitter.flush();
     }
+}
+
+/// A response that ended without usage (a server that gives none, or one not asked for
+/// it) is counted here with the model's tokenizer, marked as estimated, so budgets,
+/// `.info` and the JSON output see what it cost.
+fn estimate_missing_usage(
+    ctx: &RequestContext,
+    request: &ChatRequest,
+    emitter: &Sink<'_>,
+    out: &mut Collected,
+) {
+    if out.usage != Usage::default() {
+        return;
+    }
+    let counter = crate::tokens::Counter::for_model(ctx.model.real_name());
+    let input = crate::session::compress::count_tokens(&request.messages, counter);
+    let output = counter.count(&out.text)
+        + counter.count(&out.reasoning)
+        + out
+            .calls
+            .iter()
+            .map(|c| counter.count(&c.name) + counter.count(&c.arguments))
+            .sum::<usize>();
+    out.usage = Usage {
+        input_tokens: input as u64,
+        output_tokens: output as u64,
+        cached_tokens: 0,
+        estimated: true,
+    };
+    emitter.emit(Event::Usage(out.usage));
 }
 
 fn apply_event(event: ProviderEvent, emitter: &Sink<'_>, out: &mut Collected) {

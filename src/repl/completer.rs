@@ -569,7 +569,9 @@ mod tests {
             ..CompletionData::default()
         };
         let c = LokiCompleter::new(Arc::new(RwLock::new(data)));
-        assert_eq!(values(c.suggest(".agent de", 9)), ["demo"]);
+        assert_eq!(values(c.suggest(".agent dem", 10)), ["demo"]);
+        // The built-in agents are offered before any run installed them.
+        assert!(values(c.suggest(".agent expl", 11)).contains(&"explore".to_string()));
         let line = ".agent demo ";
         let found = c.suggest(line, line.len());
         assert_eq!(values(found.clone()), ["user=", "tone="]);
@@ -580,7 +582,7 @@ mod tests {
         let starters = c.suggest(".starter ", 9);
         assert_eq!(values(starters.clone()), ["1", "2"]);
         assert_eq!(starters[1].description.as_deref(), Some("Plan the day"));
-        assert_eq!(values(c.suggest(".delete agent-data d", 20)), ["demo"]);
+        assert_eq!(values(c.suggest(".delete agent-data dem", 22)), ["demo"]);
         let skills = dir.path().join("skills");
         std::fs::create_dir_all(skills.join("review")).unwrap();
         std::fs::write(

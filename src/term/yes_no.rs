@@ -3,6 +3,9 @@
 //! Owns: reading the terminal one byte at a time, so keys typed after the answer stay
 //! where the next prompt reads them (a line editor would swallow them), and ignoring
 //! editing keys (Ctrl-U, Ctrl-W, Ctrl-L, arrows) instead of taking them as letters.
+//! Keys typed before the question appeared are dropped (they were meant for something
+//! else), and a word typed instead of `y`/`n` is read to its Enter: `yes`/`no` answer,
+//! anything else (`one`) is not an answer — its letters never count one by one.
 
 use std::io::Write;
 
@@ -29,9 +32,11 @@ pub fn ask(question: &str, default_yes: bool, hint: &str) -> std::io::Result<Rep
     } else {
         format!(" [{hint}]")
     };
+    // What was typed before the question shows was meant for something else.
+    drop_type_ahead();
     write!(err, "? {question} {mark}{hint} ")?;
     err.flush()?;
-    let reply = read_reply(default_yes)?;
+    let reply = read_reply(default_yes, read_byte, byte_within)?;
     let shown = match reply {
         Reply::Yes => "yes",
         Reply::No => "no",
@@ -43,15 +48,45 @@ pub fn ask(question: &str, default_yes: bool, hint: &str) -> std::io::Result<Rep
     Ok(reply)
 }
 
-fn read_reply(default_yes: bool) -> std::io::Result<Reply> {
+fn read_reply(
+    default_yes: bool,
+    mut read_byte: impl FnMut() -> std::io::Result<u8>,
+    byte_within: impl Fn(std::time::Duration) -> std::io::Result<bool>,
+) -> std::io::Result<Reply> {
+    // A word being typed (its first letter was not y or n): read to Enter.
+    let mut word = String::new();
     loop {
-        match read_byte()? {
+        let byte = read_byte()?;
+        if !word.is_empty() {
+            match byte {
+                b'\r' | b'\n' => {
+                    match word.trim().to_ascii_lowercase().as_str() {
+                        "y" | "yes" => return Ok(Reply::Yes),
+                        "n" | "no" => return Ok(Reply::No),
+                        _ => word.clear(),
+                    }
+                    continue;
+                }
+                0x03 | 0x04 => return Ok(Reply::Back),
+                0x7f | 0x08 => {
+                    word.pop();
+                    continue;
+                }
+                0x20..=0x7e => {
+                    word.push(char::from(byte));
+                    continue;
+                }
+                _ => continue,
+            }
+        }
+        match byte {
             b'y' | b'Y' => return Ok(Reply::Yes),
             b'n' | b'N' => return Ok(Reply::No),
             b'\r' | b'\n' => {
                 return Ok(if default_yes { Reply::Yes } else { Reply::No });
             }
             0x03 | 0x04 => return Ok(Reply::Back),
+            b'!'..=b'~' => word.push(char::from(byte)),
             0x1b => {
                 // A lone Esc goes back; an escape sequence (an arrow, a function key) is
                 // read whole and ignored.
@@ -85,6 +120,15 @@ fn read_byte() -> std::io::Result<u8> {
         }
     }
 }
+
+/// Drops what was typed before the question was shown.
+#[cfg(unix)]
+fn drop_type_ahead() {
+    let _ = rustix::termios::tcflush(std::io::stdin(), rustix::termios::QueueSelector::IFlush);
+}
+
+#[cfg(not(unix))]
+fn drop_type_ahead() {}
 
 #[cfg(unix)]
 fn byte_within(wait: std::time::Duration) -> std::io::Result<bool> {
@@ -149,4 +193,33 @@ fn read_byte() -> std::io::Result<u8> {
 #[cfg(not(unix))]
 fn byte_within(_: std::time::Duration) -> std::io::Result<bool> {
     Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(keys: &str, default_yes: bool) -> Reply {
+        let mut bytes = keys.bytes();
+        read_reply(
+            default_yes,
+            || bytes.next().ok_or(std::io::ErrorKind::UnexpectedEof.into()),
+            |_| Ok(false),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn one_key_answers_and_a_typed_word_is_read_to_its_enter() {
+        assert_eq!(reply("y", false), Reply::Yes);
+        assert_eq!(reply("N", true), Reply::No);
+        assert_eq!(reply("\r", true), Reply::Yes);
+        assert_eq!(reply("\r", false), Reply::No);
+        // `one` is not an answer: its `n` does not count; the next key decides.
+        assert_eq!(reply("one\ry", false), Reply::Yes);
+        assert_eq!(reply("yes\r", false), Reply::Yes);
+        assert_eq!(reply("nope\rno\r", true), Reply::No);
+        assert_eq!(reply("ok\x03", true), Reply::Back);
+        assert_eq!(reply("\x1b", true), Reply::Back);
+    }
 }

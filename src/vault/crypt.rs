@@ -8,6 +8,18 @@ use age::secrecy::SecretString;
 
 use super::VaultError;
 
+/// The scrypt work factor (log2 N) of every vault loki writes: the same on every machine
+/// and under any load (age would otherwise time this machine), about a quarter of a
+/// second and 256 MiB. Debug builds (the test suite), whose unoptimised scrypt is a
+/// hundred times slower, write 2^12.
+pub(super) const WORK_FACTOR: u8 = if cfg!(debug_assertions) { 12 } else { 18 };
+
+/// The most work a vault may ask for. Fixed, so an intact file loki wrote opens whatever
+/// the machine is doing (age's own limit follows a timing taken at each start, and a busy
+/// machine once refused a good file); high enough for files other age tools wrote on
+/// fast machines, low enough that a crafted file cannot ask for hours and tens of GiB.
+pub(super) const MAX_WORK_FACTOR: u8 = 22;
+
 /// The secrets as an armoured age file.
 pub(super) fn encrypt(
     entries: &BTreeMap<String, String>,
@@ -17,7 +29,8 @@ pub(super) fn encrypt(
         path: "vault".into(),
         reason: e.to_string(),
     })?;
-    let recipient = age::scrypt::Recipient::new(passphrase.clone());
+    let mut recipient = age::scrypt::Recipient::new(passphrase.clone());
+    recipient.set_work_factor(WORK_FACTOR);
     age::encrypt_and_armor(&recipient, plain.as_bytes()).map_err(|e| VaultError::Corrupted {
         path: "vault".into(),
         reason: format!("cannot encrypt: {e}"),
@@ -34,7 +47,8 @@ pub(super) fn decrypt(
         path: path.to_path_buf(),
         reason,
     };
-    let identity = age::scrypt::Identity::new(passphrase.clone());
+    let mut identity = age::scrypt::Identity::new(passphrase.clone());
+    identity.set_max_work_factor(MAX_WORK_FACTOR);
     let plain = age::decrypt(&identity, bytes).map_err(|e| match e {
         age::DecryptError::DecryptionFailed
         | age::DecryptError::KeyDecryptionFailed
@@ -43,6 +57,12 @@ pub(super) fn decrypt(
             corrupted("not an age file".into())
         }
         age::DecryptError::Io(_) => corrupted("truncated, or not an age file".into()),
+        age::DecryptError::ExcessiveWork { required, .. } => VaultError::ExcessiveWork {
+            path: path.to_path_buf(),
+            log_n: required,
+            max: MAX_WORK_FACTOR,
+            written: WORK_FACTOR,
+        },
         other => corrupted(other.to_string()),
     })?;
     let text = String::from_utf8(plain).map_err(|_| corrupted("not UTF-8 inside".into()))?;
@@ -74,5 +94,57 @@ mod tests {
             decrypt(b"garbage", &pass, path),
             Err(VaultError::Corrupted { .. })
         ));
+    }
+
+    /// The binary age file inside an armoured one.
+    fn unarmour(armoured: &str) -> Vec<u8> {
+        use base64::Engine;
+        let body: String = armoured
+            .lines()
+            .filter(|l| !l.starts_with("-----"))
+            .collect();
+        base64::engine::general_purpose::STANDARD
+            .decode(body)
+            .unwrap()
+    }
+
+    #[test]
+    fn vaults_are_written_with_the_fixed_work_factor_and_excess_is_not_called_damage() {
+        let pass = SecretString::from("correct horse".to_string());
+        let entries = BTreeMap::from([("K".to_string(), "v".to_string())]);
+        let binary = unarmour(&encrypt(&entries, &pass).unwrap());
+        let header = String::from_utf8_lossy(&binary[..120]).to_string();
+        let stanza = header
+            .lines()
+            .find(|l| l.starts_with("-> scrypt "))
+            .unwrap()
+            .to_string();
+        assert!(stanza.ends_with(&format!(" {WORK_FACTOR}")), "{stanza}");
+        // The same file asking for 2^23: refused by the fixed limit, before any work,
+        // and said as what it is.
+        let at = binary
+            .windows(stanza.len())
+            .position(|w| w == stanza.as_bytes())
+            .unwrap();
+        let mut crafted = binary.clone();
+        let digits = at + stanza.len() - WORK_FACTOR.to_string().len();
+        crafted.splice(digits..at + stanza.len(), b"23".iter().copied());
+        let err = decrypt(&crafted, &pass, Path::new("vault.age")).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                VaultError::ExcessiveWork {
+                    log_n: 23,
+                    max: 22,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(!err.to_string().contains("damaged"), "{err}");
+        assert_eq!(
+            decrypt(&binary, &pass, Path::new("vault.age")).unwrap(),
+            entries
+        );
     }
 }

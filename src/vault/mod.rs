@@ -47,6 +47,21 @@ pub enum VaultError {
         /// What was wrong.
         reason: String,
     },
+    /// The file asks for more key-derivation work than loki ever writes (not written by
+    /// loki, or changed since).
+    #[error(
+        "{path} asks for scrypt work 2^{log_n}, above loki's limit of 2^{max} (loki writes 2^{written}); it was not written by loki or was changed, and was left unchanged"
+    )]
+    ExcessiveWork {
+        /// The vault file.
+        path: PathBuf,
+        /// The file's work factor.
+        log_n: u8,
+        /// The most loki accepts.
+        max: u8,
+        /// What loki writes.
+        written: u8,
+    },
     /// No passphrase source: no password file and no terminal.
     #[error(
         "the vault needs its password: set `vault_password_file` in config.yaml (or LOKI_VAULT_PASSWORD_FILE), or run loki on a terminal to type it"

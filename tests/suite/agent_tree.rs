@@ -143,6 +143,55 @@ fn stream_json_shows_each_sub_agent_with_its_agent_and_parent() {
 }
 
 #[test]
+fn a_sub_agent_missing_a_variable_is_refused_and_the_parent_told_even_on_a_terminal() {
+    let env = team("");
+    write_agent(
+        &env,
+        "worker",
+        "instructions: You are WORKER for {{username}}.\nvariables:\n  - name: username\n    description: whose work\n",
+    );
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        match results(&body).first() {
+            None => openai::tool_call_stream(&[(
+                "s1",
+                "agent__spawn",
+                r#"{"agent":"worker","prompt":"do it"}"#,
+            )]),
+            Some(result) => openai::text_stream(&[&format!("boss heard: {result}")]),
+        }
+    });
+    // On a terminal someone could answer, but the variable is the parent's to give.
+    let mut pty = crate::common::pty::Pty::spawn(&env, &["-a", "boss", "go"], &[("NO_COLOR", "1")]);
+    let seen = pty.expect("boss heard:");
+    assert!(!seen.contains("whose work"), "the user was asked: {seen}");
+    let rest = pty.read_to_end();
+    assert!(rest.contains("username"), "{seen}{rest}");
+    let asked: Vec<Recorded> = env.server.requests();
+    assert!(
+        asked.iter().all(|r| who(&r.json()) != "WORKER"),
+        "the worker ran"
+    );
+}
+
+#[test]
+fn a_budget_passed_by_the_final_answer_is_said_and_fails_the_run() {
+    let env = team("max_tokens: 1000\n");
+    env.server.push(openai::text_stream_with_usage(
+        &["the whole answer"],
+        900,
+        200,
+    ));
+    let out = env.loki().args(["-a", "boss", "go"]).assert().code(1);
+    assert_eq!(crate::common::stdout(&out), "the whole answer\n");
+    let stderr = crate::common::stderr(&out);
+    assert!(
+        stderr.contains("budget spent: max_tokens 1000 reached (1100 used)"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_spent_budget_stops_the_whole_tree_and_keeps_what_arrived() {
     let env = team("max_tokens: 1000\n");
     env.server.respond_for("/v1/chat", |request| {

@@ -221,11 +221,14 @@ fn an_agent_s_sessions_live_in_its_directory() {
 #[test]
 fn agents_are_listed_and_the_built_ins_are_installed_once() {
     let env = agent_env();
+    // A fresh config dir already lists the built-in agents (the listing writes nothing).
+    let all = "code-reviewer\ncoder\ndemo\nexplore\nfile-reviewer\noracle\nsisyphus\nsql\n";
     env.loki()
         .arg("--list-agents")
         .assert()
         .success()
-        .stdout("demo\n");
+        .stdout(all);
+    assert!(!env.config_dir().join("agents/explore").exists());
     // The first run that does something installs the built-in agents, keeping an agent
     // the user wrote.
     let coder = env.config_dir().join("agents/coder/config.yaml");
@@ -239,10 +242,7 @@ fn agents_are_listed_and_the_built_ins_are_installed_once() {
     );
     let listed = env.loki().arg("--list-agents").assert().success();
     let out = String::from_utf8_lossy(&listed.get_output().stdout).into_owned();
-    assert_eq!(
-        out,
-        "code-reviewer\ncoder\ndemo\nexplore\nfile-reviewer\noracle\nsisyphus\nsql\n"
-    );
+    assert_eq!(out, all);
     // The user's own `demo` was left whole: no built-in file was added to it.
     assert!(!env.config_dir().join("agents/demo/tools.py").exists());
     let explore_tools = env.config_dir().join("agents/explore/tools.sh");
@@ -288,6 +288,26 @@ fn the_built_in_explore_agent_runs_its_tools_on_a_fresh_machine() {
 }
 
 /// Writes agent `name` with `config`.
+#[test]
+fn an_agent_whose_tools_cannot_be_offered_says_so_when_it_starts() {
+    let env = TestEnv::new();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("function_calling_support: false\n{config}"));
+    write_agent(
+        &env,
+        "helper",
+        "instructions: You help.\nglobal_tools: [fs_cat, no_such_tool]\n",
+    );
+    env.server.push(openai::text_stream(&["hello"]));
+    let out = env.loki().args(["-a", "helper", "hi"]).assert().success();
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("function_calling_support is off"), "{err}");
+    assert!(
+        err.contains("`no_such_tool`") && !err.contains("`fs_cat`"),
+        "{err}"
+    );
+}
+
 fn write_agent(env: &TestEnv, name: &str, config: &str) {
     let dir = env.config_dir().join("agents").join(name);
     std::fs::create_dir_all(&dir).unwrap();

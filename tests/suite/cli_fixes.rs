@@ -63,6 +63,94 @@ fn every_cli_flag_and_config_key_is_documented() {
     );
 }
 
+/// The long flags of the `loki …` commands a Markdown text shows: in each line, every
+/// command segment (split at `|`, `&&`, `||`, `;`, `$(`) that starts with `loki`, after
+/// any `NAME=value` assignments, up to a `--` that ends loki's own options.
+fn flags_in_examples(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let line = line
+            .replace("&&", "|")
+            .replace("||", "|")
+            .replace("$(", "|");
+        for segment in line.split(['|', ';', '`', '(']) {
+            let mut words = segment
+                .split_whitespace()
+                .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+                .peekable();
+            if words.next() != Some("loki") {
+                continue;
+            }
+            for word in words.take_while(|w| *w != "--") {
+                let Some(name) = word.strip_prefix("--") else {
+                    continue;
+                };
+                let name: String = name
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                if !name.is_empty() {
+                    found.push(format!("--{name}"));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_flag_in_a_docs_example_is_a_real_flag() {
+    let env = TestEnv::new();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut real = help_flags(&env);
+    // Accepted, not in `--help`: the Claude Agent SDK's own flags and the wrapper.
+    real.extend(
+        [
+            "--sandbox-exec",
+            "--output-format",
+            "--input-format",
+            "--verbose",
+        ]
+        .map(String::from),
+    );
+    let mut files = vec![format!("{root}/README.md")];
+    for entry in std::fs::read_dir(format!("{root}/docs")).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "md") {
+            files.push(path.display().to_string());
+        }
+    }
+    let mut checked = 0;
+    let mut unknown = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for flag in flags_in_examples(&text) {
+            checked += 1;
+            if !real.contains(&flag) {
+                unknown.push(format!("{flag} in {file}"));
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "only {checked} flags found in the docs' examples"
+    );
+    unknown.sort();
+    unknown.dedup();
+    assert!(
+        unknown.is_empty(),
+        "flags the docs show that loki does not have: {unknown:#?}"
+    );
+}
+
+#[test]
+fn flags_are_found_in_commands_not_in_other_programs() {
+    let found = flags_in_examples(
+        "git diff --staged | loki --role x \"msg\"\n`OPENAI_API_KEY=k loki -m a --no-stream hi -- --not-this`\nls --all",
+    );
+    assert_eq!(found, ["--role", "--no-stream"]);
+}
+
 // ---- item 14 ----
 
 #[test]

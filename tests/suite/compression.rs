@@ -175,7 +175,7 @@ fn old_tool_results_are_sent_as_summaries_and_kept_whole_in_the_session() {
     );
     // The one-line summaries are only what is sent: the session never holds them.
     assert!(session.contains("lorem ipsum dolor"), "{session}");
-    assert!(!session.contains("earlier result of"), "{session}");
+    assert!(!session.contains("earlier fs_cat result"), "{session}");
 }
 
 /// Every YAML file under `dir`, concatenated.

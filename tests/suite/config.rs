@@ -47,6 +47,34 @@ fn a_local_ollama_is_found_and_its_first_chat_model_used() {
 }
 
 #[test]
+fn list_models_shows_what_a_found_local_server_serves() {
+    let env = TestEnv::bare();
+    for _ in 0..2 {
+        env.server.push_for(
+            "/v1/models",
+            openai::models_list(&["nomic-embed-text", "llama3.2:latest", "qwen3:8b"]),
+        );
+    }
+    let listed = |args: &[&str]| {
+        let out = env
+            .loki()
+            .env("OLLAMA_API_BASE", env.server.base_url())
+            .args(args)
+            .assert()
+            .success();
+        stdout(&out)
+    };
+    assert_eq!(
+        listed(&["--list-models"]),
+        "ollama:llama3.2:latest\nollama:qwen3:8b\n"
+    );
+    assert_eq!(
+        listed(&["--list-models=embedding"]),
+        "ollama:nomic-embed-text\n"
+    );
+}
+
+#[test]
 fn loki_platform_selects_vendor_and_model() {
     let env = TestEnv::bare();
     env.loki()
@@ -59,6 +87,31 @@ fn loki_platform_selects_vendor_and_model() {
     let req = env.server.last_request();
     assert_eq!(req.json()["model"], "deepseek-reasoner");
     assert_eq!(req.header("authorization"), Some("Bearer dk"));
+}
+
+#[test]
+fn info_shows_the_output_cap_each_request_carries() {
+    let env = TestEnv::new();
+    let out = env.loki().arg("--info").assert().success();
+    let info = stdout(&out);
+    let row = |info: &str| {
+        info.lines()
+            .find(|l| l.starts_with("max_tokens_sent"))
+            .unwrap_or_else(|| panic!("{info}"))
+            .to_string()
+    };
+    assert!(row(&info).contains("none: the server decides"), "{info}");
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&config.replace(
+        "      - name: text-only\n",
+        "      - name: text-only\n        max_output_tokens: 4096\n        require_max_tokens: true\n",
+    ));
+    let out = env
+        .loki()
+        .args(["-m", "fake:text-only", "--info"])
+        .assert()
+        .success();
+    assert!(row(&stdout(&out)).contains("4096 (require_max_tokens)"));
 }
 
 #[test]

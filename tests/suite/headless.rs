@@ -430,6 +430,42 @@ fn json_output_reports_a_failure_in_the_object() {
     );
 }
 
+#[test]
+fn a_stream_without_usage_is_asked_for_it_and_else_counted_as_an_estimate() {
+    let env = TestEnv::new();
+    // A local OpenAI-compatible server (the test client is on loopback) that sends no
+    // usage: loki asked for it, then counts it itself.
+    env.server.push(crate::common::fake_llm::Reply::sse(vec![
+        openai::role_frame(),
+        openai::text_frame("the answer is forty-two"),
+        openai::data_frame(&openai::chunk_json("{}", Some("stop"))),
+        openai::done_frame(),
+    ]));
+    let out = env
+        .loki()
+        .args(["--output-format", "json", "what is the answer?"])
+        .assert()
+        .success();
+    let sent = env.server.last_request().json();
+    assert_eq!(sent["stream_options"]["include_usage"], true, "{sent}");
+    let all = events(&out.get_output().stdout);
+    let usage = &all[0]["usage"];
+    assert_eq!(usage["estimated"], true, "{}", all[0]);
+    assert!(usage["output_tokens"].as_u64().unwrap() >= 4, "{usage}");
+    assert!(usage["input_tokens"].as_u64().unwrap() >= 5, "{usage}");
+    // A server that reports usage is taken at its word, not marked.
+    env.server
+        .push(openai::text_stream_with_usage(&["hi"], 7, 1));
+    let out = env
+        .loki()
+        .args(["--output-format", "json", "hello"])
+        .assert()
+        .success();
+    let all = events(&out.get_output().stdout);
+    assert_eq!(all[0]["usage"]["input_tokens"], 7, "{}", all[0]);
+    assert_eq!(all[0]["usage"].get("estimated"), None, "{}", all[0]);
+}
+
 /// Replies by the last user message of the request, so the order of turns is checked by
 /// content rather than arrival.
 fn reply_by_question(env: &TestEnv) {

@@ -282,6 +282,22 @@ fn builtin_macro_is_installed_on_first_run_and_works() {
         "{sent}"
     );
 
+    // A clean tree: nothing to describe, no request, a failing exit.
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "all"]);
+    let asked = env.server.requests().len();
+    let out = env
+        .loki()
+        .args(["--macro", "generate-commit-message"])
+        .assert()
+        .code(1);
+    assert!(
+        crate::common::stderr(&out).contains("nothing to describe"),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    assert_eq!(env.server.requests().len(), asked);
+
     // The user's edits are kept on later runs.
     std::fs::write(&file, "steps: [mine]\n").unwrap();
     env.loki().arg("hello").assert().success();

@@ -28,7 +28,9 @@ fn streams_the_answer_and_sends_an_openai_request() {
         json!({
             "model": "gpt-4o-mini",
             "messages": [{"role": "user", "content": "what is up?"}],
-            "stream": true
+            "stream": true,
+            // A server on this machine is asked for usage in the stream.
+            "stream_options": {"include_usage": true}
         })
     );
 }

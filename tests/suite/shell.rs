@@ -157,7 +157,6 @@ fn tab_completes_models_roles_and_sessions_from_the_config_dir() {
         "Talk like a pirate.",
     )
     .unwrap();
-    let before = crate::common::tree(&env.config_dir());
 
     let models = bash_complete(&env, "loki -m fake:gpt");
     assert!(
@@ -175,6 +174,23 @@ fn tab_completes_models_roles_and_sessions_from_the_config_dir() {
     assert_eq!(bash_complete(&env, "loki --session lis"), ["lisbon-trip"]);
     let flags = bash_complete(&env, "loki --list-mo");
     assert_eq!(flags, ["--list-models"]);
+    // Agents, built-in ones included, and the named agent's variables.
+    let agent_dir = env.config_dir().join("agents/greeter");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    std::fs::write(
+        agent_dir.join("config.yaml"),
+        "instructions: Greet {{username}}.\nvariables:\n  - name: username\n    description: who\n",
+    )
+    .unwrap();
+    let before = crate::common::tree(&env.config_dir());
+    let agents = bash_complete(&env, "loki -a ");
+    for agent in ["greeter", "explore"] {
+        assert!(agents.contains(&agent.to_string()), "{agents:?}");
+    }
+    assert_eq!(
+        bash_complete(&env, "loki -a greeter --agent-variable us"),
+        ["username"]
+    );
     assert_eq!(
         crate::common::tree(&env.config_dir()),
         before,
