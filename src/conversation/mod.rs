@@ -320,10 +320,10 @@ impl Conversation {
         if self.empty_session && self.ctx.session.is_some() {
             command::apply(&state, &mut self.ctx, Command::ClearConversation, &Discard).await?;
         }
-        for warning in self.ctx.session_model_warning() {
-            if !self.warnings.contains(&warning) {
-                self.warnings.push(warning);
-            }
+        if let Some(warning) = self.ctx.session_model_warning()
+            && !self.warnings.contains(&warning)
+        {
+            self.warnings.push(warning);
         }
         if let Some(hooks) = self.ctx.tool_hooks.clone().filter(|_| self.ctx.depth == 0) {
             let source = if self.ctx.history.is_empty() {
