@@ -218,6 +218,25 @@ impl TestServer {
             "systemPrompt": "You summarise in five words.",
             "maxTokens": 50
         });
+        // MCP_TEST_SAMPLE_TIMES=N: ask N times in a row (a server that keeps sampling).
+        let times: usize = std::env::var("MCP_TEST_SAMPLE_TIMES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        if times > 1 {
+            let mut answered = 0;
+            for _ in 0..times {
+                let params = serde_json::from_value(request.clone())
+                    .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))?;
+                if let Err(e) = peer.create_message(params).await {
+                    let text = format!("stopped after {answered} answers: {e}");
+                    return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+                }
+                answered += 1;
+            }
+            let text = format!("{answered} answers");
+            return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+        }
         let answer = match responses {
             Some(responses) => serde_json::from_value::<rmcp::model::CreateMessageResult>(
                 responses["sample"].clone(),

@@ -314,7 +314,9 @@ impl AgentDef {
         let output = OutputFile::create().map_err(|e| failed(e.to_string()))?;
         let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
         let mut command = if extension == "ts" {
-            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let text =
+                crate::atomic_file::read_regular_text(&file, crate::atomic_file::MAX_CONFIG_FILE)
+                    .unwrap_or_default();
             let mut words = crate::tool::script::interpreter_of(&text)
                 .unwrap_or_else(|| vec!["npx".into(), "tsx".into()]);
             let program = words.remove(0);
@@ -458,11 +460,13 @@ pub fn knowledge_base_name(agent: &str) -> String {
 }
 
 /// The tools file of an agent directory: `tools.sh`, else `tools.py`, else `tools.ts`.
+/// The agent's tools file: whatever is there under one of the names (anything but a
+/// regular file is then refused when it is read, naming it).
 fn tools_file(dir: &Path) -> Option<PathBuf> {
     ["tools.sh", "tools.py", "tools.ts"]
         .iter()
         .map(|name| dir.join(name))
-        .find(|path| path.is_file())
+        .find(|path| std::fs::symlink_metadata(path).is_ok())
 }
 
 /// The built-in agents: `(agent, file, contents)`.

@@ -26,6 +26,9 @@ use crate::state::AppState;
 
 const MENU: &[&str] = &["execute", "revise", "describe", "copy", "quit"];
 
+/// The menu for a command taller than the screen, until it was viewed whole.
+const MENU_UNSEEN: &[&str] = &["view", "revise", "describe", "copy", "quit"];
+
 /// `-e` from the command line: the conversation (with `-s` and `--empty-session`) framed
 /// by the `shell` role, the shell assistant, and the session saved per the save policy.
 pub async fn start(
@@ -83,10 +86,16 @@ async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Res
         return Ok(0);
     }
     let theme = Theme::prompt(&state.terminal);
+    let mut viewed = false;
     loop {
-        show_command(&theme, &command)?;
-        let choice = super::menu::choose(&theme, MENU);
+        let hidden = show_command(&theme, &command)?.filter(|_| !viewed);
+        let menu = if hidden.is_some() { MENU_UNSEEN } else { MENU };
+        let choice = super::menu::choose(&theme, menu);
         match choice {
+            "view" => {
+                crate::term::pager::show_whole(&hidden.unwrap_or_default());
+                viewed = true;
+            }
             "execute" => return Ok(execute(&state, &command)),
             "revise" => {
                 let Ok(change) = inquire::Text::new("What should change?").prompt() else {
@@ -97,6 +106,7 @@ async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Res
                     ..UserInput::default()
                 };
                 command = generate(conversation, change).await?;
+                viewed = false;
             }
             "describe" => {
                 let model = conversation.model_id();
@@ -124,11 +134,26 @@ async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Res
 }
 
 /// The command as it will run: control, bidi and invisible characters escaped, with a
-/// note when there are any.
-fn show_command(theme: &Theme, command: &str) -> std::io::Result<()> {
+/// note when there are any. A command taller than the screen shows its head and a count
+/// of the rest; its whole text comes back, to be viewed before it can run.
+fn show_command(theme: &Theme, command: &str) -> std::io::Result<Option<String>> {
     let shown = sanitize::approval(command);
+    let (cols, rows) = crossterm::terminal::size()
+        .map(|(c, r)| (usize::from(c), usize::from(r)))
+        .unwrap_or((80, 24));
+    let head = crate::render::screenful::fit(&shown, rows.saturating_sub(10).max(3), cols);
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", theme.paint(Style::Warning, &shown))?;
+    writeln!(out, "{}", theme.paint(Style::Warning, &head.shown))?;
+    if let Some(note) = head.hidden_note() {
+        writeln!(
+            out,
+            "{}",
+            theme.paint(
+                Style::Warning,
+                &format!("{note}: view it whole before it can run")
+            )
+        )?;
+    }
     if matches!(shown, std::borrow::Cow::Owned(_)) {
         writeln!(
             out,
@@ -137,7 +162,7 @@ fn show_command(theme: &Theme, command: &str) -> std::io::Result<()> {
             sanitize::HIDDEN_NOTE
         )?;
     }
-    Ok(())
+    Ok((!head.is_whole()).then(|| shown.into_owned()))
 }
 
 /// One model call with the shell role; the reply without fences or blank lines.

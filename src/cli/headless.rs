@@ -223,7 +223,7 @@ impl Emitter for JsonResult {
                     "answer": aborted.partial,
                     "reasoning": (!run.reasoning.is_empty()).then_some(run.reasoning),
                     "tool_calls": run.tool_calls,
-                    "usage": Value::Null,
+                    "usage": aborted.usage,
                     "cost_usd": Value::Null,
                     "finish_reason": match aborted.reason {
                         AbortReason::Cancelled => "cancelled",

@@ -32,6 +32,8 @@ pub struct Sink<'a> {
     out: &'a dyn Emitter,
     ended: AtomicBool,
     partial: Mutex<String>,
+    /// What the run's model calls (and MCP sampling) have cost so far, for an abort.
+    spent: Mutex<crate::client::Usage>,
 }
 
 impl<'a> Sink<'a> {
@@ -45,6 +47,7 @@ impl<'a> Sink<'a> {
             out,
             ended: AtomicBool::new(false),
             partial: Mutex::new(String::new()),
+            spent: Mutex::new(crate::client::Usage::default()),
         }
     }
 
@@ -102,6 +105,14 @@ impl<'a> Sink<'a> {
 
     /// Emits `turn_aborted` for `err` with the partial answer remembered, unless the
     /// run already ended.
+    /// Counts what one model call (or a round's sampling) cost, reported if the run is
+    /// aborted.
+    pub fn spent(&self, usage: crate::client::Usage) {
+        if let Ok(mut spent) = self.spent.lock() {
+            spent.add(usage);
+        }
+    }
+
     pub fn abort(&self, err: &super::CoreError) {
         if self.ended() {
             return;
@@ -118,10 +129,12 @@ impl<'a> Sink<'a> {
                 Some(super::event::redacted(other.to_string())),
             ),
         };
+        let usage = self.spent.lock().map(|u| *u).unwrap_or_default();
         self.emit(Event::TurnAborted(TurnAborted {
             reason,
             error,
             partial,
+            usage: (usage != crate::client::Usage::default()).then_some(usage),
         }));
         self.flush();
     }

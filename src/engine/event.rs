@@ -441,6 +441,9 @@ pub struct TurnAborted {
     pub error: Option<String>,
     /// The answer text received before the stop.
     pub partial: String,
+    /// What the run cost before it stopped (model calls and MCP sampling).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::client::Usage>,
 }
 
 #[cfg(test)]
@@ -466,6 +469,7 @@ mod tests {
                 reason: AbortReason::Cancelled,
                 error: None,
                 partial: "p".into(),
+                usage: None,
             }),
         };
         assert_eq!(

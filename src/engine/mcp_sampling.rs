@@ -38,6 +38,11 @@ pub(super) struct Sampling<'a> {
     pub allowed: std::sync::atomic::AtomicBool,
     /// `deny_tools: mcp_sampling`: every request is refused.
     pub denied: bool,
+    /// The agent run's budget: each answer is charged as it arrives, so a server that
+    /// asks again and again is stopped when the budget is spent.
+    pub budget: Option<std::sync::Arc<crate::usage::Budget>>,
+    /// Set when an answer spent the budget (reported after the round).
+    pub exhausted: Mutex<Option<crate::usage::Exhausted>>,
 }
 
 impl Sampling<'_> {
@@ -64,6 +69,13 @@ impl Sampling<'_> {
                             ProviderEvent::Usage(u) => {
                                 if let Ok(mut total) = self.usage.lock() {
                                     total.add(u);
+                                }
+                                let over = self
+                                    .budget
+                                    .as_ref()
+                                    .and_then(|b| b.charge(&self.model.config, u));
+                                if let (Some(over), Ok(mut slot)) = (over, self.exhausted.lock()) {
+                                    slot.get_or_insert(over);
                                 }
                             }
                             _ => {}

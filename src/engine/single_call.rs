@@ -29,6 +29,17 @@ impl Engine {
         let sink = Sink::for_context(ctx, emitter);
         let toolbox = super::tool_round::Toolbox::prepare(&self.state, ctx, &sink).await?;
         if !toolbox.tools.iter().any(|t| t.name() == name) {
+            // A declaration that could not be read says why.
+            let broken = self.state.script_tools().errors.iter().find(|e| {
+                e.path
+                    .file_stem()
+                    .is_some_and(|stem| stem.to_string_lossy() == name)
+            });
+            if let Some(error) = broken {
+                return Err(CoreError::InvalidRequest(format!(
+                    "tool `{name}` is not available: {error}"
+                )));
+            }
             let mut names: Vec<&str> = toolbox.tools.iter().map(crate::tool::Tool::name).collect();
             names.sort_unstable();
             return Err(CoreError::InvalidRequest(format!(

@@ -128,6 +128,8 @@ impl Toolbox {
                 .deny
                 .iter()
                 .any(|t| t == super::mcp_sampling::TOOL),
+            budget: ctx.budget.clone(),
+            exhausted: std::sync::Mutex::new(None),
         };
         let env = ToolEnv {
             editor: self.editor.as_deref(),
@@ -166,7 +168,7 @@ impl Toolbox {
             .cloned()
             .collect();
         let mut progress = self.progress_rx.lock().await;
-        let results = {
+        let results: Option<Vec<crate::tool::CallResult>> = {
             let run = crate::tool::run_round(
                 calls,
                 &callable,
@@ -180,8 +182,8 @@ impl Toolbox {
             loop {
                 tokio::select! {
                     biased;
-                    () = cancel.cancelled() => return None,
-                    results = &mut run => break results,
+                    () = cancel.cancelled() => break None,
+                    results = &mut run => break Some(results),
                     Some((call_id, message)) = progress.recv() => {
                         sink.emit(Event::ToolCallProgress(ToolCallProgress { call_id, message }));
                         sink.flush();
@@ -189,8 +191,9 @@ impl Toolbox {
                 }
             }
         };
+        // What sampling spent is the conversation's, a stopped round's too.
         settle_sampling(ctx, &sampling, preapproved, sink);
-        Some(self.result_messages(&results, sink))
+        Some(self.result_messages(&results?, sink))
     }
 
     /// The round's results as `tool_call_finished` events and the messages for the
@@ -250,9 +253,19 @@ fn settle_sampling(
     }
     let sampled = sampling.usage.lock().map(|u| *u).unwrap_or_default();
     if sampled != crate::client::Usage::default() {
+        // Charged to the budget answer by answer already (see `Sampling::answer`).
         ctx.usage.add(&ctx.model.config, sampled);
+        sink.spent(sampled);
         sink.emit(Event::Usage(sampled));
-        super::turn::charge_budget(ctx, sampled, sink);
+    }
+    if let Some(over) = sampling.exhausted.lock().ok().and_then(|mut o| o.take()) {
+        sink.emit(Event::BudgetExhausted(super::event::BudgetExhausted {
+            budget: over.budget,
+            limit: over.limit,
+            used: over.used,
+            message: over.to_string(),
+        }));
+        sink.flush();
     }
 }
 

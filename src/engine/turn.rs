@@ -320,6 +320,7 @@ pub(super) async fn run_turn(
         let mut collected = Collected::default();
         let result = call_model(ctx, &request, emitter, &mut collected).await;
         total.add(collected.usage);
+        emitter.spent(collected.usage);
         charge_budget(ctx, collected.usage, emitter);
         if let Err(err) = result {
             // What arrived before the failure is kept.

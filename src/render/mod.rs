@@ -17,6 +17,7 @@ pub mod markdown;
 pub mod rag_progress;
 mod resize;
 pub mod sanitize;
+pub mod screenful;
 pub mod spinner;
 pub mod theme;
 pub mod themes;

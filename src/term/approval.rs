@@ -12,13 +12,11 @@ use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
 
-/// Lines of a preview shown before the question.
-const PREVIEW_LINES: usize = 400;
-
 const YES: &str = "yes";
 const ALWAYS: &str = "yes, and don't ask again for this tool in this conversation";
 const NO: &str = "no";
 const NO_TELL: &str = "no, and tell the model why";
+const VIEW: &str = "view it whole first";
 
 /// Asks the person at the terminal.
 #[derive(Debug, Clone)]
@@ -47,12 +45,27 @@ impl TerminalApprover {
         }
     }
 
-    fn show(&self, request: &ApprovalRequest) {
+    /// Shows the call, its head first: a question or preview taller than the screen is
+    /// cut, what was left out is counted, and the whole text is returned for viewing
+    /// (`None` when everything fit).
+    fn show(&self, request: &ApprovalRequest) -> Option<String> {
+        use crate::render::screenful::fit;
+        let (cols, rows) = crossterm::terminal::size()
+            .map(|(c, r)| (usize::from(c), usize::from(r)))
+            .unwrap_or((80, 24));
         let mut err = std::io::stderr().lock();
-        if let Some(preview) = &request.preview {
-            let total = preview.lines().count();
-            for line in preview.lines().take(PREVIEW_LINES) {
-                let line = &sanitize::approval(line);
+        let tool = sanitize::approval_line(&request.tool);
+        let summary = sanitize::approval_line(&request.summary);
+        let label = self.label(request);
+        let question = format!("{label}{tool} wants to {summary}");
+        // The question (which holds a command) gets a quarter of the screen, the preview
+        // what is left above the menu.
+        let asked = fit(&question, (rows / 4).max(2), cols.saturating_sub(9));
+        let preview = request.preview.as_deref().map(sanitize::approval);
+        let preview_rows = rows.saturating_sub(asked.shown.lines().count() + 8).max(3);
+        let previewed = preview.as_deref().map(|p| fit(p, preview_rows, cols));
+        if let Some(previewed) = &previewed {
+            for line in previewed.shown.lines() {
                 let style = match line.chars().next() {
                     Some('+') if !line.starts_with("+++") => Some(Style::Success),
                     Some('-') if !line.starts_with("---") => Some(Style::Error),
@@ -64,25 +77,19 @@ impl TerminalApprover {
                     None => writeln!(err, "{line}"),
                 };
             }
-            if total > PREVIEW_LINES {
-                let _ = writeln!(
-                    err,
-                    "{}",
-                    self.theme.paint(
-                        Style::Warning,
-                        &format!("… {} more lines not shown", total - PREVIEW_LINES)
-                    )
-                );
+            if let Some(note) = previewed.hidden_note() {
+                let _ = writeln!(err, "{}", self.theme.paint(Style::Warning, &note));
             }
         }
-        let tool = sanitize::approval_line(&request.tool);
-        let summary = sanitize::approval_line(&request.summary);
-        let label = self.label(request);
         let _ = writeln!(
             err,
-            "{} {label}{tool} wants to {summary}",
+            "{} {}",
             self.theme.paint(Style::Warning, "approve?"),
+            asked.shown
         );
+        if let Some(note) = asked.hidden_note() {
+            let _ = writeln!(err, "{}", self.theme.paint(Style::Warning, &note));
+        }
         if matches!(tool, Cow::Owned(_)) || matches!(summary, Cow::Owned(_)) {
             let _ = writeln!(
                 err,
@@ -91,6 +98,26 @@ impl TerminalApprover {
                 sanitize::HIDDEN_NOTE
             );
         }
+        let whole = asked.is_whole()
+            && previewed
+                .as_ref()
+                .is_none_or(crate::render::screenful::Screenful::is_whole);
+        if whole {
+            return None;
+        }
+        let _ = writeln!(
+            err,
+            "{}",
+            self.theme.paint(
+                Style::Warning,
+                "it does not fit on the screen: view it whole before it can run"
+            )
+        );
+        let mut all = question;
+        if let Some(preview) = preview {
+            all = format!("{preview}\n\n{all}");
+        }
+        Some(all)
     }
 }
 
@@ -100,22 +127,30 @@ impl Approver for TerminalApprover {
         Box::pin(async move {
             // One question on the terminal at a time, whichever conversation asks.
             let _turn = crate::term::ask::one_at_a_time().await;
-            self.show(request);
-            let asked = tokio::task::spawn_blocking(move || ask(allow_always)).await;
+            let hidden = self.show(request);
+            let asked = tokio::task::spawn_blocking(move || ask(allow_always, hidden)).await;
             asked.unwrap_or(Decision::Deny)
         })
     }
 }
 
-fn ask(allow_always: bool) -> Decision {
-    let options = if allow_always {
-        vec![YES, ALWAYS, NO, NO_TELL]
-    } else {
-        vec![YES, NO, NO_TELL]
+/// Asks; `hidden` (the whole text of a call that did not fit) must be viewed before yes
+/// is offered.
+fn ask(allow_always: bool, mut hidden: Option<String>) -> Decision {
+    let choice = loop {
+        let options = match (&hidden, allow_always) {
+            (Some(_), _) => vec![VIEW, NO, NO_TELL],
+            (None, true) => vec![YES, ALWAYS, NO, NO_TELL],
+            (None, false) => vec![YES, NO, NO_TELL],
+        };
+        let choice = inquire::Select::new("Run it?", options)
+            .without_help_message()
+            .prompt();
+        match (choice, hidden.take()) {
+            (Ok(VIEW), Some(whole)) => crate::term::pager::show_whole(&whole),
+            (choice, _) => break choice,
+        }
     };
-    let choice = inquire::Select::new("Run it?", options)
-        .without_help_message()
-        .prompt();
     match choice {
         Err(
             inquire::InquireError::OperationInterrupted | inquire::InquireError::OperationCanceled,

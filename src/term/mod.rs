@@ -8,6 +8,7 @@ pub mod clipboard;
 pub mod editor;
 pub mod json_lines;
 pub mod line_prompt;
+pub mod pager;
 pub mod rag;
 pub mod sign_in;
 pub mod text_input;

@@ -74,7 +74,8 @@ pub fn parse(path: &Path) -> Result<ScriptTool, ScriptError> {
         line,
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(0, e.to_string()))?;
+    let text = crate::atomic_file::read_regular_text(path, crate::atomic_file::MAX_CONFIG_FILE)
+        .map_err(|e| err(0, e.to_string()))?;
     parse_text(path, &text)
 }
 
@@ -821,7 +822,8 @@ pub fn parse_agent_tools(path: &Path) -> Result<Vec<ScriptTool>, ScriptError> {
         line,
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(0, e.to_string()))?;
+    let text = crate::atomic_file::read_regular_text(path, crate::atomic_file::MAX_CONFIG_FILE)
+        .map_err(|e| err(0, e.to_string()))?;
     let mut tools = match path.extension().and_then(|e| e.to_str()) {
         Some("sh") => agent_bash(&text).map_err(|(line, m)| err(line, m))?,
         Some("py") => agent_python(&text).map_err(|(line, m)| err(line, m))?,

@@ -1689,6 +1689,30 @@ fn mcp_tool_cases() -> Vec<Case> {
                 .file(mcp, format!("{{\"mcpServers\": {{\"x\": {server}}}}}")),
         );
     }
+    // Script declarations and an agent's tools file are read bounded, as regular files.
+    for (name, special) in [
+        ("a FIFO", Special::Fifo),
+        ("a link to /dev/zero", Special::Link("/dev/zero".into())),
+    ] {
+        cases.push(
+            Case::new(
+                format!("tool: a declaration file that is {name}"),
+                &["--run-tool", "odd", "{}"],
+                Fails(1, "odd.sh"),
+            )
+            .special("config/functions/tools/odd.sh", special.clone())
+            .file("config/functions/tools.txt", b"odd.sh\n"),
+        );
+        cases.push(
+            Case::new(
+                format!("agent: a tools file that is {name}"),
+                &["-a", "odd", "hi"],
+                Fails(1, "tools.sh"),
+            )
+            .file("config/agents/odd/config.yaml", b"instructions: odd\n")
+            .special("config/agents/odd/tools.sh", special),
+        );
+    }
     // A script tool whose output is hostile: run, confined, the answer still comes.
     cases.push(
         Case::new("tool: a tool that hangs", &["--run-tool", "hang", "{}"], Fails(1, "hang"))

@@ -60,6 +60,36 @@ fn the_menu_executes_the_command_and_records_it_in_history() {
 }
 
 #[test]
+fn a_command_taller_than_the_screen_runs_only_after_it_was_viewed_whole() {
+    let env = TestEnv::new();
+    let command = format!("touch X\n{}ls -la", ":\n".repeat(80));
+    env.server.push(openai::text_json(&command));
+    let mut pty = Pty::spawn(
+        &env,
+        &["-e", "tidy up"],
+        &[("NO_COLOR", "1"), ("SHELL", "/bin/bash"), ("PAGER", "cat")],
+    );
+    let shown = pty.expect("view it whole before it can run");
+    assert!(shown.contains("touch X"), "{shown:?}");
+    assert!(shown.contains("more lines"), "{shown:?}");
+    pty.expect("view");
+    // `e` is not in the menu until the command was viewed whole.
+    pty.send("e");
+    pty.send("v");
+    let viewed = pty.expect("ls -la");
+    assert!(viewed.contains("touch X"), "{viewed:?}");
+    pty.expect("execute");
+    assert!(
+        !env.work_dir().join("X").exists(),
+        "ran before it was viewed"
+    );
+    pty.send("e");
+    pty.read_to_end();
+    assert_eq!(pty.exit_code(), 0);
+    assert!(env.work_dir().join("X").exists());
+}
+
+#[test]
 fn revise_regenerates_in_the_same_conversation_and_quit_leaves() {
     let env = TestEnv::new();
     env.server.push(openai::text_json("ls"));

@@ -276,6 +276,57 @@ fn sampling_asks_the_conversation_s_model_once_approved() {
 }
 
 #[test]
+fn sampling_is_charged_to_the_agent_s_budget_as_it_goes() {
+    let asks_twenty = json!({"type": "stdio", "command": server_bin(), "env": {"MCP_TEST_ASKS": "1", "MCP_TEST_SAMPLE_TIMES": "20"}});
+    let env = mcp_env(json!({ "s": asks_twenty }), "mcp_tool_exposure: direct\n");
+    let agent = env.config_dir().join("agents/sampler");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(
+        agent.join("config.yaml"),
+        "instructions: You use the server.\nmcp_servers: [s]\nmax_tokens: 250\n",
+    )
+    .unwrap();
+    env.server.respond_for("/v1/chat", |req| {
+        let sent = req.json()["messages"].to_string();
+        if sent.contains("llamas hum") {
+            openai::text_stream_with_usage(&["They hum."], 60, 20)
+        } else if sent.contains("\"tool\"") {
+            openai::text_stream_with_usage(&["Done."], 5, 1)
+        } else {
+            openai::tool_call_stream(&[("c1", "s_summarize", "{}")])
+        }
+    });
+    let out = env
+        .loki()
+        .args(["--yolo", "-a", "sampler", "--output-format", "json", "go"])
+        .assert()
+        .code(1);
+    let sampled = env
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.json()["messages"].to_string().contains("llamas hum"))
+        .count();
+    // 80 tokens an answer against 250 (the first request took some too): the fourth
+    // answer at the latest spends it, and the server is not answered again.
+    assert!((2..=4).contains(&sampled), "{sampled} sampling requests");
+    let stdout = crate::common::stdout(&out);
+    let result: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| panic!("{stdout}"));
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("budget spent"),
+        "{result}"
+    );
+    // What was spent is reported, sampling included.
+    assert!(
+        result["usage"]["input_tokens"].as_u64().unwrap_or(0) >= 120,
+        "{result}"
+    );
+}
+
+#[test]
 fn a_form_is_answered_over_stream_json_and_declined_when_input_ends() {
     use std::io::{BufRead, Write};
     let env = calling(stdio(), "ask_name");

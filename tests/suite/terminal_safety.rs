@@ -244,6 +244,39 @@ fn tool_approvals_escape_controls_and_bidi_overrides() {
 }
 
 #[test]
+fn an_approval_taller_than_the_screen_shows_its_head_and_must_be_viewed_first() {
+    let env = tools_env();
+    let command = format!("touch X;{} ls -la", ":;".repeat(3000));
+    env.server.push(openai::tool_call_stream(&[(
+        "x1",
+        "execute_command",
+        &serde_json::json!({ "command": command }).to_string(),
+    )]));
+    env.server.push(openai::text_stream(&["Understood."]));
+    let mut pty = Pty::spawn(&env, &["tidy up"], &[("NO_COLOR", "1"), ("PAGER", "cat")]);
+    let shown = pty.expect("Run it?");
+    assert!(shown.contains("wants to run `touch X;:;:;"), "{shown:?}");
+    assert!(shown.contains("bytes) not shown"), "{shown:?}");
+    let menu = pty.expect("tell the model why");
+    assert!(menu.contains("view it whole first"), "{menu:?}");
+    assert!(
+        !menu.contains("> yes"),
+        "yes is offered before viewing: {menu:?}"
+    );
+    // Viewing shows it all (the pager is `cat` here), then yes is offered.
+    pty.send("\r");
+    let viewed = pty.expect("don't ask again");
+    assert!(
+        viewed.contains(" ls -la`"),
+        "the tail was not shown: {viewed:?}"
+    );
+    pty.send("\x1b[B\x1b[B\r"); // no
+    pty.expect("Understood.");
+    pty.read_to_end();
+    assert!(!env.work_dir().join("X").exists());
+}
+
+#[test]
 fn repl_results_and_errors_are_escaped() {
     let env = tools_env();
     env.write("page.txt", "title \x1b]0;pwned\x07 \x1b[2J body\n");
