@@ -363,7 +363,10 @@ pub async fn run(
     let mut result = Ok(());
     let cancel = conversation.cancel_token();
     for (i, raw) in def.steps.iter().enumerate() {
-        // A signal stops a long macro between steps, not only inside a prompt.
+        // A signal stops a long macro between steps, not only inside a prompt. Steps
+        // that never wait (`.set …`) would keep the one-shot runtime's signal listener
+        // from running at all: each step lets it in first.
+        tokio::task::yield_now().await;
         if cancel.is_cancelled() {
             result = Err(MacroError::Cancelled(name.to_string()));
             break;

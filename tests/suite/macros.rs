@@ -223,6 +223,51 @@ fn list_macros_shows_user_and_builtin_macros() {
 }
 
 #[test]
+fn a_long_macro_of_settings_stops_on_sigterm() {
+    let env = TestEnv::new();
+    let macros = env.config_dir().join("macros");
+    std::fs::create_dir_all(&macros).unwrap();
+    let steps: String = (0..300_000).map(|_| "  - .set temperature 0.5\n").collect();
+    std::fs::write(macros.join("long.yaml"), format!("steps:\n{steps}")).unwrap();
+    let mut child = env
+        .loki_std()
+        .args(["--macro", "long"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the steps run (each is echoed on stderr), TERM.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains(".set temperature") {
+        line.clear();
+        assert!(
+            std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0,
+            "the macro never started"
+        );
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "TERM was ignored"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(!status.success(), "{status:?}");
+}
+
+#[test]
 fn builtin_macro_is_installed_on_first_run_and_works() {
     let env = TestEnv::new();
     let file = env
