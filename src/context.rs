@@ -405,6 +405,7 @@ impl RequestContext {
                 RagChoice::Inherit => None,
             },
             cwd: self.cwd.display().to_string(),
+            agent_variables: self.agent.as_ref().map(|a| a.variables.clone()),
         }
     }
 
@@ -604,6 +605,8 @@ struct OwnedFields {
     rag: Option<Option<String>>,
     /// Where the conversation works: recorded once, where the session was started.
     cwd: String,
+    /// The agent's variables (an agent's session keeps them for the next run).
+    agent_variables: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl OwnedFields {
@@ -620,6 +623,13 @@ impl OwnedFields {
         }
         if session.cwd.is_none() {
             session.cwd = Some(self.cwd);
+        }
+        if let Some(variables) = self.agent_variables.filter(|v| !v.is_empty())
+            && let Ok(value) = serde_yaml::to_value(variables)
+        {
+            session
+                .extra
+                .insert(crate::session::AGENT_VARIABLES.to_string(), value);
         }
     }
 }

@@ -8,6 +8,7 @@
 //! (whether to save, under which name) are the front end's; what to do by default is the
 //! save policy's ([`crate::conversation::policy`]).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::client::Role as MessageRole;
@@ -342,22 +343,33 @@ pub async fn apply(
             variables,
             session,
         } => {
+            // The agent's `agent_session`, else the configuration's.
+            let def = crate::agent::AgentDef::load(&state.paths, &name, &ctx.env)?;
+            let session = session
+                .or_else(|| def.config.agent_session.clone())
+                .or_else(|| state.config.agent_session.clone())
+                .filter(|_| !ctx.otr.get());
+            // The session's saved variables, unless given again (a new value wins).
+            let (variables, changed) = match &session {
+                Some(key) => with_saved_variables(state, &def, key, variables).await,
+                None => (variables, Vec::new()),
+            };
             let mut applied = Applied::note(use_agent(state, ctx, &name, &variables).await?);
+            applied.lines.extend(changed.into_iter().map(Line::Warning));
             applied.lines.extend(
                 agent_tool_warnings(state, ctx)
                     .into_iter()
                     .map(Line::Warning),
             );
-            // The agent's `agent_session`, else the configuration's.
-            let default = ctx
-                .agent
-                .as_ref()
-                .and_then(|a| a.def.config.agent_session.clone())
-                .or_else(|| state.config.agent_session.clone())
-                .filter(|_| !ctx.otr.get());
-            if let Some(session) = session.or(default) {
+            // The agent's instructions with these variables, not the ones the session was
+            // last saved with.
+            let agent_role = ctx.role.clone();
+            if let Some(session) = session {
                 match open_session(state, ctx, &session, false).await {
-                    Ok(opened) => applied.extend(opened),
+                    Ok(opened) => {
+                        ctx.role = agent_role;
+                        applied.extend(opened);
+                    }
                     Err(e) => {
                         // All or nothing: the agent is left again.
                         let _ = confirm(state, ctx, Command::ExitAgent);
@@ -804,6 +816,39 @@ async fn use_agent(
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Default::default();
     Ok(format!("agent: {shown} (model {})", ctx.model.id()))
+}
+
+/// `given` agent variables completed with those `session` of agent `def` was saved with;
+/// a given value that replaces a saved one is said (the second list).
+async fn with_saved_variables(
+    state: &AppState,
+    def: &crate::agent::AgentDef,
+    session: &str,
+    given: Vec<(String, String)>,
+) -> (Vec<(String, String)>, Vec<String>) {
+    let store = state.sessions_in(&def.sessions_dir());
+    let saved: BTreeMap<String, String> = match store.open_key(session).await {
+        Ok(Some(handle)) => handle
+            .lock()
+            .get()
+            .extra
+            .get(crate::session::AGENT_VARIABLES)
+            .and_then(|v| serde_yaml::from_value(v.clone()).ok())
+            .unwrap_or_default(),
+        _ => BTreeMap::new(),
+    };
+    let mut notes = Vec::new();
+    let mut merged = given.clone();
+    for (name, value) in saved {
+        match given.iter().find(|(n, _)| *n == name) {
+            Some((_, new)) if *new != value => notes.push(format!(
+                "agent variable `{name}`: `{new}` replaces `{value}` saved with session `{session}`"
+            )),
+            Some(_) => {}
+            None => merged.push((name, value)),
+        }
+    }
+    (merged, notes)
 }
 
 /// What keeps the agent just started from the tools it names: function calling switched

@@ -31,6 +31,9 @@ use crate::client::Message;
 /// The name of the unsaved session `-s` without a name opens.
 pub const TEMP_SESSION: &str = "temp";
 
+/// The key an agent's session keeps its variables under (as Loki's files do).
+pub const AGENT_VARIABLES: &str = "agent_variables";
+
 /// A session as stored on disk.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

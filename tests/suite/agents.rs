@@ -219,6 +219,31 @@ fn an_agent_s_sessions_live_in_its_directory() {
 }
 
 #[test]
+fn an_agent_session_keeps_its_variables_and_a_new_value_replaces_them() {
+    let env = agent_env();
+    let run = |extra: &[&str], question: &str| {
+        env.server.push(openai::text_stream(&["ok"]));
+        let mut args = vec!["-a", "demo", "-s", "kept"];
+        args.extend_from_slice(extra);
+        args.push(question);
+        let out = env.loki().args(&args).assert().success();
+        let sent = env.server.last_request().json();
+        (system_prompt(&sent), crate::common::stderr(&out))
+    };
+    let (prompt, _) = run(&["--agent-variable", "user", "u1"], "first");
+    assert!(prompt.contains("u1"), "{prompt}");
+    // Resumed without the flag: the saved value.
+    let (prompt, _) = run(&[], "second");
+    assert!(prompt.contains("u1"), "{prompt}");
+    // A new value replaces it, in the prompt too, and is said.
+    let (prompt, err) = run(&["--agent-variable", "user", "u2"], "third");
+    assert!(prompt.contains("u2") && !prompt.contains("u1"), "{prompt}");
+    assert!(err.contains("`u2` replaces `u1`"), "{err}");
+    let (prompt, _) = run(&[], "fourth");
+    assert!(prompt.contains("u2"), "{prompt}");
+}
+
+#[test]
 fn agents_are_listed_and_the_built_ins_are_installed_once() {
     let env = agent_env();
     // A fresh config dir already lists the built-in agents (the listing writes nothing).
