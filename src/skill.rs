@@ -186,7 +186,15 @@ pub fn discover(config_skills: &Path, cwd: &Path) -> Vec<Skill> {
         if dir == config_skills {
             continue;
         }
-        for mut skill in read_dir(&dir, Some(&root)) {
+        let found = read_dir(&dir, Some(&root));
+        if found.len() > MAX_PROJECT_SKILLS {
+            tracing::warn!(
+                "{}: {} skills, only the first {MAX_PROJECT_SKILLS} are used",
+                dir.display(),
+                found.len()
+            );
+        }
+        for mut skill in found.into_iter().take(MAX_PROJECT_SKILLS) {
             if commands {
                 skill.disable_model_invocation = true;
                 skill.user_invocable = true;
@@ -204,12 +212,26 @@ pub fn discover(config_skills: &Path, cwd: &Path) -> Vec<Skill> {
     skills
 }
 
+/// Most skills one project directory contributes (a repository cannot fill every prompt
+/// with thousands of entries).
+pub const MAX_PROJECT_SKILLS: usize = 100;
+
+/// Longest description of a skill in the index; the rest is in the skill's file.
+const MAX_INDEX_DESCRIPTION: usize = 300;
+
 /// The index the model sees: one line per skill it may load.
 pub fn index(skills: &[Skill]) -> Option<String> {
     let lines: Vec<String> = skills
         .iter()
         .filter(|s| !s.disable_model_invocation)
-        .map(|s| format!("- {}: {}", s.name, s.description))
+        .map(|s| {
+            let mut description: String =
+                s.description.chars().take(MAX_INDEX_DESCRIPTION).collect();
+            if description.len() < s.description.len() {
+                description.push('…');
+            }
+            format!("- {}: {}", s.name, description.replace('\n', " "))
+        })
         .collect();
     (!lines.is_empty()).then(|| {
         format!(
@@ -312,6 +334,10 @@ pub fn project_instructions(cwd: &Path) -> Option<String> {
             }
             text.truncate(end);
             text.push_str("\n[… cut: instruction files are capped]");
+            tracing::warn!(
+                "{}: instruction files past {MAX_PROJECT_BYTES} bytes in all are cut",
+                path.display()
+            );
         }
         left = left.saturating_sub(text.len());
         out.push_str(&format!("\n### {}\n{}\n", path.display(), text.trim_end()));
@@ -374,6 +400,27 @@ fn read_capped(path: &Path, cap: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_project_contributes_at_most_a_hundred_skills_with_short_descriptions() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        let skills = project.join(".loki/skills");
+        for n in 0..150 {
+            let skill = skills.join(format!("s{n:03}"));
+            std::fs::create_dir_all(&skill).unwrap();
+            let long = "x".repeat(1000);
+            std::fs::write(
+                skill.join("SKILL.md"),
+                format!("---\ndescription: {long}\n---\nDo it.\n"),
+            )
+            .unwrap();
+        }
+        let found = discover(&dir.path().join("config-skills"), &project);
+        assert_eq!(found.len(), MAX_PROJECT_SKILLS);
+        let index = index(&found).unwrap();
+        assert!(index.len() < MAX_PROJECT_SKILLS * 330, "{}", index.len());
+    }
 
     #[test]
     fn front_matter_in_yaml_or_toml() {

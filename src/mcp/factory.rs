@@ -702,6 +702,10 @@ impl McpFactory {
                 }
                 match result {
                     Ok(server) => {
+                        let notes = server.take_notes();
+                        if !notes.is_empty() {
+                            pool.pending.entry(name.clone()).or_default().extend(notes);
+                        }
                         pool.slots
                             .insert(name.clone(), Slot::Running(Arc::new(server)));
                         if !pool.held(&name) {

@@ -29,6 +29,9 @@ use super::config::{ServerSpec, Transport};
 /// How long a server may take to start and list its tools.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long re-listing tools may take.
+/// Most `tools/list` pages read from one server.
+const MAX_TOOL_PAGES: usize = 100;
+
 const LIST_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Environment variables a stdio server inherits from loki; everything else (provider
@@ -350,6 +353,8 @@ pub struct McpServer {
     tokens: Option<super::oauth::Tokens>,
     /// The prompts last listed (for Tab completion).
     prompt_cache: Arc<std::sync::RwLock<Vec<rmcp::model::Prompt>>>,
+    /// What the user should hear about it (tools left out), taken once.
+    notes: std::sync::Mutex<Vec<String>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -508,6 +513,7 @@ impl McpServer {
             calls,
             tokens: tokens.cloned(),
             prompt_cache,
+            notes: std::sync::Mutex::default(),
         };
         server.reload_tools().await?;
         server.list_prompts_in_background();
@@ -578,8 +584,16 @@ impl McpServer {
     }
 
     async fn reload_tools(&self) -> Result<(), McpError> {
-        let tools = tokio::time::timeout(LIST_TIMEOUT, self.service.peer().list_all_tools())
-            .await
+        let listed = tokio::time::timeout(LIST_TIMEOUT, async {
+            match self.service.peer().list_all_tools().await {
+                // One malformed tool makes the typed list unreadable: read it tool by
+                // tool, leaving out (and naming) the ones that are not tools.
+                Err(rmcp::ServiceError::UnexpectedResponse) => self.list_tools_leniently().await,
+                other => other,
+            }
+        })
+        .await;
+        let tools = listed
             .map_err(|_| McpError::Timeout {
                 server: self.spec.name.clone(),
                 what: "tools/list".into(),
@@ -593,6 +607,58 @@ impl McpServer {
             *slot = tools;
         }
         Ok(())
+    }
+
+    /// `tools/list` page by page as plain JSON: every entry that is a valid tool, and a
+    /// warning naming each that is not (no `inputSchema`, say).
+    async fn list_tools_leniently(&self) -> Result<Vec<Tool>, rmcp::ServiceError> {
+        use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams, ServerResult};
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+            let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+            let page = match self.service.peer().send_request(request).await? {
+                ServerResult::ListToolsResult(result) => {
+                    tools.extend(result.tools);
+                    result.next_cursor
+                }
+                ServerResult::CustomResult(custom) => {
+                    let value = custom.0;
+                    for entry in value["tools"].as_array().into_iter().flatten() {
+                        match serde_json::from_value::<Tool>(entry.clone()) {
+                            Ok(tool) => tools.push(tool),
+                            Err(e) => {
+                                let note = format!(
+                                    "MCP server `{}`: tool `{}` left out, it is not a valid MCP tool ({e})",
+                                    self.spec.name,
+                                    entry["name"].as_str().unwrap_or("?")
+                                );
+                                tracing::warn!("{note}");
+                                if let Ok(mut notes) = self.notes.lock() {
+                                    notes.push(note);
+                                }
+                            }
+                        }
+                    }
+                    value["nextCursor"].as_str().map(str::to_string)
+                }
+                _ => return Err(rmcp::ServiceError::UnexpectedResponse),
+            };
+            match page {
+                Some(next) if !next.is_empty() => cursor = Some(next),
+                _ => break,
+            }
+        }
+        Ok(tools)
+    }
+
+    /// What the user should hear about the server since it was last asked.
+    pub fn take_notes(&self) -> Vec<String> {
+        self.notes
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
     }
 
     /// The server's tools, re-listed first when it said they changed.

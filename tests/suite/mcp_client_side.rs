@@ -275,6 +275,44 @@ fn sampling_asks_the_conversation_s_model_once_approved() {
     }
 }
 
+/// A hand-written stdio MCP server whose tool list has one tool without `inputSchema`
+/// (a hostile or sloppy server; the rmcp servers of the suite cannot send one).
+const SLOPPY_SERVER: &str = r#"#!/bin/sh
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"sloppy","version":"1"}}}\n' "$id";;
+    *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"good","description":"Works","inputSchema":{"type":"object"}},{"name":"broken","description":"No schema"}]}}\n' "$id";;
+    *'"tools/call"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"good ran"}]}}\n' "$id";;
+    *) if [ -n "$id" ]; then printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id"; fi;;
+  esac
+done
+"#;
+
+#[test]
+fn a_tool_without_an_input_schema_is_left_out_and_named_not_the_whole_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("sloppy.sh");
+    std::fs::write(&script, SLOPPY_SERVER).unwrap();
+    let env = mcp_env(
+        json!({ "sloppy": {"command": "sh", "args": [script.display().to_string()]} }),
+        "enabled_mcp_servers: sloppy\nmcp_tool_exposure: direct\n",
+    );
+    env.server
+        .push(openai::tool_call_stream(&[("c1", "sloppy_good", "{}")]));
+    env.server.push(openai::text_stream(&["Done."]));
+    let out = env.loki().args(["--yolo", "use it"]).assert().success();
+    let first = env.server.requests()[0].json();
+    let tools = first["tools"].to_string();
+    assert!(
+        tools.contains("sloppy_good") && !tools.contains("sloppy_broken"),
+        "{tools}"
+    );
+    assert_eq!(tool_result(&env.server.last_request().json()), "good ran");
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("tool `broken` left out"), "{err}");
+}
+
 #[test]
 fn sampling_is_charged_to_the_agent_s_budget_as_it_goes() {
     let asks_twenty = json!({"type": "stdio", "command": server_bin(), "env": {"MCP_TEST_ASKS": "1", "MCP_TEST_SAMPLE_TIMES": "20"}});
