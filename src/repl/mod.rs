@@ -379,7 +379,7 @@ impl Repl {
                 }
             }
             Action::EditRagDocs => self.edit_rag_docs().await,
-            Action::Vault(op) => self.vault(&op),
+            Action::Vault(op) => self.vault(&op).await,
             Action::Macro { name, .. } if self.offer_new_macro(&name).await => {}
             Action::Macro { name, args } => self.run_macro(&name, &args).await,
             Action::Usage(message) => self.error(&message),

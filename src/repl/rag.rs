@@ -62,7 +62,18 @@ impl Repl {
             let options = retrieval::default_build_options(&state, documents);
             Some(rag::build::build(&ctx, name, options).await)
         } else if !exists {
-            Some(crate::term::rag::init_wizard(&state, name, &ctx).await)
+            // The questions wait on a thread of their own: SIGTERM or SIGHUP ends the wait
+            // (and the REPL, at the top of its loop) instead of going unheard.
+            let asking = Arc::clone(&state);
+            let owned = name.to_string();
+            match self
+                .ask_user(move || crate::term::rag::wizard_options(&asking, &owned))
+                .await
+            {
+                Ok(Ok(options)) => Some(rag::build::build(&ctx, name, options).await),
+                Ok(Err(e)) => Some(Err(e)),
+                Err(_) => return,
+            }
         } else {
             None
         };

@@ -6,9 +6,18 @@ use crate::vault::commands::{Op, Outcome, perform};
 use std::sync::Arc;
 
 impl super::Repl {
-    pub(super) fn vault(&mut self, op: &Op) {
+    pub(super) async fn vault(&mut self, op: &Op) {
         let state = Arc::clone(self.state());
-        match perform(op, &state.vault, prompt_value) {
+        let op = op.clone();
+        // A secret is typed on a thread of its own: SIGTERM or SIGHUP ends the wait (and
+        // the REPL, at the top of its loop) instead of going unheard.
+        let Ok(done) = self
+            .ask_user(move || perform(&op, &state.vault, prompt_value))
+            .await
+        else {
+            return;
+        };
+        match done {
             Ok(Outcome::Value(value)) => self.println(&value),
             Ok(Outcome::Names(names)) if names.is_empty() => self.println("The vault is empty."),
             Ok(Outcome::Names(names)) => self.println(&names.join("\n")),

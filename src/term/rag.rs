@@ -35,6 +35,13 @@ pub async fn init_wizard(
     name: &str,
     ctx: &BuildContext<'_>,
 ) -> Result<BuildReport, RagError> {
+    let options = wizard_options(state, name)?;
+    rag::build::build(ctx, name, options).await
+}
+
+/// The wizard's questions (they block on the terminal: a front end that must stay
+/// responsive to signals runs this on a thread of its own).
+pub fn wizard_options(state: &AppState, name: &str) -> Result<BuildOptions, RagError> {
     let aborted = |_| RagError::Cancelled;
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "⚙ Initializing RAG `{name}`…");
@@ -82,13 +89,12 @@ pub async fn init_wizard(
         .with_help_message("e.g. file;dir/;dir/**/*.{md,mdx};loader:resource;url;website/**")
         .prompt()
         .map_err(aborted)?;
-    let options = BuildOptions {
+    Ok(BuildOptions {
         documents: retrieval::split_documents([documents.as_str()]),
         embedding_model,
         chunk_size: Some(chunk_size),
         chunk_overlap: Some(chunk_overlap),
         top_k: state.config.rag_top_k,
         reranker_model: state.config.rag_reranker_model.clone(),
-    };
-    rag::build::build(ctx, name, options).await
+    })
 }

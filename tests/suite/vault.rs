@@ -359,6 +359,41 @@ fn tool_env_file_placeholders_come_from_the_vault() {
 }
 
 #[test]
+fn sigterm_or_sighup_while_the_repl_asks_for_a_secret_or_documents_ends_loki() {
+    const PROMPT: &str = "fake:gpt-4o-mini)> ";
+    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+        let env = vault_env("rag_chunk_size: 500\nrag_chunk_overlap: 50\n");
+        let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+        pty.expect(PROMPT);
+        pty.send(".vault add WAITING\r");
+        pty.expect("Enter the secret value:");
+        let pid = pty.session.get_process().pid().as_raw().to_string();
+        let sent = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        pty.read_to_end();
+        assert_eq!(pty.exit_code(), code, "{signal} at the secret prompt");
+
+        let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+        pty.expect(PROMPT);
+        pty.send(".rag fresh\r");
+        pty.expect("keyword search only");
+        pty.send("\r");
+        pty.expect("Add documents:");
+        let pid = pty.session.get_process().pid().as_raw().to_string();
+        let sent = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        pty.read_to_end();
+        assert_eq!(pty.exit_code(), code, "{signal} at Add documents");
+    }
+}
+
+#[test]
 fn repl_vault_commands() {
     const PROMPT: &str = "fake:gpt-4o-mini)> ";
     let env = vault_env("");
