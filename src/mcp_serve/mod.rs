@@ -14,6 +14,7 @@
 //! `auto_approve_tools` allows them; the rest are refused with a reason the model reads.
 //! A call the client cancels stops its conversation.
 
+mod bounded;
 mod catalogue;
 
 use std::sync::Arc;
@@ -246,6 +247,16 @@ impl ServerHandler for LokiMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
+        if request.name == bounded::TOO_LARGE {
+            let bytes = arguments.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "the request was {bytes} bytes, more than the {} bytes loki reads in one message; nothing was done",
+                    bounded::MAX_LINE
+                ),
+                None,
+            ));
+        }
         let text = |key: &str| -> Result<String, ErrorData> {
             arguments
                 .get(key)
@@ -334,8 +345,9 @@ pub async fn serve(state: Arc<AppState>, addr: Option<&str>, yolo: bool) -> anyh
     let server = LokiMcp::new(state, yolo);
     match addr.filter(|a| !a.is_empty()) {
         None => {
+            let stdin = bounded::stdin_bounded(tokio::io::stdin());
             let running = server
-                .serve(rmcp::transport::stdio())
+                .serve((stdin, tokio::io::stdout()))
                 .await
                 .context("cannot start the MCP server on stdio")?;
             running.waiting().await.context("the MCP server stopped")?;

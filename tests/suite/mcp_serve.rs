@@ -204,3 +204,69 @@ fn a_public_address_is_refused() {
     let err = crate::common::stderr(&out);
     assert!(err.contains("loopback"), "{err}");
 }
+
+#[test]
+fn a_request_over_sixteen_mebibytes_gets_an_error_with_its_id_and_the_server_goes_on() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = env();
+    let mut child = env
+        .loki_std()
+        .arg("--mcp-server")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answer_to = |id: u64| -> Value {
+        loop {
+            let mut line = String::new();
+            assert!(
+                stdout.read_line(&mut line).unwrap() > 0,
+                "no answer to {id}"
+            );
+            let value: Value = serde_json::from_str(&line).unwrap();
+            if value["id"] == id {
+                return value;
+            }
+        }
+    };
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}})
+    )
+    .unwrap();
+    assert!(answer_to(1).get("result").is_some());
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let huge = "a".repeat(17 * 1024 * 1024);
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "role_poet", "arguments": {"prompt": huge}}})
+    )
+    .unwrap();
+    let refused = answer_to(9);
+    let message = refused["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(message.contains("bytes"), "{refused}");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":10,"method":"tools/list"}}"#
+    )
+    .unwrap();
+    assert!(answer_to(10)["result"]["tools"].is_array());
+    drop(stdin);
+    let _ = child.wait();
+    assert!(env.server.requests().is_empty(), "the model was asked");
+}
