@@ -391,7 +391,11 @@ pub(super) async fn run_turn(
         messages.push(assistant.clone());
         steps.push(assistant);
         let Some(results) = toolbox.run_round(state, ctx, &calls, emitter).await else {
-            answer_cancelled(&calls, &mut steps, emitter);
+            let why = match ctx.budget.as_ref().and_then(|b| b.exhausted()) {
+                Some(over) => over.to_string(),
+                None => "cancelled by the user".to_string(),
+            };
+            answer_cancelled(&calls, &why, &mut steps, emitter);
             record(ctx, &kind, steps, String::new(), Vec::new(), true);
             return Err(CoreError::Cancelled);
         };
@@ -550,11 +554,11 @@ fn assistant_message(collected: &mut Collected, calls: &[ToolCall]) -> Message {
     assistant
 }
 
-/// A round stopped before its calls ran: every call gets an answer (and a
-/// `tool_call_finished`), or the provider would reject the history.
-fn answer_cancelled(calls: &[ToolCall], steps: &mut Vec<Message>, emitter: &Sink<'_>) {
+/// A round stopped before its calls ran (`why`: the user, or a spent budget): every call
+/// gets an answer (and a `tool_call_finished`), or the provider would reject the history.
+fn answer_cancelled(calls: &[ToolCall], why: &str, steps: &mut Vec<Message>, emitter: &Sink<'_>) {
     for call in calls {
-        let content = serde_json::json!({"tool_call_error": "cancelled by the user"}).to_string();
+        let content = serde_json::json!({"tool_call_error": why}).to_string();
         emitter.emit(Event::ToolCallFinished(ToolCallFinished {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -562,7 +566,7 @@ fn answer_cancelled(calls: &[ToolCall], steps: &mut Vec<Message>, emitter: &Sink
             result: content.clone(),
             error: Some(super::event::ToolFailure {
                 kind: "cancelled",
-                message: "cancelled by the user".into(),
+                message: why.to_string(),
             }),
         }));
         let mut message = Message::text(Role::Tool, content);

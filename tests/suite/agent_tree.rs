@@ -175,6 +175,31 @@ fn a_sub_agent_missing_a_variable_is_refused_and_the_parent_told_even_on_a_termi
 }
 
 #[test]
+fn calls_a_spent_budget_stopped_say_so_not_that_the_user_cancelled() {
+    let env = team("max_tokens: 5\n");
+    env.server.push(openai::tool_call_stream(&[(
+        "s1",
+        "agent__spawn",
+        r#"{"agent":"worker","prompt":"go"}"#,
+    )]));
+    let out = env
+        .loki()
+        .args(["-a", "boss", "--output-format", "stream-json", "go"])
+        .assert()
+        .code(1);
+    let events = events(&crate::common::stdout(&out));
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .expect("tool_call_finished");
+    let message = finished["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("budget spent"),
+        "{finished}\n{events:#?}"
+    );
+}
+
+#[test]
 fn a_budget_passed_by_the_final_answer_is_said_and_fails_the_run() {
     let env = team("max_tokens: 1000\n");
     env.server.push(openai::text_stream_with_usage(
