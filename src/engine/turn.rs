@@ -391,11 +391,7 @@ pub(super) async fn run_turn(
         messages.push(assistant.clone());
         steps.push(assistant);
         let Some(results) = toolbox.run_round(state, ctx, &calls, emitter).await else {
-            let why = match ctx.budget.as_ref().and_then(|b| b.exhausted()) {
-                Some(over) => over.to_string(),
-                None => "cancelled by the user".to_string(),
-            };
-            answer_cancelled(&calls, &why, &mut steps, emitter);
+            answer_cancelled(ctx, &calls, &mut steps, emitter);
             record(ctx, &kind, steps, String::new(), Vec::new(), true);
             return Err(CoreError::Cancelled);
         };
@@ -554,9 +550,20 @@ fn assistant_message(collected: &mut Collected, calls: &[ToolCall]) -> Message {
     assistant
 }
 
-/// A round stopped before its calls ran (`why`: the user, or a spent budget): every call
-/// gets an answer (and a `tool_call_finished`), or the provider would reject the history.
-fn answer_cancelled(calls: &[ToolCall], why: &str, steps: &mut Vec<Message>, emitter: &Sink<'_>) {
+/// A round stopped before its calls ran (by the user, or by a spent budget, which it
+/// names): every call gets an answer (and a `tool_call_finished`), or the provider would
+/// reject the history.
+fn answer_cancelled(
+    ctx: &RequestContext,
+    calls: &[ToolCall],
+    steps: &mut Vec<Message>,
+    emitter: &Sink<'_>,
+) {
+    let why = match ctx.budget.as_ref().and_then(|b| b.exhausted()) {
+        Some(over) => over.to_string(),
+        None => "cancelled by the user".to_string(),
+    };
+    let why = why.as_str();
     for call in calls {
         let content = serde_json::json!({"tool_call_error": why}).to_string();
         emitter.emit(Event::ToolCallFinished(ToolCallFinished {
