@@ -14,9 +14,8 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use unicode_width::UnicodeWidthChar;
-
 use super::sanitize;
+use super::screenful::{cut, display_width, terminal_width};
 use crate::engine::Emitter;
 use crate::engine::event::{ConversationId, Envelope, Event};
 
@@ -82,6 +81,11 @@ struct View {
     last_draw: Option<Instant>,
     frame: usize,
     ticking: bool,
+    /// Rows of this batch were on screen: its summary line is owed.
+    seen: bool,
+    /// The parent's output ended a line (no answer half written): a summary owed may be
+    /// written even while the parent is not waiting.
+    at_line_start: bool,
 }
 
 impl View {
@@ -91,6 +95,16 @@ impl View {
 
     fn running(&self) -> usize {
         self.rows.iter().filter(|r| r.phase.running()).count()
+    }
+
+    /// Every sub-agent shown has ended, and nothing else holds the terminal: the summary
+    /// line is written now, whether or not the parent still waits.
+    fn summary_due(&self) -> bool {
+        self.seen
+            && self.at_line_start
+            && self.paused == 0
+            && !self.parent_asking
+            && self.running() == 0
     }
 }
 
@@ -140,6 +154,15 @@ impl Hold<'_> {
             }
             _ => {}
         }
+        state.at_line_start = match event {
+            Event::AssistantDelta(_) | Event::ReasoningDelta(_) => false,
+            Event::ToolCallStarted(_)
+            | Event::ToolCallFinished(_)
+            | Event::ModelCallStarted(_)
+            | Event::TurnFinished(_)
+            | Event::TurnAborted(_) => true,
+            _ => state.at_line_start,
+        };
     }
 }
 
@@ -157,7 +180,10 @@ impl LiveView {
         Arc::new(Self {
             enabled,
             color,
-            state: Mutex::new(View::default()),
+            state: Mutex::new(View {
+                at_line_start: true,
+                ..View::default()
+            }),
         })
     }
 
@@ -192,11 +218,13 @@ impl LiveView {
         if !self.enabled || state.rows.is_empty() {
             return;
         }
-        if !state.shown() {
+        if !state.shown() && !state.summary_due() {
             self.erase(state);
             return;
         }
+        // The summary is never held back (nothing may come to draw it later).
         if !now
+            && state.running() > 0
             && state
                 .last_draw
                 .is_some_and(|at| at.elapsed() < REDRAW_EVERY)
@@ -213,7 +241,9 @@ impl LiveView {
             out.extend_from_slice(self.paint_dim(&line).as_bytes());
             out.push(b'\n');
             state.rows.clear();
+            state.seen = false;
         } else {
+            state.seen = true;
             state.frame = state.frame.wrapping_add(1);
             for line in lines(state, width) {
                 let line = cut(&line, width);
@@ -271,6 +301,7 @@ impl LiveView {
                 // A new batch: forget a finished one that was never shown.
                 if state.running() == 0 {
                     state.rows.clear();
+                    state.seen = false;
                 }
                 state.rows.push(Row {
                     conversation,
@@ -297,7 +328,12 @@ impl LiveView {
             Event::QuestionAnswered(_) | Event::ToolCallApprovalDecided(_) => {
                 state.paused = state.paused.saturating_sub(1);
                 if let Some(row) = row(&mut state, &conversation) {
-                    row.phase = Phase::Thinking;
+                    // An approved call runs now; a question answered lets it think on.
+                    row.phase = if row.tool.is_some() {
+                        Phase::Tool
+                    } else {
+                        Phase::Thinking
+                    };
                 }
             }
             event => {
@@ -477,31 +513,6 @@ fn cost_text(cost: f64) -> String {
     }
 }
 
-fn display_width(text: &str) -> usize {
-    text.chars().map(|c| c.width().unwrap_or(0)).sum()
-}
-
-/// `text` cut to fit in `width - 1` columns (never touching the last column, so the
-/// terminal does not wrap), with `…` when cut.
-fn cut(text: &str, width: usize) -> String {
-    let room = width.saturating_sub(1).max(1);
-    if display_width(text) <= room {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w + 1 > room {
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    out.push('…');
-    out
-}
-
 /// Moves up over the drawn lines (as they wrap at today's width) and clears below.
 fn write_erase(state: &View, out: &mut Vec<u8>) {
     if state.drawn.is_empty() {
@@ -515,15 +526,6 @@ fn write_erase(state: &View, out: &mut Vec<u8>) {
         state.drawn.iter().map(|w| w.max(&1).div_ceil(width)).sum()
     };
     let _ = write!(out, "\r\x1b[{rows}F\x1b[J");
-}
-
-/// The terminal's width; 80 when it cannot be told (a pseudo-terminal nobody sized
-/// reports 0).
-fn terminal_width() -> usize {
-    match crossterm::terminal::size() {
-        Ok((w, _)) if w > 0 => usize::from(w),
-        _ => 80,
-    }
 }
 
 fn write_stderr(bytes: &[u8]) {

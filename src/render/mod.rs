@@ -14,6 +14,7 @@ pub mod code;
 pub mod highlight;
 pub mod live;
 pub mod markdown;
+pub mod question_area;
 pub mod rag_progress;
 mod resize;
 pub mod sanitize;
@@ -501,6 +502,7 @@ impl TerminalEmitter {
         }
         let mut stdout = std::io::stdout().lock();
         let result = stdout.write_all(&inner.out).and_then(|()| stdout.flush());
+        question_area::wrote(&inner.out);
         inner.out.clear();
         if let Err(e) = result
             && e.kind() == std::io::ErrorKind::BrokenPipe
@@ -515,12 +517,14 @@ impl TerminalEmitter {
     fn stderr_line(&self, line: &str) {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{line}");
+        question_area::wrote(b"\n");
     }
 }
 
 impl Emitter for TerminalEmitter {
     fn emit(&self, envelope: Envelope) {
         let mut live = self.live.hold();
+        let mut question = question_area::hold();
         live.parent_event(&envelope.event);
         let silent = matches!(
             envelope.event,
@@ -536,6 +540,7 @@ impl Emitter for TerminalEmitter {
         );
         if !silent {
             live.clear();
+            question.clear();
         }
         if let Some(queue) = &self.queue {
             // Typed keys are taken only while a model call streams.
@@ -560,6 +565,7 @@ impl Emitter for TerminalEmitter {
             };
             if !queued.is_empty() {
                 live.clear();
+                question.clear();
             }
             for text in queued {
                 self.handle(
@@ -575,9 +581,11 @@ impl Emitter for TerminalEmitter {
 
     fn flush(&self) {
         let mut live = self.live.hold();
+        let mut question = question_area::hold();
         if let Ok(mut inner) = self.inner.lock() {
             if !inner.out.is_empty() {
                 live.clear();
+                question.clear();
             }
             self.flush_inner(&mut inner);
         }

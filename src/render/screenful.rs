@@ -4,7 +4,7 @@
 //! harmless end — so what is shown always starts at the beginning, and a text that does
 //! not fit must be viewed whole before it can run.
 
-use unicode_width::UnicodeWidthStr;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// The part of a text that fits, and what did not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +76,41 @@ pub fn fit(text: &str, rows: usize, cols: usize) -> Screenful {
         hidden_lines: lines.len() - whole_lines,
         hidden_bytes: text.len().saturating_sub(shown.len()),
         shown,
+    }
+}
+
+/// Columns `text` takes on a terminal.
+pub fn display_width(text: &str) -> usize {
+    text.chars().map(|c| c.width().unwrap_or(0)).sum()
+}
+
+/// `text` cut to fit in `width - 1` columns (never touching the last column, so the
+/// terminal does not wrap), with `…` when cut.
+pub fn cut(text: &str, width: usize) -> String {
+    let room = width.saturating_sub(1).max(1);
+    if display_width(text) <= room {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > room {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+/// The terminal's width; 80 when it cannot be told (a pseudo-terminal nobody sized
+/// reports 0).
+pub fn terminal_width() -> usize {
+    match crossterm::terminal::size() {
+        Ok((w, _)) if w > 0 => usize::from(w),
+        _ => 80,
     }
 }
 

@@ -2,9 +2,15 @@
 //! `inquire`, one at a time — when several conversations want the terminal at once they
 //! wait their turn, and questions from any conversation but the front end's own are
 //! labelled with the conversation that asks. Approvals take the same turn
-//! ([`one_at_a_time`]).
+//! ([`one_at_a_time`]). Questions of other conversations can be withdrawn (answered
+//! elsewhere, timed out) and are drawn by [`withdrawable`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::future::BoxFuture;
+
+use super::withdrawable::{self, OTHER};
 
 use crate::render::sanitize;
 use crate::tool::ask::{Answer, Asker, Question};
@@ -45,17 +51,37 @@ impl Asker for TerminalAsker {
             format!("[{}] {prompt}", sanitize::approval_line(from))
         };
         let question = question.clone();
+        let own = from == self.own;
         Box::pin(async move {
-            let _turn = one_at_a_time().await;
-            tokio::task::spawn_blocking(move || ask(&prompt, &question))
-                .await
-                .unwrap_or(Answer::Cancelled)
+            let turn = one_at_a_time().await;
+            if own {
+                return tokio::task::spawn_blocking(move || ask(&prompt, &question))
+                    .await
+                    .unwrap_or(Answer::Cancelled);
+            }
+            // Another conversation's question may be answered elsewhere meanwhile: when
+            // this future is dropped, the question leaves the screen, and the terminal is
+            // given up only once it has.
+            let withdrawn = Arc::new(AtomicBool::new(false));
+            let _withdraw = WithdrawOnDrop(Arc::clone(&withdrawn));
+            tokio::task::spawn_blocking(move || {
+                let _turn = turn;
+                withdrawable::ask(&prompt, &question, &withdrawn)
+            })
+            .await
+            .unwrap_or(Answer::Cancelled)
         })
     }
 }
 
-/// The last choice of a list question: an answer in the person's own words.
-const OTHER: &str = "Other (custom)";
+/// Sets the flag when the asking future is dropped.
+struct WithdrawOnDrop(Arc<AtomicBool>);
+
+impl Drop for WithdrawOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
 
 fn ask(prompt: &str, question: &Question) -> Answer {
     use inquire::InquireError::{OperationCanceled, OperationInterrupted};

@@ -10,9 +10,11 @@ pub mod json_lines;
 pub mod line_prompt;
 pub mod pager;
 pub mod rag;
+mod raw;
 pub mod sign_in;
 pub mod text_input;
 pub mod vault_prompt;
+mod withdrawable;
 pub mod yes_no;
 
 use std::io::Write;

@@ -9,6 +9,8 @@
 
 use std::io::Write;
 
+use super::raw::{Raw, drop_type_ahead};
+
 /// The answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reply {
@@ -121,15 +123,6 @@ fn read_byte() -> std::io::Result<u8> {
     }
 }
 
-/// Drops what was typed before the question was shown.
-#[cfg(unix)]
-fn drop_type_ahead() {
-    let _ = rustix::termios::tcflush(std::io::stdin(), rustix::termios::QueueSelector::IFlush);
-}
-
-#[cfg(not(unix))]
-fn drop_type_ahead() {}
-
 #[cfg(unix)]
 fn byte_within(wait: std::time::Duration) -> std::io::Result<bool> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
@@ -140,49 +133,6 @@ fn byte_within(wait: std::time::Duration) -> std::io::Result<bool> {
         tv_nsec: i64::try_from(wait.as_nanos()).unwrap_or(50_000_000),
     };
     Ok(matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0))
-}
-
-/// The terminal without echo, line editing or signal keys while the question is open;
-/// restored when dropped.
-struct Raw {
-    #[cfg(unix)]
-    saved: rustix::termios::Termios,
-}
-
-impl Raw {
-    #[cfg(unix)]
-    fn start() -> std::io::Result<Self> {
-        use rustix::termios::{InputModes, LocalModes, OptionalActions, tcgetattr, tcsetattr};
-        let stdin = std::io::stdin();
-        let saved = tcgetattr(&stdin)?;
-        let mut raw = saved.clone();
-        raw.local_modes.remove(
-            LocalModes::ECHO
-                | LocalModes::ECHONL
-                | LocalModes::ICANON
-                | LocalModes::ISIG
-                | LocalModes::IEXTEN,
-        );
-        raw.input_modes.remove(InputModes::ICRNL | InputModes::IXON);
-        tcsetattr(&stdin, OptionalActions::Now, &raw)?;
-        Ok(Self { saved })
-    }
-
-    #[cfg(not(unix))]
-    fn start() -> std::io::Result<Self> {
-        Err(std::io::ErrorKind::Unsupported.into())
-    }
-}
-
-impl Drop for Raw {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        let _ = rustix::termios::tcsetattr(
-            std::io::stdin(),
-            rustix::termios::OptionalActions::Now,
-            &self.saved,
-        );
-    }
 }
 
 #[cfg(not(unix))]

@@ -512,42 +512,49 @@ fn an_escalated_question_is_answered_by_an_answer_line() {
         && e["text"].as_str().unwrap_or("").contains("colour: teal")));
 }
 
+/// A boss whose worker asks "Which colour?"; the boss answers the escalation itself
+/// (`crimson`) when `replies`, else only collects until the worker is done.
+fn escalating_team(replies: bool, extra: &str) -> TestEnv {
+    let env = team(extra);
+    env.server.respond_for("/v1/chat", move |request| {
+        let body = request.json();
+        if who(&body) == "WORKER" {
+            return asking_worker(&body);
+        }
+        let done = results(&body);
+        let last = done.last().cloned().unwrap_or_default();
+        if done.is_empty() {
+            return call(
+                "agent__spawn",
+                &json!({"agent": "worker", "prompt": "paint"}),
+            );
+        }
+        if last["status"] == "completed" {
+            return openai::text_stream(&["boss done"]);
+        }
+        match last["pending_escalations"][0]["escalation_id"].as_str() {
+            Some(id)
+                if replies
+                    && !done
+                        .iter()
+                        .any(|r| r["message"] == format!("answered {id}")) =>
+            {
+                call(
+                    "agent__reply_escalation",
+                    &json!({"escalation_id": id, "reply": "crimson"}),
+                )
+            }
+            _ => call("agent__collect", &json!({"id": done[0]["id"]})),
+        }
+    });
+    env
+}
+
 #[test]
 fn the_root_agent_answers_an_escalation_and_an_unanswered_one_times_out() {
     // First the boss replies itself; in the second run nobody does.
     for replies in [true, false] {
-        let env = team("escalation_timeout: 1\n");
-        env.server.respond_for("/v1/chat", move |request| {
-            let body = request.json();
-            if who(&body) == "WORKER" {
-                return asking_worker(&body);
-            }
-            let done = results(&body);
-            let last = done.last().cloned().unwrap_or_default();
-            if done.is_empty() {
-                return call(
-                    "agent__spawn",
-                    &json!({"agent": "worker", "prompt": "paint"}),
-                );
-            }
-            if last["status"] == "completed" {
-                return openai::text_stream(&["boss done"]);
-            }
-            match last["pending_escalations"][0]["escalation_id"].as_str() {
-                Some(id)
-                    if replies
-                        && !done
-                            .iter()
-                            .any(|r| r["message"] == format!("answered {id}")) =>
-                {
-                    call(
-                        "agent__reply_escalation",
-                        &json!({"escalation_id": id, "reply": "crimson"}),
-                    )
-                }
-                _ => call("agent__collect", &json!({"id": done[0]["id"]})),
-            }
-        });
+        let env = escalating_team(replies, "escalation_timeout: 1\n");
         let out = env
             .loki()
             .args(["-a", "boss", "--output-format", "stream-json", "go"])
@@ -707,6 +714,51 @@ fn the_live_view_shows_running_children_then_one_summary_line() {
 }
 
 #[test]
+fn an_approved_command_shows_as_running_and_the_summary_line_always_closes_the_view() {
+    use crate::common::pty::Pty;
+    let env = TestEnv::new();
+    write_agent(
+        &env,
+        "boss",
+        "instructions: You are BOSS.\ncan_spawn_agents: true\n",
+    );
+    write_agent(
+        &env,
+        "worker",
+        "instructions: You are WORKER.\nglobal_tools: [execute_command]\n",
+    );
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        let done = results(&body);
+        if who(&body) == "WORKER" {
+            return match done.len() {
+                0 => call(
+                    "execute_command",
+                    &json!({"command": "sleep 2; echo slept"}),
+                ),
+                _ => openai::text_stream(&["worker slept"]),
+            };
+        }
+        match done.len() {
+            0 => call("agent__spawn", &json!({"agent": "worker", "prompt": "nap"})),
+            1 => call("agent__collect", &json!({"id": done[0]["id"]})),
+            _ => openai::text_stream(&["boss done"]),
+        }
+    });
+    // Colour on: the live view is drawn only where spinners are.
+    let mut pty = Pty::spawn(&env, &["-a", "boss", "go"], &[]);
+    pty.expect("Run it?");
+    pty.send("\r");
+    // While the command runs, its row says so (not "thinking").
+    let running = pty.expect("⚙ execute_command");
+    assert!(!running.contains("nap · thinking"), "{running}");
+    let rest = pty.read_to_end();
+    assert_eq!(pty.exit_code(), 0, "{rest}");
+    assert!(rest.contains("boss done"), "{rest}");
+    assert_eq!(rest.matches("✓ 1 agent").count(), 1, "{rest}");
+}
+
+#[test]
 fn a_sub_agent_s_question_is_asked_on_the_terminal_with_its_name() {
     use crate::common::pty::Pty;
     let env = team("");
@@ -735,6 +787,60 @@ fn a_sub_agent_s_question_is_asked_on_the_terminal_with_its_name() {
     pty.expect("colour: olive");
     pty.read_to_end();
     assert_eq!(pty.exit_code(), 0);
+}
+
+/// Rows of the screen (and scrollback) that still show the question as asked.
+fn open_question_rows(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.contains("Which colour?") && !l.contains("no longer asked"))
+        .collect()
+}
+
+#[test]
+fn an_escalated_question_answered_by_the_root_agent_leaves_the_terminal() {
+    use crate::common::pty::Pty;
+    let env = escalating_team(true, "");
+    let mut pty = Pty::spawn(&env, &["-a", "boss", "go"], &[("NO_COLOR", "1")]);
+    let mut parser = vt100::Parser::new(24, 80, 1000);
+    parser.process(pty.expect("Which colour?").as_bytes());
+    let rest = pty.read_to_end();
+    assert_eq!(pty.exit_code(), 0, "{rest}");
+    parser.process(rest.as_bytes());
+    let text = screen_text(&mut parser);
+    assert!(text.contains("boss done"), "{text}");
+    assert!(open_question_rows(&text).is_empty(), "{text}");
+    assert!(
+        !rest.contains("\x1b[?2026h\r\n? ["),
+        "not drawn again: {rest:?}"
+    );
+    let worker = requests_of(&env, "WORKER");
+    assert!(
+        results(worker.last().unwrap())[0]
+            .to_string()
+            .contains("crimson")
+    );
+}
+
+#[test]
+fn a_timed_out_escalation_leaves_the_repl_its_keys() {
+    use crate::common::pty::Pty;
+    let env = escalating_team(false, "escalation_timeout: 1\n");
+    let mut pty = Pty::spawn(&env, &["-a", "boss"], &[("NO_COLOR", "1")]);
+    pty.send("go\r");
+    pty.expect("Which colour?");
+    pty.expect("no longer asked");
+    pty.expect("boss done");
+    // Keys now reach the REPL, not a question nobody sees.
+    std::thread::sleep(Duration::from_millis(300));
+    pty.send(".exit\r");
+    let rest = pty.read_to_end();
+    assert_eq!(pty.exit_code(), 0, "{rest}");
+    let worker = requests_of(&env, "WORKER");
+    assert!(
+        results(worker.last().unwrap())[0]
+            .to_string()
+            .contains("nobody answered within 1 s")
+    );
 }
 
 #[test]
