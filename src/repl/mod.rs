@@ -195,6 +195,14 @@ impl Repl {
                 let partial = std::mem::take(&mut self.partial);
                 reader.run_edit_commands(&[reedline::EditCommand::InsertString(partial)]);
             }
+            // Between turns the terminal is the prompt's: a sub-agent's question still
+            // open is put off (asked again during the next turn), and approvals wait.
+            crate::term::ask::put_off_others();
+            let stop = Arc::clone(&self.stop);
+            let terminal = tokio::select! {
+                terminal = crate::term::ask::one_at_a_time() => terminal,
+                signal = stop.wait() => return Ok(self.terminate(signal).await),
+            };
             let prompt = self.prompt();
             let read = self
                 .ask_user(move || {
@@ -207,6 +215,7 @@ impl Repl {
                     (reader, line)
                 })
                 .await;
+            drop(terminal);
             let line = match read {
                 Ok((reader, line)) => {
                     editor = Some(reader);

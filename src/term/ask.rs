@@ -6,7 +6,7 @@
 //! elsewhere, timed out) and are drawn by [`withdrawable`].
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use futures_util::future::BoxFuture;
 
@@ -61,17 +61,48 @@ impl Asker for TerminalAsker {
             }
             // Another conversation's question may be answered elsewhere meanwhile: when
             // this future is dropped, the question leaves the screen, and the terminal is
-            // given up only once it has.
-            let withdrawn = Arc::new(AtomicBool::new(false));
-            let _withdraw = WithdrawOnDrop(Arc::clone(&withdrawn));
-            tokio::task::spawn_blocking(move || {
-                let _turn = turn;
-                withdrawable::ask(&prompt, &question, &withdrawn)
-            })
-            .await
-            .unwrap_or(Answer::Cancelled)
+            // given up only once it has. When the REPL's prompt comes back first, the
+            // question is put off and asked again once the terminal is free.
+            let dropped = Arc::new(AtomicBool::new(false));
+            let _withdraw = WithdrawOnDrop(Arc::clone(&dropped));
+            let mut turn = turn;
+            loop {
+                let round = PROMPTS.load(Ordering::Acquire);
+                let (prompt, question, dropped) =
+                    (prompt.clone(), question.clone(), Arc::clone(&dropped));
+                let answer = tokio::task::spawn_blocking(move || {
+                    let _turn = turn;
+                    let withdrawn = || {
+                        if dropped.load(Ordering::Acquire) {
+                            Some("no longer asked")
+                        } else if PROMPTS.load(Ordering::Acquire) != round {
+                            Some("asked again after your next prompt")
+                        } else {
+                            None
+                        }
+                    };
+                    withdrawable::ask(&prompt, &question, &withdrawn)
+                })
+                .await
+                .unwrap_or(Answer::Cancelled);
+                if !matches!(answer, Answer::Refused(_)) || PROMPTS.load(Ordering::Acquire) == round
+                {
+                    return answer;
+                }
+                turn = one_at_a_time().await;
+            }
         })
     }
+}
+
+/// Counts the REPL's prompts: a question of another conversation still open when the
+/// prompt comes back is put off until the terminal is free again.
+static PROMPTS: AtomicU64 = AtomicU64::new(0);
+
+/// Puts off the open questions of other conversations: the REPL's prompt takes the
+/// terminal (take it with [`one_at_a_time`] after this).
+pub fn put_off_others() {
+    PROMPTS.fetch_add(1, Ordering::AcqRel);
 }
 
 /// Sets the flag when the asking future is dropped.

@@ -8,7 +8,6 @@
 //! keys, and the loop that reads keys and draws the form in the
 //! [`question_area`](crate::render::question_area), which other output makes room for.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -25,8 +24,13 @@ const VISIBLE: usize = 8;
 const POLL: Duration = Duration::from_millis(50);
 
 /// Asks `question` (labelled `prompt`) until it is answered, given up (Esc, Ctrl-C), or
-/// `withdrawn` is set — then its rows leave the screen and `Answer::Refused` returns.
-pub fn ask(prompt: &str, question: &Question, withdrawn: &AtomicBool) -> Answer {
+/// `withdrawn` says why it no longer is — then its rows leave the screen (that reason
+/// in their place) and `Answer::Refused` returns.
+pub fn ask(
+    prompt: &str,
+    question: &Question,
+    withdrawn: &dyn Fn() -> Option<&'static str>,
+) -> Answer {
     let Ok(raw) = Raw::start() else {
         return Answer::Refused("there is no terminal to ask on".into());
     };
@@ -35,8 +39,8 @@ pub fn ask(prompt: &str, question: &Question, withdrawn: &AtomicBool) -> Answer 
     let mut form = Form::new(prompt, question);
     question_area::draw(&form.rows());
     let answer = loop {
-        if withdrawn.load(Ordering::Acquire) {
-            question_area::take_down(Some(&format!("· {prompt} — no longer asked")));
+        if let Some(why) = withdrawn() {
+            question_area::take_down(Some(&format!("· {prompt} — {why}")));
             drop(raw);
             return Answer::Refused("the question was withdrawn".into());
         }

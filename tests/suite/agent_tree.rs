@@ -826,21 +826,71 @@ fn a_timed_out_escalation_leaves_the_repl_its_keys() {
     use crate::common::pty::Pty;
     let env = escalating_team(false, "escalation_timeout: 1\n");
     let mut pty = Pty::spawn(&env, &["-a", "boss"], &[("NO_COLOR", "1")]);
+    let mut parser = vt100::Parser::new(24, 80, 1000);
     pty.send("go\r");
-    pty.expect("Which colour?");
-    pty.expect("no longer asked");
-    pty.expect("boss done");
+    parser.process(pty.expect("Which colour?").as_bytes());
+    parser.process(pty.expect("boss done").as_bytes());
     // Keys now reach the REPL, not a question nobody sees.
     std::thread::sleep(Duration::from_millis(300));
     pty.send(".exit\r");
     let rest = pty.read_to_end();
     assert_eq!(pty.exit_code(), 0, "{rest}");
+    parser.process(rest.as_bytes());
+    let text = screen_text(&mut parser);
+    assert!(open_question_rows(&text).is_empty(), "{text}");
     let worker = requests_of(&env, "WORKER");
     assert!(
         results(worker.last().unwrap())[0]
             .to_string()
             .contains("nobody answered within 1 s")
     );
+}
+
+#[test]
+fn between_turns_a_sub_agent_s_question_waits_for_the_next_turn() {
+    use crate::common::pty::Pty;
+    let env = team("");
+    env.server.respond_for("/v1/chat", |request| {
+        let body = request.json();
+        if who(&body) == "WORKER" {
+            let reply = asking_worker(&body);
+            // It asks once the boss's turn is over.
+            return if results(&body).is_empty() {
+                reply.delay_headers(Duration::from_millis(1500))
+            } else {
+                reply
+            };
+        }
+        let done = results(&body);
+        let last = done.last().cloned().unwrap_or_default();
+        match (task(&body).as_str(), done.len()) {
+            ("go", 0) => call(
+                "agent__spawn",
+                &json!({"agent": "worker", "prompt": "paint"}),
+            ),
+            ("go", _) => openai::text_stream(&["boss done"]),
+            _ if last["status"] == "completed" => {
+                openai::text_stream(&[&format!("boss: {}", last["output"])])
+            }
+            _ => call("agent__collect", &json!({"id": done[0]["id"]})),
+        }
+    });
+    let mut pty = Pty::spawn(&env, &["-a", "boss"], &[("NO_COLOR", "1")]);
+    pty.send("go\r");
+    pty.expect("boss done");
+    // The worker asks now, while the prompt has the terminal: the question waits.
+    std::thread::sleep(Duration::from_millis(2500));
+    pty.send("next\r");
+    let waited = pty.expect("Which colour?");
+    assert!(
+        waited.contains("next"),
+        "asked only after the prompt: {waited:?}"
+    );
+    pty.send("olive\r");
+    pty.expect("colour: olive");
+    pty.send(".exit\r");
+    let rest = pty.read_to_end();
+    assert_eq!(pty.exit_code(), 0, "{rest}");
 }
 
 #[test]
