@@ -453,7 +453,13 @@ async fn run(
         tracing::warn!("cannot install the built-in agents: {e}");
     }
     if let Ok(exe) = std::env::current_exe()
-        && let Err(e) = crate::tool::wrappers::install_builtins(&state.paths.functions_dir, &exe)
+        && let Err(e) = crate::tool::wrappers::install_builtins(
+            &state.paths.functions_dir,
+            crate::tool::wrappers::Runner {
+                exe: &exe,
+                config_dir: &state.paths.config_dir,
+            },
+        )
     {
         tracing::warn!("cannot install functions/mcp.json and the tool wrappers: {e}");
     }

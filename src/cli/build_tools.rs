@@ -70,7 +70,14 @@ pub(super) fn run(state: &AppState) -> anyhow::Result<u8> {
         .collect();
     names.extend(wrapped);
     let bin = state.paths.functions_dir.join("bin");
-    match std::env::current_exe().and_then(|exe| crate::tool::wrappers::write(&bin, &exe, &names)) {
+    let written = std::env::current_exe().and_then(|exe| {
+        let runner = crate::tool::wrappers::Runner {
+            exe: &exe,
+            config_dir: &state.paths.config_dir,
+        };
+        crate::tool::wrappers::write(&bin, runner, &names)
+    });
+    match written {
         Ok(written) => writeln!(
             err,
             "{written} wrapper(s) in {} (run one: {}/fs_ls '{{\"path\": \".\"}}')",

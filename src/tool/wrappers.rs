@@ -6,11 +6,22 @@
 
 use std::path::Path;
 
-/// The wrapper script for tool `name`, running the loki at `exe`.
-pub fn script(exe: &Path, name: &str) -> String {
+/// What a wrapper runs: this loki, with the config directory it was written for.
+#[derive(Debug, Clone, Copy)]
+pub struct Runner<'a> {
+    /// The loki executable.
+    pub exe: &'a Path,
+    /// The config directory the wrappers belong to (`LOKI_CONFIG_DIR` unless the caller
+    /// sets another): a wrapper run from any shell finds its tools and settings.
+    pub config_dir: &'a Path,
+}
+
+/// The wrapper script for tool `name`.
+pub fn script(runner: Runner<'_>, name: &str) -> String {
     format!(
-        "#!/bin/sh\n# Written by loki: runs the `{name}` tool as loki runs it for a model (approval and\n# confinement included). Arguments: one JSON object, e.g. '{{\"path\": \".\"}}'.\nexec {} --run-tool {} \"$@\"\n",
-        quote(&exe.display().to_string()),
+        "#!/bin/sh\n# Written by loki: runs the `{name}` tool as loki runs it for a model (approval and\n# confinement included). Arguments: one JSON object, e.g. '{{\"path\": \".\"}}'.\nif [ -z \"${{LOKI_CONFIG_DIR:-}}\" ]; then LOKI_CONFIG_DIR={}; export LOKI_CONFIG_DIR; fi\nexec {} --run-tool {} \"$@\"\n",
+        quote(&runner.config_dir.display().to_string()),
+        quote(&runner.exe.display().to_string()),
         quote(name)
     )
 }
@@ -22,7 +33,7 @@ fn quote(text: &str) -> String {
 
 /// Writes the wrappers of `names` into `bin_dir` (0755), replacing older ones; how many
 /// were written. Names that could not be file names are left out.
-pub fn write(bin_dir: &Path, exe: &Path, names: &[String]) -> std::io::Result<usize> {
+pub fn write(bin_dir: &Path, runner: Runner<'_>, names: &[String]) -> std::io::Result<usize> {
     std::fs::create_dir_all(bin_dir)?;
     let mut written = 0;
     for name in names {
@@ -30,7 +41,7 @@ pub fn write(bin_dir: &Path, exe: &Path, names: &[String]) -> std::io::Result<us
             continue;
         }
         let path = bin_dir.join(name);
-        crate::atomic_file::write_atomic(&path, script(exe, name).as_bytes(), false)?;
+        crate::atomic_file::write_atomic(&path, script(runner, name).as_bytes(), false)?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -43,7 +54,7 @@ pub fn write(bin_dir: &Path, exe: &Path, names: &[String]) -> std::io::Result<us
 
 /// First run: `functions/mcp.json` (no servers) and the built-in tools' wrappers, when
 /// `functions/bin` does not exist yet. Nothing the user has is overwritten.
-pub fn install_builtins(functions_dir: &Path, exe: &Path) -> std::io::Result<()> {
+pub fn install_builtins(functions_dir: &Path, runner: Runner<'_>) -> std::io::Result<()> {
     let mcp = functions_dir.join("mcp.json");
     if !mcp.exists() {
         std::fs::create_dir_all(functions_dir)?;
@@ -57,7 +68,7 @@ pub fn install_builtins(functions_dir: &Path, exe: &Path) -> std::io::Result<()>
         .iter()
         .map(|b| b.name.to_string())
         .collect();
-    write(&bin, exe, &names).map(|_| ())
+    write(&bin, runner, &names).map(|_| ())
 }
 
 #[cfg(test)]
@@ -66,19 +77,33 @@ mod tests {
 
     #[test]
     fn wrappers_quote_what_they_run() {
-        let text = script(Path::new("/opt/it's here/loki"), "fs_ls");
+        let runner = Runner {
+            exe: Path::new("/opt/it's here/loki"),
+            config_dir: Path::new("/home/a b/.config/loki"),
+        };
+        let text = script(runner, "fs_ls");
         assert!(text.starts_with("#!/bin/sh\n"));
         assert!(
-            text.ends_with("exec '/opt/it'\\''s here/loki' --run-tool 'fs_ls' \"$@\"\n"),
+            text.ends_with(
+                "then LOKI_CONFIG_DIR='/home/a b/.config/loki'; export LOKI_CONFIG_DIR; fi\n\
+                 exec '/opt/it'\\''s here/loki' --run-tool 'fs_ls' \"$@\"\n"
+            ),
             "{text}"
         );
+    }
+
+    fn runner(config_dir: &Path) -> Runner<'_> {
+        Runner {
+            exe: Path::new("/bin/loki"),
+            config_dir,
+        }
     }
 
     #[test]
     fn first_run_installs_once_and_keeps_the_user_s_files() {
         let dir = tempfile::tempdir().unwrap();
         let functions = dir.path().join("functions");
-        install_builtins(&functions, Path::new("/bin/loki")).unwrap();
+        install_builtins(&functions, runner(dir.path())).unwrap();
         assert!(functions.join("bin/fs_ls").exists());
         let mcp = functions.join("mcp.json");
         assert!(
@@ -88,7 +113,7 @@ mod tests {
         );
         std::fs::write(&mcp, "{\"mcpServers\": {\"mine\": {}}}").unwrap();
         std::fs::remove_file(functions.join("bin/fs_ls")).unwrap();
-        install_builtins(&functions, Path::new("/bin/loki")).unwrap();
+        install_builtins(&functions, runner(dir.path())).unwrap();
         assert!(std::fs::read_to_string(&mcp).unwrap().contains("mine"));
         assert!(!functions.join("bin/fs_ls").exists());
     }

@@ -126,6 +126,57 @@ impl Pty {
     }
 }
 
+impl Pty {
+    /// Feeds what loki writes into `screen` — answering cursor-position queries with
+    /// the screen's real cursor, as a terminal would — until `done` says the screen is
+    /// as wanted (true) or `wait` passed (false).
+    pub fn drive(
+        &mut self,
+        screen: &mut vt100::Parser,
+        wait: Duration,
+        done: impl Fn(&vt100::Screen) -> bool,
+    ) -> bool {
+        let deadline = std::time::Instant::now() + wait;
+        let mut tail: Vec<u8> = std::mem::take(&mut self.pending);
+        let mut buf = [0u8; 4096];
+        loop {
+            if !tail.is_empty() {
+                // Answer each query after what was written before it.
+                while let Some(at) = find(&tail, CPR.as_bytes()) {
+                    screen.process(&tail[..at]);
+                    let (row, col) = screen.screen().cursor_position();
+                    self.session
+                        .send(format!("\x1b[{};{}R", row + 1, col + 1))
+                        .expect("answer CPR");
+                    tail.drain(..at + CPR.len());
+                }
+                // Keep a possible start of a query for the next read.
+                let keep = tail.len().min(CPR.len() - 1);
+                let cut = tail.len() - keep;
+                let keep_from = (cut..tail.len())
+                    .find(|&i| CPR.as_bytes().starts_with(&tail[i..]))
+                    .unwrap_or(tail.len());
+                screen.process(&tail[..keep_from]);
+                tail.drain(..keep_from);
+            }
+            if done(screen.screen()) {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            match self.session.try_read(&mut buf) {
+                Ok(0) => return done(screen.screen()),
+                Ok(n) => tail.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(_) => return done(screen.screen()),
+            }
+        }
+    }
+}
+
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
         .windows(needle.len().max(1))

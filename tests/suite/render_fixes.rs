@@ -229,3 +229,46 @@ fn widening_with_a_wrapped_input_line_draws_the_prompt_once() {
     let screen = parser.screen().contents();
     assert_eq!(screen.matches("mini)> ").count(), 1, "{screen}");
 }
+
+/// Rows of `screen` showing the REPL's prompt.
+fn prompt_rows(screen: &vt100::Screen) -> Vec<String> {
+    let (_, cols) = screen.size();
+    screen
+        .rows(0, cols)
+        .filter(|r| r.contains("> x") || r.trim_end() == ">")
+        .collect()
+}
+
+#[test]
+fn a_wrapped_input_line_is_drawn_once_after_a_resize() {
+    let env = TestEnv::new();
+    for (wider, cols) in [(true, 120u16), (false, 50u16)] {
+        let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+        let mut screen = vt100::Parser::new(24, 80, 0);
+        assert!(pty.drive(&mut screen, Duration::from_secs(15), |s| {
+            s.contents().contains("for commands")
+        }));
+        let typed = "x".repeat(100);
+        pty.send(&typed);
+        assert!(pty.drive(&mut screen, Duration::from_secs(5), |s| {
+            s.contents().matches('x').count() >= 100
+        }));
+        let _ = pty.session.get_process_mut().set_window_size(cols, 24);
+        screen.screen_mut().set_size(24, cols);
+        pty.drive(&mut screen, Duration::from_millis(800), |_| false);
+        pty.send("y");
+        assert!(pty.drive(&mut screen, Duration::from_secs(5), |s| {
+            s.contents().contains("xy")
+        }));
+        pty.drive(&mut screen, Duration::from_millis(300), |_| false);
+        let rows = prompt_rows(screen.screen());
+        assert_eq!(
+            rows.len(),
+            1,
+            "wider: {wider}; the prompt once:\n{}",
+            screen.screen().contents()
+        );
+        pty.send("\x15.exit\r");
+        pty.read_to_end();
+    }
+}

@@ -933,6 +933,25 @@ fn tools_run_from_the_shell_through_wrappers() {
     assert!(!ok && text.contains("needs approval"), "{text}");
     let (ok, text) = run("greet", &["--yolo"], r#"{"name":"Ada"}"#);
     assert!(ok && text.contains("Hello, Ada"), "{text}");
+
+    // Issue 39 item 13: with `visible_tools`, the wrappers written run from a shell that
+    // has no LOKI_CONFIG_DIR (each carries the config directory it was written for).
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("{config}\nvisible_tools: [greet.sh]\n"));
+    env.loki().arg("--build-tools").assert().success();
+    let mut cmd = std::process::Command::new(functions.join("bin/greet"));
+    cmd.args(["--yolo", r#"{"name":"Bo"}"#])
+        .env_clear()
+        .current_dir(env.work_dir());
+    for (k, v) in env.env_pairs() {
+        if k != "LOKI_CONFIG_DIR" {
+            cmd.env(k, v);
+        }
+    }
+    let out = cmd.output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && text.contains("Hello, Bo"), "{text}");
 }
 
 /// Issue 27 item 9: a one-shot run and a macro's dot-command steps never run `tput` (the
