@@ -27,6 +27,7 @@ fn main() {
     println!("cargo:rerun-if-changed=Cargo.toml");
     println!("cargo:rerun-if-changed=Cargo.lock");
     println!("cargo:rerun-if-env-changed=LOKI_LINK_LAYOUT");
+    println!("cargo:rerun-if-env-changed=LOKI_ICF");
     let applied = decide();
     println!(
         "cargo:rustc-env=LOKI_LINK_LAYOUT_APPLIED={}",
@@ -79,10 +80,12 @@ fn decide() -> Vec<&'static str> {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
         applied.push("relr");
     }
-    if var("TARGET") == "x86_64-unknown-linux-gnu" && links_with_lld() {
-        // Identical code folding: one copy of functions that compiled to the same bytes
-        // (drop glue and futures of different types, a generic's copies in several codegen
-        // units). About 5% of the executable; Rust promises no distinct function addresses.
+    if var("LOKI_ICF") == "on" && var("TARGET") == "x86_64-unknown-linux-gnu" && links_with_lld() {
+        // Identical code folding (opt-in): one copy of functions that compiled to the same
+        // bytes saves about 5% of the executable, but which copy survives depends on the
+        // order the linker sees them in — which the hot-code list itself changes — so the
+        // functions a one-shot answer runs land outside `.text.hot` and a one-shot maps
+        // several more megabytes of code (docs/benchmarks.md, 2026-11-29).
         println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
         applied.push("icf");
     }

@@ -306,7 +306,7 @@ impl Role {
         if prompt.contains("__INPUT__") {
             let text = prompt.replace("__INPUT__", &input.text_content());
             let mut user = input;
-            user.content = crate::client::Content::Text(text);
+            user.content = crate::client::Content::Text(text.into());
             return vec![user];
         }
         if let Some((system, pairs)) = few_shot(prompt) {

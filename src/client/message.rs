@@ -5,6 +5,8 @@
 //! and edit those files. Each wire module converts from these types; none of them leak
 //! vendor fields back in here.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// Who wrote a message.
@@ -58,7 +60,7 @@ impl Message {
     pub fn text(role: Role, text: impl Into<String>) -> Self {
         Self {
             role,
-            content: Content::Text(text.into()),
+            content: Content::Text(Text::from(text.into())),
             tool_calls: Vec::new(),
             tool_call_id: None,
             interrupted: false,
@@ -69,7 +71,7 @@ impl Message {
     /// Appends text to a plain-text message (used by `.continue`).
     pub fn append_text(&mut self, more: &str) {
         match &mut self.content {
-            Content::Text(t) => t.push_str(more),
+            Content::Text(t) => *t = Text::from(format!("{t}{more}")),
             Content::Parts(parts) => parts.push(ContentPart::Text {
                 text: more.to_string(),
             }),
@@ -79,7 +81,7 @@ impl Message {
     /// The text of the message; image parts are skipped.
     pub fn text_content(&self) -> String {
         match &self.content {
-            Content::Text(t) => t.clone(),
+            Content::Text(t) => t.to_string(),
             Content::Parts(parts) => parts
                 .iter()
                 .filter_map(|p| match p {
@@ -92,12 +94,73 @@ impl Message {
     }
 }
 
+/// A message's text, shared: the history, the session's merge baseline and each request
+/// built from them hold the same text instead of a copy each (a long session's messages
+/// would otherwise be copied four times over for every request).
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Text(Arc<str>);
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Self {
+        Self(Arc::from(text))
+    }
+}
+
+impl From<&str> for Text {
+    fn from(text: &str) -> Self {
+        Self(Arc::from(text))
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl Serialize for Text {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
 /// Message content.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Content {
     /// Plain text.
-    Text(String),
+    Text(Text),
     /// Text and images.
     Parts(Vec<ContentPart>),
 }
@@ -117,25 +180,25 @@ impl<'de> Deserialize<'de> for Content {
                 )
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Content, E> {
-                Ok(Content::Text(v.to_string()))
+                Ok(Content::Text(Text::from(v)))
             }
             fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Content, E> {
-                Ok(Content::Text(v))
+                Ok(Content::Text(Text::from(v)))
             }
             fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Content, E> {
-                Ok(Content::Text(v.to_string()))
+                Ok(Content::Text(Text::from(v.to_string())))
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Content, E> {
-                Ok(Content::Text(v.to_string()))
+                Ok(Content::Text(Text::from(v.to_string())))
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Content, E> {
-                Ok(Content::Text(v.to_string()))
+                Ok(Content::Text(Text::from(v.to_string())))
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Content, E> {
-                Ok(Content::Text(v.to_string()))
+                Ok(Content::Text(Text::from(v.to_string())))
             }
             fn visit_unit<E: serde::de::Error>(self) -> Result<Content, E> {
-                Ok(Content::Text(String::new()))
+                Ok(Content::Text(Text::default()))
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,

@@ -37,7 +37,7 @@ use futures_util::Stream;
 use futures_util::future::BoxFuture;
 
 pub use error::ProviderError;
-pub use message::{Content, ContentPart, Message, Role, SignedReasoning, ToolCall, Usage};
+pub use message::{Content, ContentPart, Message, Role, SignedReasoning, Text, ToolCall, Usage};
 pub use model::Model;
 pub use registry::ProviderRegistry;
 pub use retry::RetryPolicy;
@@ -271,7 +271,7 @@ pub fn system_quirks<'a>(
             && let Some(system) = pending.take()
         {
             m.content = match m.content {
-                Content::Text(t) => Content::Text(format!("{system}\n\n{t}")),
+                Content::Text(t) => Content::Text(format!("{system}\n\n{t}").into()),
                 Content::Parts(mut parts) => {
                     parts.insert(0, ContentPart::Text { text: system });
                     Content::Parts(parts)

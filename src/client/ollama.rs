@@ -157,7 +157,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
 /// Text, and the base64 data of inline images (Ollama cannot fetch URLs).
 fn split_content(content: &Content) -> (String, Vec<String>) {
     match content {
-        Content::Text(t) => (t.clone(), Vec::new()),
+        Content::Text(t) => (t.to_string(), Vec::new()),
         Content::Parts(parts) => {
             let mut text = Vec::new();
             let mut images = Vec::new();

@@ -407,7 +407,7 @@ pub(crate) fn wire_messages(messages: &[Message], model: &Model) -> Vec<Value> {
 
 fn content_value(content: &Content) -> Value {
     match content {
-        Content::Text(t) => Value::String(t.clone()),
+        Content::Text(t) => Value::String(t.to_string()),
         Content::Parts(parts) => Value::Array(
             parts
                 .iter()

@@ -79,7 +79,7 @@ pub(super) async fn augment(
             parts.insert(0, ContentPart::Text { text: augmented });
             Content::Parts(parts)
         }
-        _ => Content::Text(augmented),
+        _ => Content::Text(augmented.into()),
     };
     Ok(message)
 }

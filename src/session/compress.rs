@@ -74,10 +74,13 @@ pub fn trim_tool_results(messages: &mut [Message], threshold: usize, counter: Co
         // beginning that certainly fits.
         let head: String = text.chars().take(limit * 2).collect();
         let left_out = text.chars().count() - head.chars().count();
-        message.content = Content::Text(format!(
-            "{head}\n[… {left_out} more characters of this tool result were left out to keep \
+        message.content = Content::Text(
+            format!(
+                "{head}\n[… {left_out} more characters of this tool result were left out to keep \
              the session under compression_threshold; call the tool again to see them]"
-        ));
+            )
+            .into(),
+        );
         trimmed = true;
     }
     trimmed
@@ -118,7 +121,8 @@ pub fn for_summary(messages: &[Message]) -> Vec<Message> {
                 "{head}\n[… {} more lines ({} bytes) of this tool result are not repeated here]",
                 lines.saturating_sub(kept_lines),
                 text.len().saturating_sub(head.len()),
-            ));
+            )
+            .into());
             shortened
         })
         .collect()
