@@ -5,6 +5,7 @@
 //! The one-shot CLI builds one per invocation; the REPL keeps one for its whole life and
 //! lends it `&mut` to each `Engine::run`. Nothing in here is shared between conversations.
 
+use futures_util::future::BoxFuture;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -334,28 +335,31 @@ impl RequestContext {
     /// already held or the session needs none (the temporary session, no session).
     ///
     /// With `cancel`, cancelling it stops the wait with [`CoreError::Cancelled`].
-    pub async fn lock_session(
-        &mut self,
-        state: &AppState,
-        cancel: Option<&CancellationToken>,
-        notify: SessionNotify<'_>,
-    ) -> Result<bool, CoreError> {
-        let never = CancellationToken::new();
-        let store = self.sessions(state);
-        let transcript = Transcript {
-            history: &mut self.history,
-            usage: &mut self.usage,
-        };
-        Ok(self
-            .session_sync
-            .lock(
-                &*store,
-                &mut self.session,
-                transcript,
-                cancel.unwrap_or(&never),
-                notify,
-            )
-            .await?)
+    #[inline(never)]
+    pub fn lock_session<'a>(
+        &'a mut self,
+        state: &'a AppState,
+        cancel: Option<&'a CancellationToken>,
+        notify: SessionNotify<'a>,
+    ) -> BoxFuture<'a, Result<bool, CoreError>> {
+        Box::pin(async move {
+            let never = CancellationToken::new();
+            let store = self.sessions(state);
+            let transcript = Transcript {
+                history: &mut self.history,
+                usage: &mut self.usage,
+            };
+            Ok(self
+                .session_sync
+                .lock(
+                    &*store,
+                    &mut self.session,
+                    transcript,
+                    cancel.unwrap_or(&never),
+                    notify,
+                )
+                .await?)
+        })
     }
 
     /// Releases the session lock taken by [`RequestContext::lock_session`].

@@ -109,7 +109,7 @@ fn offer_vault(
     key: String,
 ) -> Result<Kept, Stop> {
     use crate::vault::Unlock as _;
-    use age::secrecy::ExposeSecret as _;
+    use secrecy::ExposeSecret as _;
     let keep =
         inquire::Confirm::new("Keep the API key in loki's encrypted vault instead of config.yaml?")
             .with_default(true)

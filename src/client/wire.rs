@@ -5,6 +5,7 @@
 //! A provider module only supplies the pure parts: the request it wants to send and a
 //! decoder for its framing (SSE with its own JSON events, or AWS event-stream).
 
+use futures_util::future::BoxFuture;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -177,47 +178,50 @@ pub async fn send(
 }
 
 /// [`send`], with `signer` run on the final (patched) request.
-pub async fn send_signed(
-    http: &reqwest::Client,
-    settings: &HttpSettings,
-    model: &Model,
+#[inline(never)]
+pub fn send_signed<'a>(
+    http: &'a reqwest::Client,
+    settings: &'a HttpSettings,
+    model: &'a Model,
     api: ApiKind,
     mut request: Outgoing,
-    signer: &Signer<'_>,
-) -> Result<reqwest::Response, ProviderError> {
-    if let Some(message) = &settings.broken {
-        return Err(ProviderError::Setup {
+    signer: &'a Signer<'_>,
+) -> BoxFuture<'a, Result<reqwest::Response, ProviderError>> {
+    Box::pin(async move {
+        if let Some(message) = &settings.broken {
+            return Err(ProviderError::Setup {
+                client: settings.client.clone(),
+                message: message.clone(),
+            });
+        }
+        settings.patches.apply(model, api, &mut request);
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            tracing::debug!(url = %request.url, body = %super::loggable::request_body(&request.body), "request");
+        }
+        let setup = |message: String| ProviderError::Setup {
             client: settings.client.clone(),
-            message: message.clone(),
-        });
-    }
-    settings.patches.apply(model, api, &mut request);
-    if tracing::enabled!(tracing::Level::DEBUG) {
-        tracing::debug!(url = %request.url, body = %super::loggable::request_body(&request.body), "request");
-    }
-    let setup = |message: String| ProviderError::Setup {
-        client: settings.client.clone(),
-        message,
-    };
-    let body = serde_json::to_vec(&request.body).map_err(|e| setup(e.to_string()))?;
-    let signed = signer(&request.url, &request.headers, &body)
-        .map_err(|e| setup(format!("cannot sign the request: {e}")))?;
-    request.headers.extend(signed);
-    let mut headers = Vec::with_capacity(request.headers.len());
-    for (name, value) in request.headers {
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| setup(format!("`{name}` is not a valid header name")))?;
-        headers.push((name, value));
-    }
-    post_json(
-        http,
-        settings,
-        &request.url,
-        &headers,
-        body,
-        model.real_name(),
-    )
-    .await
+            message,
+        };
+        let body = serde_json::to_vec(&request.body).map_err(|e| setup(e.to_string()))?;
+        let signed = signer(&request.url, &request.headers, &body)
+            .map_err(|e| setup(format!("cannot sign the request: {e}")))?;
+        request.headers.extend(signed);
+        let mut headers = Vec::with_capacity(request.headers.len());
+        for (name, value) in request.headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| setup(format!("`{name}` is not a valid header name")))?;
+            headers.push((name, value));
+        }
+        post_json(
+            http,
+            settings,
+            &request.url,
+            &headers,
+            body,
+            model.real_name(),
+        )
+        .await
+    })
 }
 
 /// The response's `Content-Type` starts with `prefix`.

@@ -31,6 +31,7 @@ mod queries;
 mod reconfigure;
 mod supervisor;
 
+use futures_util::future::BoxFuture;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -469,39 +470,46 @@ impl Conversation {
         result
     }
 
-    async fn submit_now(&mut self, op: Op, emitter: &dyn Emitter) -> Result<Reply, CoreError> {
-        match op {
-            Op::Prompt {
-                input,
-                options,
-                role: None,
-            } => self.run(input, options, emitter).await.map(Reply::Ran),
-            Op::Prompt {
-                input,
-                options,
-                role: Some(role),
-            } => self
-                .run_with_role(&role, input, options, emitter)
-                .await
-                .map(Reply::Ran),
-            Op::Command(command) => self.apply(command, emitter).await.map(Reply::Applied),
-            Op::Reconfigure(state) => self.reconfigure(state).map(|()| Reply::Done),
-            Op::RunTool { name, arguments } => {
-                // Every tool loki has can be run this way, whatever `enabled_tools`
-                // offers models.
-                self.ctx.enabled_tools = Some("all".into());
-                self.ctx.function_calling_support = true;
-                self.engine
-                    .run_tool(&mut self.ctx, &name, &arguments, emitter)
+    #[inline(never)]
+    fn submit_now<'a>(
+        &'a mut self,
+        op: Op,
+        emitter: &'a dyn Emitter,
+    ) -> BoxFuture<'a, Result<Reply, CoreError>> {
+        Box::pin(async move {
+            match op {
+                Op::Prompt {
+                    input,
+                    options,
+                    role: None,
+                } => self.run(input, options, emitter).await.map(Reply::Ran),
+                Op::Prompt {
+                    input,
+                    options,
+                    role: Some(role),
+                } => self
+                    .run_with_role(&role, input, options, emitter)
                     .await
-                    .map(Reply::Tool)
+                    .map(Reply::Ran),
+                Op::Command(command) => self.apply(command, emitter).await.map(Reply::Applied),
+                Op::Reconfigure(state) => self.reconfigure(state).map(|()| Reply::Done),
+                Op::RunTool { name, arguments } => {
+                    // Every tool loki has can be run this way, whatever `enabled_tools`
+                    // offers models.
+                    self.ctx.enabled_tools = Some("all".into());
+                    self.ctx.function_calling_support = true;
+                    self.engine
+                        .run_tool(&mut self.ctx, &name, &arguments, emitter)
+                        .await
+                        .map(Reply::Tool)
+                }
+                remote @ (Op::Approve { .. } | Op::Answer { .. } | Op::Interrupt) => self
+                    .remote()
+                    .submit(remote)
+                    .map(|()| Reply::Done)
+                    .map_err(|e| CoreError::InvalidRequest(e.to_string())),
             }
-            remote @ (Op::Approve { .. } | Op::Answer { .. } | Op::Interrupt) => self
-                .remote()
-                .submit(remote)
-                .map(|()| Reply::Done)
-                .map_err(|e| CoreError::InvalidRequest(e.to_string())),
-        }
+        })
     }
 
     /// A handle for the ops that must reach it while a turn runs (approvals, answers,
@@ -516,31 +524,35 @@ impl Conversation {
 
     /// Applies a command (model, role, session, setting, …); what it did comes back
     /// typed, saves and compressions also as events.
-    async fn apply(
-        &mut self,
+    #[inline(never)]
+    fn apply<'a>(
+        &'a mut self,
         command: Command,
-        emitter: &dyn Emitter,
-    ) -> Result<Applied, CoreError> {
-        let state = Arc::clone(self.state());
-        let retry = command.clone();
-        let uses_agent = matches!(retry, Command::UseAgent { .. });
-        let applied = match command::apply(&state, &mut self.ctx, command, emitter).await {
-            // Only the user's own conversation asks for an agent's missing variables; a
-            // sub-agent started without them is refused, and its parent told which.
-            Err(CoreError::Agent(crate::agent::AgentError::MissingVariables {
-                missing, ..
-            })) if matches!(retry, Command::UseAgent { .. }) && self.ctx.depth == 0 => {
-                let completed = self.ask_variables(retry, &missing).await?;
-                command::apply(&state, &mut self.ctx, completed, emitter).await
+        emitter: &'a dyn Emitter,
+    ) -> BoxFuture<'a, Result<Applied, CoreError>> {
+        Box::pin(async move {
+            let state = Arc::clone(self.state());
+            let retry = command.clone();
+            let uses_agent = matches!(retry, Command::UseAgent { .. });
+            let applied = match command::apply(&state, &mut self.ctx, command, emitter).await {
+                // Only the user's own conversation asks for an agent's missing variables; a
+                // sub-agent started without them is refused, and its parent told which.
+                Err(CoreError::Agent(crate::agent::AgentError::MissingVariables {
+                    missing,
+                    ..
+                })) if matches!(retry, Command::UseAgent { .. }) && self.ctx.depth == 0 => {
+                    let completed = self.ask_variables(retry, &missing).await?;
+                    command::apply(&state, &mut self.ctx, completed, emitter).await
+                }
+                other => other,
+            }?;
+            if uses_agent && let Err(e) = self.use_agent_knowledge().await {
+                // The agent cannot be used without what it knows.
+                let _ = command::apply(&state, &mut self.ctx, Command::ExitAgent, &Discard).await;
+                return Err(e);
             }
-            other => other,
-        }?;
-        if uses_agent && let Err(e) = self.use_agent_knowledge().await {
-            // The agent cannot be used without what it knows.
-            let _ = command::apply(&state, &mut self.ctx, Command::ExitAgent, &Discard).await;
-            return Err(e);
-        }
-        Ok(applied)
+            Ok(applied)
+        })
     }
 
     /// An agent with `documents` answers with its own knowledge base, `agent-<name>`,
@@ -659,33 +671,36 @@ impl Conversation {
     }
 
     /// Sends a prompt through the engine.
-    async fn run(
-        &mut self,
+    #[inline(never)]
+    fn run<'a>(
+        &'a mut self,
         input: UserInput,
         options: RunOptions,
-        emitter: &dyn Emitter,
-    ) -> Result<RunOutcome, CoreError> {
-        self.install_supervisor();
-        // The run has a token of its own (cancelled by the conversation's), which its
-        // budget cancels when spent — stopping the run and every sub-agent it started.
-        let run_cancel = self.ctx.cancel.child_token();
-        let outer = std::mem::replace(&mut self.ctx.cancel, run_cancel.clone());
-        let own_budget = self.ctx.budget.is_none();
-        if own_budget {
-            self.ctx.budget = self.ctx.agent.as_ref().and_then(|a| {
-                let config = &a.def.config;
-                crate::usage::Budget::new(config.max_tokens, config.max_cost, run_cancel)
-            });
-        }
-        let result = self.run_continuing(input, options, emitter).await;
-        if let Err(e) = &result {
-            self.failure.get_or_insert(Failure::of(e));
-        }
-        self.ctx.cancel = outer;
-        if own_budget {
-            self.ctx.budget = None;
-        }
-        result
+        emitter: &'a dyn Emitter,
+    ) -> BoxFuture<'a, Result<RunOutcome, CoreError>> {
+        Box::pin(async move {
+            self.install_supervisor();
+            // The run has a token of its own (cancelled by the conversation's), which its
+            // budget cancels when spent — stopping the run and every sub-agent it started.
+            let run_cancel = self.ctx.cancel.child_token();
+            let outer = std::mem::replace(&mut self.ctx.cancel, run_cancel.clone());
+            let own_budget = self.ctx.budget.is_none();
+            if own_budget {
+                self.ctx.budget = self.ctx.agent.as_ref().and_then(|a| {
+                    let config = &a.def.config;
+                    crate::usage::Budget::new(config.max_tokens, config.max_cost, run_cancel)
+                });
+            }
+            let result = self.run_continuing(input, options, emitter).await;
+            if let Err(e) = &result {
+                self.failure.get_or_insert(Failure::of(e));
+            }
+            self.ctx.cancel = outer;
+            if own_budget {
+                self.ctx.budget = None;
+            }
+            result
+        })
     }
 
     /// [`Conversation::run`] with its token and budget in place: the run, then the

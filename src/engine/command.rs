@@ -8,6 +8,7 @@
 //! (whether to save, under which name) are the front end's; what to do by default is the
 //! save policy's ([`crate::conversation::policy`]).
 
+use futures_util::future::BoxFuture;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -279,115 +280,122 @@ pub const SETTABLE: &[(&str, &str)] = &[
 
 /// Applies a command to the conversation; returns what it did. Session saves and
 /// compressions are reported to `emitter` as events.
-pub async fn apply(
-    state: &std::sync::Arc<AppState>,
-    ctx: &mut RequestContext,
+#[inline(never)]
+pub fn apply<'a>(
+    state: &'a std::sync::Arc<AppState>,
+    ctx: &'a mut RequestContext,
     command: Command,
-    emitter: &dyn Emitter,
-) -> Result<Applied, CoreError> {
-    // Off the record, nothing is stored: no session is opened or saved.
-    if ctx.otr.get()
-        && matches!(
-            command,
-            Command::SaveSession(_)
-                | Command::OpenSession(_)
-                | Command::OpenSessionWithHistory(_)
-                | Command::DeleteSession(_)
-        )
-    {
-        return Err(CoreError::Conflict(
-            "off the record (--otr): sessions are not opened or saved".into(),
-        ));
-    }
-    match command {
-        Command::OffTheRecord => off_the_record(ctx),
-        Command::Rewind { count, what, force } => {
-            super::rewind::rewind(state, ctx, count, what, force, emitter).await
+    emitter: &'a dyn Emitter,
+) -> BoxFuture<'a, Result<Applied, CoreError>> {
+    Box::pin(async move {
+        // Off the record, nothing is stored: no session is opened or saved.
+        if ctx.otr.get()
+            && matches!(
+                command,
+                Command::SaveSession(_)
+                    | Command::OpenSession(_)
+                    | Command::OpenSessionWithHistory(_)
+                    | Command::DeleteSession(_)
+            )
+        {
+            return Err(CoreError::Conflict(
+                "off the record (--otr): sessions are not opened or saved".into(),
+            ));
         }
-        Command::SaveSession(rename) => save_session(state, ctx, rename.as_deref(), emitter).await,
-        Command::CloseSession { save, rename } => {
-            if ctx.session.is_none() {
-                return Err(CoreError::NoSession);
+        match command {
+            Command::OffTheRecord => off_the_record(ctx),
+            Command::Rewind { count, what, force } => {
+                super::rewind::rewind(state, ctx, count, what, force, emitter).await
             }
-            let mut applied = Applied::default();
-            if save {
-                applied = save_session(state, ctx, rename.as_deref(), emitter).await?;
+            Command::SaveSession(rename) => {
+                save_session(state, ctx, rename.as_deref(), emitter).await
             }
-            ctx.session = None;
-            ctx.history.clear();
-            ctx.unlock_session();
-            applied.extend(Applied::note("session closed"));
-            Ok(applied)
-        }
-        Command::CompressSession => {
-            if ctx.session.is_none() {
-                return Err(CoreError::NoSession);
+            Command::CloseSession { save, rename } => {
+                if ctx.session.is_none() {
+                    return Err(CoreError::NoSession);
+                }
+                let mut applied = Applied::default();
+                if save {
+                    applied = save_session(state, ctx, rename.as_deref(), emitter).await?;
+                }
+                ctx.session = None;
+                ctx.history.clear();
+                ctx.unlock_session();
+                applied.extend(Applied::note("session closed"));
+                Ok(applied)
             }
-            let engine = super::Engine::new(std::sync::Arc::clone(state));
-            Ok(if engine.compress_now(ctx, emitter).await? {
-                Applied::default()
-            } else {
-                Applied::note("nothing to compress yet")
-            })
-        }
-        Command::OpenSession(name) => open_session(state, ctx, &name, false).await,
-        Command::ReplaceSession { yaml, base } => replace_session(state, ctx, &yaml, &base).await,
-        Command::ReloadSession(name) => {
-            ctx.session = None;
-            open_session(state, ctx, &name, false).await
-        }
-        Command::OpenSessionWithHistory(name) => open_session(state, ctx, &name, true).await,
-        Command::DeleteSession(name) => delete_session(state, ctx, &name).await,
-        Command::UseAgent {
-            name,
-            variables,
-            session,
-        } => {
-            // The agent's `agent_session`, else the configuration's.
-            let def = crate::agent::AgentDef::load(&state.paths, &name, &ctx.env)?;
-            let session = session
-                .or_else(|| def.config.agent_session.clone())
-                .or_else(|| state.config.agent_session.clone())
-                .filter(|_| !ctx.otr.get());
-            // The session's saved variables, unless given again (a new value wins).
-            let (variables, changed) = match &session {
-                Some(key) => with_saved_variables(state, &def, key, variables).await,
-                None => (variables, Vec::new()),
-            };
-            let mut applied = Applied::note(use_agent(state, ctx, &name, &variables).await?);
-            applied.lines.extend(changed.into_iter().map(Line::Warning));
-            applied.lines.extend(
-                agent_tool_warnings(state, ctx)
-                    .into_iter()
-                    .map(Line::Warning),
-            );
-            // The agent's instructions with these variables, not the ones the session was
-            // last saved with.
-            let agent_role = ctx.role.clone();
-            if let Some(session) = session {
-                match open_session(state, ctx, &session, false).await {
-                    Ok(opened) => {
-                        ctx.role = agent_role;
-                        applied.extend(opened);
-                    }
-                    Err(e) => {
-                        // All or nothing: the agent is left again.
-                        let _ = confirm(state, ctx, Command::ExitAgent);
-                        return Err(e);
+            Command::CompressSession => {
+                if ctx.session.is_none() {
+                    return Err(CoreError::NoSession);
+                }
+                let engine = super::Engine::new(std::sync::Arc::clone(state));
+                Ok(if engine.compress_now(ctx, emitter).await? {
+                    Applied::default()
+                } else {
+                    Applied::note("nothing to compress yet")
+                })
+            }
+            Command::OpenSession(name) => open_session(state, ctx, &name, false).await,
+            Command::ReplaceSession { yaml, base } => {
+                replace_session(state, ctx, &yaml, &base).await
+            }
+            Command::ReloadSession(name) => {
+                ctx.session = None;
+                open_session(state, ctx, &name, false).await
+            }
+            Command::OpenSessionWithHistory(name) => open_session(state, ctx, &name, true).await,
+            Command::DeleteSession(name) => delete_session(state, ctx, &name).await,
+            Command::UseAgent {
+                name,
+                variables,
+                session,
+            } => {
+                // The agent's `agent_session`, else the configuration's.
+                let def = crate::agent::AgentDef::load(&state.paths, &name, &ctx.env)?;
+                let session = session
+                    .or_else(|| def.config.agent_session.clone())
+                    .or_else(|| state.config.agent_session.clone())
+                    .filter(|_| !ctx.otr.get());
+                // The session's saved variables, unless given again (a new value wins).
+                let (variables, changed) = match &session {
+                    Some(key) => with_saved_variables(state, &def, key, variables).await,
+                    None => (variables, Vec::new()),
+                };
+                let mut applied = Applied::note(use_agent(state, ctx, &name, &variables).await?);
+                applied.lines.extend(changed.into_iter().map(Line::Warning));
+                applied.lines.extend(
+                    agent_tool_warnings(state, ctx)
+                        .into_iter()
+                        .map(Line::Warning),
+                );
+                // The agent's instructions with these variables, not the ones the session was
+                // last saved with.
+                let agent_role = ctx.role.clone();
+                if let Some(session) = session {
+                    match open_session(state, ctx, &session, false).await {
+                        Ok(opened) => {
+                            ctx.role = agent_role;
+                            applied.extend(opened);
+                        }
+                        Err(e) => {
+                            // All or nothing: the agent is left again.
+                            let _ = confirm(state, ctx, Command::ExitAgent);
+                            return Err(e);
+                        }
                     }
                 }
+                Ok(applied)
             }
-            Ok(applied)
-        }
-        other => {
-            let role_change = matches!(other, Command::UseRole(_) | Command::ForceRole(_));
-            let mut applied = confirm(state, ctx, other).map(Applied::note)?;
-            if role_change && let Some(warning) = unused_role_servers(ctx) {
-                applied.lines.push(Line::Warning(warning));
+            other => {
+                let role_change = matches!(other, Command::UseRole(_) | Command::ForceRole(_));
+                let mut applied = confirm(state, ctx, other).map(Applied::note)?;
+                if role_change && let Some(warning) = unused_role_servers(ctx) {
+                    applied.lines.push(Line::Warning(warning));
+                }
+                Ok(applied)
             }
-            Ok(applied)
         }
-    }
+    })
 }
 
 /// A warning when the role names MCP servers that will not run: MCP or function calling
@@ -421,44 +429,47 @@ pub(super) async fn save_open_session(
     save_session(state, ctx, None, emitter).await
 }
 
-async fn save_session(
-    state: &AppState,
-    ctx: &mut RequestContext,
-    rename: Option<&str>,
-    emitter: &dyn Emitter,
-) -> Result<Applied, CoreError> {
-    if ctx.session.is_none() {
-        return Err(CoreError::NoSession);
-    }
-    let sink = Sink::for_context(ctx, emitter);
-    let notify = |line: &str| {
-        sink.emit(Event::Notice(super::event::Notice::info(line)));
+#[inline(never)]
+fn save_session<'a>(
+    state: &'a AppState,
+    ctx: &'a mut RequestContext,
+    rename: Option<&'a str>,
+    emitter: &'a dyn Emitter,
+) -> BoxFuture<'a, Result<Applied, CoreError>> {
+    Box::pin(async move {
+        if ctx.session.is_none() {
+            return Err(CoreError::NoSession);
+        }
+        let sink = Sink::for_context(ctx, emitter);
+        let notify = |line: &str| {
+            sink.emit(Event::Notice(super::event::Notice::info(line)));
+            sink.flush();
+        };
+        let saved = ctx.save_session(state, rename, &notify).await?;
+        let (name, id) = ctx
+            .session
+            .as_ref()
+            .map(|s| (s.name(), s.id().to_string()))
+            .unwrap_or_default();
+        tracing::info!("saved session to {}", saved.location);
+        sink.emit(Event::SessionSaved(SessionSaved {
+            name,
+            id,
+            path: saved.location.clone(),
+            forked: saved.forked.clone(),
+        }));
         sink.flush();
-    };
-    let saved = ctx.save_session(state, rename, &notify).await?;
-    let (name, id) = ctx
-        .session
-        .as_ref()
-        .map(|s| (s.name(), s.id().to_string()))
-        .unwrap_or_default();
-    tracing::info!("saved session to {}", saved.location);
-    sink.emit(Event::SessionSaved(SessionSaved {
-        name,
-        id,
-        path: saved.location.clone(),
-        forked: saved.forked.clone(),
-    }));
-    sink.flush();
-    let mut applied = Applied::default();
-    if let Some(forked) = &saved.forked {
-        applied.lines.push(Line::Warning(forked.clone()));
-    }
-    applied.lines.push(Line::Note(format!(
-        "saved the session to {}",
-        saved.location
-    )));
-    applied.saved = Some(saved);
-    Ok(applied)
+        let mut applied = Applied::default();
+        if let Some(forked) = &saved.forked {
+            applied.lines.push(Line::Warning(forked.clone()));
+        }
+        applied.lines.push(Line::Note(format!(
+            "saved the session to {}",
+            saved.location
+        )));
+        applied.saved = Some(saved);
+        Ok(applied)
+    })
 }
 
 /// Deletes a saved session that is not the open one.
@@ -916,39 +927,42 @@ fn refuse_role_change(ctx: &RequestContext, what: &str) -> Result<(), CoreError>
 
 /// Opens (or starts) a session; with `carry`, a new session starts with the
 /// conversation so far.
-async fn open_session(
-    state: &AppState,
-    ctx: &mut RequestContext,
-    name: &str,
+#[inline(never)]
+fn open_session<'a>(
+    state: &'a AppState,
+    ctx: &'a mut RequestContext,
+    name: &'a str,
     carry: bool,
-) -> Result<Applied, CoreError> {
-    if let Some(active) = &ctx.session {
-        return Err(CoreError::Conflict(format!(
-            "already in session `{}`; .exit session first",
-            active.name()
-        )));
-    }
-    let before = ctx.history.clone();
-    let existed = ctx.open_session(state, name).await?;
-    let message = if existed {
-        format!("session: {name} ({} messages)", ctx.history.len())
-    } else if carry && !before.is_empty() {
-        if let Some(session) = &ctx.session {
-            session.lock().get_mut().messages.clone_from(&before);
+) -> BoxFuture<'a, Result<Applied, CoreError>> {
+    Box::pin(async move {
+        if let Some(active) = &ctx.session {
+            return Err(CoreError::Conflict(format!(
+                "already in session `{}`; .exit session first",
+                active.name()
+            )));
         }
-        ctx.history = before;
-        format!(
-            "session: {name} (new, with the {} messages of this conversation)",
-            ctx.history.len()
-        )
-    } else {
-        format!("session: {name} (new)")
-    };
-    let mut applied = Applied::note(message);
-    if let Some(warning) = ctx.session_model_warning() {
-        applied.lines.push(Line::Warning(warning));
-    }
-    Ok(applied)
+        let before = ctx.history.clone();
+        let existed = ctx.open_session(state, name).await?;
+        let message = if existed {
+            format!("session: {name} ({} messages)", ctx.history.len())
+        } else if carry && !before.is_empty() {
+            if let Some(session) = &ctx.session {
+                session.lock().get_mut().messages.clone_from(&before);
+            }
+            ctx.history = before;
+            format!(
+                "session: {name} (new, with the {} messages of this conversation)",
+                ctx.history.len()
+            )
+        } else {
+            format!("session: {name} (new)")
+        };
+        let mut applied = Applied::note(message);
+        if let Some(warning) = ctx.session_model_warning() {
+            applied.lines.push(Line::Warning(warning));
+        }
+        Ok(applied)
+    })
 }
 
 /// Whether `name` names a saved session (for the front end's "carry the conversation?").

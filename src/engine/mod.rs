@@ -19,6 +19,7 @@ pub mod tasks;
 mod tool_round;
 mod turn;
 
+use futures_util::future::BoxFuture;
 use std::sync::Arc;
 
 pub use crate::error::CoreError;
@@ -160,56 +161,60 @@ impl Engine {
     /// With a session open, the turn holds the session's lock (unless the caller already
     /// does) and starts from the history as stored now, so turns of several writers on
     /// one session follow each other instead of overwriting each other.
-    pub async fn run(
-        &self,
-        ctx: &mut RequestContext,
+    #[inline(never)]
+    pub fn run<'a>(
+        &'a self,
+        ctx: &'a mut RequestContext,
         request: RunRequest,
-        emitter: &dyn Emitter,
-    ) -> Result<RunOutcome, CoreError> {
-        let sink = Sink::for_context(ctx, emitter).with_run(event::next_run_id());
-        let stream = request.options.stream.unwrap_or(ctx.stream) && !ctx.model.config.no_stream;
-        sink.emit(Event::TurnStarted(event::TurnStarted {
-            model: ctx.model.id(),
-            stream,
-            session_id: ctx.session.as_ref().map(|s| s.id().to_string()),
-        }));
-        let checkpoint = begin_checkpoint(ctx, &request);
-        let mut result = self.run_started(ctx, request, stream, &sink).await;
-        if let Some(record) = checkpoint.and_then(|recorder| recorder.finish()) {
-            sink.emit(Event::CheckpointCreated(event::CheckpointCreated {
-                turn: record.turn,
-                files: record
-                    .files
-                    .iter()
-                    .map(|f| f.path.display().to_string())
-                    .collect(),
+        emitter: &'a dyn Emitter,
+    ) -> BoxFuture<'a, Result<RunOutcome, CoreError>> {
+        Box::pin(async move {
+            let sink = Sink::for_context(ctx, emitter).with_run(event::next_run_id());
+            let stream =
+                request.options.stream.unwrap_or(ctx.stream) && !ctx.model.config.no_stream;
+            sink.emit(Event::TurnStarted(event::TurnStarted {
+                model: ctx.model.id(),
+                stream,
+                session_id: ctx.session.as_ref().map(|s| s.id().to_string()),
             }));
-        }
-        // A budget that ran out cancelled the run: say which. One passed by the final
-        // answer ends the run the same way (the answer was shown and is kept): a run over
-        // its budget never reports plain success.
-        let budget_over = ctx.budget.as_ref().and_then(|b| b.exhausted());
-        let root = ctx.depth == 0;
-        if let (Err(CoreError::Cancelled), Some(over)) | (Ok(_), Some(over)) =
-            (&result, budget_over)
-            && (root || result.is_err())
-        {
-            result = Err(CoreError::Budget(over.to_string()));
-        }
-        match &result {
-            Ok(outcome) => {
-                if !sink.ended() {
-                    sink.emit(Event::TurnFinished(event::TurnFinished {
-                        usage: outcome.usage,
-                        finish_reason: outcome.finish_reason.clone(),
-                        cost_usd: crate::usage::cost_of(&ctx.model.config, outcome.usage),
-                    }));
-                }
-                sink.flush();
+            let checkpoint = begin_checkpoint(ctx, &request);
+            let mut result = self.run_started(ctx, request, stream, &sink).await;
+            if let Some(record) = checkpoint.and_then(|recorder| recorder.finish()) {
+                sink.emit(Event::CheckpointCreated(event::CheckpointCreated {
+                    turn: record.turn,
+                    files: record
+                        .files
+                        .iter()
+                        .map(|f| f.path.display().to_string())
+                        .collect(),
+                }));
             }
-            Err(e) => sink.abort(e),
-        }
-        result
+            // A budget that ran out cancelled the run: say which. One passed by the final
+            // answer ends the run the same way (the answer was shown and is kept): a run over
+            // its budget never reports plain success.
+            let budget_over = ctx.budget.as_ref().and_then(|b| b.exhausted());
+            let root = ctx.depth == 0;
+            if let (Err(CoreError::Cancelled), Some(over)) | (Ok(_), Some(over)) =
+                (&result, budget_over)
+                && (root || result.is_err())
+            {
+                result = Err(CoreError::Budget(over.to_string()));
+            }
+            match &result {
+                Ok(outcome) => {
+                    if !sink.ended() {
+                        sink.emit(Event::TurnFinished(event::TurnFinished {
+                            usage: outcome.usage,
+                            finish_reason: outcome.finish_reason.clone(),
+                            cost_usd: crate::usage::cost_of(&ctx.model.config, outcome.usage),
+                        }));
+                    }
+                    sink.flush();
+                }
+                Err(e) => sink.abort(e),
+            }
+            result
+        })
     }
 
     async fn run_started(
@@ -254,54 +259,57 @@ impl Engine {
         ctx.lock_session(&self.state, Some(&cancel), &notify).await
     }
 
-    async fn run_locked(
-        &self,
-        ctx: &mut RequestContext,
+    #[inline(never)]
+    fn run_locked<'a>(
+        &'a self,
+        ctx: &'a mut RequestContext,
         request: RunRequest,
         stream: bool,
-        emitter: &Sink<'_>,
-    ) -> Result<RunOutcome, CoreError> {
-        let options = request.options;
-        let Some(input) = request.input else {
-            return Ok(RunOutcome::default());
-        };
-        let raw_input = input.text.clone();
-        if !input.prior.is_empty() {
-            ctx.history.extend(input.prior.iter().cloned());
-            if let Some(session) = &ctx.session {
-                session.mark_dirty();
+        emitter: &'a Sink<'_>,
+    ) -> BoxFuture<'a, Result<RunOutcome, CoreError>> {
+        Box::pin(async move {
+            let options = request.options;
+            let Some(input) = request.input else {
+                return Ok(RunOutcome::default());
+            };
+            let raw_input = input.text.clone();
+            if !input.prior.is_empty() {
+                ctx.history.extend(input.prior.iter().cloned());
+                if let Some(session) = &ctx.session {
+                    session.mark_dirty();
+                }
             }
-        }
-        let kind = match input.continuation {
-            Some(Continuation::Continue) => turn::TurnKind::Continue,
-            Some(Continuation::Regenerate) => turn::TurnKind::Regenerate,
-            Some(Continuation::Resume) => turn::TurnKind::Resume,
-            None => {
-                let message = turn::prepare_input(&self.state, ctx, &input, emitter).await?;
-                self.compress_to_fit(ctx, &message, emitter).await?;
-                turn::TurnKind::New(
-                    retrieval::augment(&self.state, ctx, &input.text, message, emitter).await?,
-                )
+            let kind = match input.continuation {
+                Some(Continuation::Continue) => turn::TurnKind::Continue,
+                Some(Continuation::Regenerate) => turn::TurnKind::Regenerate,
+                Some(Continuation::Resume) => turn::TurnKind::Resume,
+                None => {
+                    let message = turn::prepare_input(&self.state, ctx, &input, emitter).await?;
+                    self.compress_to_fit(ctx, &message, emitter).await?;
+                    turn::TurnKind::New(
+                        retrieval::augment(&self.state, ctx, &input.text, message, emitter).await?,
+                    )
+                }
+            };
+            let outcome = turn::run_turn(&self.state, ctx, kind, stream, options, emitter).await?;
+            if ctx.session.is_some() && !ctx.dry_run {
+                self.keep_under_threshold(ctx, emitter).await?;
             }
-        };
-        let outcome = turn::run_turn(&self.state, ctx, kind, stream, options, emitter).await?;
-        if ctx.session.is_some() && !ctx.dry_run {
-            self.keep_under_threshold(ctx, emitter).await?;
-        }
-        if !ctx.dry_run && self.saves_session(ctx) {
-            self.autoname_sink(ctx, emitter).await;
-        }
-        if ctx.save
-            && ctx.session.is_none()
-            && !ctx.dry_run
-            && let Err(e) = self.log_exchange(ctx, &raw_input, &input.files, &outcome.text)
-        {
-            emitter.emit(Event::Notice(event::Notice::warning(format!(
-                "cannot append to {}: {e}",
-                self.state.paths.messages_file.display()
-            ))));
-        }
-        Ok(outcome)
+            if !ctx.dry_run && self.saves_session(ctx) {
+                self.autoname_sink(ctx, emitter).await;
+            }
+            if ctx.save
+                && ctx.session.is_none()
+                && !ctx.dry_run
+                && let Err(e) = self.log_exchange(ctx, &raw_input, &input.files, &outcome.text)
+            {
+                emitter.emit(Event::Notice(event::Notice::warning(format!(
+                    "cannot append to {}: {e}",
+                    self.state.paths.messages_file.display()
+                ))));
+            }
+            Ok(outcome)
+        })
     }
 
     /// A session whose history and `next` message exceed the model's `max_input_tokens`
@@ -605,70 +613,73 @@ impl Engine {
         }
     }
 
-    async fn summarise(
-        &self,
-        ctx: &mut RequestContext,
-        emitter: &Sink<'_>,
+    #[inline(never)]
+    fn summarise<'a>(
+        &'a self,
+        ctx: &'a mut RequestContext,
+        emitter: &'a Sink<'_>,
         (old, kept): (Vec<crate::client::Message>, Vec<crate::client::Message>),
-    ) -> Result<bool, CoreError> {
-        self.flush_memory(ctx, emitter, &old).await?;
-        emitter.emit(Event::SessionCompressing);
-        emitter.flush();
-        let config = &self.state.config;
-        let prompt = config
-            .summarization_prompt
-            .clone()
-            .unwrap_or_else(|| crate::session::compress::DEFAULT_SUMMARIZATION_PROMPT.into());
-        let mut messages = crate::session::compress::for_summary(&old);
-        messages.push(crate::client::Message::text(
-            crate::client::Role::User,
-            prompt,
-        ));
-        let request = crate::client::ChatRequest {
-            controls: Default::default(),
-            messages,
-            temperature: ctx.temperature,
-            top_p: ctx.top_p,
-            max_tokens: None,
-            stream: false,
-            tools: Vec::new(),
-        };
-        let small = self.small_model(ctx, emitter);
-        let summary = turn::complete_text_on(ctx, small.as_ref(), &request).await?;
-        let prefix = config
-            .summary_context_prompt
-            .clone()
-            .unwrap_or_else(|| crate::session::compress::DEFAULT_SUMMARY_CONTEXT_PROMPT.into());
-        let before = session_tokens(ctx);
-        // The todo list lives outside the history; the summary says where it stands.
-        let todo = ctx
-            .todo
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
-        let todo = if todo.items.is_empty() {
-            String::new()
-        } else {
-            format!("\n\nThe todo list so far:\n{}", todo.render())
-        };
-        let mut history = vec![crate::client::Message::text(
-            crate::client::Role::System,
-            format!(
-                "{prefix}{}{todo}",
-                crate::client::openai::strip_think(&summary)
-            ),
-        )];
-        history.extend(kept);
-        ctx.history = history;
-        if let Some(session) = &ctx.session {
-            session.lock().get_mut().compressed_messages.extend(old);
-        }
-        emitter.emit(Event::SessionCompressed(event::SessionCompressed {
-            tokens_before: before,
-            tokens_after: session_tokens(ctx),
-        }));
-        emitter.flush();
-        Ok(true)
+    ) -> BoxFuture<'a, Result<bool, CoreError>> {
+        Box::pin(async move {
+            self.flush_memory(ctx, emitter, &old).await?;
+            emitter.emit(Event::SessionCompressing);
+            emitter.flush();
+            let config = &self.state.config;
+            let prompt = config
+                .summarization_prompt
+                .clone()
+                .unwrap_or_else(|| crate::session::compress::DEFAULT_SUMMARIZATION_PROMPT.into());
+            let mut messages = crate::session::compress::for_summary(&old);
+            messages.push(crate::client::Message::text(
+                crate::client::Role::User,
+                prompt,
+            ));
+            let request = crate::client::ChatRequest {
+                controls: Default::default(),
+                messages,
+                temperature: ctx.temperature,
+                top_p: ctx.top_p,
+                max_tokens: None,
+                stream: false,
+                tools: Vec::new(),
+            };
+            let small = self.small_model(ctx, emitter);
+            let summary = turn::complete_text_on(ctx, small.as_ref(), &request).await?;
+            let prefix = config
+                .summary_context_prompt
+                .clone()
+                .unwrap_or_else(|| crate::session::compress::DEFAULT_SUMMARY_CONTEXT_PROMPT.into());
+            let before = session_tokens(ctx);
+            // The todo list lives outside the history; the summary says where it stands.
+            let todo = ctx
+                .todo
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
+            let todo = if todo.items.is_empty() {
+                String::new()
+            } else {
+                format!("\n\nThe todo list so far:\n{}", todo.render())
+            };
+            let mut history = vec![crate::client::Message::text(
+                crate::client::Role::System,
+                format!(
+                    "{prefix}{}{todo}",
+                    crate::client::openai::strip_think(&summary)
+                ),
+            )];
+            history.extend(kept);
+            ctx.history = history;
+            if let Some(session) = &ctx.session {
+                session.lock().get_mut().compressed_messages.extend(old);
+            }
+            emitter.emit(Event::SessionCompressed(event::SessionCompressed {
+                tokens_before: before,
+                tokens_after: session_tokens(ctx),
+            }));
+            emitter.flush();
+            Ok(true)
+        })
     }
 
     /// `save: true`: appends the exchange to `messages.md` (outside sessions).

@@ -4,6 +4,7 @@
 //! progress (`tool_call_progress`), results (`tool_call_finished`), and images tools
 //! returned for a vision model.
 
+use futures_util::future::BoxFuture;
 use std::sync::{Arc, Mutex};
 
 use super::Sink;
@@ -45,155 +46,164 @@ pub(super) struct Toolbox {
 impl Toolbox {
     /// Resolves the conversation's tool scope (leasing its MCP servers) and what the
     /// tools run with.
-    pub async fn prepare(
-        state: &AppState,
-        ctx: &mut RequestContext,
-        sink: &Sink<'_>,
-    ) -> Result<Self, CoreError> {
-        let tools = crate::engine::scope::prepare(state, ctx, sink).await?;
-        let offered = declared_tools(state, ctx, &tools);
-        let specs = crate::tool::specs(&offered);
-        // Progress of running calls (MCP notifications), for this conversation only.
-        let (progress, progress_rx) = tokio::sync::mpsc::unbounded_channel();
-        Ok(Self {
-            tools,
-            offered,
-            specs,
-            cwd: ctx.cwd.clone(),
-            shell: ctx
-                .env
-                .get("SHELL")
-                .filter(|s| !s.is_empty())
-                .unwrap_or("/bin/sh")
-                .to_string(),
-            vars: std::sync::Arc::clone(&ctx.env),
-            supervisor: ctx.supervisor.clone(),
-            todo: std::sync::Arc::clone(&ctx.todo),
-            user_agent: state.config.user_agent(),
-            web_search: crate::tool::web_search::WebSearch::from_config(&state.config, &ctx.env),
-            tools_env_file: state.paths.functions_dir.join(".env"),
-            images: ctx
-                .model
-                .config
-                .supports_vision
-                .then(|| Mutex::new(Vec::new())),
-            background: Background::default(),
-            hidden_env: HiddenEnv::new(&state.config, &ctx.env),
-            progress,
-            progress_rx: tokio::sync::Mutex::new(progress_rx),
-            conversation: ctx.id.to_string(),
-            editor: ctx.editor_files.clone(),
-            sandbox: ctx.sandbox.clone(),
+    #[inline(never)]
+    pub fn prepare<'a>(
+        state: &'a AppState,
+        ctx: &'a mut RequestContext,
+        sink: &'a Sink<'_>,
+    ) -> BoxFuture<'a, Result<Self, CoreError>> {
+        Box::pin(async move {
+            let tools = crate::engine::scope::prepare(state, ctx, sink).await?;
+            let offered = declared_tools(state, ctx, &tools);
+            let specs = crate::tool::specs(&offered);
+            // Progress of running calls (MCP notifications), for this conversation only.
+            let (progress, progress_rx) = tokio::sync::mpsc::unbounded_channel();
+            Ok(Self {
+                tools,
+                offered,
+                specs,
+                cwd: ctx.cwd.clone(),
+                shell: ctx
+                    .env
+                    .get("SHELL")
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or("/bin/sh")
+                    .to_string(),
+                vars: std::sync::Arc::clone(&ctx.env),
+                supervisor: ctx.supervisor.clone(),
+                todo: std::sync::Arc::clone(&ctx.todo),
+                user_agent: state.config.user_agent(),
+                web_search: crate::tool::web_search::WebSearch::from_config(
+                    &state.config,
+                    &ctx.env,
+                ),
+                tools_env_file: state.paths.functions_dir.join(".env"),
+                images: ctx
+                    .model
+                    .config
+                    .supports_vision
+                    .then(|| Mutex::new(Vec::new())),
+                background: Background::default(),
+                hidden_env: HiddenEnv::new(&state.config, &ctx.env),
+                progress,
+                progress_rx: tokio::sync::Mutex::new(progress_rx),
+                conversation: ctx.id.to_string(),
+                editor: ctx.editor_files.clone(),
+                sandbox: ctx.sandbox.clone(),
+            })
         })
     }
 
     /// Runs one round of `calls`; the messages to append (tool results, then a user
     /// message with the images tools returned). `None` when the turn was cancelled.
-    pub async fn run_round(
-        &self,
-        state: &AppState,
-        ctx: &mut RequestContext,
-        calls: &[ToolCall],
-        sink: &Sink<'_>,
-    ) -> Option<Vec<Message>> {
-        let cancel = ctx.cancel.clone();
-        let asker = Arc::clone(&ctx.asker);
-        let approver = Arc::clone(&ctx.approver);
-        let budget = ctx.budget.clone();
-        let hooks = ctx.tool_hooks.clone();
-        let checkpoints = ctx.checkpoints.clone();
-        let announcing = Announcing {
-            inner: approver.as_ref(),
-            sink,
-            hooks: hooks.as_deref(),
-        };
-        let preapproved = {
-            let policy = &ctx.tool_policy;
-            let name = super::mcp_sampling::TOOL;
-            policy.yolo.get()
-                || policy.auto_approve.iter().any(|t| t == name)
-                || policy.always.contains(name)
-        };
-        let sampling = super::mcp_sampling::Sampling {
-            model: ctx.model.clone(),
-            provider: Arc::clone(&ctx.provider),
-            cancel: cancel.clone(),
-            approver: &announcing,
-            from: ctx.id.to_string(),
-            usage: std::sync::Mutex::new(crate::client::Usage::default()),
-            count: std::sync::atomic::AtomicUsize::new(0),
-            allowed: std::sync::atomic::AtomicBool::new(preapproved),
-            denied: ctx
-                .tool_policy
-                .deny
+    #[inline(never)]
+    pub fn run_round<'a>(
+        &'a self,
+        state: &'a AppState,
+        ctx: &'a mut RequestContext,
+        calls: &'a [ToolCall],
+        sink: &'a Sink<'_>,
+    ) -> BoxFuture<'a, Option<Vec<Message>>> {
+        Box::pin(async move {
+            let cancel = ctx.cancel.clone();
+            let asker = Arc::clone(&ctx.asker);
+            let approver = Arc::clone(&ctx.approver);
+            let budget = ctx.budget.clone();
+            let hooks = ctx.tool_hooks.clone();
+            let checkpoints = ctx.checkpoints.clone();
+            let announcing = Announcing {
+                inner: approver.as_ref(),
+                sink,
+                hooks: hooks.as_deref(),
+            };
+            let preapproved = {
+                let policy = &ctx.tool_policy;
+                let name = super::mcp_sampling::TOOL;
+                policy.yolo.get()
+                    || policy.auto_approve.iter().any(|t| t == name)
+                    || policy.always.contains(name)
+            };
+            let sampling = super::mcp_sampling::Sampling {
+                model: ctx.model.clone(),
+                provider: Arc::clone(&ctx.provider),
+                cancel: cancel.clone(),
+                approver: &announcing,
+                from: ctx.id.to_string(),
+                usage: std::sync::Mutex::new(crate::client::Usage::default()),
+                count: std::sync::atomic::AtomicUsize::new(0),
+                allowed: std::sync::atomic::AtomicBool::new(preapproved),
+                denied: ctx
+                    .tool_policy
+                    .deny
+                    .iter()
+                    .any(|t| t == super::mcp_sampling::TOOL),
+                budget: ctx.budget.clone(),
+                exhausted: std::sync::Mutex::new(None),
+            };
+            let env = ToolEnv {
+                editor: self.editor.as_deref(),
+                mcp_sampler: Some(&sampling),
+                hooks: hooks.as_deref(),
+                checkpoints: checkpoints.as_deref(),
+                budget: budget.as_ref(),
+                cwd: &self.cwd,
+                shell: &self.shell,
+                sandbox: self.sandbox.as_deref(),
+                vars: &self.vars,
+                supervisor: self.supervisor.as_deref(),
+                todo: Some(&self.todo),
+                timeout: std::time::Duration::from_secs(state.config.tool_timeout.max(1)),
+                cancel: &cancel,
+                user_agent: self.user_agent.as_deref(),
+                root_dir: &state.paths.config_dir,
+                cache_dir: &state.paths.cache_dir,
+                tools_env_file: &self.tools_env_file,
+                secrets: Some(&state.vault),
+                web_search: self.web_search.as_ref(),
+                images: self.images.as_ref(),
+                background: &self.background,
+                hidden_env: &self.hidden_env,
+                progress: Some(&self.progress),
+                asker: asker.as_ref(),
+                conversation: &self.conversation,
+                lsp: Some(&state.lsp),
+                memory: (!ctx.otr.get() && state.config.memory).then_some(&*state.memory),
+            };
+            // Everything enabled can be called, and `load_tools` when it is offered.
+            let callable: Vec<Tool> = self
+                .tools
                 .iter()
-                .any(|t| t == super::mcp_sampling::TOOL),
-            budget: ctx.budget.clone(),
-            exhausted: std::sync::Mutex::new(None),
-        };
-        let env = ToolEnv {
-            editor: self.editor.as_deref(),
-            mcp_sampler: Some(&sampling),
-            hooks: hooks.as_deref(),
-            checkpoints: checkpoints.as_deref(),
-            budget: budget.as_ref(),
-            cwd: &self.cwd,
-            shell: &self.shell,
-            sandbox: self.sandbox.as_deref(),
-            vars: &self.vars,
-            supervisor: self.supervisor.as_deref(),
-            todo: Some(&self.todo),
-            timeout: std::time::Duration::from_secs(state.config.tool_timeout.max(1)),
-            cancel: &cancel,
-            user_agent: self.user_agent.as_deref(),
-            root_dir: &state.paths.config_dir,
-            cache_dir: &state.paths.cache_dir,
-            tools_env_file: &self.tools_env_file,
-            secrets: Some(&state.vault),
-            web_search: self.web_search.as_ref(),
-            images: self.images.as_ref(),
-            background: &self.background,
-            hidden_env: &self.hidden_env,
-            progress: Some(&self.progress),
-            asker: asker.as_ref(),
-            conversation: &self.conversation,
-            lsp: Some(&state.lsp),
-            memory: (!ctx.otr.get() && state.config.memory).then_some(&*state.memory),
-        };
-        // Everything enabled can be called, and `load_tools` when it is offered.
-        let callable: Vec<Tool> = self
-            .tools
-            .iter()
-            .chain(self.offered.iter().filter(|t| matches!(t, Tool::Load(_))))
-            .cloned()
-            .collect();
-        let mut progress = self.progress_rx.lock().await;
-        let results: Option<Vec<crate::tool::CallResult>> = {
-            let run = crate::tool::run_round(
-                calls,
-                &callable,
-                env,
-                &mut ctx.tool_policy,
-                &announcing,
-                state.config.max_tool_output,
-            );
-            // MCP servers report progress of long calls while the round runs.
-            tokio::pin!(run);
-            loop {
-                tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => break None,
-                    results = &mut run => break Some(results),
-                    Some((call_id, message)) = progress.recv() => {
-                        sink.emit(Event::ToolCallProgress(ToolCallProgress { call_id, message }));
-                        sink.flush();
+                .chain(self.offered.iter().filter(|t| matches!(t, Tool::Load(_))))
+                .cloned()
+                .collect();
+            let mut progress = self.progress_rx.lock().await;
+            let results: Option<Vec<crate::tool::CallResult>> = {
+                let run = crate::tool::run_round(
+                    calls,
+                    &callable,
+                    env,
+                    &mut ctx.tool_policy,
+                    &announcing,
+                    state.config.max_tool_output,
+                );
+                // MCP servers report progress of long calls while the round runs.
+                tokio::pin!(run);
+                loop {
+                    tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => break None,
+                        results = &mut run => break Some(results),
+                        Some((call_id, message)) = progress.recv() => {
+                            sink.emit(Event::ToolCallProgress(ToolCallProgress { call_id, message }));
+                            sink.flush();
+                        }
                     }
                 }
-            }
-        };
-        // What sampling spent is the conversation's, a stopped round's too.
-        settle_sampling(ctx, &sampling, preapproved, sink);
-        Some(self.result_messages(&results?, sink))
+            };
+            // What sampling spent is the conversation's, a stopped round's too.
+            settle_sampling(ctx, &sampling, preapproved, sink);
+            Some(self.result_messages(&results?, sink))
+        })
     }
 
     /// The round's results as `tool_call_finished` events and the messages for the

@@ -2,6 +2,7 @@
 //! roles keep working: `fs_cat`, `fs_ls`, `fs_read`, `fs_write`, `fs_patch`, `fs_edit`, `fs_mkdir`,
 //! `fs_rm`, `fs_glob`, `fs_grep`, `execute_command`, `get_current_time`, `fetch_url`.
 
+use futures_util::future::BoxFuture;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -261,116 +262,119 @@ impl Drop for Kept<'_> {
 
 /// Runs a built-in whose call was approved (or needed no approval). `grant` is what the
 /// approval covered: a path outside the working tree, a recursive delete.
-pub(super) async fn run(
-    tool: &Builtin,
-    args: &Value,
-    env: &ToolEnv<'_>,
+#[inline(never)]
+pub(super) fn run<'a>(
+    tool: &'a Builtin,
+    args: &'a Value,
+    env: &'a ToolEnv<'_>,
     grant: Grant,
-) -> Result<String, ToolError> {
-    let path = |name: &str| -> Result<Resolved, ToolError> {
-        Ok(paths::resolve(env.cwd, str_arg(args, name)?))
-    };
-    // Where a change lands, opened so that it cannot be redirected out of the tree.
-    let place = |target: &Resolved| confined::place(env.cwd, target, grant.outside);
-    match tool.name {
-        "fs_cat" => read_edited(env, &path("path")?.path).await,
-        "fs_ls" => list_dir(&path("path")?.path),
-        "fs_read" => {
-            let p = path("path")?;
-            if p.path.is_dir() {
-                return list_dir(&p.path);
+) -> BoxFuture<'a, Result<String, ToolError>> {
+    Box::pin(async move {
+        let path = |name: &str| -> Result<Resolved, ToolError> {
+            Ok(paths::resolve(env.cwd, str_arg(args, name)?))
+        };
+        // Where a change lands, opened so that it cannot be redirected out of the tree.
+        let place = |target: &Resolved| confined::place(env.cwd, target, grant.outside);
+        match tool.name {
+            "fs_cat" => read_edited(env, &path("path")?.path).await,
+            "fs_ls" => list_dir(&path("path")?.path),
+            "fs_read" => {
+                let p = path("path")?;
+                if p.path.is_dir() {
+                    return list_dir(&p.path);
+                }
+                let text = read_edited(env, &p.path).await?;
+                let offset = opt_usize(args, "offset").unwrap_or(1).max(1);
+                let limit = opt_usize(args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
+                Ok(numbered(&text, offset, limit))
             }
-            let text = read_edited(env, &p.path).await?;
-            let offset = opt_usize(args, "offset").unwrap_or(1).max(1);
-            let limit = opt_usize(args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
-            Ok(numbered(&text, offset, limit))
-        }
-        "fs_write" => {
-            let resolved = path("path")?;
-            let target = place(&resolved)?;
-            let contents = str_arg(args, "contents")?;
-            let _kept = Kept::new(env, &resolved.path);
-            let in_editor = match env.editor {
-                Some(editor) => editor.write(&resolved.path, contents).await.is_ok(),
-                None => false,
-            };
-            if !in_editor {
-                target.replace(contents.as_bytes())?;
+            "fs_write" => {
+                let resolved = path("path")?;
+                let target = place(&resolved)?;
+                let contents = str_arg(args, "contents")?;
+                let _kept = Kept::new(env, &resolved.path);
+                let in_editor = match env.editor {
+                    Some(editor) => editor.write(&resolved.path, contents).await.is_ok(),
+                    None => false,
+                };
+                if !in_editor {
+                    target.replace(contents.as_bytes())?;
+                }
+                Ok(format!(
+                    "wrote {} bytes to {}",
+                    contents.len(),
+                    target.shown()
+                ))
             }
-            Ok(format!(
-                "wrote {} bytes to {}",
-                contents.len(),
-                target.shown()
-            ))
-        }
-        "fs_patch" => {
-            let resolved = path("path")?;
-            let target = place(&resolved)?;
-            let patched = patched(
-                &target.read_to_string()?,
-                str_arg(args, "contents")?,
-                target.shown(),
-            )?;
-            let _kept = Kept::new(env, &resolved.path);
-            target.replace(patched.as_bytes())?;
-            Ok(format!("patched {}", target.shown()))
-        }
-        "fs_edit" => {
-            let resolved = path("path")?;
-            let target = place(&resolved)?;
-            let before = read_edited(env, &resolved.path).await?;
-            let (after, count) = edited(&before, args, target.shown())?;
-            let _kept = Kept::new(env, &resolved.path);
-            let in_editor = match env.editor {
-                Some(editor) => editor.write(&resolved.path, &after).await.is_ok(),
-                None => false,
-            };
-            if !in_editor {
-                target.replace(after.as_bytes())?;
+            "fs_patch" => {
+                let resolved = path("path")?;
+                let target = place(&resolved)?;
+                let patched = patched(
+                    &target.read_to_string()?,
+                    str_arg(args, "contents")?,
+                    target.shown(),
+                )?;
+                let _kept = Kept::new(env, &resolved.path);
+                target.replace(patched.as_bytes())?;
+                Ok(format!("patched {}", target.shown()))
             }
-            Ok(format!(
-                "replaced {count} occurrence{} in {}",
-                if count == 1 { "" } else { "s" },
-                target.shown()
-            ))
-        }
-        "fs_mkdir" => {
-            let target = place(&path("path")?)?;
-            target.create_dir_all()?;
-            Ok(format!("created {}", target.shown()))
-        }
-        "fs_rm" => {
-            let arg = str_arg(args, "path")?;
-            refuse_tree_delete(env.cwd, arg, &[env.root_dir, env.cache_dir])?;
-            // A symlink is removed itself, never what it points to.
-            let entry = paths::resolve_entry(env.cwd, arg);
-            let target = place(&entry)?;
-            let _kept = Kept::new(env, &entry.path);
-            target.remove(grant.recursive)?;
-            Ok(format!("deleted {arg}"))
-        }
-        "fs_glob" => glob(env.cwd, args),
-        "fs_grep" => grep(env.cwd, args),
-        "execute_command" => execute(env, str_arg(args, "command")?).await,
-        "get_current_time" => Ok(crate::role::SystemVars::now_rfc3339()),
-        "fetch_url" => fetch(env, str_arg(args, "url")?).await,
-        "web_search" => {
-            let query = str_arg(args, "query")?;
-            let http = reqwest::Client::builder()
-                .user_agent(
-                    env.user_agent
-                        .unwrap_or(concat!("loki/", env!("CARGO_PKG_VERSION"))),
-                )
-                .timeout(Duration::from_secs(60))
-                .build()
-                .map_err(|e| ToolError::Failed(e.to_string()))?;
-            tokio::select! {
-                found = super::web_search::search(&http, env.web_search, query) => found,
-                () = env.cancel.cancelled() => Err(ToolError::Cancelled),
+            "fs_edit" => {
+                let resolved = path("path")?;
+                let target = place(&resolved)?;
+                let before = read_edited(env, &resolved.path).await?;
+                let (after, count) = edited(&before, args, target.shown())?;
+                let _kept = Kept::new(env, &resolved.path);
+                let in_editor = match env.editor {
+                    Some(editor) => editor.write(&resolved.path, &after).await.is_ok(),
+                    None => false,
+                };
+                if !in_editor {
+                    target.replace(after.as_bytes())?;
+                }
+                Ok(format!(
+                    "replaced {count} occurrence{} in {}",
+                    if count == 1 { "" } else { "s" },
+                    target.shown()
+                ))
             }
+            "fs_mkdir" => {
+                let target = place(&path("path")?)?;
+                target.create_dir_all()?;
+                Ok(format!("created {}", target.shown()))
+            }
+            "fs_rm" => {
+                let arg = str_arg(args, "path")?;
+                refuse_tree_delete(env.cwd, arg, &[env.root_dir, env.cache_dir])?;
+                // A symlink is removed itself, never what it points to.
+                let entry = paths::resolve_entry(env.cwd, arg);
+                let target = place(&entry)?;
+                let _kept = Kept::new(env, &entry.path);
+                target.remove(grant.recursive)?;
+                Ok(format!("deleted {arg}"))
+            }
+            "fs_glob" => glob(env.cwd, args),
+            "fs_grep" => grep(env.cwd, args),
+            "execute_command" => execute(env, str_arg(args, "command")?).await,
+            "get_current_time" => Ok(crate::role::SystemVars::now_rfc3339()),
+            "fetch_url" => fetch(env, str_arg(args, "url")?).await,
+            "web_search" => {
+                let query = str_arg(args, "query")?;
+                let http = reqwest::Client::builder()
+                    .user_agent(
+                        env.user_agent
+                            .unwrap_or(concat!("loki/", env!("CARGO_PKG_VERSION"))),
+                    )
+                    .timeout(Duration::from_secs(60))
+                    .build()
+                    .map_err(|e| ToolError::Failed(e.to_string()))?;
+                tokio::select! {
+                    found = super::web_search::search(&http, env.web_search, query) => found,
+                    () = env.cancel.cancelled() => Err(ToolError::Cancelled),
+                }
+            }
+            other => Err(ToolError::Unknown(other.to_string())),
         }
-        other => Err(ToolError::Unknown(other.to_string())),
-    }
+    })
 }
 
 /// The approval summary and preview of a call to `tool`.

@@ -5,6 +5,7 @@
 //! resolves outside it (`..`, an absolute path elsewhere, a symlink out) is refused before
 //! any server starts.
 
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{ToolEnv, ToolError, paths};
@@ -62,43 +63,50 @@ impl LspTool {
     }
 
     /// Runs the call.
-    pub async fn run(&self, args: &Value, env: &ToolEnv<'_>) -> Result<String, ToolError> {
-        let arg = args["path"]
-            .as_str()
-            .filter(|p| !p.trim().is_empty())
-            .ok_or_else(|| ToolError::BadArguments("missing string argument `path`".into()))?;
-        let position = match self {
-            Self::Diagnostics => None,
-            Self::References => Some((number(args, "line")?, number(args, "column")?)),
-        };
-        let Some(pool) = env.lsp.filter(|pool| !pool.is_empty()) else {
-            return Err(ToolError::Failed(
-                "no language servers are configured (lsp_servers in config.yaml)".into(),
-            ));
-        };
-        let resolved = paths::resolve(env.cwd, arg);
-        if !resolved.inside {
-            return Err(ToolError::BadArguments(format!(
-                "`{arg}` is outside the working directory; language-server tools only read \
-                 files inside it"
-            )));
-        }
-        match std::fs::metadata(&resolved.path) {
-            Ok(meta) if meta.is_file() => {}
-            Ok(_) => return Err(ToolError::Failed(format!("`{arg}` is not a file"))),
-            Err(e) => return Err(ToolError::Failed(format!("`{arg}`: {e}"))),
-        }
-        let root = paths::root(env.cwd);
-        let answer = match position {
-            None => pool.diagnostics(&root, &resolved.path, env.cancel).await,
-            Some((line, column)) => {
-                pool.references(&root, &resolved.path, line, column, env.cancel)
-                    .await
+    #[inline(never)]
+    pub fn run<'a>(
+        &'a self,
+        args: &'a Value,
+        env: &'a ToolEnv<'_>,
+    ) -> BoxFuture<'a, Result<String, ToolError>> {
+        Box::pin(async move {
+            let arg = args["path"]
+                .as_str()
+                .filter(|p| !p.trim().is_empty())
+                .ok_or_else(|| ToolError::BadArguments("missing string argument `path`".into()))?;
+            let position = match self {
+                Self::Diagnostics => None,
+                Self::References => Some((number(args, "line")?, number(args, "column")?)),
+            };
+            let Some(pool) = env.lsp.filter(|pool| !pool.is_empty()) else {
+                return Err(ToolError::Failed(
+                    "no language servers are configured (lsp_servers in config.yaml)".into(),
+                ));
+            };
+            let resolved = paths::resolve(env.cwd, arg);
+            if !resolved.inside {
+                return Err(ToolError::BadArguments(format!(
+                    "`{arg}` is outside the working directory; language-server tools only read \
+                     files inside it"
+                )));
             }
-        };
-        answer.map_err(|e| match e {
-            LspError::Cancelled => ToolError::Cancelled,
-            other => ToolError::Failed(other.to_string()),
+            match std::fs::metadata(&resolved.path) {
+                Ok(meta) if meta.is_file() => {}
+                Ok(_) => return Err(ToolError::Failed(format!("`{arg}` is not a file"))),
+                Err(e) => return Err(ToolError::Failed(format!("`{arg}`: {e}"))),
+            }
+            let root = paths::root(env.cwd);
+            let answer = match position {
+                None => pool.diagnostics(&root, &resolved.path, env.cancel).await,
+                Some((line, column)) => {
+                    pool.references(&root, &resolved.path, line, column, env.cancel)
+                        .await
+                }
+            };
+            answer.map_err(|e| match e {
+                LspError::Cancelled => ToolError::Cancelled,
+                other => ToolError::Failed(other.to_string()),
+            })
         })
     }
 }

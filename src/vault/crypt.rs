@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use age::secrecy::SecretString;
+use secrecy::SecretString;
 
 use super::VaultError;
+use super::age_file::{self, AgeError};
 
 /// The scrypt work factor (log2 N) of every vault loki writes: the same on every machine
 /// and under any load (age would otherwise time this machine), about a quarter of a
@@ -29,11 +30,11 @@ pub(super) fn encrypt(
         path: "vault".into(),
         reason: e.to_string(),
     })?;
-    let mut recipient = age::scrypt::Recipient::new(passphrase.clone());
-    recipient.set_work_factor(WORK_FACTOR);
-    age::encrypt_and_armor(&recipient, plain.as_bytes()).map_err(|e| VaultError::Corrupted {
-        path: "vault".into(),
-        reason: format!("cannot encrypt: {e}"),
+    age_file::encrypt_armored(plain.as_bytes(), passphrase, WORK_FACTOR).map_err(|e| {
+        VaultError::Corrupted {
+            path: "vault".into(),
+            reason: format!("cannot encrypt: {e}"),
+        }
     })
 }
 
@@ -47,17 +48,9 @@ pub(super) fn decrypt(
         path: path.to_path_buf(),
         reason,
     };
-    let mut identity = age::scrypt::Identity::new(passphrase.clone());
-    identity.set_max_work_factor(MAX_WORK_FACTOR);
-    let plain = age::decrypt(&identity, bytes).map_err(|e| match e {
-        age::DecryptError::DecryptionFailed
-        | age::DecryptError::KeyDecryptionFailed
-        | age::DecryptError::NoMatchingKeys => VaultError::WrongPassword(path.to_path_buf()),
-        age::DecryptError::InvalidHeader | age::DecryptError::UnknownFormat => {
-            corrupted("not an age file".into())
-        }
-        age::DecryptError::Io(_) => corrupted("truncated, or not an age file".into()),
-        age::DecryptError::ExcessiveWork { required, .. } => VaultError::ExcessiveWork {
+    let plain = age_file::decrypt(bytes, passphrase, MAX_WORK_FACTOR).map_err(|e| match e {
+        AgeError::WrongPassphrase => VaultError::WrongPassword(path.to_path_buf()),
+        AgeError::ExcessiveWork { required, .. } => VaultError::ExcessiveWork {
             path: path.to_path_buf(),
             log_n: required,
             max: MAX_WORK_FACTOR,
@@ -65,7 +58,8 @@ pub(super) fn decrypt(
         },
         other => corrupted(other.to_string()),
     })?;
-    let text = String::from_utf8(plain).map_err(|_| corrupted("not UTF-8 inside".into()))?;
+    let text =
+        String::from_utf8(plain.to_vec()).map_err(|_| corrupted("not UTF-8 inside".into()))?;
     if text.trim().is_empty() {
         return Ok(BTreeMap::new());
     }

@@ -14,6 +14,7 @@
 //! and leaves the file untouched. Every value read from the vault is registered with
 //! [`crate::secrets`], so it is redacted wherever loki writes.
 
+mod age_file;
 pub mod commands;
 mod crypt;
 mod password;
@@ -23,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use age::secrecy::SecretString;
+pub use secrecy::SecretString;
 
 pub use password::{exposure_warning, password_file_from_text};
 pub use placeholders::{Resolved, placeholder_names, resolve_env, substitute};

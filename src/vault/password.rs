@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use age::secrecy::SecretString;
+use secrecy::SecretString;
 
 use super::{Access, Unlock, VaultError};
 

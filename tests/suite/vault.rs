@@ -239,6 +239,43 @@ fn add_get_update_delete_report_bad_names_and_duplicates() {
     );
 }
 
+/// A vault written by the reference age implementation (work factor 2^10, a payload
+/// longer than one 64 KiB chunk) opens in loki, and loki's rewrite opens in age again.
+#[test]
+fn a_vault_written_by_the_age_reference_implementation_opens_and_round_trips() {
+    use std::io::Write as _;
+    let env = vault_env("");
+    let long = "x".repeat(70_000);
+    let plain = format!("TOKEN: value-from-age-0123\nLONG: {long}\n");
+    let mut recipient = age::scrypt::Recipient::new(SecretString::from(PASSWORD.to_string()));
+    recipient.set_work_factor(10);
+    let encryptor = age::Encryptor::with_recipients(std::iter::once(&recipient as _)).unwrap();
+    let mut armored = Vec::new();
+    let writer =
+        age::armor::ArmoredWriter::wrap_output(&mut armored, age::armor::Format::AsciiArmor)
+            .unwrap();
+    let mut sink = encryptor.wrap_output(writer).unwrap();
+    sink.write_all(plain.as_bytes()).unwrap();
+    sink.finish()
+        .and_then(age::armor::ArmoredWriter::finish)
+        .unwrap();
+    crate::common::write_private(&vault_file(&env), &armored);
+
+    let out = env
+        .loki()
+        .args(["--get-secret", "TOKEN"])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out).trim(), "value-from-age-0123");
+    let out = env.loki().args(["--get-secret", "LONG"]).assert().success();
+    assert_eq!(stdout(&out).trim().len(), long.len());
+    add(&env, "OTHER", "value-from-loki-4567");
+    let back = decrypt_independently(&env, PASSWORD);
+    assert_eq!(back["TOKEN"].as_str(), Some("value-from-age-0123"));
+    assert_eq!(back["OTHER"].as_str(), Some("value-from-loki-4567"));
+    assert_eq!(back["LONG"].as_str().map(str::len), Some(long.len()));
+}
+
 #[test]
 fn a_wrong_password_or_a_damaged_vault_is_one_line_and_the_file_is_untouched() {
     let env = vault_env("");
