@@ -92,7 +92,11 @@ pub fn encrypt_armored(
     }
 
     let mut armored = format!("{ARMOR_BEGIN}\n");
-    push_wrapped(&mut armored, &STANDARD.encode(&binary));
+    // Armour lines are full but for the last; unlike a stanza body, no empty line.
+    for line in STANDARD.encode(&binary).as_bytes().chunks(COLUMNS) {
+        armored.push_str(std::str::from_utf8(line).map_err(|_| AgeError::Payload)?);
+        armored.push('\n');
+    }
     armored.push_str(ARMOR_END);
     armored.push('\n');
     Ok(armored)
@@ -366,6 +370,27 @@ mod tests {
             );
             let binary = dearmor(file.as_bytes()).unwrap().into_owned();
             assert_eq!(*decrypt(&binary, &pass("p"), 10).unwrap(), plain, "{len}");
+        }
+    }
+
+    /// Every armour and stanza layout (lengths crossing whole base64 lines) opens in the
+    /// reference implementation.
+    #[test]
+    fn the_reference_age_crate_opens_every_length() {
+        use std::io::Read as _;
+        for len in 0..120 {
+            let plain = vec![b'v'; len];
+            let file = encrypt_armored(&plain, &pass("p"), 2).unwrap();
+            let identity = age::scrypt::Identity::new(pass("p"));
+            let reader = age::armor::ArmoredReader::new(file.as_bytes());
+            let decryptor = age::Decryptor::new_buffered(reader).unwrap();
+            let mut opened = Vec::new();
+            decryptor
+                .decrypt(std::iter::once(&identity as &dyn age::Identity))
+                .unwrap()
+                .read_to_end(&mut opened)
+                .unwrap();
+            assert_eq!(opened, plain, "{len}");
         }
     }
 
