@@ -6,6 +6,7 @@
 pub mod carried;
 pub mod client_side;
 pub mod config;
+pub mod erased;
 pub mod error;
 pub mod factory;
 pub mod headers;

@@ -424,7 +424,7 @@ impl McpServer {
                     });
                 }
                 let service = handler
-                    .serve_with_lifecycle(transport, mode)
+                    .serve_with_lifecycle(super::erased::AnyTransport::new(transport), mode)
                     .await
                     .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
                 (service, group)
@@ -487,7 +487,7 @@ impl McpServer {
                             other => other,
                         })?;
                 let service = handler
-                    .serve_with_lifecycle(transport, mode)
+                    .serve_with_lifecycle(super::erased::AnyTransport::new(transport), mode)
                     .await
                     .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
                 (service, GroupGuard(None))
@@ -495,7 +495,7 @@ impl McpServer {
             Transport::Carried(carrier) => {
                 let transport = super::carried::CarriedTransport::new(&spec.name, carrier.clone());
                 let service = handler
-                    .serve_with_lifecycle(transport, mode)
+                    .serve_with_lifecycle(super::erased::AnyTransport::new(transport), mode)
                     .await
                     .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
                 (service, GroupGuard(None))
@@ -1159,13 +1159,20 @@ where
         .max_json_response_size(max_message_size);
     let auto = matches!(mode, ClientLifecycleMode::Auto { .. });
     let transport = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
-    match handler.clone().serve_with_lifecycle(transport, mode).await {
+    match handler
+        .clone()
+        .serve_with_lifecycle(super::erased::AnyTransport::new(transport), mode)
+        .await
+    {
         Err(rmcp::service::ClientInitializeError::ExpectedInitResult(_)) if auto => {
             tracing::info!(server = %handler.server, "no server/discover: initialising");
             let transport = StreamableHttpClientTransport::with_client(client, config);
             handler
                 .clone()
-                .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                .serve_with_lifecycle(
+                    super::erased::AnyTransport::new(transport),
+                    ClientLifecycleMode::Initialize,
+                )
                 .await
         }
         other => other,
@@ -1258,6 +1265,10 @@ fn call_error(e: &rmcp::ServiceError, spec: &ServerSpec) -> String {
 /// and reqwest's cause chain for network errors, the status for HTTP refusals.
 fn transport_error(error: &(dyn std::error::Error + Send + Sync + 'static), shown: &str) -> String {
     use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let error = match error.downcast_ref::<super::erased::TransportError>() {
+        Some(erased) => erased.inner(),
+        None => error,
+    };
     match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
         Some(StreamableHttpError::Client(e))
             if e.is_connect() || e.is_timeout() || e.is_request() =>

@@ -2,7 +2,6 @@ use crate::core_editor::EditCommandStatus;
 use crate::PromptEditMode;
 use crossterm::event::{Event, KeyEvent, KeyEventKind};
 use serde::{Deserialize, Serialize};
-use strum::{EnumDiscriminants, EnumIter, EnumString, VariantArray};
 
 /// Which mouse button was pressed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -253,10 +252,7 @@ impl MotionTarget {
 ///
 /// Executed by `Reedline::run_edit_commands()`
 #[non_exhaustive]
-#[derive(Clone, Serialize, Deserialize, Debug, PartialEq, Eq, EnumDiscriminants)]
-#[strum_discriminants(doc = "This is the auto generated discriminant type for [`EditCommand`]")]
-#[strum_discriminants(derive(EnumIter, EnumString, VariantArray))]
-#[strum_discriminants(strum(ascii_case_insensitive))]
+#[derive(Clone, Serialize, Deserialize, Debug, PartialEq, Eq)]
 pub enum EditCommand {
     /// Move to the start of the buffer
     MoveToStart {
@@ -1001,10 +997,7 @@ impl UndoBehavior {
 }
 
 /// Reedline supported actions.
-#[derive(Serialize, Deserialize, Clone, PartialEq, Eq, Debug, EnumDiscriminants)]
-#[strum_discriminants(doc = "This is the auto generated discriminant type for [`ReedlineEvent`]")]
-#[strum_discriminants(derive(EnumIter, EnumString, VariantArray))]
-#[strum_discriminants(strum(ascii_case_insensitive))]
+#[derive(Serialize, Deserialize, Clone, PartialEq, Eq, Debug)]
 pub enum ReedlineEvent {
     /// No op event
     None,
@@ -1051,7 +1044,6 @@ pub enum ReedlineEvent {
     SubmitOrNewline,
 
     /// Esc event
-    #[strum_discriminants(strum(serialize = "Esc", serialize = "Escape"))]
     Esc,
 
     /// Mouse click event with screen coordinates

@@ -280,8 +280,8 @@ pub use auto_pairs::{AutoPairAction, AutoPairContext, AutoPairs};
 
 mod enums;
 pub use enums::{
-    Direction, EditCommand, EditCommandDiscriminants, FindStop, Granularity, MotionTarget,
-    MouseButton, ReedlineEvent, ReedlineEventDiscriminants, ReedlineRawEvent, Signal, TextObject,
+    Direction, EditCommand, FindStop, Granularity, MotionTarget,
+    MouseButton, ReedlineEvent, ReedlineRawEvent, Signal, TextObject,
     TextObjectScope, TextObjectType, UndoBehavior, WordEdge, WordKind,
 };
 

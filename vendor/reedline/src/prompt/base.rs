@@ -6,7 +6,6 @@ use {
         borrow::Cow,
         fmt::{Display, Formatter},
     },
-    strum::{EnumIter, EnumString, IntoDiscriminant},
 };
 
 // The *light* variants are deliberate. Before the nu-ansi-term migration these
@@ -147,7 +146,7 @@ impl PromptEditMode {
 }
 
 /// The vi-specific modes that the prompt can be in
-#[derive(Serialize, Deserialize, Clone, Debug, EnumIter, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub enum PromptViMode {
     /// The default mode
     #[default]
@@ -162,7 +161,7 @@ pub enum PromptViMode {
 }
 
 /// The helix/Kakoune like modes that the prompt can be in
-#[derive(Serialize, Deserialize, Clone, Debug, EnumIter, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub enum PromptHelixMode {
     /// Normal mode carries an at least 1 grapheme wide selection and
     /// extends it depending on the motion and its target; both anchor
@@ -179,8 +178,7 @@ pub enum PromptHelixMode {
 }
 
 /// This is the discriminant type for [`PromptEditMode`]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, EnumIter, EnumString)]
-#[strum(ascii_case_insensitive)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PromptEditModeDiscriminants {
     /// The default mode
     #[default]
@@ -190,27 +188,21 @@ pub enum PromptEditModeDiscriminants {
     Emacs,
 
     /// Vi normal mode
-    #[strum(serialize = "ViNormal", serialize = "vi_normal")]
     ViNormal,
 
     /// Vi insert mode
-    #[strum(serialize = "ViInsert", serialize = "vi_insert")]
     ViInsert,
 
     /// Vi visual mode
-    #[strum(serialize = "ViVisual", serialize = "vi_visual")]
     ViVisual,
 
     /// Helix normal mode
-    #[strum(serialize = "HelixNormal", serialize = "helix_normal")]
     HelixNormal,
 
     /// Helix insert mode
-    #[strum(serialize = "HelixInsert", serialize = "helix_insert")]
     HelixInsert,
 
     /// Helix select mode
-    #[strum(serialize = "HelixSelect", serialize = "helix_select")]
     HelixSelect,
 
     /// A custom mode
@@ -241,22 +233,21 @@ impl Display for PromptEditMode {
     }
 }
 
-impl IntoDiscriminant for PromptEditMode {
-    type Discriminant = PromptEditModeDiscriminants;
-
-    fn discriminant(&self) -> Self::Discriminant {
+impl PromptEditMode {
+    /// The mode without its data.
+    pub fn discriminant(&self) -> PromptEditModeDiscriminants {
         use PromptHelixMode as Helix;
         use PromptViMode as Vi;
         match self {
-            Self::Default => Self::Discriminant::Default,
-            Self::Emacs => Self::Discriminant::Emacs,
-            Self::Vi(Vi::Normal) => Self::Discriminant::ViNormal,
-            Self::Vi(Vi::Insert) => Self::Discriminant::ViInsert,
-            Self::Vi(Vi::Visual) => Self::Discriminant::ViVisual,
-            Self::Helix(Helix::Normal) => Self::Discriminant::HelixNormal,
-            Self::Helix(Helix::Insert) => Self::Discriminant::HelixInsert,
-            Self::Helix(Helix::Select) => Self::Discriminant::HelixSelect,
-            Self::Custom(_) => Self::Discriminant::Custom,
+            Self::Default => PromptEditModeDiscriminants::Default,
+            Self::Emacs => PromptEditModeDiscriminants::Emacs,
+            Self::Vi(Vi::Normal) => PromptEditModeDiscriminants::ViNormal,
+            Self::Vi(Vi::Insert) => PromptEditModeDiscriminants::ViInsert,
+            Self::Vi(Vi::Visual) => PromptEditModeDiscriminants::ViVisual,
+            Self::Helix(Helix::Normal) => PromptEditModeDiscriminants::HelixNormal,
+            Self::Helix(Helix::Insert) => PromptEditModeDiscriminants::HelixInsert,
+            Self::Helix(Helix::Select) => PromptEditModeDiscriminants::HelixSelect,
+            Self::Custom(_) => PromptEditModeDiscriminants::Custom,
         }
     }
 }
