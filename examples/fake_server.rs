@@ -3,6 +3,8 @@
 //!
 //! `fake_server MODE <tokens>` answers every request with:
 //! - `stream`: a streamed OpenAI answer of `<tokens>` one-word SSE events;
+//! - `paced`: the same answer with one event every 5 ms (200 tokens a second, a fast
+//!   provider), for what a stream costs while it waits;
 //! - `json`: the same answer, not streamed;
 //! - `code`: a streamed OpenAI answer holding Markdown and a fenced Rust block;
 //! - `claude` / `gemini`: a short streamed answer in Anthropic's / Gemini's wire format;
@@ -72,6 +74,8 @@ fn main() {
         "code" => fake_llm::openai::text_stream(CODE_ANSWER),
         "claude" => fake_llm::anthropic::text_stream(&parts),
         "gemini" => fake_llm::gemini::text_stream(&parts),
+        "paced" => fake_llm::openai::long_stream(tokens)
+            .frame_delay(std::time::Duration::from_millis(5)),
         _ => fake_llm::openai::long_stream(tokens),
     };
     if !matches!(mode.as_str(), "agents" | "echo" | "reader") {
