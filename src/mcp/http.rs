@@ -188,3 +188,180 @@ impl StreamableHttpClient for WatchedClient {
             .map(|events| self.watch(events))
     }
 }
+
+/// The client of a streamable HTTP server: [`WatchedClient`] itself, or wrapped in rmcp's
+/// OAuth client for a server the user signed in to. One type for both, so rmcp's
+/// transport worker (generic over the client) is compiled once (issue 40).
+#[derive(Clone)]
+pub enum McpHttpClient {
+    Plain(WatchedClient),
+    SignedIn(rmcp::transport::auth::AuthClient<WatchedClient>),
+}
+
+impl StreamableHttpClient for McpHttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        match self {
+            Self::Plain(c) => {
+                c.post_message(uri, message, session_id, auth_header, custom_headers)
+                    .await
+            }
+            Self::SignedIn(c) => {
+                c.post_message(uri, message, session_id, auth_header, custom_headers)
+                    .await
+            }
+        }
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        match self {
+            Self::Plain(c) => {
+                c.post_message_with_max_sse_event_size(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await
+            }
+            Self::SignedIn(c) => {
+                c.post_message_with_max_sse_event_size(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await
+            }
+        }
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        match self {
+            Self::Plain(c) => {
+                c.post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
+                .await
+            }
+            Self::SignedIn(c) => {
+                c.post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
+                .await
+            }
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        match self {
+            Self::Plain(c) => {
+                c.delete_session(uri, session_id, auth_header, custom_headers)
+                    .await
+            }
+            Self::SignedIn(c) => {
+                c.delete_session(uri, session_id, auth_header, custom_headers)
+                    .await
+            }
+        }
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<SseEvents, HttpError> {
+        match self {
+            Self::Plain(c) => {
+                c.get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+                    .await
+            }
+            Self::SignedIn(c) => {
+                c.get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+                    .await
+            }
+        }
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseEvents, HttpError> {
+        match self {
+            Self::Plain(c) => {
+                c.get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await
+            }
+            Self::SignedIn(c) => {
+                c.get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await
+            }
+        }
+    }
+}

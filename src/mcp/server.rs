@@ -438,15 +438,14 @@ impl McpServer {
                 };
                 let client = super::http::WatchedClient::new(http.clone());
                 refusals = Some(client.refusals());
-                let started = match manager {
-                    Some(manager) => {
-                        let client = rmcp::transport::auth::AuthClient::new(client, manager);
-                        serve_http(&handler, client, url, headers, max_message_size, mode).await
-                    }
-                    None => {
-                        serve_http(&handler, client, url, headers, max_message_size, mode).await
-                    }
+                let client = match manager {
+                    Some(manager) => super::http::McpHttpClient::SignedIn(
+                        rmcp::transport::auth::AuthClient::new(client, manager),
+                    ),
+                    None => super::http::McpHttpClient::Plain(client),
                 };
+                let started =
+                    serve_http(&handler, client, url, headers, max_message_size, mode).await;
                 let service = started.map_err(|e| match e {
                     StartFailure::Spec(e) => e,
                     StartFailure::Init(e) if spec.oauth.is_some() && needs_sign_in(&e) => {
@@ -1123,22 +1122,14 @@ fn needs_sign_in(e: &rmcp::service::ClientInitializeError) -> bool {
 /// client, which enforces the size limits, maybe wrapped in rmcp's OAuth client). A
 /// server that answers `server/discover` with something else entirely (an empty result)
 /// predates it: the session starts again with `initialize`.
-async fn serve_http<C>(
+async fn serve_http(
     handler: &Handler,
-    client: C,
+    client: super::http::McpHttpClient,
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
     max_message_size: usize,
     mode: ClientLifecycleMode,
-) -> Result<RunningService<RoleClient, Handler>, StartFailure>
-where
-    C: rmcp::transport::streamable_http_client::StreamableHttpClient
-        + Clone
-        + Send
-        + Sync
-        + 'static,
-    C::Error: std::error::Error + Send + Sync + 'static,
-{
+) -> Result<RunningService<RoleClient, Handler>, StartFailure> {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let mut map = HashMap::new();
