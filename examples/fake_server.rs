@@ -74,8 +74,9 @@ fn main() {
         "code" => fake_llm::openai::text_stream(CODE_ANSWER),
         "claude" => fake_llm::anthropic::text_stream(&parts),
         "gemini" => fake_llm::gemini::text_stream(&parts),
-        "paced" => fake_llm::openai::long_stream(tokens)
-            .frame_delay(std::time::Duration::from_millis(5)),
+        "paced" => {
+            fake_llm::openai::long_stream(tokens).frame_delay(std::time::Duration::from_millis(5))
+        }
         _ => fake_llm::openai::long_stream(tokens),
     };
     if !matches!(mode.as_str(), "agents" | "echo" | "reader") {
