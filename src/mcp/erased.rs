@@ -96,3 +96,36 @@ impl Transport<RoleClient> for AnyTransport {
         self.0.close()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Refused;
+
+    impl std::fmt::Display for Refused {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("HTTP 401")
+        }
+    }
+
+    impl std::error::Error for Refused {}
+
+    #[test]
+    fn the_transport_error_is_one_step_down_the_source_chain_and_reads_the_same() {
+        let error = TransportError(Box::new(Refused));
+        assert_eq!(error.to_string(), "HTTP 401");
+        let mut found = false;
+        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+        while let Some(e) = current {
+            found |= e.is::<Refused>();
+            current = e.source();
+        }
+        assert!(
+            found,
+            "rmcp's 401 check walks the chain and must find the error"
+        );
+        assert!(error.inner().is::<Refused>());
+    }
+}
