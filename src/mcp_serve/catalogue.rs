@@ -1,10 +1,7 @@
 //! What `loki --mcp-server` offers, read from the config directory on every request:
 //! tools for roles, agents and knowledge bases, and a prompt per role.
 
-use std::sync::Arc;
-
-use rmcp::model::{Prompt, PromptArgument, Tool};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::role::{Role, SystemVars};
 use crate::state::AppState;
@@ -52,26 +49,27 @@ fn summary(text: &str) -> String {
     out
 }
 
-fn schema(value: serde_json::Value) -> Arc<serde_json::Map<String, serde_json::Value>> {
-    Arc::new(value.as_object().cloned().unwrap_or_default())
+/// A tool as `tools/list` describes it.
+fn tool(name: String, description: String, input_schema: Value) -> Value {
+    json!({"name": name, "description": description, "inputSchema": input_schema})
 }
 
-fn prompt_schema(what: &str) -> Arc<serde_json::Map<String, serde_json::Value>> {
-    schema(json!({
+fn prompt_schema(what: &str) -> Value {
+    json!({
         "type": "object",
         "properties": {"prompt": {"type": "string", "description": what}},
         "required": ["prompt"]
-    }))
+    })
 }
 
 /// Every tool: roles, agents, knowledge bases.
-pub(super) fn tools(state: &AppState) -> Vec<Tool> {
+pub(super) fn tools(state: &AppState) -> Vec<Value> {
     let mut out = Vec::new();
     for name in roles(state) {
         let about = role(state, &name)
             .map(|r| summary(&r.prompt))
             .unwrap_or_default();
-        out.push(Tool::new(
+        out.push(tool(
             format!("role_{name}"),
             format!("Ask loki's `{name}` role. {about}"),
             prompt_schema("What to ask"),
@@ -81,7 +79,7 @@ pub(super) fn tools(state: &AppState) -> Vec<Tool> {
         let about = crate::agent::AgentDef::load(&state.paths, &name, &state.env)
             .map(|a| a.config.description)
             .unwrap_or_default();
-        out.push(Tool::new(
+        out.push(tool(
             format!("agent_{name}"),
             format!("Give loki's `{name}` agent a task. {about}"),
             prompt_schema("The task"),
@@ -91,29 +89,29 @@ pub(super) fn tools(state: &AppState) -> Vec<Tool> {
         let usage = crate::macros::load(&state.paths.macros_dir, &name)
             .map(|m| crate::macros::usage(&name, &m))
             .unwrap_or_default();
-        out.push(Tool::new(
+        out.push(tool(
             format!("macro_{name}"),
             format!("Run loki's `{name}` macro (its steps in a new conversation; the answers come back). Usage: {usage}"),
-            schema(json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "args": {"type": "array", "items": {"type": "string"}, "description": "The macro's arguments, in order"}
                 }
-            })),
+            }),
         ));
     }
     for name in crate::rag::list(&state.paths.rags_dir) {
-        out.push(Tool::new(
+        out.push(tool(
             format!("kb_search_{name}"),
             format!("Search loki's `{name}` knowledge base: the passages that best match a query, each with its source."),
-            schema(json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "query": {"type": "string", "description": "What to look for"},
                     "top_k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many passages (default 5)"}
                 },
                 "required": ["query"]
-            })),
+            }),
         ));
     }
     out
@@ -143,20 +141,23 @@ pub(super) fn find(state: &AppState, name: &str) -> Option<Entry> {
 }
 
 /// A prompt per role: its instructions, then the caller's `input`.
-pub(super) fn prompts(state: &AppState) -> Vec<Prompt> {
+pub(super) fn prompts(state: &AppState) -> Vec<Value> {
     roles(state)
         .into_iter()
         .map(|name| {
-            let about = role(state, &name).map(|r| summary(&r.prompt));
-            Prompt::new(
-                name,
-                about,
-                Some(vec![
-                    PromptArgument::new("input")
-                        .with_description("Text to add after the role's instructions")
-                        .with_required(false),
-                ]),
-            )
+            let mut prompt = json!({
+                "name": name,
+                "arguments": [{
+                    "name": "input",
+                    "description": "Text to add after the role's instructions",
+                    "required": false
+                }]
+            });
+            // Absent rather than null: clients validate the field as an optional string.
+            if let Some(role) = role(state, &name) {
+                prompt["description"] = Value::String(summary(&role.prompt));
+            }
+            prompt
         })
         .collect()
 }

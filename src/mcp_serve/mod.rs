@@ -16,18 +16,14 @@
 
 mod bounded;
 mod catalogue;
+mod http;
+mod rpc;
+mod stdio;
 
 use std::sync::Arc;
 
-use anyhow::Context;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListToolsResult,
-    PaginatedRequestParams, PromptMessage, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use serde_json::Value;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::conversation::{Conversation, ConversationSpec, Op};
 use crate::engine::command::Command;
@@ -35,6 +31,7 @@ use crate::engine::{CollectingEmitter, RunOptions, UserInput};
 use crate::state::AppState;
 use crate::tool::approve::DenyAll;
 use catalogue::Entry;
+use rpc::RpcError;
 
 /// The MCP server: what it offers is read again on every list, so new roles, agents and
 /// knowledge bases show up without a restart.
@@ -56,7 +53,7 @@ impl LokiMcp {
         &self,
         command: Command,
         prompt: String,
-        cancel: tokio_util::sync::CancellationToken,
+        cancel: CancellationToken,
     ) -> Result<String, String> {
         let spec = ConversationSpec {
             commands: vec![command],
@@ -95,7 +92,7 @@ impl LokiMcp {
         &self,
         name: &str,
         args: &[String],
-        cancel: tokio_util::sync::CancellationToken,
+        cancel: CancellationToken,
     ) -> Result<String, String> {
         let spec = ConversationSpec {
             approver: Some(Arc::new(DenyAll)),
@@ -210,65 +207,58 @@ impl crate::macros::Output for Collected {
     }
 }
 
-fn text_result(result: Result<String, String>) -> CallToolResponse {
-    match result {
-        Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
-        Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
-    }
-    .into()
+/// The protocol revisions loki's server speaks, newest first; `initialize` gets the
+/// client's when it is one of them, else the newest.
+const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// A tool's result: its text, flagged as an error when the call failed.
+fn text_result(result: Result<String, String>) -> Value {
+    let (text, failed) = match result {
+        Ok(text) => (text, false),
+        Err(message) => (message, true),
+    };
+    json!({"content": [{"type": "text", "text": text}], "isError": failed})
 }
 
-impl ServerHandler for LokiMcp {
-    fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_prompts()
-            .build();
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("loki", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "loki's roles, agents and knowledge bases: `role_*` and `agent_*` tools answer a prompt, `kb_search_*` tools return the passages that match a query.",
-            )
-    }
-
-    async fn list_tools(
+impl LokiMcp {
+    /// The result of request `method`, or its error. `cancel` fires when the client
+    /// cancels the request or goes away.
+    async fn answer(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(catalogue::tools(
-            &self.state,
-        )))
+        method: &str,
+        params: &Value,
+        cancel: CancellationToken,
+    ) -> Result<Value, RpcError> {
+        match method {
+            "initialize" => Ok(initialized(params)),
+            "ping" => Ok(json!({})),
+            "tools/list" => Ok(json!({"tools": catalogue::tools(&self.state)})),
+            "tools/call" => self.call_tool(params, cancel).await,
+            "prompts/list" => Ok(json!({"prompts": catalogue::prompts(&self.state)})),
+            "prompts/get" => self.get_prompt(params),
+            _ => Err(RpcError::new(
+                rpc::METHOD_NOT_FOUND,
+                format!("loki's MCP server has no method `{method}`"),
+            )),
+        }
     }
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let arguments = request.arguments.unwrap_or_default();
-        if request.name == bounded::TOO_LARGE {
-            let bytes = arguments.get("bytes").and_then(Value::as_u64).unwrap_or(0);
-            return Err(ErrorData::invalid_request(
-                format!(
-                    "the request was {bytes} bytes, more than the {} bytes loki reads in one message; nothing was done",
-                    bounded::MAX_LINE
-                ),
-                None,
-            ));
-        }
-        let text = |key: &str| -> Result<String, ErrorData> {
-            arguments
-                .get(key)
-                .and_then(Value::as_str)
+        params: &Value,
+        cancel: CancellationToken,
+    ) -> Result<Value, RpcError> {
+        let name = params["name"].as_str().unwrap_or_default();
+        let arguments = &params["arguments"];
+        let text = |key: &str| -> Result<String, RpcError> {
+            arguments[key]
+                .as_str()
                 .filter(|s| !s.trim().is_empty())
                 .map(str::to_string)
-                .ok_or_else(|| ErrorData::invalid_params(format!("`{key}` is required"), None))
+                .ok_or_else(|| RpcError::new(rpc::INVALID_PARAMS, format!("`{key}` is required")))
         };
-        let entry = catalogue::find(&self.state, &request.name).ok_or_else(|| {
-            ErrorData::invalid_params(format!("no tool `{}`", request.name), None)
-        })?;
-        let cancel = context.ct.clone();
+        let entry = catalogue::find(&self.state, name)
+            .ok_or_else(|| RpcError::new(rpc::INVALID_PARAMS, format!("no tool `{name}`")))?;
         Ok(match entry {
             Entry::Role(role) => text_result(
                 self.converse(Command::UseRole(role), text("prompt")?, cancel)
@@ -283,9 +273,8 @@ impl ServerHandler for LokiMcp {
                 text_result(self.converse(command, text("prompt")?, cancel).await)
             }
             Entry::Macro(name) => {
-                let args: Vec<String> = arguments
-                    .get("args")
-                    .and_then(Value::as_array)
+                let args: Vec<String> = arguments["args"]
+                    .as_array()
                     .map(|a| {
                         a.iter()
                             .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
@@ -295,127 +284,51 @@ impl ServerHandler for LokiMcp {
                 text_result(self.run_macro(&name, &args, cancel).await)
             }
             Entry::Rag(rag) => {
-                let top_k = arguments
-                    .get("top_k")
-                    .and_then(Value::as_u64)
+                let top_k = arguments["top_k"]
+                    .as_u64()
                     .map_or(5, |k| k.clamp(1, 50) as usize);
                 text_result(self.search(&rag, &text("query")?, top_k).await)
             }
         })
     }
 
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(catalogue::prompts(
-            &self.state,
-        )))
-    }
-
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, ErrorData> {
-        let role = catalogue::role(&self.state, &request.name).ok_or_else(|| {
-            ErrorData::invalid_params(format!("no prompt `{}`", request.name), None)
-        })?;
-        let input = request
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("input"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+    fn get_prompt(&self, params: &Value) -> Result<Value, RpcError> {
+        let name = params["name"].as_str().unwrap_or_default();
+        let role = catalogue::role(&self.state, name)
+            .ok_or_else(|| RpcError::new(rpc::INVALID_PARAMS, format!("no prompt `{name}`")))?;
+        let input = params["arguments"]["input"].as_str().unwrap_or_default();
         let text = if input.is_empty() {
             role.prompt
         } else {
             format!("{}\n\n{input}", role.prompt)
         };
-        Ok(
-            GetPromptResult::new(vec![PromptMessage::new_text(rmcp::model::Role::User, text)])
-                .into(),
-        )
+        Ok(json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}]
+        }))
     }
+}
+
+/// The answer to `initialize`: the revision (the client's when loki speaks it), what the
+/// server offers, and who it is.
+fn initialized(params: &Value) -> Value {
+    let asked = params["protocolVersion"].as_str().unwrap_or_default();
+    let version = PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| **v == asked)
+        .unwrap_or(&PROTOCOL_VERSIONS[0]);
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": false}, "prompts": {"listChanged": false}},
+        "serverInfo": {"name": "loki", "version": env!("CARGO_PKG_VERSION")},
+        "instructions": "loki's roles, agents and knowledge bases: `role_*` and `agent_*` tools answer a prompt, `kb_search_*` tools return the passages that match a query."
+    })
 }
 
 /// Serves until stdin closes (stdio) or the process is stopped (HTTP at `addr`).
 pub async fn serve(state: Arc<AppState>, addr: Option<&str>, yolo: bool) -> anyhow::Result<u8> {
     let server = LokiMcp::new(state, yolo);
     match addr.filter(|a| !a.is_empty()) {
-        None => {
-            let stdin = bounded::stdin_bounded(tokio::io::stdin());
-            let running = server
-                .serve((stdin, tokio::io::stdout()))
-                .await
-                .context("cannot start the MCP server on stdio")?;
-            running.waiting().await.context("the MCP server stopped")?;
-            Ok(0)
-        }
-        Some(addr) => serve_http(server, addr).await,
+        None => stdio::serve(server).await,
+        Some(addr) => http::serve(server, addr).await,
     }
-}
-
-/// A web page the user visits must not reach the MCP server on their machine: a request
-/// naming an `Origin` other than the server's own is refused (rmcp checks `Host`).
-async fn same_origin_only(
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::http::header;
-    use axum::response::IntoResponse;
-    let headers = request.headers();
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-        let origin = origin.to_str().unwrap_or("");
-        if !crate::origin::origin_allowed(&[], origin, host) {
-            return (
-                axum::http::StatusCode::FORBIDDEN,
-                "requests from web pages are refused by loki's MCP server",
-            )
-                .into_response();
-        }
-    }
-    next.run(request).await
-}
-
-async fn serve_http(server: LokiMcp, addr: &str) -> anyhow::Result<u8> {
-    let server_terminal = server.state.terminal;
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
-    let local = listener.local_addr().context("cannot read the address")?;
-    if !local.ip().is_loopback() {
-        anyhow::bail!(
-            "the MCP server listens on loopback addresses only (127.0.0.1:PORT); it has no authentication"
-        );
-    }
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()),
-    );
-    let app = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn(same_origin_only));
-    let theme = crate::render::theme::Theme::stderr(&server_terminal);
-    crate::term::session_note(
-        &theme,
-        &format!("loki: MCP server on http://{local}/mcp; Ctrl-C stops"),
-    );
-    let stop = cancel.clone();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            stop.cancel();
-        })
-        .await
-        .context("the MCP server stopped")?;
-    Ok(0)
 }

@@ -135,10 +135,10 @@ async fn an_mcp_client_uses_roles_and_knowledge_bases_over_stdio() {
     client.cancel().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_mcp_client_uses_roles_and_knowledge_bases_over_http() {
+/// `loki --mcp-server ADDR` on a free loopback port in `env`; its address once it says
+/// it is listening.
+fn serve_http(env: &TestEnv) -> (Killed, String) {
     use std::io::BufRead;
-    let env = env();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -156,31 +156,175 @@ async fn an_mcp_client_uses_roles_and_knowledge_bases_over_http() {
     std::io::BufReader::new(child.0.stderr.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let url = format!("http://{addr}/mcp");
-    assert!(line.contains(&url), "{line}");
-    // A web page the user visits cannot reach it: a foreign Origin is refused.
-    let initialize = serde_json::json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    assert!(line.contains(&format!("http://{addr}/mcp")), "{line}");
+    (child, addr)
+}
+
+fn initialize_request(id: u64) -> String {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "page", "version": "1"}}
+                   "clientInfo": {"name": "t", "version": "1"}}
     })
-    .to_string();
-    let page = crate::common::http::request_with(
+    .to_string()
+}
+
+/// POSTs `body` to `/mcp` with `headers` (and the Accept header clients send).
+fn post(addr: &str, headers: &[(&str, &str)], body: &str) -> crate::common::http::Response {
+    let mut all = vec![("Accept", "application/json, text/event-stream")];
+    all.extend_from_slice(headers);
+    crate::common::http::request_with(addr, "POST", "/mcp", &all, Some(body))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_uses_roles_and_knowledge_bases_over_http() {
+    let env = env();
+    let (_child, addr) = serve_http(&env);
+    // A web page the user visits cannot reach it: a foreign Origin is refused, and so is
+    // a host name other than a loopback one (a name made to resolve to 127.0.0.1).
+    let page = post(
         &addr,
-        "POST",
-        "/mcp",
-        &[
-            ("Origin", "http://attacker.example"),
-            ("Accept", "application/json, text/event-stream"),
-        ],
-        Some(&initialize),
+        &[("Origin", "http://attacker.example")],
+        &initialize_request(1),
     );
     assert_eq!(page.status, 403, "{}", page.body);
+    let rebound = post(
+        &addr,
+        &[("Host", "attacker.example:80")],
+        &initialize_request(1),
+    );
+    assert_eq!(rebound.status, 403, "{}", rebound.body);
     loki::client::http::install_crypto_provider();
+    let url = format!("http://{addr}/mcp");
     let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
     let client = ().serve(transport).await.unwrap();
     exercise(&client, &env).await;
     client.cancel().await.unwrap();
+}
+
+#[test]
+fn http_sessions_open_end_and_refuse_what_is_not_theirs() {
+    let env = env();
+    let (_child, addr) = serve_http(&env);
+    let opened = post(&addr, &[], &initialize_request(1));
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let reply = opened.json();
+    assert_eq!(reply["id"], 1);
+    assert_eq!(reply["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(reply["result"]["serverInfo"]["name"], "loki");
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let noted = post(&addr, &[("Mcp-Session-Id", &session)], initialized);
+    assert_eq!(noted.status, 202, "{}", noted.body);
+    let list = r#"{"jsonrpc":"2.0","id":"two","method":"tools/list"}"#;
+    let listed = post(&addr, &[("Mcp-Session-Id", &session)], list);
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert_eq!(listed.json()["id"], "two");
+    assert!(
+        listed.json()["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty())
+    );
+    // Without a session a request is still served; an unknown one is refused.
+    assert_eq!(post(&addr, &[], list).json()["id"], "two");
+    let stale = post(&addr, &[("Mcp-Session-Id", "nope")], list);
+    assert_eq!(stale.status, 404, "{}", stale.body);
+    let unknown = post(
+        &addr,
+        &[],
+        r#"{"jsonrpc":"2.0","id":3,"method":"server/discover"}"#,
+    );
+    assert_eq!(unknown.json()["error"]["code"], -32601, "{}", unknown.body);
+    let batch = post(&addr, &[], &format!("[{list}]"));
+    assert_eq!(batch.status, 400, "{}", batch.body);
+    let garbage = post(&addr, &[], "{not json");
+    assert_eq!(garbage.json()["error"]["code"], -32700, "{}", garbage.body);
+
+    let stream = crate::common::http::request_with(&addr, "GET", "/mcp", &[], None);
+    assert_eq!(stream.status, 405);
+    let ended = crate::common::http::request_with(
+        &addr,
+        "DELETE",
+        "/mcp",
+        &[("Mcp-Session-Id", &session)],
+        None,
+    );
+    assert_eq!(ended.status, 200, "{}", ended.body);
+    let after = post(&addr, &[("Mcp-Session-Id", &session)], list);
+    assert_eq!(after.status, 404, "{}", after.body);
+}
+
+#[test]
+fn a_cancelled_http_call_stops_its_conversation() {
+    let env = env();
+    // The model starts answering, then goes quiet.
+    env.server
+        .push(openai::text_stream(&["Soft", " hum", " calm"]).hang_after(2));
+    let (_child, addr) = serve_http(&env);
+    let opened = post(&addr, &[], &initialize_request(1));
+    let session = opened.header("mcp-session-id").unwrap().to_string();
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "role_poet", "arguments": {"prompt": "llamas"}}})
+    .to_string();
+    let caller = {
+        let (addr, session) = (addr.clone(), session.clone());
+        std::thread::spawn(move || post(&addr, &[("Mcp-Session-Id", &session)], &call))
+    };
+    env.server
+        .wait_for_requests(1, std::time::Duration::from_secs(20));
+    let started = std::time::Instant::now();
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}"#;
+    let noted = post(&addr, &[("Mcp-Session-Id", &session)], cancel);
+    assert_eq!(noted.status, 202, "{}", noted.body);
+    let answered = caller.join().unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "the call ran on for {:?}",
+        started.elapsed()
+    );
+    let reply = answered.json();
+    assert_eq!(reply["id"], 7, "{reply}");
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+}
+
+#[test]
+fn one_loki_uses_another_as_an_mcp_server() {
+    // The serving loki answers with its own model; the client loki finds its tools over
+    // HTTP (asking `server/discover` first, then initialising) and calls one.
+    let serving = env();
+    serving
+        .server
+        .push(openai::text_stream(&["Soft hum, calm llama."]));
+    let (_child, addr) = serve_http(&serving);
+    let client = super::mcp::mcp_env(
+        json!({"lk": {"type": "http", "url": format!("http://{addr}/mcp")}}),
+        "enabled_mcp_servers: lk\nmcp_tool_exposure: direct\n",
+    );
+    client.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "lk_role_poet",
+        r#"{"prompt":"a poem about llamas"}"#,
+    )]));
+    client.server.push(openai::text_stream(&["Here it is."]));
+    let out = client
+        .loki()
+        .args(["--yolo", "ask the poet"])
+        .assert()
+        .success();
+    assert_eq!(crate::common::stdout(&out), "Here it is.\n");
+    let offered = client.server.requests()[0].json();
+    assert!(
+        offered["tools"].to_string().contains("lk_kb_search_zoo"),
+        "{offered}"
+    );
+    let sent = client.server.last_request().json();
+    assert_eq!(super::mcp::tool_result(&sent), "Soft hum, calm llama.");
+    let asked = serving.server.last_request().json()["messages"].to_string();
+    assert!(asked.contains("a poem about llamas"), "{asked}");
 }
 
 /// Kills the server however the test ends.
