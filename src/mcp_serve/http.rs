@@ -266,19 +266,6 @@ async fn no_stream() -> Response {
         .into_response()
 }
 
-/// Whether `host` (a `Host` header) names this machine: `localhost`, `127.0.0.1` or
-/// `[::1]`, with any port.
-fn loopback_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or_default(),
-        None => host.split(':').next().unwrap_or_default(),
-    };
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "localhost" | "127.0.0.1" | "::1"
-    )
-}
-
 /// Refuses requests from web pages: an `Origin` other than the server's own, or a `Host`
 /// that is not a loopback name (a page on a name that was made to resolve to 127.0.0.1).
 async fn same_origin_only(
@@ -287,7 +274,7 @@ async fn same_origin_only(
 ) -> Response {
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    if host.is_some_and(|h| !loopback_host(h)) {
+    if host.is_some_and(|h| !crate::origin::is_loopback_host(h)) {
         return (
             StatusCode::FORBIDDEN,
             "loki's MCP server answers only requests for a loopback host name",
@@ -305,31 +292,4 @@ async fn same_origin_only(
         }
     }
     next.run(request).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_loopback_names_are_hosts() {
-        for host in [
-            "127.0.0.1:8080",
-            "localhost",
-            "LOCALHOST:1",
-            "[::1]:9",
-            "[::1]",
-        ] {
-            assert!(loopback_host(host), "{host}");
-        }
-        for host in [
-            "evil.example",
-            "127.0.0.1.evil.example:80",
-            "0.0.0.0:1",
-            "[::2]:1",
-            "",
-        ] {
-            assert!(!loopback_host(host), "{host}");
-        }
-    }
 }
