@@ -54,6 +54,16 @@ fn tool(name: String, description: String, input_schema: Value) -> Value {
     json!({"name": name, "description": description, "inputSchema": input_schema})
 }
 
+/// Whether clients can offer a tool named `name` to their models: 1 to 64 ASCII letters,
+/// digits, `_` and `-` (what Anthropic's and OpenAI's APIs accept; MCP allows a little
+/// more). A role or agent whose file name makes another name is left out.
+fn usable_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 fn prompt_schema(what: &str) -> Value {
     json!({
         "type": "object",
@@ -65,6 +75,7 @@ fn prompt_schema(what: &str) -> Value {
 /// Every tool: roles, agents, knowledge bases.
 pub(super) fn tools(state: &AppState) -> Vec<Value> {
     let mut out = Vec::new();
+    let mut left_out = Vec::new();
     for name in roles(state) {
         let about = role(state, &name)
             .map(|r| summary(&r.prompt))
@@ -114,11 +125,28 @@ pub(super) fn tools(state: &AppState) -> Vec<Value> {
             }),
         ));
     }
+    out.retain(|tool| {
+        let name = tool["name"].as_str().unwrap_or_default();
+        let usable = usable_name(name);
+        if !usable {
+            left_out.push(name.to_string());
+        }
+        usable
+    });
+    if !left_out.is_empty() {
+        tracing::warn!(
+            "MCP server: left out tools whose names clients cannot use: {}",
+            left_out.join(", ")
+        );
+    }
     out
 }
 
 /// What tool `name` stands for, if it is offered.
 pub(super) fn find(state: &AppState, name: &str) -> Option<Entry> {
+    if !usable_name(name) {
+        return None;
+    }
     if let Some(role) = name.strip_prefix("role_") {
         return roles(state)
             .contains(&role.to_string())
@@ -160,4 +188,25 @@ pub(super) fn prompts(state: &AppState) -> Vec<Value> {
             prompt
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::usable_name;
+
+    #[test]
+    fn tool_names_are_what_model_apis_accept() {
+        assert!(usable_name("role_poet") && usable_name("kb_search_my-docs"));
+        let long = format!("role_{}", "a".repeat(60));
+        for name in [
+            "role_my role",
+            "role_a.b",
+            "role_é",
+            "agent_x:y",
+            "",
+            long.as_str(),
+        ] {
+            assert!(!usable_name(name), "{name}");
+        }
+    }
 }

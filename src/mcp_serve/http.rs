@@ -2,8 +2,10 @@
 //! loopback only. A POST carries one JSON-RPC message: a request is answered in the
 //! response body (`application/json`), a notification gets `202 Accepted`. `initialize`
 //! opens a session (`Mcp-Session-Id`), which a DELETE ends, stopping its running calls;
-//! a request without a session header is served without one. The server sends nothing
-//! on its own, so a GET for an event stream gets `405`.
+//! a request without a session header is served without one (and cannot be cancelled:
+//! its id is only unique within a session). The server sends nothing on its own, so a
+//! GET for an event stream gets `405`. A request runs as a task of its own: a client
+//! that hangs up stops it, and its conversation is still closed and saved.
 //!
 //! A web page the user visits must not reach it: a request naming an `Origin` other than
 //! the server's own is refused, and so is a `Host` that is not a loopback name (DNS
@@ -25,6 +27,7 @@ use super::bounded;
 use super::rpc::{self, Calls, Incoming, RpcError};
 
 const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// Most sessions kept; opening one more ends the least recently used.
 const MAX_SESSIONS: usize = 256;
@@ -32,7 +35,7 @@ const MAX_SESSIONS: usize = 256;
 /// One client's session.
 #[derive(Default)]
 struct Session {
-    calls: Calls,
+    calls: Arc<Calls>,
     /// Stops every request of the session (DELETE, eviction, shutdown).
     cancel: CancellationToken,
     last_used: Mutex<Option<Instant>>,
@@ -57,8 +60,6 @@ impl Session {
 struct Served {
     server: LokiMcp,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
-    /// Requests made without a session.
-    sessionless: Calls,
     stop: CancellationToken,
 }
 
@@ -79,10 +80,11 @@ impl Served {
         });
         session.touch();
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        // The least recently used goes, one with no request running if there is one.
         if sessions.len() >= MAX_SESSIONS
             && let Some(oldest) = sessions
                 .iter()
-                .min_by_key(|(_, s)| s.last_used())
+                .min_by_key(|(_, s)| (!s.calls.idle(), s.last_used()))
                 .map(|(id, _)| id.clone())
             && let Some(evicted) = sessions.remove(&oldest)
         {
@@ -118,7 +120,6 @@ pub async fn serve(server: LokiMcp, addr: &str) -> anyhow::Result<u8> {
     let served = Arc::new(Served {
         server,
         sessions: Mutex::default(),
-        sessionless: Calls::default(),
         stop: stop.clone(),
     });
     let app = axum::Router::new()
@@ -192,6 +193,21 @@ async fn post(
     let session = match session_header(&headers) {
         Some(id) => match served.session(id) {
             Some(session) => {
+                // Within a session the client names the revision `initialize` agreed on.
+                if let Some(version) = headers.get(VERSION_HEADER)
+                    && !super::PROTOCOL_VERSIONS
+                        .iter()
+                        .any(|v| version.as_bytes() == v.as_bytes())
+                {
+                    return refusal(
+                        StatusCode::BAD_REQUEST,
+                        rpc::INVALID_REQUEST,
+                        &format!(
+                            "unsupported MCP-Protocol-Version; loki speaks {}",
+                            super::PROTOCOL_VERSIONS.join(", ")
+                        ),
+                    );
+                }
                 session.touch();
                 Some(session)
             }
@@ -208,11 +224,10 @@ async fn post(
     let (id, method, params) = match Incoming::classify(message) {
         Incoming::Request { id, method, params } => (id, method, params),
         Incoming::Notification { method, params } => {
-            if method == "notifications/cancelled" {
-                match &session {
-                    Some(session) => session.calls.cancel(&params),
-                    None => served.sessionless.cancel(&params),
-                }
+            if method == "notifications/cancelled"
+                && let Some(session) = &session
+            {
+                session.calls.cancel(&params);
             }
             return StatusCode::ACCEPTED.into_response();
         }
@@ -232,14 +247,32 @@ async fn post(
         }
         other => (None, other),
     };
-    let (calls, cancel) = match &session {
-        Some(session) => (&session.calls, session.cancel.child_token()),
-        None => (&served.sessionless, served.stop.child_token()),
+    let (cancel, registered) = match &session {
+        Some(session) => {
+            let cancel = session.cancel.child_token();
+            let registered = session.calls.start(&id, &cancel);
+            (cancel, Some(registered))
+        }
+        None => (served.stop.child_token(), None),
     };
-    let _stop = CancelOnDrop(cancel.clone());
-    let _running = calls.start(&id, &cancel);
+    // The client hanging up drops this handler: the request stops, but its task goes on
+    // to close (and save) its conversation.
+    let _hung_up = CancelOnDrop(cancel.clone());
     tracing::debug!(%method, "MCP request");
-    let result = served.server.answer(&method, &params, cancel).await;
+    let server = served.server.clone();
+    let task = tokio::spawn(async move {
+        let _registered = registered;
+        server.answer(&method, &params, cancel).await
+    });
+    let result = task.await.unwrap_or_else(|e| {
+        Err(RpcError::new(
+            rpc::INTERNAL_ERROR,
+            format!("the request stopped: {e}"),
+        ))
+    });
+    if let Some(session) = &session {
+        session.touch();
+    }
     let mut response = json(StatusCode::OK, &rpc::response(&id, result));
     if let Some(opened) = opened
         && let Ok(value) = opened.parse()

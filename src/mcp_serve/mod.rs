@@ -243,6 +243,9 @@ impl LokiMcp {
         }
     }
 
+    /// `tools/call`: an unknown tool is a protocol error; anything else, a missing
+    /// argument included, is the tool's result (flagged as an error), which the calling
+    /// model reads and can correct.
     async fn call_tool(
         &self,
         params: &Value,
@@ -250,28 +253,31 @@ impl LokiMcp {
     ) -> Result<Value, RpcError> {
         let name = params["name"].as_str().unwrap_or_default();
         let arguments = &params["arguments"];
-        let text = |key: &str| -> Result<String, RpcError> {
+        let text = |key: &str| -> Result<String, String> {
             arguments[key]
                 .as_str()
                 .filter(|s| !s.trim().is_empty())
                 .map(str::to_string)
-                .ok_or_else(|| RpcError::new(rpc::INVALID_PARAMS, format!("`{key}` is required")))
+                .ok_or_else(|| format!("`{key}` is required"))
         };
         let entry = catalogue::find(&self.state, name)
             .ok_or_else(|| RpcError::new(rpc::INVALID_PARAMS, format!("no tool `{name}`")))?;
-        Ok(match entry {
-            Entry::Role(role) => text_result(
-                self.converse(Command::UseRole(role), text("prompt")?, cancel)
-                    .await,
-            ),
-            Entry::Agent(agent) => {
-                let command = Command::UseAgent {
-                    name: agent,
-                    variables: Vec::new(),
-                    session: None,
-                };
-                text_result(self.converse(command, text("prompt")?, cancel).await)
-            }
+        let result = match entry {
+            Entry::Role(role) => match text("prompt") {
+                Ok(prompt) => self.converse(Command::UseRole(role), prompt, cancel).await,
+                Err(e) => Err(e),
+            },
+            Entry::Agent(agent) => match text("prompt") {
+                Ok(prompt) => {
+                    let command = Command::UseAgent {
+                        name: agent,
+                        variables: Vec::new(),
+                        session: None,
+                    };
+                    self.converse(command, prompt, cancel).await
+                }
+                Err(e) => Err(e),
+            },
             Entry::Macro(name) => {
                 let args: Vec<String> = arguments["args"]
                     .as_array()
@@ -281,15 +287,19 @@ impl LokiMcp {
                             .collect()
                     })
                     .unwrap_or_default();
-                text_result(self.run_macro(&name, &args, cancel).await)
+                self.run_macro(&name, &args, cancel).await
             }
-            Entry::Rag(rag) => {
-                let top_k = arguments["top_k"]
-                    .as_u64()
-                    .map_or(5, |k| k.clamp(1, 50) as usize);
-                text_result(self.search(&rag, &text("query")?, top_k).await)
-            }
-        })
+            Entry::Rag(rag) => match text("query") {
+                Ok(query) => {
+                    let top_k = arguments["top_k"]
+                        .as_u64()
+                        .map_or(5, |k| k.clamp(1, 50) as usize);
+                    self.search(&rag, &query, top_k).await
+                }
+                Err(e) => Err(e),
+            },
+        };
+        Ok(text_result(result))
     }
 
     fn get_prompt(&self, params: &Value) -> Result<Value, RpcError> {

@@ -3,7 +3,8 @@
 //! can stop one).
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -12,6 +13,7 @@ pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
 
 /// A request's error: JSON-RPC code and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,49 +90,72 @@ pub fn failure(id: &Value, error: &RpcError) -> Value {
 /// Requests running, by id, each with the token that stops it.
 #[derive(Debug, Default)]
 pub struct Calls {
-    running: Mutex<HashMap<String, CancellationToken>>,
+    running: Mutex<HashMap<String, (u64, CancellationToken)>>,
+    /// Tells registrations of a reused id apart.
+    started: AtomicU64,
 }
 
 impl Calls {
     /// Registers request `id`, stopped by `cancel`; the registration goes when the
     /// returned guard is dropped (however the request ends).
-    pub fn start<'a>(&'a self, id: &Value, cancel: &CancellationToken) -> Running<'a> {
+    pub fn start(self: &Arc<Self>, id: &Value, cancel: &CancellationToken) -> Running {
         let key = id.to_string();
+        let generation = self.started.fetch_add(1, Ordering::Relaxed);
         self.running
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(key.clone(), cancel.clone());
-        Running { calls: self, key }
+            .insert(key.clone(), (generation, cancel.clone()));
+        Running {
+            calls: Arc::clone(self),
+            key,
+            generation,
+        }
     }
 
     /// `notifications/cancelled`: stops the request it names, if it is still running.
     pub fn cancel(&self, params: &Value) {
         let key = params["requestId"].to_string();
-        let token = self
+        let running = self
             .running
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&key);
-        if let Some(token) = token {
+        if let Some((_, token)) = running {
             tracing::info!(request = %key, "the MCP client cancelled a request");
             token.cancel();
         }
     }
+
+    /// Whether no request is running.
+    pub fn idle(&self) -> bool {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+    }
 }
 
 /// A running request's registration (see [`Calls::start`]).
-pub struct Running<'a> {
-    calls: &'a Calls,
+pub struct Running {
+    calls: Arc<Calls>,
     key: String,
+    generation: u64,
 }
 
-impl Drop for Running<'_> {
+impl Drop for Running {
     fn drop(&mut self) {
-        self.calls
+        let mut running = self
+            .calls
             .running
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.key);
+            .unwrap_or_else(PoisonError::into_inner);
+        // A later request may have reused the id: its registration stays.
+        if running
+            .get(&self.key)
+            .is_some_and(|(g, _)| *g == self.generation)
+        {
+            running.remove(&self.key);
+        }
     }
 }
 
@@ -167,7 +192,7 @@ mod tests {
 
     #[test]
     fn a_cancellation_stops_the_request_it_names_and_no_other() {
-        let calls = Calls::default();
+        let calls = Arc::new(Calls::default());
         let (a, b) = (CancellationToken::new(), CancellationToken::new());
         let _a = calls.start(&json!(1), &a);
         let _b = calls.start(&json!("1"), &b);
@@ -175,5 +200,18 @@ mod tests {
         assert!(b.is_cancelled() && !a.is_cancelled());
         calls.cancel(&json!({"requestId": 1}));
         assert!(a.is_cancelled());
+    }
+
+    #[test]
+    fn a_finished_request_does_not_unregister_a_later_one_with_its_id() {
+        let calls = Arc::new(Calls::default());
+        let (first, second) = (CancellationToken::new(), CancellationToken::new());
+        let old = calls.start(&json!(9), &first);
+        let _new = calls.start(&json!(9), &second);
+        drop(old);
+        assert!(!calls.idle());
+        calls.cancel(&json!({"requestId": 9}));
+        assert!(second.is_cancelled() && !first.is_cancelled());
+        assert!(calls.idle());
     }
 }

@@ -1,7 +1,9 @@
 //! `loki --mcp-server` on stdio: one JSON-RPC message per line each way. Requests run
 //! as tasks of their own (a long tool call does not hold up a `ping`), answers go out
-//! through one writer as they are ready, and when stdin closes the running requests are
-//! stopped and their conversations closed before loki exits.
+//! through one writer as they are ready. Closing stdin is the client's way to shut the
+//! server down (the MCP spec's stdio shutdown): the running requests are stopped and their
+//! conversations closed — for at most [`SHUTDOWN_WAIT`] — before loki exits. A request
+//! the client cancelled gets no answer, as the spec asks.
 
 use std::sync::Arc;
 
@@ -11,6 +13,10 @@ use tokio_util::sync::CancellationToken;
 use super::LokiMcp;
 use super::bounded::{self, Line};
 use super::rpc::{self, Calls, Incoming, RpcError};
+
+/// How long the requests still running when stdin closes get to close their
+/// conversations.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Serves on stdin and stdout until the client closes stdin; the exit status.
 pub async fn serve(server: LokiMcp) -> anyhow::Result<u8> {
@@ -48,13 +54,17 @@ pub async fn serve(server: LokiMcp) -> anyhow::Result<u8> {
         };
         match Incoming::classify(message) {
             Incoming::Request { id, method, params } => {
-                let (server, calls, out) = (server.clone(), Arc::clone(&calls), out.clone());
+                let (server, out, stop) = (server.clone(), out.clone(), stop.clone());
                 let cancel = stop.child_token();
+                // Registered before the task runs: a cancellation read next finds it.
+                let registered = calls.start(&id, &cancel);
                 running.spawn(async move {
-                    let _running = calls.start(&id, &cancel);
+                    let _registered = registered;
                     tracing::debug!(%method, "MCP request");
-                    let result = server.answer(&method, &params, cancel).await;
-                    out.send(&rpc::response(&id, result));
+                    let result = server.answer(&method, &params, cancel.clone()).await;
+                    if !cancel.is_cancelled() || stop.is_cancelled() {
+                        out.send(&rpc::response(&id, result));
+                    }
                 });
             }
             Incoming::Notification { method, params } => {
@@ -72,7 +82,14 @@ pub async fn serve(server: LokiMcp) -> anyhow::Result<u8> {
     }
     // The client is gone: what it asked for stops, and each conversation is closed.
     stop.cancel();
-    while running.join_next().await.is_some() {}
+    let closed = tokio::time::timeout(SHUTDOWN_WAIT, async {
+        while running.join_next().await.is_some() {}
+    })
+    .await;
+    if closed.is_err() {
+        tracing::warn!("MCP server: requests still running after {SHUTDOWN_WAIT:?}; stopped");
+    }
+    drop(running);
     drop(out);
     let _ = writer.await;
     Ok(0)

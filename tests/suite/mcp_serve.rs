@@ -101,10 +101,21 @@ async fn exercise<S: rmcp::Service<rmcp::RoleClient>>(
         "{sent}"
     );
 
+    // A missing argument is the tool's error, which the calling model reads; an unknown
+    // tool is a protocol error.
     let missing = client
         .call_tool(CallToolRequestParams::new("role_poet").with_arguments(args(json!({}))))
+        .await
+        .unwrap();
+    assert_eq!(missing.is_error, Some(true), "{missing:?}");
+    assert!(
+        text(&missing).contains("`prompt` is required"),
+        "{missing:?}"
+    );
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("role_nobody").with_arguments(args(json!({}))))
         .await;
-    assert!(missing.is_err(), "{missing:?}");
+    assert!(unknown.is_err(), "{unknown:?}");
 
     let prompts = client.list_all_prompts().await.unwrap();
     assert!(prompts.iter().any(|p| p.name == "poet"), "{prompts:?}");
@@ -231,6 +242,15 @@ fn http_sessions_open_end_and_refuse_what_is_not_theirs() {
     );
     // Without a session a request is still served; an unknown one is refused.
     assert_eq!(post(&addr, &[], list).json()["id"], "two");
+    let future = post(
+        &addr,
+        &[
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2099-01-01"),
+        ],
+        list,
+    );
+    assert_eq!(future.status, 400, "{}", future.body);
     let stale = post(&addr, &[("Mcp-Session-Id", "nope")], list);
     assert_eq!(stale.status, 404, "{}", stale.body);
     let unknown = post(
@@ -413,4 +433,62 @@ fn a_request_over_sixteen_mebibytes_gets_an_error_with_its_id_and_the_server_goe
     drop(stdin);
     let _ = child.wait();
     assert!(env.server.requests().is_empty(), "the model was asked");
+}
+
+#[test]
+fn on_stdio_a_cancelled_call_stops_unanswered_and_closing_stdin_shuts_down() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = env();
+    env.server
+        .push(openai::text_stream(&["Soft", " hum", " calm"]).hang_after(2));
+    let mut child = env
+        .loki_std()
+        .arg("--mcp-server")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |message: Value| writeln!(stdin, "{message}").unwrap();
+    send(serde_json::from_str(&initialize_request(1)).unwrap());
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "role_poet", "arguments": {"prompt": "llamas"}}}));
+    env.server
+        .wait_for_requests(1, std::time::Duration::from_secs(20));
+    send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "changed my mind"}}),
+    );
+    // A ping sent after the cancellation is answered; the cancelled call never is.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    send(json!({"jsonrpc": "2.0", "id": 11, "method": "ping"}));
+    let mut answered = Vec::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "no answer to the ping"
+        );
+        let value: Value = serde_json::from_str(&line).unwrap();
+        answered.push(value["id"].clone());
+        if value["id"] == 11 {
+            break;
+        }
+    }
+    assert_eq!(answered, vec![json!(1), json!(11)]);
+    drop(stdin);
+    let started = std::time::Instant::now();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    assert!(!rest.contains("\"id\":7"), "{rest}");
 }
