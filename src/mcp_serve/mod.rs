@@ -40,12 +40,22 @@ pub struct LokiMcp {
     state: Arc<AppState>,
     /// `--yolo`: every tool call of the conversations runs.
     yolo: bool,
+    /// Tool calls running at once; more wait their turn.
+    running: Arc<tokio::sync::Semaphore>,
 }
+
+/// Most tool calls (each a conversation with the model) running at once, for all clients
+/// together.
+const MAX_RUNNING_CALLS: usize = 8;
 
 impl LokiMcp {
     /// A server over `state`.
     pub fn new(state: Arc<AppState>, yolo: bool) -> Self {
-        Self { state, yolo }
+        Self {
+            state,
+            yolo,
+            running: Arc::new(tokio::sync::Semaphore::new(MAX_RUNNING_CALLS)),
+        }
     }
 
     /// Runs `prompt` in a fresh conversation set up by `command`; the answer's text.
@@ -262,6 +272,10 @@ impl LokiMcp {
         };
         let entry = catalogue::find(&self.state, name)
             .ok_or_else(|| RpcError::new(rpc::INVALID_PARAMS, format!("no tool `{name}`")))?;
+        let _turn = tokio::select! {
+            permit = Arc::clone(&self.running).acquire_owned() => permit.ok(),
+            () = cancel.cancelled() => return Ok(text_result(Err("cancelled before it started".into()))),
+        };
         let result = match entry {
             Entry::Role(role) => match text("prompt") {
                 Ok(prompt) => self.converse(Command::UseRole(role), prompt, cancel).await,
@@ -339,6 +353,9 @@ pub async fn serve(state: Arc<AppState>, addr: Option<&str>, yolo: bool) -> anyh
     let server = LokiMcp::new(state, yolo);
     match addr.filter(|a| !a.is_empty()) {
         None => stdio::serve(server).await,
+        Some(_) if yolo => anyhow::bail!(
+            "--yolo is refused with an HTTP address: any program or user on this machine can reach the port, and it would run tools unapproved; use stdio, or auto_approve_tools for the tools you trust"
+        ),
         Some(addr) => http::serve(server, addr).await,
     }
 }

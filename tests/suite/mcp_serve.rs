@@ -367,6 +367,14 @@ fn a_public_address_is_refused() {
         .failure();
     let err = crate::common::stderr(&out);
     assert!(err.contains("loopback"), "{err}");
+    // Over HTTP nothing may run unapproved: the port is open to every local user.
+    let out = env
+        .loki()
+        .args(["--mcp-server", "127.0.0.1:0", "--yolo"])
+        .assert()
+        .failure();
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("--yolo is refused"), "{err}");
 }
 
 #[test]
@@ -491,4 +499,42 @@ fn on_stdio_a_cancelled_call_stops_unanswered_and_closing_stdin_shuts_down() {
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
     assert!(!rest.contains("\"id\":7"), "{rest}");
+}
+
+#[test]
+fn at_most_eight_calls_run_at_once_and_the_ninth_waits_its_turn() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::time::Duration;
+    let env = env();
+    for _ in 0..9 {
+        env.server
+            .push(openai::text_stream(&["Soft", " hum"]).hang_after(1));
+    }
+    let mut child = env
+        .loki_std()
+        .arg("--mcp-server")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let _child = Killed(child);
+    writeln!(stdin, "{}", initialize_request(1)).unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    for id in 100..109 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "role_poet", "arguments": {"prompt": format!("poem {id}")}}});
+        writeln!(stdin, "{call}").unwrap();
+    }
+    env.server.wait_for_requests(8, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(700));
+    assert_eq!(env.server.request_count(), 8, "a ninth call did not wait");
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 100}});
+    writeln!(stdin, "{cancel}").unwrap();
+    let all = env.server.wait_for_requests(9, Duration::from_secs(30));
+    assert_eq!(all.len(), 9, "the ninth call never ran");
 }
