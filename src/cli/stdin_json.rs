@@ -329,6 +329,10 @@ impl StreamJsonAsker {
 }
 
 impl crate::tool::ask::Asker for StreamJsonAsker {
+    fn answers_through(&self, board: &crate::tool::escalate::Escalations) -> bool {
+        std::ptr::eq(Arc::as_ptr(&self.board), board)
+    }
+
     fn ask<'a>(
         &'a self,
         from: &'a str,

@@ -75,6 +75,13 @@ pub trait Asker: Send + Sync {
     /// Asks `question` on behalf of `from` (a conversation's label, shown when several
     /// conversations share one terminal).
     fn ask<'a>(&'a self, from: &'a str, question: &'a Question) -> BoxFuture<'a, Answer>;
+
+    /// Whether this asker's questions go on `board` and are answered there (the
+    /// `--input-format stream-json` asker): a sub-agent's question already on that board
+    /// is not put to it a second time.
+    fn answers_through(&self, _board: &crate::tool::escalate::Escalations) -> bool {
+        false
+    }
 }
 
 /// Refuses every question: nobody is there to answer (headless output, pipes).

@@ -491,6 +491,8 @@ fn an_escalated_question_is_answered_by_an_answer_line() {
     assert_eq!(question["kind"], "text");
     assert_eq!(question["agent"], "worker");
     assert!(question["from"].as_str().unwrap().ends_with("(worker)"));
+    // A person takes a moment to answer; the boss waits instead of asking again and again.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     writeln!(
         stdin,
         r#"{{"type":"answer","question_id":{},"answer":"teal"}}"#,
@@ -508,6 +510,18 @@ fn an_escalated_question_is_answered_by_an_answer_line() {
     );
     let worker = requests_of(&env, "WORKER");
     assert_eq!(results(worker.last().unwrap())[0], "teal");
+    let boss = requests_of(&env, "BOSS");
+    assert!(
+        boss.len() <= 4,
+        "the boss asked {} times while it waited",
+        boss.len()
+    );
+    // One question, asked once (not once for the tree and once more for the input).
+    let asked = seen
+        .iter()
+        .filter(|e| e["type"] == "question_asked")
+        .count();
+    assert_eq!(asked, 1, "{seen:?}");
     assert!(seen.iter().any(|e| e["type"] == "assistant_delta"
         && e["text"].as_str().unwrap_or("").contains("colour: teal")));
 }

@@ -156,7 +156,12 @@ impl Asker for EscalatingAsker {
                 options,
                 timeout_secs: team.escalation_timeout.as_secs(),
             }));
+            // A root that answers through this same board already has the question.
+            let through_board = team.root_asker.answers_through(&team.board);
             let at_root = async {
+                if through_board {
+                    return std::future::pending().await;
+                }
                 match team.root_asker.ask(&self.label, question).await {
                     // Nobody at the root: wait for the others.
                     Answer::Refused(_) => std::future::pending().await,
