@@ -5,6 +5,10 @@
 //! - `link/hot-text.ld` places the functions a one-shot answer runs (measured by
 //!   `scripts/link-layout`) together at the start of the code, so a run maps a few
 //!   64 KiB windows of code instead of nearly all of them.
+//! - `link/no-unwind.ld` drops the unwind tables (`.eh_frame`) from release builds,
+//!   which abort on panic: nothing unwinds, and in a stripped executable a backtrace names nothing.
+//!   The code loki and its dependencies compile has none already
+//!   (`-C force-unwind-tables=no`); this covers the precompiled standard library and C.
 //! - `-z pack-relative-relocs` stores the position-independent executable's
 //!   relocations in a compact table (DT_RELR) that the loader reads in a few pages
 //!   instead of 1.2 MB. The loader must know the format (glibc 2.36 and later export the
@@ -15,8 +19,8 @@
 //! Both are left out when the build names its own linker (a linker setting, `-fuse-ld`,
 //! a sysroot: mold rejects linker scripts, and a cross or older-glibc sysroot is not the
 //! libc checked here), and when `LOKI_LINK_LAYOUT=off`. What was decided is exported to
-//! the tests as `LOKI_LINK_LAYOUT_APPLIED` (`script`, `relr`, and `native` when building for
-//! the building machine).
+//! the tests as `LOKI_LINK_LAYOUT_APPLIED` (`script`, `no-unwind`, `relr`, and `native` when
+//! building for the building machine).
 
 use std::env;
 use std::fs;
@@ -24,6 +28,7 @@ use std::path::Path;
 
 fn main() {
     println!("cargo:rerun-if-changed=link/hot-text.ld");
+    println!("cargo:rerun-if-changed=link/no-unwind.ld");
     println!("cargo:rerun-if-changed=Cargo.toml");
     println!("cargo:rerun-if-changed=Cargo.lock");
     println!("cargo:rerun-if-env-changed=LOKI_LINK_LAYOUT");
@@ -75,6 +80,17 @@ fn decide() -> Vec<&'static str> {
         }
         println!("cargo:rustc-link-arg-bins={}", script.display());
         applied.push("script");
+    }
+    let no_unwind = Path::new(&var("CARGO_MANIFEST_DIR")).join("link/no-unwind.ld");
+    // Cargo tells a build script the profile's name, not its panic strategy: "release" is
+    // the release profile and every profile that inherits it (`dist`), which abort on
+    // panic; a test harness built in one unwinds, but is no binary target.
+    if var("PROFILE") == "release" && no_unwind.is_file() {
+        for arg in ["-Xlinker", "-T", "-Xlinker"] {
+            println!("cargo:rustc-link-arg-bins={arg}");
+        }
+        println!("cargo:rustc-link-arg-bins={}", no_unwind.display());
+        applied.push("no-unwind");
     }
     if var("CARGO_CFG_TARGET_ARCH") == "x86_64" && native && libc_loads_packed_relocations() {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");

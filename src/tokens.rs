@@ -2,10 +2,12 @@
 //!
 //! OpenAI-family models are counted exactly with the `o200k_base` byte-pair encoding (the
 //! vocabulary of GPT-4o, GPT-4.1, GPT-5 and the o-series; within a few percent of
-//! `cl100k_base` for older GPT-4 models). The vocabulary is embedded zlib-compressed as
-//! `assets/tokenizer/o200k_base.bin.zlib` (each token's bytes, length-prefixed, in rank
-//! order; 1.0 MB instead of 1.6 MB) and inflated and indexed on first use, which takes a
-//! few milliseconds; runs that never count exactly do not touch it.
+//! `cl100k_base` for older GPT-4 models). The vocabulary is embedded as
+//! `assets/tokenizer/o200k_base.pairs.zlib`: every token but the single bytes is two
+//! tokens of lower rank, so the file holds those two ranks per token, as byte planes,
+//! zlib-compressed (0.73 MB; the tokens themselves compressed to 1.05 MB). It is rebuilt
+//! and indexed on first use, which takes a few milliseconds; runs that never count exactly
+//! do not touch it. `scripts/tokenizer-vocab` writes the file.
 //!
 //! Other models get an estimate: about four characters per token for ASCII text and one
 //! per character in other scripts. Both add four tokens per message for the chat framing.
@@ -20,23 +22,64 @@ const MEMO_MIN_BYTES: usize = 256;
 /// Per-message overhead of the chat format (role markers and separators).
 pub const PER_MESSAGE: usize = 4;
 
-/// The compressed vocabulary (regenerate with `python3 -c "import zlib,sys;
-/// sys.stdout.buffer.write(zlib.compress(open('o200k_base.bin','rb').read(), 9))"`).
-static VOCAB_ZLIB: &[u8] = include_bytes!("../assets/tokenizer/o200k_base.bin.zlib");
+/// The vocabulary's parts: for each rank, the ranks of the two tokens it joins, as six
+/// byte planes (low, middle and high byte of every left part, then of every right part),
+/// zlib-compressed. A single byte has its value as the left part and [`SINGLE`] as the
+/// right.
+static VOCAB_PAIRS_ZLIB: &[u8] = include_bytes!("../assets/tokenizer/o200k_base.pairs.zlib");
 
-/// The inflated vocabulary, kept for the life of the process (the rank table borrows it).
+/// The right part of a single-byte token.
+const SINGLE: u32 = 0xFF_FFFF;
+
+/// The vocabulary, each token's bytes after one length byte, in rank order; kept for the
+/// life of the process (the rank table borrows it).
 fn vocab() -> &'static [u8] {
     use std::io::Read;
-    let mut bytes = Vec::with_capacity(1_600_000);
+    let mut planes = Vec::with_capacity(1_200_000);
     // The asset is part of the build and checked by the tests; a failure leaves the
-    // vocabulary empty rather than aborting.
-    if flate2::read::ZlibDecoder::new(VOCAB_ZLIB)
-        .read_to_end(&mut bytes)
+    // vocabulary empty (or short) rather than aborting.
+    if flate2::read::ZlibDecoder::new(VOCAB_PAIRS_ZLIB)
+        .read_to_end(&mut planes)
         .is_err()
     {
-        bytes.clear();
+        planes.clear();
     }
-    Box::leak(bytes.into_boxed_slice())
+    Box::leak(join_pairs(&planes).into_boxed_slice())
+}
+
+/// The length-prefixed tokens from their parts' ranks; stops at the first token that does
+/// not join two earlier ones.
+fn join_pairs(planes: &[u8]) -> Vec<u8> {
+    let n = planes.len() / 6;
+    let rank_at = |plane: usize, r: usize| {
+        let byte = |j: usize| u32::from(planes[(plane + j) * n + r]);
+        byte(0) | byte(1) << 8 | byte(2) << 16
+    };
+    let mut bytes = Vec::with_capacity(1_600_000);
+    // Where each token's bytes start in `bytes`, and how many there are.
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(n);
+    for r in 0..n {
+        let (left, right) = (rank_at(0, r), rank_at(3, r));
+        let start = bytes.len() + 1;
+        if right == SINGLE {
+            let Ok(byte) = u8::try_from(left) else { break };
+            bytes.extend([1, byte]);
+            spans.push((start, 1));
+            continue;
+        }
+        let part = |rank: u32| spans.get(rank as usize).copied();
+        let (Some((l_at, l_len)), Some((r_at, r_len))) = (part(left), part(right)) else {
+            break;
+        };
+        let Ok(len) = u8::try_from(l_len + r_len) else {
+            break;
+        };
+        bytes.push(len);
+        bytes.extend_from_within(l_at..l_at + l_len);
+        bytes.extend_from_within(r_at..r_at + r_len);
+        spans.push((start, usize::from(len)));
+    }
+    bytes
 }
 
 /// The pre-tokenizer of `o200k_base`, minus its one look-ahead branch (`\s+(?!\S)`),
@@ -228,6 +271,34 @@ impl Bpe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_vocabulary_is_rebuilt_whole() {
+        // The fingerprint `scripts/tokenizer-vocab` prints: FNV-1a of the length-prefixed
+        // tokens of o200k_base, 199,998 of them.
+        let vocab = vocab();
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in vocab {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        assert_eq!(format!("{hash:016x}"), "c7ba5f0328781837");
+        assert_eq!(Bpe::get().ranks.len(), 199_998);
+    }
+
+    #[test]
+    fn a_part_that_comes_later_ends_the_vocabulary() {
+        // Three tokens: "a", "b", then one joining token 0 with token 5 (not yet built).
+        let planes = [
+            [b'a', b'b', 0],
+            [0, 0, 0],
+            [0, 0, 0],
+            [0xFF, 0xFF, 5],
+            [0xFF, 0xFF, 0],
+            [0xFF, 0xFF, 0],
+        ]
+        .concat();
+        assert_eq!(join_pairs(&planes), [1, b'a', 1, b'b']);
+    }
 
     #[test]
     fn the_split_pattern_compiles() {

@@ -58,7 +58,7 @@ fn loki_sections() -> Vec<Section> {
     sections(&std::fs::read(LOKI).unwrap())
 }
 
-/// What build.rs decided: `script`, `relr` (passed to the linker), `native` (building for
+/// What build.rs decided: `script`, `no-unwind`, `relr` (passed to the linker), `native` (building for
 /// the building machine).
 fn applied(what: &str) -> bool {
     env!("LOKI_LINK_LAYOUT_APPLIED")
@@ -125,5 +125,23 @@ fn relocations_are_packed_only_when_the_c_library_can_load_them() {
         assert!(rela < 64 * 1024, ".rela.dyn still holds {rela} bytes");
     } else if cfg!(target_arch = "x86_64") && supported && applied("native") && applied("script") {
         panic!("{libc} can load packed relocations but build.rs did not ask for them");
+    }
+}
+
+#[test]
+fn unwind_tables_are_dropped_only_from_release_builds() {
+    let unwind = loki_sections()
+        .into_iter()
+        .find(|s| s.name == ".eh_frame")
+        .map_or(0, |s| s.size);
+    if applied("no-unwind") {
+        assert_eq!(
+            unwind, 0,
+            "link/no-unwind.ld was passed but .eh_frame remains"
+        );
+    } else {
+        // A debug build unwinds on panic (a task's panic is caught by tokio and reported):
+        // its tables must be there.
+        assert!(unwind > 0, "a build that unwinds has no .eh_frame");
     }
 }
