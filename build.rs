@@ -31,6 +31,7 @@ fn main() {
     println!("cargo:rerun-if-changed=link/no-unwind.ld");
     println!("cargo:rerun-if-changed=Cargo.toml");
     println!("cargo:rerun-if-changed=Cargo.lock");
+    println!("cargo:rerun-if-changed=crates/hotpath/Cargo.toml");
     println!("cargo:rerun-if-env-changed=LOKI_LINK_LAYOUT");
     println!("cargo:rerun-if-env-changed=LOKI_ICF");
     let applied = decide();
@@ -149,6 +150,9 @@ fn warn_if_stale(script: &Path) {
     }
 }
 
+/// The manifests of the crates linked into loki (loki's and crates/hotpath's).
+const MANIFESTS: [&str; 2] = ["Cargo.toml", "crates/hotpath/Cargo.toml"];
+
 /// What the symbol names of a release build depend on, as a hash (FNV-1a): the locked
 /// packages (Cargo.lock), and Cargo.toml's dependency, feature and profile sections —
 /// not its comments, description or dev-dependencies, whose edits leave every symbol
@@ -167,18 +171,20 @@ fn layout_fingerprint(root: &Path) -> String {
     {
         feed(line);
     }
-    let manifest = fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
-    let mut counted = false;
-    for line in manifest.lines() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.starts_with('[') {
-            counted = (line.contains("dependencies") && !line.contains("dev-dependencies"))
-                || line.starts_with("[features")
-                || line.starts_with("[profile.release")
-                || line.starts_with("[profile.dist");
-        }
-        if counted && !line.is_empty() {
-            feed(line);
+    for manifest in MANIFESTS {
+        let manifest = fs::read_to_string(root.join(manifest)).unwrap_or_default();
+        let mut counted = false;
+        for line in manifest.lines() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.starts_with('[') {
+                counted = (line.contains("dependencies") && !line.contains("dev-dependencies"))
+                    || line.starts_with("[features")
+                    || line.starts_with("[profile.release")
+                    || line.starts_with("[profile.dist");
+            }
+            if counted && !line.is_empty() {
+                feed(line);
+            }
         }
     }
     format!("{hash:016x}")

@@ -15,10 +15,32 @@ use crate::config::{Env, Paths};
 
 /// Handles a `COMPLETE=<shell>` invocation and exits; returns otherwise.
 pub fn complete_from_env() {
-    use clap::CommandFactory;
-    clap_complete::CompleteEnv::with_factory(super::args::Args::command)
+    clap_complete::CompleteEnv::with_factory(command)
         .bin("loki")
         .complete();
+}
+
+/// Supplies the candidates for one argument.
+type Completer = fn(&OsStr) -> Vec<CompletionCandidate>;
+
+/// loki's command line with the completers of the arguments that name configured things.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    use clap_complete::engine::ArgValueCompleter;
+    let completers: [(&str, Completer); 7] = [
+        ("model", models),
+        ("role", roles),
+        ("session", sessions),
+        ("rag", rags),
+        ("macro_name", macros),
+        ("agent", agents),
+        ("agent_variable", agent_variables),
+    ];
+    let mut cmd = super::args::Args::command();
+    for (id, complete) in completers {
+        cmd = cmd.mut_arg(id, |arg| arg.add(ArgValueCompleter::new(complete)));
+    }
+    cmd
 }
 
 fn matching(current: &OsStr, values: Vec<(String, Option<String>)>) -> Vec<CompletionCandidate> {

@@ -193,7 +193,7 @@ impl BedrockProvider {
             return Ok(wire::stream(
                 response,
                 settings.clone(),
-                EventStream::default(),
+                Box::<EventStream>::default(),
             ));
         }
         wire::parse_whole(response, settings, parse_response).await

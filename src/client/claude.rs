@@ -100,7 +100,7 @@ impl ClaudeProvider {
             return Ok(wire::stream(
                 response,
                 settings.clone(),
-                Sse::new(EventParser::default()),
+                Box::new(Sse::new(EventParser::default())),
             ));
         }
         wire::parse_whole(response, settings, parse_response).await

@@ -77,7 +77,7 @@ impl CohereProvider {
             return Ok(wire::stream(
                 response,
                 settings.clone(),
-                Sse::new(EventParser::default()),
+                Box::new(Sse::new(EventParser::default())),
             ));
         }
         wire::parse_whole(response, settings, parse_response).await

@@ -107,7 +107,7 @@ pub async fn send_prepared(
         return Ok(wire::stream(
             response,
             settings.clone(),
-            Sse::new(ResponseParser::default()),
+            Box::new(Sse::new(ResponseParser::default())),
         ));
     }
     wire::parse_whole(response, settings, parse_response).await

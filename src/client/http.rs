@@ -12,8 +12,6 @@
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::config::ExtraConfig;
@@ -500,140 +498,8 @@ pub async fn read_prefix(mut response: reqwest::Response, max: usize) -> Vec<u8>
     out
 }
 
-/// One line describing an HTML page: its `<title>`, else its first `<h1>`, else the start
-/// of its text. `None` when the bytes do not look like HTML.
-pub fn html_summary(body: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(body);
-    let lower = text.to_ascii_lowercase();
-    let looks_html = ["<html", "<!doctype", "<head", "<body", "<title"]
-        .iter()
-        .any(|tag| lower.contains(tag));
-    if !looks_html {
-        return None;
-    }
-    let inside = |tag: &str| {
-        let open = lower.find(&format!("<{tag}"))?;
-        let start = open + lower[open..].find('>')? + 1;
-        let end = start + lower[start..].find(&format!("</{tag}"))?;
-        let inner = strip_tags(&text[start..end]);
-        (!inner.is_empty()).then_some(inner)
-    };
-    let summary = inside("title")
-        .or_else(|| inside("h1"))
-        .unwrap_or_else(|| strip_tags(&text));
-    Some(if summary.is_empty() {
-        "an empty HTML page".to_string()
-    } else {
-        format!("{} (an HTML page)", truncate(&summary, 200))
-    })
-}
-
-/// The text of an HTML fragment: tags dropped, common entities decoded, whitespace
-/// collapsed.
-fn strip_tags(html: &str) -> String {
-    let mut out = String::with_capacity(html.len().min(4096));
-    let mut in_tag = false;
-    for c in html.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' if in_tag => {
-                in_tag = false;
-                out.push(' ');
-            }
-            _ if !in_tag => out.push(c),
-            _ => {}
-        }
-    }
-    let out = out
-        .replace("&amp;", "&")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&nbsp;", " ");
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// A short, single-line, printable preview of a body that is not what was expected.
-pub fn body_snippet(body: &[u8]) -> String {
-    if let Some(summary) = html_summary(body) {
-        return summary;
-    }
-    let text = String::from_utf8_lossy(body);
-    let text: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let text = text.trim();
-    if text.is_empty() {
-        "an empty body".to_string()
-    } else {
-        format!("`{}`", truncate(text, 200))
-    }
-}
-
-/// Extracts a human message from an error body in any of the shapes providers use.
-pub fn error_message(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) else {
-        if let Some(summary) = html_summary(body) {
-            return summary;
-        }
-        let trimmed = text.trim();
-        return if trimmed.is_empty() {
-            "no details in the response".into()
-        } else {
-            truncate(trimmed, 300)
-        };
-    };
-    let json = match &json {
-        serde_json::Value::Array(items) => items.first().cloned().unwrap_or_default(),
-        _ => json,
-    };
-    let str_at =
-        |v: &serde_json::Value, key: &str| v.get(key).and_then(|x| x.as_str()).map(str::to_string);
-    if let Some(err) = json.get("error") {
-        if let Some(s) = err.as_str() {
-            return s.to_string();
-        }
-        let message = str_at(err, "message").unwrap_or_else(|| err.to_string());
-        let kind = str_at(err, "type")
-            .or_else(|| str_at(err, "code"))
-            .or_else(|| str_at(err, "status"));
-        return match kind {
-            Some(kind) => format!("{message} ({kind})"),
-            None => message,
-        };
-    }
-    for key in ["message", "Message", "detail", "error_message"] {
-        if let Some(s) = str_at(&json, key) {
-            return s;
-        }
-    }
-    truncate(&json.to_string(), 300)
-}
-
-/// One line of at most `max` characters (whitespace runs collapsed, `…` when cut).
-pub fn truncate(s: &str, max: usize) -> String {
-    // One line: HTML error pages from proxies come with newlines.
-    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let s = s.as_str();
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
-}
-
-/// Why [`next_chunk`] gave up waiting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Waited {
-    /// `extra.read_timeout`: not a single byte.
-    Silence,
-    /// `stream_idle_timeout`: no answer content.
-    Idle,
-    /// `request_timeout`: the whole request.
-    Total,
-}
+pub use loki_hotpath::body_stream::Waited;
+pub use loki_hotpath::error_text::{body_snippet, error_message, html_summary, truncate};
 
 /// The shortest of the waits that apply, and which limit it is.
 pub fn next_wait(
@@ -641,15 +507,7 @@ pub fn next_wait(
     idle_left: Option<Duration>,
     total_left: Option<Duration>,
 ) -> (Duration, Waited) {
-    let mut wait = (settings.read_timeout, Waited::Silence);
-    for (left, kind) in [(idle_left, Waited::Idle), (total_left, Waited::Total)] {
-        if let Some(left) = left
-            && left <= wait.0
-        {
-            wait = (left, kind);
-        }
-    }
-    wait
+    loki_hotpath::body_stream::next_wait(settings.read_timeout, idle_left, total_left)
 }
 
 /// The error for a wait that ran out.
@@ -668,31 +526,6 @@ pub fn waited_error(settings: &HttpSettings, waited: Waited) -> ProviderError {
             client,
             after: settings.limits.total.unwrap_or_default(),
         },
-    }
-}
-
-/// Reads the next piece of a streamed body, waiting at most `wait` (see [`next_wait`]).
-/// `Ok(None)` is a clean end of body.
-pub async fn next_chunk<S>(
-    body: &mut S,
-    settings: &HttpSettings,
-    (wait, waited): (Duration, Waited),
-) -> Result<Option<Bytes>, ProviderError>
-where
-    S: futures_util::Stream<Item = reqwest::Result<Bytes>> + Unpin,
-{
-    match tokio::time::timeout(wait, body.next()).await {
-        Err(_) => Err(waited_error(settings, waited)),
-        Ok(None) => Ok(None),
-        Ok(Some(Ok(bytes))) => Ok(Some(bytes)),
-        Ok(Some(Err(e))) if e.is_timeout() => Err(ProviderError::Timeout {
-            client: settings.client.clone(),
-            after: settings.read_timeout,
-        }),
-        Ok(Some(Err(e))) => Err(ProviderError::StreamCut {
-            client: settings.client.clone(),
-            message: error_chain(&e),
-        }),
     }
 }
 

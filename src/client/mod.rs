@@ -18,7 +18,7 @@ pub mod http;
 pub mod llama_server;
 pub mod local_probe;
 pub mod loggable;
-pub mod message;
+pub use loki_hotpath::message;
 pub mod model;
 pub mod oauth;
 pub mod ollama;
@@ -26,8 +26,8 @@ pub mod openai;
 pub mod patch;
 pub mod registry;
 pub mod retry;
-pub mod sse;
 pub use crate::config::vendors;
+pub use loki_hotpath::sse;
 pub mod vertex;
 pub mod wire;
 
@@ -125,66 +125,7 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
-/// Why the model stopped.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FinishReason {
-    /// Natural end.
-    Stop,
-    /// Output limit reached.
-    Length,
-    /// The model wants tool results.
-    ToolCalls,
-    /// Blocked by the provider's filter.
-    ContentFilter,
-    /// Anything else the provider said.
-    Other(String),
-}
-
-impl FinishReason {
-    /// Maps a provider's finish string.
-    pub fn parse(s: &str) -> Self {
-        match s {
-            "stop" | "end_turn" | "STOP" | "stop_sequence" => Self::Stop,
-            "length" | "max_tokens" | "MAX_TOKENS" => Self::Length,
-            "tool_calls" | "tool_use" | "function_call" => Self::ToolCalls,
-            "content_filter" | "SAFETY" => Self::ContentFilter,
-            other => Self::Other(other.to_string()),
-        }
-    }
-}
-
-/// One decoded piece of a provider reply.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ProviderEvent {
-    /// Answer text.
-    Text(String),
-    /// Reasoning ("thinking") text.
-    Reasoning(String),
-    /// The signature of the reasoning streamed so far (extended thinking).
-    ReasoningSignature(String),
-    /// A fragment of a tool call; fragments with the same `index` concatenate.
-    ToolCallDelta {
-        /// Position of the call in this reply.
-        index: usize,
-        /// Call id (first fragment).
-        id: Option<String>,
-        /// Function name (first fragment).
-        name: Option<String>,
-        /// A piece of the JSON arguments.
-        arguments: String,
-    },
-    /// An opaque token to send back with a tool call (see [`ToolCall::signature`]).
-    ToolCallSignature {
-        /// Position of the call in this reply.
-        index: usize,
-        /// The token.
-        signature: String,
-    },
-    /// Token usage.
-    Usage(Usage),
-    /// The model finished.
-    Finish(FinishReason),
-}
+pub use loki_hotpath::provider_event::{FinishReason, ProviderEvent};
 
 /// Batches of events, ending with `None` after the provider's end-of-answer marker or
 /// with an error.

@@ -69,7 +69,11 @@ impl OllamaProvider {
         let settings = &self.setup.settings;
         let http = self.http.get(settings, &outgoing.url)?;
         let response = wire::send(http, settings, model, ApiKind::Chat, outgoing).await?;
-        Ok(wire::stream(response, settings.clone(), Lines::default()))
+        Ok(wire::stream(
+            response,
+            settings.clone(),
+            Box::<Lines>::default(),
+        ))
     }
 }
 

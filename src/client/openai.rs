@@ -6,20 +6,19 @@
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use serde::Deserialize;
 use serde_json::{Value, json};
+
+pub use loki_hotpath::openai_wire::{
+    self, ChunkError, ChunkParser, parse_chunk, parse_response, strip_think,
+};
 
 use super::embed;
 use super::http::{HttpSettings, LazyHttp};
-use super::message::{Content, ContentPart, Message, Role, Usage};
+use super::message::Message;
 use super::patch::ApiKind;
-use super::sse::SseEvent;
-use super::wire::{self, DecodeError, Outgoing, Sse, SseParser};
+use super::wire::{self, Outgoing};
 use super::{AnswerFormat, Controls, ToolChoice};
-use super::{
-    ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
-    RetryPolicy,
-};
+use super::{ChatRequest, Model, Provider, ProviderError, ProviderStream, RetryPolicy};
 
 /// A client speaking the OpenAI chat-completions API.
 pub struct OpenAiProvider {
@@ -140,7 +139,7 @@ impl OpenAiProvider {
             Ok(wire::stream(
                 response,
                 self.settings.clone(),
-                Sse::new(ChunkParser::default()),
+                openai_wire::decoder(),
             ))
         } else {
             wire::parse_whole(response, &self.settings, parse_response).await
@@ -259,29 +258,6 @@ impl Provider for OpenAiProvider {
     }
 }
 
-/// Decodes `data:` chunks until `[DONE]` (or a chunk with a finish reason).
-#[derive(Debug, Default)]
-pub struct ChunkParser {
-    done: bool,
-}
-
-impl SseParser for ChunkParser {
-    fn event(&mut self, event: &SseEvent, out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
-        if event.data == "[DONE]" {
-            self.done = true;
-            return Ok(());
-        }
-        let batch = parse_chunk(&event.data).map_err(|e| DecodeError::Malformed(e.to_string()))?;
-        self.done |= batch.iter().any(|e| matches!(e, ProviderEvent::Finish(_)));
-        out.extend(batch);
-        Ok(())
-    }
-
-    fn complete(&self) -> bool {
-        self.done
-    }
-}
-
 /// Builds the JSON body of a chat-completions request.
 pub fn build_body(
     model: &Model,
@@ -374,233 +350,16 @@ fn add_controls(obj: &mut serde_json::Map<String, Value>, controls: &Controls, t
 /// Converts neutral messages to the wire shape, applying the model's system-message
 /// quirks (`system_prompt_prefix`, `no_system_message`).
 pub(crate) fn wire_messages(messages: &[Message], model: &Model) -> Vec<Value> {
-    let messages = super::system_quirks(messages, model);
-    let mut out = Vec::with_capacity(messages.len());
-    for m in messages.iter() {
-        match m.role {
-            Role::System => out.push(json!({"role": "system", "content": m.text_content()})),
-            Role::User => out.push(json!({"role": "user", "content": content_value(&m.content)})),
-            Role::Assistant => {
-                let mut msg =
-                    json!({"role": "assistant", "content": strip_think(&m.text_content())});
-                if !m.tool_calls.is_empty()
-                    && let Some(obj) = msg.as_object_mut()
-                {
-                    let calls: Vec<Value> = m
-                        .tool_calls
-                        .iter()
-                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-                        .collect();
-                    obj.insert("tool_calls".into(), Value::Array(calls));
-                }
-                out.push(msg);
-            }
-            Role::Tool => out.push(json!({
-                "role": "tool",
-                "tool_call_id": m.tool_call_id,
-                "content": m.text_content(),
-            })),
-        }
-    }
-    out
-}
-
-fn content_value(content: &Content) -> Value {
-    match content {
-        Content::Text(t) => Value::String(t.to_string()),
-        Content::Parts(parts) => Value::Array(
-            parts
-                .iter()
-                .map(|p| match p {
-                    ContentPart::Text { text } => json!({"type": "text", "text": text}),
-                    ContentPart::ImageUrl { image_url } => {
-                        json!({"type": "image_url", "image_url": {"url": image_url.url}})
-                    }
-                })
-                .collect(),
-        ),
-    }
-}
-
-/// Removes a leading `<think>…</think>` block from text sent back to the model.
-pub fn strip_think(text: &str) -> String {
-    let trimmed = text.trim_start();
-    if let Some(rest) = trimmed.strip_prefix("<think>")
-        && let Some(end) = rest.find("</think>")
-    {
-        return rest[end + "</think>".len()..].trim_start().to_string();
-    }
-    text.to_string()
-}
-
-#[derive(Deserialize)]
-struct WireChunk {
-    #[serde(default)]
-    choices: Vec<WireChoice>,
-    usage: Option<WireUsage>,
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct WireChoice {
-    delta: Option<WireDelta>,
-    message: Option<WireDelta>,
-    finish_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireDelta {
-    content: Option<String>,
-    reasoning_content: Option<String>,
-    reasoning: Option<String>,
-    #[serde(default)]
-    tool_calls: Vec<WireToolCall>,
-}
-
-#[derive(Deserialize)]
-struct WireToolCall {
-    index: Option<usize>,
-    id: Option<String>,
-    function: Option<WireFunction>,
-}
-
-#[derive(Deserialize)]
-struct WireFunction {
-    name: Option<String>,
-    arguments: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireUsage {
-    #[serde(default)]
-    prompt_tokens: u64,
-    #[serde(default)]
-    completion_tokens: u64,
-    prompt_tokens_details: Option<WireUsageDetails>,
-}
-
-#[derive(Deserialize)]
-struct WireUsageDetails {
-    #[serde(default)]
-    cached_tokens: u64,
-}
-
-/// Why a chat-completions chunk or body gave no events.
-#[derive(Debug, thiserror::Error)]
-pub enum ChunkError {
-    /// A streamed `data:` payload is not JSON in the expected shape.
-    #[error("invalid JSON in stream ({source}): {preview}")]
-    StreamJson {
-        /// The parse error.
-        source: serde_json::Error,
-        /// The start of the payload.
-        preview: String,
-    },
-    /// A whole body is not JSON in the expected shape.
-    #[error("invalid JSON ({source}): {preview}")]
-    Json {
-        /// The parse error.
-        source: serde_json::Error,
-        /// The start of the body.
-        preview: String,
-    },
-    /// A whole body with neither choices nor an error.
-    #[error("no choices in response: {0}")]
-    NoChoices(String),
-    /// The provider put an error in the chunk.
-    #[error("error reported in the stream: {0}")]
-    Reported(String),
-}
-
-/// Decodes one streamed `data:` payload.
-pub fn parse_chunk(data: &str) -> Result<Vec<ProviderEvent>, ChunkError> {
-    let chunk: WireChunk = serde_json::from_str(data).map_err(|source| ChunkError::StreamJson {
-        source,
-        preview: preview(data),
-    })?;
-    let mut events = Vec::new();
-    decode_chunk(chunk, &mut events)?;
-    Ok(events)
-}
-
-/// Decodes a complete (non-streamed) chat-completion body.
-pub fn parse_response(body: &[u8]) -> Result<Vec<ProviderEvent>, ChunkError> {
-    let chunk: WireChunk = serde_json::from_slice(body).map_err(|source| ChunkError::Json {
-        source,
-        preview: preview(&String::from_utf8_lossy(body)),
-    })?;
-    if chunk.choices.is_empty() && chunk.error.is_none() {
-        return Err(ChunkError::NoChoices(preview(&String::from_utf8_lossy(
-            body,
-        ))));
-    }
-    let mut events = Vec::new();
-    decode_chunk(chunk, &mut events)?;
-    Ok(events)
-}
-
-fn decode_chunk(chunk: WireChunk, events: &mut Vec<ProviderEvent>) -> Result<(), ChunkError> {
-    if let Some(err) = chunk.error {
-        return Err(ChunkError::Reported(super::http::error_message(
-            err.to_string().as_bytes(),
-        )));
-    }
-    for choice in chunk.choices {
-        if let Some(delta) = choice.delta.or(choice.message) {
-            if let Some(r) = delta
-                .reasoning_content
-                .or(delta.reasoning)
-                .filter(|r| !r.is_empty())
-            {
-                events.push(ProviderEvent::Reasoning(r));
-            }
-            if let Some(t) = delta.content.filter(|t| !t.is_empty()) {
-                events.push(ProviderEvent::Text(t));
-            }
-            for (pos, call) in delta.tool_calls.into_iter().enumerate() {
-                let (name, arguments) = match call.function {
-                    Some(f) => (f.name, f.arguments.unwrap_or_default()),
-                    None => (None, String::new()),
-                };
-                events.push(ProviderEvent::ToolCallDelta {
-                    index: call.index.unwrap_or(pos),
-                    id: call.id,
-                    name,
-                    arguments,
-                });
-            }
-        }
-        if let Some(reason) = choice.finish_reason {
-            events.push(ProviderEvent::Finish(FinishReason::parse(&reason)));
-        }
-    }
-    if let Some(u) = chunk.usage {
-        events.push(ProviderEvent::Usage(Usage {
-            estimated: false,
-            input_tokens: u.prompt_tokens,
-            output_tokens: u.completion_tokens,
-            cached_tokens: u
-                .prompt_tokens_details
-                .map(|d| d.cached_tokens)
-                .unwrap_or(0),
-        }));
-    }
-    Ok(())
-}
-
-fn preview(s: &str) -> String {
-    let mut p: String = s.chars().take(120).collect();
-    if p.len() < s.len() {
-        p.push('…');
-    }
-    p
+    openai_wire::message_values(&super::system_quirks(messages, model))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::client::config::ModelConfig;
+    use crate::client::message::{Content, ContentPart, Role, Usage};
     use crate::client::message::{ImageUrl, ToolCall};
+    use crate::client::{FinishReason, ProviderEvent};
 
     fn model(cfg: ModelConfig) -> Model {
         Model {

@@ -172,7 +172,7 @@ impl VertexProvider {
                     return Ok(wire::stream(
                         response,
                         settings.clone(),
-                        Sse::new(super::claude::EventParser::default()),
+                        Box::new(Sse::new(super::claude::EventParser::default())),
                     ));
                 }
                 wire::parse_whole(response, settings, super::claude::parse_response).await
@@ -191,7 +191,7 @@ impl VertexProvider {
                     return Ok(wire::stream(
                         response,
                         settings.clone(),
-                        Sse::new(super::openai::ChunkParser::default()),
+                        loki_hotpath::openai_wire::decoder(),
                     ));
                 }
                 wire::parse_whole(response, settings, super::openai::parse_response).await

@@ -13,12 +13,15 @@ use reqwest::header::HeaderName;
 use serde_json::Value;
 
 use super::bedrock::SigningError;
+use futures_util::StreamExt;
+use loki_hotpath::body_stream::{self, Failure, Stop, Timing};
+pub use loki_hotpath::body_stream::{DecodeError, Decoder, Sse, SseParser};
+
 use super::http::{
-    HttpSettings, RequestStarted, body_snippet, content_type_of, error_chain, next_chunk,
-    next_wait, post_json, time_left, waited_error,
+    HttpSettings, RequestStarted, body_snippet, content_type_of, error_chain, next_wait, post_json,
+    time_left, waited_error,
 };
 use super::patch::ApiKind;
-use super::sse::{SseDecoder, SseEvent};
 use super::{Model, ProviderError, ProviderEvent, ProviderStream};
 
 /// A request about to be sent: what patches and the debug log see.
@@ -49,20 +52,6 @@ impl Outgoing {
     }
 }
 
-/// Why a streamed body could not be decoded.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum DecodeError {
-    /// Bytes that do not follow the provider's protocol.
-    #[error("{0}")]
-    Malformed(String),
-    /// The provider reported an error inside the stream.
-    #[error("{0}")]
-    Upstream(String),
-    /// One event is larger than the limit (bytes) set with [`Decoder::set_max_event`].
-    #[error("an event larger than {0} bytes")]
-    TooLarge(usize),
-}
-
 /// Why a whole (non-streamed) body gave no events.
 #[derive(Debug, thiserror::Error)]
 pub enum ResponseError {
@@ -80,80 +69,6 @@ pub fn parse_json(data: &str) -> Result<Value, DecodeError> {
         let preview: String = data.chars().take(80).collect();
         DecodeError::Malformed(format!("invalid JSON ({e}) in `{preview}`"))
     })
-}
-
-/// Turns the bytes of a streamed reply into events.
-pub trait Decoder: Send + 'static {
-    /// Feeds one network read.
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError>;
-    /// The body ended; flush anything buffered.
-    fn finish(&mut self, out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError>;
-    /// Whether the provider's end-of-answer marker has been seen.
-    fn complete(&self) -> bool;
-    /// Sets the largest single event (SSE event, NDJSON line, event-stream frame) the
-    /// decoder accepts; a larger one makes `feed` fail with [`DecodeError::TooLarge`] as
-    /// soon as it is known, so one endless line cannot eat memory.
-    fn set_max_event(&mut self, max: Option<usize>);
-}
-
-/// The JSON half of an SSE protocol: one dispatched event at a time.
-pub trait SseParser: Send + 'static {
-    /// Decodes one event.
-    fn event(&mut self, event: &SseEvent, out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError>;
-    /// Whether the end-of-answer marker has been seen.
-    fn complete(&self) -> bool;
-}
-
-/// A [`Decoder`] for SSE bodies, delegating each event to `P`.
-pub struct Sse<P> {
-    framing: SseDecoder,
-    parser: P,
-    scratch: Vec<SseEvent>,
-}
-
-impl<P: SseParser> Sse<P> {
-    /// Wraps an event parser.
-    pub fn new(parser: P) -> Self {
-        Self {
-            framing: SseDecoder::new(),
-            parser,
-            scratch: Vec::new(),
-        }
-    }
-
-    fn drain(&mut self, out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
-        let mut result = Ok(());
-        for event in self.scratch.drain(..) {
-            if let Err(e) = self.parser.event(&event, out) {
-                result = Err(e);
-                break;
-            }
-        }
-        self.scratch.clear();
-        result
-    }
-}
-
-impl<P: SseParser> Decoder for Sse<P> {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
-        let fed = self.framing.feed(bytes, &mut self.scratch);
-        // Events completed before an oversized one are still delivered.
-        self.drain(out)?;
-        fed.map_err(|e| DecodeError::TooLarge(e.limit))
-    }
-
-    fn finish(&mut self, out: &mut Vec<ProviderEvent>) -> Result<(), DecodeError> {
-        self.framing.finish(&mut self.scratch);
-        self.drain(out)
-    }
-
-    fn complete(&self) -> bool {
-        self.parser.complete()
-    }
-
-    fn set_max_event(&mut self, max: Option<usize>) {
-        self.framing.set_max_event(max);
-    }
 }
 
 /// Signs a final request: given its URL, headers and body bytes, returns headers to add.
@@ -202,7 +117,7 @@ pub fn send_signed<'a>(
             client: settings.client.clone(),
             message,
         };
-        let body = serde_json::to_vec(&request.body).map_err(|e| setup(e.to_string()))?;
+        let body = loki_hotpath::json::to_vec(&request.body).map_err(|e| setup(e.to_string()))?;
         let signed = signer(&request.url, &request.headers, &body)
             .map_err(|e| setup(format!("cannot sign the request: {e}")))?;
         request.headers.extend(signed);
@@ -311,36 +226,44 @@ fn unexpected(
     }
 }
 
-type Body = std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<Bytes>> + Send>>;
-
-/// How much of a streamed body is kept to describe it when it turns out not to be a stream.
-const HEAD_BYTES: usize = 2048;
-
-struct StreamState<D> {
-    body: Body,
-    decoder: D,
-    settings: HttpSettings,
-    finished: bool,
-    pending_error: Option<ProviderError>,
-    /// When the request was sent (for `request_timeout`).
-    started: Instant,
-    /// When the last event was decoded, or the stream began (for `stream_idle_timeout`).
-    last_content: Instant,
-    /// Whether any event was decoded at all.
-    decoded_any: bool,
-    /// The response's status and content type, and the first bytes of its body.
+/// What a stream's failure means for the user.
+fn stream_error(
+    settings: &HttpSettings,
     status: u16,
-    content_type: String,
-    head: Vec<u8>,
-}
-
-impl<D: Decoder> StreamState<D> {
-    fn decode_error(&self, e: DecodeError) -> ProviderError {
-        if let Some(err) = self.not_a_stream() {
-            return err;
-        }
-        let client = self.settings.client.clone();
-        match e {
+    content_type: &str,
+    failure: Failure,
+) -> ProviderError {
+    let client = settings.client.clone();
+    // A body that yielded nothing and came as a document (`text/html`, `text/plain`)
+    // rather than a stream: say what arrived instead of "the connection was cut".
+    let not_a_stream = || {
+        let document =
+            content_type.starts_with("text/") && !content_type.starts_with("text/event-stream");
+        (document && !failure.decoded_any).then(|| {
+            unexpected(
+                settings,
+                status,
+                content_type.to_string(),
+                "an event stream",
+                &failure.head,
+            )
+        })
+    };
+    match failure.stop {
+        Stop::Waited(waited) => waited_error(settings, waited),
+        Stop::ReadTimeout => ProviderError::Timeout {
+            client,
+            after: settings.read_timeout,
+        },
+        Stop::Read(e) => ProviderError::StreamCut {
+            client,
+            message: error_chain(&e),
+        },
+        Stop::Cut => not_a_stream().unwrap_or(ProviderError::StreamCut {
+            client,
+            message: "the stream ended before the answer was complete".into(),
+        }),
+        Stop::Decode(e) => not_a_stream().unwrap_or_else(|| match e {
             DecodeError::Malformed(message) => ProviderError::Protocol {
                 client,
                 message: crate::secrets::redact(&message).into_owned(),
@@ -354,51 +277,7 @@ impl<D: Decoder> StreamState<D> {
                 what: "stream event",
                 limit,
             },
-        }
-    }
-
-    /// A body that yielded nothing and came as a document (`text/html`, `text/plain`)
-    /// rather than a stream: say what arrived instead of "the connection was cut".
-    fn not_a_stream(&self) -> Option<ProviderError> {
-        let document = self.content_type.starts_with("text/")
-            && !self.content_type.starts_with("text/event-stream");
-        (document && !self.decoded_any).then(|| {
-            unexpected(
-                &self.settings,
-                self.status,
-                self.content_type.clone(),
-                "an event stream",
-                &self.head,
-            )
-        })
-    }
-
-    /// Feeds one read to the decoder.
-    fn feed(&mut self, bytes: &[u8], events: &mut Vec<ProviderEvent>) -> Result<(), ProviderError> {
-        if self.head.len() < HEAD_BYTES {
-            let take = bytes.len().min(HEAD_BYTES - self.head.len());
-            self.head.extend_from_slice(&bytes[..take]);
-        }
-        let fed = self.decoder.feed(bytes, events);
-        self.decoded_any |= !events.is_empty();
-        fed.map_err(|e| self.decode_error(e))
-    }
-
-    /// Waits for the next read, bounded by the silence, idle and total limits.
-    async fn next(&mut self) -> Result<Option<Bytes>, ProviderError> {
-        let limits = self.settings.limits;
-        let now = Instant::now();
-        let idle_left = limits
-            .idle
-            .map(|d| d.saturating_sub(now.duration_since(self.last_content)));
-        let total_left = limits
-            .total
-            .map(|d| d.saturating_sub(now.duration_since(self.started)));
-        let wait = next_wait(&self.settings, idle_left, total_left);
-        if wait.0.is_zero() {
-            return Err(waited_error(&self.settings, wait.1));
-        }
-        next_chunk(&mut self.body, &self.settings, wait).await
+        }),
     }
 }
 
@@ -410,80 +289,32 @@ impl<D: Decoder> StreamState<D> {
 /// Three limits apply on top of `extra.read_timeout` (see [`super::http::RequestLimits`]):
 /// no decoded event for `stream_idle_timeout` (keep-alive comments and a trickle of bytes
 /// that never completes an event do not reset it), the whole request longer than
-/// `request_timeout`, and one event larger than `max_stream_event_size`.
-pub fn stream<D: Decoder>(
+/// `request_timeout`, and one event larger than `max_stream_event_size`. The loop itself
+/// is [`loki_hotpath::body_stream::stream`].
+pub fn stream(
     response: reqwest::Response,
     settings: HttpSettings,
-    mut decoder: D,
+    decoder: Box<dyn Decoder>,
 ) -> ProviderStream {
-    decoder.set_max_event(settings.limits.max_event);
-    let now = Instant::now();
-    let state = StreamState {
+    let timing = Timing {
+        read: settings.read_timeout,
+        idle: settings.limits.idle,
+        total: settings.limits.total,
         started: response
             .extensions()
             .get::<RequestStarted>()
-            .map_or(now, |s| s.0),
-        last_content: now,
-        decoded_any: false,
-        status: response.status().as_u16(),
-        content_type: content_type_of(&response),
-        head: Vec::new(),
-        body: Box::pin(response.bytes_stream()),
-        decoder,
-        settings,
-        finished: false,
-        pending_error: None,
+            .map_or_else(Instant::now, |s| s.0),
     };
-    Box::pin(futures_util::stream::unfold(state, |mut st| async move {
-        if let Some(err) = st.pending_error.take() {
-            return Some((Err(err), st));
-        }
-        if st.finished {
-            return None;
-        }
-        let mut events = Vec::new();
-        loop {
-            let decoded = match st.next().await {
-                Ok(Some(bytes)) => st.feed(&bytes, &mut events),
-                Ok(None) => {
-                    st.finished = true;
-                    let finished = st.decoder.finish(&mut events);
-                    st.decoded_any |= !events.is_empty();
-                    finished.map_err(|e| st.decode_error(e))
-                }
-                Err(e) => Err(e),
-            };
-            if !events.is_empty() {
-                st.decoded_any = true;
-                st.last_content = Instant::now();
-            }
-            if let Err(e) = decoded {
-                st.finished = true;
-                st.pending_error = Some(e);
-                break;
-            }
-            if st.finished {
-                if !st.decoder.complete() {
-                    st.pending_error =
-                        Some(
-                            st.not_a_stream()
-                                .unwrap_or_else(|| ProviderError::StreamCut {
-                                    client: st.settings.client.clone(),
-                                    message: "the stream ended before the answer was complete"
-                                        .into(),
-                                }),
-                        );
-                }
-                break;
-            }
-            if !events.is_empty() {
-                break;
-            }
-        }
-        if events.is_empty() {
-            let err = st.pending_error.take()?;
-            return Some((Err(err), st));
-        }
-        Some((Ok(events), st))
+    let status = response.status().as_u16();
+    let content_type = content_type_of(&response);
+    let max_event = settings.limits.max_event;
+    let batches = body_stream::stream(
+        Box::pin(response.bytes_stream()),
+        decoder,
+        timing,
+        max_event,
+    );
+    Box::pin(batches.map(move |batch| {
+        batch.map_err(|failure| stream_error(&settings, status, &content_type, *failure))
     }))
 }

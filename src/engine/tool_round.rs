@@ -264,7 +264,7 @@ fn settle_sampling(
     let sampled = sampling.usage.lock().map(|u| *u).unwrap_or_default();
     if sampled != crate::client::Usage::default() {
         // Charged to the budget answer by answer already (see `Sampling::answer`).
-        ctx.usage.add(&ctx.model.config, sampled);
+        crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, sampled);
         sink.spent(sampled);
         sink.emit(Event::Usage(sampled));
     }

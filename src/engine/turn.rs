@@ -473,7 +473,7 @@ fn client_turn(
     finished: Finished,
     emitter: &Sink<'_>,
 ) -> RunOutcome {
-    ctx.usage.add(&ctx.model.config, finished.total);
+    crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, finished.total);
     record(
         ctx,
         kind,
@@ -690,7 +690,7 @@ fn finish_turn(
             "the answer was cut off at the model's output limit (.continue carries on)",
         )));
     }
-    ctx.usage.add(&ctx.model.config, total);
+    crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, total);
     if calls.is_empty() {
         record(ctx, kind, steps, collected.text.clone(), calls, false);
     } else {

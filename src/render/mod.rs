@@ -17,12 +17,12 @@ pub mod markdown;
 pub mod question_area;
 pub mod rag_progress;
 mod resize;
-pub mod sanitize;
+pub use loki_hotpath::sanitize;
 pub mod screenful;
 pub mod spinner;
 pub mod theme;
 pub mod themes;
-pub mod wrap;
+pub use loki_hotpath::wrap;
 
 use std::borrow::Cow;
 use std::io::Write;

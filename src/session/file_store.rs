@@ -25,7 +25,6 @@
 //! operations are available synchronously as inherent methods (shell completion, tests).
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::SystemTime;
@@ -684,7 +683,7 @@ pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Session, SessionErro
         column: deep.column,
         message: deep.message(),
     })?;
-    serde_yaml::from_str(text).map_err(|e| {
+    loki_hotpath::session_file::from_yaml(text).map_err(|e| {
         let (line, column) = e
             .location()
             .map(|l| (l.line(), l.column()))
@@ -705,9 +704,8 @@ pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Session, SessionErro
 
 /// Identifies one exact YAML text (its length and a 64-bit hash).
 fn content_key(bytes: &[u8]) -> Version {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut hasher);
-    Version::new(format!("{}-{:016x}", bytes.len(), hasher.finish()))
+    let hash = loki_hotpath::session_file::content_hash(bytes);
+    Version::new(format!("{}-{hash:016x}", bytes.len()))
 }
 
 /// The cache file is the content key on the first line, then the session as JSON.
@@ -717,13 +715,13 @@ fn read_cache(path: &Path, key: &Version) -> Option<Session> {
     if bytes[..newline] != *key.as_str().as_bytes() {
         return None;
     }
-    serde_json::from_slice(&bytes[newline + 1..]).ok()
+    loki_hotpath::session_file::from_json(&bytes[newline + 1..]).ok()
 }
 
 fn write_cache(path: &Path, key: &Version, session: &Session) {
     let mut bytes = key.as_str().as_bytes().to_vec();
     bytes.push(b'\n');
-    let written = serde_json::to_writer(&mut bytes, session)
+    let written = loki_hotpath::session_file::write_json(&mut bytes, session)
         .map_err(|e| e.to_string())
         .and_then(|()| {
             crate::atomic_file::write_atomic(path, &bytes, true).map_err(|e| e.to_string())

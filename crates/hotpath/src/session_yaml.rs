@@ -6,8 +6,8 @@
 
 use std::fmt::Write as _;
 
-use super::Session;
-use crate::client::{Content, Message};
+use crate::message::{Content, Message, Role};
+use crate::session_file::Session;
 
 /// Renders a session file.
 pub fn to_yaml(session: &Session) -> Result<String, serde_yaml::Error> {
@@ -49,10 +49,10 @@ fn write_list(out: &mut String, key: &str, messages: &[Message]) {
     let _ = writeln!(out, "{key}:");
     for m in messages {
         let role = match m.role {
-            crate::client::Role::System => "system",
-            crate::client::Role::User => "user",
-            crate::client::Role::Assistant => "assistant",
-            crate::client::Role::Tool => "tool",
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
         };
         let _ = writeln!(out, "- role: {role}");
         out.push_str("  content: ");
@@ -129,8 +129,7 @@ fn json_string(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::message::ImageUrl;
-    use crate::client::{ContentPart, Role, ToolCall};
+    use crate::message::{ContentPart, ImageUrl, ToolCall};
 
     fn round_trip(session: &Session) {
         let text = to_yaml(session).unwrap();

@@ -13,7 +13,7 @@ use unicode_width::UnicodeWidthChar;
 const TAB_STOP: usize = 8;
 
 /// Display columns of one non-tab character; control and zero-width characters count as 0.
-pub(crate) fn char_width(c: char) -> usize {
+pub fn char_width(c: char) -> usize {
     c.width().unwrap_or(0)
 }
 
@@ -29,21 +29,21 @@ fn width_from(s: &str, col: usize) -> usize {
 }
 
 /// Display width of `s` (ANSI-free) starting at column 0.
-pub(crate) fn display_width(s: &str) -> usize {
+pub fn display_width(s: &str) -> usize {
     width_from(s, 0)
 }
 
 /// Byte layout of a list-item prefix such as `  - `, `1. ` or `* `.
-pub(crate) struct ListPrefix {
+pub struct ListPrefix {
     /// Byte range of the bullet or number marker (`-`, `*`, `+`, `12.`, `3)`).
-    pub(crate) marker: Range<usize>,
+    pub marker: Range<usize>,
     /// Byte offset just past the marker and the spaces after it: where the item text starts.
-    pub(crate) end: usize,
+    pub end: usize,
 }
 
 /// Recognise a list-item prefix (any indentation, then a bullet or `N.`/`N)`, then a space
 /// or end of line).
-pub(crate) fn list_prefix(line: &str) -> Option<ListPrefix> {
+pub fn list_prefix(line: &str) -> Option<ListPrefix> {
     let start = line.len() - line.trim_start_matches([' ', '\t']).len();
     let bytes = line.as_bytes();
     let digits = bytes[start..]
@@ -71,7 +71,7 @@ pub(crate) fn list_prefix(line: &str) -> Option<ListPrefix> {
 /// Whitespace at a break is dropped, leading indentation stays on the first piece, trailing
 /// whitespace of an overflowing line is dropped, words wider than `width` are hard-split
 /// between characters (at least one character per piece). `width == 0` means no wrapping.
-pub(crate) fn wrap_ranges(text: &str, width: usize) -> Vec<Range<usize>> {
+pub fn wrap_ranges(text: &str, width: usize) -> Vec<Range<usize>> {
     if width == 0 || display_width(text) <= width {
         return std::iter::once(0..text.len()).collect();
     }
@@ -138,7 +138,7 @@ pub(crate) fn wrap_ranges(text: &str, width: usize) -> Vec<Range<usize>> {
 /// returning the pieces; long words are hard-split. Continuation lines of a list item are
 /// indented to hang under the item text (when that indent is at most half the width).
 #[cfg(test)]
-pub(crate) fn wrap_line(line: &str, width: usize) -> Vec<String> {
+pub fn wrap_line(line: &str, width: usize) -> Vec<String> {
     let hang = list_prefix(line)
         .map(|p| (p.end, display_width(&line[..p.end])))
         .filter(|&(_, w)| w * 2 <= width);
