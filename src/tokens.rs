@@ -148,13 +148,7 @@ impl Counter {
     }
 }
 
-/// The character-based estimate: ⌈ASCII chars / 4⌉ + other chars.
-pub fn estimate(text: &str) -> usize {
-    let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
-        if c.is_ascii() { (a + 1, o) } else { (a, o + 1) }
-    });
-    ascii.div_ceil(4) + other
-}
+pub use loki_hotpath::token_estimate::estimate;
 
 /// Exact `o200k_base` token count (no special tokens).
 pub fn count_o200k(text: &str) -> usize {

@@ -284,7 +284,7 @@ impl Memory {
         let chunks = read_capped(&path)
             .map(|text| chunks::split(&text))
             .unwrap_or_default();
-        let bm25 = Bm25::build(chunks.iter().map(String::as_str));
+        let bm25 = Bm25::build(&mut chunks.iter().map(String::as_str));
         let index = Arc::new(Indexed {
             stamp,
             chunks,

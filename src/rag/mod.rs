@@ -13,15 +13,15 @@
 //! This module never prints: progress goes through [`progress::Progress`], errors are
 //! [`RagError`]s. Which knowledge base a conversation uses is decided by the engine.
 
-pub mod bm25;
+pub use loki_hotpath::rag::bm25;
 pub mod build;
 pub mod embedder;
 pub mod loaders;
 pub mod progress;
 pub mod search;
-pub mod splitter;
+pub use loki_hotpath::rag::splitter;
 pub mod store;
-pub mod vector;
+pub use loki_hotpath::rag::vector;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -96,6 +96,26 @@ pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
 }
 
 impl Vectors {
+    /// 8-bit codes of the little-endian `f32` vectors of `dims` values each in `bytes`.
+    pub fn quantized_from_le_bytes(bytes: &[u8], dims: usize) -> Self {
+        let n = bytes.len().checked_div(dims * 4).unwrap_or(0);
+        let mut codes = Vec::with_capacity(n * dims);
+        let mut scales = Vec::with_capacity(n);
+        let mut v = vec![0f32; dims];
+        for raw in bytes.chunks_exact(dims * 4) {
+            for (x, b) in v.iter_mut().zip(raw.chunks_exact(4)) {
+                *x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+            scales.push(quantize(&v, &mut codes));
+        }
+        Vectors {
+            dims,
+            codes,
+            scales,
+            ..Vectors::default()
+        }
+    }
+
     /// Number of vectors.
     pub fn len(&self) -> usize {
         if self.scales.is_empty() {

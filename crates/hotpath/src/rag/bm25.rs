@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::store::{ByteReader, ByteWriter};
+use super::index_bytes::{ByteReader, ByteWriter, IndexError};
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -40,7 +40,9 @@ pub struct Bm25 {
 
 impl Bm25 {
     /// Indexes `texts`; chunk ids are their positions.
-    pub fn build<'a>(texts: impl Iterator<Item = &'a str>) -> Self {
+    /// (A `dyn` iterator, so that this is compiled here at full optimisation whatever the
+    /// caller iterates.)
+    pub fn build(texts: &mut dyn Iterator<Item = &str>) -> Self {
         let mut per_term: HashMap<String, Vec<(u32, u16)>> = HashMap::new();
         let mut lengths = Vec::new();
         for (id, text) in texts.enumerate() {
@@ -159,7 +161,7 @@ impl Bm25 {
     }
 
     /// Reads an index written by [`Bm25::write`].
-    pub fn read(input: &mut ByteReader<'_>) -> Result<Self, super::store::IndexError> {
+    pub fn read(input: &mut ByteReader<'_>) -> Result<Self, IndexError> {
         let terms = input.u32()? as usize;
         let mut dictionary = HashMap::with_capacity(terms);
         for _ in 0..terms {
@@ -196,7 +198,7 @@ mod tests {
             "error E4071 means the disk is full",
             "cats and dogs and cats",
         ];
-        let index = Bm25::build(texts.iter().copied());
+        let index = Bm25::build(&mut texts.iter().copied());
         let hits = index.search("what is E4071?", 3);
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].0, 1);
