@@ -1,7 +1,8 @@
-//! The chat-completions stream chunk (`type: openai` and every `openai-compatible`
-//! vendor): one of these is parsed per streamed token, so its deserialiser is
-//! instantiated here, at full optimisation, together with the decoder that turns chunks
-//! into events. Building requests is `loki::client::openai`'s job.
+//! The chat-completions wire format's per-token and per-message halves (`type: openai`
+//! and every `openai-compatible` vendor): the stream chunk, parsed once per streamed
+//! token, with the decoder that turns chunks into events, and the request's message
+//! array, built from every message of the conversation on every turn. The rest of the
+//! request (options, tools, the HTTP call) is `loki::client::openai`'s.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -11,65 +12,72 @@ use crate::message::{Content, ContentPart, Message, Role, Usage};
 use crate::provider_event::{FinishReason, ProviderEvent};
 use crate::sse::SseEvent;
 
+/// One streamed chunk, or a whole response.
 #[derive(Deserialize)]
-pub struct WireChunk {
+struct WireChunk {
     #[serde(default)]
-    pub choices: Vec<WireChoice>,
-    pub usage: Option<WireUsage>,
-    pub error: Option<Value>,
+    choices: Vec<WireChoice>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
 }
 
+/// One choice of a chunk.
 #[derive(Deserialize)]
-pub struct WireChoice {
-    pub delta: Option<WireDelta>,
-    pub message: Option<WireDelta>,
-    pub finish_reason: Option<String>,
+struct WireChoice {
+    delta: Option<WireDelta>,
+    message: Option<WireDelta>,
+    finish_reason: Option<String>,
 }
 
+/// What a choice adds (`delta` when streamed, `message` when whole).
 #[derive(Deserialize)]
-pub struct WireDelta {
-    pub content: Option<String>,
-    pub reasoning_content: Option<String>,
-    pub reasoning: Option<String>,
+struct WireDelta {
+    content: Option<String>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
     #[serde(default)]
-    pub tool_calls: Vec<WireToolCall>,
+    tool_calls: Vec<WireToolCall>,
 }
 
+/// A fragment of a tool call.
 #[derive(Deserialize)]
-pub struct WireToolCall {
-    pub index: Option<usize>,
-    pub id: Option<String>,
-    pub function: Option<WireFunction>,
+struct WireToolCall {
+    index: Option<usize>,
+    id: Option<String>,
+    function: Option<WireFunction>,
 }
 
+/// The function of a tool call fragment.
 #[derive(Deserialize)]
-pub struct WireFunction {
-    pub name: Option<String>,
-    pub arguments: Option<String>,
+struct WireFunction {
+    name: Option<String>,
+    arguments: Option<String>,
 }
 
+/// Token usage, in the last chunk.
 #[derive(Deserialize)]
-pub struct WireUsage {
+struct WireUsage {
     #[serde(default)]
-    pub prompt_tokens: u64,
+    prompt_tokens: u64,
     #[serde(default)]
-    pub completion_tokens: u64,
-    pub prompt_tokens_details: Option<WireUsageDetails>,
+    completion_tokens: u64,
+    prompt_tokens_details: Option<WireUsageDetails>,
 }
 
+/// Cached prompt tokens.
 #[derive(Deserialize)]
-pub struct WireUsageDetails {
+struct WireUsageDetails {
     #[serde(default)]
-    pub cached_tokens: u64,
+    cached_tokens: u64,
 }
 
 /// Parses one streamed `data:` payload.
-pub fn chunk_from_str(data: &str) -> Result<WireChunk, serde_json::Error> {
+fn chunk_from_str(data: &str) -> Result<WireChunk, serde_json::Error> {
     serde_json::from_str(data)
 }
 
 /// Parses a whole (non-streamed) response body.
-pub fn chunk_from_slice(body: &[u8]) -> Result<WireChunk, serde_json::Error> {
+fn chunk_from_slice(body: &[u8]) -> Result<WireChunk, serde_json::Error> {
     serde_json::from_slice(body)
 }
 
