@@ -65,7 +65,7 @@ pub enum ResponseError {
 
 /// Parses one event's JSON; the error quotes the start of the offending data.
 pub fn parse_json(data: &str) -> Result<Value, DecodeError> {
-    serde_json::from_str(data).map_err(|e| {
+    loki_hotpath::json::value_from_str(data).map_err(|e| {
         let preview: String = data.chars().take(80).collect();
         DecodeError::Malformed(format!("invalid JSON ({e}) in `{preview}`"))
     })
