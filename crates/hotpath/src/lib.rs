@@ -5,11 +5,12 @@
 //! ([`sse`]), the decoded events ([`provider_event`]), the chat-completions chunk types
 //! and their decoder ([`openai_wire`]), the conversation messages ([`message`]), the
 //! session file with its JSON cache ([`session_file`]) and its writer ([`session_yaml`]),
-//! JSON encoding of request bodies ([`json`]), error bodies as one line ([`error_text`]),
-//! terminal sanitising ([`sanitize`]) and wrapping ([`wrap`]), the command-line
-//! arguments ([`cli_args`]), which clap builds and parses on every start, the token
-//! estimate ([`token_estimate`]), and the per-chunk and per-vector code of knowledge
-//! bases ([`rag`]: splitting, BM25, the vector scan, the index file's encoding).
+//! JSON encoding of request bodies and parsing of streamed events ([`json`]), error
+//! bodies as one line ([`error_text`]), terminal sanitising ([`sanitize`]) and wrapping
+//! ([`wrap`]), the command-line arguments ([`cli_args`]), which clap builds and parses on
+//! every start, the token estimate ([`token_estimate`]), and the per-chunk and per-vector
+//! code of knowledge bases ([`rag`]: splitting, BM25, the vector scan, the index file's
+//! encoding).
 //! Does not own: anything that needs loki's configuration, state or I/O; loki re-exports
 //! these modules where its code names them (`loki::client::message`, …).
 //!
