@@ -172,9 +172,13 @@ pub struct RequestContext {
     pub otr: crate::tool::Switch,
     /// The editor holding the files (an ACP client that offers `fs/*`), if any.
     pub editor_files: Option<Arc<dyn crate::tool::EditorFiles>>,
-    /// Where `execute_command` is confined (`loki --serve`: `api.tools.root`), shared
-    /// with every descendant; none: commands run as the user.
+    /// Where commands and script tools are confined and what file tools may never touch
+    /// (see [`crate::sandbox`]), shared with every descendant; none:
+    /// `danger-full-access`.
     pub sandbox: Option<Arc<crate::sandbox::Sandbox>>,
+    /// More directories commands and file tools may write (`--add-dir`), kept for a
+    /// sandbox made again in another mode.
+    pub add_dirs: Vec<std::path::PathBuf>,
     /// Tool groups loaded with `load_tools` in this conversation (an open session keeps
     /// its own list too).
     pub loaded_tools: std::collections::BTreeSet<String>,
@@ -507,6 +511,7 @@ impl RequestContext {
             otr: crate::tool::Switch::default(),
             editor_files: None,
             sandbox: None,
+            add_dirs: Vec::new(),
             loaded_tools: std::collections::BTreeSet::new(),
             rag: RagChoice::Inherit,
             rag_settings: RagSettings::default(),

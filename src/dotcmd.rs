@@ -235,6 +235,17 @@ pub const COMMANDS: &[ReplCommand] = &[
         },
     },
     ReplCommand {
+        name: ".sandbox",
+        args: "[read-only|workspace-write|danger-full-access]",
+        help: "Show or set what commands and script tools may reach (their sandbox)",
+        parse: |arg| {
+            Action::Apply(Command::Set {
+                key: "sandbox".into(),
+                value: arg.trim().to_string(),
+            })
+        },
+    },
+    ReplCommand {
         name: ".otr",
         args: "",
         help: "Go off the record: from now on nothing is written (no session, memory, history)",

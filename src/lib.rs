@@ -52,6 +52,7 @@ pub mod sandbox;
 pub mod secrets;
 pub mod server;
 pub mod session;
+pub mod shell_syntax;
 pub mod shell_words;
 pub mod signals;
 pub mod skill;

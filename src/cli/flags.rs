@@ -62,6 +62,11 @@ pub fn spec(args: &Args, caps: &TerminalCaps, prelude: Option<&str>) -> Conversa
         auto_continue: args.auto_continue,
         otr: args.otr,
         yolo: args.yolo,
+        sandbox_mode: args
+            .sandbox
+            .as_deref()
+            .and_then(crate::sandbox::SandboxMode::parse),
+        add_dirs: args.add_dir.clone(),
         dry_run: args.dry_run,
         no_stream: args.no_stream,
         force_save: args.save_session,

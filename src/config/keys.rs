@@ -52,6 +52,8 @@ pub const KEYS: &[(&str, KeyKind)] = &[
     ("yolo", KeyKind::Bool),
     ("auto_approve_tools", KeyKind::Json),
     ("deny_tools", KeyKind::Json),
+    ("sandbox", KeyKind::Scalar),
+    ("additional_directories", KeyKind::Json),
     ("tool_env_passthrough", KeyKind::Json),
     ("max_tool_rounds", KeyKind::Int),
     ("tool_timeout", KeyKind::Int),

@@ -143,6 +143,11 @@ pub struct AppConfig {
     pub auto_approve_tools: Vec<String>,
     /// Tools that are always refused.
     pub deny_tools: Vec<String>,
+    /// `sandbox:` — how far what a model runs may reach (see [`crate::sandbox`]).
+    pub sandbox: crate::sandbox::SandboxSettings,
+    /// `additional_directories:` — directories besides the working one that commands and
+    /// file tools may write (as `--add-dir`).
+    pub additional_directories: Vec<String>,
     /// `hooks:` — commands run before and after tool calls, on a prompt, at a session's
     /// start, at a turn's end, before compaction and on notifications
     /// (see [`crate::config::hooks`]).
@@ -288,6 +293,8 @@ impl Default for AppConfig {
             permissions: crate::config::permissions::PermissionsConfig::default(),
             auto_approve_tools: Vec::new(),
             deny_tools: Vec::new(),
+            sandbox: crate::sandbox::SandboxSettings::default(),
+            additional_directories: Vec::new(),
             hooks: crate::config::hooks::HookSettings::default(),
             tool_env_passthrough: Vec::new(),
             max_tool_rounds: 25,

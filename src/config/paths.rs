@@ -46,6 +46,9 @@ pub struct Paths {
     pub temp_rags_dir: PathBuf,
 }
 
+/// The vault's file name in the config directory.
+pub const VAULT_FILE: &str = "vault.age";
+
 /// The name of the REPL's unsaved knowledge base (`.rag` without a name).
 pub const TEMP_RAG: &str = "temp";
 
@@ -114,6 +117,24 @@ impl Paths {
         } else {
             &self.rags_dir
         }
+    }
+
+    /// What sandboxed commands may never read: loki's directories and every file of its
+    /// that can hold a secret (listed one by one too, for when the user works inside the
+    /// config directory and it gives way to the working tree).
+    pub fn private(&self) -> Vec<PathBuf> {
+        vec![
+            self.config_dir.clone(),
+            self.config_file.clone(),
+            self.env_file.clone(),
+            self.config_dir.join(VAULT_FILE),
+            self.sessions_dir.clone(),
+            self.functions_dir.join(".env"),
+            self.cache_dir.clone(),
+            self.log_file.clone(),
+            self.messages_file.clone(),
+            self.history_file.clone(),
+        ]
     }
 
     /// `(name, path)` rows for `--info`.

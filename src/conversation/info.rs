@@ -69,6 +69,7 @@ pub fn settings(state: &AppState, model: String) -> Vec<Row> {
             "permissions",
             none_if_empty(crate::tool::permissions::Rules::new(&c.permissions).lines()),
         ),
+        ("sandbox", configured_sandbox(state)),
         ("rag_embedding_model", opt(c.rag_embedding_model.clone())),
         ("rag_reranker_model", opt(c.rag_reranker_model.clone())),
         ("rag_top_k", c.rag_top_k.to_string()),
@@ -88,6 +89,22 @@ pub fn settings(state: &AppState, model: String) -> Vec<Row> {
         ("clients", state.providers.client_names().join(", ")),
         ("config_source", state.config_origin.clone()),
     ]
+}
+
+/// The sandbox mode config.yaml asks for (or the default), with the layers this system
+/// gives it.
+fn configured_sandbox(state: &AppState) -> String {
+    use crate::sandbox::SandboxMode;
+    let settings = &state.config.sandbox;
+    let mode = settings
+        .mode
+        .unwrap_or_else(crate::engine::confinement::default_mode);
+    let net = if settings.network { "network on" } else { "network off" };
+    match (mode, crate::sandbox::probe()) {
+        (SandboxMode::DangerFullAccess, _) => mode.to_string(),
+        (_, Ok(layers)) => format!("{mode} ({net}; {})", layers.describe()),
+        (_, Err(why)) => format!("{mode} (commands are refused: {why})"),
+    }
 }
 
 /// Replaces the value of row `name`, or adds the row after `after` (at the end when
@@ -183,6 +200,14 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
             "permissions",
             none_if_empty(ctx.tool_policy.rules.lines()),
             "permission_mode",
+        ),
+        (
+            "sandbox",
+            crate::engine::confinement::describe(
+                ctx.sandbox.as_deref(),
+                state.config.sandbox.network,
+            ),
+            "permissions",
         ),
         (
             "enabled_mcp_servers",

@@ -127,9 +127,14 @@ pub struct ConversationSpec {
     pub no_tools: bool,
     /// The editor holding the files, whose buffers the file tools read and write.
     pub editor_files: Option<Arc<dyn crate::tool::EditorFiles>>,
-    /// Confines `execute_command` (a server's `api.tools.root`); a child gets its
-    /// parent's.
+    /// The sandbox to use as it is (a server's `api.tools.root`, a sub-agent's parent's);
+    /// else one is made for the working directory in `sandbox_mode`.
     pub sandbox: Option<Arc<crate::sandbox::Sandbox>>,
+    /// The sandbox mode (`--sandbox`); else `sandbox:` of config.yaml, else
+    /// `workspace-write` where the kernel can confine.
+    pub sandbox_mode: Option<crate::sandbox::SandboxMode>,
+    /// More directories commands and file tools may write (`--add-dir`).
+    pub add_dirs: Vec<PathBuf>,
     /// MCP servers the client brought (an editor's `mcpServers`, `--mcp-config`), used
     /// on top of the configured ones.
     pub mcp_servers: Vec<crate::mcp::config::ServerSpec>,
@@ -237,7 +242,25 @@ impl Conversation {
         ctx.controls = spec.controls;
         ctx.function_calling_support &= !spec.no_tools;
         ctx.editor_files = spec.editor_files;
-        ctx.sandbox = spec.sandbox;
+        ctx.add_dirs = spec.add_dirs;
+        ctx.sandbox = match spec.sandbox {
+            Some(given) => Some(given),
+            None => {
+                let mode = spec
+                    .sandbox_mode
+                    .or(state.config.sandbox.mode)
+                    .unwrap_or_else(crate::engine::confinement::default_mode);
+                crate::engine::confinement::build(
+                    state,
+                    &ctx.cwd,
+                    mode,
+                    &ctx.add_dirs,
+                    &ctx.tool_policy.rules,
+                    false,
+                )
+                .map_err(CoreError::Conflict)?
+            }
+        };
         if spec.otr {
             ctx.otr.set(true);
             ctx.save = false;

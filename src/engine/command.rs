@@ -270,6 +270,7 @@ pub const SETTABLE: &[(&str, &str)] = &[
     ("enabled_tools", "<all|tool,tool…|null>"),
     ("yolo", "<true|false>"),
     ("permission_mode", "<default|accept-edits|plan|yolo|next>"),
+    ("sandbox", "<read-only|workspace-write|danger-full-access>"),
     ("save_session", "<true|false|null>"),
     ("compression_threshold", "<number|null>"),
     ("mcp_server_support", "<true|false>"),
@@ -1025,6 +1026,7 @@ fn set(
             ctx.tool_policy.set_mode(mode);
             Ok(format!("permission_mode: {}", mode.name()))
         }
+        "sandbox" => set_sandbox(state, ctx, &setting),
         "rag_top_k" | "rag_reranker_model" => set_rag(state, ctx, key, value),
         other => {
             let known: Vec<&str> = SETTABLE
@@ -1062,6 +1064,60 @@ impl Setting<'_> {
 
     fn confirmed(&self) -> String {
         format!("{}: {}", self.key, self.value)
+    }
+}
+
+/// `sandbox`: shows the sandbox, or makes it again in another mode. Only the user at the
+/// root of a tree may loosen it; a sub-agent or a server's session may only tighten it.
+fn set_sandbox(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    setting: &Setting<'_>,
+) -> Result<String, CoreError> {
+    use crate::sandbox::SandboxMode;
+    let network = state.config.sandbox.network;
+    let value = setting.value.trim();
+    if value.is_empty() {
+        return Ok(format!(
+            "sandbox: {}",
+            super::confinement::describe(ctx.sandbox.as_deref(), network)
+        ));
+    }
+    let wanted = SandboxMode::parse(value)
+        .ok_or_else(|| setting.invalid("read-only, workspace-write or danger-full-access"))?;
+    let now = ctx
+        .sandbox
+        .as_ref()
+        .map_or(SandboxMode::DangerFullAccess, |s| s.mode());
+    let held = ctx.sandbox.as_ref().is_some_and(|s| s.held_to_root());
+    let mode = if ctx.depth > 0 || held {
+        wanted.tighter(now)
+    } else {
+        wanted
+    };
+    if mode != now {
+        let root = ctx
+            .sandbox
+            .as_ref()
+            .filter(|_| held)
+            .map_or_else(|| ctx.cwd.clone(), |s| s.root().to_path_buf());
+        ctx.sandbox = super::confinement::build(
+            state,
+            &root,
+            mode,
+            &ctx.add_dirs,
+            &ctx.tool_policy.rules,
+            held,
+        )
+        .map_err(CoreError::Conflict)?;
+    }
+    let shown = super::confinement::describe(ctx.sandbox.as_deref(), network);
+    if mode == wanted {
+        Ok(format!("sandbox: {shown}"))
+    } else {
+        Ok(format!(
+            "sandbox: {shown} (a sub-agent or a server session can only tighten it)"
+        ))
     }
 }
 

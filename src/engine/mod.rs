@@ -5,6 +5,7 @@
 //! cancellation), and reports everything as [`Event`]s. It never prints or prompts.
 
 pub mod command;
+pub mod confinement;
 mod compaction;
 pub mod context_parts;
 pub mod emitter;

@@ -111,6 +111,7 @@ impl Toolbox {
             let budget = ctx.budget.clone();
             let hooks = ctx.tool_hooks.clone();
             let checkpoints = ctx.checkpoints.clone();
+            let rules = Arc::clone(&ctx.tool_policy.rules);
             let announcing = Announcing {
                 inner: approver.as_ref(),
                 sink,
@@ -149,6 +150,7 @@ impl Toolbox {
                 cwd: &self.cwd,
                 shell: &self.shell,
                 sandbox: self.sandbox.as_deref(),
+                rules: &rules,
                 vars: &self.vars,
                 supervisor: self.supervisor.as_deref(),
                 todo: Some(&self.todo),

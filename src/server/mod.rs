@@ -195,12 +195,18 @@ fn warn_if_unconfinable(api: &ApiConfig, theme: &crate::render::theme::Theme) {
     }
     let note = if !api.tools.confine_commands {
         "loki: api.tools.confine_commands is off: execute_command runs with loki's own rights, outside api.tools.root too".to_string()
-    } else if let Err(why) = crate::sandbox::Sandbox::available() {
-        format!(
-            "loki: execute_command will be refused: {why} (api.tools.confine_commands: false runs it unconfined)"
-        )
     } else {
-        return;
+        match crate::sandbox::probe() {
+            Err(why) => format!(
+                "loki: execute_command will be refused: {why} (api.tools.confine_commands: false runs it unconfined)"
+            ),
+            Ok(layers) if !layers.missing().is_empty() => format!(
+                "loki: commands are sandboxed with {} only: {}",
+                layers.describe(),
+                layers.missing().join("; ")
+            ),
+            Ok(_) => return,
+        }
     };
     tracing::warn!("{note}");
     crate::term::session_note(theme, &note);
@@ -246,30 +252,48 @@ fn listen_for_signals(
 
 impl Server {
     /// The `api:` settings in force.
-    /// The confinement for `root` (`api.tools.confine_commands`); kept while the root
-    /// stays the same. `None` when commands run unconfined, or when no sandbox can be
-    /// made (then commands are refused: see `run.rs`).
+    /// The sandbox for `root`: commands confined (`workspace-write`, or the tighter mode
+    /// of `sandbox:`) unless `api.tools.confine_commands` is off, and file tools held to
+    /// the root either way; kept while the root and the mode stay the same.
     fn sandbox_for(
         &self,
         root: &std::path::Path,
     ) -> Result<Option<Arc<crate::sandbox::Sandbox>>, String> {
-        if !self.api().tools.confine_commands {
-            return Ok(None);
-        }
+        use crate::sandbox::SandboxMode;
+        let mode = if self.api().tools.confine_commands {
+            self.state
+                .config
+                .sandbox
+                .mode
+                .map_or(SandboxMode::WorkspaceWrite, |m| {
+                    m.tighter(SandboxMode::WorkspaceWrite)
+                })
+        } else {
+            SandboxMode::DangerFullAccess
+        };
         let mut slot = self
             .sandbox
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let canonical = std::fs::canonicalize(root)
             .map_err(|e| format!("api.tools.root {}: {e}", root.display()))?;
-        if let Some(sandbox) = slot.as_ref().filter(|s| s.root() == canonical) {
+        if let Some(sandbox) = slot
+            .as_ref()
+            .filter(|s| s.root() == canonical && s.mode() == mode)
+        {
             return Ok(Some(Arc::clone(sandbox)));
         }
-        let sandbox = crate::sandbox::Sandbox::new(&canonical)
-            .map(Arc::new)
-            .map_err(|e| format!("cannot make the commands' temporary directory: {e}"))?;
-        *slot = Some(Arc::clone(&sandbox));
-        Ok(Some(sandbox))
+        let rules = crate::config::permissions::Rules::new(&self.state.config.permissions);
+        let sandbox = crate::engine::confinement::build(
+            &self.state,
+            &canonical,
+            mode,
+            &[],
+            &rules,
+            true,
+        )?;
+        *slot = sandbox.clone();
+        Ok(sandbox)
     }
 
     fn api(&self) -> Arc<ApiConfig> {

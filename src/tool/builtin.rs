@@ -353,7 +353,7 @@ pub(super) fn run<'a>(
                 Ok(format!("deleted {arg}"))
             }
             "fs_glob" => glob(env.cwd, args),
-            "fs_grep" => grep(env.cwd, args),
+            "fs_grep" => grep(env, args),
             "execute_command" => execute(env, str_arg(args, "command")?).await,
             "get_current_time" => Ok(crate::role::SystemVars::now_rfc3339()),
             "fetch_url" => fetch(env, str_arg(args, "url")?).await,
@@ -596,7 +596,8 @@ fn glob(cwd: &Path, args: &Value) -> Result<String, ToolError> {
     })
 }
 
-fn grep(cwd: &Path, args: &Value) -> Result<String, ToolError> {
+fn grep(env: &ToolEnv<'_>, args: &Value) -> Result<String, ToolError> {
+    let cwd = env.cwd;
     let pattern = str_arg(args, "pattern")?;
     let regex = regex::Regex::new(pattern)
         .map_err(|e| ToolError::BadArguments(format!("invalid regex `{pattern}`: {e}")))?;
@@ -608,6 +609,7 @@ fn grep(cwd: &Path, args: &Value) -> Result<String, ToolError> {
         })
         .transpose()?;
     let root = paths::resolve(cwd, opt_str(args, "path").unwrap_or(".")).path;
+    let fenced = super::fences::walk_is_fenced(env, env.rules, &root);
     let mut out = Vec::new();
     let mut total = 0usize;
     for entry in walker(&root).flatten() {
@@ -627,6 +629,13 @@ fn grep(cwd: &Path, args: &Value) -> Result<String, ToolError> {
             .map_or(true, |m| !m.is_file() || m.len() > MAX_FILE_BYTES)
         {
             continue; // not a regular file, or too large to read whole
+        }
+        // Files a `Read(…)` rule or the sandbox keeps from readers are passed over.
+        if fenced {
+            let real = paths::resolve(cwd, &entry.path().to_string_lossy()).path;
+            if !super::fences::walk_may_read(env, env.rules, &real) {
+                continue;
+            }
         }
         let Ok(text) = std::fs::read_to_string(entry.path()) else {
             continue; // binary or unreadable
@@ -657,8 +666,8 @@ fn grep(cwd: &Path, args: &Value) -> Result<String, ToolError> {
 async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> {
     let mut shell = match env.sandbox {
         Some(sandbox) => sandbox
-            .command(env.shell, command)
-            .map_err(|e| ToolError::Failed(format!("cannot confine the command: {e}")))?,
+            .command(env.shell, &["-c", command])
+            .map_err(ToolError::Refused)?,
         None => {
             let mut shell = tokio::process::Command::new(env.shell);
             shell.arg("-c").arg(command);
@@ -750,6 +759,7 @@ mod tests {
             cwd: dir,
             shell: "/bin/sh",
             sandbox: None,
+            rules: Box::leak(Box::default()),
             timeout: Duration::from_secs(5),
             cancel,
             user_agent: None,

@@ -69,7 +69,7 @@ impl McpTool {
 }
 
 /// A function name: letters, digits, `_` and `-`, at most 64 characters.
-fn function_name(raw: &str) -> String {
+pub(crate) fn function_name(raw: &str) -> String {
     raw.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {

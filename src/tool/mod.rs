@@ -18,6 +18,7 @@ pub mod builtin;
 mod confined;
 mod delete;
 pub mod escalate;
+mod fences;
 pub mod hidden_env;
 pub mod load;
 pub mod lsp;
@@ -212,8 +213,11 @@ pub struct ToolEnv<'a> {
     pub editor: Option<&'a dyn EditorFiles>,
     /// The user's shell, for `execute_command`.
     pub shell: &'a str,
-    /// Where `execute_command` is confined (`loki --serve`); none: it runs as the user.
+    /// Where commands and script tools are confined, and what file tools may never
+    /// touch; none: `danger-full-access`.
     pub sandbox: Option<&'a crate::sandbox::Sandbox>,
+    /// The permission rules (for the files a walk reaches).
+    pub rules: &'a permissions::Rules,
     /// How long a command may run.
     pub timeout: Duration,
     /// Cancels running tools.
@@ -697,7 +701,8 @@ async fn check(
     if *count > MAX_REPEATS {
         return Err(ToolError::Loop(name));
     }
-    if policy.deny.contains(&name) {
+    let names = rule_names(&tool, &args);
+    if names.iter().any(|n| policy.deny.contains(n)) {
         return Err(ToolError::Refused(
             "this tool is disabled by the user's configuration (deny_tools)".into(),
         ));
@@ -705,7 +710,7 @@ async fn check(
     if let Some(crate::hooks::Verdict::Deny(reason)) = verdict {
         return Err(ToolError::Declined(Some(reason)));
     }
-    let permitted = permitted(&tool, &args, cwd, policy)?;
+    let permitted = permitted(&tool, &args, &names, env, policy)?;
     let must_ask = verdict == Some(crate::hooks::Verdict::Ask) || permitted == Permitted::Ask;
     // "Always" and auto-approval cover a tool inside the working tree; a path outside it
     // is asked about every time (only yolo skips that).
@@ -830,38 +835,54 @@ enum Permitted {
     Ask,
 }
 
-/// The permission rules and mode on a call: a deny rule refuses it (even with yolo), plan
-/// mode refuses anything that is not a read.
+/// The names rules and `deny_tools` know a call by: loki's, Claude's, and for an MCP tool
+/// (also one reached through `mcp__invoke_<server>`) `<server>_<tool>` and
+/// `mcp__<server>__<tool>`.
+fn rule_names(tool: &Tool, args: &Value) -> Vec<String> {
+    let mut names = vec![tool.name().to_string()];
+    match tool {
+        Tool::Mcp(m) => {
+            let inner = mcp_tool_name(m, args);
+            let server = &m.server.spec.name;
+            names.push(crate::tool::mcp_tools::function_name(&format!("{server}_{inner}")));
+            names.push(format!("mcp__{server}__{inner}"));
+        }
+        other => names.push(crate::claude_names::claude_name(other.name()).to_string()),
+    }
+    names.dedup();
+    names
+}
+
+/// The permission rules, the sandbox and the mode on a call: a deny rule refuses it
+/// (even with yolo), and so does a path the sandbox or a `Read`/`Edit` rule keeps the
+/// tool from; plan mode refuses anything that is not a read.
 fn permitted(
     tool: &Tool,
     args: &Value,
-    cwd: &Path,
+    names: &[String],
+    env: &ToolEnv<'_>,
     policy: &Policy,
 ) -> Result<Permitted, ToolError> {
     use permissions::{PermissionMode, RuleCall, RuleVerdict};
+    let cwd = env.cwd;
     let mode = policy.mode();
+    fences::check(tool, args, env, &policy.rules)?;
     let verdict = if policy.rules.is_empty() {
         None
     } else {
-        let mut names = vec![tool.name().to_string()];
-        let claude = match tool {
-            Tool::Mcp(m) => format!("mcp__{}__{}", m.server.spec.name, mcp_tool_name(m, args)),
-            other => crate::claude_names::claude_name(other.name()).to_string(),
-        };
-        names.push(claude);
-        let path = match tool {
+        let touched = match tool {
             Tool::Builtin(b) if b.effect != Effect::Exec && b.effect != Effect::Network => {
-                args["path"]
-                    .as_str()
-                    .map(|p| paths::display(cwd, &paths::resolve(cwd, p).path))
+                args["path"].as_str().map(|p| paths::resolve(cwd, p).path)
             }
             _ => None,
         };
+        let shown = touched.as_ref().map(|p| paths::display(cwd, p));
         let call = RuleCall {
-            names,
+            names: names.to_vec(),
             args,
             is_command: matches!(tool, Tool::Builtin(b) if b.effect == Effect::Exec),
-            path: path.as_deref(),
+            path: shown.as_deref(),
+            absolute: touched.as_deref(),
         };
         policy.rules.decide(&call)
     };
@@ -1057,6 +1078,7 @@ mod tests {
             cwd,
             shell: "/bin/sh",
             sandbox: None,
+            rules: Box::leak(Box::default()),
             timeout: Duration::from_secs(5),
             cancel: Box::leak(Box::new(CancellationToken::new())),
             user_agent: None,

@@ -59,7 +59,16 @@ pub(super) async fn run(
             )));
         }
     }
-    let cache = env.cache_dir.join("tools").join(&tool.name);
+    // Confined, a tool keeps its output, its cache and — when loki's config directory
+    // holds it — a copy of itself in the sandbox's private temporary directory.
+    let scratch = match env.sandbox {
+        Some(sandbox) => Some(sandbox.temp().map_err(|e| ToolError::Failed(e.to_string()))?),
+        None => None,
+    };
+    let cache = scratch
+        .unwrap_or(env.cache_dir)
+        .join("tools")
+        .join(&tool.name);
     let _ = std::fs::create_dir_all(&cache);
     let output = OutputFile(cache.join(format!(
         ".output.{}.{:08x}",
@@ -68,12 +77,27 @@ pub(super) async fn run(
     )));
     create_private(&output.0)
         .map_err(|e| ToolError::Failed(format!("cannot create {}: {e}", output.0.display())))?;
+    let copy = match (env.sandbox, scratch) {
+        (Some(sandbox), Some(scratch)) if !sandbox.may_read(&tool.path) => {
+            Some(copy_into(&tool.path, scratch)?)
+        }
+        _ => None,
+    };
+    let tool_path = copy.as_ref().map_or(tool.path.as_path(), |c| c.0.as_path());
     let call = wrapper(tool, args);
-    let mut command = tokio::process::Command::new(&call.program);
+    let mut command = match env.sandbox {
+        Some(sandbox) => sandbox
+            .command(&call.program, &call.args)
+            .map_err(ToolError::Refused)?,
+        None => {
+            let mut plain = tokio::process::Command::new(&call.program);
+            plain.args(&call.args);
+            plain
+        }
+    };
     // Only the conversation's environment (`vars` already lacks what is withheld).
     command.env_clear();
     command
-        .args(&call.args)
         .envs(call.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .current_dir(env.cwd)
         .envs(vars.pairs())
@@ -87,7 +111,10 @@ pub(super) async fn run(
         .env("LLM_ROOT_DIR", env.root_dir)
         .env("LLM_TOOL_NAME", &tool.name)
         .env("LLM_TOOL_CACHE_DIR", &cache)
-        .env("LLM_TOOL_PATH", &tool.path);
+        .env("LLM_TOOL_PATH", tool_path);
+    if let Some(sandbox) = env.sandbox {
+        command.envs(sandbox.temp_vars());
+    }
     if let Some(entry) = &tool.entry {
         command.env("LLM_AGENT_FUNC", entry);
     }
@@ -154,6 +181,20 @@ fn on_path(program: &str, vars: &crate::config::Env) -> bool {
         .is_some_and(|paths| std::env::split_paths(paths).any(|dir| dir.join(program).is_file()))
 }
 
+/// A private copy of the script `path` in `dir`, for a sandbox that keeps its original
+/// out of reach.
+fn copy_into(path: &std::path::Path, dir: &std::path::Path) -> Result<OutputFile, ToolError> {
+    let name = path.file_name().map_or_else(
+        || "tool".to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let copy = OutputFile(dir.join(format!(".tool.{:08x}.{name}", fastrand::u32(..))));
+    std::fs::copy(path, &copy.0).map_err(|e| {
+        ToolError::Failed(format!("cannot copy {} into the sandbox: {e}", path.display()))
+    })?;
+    Ok(copy)
+}
+
 /// The `LLM_OUTPUT` file of one call, removed afterwards.
 struct OutputFile(std::path::PathBuf);
 
@@ -207,6 +248,7 @@ mod tests {
             cwd: dir.path(),
             shell: "/bin/sh",
             sandbox: None,
+            rules: Box::leak(Box::default()),
             timeout: std::time::Duration::from_secs(30),
             cancel: &cancel,
             user_agent: None,

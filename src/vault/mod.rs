@@ -32,7 +32,7 @@ pub use placeholders::{Resolved, placeholder_names, resolve_env, substitute};
 use crate::config::{Env, Paths};
 
 /// The vault file's name in the config directory.
-pub const VAULT_FILE: &str = "vault.age";
+pub const VAULT_FILE: &str = crate::config::paths::VAULT_FILE;
 
 /// Why a vault operation failed; each is one line for the user.
 #[derive(Debug, thiserror::Error)]

@@ -113,6 +113,8 @@ impl TestEnv {
     /// The library's shared state for this environment, as the binary builds it (the
     /// vault never prompts).
     pub fn library_state(&self) -> loki::state::AppState {
+        // Confined commands start the loki binary as their wrapper, not this test program.
+        loki::sandbox::use_wrapper(env!("CARGO_BIN_EXE_loki").into());
         let env = loki::config::Env::from_pairs(self.env_pairs());
         let paths = loki::config::Paths::resolve(&env);
         let (loaded, vault) =

@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
         "origin",
         "sandbox",
         "secrets",
+        "shell_syntax",
         "shell_words",
         "signals",
         "tokens",

@@ -366,7 +366,11 @@ fn background_children_do_not_hold_up_a_call_and_stop_with_the_turn() {
     ]));
     env.server.push(openai::text_stream(&["Started."]));
     let started = Instant::now();
-    env.loki().args(["--yolo", "start it"]).assert().success();
+    // Unconfined: in a sandbox, what a command leaves running ends with it (sandbox.rs).
+    env.loki()
+        .args(["--sandbox", "danger-full-access", "--yolo", "start it"])
+        .assert()
+        .success();
     let took = started.elapsed();
     assert!(took < Duration::from_secs(10), "the calls took {took:?}");
     let command = result_of(&env, "x");

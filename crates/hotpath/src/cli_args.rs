@@ -158,6 +158,16 @@ pub struct Args {
     #[arg(long, value_name = "MODE", value_parser = ["default", "accept-edits", "plan", "yolo"])]
     pub permission_mode: Option<String>,
 
+    /// What the commands and script tools a model runs may reach: read-only,
+    /// workspace-write (write the working directory; the default where the kernel can
+    /// confine) or danger-full-access (no sandbox)
+    #[arg(long, value_name = "MODE", value_parser = ["read-only", "workspace-write", "danger-full-access"])]
+    pub sandbox: Option<String>,
+
+    /// Another directory commands and file tools may write (repeat for more)
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dir: Vec<std::path::PathBuf>,
+
     /// Print the assembled input instead of sending it
     #[arg(long)]
     pub dry_run: bool,

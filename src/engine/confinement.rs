@@ -1,0 +1,148 @@
+//! Which sandbox a conversation's commands run in: the mode asked for (`--sandbox`,
+//! `sandbox:`, a server's `api.tools`), else `workspace-write` where the kernel can
+//! confine; what it may write (the working directory, `--add-dir`,
+//! `additional_directories`, `sandbox.writable`); what it may never read (loki's own
+//! files, `sandbox.deny_read`, the paths of `Read(…)` deny rules).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::permissions::Rules;
+use crate::sandbox::{PolicyInput, Sandbox, SandboxMode};
+use crate::state::AppState;
+
+/// Most entries of the working tree looked at to find what a glob `Read(…)` rule denies.
+const MAX_WALK: usize = 50_000;
+
+/// The mode when nothing asks for one: `workspace-write` where the kernel can confine,
+/// else none (said once at start by the front end: see [`default_note`]).
+pub(crate) fn default_mode() -> SandboxMode {
+    if crate::sandbox::likely_available() {
+        SandboxMode::WorkspaceWrite
+    } else {
+        SandboxMode::DangerFullAccess
+    }
+}
+
+/// What to tell the user at start when the default leaves commands unconfined.
+pub fn default_note(state: &AppState) -> Option<String> {
+    (state.config.sandbox.mode.is_none() && default_mode() == SandboxMode::DangerFullAccess).then(
+        || {
+            "loki: this system cannot sandbox commands (no user namespaces, no Landlock): \
+             they run with your rights (sandbox: danger-full-access silences this)"
+                .to_string()
+        },
+    )
+}
+
+/// The sandbox for a conversation in `cwd`; none for `danger-full-access` unless file
+/// tools are `held` to `cwd` (a server's root), which needs one whatever the mode.
+pub(crate) fn build(
+    state: &AppState,
+    cwd: &Path,
+    mode: SandboxMode,
+    add_dirs: &[PathBuf],
+    rules: &Rules,
+    held: bool,
+) -> Result<Option<Arc<Sandbox>>, String> {
+    if mode == SandboxMode::DangerFullAccess && !held {
+        return Ok(None);
+    }
+    let config = &state.config;
+    let resolve = |p: &String| crate::tool::paths::resolve(cwd, p).path;
+    let writable: Vec<PathBuf> = add_dirs
+        .iter()
+        .map(|d| crate::tool::paths::resolve(cwd, &d.to_string_lossy()).path)
+        .chain(config.additional_directories.iter().map(resolve))
+        .chain(config.permissions.additional_directories.iter().map(resolve))
+        .chain(config.sandbox.writable.iter().map(resolve))
+        .collect();
+    let mut deny_read = state.paths.private();
+    deny_read.extend(config.sandbox.deny_read.iter().map(resolve));
+    deny_read.extend(denied_by_rules(cwd, rules));
+    let home = state.env.get("HOME").map(PathBuf::from).or_else(dirs::home_dir);
+    let input = PolicyInput {
+        cwd,
+        writable: &writable,
+        deny_read: &deny_read,
+        network: config.sandbox.network,
+        home: home.as_deref(),
+        reads_held: held,
+    };
+    Sandbox::new(mode, &input)
+        .map(|s| {
+            Some(Arc::new(if held {
+                s.holding_tools_to_root()
+            } else {
+                s
+            }))
+        })
+        .map_err(|e| format!("cannot set up the sandbox in {}: {e}", cwd.display()))
+}
+
+/// The paths of the working tree that `Read(…)` deny rules name: literal ones as they
+/// are, globs by walking the tree (at most [`MAX_WALK`] entries, `.git` skipped).
+fn denied_by_rules(cwd: &Path, rules: &Rules) -> Vec<PathBuf> {
+    let patterns = rules.read_denied_patterns();
+    if patterns.is_empty() {
+        return Vec::new();
+    }
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut globs = Vec::new();
+    for pattern in patterns {
+        if pattern.contains(['*', '?', '[', '{']) {
+            globs.push(pattern);
+        } else {
+            found.push(crate::tool::paths::resolve(cwd, pattern).path);
+        }
+    }
+    if globs.is_empty() {
+        return found;
+    }
+    let walk = walkdir::WalkDir::new(cwd)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git")
+        .take(MAX_WALK)
+        .flatten();
+    for entry in walk {
+        let Ok(rel) = entry.path().strip_prefix(cwd) else {
+            continue;
+        };
+        let rel = rel.to_string_lossy();
+        if !rel.is_empty() && rules.denies_read_in_tree(&rel) {
+            found.push(entry.path().to_path_buf());
+        }
+    }
+    found
+}
+
+/// How a sandbox is shown in `.info`, `--info` and `.sandbox`: the mode, the network,
+/// the kernel layers in force and what a missing one leaves open.
+pub fn describe(sandbox: Option<&Sandbox>, network: bool) -> String {
+    let Some(sandbox) = sandbox.filter(|s| s.mode() != SandboxMode::DangerFullAccess) else {
+        let unable = default_mode() == SandboxMode::DangerFullAccess;
+        return if unable {
+            "danger-full-access (this system cannot confine commands)".into()
+        } else {
+            "danger-full-access (commands run with your rights)".into()
+        };
+    };
+    let net = if network { "network on" } else { "network off" };
+    match crate::sandbox::probe() {
+        Ok(layers) => {
+            let missing = layers.missing();
+            if missing.is_empty() {
+                format!("{} ({net}; {})", sandbox.mode(), layers.describe())
+            } else {
+                format!(
+                    "{} ({net}; {}; missing: {})",
+                    sandbox.mode(),
+                    layers.describe(),
+                    missing.join("; ")
+                )
+            }
+        }
+        Err(why) => format!("{} (commands are refused: {why})", sandbox.mode()),
+    }
+}

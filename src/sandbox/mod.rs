@@ -1,0 +1,388 @@
+//! One sandbox around every process loki starts on a model's behalf: `execute_command`,
+//! script tools (user and agent tools, bash, Python, TypeScript) and, through them, the
+//! built-in agents' helpers such as `get_diff` — in every driver and every sub-agent.
+//! Hooks, MCP servers and language servers are the user's own programs and run outside.
+//!
+//! Three modes, as Codex names them ([`SandboxMode`]):
+//! - `read-only`: commands read what they may and write only their private temporary
+//!   directory;
+//! - `workspace-write` (the default where the kernel can confine): they also write below
+//!   the working directory and the directories added with `--add-dir`;
+//! - `danger-full-access`: no sandbox, the user's explicit choice.
+//!
+//! In both confined modes the network is off unless `sandbox.network: true`, credential
+//! files and loki's own directories cannot be read ([`Policy`]), and nothing outside can
+//! be reached through a socket, a signal, `ptrace`, the terminal or `/proc`.
+//!
+//! loki starts a confined command as `loki --sandbox-exec POLICY -- PROGRAM ARGS…`: that
+//! process confines itself (on Linux, the layers of `linux/`) and then becomes the
+//! program, so the command and everything it starts stay inside. Where the mode cannot be
+//! honoured at all the wrapper refuses (exit 126, one line on stderr), never running the
+//! command unconfined. Other systems have no confinement yet: on macOS it would be a
+//! Seatbelt profile passed to `sandbox-exec` at the same seam (docs/sandbox.md).
+
+mod layers;
+#[cfg(target_os = "linux")]
+mod linux;
+mod policy;
+mod settings;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::OnceLock;
+
+pub use layers::Layers;
+pub use policy::{Policy, PolicyInput};
+pub use settings::{SandboxMode, SandboxSettings};
+
+/// The first argument that makes `loki` the confining wrapper.
+pub const EXEC_FLAG: &str = "--sandbox-exec";
+
+/// Asks the wrapper to report its layers instead of running a program.
+const PROBE_FLAG: &str = "--probe";
+
+/// The exit status of a command that could not be confined (as a shell's "cannot run").
+const REFUSED: u8 = 126;
+
+/// One confinement: its policy and the private temporary directory it owns (removed when
+/// the sandbox is dropped).
+#[derive(Debug)]
+pub struct Sandbox {
+    policy: Policy,
+    /// `policy` as the wrapper receives it.
+    encoded: String,
+    /// The working directory it was made for.
+    root: PathBuf,
+    /// File tools, too, may touch nothing outside `root` (`loki --serve`).
+    held: bool,
+    /// Whether the private temporary directory was made (on first use).
+    made: OnceLock<Result<(), String>>,
+}
+
+impl Sandbox {
+    /// A sandbox of `mode` (not `danger-full-access`) for `input`, with a fresh private
+    /// temporary directory.
+    pub fn new(mode: SandboxMode, input: &PolicyInput<'_>) -> std::io::Result<Self> {
+        let root = std::fs::canonicalize(input.cwd)?;
+        let temp = std::env::temp_dir().join(format!("loki-sandbox-{}", uuid::Uuid::new_v4()));
+        let policy = Policy::new(mode, input, &temp);
+        let encoded = serde_json::to_string(&policy)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(Self {
+            policy,
+            encoded,
+            root,
+            held: false,
+            made: OnceLock::new(),
+        })
+    }
+
+    /// The same sandbox, with file tools also held to the working directory (a server's
+    /// `api.tools.root`: reads outside it are refused, not asked about).
+    pub fn holding_tools_to_root(mut self) -> Self {
+        self.held = true;
+        self
+    }
+
+    /// Whether file tools are held to the working directory.
+    pub fn held_to_root(&self) -> bool {
+        self.held
+    }
+
+    /// Its mode.
+    pub fn mode(&self) -> SandboxMode {
+        self.policy.mode
+    }
+
+    /// What it enforces.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The working directory it was made for.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The private temporary directory (`TMPDIR` of every command), made on first use.
+    pub fn temp(&self) -> std::io::Result<&Path> {
+        self.made
+            .get_or_init(|| {
+                create_private_dir(&self.policy.temp).map_err(|e| {
+                    format!("cannot make {}: {e}", self.policy.temp.display())
+                })
+            })
+            .clone()
+            .map_err(std::io::Error::other)?;
+        Ok(&self.policy.temp)
+    }
+
+    /// The command that runs `program` with `args`, confined (as it is, in a
+    /// `danger-full-access` sandbox that only fences the file tools). The caller sets the
+    /// working directory and the environment, then adds [`Sandbox::temp_vars`].
+    ///
+    /// Fails, saying why, when this system cannot confine at all (nothing runs
+    /// unconfined) or the temporary directory cannot be made.
+    pub fn command(
+        &self,
+        program: impl AsRef<std::ffi::OsStr>,
+        args: &[impl AsRef<std::ffi::OsStr>],
+    ) -> Result<tokio::process::Command, String> {
+        if self.policy.mode == SandboxMode::DangerFullAccess {
+            let mut plain = tokio::process::Command::new(program);
+            plain.args(args);
+            return Ok(plain);
+        }
+        if let Err(why) = probe() {
+            return Err(format!(
+                "the sandbox ({}) cannot confine commands on this system: {why}; nothing was \
+                 run (the user can choose --sandbox danger-full-access)",
+                self.policy.mode
+            ));
+        }
+        self.temp().map_err(|e| e.to_string())?;
+        let mut wrapped = tokio::process::Command::new(loki_binary());
+        wrapped
+            .arg(EXEC_FLAG)
+            .arg(&self.encoded)
+            .arg("--")
+            .arg(program)
+            .args(args);
+        Ok(wrapped)
+    }
+
+    /// The variables that point a command's temporary files into the sandbox.
+    pub fn temp_vars(&self) -> [(&'static str, &Path); 3] {
+        let temp = self.policy.temp.as_path();
+        [("TMPDIR", temp), ("TMP", temp), ("TEMP", temp)]
+    }
+
+    /// Whether a file tool may change `path` (absolute) under this sandbox.
+    pub fn may_write(&self, path: &Path) -> bool {
+        self.policy.may_write(&resolved(path))
+    }
+
+    /// Whether a file tool may read `path` (absolute) under this sandbox.
+    pub fn may_read(&self, path: &Path) -> bool {
+        self.policy.may_read(&resolved(path))
+    }
+
+    /// The layers this system gives a sandbox (probed once per process), or why it
+    /// cannot confine.
+    pub fn layers(&self) -> Result<Layers, String> {
+        probe()
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if self.made.get().is_some_and(Result::is_ok) {
+            let _ = std::fs::remove_dir_all(&self.policy.temp);
+        }
+    }
+}
+
+/// `path` with its links resolved as far as it exists (a file not written yet resolves
+/// through its parent directory).
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => resolved(parent).join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// The wrapper program, when it is not the running program itself.
+static WRAPPER: OnceLock<PathBuf> = OnceLock::new();
+
+/// Makes `program` (a loki binary) the wrapper of confined commands: for a program that
+/// embeds loki's library without being loki, such as the test suite.
+pub fn use_wrapper(program: PathBuf) {
+    let _ = WRAPPER.set(program);
+}
+
+/// The program to start as the wrapper: this very binary, even if the file was replaced
+/// since loki started.
+fn loki_binary() -> PathBuf {
+    if let Some(program) = WRAPPER.get() {
+        return program.clone();
+    }
+    if cfg!(target_os = "linux") {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        std::env::current_exe().unwrap_or_else(|_| PathBuf::from("loki"))
+    }
+}
+
+/// Whether the kernel looks able to confine, read cheaply (no process started): the
+/// default mode is `workspace-write` only where it is.
+pub fn likely_available() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let namespaces = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+            .ok()
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .is_some_and(|n| n > 0);
+        namespaces || landlock_present()
+    }
+    #[cfg(not(target_os = "linux"))]
+    false
+}
+
+#[cfg(target_os = "linux")]
+fn landlock_present() -> bool {
+    use landlock::{ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr};
+    Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .and_then(Ruleset::create)
+        .is_ok()
+}
+
+/// The layers a sandbox gets on this system, found once per process by running the
+/// wrapper in report mode; the error says why nothing can confine.
+pub fn probe() -> Result<Layers, String> {
+    static PROBED: OnceLock<Result<Layers, String>> = OnceLock::new();
+    PROBED.get_or_init(run_probe).clone()
+}
+
+fn run_probe() -> Result<Layers, String> {
+    if cfg!(not(target_os = "linux")) {
+        return Err(UNSUPPORTED.into());
+    }
+    let cwd = std::env::temp_dir();
+    let sandbox = Sandbox::new(
+        SandboxMode::WorkspaceWrite,
+        &PolicyInput {
+            cwd: &cwd,
+            writable: &[],
+            deny_read: &[],
+            network: false,
+            home: None,
+            reads_held: false,
+        },
+    )
+    .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    sandbox
+        .temp()
+        .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    let output = std::process::Command::new(loki_binary())
+        .arg(EXEC_FLAG)
+        .arg(PROBE_FLAG)
+        .arg(&sandbox.encoded)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start the sandbox: {e}"))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(text.trim()).map_err(|_| {
+        let why = String::from_utf8_lossy(&output.stderr);
+        let why = why.trim();
+        why.strip_prefix("loki: cannot confine the command: ")
+            .unwrap_or(why)
+            .to_string()
+    })
+}
+
+/// Why other systems cannot confine.
+const UNSUPPORTED: &str = "commands can be confined on Linux only (namespaces, Landlock, seccomp)";
+
+#[cfg(unix)]
+fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().mode(0o700).create(path)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    std::fs::create_dir(path)
+}
+
+/// When loki was started as the wrapper (`loki --sandbox-exec POLICY -- PROGRAM ARGS…`,
+/// or `--sandbox-exec --probe POLICY`): confines this process and becomes `PROGRAM`.
+/// Returns the exit status when it ends otherwise; `None` when loki was started for
+/// anything else.
+pub fn exec_if_asked() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() != Some(std::ffi::OsStr::new(EXEC_FLAG)) {
+        return None;
+    }
+    let args: Vec<OsString> = args.collect();
+    let outcome = parse(&args).and_then(|(policy, program)| wrap(&policy, program));
+    match outcome {
+        Ok(code) => Some(code),
+        Err(message) => {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "loki: cannot confine the command: {message}"
+            );
+            Some(ExitCode::from(REFUSED))
+        }
+    }
+}
+
+/// The program to run and its arguments; none: report the layers.
+type Program<'a> = Option<(&'a OsString, &'a [OsString])>;
+
+fn parse(args: &[OsString]) -> Result<(Policy, Program<'_>), String> {
+    let usage = || format!("usage: loki {EXEC_FLAG} POLICY -- PROGRAM [ARGS…]");
+    let decode = |text: &OsString| {
+        serde_json::from_str::<Policy>(&text.to_string_lossy())
+            .map_err(|e| format!("bad policy: {e}"))
+    };
+    match args {
+        [probe, policy] if probe == PROBE_FLAG => Ok((decode(policy)?, None)),
+        [policy, dashes, program, rest @ ..] if dashes == "--" => {
+            Ok((decode(policy)?, Some((program, rest))))
+        }
+        _ => Err(usage()),
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn wrap(policy: &Policy, program: Program<'_>) -> Result<ExitCode, String> {
+    if policy.mode == SandboxMode::DangerFullAccess {
+        return Err("danger-full-access is not a sandbox".into());
+    }
+    let then = match program {
+        Some((program, args)) => linux::Then::Exec { program, args },
+        None => linux::Then::Report,
+    };
+    linux::confine(policy, &then)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn wrap(_: &Policy, _: Program<'_>) -> Result<ExitCode, String> {
+    Err(UNSUPPORTED.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wrapper_needs_a_policy_and_a_program() {
+        let policy = Policy {
+            mode: SandboxMode::WorkspaceWrite,
+            writable: vec!["/r".into()],
+            deny_read: Vec::new(),
+            network: false,
+            temp: "/t".into(),
+            readable: None,
+        };
+        let json = OsString::from(serde_json::to_string(&policy).unwrap());
+        let args: Vec<OsString> = vec![json.clone(), "--".into(), "sh".into(), "-c".into()];
+        let (parsed, program) = parse(&args).unwrap();
+        assert_eq!(parsed, policy);
+        let (program, rest) = program.unwrap();
+        assert_eq!(program, "sh");
+        assert_eq!(rest.len(), 1);
+        let probe: Vec<OsString> = vec![PROBE_FLAG.into(), json.clone()];
+        assert!(parse(&probe).unwrap().1.is_none());
+        assert!(parse(&args[..2]).is_err());
+        assert!(parse(&[OsString::from("{}"), "--".into(), "sh".into()]).is_err());
+    }
+}
