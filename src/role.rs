@@ -90,8 +90,10 @@ pub struct Role {
     /// Knowledge base used while the role is active (`rag:` in the front matter).
     pub rag: Option<String>,
     /// The permission mode the role sets when it is taken (`default`, `accept-edits`,
-    /// `plan`, `yolo`).
+    /// `plan`, `yolo`); in a sub-agent it can only tighten the tree's.
     pub permission_mode: Option<String>,
+    /// The sandbox mode the role asks for; it can only tighten the conversation's.
+    pub sandbox: Option<String>,
     /// The prompt, with special variables filled in.
     pub prompt: String,
 }
@@ -108,6 +110,7 @@ struct FrontMatter {
     enabled_mcp_servers: Option<String>,
     rag: Option<String>,
     permission_mode: Option<String>,
+    sandbox: Option<String>,
     prompt: Option<String>,
 }
 
@@ -266,6 +269,7 @@ impl Role {
             enabled_mcp_servers: meta.enabled_mcp_servers,
             rag: meta.rag,
             permission_mode: meta.permission_mode,
+            sandbox: meta.sandbox,
             prompt: vars.interpolate(prompt.trim()),
         })
     }
@@ -339,6 +343,7 @@ impl Role {
         line("enabled_mcp_servers", self.enabled_mcp_servers.clone());
         line("rag", self.rag.clone());
         line("permission_mode", self.permission_mode.clone());
+        line("sandbox", self.sandbox.clone());
         if header.is_empty() {
             format!("{}\n", self.prompt)
         } else {

@@ -184,6 +184,7 @@ impl Agent {
         });
         let spec = ConversationSpec {
             commands: vec![Command::OpenSession(id.clone())],
+            project_permissions: project_permissions(&self.state.paths.config_dir, &cwd),
             cwd: Some(cwd.clone()),
             approver,
             editor_files,
@@ -347,4 +348,25 @@ fn replay(updates: &updates::Updates, conversation: &Conversation) {
             }),
         );
     }
+}
+
+/// The rules of the project a session works in: its deny and ask rules always, its allow
+/// rules when the user trusted the project (as the CLI does; no one is asked here).
+fn project_permissions(
+    config_dir: &std::path::Path,
+    cwd: &std::path::Path,
+) -> Option<crate::config::permissions::PermissionsConfig> {
+    use crate::config::project::{ProjectSettings, remembered};
+    let found = ProjectSettings::find(cwd)?;
+    let trusted = remembered(config_dir, &found.root) == Some(true);
+    Some(crate::config::permissions::PermissionsConfig {
+        deny: found.permissions.deny,
+        ask: found.permissions.ask,
+        allow: if trusted {
+            found.permissions.allow
+        } else {
+            Vec::new()
+        },
+        ..Default::default()
+    })
 }

@@ -51,8 +51,11 @@ pub struct AgentConfig {
     /// Global tools the agent may use (`fs_read.sh`, `web_search`, …).
     pub global_tools: Vec<String>,
     /// The permission mode the agent sets when it starts (`default`, `accept-edits`,
-    /// `plan`, `yolo`).
+    /// `plan`, `yolo`); as a sub-agent it can only tighten its tree's.
     pub permission_mode: Option<String>,
+    /// The sandbox mode its commands run in (`read-only`, `workspace-write`); it can only
+    /// tighten the conversation's sandbox, never loosen it.
+    pub sandbox: Option<String>,
     /// The session opened when none is named (`temp` for a fresh one each time).
     pub agent_session: Option<String>,
     /// Session compression threshold for this agent.

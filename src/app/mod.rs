@@ -122,6 +122,10 @@ pub fn main_entry() -> ExitCode {
     if let Some(refused) = crate::sandbox::exec_if_asked() {
         return refused;
     }
+    // Not dumpable: what loki holds in memory and in `/proc/<pid>/environ` (provider keys)
+    // stays out of reach of the user's other processes, commands a model runs included.
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
     if std::env::var_os("COMPLETE").is_some_and(|v| !v.is_empty()) {
         crate::cli::complete::complete_from_env();
     }
@@ -440,6 +444,20 @@ async fn run(
     }
     if mode == Mode::Info {
         return crate::cli::listing::run(&state, &args).await;
+    }
+    // A rule naming no tool protects nothing: refuse to start rather than run without it.
+    let servers_come_later = matches!(
+        mode,
+        Mode::Acp | Mode::ClaudeSdk | Mode::Serve | Mode::McpServer
+    );
+    if let Some(problem) = crate::engine::rule_check::unknown_rule(&state, !servers_come_later) {
+        anyhow::bail!("{problem}");
+    }
+    if matches!(mode, Mode::OneShot | Mode::Execute | Mode::Macro)
+        && args.sandbox.is_none()
+        && let Some(note) = crate::engine::confinement::default_note(&state)
+    {
+        term::session_note(&Theme::stderr(&state.terminal), &note);
     }
     // First run: write the built-in roles where the user can edit them. The information
     // commands above never write anything.

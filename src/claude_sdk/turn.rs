@@ -66,7 +66,7 @@ async fn turn(
     let program = &settings.program;
     let started = Instant::now();
     let model = conversation.model_id();
-    init(settings, &model);
+    init(settings, &model, conversation.status().sandbox);
     let mut input = user_input(&message["message"]["content"]);
     let result = |subtype: &str, is_error: bool, text: &str, outcome: &RunOutcome, cost: f64| {
         let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -185,8 +185,9 @@ fn reply_outcome(reply: &crate::conversation::Reply) -> RunOutcome {
     }
 }
 
-/// `system/init`: the session, the model, the tools and the permission mode.
-fn init(settings: &Settings, model: &str) {
+/// `system/init`: the session, the model, the tools, the permission mode and the
+/// sandbox commands run in.
+fn init(settings: &Settings, model: &str, sandbox: &str) {
     let program = &settings.program;
     let mode = settings
         .mode
@@ -209,6 +210,7 @@ fn init(settings: &Settings, model: &str) {
         "mcp_servers": program.mcp_servers.iter().map(|name| json!({"name": name, "status": "pending"})).collect::<Vec<_>>(),
         "model": model,
         "permissionMode": mode,
+        "sandbox": sandbox,
         "slash_commands": [],
         "output_style": "default",
         "skills": [],

@@ -190,7 +190,7 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
             ),
             "enabled_tools",
         ),
-        ("yolo", ctx.tool_policy.yolo.get().to_string(), "tools"),
+        ("yolo", ctx.tool_policy.yolo().to_string(), "tools"),
         (
             "permission_mode",
             ctx.tool_policy.mode().name().to_string(),

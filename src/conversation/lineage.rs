@@ -45,6 +45,8 @@ pub(crate) struct Lineage {
     pub(super) editor_files: Option<Arc<dyn crate::tool::EditorFiles>>,
     /// Where commands are confined, the same for every descendant.
     pub(super) sandbox: Option<Arc<crate::sandbox::Sandbox>>,
+    /// More directories commands may write (`--add-dir`).
+    pub(super) add_dirs: Vec<PathBuf>,
     /// The parent's depth in its tree (0 for a root).
     pub(super) depth: usize,
     /// Hooks around tool calls, the same for every descendant.
@@ -75,6 +77,7 @@ impl Lineage {
             observer: conversation.observer.clone(),
             editor_files: ctx.editor_files.clone(),
             sandbox: ctx.sandbox.clone(),
+            add_dirs: ctx.add_dirs.clone(),
             depth: ctx.depth,
             hooks: ctx.tool_hooks.clone(),
             checkpoints: ctx.checkpoints.clone(),
@@ -121,8 +124,13 @@ impl Lineage {
         spec.notices = spec.notices.or_else(|| Some(Arc::clone(&self.notices)));
         spec.observer = spec.observer.or_else(|| self.observer.clone());
         spec.editor_files = spec.editor_files.or_else(|| self.editor_files.clone());
-        // A child is confined where its parent is, whatever its spec says.
+        // A child is confined where its parent is, whatever its spec says (its agent's
+        // settings may tighten that later, never loosen it).
         spec.sandbox = self.sandbox.clone();
+        if self.sandbox.is_none() {
+            spec.sandbox_mode = Some(crate::sandbox::SandboxMode::DangerFullAccess);
+        }
+        spec.add_dirs = self.add_dirs.clone();
         spec.label = Some(label);
         spec.id = Some(id);
         let mut child = Conversation::resolve(&self.state, spec)?;
@@ -130,6 +138,8 @@ impl Lineage {
         child.ctx.depth = self.depth + 1;
         child.ctx.tool_policy.yolo = self.yolo.clone();
         child.ctx.tool_policy.mode = self.mode.clone();
+        // Its own settings (its agent's config, its role) may only tighten the tree's.
+        child.ctx.tool_policy.child = true;
         child.ctx.otr = self.otr.clone();
         if self.otr.get() {
             child.ctx.save = false;

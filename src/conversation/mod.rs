@@ -135,6 +135,9 @@ pub struct ConversationSpec {
     pub sandbox_mode: Option<crate::sandbox::SandboxMode>,
     /// More directories commands and file tools may write (`--add-dir`).
     pub add_dirs: Vec<PathBuf>,
+    /// Rules of the working directory's project, on top of the configured ones (an ACP
+    /// session whose directory is not the process's).
+    pub project_permissions: Option<crate::config::permissions::PermissionsConfig>,
     /// MCP servers the client brought (an editor's `mcpServers`, `--mcp-config`), used
     /// on top of the configured ones.
     pub mcp_servers: Vec<crate::mcp::config::ServerSpec>,
@@ -243,6 +246,12 @@ impl Conversation {
         ctx.function_calling_support &= !spec.no_tools;
         ctx.editor_files = spec.editor_files;
         ctx.add_dirs = spec.add_dirs;
+        if let Some(project) = spec.project_permissions {
+            let mut permissions = state.config.permissions.clone();
+            permissions.extend(project);
+            ctx.tool_policy.rules =
+                Arc::new(crate::config::permissions::Rules::new(&permissions));
+        }
         ctx.sandbox = match spec.sandbox {
             Some(given) => Some(given),
             None => {

@@ -35,6 +35,8 @@ pub struct Status {
     pub user_messages: usize,
     /// The permission mode (`default`, `accept-edits`, `plan`, `yolo`).
     pub permission_mode: &'static str,
+    /// The sandbox mode (`read-only`, `workspace-write`, `danger-full-access`).
+    pub sandbox: &'static str,
 }
 
 /// The open session, as the prompt shows it.
@@ -78,6 +80,11 @@ impl Conversation {
                 .filter(|m| m.role == crate::client::Role::User)
                 .count(),
             permission_mode: ctx.tool_policy.mode().name(),
+            sandbox: ctx
+                .sandbox
+                .as_ref()
+                .map_or(crate::sandbox::SandboxMode::DangerFullAccess, |s| s.mode())
+                .name(),
         }
     }
 

@@ -514,13 +514,17 @@ fn confirm(
             refuse_role_change(ctx, &format!("`.role {name}`"))?;
             let vars = ctx.system_vars();
             let role = Role::load(&state.paths.roles_dir, &name, &vars)?;
+            let sandbox = role.sandbox.clone();
             ctx.use_role(state, role)?;
+            tighten_sandbox(state, ctx, sandbox.as_deref())?;
             Ok(format!("role: {name} (model {})", ctx.model.id()))
         }
         Command::ForceRole(name) => {
             let vars = ctx.system_vars();
             let role = Role::load(&state.paths.roles_dir, &name, &vars)?;
+            let sandbox = role.sandbox.clone();
             ctx.use_role(state, role)?;
+            tighten_sandbox(state, ctx, sandbox.as_deref())?;
             Ok(format!("role: {name} (model {})", ctx.model.id()))
         }
         Command::UseAgent { .. } => Err(CoreError::InvalidRequest(
@@ -815,6 +819,7 @@ async fn use_agent(
     role.temperature = def.config.temperature;
     role.top_p = def.config.top_p;
     ctx.use_role(state, role)?;
+    tighten_sandbox(state, ctx, def.config.sandbox.as_deref())?;
     let base_env = Arc::clone(&ctx.env);
     ctx.env = Arc::new(env);
     let shown = def.name.clone();
@@ -1065,6 +1070,47 @@ impl Setting<'_> {
     fn confirmed(&self) -> String {
         format!("{}: {}", self.key, self.value)
     }
+}
+
+/// A role's or an agent's `sandbox:`: the conversation's sandbox made again in that mode
+/// when it is tighter; a looser one changes nothing (only the user loosens a sandbox).
+fn tighten_sandbox(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    wanted: Option<&str>,
+) -> Result<(), CoreError> {
+    use crate::sandbox::SandboxMode;
+    let Some(name) = wanted.map(str::trim).filter(|n| !n.is_empty()) else {
+        return Ok(());
+    };
+    let wanted = SandboxMode::parse(name).ok_or_else(|| CoreError::InvalidSetting {
+        key: "sandbox".into(),
+        value: name.to_string(),
+        expected: "read-only, workspace-write or danger-full-access".into(),
+    })?;
+    let now = ctx
+        .sandbox
+        .as_ref()
+        .map_or(SandboxMode::DangerFullAccess, |s| s.mode());
+    if wanted >= now {
+        return Ok(());
+    }
+    let held = ctx.sandbox.as_ref().is_some_and(|s| s.held_to_root());
+    let root = ctx
+        .sandbox
+        .as_ref()
+        .filter(|_| held)
+        .map_or_else(|| ctx.cwd.clone(), |s| s.root().to_path_buf());
+    ctx.sandbox = super::confinement::build(
+        state,
+        &root,
+        wanted,
+        &ctx.add_dirs,
+        &ctx.tool_policy.rules,
+        held,
+    )
+    .map_err(CoreError::Conflict)?;
+    Ok(())
 }
 
 /// `sandbox`: shows the sandbox, or makes it again in another mode. Only the user at the

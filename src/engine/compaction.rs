@@ -71,7 +71,7 @@ impl Engine {
             return Ok(());
         }
         // Asking with no one to answer would waste the extraction.
-        let unreviewed = config.memory_flush == "always" || ctx.tool_policy.yolo.get();
+        let unreviewed = config.memory_flush == "always" || ctx.tool_policy.yolo();
         if !old.iter().any(|m| m.role == Role::User) || !(unreviewed || ctx.approver.can_ask()) {
             return Ok(());
         }

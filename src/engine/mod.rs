@@ -14,6 +14,7 @@ pub mod mcp_sampling;
 mod messages;
 pub mod retrieval;
 pub mod rewind;
+pub mod rule_check;
 pub mod scope;
 mod single_call;
 pub mod tasks;

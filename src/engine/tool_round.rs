@@ -120,7 +120,7 @@ impl Toolbox {
             let preapproved = {
                 let policy = &ctx.tool_policy;
                 let name = super::mcp_sampling::TOOL;
-                policy.yolo.get()
+                policy.yolo()
                     || policy.auto_approve.iter().any(|t| t == name)
                     || policy.always.contains(name)
             };
@@ -204,6 +204,11 @@ impl Toolbox {
             };
             // What sampling spent is the conversation's, a stopped round's too.
             settle_sampling(ctx, &sampling, preapproved, sink);
+            // The first confined command of the process found which kernel layers are
+            // missing here: said once.
+            if let Some(note) = crate::sandbox::missing_layers_note() {
+                sink.emit(Event::Notice(super::event::Notice::warning(note)));
+            }
             Some(self.result_messages(&results?, sink))
         })
     }

@@ -159,6 +159,20 @@ impl Repl {
             theme.paint(Style::Bold, &sanitize::display(&self.conv.model_id())),
             theme.paint(Style::Bold, ".help"),
         ));
+        // What the sandbox lacks here is said once, at start.
+        let note = if self.conv.status().sandbox == "danger-full-access" {
+            crate::engine::confinement::default_note(self.conv.state())
+        } else {
+            match crate::sandbox::probe() {
+                Ok(_) => crate::sandbox::missing_layers_note(),
+                Err(why) => Some(format!(
+                    "sandbox: commands will be refused: {why} (.sandbox danger-full-access runs them unconfined)"
+                )),
+            }
+        };
+        if let Some(note) = note {
+            crate::term::session_note(&theme, &sanitize::display(&note));
+        }
     }
 
     async fn run_loop(&mut self, editor: Reedline) -> anyhow::Result<u8> {
@@ -861,6 +875,9 @@ impl Repl {
         vars.set("dry_run", status.dry_run.to_string());
         if status.permission_mode != "default" {
             vars.set("mode", status.permission_mode.to_string());
+        }
+        if status.sandbox != "workspace-write" {
+            vars.set("sandbox", status.sandbox.to_string());
         }
         vars.set("stream", status.stream.to_string());
         if status.save {

@@ -13,7 +13,7 @@ pub use crate::term::line_prompt::LokiPrompt;
 /// Loki's default left prompt.
 pub const DEFAULT_LEFT: &str = "{color.red}{model}){color.green}{?session {?agent {agent}>}{session}{?role /}}{!session {?agent {agent}>}}{role}{?rag @{rag}}{color.cyan}{?session )}{!session >}{color.reset} ";
 /// Loki's default right prompt.
-pub const DEFAULT_RIGHT: &str = "{color.purple}{?session {?consume_tokens {consume_tokens}({consume_percent}%)}{!consume_tokens {consume_tokens}}}{color.reset}{?mode {color.yellow} [{mode}]{color.reset}}";
+pub const DEFAULT_RIGHT: &str = "{color.purple}{?session {?consume_tokens {consume_tokens}({consume_percent}%)}{!consume_tokens {consume_tokens}}}{color.reset}{?mode {color.yellow} [{mode}]{color.reset}}{?sandbox {color.red} [{sandbox}]{color.reset}}";
 
 /// ANSI colours available as `{color.<name>}`.
 const COLORS: &[(&str, &str)] = &[

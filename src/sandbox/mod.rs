@@ -245,8 +245,29 @@ fn landlock_present() -> bool {
 /// The layers a sandbox gets on this system, found once per process by running the
 /// wrapper in report mode; the error says why nothing can confine.
 pub fn probe() -> Result<Layers, String> {
-    static PROBED: OnceLock<Result<Layers, String>> = OnceLock::new();
-    PROBED.get_or_init(run_probe).clone()
+    PROBE.get_or_init(run_probe).clone()
+}
+
+/// The probe's finding, once made.
+static PROBE: OnceLock<Result<Layers, String>> = OnceLock::new();
+
+/// Once per process, after the first probe: what the missing layers leave open, for the
+/// user (none when nothing is missing or nothing was probed yet).
+pub fn missing_layers_note() -> Option<String> {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let layers = match PROBE.get()? {
+        Ok(layers) => *layers,
+        Err(_) => return None,
+    };
+    let missing = layers.missing();
+    if missing.is_empty() || SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    Some(format!(
+        "sandbox: {} only — {}",
+        layers.describe(),
+        missing.join("; ")
+    ))
 }
 
 fn run_probe() -> Result<Layers, String> {

@@ -395,6 +395,11 @@ pub struct Policy {
     pub mode: permissions::ModeDial,
     /// `permissions:` rules.
     pub rules: std::sync::Arc<permissions::Rules>,
+    /// The mode this conversation's own settings ask for (a sub-agent's config or role):
+    /// the tree's mode applies, never looser than this.
+    pub own: Option<permissions::PermissionMode>,
+    /// A sub-conversation: its settings may tighten its mode, never loosen the tree's.
+    pub child: bool,
 }
 
 impl Policy {
@@ -405,7 +410,7 @@ impl Policy {
             .as_deref()
             .and_then(permissions::PermissionMode::parse)
             .unwrap_or_default();
-        let policy = Self {
+        let mut policy = Self {
             yolo: Switch::new(config.yolo),
             auto_approve: config.auto_approve_tools.clone(),
             deny: config.deny_tools.clone(),
@@ -413,6 +418,8 @@ impl Policy {
             seen: std::collections::HashMap::new(),
             mode: permissions::ModeDial::default(),
             rules: std::sync::Arc::new(permissions::Rules::new(&config.permissions)),
+            own: None,
+            child: false,
         };
         if mode != permissions::PermissionMode::Default {
             policy.set_mode(mode);
@@ -420,17 +427,30 @@ impl Policy {
         policy
     }
 
-    /// The permission mode now (yolo when the yolo switch is on).
+    /// The permission mode now: the tree's (yolo when the yolo switch is on), tightened
+    /// by this conversation's own.
     pub fn mode(&self) -> permissions::PermissionMode {
-        if self.yolo.get() {
+        let tree = if self.yolo.get() {
             permissions::PermissionMode::Yolo
         } else {
             self.mode.get()
-        }
+        };
+        self.own.map_or(tree, |own| tree.stricter(own))
     }
 
-    /// Sets the mode for the whole tree (`yolo` is the yolo switch).
-    pub fn set_mode(&self, mode: permissions::PermissionMode) {
+    /// Whether every call runs unasked now (the tree is in yolo, and this conversation's
+    /// own mode does not tighten it).
+    pub fn yolo(&self) -> bool {
+        self.mode() == permissions::PermissionMode::Yolo
+    }
+
+    /// Sets the mode for the whole tree (`yolo` is the yolo switch) — or, in a
+    /// sub-conversation, tightens its own: a child can never loosen its tree.
+    pub fn set_mode(&mut self, mode: permissions::PermissionMode) {
+        if self.child {
+            self.own = Some(self.own.map_or(mode, |own| own.stricter(mode)));
+            return;
+        }
         self.yolo.set(mode == permissions::PermissionMode::Yolo);
         if mode != permissions::PermissionMode::Yolo {
             self.mode.set(mode);
@@ -521,7 +541,7 @@ pub async fn run_round(
             .find(|t| t.name() == call.name)
             .zip(serde_json::from_str::<Value>(&call.arguments).ok())
             .is_some_and(|(t, args)| approval_needed(t, &args, env.cwd));
-        if needed || policy.yolo.get() {
+        if needed || policy.yolo() {
             asked.insert(call.id.clone());
         }
         let checked = check(call, tools, &env, policy, approver).await;
@@ -742,7 +762,7 @@ async fn check(
         }
         _ => name.clone(),
     };
-    let exempt = policy.yolo.get()
+    let exempt = policy.yolo()
         || (!outside
             && !recursive
             && (policy.auto_approve.contains(&name) || policy.always.contains(&always_key)));
