@@ -10,6 +10,16 @@ use std::path::Path;
 /// Replaces `path` with `contents` atomically. With `private`, the file gets mode 0600
 /// (Unix). Parent directories are created as needed.
 pub fn write_atomic(path: &Path, contents: &[u8], private: bool) -> std::io::Result<()> {
+    write_atomic_as(path, contents, if private { 0o600 } else { 0o644 }, false)
+}
+
+/// Replaces `path` with `contents` atomically, giving the file exactly `mode` (Unix; the
+/// umask does not apply): a file put back as it was keeps its permissions.
+pub fn write_atomic_with_mode(path: &Path, contents: &[u8], mode: u32) -> std::io::Result<()> {
+    write_atomic_as(path, contents, mode, true)
+}
+
+fn write_atomic_as(path: &Path, contents: &[u8], mode: u32, exact: bool) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -24,7 +34,7 @@ pub fn write_atomic(path: &Path, contents: &[u8], private: bool) -> std::io::Res
         std::process::id(),
         fastrand::u32(..)
     ));
-    let result = write_then_rename(&tmp, path, contents, private);
+    let result = write_then_rename(&tmp, path, contents, mode, exact);
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     } else {
@@ -65,18 +75,25 @@ fn write_then_rename(
     tmp: &Path,
     path: &Path,
     contents: &[u8],
-    private: bool,
+    mode: u32,
+    exact: bool,
 ) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(if private { 0o600 } else { 0o644 });
+        // An exact mode is set once the file is ours, never wider before.
+        options.mode(if exact { mode & 0o600 } else { mode });
+    }
+    let mut file = options.open(tmp)?;
+    #[cfg(unix)]
+    if exact {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
     #[cfg(not(unix))]
-    let _ = private;
-    let mut file = options.open(tmp)?;
+    let _ = (mode, exact);
     file.write_all(contents)?;
     file.sync_all()?;
     drop(file);

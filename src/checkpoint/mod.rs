@@ -37,6 +37,9 @@ pub struct FileChange {
     /// The file was too large (or unreadable) to keep: it cannot be restored.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unkept: bool,
+    /// Its permission bits before the turn (Unix), given back with its content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
 }
 
 /// One turn that changed files.
@@ -204,6 +207,67 @@ impl Store {
     }
 }
 
+/// The permission bits of `path` (Unix), when it exists.
+fn permission_bits(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::symlink_metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.permissions().mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// A rewind written down before it starts, so one that was interrupted (killed, the
+/// disk full) is finished by the next: what it undoes and what the journal keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingRewind {
+    /// The turns it undoes, oldest first.
+    pub undone: Vec<TurnRecord>,
+    /// The journal once it is done.
+    pub remaining: Vec<TurnRecord>,
+    /// Files are restored.
+    pub files: bool,
+    /// The conversation is cut to before the first undone turn.
+    pub conversation: bool,
+}
+
+impl Store {
+    fn pending_path(&self, key: &str) -> PathBuf {
+        self.journal(key).with_extension("rewind.json")
+    }
+
+    /// The rewind of `key` that was started and not finished, if any.
+    pub fn pending_rewind(&self, key: &str) -> Option<PendingRewind> {
+        let text = crate::atomic_file::read_regular_text(
+            &self.pending_path(key),
+            crate::atomic_file::MAX_OWN_FILE,
+        )
+        .ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Writes down the rewind about to start.
+    pub fn begin_rewind(&self, key: &str, pending: &PendingRewind) -> std::io::Result<()> {
+        let text = serde_json::to_vec(pending).map_err(std::io::Error::other)?;
+        crate::atomic_file::write_atomic(&self.pending_path(key), &text, true)
+    }
+
+    /// The rewind of `key` is done.
+    pub fn end_rewind(&self, key: &str) -> std::io::Result<()> {
+        match std::fs::remove_file(self.pending_path(key)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// The turn being recorded: its journal key, its record, and where each path is in it.
 type Open = Option<(String, TurnRecord, BTreeMap<PathBuf, usize>)>;
 
@@ -304,6 +368,7 @@ impl Recorder {
             before,
             after: None,
             unkept,
+            mode: permission_bits(path),
         });
     }
 

@@ -48,6 +48,9 @@ pub enum RewindError {
     /// Files changed after loki's turn, by someone else.
     #[error("changed since the turn, not overwritten: {}", .0.join(", "))]
     ChangedSince(Vec<String>),
+    /// Content a rewind needs is no longer kept (pruned by `checkpoint_max_mb`).
+    #[error("nothing was changed: the content of {} is no longer kept (checkpoint_max_mb pruned it)", .0.join(", "))]
+    Missing(Vec<String>),
     /// A file could not be written back.
     #[error("cannot restore {path}: {message}")]
     Io {
@@ -58,22 +61,36 @@ pub enum RewindError {
     },
 }
 
-/// The files undoing `records` (oldest first) would restore: each path with the content
-/// it gets back (`None`: it is removed) and what loki left there (to see whether someone
-/// changed it since).
-pub fn files_of(
-    records: &[TurnRecord],
-) -> BTreeMap<PathBuf, (Option<String>, Option<String>, bool)> {
-    let mut files: BTreeMap<PathBuf, (Option<String>, Option<String>, bool)> = BTreeMap::new();
+/// One file a rewind puts back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restoring {
+    /// The content it gets back (`None`: it is removed).
+    pub before: Option<String>,
+    /// What loki left there (to see whether someone changed it since).
+    pub after: Option<String>,
+    /// It was too large or unreadable to keep.
+    pub unkept: bool,
+    /// Its permission bits before.
+    pub mode: Option<u32>,
+}
+
+/// The files undoing `records` (oldest first) would restore.
+pub fn files_of(records: &[TurnRecord]) -> BTreeMap<PathBuf, Restoring> {
+    let mut files: BTreeMap<PathBuf, Restoring> = BTreeMap::new();
     for record in records {
         for change in &record.files {
             files
                 .entry(change.path.clone())
                 .and_modify(|f| {
-                    f.1 = change.after.clone();
-                    f.2 |= change.unkept;
+                    f.after = change.after.clone();
+                    f.unkept |= change.unkept;
                 })
-                .or_insert((change.before.clone(), change.after.clone(), change.unkept));
+                .or_insert(Restoring {
+                    before: change.before.clone(),
+                    after: change.after.clone(),
+                    unkept: change.unkept,
+                    mode: change.mode,
+                });
         }
     }
     files
@@ -83,29 +100,47 @@ pub fn files_of(
 pub fn changed_since(store: &Store, records: &[TurnRecord]) -> Vec<String> {
     files_of(records)
         .into_iter()
-        .filter(|(path, (_, after, _))| store.current(path, false).ok().flatten() != *after)
+        .filter(|(path, f)| store.current(path, false).ok().flatten() != f.after)
         .map(|(path, _)| path.display().to_string())
         .collect()
 }
 
-/// Puts the files of `records` back as they were before the first of them; one line per
-/// file (`restored a.rs`, `removed new.rs`, `cannot restore big.bin: …`). Unless `force`,
-/// refuses when one was changed since.
-pub fn restore(
-    store: &Store,
-    records: &[TurnRecord],
-    force: bool,
-) -> Result<Vec<String>, RewindError> {
+/// What must hold before a rewind touches any file: nobody changed the files since the
+/// turns (unless `force`), and every content it needs is still kept.
+pub fn preflight(store: &Store, records: &[TurnRecord], force: bool) -> Result<(), RewindError> {
     if !force {
         let changed = changed_since(store, records);
         if !changed.is_empty() {
             return Err(RewindError::ChangedSince(changed));
         }
     }
+    let missing: Vec<String> = files_of(records)
+        .into_iter()
+        .filter(|(_, f)| !f.unkept && f.before.as_ref().is_some_and(|h| store.get(h).is_err()))
+        .map(|(path, _)| path.display().to_string())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(RewindError::Missing(missing))
+    }
+}
+
+/// Puts the files of `records` back as they were before the first of them — content and
+/// permissions; one line per file (`restored a.rs`, `removed new.rs`, `not restored
+/// …`). Unless `force`, refuses when one was changed since. Checks first that every
+/// content it needs is still kept, so it never stops half way for want of one.
+pub fn restore(
+    store: &Store,
+    records: &[TurnRecord],
+    force: bool,
+) -> Result<Vec<String>, RewindError> {
+    preflight(store, records, force)?;
+    let files = files_of(records);
     let mut lines = Vec::new();
-    for (path, (before, _, unkept)) in files_of(records) {
+    for (path, file) in files {
         let shown = path.display().to_string();
-        if unkept {
+        if file.unkept {
             lines.push(format!(
                 "not restored (too large or unreadable when changed): {shown}"
             ));
@@ -115,13 +150,19 @@ pub fn restore(
             path: shown.clone(),
             message: e.to_string(),
         };
-        match before {
+        match file.before {
             Some(hash) => {
                 let bytes = store.get(&hash).map_err(io)?;
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent).map_err(io)?;
                 }
-                crate::atomic_file::write_atomic(&path, &bytes, false).map_err(io)?;
+                match file.mode {
+                    Some(mode) => {
+                        crate::atomic_file::write_atomic_with_mode(&path, &bytes, mode)
+                    }
+                    None => crate::atomic_file::write_atomic(&path, &bytes, false),
+                }
+                .map_err(io)?;
                 lines.push(format!("restored {shown}"));
             }
             None => match std::fs::remove_file(&path) {
@@ -146,6 +187,11 @@ mod tests {
         let recorder = Recorder::new(store.clone());
         let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
         std::fs::write(&a, "one").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
         recorder.begin("session-s", 1, "change things", 0);
         recorder.before_change(&a);
         std::fs::write(&a, "two").unwrap();
@@ -166,6 +212,12 @@ mod tests {
         let lines = restore(&store, &records, true).unwrap();
         assert_eq!(lines.len(), 2, "{lines:?}");
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "one");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "the mode came back");
+        }
         assert!(!b.exists());
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::command::{Applied, Line};
 use super::{CoreError, Emitter};
+use crate::checkpoint::PendingRewind;
 use crate::checkpoint::rewind::{Restore, restore};
 use crate::context::RequestContext;
 use crate::state::AppState;
@@ -21,6 +22,10 @@ pub fn turns(ctx: &RequestContext) -> Vec<crate::checkpoint::TurnRecord> {
 }
 
 /// Undoes the last `count` turns: `what` says whether files, the conversation or both.
+///
+/// A session's rewind is written down before anything changes and crossed out when it
+/// is done; one that was interrupted (loki killed, a disk error) is finished by the
+/// next rewind, which says so and does only that.
 pub(super) async fn rewind(
     state: &Arc<AppState>,
     ctx: &mut RequestContext,
@@ -36,6 +41,17 @@ pub(super) async fn rewind(
     };
     let store = recorder.store();
     let key = super::checkpoint_key(ctx);
+    let durable = key.starts_with(crate::checkpoint::SESSION_KEY);
+    if durable && let Some(pending) = store.pending_rewind(&key) {
+        let turn = pending.undone.first().map_or(0, |t| t.turn);
+        let mut applied = Applied::default();
+        applied.lines.push(Line::Note(format!(
+            "an interrupted rewind (back to before turn {turn}) is finished first; \
+             rewind again to undo more"
+        )));
+        applied.extend(finish(state, ctx, &recorder, &key, &pending, emitter).await?);
+        return Ok(applied);
+    }
     let mut records = recorder.records(&key);
     if records.is_empty() || count == 0 {
         return Err(CoreError::Conflict(
@@ -57,32 +73,76 @@ pub(super) async fn rewind(
             )));
         }
     }
-    let mut applied = Applied::default();
     if what.files() {
-        let lines =
-            restore(store, &undone, force).map_err(|e| CoreError::Conflict(e.to_string()))?;
+        crate::checkpoint::rewind::preflight(store, &undone, force)
+            .map_err(|e| CoreError::Conflict(e.to_string()))?;
+    }
+    let pending = PendingRewind {
+        undone,
+        remaining: records,
+        files: what.files(),
+        conversation: what.conversation(),
+    };
+    if durable {
+        store
+            .begin_rewind(&key, &pending)
+            .map_err(|e| CoreError::Io {
+                action: "write",
+                path: key.clone(),
+                message: e.to_string(),
+            })?;
+    }
+    finish(state, ctx, &recorder, &key, &pending, emitter).await
+}
+
+/// Carries out a rewind written down (or one that needs no writing down): the files, the
+/// conversation, the journal — each step safe to repeat — then crosses it out.
+async fn finish(
+    state: &Arc<AppState>,
+    ctx: &mut RequestContext,
+    recorder: &crate::checkpoint::Recorder,
+    key: &str,
+    pending: &PendingRewind,
+    emitter: &dyn Emitter,
+) -> Result<Applied, CoreError> {
+    let io = |action: &'static str, e: &dyn std::fmt::Display| CoreError::Io {
+        action,
+        path: key.to_string(),
+        message: e.to_string(),
+    };
+    let mut applied = Applied::default();
+    let Some(first) = pending.undone.first() else {
+        return Ok(applied);
+    };
+    if pending.files {
+        // Checked before it was written down; a resumed rewind finds its own half-done
+        // work, which must not stop it.
+        let lines = restore(recorder.store(), &pending.undone, true)
+            .map_err(|e| CoreError::Conflict(e.to_string()))?;
         if lines.is_empty() {
             applied.lines.push(Line::Note("no files to restore".into()));
         }
         applied.lines.extend(lines.into_iter().map(Line::Note));
     }
-    if what.conversation() {
-        ctx.history.truncate(first.messages_before);
+    if pending.conversation {
+        if ctx.history.len() > first.messages_before {
+            ctx.history.truncate(first.messages_before);
+            if ctx.session.is_some() && !ctx.otr.get() {
+                applied.extend(super::command::save_open_session(state, ctx, emitter).await?);
+            }
+        }
         applied.lines.push(Line::Note(format!(
             "the conversation is back to before turn {} ({} messages)",
             first.turn,
             ctx.history.len()
         )));
-        if ctx.session.is_some() && !ctx.otr.get() {
-            applied.extend(super::command::save_open_session(state, ctx, emitter).await?);
-        }
     }
     recorder
-        .write_records(&key, &records)
-        .map_err(|e| CoreError::Io {
-            action: "write",
-            path: key,
-            message: e.to_string(),
-        })?;
+        .write_records(key, &pending.remaining)
+        .map_err(|e| io("write", &e))?;
+    recorder
+        .store()
+        .end_rewind(key)
+        .map_err(|e| io("remove", &e))?;
     Ok(applied)
 }
