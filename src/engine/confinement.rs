@@ -90,10 +90,12 @@ fn denied_by_rules(cwd: &Path, rules: &Rules) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = Vec::new();
     let mut globs = Vec::new();
     for pattern in patterns {
-        if pattern.contains(['*', '?', '[', '{']) {
-            globs.push(pattern);
-        } else {
+        // Without `/`, a pattern matches at any depth (as in `.gitignore`): walked too.
+        let anchored = pattern.trim_end_matches('/').contains('/');
+        if anchored && !pattern.contains(['*', '?', '[', '{']) {
             found.push(crate::tool::paths::resolve(cwd, pattern).path);
+        } else {
+            globs.push(pattern);
         }
     }
     if globs.is_empty() {

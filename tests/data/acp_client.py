@@ -132,6 +132,10 @@ async def main():
             )
             session = await conn.new_session(cwd=work, mcp_servers=[server])
             report["ask"] = await prompt(conn, editor, session.session_id, "ask the editor's server")
+        elif scenario == "project":
+            # A session in another directory: its project's rules apply (argv[4]).
+            session = await conn.new_session(cwd=sys.argv[4], mcp_servers=[])
+            report["remove"] = await prompt(conn, editor, session.session_id, "remove the file")
         elif scenario == "load":
             sid = sys.argv[4]
             await conn.load_session(cwd=work, session_id=sid, mcp_servers=[])

@@ -43,6 +43,7 @@ mod render_fixes;
 mod repl;
 mod repl_fixes;
 mod roles;
+mod sandbox;
 mod server;
 mod server_openai;
 mod server_safety;
