@@ -181,6 +181,79 @@ fn rewind_restores_files_and_cuts_the_session_unless_a_file_changed_since() {
     );
 }
 
+/// A rewound file gets its permissions back; a rewind cut short (loki killed after it
+/// wrote itself down and restored one file of two) is finished by the next `--rewind`,
+/// which says so; pruned content stops a rewind before it touches anything.
+#[test]
+fn a_rewind_keeps_modes_and_an_interrupted_one_is_finished_by_the_next() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = env_with_tools();
+    env.server.respond_for("/v1/chat", route);
+    let a = env.write("a.txt", "v1\n");
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let b = env.work_dir().join("b.txt");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    env.loki()
+        .args(["-s", "work", "--yolo", "change a and add b"])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "v2\n");
+    env.loki().args(["-s", "work", "--rewind"]).assert().success();
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "v1\n");
+    assert_eq!(mode(&a), 0o600, "the mode came back");
+    assert!(!b.exists());
+
+    // Again, then write down the rewind as loki does before it starts, and do half of
+    // it by hand: a.txt back, b.txt still there, the session not cut.
+    env.loki()
+        .args(["-s", "work", "--yolo", "change a and add b"])
+        .assert()
+        .success();
+    let journals = env.root().join("cache/loki/checkpoints/journals");
+    let journal = std::fs::read_dir(&journals)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("a session journal");
+    let records: Vec<Value> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let last = records.last().unwrap().clone();
+    let pending = journal.with_extension("rewind.json");
+    std::fs::write(
+        &pending,
+        json!({"undone": [last], "remaining": records[..records.len() - 1], "files": true, "conversation": true}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(&a, "v1\n").unwrap();
+    assert!(b.exists() && session(&env).contains("change a and add b"));
+    let out = env.loki().args(["-s", "work", "--rewind"]).assert().success();
+    let said = stdout(&out);
+    assert!(said.contains("interrupted rewind"), "{said}");
+    assert!(!b.exists(), "{said}");
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "v1\n");
+    assert_eq!(mode(&a), 0o600);
+    assert!(!session(&env).contains("change a and add b"));
+    assert!(!pending.exists(), "the rewind was crossed out");
+
+    // Content pruned since: the rewind refuses before touching anything.
+    env.loki()
+        .args(["-s", "work", "--yolo", "change a and add b"])
+        .assert()
+        .success();
+    let objects = env.root().join("cache/loki/checkpoints/objects");
+    for object in std::fs::read_dir(&objects).unwrap().flatten() {
+        std::fs::remove_file(object.path()).unwrap();
+    }
+    let out = env.loki().args(["-s", "work", "--rewind"]).assert().failure();
+    assert!(stderr(&out).contains("no longer kept"), "{}", stderr(&out));
+    assert!(b.exists(), "nothing was changed");
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "v2\n");
+}
+
 #[test]
 fn a_sub_agent_s_edit_is_undone_with_its_parent_s_turn() {
     let env = env_with_tools();
