@@ -157,9 +157,7 @@ pub fn restore(
                     std::fs::create_dir_all(parent).map_err(io)?;
                 }
                 match file.mode {
-                    Some(mode) => {
-                        crate::atomic_file::write_atomic_with_mode(&path, &bytes, mode)
-                    }
+                    Some(mode) => crate::atomic_file::write_atomic_with_mode(&path, &bytes, mode),
                     None => crate::atomic_file::write_atomic(&path, &bytes, false),
                 }
                 .map_err(io)?;

@@ -99,7 +99,11 @@ fn configured_sandbox(state: &AppState) -> String {
     let mode = settings
         .mode
         .unwrap_or_else(crate::engine::confinement::default_mode);
-    let net = if settings.network { "network on" } else { "network off" };
+    let net = if settings.network {
+        "network on"
+    } else {
+        "network off"
+    };
     match (mode, crate::sandbox::probe()) {
         (SandboxMode::DangerFullAccess, _) => mode.to_string(),
         (_, Ok(layers)) => format!("{mode} ({net}; {})", layers.describe()),

@@ -249,8 +249,7 @@ impl Conversation {
         if let Some(project) = spec.project_permissions {
             let mut permissions = state.config.permissions.clone();
             permissions.extend(project);
-            ctx.tool_policy.rules =
-                Arc::new(crate::config::permissions::Rules::new(&permissions));
+            ctx.tool_policy.rules = Arc::new(crate::config::permissions::Rules::new(&permissions));
         }
         ctx.sandbox = match spec.sandbox {
             Some(given) => Some(given),

@@ -54,13 +54,23 @@ pub(crate) fn build(
         .iter()
         .map(|d| crate::tool::paths::resolve(cwd, &d.to_string_lossy()).path)
         .chain(config.additional_directories.iter().map(resolve))
-        .chain(config.permissions.additional_directories.iter().map(resolve))
+        .chain(
+            config
+                .permissions
+                .additional_directories
+                .iter()
+                .map(resolve),
+        )
         .chain(config.sandbox.writable.iter().map(resolve))
         .collect();
     let mut deny_read = state.paths.private();
     deny_read.extend(config.sandbox.deny_read.iter().map(resolve));
     deny_read.extend(denied_by_rules(cwd, rules));
-    let home = state.env.get("HOME").map(PathBuf::from).or_else(dirs::home_dir);
+    let home = state
+        .env
+        .get("HOME")
+        .map(PathBuf::from)
+        .or_else(dirs::home_dir);
     let input = PolicyInput {
         cwd,
         writable: &writable,
@@ -70,13 +80,7 @@ pub(crate) fn build(
         reads_held: held,
     };
     Sandbox::new(mode, &input)
-        .map(|s| {
-            Some(Arc::new(if held {
-                s.holding_tools_to_root()
-            } else {
-                s
-            }))
-        })
+        .map(|s| Some(Arc::new(if held { s.holding_tools_to_root() } else { s })))
         .map_err(|e| format!("cannot set up the sandbox in {}: {e}", cwd.display()))
 }
 

@@ -5,8 +5,8 @@
 //! cancellation), and reports everything as [`Event`]s. It never prints or prompts.
 
 pub mod command;
-pub mod confinement;
 mod compaction;
+pub mod confinement;
 pub mod context_parts;
 pub mod emitter;
 pub mod event;

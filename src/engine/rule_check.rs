@@ -35,12 +35,28 @@ pub fn unknown_rule(state: &AppState, check_mcp: bool) -> Option<String> {
         .iter()
         .map(|b| b.name.to_string())
         .collect();
-    known.extend(crate::claude_names::TOOL_NAMES.iter().map(|(c, _)| (*c).to_string()));
+    known.extend(
+        crate::claude_names::TOOL_NAMES
+            .iter()
+            .map(|(c, _)| (*c).to_string()),
+    );
     known.extend(CLAUDE_ONLY.iter().map(|s| (*s).to_string()));
-    known.extend(crate::tool::lsp::LspTool::ALL.iter().map(|t| t.name().to_string()));
-    known.extend(crate::tool::memory::MemoryTool::ALL.iter().map(|t| t.name().to_string()));
+    known.extend(
+        crate::tool::lsp::LspTool::ALL
+            .iter()
+            .map(|t| t.name().to_string()),
+    );
+    known.extend(
+        crate::tool::memory::MemoryTool::ALL
+            .iter()
+            .map(|t| t.name().to_string()),
+    );
     known.extend(crate::tool::user::ALL.iter().map(|t| t.name().to_string()));
-    known.extend(crate::tool::agents::ALL.iter().map(|t| t.name().to_string()));
+    known.extend(
+        crate::tool::agents::ALL
+            .iter()
+            .map(|t| t.name().to_string()),
+    );
     known.extend(crate::tool::todo::ALL.iter().map(|t| t.name().to_string()));
     known.extend([
         crate::tool::skills::NAME.to_string(),
@@ -85,9 +101,10 @@ fn names_mcp(tool: &str, servers: &[String], check_mcp: bool) -> bool {
         let server = rest.split("__").next().unwrap_or_default();
         return !check_mcp || servers.iter().any(|s| s == server || server.contains('*'));
     }
-    servers
-        .iter()
-        .any(|s| tool.strip_prefix(s.as_str()).is_some_and(|r| r.starts_with('_')))
+    servers.iter().any(|s| {
+        tool.strip_prefix(s.as_str())
+            .is_some_and(|r| r.starts_with('_'))
+    })
 }
 
 /// The tools every agent's tools file declares (read only when a rule is not otherwise
@@ -149,7 +166,11 @@ mod tests {
             .collect();
         assert_eq!(nearest("execute_comand", &known), Some("execute_command"));
         assert_eq!(nearest("frobnicate", &known), None);
-        assert!(names_mcp("mcp__github__create_issue", &["github".into()], true));
+        assert!(names_mcp(
+            "mcp__github__create_issue",
+            &["github".into()],
+            true
+        ));
         assert!(!names_mcp("mcp__gihtub__x", &["github".into()], true));
         assert!(names_mcp("mcp__anything__x", &[], false));
         assert!(names_mcp("github_create_issue", &["github".into()], true));

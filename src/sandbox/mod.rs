@@ -67,8 +67,8 @@ impl Sandbox {
         let root = std::fs::canonicalize(input.cwd)?;
         let temp = std::env::temp_dir().join(format!("loki-sandbox-{}", uuid::Uuid::new_v4()));
         let policy = Policy::new(mode, input, &temp);
-        let encoded = serde_json::to_string(&policy)
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let encoded =
+            serde_json::to_string(&policy).map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Self {
             policy,
             encoded,
@@ -109,9 +109,8 @@ impl Sandbox {
     pub fn temp(&self) -> std::io::Result<&Path> {
         self.made
             .get_or_init(|| {
-                create_private_dir(&self.policy.temp).map_err(|e| {
-                    format!("cannot make {}: {e}", self.policy.temp.display())
-                })
+                create_private_dir(&self.policy.temp)
+                    .map_err(|e| format!("cannot make {}: {e}", self.policy.temp.display()))
             })
             .clone()
             .map_err(std::io::Error::other)?;
@@ -401,7 +400,7 @@ mod tests {
         let (program, rest) = program.unwrap();
         assert_eq!(program, "sh");
         assert_eq!(rest.len(), 1);
-        let probe: Vec<OsString> = vec![PROBE_FLAG.into(), json.clone()];
+        let probe: Vec<OsString> = vec![PROBE_FLAG.into(), json];
         assert!(parse(&probe).unwrap().1.is_none());
         assert!(parse(&args[..2]).is_err());
         assert!(parse(&[OsString::from("{}"), "--".into(), "sh".into()]).is_err());

@@ -203,14 +203,18 @@ mod tests {
         assert_eq!(policy.writable, [home.join("work"), temp.clone()]);
         assert_eq!(
             policy.deny_read,
-            [home.join(".config/loki"), home.join(".ssh"), work.join(".env")]
+            [
+                home.join(".config/loki"),
+                home.join(".ssh"),
+                work.join(".env")
+            ]
         );
         assert!(policy.may_write(&work.join("a.txt")));
         assert!(!policy.may_write(&work.join(".env")));
         assert!(!policy.may_read(&home.join(".ssh/id_ed25519")));
         assert!(policy.may_read(&home.join("notes.txt")));
         let read_only = Policy::new(SandboxMode::ReadOnly, &input, &temp);
-        assert_eq!(read_only.writable, [temp.clone()]);
+        assert_eq!(read_only.writable, std::slice::from_ref(&temp));
 
         // Working inside loki's config directory: the directory gives way, its config
         // file stays denied.
@@ -219,7 +223,11 @@ mod tests {
             ..input
         };
         let policy = Policy::new(SandboxMode::WorkspaceWrite, &inside, &temp);
-        assert!(policy.deny_read.contains(&home.join(".config/loki/config.yaml")));
+        assert!(
+            policy
+                .deny_read
+                .contains(&home.join(".config/loki/config.yaml"))
+        );
         assert!(!policy.deny_read.contains(&home.join(".config/loki")));
     }
 }

@@ -284,14 +284,8 @@ impl Server {
             return Ok(Some(Arc::clone(sandbox)));
         }
         let rules = crate::config::permissions::Rules::new(&self.state.config.permissions);
-        let sandbox = crate::engine::confinement::build(
-            &self.state,
-            &canonical,
-            mode,
-            &[],
-            &rules,
-            true,
-        )?;
+        let sandbox =
+            crate::engine::confinement::build(&self.state, &canonical, mode, &[], &rules, true)?;
         *slot = sandbox.clone();
         Ok(sandbox)
     }

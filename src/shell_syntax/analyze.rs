@@ -74,7 +74,10 @@ fn simple(command: &Simple, depth: usize, out: &mut Analysis) {
             script(code, depth + 1, out);
         }
     }
-    let writes = command.redirects.iter().any(|(op, target)| writes_file(op, target));
+    let writes = command
+        .redirects
+        .iter()
+        .any(|(op, target)| writes_file(op, target));
     if command.words.is_empty() {
         return;
     }
@@ -89,18 +92,30 @@ fn simple(command: &Simple, depth: usize, out: &mut Analysis) {
 fn writes_file(op: &str, target: &Word) -> bool {
     match op {
         ">" | ">>" | ">|" | "&>" | "&>>" | "<>" => {
-            !(target.literal && matches!(target.value.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr"))
+            !(target.literal
+                && matches!(
+                    target.value.as_str(),
+                    "/dev/null" | "/dev/stdout" | "/dev/stderr"
+                ))
         }
         // `>&2` duplicates a descriptor; `>&file` (bash) writes a file.
-        ">&" | "<&" => !(target.literal
-            && (target.value == "-" || target.value.chars().all(|c| c.is_ascii_digit()))),
+        ">&" | "<&" => {
+            !(target.literal
+                && (target.value == "-" || target.value.chars().all(|c| c.is_ascii_digit())))
+        }
         _ => false,
     }
 }
 
 /// Records the program `words` run (after unwrapping wrappers) and follows code it is
 /// given.
-fn invocation(words: &[Word], writes: bool, stdin: Option<&Word>, depth: usize, out: &mut Analysis) {
+fn invocation(
+    words: &[Word],
+    writes: bool,
+    stdin: Option<&Word>,
+    depth: usize,
+    out: &mut Analysis,
+) {
     let Some((first, rest)) = words.split_first() else {
         return;
     };
@@ -158,7 +173,9 @@ fn shell(args: &[Word], stdin: Option<&Word>, depth: usize, out: &mut Analysis) 
             return;
         }
         let value = arg.value.as_str();
-        if value == "-c" || (value.starts_with('-') && !value.starts_with("--") && value.contains('c')) {
+        if value == "-c"
+            || (value.starts_with('-') && !value.starts_with("--") && value.contains('c'))
+        {
             match args.next() {
                 Some(code) if code.literal => script(&code.value, depth + 1, out),
                 _ => out.certain = false,
@@ -229,7 +246,10 @@ fn unwrap<'w>(name: &str, args: &'w [Word], out: &mut Analysis) -> Option<&'w [W
     // Options of each wrapper that take a value (the next word, when not `--opt=value`).
     let (with_value, positional): (&[&str], usize) = match name {
         "command" | "builtin" | "exec" | "nohup" | "setsid" | "time" | "unbuffer" => (&["-a"], 0),
-        "env" => (&["-u", "--unset", "-C", "--chdir", "-S", "--split-string"], 0),
+        "env" => (
+            &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
+            0,
+        ),
         "nice" => (&["-n", "--adjustment"], 0),
         "ionice" => (&["-c", "--class", "-n", "--classdata", "-p", "-P", "-u"], 0),
         "timeout" => (&["-s", "--signal", "-k", "--kill-after"], 1),
@@ -238,11 +258,50 @@ fn unwrap<'w>(name: &str, args: &'w [Word], out: &mut Analysis) -> Option<&'w [W
         "chrt" => (&[], 1),
         "flock" => (&["-w", "--timeout", "-E", "--conflict-exit-code"], 1),
         "sudo" | "doas" => (
-            &["-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"],
+            &[
+                "-u",
+                "--user",
+                "-g",
+                "--group",
+                "-C",
+                "--close-from",
+                "-D",
+                "--chdir",
+                "-h",
+                "--host",
+                "-p",
+                "--prompt",
+                "-r",
+                "--role",
+                "-t",
+                "--type",
+                "-T",
+                "--command-timeout",
+                "-U",
+                "--other-user",
+            ],
             0,
         ),
         "xargs" => (
-            &["-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"],
+            &[
+                "-a",
+                "--arg-file",
+                "-d",
+                "--delimiter",
+                "-E",
+                "-e",
+                "-I",
+                "-i",
+                "-L",
+                "-l",
+                "-n",
+                "--max-args",
+                "-P",
+                "--max-procs",
+                "-s",
+                "--max-chars",
+                "--process-slot-var",
+            ],
             0,
         ),
         "watch" => (&["-n", "--interval", "-d", "--differences"], 0),
@@ -266,7 +325,9 @@ fn unwrap<'w>(name: &str, args: &'w [Word], out: &mut Analysis) -> Option<&'w [W
             i += 1;
             continue;
         }
-        if name == "env" && matches!(value, "-S" | "--split-string") || value.starts_with("--split-string=") {
+        if name == "env" && matches!(value, "-S" | "--split-string")
+            || value.starts_with("--split-string=")
+        {
             // `env -S "rm -rf x"`: the string is split into a command line.
             out.certain = false;
             return None;
@@ -275,7 +336,9 @@ fn unwrap<'w>(name: &str, args: &'w [Word], out: &mut Analysis) -> Option<&'w [W
             // A lookup, not a run.
             return None;
         }
-        if (name == "sudo" || name == "doas") && matches!(value, "-s" | "-i" | "--shell" | "--login" | "-e" | "--edit") {
+        if (name == "sudo" || name == "doas")
+            && matches!(value, "-s" | "-i" | "--shell" | "--login" | "-e" | "--edit")
+        {
             out.certain = false;
             return None;
         }
@@ -305,7 +368,10 @@ mod tests {
 
     fn names(command: &str) -> (Vec<String>, bool) {
         let a = analyze(command);
-        (a.invocations.into_iter().map(|i| i.name).collect(), a.certain)
+        (
+            a.invocations.into_iter().map(|i| i.name).collect(),
+            a.certain,
+        )
     }
 
     fn runs_rm(command: &str) -> bool {

@@ -602,9 +602,11 @@ mod tests {
         assert_eq!(body.unwrap().value, "rm -rf x\n");
         assert!(words("cat <<EOF\n$(rm y)\nEOF\n").len() == 2);
         let expanding = tokenize("cat <<EOF\n$(rm y)\nEOF\n").unwrap();
-        assert!(expanding.iter().any(
-            |t| matches!(t, Token::Word(w) if w.code == ["rm y"])
-        ));
+        assert!(
+            expanding
+                .iter()
+                .any(|t| matches!(t, Token::Word(w) if w.code == ["rm y"]))
+        );
     }
 
     #[test]

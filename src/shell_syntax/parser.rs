@@ -135,8 +135,7 @@ pub(super) fn parse(tokens: Vec<Token>) -> Result<Script, Unclear> {
 /// Keeps `current` as a command if it has anything in it.
 fn finish(script: &mut Script, current: &mut Simple) {
     let simple = std::mem::take(current);
-    if !simple.words.is_empty() || !simple.assignments.is_empty() || !simple.redirects.is_empty()
-    {
+    if !simple.words.is_empty() || !simple.assignments.is_empty() || !simple.redirects.is_empty() {
         script.commands.push(simple);
     }
 }
@@ -175,7 +174,10 @@ fn header(
 }
 
 /// Skips `[[ … ]]`, keeping the code of substitutions in it.
-fn test_expression(tokens: &mut std::iter::Peekable<std::vec::IntoIter<Token>>, script: &mut Script) {
+fn test_expression(
+    tokens: &mut std::iter::Peekable<std::vec::IntoIter<Token>>,
+    script: &mut Script,
+) {
     for token in tokens.by_ref() {
         if let Token::Word(w) = token {
             if !w.quoted && w.value == "]]" {
@@ -220,7 +222,13 @@ mod tests {
     fn compound_commands_yield_their_simple_commands() {
         assert_eq!(
             commands("if true; then rm a; elif x; then :; else rm b; fi"),
-            [vec!["true"], vec!["rm", "a"], vec!["x"], vec![":"], vec!["rm", "b"]]
+            [
+                vec!["true"],
+                vec!["rm", "a"],
+                vec!["x"],
+                vec![":"],
+                vec!["rm", "b"]
+            ]
         );
         assert_eq!(
             commands("for f in a b; do rm \"$f\"; done"),
@@ -238,13 +246,15 @@ mod tests {
             commands("f() { rm -rf x; }; f"),
             [vec!["rm", "-rf", "x"], vec!["f"]]
         );
-        assert_eq!(
-            commands("function g { rm y; }"),
-            [vec!["rm", "y"]]
-        );
+        assert_eq!(commands("function g { rm y; }"), [vec!["rm", "y"]]);
         assert_eq!(
             commands("(cd /; rm z) && { ls; } || ! rm w"),
-            [vec!["cd", "/"], vec!["rm", "z"], vec!["ls"], vec!["rm", "w"]]
+            [
+                vec!["cd", "/"],
+                vec!["rm", "z"],
+                vec!["ls"],
+                vec!["rm", "w"]
+            ]
         );
         assert_eq!(commands("[[ -f x ]] && rm x"), [vec!["rm", "x"]]);
         assert_eq!(commands("(( i++ )); rm q"), [vec!["rm", "q"]]);

@@ -73,12 +73,7 @@ pub(super) fn read_refusal(
 }
 
 /// Why writing `absolute` is refused, if it is.
-fn write_refusal(
-    env: &ToolEnv<'_>,
-    rules: &Rules,
-    shown: &str,
-    absolute: &Path,
-) -> Option<String> {
+fn write_refusal(env: &ToolEnv<'_>, rules: &Rules, shown: &str, absolute: &Path) -> Option<String> {
     if let Some(rule) = rules.denies_write(shown, absolute) {
         return Some(format!(
             "refused: {shown}: changing it is denied by the user's permission rule `{rule}`; do not retry it"

@@ -864,7 +864,9 @@ fn rule_names(tool: &Tool, args: &Value) -> Vec<String> {
         Tool::Mcp(m) => {
             let inner = mcp_tool_name(m, args);
             let server = &m.server.spec.name;
-            names.push(crate::tool::mcp_tools::function_name(&format!("{server}_{inner}")));
+            names.push(crate::tool::mcp_tools::function_name(&format!(
+                "{server}_{inner}"
+            )));
             names.push(format!("mcp__{server}__{inner}"));
         }
         other => names.push(crate::claude_names::claude_name(other.name()).to_string()),

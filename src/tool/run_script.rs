@@ -62,7 +62,11 @@ pub(super) async fn run(
     // Confined, a tool keeps its output, its cache and — when loki's config directory
     // holds it — a copy of itself in the sandbox's private temporary directory.
     let scratch = match env.sandbox {
-        Some(sandbox) => Some(sandbox.temp().map_err(|e| ToolError::Failed(e.to_string()))?),
+        Some(sandbox) => Some(
+            sandbox
+                .temp()
+                .map_err(|e| ToolError::Failed(e.to_string()))?,
+        ),
         None => None,
     };
     let cache = scratch
@@ -184,13 +188,15 @@ fn on_path(program: &str, vars: &crate::config::Env) -> bool {
 /// A private copy of the script `path` in `dir`, for a sandbox that keeps its original
 /// out of reach.
 fn copy_into(path: &std::path::Path, dir: &std::path::Path) -> Result<OutputFile, ToolError> {
-    let name = path.file_name().map_or_else(
-        || "tool".to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let name = path
+        .file_name()
+        .map_or_else(|| "tool".to_string(), |n| n.to_string_lossy().into_owned());
     let copy = OutputFile(dir.join(format!(".tool.{:08x}.{name}", fastrand::u32(..))));
     std::fs::copy(path, &copy.0).map_err(|e| {
-        ToolError::Failed(format!("cannot copy {} into the sandbox: {e}", path.display()))
+        ToolError::Failed(format!(
+            "cannot copy {} into the sandbox: {e}",
+            path.display()
+        ))
     })?;
     Ok(copy)
 }

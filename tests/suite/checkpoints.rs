@@ -198,7 +198,10 @@ fn a_rewind_keeps_modes_and_an_interrupted_one_is_finished_by_the_next() {
         .assert()
         .success();
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "v2\n");
-    env.loki().args(["-s", "work", "--rewind"]).assert().success();
+    env.loki()
+        .args(["-s", "work", "--rewind"])
+        .assert()
+        .success();
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "v1\n");
     assert_eq!(mode(&a), 0o600, "the mode came back");
     assert!(!b.exists());
@@ -230,7 +233,11 @@ fn a_rewind_keeps_modes_and_an_interrupted_one_is_finished_by_the_next() {
     .unwrap();
     std::fs::write(&a, "v1\n").unwrap();
     assert!(b.exists() && session(&env).contains("change a and add b"));
-    let out = env.loki().args(["-s", "work", "--rewind"]).assert().success();
+    let out = env
+        .loki()
+        .args(["-s", "work", "--rewind"])
+        .assert()
+        .success();
     let said = stdout(&out);
     assert!(said.contains("interrupted rewind"), "{said}");
     assert!(!b.exists(), "{said}");
@@ -248,7 +255,11 @@ fn a_rewind_keeps_modes_and_an_interrupted_one_is_finished_by_the_next() {
     for object in std::fs::read_dir(&objects).unwrap().flatten() {
         std::fs::remove_file(object.path()).unwrap();
     }
-    let out = env.loki().args(["-s", "work", "--rewind"]).assert().failure();
+    let out = env
+        .loki()
+        .args(["-s", "work", "--rewind"])
+        .assert()
+        .failure();
     assert!(stderr(&out).contains("no longer kept"), "{}", stderr(&out));
     assert!(b.exists(), "nothing was changed");
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "v2\n");

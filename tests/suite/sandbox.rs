@@ -82,7 +82,10 @@ fn program(name: &str) {
         .args(["-c", &format!("command -v {name}")])
         .output()
         .is_ok_and(|o| o.status.success());
-    assert!(found, "`{name}` is needed by this test (.ci/run installs it)");
+    assert!(
+        found,
+        "`{name}` is needed by this test (.ci/run installs it)"
+    );
 }
 
 #[test]
@@ -98,7 +101,10 @@ fn commands_change_nothing_outside_the_working_tree() {
         &env,
         &[],
         &[
-            ("inside", "echo made > inside.txt && chmod 600 inside.txt && echo ok"),
+            (
+                "inside",
+                "echo made > inside.txt && chmod 600 inside.txt && echo ok",
+            ),
             ("write", &format!("echo pwned > {v}")),
             ("chmod", &format!("chmod 777 {v}")),
             ("chown", &format!("chown 65534 {v}")),
@@ -115,7 +121,10 @@ fn commands_change_nothing_outside_the_working_tree() {
     assert_eq!(mode_of(&env.work_dir().join("inside.txt")), 0o600);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
     assert_eq!(mode_of(&victim), 0o644, "{results:?}");
-    assert_eq!(std::fs::metadata(&victim).unwrap().modified().unwrap(), before);
+    assert_eq!(
+        std::fs::metadata(&victim).unwrap().modified().unwrap(),
+        before
+    );
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&victim).unwrap().uid(), rustix_uid());
     let xattrs = std::process::Command::new("getfattr")
@@ -167,14 +176,20 @@ fn credentials_and_loki_s_own_files_cannot_be_read_even_through_links() {
             ("symlink", &format!("ln -s {k} k && cat k")),
             ("hardlink", &format!("ln {k} h; cat h")),
             ("procroot", &format!("cat /proc/self/root{k}")),
-            ("grep", &format!("grep -r . {}", key.parent().unwrap().display())),
+            (
+                "grep",
+                &format!("grep -r . {}", key.parent().unwrap().display()),
+            ),
             ("ls", "ls -a ~/.ssh"),
         ],
     );
     let all = format!("{results:?}");
     assert!(!all.contains("PRIVATE-KEY-MATERIAL"), "{all}");
     assert!(!all.contains("fake:gpt"), "the config was read: {all}");
-    assert!(result(&results, "cat").contains("Permission denied"), "{all}");
+    assert!(
+        result(&results, "cat").contains("Permission denied"),
+        "{all}"
+    );
 
     // Without the sandbox the key is readable: the test can fail.
     let results = run_commands(
@@ -182,7 +197,10 @@ fn credentials_and_loki_s_own_files_cannot_be_read_even_through_links() {
         &["--sandbox", "danger-full-access"],
         &[("cat", &format!("cat {k} | rev"))],
     );
-    assert!(result(&results, "cat").contains("LAIRETAM-YEK-ETAVIRP"), "{results:?}");
+    assert!(
+        result(&results, "cat").contains("LAIRETAM-YEK-ETAVIRP"),
+        "{results:?}"
+    );
 }
 
 #[test]
@@ -193,7 +211,13 @@ fn other_processes_cannot_be_reached() {
     let socket = env.root().join("tmux.sock");
     let stolen = outside.join("stolen.txt");
     let started = std::process::Command::new("tmux")
-        .args(["-S", &socket.display().to_string(), "new-session", "-d", "sleep 120"])
+        .args([
+            "-S",
+            &socket.display().to_string(),
+            "new-session",
+            "-d",
+            "sleep 120",
+        ])
         .status()
         .unwrap();
     assert!(started.success());
@@ -218,7 +242,10 @@ fn other_processes_cannot_be_reached() {
                 "environ",
                 "for f in /proc/*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null | grep LOKITEST | rev; echo scanned",
             ),
-            ("parent", "tr '\\0' '\\n' < /proc/$PPID/environ | rev; echo parent=$?"),
+            (
+                "parent",
+                "tr '\\0' '\\n' < /proc/$PPID/environ | rev; echo parent=$?",
+            ),
             ("signal", "kill -9 -1; kill -TERM $PPID; echo signalled"),
             (
                 "ptrace",
@@ -229,7 +256,10 @@ fn other_processes_cannot_be_reached() {
     );
     let all = format!("{results:?}");
     assert!(!stolen.exists(), "tmux acted for the command: {all}");
-    assert!(!all.contains("EULAVTERCESTSETIKOL"), "loki's environment was read: {all}");
+    assert!(
+        !all.contains("EULAVTERCESTSETIKOL"),
+        "loki's environment was read: {all}"
+    );
     // loki itself survived the signals and finished the turn.
     assert!(result(&results, "signal").contains("signalled"), "{all}");
     assert!(result(&results, "ptrace").contains("ptrace -1 1"), "{all}");
@@ -313,7 +343,8 @@ fn the_network_is_off_unless_asked_for_and_loopback_works() {
     program("curl");
     let env = tools_env("");
     let url = env.server.base_url();
-    let probe = format!("curl -s -o /dev/null -m 5 -w '%{{http_code}}' {url}/models; echo \" curl=$?\"");
+    let probe =
+        format!("curl -s -o /dev/null -m 5 -w '%{{http_code}}' {url}/models; echo \" curl=$?\"");
     let loopback = "python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 & sleep 1; curl -s -o /dev/null -w 'local %{http_code}' http://127.0.0.1:8765/; kill $!";
     let results = run_commands(&env, &[], &[("net", &probe), ("lo", loopback)]);
     let net = result(&results, "net");
@@ -362,7 +393,10 @@ fn a_deny_rule_holds_whatever_the_spelling() {
     let commands: Vec<(&str, &str)> = commands.iter().map(|(i, c)| (i.as_str(), *c)).collect();
     let results = run_commands(&env, &[], &commands);
     for (id, content) in &results {
-        assert!(content.contains("denied by the user's permission rule"), "{id}: {content}");
+        assert!(
+            content.contains("denied by the user's permission rule"),
+            "{id}: {content}"
+        );
     }
     assert!(env.work_dir().join("victim.txt").exists());
     // What cannot be known is asked (and nobody is there to answer), even with --yolo.
@@ -405,7 +439,11 @@ fn an_allow_rule_never_lets_a_command_write_elsewhere() {
     assert!(result(&results, "out").contains("declined"), "{results:?}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
     // And even run (yolo), the sandbox keeps the write out of the tree.
-    run_commands(&env, &[], &[("out", &format!("git diff --output={}", target.display()))]);
+    run_commands(
+        &env,
+        &[],
+        &[("out", &format!("git diff --output={}", target.display()))],
+    );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
 }
 
@@ -430,12 +468,23 @@ fn a_read_rule_covers_grep_commands_and_every_reader() {
     env.write("app/.env", "DB_PASSWORD=pw-456-secret\n");
     env.write("notes.txt", "API_TOKEN is documented here\n");
     env.server.push(openai::tool_call_stream(&[
-        ("grep", "fs_grep", r#"{"pattern":"API_TOKEN|DB_PASSWORD","path":"."}"#),
+        (
+            "grep",
+            "fs_grep",
+            r#"{"pattern":"API_TOKEN|DB_PASSWORD","path":"."}"#,
+        ),
         ("read", "fs_read", r#"{"path":"app/.env"}"#),
-        ("cat", "execute_command", r#"{"command":"cat .env app/.env; grep -r secret ."}"#),
+        (
+            "cat",
+            "execute_command",
+            r#"{"command":"cat .env app/.env; grep -r secret ."}"#,
+        ),
     ]));
     env.server.push(openai::text_stream(&["done"]));
-    env.loki().args(["--yolo", "find the token"]).assert().success();
+    env.loki()
+        .args(["--yolo", "find the token"])
+        .assert()
+        .success();
     let results = tool_results(&env.server.last_request().json());
     let all = format!("{results:?}");
     assert!(!all.contains("tok-123") && !all.contains("pw-456"), "{all}");
@@ -458,11 +507,17 @@ fn mcp_rules_hold_through_invoke() {
     env.server.push(openai::text_stream(&["done"]));
     env.loki().args(["--yolo", "note"]).assert().success();
     let result = super::mcp::tool_result(&env.server.last_request().json());
-    assert!(result.contains("denied by the user's permission rule"), "{result}");
+    assert!(
+        result.contains("denied by the user's permission rule"),
+        "{result}"
+    );
     assert_eq!(std::fs::read_to_string(notes.path()).unwrap(), "");
     // deny_tools with loki's name for it too.
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
-    env.write_config(&cfg.replace("permissions:\n  deny: [\"mcp__test__note\"]\n", "deny_tools: [test_note]\n"));
+    env.write_config(&cfg.replace(
+        "permissions:\n  deny: [\"mcp__test__note\"]\n",
+        "deny_tools: [test_note]\n",
+    ));
     env.server.push(openai::tool_call_stream(&[(
         "c2",
         "mcp__invoke_test",
@@ -544,9 +599,13 @@ fn a_sub_agent_cannot_loosen_its_tree() {
         .server
         .requests()
         .iter()
-        .map(|r| r.json())
-        .filter(|b| b["messages"][0]["content"].as_str().unwrap_or_default().contains("WORKER"))
-        .last()
+        .map(crate::common::fake_llm::Recorded::json)
+        .rfind(|b| {
+            b["messages"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("WORKER")
+        })
         .expect("the worker ran");
     let results = format!("{:?}", tool_results(&worker));
     assert!(!env.work_dir().join("made.txt").exists(), "{results}");
@@ -575,7 +634,11 @@ fn an_acp_session_applies_its_project_s_rules() {
     std::fs::write(project.join("victim.txt"), "keep").unwrap();
     env.server.respond_for("/v1/chat", |request| {
         let body = request.json();
-        let last = body["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
+        let last = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .cloned()
+            .unwrap_or_default();
         if last["role"] == "tool" {
             return openai::text_stream(&[&format!(
                 "tool said: {}",
@@ -592,12 +655,27 @@ fn an_acp_session_applies_its_project_s_rules() {
             "project",
             &project.display().to_string(),
         ])
-        .env("LOKI_TEST_ENV", json!(env.env_pairs().into_iter().collect::<std::collections::HashMap<_, _>>()).to_string())
+        .env(
+            "LOKI_TEST_ENV",
+            json!(
+                env.env_pairs()
+                    .into_iter()
+                    .collect::<std::collections::HashMap<_, _>>()
+            )
+            .to_string(),
+        )
         .output()
         .unwrap();
     let report = String::from_utf8_lossy(&output.stdout);
-    assert!(project.join("victim.txt").exists(), "{report}\n{}", String::from_utf8_lossy(&output.stderr));
-    assert!(report.contains("denied by the user's permission rule"), "{report}");
+    assert!(
+        project.join("victim.txt").exists(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        report.contains("denied by the user's permission rule"),
+        "{report}"
+    );
 }
 
 /// Under `--serve` with tools, a key's tools touch nothing outside `api.tools.root`:
@@ -627,13 +705,37 @@ fn the_server_holds_every_tool_to_its_root() {
     let config = env.config_path().display().to_string();
     let config_mode = mode_of(&env.config_path());
     env.server.push(openai::tool_call_stream(&[
-        ("read-config", "fs_read", &json!({"path": config}).to_string()),
-        ("write-role", "fs_write", &json!({"path": roles.join("evil.md"), "contents": "pwned"}).to_string()),
+        (
+            "read-config",
+            "fs_read",
+            &json!({"path": config}).to_string(),
+        ),
+        (
+            "write-role",
+            "fs_write",
+            &json!({"path": roles.join("evil.md"), "contents": "pwned"}).to_string(),
+        ),
         ("read-etc", "fs_read", r#"{"path":"/etc/hostname"}"#),
-        ("grep", "fs_grep", &json!({"pattern": "fake", "path": env.config_dir()}).to_string()),
-        ("key", "execute_command", &json!({"command": format!("cat {}", key.display())}).to_string()),
-        ("environ", "execute_command", r#"{"command":"cat /proc/$PPID/environ | rev; echo x"}"#),
-        ("chmod", "execute_command", &json!({"command": format!("chmod 777 {}", config)}).to_string()),
+        (
+            "grep",
+            "fs_grep",
+            &json!({"pattern": "fake", "path": env.config_dir()}).to_string(),
+        ),
+        (
+            "key",
+            "execute_command",
+            &json!({"command": format!("cat {}", key.display())}).to_string(),
+        ),
+        (
+            "environ",
+            "execute_command",
+            r#"{"command":"cat /proc/$PPID/environ | rev; echo x"}"#,
+        ),
+        (
+            "chmod",
+            "execute_command",
+            &json!({"command": format!("chmod 777 {}", config)}).to_string(),
+        ),
     ]));
     env.server.push(openai::text_stream(&["done"]));
     let answer = served.post("/v1/sessions/t/completions", json!({"prompt": "go"}));
@@ -668,12 +770,16 @@ fn script_tools_and_get_diff_are_confined() {
     )
     .unwrap();
     ssh_key(&env);
-    env.server.push(openai::tool_call_stream(&[("e", "escape", "{}")]));
+    env.server
+        .push(openai::tool_call_stream(&[("e", "escape", "{}")]));
     env.server.push(openai::text_stream(&["done"]));
     env.loki().args(["--yolo", "go"]).assert().success();
     let results = tool_results(&env.server.last_request().json());
     assert!(result(&results, "e").contains("tried"), "{results:?}");
-    assert!(!format!("{results:?}").contains("PRIVATE-KEY"), "{results:?}");
+    assert!(
+        !format!("{results:?}").contains("PRIVATE-KEY"),
+        "{results:?}"
+    );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched");
 
     let git = |args: &[&str]| {
@@ -731,14 +837,25 @@ fn the_sandbox_holds_for_an_unprivileged_user() {
     )]));
     env.server.push(openai::text_stream(&["done"]));
     let mut cmd = std::process::Command::new("setpriv");
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", crate::common::LOKI, "--yolo", "go"]);
+    cmd.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        crate::common::LOKI,
+        "--yolo",
+        "go",
+    ]);
     cmd.env_clear();
     for (k, v) in env.env_pairs() {
         cmd.env(k, v);
     }
     cmd.current_dir(env.work_dir());
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let results = tool_results(&env.server.last_request().json());
     let r = result(&results, "n");
     assert!(r.contains("65534"), "{r}");

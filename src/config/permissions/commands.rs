@@ -7,15 +7,55 @@ use crate::shell_syntax::Invocation;
 /// Options by which programs usually run to read write files (or run other programs):
 /// an allow rule for the program does not cover a call that uses one.
 const WRITING_OPTIONS: &[(&str, &[&str])] = &[
-    ("git", &["--output", "-o", "--ext-diff", "--exec", "--upload-pack", "--receive-pack"]),
+    (
+        "git",
+        &[
+            "--output",
+            "-o",
+            "--ext-diff",
+            "--exec",
+            "--upload-pack",
+            "--receive-pack",
+        ],
+    ),
     ("sed", &["-i", "--in-place"]),
     ("perl", &["-i"]),
     ("sort", &["-o", "--output"]),
     ("uniq", &[]),
     ("rg", &["--pre"]),
-    ("curl", &["-o", "--output", "-O", "--remote-name", "--remote-name-all", "-D", "--dump-header", "-c", "--cookie-jar", "-K", "--config"]),
-    ("wget", &["-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix"]),
-    ("tar", &["-x", "--extract", "-c", "--create", "-f", "--file"]),
+    (
+        "curl",
+        &[
+            "-o",
+            "--output",
+            "-O",
+            "--remote-name",
+            "--remote-name-all",
+            "-D",
+            "--dump-header",
+            "-c",
+            "--cookie-jar",
+            "-K",
+            "--config",
+        ],
+    ),
+    (
+        "wget",
+        &[
+            "-O",
+            "--output-document",
+            "-o",
+            "--output-file",
+            "-a",
+            "--append-output",
+            "-P",
+            "--directory-prefix",
+        ],
+    ),
+    (
+        "tar",
+        &["-x", "--extract", "-c", "--create", "-f", "--file"],
+    ),
     ("zip", &[]),
     ("npm", &["--prefix"]),
 ];

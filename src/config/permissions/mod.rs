@@ -178,4 +178,3 @@ impl PermissionsConfig {
         self.deny.extend(other.deny);
     }
 }
-

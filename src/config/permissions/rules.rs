@@ -34,7 +34,14 @@ const READING_TOOLS: &[&str] = &[
 ];
 /// Tool names that write files.
 const WRITING_TOOLS: &[&str] = &[
-    "Write", "Edit", "MultiEdit", "NotebookEdit", "fs_write", "fs_edit", "fs_patch", "fs_mkdir",
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "fs_write",
+    "fs_edit",
+    "fs_patch",
+    "fs_mkdir",
     "fs_rm",
 ];
 
@@ -170,7 +177,9 @@ impl Rule {
                 absolute: true,
                 ..
             }) => glob.is_match(absolute),
-            Some(What::Pattern { glob, .. }) => !Path::new(shown).is_absolute() && glob.is_match(shown),
+            Some(What::Pattern { glob, .. }) => {
+                !Path::new(shown).is_absolute() && glob.is_match(shown)
+            }
         }
     }
 
@@ -290,7 +299,10 @@ impl Rules {
         let any_covers = |rule: &&Rule| {
             rule.names(names)
                 && (rule.what.is_none()
-                    || analysis.invocations.iter().any(|i| rule.covers_invocation(i)))
+                    || analysis
+                        .invocations
+                        .iter()
+                        .any(|i| rule.covers_invocation(i)))
         };
         if let Some(rule) = self.deny.iter().find(any_covers) {
             return Some(RuleVerdict::Deny(rule.text.clone()));
@@ -310,7 +322,11 @@ impl Rules {
         if let Some(rule) = self.ask.iter().find(any_covers) {
             return Some(RuleVerdict::Ask(rule.text.clone()));
         }
-        if let Some(rule) = self.allow.iter().find(|r| r.names(names) && r.what.is_none()) {
+        if let Some(rule) = self
+            .allow
+            .iter()
+            .find(|r| r.names(names) && r.what.is_none())
+        {
             return Some(RuleVerdict::Allow(rule.text.clone()));
         }
         // Each program must be allowed, and nothing may be hidden or write files.
@@ -369,7 +385,11 @@ impl Rules {
         self.deny
             .iter()
             .filter(|r| r.family == Some(Family::Read))
-            .filter_map(|r| r.text.split_once('(').map(|(_, w)| w.trim_end_matches(')').trim()))
+            .filter_map(|r| {
+                r.text
+                    .split_once('(')
+                    .map(|(_, w)| w.trim_end_matches(')').trim())
+            })
             .collect()
     }
 
@@ -503,13 +523,20 @@ mod tests {
 
     #[test]
     fn read_rules_cover_every_reader() {
-        let r = rules(&[], &[], &["Read(.env)", "Read(~/.aws/**)", "Edit(src/generated/**)"]);
+        let r = rules(
+            &[],
+            &[],
+            &["Read(.env)", "Read(~/.aws/**)", "Edit(src/generated/**)"],
+        );
         let abs = Path::new("/x");
         assert_eq!(r.denies_read(".env", abs), Some("Read(.env)"));
         assert_eq!(r.denies_read("app/.env", abs), Some("Read(.env)"));
         assert_eq!(r.denies_read("env.txt", abs), None);
         assert!(r.denies_read_in_tree("app/.env"));
-        assert_eq!(r.denies_write("src/generated/a.rs", abs), Some("Edit(src/generated/**)"));
+        assert_eq!(
+            r.denies_write("src/generated/a.rs", abs),
+            Some("Edit(src/generated/**)")
+        );
         assert_eq!(r.denies_read("src/generated/a.rs", abs), None);
         if let Some(home) = dirs::home_dir() {
             let key = home.join(".aws/credentials");

@@ -57,16 +57,14 @@ pub(super) fn confine(policy: &Policy, then: &Then<'_>) -> Result<ExitCode, Stri
         },
         Ok(Err(gate)) => {
             // In the child: die with the wrapper, from before it lets us go on.
-            rustix::process::set_parent_process_death_signal(Some(
-                rustix::process::Signal::KILL,
-            ))
-            .map_err(|e| e.to_string())?;
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(|e| e.to_string())?;
             if !gate.wait() {
                 return Ok(ExitCode::from(super::REFUSED));
             }
             rustix::process::setsid().map_err(|e| format!("setsid: {e}"))?;
-            let view = namespaces::build_view(policy, &sockets, &staging)
-                .map_err(|e| e.to_string())?;
+            let view =
+                namespaces::build_view(policy, &sockets, &staging).map_err(|e| e.to_string())?;
             // The working directory was entered before the writable binds were mounted
             // over it: enter it again, through them.
             if let Ok(cwd) = std::env::current_dir() {

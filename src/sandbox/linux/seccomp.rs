@@ -65,12 +65,22 @@ fn compile(
     arch: TargetArch,
 ) -> Result<BpfProgram, String> {
     let errno = u32::try_from(errno).unwrap_or(1);
-    SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(errno), arch)
-        .and_then(BpfProgram::try_from)
-        .map_err(|e| e.to_string())
+    SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno),
+        arch,
+    )
+    .and_then(BpfProgram::try_from)
+    .map_err(|e| e.to_string())
 }
 
-fn arg(index: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, String> {
+fn arg(
+    index: u8,
+    len: SeccompCmpArgLen,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, String> {
     SeccompCondition::new(index, len, op, value).map_err(|e| e.to_string())
 }
 
@@ -153,7 +163,7 @@ fn refused_rules(needs: Needs) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String
     } else if !needs.namespaces && !needs.network {
         rules.insert(
             libc::SYS_socket,
-            vec![rule(vec![arg(0, dword.clone(), SeccompCmpOp::Ne, unix)?])?],
+            vec![rule(vec![arg(0, dword, SeccompCmpOp::Ne, unix)?])?],
         );
     }
     if !needs.namespaces {
@@ -163,7 +173,12 @@ fn refused_rules(needs: Needs) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String
         // `futimens(fd)` (no path) stays: `touch` of a file it just created uses it.
         rules.insert(
             libc::SYS_utimensat,
-            vec![rule(vec![arg(1, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)?])?],
+            vec![rule(vec![arg(
+                1,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::Ne,
+                0,
+            )?])?],
         );
     }
     Ok(rules)

@@ -35,11 +35,17 @@ pub(super) fn clone(flags: libc::c_int) -> io::Result<Forked> {
     // as after `fork`; the wrapper is single-threaded, so no lock can be held by a thread
     // that does not exist in the child, which may then allocate and make any call before
     // it execs. The remaining arguments (parent/child tid pointers, TLS) are unused.
-    let pid = check(unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) })?;
-    Ok(match i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
-        Some(pid) => Forked::Parent(pid),
-        None => Forked::Child,
-    })
+    let pid =
+        check(unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) })?;
+    Ok(
+        match i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            Some(pid) => Forked::Parent(pid),
+            None => Forked::Child,
+        },
+    )
 }
 
 /// `struct mount_attr` of `mount_setattr(2)`.
