@@ -65,21 +65,23 @@ pub(crate) fn build(
         .collect();
     let mut deny_read = state.paths.private();
     deny_read.extend(config.sandbox.deny_read.iter().map(resolve));
-    deny_read.extend(denied_by_rules(cwd, rules));
     let home = state
         .env
         .get("HOME")
         .map(PathBuf::from)
         .or_else(dirs::home_dir);
+    let walk_cwd = cwd.to_path_buf();
+    let walk_rules = rules.clone();
     let input = PolicyInput {
-        cwd,
-        writable: &writable,
-        deny_read: &deny_read,
+        cwd: cwd.to_path_buf(),
+        writable,
+        deny_read,
+        deny_later: Some(Box::new(move || denied_by_rules(&walk_cwd, &walk_rules))),
         network: config.sandbox.network,
-        home: home.as_deref(),
+        home,
         reads_held: held,
     };
-    Sandbox::new(mode, &input)
+    Sandbox::new(mode, input)
         .map(|s| Some(Arc::new(if held { s.holding_tools_to_root() } else { s })))
         .map_err(|e| format!("cannot set up the sandbox in {}: {e}", cwd.display()))
 }

@@ -46,12 +46,15 @@ const PROBE_FLAG: &str = "--probe";
 const REFUSED: u8 = 126;
 
 /// One confinement: its policy and the private temporary directory it owns (removed when
-/// the sandbox is dropped).
+/// the sandbox is dropped). The policy is worked out when first needed: a conversation
+/// that never runs a command or touches a file pays nothing for it.
 #[derive(Debug)]
 pub struct Sandbox {
-    policy: Policy,
-    /// `policy` as the wrapper receives it.
-    encoded: String,
+    mode: SandboxMode,
+    input: PolicyInput,
+    temp: PathBuf,
+    /// The policy and its text for the wrapper, once worked out.
+    policy: OnceLock<(Policy, String)>,
     /// The working directory it was made for.
     root: PathBuf,
     /// File tools, too, may touch nothing outside `root` (`loki --serve`).
@@ -63,15 +66,14 @@ pub struct Sandbox {
 impl Sandbox {
     /// A sandbox of `mode` (not `danger-full-access`) for `input`, with a fresh private
     /// temporary directory.
-    pub fn new(mode: SandboxMode, input: &PolicyInput<'_>) -> std::io::Result<Self> {
-        let root = std::fs::canonicalize(input.cwd)?;
+    pub fn new(mode: SandboxMode, input: PolicyInput) -> std::io::Result<Self> {
+        let root = std::fs::canonicalize(&input.cwd)?;
         let temp = std::env::temp_dir().join(format!("loki-sandbox-{}", uuid::Uuid::new_v4()));
-        let policy = Policy::new(mode, input, &temp);
-        let encoded =
-            serde_json::to_string(&policy).map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Self {
-            policy,
-            encoded,
+            mode,
+            input,
+            temp,
+            policy: OnceLock::new(),
             root,
             held: false,
             made: OnceLock::new(),
@@ -92,12 +94,20 @@ impl Sandbox {
 
     /// Its mode.
     pub fn mode(&self) -> SandboxMode {
-        self.policy.mode
+        self.mode
     }
 
     /// What it enforces.
     pub fn policy(&self) -> &Policy {
-        &self.policy
+        &self.worked_out().0
+    }
+
+    fn worked_out(&self) -> &(Policy, String) {
+        self.policy.get_or_init(|| {
+            let policy = Policy::new(self.mode, &self.input, &self.temp);
+            let encoded = serde_json::to_string(&policy).unwrap_or_default();
+            (policy, encoded)
+        })
     }
 
     /// The working directory it was made for.
@@ -109,12 +119,12 @@ impl Sandbox {
     pub fn temp(&self) -> std::io::Result<&Path> {
         self.made
             .get_or_init(|| {
-                create_private_dir(&self.policy.temp)
-                    .map_err(|e| format!("cannot make {}: {e}", self.policy.temp.display()))
+                create_private_dir(&self.temp)
+                    .map_err(|e| format!("cannot make {}: {e}", self.temp.display()))
             })
             .clone()
             .map_err(std::io::Error::other)?;
-        Ok(&self.policy.temp)
+        Ok(&self.temp)
     }
 
     /// The command that runs `program` with `args`, confined (as it is, in a
@@ -128,7 +138,7 @@ impl Sandbox {
         program: impl AsRef<std::ffi::OsStr>,
         args: &[impl AsRef<std::ffi::OsStr>],
     ) -> Result<tokio::process::Command, String> {
-        if self.policy.mode == SandboxMode::DangerFullAccess {
+        if self.mode == SandboxMode::DangerFullAccess {
             let mut plain = tokio::process::Command::new(program);
             plain.args(args);
             return Ok(plain);
@@ -137,14 +147,14 @@ impl Sandbox {
             return Err(format!(
                 "the sandbox ({}) cannot confine commands on this system: {why}; nothing was \
                  run (the user can choose --sandbox danger-full-access)",
-                self.policy.mode
+                self.mode
             ));
         }
         self.temp().map_err(|e| e.to_string())?;
         let mut wrapped = tokio::process::Command::new(loki_binary());
         wrapped
             .arg(EXEC_FLAG)
-            .arg(&self.encoded)
+            .arg(&self.worked_out().1)
             .arg("--")
             .arg(program)
             .args(args);
@@ -153,18 +163,18 @@ impl Sandbox {
 
     /// The variables that point a command's temporary files into the sandbox.
     pub fn temp_vars(&self) -> [(&'static str, &Path); 3] {
-        let temp = self.policy.temp.as_path();
+        let temp = self.temp.as_path();
         [("TMPDIR", temp), ("TMP", temp), ("TEMP", temp)]
     }
 
     /// Whether a file tool may change `path` (absolute) under this sandbox.
     pub fn may_write(&self, path: &Path) -> bool {
-        self.policy.may_write(&resolved(path))
+        self.policy().may_write(&resolved(path))
     }
 
     /// Whether a file tool may read `path` (absolute) under this sandbox.
     pub fn may_read(&self, path: &Path) -> bool {
-        self.policy.may_read(&resolved(path))
+        self.policy().may_read(&resolved(path))
     }
 
     /// The layers this system gives a sandbox (probed once per process), or why it
@@ -177,7 +187,7 @@ impl Sandbox {
 impl Drop for Sandbox {
     fn drop(&mut self) {
         if self.made.get().is_some_and(Result::is_ok) {
-            let _ = std::fs::remove_dir_all(&self.policy.temp);
+            let _ = std::fs::remove_dir_all(&self.temp);
         }
     }
 }
@@ -273,16 +283,11 @@ fn run_probe() -> Result<Layers, String> {
     if cfg!(not(target_os = "linux")) {
         return Err(UNSUPPORTED.into());
     }
-    let cwd = std::env::temp_dir();
     let sandbox = Sandbox::new(
         SandboxMode::WorkspaceWrite,
-        &PolicyInput {
-            cwd: &cwd,
-            writable: &[],
-            deny_read: &[],
-            network: false,
-            home: None,
-            reads_held: false,
+        PolicyInput {
+            cwd: std::env::temp_dir(),
+            ..PolicyInput::default()
         },
     )
     .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
@@ -292,7 +297,7 @@ fn run_probe() -> Result<Layers, String> {
     let output = std::process::Command::new(loki_binary())
         .arg(EXEC_FLAG)
         .arg(PROBE_FLAG)
-        .arg(&sandbox.encoded)
+        .arg(&sandbox.worked_out().1)
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("cannot start the sandbox: {e}"))?;

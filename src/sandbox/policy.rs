@@ -77,39 +77,58 @@ pub const SYSTEM_READ: &[&str] = &[
     "/proc", "/sys",
 ];
 
+/// Paths found only when the policy is first needed (walking the working tree for the
+/// files a glob `Read(…)` rule names).
+pub type LaterPaths = Box<dyn Fn() -> Vec<PathBuf> + Send + Sync>;
+
 /// What a policy is made from.
-#[derive(Debug, Clone)]
-pub struct PolicyInput<'a> {
+#[derive(Default)]
+pub struct PolicyInput {
     /// The working directory (writable in `workspace-write`).
-    pub cwd: &'a Path,
+    pub cwd: PathBuf,
     /// More directories commands may write (`--add-dir`, `additional_directories`,
     /// `sandbox.writable`).
-    pub writable: &'a [PathBuf],
+    pub writable: Vec<PathBuf>,
     /// More paths they may not read (`sandbox.deny_read`, `Read(…)` deny rules, loki's
     /// own directories and files).
-    pub deny_read: &'a [PathBuf],
+    pub deny_read: Vec<PathBuf>,
+    /// More denied paths, found when the policy is first needed.
+    pub deny_later: Option<LaterPaths>,
     /// `sandbox.network`.
     pub network: bool,
     /// The user's home directory, whose credential files are denied.
-    pub home: Option<&'a Path>,
+    pub home: Option<PathBuf>,
     /// Reads held to the system's directories and the writable ones ([`SYSTEM_READ`]).
     pub reads_held: bool,
 }
 
+impl std::fmt::Debug for PolicyInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyInput")
+            .field("cwd", &self.cwd)
+            .field("writable", &self.writable)
+            .field("deny_read", &self.deny_read)
+            .field("network", &self.network)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Policy {
     /// The policy of `mode` for `input`, writing temporary files into `temp`.
-    pub fn new(mode: SandboxMode, input: &PolicyInput<'_>, temp: &Path) -> Self {
+    pub fn new(mode: SandboxMode, input: &PolicyInput, temp: &Path) -> Self {
         let mut writable = vec![canonical(temp)];
         if mode != SandboxMode::ReadOnly {
-            writable.push(canonical(input.cwd));
+            writable.push(canonical(&input.cwd));
             writable.extend(input.writable.iter().map(|p| canonical(p)));
         }
         dedup_nested(&mut writable);
+        let later = input.deny_later.as_ref().map(|f| f()).unwrap_or_default();
         let mut deny_read: Vec<PathBuf> = input
             .home
-            .into_iter()
+            .iter()
             .flat_map(|home| HOME_SECRETS.iter().map(move |s| home.join(s)))
             .chain(input.deny_read.iter().cloned())
+            .chain(later)
             .filter_map(|p| std::fs::canonicalize(p).ok())
             // A denied directory that holds a writable one (the user works inside
             // `~/.config/loki`) gives way; the specific files listed with it stay denied.
@@ -125,7 +144,7 @@ impl Policy {
                 .iter()
                 .map(PathBuf::from)
                 .filter(|p| p.exists())
-                .chain(std::iter::once(canonical(input.cwd)))
+                .chain(std::iter::once(canonical(&input.cwd)))
                 .collect()
         });
         Self {
@@ -192,12 +211,11 @@ mod tests {
             home.join("missing"),
         ];
         let input = PolicyInput {
-            cwd: &work,
-            writable: &[work.join("sub")],
-            deny_read: &deny,
-            network: false,
-            home: Some(&home),
-            reads_held: false,
+            cwd: work.clone(),
+            writable: vec![work.join("sub")],
+            deny_read: deny.to_vec(),
+            home: Some(home.clone()),
+            ..PolicyInput::default()
         };
         let policy = Policy::new(SandboxMode::WorkspaceWrite, &input, &temp);
         assert_eq!(policy.writable, [home.join("work"), temp.clone()]);
@@ -219,7 +237,7 @@ mod tests {
         // Working inside loki's config directory: the directory gives way, its config
         // file stays denied.
         let inside = PolicyInput {
-            cwd: &home.join(".config/loki"),
+            cwd: home.join(".config/loki"),
             ..input
         };
         let policy = Policy::new(SandboxMode::WorkspaceWrite, &inside, &temp);
