@@ -60,6 +60,10 @@ pub struct HookCommand {
     /// Seconds before it is stopped (default [`DEFAULT_TIMEOUT`]).
     #[serde(default)]
     pub timeout: Option<u64>,
+    /// Run it in the conversation's sandbox (a hook is the user's own program and runs
+    /// outside unless this says so; docs/sandbox.md).
+    #[serde(default)]
+    pub sandbox: bool,
 }
 
 fn command_kind() -> String {

@@ -168,12 +168,10 @@ fn configured_hooks(
     let notices = Arc::clone(notices);
     let warn: hooks::command::Warn =
         Arc::new(move |line: &str| notices(&format!("warning: {line}")));
-    Some(Arc::new(hooks::command::CommandHooks::new(
-        settings,
-        ctx.cwd.clone(),
-        ctx.id.to_string(),
-        warn,
-    )))
+    Some(Arc::new(
+        hooks::command::CommandHooks::new(settings, ctx.cwd.clone(), ctx.id.to_string(), warn)
+            .confined(ctx.sandbox.clone()),
+    ))
 }
 
 /// One conversation and its lifecycle.
@@ -236,7 +234,6 @@ impl Conversation {
         ctx.auto_continue = spec.auto_continue;
         ctx.client_tools = spec.client_tools;
         let notices = spec.notices.unwrap_or_else(|| Arc::new(|_: &str| {}));
-        ctx.tool_hooks = hooks::Chain::of(configured_hooks(state, &ctx, &notices), spec.hooks);
         ctx.client_mcp_servers.extend(
             spec.mcp_servers
                 .into_iter()
@@ -269,6 +266,7 @@ impl Conversation {
                 .map_err(CoreError::Conflict)?
             }
         };
+        ctx.tool_hooks = hooks::Chain::of(configured_hooks(state, &ctx, &notices), spec.hooks);
         if spec.otr {
             ctx.otr.set(true);
             ctx.save = false;

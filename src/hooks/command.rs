@@ -33,6 +33,8 @@ pub struct CommandHooks {
     cwd: PathBuf,
     session_id: String,
     warn: Warn,
+    /// Where hooks marked `sandbox: true` run (none: the conversation has no sandbox).
+    sandbox: Option<std::sync::Arc<crate::sandbox::Sandbox>>,
 }
 
 /// How one command ended.
@@ -66,7 +68,14 @@ impl CommandHooks {
             cwd,
             session_id,
             warn,
+            sandbox: None,
         }
+    }
+
+    /// The same hooks, with those marked `sandbox: true` confined to `sandbox`.
+    pub fn confined(mut self, sandbox: Option<std::sync::Arc<crate::sandbox::Sandbox>>) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 
     /// Runs the commands of `event` (for `tool`, when it has one) with `input`, in order;
@@ -132,10 +141,21 @@ impl CommandHooks {
 
     async fn run_one(&self, hook: &HookCommand, stdin: &str) -> Ran {
         let timeout = Duration::from_secs(hook.timeout.unwrap_or(DEFAULT_TIMEOUT).max(1));
-        let mut command = tokio::process::Command::new("sh");
+        let mut command = match self.sandbox.as_ref().filter(|_| hook.sandbox) {
+            Some(sandbox) => match sandbox.command("sh", &["-c", hook.command.as_str()]) {
+                Ok(mut confined) => {
+                    confined.envs(sandbox.temp_vars());
+                    confined
+                }
+                Err(why) => return Ran::Failed(why),
+            },
+            None => {
+                let mut plain = tokio::process::Command::new("sh");
+                plain.arg("-c").arg(&hook.command);
+                plain
+            }
+        };
         command
-            .arg("-c")
-            .arg(&hook.command)
             .current_dir(&self.cwd)
             .env("LOKI_PROJECT_DIR", &self.cwd)
             .env("CLAUDE_PROJECT_DIR", &self.cwd)

@@ -863,3 +863,23 @@ fn the_sandbox_holds_for_an_unprivileged_user() {
     assert!(!r.contains("PRIVATE-KEY"), "{r}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
 }
+
+/// Hooks are the user's own programs and run outside the sandbox — unless one says
+/// `sandbox: true`.
+#[test]
+fn a_hook_runs_in_the_sandbox_only_when_it_asks_to() {
+    let env = TestEnv::new();
+    let outside = outside(&env);
+    let free = outside.join("free.txt");
+    let confined = outside.join("confined.txt");
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "hooks:\n  UserPromptSubmit:\n    - hooks:\n        - type: command\n          command: \"touch {}\"\n        - type: command\n          command: \"touch {} 2>/dev/null; true\"\n          sandbox: true\n{cfg}",
+        free.display(),
+        confined.display()
+    ));
+    env.server.push(openai::text_stream(&["hi"]));
+    env.loki().arg("hello").assert().success();
+    assert!(free.exists(), "a hook runs with the user's rights");
+    assert!(!confined.exists(), "a sandboxed hook cannot write outside");
+}
