@@ -224,6 +224,12 @@ fn other_processes_cannot_be_reached() {
     let _server = KillTmux(socket.clone());
     let s = socket.display();
     let key = ssh_key(&env);
+    // A process of the user's, outside: the command must not be able to signal it.
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let bystander = sleeper.id();
     // The provider key loki holds (and withholds from commands) is in its own environ.
     let results = run_commands_with(
         &env,
@@ -246,7 +252,10 @@ fn other_processes_cannot_be_reached() {
                 "parent",
                 "tr '\\0' '\\n' < /proc/$PPID/environ | rev; echo parent=$?",
             ),
-            ("signal", "kill -9 -1; kill -TERM $PPID; echo signalled"),
+            (
+                "signal",
+                &format!("kill -9 {bystander}; kill -TERM $PPID; echo signalled"),
+            ),
             (
                 "ptrace",
                 "python3 -c \"import ctypes; l=ctypes.CDLL(None, use_errno=True); print('ptrace', l.ptrace(16, 1, 0, 0), ctypes.get_errno())\"",
@@ -260,8 +269,13 @@ fn other_processes_cannot_be_reached() {
         !all.contains("EULAVTERCESTSETIKOL"),
         "loki's environment was read: {all}"
     );
-    // loki itself survived the signals and finished the turn.
+    // loki itself and the user's other process survived the signals.
     assert!(result(&results, "signal").contains("signalled"), "{all}");
+    assert!(
+        sleeper.try_wait().unwrap().is_none(),
+        "a process outside was killed: {all}"
+    );
+    let _ = sleeper.kill();
     assert!(result(&results, "ptrace").contains("ptrace -1 1"), "{all}");
     let procs: usize = result(&results, "procs")
         .lines()
@@ -882,4 +896,43 @@ fn a_hook_runs_in_the_sandbox_only_when_it_asks_to() {
     env.loki().arg("hello").assert().success();
     assert!(free.exists(), "a hook runs with the user's rights");
     assert!(!confined.exists(), "a sandboxed hook cannot write outside");
+}
+
+/// The REPL shows the sandbox (`.sandbox`, `.info`, the prompt) and the user switches it;
+/// a command run after `.sandbox read-only` cannot write even the working tree.
+#[test]
+fn the_repl_shows_and_switches_the_sandbox() {
+    use crate::common::pty::Pty;
+    let env = tools_env("");
+    env.server.push(openai::tool_call_stream(&[(
+        "w",
+        "execute_command",
+        r#"{"command":"echo x > made.txt; echo wrote=$?"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["tried"]));
+    let mut pty = Pty::spawn(&env, &["--yolo"], &[("NO_COLOR", "1")]);
+    pty.expect("fake:gpt-4o-mini)> ");
+    pty.send(".sandbox\r");
+    pty.expect("sandbox: workspace-write (network off; namespaces, Landlock");
+    pty.expect("fake:gpt-4o-mini)> ");
+    pty.send(".sandbox read-only\r");
+    pty.expect("sandbox: read-only");
+    pty.expect("[read-only]");
+    pty.send(".info\r");
+    pty.expect("read-only (network off");
+    pty.expect("[read-only]");
+    pty.send("make a file\r");
+    pty.expect("tried");
+    pty.send(".exit\r");
+    pty.read_to_end();
+    assert!(!env.work_dir().join("made.txt").exists());
+    let results = tool_results(&env.server.last_request().json());
+    assert!(
+        result(&results, "w").contains("Read-only file system"),
+        "{results:?}"
+    );
+    // --info shows the configured sandbox.
+    let info = env.loki().arg("--info").assert().success();
+    let text = crate::common::stdout(&info);
+    assert!(text.contains("workspace-write"), "{text}");
 }
