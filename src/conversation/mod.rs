@@ -263,7 +263,7 @@ impl Conversation {
                     &ctx.tool_policy.rules,
                     false,
                 )
-                .map_err(CoreError::Conflict)?
+                .map_err(|e| CoreError::Conflict(e.to_string()))?
             }
         };
         ctx.tool_hooks = hooks::Chain::of(configured_hooks(state, &ctx, &notices), spec.hooks);

@@ -1109,7 +1109,7 @@ fn tighten_sandbox(
         &ctx.tool_policy.rules,
         held,
     )
-    .map_err(CoreError::Conflict)?;
+    .map_err(|e| CoreError::Conflict(e.to_string()))?;
     Ok(())
 }
 
@@ -1155,7 +1155,7 @@ fn set_sandbox(
             &ctx.tool_policy.rules,
             held,
         )
-        .map_err(CoreError::Conflict)?;
+        .map_err(|e| CoreError::Conflict(e.to_string()))?;
     }
     let shown = super::confinement::describe(ctx.sandbox.as_deref(), network);
     if mode == wanted {

@@ -44,7 +44,7 @@ pub(crate) fn build(
     add_dirs: &[PathBuf],
     rules: &Rules,
     held: bool,
-) -> Result<Option<Arc<Sandbox>>, String> {
+) -> Result<Option<Arc<Sandbox>>, crate::sandbox::SandboxError> {
     if mode == SandboxMode::DangerFullAccess && !held {
         return Ok(None);
     }
@@ -83,7 +83,7 @@ pub(crate) fn build(
     };
     Sandbox::new(mode, input)
         .map(|s| Some(Arc::new(if held { s.holding_tools_to_root() } else { s })))
-        .map_err(|e| format!("cannot set up the sandbox in {}: {e}", cwd.display()))
+        .map_err(|e| crate::sandbox::SandboxError::Start(format!("{}: {e}", cwd.display())))
 }
 
 /// The paths of the working tree that `Read(…)` deny rules name: literal ones as they

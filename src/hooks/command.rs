@@ -147,7 +147,7 @@ impl CommandHooks {
                     confined.envs(sandbox.temp_vars());
                     confined
                 }
-                Err(why) => return Ran::Failed(why),
+                Err(why) => return Ran::Failed(why.to_string()),
             },
             None => {
                 let mut plain = tokio::process::Command::new("sh");

@@ -21,6 +21,7 @@
 //! command unconfined. Other systems have no confinement yet: on macOS it would be a
 //! Seatbelt profile passed to `sandbox-exec` at the same seam (docs/sandbox.md).
 
+mod error;
 mod layers;
 #[cfg(target_os = "linux")]
 mod linux;
@@ -32,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::OnceLock;
 
+pub use error::SandboxError;
 pub use layers::Layers;
 pub use policy::{Policy, PolicyInput};
 pub use settings::{SandboxMode, SandboxSettings};
@@ -60,7 +62,7 @@ pub struct Sandbox {
     /// File tools, too, may touch nothing outside `root` (`loki --serve`).
     held: bool,
     /// Whether the private temporary directory was made (on first use).
-    made: OnceLock<Result<(), String>>,
+    made: OnceLock<Result<(), SandboxError>>,
 }
 
 impl Sandbox {
@@ -116,14 +118,15 @@ impl Sandbox {
     }
 
     /// The private temporary directory (`TMPDIR` of every command), made on first use.
-    pub fn temp(&self) -> std::io::Result<&Path> {
+    pub fn temp(&self) -> Result<&Path, SandboxError> {
         self.made
             .get_or_init(|| {
-                create_private_dir(&self.temp)
-                    .map_err(|e| format!("cannot make {}: {e}", self.temp.display()))
+                create_private_dir(&self.temp).map_err(|e| SandboxError::TempDir {
+                    path: self.temp.display().to_string(),
+                    message: e.to_string(),
+                })
             })
-            .clone()
-            .map_err(std::io::Error::other)?;
+            .clone()?;
         Ok(&self.temp)
     }
 
@@ -137,20 +140,20 @@ impl Sandbox {
         &self,
         program: impl AsRef<std::ffi::OsStr>,
         args: &[impl AsRef<std::ffi::OsStr>],
-    ) -> Result<tokio::process::Command, String> {
+    ) -> Result<tokio::process::Command, SandboxError> {
         if self.mode == SandboxMode::DangerFullAccess {
             let mut plain = tokio::process::Command::new(program);
             plain.args(args);
             return Ok(plain);
         }
         if let Err(why) = probe() {
-            return Err(format!(
+            return Err(SandboxError::Unconfinable(format!(
                 "the sandbox ({}) cannot confine commands on this system: {why}; nothing was \
                  run (the user can choose --sandbox danger-full-access)",
                 self.mode
-            ));
+            )));
         }
-        self.temp().map_err(|e| e.to_string())?;
+        self.temp()?;
         let mut wrapped = tokio::process::Command::new(loki_binary());
         wrapped
             .arg(EXEC_FLAG)
@@ -179,7 +182,7 @@ impl Sandbox {
 
     /// The layers this system gives a sandbox (probed once per process), or why it
     /// cannot confine.
-    pub fn layers(&self) -> Result<Layers, String> {
+    pub fn layers(&self) -> Result<Layers, SandboxError> {
         probe()
     }
 }
@@ -229,6 +232,11 @@ fn loki_binary() -> PathBuf {
 /// Whether the kernel looks able to confine, read cheaply (no process started): the
 /// default mode is `workspace-write` only where it is.
 pub fn likely_available() -> bool {
+    static FOUND: OnceLock<bool> = OnceLock::new();
+    *FOUND.get_or_init(look_for_layers)
+}
+
+fn look_for_layers() -> bool {
     #[cfg(target_os = "linux")]
     {
         let namespaces = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
@@ -253,12 +261,12 @@ fn landlock_present() -> bool {
 
 /// The layers a sandbox gets on this system, found once per process by running the
 /// wrapper in report mode; the error says why nothing can confine.
-pub fn probe() -> Result<Layers, String> {
+pub fn probe() -> Result<Layers, SandboxError> {
     PROBE.get_or_init(run_probe).clone()
 }
 
 /// The probe's finding, once made.
-static PROBE: OnceLock<Result<Layers, String>> = OnceLock::new();
+static PROBE: OnceLock<Result<Layers, SandboxError>> = OnceLock::new();
 
 /// Once per process, after the first probe: what the missing layers leave open, for the
 /// user (none when nothing is missing or nothing was probed yet).
@@ -279,9 +287,9 @@ pub fn missing_layers_note() -> Option<String> {
     ))
 }
 
-fn run_probe() -> Result<Layers, String> {
+fn run_probe() -> Result<Layers, SandboxError> {
     if cfg!(not(target_os = "linux")) {
-        return Err(UNSUPPORTED.into());
+        return Err(SandboxError::Unconfinable(UNSUPPORTED.into()));
     }
     let sandbox = Sandbox::new(
         SandboxMode::WorkspaceWrite,
@@ -290,24 +298,24 @@ fn run_probe() -> Result<Layers, String> {
             ..PolicyInput::default()
         },
     )
-    .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
-    sandbox
-        .temp()
-        .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    .map_err(|e| SandboxError::Start(e.to_string()))?;
+    sandbox.temp()?;
     let output = std::process::Command::new(loki_binary())
         .arg(EXEC_FLAG)
         .arg(PROBE_FLAG)
         .arg(&sandbox.worked_out().1)
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("cannot start the sandbox: {e}"))?;
+        .map_err(|e| SandboxError::Start(e.to_string()))?;
     let text = String::from_utf8_lossy(&output.stdout);
     serde_json::from_str(text.trim()).map_err(|_| {
         let why = String::from_utf8_lossy(&output.stderr);
         let why = why.trim();
-        why.strip_prefix("loki: cannot confine the command: ")
-            .unwrap_or(why)
-            .to_string()
+        SandboxError::Unconfinable(
+            why.strip_prefix("loki: cannot confine the command: ")
+                .unwrap_or(why)
+                .to_string(),
+        )
     })
 }
 
@@ -352,11 +360,12 @@ pub fn exec_if_asked() -> Option<ExitCode> {
 /// The program to run and its arguments; none: report the layers.
 type Program<'a> = Option<(&'a OsString, &'a [OsString])>;
 
-fn parse(args: &[OsString]) -> Result<(Policy, Program<'_>), String> {
-    let usage = || format!("usage: loki {EXEC_FLAG} POLICY -- PROGRAM [ARGS…]");
+fn parse(args: &[OsString]) -> Result<(Policy, Program<'_>), SandboxError> {
+    let usage =
+        || SandboxError::Usage(format!("usage: loki {EXEC_FLAG} POLICY -- PROGRAM [ARGS…]"));
     let decode = |text: &OsString| {
         serde_json::from_str::<Policy>(&text.to_string_lossy())
-            .map_err(|e| format!("bad policy: {e}"))
+            .map_err(|e| SandboxError::Usage(format!("bad policy: {e}")))
     };
     match args {
         [probe, policy] if probe == PROBE_FLAG => Ok((decode(policy)?, None)),
@@ -368,9 +377,11 @@ fn parse(args: &[OsString]) -> Result<(Policy, Program<'_>), String> {
 }
 
 #[cfg(target_os = "linux")]
-fn wrap(policy: &Policy, program: Program<'_>) -> Result<ExitCode, String> {
+fn wrap(policy: &Policy, program: Program<'_>) -> Result<ExitCode, SandboxError> {
     if policy.mode == SandboxMode::DangerFullAccess {
-        return Err("danger-full-access is not a sandbox".into());
+        return Err(SandboxError::Usage(
+            "danger-full-access is not a sandbox".into(),
+        ));
     }
     let then = match program {
         Some((program, args)) => linux::Then::Exec { program, args },
@@ -380,8 +391,8 @@ fn wrap(policy: &Policy, program: Program<'_>) -> Result<ExitCode, String> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn wrap(_: &Policy, _: Program<'_>) -> Result<ExitCode, String> {
-    Err(UNSUPPORTED.into())
+fn wrap(_: &Policy, _: Program<'_>) -> Result<ExitCode, SandboxError> {
+    Err(SandboxError::Unconfinable(UNSUPPORTED.into()))
 }
 
 #[cfg(test)]

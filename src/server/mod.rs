@@ -285,7 +285,8 @@ impl Server {
         }
         let rules = crate::config::permissions::Rules::new(&self.state.config.permissions);
         let sandbox =
-            crate::engine::confinement::build(&self.state, &canonical, mode, &[], &rules, true)?;
+            crate::engine::confinement::build(&self.state, &canonical, mode, &[], &rules, true)
+                .map_err(|e| e.to_string())?;
         *slot = sandbox.clone();
         Ok(sandbox)
     }

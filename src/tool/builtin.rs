@@ -667,7 +667,7 @@ async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> 
     let mut shell = match env.sandbox {
         Some(sandbox) => sandbox
             .command(env.shell, &["-c", command])
-            .map_err(ToolError::Refused)?,
+            .map_err(|e| ToolError::Refused(e.to_string()))?,
         None => {
             let mut shell = tokio::process::Command::new(env.shell);
             shell.arg("-c").arg(command);

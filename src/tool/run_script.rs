@@ -92,7 +92,7 @@ pub(super) async fn run(
     let mut command = match env.sandbox {
         Some(sandbox) => sandbox
             .command(&call.program, &call.args)
-            .map_err(ToolError::Refused)?,
+            .map_err(|e| ToolError::Refused(e.to_string()))?,
         None => {
             let mut plain = tokio::process::Command::new(&call.program);
             plain.args(&call.args);

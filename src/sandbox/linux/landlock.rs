@@ -21,7 +21,7 @@ use landlock::{
 use rustix::fs::{Mode, OFlags};
 
 use super::namespaces::View;
-use crate::sandbox::Policy;
+use crate::sandbox::{Policy, SandboxError};
 
 /// The newest rights this build asks for; older kernels enforce what they know.
 const ABI_WANTED: ABI = ABI::V9;
@@ -37,14 +37,14 @@ const DEVICES: &[&str] = &[
 
 /// Restricts this process (and what it execs) to `policy`; the ABI version in force, 0
 /// when the kernel has no Landlock.
-pub(super) fn restrict(policy: &Policy, view: View) -> Result<u8, String> {
+pub(super) fn restrict(policy: &Policy, view: View) -> Result<u8, SandboxError> {
     let read = AccessFs::from_read(ABI_WANTED);
     let all = AccessFs::from_all(ABI_WANTED);
     let mut ruleset = Ruleset::default()
         .handle_access(all)
         .and_then(|r| r.scope(Scope::from_all(ABI_WANTED)))
         .and_then(Ruleset::create)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| SandboxError::layer("Landlock", e))?;
     let mut denied: Vec<&Path> = policy.deny_read.iter().map(PathBuf::as_path).collect();
     denied.push(Path::new("/dev"));
     match &policy.readable {
@@ -81,7 +81,9 @@ pub(super) fn restrict(policy: &Policy, view: View) -> Result<u8, String> {
     for root in &policy.writable {
         ruleset = add(ruleset, root, all)?;
     }
-    let status = ruleset.restrict_self().map_err(|e| e.to_string())?;
+    let status = ruleset
+        .restrict_self()
+        .map_err(|e| SandboxError::layer("Landlock", e))?;
     if status.ruleset == RulesetStatus::NotEnforced {
         return Ok(0);
     }
@@ -98,7 +100,7 @@ fn grant_all_but(
     dir: &Path,
     denied: &[&Path],
     access: BitFlags<AccessFs>,
-) -> Result<RulesetCreated, String> {
+) -> Result<RulesetCreated, SandboxError> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(ruleset);
     };
@@ -124,7 +126,7 @@ fn add(
     ruleset: RulesetCreated,
     path: &Path,
     access: BitFlags<AccessFs>,
-) -> Result<RulesetCreated, String> {
+) -> Result<RulesetCreated, SandboxError> {
     let Some(fd) = open_path(path) else {
         return Ok(ruleset);
     };
@@ -142,7 +144,7 @@ fn add(
     }
     ruleset
         .add_rule(PathBeneath::new(fd, access))
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|e| SandboxError::layer("Landlock", format!("{}: {e}", path.display())))
 }
 
 fn open_path(path: &Path) -> Option<OwnedFd> {

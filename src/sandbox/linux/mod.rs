@@ -22,7 +22,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::process::CommandExt;
 use std::process::ExitCode;
 
-use super::{Layers, Policy};
+use super::{Layers, Policy, SandboxError};
 use namespaces::View;
 
 /// What the wrapper does once confined.
@@ -40,7 +40,7 @@ pub(super) enum Then<'a> {
 
 /// Confines this process (or a child of it) to `policy` and does `then`. Returns the
 /// exit status the wrapper should end with, or why it could not confine.
-pub(super) fn confine(policy: &Policy, then: &Then<'_>) -> Result<ExitCode, String> {
+pub(super) fn confine(policy: &Policy, then: &Then<'_>) -> Result<ExitCode, SandboxError> {
     let sockets = namespaces::listening_sockets();
     let staging = namespaces::staging(&policy.temp);
     match namespaces::clone_into(policy.network) {
@@ -58,20 +58,22 @@ pub(super) fn confine(policy: &Policy, then: &Then<'_>) -> Result<ExitCode, Stri
         Ok(Err(gate)) => {
             // In the child: die with the wrapper, from before it lets us go on.
             rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| SandboxError::layer("prctl", e))?;
             if !gate.wait() {
                 return Ok(ExitCode::from(super::REFUSED));
             }
-            rustix::process::setsid().map_err(|e| format!("setsid: {e}"))?;
-            let view =
-                namespaces::build_view(policy, &sockets, &staging).map_err(|e| e.to_string())?;
+            rustix::process::setsid().map_err(|e| SandboxError::layer("setsid", e))?;
+            let view = namespaces::build_view(policy, &sockets, &staging)
+                .map_err(|e| SandboxError::layer("namespaces", e))?;
             // The working directory was entered before the writable binds were mounted
             // over it: enter it again, through them.
             if let Ok(cwd) = std::env::current_dir() {
-                std::env::set_current_dir(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
+                std::env::set_current_dir(&cwd).map_err(|e| {
+                    SandboxError::layer("namespaces", format!("{}: {e}", cwd.display()))
+                })?;
             }
             if !policy.network {
-                sys::loopback_up().map_err(|e| format!("bringing up lo: {e}"))?;
+                sys::loopback_up().map_err(|e| SandboxError::layer("network", e))?;
             }
             let layers = Layers {
                 namespaces: true,
@@ -112,9 +114,9 @@ fn finish(
     mut layers: Layers,
     view: View,
     then: &Then<'_>,
-) -> Result<ExitCode, String> {
+) -> Result<ExitCode, SandboxError> {
     drop_capabilities();
-    rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;
+    rustix::thread::set_no_new_privs(true).map_err(|e| SandboxError::layer("no_new_privs", e))?;
     layers.landlock = landlock::restrict(policy, view)?;
     layers.seccomp = seccomp::apply(seccomp::Needs {
         namespaces: layers.namespaces,
@@ -122,24 +124,30 @@ fn finish(
         landlock_unix: layers.landlock >= 9,
     })?;
     if !layers.confines() {
-        return Err(
+        return Err(SandboxError::Unconfinable(
             "this kernel offers neither user namespaces nor Landlock (Linux 5.13 or later)".into(),
-        );
+        ));
     }
     if policy.readable.is_some() && layers.landlock == 0 {
-        return Err("holding reads to the tools' root needs Landlock (Linux 5.13 or later)".into());
+        return Err(SandboxError::Unconfinable(
+            "holding reads to the tools' root needs Landlock (Linux 5.13 or later)".into(),
+        ));
     }
-    sys::cloexec_from_3().map_err(|e| format!("close_range: {e}"))?;
+    sys::cloexec_from_3().map_err(|e| SandboxError::layer("descriptors", e))?;
     match then {
         Then::Report => {
-            let json = serde_json::to_string(&layers).map_err(|e| e.to_string())?;
+            let json =
+                serde_json::to_string(&layers).map_err(|e| SandboxError::layer("report", e))?;
             use std::io::Write;
-            writeln!(std::io::stdout(), "{json}").map_err(|e| e.to_string())?;
+            writeln!(std::io::stdout(), "{json}").map_err(|e| SandboxError::layer("report", e))?;
             Ok(ExitCode::SUCCESS)
         }
         Then::Exec { program, args } => {
             let e = std::process::Command::new(program).args(*args).exec();
-            Err(format!("cannot run {}: {e}", program.to_string_lossy()))
+            Err(SandboxError::Exec {
+                program: program.to_string_lossy().into_owned(),
+                message: e.to_string(),
+            })
         }
     }
 }

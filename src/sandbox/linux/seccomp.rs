@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::sandbox::SandboxError;
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
@@ -44,7 +45,7 @@ const SYS_SETXATTRAT: i64 = 463;
 const SYS_REMOVEXATTRAT: i64 = 466;
 
 /// Installs the filters; `Ok(false)` on an architecture this build has no table for.
-pub(super) fn apply(needs: Needs) -> Result<bool, String> {
+pub(super) fn apply(needs: Needs) -> Result<bool, SandboxError> {
     let Ok(arch) = TargetArch::try_from(std::env::consts::ARCH) else {
         return Ok(false);
     };
@@ -54,8 +55,8 @@ pub(super) fn apply(needs: Needs) -> Result<bool, String> {
         libc::ENOSYS,
         arch,
     )?;
-    seccompiler::apply_filter(&refused).map_err(|e| e.to_string())?;
-    seccompiler::apply_filter(&unsupported).map_err(|e| e.to_string())?;
+    seccompiler::apply_filter(&refused).map_err(|e| SandboxError::layer("seccomp", e))?;
+    seccompiler::apply_filter(&unsupported).map_err(|e| SandboxError::layer("seccomp", e))?;
     Ok(true)
 }
 
@@ -63,7 +64,7 @@ fn compile(
     rules: BTreeMap<i64, Vec<SeccompRule>>,
     errno: i32,
     arch: TargetArch,
-) -> Result<BpfProgram, String> {
+) -> Result<BpfProgram, SandboxError> {
     let errno = u32::try_from(errno).unwrap_or(1);
     SeccompFilter::new(
         rules,
@@ -72,7 +73,7 @@ fn compile(
         arch,
     )
     .and_then(BpfProgram::try_from)
-    .map_err(|e| e.to_string())
+    .map_err(|e| SandboxError::layer("seccomp", e))
 }
 
 fn arg(
@@ -80,16 +81,16 @@ fn arg(
     len: SeccompCmpArgLen,
     op: SeccompCmpOp,
     value: u64,
-) -> Result<SeccompCondition, String> {
-    SeccompCondition::new(index, len, op, value).map_err(|e| e.to_string())
+) -> Result<SeccompCondition, SandboxError> {
+    SeccompCondition::new(index, len, op, value).map_err(|e| SandboxError::layer("seccomp", e))
 }
 
-fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
-    SeccompRule::new(conditions).map_err(|e| e.to_string())
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, SandboxError> {
+    SeccompRule::new(conditions).map_err(|e| SandboxError::layer("seccomp", e))
 }
 
 /// Syscall → the rules under which it is refused (none: always).
-fn refused_rules(needs: Needs) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+fn refused_rules(needs: Needs) -> Result<BTreeMap<i64, Vec<SeccompRule>>, SandboxError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for syscall in [
         libc::SYS_ptrace,
