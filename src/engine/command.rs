@@ -1095,6 +1095,16 @@ fn tighten_sandbox(
     if wanted >= now {
         return Ok(());
     }
+    remake_sandbox(state, ctx, wanted)
+}
+
+/// Makes the conversation's sandbox again in `mode`, for the same directory (a server's
+/// root stays the root, file tools still held to it).
+fn remake_sandbox(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    mode: crate::sandbox::SandboxMode,
+) -> Result<(), CoreError> {
     let held = ctx.sandbox.as_ref().is_some_and(|s| s.held_to_root());
     let root = ctx
         .sandbox
@@ -1104,7 +1114,7 @@ fn tighten_sandbox(
     ctx.sandbox = super::confinement::build(
         state,
         &root,
-        wanted,
+        mode,
         &ctx.add_dirs,
         &ctx.tool_policy.rules,
         held,
@@ -1142,20 +1152,7 @@ fn set_sandbox(
         wanted
     };
     if mode != now {
-        let root = ctx
-            .sandbox
-            .as_ref()
-            .filter(|_| held)
-            .map_or_else(|| ctx.cwd.clone(), |s| s.root().to_path_buf());
-        ctx.sandbox = super::confinement::build(
-            state,
-            &root,
-            mode,
-            &ctx.add_dirs,
-            &ctx.tool_policy.rules,
-            held,
-        )
-        .map_err(|e| CoreError::Conflict(e.to_string()))?;
+        remake_sandbox(state, ctx, mode)?;
     }
     let shown = super::confinement::describe(ctx.sandbox.as_deref(), network);
     if mode == wanted {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::common::TestEnv;
 use crate::common::fake_llm::{Recorded, Reply, openai};
 
-fn write_agent(env: &TestEnv, name: &str, config: &str) {
+pub(super) fn write_agent(env: &TestEnv, name: &str, config: &str) {
     let dir = env.config_dir().join("agents").join(name);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("config.yaml"), config).unwrap();

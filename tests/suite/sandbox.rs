@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::agent_tree::write_agent;
 use super::server::Served;
 use super::tools::{tool_results, tools_env};
 use crate::common::TestEnv;
@@ -154,6 +155,21 @@ fn commands_change_nothing_outside_the_working_tree() {
         &[("chmod", &format!("chmod 600 {v}"))],
     );
     assert_eq!(mode_of(&victim), 0o600, "{results:?}");
+}
+
+/// A git repository in the working tree with `a.txt` staged and then changed.
+fn repository_with_a_change(env: &TestEnv) {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(env.work_dir())
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q"]);
+    env.write("a.txt", "one\n");
+    git(&["add", "a.txt"]);
+    env.write("a.txt", "two\n");
 }
 
 fn rustix_uid() -> u32 {
@@ -431,17 +447,7 @@ fn an_allow_rule_never_lets_a_command_write_elsewhere() {
     let outside = outside(&env);
     let target = outside.join("truncated.txt");
     std::fs::write(&target, "precious").unwrap();
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(env.work_dir())
-            .output()
-            .unwrap()
-    };
-    git(&["init", "-q"]);
-    env.write("a.txt", "one\n");
-    git(&["add", "a.txt"]);
-    env.write("a.txt", "two\n");
+    repository_with_a_change(&env);
     env.server.push(openai::tool_call_stream(&[
         ("ok", "execute_command", r#"{"command":"git diff --stat"}"#),
         (
@@ -547,12 +553,6 @@ fn mcp_rules_hold_through_invoke() {
     let result = super::mcp::tool_result(&env.server.last_request().json());
     assert!(result.contains("deny_tools"), "{result}");
     assert_eq!(std::fs::read_to_string(notes.path()).unwrap(), "");
-}
-
-fn write_agent(env: &TestEnv, name: &str, config: &str) {
-    let dir = env.config_dir().join("agents").join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.yaml"), config).unwrap();
 }
 
 /// The parent runs in the default mode, piped (nobody approves); the worker's own config
@@ -801,17 +801,7 @@ fn script_tools_and_get_diff_are_confined() {
     );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched");
 
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(env.work_dir())
-            .output()
-            .unwrap()
-    };
-    git(&["init", "-q"]);
-    env.write("a.txt", "one\n");
-    git(&["add", "a.txt"]);
-    env.write("a.txt", "two\n");
+    repository_with_a_change(&env);
     env.server.push(openai::tool_call_stream(&[(
         "d",
         "get_diff",
