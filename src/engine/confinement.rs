@@ -80,6 +80,7 @@ pub(crate) fn build(
         network: config.sandbox.network,
         home,
         reads_held: held,
+        no_namespaces: !config.sandbox.namespaces,
     };
     Sandbox::new(mode, input)
         .map(|s| Some(Arc::new(if held { s.holding_tools_to_root() } else { s })))
@@ -138,7 +139,9 @@ pub fn describe(sandbox: Option<&Sandbox>, network: bool) -> String {
     };
     let net = if network { "network on" } else { "network off" };
     match crate::sandbox::probe() {
-        Ok(layers) => {
+        Ok(mut layers) => {
+            // `sandbox.namespaces: false` leaves that layer out here.
+            layers.namespaces &= sandbox.policy().namespaces;
             let missing = layers.missing();
             if missing.is_empty() {
                 format!("{} ({net}; {})", sandbox.mode(), layers.describe())

@@ -407,6 +407,7 @@ mod tests {
             deny_read: Vec::new(),
             network: false,
             temp: "/t".into(),
+            namespaces: true,
             readable: None,
         };
         let json = OsString::from(serde_json::to_string(&policy).unwrap());

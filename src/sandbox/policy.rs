@@ -63,11 +63,18 @@ pub struct Policy {
     pub network: bool,
     /// The private temporary directory (`TMPDIR`).
     pub temp: PathBuf,
+    /// Use user namespaces (else Landlock and seccomp only).
+    #[serde(default = "yes")]
+    pub namespaces: bool,
     /// When set, commands may read only below these (and the writable directories)
     /// rather than everywhere but `deny_read` (`loki --serve`: the system's programs and
     /// libraries, and `api.tools.root`).
     #[serde(default)]
     pub readable: Option<Vec<PathBuf>>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// What a server's commands may read besides its root: the system's programs, libraries
@@ -100,6 +107,8 @@ pub struct PolicyInput {
     pub home: Option<PathBuf>,
     /// Reads held to the system's directories and the writable ones ([`SYSTEM_READ`]).
     pub reads_held: bool,
+    /// `sandbox.namespaces: false` turns the namespaces layer off.
+    pub no_namespaces: bool,
 }
 
 impl std::fmt::Debug for PolicyInput {
@@ -153,6 +162,7 @@ impl Policy {
             deny_read,
             network: input.network,
             temp: canonical(temp),
+            namespaces: !input.no_namespaces,
             readable,
         }
     }

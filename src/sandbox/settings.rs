@@ -7,6 +7,7 @@
 //! sandbox:
 //!   mode: workspace-write
 //!   network: false                  # commands may reach the network
+//!   namespaces: true                # false: Landlock and seccomp only
 //!   writable: [~/.cargo/registry]   # more directories commands may write
 //!   deny_read: [~/work/secrets]     # more paths commands may not read
 //! ```
@@ -64,16 +65,31 @@ impl std::fmt::Display for SandboxMode {
 }
 
 /// `sandbox:` as written.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
     /// The mode; none: `workspace-write` where the system can confine, else no sandbox.
     pub mode: Option<SandboxMode>,
     /// Commands may reach the network.
     pub network: bool,
+    /// Use user namespaces (`false`: Landlock and seccomp only, for systems where they
+    /// misbehave).
+    pub namespaces: bool,
     /// More directories commands may write (`~` expanded when used).
     pub writable: Vec<String>,
     /// More paths commands may not read.
     pub deny_read: Vec<String>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        Self {
+            mode: None,
+            network: false,
+            namespaces: true,
+            writable: Vec::new(),
+            deny_read: Vec::new(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -83,6 +99,8 @@ struct Written {
     mode: Option<String>,
     #[serde(default)]
     network: bool,
+    #[serde(default)]
+    namespaces: Option<bool>,
     #[serde(default, alias = "writable_roots")]
     writable: Vec<String>,
     #[serde(default)]
@@ -106,7 +124,7 @@ impl<'de> Deserialize<'de> for SandboxSettings {
         let either = Option::<Either>::deserialize(deserializer).map_err(|_| {
             serde::de::Error::custom(
                 "expected a mode (read-only, workspace-write, danger-full-access) or a map with \
-                 mode, network, writable and deny_read",
+                 mode, network, namespaces, writable and deny_read",
             )
         })?;
         match either {
@@ -123,6 +141,7 @@ impl<'de> Deserialize<'de> for SandboxSettings {
                     .transpose()
                     .map_err(serde::de::Error::custom)?,
                 network: written.network,
+                namespaces: written.namespaces.unwrap_or(true),
                 writable: written.writable,
                 deny_read: written.deny_read,
             }),

@@ -931,3 +931,49 @@ fn the_repl_shows_and_switches_the_sandbox() {
     let text = crate::common::stdout(&info);
     assert!(text.contains("workspace-write"), "{text}");
 }
+
+/// Where user namespaces are missing (here: turned off), Landlock and seccomp still hold:
+/// nothing written or read outside, no chmod at all, no sockets.
+#[test]
+fn without_namespaces_landlock_and_seccomp_still_hold() {
+    program("tmux");
+    let env = tools_env("sandbox:\n  namespaces: false\n");
+    let outside = outside(&env);
+    let victim = outside.join("victim.txt");
+    let key = ssh_key(&env);
+    let url = env.server.base_url();
+    let v = victim.display();
+    let results = run_commands(
+        &env,
+        &[],
+        &[
+            ("inside", "echo ok > inside.txt && cat inside.txt"),
+            ("write", &format!("echo pwned > {v}")),
+            ("chmod", &format!("chmod 777 {v}")),
+            ("key", &format!("cat {}", key.display())),
+            ("net", &format!("curl -s -m 5 {url}/models; echo curl=$?")),
+            (
+                "unix",
+                "python3 -c \"import socket; socket.socket(socket.AF_UNIX)\" 2>&1 | tail -1",
+            ),
+        ],
+    );
+    let all = format!("{results:?}");
+    assert!(result(&results, "inside").contains("ok"), "{all}");
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "untouched",
+        "{all}"
+    );
+    assert_eq!(mode_of(&victim), 0o644, "{all}");
+    assert!(
+        result(&results, "chmod").contains("Operation not permitted"),
+        "{all}"
+    );
+    assert!(!all.contains("PRIVATE-KEY"), "{all}");
+    assert!(!result(&results, "net").contains("curl=0"), "{all}");
+    assert!(
+        result(&results, "unix").contains("PermissionError"),
+        "{all}"
+    );
+}

@@ -41,6 +41,9 @@ pub(super) enum Then<'a> {
 /// Confines this process (or a child of it) to `policy` and does `then`. Returns the
 /// exit status the wrapper should end with, or why it could not confine.
 pub(super) fn confine(policy: &Policy, then: &Then<'_>) -> Result<ExitCode, SandboxError> {
+    if !policy.namespaces {
+        return finish(policy, Layers::default(), View::default(), then);
+    }
     let sockets = namespaces::listening_sockets();
     let staging = namespaces::staging(&policy.temp);
     match namespaces::clone_into(policy.network) {
