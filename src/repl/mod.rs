@@ -159,19 +159,17 @@ impl Repl {
             theme.paint(Style::Bold, &sanitize::display(&self.conv.model_id())),
             theme.paint(Style::Bold, ".help"),
         ));
-        // What the sandbox lacks here is said once, at start.
-        let note = if self.conv.status().sandbox == "danger-full-access" {
-            crate::engine::confinement::default_note(self.conv.state())
-        } else {
-            match crate::sandbox::probe() {
-                Ok(_) => crate::sandbox::missing_layers_note(),
-                Err(why) => Some(format!(
-                    "sandbox: commands will be refused: {why} (.sandbox danger-full-access runs them unconfined)"
-                )),
+        // A system that cannot confine is said at start; which layers this kernel gives
+        // is found meanwhile (a few milliseconds, off the way to the prompt) and a missing
+        // one is said with the first command (`.sandbox` and `.info` show them).
+        if self.conv.status().sandbox == "danger-full-access" {
+            if let Some(note) = crate::engine::confinement::default_note(self.conv.state()) {
+                crate::term::session_note(&theme, &sanitize::display(&note));
             }
-        };
-        if let Some(note) = note {
-            crate::term::session_note(&theme, &sanitize::display(&note));
+        } else {
+            std::thread::spawn(|| {
+                let _ = crate::sandbox::probe();
+            });
         }
     }
 

@@ -36,8 +36,10 @@ const DEVICES: &[&str] = &[
 ];
 
 /// Restricts this process (and what it execs) to `policy`; the ABI version in force, 0
-/// when the kernel has no Landlock.
-pub(super) fn restrict(policy: &Policy, view: View) -> Result<u8, SandboxError> {
+/// when the kernel has no Landlock. With `namespaces`, the denied paths are already
+/// blanked out of the command's view, so reads are granted below `/` but `/dev` (a few
+/// rules); without, Landlock alone keeps them out, entry by entry.
+pub(super) fn restrict(policy: &Policy, view: View, namespaces: bool) -> Result<u8, SandboxError> {
     let read = AccessFs::from_read(ABI_WANTED);
     let all = AccessFs::from_all(ABI_WANTED);
     let mut ruleset = Ruleset::default()
@@ -45,7 +47,11 @@ pub(super) fn restrict(policy: &Policy, view: View) -> Result<u8, SandboxError> 
         .and_then(|r| r.scope(Scope::from_all(ABI_WANTED)))
         .and_then(Ruleset::create)
         .map_err(|e| SandboxError::layer("Landlock", e))?;
-    let mut denied: Vec<&Path> = policy.deny_read.iter().map(PathBuf::as_path).collect();
+    let mut denied: Vec<&Path> = if namespaces {
+        Vec::new()
+    } else {
+        policy.deny_read.iter().map(PathBuf::as_path).collect()
+    };
     denied.push(Path::new("/dev"));
     match &policy.readable {
         None => {
@@ -106,7 +112,8 @@ fn grant_all_but(
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        if denied.contains(&path.as_path()) {
+        // What a link points to is checked where it lands: links get no rule.
+        if denied.contains(&path.as_path()) || entry.file_type().is_ok_and(|t| t.is_symlink()) {
             continue;
         }
         let holds_denied = denied.iter().any(|d| d.starts_with(&path));
@@ -127,12 +134,9 @@ fn add(
     path: &Path,
     access: BitFlags<AccessFs>,
 ) -> Result<RulesetCreated, SandboxError> {
-    let Some(fd) = open_path(path) else {
+    let Some((fd, is_dir)) = open_path(path) else {
         return Ok(ruleset);
     };
-    let is_dir = rustix::fs::fstat(&fd)
-        .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode))
-        .is_ok_and(|t| t == rustix::fs::FileType::Directory);
     // Rights that only make sense on directories are refused on files.
     let access = if is_dir {
         access
@@ -147,15 +151,17 @@ fn add(
         .map_err(|e| SandboxError::layer("Landlock", format!("{}: {e}", path.display())))
 }
 
-fn open_path(path: &Path) -> Option<OwnedFd> {
+/// `path` opened without following it, and whether it is a directory; `None` for a
+/// symbolic link or what cannot be opened.
+fn open_path(path: &Path) -> Option<(OwnedFd, bool)> {
     let fd = rustix::fs::open(
         path,
         OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::empty(),
     )
     .ok()?;
-    let is_link = rustix::fs::fstat(&fd)
+    let kind = rustix::fs::fstat(&fd)
         .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode))
-        .is_ok_and(|t| t == rustix::fs::FileType::Symlink);
-    (!is_link).then_some(fd)
+        .ok()?;
+    (kind != rustix::fs::FileType::Symlink).then_some((fd, kind == rustix::fs::FileType::Directory))
 }

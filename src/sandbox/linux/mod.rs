@@ -120,7 +120,7 @@ fn finish(
 ) -> Result<ExitCode, SandboxError> {
     drop_capabilities();
     rustix::thread::set_no_new_privs(true).map_err(|e| SandboxError::layer("no_new_privs", e))?;
-    layers.landlock = landlock::restrict(policy, view)?;
+    layers.landlock = landlock::restrict(policy, view, layers.namespaces)?;
     layers.seccomp = seccomp::apply(seccomp::Needs {
         namespaces: layers.namespaces,
         network: policy.network,
