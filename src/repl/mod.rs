@@ -160,16 +160,12 @@ impl Repl {
             theme.paint(Style::Bold, ".help"),
         ));
         // A system that cannot confine is said at start; which layers this kernel gives
-        // is found meanwhile (a few milliseconds, off the way to the prompt) and a missing
-        // one is said with the first command (`.sandbox` and `.info` show them).
-        if self.conv.status().sandbox == "danger-full-access" {
-            if let Some(note) = crate::engine::confinement::default_note(self.conv.state()) {
-                crate::term::session_note(&theme, &sanitize::display(&note));
-            }
-        } else {
-            std::thread::spawn(|| {
-                let _ = crate::sandbox::probe();
-            });
+        // is found with the first command, and a missing one said then (`.sandbox` and
+        // `.info` show them).
+        if self.conv.status().sandbox == "danger-full-access"
+            && let Some(note) = crate::engine::confinement::default_note(self.conv.state())
+        {
+            crate::term::session_note(&theme, &sanitize::display(&note));
         }
     }
 
