@@ -176,6 +176,10 @@ impl ApiConfig {
                 "api.limits.max_body_bytes",
                 self.limits.max_body_bytes as u64,
             ),
+            (
+                "api.limits.header_read_timeout_seconds",
+                self.limits.header_read_timeout_seconds,
+            ),
         ] {
             if value == 0 {
                 out.push(format!("`{key}` is 0; it must be at least 1"));

@@ -1,7 +1,11 @@
-//! The server's TCP listener: a connection must finish its first request's headers within
-//! `api.limits.header_read_timeout_seconds`, or it is closed. Without this a client that
-//! opens connections and trickles header bytes (slowloris) holds them open for ever:
-//! the HTTP layer loki uses has no such timer of its own.
+//! The server's TCP listener: every request of a connection must finish its headers
+//! within `api.limits.header_read_timeout_seconds` (the first from the connection's start,
+//! the next ones from their first byte), and a kept-alive connection may send nothing for
+//! at most [`KEEP_ALIVE`] after the last byte of a response, or it is closed. Without this
+//! a client that trickles header bytes (slowloris) — on a new connection or between the
+//! requests of a kept-alive one — or opens connections and leaves them idle holds them
+//! for ever: the HTTP layer loki uses has no such timers of its own. Event streams send a
+//! comment every few seconds (`reply::sse`), so a quiet stream is never taken for idle.
 
 use std::io;
 use std::net::SocketAddr;
@@ -11,6 +15,9 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
+
+/// How long a kept-alive connection may stay silent after the last byte loki wrote.
+pub(super) const KEEP_ALIVE: Duration = Duration::from_secs(60);
 
 /// A TCP listener whose connections get a header deadline.
 pub(super) struct Deadlined {
@@ -54,11 +61,24 @@ impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, Dead
     }
 }
 
-/// A connection that fails its reads once the deadline passes before the end of the
-/// first header block (`\r\n\r\n`) was read.
+/// Where a connection is in its request cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Reading a request's headers: the header deadline runs.
+    Headers,
+    /// The headers are in; nothing written yet: the handler takes what it takes.
+    Handling,
+    /// A response is being (or was) written: the connection may stay silent for
+    /// [`KEEP_ALIVE`] after the last write; the next bytes begin a new request.
+    Responded,
+}
+
+/// A connection that fails its reads once a deadline passes (see the module docs).
 pub struct HeaderDeadline {
     stream: TcpStream,
-    /// Until the headers are in.
+    phase: Phase,
+    header_timeout: Duration,
+    /// When the current phase must end (none while handling).
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
     /// The last bytes read, to find `\r\n\r\n` across reads.
     tail: [u8; 3],
@@ -68,6 +88,8 @@ impl HeaderDeadline {
     fn new(stream: TcpStream, timeout: Duration) -> Self {
         Self {
             stream,
+            phase: Phase::Headers,
+            header_timeout: timeout,
             deadline: Some(Box::pin(tokio::time::sleep(timeout))),
             tail: [0; 3],
         }
@@ -83,6 +105,13 @@ impl HeaderDeadline {
         self.tail[3 - keep..].copy_from_slice(&window[window.len() - keep..]);
         done
     }
+
+    fn arm(&mut self, timeout: Duration) {
+        match self.deadline.as_mut() {
+            Some(sleep) => sleep.as_mut().reset(tokio::time::Instant::now() + timeout),
+            None => self.deadline = Some(Box::pin(tokio::time::sleep(timeout))),
+        }
+    }
 }
 
 impl AsyncRead for HeaderDeadline {
@@ -93,13 +122,21 @@ impl AsyncRead for HeaderDeadline {
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let read = Pin::new(&mut self.stream).poll_read(cx, buf);
-        if self.deadline.is_none() {
-            return read;
-        }
         match read {
             Poll::Ready(Ok(())) => {
                 let fresh = buf.filled()[before..].to_vec();
-                if self.headers_done(&fresh) {
+                if fresh.is_empty() {
+                    return Poll::Ready(Ok(()));
+                }
+                if self.phase == Phase::Responded {
+                    // The next request begins: its headers get the header timeout.
+                    self.phase = Phase::Headers;
+                    self.tail = [0; 3];
+                    let timeout = self.header_timeout;
+                    self.arm(timeout);
+                }
+                if self.phase == Phase::Headers && self.headers_done(&fresh) {
+                    self.phase = Phase::Handling;
                     self.deadline = None;
                 }
                 Poll::Ready(Ok(()))
@@ -108,7 +145,11 @@ impl AsyncRead for HeaderDeadline {
             Poll::Pending => match self.deadline.as_mut().map(|d| d.as_mut().poll(cx)) {
                 Some(Poll::Ready(())) => Poll::Ready(Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    "the request's headers did not arrive in time",
+                    if self.phase == Phase::Responded {
+                        "the connection stayed silent too long"
+                    } else {
+                        "the request's headers did not arrive in time"
+                    },
                 ))),
                 _ => Poll::Pending,
             },
@@ -122,6 +163,11 @@ impl AsyncWrite for HeaderDeadline {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        // Every write of a response pushes the silence allowed after it.
+        if self.phase != Phase::Headers {
+            self.phase = Phase::Responded;
+            self.arm(KEEP_ALIVE);
+        }
         Pin::new(&mut self.stream).poll_write(cx, buf)
     }
 

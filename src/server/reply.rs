@@ -132,16 +132,24 @@ pub fn json_body(status: StatusCode, value: &Value) -> Response {
     response
 }
 
+/// How often a quiet event stream says it is alive (a comment line): proxies and the
+/// server's own idle-connection timer never take a waiting run for a dead connection.
+const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// A server-sent-events response whose events come from `events` (each already
-/// `event: …\ndata: …\n\n` text).
+/// `event: …\ndata: …\n\n` text), with a `: keep-alive` comment after
+/// [`SSE_KEEP_ALIVE`] of silence.
 pub fn sse(events: tokio::sync::mpsc::UnboundedReceiver<String>) -> Response {
     let stream = futures_util::stream::unfold(events, |mut rx| async move {
-        rx.recv().await.map(|text| {
-            (
-                Ok::<_, std::convert::Infallible>(bytes::Bytes::from(text)),
-                rx,
-            )
-        })
+        let text = match tokio::time::timeout(SSE_KEEP_ALIVE, rx.recv()).await {
+            Ok(Some(text)) => text,
+            Ok(None) => return None,
+            Err(_) => ": keep-alive\n\n".to_string(),
+        };
+        Some((
+            Ok::<_, std::convert::Infallible>(bytes::Bytes::from(text)),
+            rx,
+        ))
     });
     let mut response = Response::new(Body::from_stream(stream));
     let headers = response.headers_mut();

@@ -3,9 +3,10 @@
 //! `require`, `verify-ca` and `verify-full` mean TLS or nothing, and the server's
 //! certificate is always verified — against the platform's trust store, or the CA file of
 //! `sslrootcert=PATH` — with its name matching the host (stricter than libpq's `require`,
-//! never weaker). Without `sslmode`, or with `disable` or `prefer`, the connection is
-//! plain as before: an unverified TLS would protect nothing, and a verified one would
-//! refuse the self-signed certificates local servers often have.
+//! never weaker). Without `sslmode`, or with `disable`, `allow` or `prefer`, the
+//! connection is plain as before: an unverified TLS would protect nothing, and a verified
+//! one would refuse the self-signed certificates local servers often have. Any other
+//! value (`verify_full`, a typo) is refused: it must never quietly mean "no TLS".
 
 use std::future::Future;
 use std::io;
@@ -41,7 +42,16 @@ pub(super) fn target(url: &str) -> Result<Target, SessionError> {
                 tls = true;
                 kept.push("sslmode=require".into());
             }
-            Some(("sslmode", _)) => kept.push("sslmode=disable".into()),
+            Some(("sslmode", "disable" | "allow" | "prefer")) => {
+                kept.push("sslmode=disable".into());
+            }
+            // A misspelt mode must not quietly mean "no TLS".
+            Some(("sslmode", other)) => {
+                return Err(SessionError::Database(format!(
+                    "sslmode={other} is not a mode: disable, allow, prefer, require, \
+                     verify-ca or verify-full"
+                )));
+            }
             _ => kept.push(pair.to_string()),
         }
     }
@@ -184,6 +194,13 @@ mod tests {
         let t = target("postgres://u@h/db?sslmode=prefer").unwrap();
         assert_eq!(t.url, "postgres://u@h/db?sslmode=disable");
         assert!(t.tls.is_none());
+        for bogus in ["verify_full", "bogus", "REQUIRE", ""] {
+            let refused = target(&format!("postgres://u@h/db?sslmode={bogus}"));
+            assert!(
+                matches!(&refused, Err(SessionError::Database(m)) if m.contains("not a mode")),
+                "{bogus}"
+            );
+        }
         let missing = target("postgres://u@h/db?sslmode=require&sslrootcert=/nonexistent/ca.pem");
         assert!(matches!(missing, Err(SessionError::Database(m)) if m.contains("sslrootcert")),);
     }

@@ -1050,3 +1050,55 @@ fn a_connection_trickling_its_headers_is_closed_and_a_stream_holds_its_request_s
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Issue 56: the header deadline holds for every request of a kept-alive connection, not
+/// only its first; a timeout of 0 is refused at start.
+#[test]
+fn a_kept_alive_connection_trickling_its_next_request_is_closed() {
+    use std::io::{Read, Write};
+    let env = TestEnv::new();
+    let served = Served::start(
+        &env,
+        &format!("{OPEN}\n  limits:\n    header_read_timeout_seconds: 1"),
+    );
+    let mut conn = std::net::TcpStream::connect(&served.addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(15)))
+        .unwrap();
+    write!(
+        conn,
+        "GET /healthz/live HTTP/1.1\r\nHost: localhost\r\n\r\n"
+    )
+    .unwrap();
+    // The first answer arrives on the kept-alive connection.
+    let mut first = [0u8; 512];
+    let n = conn.read(&mut first).unwrap();
+    assert!(String::from_utf8_lossy(&first[..n]).starts_with("HTTP/1.1 200"));
+    // The next request's headers, a byte every 300 ms.
+    let started = Instant::now();
+    let _ = write!(conn, "GET /v1/roles HTTP/1.1\r\n");
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(300));
+        if write!(conn, "X: 1\r\n").is_err() {
+            break;
+        }
+    }
+    let mut rest = Vec::new();
+    let _ = conn.read_to_end(&mut rest);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the trickling request held the connection for {:?}",
+        started.elapsed()
+    );
+    drop(served);
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&config.replace(
+        "header_read_timeout_seconds: 1",
+        "header_read_timeout_seconds: 0",
+    ));
+    let out = env.loki().args(["--serve", "127.0.0.1:0"]).assert().code(1);
+    assert!(
+        crate::common::stderr(&out).contains("header_read_timeout_seconds"),
+        "{}",
+        crate::common::stderr(&out)
+    );
+}
