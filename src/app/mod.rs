@@ -117,6 +117,26 @@ fn usage_error(e: &clap::Error) -> ExitCode {
     code
 }
 
+/// A server that hands memory back: at most two malloc arenas (one per worker thread)
+/// instead of eight per core, large blocks (an argon2 check's 19 MiB, a request body) in
+/// their own mappings returned when freed, and the heap trimmed past 1 MiB. Without this a
+/// cold burst of requests left hundreds of megabytes in per-thread arenas for good.
+/// Called before the runtime starts its threads.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn bound_allocator_for_a_server() {
+    // SAFETY: mallopt only sets glibc allocator parameters (under glibc's own locks);
+    // called before the runtime's threads exist.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1024 * 1024);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn bound_allocator_for_a_server() {}
+
 pub fn main_entry() -> ExitCode {
     // `loki --sandbox-exec …`: confine this process and become the command it names.
     if let Some(refused) = crate::sandbox::exec_if_asked() {
@@ -226,6 +246,9 @@ pub fn main_entry() -> ExitCode {
     } else {
         Mode::choose(&args, caps.stdin_tty)
     };
+    if mode == Mode::Serve {
+        bound_allocator_for_a_server();
+    }
     let runtime = match if matches!(
         mode,
         Mode::Repl | Mode::Serve | Mode::McpServer | Mode::Acp | Mode::ClaudeSdk

@@ -216,6 +216,10 @@ impl HttpSettings {
 #[derive(Debug, Default)]
 pub struct LazyHttp {
     cell: OnceLock<reqwest::Client>,
+    /// Held while the client is built: concurrent first requests (a server's cold burst)
+    /// wait for one client instead of each building (and loading the trust store for)
+    /// their own.
+    building: std::sync::Mutex<()>,
 }
 
 impl LazyHttp {
@@ -225,6 +229,13 @@ impl LazyHttp {
         settings: &HttpSettings,
         base_url: &str,
     ) -> Result<&reqwest::Client, ProviderError> {
+        if let Some(client) = self.cell.get() {
+            return Ok(client);
+        }
+        let _building = self
+            .building
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(client) = self.cell.get() {
             return Ok(client);
         }

@@ -73,11 +73,28 @@ pub struct Keys {
     /// One argon2 check at a time, on a blocking thread: a flood of keys waits here
     /// instead of taking the request threads.
     argon2: Arc<tokio::sync::Semaphore>,
-    /// Wrong keys per client address in the current minute.
-    failures: Mutex<HashMap<IpAddr, (Instant, u32)>>,
+    /// argon2 checks made (each key at most once).
+    checks: std::sync::atomic::AtomicUsize,
+    /// Wrong keys per client address in the current minute, and when a throttled
+    /// address last had a new key checked anyway.
+    failures: Mutex<HashMap<IpAddr, Failures>>,
     /// With `mode: Jwt`, the tokens' verifier.
     jwt: Option<super::jwt::Verifier>,
 }
+
+/// Wrong keys from one address.
+struct Failures {
+    /// When the current minute began.
+    since: Instant,
+    /// Wrong keys in it.
+    count: u32,
+    /// When a new key from this throttled address was last checked anyway.
+    probed: Option<Instant>,
+}
+
+/// How often a throttled address may still have one new key checked: a valid key behind
+/// the same NAT as a flood gets in after a short wait, while the flood stays bounded.
+const PROBE_GAP: Duration = Duration::from_secs(2);
 
 /// How many wrong keys are remembered.
 const REJECTED_MEMORY: usize = 1024;
@@ -105,6 +122,7 @@ impl Keys {
             verified: Mutex::new(HashMap::new()),
             rejected: Mutex::new(VecDeque::new()),
             argon2: Arc::new(tokio::sync::Semaphore::new(1)),
+            checks: std::sync::atomic::AtomicUsize::new(0),
             failures: Mutex::new(HashMap::new()),
             jwt,
         }
@@ -132,7 +150,8 @@ impl Keys {
             return Err(Refusal::Unknown);
         }
         if let Some(verifier) = &self.jwt {
-            self.throttled(client)?;
+            // A token costs a signature check against cached keys: no throttle (an
+            // unknown key id is what the verifier rate-limits itself).
             return match verifier.verify(key).await {
                 Ok(holder) => Ok(Caller {
                     subject: holder.subject,
@@ -156,18 +175,9 @@ impl Keys {
                     self.failed(client);
                     return Err(Refusal::Unknown);
                 }
-                match self.verify_new(key).await {
-                    Some(index) => {
-                        lock(&self.verified).insert(digest, index);
-                        index
-                    }
-                    None => {
-                        let mut rejected = lock(&self.rejected);
-                        if rejected.len() >= REJECTED_MEMORY {
-                            rejected.pop_front();
-                        }
-                        rejected.push_back(digest);
-                        drop(rejected);
+                match self.verify_new(key, &digest).await {
+                    Checked::Known(index) => index,
+                    Checked::Rejected => {
                         self.failed(client);
                         return Err(Refusal::Unknown);
                     }
@@ -183,8 +193,28 @@ impl Keys {
     }
 
     /// The entry `key` matches, checked with argon2 against only the candidates its id
-    /// allows.
-    async fn verify_new(&self, key: &str) -> Option<usize> {
+    /// allows — once: a burst of first requests with one key waits for one check, not
+    /// one each (each argon2 check takes 19 MiB), and the verdict is cached.
+    async fn verify_new(&self, key: &str, digest: &[u8; 32]) -> Checked {
+        let found = self.argon2_check(key, digest).await;
+        match found {
+            Checked::Known(index) => {
+                lock(&self.verified).insert(*digest, index);
+            }
+            Checked::Rejected => {
+                let mut rejected = lock(&self.rejected);
+                if !rejected.contains(digest) {
+                    if rejected.len() >= REJECTED_MEMORY {
+                        rejected.pop_front();
+                    }
+                    rejected.push_back(*digest);
+                }
+            }
+        }
+        found
+    }
+
+    async fn argon2_check(&self, key: &str, digest: &[u8; 32]) -> Checked {
         let id = key_id(key);
         let candidates: Vec<usize> = self
             .entries
@@ -198,9 +228,20 @@ impl Keys {
             .map(|(n, _)| n)
             .collect();
         if candidates.is_empty() {
-            return None;
+            return Checked::Rejected;
         }
-        let _permit = Arc::clone(&self.argon2).acquire_owned().await.ok()?;
+        let Ok(_permit) = Arc::clone(&self.argon2).acquire_owned().await else {
+            return Checked::Rejected;
+        };
+        // Another request may have checked the same key while this one waited.
+        if let Some(index) = lock(&self.verified).get(digest).copied() {
+            return Checked::Known(index);
+        }
+        if lock(&self.rejected).contains(digest) {
+            return Checked::Rejected;
+        }
+        self.checks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let entries = Arc::clone(&self.entries);
         let key = key.to_string();
         tokio::task::spawn_blocking(move || {
@@ -211,18 +252,25 @@ impl Keys {
         .await
         .ok()
         .flatten()
+        .map_or(Checked::Rejected, Checked::Known)
     }
 
     /// Refuses a client over its wrong-key allowance, saying when to retry.
     fn throttled(&self, client: IpAddr) -> Result<(), Refusal> {
-        let failures = lock(&self.failures);
-        match failures.get(&client) {
-            Some((since, count)) if *count >= FAILURES_PER_MINUTE => {
-                let left = Duration::from_secs(60).saturating_sub(since.elapsed());
+        let mut failures = lock(&self.failures);
+        match failures.get_mut(&client) {
+            Some(seen) if seen.count >= FAILURES_PER_MINUTE => {
+                let left = Duration::from_secs(60).saturating_sub(seen.since.elapsed());
                 if left.is_zero() {
+                    return Ok(());
+                }
+                // One new key every PROBE_GAP is still checked.
+                let due = seen.probed.is_none_or(|at| at.elapsed() >= PROBE_GAP);
+                if due {
+                    seen.probed = Some(Instant::now());
                     Ok(())
                 } else {
-                    Err(Refusal::Throttled(left.as_secs().max(1)))
+                    Err(Refusal::Throttled(PROBE_GAP.as_secs().max(1)))
                 }
             }
             _ => Ok(()),
@@ -233,18 +281,35 @@ impl Keys {
     fn failed(&self, client: IpAddr) {
         let mut failures = lock(&self.failures);
         if failures.len() >= FAILURE_MEMORY && !failures.contains_key(&client) {
-            failures.retain(|_, (since, _)| since.elapsed() < Duration::from_secs(60));
+            failures.retain(|_, seen| seen.since.elapsed() < Duration::from_secs(60));
             if failures.len() >= FAILURE_MEMORY {
                 return;
             }
         }
         let now = Instant::now();
-        let window = failures.entry(client).or_insert((now, 0));
-        if now.duration_since(window.0) >= Duration::from_secs(60) {
-            *window = (now, 0);
+        let window = failures.entry(client).or_insert(Failures {
+            since: now,
+            count: 0,
+            probed: None,
+        });
+        if now.duration_since(window.since) >= Duration::from_secs(60) {
+            *window = Failures {
+                since: now,
+                count: 0,
+                probed: None,
+            };
         }
-        window.1 += 1;
+        window.count += 1;
     }
+}
+
+/// What checking a new key found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checked {
+    /// The entry it matches.
+    Known(usize),
+    /// None.
+    Rejected,
 }
 
 /// The id in a key made by `--api-key-hash` (`lk_<id>_<secret>`).
@@ -423,8 +488,14 @@ mod tests {
             );
         }
         assert!(started.elapsed() < Duration::from_secs(1));
-        assert!(matches!(
+        // Over the allowance, one new key every PROBE_GAP is still checked (a valid
+        // key behind the same NAT gets in), the rest are refused unchecked.
+        assert_eq!(
             keys.check(Some("lk_ffffffff_more"), local()).await,
+            Err(Refusal::Unknown)
+        );
+        assert!(matches!(
+            keys.check(Some("lk_ffffffff_again"), local()).await,
             Err(Refusal::Throttled(_))
         ));
         // A key seen before still works; other addresses are not affected.
@@ -434,6 +505,40 @@ mod tests {
             keys.check(Some("lk_ffffffff_x"), other).await,
             Err(Refusal::Unknown)
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_burst_of_first_requests_checks_a_key_once_and_a_nat_s_valid_key_gets_in() {
+        let made = new_key().unwrap();
+        let keys = Arc::new(Keys::new(
+            &AuthConfig::StaticKeys {
+                keys: vec![entry("ci", None, made.hash.clone(), &["*"])],
+            },
+            None,
+        ));
+        let burst: Vec<_> = (0..20)
+            .map(|_| {
+                let (keys, key) = (Arc::clone(&keys), made.key.clone());
+                tokio::spawn(async move { keys.check(Some(&key), local()).await.is_ok() })
+            })
+            .collect();
+        for one in burst {
+            assert!(one.await.unwrap());
+        }
+        assert_eq!(keys.checks.load(std::sync::atomic::Ordering::Relaxed), 1);
+        // An address over the wrong-key allowance (a NAT shared with a flood) still gets
+        // a valid key it never used checked.
+        let other = new_key().unwrap();
+        let keys = Keys::new(
+            &AuthConfig::StaticKeys {
+                keys: vec![entry("ci", None, other.hash.clone(), &["*"])],
+            },
+            None,
+        );
+        for _ in 0..FAILURES_PER_MINUTE {
+            keys.failed(local());
+        }
+        assert!(keys.check(Some(&other.key), local()).await.is_ok());
     }
 
     #[test]

@@ -151,6 +151,17 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
     );
     tracing::info!(%local, mode, "server started");
     warn_if_unconfinable(&server.api(), &theme);
+    // What the first requests would each wait for is made at once, off the request
+    // threads: the model catalogue and the tokenizer's vocabulary.
+    {
+        let state = Arc::clone(&server.state);
+        drop(tokio::task::spawn_blocking(move || {
+            let _ = state
+                .providers
+                .default_chat_model(state.config.model.as_deref());
+            crate::tokens::count_o200k("warm");
+        }));
+    }
     let stop = CancellationToken::new();
     listen_for_signals(Arc::clone(&server), stop.clone(), local)
         .map_err(|e| refuse(&format!("cannot listen for signals: {e}")))?;
