@@ -100,6 +100,10 @@ pub struct JwtConfig {
     /// Clock skew allowed on `exp` and `nbf`, in seconds.
     #[serde(default = "default_leeway")]
     pub leeway_seconds: u64,
+    /// How often the key set is fetched again (seconds); unset: the provider's
+    /// `Cache-Control: max-age` (1 minute to 1 hour), else 10 minutes.
+    #[serde(default)]
+    pub jwks_refresh_seconds: Option<u64>,
 }
 
 fn default_subject_claim() -> String {

@@ -79,7 +79,7 @@ pub struct Keys {
     /// address last had a new key checked anyway.
     failures: Mutex<HashMap<IpAddr, Failures>>,
     /// With `mode: Jwt`, the tokens' verifier.
-    jwt: Option<super::jwt::Verifier>,
+    jwt: Option<Arc<super::jwt::Verifier>>,
 }
 
 /// Wrong keys from one address.

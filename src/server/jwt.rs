@@ -1,21 +1,35 @@
 //! `auth: {mode: Jwt, …}`: bearer tokens signed by an identity provider, checked against
-//! its JWKS (RS256 or ES256). The key set is fetched on the first token and cached; a token
-//! naming a key id the cache does not have refetches it once — each unknown id once, and
-//! never twice within [`REFETCH_GAP`] — which is how a provider's key rotation is seen
-//! without letting made-up ids flood the provider. The subject and the
-//! scopes come from the claims the config names.
+//! its JWKS (RS256 or ES256).
+//!
+//! - The key set is fetched on the first token and kept as a snapshot every check reads
+//!   without waiting: a token whose key is known never waits for a fetch.
+//! - A token naming a key id the snapshot lacks refetches the set — one fetch at a time
+//!   (others with unknown ids wait for that one, at most [`FETCH_TIMEOUT`]), each unknown
+//!   id once, and never twice within [`REFETCH_GAP`] — which is how a provider's key
+//!   rotation is seen without letting made-up ids flood the provider or stall anyone else.
+//! - The set is refreshed on its own every `Cache-Control: max-age` (10 minutes without
+//!   one, between 1 minute and 1 hour), so a key the provider removed stops being trusted;
+//!   a failed refresh keeps the last set.
+//!
+//! The subject and the scopes come from the claims the config names.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use base64::Engine;
 use serde_json::Value;
-use tokio::sync::Mutex;
 
 use crate::config::api::JwtConfig;
 
-/// The shortest time between two fetches of the key set.
+/// The shortest time between two fetches of the key set for unknown key ids.
 const REFETCH_GAP: Duration = Duration::from_secs(1);
+/// How long a fetch of the key set may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a key set is used without `Cache-Control: max-age`.
+const DEFAULT_FRESH: Duration = Duration::from_secs(600);
+/// The bounds of a provider's `max-age`.
+const FRESH_BOUNDS: (Duration, Duration) = (Duration::from_secs(60), Duration::from_secs(3600));
 /// How many key ids that were not in a fresh set are remembered (each refetches once).
 const MISSED_MEMORY: usize = 256;
 /// The largest key set read.
@@ -44,15 +58,28 @@ pub enum JwtError {
 pub struct Verifier {
     config: JwtConfig,
     http: reqwest::Client,
-    keys: Mutex<KeySet>,
+    /// The keys as last fetched; read without waiting.
+    keys: RwLock<Arc<KeySet>>,
+    /// Held by the one fetch in flight.
+    fetching: tokio::sync::Mutex<()>,
+    /// When a fetch for an unknown id was last tried, and the ids a fetch did not find.
+    misses: Mutex<Misses>,
 }
 
 #[derive(Default)]
 struct KeySet {
     by_id: HashMap<String, Value>,
-    fetched: Option<Instant>,
+    /// How long it may be used before a refresh.
+    fresh_for: Option<Duration>,
+    /// Bumped by each fetch, so a waiter sees that another fetch already happened.
+    generation: u64,
+}
+
+#[derive(Default)]
+struct Misses {
+    last_attempt: Option<Instant>,
     /// Ids a refetch did not find.
-    missed: std::collections::VecDeque<String>,
+    ids: std::collections::VecDeque<String>,
 }
 
 /// A token's holder: its subject and scopes.
@@ -63,19 +90,57 @@ pub struct Holder {
 }
 
 impl Verifier {
-    pub fn new(config: JwtConfig) -> Self {
+    /// A verifier for `config`; within a runtime it also refreshes the key set on its own
+    /// (until it is dropped).
+    pub fn new(config: JwtConfig) -> Arc<Self> {
         crate::client::http::install_crypto_provider();
         let http = reqwest::Client::builder()
             .user_agent(concat!("loki/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(20))
+            .connect_timeout(Duration::from_secs(3))
+            .timeout(FETCH_TIMEOUT)
             .build()
             .unwrap_or_default();
-        Self {
+        let verifier = Arc::new(Self {
             config,
             http,
-            keys: Mutex::new(KeySet::default()),
+            keys: RwLock::new(Arc::default()),
+            fetching: tokio::sync::Mutex::new(()),
+            misses: Mutex::new(Misses::default()),
+        });
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tokio::spawn(refresh_periodically(Arc::downgrade(&verifier)));
         }
+        verifier
+    }
+
+    fn snapshot(&self) -> Arc<KeySet> {
+        Arc::clone(
+            &self
+                .keys
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Fetches the set unless a fetch newer than `seen` already happened; the snapshot
+    /// after. One fetch at a time; a failed one keeps the old set.
+    async fn refetch(&self, seen: u64) -> Result<Arc<KeySet>, JwtError> {
+        let _one = self.fetching.lock().await;
+        let now = self.snapshot();
+        if now.generation != seen {
+            return Ok(now);
+        }
+        let (by_id, fresh_for) = self.fetch().await?;
+        let next = Arc::new(KeySet {
+            by_id,
+            fresh_for,
+            generation: seen + 1,
+        });
+        *self
+            .keys
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::clone(&next);
+        Ok(next)
     }
 
     /// The holder of `token`, if its signature, issuer, audience and times check out.
@@ -100,33 +165,50 @@ impl Verifier {
         self.holder(&claims)
     }
 
-    /// The key `kid`, fetching the set when it is not cached (once per gap).
+    /// The key `kid`: from the snapshot, else from a refetch (each unknown id once, not
+    /// twice within the gap).
     async fn key(&self, kid: &str) -> Result<Value, JwtError> {
-        let mut keys = self.keys.lock().await;
+        let keys = self.snapshot();
         if let Some(key) = keys.by_id.get(kid) {
             return Ok(key.clone());
         }
-        let may_fetch = !keys.missed.iter().any(|m| m == kid)
-            && keys.fetched.is_none_or(|at| at.elapsed() >= REFETCH_GAP);
-        if may_fetch {
-            keys.fetched = Some(Instant::now());
-            keys.by_id = self.fetch().await?;
+        let may_fetch = {
+            let mut misses = self
+                .misses
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let due = keys.generation == 0
+                || (!misses.ids.iter().any(|m| m == kid)
+                    && misses
+                        .last_attempt
+                        .is_none_or(|at| at.elapsed() >= REFETCH_GAP));
+            if due {
+                misses.last_attempt = Some(Instant::now());
+            }
+            due
+        };
+        if !may_fetch {
+            return Err(JwtError::UnknownKey(kid.to_string()));
         }
+        let keys = self.refetch(keys.generation).await?;
         match keys.by_id.get(kid) {
             Some(key) => Ok(key.clone()),
             None => {
-                if may_fetch {
-                    if keys.missed.len() >= MISSED_MEMORY {
-                        keys.missed.pop_front();
-                    }
-                    keys.missed.push_back(kid.to_string());
+                let mut misses = self
+                    .misses
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if misses.ids.len() >= MISSED_MEMORY {
+                    misses.ids.pop_front();
                 }
+                misses.ids.push_back(kid.to_string());
                 Err(JwtError::UnknownKey(kid.to_string()))
             }
         }
     }
 
-    async fn fetch(&self) -> Result<HashMap<String, Value>, JwtError> {
+    /// The key set and how long it may be used (`Cache-Control: max-age`, bounded).
+    async fn fetch(&self) -> Result<(HashMap<String, Value>, Option<Duration>), JwtError> {
         let response = self
             .http
             .get(&self.config.jwks_url)
@@ -136,15 +218,25 @@ impl Verifier {
         if !response.status().is_success() {
             return Err(JwtError::Jwks(format!("HTTP {}", response.status())));
         }
+        let fresh_for = match self.config.jwks_refresh_seconds {
+            Some(seconds) => Some(Duration::from_secs(seconds.max(1))),
+            None => response
+                .headers()
+                .get(reqwest::header::CACHE_CONTROL)
+                .and_then(|v| v.to_str().ok())
+                .and_then(max_age)
+                .map(|age| age.clamp(FRESH_BOUNDS.0, FRESH_BOUNDS.1)),
+        };
         let body = crate::client::http::read_prefix(response, MAX_JWKS).await;
         let set: Value =
             serde_json::from_slice(&body).map_err(|e| JwtError::Jwks(e.to_string()))?;
-        Ok(set["keys"]
+        let by_id = set["keys"]
             .as_array()
             .into_iter()
             .flatten()
             .map(|k| (k["kid"].as_str().unwrap_or_default().to_string(), k.clone()))
-            .collect())
+            .collect();
+        Ok((by_id, fresh_for))
     }
 
     fn holder(&self, claims: &Value) -> Result<Holder, JwtError> {
@@ -188,6 +280,42 @@ impl Verifier {
             _ => Vec::new(),
         };
         Ok(Holder { subject, scopes })
+    }
+}
+
+/// `max-age=N` of a `Cache-Control` value.
+fn max_age(value: &str) -> Option<Duration> {
+    value.split(',').find_map(|part| {
+        let seconds = part.trim().strip_prefix("max-age=")?;
+        seconds.trim().parse::<u64>().ok().map(Duration::from_secs)
+    })
+}
+
+/// Refreshes the key set when it has been used as long as it may be, until the verifier
+/// is gone (a reload replaces it). A set never fetched yet waits for its first token.
+async fn refresh_periodically(verifier: Weak<Verifier>) {
+    loop {
+        let wait = match verifier.upgrade() {
+            Some(v) => {
+                let keys = v.snapshot();
+                if keys.generation == 0 {
+                    Duration::from_secs(5)
+                } else {
+                    keys.fresh_for.unwrap_or(DEFAULT_FRESH)
+                }
+            }
+            None => return,
+        };
+        tokio::time::sleep(wait).await;
+        let Some(v) = verifier.upgrade() else {
+            return;
+        };
+        let keys = v.snapshot();
+        if keys.generation > 0
+            && let Err(e) = v.refetch(keys.generation).await
+        {
+            tracing::warn!("refreshing the JWT key set failed, the last one stays: {e}");
+        }
     }
 }
 

@@ -1102,3 +1102,92 @@ fn a_kept_alive_connection_trickling_its_next_request_is_closed() {
         crate::common::stderr(&out)
     );
 }
+
+/// Issue 56: a slow identity provider and a token with a made-up key id stall nobody
+/// whose key is known; a key the provider removes stops being accepted after a refresh.
+#[test]
+fn a_slow_key_fetch_stalls_no_known_token_and_a_removed_key_is_dropped() {
+    let env = TestEnv::new();
+    let first = Signer::new("k1");
+    let second = Signer::new("k2");
+    let published = std::sync::Arc::new(std::sync::Mutex::new(vec![first.jwk(), second.jwk()]));
+    let slow = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (keys, is_slow) = (published.clone(), slow.clone());
+    env.server.respond_for("/idp/jwks", move |_| {
+        let reply =
+            crate::common::fake_llm::Reply::json(200, json!({"keys": *keys.lock().unwrap()}));
+        if is_slow.load(std::sync::atomic::Ordering::SeqCst) {
+            reply.delay_headers(std::time::Duration::from_secs(4))
+        } else {
+            reply
+        }
+    });
+    let api = format!(
+        "api:\n  auth:\n    mode: Jwt\n    issuer: https://idp.example\n    audience: loki\n    jwks_url: {}/idp/jwks\n    leeway_seconds: 5\n    jwks_refresh_seconds: 2",
+        env.server.root_url()
+    );
+    let served = Served::start(&env, &api);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let claims = json!({"iss": "https://idp.example", "aud": "loki", "sub": "alice",
+                        "scope": "read:sessions", "exp": now + 600, "iat": now});
+    let known = first.token(&claims);
+    assert_eq!(
+        served
+            .call("GET", "/v1/sessions", Some(&known), None)
+            .status,
+        200
+    );
+    // The provider turns slow; a made-up key id makes loki fetch — meanwhile a token with
+    // a known key is answered at once.
+    slow.store(true, std::sync::atomic::Ordering::SeqCst);
+    let made_up = Signer::new("nope").token(&claims);
+    let addr = served.addr.clone();
+    let stalled = std::thread::spawn(move || {
+        crate::common::http::request(&addr, "GET", "/v1/sessions", Some(&made_up), None).status
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let started = Instant::now();
+    assert_eq!(
+        served
+            .call("GET", "/v1/sessions", Some(&known), None)
+            .status,
+        200
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "a known key waited {:?} for the slow fetch",
+        started.elapsed()
+    );
+    assert_eq!(stalled.join().unwrap(), 401);
+    // The provider drops k2; after the refresh its tokens are refused, k1's still pass.
+    slow.store(false, std::sync::atomic::Ordering::SeqCst);
+    let removed = second.token(&claims);
+    assert_eq!(
+        served
+            .call("GET", "/v1/sessions", Some(&removed), None)
+            .status,
+        200
+    );
+    published.lock().unwrap().retain(|k| k["kid"] != "k2");
+    let waited = Instant::now();
+    while served
+        .call("GET", "/v1/sessions", Some(&removed), None)
+        .status
+        == 200
+    {
+        assert!(
+            waited.elapsed() < Duration::from_secs(15),
+            "the removed key is still trusted"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert_eq!(
+        served
+            .call("GET", "/v1/sessions", Some(&known), None)
+            .status,
+        200
+    );
+}
