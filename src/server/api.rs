@@ -3,7 +3,6 @@
 //! listings, health and metrics endpoints.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::Extension;
 use axum::body::Bytes;
@@ -110,20 +109,16 @@ pub(super) async fn respond(
     };
     if stream {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let started = Arc::new(AtomicBool::new(false));
-        let seen = Arc::clone(&started);
         let request_id = info.id.clone();
         let first = sse_event(
             Some("started"),
             &json!({"request_id": request_id}).to_string(),
         );
         let _ = tx.send(first);
+        let own = caller_namespace(&server, &info.caller);
         let emitter = Arc::new(ChannelEmitter::new(
             tx,
-            move |envelope| {
-                seen.store(true, Ordering::Relaxed);
-                loki_event(envelope)
-            },
+            move |envelope| loki_event(envelope, &own),
             cancel.clone(),
         ));
         let observer: Arc<dyn Emitter> = Arc::clone(&emitter) as _;
@@ -133,15 +128,20 @@ pub(super) async fn respond(
         };
         let task = server.start(spec, input, observer, cancel, key);
         tokio::spawn(async move {
-            // A failure before the run started has no events of its own.
-            if let Ok(ran) = task.await
-                && let Err(e) = &ran.result
-                && !started.load(Ordering::Relaxed)
-            {
-                let error = ran.api_error(e);
-                let data = json!({"error": {"code": error.code, "message": error.message}});
-                emitter.send(sse_event(Some("error"), &data.to_string()));
-                emitter.send(sse_event(Some("done"), "{}"));
+            // The end comes once the session is saved: a failure of the run or of the
+            // save (also one before the run started) is an `error` event before `done`.
+            match task.await {
+                Ok(ran) => {
+                    for line in super::run::finish_stream(&ran) {
+                        emitter.send(line);
+                    }
+                }
+                Err(e) => {
+                    let data =
+                        json!({"error": {"code": "internal_error", "message": e.to_string()}});
+                    emitter.send(sse_event(Some("error"), &data.to_string()));
+                    emitter.send(sse_event(Some("done"), "{}"));
+                }
             }
         });
         return sse(rx);
@@ -154,7 +154,7 @@ pub(super) async fn respond(
     let ran = task.await;
     guard.disarm();
     match ran {
-        Ok(ran) => result_json(&info.id, &ran, &collector),
+        Ok(ran) => result_json(&info, &ran, &collector),
         Err(e) => ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal_error",
@@ -165,7 +165,8 @@ pub(super) async fn respond(
 }
 
 /// The JSON result of a run that is not streamed.
-fn result_json(request_id: &str, ran: &Ran, events: &CollectingEmitter) -> Response {
+fn result_json(info: &RequestInfo, ran: &Ran, events: &CollectingEmitter) -> Response {
+    let request_id = &info.id;
     let own: Vec<Event> = events
         .envelopes()
         .into_iter()
@@ -200,7 +201,7 @@ fn result_json(request_id: &str, ran: &Ran, events: &CollectingEmitter) -> Respo
     let session = ran
         .session
         .as_ref()
-        .map(|(id, name)| json!({"id": id, "name": name}));
+        .map(|(id, name)| json!({"id": id, "name": shown_alias(&info.caller, name)}));
     match &ran.result {
         Ok(outcome) => json_body(
             StatusCode::OK,
@@ -352,7 +353,7 @@ async fn owned_session(
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "session_not_found",
-            format!("no session `{id}`"),
+            format!("no session `{}`", shown_alias(caller, id)),
         ));
     };
     if !caller.owns(session.owner.as_deref()) {
@@ -370,6 +371,90 @@ async fn owned_session(
     Ok(session)
 }
 
+/// A session named in a route (`/v1/sessions/{id}/…`), as the store knows it. With keys,
+/// each subject's aliases are its own: the store holds them as `<namespace>.<alias>`
+/// ([`namespaced`]), so one key neither learns another's names nor takes them first. An
+/// id names one session whoever asks (ownership is checked after), and a session named
+/// before namespaces keeps its name for its owner.
+pub(super) struct SessionKey(pub String);
+
+impl axum::extract::FromRequestParts<Arc<Server>> for SessionKey {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        server: &Arc<Server>,
+    ) -> Result<Self, Self::Rejection> {
+        let Path(key) = Path::<String>::from_request_parts(parts, server)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let caller = parts
+            .extensions
+            .get::<RequestInfo>()
+            .map(|i| i.caller.clone());
+        Ok(Self(match caller {
+            Some(caller) => store_name(server, &caller, &key).await,
+            None => key,
+        }))
+    }
+}
+
+/// The store's name for `key` as `caller` says it (see [`SessionKey`]).
+async fn store_name(server: &Server, caller: &Caller, key: &str) -> String {
+    if server.keys().disabled() {
+        return key.to_string();
+    }
+    let by_id = matches!(
+        server.state.sessions.resolve(key).await,
+        Ok(Some((id, _))) if id.to_string() == key
+    );
+    if by_id {
+        return key.to_string();
+    }
+    let own = namespaced(caller, key);
+    if matches!(
+        catalog::stored_session(&server.state, &own).await,
+        Ok(Some(_))
+    ) {
+        return own;
+    }
+    match catalog::stored_session(&server.state, key).await {
+        Ok(Some(session)) if caller.owns(session.owner.as_deref()) => key.to_string(),
+        _ => own,
+    }
+}
+
+/// `alias` in `caller`'s namespace: `s<8 hex digits of the subject's SHA-256>.<alias>`.
+fn namespaced(caller: &Caller, alias: &str) -> String {
+    format!("{}{alias}", namespace(caller))
+}
+
+/// The prefix of `caller`'s aliases in the store; none when keys are off.
+fn caller_namespace(server: &Server, caller: &Caller) -> String {
+    if server.keys().disabled() {
+        String::new()
+    } else {
+        namespace(caller)
+    }
+}
+
+fn namespace(caller: &Caller) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, caller.subject.as_bytes());
+    let hex: String = digest.as_ref()[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("s{hex}.")
+}
+
+/// An alias as its owner wrote it (the namespace taken off).
+fn shown_alias(caller: &Caller, stored: &str) -> String {
+    stored
+        .strip_prefix(&namespace(caller))
+        .unwrap_or(stored)
+        .to_string()
+}
+
 /// `POST /v1/sessions`.
 pub(super) async fn create_session(
     State(server): State<Arc<Server>>,
@@ -378,10 +463,15 @@ pub(super) async fn create_session(
 ) -> Result<Response, ApiError> {
     let request: NewSession = body(bytes)?;
     let approvals = policy(request.approval.as_deref(), ApprovalPolicy::Ask)?;
-    let name = request
+    let alias = request
         .alias
         .clone()
         .unwrap_or_else(|| format!("api-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]));
+    let name = if server.keys().disabled() {
+        alias.clone()
+    } else {
+        namespaced(&info.caller, &alias)
+    };
     if catalog::stored_session(&server.state, &name)
         .await?
         .is_some()
@@ -389,7 +479,7 @@ pub(super) async fn create_session(
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "conflict",
-            format!("a session `{name}` exists already"),
+            format!("a session `{alias}` exists already"),
         ));
     }
     let mut commands = vec![Command::OpenSession(name.clone())];
@@ -416,7 +506,7 @@ pub(super) async fn create_session(
     let id = conversation.session_id().unwrap_or_default();
     let body = json!({
         "id": id,
-        "alias": name,
+        "alias": alias,
         "model": conversation.model_id(),
         "role": conversation.role().map(|r| r.name.clone()),
         "rag": conversation.active_rag(),
@@ -457,8 +547,8 @@ pub(super) async fn list_sessions(
             let modified = httpdate::fmt_http_date(meta.last_modified);
             json!({
                 "id": meta.id.as_ref().map(ToString::to_string),
-                "alias": meta.alias.as_ref().map(ToString::to_string),
-                "name": meta.name(),
+                "alias": meta.alias.as_ref().map(|a| shown_alias(&info.caller, &a.to_string())),
+                "name": shown_alias(&info.caller, &meta.name()),
                 "last_modified": modified,
             })
         })
@@ -470,11 +560,15 @@ pub(super) async fn list_sessions(
 pub(super) async fn get_session(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
-    Path(id): Path<String>,
+    SessionKey(id): SessionKey,
 ) -> Result<Response, ApiError> {
     let session = owned_session(&server, &info.caller, &id).await?;
     let mut value = serde_json::to_value(&session).unwrap_or_default();
-    value["id"] = json!(id);
+    value["id"] = json!(shown_alias(&info.caller, &id));
+    // Where the server keeps its files is the host's business.
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("cwd");
+    }
     Ok(json_body(StatusCode::OK, &value))
 }
 
@@ -482,7 +576,7 @@ pub(super) async fn get_session(
 pub(super) async fn delete_session(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
-    Path(id): Path<String>,
+    SessionKey(id): SessionKey,
 ) -> Result<Response, ApiError> {
     owned_session(&server, &info.caller, &id).await?;
     let mut conversation = Conversation::open(&server.state, ConversationSpec::default()).await?;
@@ -499,7 +593,7 @@ pub(super) async fn delete_session(
 pub(super) async fn session_completions(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
-    Path(id): Path<String>,
+    SessionKey(id): SessionKey,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Response {
     let request: Completion = match body(bytes) {
@@ -545,7 +639,7 @@ pub(super) async fn session_completions(
 pub(super) async fn compress_session(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
-    Path(id): Path<String>,
+    SessionKey(id): SessionKey,
 ) -> Result<Response, ApiError> {
     let done = change_session(&server, &info.caller, &id, vec![Command::CompressSession]).await?;
     Ok(json_body(StatusCode::OK, &done))
@@ -555,7 +649,7 @@ pub(super) async fn compress_session(
 pub(super) async fn empty_session(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
-    Path(id): Path<String>,
+    SessionKey(id): SessionKey,
 ) -> Result<Response, ApiError> {
     let done = change_session(&server, &info.caller, &id, vec![Command::ClearConversation]).await?;
     Ok(json_body(StatusCode::OK, &done))
@@ -571,7 +665,7 @@ pub(super) struct Named {
 pub(super) async fn use_role(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
-    Path(id): Path<String>,
+    SessionKey(id): SessionKey,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let named: Named = body(bytes)?;
@@ -589,7 +683,7 @@ pub(super) async fn use_role(
 pub(super) async fn exit_role(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
-    Path(id): Path<String>,
+    SessionKey(id): SessionKey,
 ) -> Result<Response, ApiError> {
     let done = change_session(&server, &info.caller, &id, vec![Command::ExitRole]).await?;
     Ok(json_body(StatusCode::OK, &done))
@@ -599,7 +693,7 @@ pub(super) async fn exit_role(
 pub(super) async fn use_rag(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
-    Path(id): Path<String>,
+    SessionKey(id): SessionKey,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let named: Named = body(bytes)?;
@@ -617,7 +711,7 @@ pub(super) async fn use_rag(
 pub(super) async fn exit_rag(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
-    Path(id): Path<String>,
+    SessionKey(id): SessionKey,
 ) -> Result<Response, ApiError> {
     let done = change_session(&server, &info.caller, &id, vec![Command::ExitRag]).await?;
     Ok(json_body(StatusCode::OK, &done))
@@ -694,6 +788,7 @@ pub(super) async fn session_approval(
     Path((id, call_id)): Path<(String, String)>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
+    let id = store_name(&server, &info.caller, &id).await;
     let session = session_id_of(&server, &id).await;
     decide(&server, &info, &Where::Session(session), &call_id, bytes)
 }
@@ -743,7 +838,7 @@ pub(super) async fn live() -> Response {
 
 /// `GET /healthz/ready`: 503 while stopping or with every request slot taken.
 pub(super) async fn ready(State(server): State<Arc<Server>>) -> Response {
-    let status = if server.shutdown.is_cancelled() {
+    let status = if server.shutdown.is_cancelled() || server.stopping.is_cancelled() {
         "stopping"
     } else if server.slots.available_permits() == 0 {
         "saturated"

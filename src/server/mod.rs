@@ -54,6 +54,9 @@ pub struct Server {
     responses: responses::Kept,
     /// Cancels every running turn (shutdown, after the grace period).
     shutdown: CancellationToken,
+    /// A stop was asked for (SIGTERM, SIGINT): `/healthz/ready` says `stopping` and new
+    /// work is refused while running turns get their grace period.
+    stopping: CancellationToken,
     /// Requests served at once.
     slots: Arc<tokio::sync::Semaphore>,
     /// Where `execute_command` is confined: `api.tools.root` (made again when a reload
@@ -132,6 +135,7 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         metrics: metrics::Metrics::default(),
         responses: responses::Kept::default(),
         shutdown: CancellationToken::new(),
+        stopping: CancellationToken::new(),
         slots: Arc::new(tokio::sync::Semaphore::new(
             api.limits.max_concurrent_requests.max(1),
         )),
@@ -162,11 +166,13 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
             crate::tokens::count_o200k("warm");
         }));
     }
-    let stop = CancellationToken::new();
+    let stop = server.stopping.clone();
     listen_for_signals(Arc::clone(&server), stop.clone(), local)
         .map_err(|e| refuse(&format!("cannot listen for signals: {e}")))?;
     let app = router(Arc::clone(&server));
-    let graceful = stop.clone();
+    // Connections keep being served through the grace period (a load balancer reads
+    // `stopping` from `/healthz/ready`; new work is refused); they close at shutdown.
+    let graceful = server.shutdown.clone();
     let app = app.into_make_service_with_connect_info::<listener::ClientAddr>();
     let listener = listener::Deadlined {
         inner: listener,
@@ -412,6 +418,7 @@ fn router(server: Arc<Server>) -> Router {
             "/v1/runs/{run_id}/approvals/{call_id}",
             post(api::run_approval),
         )
+        .fallback(no_route)
         .layer(axum::extract::DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&server),
@@ -438,6 +445,15 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
         body,
     )
         .into_response()
+}
+
+/// A path no route answers: `404` with the error envelope, never an empty body.
+async fn no_route(method: Method, uri: axum::http::Uri) -> Response {
+    ApiError::not_found(format!(
+        "there is no {method} {} here (GET /v1/info lists the API)",
+        uri.path()
+    ))
+    .into_response()
 }
 
 async fn page() -> Response {
@@ -486,10 +502,21 @@ async fn guard(State(server): State<Arc<Server>>, request: Request, next: Next) 
         || matches!(path.as_str(), "/v1/embeddings" | "/v1/rerank");
     let shape = |e: ApiError| if openai { e.openai() } else { e };
     let mut subject = String::from("-");
+    let health = path.starts_with("/healthz/") || path == "/metrics";
     let mut response = if let Err(refused) =
         gate::screen(&server.api(), server.keys().disabled(), &request)
     {
         shape(refused).into_response()
+    } else if server.stopping.is_cancelled() && !health {
+        shape(
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "stopping",
+                "the server is stopping; send this to another instance",
+            )
+            .retry_after(1),
+        )
+        .into_response()
     } else if method == Method::OPTIONS && allowed_origin.is_some() {
         StatusCode::NO_CONTENT.into_response()
     } else {
@@ -517,6 +544,9 @@ async fn guard(State(server): State<Arc<Server>>, request: Request, next: Next) 
             },
         }
     };
+    if response.status().as_u16() >= 400 {
+        response = with_request_id(response, &id).await;
+    }
     let headers = response.headers_mut();
     gate::harden(headers);
     if let Ok(value) = HeaderValue::from_str(&id) {
@@ -536,6 +566,33 @@ async fn guard(State(server): State<Arc<Server>>, request: Request, next: Next) 
         ms = started.elapsed().as_millis() as u64,
         "request"
     );
+    response
+}
+
+/// An error response whose JSON body names the request (`error.request_id`), so a
+/// client can quote it; other bodies are left as they are.
+async fn with_request_id(response: Response, id: &str) -> Response {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 256 * 1024).await else {
+        return Response::from_parts(parts, axum::body::Body::empty());
+    };
+    let body = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(mut value) if value["error"].is_object() && value["error"]["request_id"].is_null() => {
+            value["error"]["request_id"] = serde_json::Value::String(id.to_string());
+            axum::body::Body::from(value.to_string())
+        }
+        _ => axum::body::Body::from(bytes),
+    };
+    let mut response = Response::from_parts(parts, body);
+    response.headers_mut().remove(header::CONTENT_LENGTH);
     response
 }
 
@@ -599,7 +656,7 @@ fn credentials(server: &Server, request: &Request) -> (Option<String>, std::net:
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(bearer_token)
         .map(str::to_string);
     let client = request
         .extensions()
@@ -609,6 +666,16 @@ fn credentials(server: &Server, request: &Request) -> (Option<String>, std::net:
         bearer,
         forwarded_client(&server.api(), request.headers(), client),
     )
+}
+
+/// The token of an `Authorization: Bearer <token>` value; the scheme is
+/// case-insensitive (RFC 9110), as `bearer` from many clients.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 /// The client behind `peer` when `peer` is a trusted proxy: the last `X-Forwarded-For`

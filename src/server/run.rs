@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use crate::conversation::{Conversation, ConversationSpec, Op, Reply};
-use crate::engine::event::{Envelope, Event};
+use crate::engine::event::Envelope;
 use crate::engine::{CoreError, Emitter, RunOutcome, UserInput};
 use crate::tool::approve::{
     ApprovalRequest, ApproveAll, Approver, ChannelApprover, Decision, DenyAll,
@@ -364,20 +364,39 @@ impl Server {
 }
 
 /// The loki event stream: every event as `event: <type>` with the envelope as data (the
-/// schema of `--output-format stream-json`).
-pub fn loki_event(envelope: &Envelope) -> Vec<String> {
-    let kind = serde_json::to_value(envelope)
-        .ok()
-        .and_then(|v| v["type"].as_str().map(str::to_string))
-        .unwrap_or_else(|| "event".into());
-    let data = serde_json::to_string(envelope).unwrap_or_default();
-    let mut out = vec![super::reply::sse_event(Some(&kind), &data)];
-    if matches!(
-        envelope.event,
-        Event::TurnFinished(_) | Event::TurnAborted(_)
-    ) && envelope.parent.is_none()
+/// schema of `--output-format stream-json`), less what only the server's host should
+/// know (the path of a saved session file). `done` is not among them: the run sends it
+/// once the session is saved (`finish_stream`), so a failed save is never followed by a
+/// quiet `done`.
+/// A session's name is shown without `namespace`, the caller's own prefix in the store.
+pub fn loki_event(envelope: &Envelope, namespace: &str) -> Vec<String> {
+    let Ok(mut value) = serde_json::to_value(envelope) else {
+        return Vec::new();
+    };
+    let kind = value["type"].as_str().unwrap_or("event").to_string();
+    if kind == "session_saved"
+        && let Some(fields) = value.as_object_mut()
     {
-        out.push(super::reply::sse_event(Some("done"), "{}"));
+        fields.remove("path");
+        if let Some(serde_json::Value::String(name)) = fields.get_mut("name")
+            && let Some(alias) = name.strip_prefix(namespace)
+            && !namespace.is_empty()
+        {
+            *name = alias.to_string();
+        }
     }
+    vec![super::reply::sse_event(Some(&kind), &value.to_string())]
+}
+
+/// The end of a streamed run, after its session was saved: an `error` event when the run
+/// or the save failed (the request timeout says so as `request_timeout`), then `done`.
+pub fn finish_stream(ran: &Ran) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Err(e) = &ran.result {
+        let error = ran.api_error(e);
+        let data = serde_json::json!({"error": {"code": error.code, "message": error.message}});
+        out.push(super::reply::sse_event(Some("error"), &data.to_string()));
+    }
+    out.push(super::reply::sse_event(Some("done"), "{}"));
     out
 }

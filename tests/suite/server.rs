@@ -518,6 +518,30 @@ fn stopping_the_server_mid_turn_saves_the_session() {
     std::thread::sleep(Duration::from_millis(2000));
     let pid = served.child.id();
     terminate(pid);
+    // Through the grace period a load balancer reads `stopping` and new work is refused.
+    let deadline = Instant::now() + Duration::from_millis(600);
+    let ready = loop {
+        let ready = served.get("/healthz/ready");
+        if ready.status == 503 || Instant::now() > deadline {
+            break ready;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(ready.status, 503, "{}", ready.body);
+    assert!(ready.body.contains("stopping"), "{}", ready.body);
+    let refused = served.post("/v1/completions", json!({"prompt": "one more"}));
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(
+        refused.json()["error"]["code"],
+        "stopping",
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.header("retry-after").is_some(),
+        "{:?}",
+        refused.headers
+    );
     let mut served = served;
     let status = served.child.wait().unwrap();
     assert!(status.success(), "{status:?}");
@@ -865,6 +889,128 @@ fn a_run_past_the_request_timeout_is_stopped() {
     );
     assert_eq!(reply.status, 504, "{}", reply.body);
     assert_eq!(reply.json()["error"]["code"], "request_timeout");
+}
+
+#[test]
+fn a_streamed_run_past_the_request_timeout_ends_with_its_error_then_done() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, &format!("{OPEN}\n  request_timeout_seconds: 1"));
+    env.server
+        .push(openai::text_stream(&["slow ", "answer"]).frame_delay(Duration::from_secs(20)));
+    let body = json!({"prompt": "take your time", "stream": true}).to_string();
+    let (status, _, mut reader) =
+        http::open(&served.addr, "POST", "/v1/completions", None, Some(&body));
+    assert_eq!(status, 200);
+    let events = http::events(&mut reader, "done");
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    let error = names.iter().position(|n| *n == "error");
+    let done = names.iter().position(|n| *n == "done");
+    assert!(
+        matches!((error, done), (Some(e), Some(d)) if e < d && d + 1 == names.len()),
+        "{names:?}"
+    );
+    let error: Value = serde_json::from_str(&events[error.unwrap()].1).unwrap();
+    assert_eq!(error["error"]["code"], "request_timeout", "{error}");
+    assert_eq!(
+        names.iter().filter(|n| **n == "done").count(),
+        1,
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_session_that_cannot_be_saved_says_so_before_done_and_hides_the_host_s_paths() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    assert_eq!(
+        served.post("/v1/sessions", json!({"alias": "s"})).status,
+        201
+    );
+    // A first turn saves normally: its `session_saved` names no file of the host.
+    env.server.push(openai::text_stream(&["first"]));
+    let body = json!({"prompt": "one", "stream": true}).to_string();
+    let (_, _, mut reader) = http::open(
+        &served.addr,
+        "POST",
+        "/v1/sessions/s/completions",
+        None,
+        Some(&body),
+    );
+    let events = http::events(&mut reader, "done");
+    let saved = events
+        .iter()
+        .find(|(n, _)| n == "session_saved")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert!(
+        !saved.1.contains(env.config_dir().to_str().unwrap()),
+        "{}",
+        saved.1
+    );
+    assert!(!saved.1.contains("\"path\""), "{}", saved.1);
+    assert_eq!(events.last().unwrap().0, "done", "{events:?}");
+    // The store goes away mid-turn (a file where its directory was).
+    env.server
+        .push(openai::text_stream(&["second ", "answer"]).frame_delay(Duration::from_millis(400)));
+    let body = json!({"prompt": "two", "stream": true}).to_string();
+    let (_, _, mut reader) = http::open(
+        &served.addr,
+        "POST",
+        "/v1/sessions/s/completions",
+        None,
+        Some(&body),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let sessions = env.config_dir().join("sessions");
+    let kept = env.config_dir().join("sessions.kept");
+    std::fs::rename(&sessions, &kept).unwrap();
+    std::fs::write(&sessions, "not a directory").unwrap();
+    let events = http::events(&mut reader, "done");
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names.last(), Some(&"done"), "{names:?}");
+    let error = events
+        .iter()
+        .find(|(n, _)| n == "error")
+        .unwrap_or_else(|| panic!("a failed save is an error event: {names:?}"));
+    assert!(
+        error.1.contains("save") || error.1.contains("session"),
+        "{}",
+        error.1
+    );
+    assert!(!names.contains(&"session_saved"), "{names:?}");
+}
+
+#[test]
+fn errors_name_their_request_and_an_unknown_path_is_a_json_404() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    let missing = served.get("/v1/nothing-here");
+    assert_eq!(missing.status, 404);
+    let body = missing.json();
+    assert_eq!(body["error"]["code"], "not_found", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("/v1/nothing-here"),
+        "{body}"
+    );
+    assert_eq!(
+        body["error"]["request_id"].as_str(),
+        missing.header("x-request-id"),
+        "{body}"
+    );
+    let bad = served.call("POST", "/v1/completions", None, Some(json!({"prompt": 5})));
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert_eq!(
+        bad.json()["error"]["request_id"].as_str(),
+        bad.header("x-request-id"),
+        "{}",
+        bad.body
+    );
+    // A success is the document alone.
+    let fine = served.get("/v1/models");
+    assert_eq!(fine.status, 200);
+    assert!(fine.json().get("request_id").is_none(), "{}", fine.body);
 }
 
 #[test]
