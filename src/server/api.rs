@@ -115,7 +115,7 @@ pub(super) async fn respond(
             &json!({"request_id": request_id}).to_string(),
         );
         let _ = tx.send(first);
-        let own = caller_namespace(&server, &info.caller);
+        let own = caller_namespace(server, &info.caller);
         let emitter = Arc::new(ChannelEmitter::new(
             tx,
             move |envelope| loki_event(envelope, &own),
@@ -154,7 +154,7 @@ pub(super) async fn respond(
     let ran = task.await;
     guard.disarm();
     match ran {
-        Ok(ran) => result_json(&info, &ran, &collector),
+        Ok(ran) => result_json(info, &ran, &collector),
         Err(e) => ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal_error",
