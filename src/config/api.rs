@@ -26,6 +26,12 @@ pub struct ApiConfig {
     pub shutdown_grace_seconds: u64,
     /// How long a tool call waits for an HTTP approval, in seconds.
     pub approval_timeout_seconds: u64,
+    /// How long a streamed run goes on after its client went away, for it (or another)
+    /// to come back with `Last-Event-ID`; then it is cancelled. 0: at once.
+    pub reattach_seconds: u64,
+    /// With several instances on one database: how long an instance may stay silent
+    /// before its running runs are marked failed.
+    pub instance_timeout_seconds: u64,
     /// Tools that touch files or run commands (off unless enabled, confined to `root`).
     pub tools: ToolsConfig,
     /// `text` (default) or `json`: the log file as one JSON object per line.
@@ -59,6 +65,8 @@ impl Default for ApiConfig {
             request_timeout_seconds: 300,
             shutdown_grace_seconds: 30,
             approval_timeout_seconds: 300,
+            reattach_seconds: 10,
+            instance_timeout_seconds: 10,
             tools: ToolsConfig::default(),
             log_format: LogFormat::Text,
             trusted_proxies: Vec::new(),

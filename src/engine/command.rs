@@ -116,10 +116,19 @@ pub enum Command {
     /// Go off the record (`.otr`): nothing is written from now on, in this conversation
     /// and every descendant. Refused while a session is open.
     OffTheRecord,
-    /// Record `subject` as the open session's owner, unless it has one (a session the
-    /// server creates for an API key belongs to that key's subject).
-    ClaimSession(String),
+    /// Record `owner` as the open session's owner, unless it has one (a session the
+    /// server creates for an API key belongs to that key's subject), and `approvals`
+    /// (`ask`, `auto`, `deny`) as how the server decides its tool calls.
+    ClaimSession {
+        /// The subject, when the server has keys.
+        owner: Option<String>,
+        /// The server's approval policy for the session.
+        approvals: String,
+    },
 }
+
+/// The session key holding the server's approval policy for it.
+pub const API_APPROVAL_KEY: &str = "api_approval";
 
 /// `.edit session`: the edited session replaces the stored one, through the store the
 /// conversation's session lives in, and the conversation reads it again. A copy that does
@@ -569,17 +578,22 @@ fn confirm(
             }
             Ok("rag: none".into())
         }
-        Command::ClaimSession(subject) => {
+        Command::ClaimSession { owner, approvals } => {
             let Some(session) = &ctx.session else {
                 return Err(CoreError::NotActive { what: "session" });
             };
             let mut held = session.lock();
-            if held.get().owner.is_none() {
-                held.get_mut().owner = Some(subject.clone());
+            let stored = held.get_mut();
+            if stored.owner.is_none() {
+                stored.owner = owner;
             }
+            stored.extra.insert(
+                API_APPROVAL_KEY.into(),
+                serde_yaml::Value::String(approvals),
+            );
             Ok(format!(
                 "owner: {}",
-                held.get().owner.as_deref().unwrap_or(&subject)
+                stored.owner.as_deref().unwrap_or("none")
             ))
         }
         Command::SaveSession(_)

@@ -14,8 +14,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::auth::Caller;
-use super::reply::{ApiError, json_body, sse, sse_event};
-use super::run::{ApprovalPolicy, ChannelEmitter, Decided, Ran, RunKey, Where, loki_event};
+use super::cluster;
+use super::reply::{ApiError, json_body};
+use super::run::{ApprovalPolicy, Decided, Ran, RunKey, Where};
 use super::{RequestInfo, Server};
 use crate::conversation::{Conversation, ConversationSpec, Op, catalog};
 use crate::engine::command::Command;
@@ -108,43 +109,42 @@ pub(super) async fn respond(
         ..UserInput::default()
     };
     if stream {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let request_id = info.id.clone();
-        let first = sse_event(
-            Some("started"),
-            &json!({"request_id": request_id}).to_string(),
-        );
-        let _ = tx.send(first);
-        let own = caller_namespace(server, &info.caller);
-        let emitter = Arc::new(ChannelEmitter::new(
-            tx,
-            move |envelope| loki_event(envelope, &own),
-            cancel.clone(),
-        ));
-        let observer: Arc<dyn Emitter> = Arc::clone(&emitter) as _;
+        let started = server
+            .track(
+                &key,
+                &info.caller.subject,
+                run.session.clone(),
+                cancel.clone(),
+                caller_namespace(server, &info.caller),
+            )
+            .await;
         let spec = ConversationSpec {
-            observer: Some(Arc::clone(&observer)),
+            id: Some(started.conversation),
+            observer: Some(Arc::clone(&started.emitter)),
+            asker: Some(started.asker),
             ..spec
         };
-        let task = server.start(spec, input, observer, cancel, key);
-        tokio::spawn(async move {
-            // The end comes once the session is saved: a failure of the run or of the
-            // save (also one before the run started) is an `error` event before `done`.
-            match task.await {
-                Ok(ran) => {
-                    for line in super::run::finish_stream(&ran) {
-                        emitter.send(line);
-                    }
-                }
-                Err(e) => {
-                    let data =
-                        json!({"error": {"code": "internal_error", "message": e.to_string()}});
-                    emitter.send(sse_event(Some("error"), &data.to_string()));
-                    emitter.send(sse_event(Some("done"), "{}"));
-                }
+        let tracked = started.tracked;
+        // The client that started the run reads its log like any reader that comes back.
+        let response = match tracked.log.stream(0) {
+            Ok(response) => response,
+            Err(_) => {
+                return ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal_error",
+                    "the run's events are gone",
+                )
+                .into_response();
             }
+        };
+        let task = server.start(spec, input, started.emitter, cancel, key);
+        server.hold(&tracked);
+        let server = Arc::clone(server);
+        tokio::spawn(async move {
+            let ran = task.await.map_err(|e| e.to_string());
+            server.end(&tracked, ran).await;
         });
-        return sse(rx);
+        return response;
     }
     let collector = Arc::new(CollectingEmitter::new());
     let emitter: Arc<dyn Emitter> = Arc::clone(&collector) as _;
@@ -482,11 +482,16 @@ pub(super) async fn create_session(
             format!("a session `{alias}` exists already"),
         ));
     }
-    let mut commands = vec![Command::OpenSession(name.clone())];
-    // With keys, the session is the key's subject's; with auth off, nobody's.
-    if !server.keys().disabled() {
-        commands.push(Command::ClaimSession(info.caller.subject.clone()));
-    }
+    // With keys, the session is the key's subject's; with auth off, nobody's. Its
+    // approval policy is kept in it, so every instance (and a restarted one) applies it.
+    let owner = (!server.keys().disabled()).then(|| info.caller.subject.clone());
+    let mut commands = vec![
+        Command::OpenSession(name.clone()),
+        Command::ClaimSession {
+            owner,
+            approvals: approvals.name().to_string(),
+        },
+    ];
     if let Some(role) = &request.role {
         commands.push(Command::UseRole(role.clone()));
     }
@@ -510,13 +515,9 @@ pub(super) async fn create_session(
         "model": conversation.model_id(),
         "role": conversation.role().map(|r| r.name.clone()),
         "rag": conversation.active_rag(),
-        "approval": format!("{approvals:?}").to_lowercase(),
+        "approval": approvals.name(),
     });
     conversation.close(&Discard).await.into_saved()?;
-    if let Ok(mut policies) = server.policies.lock() {
-        policies.insert(id.clone(), approvals);
-        policies.insert(name, approvals);
-    }
     Ok(json_body(StatusCode::CREATED, &body))
 }
 
@@ -583,9 +584,6 @@ pub(super) async fn delete_session(
     conversation
         .submit(Op::Command(Command::DeleteSession(id.clone())), &Discard)
         .await?;
-    if let Ok(mut policies) = server.policies.lock() {
-        policies.remove(&id);
-    }
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -600,14 +598,15 @@ pub(super) async fn session_completions(
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = owned_session(&server, &info.caller, &id).await {
-        return e.into_response();
-    }
-    let remembered = server
-        .policies
-        .lock()
-        .ok()
-        .and_then(|p| p.get(&id).copied())
+    let session = match owned_session(&server, &info.caller, &id).await {
+        Ok(session) => session,
+        Err(e) => return e.into_response(),
+    };
+    let remembered = session
+        .extra
+        .get(crate::engine::command::API_APPROVAL_KEY)
+        .and_then(serde_yaml::Value::as_str)
+        .and_then(ApprovalPolicy::parse)
         .unwrap_or_default();
     let approvals = match policy(request.approval.as_deref(), remembered) {
         Ok(p) => p,
@@ -738,12 +737,19 @@ pub(super) async fn exit_agent(Path(id): Path<String>) -> ApiError {
     )
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Approval {
     decision: String,
     #[serde(default)]
     message: Option<String>,
+}
+
+/// An approval another instance received (its body, as JSON) as a decision.
+pub(super) fn approval_from_json(text: &str) -> Result<Decision, ApiError> {
+    let approval: Approval = serde_json::from_str(text)
+        .map_err(|e| ApiError::bad_request(format!("not an approval: {e}")))?;
+    decision(approval)
 }
 
 fn decision(approval: Approval) -> Result<Decision, ApiError> {
@@ -767,7 +773,7 @@ pub(super) async fn approval(
     Path(call_id): Path<String>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    decide(&server, &info, &Where::Any, &call_id, bytes)
+    decide(&server, &info, &Where::Any, &call_id, bytes).await
 }
 
 /// `POST /v1/runs/{run_id}/approvals/{call_id}`: the call of the run that request
@@ -778,7 +784,7 @@ pub(super) async fn run_approval(
     Path((run_id, call_id)): Path<(String, String)>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    decide(&server, &info, &Where::Run(run_id), &call_id, bytes)
+    decide(&server, &info, &Where::Run(run_id), &call_id, bytes).await
 }
 
 /// `POST /v1/sessions/{id}/approvals/{call_id}`: the call of a run in that session.
@@ -790,7 +796,7 @@ pub(super) async fn session_approval(
 ) -> Result<Response, ApiError> {
     let id = store_name(&server, &info.caller, &id).await;
     let session = session_id_of(&server, &id).await;
-    decide(&server, &info, &Where::Session(session), &call_id, bytes)
+    decide(&server, &info, &Where::Session(session), &call_id, bytes).await
 }
 
 /// The id of the stored session `key` names (an alias or an id), so a run and an
@@ -803,16 +809,38 @@ async fn session_id_of(server: &Server, key: &str) -> String {
 }
 
 /// Answers call `call_id` of one of the caller's runs `at`; another subject's waiting
-/// call is as good as missing.
-fn decide(
+/// call is as good as missing. A call no run here waits on is looked for on the other
+/// instances (through the database) when there are any.
+async fn decide(
     server: &Server,
     info: &RequestInfo,
     at: &Where,
     call_id: &str,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let decided = decision(body(bytes)?)?;
-    match server.decide(&info.caller.subject, at, call_id, decided) {
+    let approval: Approval = body(bytes)?;
+    let sent = serde_json::to_string(&approval).unwrap_or_default();
+    let decided = decision(approval)?;
+    let mut outcome = server.decide(&info.caller.subject, at, call_id, decided);
+    if outcome == Decided::NotWaiting
+        && let Some(cluster) = &server.cluster
+    {
+        let target = match at {
+            Where::Any => cluster::Target::Any,
+            Where::Run(run) => cluster::Target::Run(run),
+            Where::Session(session) => cluster::Target::Session(session),
+        };
+        outcome = match cluster
+            .answer(&info.caller.subject, "approval", call_id, target, &sent)
+            .await
+            .map_err(|e| ApiError::unavailable(e.to_string()))?
+        {
+            cluster::Delivered::Sent => Decided::Answered,
+            cluster::Delivered::NotWaiting => Decided::NotWaiting,
+            cluster::Delivered::Ambiguous(runs) => Decided::Ambiguous(runs),
+        };
+    }
+    match outcome {
         Decided::Answered => Ok(json_body(
             StatusCode::OK,
             &json!({"status": "ok", "call_id": call_id}),

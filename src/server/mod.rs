@@ -10,6 +10,7 @@
 
 mod api;
 pub mod auth;
+mod cluster;
 mod gate;
 mod jwt;
 mod legacy;
@@ -19,6 +20,9 @@ mod openai;
 mod reply;
 mod responses;
 mod run;
+mod run_log;
+mod runs_api;
+mod streamed;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -47,8 +51,10 @@ pub struct Server {
     limiter: auth::RateLimiter,
     /// Runs waiting for approvals, by request id.
     approvals: Mutex<HashMap<String, run::Waiting>>,
-    /// Approval policies of sessions created here, by session id.
-    policies: Mutex<HashMap<String, run::ApprovalPolicy>>,
+    /// Streamed runs of this instance, by request id.
+    streams: Arc<streamed::TrackedRuns>,
+    /// The other instances on the same database, when sessions are in PostgreSQL.
+    cluster: Option<Arc<cluster::Cluster>>,
     metrics: metrics::Metrics,
     /// Recent Responses API exchanges, for `previous_response_id`.
     responses: responses::Kept,
@@ -124,6 +130,17 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         .await
         .map_err(|e| refuse(&format!("cannot listen on {addr}: {e}")))?;
     let local = listener.local_addr().unwrap_or(addr);
+    let cluster = match state.config.session_store.as_deref() {
+        Some(url) => Some(
+            cluster::Cluster::join(
+                url,
+                Duration::from_secs(api.instance_timeout_seconds.max(1)),
+            )
+            .await
+            .map_err(|e| refuse(&e.to_string()))?,
+        ),
+        None => None,
+    };
     let server = Arc::new(Server {
         keys: RwLock::new(Arc::new(auth::Keys::new(
             auth,
@@ -131,7 +148,8 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         ))),
         limiter: auth::RateLimiter::default(),
         approvals: Mutex::new(HashMap::new()),
-        policies: Mutex::new(HashMap::new()),
+        streams: Arc::default(),
+        cluster,
         metrics: metrics::Metrics::default(),
         responses: responses::Kept::default(),
         shutdown: CancellationToken::new(),
@@ -154,6 +172,13 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         &format!("loki: serving on http://{local} ({mode}); Ctrl-C stops"),
     );
     tracing::info!(%local, mode, "server started");
+    if let Some(cluster) = &server.cluster {
+        server.follow_signals(cluster);
+        tracing::info!(
+            instance = cluster.instance(),
+            "coordinating with other instances through the session database"
+        );
+    }
     warn_if_unconfinable(&server.api(), &theme);
     // What the first requests would each wait for is made at once, off the request
     // threads: the model catalogue and the tokenizer's vocabulary.
@@ -417,6 +442,13 @@ fn router(server: Arc<Server>) -> Router {
         .route(
             "/v1/runs/{run_id}/approvals/{call_id}",
             post(api::run_approval),
+        )
+        .route("/v1/runs/{run_id}", get(runs_api::status))
+        .route("/v1/runs/{run_id}/events", get(runs_api::events))
+        .route("/v1/runs/{run_id}/cancel", post(runs_api::cancel))
+        .route(
+            "/v1/runs/{run_id}/questions/{question_id}",
+            post(runs_api::answer),
         )
         .fallback(no_route)
         .layer(axum::extract::DefaultBodyLimit::max(body_limit))

@@ -71,6 +71,15 @@ pub enum ApprovalPolicy {
 }
 
 impl ApprovalPolicy {
+    /// Its name: `ask`, `auto` or `deny`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ask => "ask",
+            Self::Auto => "auto",
+            Self::Deny => "deny",
+        }
+    }
+
     /// `ask`, `auto` or `deny`.
     pub fn parse(text: &str) -> Option<Self> {
         match text {
@@ -365,14 +374,12 @@ impl Server {
 
 /// The loki event stream: every event as `event: <type>` with the envelope as data (the
 /// schema of `--output-format stream-json`), less what only the server's host should
-/// know (the path of a saved session file). `done` is not among them: the run sends it
-/// once the session is saved (`finish_stream`), so a failed save is never followed by a
-/// quiet `done`.
-/// A session's name is shown without `namespace`, the caller's own prefix in the store.
-pub fn loki_event(envelope: &Envelope, namespace: &str) -> Vec<String> {
-    let Ok(mut value) = serde_json::to_value(envelope) else {
-        return Vec::new();
-    };
+/// know (the path of a saved session file); a session's name is shown without
+/// `namespace`, the caller's own prefix in the store. `done` is not among them: the run
+/// sends it once the session is saved (`finish_stream`), so a failed save is never
+/// followed by a quiet `done`.
+pub fn loki_event(envelope: &Envelope, namespace: &str) -> Option<(String, String)> {
+    let mut value = serde_json::to_value(envelope).ok()?;
     let kind = value["type"].as_str().unwrap_or("event").to_string();
     if kind == "session_saved"
         && let Some(fields) = value.as_object_mut()
@@ -385,18 +392,18 @@ pub fn loki_event(envelope: &Envelope, namespace: &str) -> Vec<String> {
             *name = alias.to_string();
         }
     }
-    vec![super::reply::sse_event(Some(&kind), &value.to_string())]
+    Some((kind, value.to_string()))
 }
 
 /// The end of a streamed run, after its session was saved: an `error` event when the run
 /// or the save failed (the request timeout says so as `request_timeout`), then `done`.
-pub fn finish_stream(ran: &Ran) -> Vec<String> {
+pub fn finish_stream(ran: &Ran) -> Vec<(String, String)> {
     let mut out = Vec::new();
     if let Err(e) = &ran.result {
         let error = ran.api_error(e);
         let data = serde_json::json!({"error": {"code": error.code, "message": error.message}});
-        out.push(super::reply::sse_event(Some("error"), &data.to_string()));
+        out.push(("error".to_string(), data.to_string()));
     }
-    out.push(super::reply::sse_event(Some("done"), "{}"));
+    out.push(("done".to_string(), "{}".to_string()));
     out
 }

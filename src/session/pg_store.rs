@@ -46,7 +46,8 @@ fn db(e: &tokio_postgres::Error) -> SessionError {
     SessionError::Database(crate::secrets::redact(&message).into_owned())
 }
 
-async fn connect(url: &str) -> Result<Client, SessionError> {
+/// A connection to `url` (TLS as its `sslmode` says), driven by a task of its own.
+pub(crate) async fn connect(url: &str) -> Result<Client, SessionError> {
     let target = super::pg_tls::target(url)?;
     match target.tls {
         Some(tls) => {
@@ -62,6 +63,57 @@ async fn connect(url: &str) -> Result<Client, SessionError> {
                 .map_err(|e| db(&e))?;
             tokio::spawn(watch(connection));
             Ok(client)
+        }
+    }
+}
+
+/// A connection to `url` whose notifications (`LISTEN`) go to `notices` as their
+/// payloads; `notices` closes when the connection ends.
+pub(crate) async fn connect_listening(
+    url: &str,
+    notices: tokio::sync::mpsc::UnboundedSender<String>,
+) -> Result<Client, SessionError> {
+    let target = super::pg_tls::target(url)?;
+    match target.tls {
+        Some(tls) => {
+            let (client, connection) = tokio_postgres::connect(&target.url, tls)
+                .await
+                .map_err(|e| db(&e))?;
+            tokio::spawn(forward(connection, notices));
+            Ok(client)
+        }
+        None => {
+            let (client, connection) = tokio_postgres::connect(&target.url, NoTls)
+                .await
+                .map_err(|e| db(&e))?;
+            tokio::spawn(forward(connection, notices));
+            Ok(client)
+        }
+    }
+}
+
+/// Drives a connection, passing its notifications on, until it ends.
+async fn forward<S, T>(
+    mut connection: tokio_postgres::Connection<S, T>,
+    notices: tokio::sync::mpsc::UnboundedSender<String>,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use futures_util::StreamExt;
+    let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+    while let Some(message) = messages.next().await {
+        match message {
+            Ok(tokio_postgres::AsyncMessage::Notification(n)) => {
+                if notices.send(n.payload().to_string()).is_err() {
+                    return;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!("coordination database connection: {e}");
+                return;
+            }
         }
     }
 }

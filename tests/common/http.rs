@@ -154,3 +154,40 @@ pub fn events(reader: &mut impl BufRead, stop: &str) -> Vec<(String, String)> {
         }
     }
 }
+
+/// One server-sent event with its `id:`.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub id: Option<u64>,
+    pub name: String,
+    pub data: String,
+}
+
+/// Like [`events`], keeping each event's `id:`; stops after the event named `stop`.
+pub fn numbered_events(reader: &mut impl BufRead, stop: &str) -> Vec<Event> {
+    let mut out = Vec::new();
+    let mut id = None;
+    let mut name = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return out;
+        }
+        let line = line.trim_end();
+        if let Some(n) = line.strip_prefix("id: ") {
+            id = n.parse().ok();
+        } else if let Some(event) = line.strip_prefix("event: ") {
+            name = event.to_string();
+        } else if let Some(data) = line.strip_prefix("data: ") {
+            let done = name == stop;
+            out.push(Event {
+                id: id.take(),
+                name: std::mem::take(&mut name),
+                data: data.to_string(),
+            });
+            if done {
+                return out;
+            }
+        }
+    }
+}

@@ -7,6 +7,7 @@ pub mod browser;
 pub mod fake_llm;
 pub mod http;
 pub mod postgres;
+pub mod proxy;
 pub mod pty;
 
 use std::path::{Path, PathBuf};

@@ -45,6 +45,7 @@ mod repl_fixes;
 mod roles;
 mod sandbox;
 mod server;
+mod server_cluster;
 mod server_openai;
 mod server_safety;
 mod session_safety;

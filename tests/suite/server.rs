@@ -454,16 +454,17 @@ fn a_tool_call_waits_for_an_http_approval_and_a_denied_one_is_not_run() {
 }
 
 #[test]
-fn a_client_that_hangs_up_cancels_its_turn_and_the_session_keeps_what_arrived() {
+fn a_client_that_hangs_up_and_does_not_come_back_cancels_its_turn_and_the_session_keeps_what_arrived()
+ {
     let env = TestEnv::new();
-    let served = Served::start(&env, OPEN);
+    let served = Served::start(&env, &format!("{OPEN}\n  reattach_seconds: 1"));
     assert_eq!(
         served.post("/v1/sessions", json!({"alias": "s"})).status,
         201
     );
     env.server.push(
         openai::text_stream(&["partial ", "answer ", "never", " ends"])
-            .frame_delay(Duration::from_millis(400)),
+            .frame_delay(Duration::from_millis(600)),
     );
     let (status, _, mut reader) = http::open(
         &served.addr,
@@ -476,7 +477,13 @@ fn a_client_that_hangs_up_cancels_its_turn_and_the_session_keeps_what_arrived() 
     let seen = http::events(&mut reader, "partial");
     assert!(!seen.is_empty());
     drop(reader);
-    // The turn stops and the session is saved with what arrived.
+    // It waits a moment for the client to come back, then stops; the session is saved
+    // with what arrived.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        served.get("/metrics").body.contains("loki_turns_active 1"),
+        "the run waits for its client"
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let metrics = served.get("/metrics").body;

@@ -1,0 +1,173 @@
+//! Several `loki --serve` instances on one PostgreSQL database, behind a round-robin
+//! proxy, act as one service: an approval, a cancel or a reconnecting client may land on
+//! any instance, and a run whose instance dies ends as failed with its partial answer.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::server::Served;
+use crate::common::TestEnv;
+use crate::common::fake_llm::openai;
+use crate::common::http;
+use crate::common::postgres::Postgres;
+use crate::common::proxy::RoundRobin;
+
+/// Sends a request through the proxy and reads the whole answer.
+fn call(proxy: &RoundRobin, method: &str, path: &str, body: Option<Value>) -> http::Response {
+    let body = body.map(|b| b.to_string());
+    http::request(&proxy.addr, method, path, None, body.as_deref())
+}
+
+fn run_id(events: &[http::Event]) -> String {
+    let started = events
+        .iter()
+        .find(|e| e.name == "started")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    serde_json::from_str::<Value>(&started.data).unwrap()["request_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn two_instances_behind_a_round_robin_proxy_share_runs_approvals_cancels_and_streams() {
+    let pg = Postgres::start();
+    let env = TestEnv::new();
+    let root = env.work_dir();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "session_store: {}\nenabled_tools: all\n{config}",
+        pg.url
+    ));
+    let api = format!(
+        "api:\n  auth:\n    mode: Disabled\n  reattach_seconds: 5\n  instance_timeout_seconds: 2\n  tools:\n    enabled: true\n    root: {}",
+        root.display()
+    );
+    let a = Served::start(&env, &api);
+    let mut b = Served::start(&env, &api);
+    let proxy = RoundRobin::start(vec![a.addr.clone(), b.addr.clone()]);
+    let stream = |path: &str, prompt: &str| {
+        let body = json!({"prompt": prompt, "stream": true}).to_string();
+        http::open(&proxy.addr, "POST", path, None, Some(&body))
+    };
+
+    // 1 → A: the session. 2 → B: a run in it, waiting for an approval; its client's
+    // connection drops.
+    assert_eq!(proxy.next(2), 0);
+    let created = call(
+        &proxy,
+        "POST",
+        "/v1/sessions",
+        Some(json!({"alias": "team"})),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    env.server.push(openai::tool_call_stream(&[(
+        "call_0",
+        "fs_write",
+        &json!({"path": "shared.txt", "contents": "hi"}).to_string(),
+    )]));
+    env.server.push(openai::text_stream(&["written"]));
+    let (status, _, mut reader) = stream("/v1/sessions/team/completions", "write it");
+    assert_eq!(status, 200);
+    let seen = http::numbered_events(&mut reader, "tool_call_approval_requested");
+    let run = run_id(&seen);
+    let last = seen.last().unwrap().id.expect("numbered events");
+    assert_eq!(seen[0].id, Some(1), "{seen:?}");
+    drop(reader);
+
+    // 3 → A: the approval reaches the run on B.
+    let approved = call(
+        &proxy,
+        "POST",
+        &format!("/v1/runs/{run}/approvals/call_0"),
+        Some(json!({"decision": "allow"})),
+    );
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    // 4 → B: the run's own instance says it is running (or already done).
+    let state = call(&proxy, "GET", &format!("/v1/runs/{run}"), None);
+    assert_eq!(state.status, 200, "{}", state.body);
+    // 5 → A: the client comes back with Last-Event-ID and gets the rest, nothing twice.
+    let last_id = last.to_string();
+    let (status, _, mut reader) = http::open_with(
+        &proxy.addr,
+        "GET",
+        &format!("/v1/runs/{run}/events"),
+        &[("Last-Event-ID", last_id.as_str())],
+        None,
+    );
+    assert_eq!(status, 200);
+    let rest = http::numbered_events(&mut reader, "done");
+    let names: Vec<&str> = rest.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names.last(), Some(&"done"), "{names:?}");
+    assert!(names.contains(&"tool_call_finished"), "{names:?}");
+    assert!(!names.contains(&"started"), "{names:?}");
+    let ids: Vec<u64> = rest.iter().filter_map(|e| e.id).collect();
+    assert_eq!(ids.first(), Some(&(last + 1)), "{ids:?}");
+    assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("shared.txt")).unwrap(),
+        "hi"
+    );
+
+    // 6 → B: a slow run. 7 → A: cancelled from there.
+    env.server.push(
+        openai::text_stream(&["one ", "two ", "three ", "four ", "five"])
+            .frame_delay(Duration::from_millis(500)),
+    );
+    assert_eq!(proxy.next(2), 1);
+    let (_, _, mut reader) = stream("/v1/completions", "count slowly");
+    let seen = http::numbered_events(&mut reader, "assistant_delta");
+    let slow = run_id(&seen);
+    let cancelled = call(&proxy, "POST", &format!("/v1/runs/{slow}/cancel"), None);
+    assert_eq!(cancelled.status, 202, "{}", cancelled.body);
+    let rest = http::numbered_events(&mut reader, "done");
+    assert!(
+        rest.iter().any(|e| e.name == "error"),
+        "a cancelled run says so: {rest:?}"
+    );
+    assert!(!rest.iter().any(|e| e.data.contains("five")), "{rest:?}");
+
+    // 8 → B: another slow run; B dies in the middle of it.
+    env.server.push(
+        openai::text_stream(&["kept ", "lost ", "lost ", "lost ", "lost"])
+            .frame_delay(Duration::from_millis(700)),
+    );
+    assert_eq!(proxy.next(2), 1);
+    let (_, _, mut reader) = stream("/v1/completions", "count slowly again");
+    let seen = http::numbered_events(&mut reader, "assistant_delta");
+    let doomed = run_id(&seen);
+    let last = seen.last().unwrap().id.unwrap();
+    // Long enough for the event to be copied to the database.
+    std::thread::sleep(Duration::from_millis(300));
+    b.child.kill().unwrap();
+    b.child.wait().unwrap();
+    drop(reader);
+    // 9 → A: the client comes back; A ends the run for the instance that died.
+    let began = Instant::now();
+    let last_id = last.to_string();
+    let (status, _, mut reader) = http::open_with(
+        &proxy.addr,
+        "GET",
+        &format!("/v1/runs/{doomed}/events"),
+        &[("Last-Event-ID", last_id.as_str())],
+        None,
+    );
+    assert_eq!(status, 200);
+    let rest = http::numbered_events(&mut reader, "done");
+    assert!(
+        began.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        began.elapsed()
+    );
+    let error = rest
+        .iter()
+        .find(|e| e.name == "error")
+        .unwrap_or_else(|| panic!("{rest:?}"));
+    assert!(error.data.contains("instance_lost"), "{}", error.data);
+    // 10 → (B is gone) A: the run is failed and keeps what was answered.
+    let state = call(&proxy, "GET", &format!("/v1/runs/{doomed}"), None).json();
+    assert_eq!(state["status"], "failed", "{state}");
+    assert_eq!(state["partial"], "kept ", "{state}");
+    drop(a);
+}
