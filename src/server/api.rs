@@ -118,10 +118,13 @@ pub(super) async fn respond(
                 caller_namespace(server, &info.caller),
             )
             .await;
+        // A streamed run's questions can be answered (`question_asked`), so the model
+        // may ask them.
         let spec = ConversationSpec {
             id: Some(started.conversation),
             observer: Some(Arc::clone(&started.emitter)),
             asker: Some(started.asker),
+            user_tools: true,
             ..spec
         };
         let tracked = started.tracked;

@@ -276,6 +276,7 @@ impl Cluster {
         owner: &str,
         session: Option<&str>,
         entries: UnboundedReceiver<Entry>,
+        copied: impl Fn(u64) + Send + 'static,
     ) -> tokio::task::JoinHandle<()> {
         let cluster = Arc::clone(self);
         let (run, owner, session) = (
@@ -295,12 +296,23 @@ impl Cluster {
                     }
                 }
                 let ended = batch.iter().any(Entry::ends);
-                if let Err(e) = cluster
-                    .write(&run, &owner, session.as_deref(), &batch)
-                    .await
-                {
-                    tracing::warn!(run = %run, "events not copied for other instances: {e}");
+                let written = tokio::time::timeout(
+                    Duration::from_secs(5),
+                    cluster.write(&run, &owner, session.as_deref(), &batch),
+                )
+                .await;
+                match written {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        tracing::warn!(run = %run, "events not copied for other instances: {e}");
+                    }
+                    Err(_) => {
+                        tracing::warn!(run = %run, "events not copied for other instances: the database took over 5 s")
+                    }
                 }
+                // Held-back events are shown even when the copy failed: the run's own
+                // readers never wait on the database for long.
+                copied(batch.last().map_or(0, |e| e.seq));
                 batch.clear();
                 if ended {
                     return;

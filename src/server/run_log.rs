@@ -65,6 +65,9 @@ pub struct RunLog {
     watchers: AtomicUsize,
     /// Where each event is copied (the database's writer), when the server has one.
     mirror: Option<UnboundedSender<Entry>>,
+    /// The first event readers must not see before it is copied: one that opens a wait
+    /// (an approval or a question), so an answer sent to another instance finds it.
+    held_from: Mutex<Option<u64>>,
 }
 
 impl RunLog {
@@ -78,7 +81,22 @@ impl RunLog {
             last: tokio::sync::watch::Sender::new(0),
             watchers: AtomicUsize::new(0),
             mirror,
+            held_from: Mutex::new(None),
         })
+    }
+
+    /// The copy reached event `seq`: what was held back until then is shown.
+    pub fn copied_through(&self, seq: u64) {
+        let mut held = self
+            .held_from
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.is_some_and(|from| from <= seq) {
+            *held = None;
+            drop(held);
+            let last = *self.last.borrow();
+            self.last.send_replace(last);
+        }
     }
 
     fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
@@ -113,14 +131,25 @@ impl RunLog {
         };
         let seq = entry.seq;
         if let Some(mirror) = &self.mirror {
+            if opens_wait(&entry.name) {
+                let mut held = self
+                    .held_from
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                held.get_or_insert(seq);
+            }
             let _ = mirror.send(entry);
         }
         self.last.send_replace(seq);
         seq
     }
 
-    /// The events after number `seq`.
+    /// The events after number `seq` (up to one held back until it is copied).
     pub fn after(&self, seq: u64) -> Result<Vec<Entry>, Gone> {
+        let held = *self
+            .held_from
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let kept = self.kept();
         if seq < kept.dropped_through {
             return Err(Gone);
@@ -128,7 +157,7 @@ impl RunLog {
         Ok(kept
             .entries
             .iter()
-            .filter(|e| e.seq > seq)
+            .filter(|e| e.seq > seq && held.is_none_or(|from| e.seq < from))
             .cloned()
             .collect())
     }
@@ -198,6 +227,11 @@ async fn pump(log: &RunLog, first: Vec<Entry>, mut cursor: u64, tx: &UnboundedSe
     }
 }
 
+/// Whether an event of this name opens something another instance may answer.
+pub fn opens_wait(name: &str) -> bool {
+    matches!(name, "tool_call_approval_requested" | "question_asked")
+}
+
 /// The text of the `assistant_delta` events of the run's own conversation (not its
 /// sub-agents') among `entries`.
 pub fn partial_answer<'a>(entries: impl Iterator<Item = &'a Entry>) -> String {
@@ -247,6 +281,19 @@ mod tests {
             log.after(1).unwrap()[0].sse(),
             "id: 2\nevent: assistant_delta\ndata: {\"text\":\"he\"}\n\n"
         );
+    }
+
+    #[test]
+    fn an_event_opening_a_wait_is_shown_once_it_is_copied() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let log = RunLog::new(Some(tx));
+        log.push("started", "{}");
+        log.push("tool_call_approval_requested", r#"{"call_id":"c"}"#);
+        log.push("assistant_delta", "{}");
+        assert_eq!(log.after(0).unwrap().len(), 1);
+        assert_eq!(rx.try_recv().unwrap().seq, 1);
+        log.copied_through(2);
+        assert_eq!(log.after(0).unwrap().len(), 3);
     }
 
     #[test]

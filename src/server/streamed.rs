@@ -172,18 +172,27 @@ impl Server {
         namespace: String,
     ) -> Stream {
         let mut mirror = None;
-        let mut copies = None;
         if let Some(cluster) = &self.cluster {
             match cluster.begin(id, owner, session.as_deref()).await {
-                Ok(()) => {
-                    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-                    mirror = Some(tx);
-                    copies = Some(cluster.mirror(id, owner, session.as_deref(), rx));
-                }
+                Ok(()) => mirror = Some(tokio::sync::mpsc::unbounded_channel()),
                 Err(e) => tracing::warn!(run = %id, "other instances will not see this run: {e}"),
             }
         }
-        let log = RunLog::new(mirror);
+        let (tx, rx) = mirror.map_or((None, None), |(tx, rx)| (Some(tx), Some(rx)));
+        let log = RunLog::new(tx);
+        let copies = match (&self.cluster, rx) {
+            (Some(cluster), Some(rx)) => {
+                let shown = Arc::downgrade(&log);
+                Some(
+                    cluster.mirror(id, owner, session.as_deref(), rx, move |seq| {
+                        if let Some(log) = shown.upgrade() {
+                            log.copied_through(seq);
+                        }
+                    }),
+                )
+            }
+            _ => None,
+        };
         let tracked = Arc::new(Tracked {
             id: id.to_string(),
             owner: owner.to_string(),

@@ -502,6 +502,56 @@ fn a_client_that_hangs_up_and_does_not_come_back_cancels_its_turn_and_the_sessio
 }
 
 #[test]
+fn a_client_that_comes_back_with_last_event_id_gets_the_rest_of_the_run() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    env.server.push(
+        openai::text_stream(&["first ", "second ", "third"])
+            .frame_delay(Duration::from_millis(300)),
+    );
+    let body = json!({"prompt": "go", "stream": true}).to_string();
+    let (status, _, mut reader) =
+        http::open(&served.addr, "POST", "/v1/completions", None, Some(&body));
+    assert_eq!(status, 200);
+    let seen = http::numbered_events(&mut reader, "assistant_delta");
+    drop(reader);
+    let run = serde_json::from_str::<Value>(&seen[0].data).unwrap()["request_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let last = seen.last().unwrap().id.unwrap();
+    // Another caller's view of it is nothing; the run is still going.
+    let state = served.get(&format!("/v1/runs/{run}")).json();
+    assert_eq!(state["status"], "running", "{state}");
+    std::thread::sleep(Duration::from_millis(700));
+    let (status, _, mut reader) = http::open(
+        &served.addr,
+        "GET",
+        &format!("/v1/runs/{run}/events?after={last}"),
+        None,
+        None,
+    );
+    assert_eq!(status, 200);
+    let rest = http::numbered_events(&mut reader, "done");
+    let text: String = rest
+        .iter()
+        .filter(|e| e.name == "assistant_delta")
+        .map(|e| {
+            serde_json::from_str::<Value>(&e.data).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(text, "second third", "{rest:?}");
+    assert_eq!(rest[0].id, Some(last + 1));
+    let state = served.get(&format!("/v1/runs/{run}")).json();
+    assert_eq!(state["status"], "completed", "{state}");
+    assert_eq!(state["partial"], "first second third", "{state}");
+    assert_eq!(served.get("/v1/runs/req_nothing").status, 404);
+}
+
+#[test]
 fn stopping_the_server_mid_turn_saves_the_session() {
     let env = TestEnv::new();
     let served = Served::start(&env, &format!("{OPEN}\n  shutdown_grace_seconds: 1"));

@@ -110,7 +110,42 @@ fn two_instances_behind_a_round_robin_proxy_share_runs_approvals_cancels_and_str
         "hi"
     );
 
-    // 6 → B: a slow run. 7 → A: cancelled from there.
+    // 6 → B: a run whose model asks the user. 7 → A: the answer reaches it; a bad one
+    // is refused by the instance it was sent to.
+    env.server.push(openai::tool_call_stream(&[(
+        "q1",
+        "user__confirm",
+        r#"{"question":"Deploy now?"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["deploying"]));
+    assert_eq!(proxy.next(2), 1);
+    let (_, _, mut reader) = stream("/v1/completions", "ship it");
+    let seen = http::numbered_events(&mut reader, "question_asked");
+    let asking = run_id(&seen);
+    let asked: Value = serde_json::from_str(&seen.last().unwrap().data).unwrap();
+    assert_eq!(asked["prompt"], "Deploy now?", "{asked}");
+    assert_eq!(asked["kind"], "confirm", "{asked}");
+    let question = asked["question_id"].as_str().unwrap().to_string();
+    let path = format!("/v1/runs/{asking}/questions/{question}");
+    let bad = http::request(
+        &a.addr,
+        "POST",
+        &path,
+        None,
+        Some(&json!({"answer": "maybe"}).to_string()),
+    );
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let answered = call(&proxy, "POST", &path, Some(json!({"answer": true})));
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    let rest = http::numbered_events(&mut reader, "done");
+    assert!(
+        rest.iter().any(|e| e.data.contains("deploying")),
+        "{rest:?}"
+    );
+    let told = env.server.last_request().json()["messages"].to_string();
+    assert!(told.contains("yes"), "{told}");
+
+    // 8 → B: a slow run. 9 → A: cancelled from there.
     env.server.push(
         openai::text_stream(&["one ", "two ", "three ", "four ", "five"])
             .frame_delay(Duration::from_millis(500)),
@@ -128,7 +163,7 @@ fn two_instances_behind_a_round_robin_proxy_share_runs_approvals_cancels_and_str
     );
     assert!(!rest.iter().any(|e| e.data.contains("five")), "{rest:?}");
 
-    // 8 → B: another slow run; B dies in the middle of it.
+    // 10 → B: another slow run; B dies in the middle of it.
     env.server.push(
         openai::text_stream(&["kept ", "lost ", "lost ", "lost ", "lost"])
             .frame_delay(Duration::from_millis(700)),
@@ -143,7 +178,7 @@ fn two_instances_behind_a_round_robin_proxy_share_runs_approvals_cancels_and_str
     b.child.kill().unwrap();
     b.child.wait().unwrap();
     drop(reader);
-    // 9 → A: the client comes back; A ends the run for the instance that died.
+    // 11 → A: the client comes back; A ends the run for the instance that died.
     let began = Instant::now();
     let last_id = last.to_string();
     let (status, _, mut reader) = http::open_with(
@@ -165,7 +200,7 @@ fn two_instances_behind_a_round_robin_proxy_share_runs_approvals_cancels_and_str
         .find(|e| e.name == "error")
         .unwrap_or_else(|| panic!("{rest:?}"));
     assert!(error.data.contains("instance_lost"), "{}", error.data);
-    // 10 → (B is gone) A: the run is failed and keeps what was answered.
+    // 12 → (B is gone) A: the run is failed and keeps what was answered.
     let state = call(&proxy, "GET", &format!("/v1/runs/{doomed}"), None).json();
     assert_eq!(state["status"], "failed", "{state}");
     assert_eq!(state["partial"], "kept ", "{state}");
