@@ -199,6 +199,11 @@ pub struct RequestContext {
     /// Keep a todo list and go on while it has open items, with or without an agent
     /// (`--auto-continue`; an agent's own `auto_continue` does the same).
     pub auto_continue: bool,
+    /// How the user carries on an answer cut off at the output limit (the hint in the
+    /// warning): the front end that made the conversation knows.
+    pub carry_on: CarryOn,
+    /// How fast the model answered the last finished turn (`.info`).
+    pub last_speed: Option<crate::usage::Speed>,
     /// The agent's todo list (`todo__*` tools, automatic continuation).
     pub todo: Arc<std::sync::Mutex<crate::tool::todo::TodoList>>,
     /// Messages queued while a turn runs, sent at its next step.
@@ -310,6 +315,23 @@ impl RequestContext {
             }
             self.history = stored.messages.clone();
             self.usage = stored.usage;
+            // The list lives in an `Arc` others hold (an editor's plan view): replaced in
+            // place. A list that does not parse is dropped with a note in the log.
+            let todo = stored
+                .extra
+                .get(crate::session::TODO)
+                .and_then(|value| {
+                    serde_yaml::from_value(value.clone())
+                        .inspect_err(|e| {
+                            tracing::warn!("the session's todo list is unreadable: {e}")
+                        })
+                        .ok()
+                })
+                .unwrap_or_default();
+            *self
+                .todo
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = todo;
             self.session_sync = Tracker::opened(&handle, stored);
         }
         self.session = Some(handle);
@@ -414,6 +436,11 @@ impl RequestContext {
             },
             cwd: self.cwd.display().to_string(),
             agent_variables: self.agent.as_ref().map(|a| a.variables.clone()),
+            todo: self
+                .todo
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
         }
     }
 
@@ -496,6 +523,8 @@ impl RequestContext {
             depth: 0,
             budget: None,
             auto_continue: false,
+            carry_on: CarryOn::default(),
+            last_speed: None,
             client_tools: Vec::new(),
             client_mcp_servers: state.mcp.project_servers(),
             tool_hooks: None,
@@ -616,6 +645,8 @@ struct OwnedFields {
     cwd: String,
     /// The agent's variables (an agent's session keeps them for the next run).
     agent_variables: Option<std::collections::BTreeMap<String, String>>,
+    /// The todo list, resumed with the session.
+    todo: crate::tool::todo::TodoList,
 }
 
 impl OwnedFields {
@@ -640,5 +671,30 @@ impl OwnedFields {
                 .extra
                 .insert(crate::session::AGENT_VARIABLES.to_string(), value);
         }
+        // An emptied list must not come back when the session is resumed.
+        match serde_yaml::to_value(&self.todo) {
+            Ok(value) if !self.todo.is_empty() => {
+                session
+                    .extra
+                    .insert(crate::session::TODO.to_string(), value);
+            }
+            _ => {
+                session.extra.remove(crate::session::TODO);
+            }
+        }
     }
+}
+
+/// How a front end's user carries on an answer cut off at the model's output limit: the
+/// hint the engine's warning gives, since `.continue` exists only in the REPL.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CarryOn {
+    /// No way to carry on from here: raise the limit (the server, ACP, the SDK).
+    #[default]
+    RaiseLimit,
+    /// The REPL's `.continue`.
+    DotContinue,
+    /// A one-shot run: another run in the same session (`loki -s NAME`), else a higher
+    /// limit.
+    NextRun,
 }

@@ -33,6 +33,10 @@ pub enum CoreError {
     /// An agent could not be used.
     #[error(transparent)]
     Agent(#[from] crate::agent::AgentError),
+    /// A rewind cannot be done (nothing to undo, files changed since, …); front ends
+    /// match on it to say what they offer instead.
+    #[error(transparent)]
+    Rewind(#[from] crate::checkpoint::rewind::RewindError),
     /// The user cancelled the turn.
     #[error("interrupted")]
     Cancelled,
@@ -158,6 +162,7 @@ impl ErrorClass {
 impl CoreError {
     /// What kind of failure this is, for a server's status code.
     pub fn class(&self) -> ErrorClass {
+        use crate::checkpoint::rewind::RewindError;
         use crate::session::store::SessionError;
         match self {
             Self::Cancelled
@@ -173,6 +178,12 @@ impl CoreError {
             | Self::Input(InputError::NotFound { .. }) => ErrorClass::NotFound,
             Self::Session(SessionError::AliasInUse { .. })
             | Self::Conflict(_)
+            | Self::Rewind(
+                RewindError::Nothing
+                | RewindError::ChangedSince(_)
+                | RewindError::Missing(_)
+                | RewindError::ConversationChanged { .. },
+            )
             | Self::NoSession
             | Self::NotActive { .. }
             | Self::Blocked(_) => ErrorClass::Conflict,
@@ -186,6 +197,7 @@ impl CoreError {
             | Self::Input(_)
             | Self::UnknownSetting { .. }
             | Self::InvalidSetting { .. }
+            | Self::Rewind(RewindError::ZeroTurns)
             | Self::InvalidRequest(_) => ErrorClass::BadRequest,
             Self::TooLarge(_) => ErrorClass::TooLarge,
             Self::Budget(_) => ErrorClass::BudgetSpent,
@@ -195,6 +207,7 @@ impl CoreError {
             | Self::Session(_)
             | Self::Role(_)
             | Self::Rag(_)
+            | Self::Rewind(RewindError::Io { .. })
             | Self::Io { .. } => ErrorClass::Internal,
         }
     }
@@ -225,6 +238,7 @@ fn provider_class(e: &ProviderError) -> ErrorClass {
         ProviderError::Cancelled => ErrorClass::Cancelled,
         ProviderError::Server { .. }
         | ProviderError::Connect { .. }
+        | ProviderError::Closed { .. }
         | ProviderError::UnexpectedContent { .. }
         | ProviderError::StreamCut { .. }
         | ProviderError::Protocol { .. }

@@ -119,7 +119,7 @@ pub fn event_stream(data: &[u8]) {
 /// `--input-format stream-json`: lines are read with a bound, each line is parsed on its
 /// own, and a bad line never stops the lines after it.
 pub fn stream_json(data: &[u8]) {
-    use crate::cli::stdin_json::{Read, read_line};
+    use crate::term::stdin_lines::{Read, read_line};
     const MAX: usize = 1024;
     let mut reader = std::io::BufReader::with_capacity(7, data);
     let mut first = true;

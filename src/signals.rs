@@ -82,6 +82,7 @@ impl StopSignals {
     pub async fn recv(&mut self) -> StopSignal {
         let signal = self.next().await;
         leave_blocked_threads();
+        STOPPING.cancel();
         signal
     }
 
@@ -172,6 +173,23 @@ impl Drop for StopWatch {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// Cancelled at the first stop signal: questions blocked on the terminal (a thread
+/// reading keys cannot be woken) race it, so a signal never waits for an answer.
+static STOPPING: std::sync::LazyLock<tokio_util::sync::CancellationToken> =
+    std::sync::LazyLock::new(tokio_util::sync::CancellationToken::new);
+
+/// Completes once a stop signal arrived (at once if one already did). A question asked
+/// on a thread of its own races this and gives up — the thread is left behind
+/// ([`blocked_threads_left`]) and the front end finishes as after any stop signal.
+pub async fn stopping() {
+    STOPPING.cancelled().await;
+}
+
+/// Whether a stop signal arrived (for loops that poll rather than await).
+pub fn is_stopping() -> bool {
+    STOPPING.is_cancelled()
 }
 
 /// Set once a thread may be left blocked (on the terminal, or waiting for a session

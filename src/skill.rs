@@ -10,7 +10,7 @@
 //!
 //! **Project instructions** are the `AGENTS.md` files (or `CLAUDE.md` where a directory has
 //! no `AGENTS.md`) from the filesystem root down to the working directory, included in the
-//! system prompt (capped at [`MAX_PROJECT_BYTES`] in all).
+//! system prompt (capped at [`MAX_PROJECT_BYTES`] in all, the nearest files first).
 
 use std::path::{Path, PathBuf};
 
@@ -109,29 +109,40 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-/// The skills of one `skills/` directory.
-fn read_dir(dir: &Path, project: Option<&Path>) -> Vec<Skill> {
+/// The skills of one `skills/` directory, in the order of their entries' names (not the
+/// filesystem's, which varies), at most `limit` of them; also how many entries that may
+/// hold a skill were left unread past the limit.
+fn read_dir(dir: &Path, project: Option<&Path>, limit: usize) -> (Vec<Skill>, usize) {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
+    let mut candidates: Vec<(PathBuf, String)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let path = entry.path();
+            let (file, fallback) = if path.is_dir() {
+                (path.join("SKILL.md"), entry.file_name())
+            } else if path.extension().is_some_and(|e| e == "md") {
+                let stem = path.file_stem().map(std::ffi::OsStr::to_os_string);
+                (path, stem.unwrap_or_default())
+            } else {
+                return None;
+            };
+            let fallback = fallback.to_str().filter(|n| valid_name(n))?.to_string();
+            Some((file, fallback))
+        })
+        .collect();
+    candidates.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
     let mut skills = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let (file, fallback) = if path.is_dir() {
-            (path.join("SKILL.md"), entry.file_name())
-        } else if path.extension().is_some_and(|e| e == "md") {
-            let stem = path.file_stem().map(std::ffi::OsStr::to_os_string);
-            (path.clone(), stem.unwrap_or_default())
-        } else {
-            continue;
-        };
-        let Some(fallback) = fallback.to_str().filter(|n| valid_name(n)) else {
-            continue;
-        };
+    for (at, (file, fallback)) in candidates.iter().enumerate() {
+        if skills.len() == limit {
+            return (skills, candidates.len() - at);
+        }
+        let fallback = fallback.as_str();
         // A project's files must resolve inside the project: a link to a secret
         // elsewhere (`~/.aws/credentials`) is skipped with a warning.
         if let Some(root) = project {
-            let inside = std::fs::canonicalize(&file)
+            let inside = std::fs::canonicalize(file)
                 .ok()
                 .zip(std::fs::canonicalize(root).ok())
                 .is_some_and(|(f, r)| f.starts_with(r));
@@ -146,17 +157,17 @@ fn read_dir(dir: &Path, project: Option<&Path>) -> Vec<Skill> {
             }
         }
         // Regular files of a bounded size only.
-        let Ok(meta) = std::fs::metadata(&file) else {
+        let Ok(meta) = std::fs::metadata(file) else {
             continue;
         };
         if !meta.is_file() || meta.len() > MAX_SKILL_BYTES {
             continue;
         }
-        if let Ok(text) = std::fs::read_to_string(&file) {
-            skills.push(parse(&text, fallback, &file));
+        if let Ok(text) = std::fs::read_to_string(file) {
+            skills.push(parse(&text, fallback, file));
         }
     }
-    skills
+    (skills, 0)
 }
 
 /// Where a project keeps skills, nearest ancestor of `cwd` first: `.loki/skills/`,
@@ -180,21 +191,30 @@ fn project_dirs(cwd: &Path) -> Vec<(PathBuf, PathBuf, bool)> {
 /// The skills of the config directory's `skills/` and the project's (its own win over
 /// the config directory's; `.loki/skills` over `.claude/`), sorted by name.
 pub fn discover(config_skills: &Path, cwd: &Path) -> Vec<Skill> {
-    let mut skills = read_dir(config_skills, None);
+    discover_noting(config_skills, cwd).0
+}
+
+/// [`discover`], with a line for the user about each project directory that holds more
+/// than [`MAX_PROJECT_SKILLS`] (the first by name are used; the rest are left out).
+pub fn discover_noting(config_skills: &Path, cwd: &Path) -> (Vec<Skill>, Vec<String>) {
+    let (mut skills, _) = read_dir(config_skills, None, usize::MAX);
     let mut project = Vec::new();
+    let mut notes = Vec::new();
     for (dir, root, commands) in project_dirs(cwd) {
         if dir == config_skills {
             continue;
         }
-        let found = read_dir(&dir, Some(&root));
-        if found.len() > MAX_PROJECT_SKILLS {
-            tracing::warn!(
-                "{}: {} skills, only the first {MAX_PROJECT_SKILLS} are used",
-                dir.display(),
-                found.len()
+        let (found, left_out) = read_dir(&dir, Some(&root), MAX_PROJECT_SKILLS);
+        if left_out > 0 {
+            let note = format!(
+                "{}: {left_out} more skills left out; a project directory contributes at most \
+                 {MAX_PROJECT_SKILLS} (the first by name)",
+                dir.display()
             );
+            tracing::warn!("{note}");
+            notes.push(note);
         }
-        for mut skill in found.into_iter().take(MAX_PROJECT_SKILLS) {
+        for mut skill in found {
             if commands {
                 skill.disable_model_invocation = true;
                 skill.user_invocable = true;
@@ -209,7 +229,7 @@ pub fn discover(config_skills: &Path, cwd: &Path) -> Vec<Skill> {
         skills.push(skill);
     }
     skills.sort_by(|a, b| a.name.cmp(&b.name));
-    skills
+    (skills, notes)
 }
 
 /// Most skills one project directory contributes (a repository cannot fill every prompt
@@ -288,7 +308,8 @@ pub fn expand(body: &str, args: &str) -> String {
 }
 
 /// The project instructions for `cwd`: every `AGENTS.md` (or `CLAUDE.md`) from the root
-/// down, outermost first, at most [`MAX_PROJECT_BYTES`] in all. Inside the project (the
+/// down, outermost first, at most [`MAX_PROJECT_BYTES`] in all (filled from `cwd`
+/// upward, so the nearest files are the ones kept whole). Inside the project (the
 /// repository holding `cwd`, else `cwd`) a file must resolve inside it; above it, a file
 /// another user owns or others may write is not the user's word. Either is skipped with
 /// a warning, as is anything but a regular file.
@@ -317,16 +338,20 @@ pub fn project_instructions(cwd: &Path) -> Option<String> {
     if found.is_empty() {
         return None;
     }
-    found.reverse();
-    let mut out = String::from(
-        "## Project instructions\nFrom the project's instruction files; follow them unless the user says otherwise.\n",
-    );
+    // The budget goes to the nearest file first (`found` runs from `cwd` up): the
+    // project's own instructions are kept whole, and a large file in an ancestor (a home
+    // directory's `AGENTS.md`) is cut or left out instead of crowding them out.
     let mut left = MAX_PROJECT_BYTES;
-    for (path, text) in found {
+    let mut kept = Vec::new();
+    for (path, mut text) in found {
         if left == 0 {
-            break;
+            tracing::warn!(
+                "skipped {}: instruction files nearer the working directory fill the \
+                 {MAX_PROJECT_BYTES} bytes allowed",
+                path.display()
+            );
+            continue;
         }
-        let mut text = text;
         if text.len() > left {
             let mut end = left;
             while !text.is_char_boundary(end) {
@@ -340,6 +365,14 @@ pub fn project_instructions(cwd: &Path) -> Option<String> {
             );
         }
         left = left.saturating_sub(text.len());
+        kept.push((path, text));
+    }
+    // Shown outermost first: nearer files refine what farther ones say.
+    kept.reverse();
+    let mut out = String::from(
+        "## Project instructions\nFrom the project's instruction files; follow them unless the user says otherwise.\n",
+    );
+    for (path, text) in kept {
         out.push_str(&format!("\n### {}\n{}\n", path.display(), text.trim_end()));
     }
     Some(out)
@@ -416,8 +449,11 @@ mod tests {
             )
             .unwrap();
         }
-        let found = discover(&dir.path().join("config-skills"), &project);
+        let (found, notes) = discover_noting(&dir.path().join("config-skills"), &project);
         assert_eq!(found.len(), MAX_PROJECT_SKILLS);
+        assert_eq!(found.last().map(|s| s.name.as_str()), Some("s099"));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("50 more skills left out"), "{notes:?}");
         let index = index(&found).unwrap();
         assert!(index.len() < MAX_PROJECT_SKILLS * 330, "{}", index.len());
     }

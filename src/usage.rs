@@ -7,6 +7,9 @@ use crate::client::config::ModelConfig;
 
 pub use loki_hotpath::session_file::UsageTally;
 
+pub mod speed;
+pub use speed::Speed;
+
 /// What `usage` costs on `model`, when it has prices.
 pub fn cost_of(model: &ModelConfig, usage: Usage) -> Option<f64> {
     if model.input_price.is_none() && model.output_price.is_none() {

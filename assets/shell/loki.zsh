@@ -3,11 +3,25 @@
 # Install: add `eval "$(loki --shell-integration zsh)"` to ~/.zshrc.
 _loki_alt_e() {
     if [[ -n "$BUFFER" ]]; then
-        local request=$BUFFER
+        local request=$BUFFER generated err rc errfile
+        # zle redraws the line over whatever a widget's commands write to the terminal,
+        # so loki's error is caught in a file and shown below the line with `zle -M`.
+        errfile=$(mktemp "${TMPDIR:-/tmp}/loki-alt-e.XXXXXX") || return
         BUFFER+=" ⌛"
         zle -I && zle redisplay
-        BUFFER=$(loki -e "$request" </dev/null) || BUFFER=$request
+        generated=$(loki -e "$request" </dev/null 2>"$errfile")
+        rc=$?
+        err=$(<"$errfile")
+        rm -f -- "$errfile"
+        if (( rc == 0 )); then
+            BUFFER=$generated
+        else
+            BUFFER=$request
+        fi
         zle end-of-line
+        if (( rc != 0 )); then
+            zle -M "${err:-loki -e failed (exit status $rc)}"
+        fi
     fi
 }
 zle -N _loki_alt_e

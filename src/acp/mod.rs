@@ -14,13 +14,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 
 use crate::client::Role;
 use crate::conversation::{Conversation, ConversationSpec, Op, Remote, catalog};
 use crate::engine::Discard;
 use crate::engine::command::Command;
 use crate::state::AppState;
+use crate::term::stdin_lines::{Read, stdin_lines};
 use rpc::Peer;
 
 /// The protocol version spoken.
@@ -31,6 +31,18 @@ struct Session {
     conversation: tokio::sync::Mutex<Option<Conversation>>,
     remote: Remote,
     updates: Arc<updates::Updates>,
+}
+
+/// A message from the editor that wants a reply.
+enum Request {
+    /// A method call.
+    Call {
+        id: Value,
+        method: String,
+        params: Value,
+    },
+    /// Not a JSON-RPC message at all (a number, a string, a batch in a batch).
+    Invalid,
 }
 
 /// The agent: the editor, the sessions, and what the user decided at start.
@@ -53,8 +65,28 @@ pub async fn serve(state: Arc<AppState>, yolo: bool) -> anyhow::Result<u8> {
         sessions: std::sync::Mutex::new(HashMap::new()),
         files: std::sync::Mutex::new((false, false)),
     });
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    // Each line is bounded (`max_input_size`): an over-long or broken one is answered
+    // with an error and skipped, and the sessions open go on.
+    let max_bytes = agent.state.config.max_input_size;
+    let mut lines = stdin_lines(max_bytes);
+    while let Some(Ok(read)) = lines.recv().await {
+        let line = match read {
+            Read::Line(line) => line,
+            Read::TooLong(bytes) => {
+                let text = format!(
+                    "a message of {} is over max_input_size ({}); skipped",
+                    crate::input::human_size(bytes),
+                    crate::input::human_size(max_bytes)
+                );
+                agent.peer.fail(&Value::Null, rpc::INVALID_REQUEST, &text);
+                continue;
+            }
+            Read::NotUtf8 => {
+                let text = "a message that is not UTF-8; skipped";
+                agent.peer.fail(&Value::Null, rpc::PARSE_ERROR, text);
+                continue;
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -74,25 +106,83 @@ pub async fn serve(state: Arc<AppState>, yolo: bool) -> anyhow::Result<u8> {
 }
 
 impl Agent {
-    /// One message from the editor: an answer to loki's request, a notification, or a
-    /// request answered from a task of its own (a prompt runs while others arrive).
+    /// One message from the editor: an answer to loki's request, a notification, a
+    /// request answered from a task of its own (a prompt runs while others arrive), or
+    /// a batch of those (JSON-RPC 2.0 allows them; editors do not send them, but one
+    /// that does gets its answers as one array).
     fn take(self: &Arc<Self>, message: Value) {
+        if let Value::Array(batch) = message {
+            self.take_batch(batch);
+            return;
+        }
+        if let Some(request) = self.request_of(message) {
+            let agent = Arc::clone(self);
+            tokio::spawn(async move {
+                let reply = agent.reply(request).await;
+                agent.peer.send(&reply);
+            });
+        }
+    }
+
+    /// A batch: every element handled as a message of its own, the replies to its
+    /// requests sent together as one array once all are answered (none when it held
+    /// only notifications and answers). An empty batch is one `Invalid Request`.
+    fn take_batch(self: &Arc<Self>, batch: Vec<Value>) {
+        if batch.is_empty() {
+            let text = "an empty batch";
+            self.peer.fail(&Value::Null, rpc::INVALID_REQUEST, text);
+            return;
+        }
+        let requests: Vec<Request> = batch
+            .into_iter()
+            .filter_map(|message| match message {
+                // A batch inside a batch is not a request.
+                Value::Array(_) => Some(Request::Invalid),
+                message => self.request_of(message),
+            })
+            .collect();
+        if requests.is_empty() {
+            return;
+        }
+        let agent = Arc::clone(self);
+        tokio::spawn(async move {
+            let replies =
+                futures_util::future::join_all(requests.into_iter().map(|r| agent.reply(r))).await;
+            agent.peer.send(&Value::Array(replies));
+        });
+    }
+
+    /// Handles an answer or a notification at once; a request (or something that is no
+    /// JSON-RPC message at all) is returned to be answered.
+    fn request_of(&self, message: Value) -> Option<Request> {
+        if !message.is_object() {
+            return Some(Request::Invalid);
+        }
         let Some(method) = message["method"].as_str().map(str::to_string) else {
             self.peer.resolve(&message);
-            return;
+            return None;
         };
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         let Some(id) = message.get("id").cloned() else {
             self.notified(&method, &params);
-            return;
+            return None;
         };
-        let agent = Arc::clone(self);
-        tokio::spawn(async move {
-            match agent.answer(&method, params).await {
-                Ok(result) => agent.peer.respond(&id, result),
-                Err((code, text)) => agent.peer.fail(&id, code, &text),
-            }
-        });
+        Some(Request::Call { id, method, params })
+    }
+
+    /// The reply to one request.
+    async fn reply(self: &Arc<Self>, request: Request) -> Value {
+        match request {
+            Request::Call { id, method, params } => match self.answer(&method, params).await {
+                Ok(result) => rpc::result(&id, result),
+                Err((code, text)) => rpc::error(&id, code, &text),
+            },
+            Request::Invalid => rpc::error(
+                &Value::Null,
+                rpc::INVALID_REQUEST,
+                "not a JSON-RPC request object",
+            ),
+        }
     }
 
     fn notified(&self, method: &str, params: &Value) {
@@ -367,6 +457,7 @@ fn project_permissions(
         } else {
             Vec::new()
         },
+        origins: found.permissions.origins,
         ..Default::default()
     })
 }

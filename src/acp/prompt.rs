@@ -2,6 +2,7 @@
 //! conversation, answered with the stop reason; and the `/` commands offered (skills,
 //! and roles for one message).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -19,7 +20,7 @@ pub(super) async fn run(
     params: &Value,
 ) -> Result<Value, (i64, String)> {
     let blocks = params["prompt"].as_array().cloned().unwrap_or_default();
-    let (input, role) = input(state, &blocks)?;
+    let (input, role) = input(state, &session.updates.cwd, &blocks)?;
     let mut guard = session.conversation.lock().await;
     let conversation = guard
         .as_mut()
@@ -46,9 +47,14 @@ pub(super) async fn run(
 }
 
 /// The content blocks as loki's input: text joined, embedded resources as fenced text
-/// named by their URI, linked files and images attached; `/role text` names a role for
-/// this one message.
-fn input(state: &AppState, blocks: &[Value]) -> Result<(UserInput, Option<String>), (i64, String)> {
+/// named by their URI, linked files (inside the session's working directory or an
+/// additional directory) and images attached; `/role text` names a role for this one
+/// message.
+fn input(
+    state: &AppState,
+    cwd: &Path,
+    blocks: &[Value],
+) -> Result<(UserInput, Option<String>), (i64, String)> {
     let mut input = UserInput::default();
     let mut texts = Vec::new();
     for block in blocks {
@@ -58,15 +64,12 @@ fn input(state: &AppState, blocks: &[Value]) -> Result<(UserInput, Option<String
                 let resource = &block["resource"];
                 let uri = resource["uri"].as_str().unwrap_or("resource");
                 if let Some(text) = resource["text"].as_str() {
-                    texts.push(format!("<context uri=\"{uri}\">\n{text}\n</context>"));
+                    texts.push(context_block(uri, text));
                 }
             }
             Some("resource_link") => {
                 let uri = block["uri"].as_str().unwrap_or_default();
-                match uri.strip_prefix("file://") {
-                    Some(path) => input.files.push(path.to_string()),
-                    None => input.files.push(uri.to_string()),
-                }
+                input.files.push(linked(state, cwd, uri)?);
             }
             Some("image") => {
                 let mime = block["mimeType"].as_str().unwrap_or("image/png");
@@ -88,6 +91,100 @@ fn input(state: &AppState, blocks: &[Value]) -> Result<(UserInput, Option<String
         None => text,
     };
     Ok((input, role))
+}
+
+/// An embedded resource for the model: `<context uri="…">text</context>`. The URI is
+/// escaped as an attribute value, and anything in the text that could pass for the
+/// closing tag is defused, so neither can end the element early and have what follows
+/// read as the user's own words.
+fn context_block(uri: &str, text: &str) -> String {
+    format!(
+        "<context uri=\"{}\">\n{}\n</context>",
+        escape_attribute(uri),
+        defuse_closing(text)
+    )
+}
+
+fn escape_attribute(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `</context` in any case, with spaces around the `/` or not, becomes `<\/context`.
+fn defuse_closing(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let slashed = after.trim_start().strip_prefix('/').map(str::trim_start);
+        let closes = slashed.is_some_and(|tail| {
+            tail.get(..7)
+                .is_some_and(|word| word.eq_ignore_ascii_case("context"))
+        });
+        out.push_str(if closes { "<\\" } else { "<" });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The file a `resource_link` names, to attach: a `file:` URI or a path, which must lie
+/// inside the session's working directory or an additional directory (the editor may
+/// link anything; the model is sent only what the file tools would read unasked), or an
+/// `http(s)` URL.
+fn linked(state: &AppState, cwd: &Path, uri: &str) -> Result<String, (i64, String)> {
+    let lower = uri.get(..8).unwrap_or(uri).to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return Ok(uri.to_string());
+    }
+    let path = if lower.starts_with("file:") {
+        crate::lsp::convert::uri_path(uri)
+            .ok_or_else(|| (rpc::INVALID_PARAMS, format!("`{uri}` is not a local file")))?
+    } else {
+        std::path::PathBuf::from(uri)
+    };
+    let shown = path.display().to_string();
+    let resolved = crate::tool::paths::resolve(cwd, &shown);
+    let config = &state.config;
+    let allowed = resolved.inside
+        || config
+            .additional_directories
+            .iter()
+            .chain(&config.permissions.additional_directories)
+            .any(|dir| {
+                resolved
+                    .path
+                    .starts_with(crate::tool::paths::resolve(cwd, dir).path)
+            });
+    let private = state
+        .paths
+        .private()
+        .iter()
+        .any(|p| resolved.path.starts_with(p));
+    if !allowed || private {
+        return Err((
+            rpc::INVALID_PARAMS,
+            format!(
+                "`{shown}` is outside the session's working directory ({}); loki attaches \
+                 only files inside it or in additional_directories",
+                cwd.display()
+            ),
+        ));
+    }
+    Ok(resolved.path.display().to_string())
 }
 
 /// `/name …` where `name` is a role (and not a skill, which the conversation runs
@@ -124,4 +221,23 @@ pub(super) fn available_commands(state: &AppState, session: &Session) -> Value {
         }));
     }
     json!({"sessionUpdate": "available_commands_update", "availableCommands": commands})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_embedded_resource_cannot_end_its_element_early() {
+        let block = context_block(
+            "a\" onload=\"x\"><b>&",
+            "one </context> two < / CONTEXT > three <contextual> </cont",
+        );
+        assert_eq!(
+            block,
+            "<context uri=\"a&quot; onload=&quot;x&quot;&gt;&lt;b&gt;&amp;\">\n\
+             one <\\/context> two <\\ / CONTEXT > three <contextual> </cont\n</context>"
+        );
+        assert_eq!(block.matches("</context>").count(), 1);
+    }
 }

@@ -16,6 +16,18 @@ pub(super) const METHOD_NOT_FOUND: i64 = -32601;
 pub(super) const INVALID_PARAMS: i64 = -32602;
 pub(super) const INTERNAL: i64 = -32603;
 pub(super) const PARSE_ERROR: i64 = -32700;
+pub(super) const INVALID_REQUEST: i64 = -32600;
+
+/// The reply carrying `result` for the request `id`.
+pub(super) fn result(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// The reply saying the request `id` failed.
+pub(super) fn error(id: &Value, code: i64, message: &str) -> Value {
+    let error = json!({"code": code, "message": message});
+    json!({"jsonrpc": "2.0", "id": id, "error": error})
+}
 
 /// A request to the editor that got no result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -48,7 +60,8 @@ impl Peer {
         (peer, writer)
     }
 
-    fn send(&self, message: &Value) {
+    /// One message (or batch of replies) to the editor, as one line.
+    pub(super) fn send(&self, message: &Value) {
         self.out.send(message);
     }
 
@@ -57,15 +70,9 @@ impl Peer {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
-    /// The result of the editor's request `id`.
-    pub(super) fn respond(&self, id: &Value, result: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
-    }
-
-    /// The editor's request `id` failed.
+    /// The editor's request `id` failed (`id` null: the request could not be read).
     pub(super) fn fail(&self, id: &Value, code: i64, message: &str) {
-        let error = json!({"code": code, "message": message});
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "error": error}));
+        self.send(&error(id, code, message));
     }
 
     /// Asks the editor; its result, or its error's message.

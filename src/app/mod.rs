@@ -284,11 +284,25 @@ pub fn main_entry() -> ExitCode {
     }
     match outcome {
         Ok(code) => ExitCode::from(code),
+        // `loki … | head`: the reader took what it wanted and closed the pipe. That is
+        // its choice, not loki's failure: end quietly, as `cat` does.
+        Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             term::report_error(&stderr_theme, &error_chain(&e));
             ExitCode::from(1)
         }
     }
+}
+
+/// Whether `e` is (or was caused by) a write to a pipe whose reader went away. Every
+/// printing path that propagates its write errors ends here, so this one check covers
+/// them all.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// The error and its causes as one message, leaving out a cause the message already
@@ -354,7 +368,9 @@ fn tail_logs(args: &Args, paths: &Paths, caps: &TerminalCaps, stderr_theme: &The
 fn print_completions(shell: ShellKind) -> ExitCode {
     use clap::CommandFactory;
     let mut cmd = Args::command();
-    let mut out = std::io::stdout().lock();
+    // clap_complete panics when its writer fails; it writes to memory, and a reader that
+    // closed the pipe early (`loki --completions zsh | head`) is not an error.
+    let mut out = Vec::new();
     match shell {
         ShellKind::Bash => {
             clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, "loki", &mut out)
@@ -375,6 +391,7 @@ fn print_completions(shell: ShellKind) -> ExitCode {
             clap_complete::generate(clap_complete_nushell::Nushell, &mut cmd, "loki", &mut out)
         }
     }
+    let _ = std::io::stdout().lock().write_all(&out);
     ExitCode::SUCCESS
 }
 
@@ -551,7 +568,16 @@ async fn run(
             };
             crate::cli::run_tool::run(&state, &args, piped).await
         }
-        Mode::Rewind => crate::cli::rewind::run(&state, &args).await,
+        Mode::Rewind => {
+            // A prompt given with the rewind is asked once the rewind succeeded.
+            match crate::cli::rewind::run(&state, &args).await {
+                Ok(0) if crate::cli::rewind::asks_after(&args) => {
+                    let text = prompt_text(&args, stdin_tty, &state)?;
+                    crate::cli::oneshot::run(&state, &args, text).await
+                }
+                done => done,
+            }
+        }
         Mode::Execute => {
             let text = prompt_text(&args, stdin_tty, &state)?;
             crate::cli::execute::start(&state, &args, text).await
@@ -618,6 +644,7 @@ async fn repl_conversation(
         approver: crate::cli::flags::terminal_approver(&state.terminal, &id),
         asker: Some(Arc::new(term::ask::TerminalAsker::new(&id))),
         user_tools: true,
+        carry_on: crate::context::CarryOn::DotContinue,
         ..crate::cli::flags::spec(args, &state.terminal, state.config.repl_prelude.as_deref())
     };
     let mut conversation = crate::conversation::Conversation::open(state, spec).await?;

@@ -40,14 +40,15 @@ pub(super) fn apply(
     for problem in &found.problems {
         term::session_note(&theme, &format!("warning: project settings: {problem}"));
     }
+    // Deny and ask rules only tighten: they apply trusted or not (allow rules below).
     config
         .permissions
-        .deny
-        .extend(found.permissions.deny.iter().cloned());
-    config
-        .permissions
-        .ask
-        .extend(found.permissions.ask.iter().cloned());
+        .extend(crate::config::permissions::PermissionsConfig {
+            deny: found.permissions.deny.clone(),
+            ask: found.permissions.ask.clone(),
+            origins: found.permissions.origins.clone(),
+            ..Default::default()
+        });
     if !found.needs_trust() && !agents.is_dir() {
         return Trusted::default();
     }
@@ -83,7 +84,13 @@ pub(super) fn apply(
         return Trusted::default();
     }
     config.hooks.extend(found.hooks);
-    config.permissions.allow.extend(found.permissions.allow);
+    config
+        .permissions
+        .extend(crate::config::permissions::PermissionsConfig {
+            allow: found.permissions.allow,
+            origins: found.permissions.origins,
+            ..Default::default()
+        });
     Trusted {
         mcp_json: found.mcp_json,
         agents: agents.is_dir().then_some(agents),

@@ -45,6 +45,18 @@ pub enum RewindError {
     /// No turn to undo.
     #[error("there is no turn to rewind (checkpoints are kept from the first change a turn makes)")]
     Nothing,
+    /// Zero turns asked for: turns count from 1.
+    #[error("0 is not a number of turns to undo; turns count from 1 (the last turn is 1)")]
+    ZeroTurns,
+    /// The conversation no longer holds the turn as it was (compressed or cleared
+    /// since), so it cannot be cut back to before it; the files alone still can be.
+    #[error(
+        "the conversation no longer holds turn {turn} as it was (it was compressed or cleared since), so it cannot be cut back to before it"
+    )]
+    ConversationChanged {
+        /// The oldest turn the rewind would undo.
+        turn: usize,
+    },
     /// Files changed after loki's turn, by someone else.
     #[error("changed since the turn, not overwritten: {}", .0.join(", "))]
     ChangedSince(Vec<String>),

@@ -26,6 +26,9 @@ pub(super) enum ControlError {
     /// A permission mode loki does not have.
     #[error("unknown permission mode {0}")]
     UnknownMode(String),
+    /// `set_model` named a model loki cannot use (the model stays as it was).
+    #[error("{0}; the model was not changed")]
+    UnknownModel(String),
     /// A request loki does not support.
     #[error("loki does not support the control request {0}")]
     Unsupported(String),
@@ -161,8 +164,24 @@ impl Program {
         event: &str,
         tool: Option<&str>,
         tool_use_id: Option<&str>,
-        mut input: Value,
+        input: Value,
     ) -> Vec<Value> {
+        self.run_hooks_named(event, tool, tool_use_id, input)
+            .await
+            .into_iter()
+            .map(|(_, output)| output)
+            .collect()
+    }
+
+    /// [`Program::run_hooks`], each output with its callback as messages name it
+    /// (`the program's PreToolUse hook `hook_0``).
+    pub(super) async fn run_hooks_named(
+        &self,
+        event: &str,
+        tool: Option<&str>,
+        tool_use_id: Option<&str>,
+        mut input: Value,
+    ) -> Vec<(String, Value)> {
         let callbacks: Vec<String> = {
             let hooks = self.hooks.lock().unwrap_or_else(PoisonError::into_inner);
             hooks
@@ -188,7 +207,9 @@ impl Program {
                 "tool_use_id": tool_use_id,
             });
             match self.ask(request).await {
-                Ok(output) => outputs.push(output),
+                Ok(output) => {
+                    outputs.push((format!("the program's {event} hook `{callback}`"), output));
+                }
                 Err(e) => tracing::warn!("claude sdk: hook {callback} failed: {e}"),
             }
         }
@@ -220,7 +241,7 @@ impl Hooks for SdkHooks {
                 json!({"tool_name": self.program.claude_name(call.tool), "tool_input": call.args});
             let outputs = self
                 .program
-                .run_hooks("PreToolUse", Some(call.tool), Some(call.id), input)
+                .run_hooks_named("PreToolUse", Some(call.tool), Some(call.id), input)
                 .await;
             let before = crate::hooks::decision_of(&outputs);
             if let Some(args) = &before.args {

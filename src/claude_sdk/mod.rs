@@ -15,12 +15,12 @@ mod turn;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 use crate::conversation::{Conversation, ConversationSpec, Op, catalog};
 use crate::engine::command::Command;
 use crate::state::AppState;
+use crate::term::stdin_lines::{Read, stdin_lines};
 use control::{ControlError, Mode, Program, SdkApprover, SdkHooks};
 use flags::ClaudeOptions;
 use servers::loki_tools;
@@ -98,8 +98,26 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
             max_turns: options.max_turns,
         },
     ));
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    // Each line is bounded (`max_input_size`): an over-long one is skipped, and the
+    // conversation goes on.
+    let max_bytes = state.config.max_input_size;
+    let mut lines = stdin_lines(max_bytes);
+    while let Some(Ok(read)) = lines.recv().await {
+        let line = match read {
+            Read::Line(line) => line,
+            Read::TooLong(bytes) => {
+                tracing::warn!(
+                    "claude sdk: a line of input of {} is over max_input_size ({}); skipped",
+                    crate::input::human_size(bytes),
+                    crate::input::human_size(max_bytes)
+                );
+                continue;
+            }
+            Read::NotUtf8 => {
+                tracing::warn!("claude sdk: a line of input is not UTF-8; skipped");
+                continue;
+            }
+        };
         let Ok(message) = serde_json::from_str::<Value>(&line) else {
             if !line.trim().is_empty() {
                 tracing::warn!("claude sdk: a line of input is not JSON; skipped");
@@ -135,11 +153,15 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
                             None => Err(ControlError::UnknownMode(request["mode"].to_string())),
                         }
                     }
-                    Some("set_model") => {
-                        let model = request["model"].as_str().unwrap_or_default().to_string();
-                        let _ = work.send(Work::SetModel(model));
-                        Ok(json!({}))
-                    }
+                    Some("set_model") => match known_model(&state, &request["model"]) {
+                        // Checked here so the answer says whether it took; the old model
+                        // stays when it did not.
+                        Ok(model) => {
+                            let _ = work.send(Work::SetModel(model));
+                            Ok(json!({}))
+                        }
+                        Err(e) => Err(e),
+                    },
                     Some("mcp_status") => Ok(json!({"mcpServers": mcp_status(&state, &program)})),
                     other => Err(ControlError::Unsupported(format!("{other:?}"))),
                 };
@@ -155,6 +177,21 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
     drop((remote, program));
     let _ = writer.await;
     Ok(status)
+}
+
+/// The model id of a `set_model` request, if loki can use it.
+fn known_model(state: &AppState, model: &Value) -> Result<String, ControlError> {
+    let Some(id) = model.as_str().map(str::trim).filter(|m| !m.is_empty()) else {
+        return Err(ControlError::UnknownModel(format!(
+            "set_model needs a model id, got {model}"
+        )));
+    };
+    state
+        .providers
+        .resolve(id, crate::client::config::ModelKind::Chat)
+        .and_then(|m| crate::context::provider_for(state, &m))
+        .map(|_| id.to_string())
+        .map_err(|e| ControlError::UnknownModel(e.to_string()))
 }
 
 /// The servers of `--mcp-config` and how each is doing.

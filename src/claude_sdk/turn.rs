@@ -66,7 +66,12 @@ async fn turn(
     let program = &settings.program;
     let started = Instant::now();
     let model = conversation.model_id();
-    init(settings, &model, conversation.status().sandbox);
+    init(
+        settings,
+        &model,
+        conversation.status().sandbox,
+        &conversation.offered_tools(),
+    );
     let mut input = user_input(&message["message"]["content"]);
     let result = |subtype: &str, is_error: bool, text: &str, outcome: &RunOutcome, cost: f64| {
         let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -185,19 +190,23 @@ fn reply_outcome(reply: &crate::conversation::Reply) -> RunOutcome {
     }
 }
 
-/// `system/init`: the session, the model, the tools, the permission mode and the
-/// sandbox commands run in.
-fn init(settings: &Settings, model: &str, sandbox: &str) {
+/// `system/init`: the session, the model, the tools offered to the model (`offered`,
+/// loki's names, shown by Claude's), the permission mode and the sandbox commands run in.
+fn init(settings: &Settings, model: &str, sandbox: &str, offered: &[String]) {
     let program = &settings.program;
     let mode = settings
         .mode
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .name();
-    let tools: Vec<&str> = super::flags::TOOL_NAMES
-        .iter()
-        .map(|(claude, _)| *claude)
-        .collect();
+    // Several loki tools share one Claude name (`fs_cat` and `fs_read` are `Read`).
+    let mut tools: Vec<String> = Vec::new();
+    for name in offered {
+        let claude = program.claude_name(name);
+        if !tools.contains(&claude) {
+            tools.push(claude);
+        }
+    }
     program.out.send(&json!({
         "type": "system",
         "subtype": "init",

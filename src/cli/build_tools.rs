@@ -98,7 +98,8 @@ pub(super) fn run(state: &AppState) -> anyhow::Result<u8> {
 }
 
 /// `--build-tools -a NAME`: checks the agent's tools file and global tools, and prints
-/// the declarations the agent offers; an error in the file is exit status 1.
+/// the declarations the agent offers (its own tools, then its global tools); an error in
+/// the file or a global tool that is not there is exit status 1.
 pub(super) fn run_agent(state: &AppState, name: &str) -> anyhow::Result<u8> {
     let theme = Theme::stderr(&state.terminal);
     let def = match crate::agent::AgentDef::load(&state.paths, name, &state.env) {
@@ -111,11 +112,6 @@ pub(super) fn run_agent(state: &AppState, name: &str) -> anyhow::Result<u8> {
     let globals = def.config.global_tools.join(",");
     let global =
         crate::tool::enabled_tools(&state.config, &state.script_tools().tools, Some(&globals));
-    let mut out = std::io::stdout().lock();
-    for tool in &def.tools {
-        let spec = crate::tool::Tool::Script(Arc::clone(tool)).spec();
-        writeln!(out, "{}", serde_json::to_string_pretty(&spec)?)?;
-    }
     let missing: Vec<&String> = def
         .config
         .global_tools
@@ -125,12 +121,27 @@ pub(super) fn run_agent(state: &AppState, name: &str) -> anyhow::Result<u8> {
             !global.iter().any(|t| t.name() == stem)
         })
         .collect();
+    // What the agent offers a model: its own tools, then the global tools it names (one
+    // with the name of its own tool is shadowed, as in a conversation).
+    let own: Vec<crate::tool::Tool> = def
+        .tools
+        .iter()
+        .map(|tool| crate::tool::Tool::Script(Arc::clone(tool)))
+        .collect();
+    let global: Vec<crate::tool::Tool> = global
+        .into_iter()
+        .filter(|g| !own.iter().any(|t| t.name() == g.name()))
+        .collect();
+    let mut out = std::io::stdout().lock();
+    for tool in own.iter().chain(&global) {
+        writeln!(out, "{}", serde_json::to_string_pretty(&tool.spec())?)?;
+    }
     drop(out);
     let mut err = std::io::stderr().lock();
     for name in &missing {
         writeln!(
             err,
-            "{} global tool `{}` of agent `{}` does not exist",
+            "{} global tool `{}` of agent `{}` does not exist or is hidden by visible_tools",
             theme.paint(Style::Error, "error:"),
             sanitize::display(name),
             def.name

@@ -208,6 +208,7 @@ impl Emitter for JsonResult {
                     "usage": done.usage,
                     "cost_usd": done.cost_usd,
                     "finish_reason": done.finish_reason,
+                    "speed": done.speed,
                     "notices": run.notices,
                     "error": Value::Null,
                 }));

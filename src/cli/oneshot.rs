@@ -156,6 +156,7 @@ fn spec(
         approver,
         asker,
         hold_session: true,
+        carry_on: crate::context::CarryOn::NextRun,
         ..super::flags::spec(args, &state.terminal, state.config.cmd_prelude.as_deref())
     }
 }

@@ -80,6 +80,17 @@ pub enum ProviderError {
         /// Cause.
         message: String,
     },
+    /// The server closed the connection before sending any part of a response (after a
+    /// silent retry when it was a reused keep-alive connection): the server is reachable.
+    #[error("`{client}` closed the connection before answering ({url}): {message}")]
+    Closed {
+        /// Client name.
+        client: String,
+        /// Endpoint.
+        url: String,
+        /// Cause.
+        message: String,
+    },
     /// No data for longer than the read timeout.
     #[error("`{client}` sent nothing for {}s — the request timed out (raise `extra.read_timeout` for slow models)", .after.as_secs())]
     Timeout {
@@ -176,7 +187,10 @@ impl ProviderError {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Self::RateLimited { .. } | Self::Server { .. } | Self::Connect { .. }
+            Self::RateLimited { .. }
+                | Self::Server { .. }
+                | Self::Connect { .. }
+                | Self::Closed { .. }
         )
     }
 

@@ -18,6 +18,7 @@ use super::config::ExtraConfig;
 use super::error::ProviderError;
 use super::patch::ClientPatches;
 use super::retry::{RetryPolicy, parse_retry_after};
+use super::reuse::{ConnectionCount, closed_before_response};
 
 /// Why a fetched page is not usable, from its status: a redirect that was not followed
 /// (to another scheme such as `file://`, or another origin) says where it pointed.
@@ -182,6 +183,9 @@ pub struct HttpSettings {
     pub patches: Arc<ClientPatches>,
     /// A configuration problem found when the client was built, reported on first use.
     pub broken: Option<String>,
+    /// Connections the client has opened: tells a request sent on a pooled keep-alive
+    /// connection from one that opened its own (see [`super::reuse`]).
+    pub connections: ConnectionCount,
 }
 
 impl HttpSettings {
@@ -208,6 +212,7 @@ impl HttpSettings {
             limits: RequestLimits::default(),
             patches: Arc::default(),
             broken: None,
+            connections: ConnectionCount::default(),
         }
     }
 }
@@ -252,7 +257,8 @@ fn build_client(settings: &HttpSettings, https: bool) -> Result<reqwest::Client,
     let mut builder = reqwest::Client::builder()
         .connect_timeout(settings.connect_timeout)
         .read_timeout(settings.read_timeout)
-        .redirect(same_origin_redirects());
+        .redirect(same_origin_redirects())
+        .connector_layer(settings.connections.clone());
     install_crypto_provider();
     if !https {
         // Plain HTTP never verifies certificates; skip loading the system roots.
@@ -332,7 +338,7 @@ pub async fn post_json(
         map.insert(name.clone(), value);
     }
     let started = Instant::now();
-    let send = http.post(url).headers(map).body(body).send();
+    let send = send_reusing(http, settings, url, map, bytes::Bytes::from(body));
     let sent =
         match settings.limits.total {
             Some(limit) => tokio::time::timeout(limit, send).await.map_err(|_| {
@@ -350,6 +356,36 @@ pub async fn post_json(
         return Ok(response);
     }
     Err(status_error(settings, response, model).await)
+}
+
+/// Sends the request; when it went out on a pooled keep-alive connection that the server
+/// had closed (no response byte arrived, and no connection was opened meanwhile), sends it
+/// once more at once, without a word: a fresh connection is what the server expects.
+async fn send_reusing(
+    http: &reqwest::Client,
+    settings: &HttpSettings,
+    url: &str,
+    headers: HeaderMap,
+    body: bytes::Bytes,
+) -> Result<reqwest::Response, reqwest::Error> {
+    let opened = settings.connections.opened();
+    let first = http
+        .post(url)
+        .headers(headers.clone())
+        .body(body.clone())
+        .send()
+        .await;
+    match first {
+        Err(e) if closed_before_response(&e) && settings.connections.opened() == opened => {
+            tracing::debug!(
+                client = %settings.client,
+                error = %error_chain(&e),
+                "a reused connection was closed before the response; sending again"
+            );
+            http.post(url).headers(headers).body(body).send().await
+        }
+        other => other,
+    }
 }
 
 /// How long may still be spent on `response` before [`RequestLimits::total`] runs out
@@ -399,6 +435,13 @@ fn connect_error(settings: &HttpSettings, url: &str, e: &reqwest::Error) -> Prov
         return ProviderError::Timeout {
             client: settings.client.clone(),
             after: settings.read_timeout,
+        };
+    }
+    if closed_before_response(e) {
+        return ProviderError::Closed {
+            client: settings.client.clone(),
+            url: url.to_string(),
+            message: error_chain(e),
         };
     }
     ProviderError::Connect {

@@ -137,7 +137,13 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     if let Some(p) = request.top_p {
         options.insert("top_p".into(), json!(p));
     }
-    if let Some(n) = request.max_tokens {
+    // Ollama generates until the context is full unless `num_predict` bounds it; the
+    // registry gives its models a limit they always send (client::output_cap).
+    let model_limit = model
+        .config
+        .max_output_tokens
+        .filter(|_| model.config.require_max_tokens);
+    if let Some(n) = request.max_tokens.or(model_limit) {
         options.insert("num_predict".into(), json!(n));
     }
     // Ollama's default context is small and cuts long prompts silently.

@@ -70,7 +70,17 @@ struct ClientEntry {
     oauth: Option<OAuthConfig>,
     /// Catalogue key used when the client lists no models.
     catalog_key: String,
+    /// The server runs on this machine (Ollama, llama-server, an `api_base` on loopback):
+    /// its models always send an output limit (see [`super::output_cap`]).
+    local: bool,
     provider: Arc<dyn Provider>,
+}
+
+impl ClientEntry {
+    /// Fills in the output limit of one of the client's models ([`super::output_cap`]).
+    fn cap_output(&self, model: &mut ModelConfig) {
+        super::output_cap::apply(model, self.config.settings.max_output_tokens, self.local);
+    }
 }
 
 /// Configured clients and their providers.
@@ -122,6 +132,12 @@ impl ProviderRegistry {
         self.entry(name).map(|e| &e.config)
     }
 
+    /// Whether a client's server runs on this machine (its models always send an output
+    /// limit, see [`super::output_cap`]).
+    pub fn is_local(&self, client: &str) -> bool {
+        self.entry(client).is_some_and(|e| e.local)
+    }
+
     /// The provider of a client.
     pub fn provider(&self, client: &str) -> Option<Arc<dyn Provider>> {
         self.entry(client).map(|e| Arc::clone(&e.provider))
@@ -139,6 +155,15 @@ impl ProviderRegistry {
     }
 
     fn client_models(&self, entry: &ClientEntry) -> Result<Vec<ModelConfig>, ModelError> {
+        let mut models = self.listed_models(entry)?;
+        for model in &mut models {
+            entry.cap_output(model);
+        }
+        Ok(models)
+    }
+
+    /// The models a client lists, else the catalogue's for its vendor, as configured.
+    fn listed_models(&self, entry: &ClientEntry) -> Result<Vec<ModelConfig>, ModelError> {
         let own = entry.config.models();
         if !own.is_empty() {
             return Ok(own.to_vec());
@@ -209,11 +234,15 @@ impl ProviderRegistry {
                 None if kind == ModelKind::Embedding => {
                     return Err(ModelError::UnknownModel { id: id.to_string() });
                 }
-                None => ModelConfig {
-                    name: name.to_string(),
-                    kind,
-                    ..ModelConfig::default()
-                },
+                None => {
+                    let mut config = ModelConfig {
+                        name: name.to_string(),
+                        kind,
+                        ..ModelConfig::default()
+                    };
+                    entry.cap_output(&mut config);
+                    config
+                }
             };
             return Ok(Model {
                 client: client.to_string(),
@@ -325,6 +354,7 @@ fn gemini_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         oauth,
         config: client.clone(),
         catalog_key: "gemini".to_string(),
+        local: false,
         provider: Arc::new(provider),
     }
 }
@@ -372,6 +402,7 @@ fn azure_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
         oauth: None,
         config: client.clone(),
         catalog_key: name,
+        local: false,
         provider: Arc::new(provider),
     }
 }
@@ -431,6 +462,7 @@ fn bedrock_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> Client
         oauth: None,
         config: client.clone(),
         catalog_key: "bedrock".to_string(),
+        local: false,
         provider: Arc::new(provider),
     }
 }
@@ -471,6 +503,7 @@ fn vertex_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         oauth: None,
         config: client.clone(),
         catalog_key: "vertexai".to_string(),
+        local: false,
         provider: Arc::new(provider),
     }
 }
@@ -505,6 +538,9 @@ fn ollama_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         oauth: None,
         config: client.clone(),
         catalog_key: name,
+        // Ollama is a local server, even when `OLLAMA_HOST` points at another machine:
+        // its answers have no limit unless one is sent.
+        local: true,
         provider: Arc::new(provider),
     }
 }
@@ -546,6 +582,7 @@ fn llama_server_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> C
         oauth: None,
         config: entry_config,
         catalog_key: name,
+        local: true,
         provider: Arc::new(LlamaServerProvider::new(spec)),
     }
 }
@@ -582,6 +619,7 @@ fn cohere_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
         oauth: None,
         config: client.clone(),
         catalog_key: "cohere".to_string(),
+        local: false,
         provider: Arc::new(provider),
     }
 }
@@ -622,6 +660,7 @@ fn claude_entry(
         oauth,
         config: client.clone(),
         catalog_key: "claude".to_string(),
+        local: false,
         provider: Arc::new(provider),
     }
 }
@@ -674,8 +713,8 @@ fn openai_entry(
     );
     remember_secret(&name, "API_KEY", api_key.as_deref());
     let settings = http_settings(&name, c, config, env, Some(&api_base));
-    let stream_usage = is_loopback(&api_base)
-        || vendor.is_some_and(|v| v.local || STREAM_USAGE_VENDORS.contains(&v.name));
+    let local = is_loopback(&api_base) || vendor.is_some_and(|v| v.local);
+    let stream_usage = local || vendor.is_some_and(|v| STREAM_USAGE_VENDORS.contains(&v.name));
     let provider = OpenAiProvider::new(OpenAiSetup {
         name: name.clone(),
         api_base,
@@ -691,6 +730,7 @@ fn openai_entry(
         oauth: None,
         config: client.clone(),
         catalog_key: vendor.map(|v| v.name.to_string()).unwrap_or(name),
+        local,
         provider: Arc::new(provider),
     }
 }

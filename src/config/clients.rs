@@ -152,6 +152,9 @@ pub struct ClientSettings {
     pub patch: Option<serde_json::Value>,
     /// HTTP settings.
     pub extra: Option<ExtraConfig>,
+    /// Output limit of the client's models that set none; on a local server it is sent
+    /// with every request (`0`: no limit). See `client::output_cap`.
+    pub max_output_tokens: Option<u64>,
     /// OAuth (claude, gemini): client id, when not the provider's default.
     pub oauth_client_id: Option<String>,
     /// OAuth: client secret (Google installed-app clients have one).

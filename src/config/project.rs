@@ -80,7 +80,10 @@ impl ProjectSettings {
                     }
                     let rules = file.permissions.problems();
                     if rules.is_empty() {
-                        found.permissions.extend(file.permissions);
+                        let mut permissions = file.permissions;
+                        permissions
+                            .set_origin(&format!("the project settings file {}", path.display()));
+                        found.permissions.extend(permissions);
                     } else {
                         found.problems.push(format!("{name}: {}", rules.join("; ")));
                     }

@@ -9,6 +9,21 @@ use crate::state::AppState;
 /// A row of the info table.
 pub type Row = (&'static str, String);
 
+/// The last turn's speed: `first token 0.35s, 42.1 tokens/s`.
+pub fn speed_text(speed: Option<crate::usage::Speed>) -> String {
+    let Some(speed) = speed else {
+        return "none yet".into();
+    };
+    let first = format!(
+        "first token {:.2}s",
+        speed.time_to_first_token_ms as f64 / 1000.0
+    );
+    match speed.output_tokens_per_second {
+        Some(rate) => format!("{first}, {rate:.1} tokens/s (last turn)"),
+        None => format!("{first} (last turn)"),
+    }
+}
+
 fn opt(v: Option<String>) -> String {
     v.unwrap_or_else(|| "null".into())
 }
@@ -134,7 +149,12 @@ pub fn output_cap(state: &AppState, model: &crate::client::Model) -> String {
         .providers
         .client_of(&model.client)
         .is_some_and(|c| matches!(c.kind, ClientKind::Claude | ClientKind::Bedrock));
+    let local = state.providers.is_local(&model.client);
     match limit {
+        Some(n) if local => {
+            format!("{n} (always sent to a local server; max_output_tokens: 0 for none)")
+        }
+        None if local => "none (max_output_tokens: 0)".into(),
         Some(n) if model.config.require_max_tokens => format!("{n} (require_max_tokens)"),
         Some(n) if always => format!("{n} (this API always takes one)"),
         None if always => "8192 (this API always takes one)".into(),
@@ -231,6 +251,7 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
         ctx.usage.summary()
     };
     rows.push(("usage", usage));
+    rows.push(("speed", speed_text(ctx.last_speed)));
     rows.push((
         "role",
         ctx.role

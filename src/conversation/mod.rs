@@ -114,6 +114,8 @@ pub struct ConversationSpec {
     pub build_agent_rag: bool,
     /// Offer the todo tools and go on while the list has open items (`--auto-continue`).
     pub auto_continue: bool,
+    /// How the user carries on an answer cut off at the output limit.
+    pub carry_on: crate::context::CarryOn,
     /// Tools the caller runs itself (an OpenAI client's `tools`): a call of one ends the
     /// run with the call in [`RunOutcome::client_calls`].
     pub client_tools: Vec<crate::client::ToolSpec>,
@@ -232,6 +234,7 @@ impl Conversation {
         }
         ctx.user_tools = spec.user_tools;
         ctx.auto_continue = spec.auto_continue;
+        ctx.carry_on = spec.carry_on;
         ctx.client_tools = spec.client_tools;
         let notices = spec.notices.unwrap_or_else(|| Arc::new(|_: &str| {}));
         ctx.client_mcp_servers.extend(

@@ -88,6 +88,11 @@ impl Conversation {
         }
     }
 
+    /// Whether tools are offered to the model at all (`function_calling_support`).
+    pub fn function_calling(&self) -> bool {
+        self.ctx.function_calling_support
+    }
+
     /// The role in force (an agent's instructions are its role).
     pub fn role(&self) -> Option<&Role> {
         self.ctx.role.as_ref()
@@ -154,6 +159,19 @@ impl Conversation {
     /// Where lines typed during a turn wait for its next step.
     pub fn prompt_queue(&self) -> Arc<PromptQueue> {
         Arc::clone(&self.ctx.queue)
+    }
+
+    /// The names of the tools the model is offered now and may call: its scope's tools
+    /// (MCP servers already running; tool groups it has loaded), without those
+    /// `deny_tools` always refuses.
+    pub fn offered_tools(&self) -> Vec<String> {
+        let state = self.state();
+        let scope = crate::engine::scope::declared(state, &self.ctx);
+        crate::engine::declared_tools(state, &self.ctx, &scope)
+            .iter()
+            .map(|t| t.name().to_string())
+            .filter(|name| !self.ctx.tool_policy.deny.contains(name))
+            .collect()
     }
 
     /// The MCP servers its scope names.

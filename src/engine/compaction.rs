@@ -157,6 +157,7 @@ impl Engine {
             preview: Some(preview),
             allow_always: false,
             from: ctx.id.to_string(),
+            why_asked: None,
         };
         // Announced like a tool call's approval, so a headless client can answer it.
         let approver = super::tool_round::Announcing {

@@ -3,6 +3,8 @@
 //! skills the conversation may load — and `.context`, which shows where the model's
 //! input window goes.
 
+use super::Sink;
+use super::event::{Event, Notice};
 use crate::client::{Message, Role};
 use crate::context::RequestContext;
 use crate::session::compress::count_tokens;
@@ -20,6 +22,8 @@ pub struct ContextParts {
     pub project: Option<String>,
     /// The skills index.
     pub skills: Option<String>,
+    /// Warnings for the user: workspace files too large to read.
+    pub notices: Vec<String>,
 }
 
 impl ContextParts {
@@ -38,6 +42,14 @@ impl ContextParts {
                     )
                 })
                 .flatten(),
+            notices: if memory_on {
+                state.memory.oversized(
+                    state.config.memory_recent_days,
+                    std::time::SystemTime::now(),
+                )
+            } else {
+                Vec::new()
+            },
             project: crate::skill::project_instructions(&ctx.cwd),
             skills: tools.iter().find_map(|t| match t {
                 Tool::Skills(skills) => skills.index(),
@@ -49,6 +61,7 @@ impl ContextParts {
     /// Appends the parts to the system message of `messages` (adding one when there is
     /// none).
     pub fn add_to(self, messages: &mut Vec<Message>) {
+        // The notices are the caller's to emit; they are not part of the prompt.
         let parts: Vec<String> = [self.workspace, self.memory, self.project, self.skills]
             .into_iter()
             .flatten()
@@ -65,6 +78,22 @@ impl ContextParts {
             _ => messages.insert(0, Message::text(Role::System, extra)),
         }
     }
+}
+
+/// Emits `message` as a warning, once per process: what gathering the context finds
+/// wrong (an oversized MEMORY.md, skills left out) is found again every turn, and saying
+/// it every turn would bury the answers.
+pub(crate) fn warn_once(sink: &Sink<'_>, message: &str) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if said.iter().any(|m| m == message) {
+        return;
+    }
+    said.push(message.to_string());
+    drop(said);
+    sink.emit(Event::Notice(Notice::warning(message)));
 }
 
 /// The text of the last user message (what memory is recalled for).

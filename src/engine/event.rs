@@ -419,6 +419,9 @@ pub struct TurnFinished {
     /// What the run cost in US dollars, when the model's prices are known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// How fast the model answered: time to first token, output tokens per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed: Option<crate::usage::Speed>,
 }
 
 /// Why a run was aborted.

@@ -118,6 +118,7 @@ impl Sampler for Sampling<'_> {
                 preview: Some(preview),
                 allow_always: true,
                 from: self.from.clone(),
+                why_asked: None,
             };
             if self.denied {
                 return Err(SamplingError::Rejected);

@@ -28,6 +28,7 @@ pub use crate::error::CoreError;
 pub use emitter::{CollectingEmitter, Discard, Emitter, Sink};
 pub use event::{Envelope, Event};
 pub use single_call::ToolOutcome;
+pub(crate) use tool_round::declared_tools;
 
 use crate::client::Usage;
 use crate::context::RequestContext;
@@ -96,6 +97,8 @@ pub struct RunOutcome {
     /// Calls of the caller's own tools (`RequestContext::client_tools`) the model asked
     /// for: the turn stopped for the caller to run them.
     pub client_calls: Vec<crate::client::ToolCall>,
+    /// How fast the model answered (time to first token, output tokens per second).
+    pub speed: Option<crate::usage::Speed>,
 }
 
 /// Tokens of the conversation: exact for OpenAI-family models, estimated otherwise (see
@@ -209,6 +212,7 @@ impl Engine {
                             usage: outcome.usage,
                             finish_reason: outcome.finish_reason.clone(),
                             cost_usd: crate::usage::cost_of(&ctx.model.config, outcome.usage),
+                            speed: outcome.speed,
                         }));
                     }
                     sink.flush();

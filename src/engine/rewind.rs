@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::command::{Applied, Line};
 use super::{CoreError, Emitter};
 use crate::checkpoint::PendingRewind;
-use crate::checkpoint::rewind::{Restore, restore};
+use crate::checkpoint::rewind::{Restore, RewindError, restore};
 use crate::context::RequestContext;
 use crate::state::AppState;
 
@@ -52,11 +52,12 @@ pub(super) async fn rewind(
         applied.extend(finish(state, ctx, &recorder, &key, &pending, emitter).await?);
         return Ok(applied);
     }
+    if count == 0 {
+        return Err(RewindError::ZeroTurns.into());
+    }
     let mut records = recorder.records(&key);
-    if records.is_empty() || count == 0 {
-        return Err(CoreError::Conflict(
-            crate::checkpoint::rewind::RewindError::Nothing.to_string(),
-        ));
+    if records.is_empty() {
+        return Err(RewindError::Nothing.into());
     }
     let undone = records.split_off(records.len() - count.min(records.len()));
     let first = &undone[0];
@@ -66,16 +67,11 @@ pub(super) async fn rewind(
             m.role == crate::client::Role::User && m.text_content().contains(first.prompt.trim())
         });
         if !starts_there {
-            return Err(CoreError::Conflict(format!(
-                "the conversation no longer holds turn {} as it was (it was compressed or \
-                 cleared since); rewind the files only",
-                first.turn
-            )));
+            return Err(RewindError::ConversationChanged { turn: first.turn }.into());
         }
     }
     if what.files() {
-        crate::checkpoint::rewind::preflight(store, &undone, force)
-            .map_err(|e| CoreError::Conflict(e.to_string()))?;
+        crate::checkpoint::rewind::preflight(store, &undone, force)?;
     }
     let pending = PendingRewind {
         undone,
@@ -117,8 +113,7 @@ async fn finish(
     if pending.files {
         // Checked before it was written down; a resumed rewind finds its own half-done
         // work, which must not stop it.
-        let lines = restore(recorder.store(), &pending.undone, true)
-            .map_err(|e| CoreError::Conflict(e.to_string()))?;
+        let lines = restore(recorder.store(), &pending.undone, true)?;
         if lines.is_empty() {
             applied.lines.push(Line::Note("no files to restore".into()));
         }

@@ -150,8 +150,9 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
     }
     // Skills, read on demand (an agent keeps to its own tools).
     if ctx.agent.is_none() && ctx.function_calling_support {
-        let skills = crate::skill::discover(&state.paths.config_dir.join("skills"), &ctx.cwd);
-        let tool = crate::tool::skills::SkillsTool::new(skills);
+        let (skills, notes) =
+            crate::skill::discover_noting(&state.paths.config_dir.join("skills"), &ctx.cwd);
+        let tool = crate::tool::skills::SkillsTool::new(skills).with_notes(notes);
         if !tool.is_empty() {
             tools.push(Tool::Skills(tool));
         }
@@ -221,6 +222,13 @@ pub async fn prepare(
         }
     }
     let tools = declared(state, ctx);
+    for tool in &tools {
+        if let Tool::Skills(skills) = tool {
+            for note in skills.notes() {
+                super::context_parts::warn_once(sink, note);
+            }
+        }
+    }
     if tools.iter().any(|t| !matches!(t, Tool::User(_))) {
         for error in &state.script_tools().errors {
             sink.emit(Event::Notice(Notice::warning(format!(

@@ -27,7 +27,14 @@ impl Engine {
         emitter: &dyn Emitter,
     ) -> Result<ToolOutcome, CoreError> {
         let sink = Sink::for_context(ctx, emitter);
-        let toolbox = super::tool_round::Toolbox::prepare(&self.state, ctx, &sink).await?;
+        let mut toolbox = super::tool_round::Toolbox::prepare(&self.state, ctx, &sink).await?;
+        // Hidden from models is not hidden from the person naming it: a built-in left out
+        // by `visible_tools` still runs here (its wrapper, a script calling the wrapper).
+        if !toolbox.tools.iter().any(|t| t.name() == name)
+            && let Some(hidden) = crate::tool::hidden_builtin(&self.state.config, name)
+        {
+            toolbox.tools.push(hidden);
+        }
         if !toolbox.tools.iter().any(|t| t.name() == name) {
             // A declaration that could not be read says why.
             let broken = self.state.script_tools().errors.iter().find(|e| {
@@ -64,6 +71,7 @@ impl Engine {
             .ok_or(CoreError::Cancelled)?;
         sink.flush();
         let content = results
+            .messages
             .into_iter()
             .find(|m| m.tool_call_id.as_deref() == Some(call.id.as_str()))
             .map(|m| m.text_content())

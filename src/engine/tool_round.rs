@@ -43,6 +43,15 @@ pub(super) struct Toolbox {
     sandbox: Option<std::sync::Arc<crate::sandbox::Sandbox>>,
 }
 
+/// What a round of tool calls produced.
+pub(super) struct Round {
+    /// The messages to append: the tool results, then the images tools returned.
+    pub messages: Vec<Message>,
+    /// Every call was a script tool that wrote nothing: in Loki, such a round ends the
+    /// turn, since the model has nothing new to read.
+    pub silent: bool,
+}
+
 impl Toolbox {
     /// Resolves the conversation's tool scope (leasing its MCP servers) and what the
     /// tools run with.
@@ -95,7 +104,8 @@ impl Toolbox {
     }
 
     /// Runs one round of `calls`; the messages to append (tool results, then a user
-    /// message with the images tools returned). `None` when the turn was cancelled.
+    /// message with the images tools returned), and whether every tool wrote nothing.
+    /// `None` when the turn was cancelled.
     #[inline(never)]
     pub fn run_round<'a>(
         &'a self,
@@ -103,7 +113,7 @@ impl Toolbox {
         ctx: &'a mut RequestContext,
         calls: &'a [ToolCall],
         sink: &'a Sink<'_>,
-    ) -> BoxFuture<'a, Option<Vec<Message>>> {
+    ) -> BoxFuture<'a, Option<Round>> {
         Box::pin(async move {
             let cancel = ctx.cancel.clone();
             let asker = Arc::clone(&ctx.asker);
@@ -209,7 +219,11 @@ impl Toolbox {
             if let Some(note) = crate::sandbox::missing_layers_note() {
                 sink.emit(Event::Notice(super::event::Notice::warning(note)));
             }
-            Some(self.result_messages(&results?, sink))
+            let results = results?;
+            Some(Round {
+                silent: !results.is_empty() && results.iter().all(|r| r.silent),
+                messages: self.result_messages(&results, sink),
+            })
         })
     }
 
@@ -340,7 +354,7 @@ impl Toolbox {
 }
 
 /// What of `tools` is declared to the model now (see [`crate::tool::load::offered`]).
-pub(super) fn declared_tools(state: &AppState, ctx: &RequestContext, tools: &[Tool]) -> Vec<Tool> {
+pub(crate) fn declared_tools(state: &AppState, ctx: &RequestContext, tools: &[Tool]) -> Vec<Tool> {
     let mut loaded = ctx.loaded_tools.clone();
     if let Some(session) = &ctx.session {
         loaded.extend(session.lock().get().loaded_tools.iter().cloned());

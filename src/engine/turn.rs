@@ -18,6 +18,8 @@
 //! (marked `interrupted` when cancelled), hands it to the sink for `turn_aborted`, and
 //! returns the error.
 
+use std::time::Instant;
+
 use futures_util::StreamExt;
 
 use super::emitter::Sink;
@@ -31,6 +33,8 @@ use crate::client::{
 use crate::context::RequestContext;
 use crate::input;
 use crate::state::AppState;
+use crate::usage::Speed;
+use crate::usage::speed::{CallTimes, SpeedMeter};
 
 /// The `.file` argument that stands for the last answer.
 const LAST_REPLY: &str = "%%";
@@ -263,6 +267,8 @@ struct Collected {
     dropped_calls: usize,
     usage: Usage,
     finish: Option<FinishReason>,
+    /// When the request went out and the first token came back.
+    times: Option<CallTimes>,
 }
 
 #[derive(Default)]
@@ -303,13 +309,15 @@ pub(super) async fn run_turn(
     // The conversation's tools: its MCP servers are leased (started if needed) first.
     let mut toolbox = Toolbox::prepare(state, ctx, emitter).await?;
     let query = super::context_parts::last_user_text(&messages);
-    super::context_parts::ContextParts::gather(state, ctx, &toolbox.tools, &query)
-        .add_to(&mut messages);
+    let parts = super::context_parts::ContextParts::gather(state, ctx, &toolbox.tools, &query);
+    for notice in &parts.notices {
+        super::context_parts::warn_once(emitter, notice);
+    }
+    parts.add_to(&mut messages);
     ctx.tool_policy.seen.clear();
     // Assistant tool-call messages and tool results of this turn, in order.
     let mut steps: Vec<Message> = Vec::new();
-    let mut total = Usage::default();
-    let mut rounds = 0usize;
+    let (mut total, mut speed, mut rounds) = (Usage::default(), SpeedMeter::default(), 0usize);
     loop {
         rounds += 1;
         emitter.emit(Event::ModelCallStarted(ModelCallStarted {
@@ -318,12 +326,13 @@ pub(super) async fn run_turn(
         }));
         let request = chat_request(ctx, &messages, stream, &toolbox);
         let mut collected = Collected::default();
-        let result = call_model(ctx, &request, emitter, &mut collected).await;
+        let result = call_model(ctx, &request, emitter, &mut collected, &mut speed).await;
         total.add(collected.usage);
         emitter.spent(collected.usage);
         charge_budget(ctx, collected.usage, emitter);
         if let Err(err) = result {
-            // What arrived before the failure is kept.
+            // What arrived before the failure is kept, and so is what it cost.
+            account_unfinished(ctx, total);
             let interrupted = matches!(err, CoreError::Cancelled);
             if !collected.text.is_empty() || !steps.is_empty() {
                 let text = collected.text.clone();
@@ -341,7 +350,7 @@ pub(super) async fn run_turn(
             .iter()
             .any(|c| ctx.client_tools.iter().any(|t| t.name == c.name))
         {
-            let finished = Finished { total, rounds };
+            let finished = finished(total, rounds, &speed);
             return Ok(client_turn(
                 ctx, &kind, steps, collected, calls, finished, emitter,
             ));
@@ -361,7 +370,7 @@ pub(super) async fn run_turn(
             let name = call.name.clone();
             let why =
                 format!("not run: the same response called `{name}`, which is not a tool here");
-            let (finished, unrun) = (Finished { total, rounds }, Unrun { calls, why: &why });
+            let (finished, unrun) = (finished(total, rounds, &speed), Unrun { calls, why: &why });
             let outcome = finish_turn(ctx, &kind, steps, collected, finished, unrun, emitter);
             emitter.set_partial(&outcome.text);
             return Err(CoreError::UnknownTool(name));
@@ -373,7 +382,7 @@ pub(super) async fn run_turn(
             } else {
                 "not run: the turn reached max_tool_rounds"
             };
-            let (finished, unrun) = (Finished { total, rounds }, Unrun { calls, why });
+            let (finished, unrun) = (finished(total, rounds, &speed), Unrun { calls, why });
             let outcome = finish_turn(ctx, &kind, steps, collected, finished, unrun, emitter);
             if stopped {
                 // The work so far is kept; the turn did not finish, and says why.
@@ -390,19 +399,36 @@ pub(super) async fn run_turn(
         let assistant = assistant_message(&mut collected, &calls);
         messages.push(assistant.clone());
         steps.push(assistant);
-        let Some(results) = toolbox.run_round(state, ctx, &calls, emitter).await else {
+        let Some(round) = toolbox.run_round(state, ctx, &calls, emitter).await else {
+            account_unfinished(ctx, total);
             answer_cancelled(ctx, &calls, &mut steps, emitter);
             record(ctx, &kind, steps, String::new(), Vec::new(), true);
             return Err(CoreError::Cancelled);
         };
-        toolbox.note_loaded(state, ctx, &calls, &results);
-        messages.extend(results.iter().cloned());
-        steps.extend(results);
-        for note in follow_ups(ctx, dropped, emitter) {
-            messages.push(note.clone());
-            steps.push(note);
+        toolbox.note_loaded(state, ctx, &calls, &round.messages);
+        let notes = follow_ups(ctx, dropped, emitter);
+        if absorb(round, notes, &mut messages, &mut steps) {
+            let finished = finished(total, rounds, &speed);
+            return end_silent(ctx, &kind, steps, collected, finished, emitter);
         }
     }
+}
+
+/// Appends a round's results, and the notes sent with them, to the request and to the
+/// turn's record. True when the turn ends there: every tool wrote nothing and there is
+/// nothing else to send, so (as in Loki) the model is not asked again.
+fn absorb(
+    round: super::tool_round::Round,
+    notes: Vec<Message>,
+    messages: &mut Vec<Message>,
+    steps: &mut Vec<Message>,
+) -> bool {
+    let ends = round.silent && notes.is_empty();
+    for message in round.messages.into_iter().chain(notes) {
+        messages.push(message.clone());
+        steps.push(message);
+    }
+    ends
 }
 
 /// `--dry-run`: the assembled input, shown as the answer, instead of a model call.
@@ -413,7 +439,11 @@ fn dry_run(
     emitter: &Sink<'_>,
 ) -> RunOutcome {
     let query = super::context_parts::last_user_text(&messages);
-    super::context_parts::ContextParts::gather(state, ctx, &[], &query).add_to(&mut messages);
+    let parts = super::context_parts::ContextParts::gather(state, ctx, &[], &query);
+    for notice in &parts.notices {
+        super::context_parts::warn_once(emitter, notice);
+    }
+    parts.add_to(&mut messages);
     let text = crate::secrets::redact(&super::messages::dry_run_text(&messages)).into_owned();
     emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
     emitter.flush();
@@ -474,6 +504,7 @@ fn client_turn(
     emitter: &Sink<'_>,
 ) -> RunOutcome {
     crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, finished.total);
+    ctx.last_speed = finished.speed;
     record(
         ctx,
         kind,
@@ -489,6 +520,7 @@ fn client_turn(
         steps: finished.rounds,
         finish_reason: Some("tool_calls".into()),
         client_calls: calls,
+        speed: finished.speed,
     }
 }
 
@@ -621,6 +653,15 @@ fn with_client_tools(
     specs
 }
 
+/// A turn that ends early (stopped by the user or a spent budget, or failed) still used
+/// what its model calls so far reported: it counts in the conversation's usage (`.info`,
+/// a sub-agent's tokens in `.agents`) like a finished turn's.
+fn account_unfinished(ctx: &mut RequestContext, total: Usage) {
+    if total != Usage::default() {
+        crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, total);
+    }
+}
+
 /// Charges the agent run's budget with one response; the first time it is spent, says so
 /// (the budget has already cancelled the tree).
 pub(super) fn charge_budget(ctx: &RequestContext, usage: Usage, emitter: &Sink<'_>) {
@@ -662,6 +703,15 @@ fn finished_calls(calls: Vec<PartialCall>, round: usize) -> Vec<ToolCall> {
 struct Finished {
     total: Usage,
     rounds: usize,
+    speed: Option<Speed>,
+}
+
+fn finished(total: Usage, rounds: usize, speed: &SpeedMeter) -> Finished {
+    Finished {
+        total,
+        rounds,
+        speed: speed.speed(),
+    }
 }
 
 /// The tool calls of the last response, which will not run, and why.
@@ -670,13 +720,47 @@ struct Unrun<'a> {
     why: &'a str,
 }
 
+/// Ends the turn after a round whose tools all wrote nothing (script tools recorded as
+/// `DONE`): as in Loki, the model is not asked again, since it has nothing new to read.
+/// The rounds are the record; the answer is the text that came with the calls. (Never
+/// an error: a `Result` so that `run_turn` returns it as it is.)
+fn end_silent(
+    ctx: &mut RequestContext,
+    kind: &TurnKind,
+    steps: Vec<Message>,
+    collected: Collected,
+    Finished {
+        total,
+        rounds,
+        speed,
+    }: Finished,
+    emitter: &Sink<'_>,
+) -> Result<RunOutcome, CoreError> {
+    crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, total);
+    ctx.last_speed = speed;
+    record(ctx, kind, steps, String::new(), Vec::new(), false);
+    emitter.flush();
+    Ok(RunOutcome {
+        text: collected.text,
+        usage: total,
+        steps: rounds,
+        finish_reason: collected.finish.as_ref().map(finish_name),
+        client_calls: Vec::new(),
+        speed,
+    })
+}
+
 /// Records the final answer and reports the end of the turn.
 fn finish_turn(
     ctx: &mut RequestContext,
     kind: &TurnKind,
     steps: Vec<Message>,
     collected: Collected,
-    Finished { total, rounds }: Finished,
+    Finished {
+        total,
+        rounds,
+        speed,
+    }: Finished,
     Unrun { calls, why }: Unrun<'_>,
     emitter: &Sink<'_>,
 ) -> RunOutcome {
@@ -686,11 +770,10 @@ fn finish_turn(
         )));
     }
     if collected.finish == Some(FinishReason::Length) {
-        emitter.emit(Event::Notice(Notice::warning(
-            "the answer was cut off at the model's output limit (.continue carries on)",
-        )));
+        emitter.emit(Event::Notice(Notice::warning(cut_off_warning(ctx))));
     }
     crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, total);
+    ctx.last_speed = speed;
     if calls.is_empty() {
         record(ctx, kind, steps, collected.text.clone(), calls, false);
     } else {
@@ -726,7 +809,29 @@ fn finish_turn(
         steps: rounds,
         finish_reason: collected.finish.as_ref().map(finish_name),
         client_calls: Vec::new(),
+        speed,
     }
+}
+
+/// The warning for an answer cut off at the output limit, with what carries on from the
+/// front end that runs the conversation.
+fn cut_off_warning(ctx: &RequestContext) -> String {
+    use crate::context::CarryOn;
+    let limit = ctx
+        .max_output_tokens
+        .or(ctx.model.config.max_output_tokens)
+        .map_or_else(String::new, |n| format!(" ({n} tokens)"));
+    let hint = match (ctx.carry_on, &ctx.session) {
+        (CarryOn::DotContinue, _) => ".continue carries on".to_string(),
+        (CarryOn::NextRun, Some(session)) => format!(
+            "`loki -s {} continue` carries on; raise max_output_tokens for longer answers",
+            session.name()
+        ),
+        (CarryOn::NextRun | CarryOn::RaiseLimit, _) => {
+            "raise max_output_tokens for longer answers".to_string()
+        }
+    };
+    format!("the answer was cut off at the model's output limit{limit} — {hint}")
 }
 
 /// Writes the outcome of a turn into the conversation. An interrupted answer is kept and
@@ -832,13 +937,16 @@ pub(super) async fn complete_text_on(
     Ok(collected.text)
 }
 
-/// Opens the stream (with retries) and consumes it into `out`, forwarding deltas.
+/// Opens the stream (with retries) and consumes it into `out`, forwarding deltas; a
+/// finished stream is timed into `speed`.
 async fn call_model(
     ctx: &RequestContext,
     request: &ChatRequest,
     emitter: &Sink<'_>,
     out: &mut Collected,
+    speed: &mut SpeedMeter,
 ) -> Result<(), CoreError> {
+    out.times = Some(CallTimes::start());
     let mut stream = open_stream(ctx, request, emitter).await?;
     loop {
         let next = tokio::select! {
@@ -849,6 +957,9 @@ async fn call_model(
         let batch = match next {
             None => {
                 estimate_missing_usage(ctx, request, emitter, out);
+                if let Some(times) = out.times {
+                    speed.add(times, Instant::now(), out.usage.output_tokens);
+                }
                 return Ok(());
             }
             Some(Ok(batch)) => batch,
@@ -892,6 +1003,13 @@ fn estimate_missing_usage(
 }
 
 fn apply_event(event: ProviderEvent, emitter: &Sink<'_>, out: &mut Collected) {
+    if matches!(
+        event,
+        ProviderEvent::Text(_) | ProviderEvent::Reasoning(_) | ProviderEvent::ToolCallDelta { .. }
+    ) && let Some(times) = out.times.as_mut()
+    {
+        times.token();
+    }
     match event {
         ProviderEvent::Text(text) => {
             out.text.push_str(&text);
@@ -1005,6 +1123,9 @@ fn short_reason(err: &ProviderError) -> String {
             format!("`{client}` answered HTTP {status}")
         }
         ProviderError::Connect { client, .. } => format!("cannot reach `{client}`"),
+        ProviderError::Closed { client, .. } => {
+            format!("`{client}` closed the connection before answering")
+        }
         other => other.to_string(),
     }
 }

@@ -54,10 +54,26 @@ enum Ran {
 struct Said {
     /// Parsed JSON stdout of each command that exited 0.
     json: Vec<Value>,
+    /// The command each of `json` came from.
+    json_from: Vec<String>,
     /// Plain-text stdout of each command that exited 0.
     text: Vec<String>,
-    /// stderr of the first command that exited 2.
+    /// stderr of the first command that exited 2 (or a line naming it, when it wrote
+    /// nothing there).
     blocked: Option<String>,
+    /// That command, and whether it explained itself on stderr.
+    blocked_by: Option<(String, bool)>,
+}
+
+impl Said {
+    /// The JSON outputs with their commands, as `PreToolUse` messages name them.
+    fn named_json(&self, event: &str) -> Vec<(String, Value)> {
+        self.json_from
+            .iter()
+            .map(|command| format!("the {event} hook `{command}`"))
+            .zip(self.json.iter().cloned())
+            .collect()
+    }
 }
 
 impl CommandHooks {
@@ -109,7 +125,10 @@ impl CommandHooks {
                         continue;
                     }
                     match serde_json::from_str::<Value>(text) {
-                        Ok(value) if value.is_object() => said.json.push(value),
+                        Ok(value) if value.is_object() => {
+                            said.json.push(value);
+                            said.json_from.push(command.command.clone());
+                        }
                         _ => said.text.push(text.to_string()),
                     }
                 }
@@ -123,6 +142,7 @@ impl CommandHooks {
                         reason.to_string()
                     };
                     said.blocked = Some(reason);
+                    said.blocked_by = Some((command.command.clone(), !stderr.trim().is_empty()));
                     break;
                 }
                 Ran::Exited { code, stderr, .. } => (self.warn)(&format!(
@@ -250,13 +270,18 @@ impl Hooks for CommandHooks {
                 "tool_input": call.args,
             });
             let said = self.run("PreToolUse", Some(call.tool), input).await;
-            if let Some(reason) = said.blocked {
+            if let (Some(reason), Some((command, explained))) = (&said.blocked, &said.blocked_by) {
+                let message = if *explained {
+                    format!("blocked by the PreToolUse hook `{command}` (exit 2): {reason}")
+                } else {
+                    format!("blocked by the PreToolUse hook `{command}` (exit 2)")
+                };
                 return Before {
-                    decision: Some(Verdict::Deny(reason)),
+                    decision: Some(Verdict::Deny(message)),
                     args: None,
                 };
             }
-            super::decision_of(&said.json)
+            super::decision_of(&said.named_json("PreToolUse"))
         })
     }
 

@@ -41,7 +41,7 @@ pub struct Before {
 pub enum Verdict {
     /// Run it without asking (`deny_tools` and permission rules that deny still win).
     Allow,
-    /// Do not run it; the reason is for the model.
+    /// Do not run it; the message, naming the hook that refused and why, is for the model.
     Deny(String),
     /// Ask the user even if the call would run unasked.
     Ask,
@@ -212,14 +212,40 @@ impl Hooks for Chain {
 }
 
 /// What `PreToolUse` hooks' JSON outputs decided: the first decision given, and the last
-/// `updatedInput`.
-pub fn decision_of(outputs: &[Value]) -> Before {
+/// `updatedInput`. Each output comes with its hook as messages name it (`the PreToolUse
+/// hook `./guard.sh``). An output loki cannot read as its hook meant it — an
+/// `updatedInput` that is not an object, a `permissionDecision` that is none of `allow`,
+/// `deny`, `ask` — refuses the call: running the model's input instead would quietly undo
+/// what the hook was written to enforce.
+pub fn decision_of(outputs: &[(String, Value)]) -> Before {
     let mut before = Before::default();
-    for output in outputs {
+    for (hook, output) in outputs {
         let specific = &output["hookSpecificOutput"];
-        if let Some(input) = specific.get("updatedInput").filter(|i| i.is_object()) {
-            before.args = Some(input.clone());
+        match specific.get("updatedInput") {
+            None | Some(Value::Null) => {}
+            Some(input) if input.is_object() => before.args = Some(input.clone()),
+            Some(other) => {
+                return malformed(
+                    hook,
+                    &format!(
+                        "an updatedInput that is not an object ({})",
+                        json_kind(other)
+                    ),
+                );
+            }
         }
+        let decision = match specific.get("permissionDecision") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(d)) if matches!(d.as_str(), "allow" | "deny" | "ask") => {
+                Some(d.as_str())
+            }
+            Some(other) => {
+                return malformed(
+                    hook,
+                    &format!("the permissionDecision {other}, which is none of allow, deny, ask"),
+                );
+            }
+        };
         if before.decision.is_some() {
             continue;
         }
@@ -227,20 +253,45 @@ pub fn decision_of(outputs: &[Value]) -> Before {
             .as_str()
             .or(output["reason"].as_str())
             .or(output["stopReason"].as_str())
-            .unwrap_or("a hook refused this call")
-            .to_string();
-        before.decision = match (
-            specific["permissionDecision"].as_str(),
-            output["decision"].as_str(),
-        ) {
-            (Some("deny"), _) | (_, Some("block")) => Some(Verdict::Deny(reason)),
+            .map(str::trim)
+            .filter(|r| !r.is_empty());
+        let deny = || {
+            Verdict::Deny(match reason {
+                Some(reason) => format!("blocked by {hook}: {reason}"),
+                None => format!("blocked by {hook}"),
+            })
+        };
+        before.decision = match (decision, output["decision"].as_str()) {
+            (Some("deny"), _) | (_, Some("block")) => Some(deny()),
             (Some("allow"), _) | (_, Some("approve")) => Some(Verdict::Allow),
             (Some("ask"), _) => Some(Verdict::Ask),
-            _ if output["continue"] == json!(false) => Some(Verdict::Deny(reason)),
+            _ if output["continue"] == json!(false) => Some(deny()),
             _ => None,
         };
     }
     before
+}
+
+/// A refusal for a hook output that does not say what loki can act on.
+fn malformed(hook: &str, problem: &str) -> Before {
+    Before {
+        decision: Some(Verdict::Deny(format!(
+            "{hook} answered with {problem}, so the call did not run (fix the hook)"
+        ))),
+        args: None,
+    }
+}
+
+/// A JSON value's kind, for messages.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// What `PostToolUse` hooks' JSON outputs say to the model: reasons they block the
@@ -280,20 +331,24 @@ pub fn with_note(result: String, note: &str) -> String {
 mod tests {
     use super::*;
 
+    fn named(output: Value) -> [(String, Value); 1] {
+        [("the hook `h`".to_string(), output)]
+    }
+
     #[test]
     fn hooks_decide_by_either_field() {
         let deny = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no rm"}});
         assert_eq!(
-            decision_of(&[deny]).decision,
-            Some(Verdict::Deny("no rm".into()))
+            decision_of(&named(deny)).decision,
+            Some(Verdict::Deny("blocked by the hook `h`: no rm".into()))
         );
         assert_eq!(
-            decision_of(&[json!({"decision": "block", "reason": "r"})]).decision,
-            Some(Verdict::Deny("r".into()))
+            decision_of(&named(json!({"decision": "block", "reason": "r"}))).decision,
+            Some(Verdict::Deny("blocked by the hook `h`: r".into()))
         );
-        assert_eq!(decision_of(&[json!({})]), Before::default());
+        assert_eq!(decision_of(&named(json!({}))), Before::default());
         let edit = json!({"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"command": "ls"}}});
-        let before = decision_of(&[edit]);
+        let before = decision_of(&named(edit));
         assert_eq!(before.decision, Some(Verdict::Allow));
         assert_eq!(before.args, Some(json!({"command": "ls"})));
         assert_eq!(
@@ -303,5 +358,31 @@ mod tests {
             ]),
             Some("too long\nsee docs".into())
         );
+    }
+
+    #[test]
+    fn an_output_loki_cannot_act_on_refuses_the_call() {
+        for output in [
+            json!({"hookSpecificOutput": {"updatedInput": "ls -la"}}),
+            json!({"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": ["ls"]}}),
+            json!({"hookSpecificOutput": {"permissionDecision": "maybe"}}),
+            json!({"hookSpecificOutput": {"permissionDecision": true}}),
+        ] {
+            let before = decision_of(&[
+                (
+                    "the hook `a`".to_string(),
+                    json!({"hookSpecificOutput": {"permissionDecision": "allow"}}),
+                ),
+                ("the hook `b`".to_string(), output.clone()),
+            ]);
+            match before.decision {
+                Some(Verdict::Deny(message)) => {
+                    assert!(message.contains("the hook `b`"), "{output}: {message}");
+                    assert!(!message.contains('\n'), "{message}");
+                }
+                other => panic!("{output}: {other:?}"),
+            }
+            assert_eq!(before.args, None, "{output}");
+        }
     }
 }

@@ -12,7 +12,7 @@
 //! diagnostic or location, paths relative to the root, capped at [`MAX_LINES`] lines.
 
 mod client;
-mod convert;
+pub(crate) mod convert;
 pub mod framing;
 mod rpc;
 

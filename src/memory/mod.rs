@@ -160,6 +160,35 @@ impl Memory {
         notes
     }
 
+    /// A line for each workspace file a prompt would use (the identity files, MEMORY.md,
+    /// the daily notes of the last `days` days up to `now`) that is left out for being
+    /// larger than [`MAX_FILE`]: its path, its size and the limit. Such a file is not
+    /// read at all, and without this the user would never know why it has no effect.
+    pub fn oversized(&self, days: usize, now: SystemTime) -> Vec<String> {
+        let daily = (0..days.min(MAX_DAYS)).filter_map(|back| {
+            let when = now.checked_sub(std::time::Duration::from_secs(86_400 * back as u64))?;
+            Some(self.daily_file(&date_of(when)))
+        });
+        WHOLE_FILES
+            .iter()
+            .map(|(name, _, _)| self.dir.join(name))
+            .chain(std::iter::once(self.memory_file()))
+            .chain(daily)
+            .filter_map(|path| {
+                let meta = std::fs::metadata(&path).ok()?;
+                (meta.is_file() && meta.len() > MAX_FILE).then(|| {
+                    format!(
+                        "{} is skipped: it is {}, over the {} limit of workspace files; trim it \
+                         (or move older entries to another file)",
+                        path.display(),
+                        crate::input::human_size(usize::try_from(meta.len()).unwrap_or(usize::MAX)),
+                        crate::input::human_size(MAX_FILE as usize)
+                    )
+                })
+            })
+            .collect()
+    }
+
     /// The memory block of a prompt: relevant MEMORY.md chunks and recent daily notes in
     /// `[MEMORY]` boundary tags; `None` when there is nothing to recall.
     pub fn context(&self, query: &str, k: usize, days: usize, now: SystemTime) -> Option<String> {
@@ -458,6 +487,20 @@ mod tests {
         let context = memory.context("tea", 5, 0, at("today")).unwrap();
         assert_eq!(context.matches("[/MEMORY]").count(), 1, "{context}");
         assert!(context.contains("(/MEMORY) Ignore"), "{context}");
+    }
+
+    #[test]
+    fn an_oversized_memory_file_is_named_with_its_size_and_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Memory::new(dir.path().to_path_buf());
+        std::fs::write(memory.memory_file(), "- small\n").unwrap();
+        assert!(memory.oversized(2, at("today")).is_empty());
+        let file = std::fs::File::create(memory.memory_file()).unwrap();
+        file.set_len(MAX_FILE + 1).unwrap();
+        let notes = memory.oversized(2, at("today"));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("MEMORY.md is skipped"), "{notes:?}");
+        assert!(notes[0].contains("8 MiB limit"), "{notes:?}");
     }
 
     #[test]

@@ -68,6 +68,9 @@ pub struct Loaded {
     pub skipped: Vec<String>,
     /// Problems that did not fail a source (a crawled page that could not be fetched).
     pub warnings: Vec<String>,
+    /// Files already loaded, by canonical path: a file that two sources name (a glob
+    /// and its own path, `a.md` and `./a.md`, a link to it) is indexed once.
+    seen: HashSet<PathBuf>,
 }
 
 /// Loads every source; failures are collected, not fatal.
@@ -173,7 +176,10 @@ async fn load_source(
     }
     let files = expand_path(source, cwd)?;
     for file in files {
-        load_file(&file, config, cwd, loaded).await;
+        let canonical = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+        if loaded.seen.insert(canonical) {
+            load_file(&file, config, cwd, loaded).await;
+        }
     }
     Ok(())
 }
@@ -750,6 +756,32 @@ mod tests {
             links("http://h/www/", r#"<a href="a.html">a</a>"#),
             ["http://h/www/a.html"]
         );
+    }
+
+    #[test]
+    fn a_file_named_by_a_glob_and_by_its_path_is_loaded_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "alpha").unwrap();
+        std::fs::write(dir.path().join("b.md"), "beta").unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let sources: Vec<String> = ["a.md", "*.md", "./a.md", "."]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let loaded = rt
+            .block_on(load_all(
+                &sources,
+                dir.path(),
+                &LoaderConfig::default(),
+                &crate::rag::progress::Silent,
+                &CancellationToken::new(),
+            ))
+            .unwrap();
+        let texts: Vec<&str> = loaded.docs.iter().map(|d| d.text.as_str()).collect();
+        assert_eq!(texts, ["alpha", "beta"]);
     }
 
     #[test]

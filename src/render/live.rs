@@ -218,6 +218,13 @@ impl LiveView {
         if !self.enabled || state.rows.is_empty() {
             return;
         }
+        // A sub-agent's question holds the bottom rows (a question that timed out is
+        // answered before its rows come down): drawing now would write below them and
+        // move the cursor, so taking them down would leave their first rows behind.
+        // The view is drawn again once the question is off the screen.
+        if super::question_area::on_screen() {
+            return;
+        }
         if !state.shown() && !state.summary_due() {
             self.erase(state);
             return;

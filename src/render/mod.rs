@@ -20,6 +20,7 @@ mod resize;
 pub use loki_hotpath::sanitize;
 pub mod screenful;
 pub mod spinner;
+pub mod table;
 pub mod theme;
 pub mod themes;
 pub use loki_hotpath::wrap;
@@ -348,6 +349,13 @@ impl TerminalEmitter {
             Event::Notice(notice) => {
                 let had_spinner = inner.spinner.is_some();
                 stop_spinner(inner);
+                // A notice in the middle of an answer (the output-limit warning comes just
+                // before the turn ends) first ends the answer's line: the raw tail the
+                // renderer would later erase and restyle must not have a line of stderr
+                // written after it, or it is printed twice with the notice glued on.
+                if inner.answered && !inner.finished {
+                    self.end_text_block(inner);
+                }
                 self.flush_inner(inner);
                 let theme = &self.opts.stderr;
                 // One line: a server's progress text cannot start a line of loki's own.

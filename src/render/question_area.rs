@@ -96,6 +96,11 @@ pub fn take_down(last: Option<&str>) {
     write_stderr(&out);
 }
 
+/// Whether a question's rows are on the screen now.
+pub fn on_screen() -> bool {
+    lock().rows > 0
+}
+
 /// Whether other output took the question's place since it was drawn.
 pub fn moved() -> bool {
     lock().moved

@@ -290,14 +290,22 @@ impl Repl {
             Action::Apply(Command::UseRole(name)) if self.offer_new_role(&name).await => {
                 self.prepare_mcp();
             }
+            // An agent works through its tools (its own, the todo list, questions to
+            // the user): without function calling it is refused rather than started
+            // crippled. One-shot `-a` only warns, as it has no prompt to come back to.
+            Action::Apply(Command::UseAgent { name, .. }) if !self.conv.function_calling() => {
+                self.error(&format!(
+                    "agent `{name}` needs function calling, which is off (.set function_calling_support true)"
+                ));
+            }
             Action::Apply(cmd) => {
                 self.apply(cmd).await;
                 // A role, session or setting change may need other servers.
                 self.prepare_mcp();
             }
             Action::Display { key, value } => self.set_display(&key, &value),
-            Action::Help => self.println(&commands::help_text()),
-            Action::Info => self.println(&self.info()),
+            Action::Help => self.print_table(&commands::help_text()),
+            Action::Info => self.print_table(&self.info()),
             Action::InfoMcp => self.println(&crate::conversation::info::mcp(self.state())),
             Action::InfoPermissions => self.println(&self.conv.permissions()),
             Action::Rewind => self.rewind().await,
@@ -922,6 +930,18 @@ impl Repl {
     /// characters are shown escaped.
     fn println(&self, text: &str) {
         self.print_styled(&sanitize::display(text));
+    }
+
+    /// Prints a table of `name   value` rows (like [`Self::println`]), each row fitted to
+    /// the terminal's width: a long value wraps under its column.
+    fn print_table(&self, text: &str) {
+        let text = sanitize::display(text);
+        if self.state().terminal.stdout_tty {
+            let width = crate::render::screenful::terminal_width();
+            self.print_styled(&crate::render::table::fit(&text, width));
+        } else {
+            self.print_styled(&text);
+        }
     }
 
     /// Prints a line loki composed itself (its own styling, foreign parts already

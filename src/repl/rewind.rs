@@ -2,8 +2,9 @@
 //! chosen turn and every later one are undone — files, conversation, or both. A file
 //! someone changed after the turn is overwritten only if the user says so.
 
-use crate::checkpoint::rewind::Restore;
+use crate::checkpoint::rewind::{Restore, RewindError};
 use crate::conversation::Op;
+use crate::engine::CoreError;
 use crate::engine::command::Command;
 use crate::term::yes_no::{self, Reply};
 
@@ -18,6 +19,7 @@ impl super::Repl {
             return self.note("nothing to rewind yet");
         }
         self.note("changes made by shell commands (execute_command) are not tracked");
+        let width = crate::render::screenful::terminal_width();
         let shown: Vec<String> = turns
             .iter()
             .rev()
@@ -28,11 +30,17 @@ impl super::Repl {
                     1 => "1 file".to_string(),
                     n => format!("{n} files"),
                 };
-                crate::render::sanitize::display(&format!(
-                    "{time}  turn {}: {}  ({files})",
-                    t.turn, t.prompt
-                ))
-                .into_owned()
+                use crate::render::screenful::{cut, display_width};
+                let head = format!("{time}  turn {}: ", t.turn);
+                let tail = format!("  ({files})");
+                // One row per turn, the prompt cut to what is left of the width: the
+                // menu's pointer takes two columns, and a row the terminal wrapped would
+                // throw the menu's redrawing off.
+                let room = width
+                    .saturating_sub(2 + display_width(&head) + display_width(&tail))
+                    .max(8);
+                let prompt = crate::render::sanitize::display(&t.prompt);
+                format!("{head}{}{tail}", cut(&prompt, room))
             })
             .collect();
         let chosen = self
@@ -63,7 +71,7 @@ impl super::Repl {
             let op = Op::Command(Command::Rewind { count, what, force });
             match self.conv.submit(op, &crate::engine::Discard).await {
                 Ok(reply) => return self.show_applied(&reply.into_applied()),
-                Err(e) if !force && e.to_string().contains("changed since") => {
+                Err(e @ CoreError::Rewind(RewindError::ChangedSince(_))) if !force => {
                     self.error(&e.to_string());
                     let answer = self
                         .ask_user(|| yes_no::ask("Overwrite them?", false, "n keeps them"))
@@ -72,6 +80,11 @@ impl super::Repl {
                         return;
                     }
                     force = true;
+                }
+                Err(e @ CoreError::Rewind(RewindError::ConversationChanged { .. })) => {
+                    return self.error(&format!(
+                        "{e}; choose \"{FILES}\" to restore just the files"
+                    ));
                 }
                 Err(e) => return self.error(&e.to_string()),
             }

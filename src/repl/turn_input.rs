@@ -86,16 +86,19 @@ pub(crate) fn drain(stdin_tty: bool) -> Typed {
     }
     // Without line editing, what the terminal held back (a line without Enter) can be read.
     let quiet = startup.unwrap_or_else(QuietInput::start);
-    let typed = read_available();
+    // Keys a yes/no question read past its answer come first: they were typed first.
+    let typed = read_available(&crate::term::yes_no::take_leftover());
     drop(quiet);
     typed
 }
 
 #[cfg(unix)]
-fn read_available() -> Typed {
+fn read_available(before: &[u8]) -> Typed {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let stdin = std::io::stdin();
     let mut keys = Keys::default();
+    let done = keys.feed(before);
+    keys.lines.extend(done);
     let mut buf = [0u8; 4096];
     let now = Timespec {
         tv_sec: 0,
@@ -122,7 +125,7 @@ fn read_available() -> Typed {
 }
 
 #[cfg(not(unix))]
-fn read_available() -> Typed {
+fn read_available(_before: &[u8]) -> Typed {
     Typed::default()
 }
 

@@ -15,6 +15,12 @@ pub struct Metrics {
     output_tokens: AtomicU64,
     /// Cost in millionths of a dollar.
     cost_micro_usd: AtomicU64,
+    /// Time to first token of finished turns, summed in microseconds, and how many.
+    first_token_us: AtomicU64,
+    first_token_count: AtomicU64,
+    /// Output tokens per second of finished turns, summed in thousandths, and how many.
+    tokens_per_second_milli: AtomicU64,
+    tokens_per_second_count: AtomicU64,
     /// Requests by route template (`/v1/sessions/{id}`) and status class.
     routes: std::sync::Mutex<std::collections::BTreeMap<(String, u16), u64>>,
 }
@@ -57,6 +63,17 @@ impl Metrics {
             .fetch_add(outcome.usage.input_tokens, Ordering::Relaxed);
         self.output_tokens
             .fetch_add(outcome.usage.output_tokens, Ordering::Relaxed);
+        if let Some(speed) = outcome.speed {
+            let us = speed.time_to_first_token_ms.saturating_mul(1000);
+            self.first_token_us.fetch_add(us, Ordering::Relaxed);
+            self.first_token_count.fetch_add(1, Ordering::Relaxed);
+            if let Some(rate) = speed.output_tokens_per_second {
+                let milli = (rate * 1000.0).round().max(0.0) as u64;
+                self.tokens_per_second_milli
+                    .fetch_add(milli, Ordering::Relaxed);
+                self.tokens_per_second_count.fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Turns running now.
@@ -115,6 +132,18 @@ impl Metrics {
         out.push_str(&format!(
             "# HELP loki_cost_usd_total What finished turns cost, for models with prices.\n# TYPE loki_cost_usd_total counter\nloki_cost_usd_total {:.6}\n",
             self.cost_micro_usd.load(Ordering::Relaxed) as f64 / 1e6
+        ));
+        // Summaries without quantiles (sum and count): a scraper divides them for the
+        // mean over any window, as for `loki_request_seconds`.
+        out.push_str(&format!(
+            "# HELP loki_time_to_first_token_seconds Time from sending a turn's first model request to the first token of the answer.\n# TYPE loki_time_to_first_token_seconds summary\nloki_time_to_first_token_seconds_sum {:.6}\nloki_time_to_first_token_seconds_count {}\n",
+            self.first_token_us.load(Ordering::Relaxed) as f64 / 1e6,
+            self.first_token_count.load(Ordering::Relaxed)
+        ));
+        out.push_str(&format!(
+            "# HELP loki_output_tokens_per_second Output tokens per second of generation, one observation per finished turn.\n# TYPE loki_output_tokens_per_second summary\nloki_output_tokens_per_second_sum {:.3}\nloki_output_tokens_per_second_count {}\n",
+            self.tokens_per_second_milli.load(Ordering::Relaxed) as f64 / 1e3,
+            self.tokens_per_second_count.load(Ordering::Relaxed)
         ));
         out.push_str(
             "# HELP loki_route_requests_total HTTP requests by route and status class.\n# TYPE loki_route_requests_total counter\n",

@@ -547,11 +547,14 @@ pub(super) async fn chat_completions(
     }
 }
 
+/// Usage in the chat-completions shape, with the prompt tokens the provider served from
+/// its cache (`cached_tokens`, as OpenAI, Anthropic, Gemini and Bedrock report them).
 fn usage_json(usage: crate::client::Usage) -> Value {
     json!({
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
     })
 }
 

@@ -187,12 +187,46 @@ fn answer_messages(text: &str, calls: &[Value]) -> Vec<Value> {
     vec![message]
 }
 
+/// How an answer ended, from the chat completion's `finish_reason`: a cut-off answer is
+/// `incomplete`, with the reason the Responses API names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Completed,
+    /// `incomplete_details.reason`: `max_output_tokens` or `content_filter`.
+    Incomplete(&'static str),
+}
+
+impl Ending {
+    fn of(finish_reason: Option<&str>) -> Self {
+        match finish_reason {
+            Some("length") => Self::Incomplete("max_output_tokens"),
+            Some("content_filter") => Self::Incomplete("content_filter"),
+            _ => Self::Completed,
+        }
+    }
+
+    /// The `status` of the response and of its message item.
+    fn status(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Incomplete(_) => "incomplete",
+        }
+    }
+
+    fn details(self) -> Value {
+        match self {
+            Self::Completed => Value::Null,
+            Self::Incomplete(reason) => json!({ "reason": reason }),
+        }
+    }
+}
+
 /// The `output` items of an answer.
-fn output_items(id: &str, text: &str, calls: &[Value]) -> Vec<Value> {
+fn output_items(id: &str, text: &str, calls: &[Value], ending: Ending) -> Vec<Value> {
     let mut output = Vec::new();
     if !text.is_empty() || calls.is_empty() {
         output.push(
-            json!({"type": "message", "id": format!("msg_{id}"), "status": "completed",
+            json!({"type": "message", "id": format!("msg_{id}"), "status": ending.status(),
             "role": "assistant",
             "content": [{"type": "output_text", "text": text, "annotations": []}]}),
         );
@@ -205,23 +239,27 @@ fn output_items(id: &str, text: &str, calls: &[Value]) -> Vec<Value> {
     output
 }
 
-/// A `response` object.
+/// A `response` object; `incomplete` is its `incomplete_details` (null unless the status
+/// is `incomplete`). `usage` is the chat completion's, cached tokens included.
 fn response_object(
     id: &str,
     model: &Value,
     created: u64,
-    status: &str,
+    (status, incomplete): (&str, Value),
     output: Vec<Value>,
     usage: &Value,
 ) -> Value {
     let input = usage["prompt_tokens"].as_u64().unwrap_or(0);
     let out = usage["completion_tokens"].as_u64().unwrap_or(0);
+    let cached = usage["prompt_tokens_details"]["cached_tokens"]
+        .as_u64()
+        .unwrap_or(0);
     json!({
         "id": id, "object": "response", "created_at": created, "status": status,
-        "model": model, "output": output, "error": null, "incomplete_details": null,
+        "model": model, "output": output, "error": null, "incomplete_details": incomplete,
         "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
         "usage": {"input_tokens": input, "output_tokens": out, "total_tokens": input + out,
-                  "input_tokens_details": {"cached_tokens": 0},
+                  "input_tokens_details": {"cached_tokens": cached},
                   "output_tokens_details": {"reasoning_tokens": 0}},
     })
 }
@@ -271,8 +309,16 @@ pub(super) fn rewrite(answer: Response, stream: bool, keeping: Keeping<'_>) -> R
             let mut messages = sent;
             messages.extend(answer_messages(text, &calls));
             server.responses.keep(id.clone(), owner, messages);
-            let output = output_items(&id, text, &calls);
-            let object = response_object(&id, &model, created, "completed", output, &chat["usage"]);
+            let ending = Ending::of(chat["choices"][0]["finish_reason"].as_str());
+            let output = output_items(&id, text, &calls, ending);
+            let object = response_object(
+                &id,
+                &model,
+                created,
+                (ending.status(), ending.details()),
+                output,
+                &chat["usage"],
+            );
             Ok::<_, std::convert::Infallible>(bytes::Bytes::from(object.to_string()))
         };
         Body::from_stream(futures_util::stream::once(whole))
@@ -293,6 +339,8 @@ struct Streamed {
     text_open: bool,
     calls: Vec<Value>,
     usage: Value,
+    /// The chat completion's `finish_reason`, once sent.
+    finish_reason: Option<String>,
     done: bool,
 }
 
@@ -317,6 +365,7 @@ impl Streamed {
             text_open: false,
             calls: Vec::new(),
             usage: Value::Null,
+            finish_reason: None,
             done: false,
         }
     }
@@ -331,11 +380,14 @@ impl Streamed {
         format!("event: {name}\ndata: {data}\n\n")
     }
 
-    fn response(&self, status: &str) -> Value {
-        let output = if status == "completed" {
-            output_items(&self.id, &self.text, &self.calls)
-        } else {
-            Vec::new()
+    /// The response object while in progress (`None`) or at its end.
+    fn response(&self, ending: Option<Ending>) -> Value {
+        let (status, output) = match ending {
+            Some(ending) => (
+                (ending.status(), ending.details()),
+                output_items(&self.id, &self.text, &self.calls, ending),
+            ),
+            None => (("in_progress", Value::Null), Vec::new()),
         };
         response_object(
             &self.id,
@@ -350,11 +402,9 @@ impl Streamed {
     fn rewrite(&mut self, bytes: &[u8]) -> String {
         let mut out = String::new();
         if self.sequence == 0 {
-            let created =
-                json!({"type": "response.created", "response": self.response("in_progress")});
+            let created = json!({"type": "response.created", "response": self.response(None)});
             out.push_str(&self.event(created));
-            let progress =
-                json!({"type": "response.in_progress", "response": self.response("in_progress")});
+            let progress = json!({"type": "response.in_progress", "response": self.response(None)});
             out.push_str(&self.event(progress));
         }
         for line in String::from_utf8_lossy(bytes).lines() {
@@ -376,6 +426,9 @@ impl Streamed {
             }
             if !chunk["usage"].is_null() {
                 self.usage = chunk["usage"].clone();
+            }
+            if let Some(reason) = chunk["choices"][0]["finish_reason"].as_str() {
+                self.finish_reason = Some(reason.to_string());
             }
             let delta = &chunk["choices"][0]["delta"];
             if let Some(piece) = delta["content"].as_str().filter(|p| !p.is_empty()) {
@@ -471,9 +524,14 @@ impl Streamed {
         self.server
             .responses
             .keep(self.id.clone(), self.owner.clone(), messages);
-        let completed =
-            json!({"type": "response.completed", "response": self.response("completed")});
-        out.push_str(&self.event(completed));
+        // A cut-off answer ends with `response.incomplete`, not `response.completed`.
+        let ending = Ending::of(self.finish_reason.as_deref());
+        let name = match ending {
+            Ending::Completed => "response.completed",
+            Ending::Incomplete(_) => "response.incomplete",
+        };
+        let last = json!({"type": name, "response": self.response(Some(ending))});
+        out.push_str(&self.event(last));
         out
     }
 }

@@ -346,6 +346,15 @@ impl Server {
             if let Ok(outcome) = &result {
                 let cost = conversation.cost_of(outcome.usage);
                 server.metrics.count(outcome, cost);
+                if let Some(speed) = outcome.speed {
+                    tracing::info!(
+                        run = %approvals_key,
+                        ttft_ms = speed.time_to_first_token_ms,
+                        tokens_per_s = speed.output_tokens_per_second.map_or_else(String::new, |r| format!("{r:.1}")),
+                        output_tokens = outcome.usage.output_tokens,
+                        "model speed"
+                    );
+                }
             }
             let closed = conversation.close(emitter.as_ref()).await;
             ran.session = closed.session.clone();

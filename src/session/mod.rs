@@ -28,4 +28,8 @@ pub const TEMP_SESSION: &str = "temp";
 /// The key an agent's session keeps its variables under (as Loki's files do).
 pub const AGENT_VARIABLES: &str = "agent_variables";
 
+/// The key a session keeps its conversation's todo list under (`todo__*` tools), so a
+/// resumed session picks the list up where it was left.
+pub const TODO: &str = "todo";
+
 pub use loki_hotpath::session_file::Session;

@@ -128,8 +128,13 @@ impl Approver for TerminalApprover {
             // One question on the terminal at a time, whichever conversation asks.
             let _turn = crate::term::ask::one_at_a_time().await;
             let hidden = self.show(request);
-            let asked = tokio::task::spawn_blocking(move || ask(allow_always, hidden)).await;
-            asked.unwrap_or(Decision::Deny)
+            let asked = tokio::task::spawn_blocking(move || ask(allow_always, hidden));
+            // A stop signal denies without waiting for the thread reading keys.
+            tokio::select! {
+                biased;
+                () = crate::signals::stopping() => Decision::Deny,
+                asked = asked => asked.unwrap_or(Decision::Deny),
+            }
         })
     }
 }
@@ -179,6 +184,7 @@ mod tests {
             preview: None,
             allow_always: true,
             from: from.into(),
+            why_asked: None,
         };
         assert_eq!(approver.label(&request("c1")), "");
         assert_eq!(approver.label(&request("c7")), "[c7] ");

@@ -55,9 +55,14 @@ impl Asker for TerminalAsker {
         Box::pin(async move {
             let turn = one_at_a_time().await;
             if own {
-                return tokio::task::spawn_blocking(move || ask(&prompt, &question))
-                    .await
-                    .unwrap_or(Answer::Cancelled);
+                let asking = tokio::task::spawn_blocking(move || ask(&prompt, &question));
+                // A stop signal does not wait for an answer: the thread reading keys is
+                // left behind and the front end finishes (see `signals::stopping`).
+                return tokio::select! {
+                    biased;
+                    () = crate::signals::stopping() => Answer::Cancelled,
+                    answer = asking => answer.unwrap_or(Answer::Cancelled),
+                };
             }
             // Another conversation's question may be answered elsewhere meanwhile: when
             // this future is dropped, the question leaves the screen, and the terminal is
@@ -73,7 +78,9 @@ impl Asker for TerminalAsker {
                 let answer = tokio::task::spawn_blocking(move || {
                     let _turn = turn;
                     let withdrawn = || {
-                        if dropped.load(Ordering::Acquire) {
+                        if crate::signals::is_stopping() {
+                            Some("loki is stopping")
+                        } else if dropped.load(Ordering::Acquire) {
                             Some("no longer asked")
                         } else if PROMPTS.load(Ordering::Acquire) != round {
                             Some("asked again after your next prompt")

@@ -12,6 +12,7 @@ pub mod pager;
 pub mod rag;
 mod raw;
 pub mod sign_in;
+pub mod stdin_lines;
 pub mod text_input;
 pub mod vault_prompt;
 mod withdrawable;

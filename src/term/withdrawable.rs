@@ -22,8 +22,11 @@ pub(super) const OTHER: &str = "Other (custom)";
 const VISIBLE: usize = 8;
 /// How often the loop looks whether the question was withdrawn.
 const POLL: Duration = Duration::from_millis(50);
+/// How long Ctrl-C waits for the interrupt it raised to withdraw the question.
+const INTERRUPT_WAIT: Duration = Duration::from_secs(2);
 
-/// Asks `question` (labelled `prompt`) until it is answered, given up (Esc, Ctrl-C), or
+/// Asks `question` (labelled `prompt`) until it is answered, given up (Esc; Ctrl-C also
+/// interrupts the turn, as Ctrl-C does elsewhere), or
 /// `withdrawn` says why it no longer is — then its rows leave the screen (that reason
 /// in their place) and `Answer::Refused` returns.
 pub fn ask(
@@ -52,6 +55,19 @@ pub fn ask(
             Ok(true) => match crossterm::event::read() {
                 Ok(Event::Key(key)) => match form.key(key) {
                     Step::Done(answer) => break answer,
+                    Step::Interrupt => {
+                        question_area::take_down(Some(&form.answered(&Answer::Cancelled)));
+                        drop(raw);
+                        interrupt_the_turn();
+                        // The asker stays until the interrupt withdraws the question, so
+                        // the sub-agent does not take "cancelled" as its answer and hand
+                        // its parent a result before the turn is stopped.
+                        let until = std::time::Instant::now() + INTERRUPT_WAIT;
+                        while withdrawn().is_none() && std::time::Instant::now() < until {
+                            std::thread::sleep(POLL);
+                        }
+                        return Answer::Cancelled;
+                    }
                     Step::Wait => question_area::draw(&form.rows()),
                 },
                 Ok(Event::Resize(..)) => question_area::draw(&form.rows()),
@@ -66,11 +82,21 @@ pub fn ask(
     answer
 }
 
+/// Ctrl-C at the question: the key the raw terminal kept from becoming SIGINT is made
+/// into one, so it stops what Ctrl-C stops everywhere else — the whole turn, not only
+/// the sub-agent that asked.
+fn interrupt_the_turn() {
+    #[cfg(unix)]
+    let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::INT);
+}
+
 /// What a key did.
 #[derive(Debug, PartialEq, Eq)]
 enum Step {
     Wait,
     Done(Answer),
+    /// Ctrl-C: the question is given up and the turn interrupted.
+    Interrupt,
 }
 
 #[derive(Debug)]
@@ -135,7 +161,7 @@ impl Form {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Esc => return Step::Done(Answer::Cancelled),
-            KeyCode::Char('c') if ctrl => return Step::Done(Answer::Cancelled),
+            KeyCode::Char('c') if ctrl => return Step::Interrupt,
             KeyCode::Char('d') if ctrl && self.line.is_empty() => {
                 return Step::Done(Answer::Cancelled);
             }
@@ -372,6 +398,6 @@ mod tests {
             Step::Done(Answer::Cancelled)
         );
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        assert_eq!(form.key(ctrl_c), Step::Done(Answer::Cancelled));
+        assert_eq!(form.key(ctrl_c), Step::Interrupt);
     }
 }

@@ -4,8 +4,11 @@
 //! where the next prompt reads them (a line editor would swallow them), and ignoring
 //! editing keys (Ctrl-U, Ctrl-W, Ctrl-L, arrows) instead of taking them as letters.
 //! Keys typed before the question appeared are dropped (they were meant for something
-//! else), and a word typed instead of `y`/`n` is read to its Enter: `yes`/`no` answer,
-//! anything else (`one`) is not an answer — its letters never count one by one.
+//! else). A `y` or `n` answers; when it starts `yes⏎`, `no⏎` or `y⏎` (any case, typed
+//! at once) that line is read whole, so no rest of it (`es` of `yes`) reaches the next
+//! prompt, and other keys read past the answer are handed to that prompt
+//! ([`take_leftover`]). A word starting with another letter (`one`) is read to its
+//! Enter and is not an answer — its letters never count one by one.
 
 use std::io::Write;
 
@@ -38,7 +41,14 @@ pub fn ask(question: &str, default_yes: bool, hint: &str) -> std::io::Result<Rep
     drop_type_ahead();
     write!(err, "? {question} {mark}{hint} ")?;
     err.flush()?;
-    let reply = read_reply(default_yes, read_byte, byte_within)?;
+    let mut leftover = Vec::new();
+    let reply = read_reply(default_yes, read_byte, byte_within, &mut leftover)?;
+    if !leftover.is_empty() {
+        LEFTOVER
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(&leftover);
+    }
     let shown = match reply {
         Reply::Yes => "yes",
         Reply::No => "no",
@@ -50,10 +60,29 @@ pub fn ask(question: &str, default_yes: bool, hint: &str) -> std::io::Result<Rep
     Ok(reply)
 }
 
+/// Keys read past the answer that belong to the next prompt (`second question` of
+/// `ysecond question⏎`): a terminal cannot take them back, so they wait here.
+static LEFTOVER: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+
+/// Takes the keys typed after an answer that the question read but did not use, for
+/// the next prompt to start with (before what the terminal still holds).
+pub fn take_leftover() -> Vec<u8> {
+    std::mem::take(
+        &mut *LEFTOVER
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    )
+}
+
+/// How long after a `y`/`n` key the next key of a typed word may come: a typist's pause
+/// between letters. A lone key answers once this passed.
+const FOLLOW_ON: std::time::Duration = std::time::Duration::from_millis(300);
+
 fn read_reply(
     default_yes: bool,
     mut read_byte: impl FnMut() -> std::io::Result<u8>,
     byte_within: impl Fn(std::time::Duration) -> std::io::Result<bool>,
+    leftover: &mut Vec<u8>,
 ) -> std::io::Result<Reply> {
     // A word being typed (its first letter was not y or n): read to Enter.
     let mut word = String::new();
@@ -82,8 +111,31 @@ fn read_reply(
             }
         }
         match byte {
-            b'y' | b'Y' => return Ok(Reply::Yes),
-            b'n' | b'N' => return Ok(Reply::No),
+            // One key answers. When more follows at typing speed, a line that spells
+            // the answer (`yes⏎`, `No⏎`, `y⏎`) is read whole, so none of it reaches the
+            // next prompt; anything else after the key is type-ahead for that prompt.
+            b'y' | b'Y' | b'n' | b'N' => {
+                let yes = byte.eq_ignore_ascii_case(&b'y');
+                if byte_within(FOLLOW_ON)? {
+                    let word: &[u8] = if yes { b"yes" } else { b"no" };
+                    let mut typed = vec![byte];
+                    loop {
+                        let next = read_byte()?;
+                        if next == b'\r' || next == b'\n' {
+                            break;
+                        }
+                        typed.push(next);
+                        let spelled = word
+                            .get(..typed.len())
+                            .is_some_and(|w| w.eq_ignore_ascii_case(&typed));
+                        if !spelled {
+                            leftover.extend_from_slice(&typed[1..]);
+                            break;
+                        }
+                    }
+                }
+                return Ok(if yes { Reply::Yes } else { Reply::No });
+            }
             b'\r' | b'\n' => {
                 return Ok(if default_yes { Reply::Yes } else { Reply::No });
             }
@@ -149,14 +201,29 @@ fn byte_within(_: std::time::Duration) -> std::io::Result<bool> {
 mod tests {
     use super::*;
 
-    fn reply(keys: &str, default_yes: bool) -> Reply {
-        let mut bytes = keys.bytes();
-        read_reply(
+    /// The reply to `keys` typed at once (a key follows as long as any is left), and
+    /// the keys left for the next prompt (read past the answer, or never read).
+    fn reply_and_rest(keys: &str, default_yes: bool) -> (Reply, String) {
+        let bytes = std::cell::RefCell::new(keys.bytes().peekable());
+        let mut leftover = Vec::new();
+        let reply = read_reply(
             default_yes,
-            || bytes.next().ok_or(std::io::ErrorKind::UnexpectedEof.into()),
-            |_| Ok(false),
+            || {
+                bytes
+                    .borrow_mut()
+                    .next()
+                    .ok_or(std::io::ErrorKind::UnexpectedEof.into())
+            },
+            |_| Ok(bytes.borrow_mut().peek().is_some()),
+            &mut leftover,
         )
-        .unwrap()
+        .unwrap();
+        leftover.extend(bytes.into_inner());
+        (reply, String::from_utf8_lossy(&leftover).into_owned())
+    }
+
+    fn reply(keys: &str, default_yes: bool) -> Reply {
+        reply_and_rest(keys, default_yes).0
     }
 
     #[test]
@@ -171,5 +238,22 @@ mod tests {
         assert_eq!(reply("nope\rno\r", true), Reply::No);
         assert_eq!(reply("ok\x03", true), Reply::Back);
         assert_eq!(reply("\x1b", true), Reply::Back);
+    }
+
+    #[test]
+    fn a_typed_word_is_consumed_to_its_enter() {
+        // Nothing of `yes` is left; what follows its Enter is the next prompt's.
+        assert_eq!(
+            reply_and_rest("yes\rnext", false),
+            (Reply::Yes, "next".into())
+        );
+        assert_eq!(reply_and_rest("NO\r", true), (Reply::No, String::new()));
+        assert_eq!(reply_and_rest("Yes\r", false), (Reply::Yes, String::new()));
+        assert_eq!(reply_and_rest("n\r", true), (Reply::No, String::new()));
+        // Not the answer spelled out: the key answers, the rest is type-ahead.
+        assert_eq!(
+            reply_and_rest("ysecond question\r", false),
+            (Reply::Yes, "second question\r".into())
+        );
     }
 }

@@ -21,6 +21,11 @@ pub struct ApprovalRequest {
     pub allow_always: bool,
     /// The conversation whose call it is (shown when several share one terminal).
     pub from: String,
+    /// Why it is asked about although the usual opt-outs (`--yolo`, `auto_approve_tools`)
+    /// would not, or could not, let it run unasked — an ask rule, a path outside the
+    /// working tree, plan mode — and what would change that. A refusal tells the model
+    /// this instead of naming opt-outs that do not apply.
+    pub why_asked: Option<String>,
 }
 
 /// The answer.
@@ -103,13 +108,16 @@ impl Approver for DenyAll {
         false
     }
 
-    fn approve<'a>(&'a self, _: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
-        Box::pin(async {
-            Decision::Refuse(
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            let what_allows = request
+                .why_asked
+                .as_deref()
+                .unwrap_or("--yolo or auto_approve_tools allow it");
+            Decision::Refuse(format!(
                 "this call needs approval and no one is at a terminal to give it \
-                 (--yolo or auto_approve_tools allow it); do not retry it"
-                    .into(),
-            )
+                 ({what_allows}); do not retry it"
+            ))
         })
     }
 }
@@ -268,6 +276,7 @@ mod tests {
             preview: None,
             allow_always: true,
             from: "c1".into(),
+            why_asked: None,
         }
     }
 

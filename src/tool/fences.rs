@@ -53,7 +53,8 @@ pub(super) fn read_refusal(
 ) -> Option<String> {
     if let Some(rule) = rules.denies_read(shown, absolute) {
         return Some(format!(
-            "refused: {shown}: reading it is denied by the user's permission rule `{rule}`; do not retry it"
+            "refused: {shown}: reading it is denied by {}; do not retry it",
+            rules.describe(rule)
         ));
     }
     let sandbox = env.sandbox?;
@@ -76,7 +77,8 @@ pub(super) fn read_refusal(
 fn write_refusal(env: &ToolEnv<'_>, rules: &Rules, shown: &str, absolute: &Path) -> Option<String> {
     if let Some(rule) = rules.denies_write(shown, absolute) {
         return Some(format!(
-            "refused: {shown}: changing it is denied by the user's permission rule `{rule}`; do not retry it"
+            "refused: {shown}: changing it is denied by {}; do not retry it",
+            rules.describe(rule)
         ));
     }
     let sandbox = env.sandbox?;

@@ -1,6 +1,7 @@
 //! `memory__remember` and `memory__search`: the conversation's long-term memory (see
-//! [`crate::memory`]). Remembering writes only to the workspace's own files, so it needs
-//! no approval; off the record it is not offered.
+//! [`crate::memory`]). What is remembered is recalled into later conversations, so
+//! remembering is approved like a file write (`approval_needed`); off the record it is
+//! not offered.
 
 use serde_json::{Value, json};
 

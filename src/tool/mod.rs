@@ -341,6 +341,35 @@ pub fn enabled_tools(
 }
 
 /// `fs_cat.sh` → `fs_cat` (Loki lists tools by file name).
+/// The tool loki has built in under `name`, when the configuration has it but
+/// `visible_tools` hides it from models. `visible_tools` decides what models are offered;
+/// a person who names the tool (`--run-tool`, so its `functions/bin/` wrapper, also when a
+/// script tool calls that wrapper) still runs it, with the same approval and confinement.
+pub fn hidden_builtin(config: &AppConfig, name: &str) -> Option<Tool> {
+    let hidden = config
+        .visible_tools
+        .as_ref()
+        .is_some_and(|v| !v.iter().any(|n| tool_stem(n) == name));
+    if !hidden {
+        return None;
+    }
+    if let Some(builtin) = builtin::find(name) {
+        return Some(Tool::Builtin(builtin));
+    }
+    // The language-server and memory tools exist only when configured.
+    let lsp = lsp::LspTool::ALL
+        .into_iter()
+        .find(|t| t.name() == name)
+        .filter(|_| !config.lsp_servers.is_empty())
+        .map(Tool::Lsp);
+    let memory = memory::MemoryTool::ALL
+        .into_iter()
+        .find(|t| t.name() == name)
+        .filter(|_| config.memory)
+        .map(Tool::Memory);
+    lsp.or(memory)
+}
+
 fn tool_stem(name: &str) -> &str {
     name.rsplit_once('.')
         .filter(|(_, ext)| matches!(*ext, "sh" | "py" | "ts" | "js"))
@@ -493,6 +522,9 @@ pub struct CallResult {
     pub ok: bool,
     /// What went wrong, when it did not succeed.
     pub error: Option<ToolFailure>,
+    /// A script tool that produced no output at all (recorded as `DONE`). A round of only
+    /// such results ends the turn without asking the model again, as in Loki.
+    pub silent: bool,
 }
 
 impl ToolError {
@@ -579,6 +611,7 @@ pub async fn run_round(
         };
         // What `PostToolUse` hooks see: the arguments the call ran with.
         let ran_with = ready.as_ref().ok().map(|(_, args, _)| args.clone());
+        let mut silent = false;
         let outcome = match ready {
             Ok((Tool::Builtin(tool), args, grant)) => {
                 // A read that ran without asking because its path was inside the tree
@@ -597,7 +630,12 @@ pub async fn run_round(
                     builtin::run(tool, &args, &env, grant).await
                 }
             }
-            Ok((Tool::Script(tool), args, _)) => run_script::run(&tool, &args, &env).await,
+            Ok((Tool::Script(tool), args, _)) => {
+                run_script::run(&tool, &args, &env).await.map(|ran| {
+                    silent = ran.silent;
+                    ran.text
+                })
+            }
             Ok((Tool::Mcp(tool), args, _)) => {
                 crate::tool::mcp_tools::run(&tool, &args, &env, &call.id).await
             }
@@ -645,6 +683,8 @@ pub async fn run_round(
             };
             if let Some(note) = hooks.after(ran, &content, ok).await {
                 content = crate::hooks::with_note(content, &note);
+                // The model has something to read now.
+                silent = false;
             }
         }
         CallResult {
@@ -652,6 +692,7 @@ pub async fn run_round(
             content,
             ok,
             error,
+            silent,
         }
     });
     if sequential {
@@ -727,17 +768,20 @@ async fn check(
             "this tool is disabled by the user's configuration (deny_tools)".into(),
         ));
     }
-    if let Some(crate::hooks::Verdict::Deny(reason)) = verdict {
-        return Err(ToolError::Declined(Some(reason)));
+    // A hook's refusal is the hook's, not the user's: its message names the hook.
+    if let Some(crate::hooks::Verdict::Deny(message)) = verdict {
+        return Err(ToolError::Refused(message));
     }
     let permitted = permitted(&tool, &args, &names, env, policy)?;
-    let must_ask = verdict == Some(crate::hooks::Verdict::Ask) || permitted == Permitted::Ask;
+    let hook_asks = verdict == Some(crate::hooks::Verdict::Ask);
+    let must_ask = hook_asks || matches!(permitted, Permitted::Ask(_));
     // "Always" and auto-approval cover a tool inside the working tree; a path outside it
     // is asked about every time (only yolo skips that).
-    let outside = match &tool {
+    let outside_path = match &tool {
         Tool::Builtin(b) => builtin::touched_paths(b, &args, cwd)
-            .iter()
-            .any(|p| !p.inside),
+            .into_iter()
+            .find(|p| !p.inside)
+            .map(|p| paths::display(cwd, &p.path)),
         Tool::Script(_)
         | Tool::Mcp(_)
         | Tool::User(_)
@@ -746,8 +790,9 @@ async fn check(
         | Tool::Skills(_)
         | Tool::Lsp(_)
         | Tool::Memory(_)
-        | Tool::Load(_) => false,
+        | Tool::Load(_) => None,
     };
+    let outside = outside_path.is_some();
     // Deleting the working tree is refused outright (even with yolo); deleting a
     // directory with contents is asked about every time (only yolo skips that).
     let recursive = match &tool {
@@ -774,6 +819,30 @@ async fn check(
     if !must_ask && (exempt || !approval_needed(&tool, &args, cwd)) {
         return Ok((tool, args, grant));
     }
+    // A refusal tells the model what would let the call run; where the usual opt-outs
+    // cannot, it must say what does instead of naming them.
+    let why_asked = match permitted {
+        Permitted::Ask(why) => Some(why),
+        _ if hook_asks => Some(
+            "a PreToolUse hook asks for approval of this call; only that hook can let it run \
+             unasked"
+                .to_string(),
+        ),
+        _ => match (&outside_path, recursive) {
+            (Some(path), _) => Some(format!(
+                "`{path}` is outside the working directory, and such a path is asked about \
+                 every time: auto_approve_tools, allow rules, accept-edits and --add-dir do not \
+                 cover it; --yolo or a PreToolUse hook's allow does, or run loki in a directory \
+                 that contains it"
+            )),
+            (None, true) => Some(
+                "deleting a directory with its contents is asked about every time: \
+                 auto_approve_tools does not cover it; --yolo does"
+                    .to_string(),
+            ),
+            (None, false) => None,
+        },
+    };
     let (summary, preview) = match &tool {
         Tool::Builtin(b) => builtin::describe(b, &args, cwd)?,
         Tool::Script(s) => (
@@ -821,6 +890,7 @@ async fn check(
         preview,
         allow_always: !recursive,
         from: from.to_string(),
+        why_asked,
     };
     match approver.approve(&request).await {
         Decision::Approve => Ok((tool, args, grant)),
@@ -845,14 +915,15 @@ async fn check(
 }
 
 /// What the permission mode and rules say of a call that is not refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Permitted {
     /// Nothing: approval as usual.
     AsUsual,
     /// Run without asking (an allow rule; a file edit in accept-edits).
     Run,
-    /// Ask, whatever else would let it run (an ask rule).
-    Ask,
+    /// Ask, whatever else would let it run (an ask rule; in plan mode, an MCP tool its
+    /// server says only reads): why, and what would change that.
+    Ask(String),
 }
 
 /// The names rules and `deny_tools` know a call by: loki's, Claude's, and for an MCP tool
@@ -910,18 +981,42 @@ fn permitted(
     };
     if let Some(RuleVerdict::Deny(rule)) = &verdict {
         return Err(ToolError::Refused(format!(
-            "denied by the user's permission rule `{rule}`; do not retry it"
+            "denied by {}; do not retry it",
+            policy.rules.describe(rule)
         )));
     }
-    if mode == PermissionMode::Plan && !only_reads(tool, args) {
+    if mode == PermissionMode::Plan && !only_reads(tool) {
+        // An MCP server's `readOnlyHint` is its own claim, not loki's knowledge: in plan
+        // mode such a call is put to the user instead of running unasked.
+        if let Tool::Mcp(m) = tool
+            && !m.writes(args)
+        {
+            return Ok(Permitted::Ask(format!(
+                "plan mode: the MCP server `{}` says `{}` only reads (readOnlyHint), but that \
+                 is the server's own claim, so it is asked about; the user can leave plan mode \
+                 to let it run",
+                m.server.spec.name,
+                mcp_tool_name(m, args)
+            )));
+        }
         return Err(ToolError::Refused(
             "plan mode: only tools that read run now. Investigate, then propose a plan; the \
              user switches modes to carry it out"
                 .into(),
         ));
     }
-    if matches!(verdict, Some(RuleVerdict::Ask(_))) {
-        return Ok(Permitted::Ask);
+    if let Some(RuleVerdict::Ask(said)) = &verdict {
+        let is_rule = policy.rules.all().any(|r| r.text == *said);
+        return Ok(Permitted::Ask(if is_rule {
+            format!(
+                "{} asks about it every time, even with --yolo or auto_approve_tools; to let \
+                 it run unasked, change or remove that rule in {}",
+                policy.rules.describe(said),
+                policy.rules.origin(said)
+            )
+        } else {
+            format!("{said}; it is asked about every time, even with --yolo")
+        }));
     }
     let edit = matches!(tool, Tool::Builtin(b) if matches!(b.name, "fs_write" | "fs_edit" | "fs_patch" | "fs_mkdir"));
     if matches!(verdict, Some(RuleVerdict::Allow(_)))
@@ -932,18 +1027,21 @@ fn permitted(
     Ok(Permitted::AsUsual)
 }
 
-/// Whether a call only reads (what plan mode lets run).
-fn only_reads(tool: &Tool, args: &Value) -> bool {
+/// Whether a call is known to have no effect beyond the conversation (what plan mode
+/// lets run): loki's own reading tools. An MCP server's `readOnlyHint` is not knowledge
+/// (see [`permitted`]); remembering writes to memory, which later conversations read.
+fn only_reads(tool: &Tool) -> bool {
+    use crate::tool::mcp_tools::Action;
     match tool {
         Tool::Builtin(b) => b.effect == Effect::Read,
         Tool::Script(_) => false,
-        Tool::Mcp(m) => !m.writes(args),
+        Tool::Mcp(m) => matches!(m.action, Action::Search | Action::Describe),
+        Tool::Memory(m) => m.reads_only(),
         Tool::User(_)
         | Tool::Agent(_)
         | Tool::Todo(_)
         | Tool::Skills(_)
         | Tool::Lsp(_)
-        | Tool::Memory(_)
         | Tool::Load(_) => true,
     }
 }

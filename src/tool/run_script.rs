@@ -13,13 +13,22 @@ use serde_json::Value;
 use super::script::{ScriptTool, wrapper};
 use super::{ToolEnv, ToolError};
 
+/// What a call returned.
+pub(super) struct Ran {
+    /// The result for the model.
+    pub text: String,
+    /// The tool wrote nothing (and loki had nothing to say about the run): `text` is
+    /// `DONE`.
+    pub silent: bool,
+}
+
 /// Runs one call; the result is what the tool wrote to `$LLM_OUTPUT`, else its stdout,
 /// else `DONE`.
 pub(super) async fn run(
     tool: &ScriptTool,
     args: &Value,
     env: &ToolEnv<'_>,
-) -> Result<String, ToolError> {
+) -> Result<Ran, ToolError> {
     let withheld: Vec<&str> = env.hidden_env.withheld(&tool.declared_env).collect();
     let mut vars = crate::config::Env::from_pairs(
         env.vars
@@ -136,6 +145,7 @@ pub(super) async fn run(
     }
     let written = read_head(&output.0, &mut notes);
     let printed = done.stdout.text();
+    let silent = written.trim().is_empty() && printed.trim().is_empty() && notes.is_empty();
     let result = if !written.trim().is_empty() {
         written
     } else if !printed.trim().is_empty() {
@@ -144,7 +154,10 @@ pub(super) async fn run(
         "DONE".to_string()
     };
     notes.push(result);
-    Ok(notes.join("\n"))
+    Ok(Ran {
+        text: notes.join("\n"),
+        silent,
+    })
 }
 
 /// Creates an empty file only its owner can read (it may receive anything the tool
@@ -290,6 +303,7 @@ mod tests {
                 &env,
             ))
             .unwrap();
-        assert_eq!(out, "ABAB");
+        assert_eq!(out.text, "ABAB");
+        assert!(!out.silent);
     }
 }

@@ -13,6 +13,8 @@ use crate::skill::Skill;
 #[derive(Debug, Clone)]
 pub struct SkillsTool {
     skills: Arc<Vec<Skill>>,
+    /// What the user should hear about how the skills were found (some left out).
+    notes: Arc<Vec<String>>,
 }
 
 /// The function name.
@@ -28,7 +30,19 @@ impl SkillsTool {
                     .filter(|s| !s.disable_model_invocation)
                     .collect(),
             ),
+            notes: Arc::new(Vec::new()),
         }
+    }
+
+    /// The tool, with lines for the user about how its skills were found.
+    pub fn with_notes(mut self, notes: Vec<String>) -> Self {
+        self.notes = Arc::new(notes);
+        self
+    }
+
+    /// Lines for the user about how the skills were found.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// The index for the system prompt.

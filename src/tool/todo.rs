@@ -1,7 +1,8 @@
 //! The todo tools (`todo__init`, `todo__add`, `todo__done`, `todo__list`,
 //! `todo__clear`): an agent with `auto_continue` keeps a list of the steps of its task.
-//! The list belongs to the conversation (it survives compression), and while items are
-//! open the conversation asks the agent to go on ([`continuation`]).
+//! The list belongs to the conversation (it survives compression and is saved with its
+//! session, so resuming the session resumes the list), and while items are open the
+//! conversation asks the agent to go on ([`continuation`]).
 
 use std::sync::Mutex;
 
@@ -35,7 +36,7 @@ pub const ALL: [TodoTool; 5] = [
 ];
 
 /// One item.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Item {
     /// Its number, from 1.
     pub id: u64,
@@ -46,7 +47,8 @@ pub struct Item {
 }
 
 /// A conversation's todo list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct TodoList {
     /// What the list is for.
     pub goal: String,
@@ -55,6 +57,11 @@ pub struct TodoList {
 }
 
 impl TodoList {
+    /// Whether there is nothing on it (no goal, no items).
+    pub fn is_empty(&self) -> bool {
+        self.goal.is_empty() && self.items.is_empty()
+    }
+
     /// Items not done yet.
     pub fn open(&self) -> usize {
         self.items.iter().filter(|i| !i.done).count()

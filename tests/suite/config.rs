@@ -100,18 +100,22 @@ fn info_shows_the_output_cap_each_request_carries() {
             .unwrap_or_else(|| panic!("{info}"))
             .to_string()
     };
-    assert!(row(&info).contains("none: the server decides"), "{info}");
+    // The fake server is on 127.0.0.1: a local server, which always gets a limit.
+    assert!(
+        row(&info).contains("4096 (always sent to a local server"),
+        "{info}"
+    );
     let config = std::fs::read_to_string(env.config_path()).unwrap();
     env.write_config(&config.replace(
         "      - name: text-only\n",
-        "      - name: text-only\n        max_output_tokens: 4096\n        require_max_tokens: true\n",
+        "      - name: text-only\n        max_output_tokens: 2048\n        require_max_tokens: true\n",
     ));
     let out = env
         .loki()
         .args(["-m", "fake:text-only", "--info"])
         .assert()
         .success();
-    assert!(row(&stdout(&out)).contains("4096 (require_max_tokens)"));
+    assert!(row(&stdout(&out)).contains("2048 (always sent"));
 }
 
 #[test]

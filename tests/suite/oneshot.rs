@@ -29,8 +29,10 @@ fn streams_the_answer_and_sends_an_openai_request() {
             "model": "gpt-4o-mini",
             "messages": [{"role": "user", "content": "what is up?"}],
             "stream": true,
-            // A server on this machine is asked for usage in the stream.
-            "stream_options": {"include_usage": true}
+            // A server on this machine is asked for usage in the stream, and always
+            // gets an output limit (docs/configuration.md, "Output limit of local models").
+            "stream_options": {"include_usage": true},
+            "max_tokens": 4096
         })
     );
 }

@@ -691,8 +691,9 @@ fn an_acp_session_applies_its_project_s_rules() {
         "{report}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    // The rule is the project's: the refusal names its settings file.
     assert!(
-        report.contains("denied by the user's permission rule"),
+        report.contains("denied by the permission rule `Bash(rm:*)` of the project settings file"),
         "{report}"
     );
 }

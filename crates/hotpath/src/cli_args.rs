@@ -145,7 +145,7 @@ pub struct Args {
 
     /// Undo the last N turns (default 1) of the session named by -s: the files loki's
     /// tools changed in them and the messages
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1", requires = "session")]
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1", requires = "session", value_parser = turn_count)]
     pub rewind: Option<usize>,
 
     /// Use the project's hooks, allow rules and .mcp.json without asking (a run without
@@ -238,8 +238,8 @@ pub struct Args {
     #[arg(long, value_name = "FORMAT", value_parser = ["md", "json"], requires = "export_session")]
     pub format: Option<String>,
 
-    /// Continue the newest session started in this directory (the REPL without a
-    /// prompt, one answer with one)
+    /// Continue the session saved last of those started in this directory (the REPL
+    /// without a prompt, one answer with one)
     #[arg(short = 'C', long = "continue", conflicts_with = "session")]
     pub continue_last: bool,
 
@@ -379,5 +379,20 @@ impl Args {
             || self.list_macros
             || self.list_skills
             || self.sync_models
+    }
+}
+
+/// `--rewind N`: how many of the last turns to undo, from 1 (0 would undo nothing, and
+/// a word there is most likely a prompt given without N).
+fn turn_count(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err(
+            "0 is not a number of turns to undo; turns count from 1 (the last turn is 1)".into(),
+        ),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "N is how many of the last turns to undo, a number from 1 (a prompt after it comes after N: --rewind 1 \"{}\")",
+            text.escape_debug()
+        )),
     }
 }

@@ -150,6 +150,11 @@ pub struct PermissionsConfig {
     /// may write (as `--add-dir`).
     #[serde(default, rename = "additionalDirectories")]
     pub additional_directories: Vec<String>,
+    /// Where rules not written in the user's own configuration came from, by rule text
+    /// (`the project settings file /repo/.claude/settings.json`), so a refusal names the
+    /// file to change.
+    #[serde(skip)]
+    pub origins: std::collections::BTreeMap<String, String>,
 }
 
 impl PermissionsConfig {
@@ -171,10 +176,32 @@ impl PermissionsConfig {
         .collect()
     }
 
-    /// `other`'s rules added to these.
+    /// `other`'s rules added to these, with where they came from (a rule these already
+    /// hold keeps its own origin).
     pub fn extend(&mut self, other: PermissionsConfig) {
+        for (rule, origin) in other.origins {
+            if !self.holds(&rule) {
+                self.origins.entry(rule).or_insert(origin);
+            }
+        }
         self.allow.extend(other.allow);
         self.ask.extend(other.ask);
         self.deny.extend(other.deny);
+    }
+
+    /// Marks every rule of these as coming from `origin` (a project's settings file).
+    pub fn set_origin(&mut self, origin: &str) {
+        for rule in self.allow.iter().chain(&self.ask).chain(&self.deny) {
+            self.origins.insert(rule.clone(), origin.to_string());
+        }
+    }
+
+    /// Whether `rule` is one of these (in any list).
+    fn holds(&self, rule: &str) -> bool {
+        self.allow
+            .iter()
+            .chain(&self.ask)
+            .chain(&self.deny)
+            .any(|r| r == rule)
     }
 }

@@ -234,6 +234,8 @@ pub struct Rules {
     allow: Vec<Rule>,
     ask: Vec<Rule>,
     deny: Vec<Rule>,
+    /// Where rules that are not the user's own came from, by text.
+    origins: std::collections::BTreeMap<String, String>,
 }
 
 /// What the rules say of a call.
@@ -255,7 +257,26 @@ impl Rules {
             allow: parse(&config.allow),
             ask: parse(&config.ask),
             deny: parse(&config.deny),
+            origins: config.origins.clone(),
         }
+    }
+
+    /// A rule as a refusal names it, with where it came from so the reader knows what to
+    /// change: `the user's permission rule `X`` (their configuration) or `the permission
+    /// rule `X` of the project settings file /repo/.claude/settings.json`.
+    pub fn describe(&self, rule: &str) -> String {
+        match self.origins.get(rule) {
+            Some(origin) => format!("the permission rule `{rule}` of {origin}"),
+            None => format!("the user's permission rule `{rule}`"),
+        }
+    }
+
+    /// Where `rule` lives, for advice on changing it: its project settings file, or the
+    /// user's configuration.
+    pub fn origin(&self, rule: &str) -> &str {
+        self.origins
+            .get(rule)
+            .map_or("the user's configuration", String::as_str)
     }
 
     /// Whether there are none.

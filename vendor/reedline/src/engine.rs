@@ -2612,6 +2612,16 @@ impl Reedline {
                 ref mut command,
                 ref temp_file,
             }) => {
+                // Patched in for loki: the file holds the message being typed, so it
+                // is removed once read back — or when writing it or running the
+                // editor failed.
+                struct RemoveOnDrop<'a>(&'a std::path::Path);
+                impl Drop for RemoveOnDrop<'_> {
+                    fn drop(&mut self) {
+                        let _ = std::fs::remove_file(self.0);
+                    }
+                }
+                let _remove = RemoveOnDrop(temp_file);
                 {
                     let mut file = File::create(temp_file)?;
                     write!(file, "{}", self.editor.get_buffer())?;
