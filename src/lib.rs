@@ -44,6 +44,7 @@ pub mod mcp;
 pub mod mcp_serve;
 pub mod memory;
 pub mod origin;
+pub mod prompt_tags;
 pub mod rag;
 pub mod render;
 pub mod repl;

@@ -197,7 +197,7 @@ impl AppState {
     }
 }
 
-/// The MCP servers of `functions/mcp.json`. With a vault, entries with `{{NAME}}`
+/// The MCP servers of `functions/mcp.json`. Entries with `{{NAME}}`
 /// placeholders are resolved (vault first, then the environment) only when one of them
 /// is started, so a run that starts none never opens the vault.
 fn mcp_factory(
@@ -219,17 +219,17 @@ fn mcp_factory(
                 Some(format!("cannot read {}: {e}", mcp_path.display())),
             ),
         };
-    let factory = if vault.access().exists() {
-        let (keyring, text, base) = (Arc::clone(vault), mcp_text.clone(), env.clone());
-        let secrets: crate::mcp::factory::Secrets =
-            Arc::new(move || match keyring.env_for_mcp(text.as_deref(), &base) {
-                (with_vault, None) => Ok(with_vault),
-                (_, Some(error)) => Err(error),
-            });
-        crate::mcp::McpFactory::deferred(mcp_text.as_deref(), env, config.mcp_pool, secrets)
-    } else {
-        crate::mcp::McpFactory::new(mcp_text.as_deref(), env, config.mcp_pool)
-    };
+    // Entries with `{{NAME}}` are resolved when first started, and again after the
+    // vault changes (`.vault add` in the REPL): a vault created or filled while loki
+    // runs is seen without a restart. Without a vault they come from the environment.
+    let (keyring, text, base) = (Arc::clone(vault), mcp_text.clone(), env.clone());
+    let secrets: crate::mcp::factory::Secrets =
+        Arc::new(move || match keyring.env_for_mcp(text.as_deref(), &base) {
+            (with_vault, None) => Ok(with_vault),
+            (_, Some(error)) => Err(error),
+        });
+    let factory =
+        crate::mcp::McpFactory::deferred(mcp_text.as_deref(), env, config.mcp_pool, secrets);
     factory
         .with_load_error(mcp_error)
         .with_max_message_size(config.mcp_max_message_size)

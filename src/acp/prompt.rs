@@ -100,45 +100,9 @@ fn input(
 fn context_block(uri: &str, text: &str) -> String {
     format!(
         "<context uri=\"{}\">\n{}\n</context>",
-        escape_attribute(uri),
-        defuse_closing(text)
+        crate::prompt_tags::escape_attribute(uri),
+        crate::prompt_tags::defuse_closing(text, &["context"])
     )
-}
-
-fn escape_attribute(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// `</context` in any case, with spaces around the `/` or not, becomes `<\/context`.
-fn defuse_closing(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('<') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        let slashed = after.trim_start().strip_prefix('/').map(str::trim_start);
-        let closes = slashed.is_some_and(|tail| {
-            tail.get(..7)
-                .is_some_and(|word| word.eq_ignore_ascii_case("context"))
-        });
-        out.push_str(if closes { "<\\" } else { "<" });
-        rest = after;
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The file a `resource_link` names, to attach: a `file:` URI or a path, which must lie

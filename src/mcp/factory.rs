@@ -283,6 +283,22 @@ impl McpFactory {
         factory
     }
 
+    /// The secrets changed (a vault entry added, updated or deleted): entries with
+    /// placeholders are resolved again when next used, so a server whose environment
+    /// changed is restarted with the new one (a running server is replaced at its next
+    /// use, as for any change of its spec).
+    pub fn secrets_changed(&self) {
+        let names: Vec<String> = match self.resolved.lock() {
+            Ok(mut resolved) => std::mem::take(&mut *resolved).into_keys().collect(),
+            Err(_) => return,
+        };
+        if let Ok(mut warned) = self.warned_broken.lock() {
+            for name in &names {
+                warned.remove(name);
+            }
+        }
+    }
+
     /// Whether starting any of `names` needs the secrets (a deferred entry not resolved
     /// yet).
     pub fn needs_secrets(&self, names: &[String]) -> bool {

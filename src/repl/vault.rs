@@ -8,7 +8,7 @@ use std::sync::Arc;
 impl super::Repl {
     pub(super) async fn vault(&mut self, op: &Op) {
         let state = Arc::clone(self.state());
-        let op = op.clone();
+        let (op, op_kind) = (op.clone(), op.clone());
         // A secret is typed on a thread of its own: SIGTERM or SIGHUP ends the wait (and
         // the REPL, at the top of its loop) instead of going unheard.
         let Ok(done) = self
@@ -17,6 +17,9 @@ impl super::Repl {
         else {
             return;
         };
+        if done.is_ok() && matches!(op_kind, Op::Add(_) | Op::Update(_) | Op::Delete(_)) {
+            self.state().mcp.secrets_changed();
+        }
         match done {
             Ok(Outcome::Value(value)) => self.println(&value),
             Ok(Outcome::Names(names)) if names.is_empty() => self.println("The vault is empty."),

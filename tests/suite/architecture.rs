@@ -13,6 +13,7 @@ const LAYERS: &[&[&str]] = &[
         "atomic_file",
         "claude_names",
         "origin",
+        "prompt_tags",
         "sandbox",
         "secrets",
         "shell_syntax",

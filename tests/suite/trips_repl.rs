@@ -445,3 +445,177 @@ fn ctrl_c_at_an_escalated_question_stops_the_whole_turn() {
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(boss_calls(), before, "the root's turn carried on");
 }
+
+// ----- item 9: a secret added with `.vault add` reaches MCP servers at once -----
+
+#[test]
+fn a_secret_added_in_the_repl_reaches_mcp_servers_without_a_restart() {
+    let env = TestEnv::new();
+    // No vault yet; its password comes from a file once it is made.
+    crate::common::write_private(&env.config_dir().join("pw"), "correct horse battery");
+    let functions = env.config_dir().join("functions");
+    std::fs::create_dir_all(&functions).unwrap();
+    std::fs::write(
+        functions.join("mcp.json"),
+        serde_json::json!({"mcpServers": {"test": {"type": "stdio",
+            "command": super::mcp::server_bin(),
+            "env": {"SECRET_TOKEN": "{{API_TOKEN}}"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "vault_password_file: pw\nenabled_mcp_servers: test\nmcp_start_wait: 30\n{cfg}"
+    ));
+    let ask = |env: &TestEnv| {
+        env.server.push(openai::tool_call_stream(&[(
+            "c1",
+            "test_env_value",
+            r#"{"name":"SECRET_TOKEN"}"#,
+        )]));
+        env.server.push(openai::text_stream(&["seen"]));
+    };
+    let mut pty = start(&env, &[]);
+    // Before: the placeholder has nothing to take its value from.
+    ask(&env);
+    pty.send("token?\r");
+    pty.expect("seen");
+    pty.expect(PROMPT);
+    let before = super::mcp::tool_result(&env.server.last_request().json());
+    assert_ne!(before, "«secret:API_TOKEN»", "{before}");
+    pty.send(".vault add API_TOKEN\r");
+    pty.expect("Enter the secret value:");
+    pty.send("tok-added-while-running\r");
+    pty.expect("added to the vault");
+    pty.expect(PROMPT);
+    ask(&env);
+    pty.send("token now?\r");
+    pty.expect("seen");
+    pty.expect(PROMPT);
+    assert_eq!(
+        super::mcp::tool_result(&env.server.last_request().json()),
+        "«secret:API_TOKEN»",
+        "the server did not get the new secret"
+    );
+    pty.send(".exit\r");
+    pty.read_to_end();
+}
+
+// ----- item 9: widening, then narrowing, with a wrapped input line -----
+
+#[test]
+fn widening_then_narrowing_draws_a_wrapped_input_line_once() {
+    for (typed, sizes) in [
+        (100, [120u16, 50]),
+        (60, [120, 50]),
+        (100, [160, 80]),
+        (150, [200, 40]),
+    ] {
+        widen_then_narrow(typed, &sizes);
+    }
+}
+
+fn widen_then_narrow(typed: usize, sizes: &[u16]) {
+    let env = TestEnv::new();
+    let mut pty = Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    let mut screen = vt100::Parser::new(24, 80, 0);
+    assert!(pty.drive(&mut screen, Duration::from_secs(15), |s| {
+        s.contents().contains("for commands")
+    }));
+    pty.send(&"x".repeat(typed));
+    assert!(pty.drive(&mut screen, Duration::from_secs(5), |s| {
+        s.contents().matches('x').count() >= typed
+    }));
+    for &cols in sizes {
+        let _ = pty.session.get_process_mut().set_window_size(cols, 24);
+        screen.screen_mut().set_size(24, cols);
+        pty.drive(&mut screen, Duration::from_millis(800), |_| false);
+    }
+    pty.send("y");
+    assert!(pty.drive(&mut screen, Duration::from_secs(5), |s| {
+        s.contents().contains("xy")
+    }));
+    pty.drive(&mut screen, Duration::from_millis(300), |_| false);
+    let (_, cols) = screen.screen().size();
+    let prompts = screen
+        .screen()
+        .rows(0, cols)
+        .filter(|r| r.contains("> x"))
+        .count();
+    assert_eq!(
+        prompts,
+        1,
+        "{typed} typed, sizes {sizes:?}; the prompt once:\n{}",
+        screen.screen().contents()
+    );
+    pty.send("\x15.exit\r");
+    pty.read_to_end();
+}
+
+/// In tmux, which re-wraps its lines on a resize (as most terminals do; `vt100` above
+/// does not): 79 cells of prompt and input at 80 columns, widened to 160 and narrowed to
+/// 40, leave the cursor on the last column of the same row, where a terminal that does
+/// not reflow would clamp it too.
+#[test]
+fn widening_then_narrowing_in_tmux_draws_the_input_line_once() {
+    let found = std::process::Command::new("sh")
+        .args(["-c", "command -v tmux"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(found, "`tmux` is needed by this test (.ci/run installs it)");
+    let env = TestEnv::new();
+    let socket = env.root().join("resize.sock");
+    let tmux = |args: &[&str]| {
+        let out = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(["-f", "/dev/null"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "tmux {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let mut command = vec!["env".to_string(), "-i".to_string()];
+    for (k, v) in env.env_pairs() {
+        command.push(format!("{k}={v}"));
+    }
+    command.extend(["NO_COLOR=1".into(), "TERM=screen".into()]);
+    command.push(crate::common::LOKI.to_string());
+    let command: Vec<&str> = command.iter().map(String::as_str).collect();
+    let mut args = vec!["new-session", "-d", "-s", "t", "-x", "80", "-y", "24", "-c"];
+    let work = env.work_dir().display().to_string();
+    args.push(&work);
+    args.extend(&command);
+    tmux(&args);
+    let screen = |tmux: &dyn Fn(&[&str]) -> String| tmux(&["capture-pane", "-t", "t", "-p"]);
+    let wait_for = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let shown = screen(&tmux);
+            if shown.contains(what) {
+                return shown;
+            }
+            assert!(Instant::now() < deadline, "no {what:?} in:\n{shown}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    wait_for(PROMPT.trim_end());
+    let typed = "x".repeat(79 - PROMPT.chars().count());
+    tmux(&["send-keys", "-t", "t", "-l", &typed]);
+    wait_for(&typed);
+    for cols in ["160", "40"] {
+        tmux(&["resize-window", "-t", "t", "-x", cols, "-y", "24"]);
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    tmux(&["send-keys", "-t", "t", "-l", "y"]);
+    wait_for("xy");
+    std::thread::sleep(Duration::from_millis(300));
+    let shown = screen(&tmux);
+    assert_eq!(
+        shown.matches(PROMPT.trim_end()).count(),
+        1,
+        "the prompt once:\n{shown}"
+    );
+    let _ = tmux(&["kill-server"]);
+}

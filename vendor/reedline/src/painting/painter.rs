@@ -347,6 +347,21 @@ impl PromptStartRow {
     }
 }
 
+/// Whether a terminal that reflows would leave a cursor that was on `column` exactly
+/// where one that does not reflow clamps it, after narrowing to `width`: the end of
+/// the text re-wrapped falls on the last column. Then the cursor alone cannot tell
+/// the two apart. Patched in for loki.
+fn reflow_lands_there(column: u16, width: u16) -> bool {
+    width > 0 && column >= width && column % width == width - 1
+}
+
+/// Whether the terminal re-wraps its lines on a resize: every common one does (tmux,
+/// VTE, kitty, iTerm2, Alacritty, WezTerm, Windows Terminal) but xterm, which names
+/// itself in `XTERM_VERSION`. Patched in for loki.
+fn reflows() -> bool {
+    var_os("XTERM_VERSION").is_none()
+}
+
 /// The cell a paint leaves the cursor on, from the text before it: `None` when that
 /// text does not end in a run of its own the width can be told for. Patched in for loki.
 fn painted_cursor(
@@ -1390,7 +1405,8 @@ impl Painter {
                     PromptStartRow::Verified(row) | PromptStartRow::Stale(row),
                     Some((column, last_row)),
                 ) if cursor_row == last_row
-                    && cursor_column == column.min(width.saturating_sub(1)) =>
+                    && cursor_column == column.min(width.saturating_sub(1))
+                    && !(reflow_lands_there(column, width) && reflows()) =>
                 {
                     Some(row)
                 }
