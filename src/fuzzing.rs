@@ -139,7 +139,7 @@ pub fn stream_json(data: &[u8]) {
                 assert!(line.len() <= MAX, "a line longer than the limit was kept");
                 let _ = crate::cli::headless::parse_input_line(&line, number);
             }
-            Read::TooLong(n) => assert!(n > MAX),
+            Read::TooLong { bytes, head } => assert!(bytes > MAX && head.len() <= bytes),
             Read::NotUtf8 => {}
         }
     }

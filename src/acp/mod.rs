@@ -20,7 +20,7 @@ use crate::conversation::{Conversation, ConversationSpec, Op, Remote, catalog};
 use crate::engine::Discard;
 use crate::engine::command::Command;
 use crate::state::AppState;
-use crate::term::stdin_lines::{Read, stdin_lines};
+use crate::term::stdin_lines::{Read, key_in, stdin_lines};
 use rpc::Peer;
 
 /// The protocol version spoken.
@@ -72,13 +72,18 @@ pub async fn serve(state: Arc<AppState>, yolo: bool) -> anyhow::Result<u8> {
     while let Some(Ok(read)) = lines.recv().await {
         let line = match read {
             Read::Line(line) => line,
-            Read::TooLong(bytes) => {
+            Read::TooLong { bytes, head } => {
                 let text = format!(
                     "a message of {} is over max_input_size ({}); skipped",
                     crate::input::human_size(bytes),
                     crate::input::human_size(max_bytes)
                 );
-                agent.peer.fail(&Value::Null, rpc::INVALID_REQUEST, &text);
+                // An answer to a request of loki's (a file read for a tool) fails that
+                // request rather than leave it waiting; a request is refused by its id.
+                let id = key_in(&head, "id", 1).unwrap_or(Value::Null);
+                if !agent.peer.fail_pending(&id, &text) {
+                    agent.peer.fail(&id, rpc::INVALID_REQUEST, &text);
+                }
                 continue;
             }
             Read::NotUtf8 => {

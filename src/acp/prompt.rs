@@ -133,11 +133,12 @@ fn linked(state: &AppState, cwd: &Path, uri: &str) -> Result<String, (i64, Strin
                     .path
                     .starts_with(crate::tool::paths::resolve(cwd, dir).path)
             });
-    let private = state
-        .paths
-        .private()
-        .iter()
-        .any(|p| resolved.path.starts_with(p));
+    // The resolved path has its links followed: so must loki's own paths (a config dir
+    // that is a link into a dotfiles checkout below the working directory).
+    let private = state.paths.private().iter().any(|p| {
+        resolved.path.starts_with(p)
+            || std::fs::canonicalize(p).is_ok_and(|real| resolved.path.starts_with(real))
+    });
     if !allowed || private {
         return Err((
             rpc::INVALID_PARAMS,
@@ -146,6 +147,20 @@ fn linked(state: &AppState, cwd: &Path, uri: &str) -> Result<String, (i64, Strin
                  only files inside it or in additional_directories",
                 cwd.display()
             ),
+        ));
+    }
+    // A `Read(…)` deny rule holds for what the editor links as for the file tools.
+    // Relative rules (`Read(.env)`) are written against the working tree.
+    let rules = crate::config::permissions::Rules::new(&config.permissions);
+    let tree = crate::tool::paths::resolve(cwd, ".").path;
+    let relative = resolved
+        .path
+        .strip_prefix(&tree)
+        .map_or_else(|_| shown.clone(), |rel| rel.display().to_string());
+    if let Some(rule) = rules.denies_read(&relative, &resolved.path) {
+        return Err((
+            rpc::INVALID_PARAMS,
+            format!("`{shown}` may not be read: {}", rules.describe(rule)),
         ));
     }
     Ok(resolved.path.display().to_string())

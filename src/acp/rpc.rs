@@ -111,6 +111,23 @@ impl Peer {
         }
     }
 
+    /// An answer to request `id` came but could not be read (over `max_input_size`):
+    /// the request fails with `why`. Whether a request of loki's was waiting on it.
+    pub(super) fn fail_pending(&self, id: &Value, why: &str) -> bool {
+        let Some(id) = id.as_u64() else {
+            return false;
+        };
+        let waiting = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+        waiting.is_some_and(|waiting| {
+            let _ = waiting.send(Err(RequestError::Refused(why.to_string())));
+            true
+        })
+    }
+
     /// The editor is gone: every request still waiting fails.
     pub(super) fn close(&self) {
         self.pending

@@ -569,12 +569,12 @@ async fn run(
             crate::cli::run_tool::run(&state, &args, piped).await
         }
         Mode::Rewind => {
-            // A prompt given with the rewind is asked once the rewind succeeded.
-            match crate::cli::rewind::run(&state, &args).await {
-                Ok(0) if crate::cli::rewind::asks_after(&args) => {
-                    let text = prompt_text(&args, stdin_tty, &state)?;
-                    crate::cli::oneshot::run(&state, &args, text).await
-                }
+            // A prompt given with the rewind (on the command line or piped) is asked once
+            // the rewind succeeded.
+            let text = prompt_text(&args, stdin_tty, &state)?;
+            let asks = !text.trim().is_empty() || !args.files.is_empty();
+            match crate::cli::rewind::run(&state, &args, asks).await {
+                Ok(0) if asks => crate::cli::oneshot::run(&state, &args, text).await,
                 done => done,
             }
         }

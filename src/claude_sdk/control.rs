@@ -126,6 +126,19 @@ impl Program {
         }
     }
 
+    /// An answer to request `id` came but could not be read (over `max_input_size`):
+    /// what waits on it fails with `why`.
+    pub(super) fn fail_pending(&self, id: &str, why: &str) {
+        let waiting = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        if let Some(waiting) = waiting {
+            let _ = waiting.send(Err(ControlError::Refused(why.to_string())));
+        }
+    }
+
     /// The program's input ended: what waits for it fails.
     pub(super) fn close(&self) {
         self.pending

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use crate::conversation::{Conversation, ConversationSpec, Op, catalog};
 use crate::engine::command::Command;
 use crate::state::AppState;
-use crate::term::stdin_lines::{Read, stdin_lines};
+use crate::term::stdin_lines::{Read, key_in, stdin_lines};
 use control::{ControlError, Mode, Program, SdkApprover, SdkHooks};
 use flags::ClaudeOptions;
 use servers::loki_tools;
@@ -105,12 +105,18 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
     while let Some(Ok(read)) = lines.recv().await {
         let line = match read {
             Read::Line(line) => line,
-            Read::TooLong(bytes) => {
-                tracing::warn!(
-                    "claude sdk: a line of input of {} is over max_input_size ({}); skipped",
+            Read::TooLong { bytes, head } => {
+                let why = format!(
+                    "a line of input of {} is over max_input_size ({}); skipped",
                     crate::input::human_size(bytes),
                     crate::input::human_size(max_bytes)
                 );
+                tracing::warn!("claude sdk: {why}");
+                // The program's answer to a request of loki's fails that request rather
+                // than leave it (and the turn) waiting.
+                if let Some(Value::String(id)) = key_in(&head, "request_id", 2) {
+                    program.fail_pending(&id, &why);
+                }
                 continue;
             }
             Read::NotUtf8 => {

@@ -20,14 +20,10 @@ use crate::render::sanitize;
 use crate::render::theme::Theme;
 use crate::state::AppState;
 
-/// Whether a prompt follows the rewind (text or files on the command line).
-pub fn asks_after(args: &Args) -> bool {
-    !args.text.is_empty() || !args.files.is_empty()
-}
-
-/// Runs the rewind; returns the exit status. When a prompt follows (see [`asks_after`]),
-/// what was restored goes to stderr, leaving stdout to the answer.
-pub async fn run(state: &Arc<AppState>, args: &Args) -> anyhow::Result<u8> {
+/// Runs the rewind; returns the exit status. When a prompt follows (`asks`: text or files
+/// on the command line, or piped stdin), what was restored goes to stderr, leaving
+/// stdout to the answer.
+pub async fn run(state: &Arc<AppState>, args: &Args, asks: bool) -> anyhow::Result<u8> {
     let count = args.rewind.unwrap_or(1);
     let theme = Theme::stderr(&state.terminal);
     let name = args.session.as_deref().unwrap_or_default();
@@ -46,7 +42,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args) -> anyhow::Result<u8> {
     let result = conversation.submit(op, &crate::engine::Discard).await;
     let status = match result {
         Ok(reply) => {
-            let to_stderr = asks_after(args);
+            let to_stderr = asks;
             let mut out = std::io::stdout().lock();
             for line in reply.into_applied().lines {
                 let text = match line {

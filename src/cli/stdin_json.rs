@@ -46,7 +46,7 @@ impl Input<'_> {
     /// waits in the queue.
     fn take(&mut self, read: Option<std::io::Result<Read>>) {
         match read {
-            Some(Ok(Read::TooLong(bytes))) => {
+            Some(Ok(Read::TooLong { bytes, .. })) => {
                 self.number += 1;
                 let number = self.number;
                 term::report_error(

@@ -359,8 +359,9 @@ pub async fn post_json(
 }
 
 /// Sends the request; when it went out on a pooled keep-alive connection that the server
-/// had closed (no response byte arrived, and no connection was opened meanwhile), sends it
-/// once more at once, without a word: a fresh connection is what the server expects.
+/// had closed (it failed at once, before any response byte, and opened no connection of
+/// its own), sends it once more at once, without a word: a fresh connection is what the
+/// server expects. `max_retries: 0` sends everything once.
 async fn send_reusing(
     http: &reqwest::Client,
     settings: &HttpSettings,
@@ -368,15 +369,21 @@ async fn send_reusing(
     headers: HeaderMap,
     body: bytes::Bytes,
 ) -> Result<reqwest::Response, reqwest::Error> {
-    let opened = settings.connections.opened();
-    let first = http
-        .post(url)
-        .headers(headers.clone())
-        .body(body.clone())
-        .send()
-        .await;
+    let sent_at = Instant::now();
+    let (first, opened) = super::reuse::count_opened(
+        http.post(url)
+            .headers(headers.clone())
+            .body(body.clone())
+            .send(),
+    )
+    .await;
     match first {
-        Err(e) if closed_before_response(&e) && settings.connections.opened() == opened => {
+        Err(e)
+            if opened == 0
+                && settings.retry.max_retries > 0
+                && sent_at.elapsed() < super::reuse::STALE_WITHIN
+                && closed_before_response(&e) =>
+        {
             tracing::debug!(
                 client = %settings.client,
                 error = %error_chain(&e),

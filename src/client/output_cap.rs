@@ -19,17 +19,11 @@ use super::config::ModelConfig;
 /// The output limit of a local model when nothing else sets one.
 pub const DEFAULT_LOCAL_MAX_OUTPUT_TOKENS: u64 = 4096;
 
-/// The smallest default worth sending, however small the context window.
-const MIN_LOCAL_MAX_OUTPUT_TOKENS: u64 = 256;
-
 /// The default limit of a local model with `context_window` tokens (when known): at most
 /// half the window, so a long answer still leaves room for the prompt.
 pub fn local_default(context_window: Option<u64>) -> u64 {
     match context_window {
-        Some(window) if window > 0 => (window / 2).clamp(
-            MIN_LOCAL_MAX_OUTPUT_TOKENS.min(window),
-            DEFAULT_LOCAL_MAX_OUTPUT_TOKENS,
-        ),
+        Some(window) if window > 0 => (window / 2).clamp(1, DEFAULT_LOCAL_MAX_OUTPUT_TOKENS),
         _ => DEFAULT_LOCAL_MAX_OUTPUT_TOKENS,
     }
 }
@@ -73,7 +67,7 @@ mod tests {
             ((None, None, None), (Some(4096), true)),
             ((None, None, Some(8192)), (Some(4096), true)),
             ((None, None, Some(2048)), (Some(1024), true)),
-            ((None, None, Some(100)), (Some(100), true)),
+            ((None, None, Some(100)), (Some(50), true)),
             ((None, Some(1000), None), (Some(1000), true)),
             ((Some(500), Some(1000), None), (Some(500), true)),
             ((Some(0), Some(1000), None), (None, false)),

@@ -565,6 +565,13 @@ fn llama_server_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> C
             ..ModelConfig::default()
         });
     }
+    // The server's context is each listed model's window unless the model says otherwise
+    // (it bounds the default output limit of a local model too).
+    for model in &mut entry_config.settings.models {
+        if model.max_input_tokens.is_none() {
+            model.max_input_tokens = c.context_size;
+        }
+    }
     let spec = ServerSpec {
         name: name.clone(),
         binary: c
@@ -852,12 +859,26 @@ fn resolve_api_key(
     (None, Some(suggest))
 }
 
+/// Whether `url` names this machine: a loopback address (IPv4, IPv6 or IPv4 mapped into
+/// IPv6) or `localhost` and its subdomains (any case, a trailing dot allowed).
 fn is_loopback(url: &str) -> bool {
-    let rest = url.split("://").nth(1).unwrap_or(url);
-    let host = rest.split(['/', ':']).next().unwrap_or("");
-    matches!(host, "localhost" | "127.0.0.1" | "[")
-        || host.starts_with("127.")
-        || rest.starts_with("[::1]")
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let Some(host) = parsed.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback(),
+        Ok(std::net::IpAddr::V6(ip)) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        Err(_) => {
+            let name = host.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    }
 }
 
 #[cfg(test)]
@@ -918,6 +939,23 @@ mod tests {
         ));
         assert!(!is_loopback("http://[2001:db8::1]/v1"));
         assert!(is_loopback("http://[::1]:8080/v1"));
+        for local in [
+            "http://LOCALHOST.:8080/v1",
+            "http://user:pw@127.0.0.2/v1",
+            "http://[0:0:0:0:0:0:0:1]/v1",
+            "http://[::ffff:127.0.0.1]/v1",
+            "http://llm.localhost/v1",
+        ] {
+            assert!(is_loopback(local), "{local}");
+        }
+        for remote in [
+            "http://[::ffff:10.0.0.5]/v1",
+            "http://127.example.com/v1",
+            "http://0.0.0.0/v1",
+            "not a url",
+        ] {
+            assert!(!is_loopback(remote), "{remote}");
+        }
         assert!(matches!(
             r.resolve("ghost", ModelKind::Chat),
             Err(ModelError::UnknownModel { .. })

@@ -8,19 +8,41 @@
 //! hands back as an error, and reporting it as "cannot reach" (with a backoff) is wrong:
 //! the server is up, a fresh connection answers at once.
 //!
-//! This module owns the two facts needed to retry such a request once, at once and
-//! silently (the retry itself is in [`super::http::post_json`]):
-//! * [`ConnectionCount`]: a connector layer counting the connections a client opens. When
-//!   no connection was opened while a request was being sent, it went out on a pooled one.
+//! This module owns the facts needed to retry such a request once, at once and silently
+//! (the retry itself is in [`super::http::post_json`]):
+//! * [`ConnectionCount`]: a connector layer counting the connections a client opens, in
+//!   all and per request ([`count_opened`]: the connector is called from the task that
+//!   sends, so a connection another request opens meanwhile is not counted). A request
+//!   that opened none went out on a pooled connection.
 //! * [`closed_before_response`]: whether a send failed because the server closed the
 //!   connection before answering (rather than because it could not be reached).
-//!
-//! It does not decide retries after a response began (those are stream cuts), nor the
-//! backoff of other failures ([`super::retry`]).
+//! * [`STALE_WITHIN`]: such a failure counts only when it came at once; a server that
+//!   worked on the request and then dropped it may have acted on it.
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// How soon after sending a failure must come to be a stale pooled connection: the
+/// close was already on its way, so the answer is immediate.
+pub const STALE_WITHIN: Duration = Duration::from_secs(1);
+
+tokio::task_local! {
+    /// Connections opened by the request being sent in this task.
+    static OPENED_HERE: Cell<u64>;
+}
+
+/// Runs `send` and says how many connections it opened itself.
+pub async fn count_opened<F: std::future::Future>(send: F) -> (F::Output, u64) {
+    OPENED_HERE
+        .scope(Cell::new(0), async move {
+            let out = send.await;
+            (out, OPENED_HERE.with(Cell::get))
+        })
+        .await
+}
 
 /// How many connections a client has opened; shared by the client's connector layer and
 /// the code that sends requests on it.
@@ -66,6 +88,7 @@ where
 
     fn call(&mut self, request: R) -> Self::Future {
         self.count.0.fetch_add(1, Ordering::SeqCst);
+        let _ = OPENED_HERE.try_with(|n| n.set(n.get() + 1));
         self.inner.call(request)
     }
 }
@@ -73,7 +96,8 @@ where
 /// Whether `error` means the server closed the connection before sending any part of a
 /// response: hyper's incomplete message (closed after the request was written), a
 /// cancelled send (closed before), or a reset or broken pipe while writing. A refused or
-/// timed-out connection is not this: that server cannot be reached.
+/// timed-out connection is not this: that server cannot be reached. (Whether it was a
+/// stale pooled connection also takes [`STALE_WITHIN`] and no connection of its own.)
 pub fn closed_before_response(error: &reqwest::Error) -> bool {
     if error.is_connect() || error.is_timeout() || error.is_builder() || error.is_redirect() {
         return false;
@@ -91,7 +115,6 @@ pub fn closed_before_response(error: &reqwest::Error) -> bool {
                 std::io::ErrorKind::ConnectionReset
                     | std::io::ErrorKind::ConnectionAborted
                     | std::io::ErrorKind::BrokenPipe
-                    | std::io::ErrorKind::UnexpectedEof
             )
         {
             return true;
@@ -132,5 +155,17 @@ mod tests {
         assert_eq!(service.call(1).into_inner(), Ok(1));
         assert_eq!(clone.call(2).into_inner(), Ok(2));
         assert_eq!(count.opened(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_request_counts_only_the_connections_it_opened() {
+        let count = ConnectionCount::default();
+        let mut elsewhere = count.layer(Echo);
+        let mut here = count.layer(Echo);
+        let ((), none) = count_opened(async {}).await;
+        assert_eq!(none, 0);
+        assert_eq!(elsewhere.call(1).into_inner(), Ok(1));
+        let (_, mine) = count_opened(async move { here.call(2).into_inner() }).await;
+        assert_eq!((mine, count.opened()), (1, 2));
     }
 }

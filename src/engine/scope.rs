@@ -135,19 +135,7 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
     if let Some(supervisor) = &ctx.supervisor {
         tools.extend(supervisor.tools().into_iter().map(Tool::Agent));
     }
-    // Memory tools need a workspace: creating `workspace/` (or `.memory edit`) opts in.
-    if !state.memory.dir().is_dir() {
-        tools.retain(|t| !matches!(t, Tool::Memory(_)));
-    }
-    // Off the record, only tools that read.
-    if ctx.otr.get() {
-        tools.retain(|t| match t {
-            Tool::Builtin(b) => b.effect == crate::tool::Effect::Read,
-            Tool::Script(_) | Tool::Mcp(_) => false,
-            Tool::Memory(m) => m.reads_only(),
-            _ => true,
-        });
-    }
+    tools.retain(|t| usable_here(state, ctx, t));
     // Skills, read on demand (an agent keeps to its own tools).
     if ctx.agent.is_none() && ctx.function_calling_support {
         let (skills, notes) =
@@ -237,6 +225,24 @@ pub async fn prepare(
         }
     }
     Ok(tools)
+}
+
+/// Whether `tool` may run in this conversation whatever was enabled: memory tools need a
+/// workspace (creating `workspace/`, or `.memory edit`, opts in), and off the record only
+/// tools that read run.
+pub(super) fn usable_here(state: &AppState, ctx: &RequestContext, tool: &Tool) -> bool {
+    if matches!(tool, Tool::Memory(_)) && !state.memory.dir().is_dir() {
+        return false;
+    }
+    if !ctx.otr.get() {
+        return true;
+    }
+    match tool {
+        Tool::Builtin(b) => b.effect == crate::tool::Effect::Read,
+        Tool::Script(_) | Tool::Mcp(_) => false,
+        Tool::Memory(m) => m.reads_only(),
+        _ => true,
+    }
 }
 
 #[cfg(test)]

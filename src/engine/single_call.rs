@@ -32,6 +32,7 @@ impl Engine {
         // by `visible_tools` still runs here (its wrapper, a script calling the wrapper).
         if !toolbox.tools.iter().any(|t| t.name() == name)
             && let Some(hidden) = crate::tool::hidden_builtin(&self.state.config, name)
+            && super::scope::usable_here(&self.state, ctx, &hidden)
         {
             toolbox.tools.push(hidden);
         }

@@ -18,8 +18,6 @@
 //! (marked `interrupted` when cancelled), hands it to the sink for `turn_aborted`, and
 //! returns the error.
 
-use std::time::Instant;
-
 use futures_util::StreamExt;
 
 use super::emitter::Sink;
@@ -958,7 +956,7 @@ async fn call_model(
             None => {
                 estimate_missing_usage(ctx, request, emitter, out);
                 if let Some(times) = out.times {
-                    speed.add(times, Instant::now(), out.usage.output_tokens);
+                    speed.add(times, out.usage.output_tokens);
                 }
                 return Ok(());
             }

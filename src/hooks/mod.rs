@@ -211,8 +211,9 @@ impl Hooks for Chain {
     }
 }
 
-/// What `PreToolUse` hooks' JSON outputs decided: the first decision given, and the last
-/// `updatedInput`. Each output comes with its hook as messages name it (`the PreToolUse
+/// What `PreToolUse` hooks' JSON outputs decided: the strictest decision given (a deny
+/// from any of them wins over an ask, an ask over an allow — as Claude Code ranks them),
+/// and the last `updatedInput`. Each output comes with its hook as messages name it (`the PreToolUse
 /// hook `./guard.sh``). An output loki cannot read as its hook meant it — an
 /// `updatedInput` that is not an object, a `permissionDecision` that is none of `allow`,
 /// `deny`, `ask` — refuses the call: running the model's input instead would quietly undo
@@ -246,9 +247,6 @@ pub fn decision_of(outputs: &[(String, Value)]) -> Before {
                 );
             }
         };
-        if before.decision.is_some() {
-            continue;
-        }
         let reason = specific["permissionDecisionReason"]
             .as_str()
             .or(output["reason"].as_str())
@@ -261,15 +259,29 @@ pub fn decision_of(outputs: &[(String, Value)]) -> Before {
                 None => format!("blocked by {hook}"),
             })
         };
-        before.decision = match (decision, output["decision"].as_str()) {
+        let said = match (decision, output["decision"].as_str()) {
             (Some("deny"), _) | (_, Some("block")) => Some(deny()),
             (Some("allow"), _) | (_, Some("approve")) => Some(Verdict::Allow),
             (Some("ask"), _) => Some(Verdict::Ask),
             _ if output["continue"] == json!(false) => Some(deny()),
             _ => None,
         };
+        if strictness(said.as_ref()) > strictness(before.decision.as_ref()) {
+            before.decision = said;
+        }
     }
     before
+}
+
+/// How strict a hook's decision is: none < allow < ask < deny (the first deny's message
+/// is kept).
+fn strictness(verdict: Option<&Verdict>) -> u8 {
+    match verdict {
+        None => 0,
+        Some(Verdict::Allow) => 1,
+        Some(Verdict::Ask) => 2,
+        Some(Verdict::Deny(_)) => 3,
+    }
 }
 
 /// A refusal for a hook output that does not say what loki can act on.
@@ -384,5 +396,23 @@ mod tests {
             }
             assert_eq!(before.args, None, "{output}");
         }
+    }
+
+    #[test]
+    fn the_strictest_decision_of_several_hooks_wins() {
+        let said = |d: &str| json!({"hookSpecificOutput": {"permissionDecision": d}});
+        let of = |decisions: &[&str]| {
+            let outputs: Vec<(String, Value)> = decisions
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (format!("the hook `{i}`"), said(d)))
+                .collect();
+            decision_of(&outputs).decision
+        };
+        assert!(matches!(of(&["allow", "deny"]), Some(Verdict::Deny(m)) if m.contains("`1`")));
+        assert!(matches!(of(&["deny", "allow"]), Some(Verdict::Deny(m)) if m.contains("`0`")));
+        assert_eq!(of(&["allow", "ask"]), Some(Verdict::Ask));
+        assert_eq!(of(&["ask", "allow"]), Some(Verdict::Ask));
+        assert_eq!(of(&["allow", "allow"]), Some(Verdict::Allow));
     }
 }

@@ -43,7 +43,7 @@ pub async fn next_line(input: &mut (impl AsyncBufRead + Unpin)) -> std::io::Resu
     tracing::warn!("an MCP request of {bytes} bytes is over {MAX_LINE}; answered with an error");
     line.truncate(HEAD);
     Ok(Some(Line::TooLong {
-        id: id_in(&String::from_utf8_lossy(&line)),
+        id: crate::term::stdin_lines::key_in(&String::from_utf8_lossy(&line), "id", 1),
         bytes,
     }))
 }
@@ -77,88 +77,9 @@ async fn skip_line(input: &mut (impl AsyncBufRead + Unpin)) -> std::io::Result<u
     }
 }
 
-/// The JSON-RPC id at the top level of a request's beginning (a number or a string):
-/// a scan that follows nesting and strings, so an `"id"` inside `params` is not taken
-/// for it.
-fn id_in(text: &str) -> Option<Value> {
-    let bytes = text.as_bytes();
-    let mut depth = 0usize;
-    let mut at = 0;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.checked_sub(1)?,
-            b'"' => {
-                let end = string_end(bytes, at)?;
-                let after = skip_space(bytes, end + 1);
-                if depth == 1 && &bytes[at + 1..end] == b"id" && bytes.get(after) == Some(&b':') {
-                    return value_at(text, skip_space(bytes, after + 1));
-                }
-                at = end;
-            }
-            _ => {}
-        }
-        at += 1;
-    }
-    None
-}
-
-/// The index of the quote closing the string that opens at `start`.
-fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
-    let mut at = start + 1;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'\\' => at += 2,
-            b'"' => return Some(at),
-            _ => at += 1,
-        }
-    }
-    None
-}
-
-fn skip_space(bytes: &[u8], mut at: usize) -> usize {
-    while bytes.get(at).is_some_and(u8::is_ascii_whitespace) {
-        at += 1;
-    }
-    at
-}
-
-/// The number or string at `at` (an id of another kind is no id).
-fn value_at(text: &str, at: usize) -> Option<Value> {
-    let bytes = text.as_bytes();
-    let end = match bytes.get(at)? {
-        b'"' => string_end(bytes, at)? + 1,
-        b'-' | b'0'..=b'9' => {
-            at + 1
-                + bytes[at + 1..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_digit())
-                    .count()
-        }
-        _ => return None,
-    };
-    serde_json::from_str(text.get(at..end)?).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_id_is_found_at_the_start_of_a_request() {
-        let head = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"t":"aaaa"#;
-        assert_eq!(id_in(head), Some(Value::from(7)));
-        let head = r#"{"id":"req-1","jsonrpc":"2.0","method":"x"#;
-        assert_eq!(id_in(head), Some(Value::from("req-1")));
-        assert_eq!(
-            id_in(r#"{"jsonrpc":"2.0","method":"notifications/x","params":{"a"#),
-            None
-        );
-        // An "id" inside the params, or as a value, is not the request's.
-        let head = r#"{"method":"id","params":{"id":5,"s":"\"id\":6"},"id" : "r\"7","x":"aaa"#;
-        assert_eq!(id_in(head), Some(Value::from("r\"7")));
-        assert_eq!(id_in(r#"{"method":"x","params":{"id":5,"t":"aaaa"#), None);
-    }
 
     #[tokio::test]
     async fn lines_under_the_limit_pass_and_an_oversized_one_is_measured_and_skipped() {

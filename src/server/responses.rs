@@ -463,6 +463,11 @@ impl Streamed {
     }
 
     fn close_text(&mut self) -> String {
+        self.close_text_as("completed")
+    }
+
+    /// Ends the message item with `status` (`incomplete` for an answer cut off).
+    fn close_text_as(&mut self, status: &str) -> String {
         if !self.text_open {
             return String::new();
         }
@@ -478,7 +483,7 @@ impl Streamed {
             "part": {"type": "output_text", "text": text, "annotations": []}});
         out.push_str(&self.event(part));
         let message = json!({"type": "response.output_item.done", "output_index": 0,
-            "item": {"type": "message", "id": item, "status": "completed", "role": "assistant",
+            "item": {"type": "message", "id": item, "status": status, "role": "assistant",
                      "content": [{"type": "output_text", "text": text, "annotations": []}]}});
         out.push_str(&self.event(message));
         out
@@ -518,14 +523,15 @@ impl Streamed {
             return String::new();
         }
         self.done = true;
-        let mut out = self.close_text();
+        // A cut-off answer ends with `response.incomplete`, not `response.completed`,
+        // and its message item says so too.
+        let ending = Ending::of(self.finish_reason.as_deref());
+        let mut out = self.close_text_as(ending.status());
         let mut messages = std::mem::take(&mut self.sent);
         messages.extend(answer_messages(&self.text, &self.calls));
         self.server
             .responses
             .keep(self.id.clone(), self.owner.clone(), messages);
-        // A cut-off answer ends with `response.incomplete`, not `response.completed`.
-        let ending = Ending::of(self.finish_reason.as_deref());
         let name = match ending {
             Ending::Completed => "response.completed",
             Ending::Incomplete(_) => "response.incomplete",

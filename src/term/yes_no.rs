@@ -119,7 +119,10 @@ fn read_reply(
                 if byte_within(FOLLOW_ON)? {
                     let word: &[u8] = if yes { b"yes" } else { b"no" };
                     let mut typed = vec![byte];
-                    loop {
+                    // Each further key must follow at typing speed too: `no` typed
+                    // without Enter answers after the pause, not at the next key.
+                    let mut more = true;
+                    while more {
                         let next = read_byte()?;
                         if next == b'\r' || next == b'\n' {
                             break;
@@ -132,6 +135,7 @@ fn read_reply(
                             leftover.extend_from_slice(&typed[1..]);
                             break;
                         }
+                        more = byte_within(FOLLOW_ON)?;
                     }
                 }
                 return Ok(if yes { Reply::Yes } else { Reply::No });

@@ -340,7 +340,6 @@ pub fn enabled_tools(
     tools
 }
 
-/// `fs_cat.sh` → `fs_cat` (Loki lists tools by file name).
 /// The tool loki has built in under `name`, when the configuration has it but
 /// `visible_tools` hides it from models. `visible_tools` decides what models are offered;
 /// a person who names the tool (`--run-tool`, so its `functions/bin/` wrapper, also when a
@@ -370,6 +369,7 @@ pub fn hidden_builtin(config: &AppConfig, name: &str) -> Option<Tool> {
     lsp.or(memory)
 }
 
+/// `fs_cat.sh` → `fs_cat` (Loki lists tools by file name).
 fn tool_stem(name: &str) -> &str {
     name.rsplit_once('.')
         .filter(|(_, ext)| matches!(*ext, "sh" | "py" | "ts" | "js"))

@@ -168,7 +168,17 @@ fn apply(tool: TodoTool, args: &Value, list: &Mutex<TodoList>) -> Value {
             if task.is_empty() {
                 return json!({"error": "task description is required"});
             }
-            let id = list.items.iter().map(|i| i.id).max().unwrap_or(0) + 1;
+            // Ids come from a session file too: the largest possible one is not followed.
+            let Some(id) = list
+                .items
+                .iter()
+                .map(|i| i.id)
+                .max()
+                .unwrap_or(0)
+                .checked_add(1)
+            else {
+                return json!({"error": "the todo list has no free id left; start a new one"});
+            };
             list.items.push(Item {
                 id,
                 desc: task.to_string(),

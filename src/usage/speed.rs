@@ -1,10 +1,10 @@
 //! How fast a model answered a turn: time to first token and output tokens per second.
 //!
 //! Each model call is timed from sending the request (retries included) to the first
-//! piece of answer (text, reasoning or a tool call), then to the end of the stream. A
-//! turn's [`Speed`] is its first call's time to first token, and its output tokens over
-//! the time spent generating them (each call from its first token to its end) — tool
-//! runs and waiting for the first token do not count as generating.
+//! piece of answer (text, reasoning or a tool call), then to the last. A turn's
+//! [`Speed`] is its first call's time to first token, and its output tokens over the
+//! time spent generating them (each call from its first piece to its last) — tool runs,
+//! waiting for the first token and rendering after the last do not count.
 //!
 //! The engine measures with [`CallTimes`] and [`SpeedMeter`]; front ends show the
 //! result (`.info`, the JSON `result`, the server's logs and metrics).
@@ -32,6 +32,8 @@ pub struct CallTimes {
     pub sent: Instant,
     /// The first answer token arrived.
     pub first_token: Option<Instant>,
+    /// The last answer token so far arrived.
+    pub last_token: Option<Instant>,
 }
 
 impl CallTimes {
@@ -40,18 +42,21 @@ impl CallTimes {
         Self {
             sent: Instant::now(),
             first_token: None,
+            last_token: None,
         }
     }
 
-    /// Notes that a piece of answer arrived (only the first counts).
+    /// Notes that a piece of answer arrived.
     pub fn token(&mut self) {
-        self.first_token.get_or_insert_with(Instant::now);
+        let now = Instant::now();
+        self.first_token.get_or_insert(now);
+        self.last_token = Some(now);
     }
 }
 
-/// Shortest generation time a rate is computed over: below it, the tokens arrived in one
-/// read and a rate would be noise.
-const MIN_GENERATION: Duration = Duration::from_millis(1);
+/// Shortest generation time a rate is computed over: below it the answer arrived in one
+/// piece (not streamed, or a short answer in one read) and a rate would be noise.
+const MIN_GENERATION: Duration = Duration::from_millis(50);
 
 /// Sums the calls of one turn into its [`Speed`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -62,15 +67,15 @@ pub struct SpeedMeter {
 }
 
 impl SpeedMeter {
-    /// Adds a call that ended at `ended` with `output_tokens`. A call that produced no
-    /// token adds nothing.
-    pub fn add(&mut self, call: CallTimes, ended: Instant, output_tokens: u64) {
-        let Some(first) = call.first_token else {
+    /// Adds a finished call that produced `output_tokens`. A call that produced no token
+    /// adds nothing.
+    pub fn add(&mut self, call: CallTimes, output_tokens: u64) {
+        let (Some(first), Some(last)) = (call.first_token, call.last_token) else {
             return;
         };
         self.first_token
             .get_or_insert_with(|| first.saturating_duration_since(call.sent));
-        self.generating += ended.saturating_duration_since(first);
+        self.generating += last.saturating_duration_since(first);
         self.output_tokens += output_tokens;
     }
 
@@ -101,8 +106,8 @@ mod tests {
             CallTimes {
                 sent: t0,
                 first_token: Some(at(200)),
+                last_token: Some(at(700)),
             },
-            at(700),
             20,
         );
         // A tool round later: 30 tokens in 500 ms; its wait does not count.
@@ -110,8 +115,8 @@ mod tests {
             CallTimes {
                 sent: at(1000),
                 first_token: Some(at(1900)),
+                last_token: Some(at(2400)),
             },
-            at(2400),
             30,
         );
         // A call that never answered adds nothing.
@@ -119,8 +124,8 @@ mod tests {
             CallTimes {
                 sent: at(3000),
                 first_token: None,
+                last_token: None,
             },
-            at(3100),
             0,
         );
         let speed = meter.speed().unwrap();
@@ -138,8 +143,8 @@ mod tests {
             CallTimes {
                 sent: t0,
                 first_token: Some(first),
+                last_token: Some(first),
             },
-            first,
             40,
         );
         assert_eq!(

@@ -9,14 +9,14 @@ use crate::common::fake_llm::{Recorded, Reply, openai};
 use crate::common::pty::Pty;
 use crate::common::{TestEnv, stderr, stdout};
 
-fn env_with_tools() -> TestEnv {
+pub(super) fn env_with_tools() -> TestEnv {
     let env = TestEnv::new();
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
     env.write_config(&format!("enabled_tools: fs_write,fs_edit,fs_rm\n{cfg}"));
     env
 }
 
-fn last_user(body: &Value) -> String {
+pub(super) fn last_user(body: &Value) -> String {
     body["messages"]
         .as_array()
         .into_iter()
@@ -39,7 +39,7 @@ fn call(calls: &[(&str, &str, Value)]) -> Reply {
     openai::tool_call_stream(&borrowed)
 }
 
-fn route(request: &Recorded) -> Reply {
+pub(super) fn route(request: &Recorded) -> Reply {
     let body = request.json();
     if body["messages"]
         .as_array()

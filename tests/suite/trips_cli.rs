@@ -7,59 +7,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+use super::checkpoints::{env_with_tools, route};
 use crate::common::fake_llm::{Recorded, Reply, openai};
 use crate::common::{LOKI, TestEnv, stderr, stdout};
-
-fn env_with_tools() -> TestEnv {
-    let env = TestEnv::new();
-    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
-    env.write_config(&format!("enabled_tools: fs_write,fs_edit,fs_rm\n{cfg}"));
-    env
-}
-
-fn last_user(body: &Value) -> String {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .rfind(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
-
-/// `create a` writes a.txt; `change a and add b` edits a.txt and writes b.txt; a tool
-/// result is answered `done`; anything else `nothing to do`.
-fn route(request: &Recorded) -> Reply {
-    let body = request.json();
-    if body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .is_some_and(|m| m["role"] == "tool")
-    {
-        return openai::text_stream(&["done"]);
-    }
-    let last = last_user(&body);
-    let write = |id: &str, path: &str, contents: &str| {
-        (
-            id.to_string(),
-            "fs_write".to_string(),
-            json!({"path": path, "contents": contents}).to_string(),
-        )
-    };
-    let calls: Vec<(String, String, String)> = if last.contains("create a") {
-        vec![write("c1", "a.txt", "v1\n")]
-    } else if last.contains("change a and add b") {
-        vec![write("c2", "a.txt", "v2\n"), write("c3", "b.txt", "new\n")]
-    } else {
-        return openai::text_stream(&["nothing to do"]);
-    };
-    let borrowed: Vec<(&str, &str, &str)> = calls
-        .iter()
-        .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
-        .collect();
-    openai::tool_call_stream(&borrowed)
-}
 
 /// Every text the model was sent, in every request.
 fn sent_texts(env: &TestEnv) -> String {

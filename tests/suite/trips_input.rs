@@ -166,8 +166,8 @@ fn prepend_config(env: &TestEnv, extra: &str) {
 }
 
 /// Item 1: a 17 MiB request to `--acp` is not read into memory and acted on: it is
-/// answered with an `Invalid Request` error (id null), and the request after it is still
-/// answered.
+/// answered with an `Invalid Request` error under its id (found at the line's start), and
+/// the request after it is still answered.
 #[test]
 fn acp_answers_an_over_long_line_with_an_error_and_goes_on() {
     let env = TestEnv::new();
@@ -175,7 +175,7 @@ fn acp_answers_an_over_long_line_with_an_error_and_goes_on() {
     let request = json!({"jsonrpc": "2.0", "id": 99, "method": "initialize", "params": {}});
     acp.send(&huge(request, "params"));
     let skipped = acp.reply();
-    assert_eq!(skipped["id"], Value::Null, "{skipped}");
+    assert_eq!(skipped["id"], 99, "{skipped}");
     assert_eq!(skipped["error"]["code"], -32600, "{skipped}");
     let message = skipped["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("max_input_size"), "{skipped}");
@@ -304,9 +304,13 @@ fn acp_a_linked_file_outside_the_working_tree_is_refused() {
     std::fs::create_dir_all(&shared).unwrap();
     std::fs::write(shared.join("guide.md"), "SHARED GUIDE\n").unwrap();
     env.write("notes.md", "INSIDE NOTES\n");
+    env.write(".env", "TOPSECRET=inside the tree, denied by a rule\n");
     prepend_config(
         &env,
-        &format!("additional_directories: ['{}']", shared.display()),
+        &format!(
+            "additional_directories: ['{}']\npermissions:\n  deny: [\"Read(.env)\"]",
+            shared.display()
+        ),
     );
     let mut acp = Acp::start(&env);
     let session = acp.new_session(&env.work_dir());
@@ -331,6 +335,14 @@ fn acp_a_linked_file_outside_the_working_tree_is_refused() {
         let message = refused["error"]["message"].as_str().unwrap_or_default();
         assert!(message.contains("outside"), "{uri}: {refused}");
     }
+    let denied = acp.call(
+        15,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": link(format!("file://{}", env.work_dir().join(".env").display()))}),
+    );
+    assert_eq!(denied["error"]["code"], -32602, "{denied}");
+    let message = denied["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Read(.env)"), "{denied}");
     assert!(
         env.server.requests().is_empty(),
         "nothing went to the model"

@@ -195,6 +195,9 @@ fn a_responses_answer_cut_at_the_limit_is_incomplete_and_cached_tokens_pass_thro
         "{}",
         streamed.body
     );
+    let item = event_data(&streamed.body, "response.output_item.done")
+        .unwrap_or_else(|| panic!("no response.output_item.done in {}", streamed.body));
+    assert_eq!(item["item"]["status"], "incomplete", "{item}");
     let last = event_data(&streamed.body, "response.incomplete")
         .unwrap_or_else(|| panic!("no response.incomplete in {}", streamed.body));
     assert_eq!(last["response"]["status"], "incomplete");
@@ -310,15 +313,16 @@ fn a_one_shot_cut_off_warning_suggests_what_works_there() {
 
 // ----- item 5: time to first token and tokens per second -----
 
-/// 30 output tokens: the first text 200 ms after the request, the stream's end about
-/// 500 ms later (one frame every 100 ms).
+/// 30 output tokens: the first text 200 ms after the request, the last 200 ms after the
+/// first (one frame every 100 ms).
 fn paced_answer() -> Reply {
     openai::text_stream_with_usage(&["one", " two", " three"], 10, 30)
         .frame_delay(Duration::from_millis(100))
 }
 
 /// Checks a `speed` object: the first token came after the two frames before it, and
-/// the rate is 30 tokens over roughly half a second of generation.
+/// the rate is 30 tokens over the 200 ms from the first text to the last (slower when
+/// the machine is busy; never the end of the stream's rendering).
 fn check_speed(speed: &serde_json::Value) {
     let first = speed["time_to_first_token_ms"]
         .as_u64()
@@ -327,7 +331,7 @@ fn check_speed(speed: &serde_json::Value) {
     let rate = speed["output_tokens_per_second"]
         .as_f64()
         .unwrap_or_else(|| panic!("no output_tokens_per_second in {speed}"));
-    assert!(rate > 5.0 && rate < 120.0, "{speed}");
+    assert!(rate > 5.0 && rate < 400.0, "{speed}");
 }
 
 #[test]
@@ -396,5 +400,5 @@ fn the_server_logs_and_counts_time_to_first_token_and_tokens_per_second() {
     assert!((0.15..5.0).contains(&first), "{metrics}");
     assert_eq!(value("loki_output_tokens_per_second_count"), 1.0);
     let rate = value("loki_output_tokens_per_second_sum");
-    assert!(rate > 5.0 && rate < 120.0, "{metrics}");
+    assert!(rate > 5.0 && rate < 400.0, "{metrics}");
 }
