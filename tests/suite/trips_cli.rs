@@ -5,10 +5,10 @@
 
 use std::process::{Command, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::checkpoints::{env_with_tools, route};
-use crate::common::fake_llm::{Recorded, Reply, openai};
+use crate::common::fake_llm::{Recorded, openai};
 use crate::common::{LOKI, TestEnv, stderr, stdout};
 
 /// Every text the model was sent, in every request.
