@@ -12,6 +12,9 @@
 //!   silent for `instance_timeout_seconds` are marked failed, with their partial answer,
 //!   and their streams ended with an `error` then `done`.
 //!
+//! Responses API exchanges are kept in `loki_responses` for `previous_response_id` sent
+//! to any instance.
+//!
 //! One channel (`loki_runs`) carries every notification: `e:<run>` (new events) and
 //! `s:<run>` (an answer or a cancel for the run's instance).
 
@@ -49,6 +52,12 @@ CREATE TABLE IF NOT EXISTS loki_run_events (
     name text NOT NULL,
     data text NOT NULL,
     PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS loki_responses (
+    id text PRIMARY KEY,
+    owner text NOT NULL,
+    messages text NOT NULL,
+    created_at bigint NOT NULL
 );
 CREATE TABLE IF NOT EXISTS loki_run_waits (
     run_id text NOT NULL,
@@ -393,6 +402,40 @@ impl Cluster {
         Ok(())
     }
 
+    /// Keeps a Responses API exchange (the chat messages up to its answer, as JSON) for
+    /// a `previous_response_id` sent to any instance, for as long as ended runs are kept.
+    pub async fn keep_response(
+        &self,
+        id: &str,
+        owner: &str,
+        messages: &str,
+    ) -> Result<(), ClusterError> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "INSERT INTO loki_responses (id, owner, messages, created_at)
+                 VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                &[&id, &owner, &messages, &now_ms()],
+            )
+            .await
+            .map_err(|e| db(&e))?;
+        Ok(())
+    }
+
+    /// The messages of response `id` as kept by [`Self::keep_response`], if `owner`
+    /// made it.
+    pub async fn response(&self, id: &str, owner: &str) -> Result<Option<String>, ClusterError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT messages FROM loki_responses WHERE id = $1 AND owner = $2",
+                &[&id, &owner],
+            )
+            .await
+            .map_err(|e| db(&e))?;
+        Ok(row.map(|row| row.get(0)))
+    }
+
     /// The run `id`, when the database knows it.
     pub async fn run(&self, id: &str) -> Result<Option<RunRow>, ClusterError> {
         let client = self.client().await?;
@@ -636,7 +679,8 @@ impl Cluster {
                 "DELETE FROM loki_run_events WHERE run_id IN (
                      SELECT id FROM loki_runs WHERE ended_at < {forget_before});
                  DELETE FROM loki_runs WHERE ended_at < {forget_before};
-                 DELETE FROM loki_instances WHERE seen_at < {forget_before};"
+                 DELETE FROM loki_instances WHERE seen_at < {forget_before};
+                 DELETE FROM loki_responses WHERE created_at < {forget_before};"
             ))
             .await
             .map_err(|e| db(&e))?;

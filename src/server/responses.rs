@@ -53,6 +53,46 @@ impl Kept {
     }
 }
 
+/// Keeps an exchange for `previous_response_id`: in this instance's memory, and with a
+/// cluster in the database too, so a follow-up sent to another instance finds it. The
+/// returned future is the database write; the answer's last event waits for it.
+fn keep(
+    server: &std::sync::Arc<super::Server>,
+    id: String,
+    owner: String,
+    messages: Vec<Value>,
+) -> futures_util::future::BoxFuture<'static, ()> {
+    let cluster = server.cluster.clone();
+    let shared = cluster
+        .as_ref()
+        .map(|_| Value::Array(messages.clone()).to_string());
+    server.responses.keep(id.clone(), owner.clone(), messages);
+    Box::pin(async move {
+        if let (Some(cluster), Some(shared)) = (cluster, shared)
+            && let Err(e) = cluster.keep_response(&id, &owner, &shared).await
+        {
+            tracing::warn!(response = %id, "response not kept for other instances: {e}");
+        }
+    })
+}
+
+/// The messages of response `id` for `owner`: from this instance's memory, else (with a
+/// cluster) from the database.
+async fn earlier(server: &super::Server, id: &str, owner: &str) -> Option<Vec<Value>> {
+    if let Some(messages) = server.responses.messages(id, owner) {
+        return Some(messages);
+    }
+    let cluster = server.cluster.as_ref()?;
+    match cluster.response(id, owner).await {
+        Ok(Some(text)) => serde_json::from_str(&text).ok(),
+        Ok(None) => None,
+        Err(e) => {
+            tracing::warn!(response = %id, "cannot look the response up: {e}");
+            None
+        }
+    }
+}
+
 /// A Responses request as a chat completions request, and the messages it sends (kept
 /// with the answer for the next `previous_response_id`).
 pub(super) fn as_chat(body: &Value, earlier: Vec<Value>) -> Result<(Value, Vec<Value>), String> {
@@ -290,8 +330,15 @@ pub(super) fn rewrite(answer: Response, stream: bool, keeping: Keeping<'_>) -> R
     } = keeping;
     let body = if stream {
         let mut state = Streamed::new(id, model, created, sent, owner, server);
-        let events = futures_util::StreamExt::map(body.into_data_stream(), move |chunk| {
-            chunk.map(|bytes| bytes::Bytes::from(state.rewrite(&bytes)))
+        let events = futures_util::StreamExt::then(body.into_data_stream(), move |chunk| {
+            let out = chunk.map(|bytes| bytes::Bytes::from(state.rewrite(&bytes)));
+            let keeping = state.keeping.take();
+            async move {
+                if let Some(keeping) = keeping {
+                    keeping.await;
+                }
+                out
+            }
         });
         Body::from_stream(events)
     } else {
@@ -308,7 +355,7 @@ pub(super) fn rewrite(answer: Response, stream: bool, keeping: Keeping<'_>) -> R
                 .unwrap_or_default();
             let mut messages = sent;
             messages.extend(answer_messages(text, &calls));
-            server.responses.keep(id.clone(), owner, messages);
+            keep(&server, id.clone(), owner, messages).await;
             let ending = Ending::of(chat["choices"][0]["finish_reason"].as_str());
             let output = output_items(&id, text, &calls, ending);
             let object = response_object(
@@ -342,6 +389,8 @@ struct Streamed {
     /// The chat completion's `finish_reason`, once sent.
     finish_reason: Option<String>,
     done: bool,
+    /// The exchange being kept for other instances: the last event waits for it.
+    keeping: Option<futures_util::future::BoxFuture<'static, ()>>,
 }
 
 impl Streamed {
@@ -367,6 +416,7 @@ impl Streamed {
             usage: Value::Null,
             finish_reason: None,
             done: false,
+            keeping: None,
         }
     }
 
@@ -529,9 +579,12 @@ impl Streamed {
         let mut out = self.close_text_as(ending.status());
         let mut messages = std::mem::take(&mut self.sent);
         messages.extend(answer_messages(&self.text, &self.calls));
-        self.server
-            .responses
-            .keep(self.id.clone(), self.owner.clone(), messages);
+        self.keeping = Some(keep(
+            &self.server,
+            self.id.clone(),
+            self.owner.clone(),
+            messages,
+        ));
         let name = match ending {
             Ending::Completed => "response.completed",
             Ending::Incomplete(_) => "response.incomplete",
@@ -555,13 +608,13 @@ pub(super) async fn create(
     };
     let earlier = match body["previous_response_id"].as_str() {
         None => Vec::new(),
-        Some(previous) => match server.responses.messages(previous, &info.caller.subject) {
+        Some(previous) => match earlier(&server, previous, &info.caller.subject).await {
             Some(messages) => messages,
             None => {
                 return super::reply::ApiError::new(
                     axum::http::StatusCode::NOT_FOUND,
                     "previous_response_not_found",
-                    format!("no response `{previous}` to continue (this server keeps the last {KEPT}, in memory)"),
+                    format!("no response `{previous}` to continue (kept: the last {KEPT} in memory, an hour in a shared session_store)"),
                 )
                 .openai()
                 .into_response();

@@ -206,3 +206,61 @@ fn two_instances_behind_a_round_robin_proxy_share_runs_approvals_cancels_and_str
     assert_eq!(state["partial"], "kept ", "{state}");
     drop(a);
 }
+
+/// A Responses API conversation goes on across instances: `previous_response_id` sent to
+/// the instance that did not answer finds the exchange (kept in the database), whether
+/// the first answer was streamed or not.
+#[test]
+fn previous_response_id_is_found_on_the_other_instance() {
+    let pg = Postgres::start();
+    let env = TestEnv::new();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("session_store: {}\n{config}", pg.url));
+    let api = "api:\n  auth:\n    mode: Disabled";
+    let a = Served::start(&env, api);
+    let b = Served::start(&env, api);
+    let proxy = RoundRobin::start(vec![a.addr.clone(), b.addr.clone()]);
+    for stream in [false, true] {
+        let first_instance = proxy.next(2);
+        let secret = format!("the number is {}", 41 + usize::from(stream));
+        env.server.push(openai::text_stream(&["noted"]));
+        let first = call(
+            &proxy,
+            "POST",
+            "/v1/responses",
+            Some(json!({"model": "fake:gpt-4o-mini", "input": secret, "stream": stream})),
+        );
+        assert_eq!(first.status, 200, "{}", first.body);
+        let id = if stream {
+            let done = first
+                .body
+                .split("\n\n")
+                .find(|e| e.contains("event: response.completed"))
+                .and_then(|e| e.lines().find_map(|l| l.strip_prefix("data: ")))
+                .unwrap_or_else(|| panic!("{}", first.body));
+            serde_json::from_str::<Value>(done).unwrap()["response"]["id"].clone()
+        } else {
+            first.json()["id"].clone()
+        };
+        assert!(id.as_str().is_some_and(|i| i.starts_with("resp_")), "{id}");
+        assert_ne!(
+            proxy.next(2),
+            first_instance,
+            "the follow-up goes elsewhere"
+        );
+        env.server.push(openai::text_stream(&["42"]));
+        let next = call(
+            &proxy,
+            "POST",
+            "/v1/responses",
+            Some(
+                json!({"model": "fake:gpt-4o-mini", "input": "which number?",
+                "previous_response_id": id}),
+            ),
+        );
+        assert_eq!(next.status, 200, "{}", next.body);
+        let sent = env.server.last_request().json().to_string();
+        assert!(sent.contains(&secret), "stream {stream}: {sent}");
+        assert!(sent.contains("noted"), "stream {stream}: {sent}");
+    }
+}
