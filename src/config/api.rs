@@ -204,6 +204,13 @@ impl ApiConfig {
                 ));
             }
         }
+        // Checked at every reload too: tools turned on without a root would run unconfined.
+        if self.tools.enabled && self.tools.root.is_none() {
+            out.push(
+                "`api.tools.enabled` needs `api.tools.root`, the directory tools are confined to"
+                    .into(),
+            );
+        }
         if self.limits.rate_limit_per_minute == Some(0) {
             out.push(
                 "`api.limits.rate_limit_per_minute` is 0 (leave it unset for no limit)".into(),

@@ -145,25 +145,47 @@ pub(super) async fn respond(
         let server = Arc::clone(server);
         tokio::spawn(async move {
             let ran = task.await.map_err(|e| e.to_string());
-            server.end(&tracked, ran).await;
+            server.end(&tracked, &ran).await;
         });
         return response;
     }
+    // Tracked like a streamed run — its status, a cancel and (with several instances) an
+    // approval can reach it from any instance — while its events are also collected for
+    // the one JSON answer.
+    let started = server
+        .track(
+            &key,
+            &info.caller.subject,
+            run.session.clone(),
+            cancel.clone(),
+            caller_namespace(server, &info.caller),
+        )
+        .await;
     let collector = Arc::new(CollectingEmitter::new());
-    let emitter: Arc<dyn Emitter> = Arc::clone(&collector) as _;
-    // The client going away cancels the run (its session is still saved).
+    let emitter: Arc<dyn Emitter> = Arc::new(super::streamed::Both(
+        Arc::clone(&collector) as _,
+        started.emitter,
+    ));
+    // The client going away cancels the run (its session is still saved); the run is
+    // ended for the other instances whatever becomes of this request.
     let guard = cancel.clone().drop_guard();
     let task = server.start(spec, input, emitter, cancel, key);
-    let ran = task.await;
+    let (done, ran) = tokio::sync::oneshot::channel();
+    let ending = Arc::clone(server);
+    tokio::spawn(async move {
+        let ran = task.await.map_err(|e| e.to_string());
+        ending.end(&started.tracked, &ran).await;
+        let _ = done.send(ran);
+    });
+    let ran = ran
+        .await
+        .unwrap_or_else(|_| Err("the run's task ended without a result".to_string()));
     guard.disarm();
     match ran {
         Ok(ran) => result_json(info, &ran, &collector),
-        Err(e) => ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal_error",
-            e.to_string(),
-        )
-        .into_response(),
+        Err(e) => {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", e).into_response()
+        }
     }
 }
 

@@ -114,12 +114,6 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         }
         _ => {}
     }
-    if api.tools.enabled && api.tools.root.is_none() {
-        problems.push(
-            "`api.tools.enabled` needs `api.tools.root`, the directory tools are confined to"
-                .into(),
-        );
-    }
     let (Some(addr), Some(auth), true) = (addr, &api.auth, problems.is_empty()) else {
         return Err(refuse(&problems.join("; ")));
     };

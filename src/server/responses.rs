@@ -3,8 +3,9 @@
 //! as the system message, the `input` items as messages (function calls and their
 //! outputs included), function tools as the client's tools — and the answer, whole or
 //! streamed, is rewritten into a `response` object and its events. `previous_response_id`
-//! continues a conversation this server answered: the exchange of each response is kept
-//! in memory (the last [`KEPT`], each for the subject that made it).
+//! continues a conversation this service answered: the exchange of each response is kept
+//! in memory (the last [`KEPT`], each for the subject that made it) and, with several
+//! instances on one database, in `loki_responses` for the others.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;

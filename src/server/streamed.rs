@@ -148,6 +148,22 @@ impl Asker for RunAsker {
     }
 }
 
+/// Events to two places: a run that is not streamed is tracked (its log) and collected
+/// for its JSON answer.
+pub(super) struct Both(pub Arc<dyn Emitter>, pub Arc<dyn Emitter>);
+
+impl Emitter for Both {
+    fn emit(&self, envelope: Envelope) {
+        self.0.emit(envelope.clone());
+        self.1.emit(envelope);
+    }
+
+    fn flush(&self) {
+        self.0.flush();
+        self.1.flush();
+    }
+}
+
 /// What a streamed run is started with.
 pub(super) struct Stream {
     /// The run.
@@ -161,7 +177,7 @@ pub(super) struct Stream {
 }
 
 impl Server {
-    /// Starts tracking streamed run `id` of `owner` (in `session`), stopped by `cancel`:
+    /// Starts tracking run `id` of `owner` (in `session`), stopped by `cancel`:
     /// known to the other instances when there are any.
     pub(super) async fn track(
         &self,
@@ -271,8 +287,8 @@ impl Server {
 
     /// Ends `tracked` with what `ran` left: its last events (an `error` when it failed,
     /// then `done`, after the session was saved), its status here and in the database.
-    pub(super) async fn end(&self, tracked: &Arc<Tracked>, ran: Result<Ran, String>) {
-        let ended = match &ran {
+    pub(super) async fn end(&self, tracked: &Arc<Tracked>, ran: &Result<Ran, String>) {
+        let ended = match ran {
             Ok(ran) => {
                 for (name, data) in super::run::finish_stream(ran) {
                     tracked.log.push(&name, &data);

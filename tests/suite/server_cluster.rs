@@ -264,3 +264,75 @@ fn previous_response_id_is_found_on_the_other_instance() {
         assert!(sent.contains("noted"), "stream {stream}: {sent}");
     }
 }
+
+/// A run that is not streamed is tracked too: its approval, sent through the proxy to
+/// the other instance, reaches it, and its status is known on both.
+#[test]
+fn an_approval_for_a_run_that_is_not_streamed_reaches_it_from_the_other_instance() {
+    let pg = Postgres::start();
+    let env = TestEnv::new();
+    let root = env.work_dir();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "session_store: {}\nenabled_tools: all\n{config}",
+        pg.url
+    ));
+    let api = format!(
+        "api:\n  auth:\n    mode: Disabled\n  tools:\n    enabled: true\n    root: {}",
+        root.display()
+    );
+    let a = Served::start(&env, &api);
+    let b = Served::start(&env, &api);
+    let proxy = RoundRobin::start(vec![a.addr.clone(), b.addr.clone()]);
+    env.server.push(openai::tool_call_stream(&[(
+        "call_0",
+        "fs_write",
+        &json!({"path": "whole.txt", "contents": "ok"}).to_string(),
+    )]));
+    env.server.push(openai::text_stream(&["written"]));
+    let first = proxy.next(2);
+    let addr = proxy.addr.clone();
+    let waiting = std::thread::spawn(move || {
+        let body = json!({"prompt": "write it"}).to_string();
+        http::request(&addr, "POST", "/v1/completions", None, Some(&body))
+    });
+    // The run has reached its instance (`first`) once the model was asked.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while env.server.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Every try goes to the other instance (a health check takes the run's own turn);
+    // until the call waits, it finds nothing (404).
+    loop {
+        if proxy.next(2) == first {
+            assert_eq!(call(&proxy, "GET", "/healthz/live", None).status, 200);
+        }
+        let approved = call(
+            &proxy,
+            "POST",
+            "/v1/approvals/call_0",
+            Some(json!({"decision": "allow"})),
+        );
+        if approved.status == 200 {
+            break;
+        }
+        assert_eq!(approved.status, 404, "{}", approved.body);
+        assert!(Instant::now() < deadline, "the call never waited");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let answer = waiting.join().unwrap();
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let answer = answer.json();
+    assert_eq!(answer["tool_calls"][0]["ok"], true, "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("whole.txt")).unwrap(),
+        "ok"
+    );
+    let run = answer["request_id"].as_str().unwrap().to_string();
+    for _ in 0..2 {
+        let state = call(&proxy, "GET", &format!("/v1/runs/{run}"), None);
+        assert_eq!(state.status, 200, "{}", state.body);
+        assert_eq!(state.json()["status"], "completed", "{}", state.body);
+    }
+}

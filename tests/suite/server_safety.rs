@@ -766,6 +766,19 @@ fn sighup_reloads_keys_without_dropping_a_running_stream_and_a_bad_edit_keeps_th
         served.call("GET", "/v1/roles", Some(&new.0), None).status,
         200
     );
+    // So is one that turns tools on without the root they are confined to (the check at
+    // start holds for a reload too).
+    env.write_config(&format!(
+        "api:\n  tools:\n    enabled: true\n  auth:\n    mode: StaticKeys\n    keys:\n{}{config}\n",
+        key_entry("old", &old, "[read, write]")
+    ));
+    hangup(served.child.id());
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        served.call("GET", "/v1/roles", Some(&old.0), None).status,
+        401,
+        "a reload turned tools on without a root"
+    );
     assert_eq!(served.get("/healthz/live").status, 200, "still serving");
 }
 
