@@ -323,6 +323,16 @@ impl Mode {
             Self::Bypass => "bypassPermissions",
         }
     }
+
+    /// The same mode as loki's `permission_mode` names it.
+    pub(super) fn loki_name(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::AcceptEdits => "accept-edits",
+            Self::Plan => "plan",
+            Self::Bypass => "yolo",
+        }
+    }
 }
 
 /// The approver of an SDK run (after the `PreToolUse` hooks, see [`SdkHooks`]): the

@@ -35,9 +35,11 @@ pub(super) async fn run_all(
     settings: Settings,
 ) -> u8 {
     let mut spent = 0.0;
+    let mut synced = None;
     while let Some(work) = queue.recv().await {
         match work {
             Work::Prompt(message) => {
+                synced = sync_mode(&mut conversation, &settings, synced).await;
                 spent += turn(&mut conversation, &settings, &message, spent).await;
             }
             Work::SetModel(model) => {
@@ -54,6 +56,30 @@ pub(super) async fn run_all(
         return 1;
     }
     0
+}
+
+/// The SDK's permission mode becomes the conversation's before each turn, so loki's own
+/// rules for it hold too: in `plan`, only loki's read-only tools run unasked (an MCP
+/// tool's `readOnlyHint` is not taken on trust); in `acceptEdits`, loki's file edits run.
+/// A change in the middle of a turn reaches that turn's approvals through the approver.
+/// Until the program names a mode other than `default`, the configured one is left.
+async fn sync_mode(
+    conversation: &mut Conversation,
+    settings: &Settings,
+    synced: Option<Mode>,
+) -> Option<Mode> {
+    let mode = *settings.mode.lock().unwrap_or_else(PoisonError::into_inner);
+    if synced == Some(mode) || (synced.is_none() && mode == Mode::Default) {
+        return synced;
+    }
+    let op = Op::Command(Command::Set {
+        key: "permission_mode".into(),
+        value: mode.loki_name().into(),
+    });
+    if let Err(e) = conversation.submit(op, &Discard).await {
+        tracing::warn!("claude sdk: permission mode {}: {e}", mode.name());
+    }
+    Some(mode)
 }
 
 /// One turn; what it cost.

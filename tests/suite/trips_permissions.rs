@@ -390,6 +390,49 @@ fn sdk_init_lists_the_tools_offered_in_this_run() {
     );
 }
 
+/// The SDK's `plan` mode is loki's plan mode too: an MCP tool that calls itself read-only
+/// (`readOnlyHint`) does not run unasked, whether plan comes with the start or from
+/// `set_permission_mode`; back in `default` it runs.
+#[test]
+fn sdk_plan_mode_does_not_trust_an_mcp_read_only_hint() {
+    let env = mcp_env(
+        json!({"test": {"type": "stdio", "command": server_bin()}}),
+        "enabled_mcp_servers: test\n",
+    );
+    let echo = |env: &TestEnv, id: &str| {
+        env.server.push(openai::tool_call_stream(&[(
+            id,
+            "test_echo",
+            r#"{"text":"hi"}"#,
+        )]));
+        env.server.push(openai::text_stream(&["planned"]));
+    };
+    let mut sdk = Sdk::start(&env, &["--permission-mode", "plan"]);
+    echo(&env, "e1");
+    sdk.prompt("echo hi");
+    let result = tool_result(&env.server.last_request().json());
+    assert!(
+        !result.contains("echo: hi"),
+        "it ran in plan mode: {result}"
+    );
+    sdk.send(&json!({"type": "control_request", "request_id": "p1", "request": {"subtype": "set_permission_mode", "mode": "default"}}));
+    assert_eq!(sdk.next()["response"]["subtype"], "success");
+    echo(&env, "e2");
+    sdk.prompt("echo hi");
+    let result = tool_result(&env.server.last_request().json());
+    assert!(result.contains("echo: hi"), "{result}");
+    sdk.send(&json!({"type": "control_request", "request_id": "p2", "request": {"subtype": "set_permission_mode", "mode": "plan"}}));
+    assert_eq!(sdk.next()["response"]["subtype"], "success");
+    echo(&env, "e3");
+    sdk.prompt("echo hi");
+    let result = tool_result(&env.server.last_request().json());
+    assert!(
+        !result.contains("echo: hi"),
+        "it ran in plan mode: {result}"
+    );
+    sdk.finish();
+}
+
 /// Todo items written in one run come back when the session is resumed: the model's
 /// `todo__list` in the second run sees them.
 #[test]
