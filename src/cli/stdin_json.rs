@@ -245,23 +245,15 @@ impl crate::tool::ask::Asker for StreamJsonAsker {
         question: &'a crate::tool::ask::Question,
     ) -> futures_util::future::BoxFuture<'a, crate::tool::ask::Answer> {
         use crate::engine::event::{Event, QuestionAnswered, QuestionAsked};
-        use crate::tool::ask::{Answer, Question};
+        use crate::tool::ask::Answer;
         Box::pin(async move {
             let (id, reply) = self.board.open(from, question);
-            let (kind, options) = match question {
-                Question::Text { .. } => ("text", Vec::new()),
-                Question::Confirm { .. } => ("confirm", Vec::new()),
-                Question::Select { options, .. } => ("select", options.clone()),
-                Question::MultiSelect { options, .. } => ("multi_select", options.clone()),
-            };
-            self.emit(Event::QuestionAsked(QuestionAsked {
-                question_id: id.clone(),
-                from: from.to_string(),
-                kind,
-                prompt: question.prompt().to_string(),
-                options,
-                timeout_secs: 0,
-            }));
+            self.emit(Event::QuestionAsked(QuestionAsked::new(
+                id.clone(),
+                from,
+                question,
+                0,
+            )));
             let (answer, outcome) = match reply.await {
                 Ok(answer) => (answer, "answered"),
                 Err(_) => (

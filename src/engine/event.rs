@@ -179,6 +179,33 @@ pub struct QuestionAsked {
     pub timeout_secs: u64,
 }
 
+impl QuestionAsked {
+    /// `question` of `from`, to be answered by `question_id` within `timeout_secs` (0: no
+    /// limit).
+    pub fn new(
+        question_id: String,
+        from: &str,
+        question: &crate::tool::ask::Question,
+        timeout_secs: u64,
+    ) -> Self {
+        use crate::tool::ask::Question;
+        let (kind, options) = match question {
+            Question::Text { .. } => ("text", Vec::new()),
+            Question::Confirm { .. } => ("confirm", Vec::new()),
+            Question::Select { options, .. } => ("select", options.clone()),
+            Question::MultiSelect { options, .. } => ("multi_select", options.clone()),
+        };
+        Self {
+            question_id,
+            from: from.to_string(),
+            kind,
+            prompt: question.prompt().to_string(),
+            options,
+            timeout_secs,
+        }
+    }
+}
+
 /// Payload of [`Event::QuestionAnswered`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct QuestionAnswered {

@@ -108,20 +108,12 @@ impl Asker for RunAsker {
     fn ask<'a>(&'a self, from: &'a str, question: &'a Question) -> BoxFuture<'a, Answer> {
         Box::pin(async move {
             let (id, reply) = self.board.open(from, question);
-            let (kind, options) = match question {
-                Question::Text { .. } => ("text", Vec::new()),
-                Question::Confirm { .. } => ("confirm", Vec::new()),
-                Question::Select { options, .. } => ("select", options.clone()),
-                Question::MultiSelect { options, .. } => ("multi_select", options.clone()),
-            };
-            self.emit(Event::QuestionAsked(QuestionAsked {
-                question_id: id.clone(),
-                from: from.to_string(),
-                kind,
-                prompt: question.prompt().to_string(),
-                options,
-                timeout_secs: self.timeout.as_secs(),
-            }));
+            self.emit(Event::QuestionAsked(QuestionAsked::new(
+                id.clone(),
+                from,
+                question,
+                self.timeout.as_secs(),
+            )));
             let (answer, outcome) = match tokio::time::timeout(self.timeout, reply).await {
                 Ok(Ok(answer)) => (answer, "answered"),
                 Ok(Err(_)) => (
