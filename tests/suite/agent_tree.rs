@@ -631,8 +631,8 @@ fn a_long_answer_is_summarised_before_the_parent_reads_it() {
     assert!(summary[0].to_string().contains(&"detail ".repeat(50)));
 }
 
-/// Everything a terminal shows after `bytes` (scrollback, then the screen).
-fn screen_text(parser: &mut vt100::Parser) -> String {
+/// Everything a terminal shows (scrollback, then the screen).
+pub(super) fn screen_text(parser: &mut vt100::Parser) -> String {
     let screen = parser.screen_mut();
     screen.set_scrollback(usize::MAX);
     let back = screen.scrollback();

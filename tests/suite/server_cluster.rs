@@ -30,23 +30,50 @@ fn run_id(events: &[http::Event]) -> String {
         .to_string()
 }
 
-#[test]
-fn two_instances_behind_a_round_robin_proxy_share_runs_approvals_cancels_and_streams() {
+/// Two instances on one database with tools enabled in the work dir (and `extra` in
+/// their `api:` block), behind a round-robin proxy.
+struct Cluster {
+    env: TestEnv,
+    a: Served,
+    b: Served,
+    proxy: RoundRobin,
+    _pg: Postgres,
+}
+
+fn cluster_with_tools(extra: &str) -> Cluster {
     let pg = Postgres::start();
     let env = TestEnv::new();
-    let root = env.work_dir();
     let config = std::fs::read_to_string(env.config_path()).unwrap();
     env.write_config(&format!(
         "session_store: {}\nenabled_tools: all\n{config}",
         pg.url
     ));
     let api = format!(
-        "api:\n  auth:\n    mode: Disabled\n  reattach_seconds: 5\n  instance_timeout_seconds: 2\n  tools:\n    enabled: true\n    root: {}",
-        root.display()
+        "api:\n  auth:\n    mode: Disabled\n{extra}  tools:\n    enabled: true\n    root: {}",
+        env.work_dir().display()
     );
     let a = Served::start(&env, &api);
-    let mut b = Served::start(&env, &api);
+    let b = Served::start(&env, &api);
     let proxy = RoundRobin::start(vec![a.addr.clone(), b.addr.clone()]);
+    Cluster {
+        env,
+        a,
+        b,
+        proxy,
+        _pg: pg,
+    }
+}
+
+#[test]
+fn two_instances_behind_a_round_robin_proxy_share_runs_approvals_cancels_and_streams() {
+    let Cluster {
+        env,
+        a,
+        mut b,
+        proxy,
+        _pg,
+    } = cluster_with_tools("  reattach_seconds: 5\n  instance_timeout_seconds: 2\n");
+    let root = env.work_dir();
     let stream = |path: &str, prompt: &str| {
         let body = json!({"prompt": prompt, "stream": true}).to_string();
         http::open(&proxy.addr, "POST", path, None, Some(&body))
@@ -269,21 +296,14 @@ fn previous_response_id_is_found_on_the_other_instance() {
 /// the other instance, reaches it, and its status is known on both.
 #[test]
 fn an_approval_for_a_run_that_is_not_streamed_reaches_it_from_the_other_instance() {
-    let pg = Postgres::start();
-    let env = TestEnv::new();
+    let Cluster {
+        env,
+        a: _a,
+        b: _b,
+        proxy,
+        _pg,
+    } = cluster_with_tools("");
     let root = env.work_dir();
-    let config = std::fs::read_to_string(env.config_path()).unwrap();
-    env.write_config(&format!(
-        "session_store: {}\nenabled_tools: all\n{config}",
-        pg.url
-    ));
-    let api = format!(
-        "api:\n  auth:\n    mode: Disabled\n  tools:\n    enabled: true\n    root: {}",
-        root.display()
-    );
-    let a = Served::start(&env, &api);
-    let b = Served::start(&env, &api);
-    let proxy = RoundRobin::start(vec![a.addr.clone(), b.addr.clone()]);
     env.server.push(openai::tool_call_stream(&[(
         "call_0",
         "fs_write",

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::agent_tree::screen_text;
 use crate::common::TestEnv;
 use crate::common::fake_llm::openai;
 use crate::common::pty::Pty;
@@ -374,21 +375,6 @@ fn asking_team_with(extra: &str, tool: &'static str, args: serde_json::Value) ->
         tool_call("agent__collect", &json!({"id": done[0]["id"]}))
     });
     env
-}
-
-/// Everything a terminal shows (scrollback, then the screen).
-fn screen_text(parser: &mut vt100::Parser) -> String {
-    let screen = parser.screen_mut();
-    screen.set_scrollback(usize::MAX);
-    let back = screen.scrollback();
-    let mut rows: Vec<String> = Vec::new();
-    for k in (1..=back).rev() {
-        screen.set_scrollback(k);
-        rows.push(screen.rows(0, 80).next().unwrap_or_default());
-    }
-    screen.set_scrollback(0);
-    rows.extend(screen.rows(0, 80));
-    rows.join("\n")
 }
 
 #[test]
