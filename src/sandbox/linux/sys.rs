@@ -118,7 +118,9 @@ pub(super) fn loopback_up() -> io::Result<()> {
     }
     request.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING) as i16;
     use std::os::fd::AsRawFd;
+    // The request's type is the C library's: `c_ulong` with glibc, `c_int` with musl (the
+    // static build of deploy/Containerfile).
+    let set_flags = libc::SIOCSIFFLAGS as _;
     // SAFETY: SIOCSIFFLAGS reads one `ifreq`, which lives until the call returns.
-    check(unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCSIFFLAGS, &raw mut request) }.into())
-        .map(drop)
+    check(unsafe { libc::ioctl(socket.as_raw_fd(), set_flags, &raw mut request) }.into()).map(drop)
 }
