@@ -31,7 +31,8 @@ fn main() {
     println!("cargo:rerun-if-changed=link/no-unwind.ld");
     println!("cargo:rerun-if-changed=Cargo.toml");
     println!("cargo:rerun-if-changed=Cargo.lock");
-    println!("cargo:rerun-if-changed=crates/hotpath/Cargo.toml");
+    println!("cargo:rerun-if-changed=crates/wire/Cargo.toml");
+    println!("cargo:rerun-if-changed=crates/rag/Cargo.toml");
     println!("cargo:rerun-if-env-changed=LOKI_LINK_LAYOUT");
     println!("cargo:rerun-if-env-changed=LOKI_ICF");
     let applied = decide();
@@ -150,8 +151,8 @@ fn warn_if_stale(script: &Path) {
     }
 }
 
-/// The manifests of the crates linked into loki (loki's and crates/hotpath's).
-const MANIFESTS: [&str; 2] = ["Cargo.toml", "crates/hotpath/Cargo.toml"];
+/// The manifests of the crates linked into loki (loki's, crates/wire's and crates/rag's).
+const MANIFESTS: [&str; 3] = ["Cargo.toml", "crates/wire/Cargo.toml", "crates/rag/Cargo.toml"];
 
 /// What the symbol names of a release build depend on, as a hash (FNV-1a): the locked
 /// packages (Cargo.lock), and Cargo.toml's dependency, feature and profile sections —

@@ -12,9 +12,10 @@
 
 use std::time::Instant;
 
-use loki::rag::splitter::{self, Language};
+use loki_rag::splitter::{self, Language};
 use loki::rag::store::{self, ChunkInfo, FileEntry, KnowledgeBase, NewIndex, RagMeta};
-use loki::rag::{search, vector};
+use loki::rag::search;
+use loki_rag::vector;
 
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")

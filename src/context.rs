@@ -10,21 +10,21 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::client::config::ModelKind;
 use crate::client::registry::ModelError;
-use crate::client::{Message, Model, Provider};
+use crate::client::{Model, Provider};
+use crate::config::clients::ModelKind;
 use crate::error::CoreError;
 use crate::role::Role;
+use crate::session::TEMP_SESSION;
 use crate::session::handle::SessionHandle;
 use crate::session::id::SessionAlias;
-use crate::session::tracker::{Tracker, Transcript};
-use crate::session::{Session, TEMP_SESSION};
+use crate::session::tracker::{SessionHold, Tracker, Transcript};
 use crate::state::AppState;
+use loki_wire::message::Message;
+use loki_wire::session_file::Session;
+use crate::session::tracker::{SavedSession, SessionNotify};
+use loki_protocol::event::ConversationId;
 
-pub use crate::session::tracker::{SavedSession, SessionNotify};
-
-/// Which conversation something belongs to (`c1`, `c2`, …): unique within the process.
-pub type ConversationId = Arc<str>;
 
 /// A session's own model when it is not available (see [`RequestContext::session_model`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,7 +153,7 @@ pub struct RequestContext {
     /// The open session, if any (its messages are `history`).
     pub session: Option<SessionHandle>,
     /// Tokens and cost of this conversation (the session's, while one is open).
-    pub usage: crate::usage::UsageTally,
+    pub usage: loki_wire::session_file::UsageTally,
     /// Cancels the running turn. Replaced by a fresh token after each cancellation.
     pub cancel: CancellationToken,
     /// The hold on the open session: the version last seen (to merge what other writers
@@ -203,7 +203,7 @@ pub struct RequestContext {
     /// warning): the front end that made the conversation knows.
     pub carry_on: CarryOn,
     /// How fast the model answered the last finished turn (`.info`).
-    pub last_speed: Option<crate::usage::Speed>,
+    pub last_speed: Option<loki_protocol::event::Speed>,
     /// The agent's todo list (`todo__*` tools, automatic continuation).
     pub todo: Arc<std::sync::Mutex<crate::tool::todo::TodoList>>,
     /// Messages queued while a turn runs, sent at its next step.
@@ -356,9 +356,11 @@ impl RequestContext {
 
     /// Takes the open session's lock, waiting while another writer (another loki
     /// process, or another conversation) holds it, then brings the conversation up to
-    /// date with what others stored meanwhile. True when this call took the lock (the
-    /// caller releases it with [`RequestContext::unlock_session`]); false when it was
-    /// already held or the session needs none (the temporary session, no session).
+    /// date with what others stored meanwhile. The lock is released when the returned
+    /// [`SessionHold`] is dropped, if this call took it; a hold taken while the lock is
+    /// already held, or for a session that needs none (the temporary session, no
+    /// session), releases nothing — so a turn or a save may take one whatever holds the
+    /// lock around it.
     ///
     /// With `cancel`, cancelling it stops the wait with [`CoreError::Cancelled`].
     #[inline(never)]
@@ -367,7 +369,7 @@ impl RequestContext {
         state: &'a AppState,
         cancel: Option<&'a CancellationToken>,
         notify: SessionNotify<'a>,
-    ) -> BoxFuture<'a, Result<bool, CoreError>> {
+    ) -> BoxFuture<'a, Result<SessionHold, CoreError>> {
         Box::pin(async move {
             let never = CancellationToken::new();
             let store = self.sessions(state);
@@ -388,9 +390,12 @@ impl RequestContext {
         })
     }
 
-    /// Releases the session lock taken by [`RequestContext::lock_session`].
-    pub fn unlock_session(&mut self) {
-        self.session_sync.unlock();
+    /// Leaves the open session: the conversation forgets it and its messages, and its
+    /// lock goes with it (whoever holds a [`SessionHold`] on it).
+    pub fn leave_session(&mut self) {
+        self.session = None;
+        self.history.clear();
+        self.session_sync = Tracker::default();
     }
 
     /// Where this conversation's sessions are: the active agent's directory, else the
@@ -455,7 +460,7 @@ impl RequestContext {
         if self.session.is_none() {
             return Err(CoreError::NoSession);
         }
-        let locked = self.lock_session(state, None, notify).await?;
+        let _hold = self.lock_session(state, None, notify).await?;
         let fields = self.owned_fields();
         let store = self.sessions(state);
         let result = match self.session.as_mut() {
@@ -468,9 +473,6 @@ impl RequestContext {
             }
             None => return Err(CoreError::NoSession),
         };
-        if locked {
-            self.unlock_session();
-        }
         Ok(result?)
     }
 
@@ -512,7 +514,7 @@ impl RequestContext {
             user_tools: false,
             mcp_lease: None,
             session: None,
-            usage: crate::usage::UsageTally::default(),
+            usage: loki_wire::session_file::UsageTally::default(),
             cancel: CancellationToken::new(),
             session_sync: Tracker::default(),
             session_model: None,
@@ -638,7 +640,7 @@ struct OwnedFields {
     role_name: Option<String>,
     role_prompt: Option<String>,
     messages: Vec<Message>,
-    usage: crate::usage::UsageTally,
+    usage: loki_wire::session_file::UsageTally,
     /// `None`: the session keeps its own knowledge base.
     rag: Option<Option<String>>,
     /// Where the conversation works: recorded once, where the session was started.

@@ -15,10 +15,10 @@
 
 use std::path::Path;
 
-use crate::client::sse::{SseDecoder, SseEvent};
-use crate::client::wire::{Decoder, Sse};
+use loki_wire::sse::{SseDecoder, SseEvent};
+use loki_wire::body_stream::{Decoder, Sse};
 use crate::render::markdown::{MarkdownRenderer, RenderOptions};
-use crate::render::sanitize;
+use loki_wire::sanitize;
 
 /// Splits `data` into pieces whose sizes come from `seed` (1 to 16 bytes, then the rest
 /// as one piece when the seed runs out), the way network reads split a body.
@@ -74,7 +74,7 @@ pub fn sse(data: &[u8]) {
     let _ = sse_events(&pieces(body, seed), Some(64));
 
     let mut decoders: Vec<Box<dyn Decoder>> = vec![
-        Box::new(Sse::new(crate::client::openai::ChunkParser::default())),
+        Box::new(Sse::new(loki_wire::openai_wire::ChunkParser::default())),
         Box::new(Sse::new(crate::client::claude::EventParser::default())),
         Box::new(Sse::new(crate::client::gemini::ResponseParser::default())),
         Box::new(Sse::new(crate::client::cohere::EventParser::default())),
@@ -162,12 +162,12 @@ pub fn session_yaml(data: &[u8]) {
     let Ok(session) = crate::session::file_store::parse_yaml(path, text) else {
         return;
     };
-    let Ok(saved) = crate::session::yaml_write::to_yaml(&session) else {
+    let Ok(saved) = loki_wire::session_yaml::to_yaml(&session) else {
         return;
     };
     let again = crate::session::file_store::parse_yaml(path, &saved)
         .unwrap_or_else(|e| panic!("a saved session does not load: {e}\n{saved}"));
-    let resaved = crate::session::yaml_write::to_yaml(&again).expect("second save");
+    let resaved = loki_wire::session_yaml::to_yaml(&again).expect("second save");
     assert_eq!(saved, resaved, "saving a loaded session changed it");
 }
 

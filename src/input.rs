@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 
 use crate::client::Model;
-use crate::client::message::{Content, ContentPart, ImageUrl, Message, Role};
+use loki_wire::message::{Content, ContentPart, ImageUrl, Message, Role};
 
 /// Input that could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -319,16 +319,13 @@ pub async fn load_within(
         if let Some(command) = command_arg(arg) {
             run_command(command, cwd, &mut loaded, &mut budget).await?;
         } else if arg.starts_with("http://") || arg.starts_with("https://") {
-            let client =
-                match &http {
-                    Some(c) => c,
-                    None => http.insert(fetch_client(user_agent).map_err(|message| {
-                        InputError::Fetch {
-                            url: arg.clone(),
-                            message,
-                        }
-                    })?),
-                };
+            let client = match &http {
+                Some(c) => c,
+                None => http.insert(fetch_client(user_agent).map_err(|e| InputError::Fetch {
+                    url: arg.clone(),
+                    message: e.to_string(),
+                })?),
+            };
             fetch_url(client, arg, &mut loaded, &mut budget).await?;
         } else {
             load_path(arg, cwd, &mut loaded, &mut budget, limits)?;
@@ -733,14 +730,13 @@ fn looks_binary(bytes: &[u8]) -> bool {
     }
 }
 
-fn fetch_client(user_agent: Option<&str>) -> Result<reqwest::Client, String> {
+fn fetch_client(user_agent: Option<&str>) -> reqwest::Result<reqwest::Client> {
     crate::client::http::install_crypto_provider();
     reqwest::Client::builder()
         .user_agent(user_agent.unwrap_or(concat!("loki/", env!("CARGO_PKG_VERSION"))))
         .connect_timeout(std::time::Duration::from_secs(10))
         .timeout(std::time::Duration::from_secs(60))
         .build()
-        .map_err(|e| e.to_string())
 }
 
 async fn fetch_url(
@@ -819,7 +815,7 @@ async fn fetch_url(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::config::ModelConfig;
+    use crate::config::clients::ModelConfig;
 
     fn model(vision: bool) -> Model {
         Model {

@@ -2,7 +2,7 @@
 //! logs nothing touches no file. Level from `LOKI_LOG_LEVEL` (`off` disables; default
 //! `info`). Request bodies are logged at `debug`, with tool output replaced by its size
 //! (see [`crate::client::loggable`]); headers (which carry keys) never are. Every record
-//! passes through [`crate::secrets::redact`] on its way to the file, so a key or token loki
+//! passes through [`loki_wire::secrets::redact`] on its way to the file, so a key or token loki
 //! knows never reaches the log, whatever the record quotes.
 
 pub mod json;
@@ -84,7 +84,7 @@ impl Write for LogWriter<'_> {
         match self.0.and_then(|m| m.lock().ok()) {
             Some(mut f) => {
                 let text = String::from_utf8_lossy(buf);
-                f.write_all(crate::secrets::redact(&text).as_bytes())?;
+                f.write_all(loki_wire::secrets::redact(&text).as_bytes())?;
                 Ok(buf.len())
             }
             None => Ok(buf.len()),

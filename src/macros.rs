@@ -15,11 +15,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::conversation::{Conversation, Op};
+use crate::conversation::Conversation;
 use crate::dotcmd::{self, Action};
 use crate::engine::command::Command;
-use crate::engine::{CoreError, RunOptions, UserInput};
-use crate::render::sanitize;
+use crate::error::CoreError;
+use crate::engine::{RunOptions, UserInput};
+use loki_wire::sanitize;
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 
 /// Macros shipped with loki, installed into the macros directory on first run.
@@ -307,7 +308,7 @@ pub trait Output: Sync {
     fn events(
         &self,
         cancel: Option<tokio_util::sync::CancellationToken>,
-    ) -> Box<dyn crate::engine::Emitter + '_>;
+    ) -> Box<dyn loki_protocol::emitter::Emitter + '_>;
     /// Shows the step about to run.
     fn echo(&self, step: &str);
     /// A command's confirmation or warning.
@@ -322,7 +323,7 @@ impl Output for Terminal {
     fn events(
         &self,
         cancel: Option<tokio_util::sync::CancellationToken>,
-    ) -> Box<dyn crate::engine::Emitter + '_> {
+    ) -> Box<dyn loki_protocol::emitter::Emitter + '_> {
         Box::new(TerminalEmitter::new(
             TerminalOptions::detect(&self.caps, &self.display, false),
             cancel,
@@ -413,7 +414,7 @@ fn short(step: &str) -> String {
     if out.len() < first.len() || step.trim().lines().nth(1).is_some() {
         out.push('…');
     }
-    crate::secrets::redact(&out).into_owned()
+    loki_wire::secrets::redact(&out).into_owned()
 }
 
 enum StepError {
@@ -461,7 +462,7 @@ async fn run_step(
         Action::Ask(input) => {
             let emitter = term.events(Some(conversation.cancel_token()));
             let result = conversation
-                .submit(Op::prompt(input), emitter.as_ref())
+                .prompt(input, RunOptions::default(), None, emitter.as_ref())
                 .await;
             drop(emitter);
             result?;
@@ -469,12 +470,9 @@ async fn run_step(
         }
         Action::AskWithRole { role, input } => {
             let emitter = term.events(Some(conversation.cancel_token()));
-            let op = Op::Prompt {
-                input,
-                options: RunOptions::default(),
-                role: Some(role),
-            };
-            let result = conversation.submit(op, emitter.as_ref()).await;
+            let result = conversation
+                .prompt(input, RunOptions::default(), Some(role), emitter.as_ref())
+                .await;
             drop(emitter);
             result?;
             return Ok(());
@@ -500,10 +498,7 @@ async fn run_step(
     };
     // A command's confirmations go to stderr.
     let emitter = term.events(None);
-    let applied = conversation
-        .submit(Op::Command(command), emitter.as_ref())
-        .await?
-        .into_applied();
+    let applied = conversation.command(command, emitter.as_ref()).await?;
     for line in &applied.lines {
         match line {
             crate::engine::command::Line::Note(text) => term.note(text),
@@ -550,7 +545,7 @@ fn echo(step: &str) {
     let lines: Vec<&str> = step.trim().lines().collect();
     for (i, line) in lines.iter().take(SHOWN).enumerate() {
         let lead = if i == 0 { ">>" } else { ".." };
-        let line = crate::secrets::redact(line);
+        let line = loki_wire::secrets::redact(line);
         let _ = writeln!(err, "{lead} {}", sanitize::display(&line));
     }
     if lines.len() > SHOWN {
@@ -560,7 +555,7 @@ fn echo(step: &str) {
 }
 
 fn note(line: &str) {
-    let line = crate::secrets::redact(line);
+    let line = loki_wire::secrets::redact(line);
     let _ = writeln!(std::io::stderr().lock(), "{}", sanitize::display(&line));
 }
 

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::client::{Message, Role as MessageRole};
+use loki_wire::message::{Message, Role as MessageRole};
 
 /// The name used for `--prompt` / `.prompt` roles.
 pub const TEMP_ROLE: &str = "temp";
@@ -310,7 +310,7 @@ impl Role {
         if prompt.contains("__INPUT__") {
             let text = prompt.replace("__INPUT__", &input.text_content());
             let mut user = input;
-            user.content = crate::client::Content::Text(text.into());
+            user.content = loki_wire::message::Content::Text(text.into());
             return vec![user];
         }
         if let Some((system, pairs)) = few_shot(prompt) {
@@ -450,7 +450,7 @@ pub fn list(roles_dir: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::Role as R;
+    use loki_wire::message::Role as R;
 
     fn vars() -> SystemVars {
         SystemVars {

@@ -148,7 +148,7 @@ impl Counter {
     }
 }
 
-pub use loki_hotpath::token_estimate::estimate;
+use loki_wire::token_estimate::estimate;
 
 /// Exact `o200k_base` token count (no special tokens).
 pub fn count_o200k(text: &str) -> usize {

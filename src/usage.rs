@@ -2,13 +2,12 @@
 //! session). Cost uses the model's `input_price` / `output_price` (USD per million
 //! tokens); cached input is charged at the input price, so the figure is an upper bound.
 
-use crate::client::Usage;
-use crate::client::config::ModelConfig;
+use loki_wire::message::Usage;
+use crate::config::clients::ModelConfig;
 
-pub use loki_hotpath::session_file::UsageTally;
+use loki_wire::session_file::UsageTally;
 
 pub mod speed;
-pub use speed::Speed;
 
 /// What `usage` costs on `model`, when it has prices.
 pub fn cost_of(model: &ModelConfig, usage: Usage) -> Option<f64> {

@@ -6,7 +6,6 @@
 //! and the conversation is closed (saved) when the editor goes away. See `docs/acp.md`.
 
 mod prompt;
-mod rpc;
 mod updates;
 
 use std::collections::HashMap;
@@ -15,16 +14,20 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::client::Role;
 use crate::conversation::{Conversation, ConversationSpec, Op, Remote, catalog};
-use crate::engine::Discard;
+use loki_protocol::emitter::Discard;
 use crate::engine::command::Command;
+use crate::jsonrpc::peer::Peer;
+use crate::jsonrpc::{Fault, Incoming, JsonRpc, code};
 use crate::state::AppState;
 use crate::term::stdin_lines::{Read, key_in, stdin_lines};
-use rpc::Peer;
+use loki_wire::message::Role;
 
 /// The protocol version spoken.
 const PROTOCOL_VERSION: u64 = 1;
+
+/// The editor's side of the connection.
+type Editor = Peer<JsonRpc>;
 
 /// One ACP session.
 struct Session {
@@ -33,22 +36,10 @@ struct Session {
     updates: Arc<updates::Updates>,
 }
 
-/// A message from the editor that wants a reply.
-enum Request {
-    /// A method call.
-    Call {
-        id: Value,
-        method: String,
-        params: Value,
-    },
-    /// Not a JSON-RPC message at all (a number, a string, a batch in a batch).
-    Invalid,
-}
-
 /// The agent: the editor, the sessions, and what the user decided at start.
 struct Agent {
     state: Arc<AppState>,
-    peer: Arc<Peer>,
+    peer: Arc<Editor>,
     yolo: bool,
     sessions: std::sync::Mutex<HashMap<String, Arc<Session>>>,
     /// The editor's `fs` capabilities from `initialize`: read, write.
@@ -57,7 +48,7 @@ struct Agent {
 
 /// Serves ACP on stdio until the editor closes stdin; the exit status.
 pub async fn serve(state: Arc<AppState>, yolo: bool) -> anyhow::Result<u8> {
-    let (peer, writer) = Peer::stdio();
+    let (peer, writer) = Peer::stdio(JsonRpc);
     let agent = Arc::new(Agent {
         state,
         peer: Arc::new(peer),
@@ -70,8 +61,12 @@ pub async fn serve(state: Arc<AppState>, yolo: bool) -> anyhow::Result<u8> {
     let max_bytes = agent.state.config.max_input_size;
     let mut lines = stdin_lines(max_bytes);
     while let Some(Ok(read)) = lines.recv().await {
-        let line = match read {
-            Read::Line(line) => line,
+        match read {
+            Read::Line(line) if line.trim().is_empty() => {}
+            Read::Line(line) => match serde_json::from_str::<Value>(&line) {
+                Ok(message) => agent.take(message),
+                Err(_) => agent.fail(&Value::Null, code::PARSE_ERROR, "not a JSON-RPC message"),
+            },
             Read::TooLong { bytes, head } => {
                 let text = format!(
                     "a message of {} is over max_input_size ({}); skipped",
@@ -82,26 +77,14 @@ pub async fn serve(state: Arc<AppState>, yolo: bool) -> anyhow::Result<u8> {
                 // request rather than leave it waiting; a request is refused by its id.
                 let id = key_in(&head, "id", 1).unwrap_or(Value::Null);
                 if !agent.peer.fail_pending(&id, &text) {
-                    agent.peer.fail(&id, rpc::INVALID_REQUEST, &text);
+                    agent.fail(&id, code::INVALID_REQUEST, &text);
                 }
-                continue;
             }
             Read::NotUtf8 => {
                 let text = "a message that is not UTF-8; skipped";
-                agent.peer.fail(&Value::Null, rpc::PARSE_ERROR, text);
-                continue;
+                agent.fail(&Value::Null, code::PARSE_ERROR, text);
             }
-        };
-        if line.trim().is_empty() {
-            continue;
         }
-        let Ok(message) = serde_json::from_str::<Value>(&line) else {
-            agent
-                .peer
-                .fail(&Value::Null, rpc::PARSE_ERROR, "not a JSON-RPC message");
-            continue;
-        };
-        agent.take(message);
     }
     agent.peer.close();
     agent.close_all().await;
@@ -111,6 +94,11 @@ pub async fn serve(state: Arc<AppState>, yolo: bool) -> anyhow::Result<u8> {
 }
 
 impl Agent {
+    /// The editor's request `id` failed (`id` null: the request could not be read).
+    fn fail(&self, id: &Value, code: i64, message: &str) {
+        self.peer.respond(id, Err(Fault::new(code, message)));
+    }
+
     /// One message from the editor: an answer to loki's request, a notification, a
     /// request answered from a task of its own (a prompt runs while others arrive), or
     /// a batch of those (JSON-RPC 2.0 allows them; editors do not send them, but one
@@ -124,7 +112,7 @@ impl Agent {
             let agent = Arc::clone(self);
             tokio::spawn(async move {
                 let reply = agent.reply(request).await;
-                agent.peer.send(&reply);
+                let _ = agent.peer.send(&reply);
             });
         }
     }
@@ -134,15 +122,14 @@ impl Agent {
     /// only notifications and answers). An empty batch is one `Invalid Request`.
     fn take_batch(self: &Arc<Self>, batch: Vec<Value>) {
         if batch.is_empty() {
-            let text = "an empty batch";
-            self.peer.fail(&Value::Null, rpc::INVALID_REQUEST, text);
+            self.fail(&Value::Null, code::INVALID_REQUEST, "an empty batch");
             return;
         }
-        let requests: Vec<Request> = batch
+        let requests: Vec<Incoming> = batch
             .into_iter()
             .filter_map(|message| match message {
                 // A batch inside a batch is not a request.
-                Value::Array(_) => Some(Request::Invalid),
+                Value::Array(_) => Some(Incoming::Invalid),
                 message => self.request_of(message),
             })
             .collect();
@@ -153,39 +140,35 @@ impl Agent {
         tokio::spawn(async move {
             let replies =
                 futures_util::future::join_all(requests.into_iter().map(|r| agent.reply(r))).await;
-            agent.peer.send(&Value::Array(replies));
+            let _ = agent.peer.send(&Value::Array(replies));
         });
     }
 
     /// Handles an answer or a notification at once; a request (or something that is no
     /// JSON-RPC message at all) is returned to be answered.
-    fn request_of(&self, message: Value) -> Option<Request> {
-        if !message.is_object() {
-            return Some(Request::Invalid);
+    fn request_of(&self, message: Value) -> Option<Incoming> {
+        match self.peer.route(message)? {
+            Incoming::Notification { method, params } => {
+                self.notified(&method, &params);
+                None
+            }
+            request => Some(request),
         }
-        let Some(method) = message["method"].as_str().map(str::to_string) else {
-            self.peer.resolve(&message);
-            return None;
-        };
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
-        let Some(id) = message.get("id").cloned() else {
-            self.notified(&method, &params);
-            return None;
-        };
-        Some(Request::Call { id, method, params })
     }
 
     /// The reply to one request.
-    async fn reply(self: &Arc<Self>, request: Request) -> Value {
+    async fn reply(self: &Arc<Self>, request: Incoming) -> Value {
         match request {
-            Request::Call { id, method, params } => match self.answer(&method, params).await {
-                Ok(result) => rpc::result(&id, result),
-                Err((code, text)) => rpc::error(&id, code, &text),
-            },
-            Request::Invalid => rpc::error(
+            Incoming::Request { id, method, params } => {
+                let answer = self.answer(&method, params).await;
+                self.peer.response(&id, answer)
+            }
+            _ => self.peer.response(
                 &Value::Null,
-                rpc::INVALID_REQUEST,
-                "not a JSON-RPC request object",
+                Err(Fault::new(
+                    code::INVALID_REQUEST,
+                    "not a JSON-RPC request object",
+                )),
             ),
         }
     }
@@ -207,7 +190,7 @@ impl Agent {
             .cloned()
     }
 
-    async fn answer(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, (i64, String)> {
+    async fn answer(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, Fault> {
         match method {
             "initialize" => {
                 let fs = &params["clientCapabilities"]["fs"];
@@ -234,17 +217,20 @@ impl Agent {
                 let session = self.session(&params).ok_or_else(unknown_session)?;
                 self.set_mode(&session, &params).await
             }
-            other => Err((rpc::METHOD_NOT_FOUND, format!("unknown method `{other}`"))),
+            other => Err(Fault::new(
+                code::METHOD_NOT_FOUND,
+                format!("unknown method `{other}`"),
+            )),
         }
     }
 
     /// `session/new` (a new loki session) or `session/load` (an existing one, its
     /// conversation replayed as updates).
-    async fn open(&self, params: &Value, load: Option<String>) -> Result<Value, (i64, String)> {
+    async fn open(&self, params: &Value, load: Option<String>) -> Result<Value, Fault> {
         let cwd = PathBuf::from(params["cwd"].as_str().unwrap_or_default());
         if !cwd.is_absolute() || !cwd.is_dir() {
-            return Err((
-                rpc::INVALID_PARAMS,
+            return Err(Fault::new(
+                code::INVALID_PARAMS,
                 format!("cwd `{}` is not an absolute directory", cwd.display()),
             ));
         }
@@ -253,7 +239,10 @@ impl Agent {
             Some(id) => {
                 let stored = catalog::stored_session(&self.state, id).await;
                 if !matches!(stored, Ok(Some(_))) {
-                    return Err((rpc::INVALID_PARAMS, format!("no session `{id}`")));
+                    return Err(Fault::new(
+                        code::INVALID_PARAMS,
+                        format!("no session `{id}`"),
+                    ));
                 }
                 id.clone()
             }
@@ -289,7 +278,7 @@ impl Agent {
         };
         let conversation = Conversation::open(&self.state, spec)
             .await
-            .map_err(|e| (rpc::INTERNAL, e.to_string()))?;
+            .map_err(|e| Fault::new(code::INTERNAL, e.to_string()))?;
         let updates = Arc::new(updates::Updates {
             peer: Arc::clone(&self.peer),
             session: id.clone(),
@@ -309,10 +298,9 @@ impl Agent {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(id.clone(), Arc::clone(&session));
-        self.peer.notify(
-            "session/update",
-            json!({"sessionId": id, "update": prompt::available_commands(&self.state, &session)}),
-        );
+        session
+            .updates
+            .update(prompt::available_commands(&self.state, &session));
         let mut result = json!({"modes": modes(mode)});
         if load.is_none() {
             result["sessionId"] = json!(id);
@@ -340,13 +328,13 @@ impl Agent {
     }
 
     /// `session/set_mode`: one of loki's permission modes.
-    async fn set_mode(&self, session: &Session, params: &Value) -> Result<Value, (i64, String)> {
+    async fn set_mode(&self, session: &Session, params: &Value) -> Result<Value, Fault> {
         let mode = params["modeId"]
             .as_str()
-            .and_then(crate::tool::permissions::PermissionMode::parse)
+            .and_then(crate::config::permissions::PermissionMode::parse)
             .ok_or_else(|| {
-                (
-                    rpc::INVALID_PARAMS,
+                Fault::new(
+                    code::INVALID_PARAMS,
                     format!("unknown mode {}", params["modeId"]),
                 )
             })?;
@@ -359,7 +347,7 @@ impl Agent {
         conversation
             .submit(Op::Command(set), &Discard)
             .await
-            .map_err(|e| (rpc::INTERNAL, e.to_string()))?;
+            .map_err(|e| Fault::new(code::INTERNAL, e.to_string()))?;
         Ok(json!({}))
     }
 
@@ -385,8 +373,8 @@ impl Agent {
     }
 }
 
-fn unknown_session() -> (i64, String) {
-    (rpc::INVALID_PARAMS, "unknown sessionId".into())
+fn unknown_session() -> Fault {
+    Fault::new(code::INVALID_PARAMS, "unknown sessionId")
 }
 
 /// The answer to `initialize`.
@@ -435,13 +423,7 @@ fn replay(updates: &updates::Updates, conversation: &Conversation) {
         } else {
             "agent_message_chunk"
         };
-        updates.peer.notify(
-            "session/update",
-            json!({
-                "sessionId": updates.session,
-                "update": {"sessionUpdate": kind, "content": {"type": "text", "text": text}},
-            }),
-        );
+        updates.update(json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}}));
     }
 }
 

@@ -7,10 +7,13 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{Session, rpc};
+use super::Session;
 use crate::conversation::Op;
 use crate::engine::command::Command;
-use crate::engine::{CoreError, Discard, RunOptions, UserInput};
+use crate::error::CoreError;
+use loki_protocol::emitter::Discard;
+use crate::engine::{RunOptions, UserInput};
+use crate::jsonrpc::{Fault, code};
 use crate::state::AppState;
 
 /// Runs one prompt; `{stopReason}` (`end_turn`, or `cancelled` after `session/cancel`).
@@ -18,13 +21,14 @@ pub(super) async fn run(
     state: &Arc<AppState>,
     session: &Session,
     params: &Value,
-) -> Result<Value, (i64, String)> {
+) -> Result<Value, Fault> {
     let blocks = params["prompt"].as_array().cloned().unwrap_or_default();
     let (input, role) = input(state, &session.updates.cwd, &blocks)?;
     let mut guard = session.conversation.lock().await;
-    let conversation = guard
-        .as_mut()
-        .ok_or((rpc::INVALID_PARAMS, "the session is closed".to_string()))?;
+    let conversation = guard.as_mut().ok_or(Fault::new(
+        code::INVALID_PARAMS,
+        "the session is closed".to_string(),
+    ))?;
     let op = Op::Prompt {
         input,
         options: RunOptions::default(),
@@ -42,7 +46,7 @@ pub(super) async fn run(
     match ran {
         Ok(_) => Ok(json!({"stopReason": "end_turn"})),
         Err(CoreError::Cancelled) => Ok(json!({"stopReason": "cancelled"})),
-        Err(e) => Err((rpc::INTERNAL, e.to_string())),
+        Err(e) => Err(Fault::new(code::INTERNAL, e.to_string())),
     }
 }
 
@@ -54,7 +58,7 @@ fn input(
     state: &AppState,
     cwd: &Path,
     blocks: &[Value],
-) -> Result<(UserInput, Option<String>), (i64, String)> {
+) -> Result<(UserInput, Option<String>), Fault> {
     let mut input = UserInput::default();
     let mut texts = Vec::new();
     for block in blocks {
@@ -77,8 +81,8 @@ fn input(
                 input.images.push(format!("data:{mime};base64,{data}"));
             }
             other => {
-                return Err((
-                    rpc::INVALID_PARAMS,
+                return Err(Fault::new(
+                    code::INVALID_PARAMS,
                     format!("content of type {other:?} is not supported"),
                 ));
             }
@@ -109,14 +113,15 @@ fn context_block(uri: &str, text: &str) -> String {
 /// inside the session's working directory or an additional directory (the editor may
 /// link anything; the model is sent only what the file tools would read unasked), or an
 /// `http(s)` URL.
-fn linked(state: &AppState, cwd: &Path, uri: &str) -> Result<String, (i64, String)> {
+fn linked(state: &AppState, cwd: &Path, uri: &str) -> Result<String, Fault> {
     let lower = uri.get(..8).unwrap_or(uri).to_ascii_lowercase();
     if lower.starts_with("http://") || lower.starts_with("https://") {
         return Ok(uri.to_string());
     }
     let path = if lower.starts_with("file:") {
-        crate::lsp::convert::uri_path(uri)
-            .ok_or_else(|| (rpc::INVALID_PARAMS, format!("`{uri}` is not a local file")))?
+        crate::lsp::convert::uri_path(uri).ok_or_else(|| {
+            Fault::new(code::INVALID_PARAMS, format!("`{uri}` is not a local file"))
+        })?
     } else {
         std::path::PathBuf::from(uri)
     };
@@ -140,8 +145,8 @@ fn linked(state: &AppState, cwd: &Path, uri: &str) -> Result<String, (i64, Strin
             || std::fs::canonicalize(p).is_ok_and(|real| resolved.path.starts_with(real))
     });
     if !allowed || private {
-        return Err((
-            rpc::INVALID_PARAMS,
+        return Err(Fault::new(
+            code::INVALID_PARAMS,
             format!(
                 "`{shown}` is outside the session's working directory ({}); loki attaches \
                  only files inside it or in additional_directories",
@@ -158,8 +163,8 @@ fn linked(state: &AppState, cwd: &Path, uri: &str) -> Result<String, (i64, Strin
         .strip_prefix(&tree)
         .map_or_else(|_| shown.clone(), |rel| rel.display().to_string());
     if let Some(rule) = rules.denies_read(&relative, &resolved.path) {
-        return Err((
-            rpc::INVALID_PARAMS,
+        return Err(Fault::new(
+            code::INVALID_PARAMS,
             format!("`{shown}` may not be read: {}", rules.describe(rule)),
         ));
     }

@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::rpc::Peer;
-use crate::engine::Event;
-use crate::engine::emitter::Emitter;
-use crate::engine::event::Envelope;
+use super::Editor;
+use crate::config::permissions::FILE_EDITS;
+use loki_protocol::event::Event;
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::Envelope;
 use crate::tool::EditorError;
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
 use crate::tool::todo::TodoList;
@@ -21,7 +22,7 @@ const RESULT_PREVIEW: usize = 8000;
 
 /// The turn's events, sent to the editor as one session's updates.
 pub(super) struct Updates {
-    pub peer: Arc<Peer>,
+    pub peer: Arc<Editor>,
     pub session: String,
     pub cwd: PathBuf,
     /// The conversation's todo list, sent as the plan when a todo tool changed it.
@@ -29,11 +30,10 @@ pub(super) struct Updates {
 }
 
 impl Updates {
-    fn update(&self, update: Value) {
-        self.peer.notify(
-            "session/update",
-            json!({"sessionId": self.session, "update": update}),
-        );
+    /// Sends one `session/update` of this session.
+    pub(super) fn update(&self, update: Value) {
+        let params = json!({"sessionId": self.session, "update": update});
+        let _ = self.peer.notify("session/update", params);
     }
 
     fn plan(&self) {
@@ -117,7 +117,7 @@ fn absolute(cwd: &Path, path: &str) -> String {
 pub(super) fn kind(tool: &str) -> &'static str {
     match tool {
         "fs_cat" | "fs_ls" | "fs_read" | "load_skills" => "read",
-        "fs_write" | "fs_patch" | "fs_mkdir" | "fs_edit" => "edit",
+        t if FILE_EDITS.contains(&t) => "edit",
         "fs_rm" => "delete",
         "fs_glob" | "fs_grep" | "web_search" => "search",
         "execute_command" => "execute",
@@ -174,7 +174,7 @@ fn diff(cwd: &Path, tool: &str, args: &Value) -> Option<Value> {
 /// The editor's buffers through its `fs/read_text_file` and `fs/write_text_file`, where it
 /// offered them.
 pub(super) struct EditorFiles {
-    pub peer: Arc<Peer>,
+    pub peer: Arc<Editor>,
     pub session: String,
     pub read: bool,
     pub write: bool,
@@ -225,7 +225,7 @@ impl crate::tool::EditorFiles for EditorFiles {
 /// Approvals asked of the person at the editor: `session/request_permission` with allow
 /// once, allow always (where it may be offered) and reject.
 pub(super) struct EditorApprover {
-    pub peer: Arc<Peer>,
+    pub peer: Arc<Editor>,
     pub session: String,
 }
 

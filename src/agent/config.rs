@@ -161,16 +161,7 @@ impl AgentConfig {
 
 /// `my-agent` → `MY_AGENT`: the prefix of an agent's environment overrides.
 pub fn env_prefix(agent: &str) -> String {
-    agent
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    crate::config::env::env_name(agent)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod project;
 mod setup;
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -149,48 +150,12 @@ pub fn main_entry() -> ExitCode {
     if std::env::var_os("COMPLETE").is_some_and(|v| !v.is_empty()) {
         crate::cli::complete::complete_from_env();
     }
-    // A Claude Agent SDK program that set `cli_path` to loki speaks Claude Code's flags.
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let claude = if crate::claude_sdk::flags::started_by_sdk(&argv, |k| std::env::var(k).ok()) {
-        match crate::claude_sdk::flags::parse(&argv) {
-            Ok(options) => Some(options),
-            Err(message) => {
-                use clap::CommandFactory;
-                let e = Args::command().error(clap::error::ErrorKind::InvalidValue, message);
-                return usage_error(&e);
-            }
-        }
-    } else {
-        None
+    let (args, claude) = match parse_args() {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
     };
-    let parsed = if claude.is_some() {
-        Args::try_parse_from(["loki"])
-    } else {
-        Args::try_parse()
-    };
-    let args = match parsed {
-        Ok(args) => args,
-        Err(e) => return usage_error(&e),
-    };
-    if let Some(shell) = args.completions {
-        return print_completions(shell);
-    }
-    if let Some(message) = args.headless_conflict() {
-        use clap::CommandFactory;
-        let e = Args::command().error(clap::error::ErrorKind::ArgumentConflict, message);
-        return usage_error(&e);
-    }
-    if let Some(shell) = args.shell_integration {
-        let script = match shell {
-            ShellKind::Bash => include_str!("../../assets/shell/loki.bash"),
-            ShellKind::Zsh => include_str!("../../assets/shell/loki.zsh"),
-            ShellKind::Fish => include_str!("../../assets/shell/loki.fish"),
-            ShellKind::Nushell => include_str!("../../assets/shell/loki.nu"),
-            ShellKind::Elvish => include_str!("../../assets/shell/loki.elv"),
-            ShellKind::Powershell => include_str!("../../assets/shell/loki.ps1"),
-        };
-        let _ = std::io::stdout().lock().write_all(script.as_bytes());
-        return ExitCode::SUCCESS;
+    if let Some(code) = answered_from_args(&args) {
+        return code;
     }
     let mut env = Env::capture();
     let paths = Paths::resolve(&env);
@@ -217,30 +182,7 @@ pub fn main_entry() -> ExitCode {
     if !args.otr {
         crate::logging::init(&env, paths.log_file.clone());
     }
-    // A panic aborts in release builds: stop MCP servers' process groups, and save the
-    // open sessions' unsaved messages as new sessions, first.
-    let default_hook = std::panic::take_hook();
-    let sessions_dir = paths.sessions_dir.clone();
-    std::panic::set_hook(Box::new(move |info| {
-        crate::mcp::server::terminate_all();
-        crate::repl::release_startup_keys();
-        default_hook(info);
-        let base = format!(
-            "rescued-{}",
-            crate::role::compact_timestamp(std::time::SystemTime::now())
-        );
-        for name in crate::session::rescue::rescue_all(&sessions_dir, &base) {
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "loki stopped on an internal error; the conversation was saved as session `{name}` (resume it with loki -s {name})"
-            );
-        }
-    }));
-
-    // The REPL's line editor blocks its thread while the user types, and MCP servers (and
-    // background starts) must keep running meanwhile: it gets two workers. One-shot runs
-    // stay on one thread, where streaming is several times cheaper (no cross-thread wakeup
-    // per network read).
+    install_panic_hook(&paths);
     let mode = if claude.is_some() {
         Mode::ClaudeSdk
     } else {
@@ -249,19 +191,7 @@ pub fn main_entry() -> ExitCode {
     if mode == Mode::Serve {
         bound_allocator_for_a_server();
     }
-    let runtime = match if matches!(
-        mode,
-        Mode::Repl | Mode::Serve | Mode::McpServer | Mode::Acp | Mode::ClaudeSdk
-    ) {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-    } else {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-    } {
+    let runtime = match runtime_for(mode) {
         Ok(rt) => rt,
         Err(e) => {
             term::report_error(
@@ -291,6 +221,103 @@ pub fn main_entry() -> ExitCode {
             term::report_error(&stderr_theme, &error_chain(&e));
             ExitCode::from(1)
         }
+    }
+}
+
+/// The command line: loki's flags, or Claude Code's when a Claude Agent SDK program
+/// started loki; the exit code of a usage error otherwise.
+fn parse_args() -> Result<(Args, Option<crate::claude_sdk::flags::ClaudeOptions>), ExitCode> {
+    // A Claude Agent SDK program that set `cli_path` to loki speaks Claude Code's flags.
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let claude = if crate::claude_sdk::flags::started_by_sdk(&argv, |k| std::env::var(k).ok()) {
+        match crate::claude_sdk::flags::parse(&argv) {
+            Ok(options) => Some(options),
+            Err(message) => {
+                use clap::CommandFactory;
+                let e = Args::command().error(clap::error::ErrorKind::InvalidValue, message);
+                return Err(usage_error(&e));
+            }
+        }
+    } else {
+        None
+    };
+    let parsed = if claude.is_some() {
+        Args::try_parse_from(["loki"])
+    } else {
+        Args::try_parse()
+    };
+    let args = match parsed {
+        Ok(args) => args,
+        Err(e) => return Err(usage_error(&e)),
+    };
+    Ok((args, claude))
+}
+
+/// What the flags alone answer (completions, a flag conflict, the shell integration
+/// script); `None` when loki goes on.
+fn answered_from_args(args: &Args) -> Option<ExitCode> {
+    if let Some(shell) = args.completions {
+        return Some(print_completions(shell));
+    }
+    if let Some(message) = args.headless_conflict() {
+        use clap::CommandFactory;
+        let e = Args::command().error(clap::error::ErrorKind::ArgumentConflict, message);
+        return Some(usage_error(&e));
+    }
+    if let Some(shell) = args.shell_integration {
+        let script = match shell {
+            ShellKind::Bash => include_str!("../../assets/shell/loki.bash"),
+            ShellKind::Zsh => include_str!("../../assets/shell/loki.zsh"),
+            ShellKind::Fish => include_str!("../../assets/shell/loki.fish"),
+            ShellKind::Nushell => include_str!("../../assets/shell/loki.nu"),
+            ShellKind::Elvish => include_str!("../../assets/shell/loki.elv"),
+            ShellKind::Powershell => include_str!("../../assets/shell/loki.ps1"),
+        };
+        let _ = std::io::stdout().lock().write_all(script.as_bytes());
+        return Some(ExitCode::SUCCESS);
+    }
+    None
+}
+
+/// A panic aborts in release builds: MCP servers' process groups are stopped and the open
+/// sessions' unsaved messages saved as new sessions first.
+fn install_panic_hook(paths: &Paths) {
+    let default_hook = std::panic::take_hook();
+    let sessions_dir = paths.sessions_dir.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        crate::mcp::server::terminate_all();
+        crate::repl::release_startup_keys();
+        default_hook(info);
+        let base = format!(
+            "rescued-{}",
+            crate::role::compact_timestamp(std::time::SystemTime::now())
+        );
+        for name in crate::session::rescue::rescue_all(&sessions_dir, &base) {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "loki stopped on an internal error; the conversation was saved as session `{name}` (resume it with loki -s {name})"
+            );
+        }
+    }));
+}
+
+/// The runtime for `mode`. The REPL's line editor blocks its thread while the user
+/// types, and MCP servers (and background starts) must keep running meanwhile: it gets
+/// two workers, as the servers do. One-shot runs stay on one thread, where streaming is
+/// several times cheaper (no cross-thread wakeup per network read).
+fn runtime_for(mode: Mode) -> std::io::Result<tokio::runtime::Runtime> {
+    if matches!(
+        mode,
+        Mode::Repl | Mode::Serve | Mode::McpServer | Mode::Acp | Mode::ClaudeSdk
+    ) {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
     }
 }
 
@@ -422,47 +449,10 @@ async fn run(
             mode,
             Mode::Headless | Mode::Serve | Mode::McpServer | Mode::Acp
         );
-    let (config, origin, vault) =
-        match setup::load_config(&paths, &env, &caps, interactive, args.info_only()).await {
-            Ok(found) => found,
-            // Leaving the setup is a choice, not a failure: one quiet line, status 0.
-            Err(ConfigError::SetupCancelled) => {
-                term::session_note(
-                    &Theme::stderr(&caps),
-                    &ConfigError::SetupCancelled.to_string(),
-                );
-                return Ok(0);
-            }
-            // Headless: even a missing or broken configuration is a started-and-aborted run.
-            Err(e) if mode == Mode::Headless => {
-                return Ok(crate::cli::oneshot::setup_failed(&args, &caps, &e.into()));
-            }
-            Err(e) => return Err(e.into()),
-        };
-    let mut config = config;
-    crate::render::themes::adopt_terminal(&mut config, &paths, &env);
-    let project = match std::env::current_dir() {
-        Ok(here) if !matches!(mode, Mode::Info) => project::apply(
-            &mut config,
-            &paths.config_dir,
-            &here,
-            &caps,
-            interactive && matches!(mode, Mode::Repl | Mode::OneShot | Mode::Execute),
-            args.trust_project,
-        ),
-        _ => project::Trusted::default(),
+    let state = match open_state(mode, &args, env, paths, caps, interactive).await? {
+        ControlFlow::Continue(state) => state,
+        ControlFlow::Break(status) => return Ok(status),
     };
-    let mut paths = paths;
-    paths.project_agents = project.agents;
-    let state = AppState::new(config, paths, env, origin, vault)
-        .with_terminal(caps)
-        .connect_sessions()
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot open the session store: {e}"))?;
-    let state = Arc::new(state);
-    if let Some(text) = project.mcp_json {
-        state.mcp.add_project(&text, &state.env);
-    }
     if args.continue_last {
         let here = std::env::current_dir()?;
         match crate::conversation::catalog::newest_session_in(&state, &here).await? {
@@ -499,8 +489,79 @@ async fn run(
     {
         term::session_note(&Theme::stderr(&state.terminal), &note);
     }
-    // First run: write the built-in roles where the user can edit them. The information
+    // First run: write the built-ins where the user can edit them. The information
     // commands above never write anything.
+    install_builtins(&state);
+    unlock_for_mcp(&state).await;
+    // Language servers started on the way are stopped politely at the end.
+    let lsp = Arc::clone(&state.lsp);
+    let outcome = drive(mode, state, &args, claude).await;
+    lsp.shutdown().await;
+    outcome
+}
+
+/// The configuration (set up on first use), the trusted project's additions and the
+/// session store, as the shared state; `Break` with the exit status when the setup was
+/// left or (headless) failed.
+async fn open_state(
+    mode: Mode,
+    args: &Args,
+    env: Env,
+    paths: Paths,
+    caps: TerminalCaps,
+    interactive: bool,
+) -> anyhow::Result<ControlFlow<u8, Arc<AppState>>> {
+    let (config, origin, vault) =
+        match setup::load_config(&paths, &env, &caps, interactive, args.info_only()).await {
+            Ok(found) => found,
+            // Leaving the setup is a choice, not a failure: one quiet line, status 0.
+            Err(ConfigError::SetupCancelled) => {
+                term::session_note(
+                    &Theme::stderr(&caps),
+                    &ConfigError::SetupCancelled.to_string(),
+                );
+                return Ok(ControlFlow::Break(0));
+            }
+            // Headless: even a missing or broken configuration is a started-and-aborted run.
+            Err(e) if mode == Mode::Headless => {
+                return Ok(ControlFlow::Break(crate::cli::oneshot::setup_failed(
+                    args,
+                    &caps,
+                    &e.into(),
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
+    let mut config = config;
+    crate::render::themes::adopt_terminal(&mut config, &paths, &env);
+    let project = match std::env::current_dir() {
+        Ok(here) if !matches!(mode, Mode::Info) => project::apply(
+            &mut config,
+            &paths.config_dir,
+            &here,
+            &caps,
+            interactive && matches!(mode, Mode::Repl | Mode::OneShot | Mode::Execute),
+            args.trust_project,
+        ),
+        _ => project::Trusted::default(),
+    };
+    let mut paths = paths;
+    paths.project_agents = project.agents;
+    let state = AppState::new(config, paths, env, origin, vault)
+        .with_terminal(caps)
+        .connect_sessions()
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot open the session store: {e}"))?;
+    let state = Arc::new(state);
+    if let Some(text) = project.mcp_json {
+        state.mcp.add_project(&text, &state.env);
+    }
+    Ok(ControlFlow::Continue(state))
+}
+
+/// Writes the built-in roles, macros, agents and tool wrappers where the user can edit
+/// them (first run); a failure is logged, not fatal.
+fn install_builtins(state: &AppState) {
     if let Err(e) = crate::role::install_builtins(&state.paths.roles_dir) {
         tracing::warn!("cannot install the built-in roles: {e}");
     }
@@ -521,10 +582,18 @@ async fn run(
     {
         tracing::warn!("cannot install functions/mcp.json and the tool wrappers: {e}");
     }
-    unlock_for_mcp(&state).await;
-    // Language servers started on the way are stopped politely at the end.
-    let lsp = Arc::clone(&state.lsp);
-    let outcome = match mode {
+}
+
+/// Runs the front end `mode` names; returns the exit status.
+async fn drive(
+    mode: Mode,
+    state: Arc<AppState>,
+    args: &Args,
+    claude: Option<crate::claude_sdk::flags::ClaudeOptions>,
+) -> anyhow::Result<u8> {
+    let stdin_tty = state.terminal.stdin_tty;
+    let stdout_tty = state.terminal.stdout_tty;
+    match mode {
         Mode::Serve => crate::server::serve(state, args.serve.as_deref()).await,
         Mode::Acp => Box::pin(crate::acp::serve(state, args.yolo)).await,
         Mode::ClaudeSdk => {
@@ -589,9 +658,7 @@ async fn run(
             let text = prompt_text(&args, stdin_tty, &state)?;
             crate::cli::oneshot::run(&state, &args, text).await
         }
-    };
-    lsp.shutdown().await;
-    outcome
+    }
 }
 
 /// When the MCP servers the configuration enables read secrets from a vault that only a

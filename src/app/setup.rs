@@ -6,10 +6,10 @@ use std::io::Write;
 use std::sync::Arc;
 
 use crate::config::{self, AppConfig, ConfigError, Env, Paths, TerminalCaps};
-use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::term::vault_prompt::TerminalUnlock;
 use crate::vault::Keyring;
+use loki_wire::sanitize;
 
 /// Applies `LOKI_<KEY>` overrides to a configuration synthesised without a file: the
 /// overrides are read into a default configuration, which then takes the synthesised

@@ -122,16 +122,7 @@ impl Store {
     }
 
     fn journal(&self, key: &str) -> PathBuf {
-        let safe: String = key
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let safe = crate::config::env::file_safe(key);
         self.dir.join("journals").join(format!("{safe}.jsonl"))
     }
 
@@ -325,7 +316,7 @@ impl Recorder {
     /// A turn begins: changes from now on are its own, kept under `key`.
     pub fn begin(&self, key: &str, turn: usize, prompt: &str, messages_before: usize) {
         // Known secrets never reach the journal.
-        let prompt = crate::secrets::redact(prompt);
+        let prompt = loki_wire::secrets::redact(prompt);
         let record = TurnRecord {
             turn,
             time: crate::role::SystemVars::now_rfc3339(),

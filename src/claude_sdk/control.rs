@@ -1,28 +1,22 @@
-//! The control protocol: requests loki sends the SDK program (`can_use_tool`,
-//! `hook_callback`) wait for the `control_response` with their id; approvals are asked
-//! through hooks (`PreToolUse`), the permission mode and `can_use_tool`.
+//! The control protocol: its envelope on the shared [`Peer`] (requests loki sends the
+//! SDK program — `can_use_tool`, `hook_callback`, `mcp_message` — wait for the
+//! `control_response` with their id), the program's hooks, and the approver that asks
+//! the program what loki's rules and permission mode leave to ask.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
 
-use crate::hooks::{Before, HookCall, Hooks};
-use crate::term::json_lines::LineSender;
+use crate::hooks::{Before, HookCall, Hooks, Prompted};
+use crate::jsonrpc::peer::Peer;
+use crate::jsonrpc::{Classified, Envelope, Fault, Incoming, RequestError};
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
 
-/// A control request that got no answer, or that loki cannot answer.
+/// A control request loki cannot answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(super) enum ControlError {
-    /// The program closed its input first.
-    #[error("the program closed its input")]
-    Closed,
-    /// The program answered with an error.
-    #[error("{0}")]
-    Refused(String),
     /// A permission mode loki does not have.
     #[error("unknown permission mode {0}")]
     UnknownMode(String),
@@ -34,15 +28,78 @@ pub(super) enum ControlError {
     Unsupported(String),
 }
 
+impl From<ControlError> for Fault {
+    fn from(error: ControlError) -> Self {
+        // The control protocol has no error codes.
+        Self::new(0, error.to_string())
+    }
+}
+
+/// The control protocol's envelope: `control_request` and `control_response` carry a
+/// `request_id` and the request's `subtype`; every other message (`user`, …) is a
+/// notification named by its `type`.
+pub(super) struct Control;
+
+impl Envelope for Control {
+    fn id(&self, n: u64) -> Value {
+        json!(format!("loki_{n}"))
+    }
+
+    fn request(&self, id: &Value, method: &str, mut params: Value) -> Value {
+        params["subtype"] = json!(method);
+        json!({"type": "control_request", "request_id": id, "request": params})
+    }
+
+    fn response(&self, id: &Value, outcome: Result<Value, Fault>) -> Value {
+        let body = match outcome {
+            Ok(response) => json!({"subtype": "success", "request_id": id, "response": response}),
+            Err(fault) => json!({"subtype": "error", "request_id": id, "error": fault.message}),
+        };
+        json!({"type": "control_response", "response": body})
+    }
+
+    fn classify(&self, mut message: Value) -> Classified {
+        let kind = message["type"].as_str().unwrap_or_default().to_string();
+        match kind.as_str() {
+            "control_response" => {
+                let response = message["response"].take();
+                let outcome = if response["subtype"] == "error" {
+                    Err(RequestError::refused(
+                        response["error"]
+                            .as_str()
+                            .unwrap_or("the program answered with an error"),
+                    ))
+                } else {
+                    Ok(response.get("response").cloned().unwrap_or(Value::Null))
+                };
+                Classified::Response {
+                    id: response["request_id"].clone(),
+                    outcome,
+                }
+            }
+            "control_request" => {
+                let params = message["request"].take();
+                Classified::Incoming(Incoming::Request {
+                    id: message["request_id"].take(),
+                    method: params["subtype"].as_str().unwrap_or_default().to_string(),
+                    params,
+                })
+            }
+            _ => Classified::Incoming(Incoming::Notification {
+                method: kind,
+                params: message,
+            }),
+        }
+    }
+}
+
 /// One hook matcher of `initialize`: the tools it matches (all when none) and the
 /// callbacks to call.
 type Matcher = (Option<String>, Vec<String>);
 
 /// The program on the other side of stdin and stdout.
 pub(super) struct Program {
-    pub out: LineSender,
-    next_id: AtomicU64,
-    pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, ControlError>>>>,
+    pub peer: Peer<Control>,
     /// The hooks registered by `initialize`: event → (matcher, callback ids).
     hooks: Mutex<HashMap<String, Vec<Matcher>>>,
     /// The calls the model made in this turn: id → (tool, arguments).
@@ -55,15 +112,13 @@ pub(super) struct Program {
 
 impl Program {
     pub(super) fn new(
-        out: LineSender,
+        peer: Peer<Control>,
         session_id: String,
         cwd: String,
         mcp_servers: Vec<String>,
     ) -> Self {
         Self {
-            out,
-            next_id: AtomicU64::new(0),
-            pending: Mutex::new(HashMap::new()),
+            peer,
             hooks: Mutex::new(HashMap::new()),
             calls: Mutex::new(HashMap::new()),
             session_id,
@@ -77,74 +132,9 @@ impl Program {
         super::servers::claude_name(&self.mcp_servers, tool)
     }
 
-    /// Answers the program's control request `id`.
-    pub(super) fn respond(&self, id: &Value, response: Result<Value, ControlError>) {
-        let body = match response {
-            Ok(response) => json!({"subtype": "success", "request_id": id, "response": response}),
-            Err(error) => json!({"subtype": "error", "request_id": id, "error": error.to_string()}),
-        };
-        self.out
-            .send(&json!({"type": "control_response", "response": body}));
-    }
-
-    /// Asks the program; the `response` of its answer.
-    pub(super) async fn ask(&self, request: Value) -> Result<Value, ControlError> {
-        let id = format!("loki_{}", self.next_id.fetch_add(1, Ordering::Relaxed));
-        let (tx, rx) = oneshot::channel();
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone(), tx);
-        self.out
-            .send(&json!({"type": "control_request", "request_id": id, "request": request}));
-        rx.await.unwrap_or(Err(ControlError::Closed))
-    }
-
-    /// A `control_response` arrived.
-    pub(super) fn resolve(&self, message: &Value) {
-        let response = &message["response"];
-        let Some(id) = response["request_id"].as_str() else {
-            return;
-        };
-        let waiting = self
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
-        if let Some(waiting) = waiting {
-            let outcome = if response["subtype"] == "error" {
-                Err(ControlError::Refused(
-                    response["error"]
-                        .as_str()
-                        .unwrap_or("the program answered with an error")
-                        .to_string(),
-                ))
-            } else {
-                Ok(response.get("response").cloned().unwrap_or(Value::Null))
-            };
-            let _ = waiting.send(outcome);
-        }
-    }
-
-    /// An answer to request `id` came but could not be read (over `max_input_size`):
-    /// what waits on it fails with `why`.
-    pub(super) fn fail_pending(&self, id: &str, why: &str) {
-        let waiting = self
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
-        if let Some(waiting) = waiting {
-            let _ = waiting.send(Err(ControlError::Refused(why.to_string())));
-        }
-    }
-
-    /// The program's input ended: what waits for it fails.
-    pub(super) fn close(&self) {
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+    /// Sends one stream-json message (`system`, `assistant`, `result`, …).
+    pub(super) fn send(&self, message: &Value) {
+        let _ = self.peer.send(message);
     }
 
     /// Takes the hooks of an `initialize` request.
@@ -214,12 +204,11 @@ impl Program {
         let mut outputs = Vec::new();
         for callback in callbacks {
             let request = json!({
-                "subtype": "hook_callback",
                 "callback_id": callback,
                 "input": input,
                 "tool_use_id": tool_use_id,
             });
-            match self.ask(request).await {
+            match self.peer.request("hook_callback", request).await {
                 Ok(output) => {
                     outputs.push((format!("the program's {event} hook `{callback}`"), output));
                 }
@@ -242,7 +231,9 @@ fn matches(matcher: Option<&str>, tool: Option<&str>, claude: Option<String>) ->
         .any(|name| name == tool || Some(name) == claude.as_deref())
 }
 
-/// The program's `PreToolUse` and `PostToolUse` callbacks, around every tool call.
+/// The program's hook callbacks, run by the conversation: `PreToolUse` and `PostToolUse`
+/// around every tool call, `UserPromptSubmit` before each prompt, `Stop` when a turn
+/// ends (a `decision: block` sends it on with the reason).
 pub(super) struct SdkHooks {
     pub program: Arc<Program>,
 }
@@ -289,57 +280,35 @@ impl Hooks for SdkHooks {
             crate::hooks::note_of(&outputs)
         })
     }
-}
 
-/// How approvals are decided in this run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mode {
-    /// Ask the program (`can_use_tool`), or refuse when it did not offer to answer.
-    Default,
-    /// File edits run; commands still ask.
-    AcceptEdits,
-    /// Only tools that read run.
-    Plan,
-    /// Everything runs.
-    Bypass,
-}
-
-impl Mode {
-    pub(super) fn parse(name: &str) -> Option<Self> {
-        match name {
-            "default" => Some(Self::Default),
-            "acceptEdits" => Some(Self::AcceptEdits),
-            "plan" => Some(Self::Plan),
-            "bypassPermissions" => Some(Self::Bypass),
-            _ => None,
-        }
+    fn prompt<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Prompted> {
+        Box::pin(async move {
+            let input = json!({"prompt": prompt});
+            let outputs = self
+                .program
+                .run_hooks("UserPromptSubmit", None, None, input)
+                .await;
+            Prompted {
+                blocked: crate::hooks::prompt_blocked_of(&outputs),
+                context: crate::hooks::context_of(&outputs),
+            }
+        })
     }
 
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Self::Default => "default",
-            Self::AcceptEdits => "acceptEdits",
-            Self::Plan => "plan",
-            Self::Bypass => "bypassPermissions",
-        }
-    }
-
-    /// The same mode as loki's `permission_mode` names it.
-    pub(super) fn loki_name(self) -> &'static str {
-        match self {
-            Self::Default => "default",
-            Self::AcceptEdits => "accept-edits",
-            Self::Plan => "plan",
-            Self::Bypass => "yolo",
-        }
+    fn stop(&self, again: bool) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move {
+            let input = json!({"stop_hook_active": again});
+            let outputs = self.program.run_hooks("Stop", None, None, input).await;
+            crate::hooks::stop_reason_of(&outputs)
+        })
     }
 }
 
-/// The approver of an SDK run (after the `PreToolUse` hooks, see [`SdkHooks`]): the
-/// permission mode, then the program's `can_use_tool` (when it offered it).
+/// The approver of an SDK run, asked for what loki's rules, the permission mode (the
+/// conversation's own) and the `PreToolUse` hooks (see [`SdkHooks`]) leave: the
+/// program's `can_use_tool`, when it offered it.
 pub(super) struct SdkApprover {
     pub program: Arc<Program>,
-    pub mode: Arc<Mutex<Mode>>,
     pub asks_program: bool,
 }
 
@@ -354,25 +323,6 @@ impl Approver for SdkApprover {
                 .get(&request.call_id)
                 .cloned()
                 .unwrap_or_else(|| (request.tool.clone(), Value::Null));
-            let mode = *self.mode.lock().unwrap_or_else(PoisonError::into_inner);
-            match mode {
-                Mode::Bypass => return Decision::Approve,
-                Mode::Plan => {
-                    return Decision::DenyWithMessage(
-                        "plan mode: only tools that read run; investigate and propose a plan"
-                            .into(),
-                    );
-                }
-                Mode::AcceptEdits
-                    if matches!(
-                        tool.as_str(),
-                        "fs_write" | "fs_patch" | "fs_mkdir" | "fs_edit"
-                    ) =>
-                {
-                    return Decision::Approve;
-                }
-                _ => {}
-            }
             if !self.asks_program {
                 return Decision::Refuse(
                     "this call needs approval and the program gave no can_use_tool callback; do not retry it"
@@ -380,14 +330,13 @@ impl Approver for SdkApprover {
                 );
             }
             let ask = json!({
-                "subtype": "can_use_tool",
                 "tool_name": self.program.claude_name(&tool),
                 "input": args,
                 "tool_use_id": request.call_id,
                 "permission_suggestions": null,
                 "description": request.text(),
             });
-            match self.program.ask(ask).await {
+            match self.program.peer.request("can_use_tool", ask).await {
                 Ok(answer) if answer["behavior"] == "allow" => match answer.get("updatedInput") {
                     Some(edited) if edited.is_object() && *edited != args => {
                         Decision::ApproveEdited(edited.clone())
@@ -415,7 +364,7 @@ mod tests {
 
     #[test]
     fn matchers_name_tools_by_either_name() {
-        let claude = |t: &str| Some(crate::claude_sdk::flags::claude_name(t).to_string());
+        let claude = |t: &str| Some(crate::claude_names::claude_name(t).to_string());
         assert!(matches(
             Some("Bash"),
             Some("execute_command"),

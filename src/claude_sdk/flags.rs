@@ -145,20 +145,8 @@ fn take(options: &mut ClaudeOptions, name: &str, value: Option<String>) -> Resul
         "append-system-prompt" => options.append_system_prompt = value,
         "allowedTools" => options.allowed_tools = list(&value),
         "disallowedTools" => options.disallowed_tools = list(&value),
-        "max-turns" => {
-            let text = value.unwrap_or_default();
-            options.max_turns = Some(text.parse().map_err(|_| FlagError::NotANumber {
-                flag: "--max-turns",
-                value: text.clone(),
-            })?);
-        }
-        "max-budget-usd" => {
-            let text = value.unwrap_or_default();
-            options.max_budget_usd = Some(text.parse().map_err(|_| FlagError::NotANumber {
-                flag: "--max-budget-usd",
-                value: text.clone(),
-            })?);
-        }
+        "max-turns" => options.max_turns = Some(number("--max-turns", value)?),
+        "max-budget-usd" => options.max_budget_usd = Some(number("--max-budget-usd", value)?),
         "permission-mode" => options.permission_mode = value,
         "permission-prompt-tool" => options.permission_prompt_tool = value,
         "resume" => options.resume = value,
@@ -175,11 +163,17 @@ fn take(options: &mut ClaudeOptions, name: &str, value: Option<String>) -> Resul
     Ok(())
 }
 
-pub use crate::claude_names::{TOOL_NAMES, claude_name, loki_tools};
+/// The number `value` of `flag`.
+fn number<T: std::str::FromStr>(flag: &'static str, value: Option<String>) -> Result<T, FlagError> {
+    let text = value.unwrap_or_default();
+    text.parse()
+        .map_err(|_| FlagError::NotANumber { flag, value: text })
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claude_names::{claude_name, loki_tools};
 
     fn words(line: &str) -> Vec<String> {
         line.split_whitespace().map(str::to_string).collect()

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Value, json};
 
 use super::control::Program;
-use crate::engine::Event;
-use crate::engine::emitter::Emitter;
-use crate::engine::event::Envelope;
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::Envelope;
+use loki_protocol::event::Event;
 
 /// What one model response has said so far.
 #[derive(Default)]
@@ -43,7 +43,7 @@ impl Messages {
     fn send(&self, mut message: Value) {
         message["session_id"] = json!(self.program.session_id);
         message["uuid"] = json!(uuid());
-        self.program.out.send(&message);
+        self.program.send(&message);
     }
 
     fn stream(&self, event: Value) {

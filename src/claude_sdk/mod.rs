@@ -12,16 +12,19 @@ mod messages;
 mod servers;
 mod turn;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::conversation::{Conversation, ConversationSpec, Op, catalog};
+use crate::config::permissions::PermissionMode;
+use crate::conversation::{Conversation, ConversationSpec, Op, Remote, catalog};
 use crate::engine::command::Command;
+use crate::jsonrpc::peer::Peer;
+use crate::jsonrpc::{Fault, Incoming};
 use crate::state::AppState;
 use crate::term::stdin_lines::{Read, key_in, stdin_lines};
-use control::{ControlError, Mode, Program, SdkApprover, SdkHooks};
+use control::{Control, ControlError, Program, SdkApprover, SdkHooks};
 use flags::ClaudeOptions;
 use servers::loki_tools;
 
@@ -29,6 +32,8 @@ use servers::loki_tools;
 enum Work {
     Prompt(Value),
     SetModel(String),
+    /// `set_permission_mode`: loki's `permission_mode` from the next turn on.
+    SetMode(PermissionMode),
 }
 
 /// Serves one SDK connection until stdin ends; the exit status.
@@ -42,46 +47,26 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
     };
     let state = with_options(&state, &options);
     let session_id = session_id(&state, &options).await?;
-    let mode = options
-        .permission_mode
-        .as_deref()
-        .and_then(Mode::parse)
-        .unwrap_or(Mode::Default);
-    let mode = Arc::new(Mutex::new(mode));
     let cwd = std::env::current_dir().unwrap_or_default();
-    let (out, writer) = crate::term::json_lines::stdout_writer();
+    let (peer, writer) = Peer::stdio(Control);
     let program = Arc::new(Program::new(
-        out,
+        peer,
         session_id.clone(),
         cwd.display().to_string(),
         brought.keys().cloned().collect(),
     ));
-    let mcp_servers = servers::specs(&brought, &state.env, &program);
-    let approver = SdkApprover {
-        program: Arc::clone(&program),
-        mode: Arc::clone(&mode),
-        asks_program: options.permission_prompt_tool.as_deref() == Some("stdio"),
-    };
-    let mut commands = vec![Command::OpenSession(session_id.clone())];
-    let prompt = [&options.system_prompt, &options.append_system_prompt]
-        .into_iter()
-        .flatten()
-        .filter(|p| !p.trim().is_empty())
-        .cloned()
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    if !prompt.is_empty() {
-        commands.push(Command::UsePrompt(prompt));
-    }
     let spec = ConversationSpec {
         model: options.model.clone(),
-        commands,
+        commands: start_commands(&options, session_id),
         cwd: Some(cwd),
-        approver: Some(Arc::new(approver)),
+        approver: Some(Arc::new(SdkApprover {
+            program: Arc::clone(&program),
+            asks_program: options.permission_prompt_tool.as_deref() == Some("stdio"),
+        })),
         hooks: Some(Arc::new(SdkHooks {
             program: Arc::clone(&program),
         })),
-        mcp_servers,
+        mcp_servers: servers::specs(&brought, &state.env, &program),
         ..ConversationSpec::default()
     };
     let conversation = Conversation::open(&state, spec).await?;
@@ -92,97 +77,161 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
         queue,
         turn::Settings {
             program: Arc::clone(&program),
-            mode: Arc::clone(&mode),
             partial: options.include_partial_messages,
             max_budget_usd: options.max_budget_usd,
             max_turns: options.max_turns,
         },
     ));
-    // Each line is bounded (`max_input_size`): an over-long one is skipped, and the
-    // conversation goes on.
-    let max_bytes = state.config.max_input_size;
-    let mut lines = stdin_lines(max_bytes);
-    while let Some(Ok(read)) = lines.recv().await {
-        let line = match read {
-            Read::Line(line) => line,
-            Read::TooLong { bytes, head } => {
-                let why = format!(
-                    "a line of input of {} is over max_input_size ({}); skipped",
-                    crate::input::human_size(bytes),
-                    crate::input::human_size(max_bytes)
-                );
-                tracing::warn!("claude sdk: {why}");
-                // The program's answer to a request of loki's fails that request rather
-                // than leave it (and the turn) waiting.
-                if let Some(Value::String(id)) = key_in(&head, "request_id", 2) {
-                    program.fail_pending(&id, &why);
-                }
-                continue;
-            }
-            Read::NotUtf8 => {
-                tracing::warn!("claude sdk: a line of input is not UTF-8; skipped");
-                continue;
-            }
-        };
-        let Ok(message) = serde_json::from_str::<Value>(&line) else {
-            if !line.trim().is_empty() {
-                tracing::warn!("claude sdk: a line of input is not JSON; skipped");
-            }
-            continue;
-        };
-        match message["type"].as_str() {
-            Some("user") => {
-                let _ = work.send(Work::Prompt(message));
-            }
-            Some("control_response") => program.resolve(&message),
-            Some("control_request") => {
-                let request = &message["request"];
-                let answer = match request["subtype"].as_str() {
-                    Some("initialize") => {
-                        program.register_hooks(&request["hooks"]);
-                        Ok(
-                            json!({"commands": [], "output_style": "default", "available_output_styles": ["default"], "models": []}),
-                        )
-                    }
-                    Some("interrupt") => {
-                        let _ = remote.submit(Op::Interrupt);
-                        Ok(json!({}))
-                    }
-                    Some("set_permission_mode") => {
-                        match request["mode"].as_str().and_then(Mode::parse) {
-                            Some(new) => {
-                                *mode
-                                    .lock()
-                                    .unwrap_or_else(std::sync::PoisonError::into_inner) = new;
-                                Ok(json!({}))
-                            }
-                            None => Err(ControlError::UnknownMode(request["mode"].to_string())),
-                        }
-                    }
-                    Some("set_model") => match known_model(&state, &request["model"]) {
-                        // Checked here so the answer says whether it took; the old model
-                        // stays when it did not.
-                        Ok(model) => {
-                            let _ = work.send(Work::SetModel(model));
-                            Ok(json!({}))
-                        }
-                        Err(e) => Err(e),
-                    },
-                    Some("mcp_status") => Ok(json!({"mcpServers": mcp_status(&state, &program)})),
-                    other => Err(ControlError::Unsupported(format!("{other:?}"))),
-                };
-                program.respond(&message["request_id"], answer);
-            }
-            _ => {}
-        }
-    }
+    let driver = Driver {
+        state,
+        program,
+        remote,
+        work,
+    };
+    driver.read_input().await;
+    let Driver {
+        program,
+        remote,
+        work,
+        ..
+    } = driver;
     drop(work);
-    program.close();
+    program.peer.close();
     let status = runner.await.unwrap_or(1);
     // The writer ends once nothing can send any more (the approver in `remote` can).
     drop((remote, program));
     let _ = writer.await;
     Ok(status)
+}
+
+/// The commands the conversation opens with: the session, the system prompt of
+/// `--system-prompt` and `--append-system-prompt`, and `--permission-mode` (unless it
+/// is `default`: then the configured `permission_mode` holds).
+fn start_commands(options: &ClaudeOptions, session_id: String) -> Vec<Command> {
+    let mut commands = vec![Command::OpenSession(session_id)];
+    let prompt = [&options.system_prompt, &options.append_system_prompt]
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.trim().is_empty())
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    if !prompt.is_empty() {
+        commands.push(Command::UsePrompt(prompt));
+    }
+    let mode = options
+        .permission_mode
+        .as_deref()
+        .and_then(PermissionMode::parse);
+    if let Some(mode) = mode.filter(|m| *m != PermissionMode::Default) {
+        commands.push(mode_command(mode));
+    }
+    commands
+}
+
+/// The command that makes `mode` the conversation's permission mode.
+fn mode_command(mode: PermissionMode) -> Command {
+    Command::Set {
+        key: "permission_mode".into(),
+        value: mode.name().into(),
+    }
+}
+
+/// What reads the program's input: the program, the conversation's remote (for
+/// interrupts) and its queue of work.
+struct Driver {
+    state: Arc<AppState>,
+    program: Arc<Program>,
+    remote: Remote,
+    work: mpsc::UnboundedSender<Work>,
+}
+
+impl Driver {
+    /// Takes the program's lines until its input ends. Each line is bounded
+    /// (`max_input_size`): an over-long one is skipped, and the conversation goes on.
+    async fn read_input(&self) {
+        let max_bytes = self.state.config.max_input_size;
+        let mut lines = stdin_lines(max_bytes);
+        while let Some(Ok(read)) = lines.recv().await {
+            let line = match read {
+                Read::Line(line) => line,
+                Read::TooLong { bytes, head } => {
+                    let why = format!(
+                        "a line of input of {} is over max_input_size ({}); skipped",
+                        crate::input::human_size(bytes),
+                        crate::input::human_size(max_bytes)
+                    );
+                    tracing::warn!("claude sdk: {why}");
+                    // The program's answer to a request of loki's fails that request
+                    // rather than leave it (and the turn) waiting.
+                    if let Some(id) = key_in(&head, "request_id", 2) {
+                        self.program.peer.fail_pending(&id, &why);
+                    }
+                    continue;
+                }
+                Read::NotUtf8 => {
+                    tracing::warn!("claude sdk: a line of input is not UTF-8; skipped");
+                    continue;
+                }
+            };
+            match serde_json::from_str::<Value>(&line) {
+                Ok(message) => self.take(message),
+                Err(_) if line.trim().is_empty() => {}
+                Err(_) => tracing::warn!("claude sdk: a line of input is not JSON; skipped"),
+            }
+        }
+    }
+
+    /// One message: a prompt is queued, a control response reaches its request, a
+    /// control request is answered.
+    fn take(&self, message: Value) {
+        match self.program.peer.route(message) {
+            Some(Incoming::Notification { method, params }) if method == "user" => {
+                let _ = self.work.send(Work::Prompt(params));
+            }
+            Some(Incoming::Request { id, method, params }) => {
+                let answer = self.control(&method, &params).map_err(Fault::from);
+                self.program.peer.respond(&id, answer);
+            }
+            _ => {}
+        }
+    }
+
+    /// The answer to the control request `subtype`.
+    fn control(&self, subtype: &str, request: &Value) -> Result<Value, ControlError> {
+        match subtype {
+            "initialize" => {
+                self.program.register_hooks(&request["hooks"]);
+                Ok(json!({
+                    "commands": [],
+                    "output_style": "default",
+                    "available_output_styles": ["default"],
+                    "models": [],
+                }))
+            }
+            "interrupt" => {
+                let _ = self.remote.submit(Op::Interrupt);
+                Ok(json!({}))
+            }
+            "set_permission_mode" => {
+                let mode = request["mode"]
+                    .as_str()
+                    .and_then(PermissionMode::parse)
+                    .ok_or_else(|| ControlError::UnknownMode(request["mode"].to_string()))?;
+                let _ = self.work.send(Work::SetMode(mode));
+                Ok(json!({}))
+            }
+            // Checked here so the answer says whether it took; the old model stays when
+            // it did not.
+            "set_model" => {
+                let model = known_model(&self.state, &request["model"])?;
+                let _ = self.work.send(Work::SetModel(model));
+                Ok(json!({}))
+            }
+            "mcp_status" => Ok(json!({"mcpServers": mcp_status(&self.state, &self.program)})),
+            other => Err(ControlError::Unsupported(format!("{other:?}"))),
+        }
+    }
 }
 
 /// The model id of a `set_model` request, if loki can use it.
@@ -194,7 +243,7 @@ fn known_model(state: &AppState, model: &Value) -> Result<String, ControlError> 
     };
     state
         .providers
-        .resolve(id, crate::client::config::ModelKind::Chat)
+        .resolve(id, crate::config::clients::ModelKind::Chat)
         .and_then(|m| crate::context::provider_for(state, &m))
         .map(|_| id.to_string())
         .map_err(|e| ControlError::UnknownModel(e.to_string()))

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::control::Program;
 use crate::config::Env;
-use crate::mcp::carried::{Carrier, Carry};
+use crate::mcp::carried::{Carrier, Carry, CarryError};
 use crate::mcp::config::{McpConfig, ServerSpec, Transport};
 
 /// Why `--mcp-config` cannot be used.
@@ -96,12 +96,16 @@ pub fn specs(
 struct ThroughProgram(Weak<Program>);
 
 impl Carry for ThroughProgram {
-    fn carry(&self, server: &str, message: Value) -> BoxFuture<'static, Result<Value, String>> {
+    fn carry(&self, server: &str, message: Value) -> BoxFuture<'static, Result<Value, CarryError>> {
         let program = self.0.upgrade();
-        let request = json!({"subtype": "mcp_message", "server_name": server, "message": message});
+        let request = json!({"server_name": server, "message": message});
         Box::pin(async move {
-            let program = program.ok_or("the program has ended")?;
-            let answer = program.ask(request).await.map_err(|e| e.to_string())?;
+            let program = program.ok_or(CarryError::Gone)?;
+            let answer = program
+                .peer
+                .request("mcp_message", request)
+                .await
+                .map_err(|e| CarryError::Refused(e.to_string()))?;
             Ok(answer.get("mcp_response").cloned().unwrap_or(Value::Null))
         })
     }
@@ -118,7 +122,7 @@ pub fn claude_name(servers: &[String], tool: &str) -> String {
             return format!("mcp__{server}__{rest}");
         }
     }
-    super::flags::claude_name(tool).to_string()
+    crate::claude_names::claude_name(tool).to_string()
 }
 
 /// The loki tools a Claude name covers: `mcp__<server>__<tool>` is `<server>_<tool>`.
@@ -129,7 +133,7 @@ pub fn loki_tools(name: &str) -> Vec<String> {
     {
         return vec![format!("{server}_{tool}")];
     }
-    super::flags::loki_tools(name)
+    crate::claude_names::loki_tools(name)
 }
 
 #[cfg(test)]

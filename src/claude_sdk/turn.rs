@@ -1,19 +1,22 @@
-//! The SDK run's turns, one after another: `system/init`, the `UserPromptSubmit` hooks,
-//! the prompt, the messages, the `result`, the `Stop` hooks; the conversation saved after
-//! each turn and closed when the input ends.
+//! The SDK run's turns, one after another: `system/init`, the prompt (the conversation
+//! runs the program's `UserPromptSubmit` and `Stop` hooks around it), the messages, the
+//! `result`; the conversation saved after each turn and closed when the input ends.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::Work;
-use super::control::{Mode, Program};
+use super::control::Program;
 use super::messages::{Messages, uuid};
-use crate::conversation::{Conversation, Op};
+use crate::config::permissions::PermissionMode;
+use crate::conversation::{Conversation, Op, Reply};
 use crate::engine::command::Command;
-use crate::engine::{CoreError, Discard, RunOptions, RunOutcome, UserInput};
+use crate::engine::{RunOptions, RunOutcome, UserInput};
+use crate::error::CoreError;
+use loki_protocol::emitter::Discard;
 
 /// The version of Claude Code's protocol spoken (what `system/init` reports).
 const PROTOCOL_LEVEL: &str = "2.1.332";
@@ -21,7 +24,6 @@ const PROTOCOL_LEVEL: &str = "2.1.332";
 /// What every turn needs.
 pub(super) struct Settings {
     pub program: Arc<Program>,
-    pub mode: Arc<Mutex<Mode>>,
     pub partial: bool,
     pub max_budget_usd: Option<f64>,
     pub max_turns: Option<usize>,
@@ -35,19 +37,23 @@ pub(super) async fn run_all(
     settings: Settings,
 ) -> u8 {
     let mut spent = 0.0;
-    let mut synced = None;
     while let Some(work) = queue.recv().await {
-        match work {
+        let (op, what) = match work {
             Work::Prompt(message) => {
-                synced = sync_mode(&mut conversation, &settings, synced).await;
                 spent += turn(&mut conversation, &settings, &message, spent).await;
+                continue;
             }
-            Work::SetModel(model) => {
-                let op = Op::Command(Command::SetModel(model));
-                if let Err(e) = conversation.submit(op, &Discard).await {
-                    tracing::warn!("claude sdk: set_model: {e}");
-                }
-            }
+            Work::SetModel(model) => (Op::Command(Command::SetModel(model)), "set_model"),
+            // Loki's own rules for the mode hold: in `plan`, only loki's read-only tools
+            // run unasked (an MCP tool's `readOnlyHint` is not taken on trust); in
+            // `acceptEdits`, loki's file edits run.
+            Work::SetMode(mode) => (
+                Op::Command(super::mode_command(mode)),
+                "set_permission_mode",
+            ),
+        };
+        if let Err(e) = conversation.submit(op, &Discard).await {
+            tracing::warn!("claude sdk: {what}: {e}");
         }
     }
     let closed = conversation.close(&Discard).await;
@@ -58,28 +64,32 @@ pub(super) async fn run_all(
     0
 }
 
-/// The SDK's permission mode becomes the conversation's before each turn, so loki's own
-/// rules for it hold too: in `plan`, only loki's read-only tools run unasked (an MCP
-/// tool's `readOnlyHint` is not taken on trust); in `acceptEdits`, loki's file edits run.
-/// A change in the middle of a turn reaches that turn's approvals through the approver.
-/// Until the program names a mode other than `default`, the configured one is left.
-async fn sync_mode(
-    conversation: &mut Conversation,
-    settings: &Settings,
-    synced: Option<Mode>,
-) -> Option<Mode> {
-    let mode = *settings.mode.lock().unwrap_or_else(PoisonError::into_inner);
-    if synced == Some(mode) || (synced.is_none() && mode == Mode::Default) {
-        return synced;
+/// The `result` message that ends a turn, timed from the turn's start.
+struct Report<'a> {
+    program: &'a Program,
+    started: Instant,
+    /// What earlier turns cost.
+    spent: f64,
+}
+
+impl Report<'_> {
+    fn send(&self, subtype: &str, text: &str, outcome: &RunOutcome, cost: f64) {
+        let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.program.send(&json!({
+            "type": "result",
+            "subtype": subtype,
+            "is_error": subtype != "success",
+            "duration_ms": elapsed,
+            "duration_api_ms": elapsed,
+            "num_turns": outcome.steps,
+            "result": text,
+            "session_id": self.program.session_id,
+            "total_cost_usd": self.spent + cost,
+            "usage": {"input_tokens": outcome.usage.input_tokens, "output_tokens": outcome.usage.output_tokens},
+            "stop_reason": outcome.finish_reason,
+            "uuid": uuid(),
+        }));
     }
-    let op = Op::Command(Command::Set {
-        key: "permission_mode".into(),
-        value: mode.loki_name().into(),
-    });
-    if let Err(e) = conversation.submit(op, &Discard).await {
-        tracing::warn!("claude sdk: permission mode {}: {e}", mode.name());
-    }
-    Some(mode)
 }
 
 /// One turn; what it cost.
@@ -90,66 +100,19 @@ async fn turn(
     spent: f64,
 ) -> f64 {
     let program = &settings.program;
-    let started = Instant::now();
-    let model = conversation.model_id();
-    init(
-        settings,
-        &model,
-        conversation.status().sandbox,
-        &conversation.offered_tools(),
-    );
-    let mut input = user_input(&message["message"]["content"]);
-    let result = |subtype: &str, is_error: bool, text: &str, outcome: &RunOutcome, cost: f64| {
-        let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        program.out.send(&json!({
-            "type": "result",
-            "subtype": subtype,
-            "is_error": is_error,
-            "duration_ms": elapsed,
-            "duration_api_ms": elapsed,
-            "num_turns": outcome.steps,
-            "result": text,
-            "session_id": program.session_id,
-            "total_cost_usd": spent + cost,
-            "usage": {"input_tokens": outcome.usage.input_tokens, "output_tokens": outcome.usage.output_tokens},
-            "stop_reason": outcome.finish_reason,
-            "uuid": uuid(),
-        }));
+    let report = Report {
+        program,
+        started: Instant::now(),
+        spent,
     };
+    let model = conversation.model_id();
+    init(program, &model, conversation);
     if settings.max_budget_usd.is_some_and(|max| spent >= max) {
-        result(
-            "error_max_budget_usd",
-            true,
-            "the budget (--max-budget-usd) is spent",
-            &RunOutcome::default(),
-            0.0,
-        );
+        let why = "the budget (--max-budget-usd) is spent";
+        report.send("error_max_budget_usd", why, &RunOutcome::default(), 0.0);
         return 0.0;
     }
-    let hooks = program
-        .run_hooks(
-            "UserPromptSubmit",
-            None,
-            None,
-            json!({"prompt": input.text}),
-        )
-        .await;
-    if let Some(reason) = blocked(&hooks) {
-        result(
-            "error_during_execution",
-            true,
-            &reason,
-            &RunOutcome::default(),
-            0.0,
-        );
-        return 0.0;
-    }
-    for context in hooks
-        .iter()
-        .filter_map(|h| h["hookSpecificOutput"]["additionalContext"].as_str())
-    {
-        input.text = format!("{}\n\n{context}", input.text);
-    }
+    let input = user_input(&message["message"]["content"]);
     let messages = Messages::new(Arc::clone(program), model, settings.partial);
     program
         .calls
@@ -164,41 +127,12 @@ async fn turn(
     let ran = conversation.submit(op, &messages).await;
     messages.flush_response();
     let outcome = match &ran {
-        Ok(reply) => reply_outcome(reply),
-        Err(_) => RunOutcome::default(),
+        Ok(Reply::Ran(outcome)) => outcome.clone(),
+        _ => RunOutcome::default(),
     };
     let cost = conversation.cost_of(outcome.usage).unwrap_or(0.0);
-    let over_turns = settings.max_turns.is_some_and(|max| {
-        outcome.steps >= max && outcome.finish_reason.as_deref() == Some("tool_calls")
-    });
-    match &ran {
-        Ok(_)
-            if settings
-                .max_budget_usd
-                .is_some_and(|max| spent + cost >= max) =>
-        {
-            result("error_max_budget_usd", true, &outcome.text, &outcome, cost);
-        }
-        Ok(_) if over_turns => result("error_max_turns", true, &outcome.text, &outcome, cost),
-        Ok(_) => result("success", false, &outcome.text, &outcome, cost),
-        Err(CoreError::Cancelled) => result(
-            "error_during_execution",
-            true,
-            "interrupted",
-            &outcome,
-            cost,
-        ),
-        Err(e) => result(
-            "error_during_execution",
-            true,
-            &e.to_string(),
-            &outcome,
-            cost,
-        ),
-    }
-    let _ = program
-        .run_hooks("Stop", None, None, json!({"stop_hook_active": false}))
-        .await;
+    let (subtype, text) = verdict(&ran, &outcome, settings, spent + cost);
+    report.send(subtype, &text, &outcome, cost);
     if !conversation.off_the_record()
         && let Err(e) = conversation
             .submit(Op::Command(Command::SaveSession(None)), &Discard)
@@ -209,31 +143,42 @@ async fn turn(
     cost
 }
 
-fn reply_outcome(reply: &crate::conversation::Reply) -> RunOutcome {
-    match reply {
-        crate::conversation::Reply::Ran(outcome) => outcome.clone(),
-        _ => RunOutcome::default(),
+/// How a turn that ran ends: the `result` subtype and its text. `total`: what the run
+/// has cost with this turn.
+fn verdict(
+    ran: &Result<Reply, CoreError>,
+    outcome: &RunOutcome,
+    settings: &Settings,
+    total: f64,
+) -> (&'static str, String) {
+    let over_turns = settings.max_turns.is_some_and(|max| {
+        outcome.steps >= max && outcome.finish_reason.as_deref() == Some("tool_calls")
+    });
+    match ran {
+        Ok(_) if settings.max_budget_usd.is_some_and(|max| total >= max) => {
+            ("error_max_budget_usd", outcome.text.clone())
+        }
+        Ok(_) if over_turns => ("error_max_turns", outcome.text.clone()),
+        Ok(_) => ("success", outcome.text.clone()),
+        // An interrupt reads `interrupted`; a prompt a hook blocked, the hook's reason.
+        Err(e) => ("error_during_execution", e.to_string()),
     }
 }
 
-/// `system/init`: the session, the model, the tools offered to the model (`offered`,
-/// loki's names, shown by Claude's), the permission mode and the sandbox commands run in.
-fn init(settings: &Settings, model: &str, sandbox: &str, offered: &[String]) {
-    let program = &settings.program;
-    let mode = settings
-        .mode
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .name();
+/// `system/init`: the session, the model, the tools offered to the model (loki's names,
+/// shown by Claude's), the permission mode and the sandbox commands run in.
+fn init(program: &Program, model: &str, conversation: &Conversation) {
+    let status = conversation.status();
+    let mode = PermissionMode::parse(status.permission_mode).unwrap_or_default();
     // Several loki tools share one Claude name (`fs_cat` and `fs_read` are `Read`).
     let mut tools: Vec<String> = Vec::new();
-    for name in offered {
-        let claude = program.claude_name(name);
+    for name in conversation.offered_tools() {
+        let claude = program.claude_name(&name);
         if !tools.contains(&claude) {
             tools.push(claude);
         }
     }
-    program.out.send(&json!({
+    program.send(&json!({
         "type": "system",
         "subtype": "init",
         "uuid": uuid(),
@@ -244,26 +189,13 @@ fn init(settings: &Settings, model: &str, sandbox: &str, offered: &[String]) {
         "tools": tools,
         "mcp_servers": program.mcp_servers.iter().map(|name| json!({"name": name, "status": "pending"})).collect::<Vec<_>>(),
         "model": model,
-        "permissionMode": mode,
-        "sandbox": sandbox,
+        "permissionMode": mode.claude_name(),
+        "sandbox": status.sandbox,
         "slash_commands": [],
         "output_style": "default",
         "skills": [],
         "plugins": [],
     }));
-}
-
-/// A hook that stopped the prompt: its reason.
-fn blocked(outputs: &[Value]) -> Option<String> {
-    outputs.iter().find_map(|o| {
-        (o["decision"] == "block" || o["continue"] == json!(false)).then(|| {
-            o["reason"]
-                .as_str()
-                .or(o["stopReason"].as_str())
-                .unwrap_or("a UserPromptSubmit hook blocked the prompt")
-                .to_string()
-        })
-    })
 }
 
 /// A user message's content (a string, or text and image blocks) as loki's input.

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::render::sanitize;
+use loki_wire::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::state::AppState;
 

@@ -10,7 +10,7 @@ use std::ffi::OsStr;
 use clap_complete::engine::CompletionCandidate;
 
 use crate::client::ProviderRegistry;
-use crate::client::config::ModelKind;
+use crate::config::clients::ModelKind;
 use crate::config::{Env, Paths};
 
 /// Handles a `COMPLETE=<shell>` invocation and exits; returns otherwise.

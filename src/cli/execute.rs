@@ -16,13 +16,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::Env;
-use crate::conversation::{Conversation, ConversationSpec, Op};
+use crate::conversation::{Conversation, ConversationSpec};
 use crate::engine::command::Command;
-use crate::engine::{CollectingEmitter, CoreError, RunOptions, UserInput};
-use crate::render::sanitize;
+use loki_protocol::emitter::CollectingEmitter;
+use crate::error::CoreError;
+use crate::engine::{RunOptions, UserInput};
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::state::AppState;
+use loki_wire::sanitize;
 
 const MENU: &[&str] = &["execute", "revise", "describe", "copy", "quit"];
 
@@ -125,7 +127,7 @@ async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Res
                     std::io::stderr().lock(),
                     "{} {}",
                     theme.paint(Style::Error, "error:"),
-                    crate::term::one_line(&e)
+                    crate::term::one_line(&e.to_string())
                 )?,
             },
             _ => return Ok(0),
@@ -172,12 +174,7 @@ async fn generate(conversation: &mut Conversation, input: UserInput) -> Result<S
         stream: Some(false),
         ..RunOptions::default()
     };
-    let op = Op::Prompt {
-        input,
-        options,
-        role: None,
-    };
-    let outcome = conversation.submit(op, &emitter).await?.into_outcome();
+    let outcome = conversation.prompt(input, options, None, &emitter).await?;
     if conversation.dry_run() {
         return Ok(outcome.text);
     }
@@ -209,10 +206,14 @@ async fn describe(state: &Arc<AppState>, model: &str, command: &str) -> Result<(
         text: command.to_string(),
         ..UserInput::default()
     };
+    let ran = conversation
+        .prompt(input, RunOptions::default(), None, &emitter)
+        .await;
     conversation
-        .submit(Op::prompt(input), &emitter)
+        .finish(ran, &emitter)
         .await
-        .map(|_| ())
+        .into_result()
+        .map(drop)
 }
 
 /// Runs the command in the user's shell with the terminal attached; returns its status.

@@ -7,7 +7,7 @@ use crate::config::TerminalCaps;
 use std::sync::Arc;
 
 use crate::cli::args::Args;
-use crate::context::ConversationId;
+use loki_protocol::event::ConversationId;
 use crate::conversation::ConversationSpec;
 use crate::engine::command::Command;
 use crate::render::theme::Theme;

@@ -13,14 +13,15 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::event::{AbortReason, Envelope, Event};
-use crate::engine::{Emitter, UserInput};
+use loki_protocol::event::{AbortReason, Envelope, Event};
+use loki_protocol::emitter::Emitter;
+use crate::engine::UserInput;
 
 /// Writes `bytes` to stdout, known secrets redacted (`«secret:NAME»`); true when the
 /// reader went away.
 fn write_stdout(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
-    let clean = crate::secrets::redact(&text);
+    let clean = loki_wire::secrets::redact(&text);
     let mut out = std::io::stdout().lock();
     let result = out.write_all(clean.as_bytes()).and_then(|()| out.flush());
     matches!(result, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
@@ -84,7 +85,7 @@ impl Emitter for JsonLines {
 /// `--output-format json`: one result object per run (per conversation, when several
 /// share the emitter).
 pub struct JsonResult {
-    runs: Mutex<std::collections::HashMap<crate::engine::event::ConversationId, RunResult>>,
+    runs: Mutex<std::collections::HashMap<loki_protocol::event::ConversationId, RunResult>>,
     broken: std::sync::atomic::AtomicBool,
     /// `-c`: the answer is the code it contains.
     code_only: bool,
@@ -270,38 +271,46 @@ pub enum InputLine {
     },
 }
 
+/// Why an image part of an input line cannot be sent.
+#[derive(Debug, thiserror::Error)]
+enum BadImage {
+    #[error("an image's `media_type` must be image/…, not `{}`", .0.escape_debug())]
+    MediaType(String),
+    #[error("an image's `data` is not base64 ({0})")]
+    NotBase64(base64::DecodeError),
+    #[error("an image data: URL has no data")]
+    NoData,
+    #[error("an image data: URL must be base64 (`data:image/png;base64,…`)")]
+    DataNotBase64,
+    /// The URL's first 60 characters.
+    #[error("an image URL must be http(s) or data:, not `{}`", .0.escape_debug())]
+    Scheme(String),
+}
+
 /// An inline image must be an `image/*` type with valid base64 data.
-fn check_image_data(media: &str, data: &str) -> Result<(), String> {
+fn check_image_data(media: &str, data: &str) -> Result<(), BadImage> {
     use base64::Engine;
     if !media.starts_with("image/") || media.chars().any(|c| c.is_whitespace() || c == ';') {
-        return Err(format!(
-            "an image's `media_type` must be image/…, not `{}`",
-            media.escape_debug()
-        ));
+        return Err(BadImage::MediaType(media.to_string()));
     }
     base64::engine::general_purpose::STANDARD
         .decode(data)
         .map(|_| ())
-        .map_err(|e| format!("an image's `data` is not base64 ({e})"))
+        .map_err(BadImage::NotBase64)
 }
 
 /// An image URL is sent to the provider: http, https or a `data:image/…` URL.
-fn check_image_url(url: &str) -> Result<(), String> {
+fn check_image_url(url: &str) -> Result<(), BadImage> {
     if let Some(rest) = url.strip_prefix("data:") {
-        let (head, data) = rest
-            .split_once(',')
-            .ok_or_else(|| "an image data: URL has no data".to_string())?;
-        let media = head.strip_suffix(";base64").ok_or_else(|| {
-            "an image data: URL must be base64 (`data:image/png;base64,…`)".to_string()
-        })?;
+        let (head, data) = rest.split_once(',').ok_or(BadImage::NoData)?;
+        let media = head
+            .strip_suffix(";base64")
+            .ok_or(BadImage::DataNotBase64)?;
         return check_image_data(media, data);
     }
     match url.split_once("://") {
         Some(("http" | "https", rest)) if !rest.is_empty() => Ok(()),
-        _ => Err(format!(
-            "an image URL must be http(s) or data:, not `{}`",
-            url.chars().take(60).collect::<String>().escape_debug()
-        )),
+        _ => Err(BadImage::Scheme(url.chars().take(60).collect())),
     }
 }
 
@@ -416,14 +425,14 @@ fn parse_user_message(
                                 let data = source["data"]
                                     .as_str()
                                     .ok_or_else(|| bad("an image part has no `source.data`"))?;
-                                check_image_data(media, data).map_err(|m| bad(&m))?;
+                                check_image_data(media, data).map_err(|e| bad(&e.to_string()))?;
                                 format!("data:{media};base64,{data}")
                             }
                             Some("url") => {
                                 let url = source["url"]
                                     .as_str()
                                     .ok_or_else(|| bad("an image part has no `source.url`"))?;
-                                check_image_url(url).map_err(|m| bad(&m))?;
+                                check_image_url(url).map_err(|e| bad(&e.to_string()))?;
                                 url.to_string()
                             }
                             _ => {
@@ -438,7 +447,7 @@ fn parse_user_message(
                         let url = part["image_url"]["url"]
                             .as_str()
                             .ok_or_else(|| bad("an image_url part has no `image_url.url`"))?;
-                        check_image_url(url).map_err(|m| bad(&m))?;
+                        check_image_url(url).map_err(|e| bad(&e.to_string()))?;
                         input.images.push(url.to_string());
                     }
                     _ => return Err(bad("content parts must be text, image or image_url")),

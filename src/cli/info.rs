@@ -126,7 +126,7 @@ pub(super) fn render(
     let resolved = match model_override {
         Some(id) => state
             .providers
-            .resolve(id, crate::client::config::ModelKind::Chat),
+            .resolve(id, crate::config::clients::ModelKind::Chat),
         None => state.providers.default_chat_model(c.model.as_deref()),
     };
     let (model, cap) = match &resolved {

@@ -5,57 +5,15 @@
 use std::io::Write;
 
 use crate::cli::args::{Args, ModelListing};
-use crate::client::config::ModelKind;
-use crate::render::sanitize;
+use crate::config::clients::ModelKind;
 use crate::role;
 use crate::state::AppState;
+use loki_wire::sanitize;
 
 /// Runs the information command `args` asks for; returns the exit status.
 pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
-    let stdout_tty = state.terminal.stdout_tty;
-    if let Some(name) = &args.authenticate {
-        let config = crate::term::sign_in::choose(state, name.as_deref())?;
-        let done = crate::term::sign_in::run(&config).await?;
-        writeln!(std::io::stderr().lock(), "{}", sanitize::display(&done))?;
-        return Ok(0);
-    }
-    if let Some(name) = &args.mcp_login {
-        let done = crate::term::sign_in::mcp_login(state, name).await?;
-        writeln!(std::io::stderr().lock(), "{}", sanitize::display(&done))?;
-        return Ok(0);
-    }
-    if let Some(name) = &args.mcp_logout {
-        let tokens = state
-            .mcp
-            .tokens()
-            .ok_or_else(|| anyhow::anyhow!("no place for MCP sign-ins"))?;
-        let line = if crate::mcp::oauth::sign_out(tokens, name)? {
-            format!("✓ MCP server `{name}`: signed out")
-        } else {
-            format!("MCP server `{name}` was not signed in")
-        };
-        writeln!(std::io::stderr().lock(), "{}", sanitize::display(&line))?;
-        return Ok(0);
-    }
-    if args.sync_models {
-        let url = state
-            .config
-            .sync_models_url
-            .clone()
-            .unwrap_or_else(|| super::sync_models::DEFAULT_URL.to_string());
-        let target = &state.paths.models_override_file;
-        super::sync_models::sync(&url, target, state.config.user_agent().as_deref()).await?;
-        let mut err = std::io::stderr().lock();
-        writeln!(err, "✓ Fetched '{url}'")?;
-        writeln!(err, "✓ Updated '{}'", target.display())?;
-        return Ok(0);
-    }
-    if args.list_roles {
-        let mut out = std::io::stdout().lock();
-        for name in role::list(&state.paths.roles_dir) {
-            writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
-        }
-        return Ok(0);
+    if let Some(status) = accounts(state, args).await? {
+        return Ok(status);
     }
     if args.build_tools {
         return match &args.agent {
@@ -63,93 +21,16 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
             None => super::build_tools::run(state),
         };
     }
-    if args.list_rags {
-        let mut out = std::io::stdout().lock();
-        for name in crate::rag::list(&state.paths.rags_dir) {
-            writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
-        }
-        return Ok(0);
-    }
-    if args.list_macros {
-        let mut out = std::io::stdout().lock();
-        for name in crate::macros::list(&state.paths.macros_dir) {
-            writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
-        }
-        return Ok(0);
-    }
-    if args.list_skills {
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let mut out = std::io::stdout().lock();
-        for skill in crate::skill::discover(&state.paths.config_dir.join("skills"), &cwd) {
-            let line = format!("{}\t{}", skill.name, skill.description);
-            writeln!(out, "{}", sanitize::for_terminal(&line, stdout_tty))?;
-        }
-        return Ok(0);
-    }
-    if args.list_agents {
-        let mut out = std::io::stdout().lock();
-        for name in crate::agent::list(&state.paths.agents_dir) {
-            writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
-        }
-        return Ok(0);
-    }
-    if args.list_sessions {
-        let mut out = std::io::stdout().lock();
-        let names = match &args.agent {
-            Some(agent) => crate::conversation::catalog::agent_session_names(state, agent).await?,
-            None => crate::conversation::catalog::session_names(state).await?,
-        };
-        for name in names {
-            writeln!(out, "{}", sanitize::for_terminal(&name, stdout_tty))?;
-        }
-        return Ok(0);
-    }
-    if let Some(text) = &args.search_sessions {
-        let mut out = std::io::stdout().lock();
-        for (name, line) in crate::conversation::catalog::search_sessions(state, text).await? {
-            let name = sanitize::for_terminal(&name, stdout_tty);
-            let line = sanitize::for_terminal(&line, stdout_tty);
-            writeln!(out, "{name}: {line}")?;
-        }
+    if let Some(names) = names_asked(state, args).await? {
+        print_lines(state, names)?;
         return Ok(0);
     }
     if let Some(name) = &args.export_session {
-        let Some(session) = crate::conversation::catalog::stored_session(state, name).await? else {
-            anyhow::bail!("no session `{name}` (loki --list-sessions shows them)");
-        };
-        let text = match args.format.as_deref() {
-            Some("json") => crate::session::export::json(&session)?,
-            _ => crate::session::export::markdown(name, &session),
-        };
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{}", sanitize::for_terminal(&text, stdout_tty))?;
+        export_session(state, args, name).await?;
         return Ok(0);
     }
     if let Some(listing) = args.list_models {
-        let mut out = std::io::stdout().lock();
-        // Chat models one per line (ready for `-m`). Other types are asked for by name,
-        // or all of them with `=all`, marked with their type in a tab-separated column so
-        // `cut -f1` leaves plain ids.
-        let (kinds, marked): (&[ModelKind], bool) = match listing {
-            ModelListing::Chat => (&[ModelKind::Chat], false),
-            ModelListing::Embedding => (&[ModelKind::Embedding], false),
-            ModelListing::Reranker => (&[ModelKind::Reranker], false),
-            ModelListing::All => (
-                &[ModelKind::Chat, ModelKind::Embedding, ModelKind::Reranker],
-                true,
-            ),
-        };
-        for &kind in kinds {
-            for model in state.providers.models(kind)? {
-                let id = model.id();
-                let id = sanitize::for_terminal(&id, stdout_tty);
-                if marked && kind != ModelKind::Chat {
-                    writeln!(out, "{id}\t{}", kind.as_str())?;
-                } else {
-                    writeln!(out, "{id}")?;
-                }
-            }
-        }
+        list_models(state, listing)?;
         return Ok(0);
     }
     if args.info {
@@ -161,10 +42,135 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         )
         .await?;
         let text = super::info::render(state, args.model.as_deref(), active);
-        let text = sanitize::for_terminal(&text, stdout_tty);
+        let text = sanitize::for_terminal(&text, state.terminal.stdout_tty);
         std::io::stdout().lock().write_all(text.as_bytes())?;
-        return Ok(0);
     }
-
     Ok(0)
+}
+
+/// The commands that change the user's accounts or catalogue (`--authenticate`,
+/// `--mcp-login`, `--mcp-logout`, `--sync-models`); their one line goes to stderr.
+/// `None` when none was asked.
+async fn accounts(state: &AppState, args: &Args) -> anyhow::Result<Option<u8>> {
+    let line = if let Some(name) = &args.authenticate {
+        let config = crate::term::sign_in::choose(state, name.as_deref())?;
+        crate::term::sign_in::run(&config).await?
+    } else if let Some(name) = &args.mcp_login {
+        crate::term::sign_in::mcp_login(state, name).await?
+    } else if let Some(name) = &args.mcp_logout {
+        let tokens = state
+            .mcp
+            .tokens()
+            .ok_or_else(|| anyhow::anyhow!("no place for MCP sign-ins"))?;
+        if crate::mcp::oauth::sign_out(tokens, name)? {
+            format!("✓ MCP server `{name}`: signed out")
+        } else {
+            format!("MCP server `{name}` was not signed in")
+        }
+    } else if args.sync_models {
+        let url = state
+            .config
+            .sync_models_url
+            .clone()
+            .unwrap_or_else(|| super::sync_models::DEFAULT_URL.to_string());
+        let target = &state.paths.models_override_file;
+        super::sync_models::sync(&url, target, state.config.user_agent().as_deref()).await?;
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "✓ Fetched '{url}'")?;
+        writeln!(err, "✓ Updated '{}'", target.display())?;
+        return Ok(Some(0));
+    } else {
+        return Ok(None);
+    };
+    writeln!(std::io::stderr().lock(), "{}", sanitize::display(&line))?;
+    Ok(Some(0))
+}
+
+/// The lines of the listing asked for (`--list-roles`, `-rags`, `-macros`, `-skills`,
+/// `-agents`, `-sessions`, `--search-sessions`); `None` when none was asked.
+async fn names_asked(state: &AppState, args: &Args) -> anyhow::Result<Option<Vec<String>>> {
+    let paths = &state.paths;
+    let names = if args.list_roles {
+        role::list(&paths.roles_dir)
+    } else if args.list_rags {
+        crate::rag::list(&paths.rags_dir)
+    } else if args.list_macros {
+        crate::macros::list(&paths.macros_dir)
+    } else if args.list_skills {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        crate::skill::discover(&paths.config_dir.join("skills"), &cwd)
+            .into_iter()
+            .map(|skill| format!("{}\t{}", skill.name, skill.description))
+            .collect()
+    } else if args.list_agents {
+        crate::agent::list(&paths.agents_dir)
+    } else if args.list_sessions {
+        match &args.agent {
+            Some(agent) => crate::conversation::catalog::agent_session_names(state, agent).await?,
+            None => crate::conversation::catalog::session_names(state).await?,
+        }
+    } else if let Some(text) = &args.search_sessions {
+        crate::conversation::catalog::search_sessions(state, text)
+            .await?
+            .into_iter()
+            .map(|(name, line)| format!("{name}: {line}"))
+            .collect()
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(names))
+}
+
+/// Prints `lines` to stdout, one each, made safe for a terminal.
+fn print_lines(state: &AppState, lines: Vec<String>) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        writeln!(
+            out,
+            "{}",
+            sanitize::for_terminal(&line, state.terminal.stdout_tty)
+        )?;
+    }
+    Ok(())
+}
+
+/// `--export-session NAME [--format json]`: the stored session, as Markdown or JSON.
+async fn export_session(state: &AppState, args: &Args, name: &str) -> anyhow::Result<()> {
+    let Some(session) = crate::conversation::catalog::stored_session(state, name).await? else {
+        anyhow::bail!("no session `{name}` (loki --list-sessions shows them)");
+    };
+    let text = match args.format.as_deref() {
+        Some("json") => crate::session::export::json(&session)?,
+        _ => crate::session::export::markdown(name, &session),
+    };
+    print_lines(state, vec![text])?;
+    Ok(())
+}
+
+/// `--list-models[=TYPE]`: chat models one per line (ready for `-m`). Other types are
+/// asked for by name, or all of them with `=all`, marked with their type in a
+/// tab-separated column so `cut -f1` leaves plain ids.
+fn list_models(state: &AppState, listing: ModelListing) -> anyhow::Result<()> {
+    let (kinds, marked): (&[ModelKind], bool) = match listing {
+        ModelListing::Chat => (&[ModelKind::Chat], false),
+        ModelListing::Embedding => (&[ModelKind::Embedding], false),
+        ModelListing::Reranker => (&[ModelKind::Reranker], false),
+        ModelListing::All => (
+            &[ModelKind::Chat, ModelKind::Embedding, ModelKind::Reranker],
+            true,
+        ),
+    };
+    let mut lines = Vec::new();
+    for &kind in kinds {
+        for model in state.providers.models(kind)? {
+            let id = model.id();
+            if marked && kind != ModelKind::Chat {
+                lines.push(format!("{id}\t{}", kind.as_str()));
+            } else {
+                lines.push(id);
+            }
+        }
+    }
+    print_lines(state, lines)?;
+    Ok(())
 }

@@ -12,8 +12,11 @@ use tokio_util::sync::CancellationToken;
 use super::args::{Args, InputFormat, OutputFormat};
 use super::headless::{JsonLines, JsonResult};
 use crate::config::TerminalCaps;
-use crate::conversation::{Closed, Conversation, ConversationSpec, Op, Outside};
-use crate::engine::{CoreError, Emitter, RunOptions, Sink, UserInput};
+use crate::conversation::{Closed, Conversation, ConversationSpec, Outside};
+use crate::error::CoreError;
+use loki_protocol::emitter::Emitter;
+use crate::engine::{RunOptions, UserInput};
+use crate::engine::emitter::Sink;
 use crate::render::theme::Theme;
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::signals::StopWatch;
@@ -96,8 +99,17 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
         StopWatch::start(conversation.cancel_token(), true).context("cannot listen for signals")?;
     match prepare(state, &mut conversation, args, &text).await {
         Ok(true) => {}
-        Ok(false) => return Ok(0),
-        Err(e) => return prepare_failed(&conversation, args, e, &stop),
+        Ok(false) => {
+            // A knowledge-base build was all that was asked.
+            let closed = conversation.close(&loki_protocol::emitter::Discard).await;
+            return Ok(closed.exit_status(Outside::default()));
+        }
+        Err(e) => {
+            let status = prepare_failed(&conversation, args, e, &stop);
+            // What failed is reported; the close still lets the session and servers go.
+            drop(conversation.close(&loki_protocol::emitter::Discard).await);
+            return status;
+        }
     }
     let output = Output::new(state, args, conversation.cancel_token());
     if let Some(observer) = output.sub_agent_observer() {
@@ -117,12 +129,9 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
             files: args.files.clone(),
             ..UserInput::default()
         };
-        let op = Op::Prompt {
-            input,
-            options,
-            role: None,
-        };
-        let turn = conversation.submit(op, output.emitter()).await;
+        let turn = conversation
+            .prompt(input, options, None, output.emitter())
+            .await;
         (turn.map(|_| ()), false)
     };
     if stop.signal().is_some() && !headless {
@@ -168,7 +177,7 @@ fn answer_over_stdin(
     args: &Args,
     spec: &mut ConversationSpec,
     questions: &Arc<crate::tool::escalate::Escalations>,
-    events: &Arc<std::sync::OnceLock<Arc<dyn crate::engine::Emitter>>>,
+    events: &Arc<std::sync::OnceLock<Arc<dyn loki_protocol::emitter::Emitter>>>,
 ) {
     if args.input_format != InputFormat::StreamJson {
         return;
@@ -288,7 +297,7 @@ pub(crate) fn setup_failed(args: &Args, caps: &TerminalCaps, err: &CoreError) ->
 }
 
 fn report_setup(
-    id: crate::context::ConversationId,
+    id: loki_protocol::event::ConversationId,
     model: String,
     args: &Args,
     caps: &TerminalCaps,
@@ -307,8 +316,8 @@ fn report_setup(
         }
     };
     let sink = Sink::new(id, output.emitter());
-    sink.emit(crate::engine::Event::TurnStarted(
-        crate::engine::event::TurnStarted {
+    sink.emit(loki_protocol::event::Event::TurnStarted(
+        loki_protocol::event::TurnStarted {
             model,
             stream: !args.no_stream,
             session_id: None,

@@ -86,7 +86,7 @@ pub(crate) async fn prepare(
             .lock()
             .write_all(crate::term::rag::report_lines(&report).as_bytes())?;
     }
-    let quiet = crate::engine::CollectingEmitter::new();
+    let quiet = loki_protocol::emitter::CollectingEmitter::new();
     conversation
         .submit(Op::Command(Command::UseRag(name.clone())), &quiet)
         .await?;

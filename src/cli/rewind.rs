@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use super::args::Args;
 use crate::checkpoint::rewind::{Restore, RewindError};
-use crate::conversation::{Conversation, Op};
-use crate::engine::CoreError;
+use crate::conversation::Conversation;
+use crate::error::CoreError;
 use crate::engine::command::{Command, Line};
-use crate::render::sanitize;
 use crate::render::theme::Theme;
 use crate::state::AppState;
+use loki_wire::sanitize;
 
 /// Runs the rewind; returns the exit status. When a prompt follows (`asks`: text or files
 /// on the command line, or piped stdin), what was restored goes to stderr, leaving
@@ -34,17 +34,17 @@ pub async fn run(state: &Arc<AppState>, args: &Args, asks: bool) -> anyhow::Resu
     }
     let mut conversation =
         Conversation::open(state, super::flags::spec(args, &state.terminal, None)).await?;
-    let op = Op::Command(Command::Rewind {
+    let rewind = Command::Rewind {
         count,
         what: Restore::Both,
         force: false,
-    });
-    let result = conversation.submit(op, &crate::engine::Discard).await;
+    };
+    let result = conversation.command(rewind, &loki_protocol::emitter::Discard).await;
     let status = match result {
-        Ok(reply) => {
+        Ok(applied) => {
             let to_stderr = asks;
             let mut out = std::io::stdout().lock();
-            for line in reply.into_applied().lines {
+            for line in applied.lines {
                 let text = match line {
                     Line::Note(text) => text,
                     Line::Warning(text) => format!("warning: {text}"),
@@ -68,7 +68,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args, asks: bool) -> anyhow::Resu
             1
         }
     };
-    let closed = conversation.close(&crate::engine::Discard).await;
+    let closed = conversation.close(&loki_protocol::emitter::Discard).await;
     if let Err(e) = closed.saved {
         crate::term::report_error(&theme, &e.to_string());
         return Ok(1);

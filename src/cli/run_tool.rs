@@ -1,16 +1,18 @@
 //! `--run-tool NAME ['{json}']`: one tool call from a shell, run as loki runs it for a
 //! model — approval at the terminal (or `--yolo`), the working tree confinement, output
 //! limits. The arguments are the text after the name, else piped stdin, else `{}`. The
-//! result goes to stdout; a failed or refused call is one `error:` line and exit 1.
+//! result goes to stdout; a failed or refused call is one `error:` line and exit 1. The
+//! smallest driver: open, one typed op, [`Conversation::finish`] (the close), one exit
+//! status.
 
 use std::io::Write;
 use std::sync::Arc;
 
 use super::args::Args;
-use crate::conversation::{Conversation, ConversationSpec, Op, Reply};
-use crate::render::sanitize;
+use crate::conversation::{Conversation, ConversationSpec, Outside};
 use crate::render::theme::Theme;
 use crate::state::AppState;
+use loki_wire::sanitize;
 
 /// Runs the call; returns the exit status.
 pub async fn run(state: &Arc<AppState>, args: &Args, piped: Option<String>) -> anyhow::Result<u8> {
@@ -33,17 +35,16 @@ pub async fn run(state: &Arc<AppState>, args: &Args, piped: Option<String>) -> a
     let mut conversation = Conversation::open(state, spec).await?;
     // The person typed the call: no tool line echoes it; the result or one error line
     // is the whole output.
-    let op = Op::RunTool {
-        name: name.to_string(),
-        arguments,
-    };
-    let outcome = conversation.submit(op, &crate::engine::Discard).await;
-    let outcome = match outcome {
-        Ok(Reply::Tool(outcome)) => outcome,
-        Ok(_) => unreachable!("a tool call replies with its outcome"),
+    let ran = conversation
+        .call_tool(name, &arguments, &loki_protocol::emitter::Discard)
+        .await;
+    let finished = conversation.finish(ran, &loki_protocol::emitter::Discard).await;
+    let status = finished.exit_status(Outside::default());
+    let outcome = match finished.into_result() {
+        Ok(outcome) => outcome,
         Err(e) => {
             crate::term::report_error(&theme, &e.to_string());
-            return Ok(e.exit_code());
+            return Ok(status);
         }
     };
     if !outcome.ok {
@@ -54,7 +55,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args, piped: Option<String>) -> a
         crate::term::report_error(&theme, &format!("{name}: {message}"));
         return Ok(1);
     }
-    let shown = crate::secrets::redact(&outcome.content);
+    let shown = loki_wire::secrets::redact(&outcome.content);
     let shown = sanitize::for_terminal(&shown, state.terminal.stdout_tty);
     let mut out = std::io::stdout().lock();
     out.write_all(shown.as_bytes())?;

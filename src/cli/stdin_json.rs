@@ -14,7 +14,8 @@ use super::args::{Args, InputFormat};
 use super::headless::{InputLine, parse_input_line};
 use super::oneshot::Output;
 use crate::conversation::{Conversation, Op, Remote};
-use crate::engine::{CoreError, RunOptions, UserInput};
+use crate::error::CoreError;
+use crate::engine::{RunOptions, UserInput};
 use crate::render::theme::Theme;
 use crate::term;
 use crate::term::stdin_lines::{Read, stdin_lines};
@@ -214,15 +215,15 @@ pub struct StreamJsonAsker {
     /// The board `answer` lines answer.
     pub board: Arc<crate::tool::escalate::Escalations>,
     /// Where the events go (set once the output exists).
-    pub events: Arc<std::sync::OnceLock<Arc<dyn crate::engine::Emitter>>>,
+    pub events: Arc<std::sync::OnceLock<Arc<dyn loki_protocol::emitter::Emitter>>>,
     /// The conversation asking.
-    pub conversation: crate::context::ConversationId,
+    pub conversation: loki_protocol::event::ConversationId,
 }
 
 impl StreamJsonAsker {
-    fn emit(&self, event: crate::engine::event::Event) {
+    fn emit(&self, event: loki_protocol::event::Event) {
         if let Some(events) = self.events.get() {
-            events.emit(crate::engine::event::Envelope {
+            events.emit(loki_protocol::event::Envelope {
                 conversation: self.conversation.clone(),
                 parent: None,
                 agent: None,
@@ -242,9 +243,9 @@ impl crate::tool::ask::Asker for StreamJsonAsker {
     fn ask<'a>(
         &'a self,
         from: &'a str,
-        question: &'a crate::tool::ask::Question,
+        question: &'a loki_protocol::event::Question,
     ) -> futures_util::future::BoxFuture<'a, crate::tool::ask::Answer> {
-        use crate::engine::event::{Event, QuestionAnswered, QuestionAsked};
+        use loki_protocol::event::{Event, QuestionAnswered, QuestionAsked};
         use crate::tool::ask::Answer;
         Box::pin(async move {
             let (id, reply) = self.board.open(from, question);

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::config::{Env, Paths, TerminalCaps};
-use crate::render::sanitize;
+use loki_wire::sanitize;
 use crate::term::vault_prompt::{TerminalUnlock, read_value_cli};
 use crate::vault::Keyring;
 use crate::vault::commands::{Op, Outcome, perform};

@@ -7,7 +7,7 @@
 use serde_yaml::{Mapping, Value};
 
 use crate::atomic_file::write_atomic;
-use crate::client::vendors::{VENDORS, Vendor};
+use crate::config::vendors::{VENDORS, Vendor};
 use crate::config::{self, AppConfig, ConfigError, Env, Paths};
 
 const OTHER: &str = "other OpenAI-compatible server";

@@ -9,18 +9,15 @@ use std::collections::HashMap;
 use std::time::SystemTime;
 
 use bytes::BytesMut;
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::http::{HttpSettings, LazyHttp};
-use super::message::{Content, ContentPart, Message, Role, Usage};
-use super::patch::ApiKind;
-use super::wire::{self, DecodeError, Decoder, Outgoing, ResponseError};
-use super::{
-    ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
-    RetryPolicy,
-};
+use super::api_client::{Api, ApiClient, Credentials, HttpProvider};
+use super::http::HttpSettings;
+use super::wire::{self, Outgoing, ResponseError, Signed, WireFormat};
+use super::{ChatRequest, Model, ProviderError};
+use loki_wire::body_stream::{DecodeError, Decoder};
+use loki_wire::message::{Content, Message, Role, Usage};
+use loki_wire::provider_event::{FinishReason, ProviderEvent};
 
 /// AWS credentials of a client.
 #[derive(Clone)]
@@ -123,8 +120,6 @@ pub fn sign(
 /// What a Bedrock client needs.
 #[derive(Debug, Clone)]
 pub struct BedrockSetup {
-    /// Client name.
-    pub name: String,
     /// Endpoint (`https://bedrock-runtime.<region>.amazonaws.com` by default).
     pub api_base: String,
     /// Region signed for.
@@ -135,86 +130,84 @@ pub struct BedrockSetup {
     pub settings: HttpSettings,
 }
 
-/// A client speaking the Bedrock Converse API.
+/// The Converse API: `/model/<id>/converse(-stream)`, every request signed with SigV4.
 #[derive(Debug)]
-pub struct BedrockProvider {
-    setup: BedrockSetup,
-    http: LazyHttp,
+pub struct Bedrock {
+    region: String,
+    credentials: Result<AwsCredentials, AwsCredentialsError>,
 }
 
-impl BedrockProvider {
-    /// Builds the provider; nothing is sent until the first request.
-    pub fn new(mut setup: BedrockSetup) -> Self {
-        setup.api_base = setup.api_base.trim_end_matches('/').to_string();
-        Self {
-            setup,
-            http: LazyHttp::default(),
-        }
+impl Bedrock {
+    /// The provider; nothing is sent until the first request.
+    pub fn provider(setup: BedrockSetup) -> HttpProvider<Self> {
+        let api = Bedrock {
+            region: setup.region,
+            credentials: setup.credentials,
+        };
+        HttpProvider::new(&setup.api_base, setup.settings, Credentials::default(), api)
+    }
+}
+
+impl Api for Bedrock {
+    fn format(&self, _model: &Model) -> &dyn WireFormat {
+        &ConverseWire
     }
 
-    async fn send(
+    fn request(
         &self,
+        client: &ApiClient,
         model: &Model,
         request: &ChatRequest,
-    ) -> Result<ProviderStream, ProviderError> {
-        let setup = &self.setup;
-        let credentials = setup
-            .credentials
-            .as_ref()
-            .map_err(|e| ProviderError::Setup {
-                client: setup.name.clone(),
-                message: e.to_string(),
-            })?;
+        body: Value,
+    ) -> Result<Outgoing, ProviderError> {
+        if let Err(e) = &self.credentials {
+            return Err(client.setup_error(e));
+        }
         let action = if request.stream {
             "converse-stream"
         } else {
             "converse"
         };
-        let url = format!(
-            "{}/model/{}/{action}",
-            setup.api_base,
-            encode_path_segment(model.real_name())
-        );
-        let outgoing = Outgoing::new(url, build_body(model, request));
-        let settings = &setup.settings;
-        let http = self.http.get(settings, &outgoing.url)?;
-        let signer = |url: &str, headers: &[(String, String)], body: &[u8]| {
-            let scope = SigningScope {
-                credentials,
-                region: &setup.region,
-                service: "bedrock",
-                time: SystemTime::now(),
-            };
-            sign(scope, "POST", url, headers, body)
+        let model = encode_path_segment(model.real_name());
+        let url = format!("{}/model/{model}/{action}", client.api_base());
+        Ok(Outgoing::new(url, body))
+    }
+
+    /// The credentials travel only in the signature.
+    fn sign(&self, url: &str, headers: &[(String, String)], body: &[u8]) -> Signed {
+        // Without credentials `request` has refused already; nothing is signed then.
+        let Ok(credentials) = &self.credentials else {
+            return Ok(Vec::new());
         };
-        let response =
-            wire::send_signed(http, settings, model, ApiKind::Chat, outgoing, &signer).await?;
-        if wire::content_type_is(&response, "application/vnd.amazon.eventstream") {
-            return Ok(wire::stream(
-                response,
-                settings.clone(),
-                Box::<EventStream>::default(),
-            ));
-        }
-        wire::parse_whole(response, settings, parse_response).await
+        let scope = SigningScope {
+            credentials,
+            region: &self.region,
+            service: "bedrock",
+            time: SystemTime::now(),
+        };
+        sign(scope, "POST", url, headers, body)
     }
 }
 
-impl Provider for BedrockProvider {
-    fn name(&self) -> &str {
-        &self.setup.name
+/// Converse bodies; streamed answers in the AWS event-stream framing.
+#[derive(Debug, Clone, Copy)]
+pub struct ConverseWire;
+
+impl WireFormat for ConverseWire {
+    fn body(&self, model: &Model, request: &ChatRequest) -> Value {
+        build_body(model, request)
     }
 
-    fn retry_policy(&self) -> RetryPolicy {
-        self.setup.settings.retry
+    fn streamed(&self, response: &reqwest::Response, _request: &ChatRequest) -> bool {
+        wire::content_type_is(response, "application/vnd.amazon.eventstream")
     }
 
-    fn chat<'a>(
-        &'a self,
-        model: &'a Model,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
-        self.send(model, request).boxed()
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::<EventStream>::default()
+    }
+
+    fn parse(&self, body: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError> {
+        parse_response(body)
     }
 }
 
@@ -302,8 +295,7 @@ fn to_wire(messages: &[Message]) -> Vec<Value> {
                         .filter(|b| b["text"].as_str().is_none_or(|t| !t.is_empty())),
                 );
                 for call in &message.tool_calls {
-                    let input: Value =
-                        serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+                    let input = wire::arguments_value(&call.arguments);
                     blocks.push(json!({"toolUse": {"toolUseId": call.id, "name": call.name, "input": input}}));
                 }
                 if blocks.is_empty() {
@@ -312,30 +304,13 @@ fn to_wire(messages: &[Message]) -> Vec<Value> {
                 ("assistant", blocks)
             }
         };
-        // Roles must alternate: tool results after tool results share one user turn.
-        if let Some(last) = out.last_mut()
-            && last["role"] == role
-            && let Some(content) = last["content"].as_array_mut()
-        {
-            content.extend(blocks);
-            continue;
-        }
-        out.push(json!({"role": role, "content": blocks}));
+        wire::push_turn(&mut out, role, "content", blocks);
     }
     out
 }
 
 fn blocks_of(content: &Content) -> Vec<Value> {
-    match content {
-        Content::Text(text) => vec![json!({"text": text})],
-        Content::Parts(parts) => parts
-            .iter()
-            .map(|part| match part {
-                ContentPart::Text { text } => json!({"text": text}),
-                ContentPart::ImageUrl { image_url } => image_block(&image_url.url),
-            })
-            .collect(),
-    }
+    wire::content_values(content, |text| json!({"text": text}), image_block)
 }
 
 /// Bedrock takes image bytes only; a web URL is passed on as text.
@@ -594,7 +569,7 @@ mod tests {
     #[test]
     fn tools_from_the_history_are_declared_when_none_are_offered() {
         let mut assistant = Message::text(Role::Assistant, "");
-        assistant.tool_calls.push(crate::client::ToolCall {
+        assistant.tool_calls.push(loki_wire::message::ToolCall {
             id: "t1".into(),
             name: "fs_read".into(),
             arguments: "{}".into(),
@@ -608,7 +583,7 @@ mod tests {
         };
         let model = Model {
             client: "bedrock".into(),
-            config: crate::client::config::ModelConfig::default(),
+            config: crate::config::clients::ModelConfig::default(),
         };
         let body = build_body(&model, &request);
         assert_eq!(

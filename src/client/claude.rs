@@ -6,20 +6,17 @@
 //! The system prompt carries a `cache_control` breakpoint so repeated turns reuse it;
 //! cache reads show up as cached tokens in the usage.
 
-use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::ToolChoice;
-use super::http::{HttpSettings, LazyHttp};
-use super::message::{Content, ContentPart, Message, Role, Usage};
-use super::patch::ApiKind;
-use super::sse::SseEvent;
-use super::wire::{self, DecodeError, Outgoing, ResponseError, Sse, SseParser};
-use super::{
-    ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
-    RetryPolicy,
-};
+use super::api_client::{Api, ApiClient, KeyHeader};
+use super::wire::{self, Outgoing, ResponseError, SseFormat, WireFormat};
+use super::{ChatRequest, Model, ProviderError};
+use loki_wire::body_stream::{DecodeError, SseParser};
+use loki_wire::message::{Content, Message, Role, Usage};
+use loki_wire::provider_event::{FinishReason, ProviderEvent};
+use loki_wire::sse::SseEvent;
 
 /// The API version loki speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -27,103 +24,56 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Output limit sent when neither the model nor the request sets one (the API requires one).
 const DEFAULT_MAX_TOKENS: u64 = 8192;
 
-/// What a Claude client needs.
-#[derive(Clone)]
-pub struct ClaudeSetup {
-    /// Client name.
-    pub name: String,
-    /// Base URL up to the version segment (`https://api.anthropic.com/v1`).
-    pub api_base: String,
-    /// Resolved key.
-    pub api_key: Option<String>,
-    /// When the key is missing: the variable to suggest.
-    pub missing_key_env: Option<String>,
-    /// Transport settings.
-    pub settings: HttpSettings,
-    /// Signed in with OAuth instead of a key.
-    pub oauth: Option<std::sync::Arc<super::oauth::OAuthSource>>,
-}
-
 /// The system block OAuth sign-ins must start with.
 const OAUTH_SYSTEM_PREFIX: &str = "You are Claude Code, Anthropic's official CLI for Claude.";
 
-/// A client speaking the Anthropic Messages API.
+/// Anthropic's API: `/messages` with `anthropic-version`, a key in `x-api-key` or an
+/// OAuth sign-in (which must announce itself as Claude Code).
 #[derive(Debug)]
-pub struct ClaudeProvider {
-    setup: ClaudeSetup,
-    http: LazyHttp,
-}
+pub struct Claude;
 
-impl ClaudeProvider {
-    /// Builds the provider; nothing is sent until the first request.
-    pub fn new(mut setup: ClaudeSetup) -> Self {
-        setup.api_base = setup.api_base.trim_end_matches('/').to_string();
-        Self {
-            setup,
-            http: LazyHttp::default(),
-        }
+impl Api for Claude {
+    fn key_header(&self) -> KeyHeader {
+        KeyHeader::Named("x-api-key")
     }
 
-    async fn send(
+    fn format(&self, _model: &Model) -> &dyn WireFormat {
+        &CLAUDE_WIRE
+    }
+
+    fn request(
         &self,
-        model: &Model,
-        request: &ChatRequest,
-    ) -> Result<ProviderStream, ProviderError> {
-        if let Some(env) = &self.setup.missing_key_env {
-            return Err(ProviderError::MissingApiKey {
-                client: self.setup.name.clone(),
-                env: env.clone(),
-            });
-        }
-        let settings = &self.setup.settings;
-        let url = format!("{}/messages", self.setup.api_base);
-        let http = self.http.get(settings, &url)?;
-        let mut body = build_body(model, request);
-        let mut outgoing = Outgoing::new(url, serde_json::Value::Null)
-            .header("anthropic-version", ANTHROPIC_VERSION);
-        if let Some(oauth) = &self.setup.oauth {
-            let token = oauth.bearer(http).await?;
-            outgoing = outgoing
-                .header("authorization", format!("Bearer {token}"))
-                .header("anthropic-beta", "oauth-2025-04-20");
-            let prefix = json!({"type": "text", "text": OAUTH_SYSTEM_PREFIX});
-            match body["system"].as_array_mut() {
-                Some(blocks) => blocks.insert(0, prefix),
-                None => body["system"] = json!([prefix]),
-            }
-        } else if let Some(key) = &self.setup.api_key {
-            outgoing = outgoing.header("x-api-key", key.clone());
-        }
-        outgoing.body = body;
-        let response = wire::send(http, settings, model, ApiKind::Chat, outgoing).await?;
-        if wire::content_type_is(&response, "text/event-stream") {
-            return Ok(wire::stream(
-                response,
-                settings.clone(),
-                Box::new(Sse::new(EventParser::default())),
-            ));
-        }
-        wire::parse_whole(response, settings, parse_response).await
-    }
-}
-
-impl Provider for ClaudeProvider {
-    fn name(&self) -> &str {
-        &self.setup.name
+        client: &ApiClient,
+        _model: &Model,
+        _request: &ChatRequest,
+        body: Value,
+    ) -> Result<Outgoing, ProviderError> {
+        let url = format!("{}/messages", client.api_base());
+        Ok(Outgoing::new(url, body).header("anthropic-version", ANTHROPIC_VERSION))
     }
 
-    fn retry_policy(&self) -> RetryPolicy {
-        self.setup.settings.retry
-    }
-
-    fn chat<'a>(
+    fn authorize<'a>(
         &'a self,
-        model: &'a Model,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
-        self.send(model, request).boxed()
+        client: &'a ApiClient,
+        outgoing: Outgoing,
+    ) -> BoxFuture<'a, Result<Outgoing, ProviderError>> {
+        Box::pin(async move {
+            let mut outgoing = client.authorize(outgoing, self.key_header()).await?;
+            if client.signed_in() {
+                outgoing = outgoing.header("anthropic-beta", "oauth-2025-04-20");
+                let prefix = json!({"type": "text", "text": OAUTH_SYSTEM_PREFIX});
+                match outgoing.body["system"].as_array_mut() {
+                    Some(blocks) => blocks.insert(0, prefix),
+                    None => outgoing.body["system"] = json!([prefix]),
+                }
+            }
+            Ok(outgoing)
+        })
     }
 }
+
+/// The Messages format: content blocks, SSE events named by `type`.
+pub const CLAUDE_WIRE: SseFormat<EventParser> = SseFormat::new(build_body, parse_response);
 
 /// Builds the request body.
 pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
@@ -242,13 +192,11 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
                         .filter(|b| b["text"].as_str().is_none_or(|t| !t.is_empty())),
                 );
                 for call in &message.tool_calls {
-                    let input: Value =
-                        serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
                     blocks.push(json!({
                         "type": "tool_use",
                         "id": call.id,
                         "name": call.name,
-                        "input": input,
+                        "input": wire::arguments_value(&call.arguments),
                     }));
                 }
                 if blocks.is_empty() {
@@ -257,31 +205,17 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
                 ("assistant", blocks)
             }
         };
-        // Merge into the previous message of the same role (tool results after tool
-        // results; the API wants roles to alternate).
-        if let Some(last) = out.last_mut()
-            && last["role"] == role
-            && let Some(content) = last["content"].as_array_mut()
-        {
-            content.extend(blocks);
-            continue;
-        }
-        out.push(json!({"role": role, "content": blocks}));
+        wire::push_turn(&mut out, role, "content", blocks);
     }
     out
 }
 
 fn content_blocks(content: &Content) -> Vec<Value> {
-    match content {
-        Content::Text(text) => vec![json!({"type": "text", "text": text})],
-        Content::Parts(parts) => parts
-            .iter()
-            .map(|part| match part {
-                ContentPart::Text { text } => json!({"type": "text", "text": text}),
-                ContentPart::ImageUrl { image_url } => image_block(&image_url.url),
-            })
-            .collect(),
-    }
+    wire::content_values(
+        content,
+        |text| json!({"type": "text", "text": text}),
+        image_block,
+    )
 }
 
 /// `data:` URLs become base64 sources; other URLs are passed by reference.
@@ -467,12 +401,13 @@ impl SseParser for EventParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::{ToolCall, ToolSpec};
+    use crate::client::ToolSpec;
+    use loki_wire::message::ToolCall;
 
     fn model() -> Model {
         Model {
             client: "claude".into(),
-            config: crate::client::config::ModelConfig {
+            config: crate::config::clients::ModelConfig {
                 name: "claude-sonnet-4-5".into(),
                 ..Default::default()
             },
@@ -588,5 +523,3 @@ mod tests {
         );
     }
 }
-
-debug_without_secrets!(ClaudeSetup, name, api_base);

@@ -2,176 +2,50 @@
 //! tool calls travels as `tool_plan`), `p` for nucleus sampling, and named SSE events
 //! (`content-delta`, `tool-plan-delta`, `tool-call-start|delta|end`, `message-end`).
 
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::embed;
-use super::http::{HttpSettings, LazyHttp};
-use super::message::Usage;
-use super::patch::ApiKind;
-use super::sse::SseEvent;
-use super::wire::{self, DecodeError, Outgoing, ResponseError, Sse, SseParser};
-use super::{
-    ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
-    RetryPolicy,
-};
+use super::api_client::{Api, ApiClient};
+use super::embed::Dialect;
+use super::wire::{self, Outgoing, ResponseError, SseFormat, WireFormat};
+use super::{ChatRequest, Model, ProviderError};
+use loki_wire::body_stream::{DecodeError, SseParser};
+use loki_wire::message::Usage;
+use loki_wire::provider_event::{FinishReason, ProviderEvent};
+use loki_wire::sse::SseEvent;
 
 /// Default endpoint.
 pub const DEFAULT_API_BASE: &str = "https://api.cohere.ai/v2";
 
-/// What a Cohere client needs.
-#[derive(Clone)]
-pub struct CohereSetup {
-    /// Client name.
-    pub name: String,
-    /// Base URL up to the version segment.
-    pub api_base: String,
-    /// Resolved key.
-    pub api_key: Option<String>,
-    /// When the key is missing: the variable to suggest.
-    pub missing_key_env: Option<String>,
-    /// Transport settings.
-    pub settings: HttpSettings,
-}
-
-/// A client speaking Cohere v2.
+/// Cohere v2: `/chat`, `/embed` and `/rerank` with a bearer key.
 #[derive(Debug)]
-pub struct CohereProvider {
-    setup: CohereSetup,
-    http: LazyHttp,
-}
+pub struct Cohere;
 
-impl CohereProvider {
-    /// Builds the provider; nothing is sent until the first request.
-    pub fn new(mut setup: CohereSetup) -> Self {
-        setup.api_base = setup.api_base.trim_end_matches('/').to_string();
-        Self {
-            setup,
-            http: LazyHttp::default(),
-        }
+impl Api for Cohere {
+    fn format(&self, _model: &Model) -> &dyn WireFormat {
+        &COHERE_WIRE
     }
 
-    async fn send(
+    fn request(
         &self,
-        model: &Model,
-        request: &ChatRequest,
-    ) -> Result<ProviderStream, ProviderError> {
-        if let Some(env) = &self.setup.missing_key_env {
-            return Err(ProviderError::MissingApiKey {
-                client: self.setup.name.clone(),
-                env: env.clone(),
-            });
-        }
-        let mut outgoing = Outgoing::new(
-            format!("{}/chat", self.setup.api_base),
-            build_body(model, request),
-        );
-        if let Some(key) = &self.setup.api_key {
-            outgoing = outgoing.header("authorization", format!("Bearer {key}"));
-        }
-        let settings = &self.setup.settings;
-        let http = self.http.get(settings, &outgoing.url)?;
-        let response = wire::send(http, settings, model, ApiKind::Chat, outgoing).await?;
-        if wire::content_type_is(&response, "text/event-stream") {
-            return Ok(wire::stream(
-                response,
-                settings.clone(),
-                Box::new(Sse::new(EventParser::default())),
-            ));
-        }
-        wire::parse_whole(response, settings, parse_response).await
+        client: &ApiClient,
+        _model: &Model,
+        _request: &ChatRequest,
+        body: Value,
+    ) -> Result<Outgoing, ProviderError> {
+        Ok(Outgoing::new(format!("{}/chat", client.api_base()), body))
+    }
+
+    fn embeddings(&self, _client: &ApiClient) -> Option<Dialect> {
+        Some(Dialect::Cohere)
+    }
+
+    fn reranking(&self, _client: &ApiClient) -> Option<Dialect> {
+        Some(Dialect::Cohere)
     }
 }
 
-impl CohereProvider {
-    fn authorize(&self, mut outgoing: Outgoing) -> Result<Outgoing, ProviderError> {
-        if let Some(env) = &self.setup.missing_key_env {
-            return Err(ProviderError::MissingApiKey {
-                client: self.setup.name.clone(),
-                env: env.clone(),
-            });
-        }
-        if let Some(key) = &self.setup.api_key {
-            outgoing = outgoing.header("authorization", format!("Bearer {key}"));
-        }
-        Ok(outgoing)
-    }
-
-    async fn embed_batch(
-        &self,
-        model: &Model,
-        texts: &[String],
-        purpose: embed::Purpose,
-    ) -> Result<Vec<Vec<f32>>, ProviderError> {
-        let dialect = embed::Dialect::Cohere;
-        let outgoing = self.authorize(embed::embed_request(
-            dialect,
-            &self.setup.api_base,
-            model,
-            texts,
-            purpose,
-        ))?;
-        let http = self.http.get(&self.setup.settings, &outgoing.url)?;
-        embed::embed_with(http, &self.setup.settings, model, dialect, outgoing).await
-    }
-
-    async fn rerank_batch(
-        &self,
-        model: &Model,
-        query: &str,
-        documents: &[String],
-        top_n: usize,
-    ) -> Result<Vec<embed::Ranked>, ProviderError> {
-        let outgoing = self.authorize(embed::rerank_request(
-            embed::Dialect::Cohere,
-            &self.setup.api_base,
-            model,
-            query,
-            documents,
-            top_n,
-        ))?;
-        let http = self.http.get(&self.setup.settings, &outgoing.url)?;
-        embed::rerank_with(http, &self.setup.settings, model, outgoing).await
-    }
-}
-
-impl Provider for CohereProvider {
-    fn embed<'a>(
-        &'a self,
-        model: &'a Model,
-        texts: &'a [String],
-        purpose: embed::Purpose,
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, ProviderError>> {
-        self.embed_batch(model, texts, purpose).boxed()
-    }
-
-    fn rerank<'a>(
-        &'a self,
-        model: &'a Model,
-        query: &'a str,
-        documents: &'a [String],
-        top_n: usize,
-    ) -> BoxFuture<'a, Result<Vec<embed::Ranked>, ProviderError>> {
-        self.rerank_batch(model, query, documents, top_n).boxed()
-    }
-
-    fn name(&self) -> &str {
-        &self.setup.name
-    }
-
-    fn retry_policy(&self) -> RetryPolicy {
-        self.setup.settings.retry
-    }
-
-    fn chat<'a>(
-        &'a self,
-        model: &'a Model,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
-        self.send(model, request).boxed()
-    }
-}
+/// The v2 chat format: OpenAI-like messages, named SSE events.
+pub const COHERE_WIRE: SseFormat<EventParser> = SseFormat::new(build_body, parse_response);
 
 /// Builds the request body.
 pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
@@ -213,11 +87,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
         obj.insert("max_tokens".into(), json!(max));
     }
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-            .collect();
+        let tools = super::openai::function_tools(&request.tools);
         obj.insert("tools".into(), Value::Array(tools));
     }
     body
@@ -346,5 +216,3 @@ pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError>
     )));
     Ok(out)
 }
-
-debug_without_secrets!(CohereSetup, name, api_base);

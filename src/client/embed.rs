@@ -3,9 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::http::HttpSettings;
-use super::patch::ApiKind;
-use super::wire::{self, Outgoing};
+use super::wire::Outgoing;
 use super::{Model, Provider, ProviderError};
 
 /// Texts per request when the model does not say (Cohere's limit, the lowest common one).
@@ -210,55 +208,10 @@ fn preview(value: &Value) -> String {
     text.chars().take(200).collect()
 }
 
-/// Sends a prepared JSON request and returns the JSON answer.
-pub async fn call(
-    http: &reqwest::Client,
-    settings: &HttpSettings,
-    model: &Model,
-    api: ApiKind,
-    outgoing: Outgoing,
-) -> Result<Value, ProviderError> {
-    let response = wire::send(http, settings, model, api, outgoing).await?;
-    let bytes = wire::whole_body(response, settings).await?;
-    serde_json::from_slice(&bytes).map_err(|e| ProviderError::Protocol {
-        client: settings.client.clone(),
-        message: format!("invalid JSON: {e}"),
-    })
-}
-
-/// Embeds with a prepared request in `dialect`.
-pub async fn embed_with(
-    http: &reqwest::Client,
-    settings: &HttpSettings,
-    model: &Model,
-    dialect: Dialect,
-    outgoing: Outgoing,
-) -> Result<Vec<Vec<f32>>, ProviderError> {
-    let value = call(http, settings, model, ApiKind::Embeddings, outgoing).await?;
-    parse_embeddings(dialect, &value).map_err(|e| ProviderError::Protocol {
-        client: settings.client.clone(),
-        message: e.to_string(),
-    })
-}
-
-/// Reranks with a prepared request.
-pub async fn rerank_with(
-    http: &reqwest::Client,
-    settings: &HttpSettings,
-    model: &Model,
-    outgoing: Outgoing,
-) -> Result<Vec<Ranked>, ProviderError> {
-    let value = call(http, settings, model, ApiKind::Rerank, outgoing).await?;
-    parse_rerank(&value).map_err(|e| ProviderError::Protocol {
-        client: settings.client.clone(),
-        message: e.to_string(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::config::ModelConfig;
+    use crate::config::clients::ModelConfig;
 
     fn model() -> Model {
         Model {

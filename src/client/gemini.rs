@@ -8,80 +8,48 @@
 
 use std::collections::HashMap;
 
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::http::{HttpSettings, LazyHttp};
-use super::message::{Content, ContentPart, Message, Role, Usage};
-use super::patch::ApiKind;
-use super::sse::SseEvent;
-use super::wire::{self, DecodeError, Outgoing, ResponseError, Sse, SseParser};
+use super::api_client::{Api, ApiClient, KeyHeader};
+use super::embed::Dialect;
+use super::wire::{self, Outgoing, ResponseError, SseFormat, WireFormat};
 use super::{AnswerFormat, ToolChoice};
-use super::{
-    ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
-    RetryPolicy,
-};
+use super::{ChatRequest, Model, ProviderError};
+use loki_wire::body_stream::{DecodeError, SseParser};
+use loki_wire::message::{Content, Message, Role, Usage};
+use loki_wire::provider_event::{FinishReason, ProviderEvent};
+use loki_wire::sse::SseEvent;
 
 /// Default endpoint of the Generative Language API.
 pub const DEFAULT_API_BASE: &str = "https://generativelanguage.googleapis.com/v1beta";
 
-/// What a Gemini client needs.
-#[derive(Clone)]
-pub struct GeminiSetup {
-    /// Client name.
-    pub name: String,
-    /// Base URL up to the version segment.
-    pub api_base: String,
-    /// Resolved key (sent as `x-goog-api-key`).
-    pub api_key: Option<String>,
-    /// When the key is missing: the variable to suggest.
-    pub missing_key_env: Option<String>,
-    /// Transport settings.
-    pub settings: HttpSettings,
-    /// Signed in with OAuth instead of a key.
-    pub oauth: Option<std::sync::Arc<super::oauth::OAuthSource>>,
-}
-
-/// A client speaking the Generative Language API.
+/// The Generative Language API: `models/<name>:<method>` with `x-goog-api-key` or an
+/// OAuth sign-in; embeddings through `:batchEmbedContents`.
 #[derive(Debug)]
-pub struct GeminiProvider {
-    setup: GeminiSetup,
-    http: LazyHttp,
-}
+pub struct Gemini;
 
-impl GeminiProvider {
-    /// Builds the provider; nothing is sent until the first request.
-    pub fn new(mut setup: GeminiSetup) -> Self {
-        setup.api_base = setup.api_base.trim_end_matches('/').to_string();
-        Self {
-            setup,
-            http: LazyHttp::default(),
-        }
+impl Api for Gemini {
+    fn key_header(&self) -> KeyHeader {
+        KeyHeader::Named("x-goog-api-key")
     }
 
-    async fn send(
+    fn format(&self, _model: &Model) -> &dyn WireFormat {
+        &GEMINI_WIRE
+    }
+
+    fn request(
         &self,
+        client: &ApiClient,
         model: &Model,
         request: &ChatRequest,
-    ) -> Result<ProviderStream, ProviderError> {
-        if let Some(env) = &self.setup.missing_key_env {
-            return Err(ProviderError::MissingApiKey {
-                client: self.setup.name.clone(),
-                env: env.clone(),
-            });
-        }
-        let url = format!("{}/models/{}", self.setup.api_base, model.real_name());
-        let mut outgoing =
-            Outgoing::new(method_url(&url, request.stream), build_body(model, request));
-        if let Some(oauth) = &self.setup.oauth {
-            let http = self.http.get(&self.setup.settings, &outgoing.url)?;
-            let token = oauth.bearer(http).await?;
-            outgoing = outgoing.header("authorization", format!("Bearer {token}"));
-        } else if let Some(key) = &self.setup.api_key {
-            outgoing = outgoing.header("x-goog-api-key", key.clone());
-        }
-        send_prepared(&self.http, &self.setup.settings, model, outgoing).await
+        body: Value,
+    ) -> Result<Outgoing, ProviderError> {
+        let url = format!("{}/models/{}", client.api_base(), model.real_name());
+        Ok(Outgoing::new(method_url(&url, request.stream), body))
+    }
+
+    fn embeddings(&self, _client: &ApiClient) -> Option<Dialect> {
+        Some(Dialect::Gemini)
     }
 }
 
@@ -94,78 +62,8 @@ pub fn method_url(model_url: &str, stream: bool) -> String {
     }
 }
 
-/// Sends a prepared Gemini request (shared with Vertex AI) and decodes the reply.
-pub async fn send_prepared(
-    http: &LazyHttp,
-    settings: &HttpSettings,
-    model: &Model,
-    outgoing: Outgoing,
-) -> Result<ProviderStream, ProviderError> {
-    let http = http.get(settings, &outgoing.url)?;
-    let response = wire::send(http, settings, model, ApiKind::Chat, outgoing).await?;
-    if wire::content_type_is(&response, "text/event-stream") {
-        return Ok(wire::stream(
-            response,
-            settings.clone(),
-            Box::new(Sse::new(ResponseParser::default())),
-        ));
-    }
-    wire::parse_whole(response, settings, parse_response).await
-}
-
-impl GeminiProvider {
-    async fn embed_batch(
-        &self,
-        model: &Model,
-        texts: &[String],
-        purpose: super::embed::Purpose,
-    ) -> Result<Vec<Vec<f32>>, ProviderError> {
-        use super::embed;
-        let dialect = embed::Dialect::Gemini;
-        let mut outgoing =
-            embed::embed_request(dialect, &self.setup.api_base, model, texts, purpose);
-        let http = self.http.get(&self.setup.settings, &outgoing.url)?;
-        if let Some(oauth) = &self.setup.oauth {
-            let token = oauth.bearer(http).await?;
-            outgoing = outgoing.header("authorization", format!("Bearer {token}"));
-        } else if let Some(key) = &self.setup.api_key {
-            outgoing = outgoing.header("x-goog-api-key", key.clone());
-        } else if let Some(env) = &self.setup.missing_key_env {
-            return Err(ProviderError::MissingApiKey {
-                client: self.setup.name.clone(),
-                env: env.clone(),
-            });
-        }
-        embed::embed_with(http, &self.setup.settings, model, dialect, outgoing).await
-    }
-}
-
-impl Provider for GeminiProvider {
-    fn embed<'a>(
-        &'a self,
-        model: &'a Model,
-        texts: &'a [String],
-        purpose: super::embed::Purpose,
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, ProviderError>> {
-        self.embed_batch(model, texts, purpose).boxed()
-    }
-
-    fn name(&self) -> &str {
-        &self.setup.name
-    }
-
-    fn retry_policy(&self) -> RetryPolicy {
-        self.setup.settings.retry
-    }
-
-    fn chat<'a>(
-        &'a self,
-        model: &'a Model,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
-        self.send(model, request).boxed()
-    }
-}
+/// The `generateContent` format, shared with Gemini models on Vertex AI.
+pub const GEMINI_WIRE: SseFormat<ResponseParser> = SseFormat::new(build_body, parse_response);
 
 /// Builds the request body.
 pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
@@ -299,8 +197,7 @@ fn contents(messages: &[Message]) -> Vec<Value> {
                     .collect();
                 for call in &message.tool_calls {
                     names.insert(call.id.as_str(), call.name.as_str());
-                    let args: Value =
-                        serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+                    let args = wire::arguments_value(&call.arguments);
                     let mut part = json!({"functionCall": {"name": call.name, "args": args}});
                     if let Some(sig) = &call.signature {
                         part["thoughtSignature"] = json!(sig);
@@ -345,16 +242,7 @@ fn contents(messages: &[Message]) -> Vec<Value> {
 }
 
 fn parts_of(content: &Content) -> Vec<Value> {
-    match content {
-        Content::Text(text) => vec![json!({"text": text})],
-        Content::Parts(parts) => parts
-            .iter()
-            .map(|part| match part {
-                ContentPart::Text { text } => json!({"text": text}),
-                ContentPart::ImageUrl { image_url } => image_part(&image_url.url),
-            })
-            .collect(),
-    }
+    wire::content_values(content, |text| json!({"text": text}), image_part)
 }
 
 /// `data:` URLs are sent inline; other URLs by reference.
@@ -478,8 +366,9 @@ fn usage_of(meta: &Value) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::config::ModelConfig;
-    use crate::client::{ToolCall, ToolSpec};
+    use crate::client::ToolSpec;
+    use crate::config::clients::ModelConfig;
+    use loki_wire::message::ToolCall;
 
     fn model() -> Model {
         Model {
@@ -647,5 +536,3 @@ mod tests {
         assert!(matches!(blocked, DecodeError::Upstream(m) if m.contains("SAFETY")));
     }
 }
-
-debug_without_secrets!(GeminiSetup, name, api_base);

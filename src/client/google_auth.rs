@@ -114,8 +114,8 @@ pub fn load(path: &Path) -> Result<Credentials, GoogleAuthError> {
         ..
     } = &credentials
     {
-        crate::secrets::remember("GOOGLE_CLIENT_SECRET", client_secret);
-        crate::secrets::remember("GOOGLE_REFRESH_TOKEN", refresh_token);
+        loki_wire::secrets::remember("GOOGLE_CLIENT_SECRET", client_secret);
+        loki_wire::secrets::remember("GOOGLE_REFRESH_TOKEN", refresh_token);
     }
     Ok(credentials)
 }
@@ -173,12 +173,12 @@ impl TokenSource {
         if !status.is_success() {
             return Err(GoogleAuthError::Refused {
                 status: status.as_u16(),
-                message: crate::secrets::redact(&super::http::error_message(&body)).into_owned(),
+                message: loki_wire::secrets::redact(&loki_wire::error_text::error_message(&body)).into_owned(),
             });
         }
         let parsed: TokenResponse =
             serde_json::from_slice(&body).map_err(|e| GoogleAuthError::Response(e.to_string()))?;
-        crate::secrets::remember("GOOGLE_ACCESS_TOKEN", &parsed.access_token);
+        loki_wire::secrets::remember("GOOGLE_ACCESS_TOKEN", &parsed.access_token);
         let lifetime = Duration::from_secs(parsed.expires_in.unwrap_or(3600));
         let until = Instant::now() + lifetime.saturating_sub(EARLY);
         *cached = Some((parsed.access_token.clone(), until));

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use super::config::ExtraConfig;
+use crate::config::clients::ExtraConfig;
 use super::error::ProviderError;
 use super::patch::ClientPatches;
 use super::retry::{RetryPolicy, parse_retry_after};
@@ -298,7 +298,7 @@ pub fn same_origin_redirects() -> reqwest::redirect::Policy {
             attempt.error(format!(
                 "the server redirected to another origin ({}); not followed, so that \
                  credentials go only where they were configured",
-                crate::secrets::redact(&target)
+                loki_wire::secrets::redact(&target)
             ))
         } else if attempt.previous().len() > MAX_REDIRECTS {
             attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
@@ -418,7 +418,7 @@ fn connect_error(settings: &HttpSettings, url: &str, e: &reqwest::Error) -> Prov
             client: settings.client.clone(),
             message: format!(
                 "cannot send a request to `{}`: {} — check the client's api_base",
-                crate::secrets::redact(url),
+                loki_wire::secrets::redact(url),
                 error_chain(e)
             ),
         };
@@ -474,7 +474,7 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         Some(prev) if !prev.starts_with("error sending request") => format!("{prev}: {last}"),
         _ => last,
     };
-    crate::secrets::redact(&text).into_owned()
+    loki_wire::secrets::redact(&text).into_owned()
 }
 
 async fn status_error(
@@ -503,7 +503,7 @@ async fn status_error(
         ),
         None => message,
     };
-    let message = crate::secrets::redact(&message).into_owned();
+    let message = loki_wire::secrets::redact(&message).into_owned();
     let client = settings.client.clone();
     match status {
         401 | 403 => ProviderError::Auth {
@@ -559,8 +559,8 @@ pub async fn read_prefix(mut response: reqwest::Response, max: usize) -> Vec<u8>
     out
 }
 
-pub use loki_hotpath::body_stream::Waited;
-pub use loki_hotpath::error_text::{body_snippet, error_message, html_summary, truncate};
+use loki_wire::body_stream::Waited;
+use loki_wire::error_text::{error_message, html_summary};
 
 /// The shortest of the waits that apply, and which limit it is.
 pub fn next_wait(
@@ -568,7 +568,7 @@ pub fn next_wait(
     idle_left: Option<Duration>,
     total_left: Option<Duration>,
 ) -> (Duration, Waited) {
-    loki_hotpath::body_stream::next_wait(settings.read_timeout, idle_left, total_left)
+    loki_wire::body_stream::next_wait(settings.read_timeout, idle_left, total_left)
 }
 
 /// The error for a wait that ran out.
@@ -593,6 +593,7 @@ pub fn waited_error(settings: &HttpSettings, waited: Waited) -> ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use loki_wire::error_text::body_snippet;
 
     #[test]
     fn error_bodies_in_every_shape() {

@@ -14,8 +14,10 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
+use super::api_client::Credentials;
+use super::api_client::HttpProvider;
 use super::http::HttpSettings;
-use super::openai::{OpenAiProvider, OpenAiSetup};
+use super::openai::{OpenAi, OpenAiSetup};
 use super::{ChatRequest, Model, Provider, ProviderError, ProviderStream, RetryPolicy};
 
 /// How long the server may take to load its model.
@@ -46,7 +48,7 @@ pub struct ServerSpec {
 
 struct Running {
     child: Child,
-    provider: Arc<OpenAiProvider>,
+    provider: Arc<HttpProvider<OpenAi>>,
 }
 
 /// A provider backed by a server process loki manages.
@@ -81,7 +83,7 @@ impl LlamaServerProvider {
 
     /// The provider of the running server, starting it when needed (and again when it has
     /// exited since the last request).
-    async fn server(&self) -> Result<Arc<OpenAiProvider>, ProviderError> {
+    async fn server(&self) -> Result<Arc<HttpProvider<OpenAi>>, ProviderError> {
         let mut running = self.running.lock().await;
         if let Some(r) = running.as_mut() {
             match r.child.try_wait() {
@@ -110,6 +112,34 @@ impl LlamaServerProvider {
             Some(p) => p,
             None => free_port().map_err(|e| self.setup_error(format!("no free port: {e}")))?,
         };
+        let mut child = self.command(model, port).spawn().map_err(|e| {
+            self.setup_error(format!(
+                "cannot start {}: {e} — set `server_path:` to the llama-server executable",
+                spec.binary.display()
+            ))
+        })?;
+        tracing::info!(client = %spec.name, port, pid = ?child.id(), "started llama-server");
+        let tail = StderrTail::collect(&mut child);
+        let base = format!("http://127.0.0.1:{port}");
+        self.wait_healthy(&mut child, &base, port, &tail).await?;
+        let provider = OpenAi::provider(OpenAiSetup {
+            api_base: format!("{base}/v1"),
+            credentials: Credentials::default(),
+            organization: None,
+            official: false,
+            stream_usage: true,
+            azure_api_version: None,
+            settings: spec.settings.clone(),
+        });
+        Ok(Running {
+            child,
+            provider: Arc::new(provider),
+        })
+    }
+
+    /// The server's command line, in its own process group, killed with loki.
+    fn command(&self, model: &std::path::Path, port: u16) -> Command {
+        let spec = &self.spec;
         let mut command = Command::new(&spec.binary);
         command.arg("--model").arg(model).args([
             "--host",
@@ -133,39 +163,18 @@ impl LlamaServerProvider {
         command.process_group(0);
         #[cfg(target_os = "linux")]
         die_with_parent(&mut command);
-        let mut child = command.spawn().map_err(|e| {
-            self.setup_error(format!(
-                "cannot start {}: {e} — set `server_path:` to the llama-server executable",
-                spec.binary.display()
-            ))
-        })?;
-        tracing::info!(client = %spec.name, port, pid = ?child.id(), "started llama-server");
-        let stderr_tail = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
-        if let Some(mut stderr) = child.stderr.take() {
-            let tail = Arc::clone(&stderr_tail);
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = stderr.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    if let Ok(mut t) = tail.lock() {
-                        t.extend_from_slice(&buf[..n]);
-                        let excess = t.len().saturating_sub(8192);
-                        t.drain(..excess);
-                    }
-                }
-            });
-        }
-        let base = format!("http://127.0.0.1:{port}");
-        let last_lines = || {
-            let text = stderr_tail
-                .lock()
-                .map(|t| String::from_utf8_lossy(&t).into_owned())
-                .unwrap_or_default();
-            let last = text.lines().rev().find(|l| !l.trim().is_empty());
-            last.map(|l| format!(": {}", l.trim())).unwrap_or_default()
-        };
+        command
+    }
+
+    /// Polls `/health` until the server has loaded its model; fails when it exits first
+    /// (quoting its last stderr line) or takes longer than [`STARTUP_TIMEOUT`].
+    async fn wait_healthy(
+        &self,
+        child: &mut Child,
+        base: &str,
+        port: u16,
+        tail: &StderrTail,
+    ) -> Result<(), ProviderError> {
         super::http::install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(2))
@@ -180,7 +189,7 @@ impl LlamaServerProvider {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 return Err(self.setup_error(format!(
                     "llama-server exited during startup ({status}){}",
-                    last_lines()
+                    tail.last_line()
                 )));
             }
             if let Ok(response) = http.get(format!("{base}/health")).send().await
@@ -190,35 +199,61 @@ impl LlamaServerProvider {
                 if let Ok(Some(status)) = child.try_wait() {
                     return Err(self.setup_error(format!(
                         "llama-server exited during startup ({status}){} — is port {port} already in use?",
-                        last_lines()
+                        tail.last_line()
                     )));
                 }
-                break;
+                return Ok(());
             }
             if Instant::now() > deadline {
                 return Err(self.setup_error(format!(
                     "llama-server did not become healthy within {}s{}",
                     STARTUP_TIMEOUT.as_secs(),
-                    last_lines()
+                    tail.last_line()
                 )));
             }
             tokio::time::sleep(POLL_EVERY).await;
         }
-        let provider = OpenAiProvider::new(OpenAiSetup {
-            name: spec.name.clone(),
-            api_base: format!("{base}/v1"),
-            api_key: None,
-            missing_key_env: None,
-            organization: None,
-            official: false,
-            stream_usage: true,
-            azure_api_version: None,
-            settings: spec.settings.clone(),
-        });
-        Ok(Running {
-            child,
-            provider: Arc::new(provider),
-        })
+    }
+}
+
+/// The last 8 KiB the server wrote to stderr, kept to explain a failed start.
+struct StderrTail(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl StderrTail {
+    /// Most bytes kept.
+    const KEEP: usize = 8192;
+
+    /// Starts reading the child's stderr in a task.
+    fn collect(child: &mut Child) -> Self {
+        let tail = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        if let Some(mut stderr) = child.stderr.take() {
+            let tail = Arc::clone(&tail);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stderr.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    if let Ok(mut t) = tail.lock() {
+                        t.extend_from_slice(&buf[..n]);
+                        let excess = t.len().saturating_sub(Self::KEEP);
+                        t.drain(..excess);
+                    }
+                }
+            });
+        }
+        Self(tail)
+    }
+
+    /// `": <last non-blank line>"`, or nothing when the server wrote nothing.
+    fn last_line(&self) -> String {
+        let text = self
+            .0
+            .lock()
+            .map(|t| String::from_utf8_lossy(&t).into_owned())
+            .unwrap_or_default();
+        let last = text.lines().rev().find(|l| !l.trim().is_empty());
+        last.map(|l| format!(": {}", l.trim())).unwrap_or_default()
     }
 }
 

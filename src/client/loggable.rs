@@ -13,7 +13,7 @@
 //! | Gemini, Gemini on Vertex | `{"functionResponse": {"name": …, "response": …}}` |
 //! | Bedrock Converse | `{"toolResult": {"toolUseId": …, "content": …}}` |
 //!
-//! The whole line is then passed through [`crate::secrets::redact`] like every log record.
+//! The whole line is then passed through [`loki_wire::secrets::redact`] like every log record.
 
 use serde_json::Value;
 
@@ -22,7 +22,7 @@ use serde_json::Value;
 pub fn request_body(body: &Value) -> String {
     let mut body = body.clone();
     hide_tool_output(&mut body);
-    crate::secrets::redact(&body.to_string()).into_owned()
+    loki_wire::secrets::redact(&body.to_string()).into_owned()
 }
 
 fn size_note(value: &Value) -> Value {

@@ -5,11 +5,11 @@
 //! natural points to flush output). Non-streaming calls return a stream with one batch.
 //! Providers never print, prompt, run tools or retry; the engine does those.
 
+pub mod api_client;
 pub mod bedrock;
 pub mod claude;
 pub mod cohere;
 /// Client settings live with the configuration; re-exported where clients use them.
-pub use crate::config::clients as config;
 pub mod embed;
 pub mod error;
 pub mod gemini;
@@ -18,7 +18,7 @@ pub mod http;
 pub mod llama_server;
 pub mod local_probe;
 pub mod loggable;
-pub use loki_hotpath::message;
+use loki_wire::message;
 pub mod model;
 pub mod oauth;
 pub mod ollama;
@@ -28,8 +28,6 @@ pub mod patch;
 pub mod registry;
 pub mod retry;
 pub mod reuse;
-pub use crate::config::vendors;
-pub use loki_hotpath::sse;
 pub mod vertex;
 pub mod wire;
 
@@ -39,7 +37,7 @@ use futures_util::Stream;
 use futures_util::future::BoxFuture;
 
 pub use error::ProviderError;
-pub use message::{Content, ContentPart, Message, Role, SignedReasoning, Text, ToolCall, Usage};
+use message::{Content, ContentPart, Message, Role};
 pub use model::Model;
 pub use registry::ProviderRegistry;
 pub use retry::RetryPolicy;
@@ -127,7 +125,7 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
-pub use loki_hotpath::provider_event::{FinishReason, ProviderEvent};
+use loki_wire::provider_event::ProviderEvent;
 
 /// Batches of events, ending with `None` after the provider's end-of-answer marker or
 /// with an error.

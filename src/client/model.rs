@@ -5,7 +5,7 @@
 
 use serde::Deserialize;
 
-use super::config::{ModelConfig, ModelKind};
+use crate::config::clients::{ModelConfig, ModelKind};
 
 /// A model of a configured client.
 #[derive(Debug, Clone)]

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
 use super::ProviderError;
-use super::config::{ClientKind, ClientSettings};
+use crate::config::clients::{ClientKind, ClientSettings};
 
 /// Which provider's flow a client uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,10 +314,10 @@ impl OAuthConfig {
                         .or_else(|| v["error"].as_str())
                         .map(str::to_string)
                 })
-                .unwrap_or_else(|| super::http::error_message(&body));
+                .unwrap_or_else(|| loki_wire::error_text::error_message(&body));
             return Err(OAuthError::Refused {
                 status: status.as_u16(),
-                message: crate::secrets::redact(&message).into_owned(),
+                message: loki_wire::secrets::redact(&message).into_owned(),
             });
         }
         #[derive(Deserialize)]
@@ -364,8 +364,8 @@ impl OAuthConfig {
     /// Adds the tokens to the process-wide secret set, so they are redacted from every
     /// message and log record.
     fn remember(&self, access: &str, refresh: Option<&str>) {
-        use super::vendors::client_env_var;
-        let secrets = crate::secrets::known();
+        use crate::config::vendors::client_env_var;
+        let secrets = loki_wire::secrets::known();
         secrets.add(&client_env_var(&self.client, "OAUTH_ACCESS_TOKEN"), access);
         secrets.add_opt(
             &client_env_var(&self.client, "OAUTH_REFRESH_TOKEN"),

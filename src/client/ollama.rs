@@ -3,95 +3,75 @@
 //! `message.tool_calls` with arguments as objects), the last with `done: true`, the token
 //! counts and `done_reason`. Images travel base64 in `images`; sampling goes in `options`.
 
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::http::{HttpSettings, LazyHttp};
-use super::message::{Content, ContentPart, Role, Usage};
-use super::patch::ApiKind;
-use super::wire::{self, DecodeError, Decoder, Outgoing};
-use super::{
-    ChatRequest, FinishReason, Model, Provider, ProviderError, ProviderEvent, ProviderStream,
-    RetryPolicy,
-};
+use super::api_client::{Api, ApiClient};
+use super::wire::{self, Outgoing, ResponseError, WireFormat};
+use super::{ChatRequest, Model, ProviderError};
+use loki_wire::body_stream::{DecodeError, Decoder};
+use loki_wire::message::{Content, ContentPart, Role, Usage};
+use loki_wire::provider_event::{FinishReason, ProviderEvent};
 
 /// Ollama's default address.
 pub const DEFAULT_API_BASE: &str = "http://127.0.0.1:11434";
 
-/// What an Ollama client needs.
-#[derive(Clone)]
-pub struct OllamaSetup {
-    /// Client name.
-    pub name: String,
-    /// Server root (`http://127.0.0.1:11434`).
-    pub api_base: String,
-    /// Bearer key for servers behind a proxy that wants one.
-    pub api_key: Option<String>,
-    /// Transport settings.
-    pub settings: HttpSettings,
-}
-
-/// A client speaking Ollama's native API.
+/// Ollama's native API: `POST /api/chat`, a key only behind a proxy that wants one.
 #[derive(Debug)]
-pub struct OllamaProvider {
-    setup: OllamaSetup,
-    http: LazyHttp,
-}
+pub struct Ollama;
 
-impl OllamaProvider {
-    /// Builds the provider; nothing is sent until the first request.
-    pub fn new(mut setup: OllamaSetup) -> Self {
-        setup.api_base = setup
-            .api_base
+impl Ollama {
+    /// The server's root from a configured `api_base`: a `/v1` or `/api` suffix (the
+    /// OpenAI-compatible or native path) is dropped.
+    pub fn root(api_base: &str) -> &str {
+        api_base
             .trim_end_matches('/')
             .trim_end_matches("/v1")
             .trim_end_matches("/api")
-            .to_string();
-        Self {
-            setup,
-            http: LazyHttp::default(),
-        }
+    }
+}
+
+impl Api for Ollama {
+    fn format(&self, _model: &Model) -> &dyn WireFormat {
+        &OllamaWire
     }
 
-    async fn send(
+    fn request(
         &self,
-        model: &Model,
-        request: &ChatRequest,
-    ) -> Result<ProviderStream, ProviderError> {
-        let mut outgoing = Outgoing::new(
-            format!("{}/api/chat", self.setup.api_base),
-            build_body(model, request),
-        );
-        if let Some(key) = &self.setup.api_key {
-            outgoing = outgoing.header("authorization", format!("Bearer {key}"));
-        }
-        let settings = &self.setup.settings;
-        let http = self.http.get(settings, &outgoing.url)?;
-        let response = wire::send(http, settings, model, ApiKind::Chat, outgoing).await?;
-        Ok(wire::stream(
-            response,
-            settings.clone(),
-            Box::<Lines>::default(),
+        client: &ApiClient,
+        _model: &Model,
+        _request: &ChatRequest,
+        body: Value,
+    ) -> Result<Outgoing, ProviderError> {
+        Ok(Outgoing::new(
+            format!("{}/api/chat", client.api_base()),
+            body,
         ))
     }
 }
 
-impl Provider for OllamaProvider {
-    fn name(&self) -> &str {
-        &self.setup.name
+/// NDJSON chat: every reply, asked to stream or not, is read line by line.
+#[derive(Debug, Clone, Copy)]
+pub struct OllamaWire;
+
+impl WireFormat for OllamaWire {
+    fn body(&self, model: &Model, request: &ChatRequest) -> Value {
+        build_body(model, request)
     }
 
-    fn retry_policy(&self) -> RetryPolicy {
-        self.setup.settings.retry
+    fn streamed(&self, _response: &reqwest::Response, _request: &ChatRequest) -> bool {
+        true
     }
 
-    fn chat<'a>(
-        &'a self,
-        model: &'a Model,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
-        self.send(model, request).boxed()
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::<Lines>::default()
+    }
+
+    fn parse(&self, body: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError> {
+        let mut lines = Lines::default();
+        let mut out = Vec::new();
+        lines.feed(body, &mut out)?;
+        lines.finish(&mut out)?;
+        Ok(out)
     }
 }
 
@@ -116,8 +96,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
                 .tool_calls
                 .iter()
                 .map(|c| {
-                    let args: Value =
-                        serde_json::from_str(&c.arguments).unwrap_or_else(|_| json!({}));
+                    let args = wire::arguments_value(&c.arguments);
                     json!({"function": {"name": c.name, "arguments": args}})
                 })
                 .collect();
@@ -154,12 +133,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
         body["options"] = Value::Object(options);
     }
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-            .collect();
-        body["tools"] = Value::Array(tools);
+        body["tools"] = Value::Array(super::openai::function_tools(&request.tools));
     }
     body
 }
@@ -352,5 +326,3 @@ mod tests {
         assert_eq!(err, DecodeError::Upstream("model 'x' not found".into()));
     }
 }
-
-debug_without_secrets!(OllamaSetup, name, api_base);

@@ -1,53 +1,31 @@
 //! The OpenAI chat-completions wire format, used by `type: openai` and every
 //! `openai-compatible` vendor.
 //!
-//! Pure halves ([`build_body`], [`parse_chunk`], [`parse_response`]) are separate from the
-//! HTTP call so they can be tested against recorded payloads.
+//! The pure halves ([`build_body`] here, the chunk and response parsers in
+//! [`loki_wire::openai_wire`]) are separate from the HTTP call so they can be tested
+//! against recorded payloads.
 
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-pub use loki_hotpath::openai_wire::{
-    self, ChunkError, ChunkParser, parse_chunk, parse_response, strip_think,
-};
+use loki_wire::openai_wire::{self, parse_response};
 
-use super::embed;
-use super::http::{HttpSettings, LazyHttp};
-use super::message::Message;
-use super::patch::ApiKind;
-use super::wire::{self, Outgoing};
-use super::{AnswerFormat, Controls, ToolChoice};
-use super::{ChatRequest, Model, Provider, ProviderError, ProviderStream, RetryPolicy};
-
-/// A client speaking the OpenAI chat-completions API.
-pub struct OpenAiProvider {
-    name: String,
-    api_base: String,
-    api_key: Option<String>,
-    /// Set when a key is required but none was configured: the variable to suggest.
-    missing_key_env: Option<String>,
-    organization: Option<String>,
-    /// `stream_options.include_usage` is only sent where it is known to be accepted.
-    stream_usage: bool,
-    /// Newer OpenAI models take `max_completion_tokens` instead of `max_tokens`.
-    max_completion_tokens: bool,
-    azure_api_version: Option<String>,
-    settings: HttpSettings,
-    http: LazyHttp,
-}
+use super::api_client::{Api, ApiClient, Credentials, HttpProvider, KeyHeader};
+use super::embed::Dialect;
+use super::http::HttpSettings;
+use super::wire::{self, Outgoing, ResponseError, WireFormat};
+use super::{AnswerFormat, Controls, ToolChoice, ToolSpec};
+use super::{ChatRequest, Model, ProviderError};
+use loki_wire::body_stream::Decoder;
+use loki_wire::message::Message;
+use loki_wire::provider_event::ProviderEvent;
 
 /// What a provider needs to be built; see [`super::registry`].
 #[derive(Clone)]
 pub struct OpenAiSetup {
-    /// Client name.
-    pub name: String,
-    /// Base URL without a trailing slash.
+    /// Base URL.
     pub api_base: String,
-    /// Resolved key.
-    pub api_key: Option<String>,
-    /// When the key is missing but required: the env var to suggest.
-    pub missing_key_env: Option<String>,
+    /// The key, or the variable to set when a needed key is missing.
+    pub credentials: Credentials,
     /// `OpenAI-Organization`.
     pub organization: Option<String>,
     /// Speak to api.openai.com conventions (usage option, `max_completion_tokens`).
@@ -62,199 +40,128 @@ pub struct OpenAiSetup {
     pub settings: HttpSettings,
 }
 
-impl OpenAiProvider {
-    /// Builds the provider; no network or TLS work happens until the first request.
-    pub fn new(setup: OpenAiSetup) -> Self {
-        Self {
-            name: setup.name,
-            api_base: setup.api_base.trim_end_matches('/').to_string(),
-            api_key: setup.api_key,
-            missing_key_env: setup.missing_key_env,
-            organization: setup.organization,
-            // Azure accepts these from api-version 2024-09-01 on (dates compare as text).
-            stream_usage: (setup.official || setup.stream_usage)
-                && setup
-                    .azure_api_version
-                    .as_deref()
-                    .is_none_or(|v| v >= "2024-09-01"),
-            max_completion_tokens: setup.official
-                && setup
-                    .azure_api_version
-                    .as_deref()
-                    .is_none_or(|v| v >= "2024-09-01"),
-            azure_api_version: setup.azure_api_version,
-            settings: setup.settings,
-            http: LazyHttp::default(),
-        }
-    }
-
-    async fn send(
-        &self,
-        model: &Model,
-        request: &ChatRequest,
-    ) -> Result<ProviderStream, ProviderError> {
-        if let Some(env) = &self.missing_key_env {
-            return Err(ProviderError::MissingApiKey {
-                client: self.name.clone(),
-                env: env.clone(),
-            });
-        }
-        let body = build_body(
-            model,
-            request,
-            self.stream_usage,
-            self.max_completion_tokens,
-        );
-        let mut outgoing = match &self.azure_api_version {
-            Some(version) => {
-                let url = format!(
-                    "{}/openai/deployments/{}/chat/completions?api-version={version}",
-                    self.api_base,
-                    model.real_name()
-                );
-                let mut out = Outgoing::new(url, body);
-                if let Some(key) = &self.api_key {
-                    out = out.header("api-key", key.clone());
-                }
-                out
-            }
-            None => {
-                let mut out = Outgoing::new(format!("{}/chat/completions", self.api_base), body);
-                if let Some(key) = &self.api_key {
-                    out = out.header("authorization", format!("Bearer {key}"));
-                }
-                out
-            }
-        };
-        if let Some(org) = &self.organization {
-            outgoing = outgoing.header("openai-organization", org.clone());
-        }
-        let http = self.http.get(&self.settings, &outgoing.url)?;
-        let response = wire::send(http, &self.settings, model, ApiKind::Chat, outgoing).await?;
-        // Some servers stream when asked not to, or answer in one piece when asked to
-        // stream; follow what actually arrived.
-        let is_sse = wire::content_type_is(&response, "text/event-stream");
-        let is_json = wire::content_type_is(&response, "application/json");
-        if is_sse || (request.stream && !is_json) {
-            Ok(wire::stream(
-                response,
-                self.settings.clone(),
-                openai_wire::decoder(),
-            ))
-        } else {
-            wire::parse_whole(response, &self.settings, parse_response).await
-        }
-    }
+/// The chat-completions API at `api_base`, or Azure OpenAI's deployments.
+#[derive(Debug)]
+pub struct OpenAi {
+    wire: OpenAiWire,
+    azure_api_version: Option<String>,
 }
 
-impl OpenAiProvider {
-    fn dialect(&self) -> embed::Dialect {
-        if self.name == "voyageai" || self.api_base.contains("voyageai.com") {
-            embed::Dialect::Voyage
-        } else {
-            embed::Dialect::OpenAi
+impl OpenAi {
+    /// The provider; no network or TLS work happens until the first request.
+    pub fn provider(setup: OpenAiSetup) -> HttpProvider<Self> {
+        // Azure accepts these from api-version 2024-09-01 on (dates compare as text).
+        let current = setup
+            .azure_api_version
+            .as_deref()
+            .is_none_or(|v| v >= "2024-09-01");
+        let wire = OpenAiWire {
+            stream_usage: (setup.official || setup.stream_usage) && current,
+            max_completion_tokens: setup.official && current,
+        };
+        let mut credentials = setup.credentials;
+        if let Some(org) = setup.organization {
+            credentials.headers.push(("openai-organization", org));
         }
-    }
-
-    /// Adds the client's credentials, or says which are missing.
-    fn authorize(&self, mut outgoing: Outgoing) -> Result<Outgoing, ProviderError> {
-        if let Some(env) = &self.missing_key_env {
-            return Err(ProviderError::MissingApiKey {
-                client: self.name.clone(),
-                env: env.clone(),
-            });
-        }
-        if let Some(key) = &self.api_key {
-            outgoing = if self.azure_api_version.is_some() {
-                outgoing.header("api-key", key.clone())
-            } else {
-                outgoing.header("authorization", format!("Bearer {key}"))
-            };
-        }
-        if let Some(org) = &self.organization {
-            outgoing = outgoing.header("openai-organization", org.clone());
-        }
-        Ok(outgoing)
-    }
-
-    async fn embed_batch(
-        &self,
-        model: &Model,
-        texts: &[String],
-        purpose: embed::Purpose,
-    ) -> Result<Vec<Vec<f32>>, ProviderError> {
-        let dialect = self.dialect();
-        let mut outgoing = embed::embed_request(dialect, &self.api_base, model, texts, purpose);
-        if self.azure_api_version.is_some() {
-            outgoing.url = format!(
-                "{}/openai/deployments/{}/embeddings?api-version={AZURE_EMBEDDINGS_VERSION}",
-                self.api_base,
-                model.real_name()
-            );
-        }
-        let outgoing = self.authorize(outgoing)?;
-        let http = self.http.get(&self.settings, &outgoing.url)?;
-        embed::embed_with(http, &self.settings, model, dialect, outgoing).await
-    }
-
-    async fn rerank_batch(
-        &self,
-        model: &Model,
-        query: &str,
-        documents: &[String],
-        top_n: usize,
-    ) -> Result<Vec<embed::Ranked>, ProviderError> {
-        let outgoing = embed::rerank_request(
-            self.dialect(),
-            &self.api_base,
-            model,
-            query,
-            documents,
-            top_n,
-        );
-        let outgoing = self.authorize(outgoing)?;
-        let http = self.http.get(&self.settings, &outgoing.url)?;
-        embed::rerank_with(http, &self.settings, model, outgoing).await
+        let api = OpenAi {
+            wire,
+            azure_api_version: setup.azure_api_version,
+        };
+        HttpProvider::new(&setup.api_base, setup.settings, credentials, api)
     }
 }
 
 /// The `api-version` Azure's embeddings endpoint is called with.
 const AZURE_EMBEDDINGS_VERSION: &str = "2024-10-21";
 
-impl Provider for OpenAiProvider {
-    fn embed<'a>(
-        &'a self,
-        model: &'a Model,
-        texts: &'a [String],
-        purpose: embed::Purpose,
-    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, ProviderError>> {
-        self.embed_batch(model, texts, purpose).boxed()
+impl Api for OpenAi {
+    fn key_header(&self) -> KeyHeader {
+        match self.azure_api_version {
+            Some(_) => KeyHeader::Named("api-key"),
+            None => KeyHeader::Bearer,
+        }
     }
 
-    fn rerank<'a>(
-        &'a self,
-        model: &'a Model,
-        query: &'a str,
-        documents: &'a [String],
-        top_n: usize,
-    ) -> BoxFuture<'a, Result<Vec<embed::Ranked>, ProviderError>> {
-        self.rerank_batch(model, query, documents, top_n).boxed()
+    fn format(&self, _model: &Model) -> &dyn WireFormat {
+        &self.wire
     }
 
-    fn name(&self) -> &str {
-        &self.name
+    fn request(
+        &self,
+        client: &ApiClient,
+        model: &Model,
+        _request: &ChatRequest,
+        body: Value,
+    ) -> Result<Outgoing, ProviderError> {
+        let url = match &self.azure_api_version {
+            Some(version) => format!(
+                "{}/openai/deployments/{}/chat/completions?api-version={version}",
+                client.api_base(),
+                model.real_name()
+            ),
+            None => format!("{}/chat/completions", client.api_base()),
+        };
+        Ok(Outgoing::new(url, body))
     }
 
-    fn retry_policy(&self) -> RetryPolicy {
-        self.settings.retry
+    fn address(&self, client: &ApiClient, model: &Model, mut outgoing: Outgoing) -> Outgoing {
+        if self.azure_api_version.is_some() {
+            outgoing.url = format!(
+                "{}/openai/deployments/{}/embeddings?api-version={AZURE_EMBEDDINGS_VERSION}",
+                client.api_base(),
+                model.real_name()
+            );
+        }
+        outgoing
     }
 
-    fn chat<'a>(
-        &'a self,
-        model: &'a Model,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
-        self.send(model, request).boxed()
+    fn embeddings(&self, client: &ApiClient) -> Option<Dialect> {
+        let voyage = client.name() == "voyageai" || client.api_base().contains("voyageai.com");
+        Some(if voyage {
+            Dialect::Voyage
+        } else {
+            Dialect::OpenAi
+        })
+    }
+
+    fn reranking(&self, client: &ApiClient) -> Option<Dialect> {
+        self.embeddings(client)
+    }
+}
+
+/// Chat completions, with the options a server is known to take.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenAiWire {
+    /// Ask for usage in a stream (`stream_options.include_usage`).
+    pub stream_usage: bool,
+    /// Send the limit as `max_completion_tokens` (newer OpenAI models).
+    pub max_completion_tokens: bool,
+}
+
+impl WireFormat for OpenAiWire {
+    fn body(&self, model: &Model, request: &ChatRequest) -> Value {
+        build_body(
+            model,
+            request,
+            self.stream_usage,
+            self.max_completion_tokens,
+        )
+    }
+
+    /// Some servers stream when asked not to, or answer in one piece when asked to
+    /// stream; what actually arrived is followed.
+    fn streamed(&self, response: &reqwest::Response, request: &ChatRequest) -> bool {
+        let is_sse = wire::content_type_is(response, "text/event-stream");
+        let is_json = wire::content_type_is(response, "application/json");
+        is_sse || (request.stream && !is_json)
+    }
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        openai_wire::decoder()
+    }
+
+    fn parse(&self, body: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError> {
+        Ok(parse_response(body)?)
     }
 }
 
@@ -296,15 +203,17 @@ pub fn build_body(
         }
     }
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-            .collect();
+        let tools = function_tools(&request.tools);
         obj.insert("tools".into(), Value::Array(tools));
     }
     add_controls(obj, &request.controls, !request.tools.is_empty());
     body
+}
+
+/// Tools as chat-completions `function` declarations (also Cohere's and Ollama's shape).
+pub(crate) fn function_tools(tools: &[ToolSpec]) -> Vec<Value> {
+    let declare = |t: &ToolSpec| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}});
+    tools.iter().map(declare).collect()
 }
 
 /// `stop`, `seed`, `response_format` and `tool_choice`, as OpenAI's API has them.
@@ -356,10 +265,11 @@ pub(crate) fn wire_messages(messages: &[Message], model: &Model) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::config::ModelConfig;
-    use crate::client::message::{Content, ContentPart, Role, Usage};
-    use crate::client::message::{ImageUrl, ToolCall};
-    use crate::client::{FinishReason, ProviderEvent};
+    use crate::config::clients::ModelConfig;
+    use loki_wire::message::{Content, ContentPart, Role, Usage};
+    use loki_wire::message::{ImageUrl, ToolCall};
+    use loki_wire::openai_wire::{parse_chunk, strip_think};
+    use loki_wire::provider_event::{FinishReason, ProviderEvent};
 
     fn model(cfg: ModelConfig) -> Model {
         Model {
@@ -534,6 +444,4 @@ mod tests {
     }
 }
 
-debug_without_secrets!(OpenAiSetup, name, api_base);
-
-debug_without_secrets!(OpenAiProvider, name, api_base);
+debug_without_secrets!(OpenAiSetup, api_base, organization);

@@ -14,7 +14,7 @@
 //! Which clients are local is decided by the registry (the client type, or an `api_base`
 //! on this machine); this module only applies the rule to one model's metadata.
 
-use super::config::ModelConfig;
+use crate::config::clients::ModelConfig;
 
 /// The output limit of a local model when nothing else sets one.
 pub const DEFAULT_LOCAL_MAX_OUTPUT_TOKENS: u64 = 4096;

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::Model;
-use super::vendors::client_env_var;
+use crate::config::vendors::client_env_var;
 use super::wire::Outgoing;
 use crate::config::Env;
 
@@ -180,7 +180,7 @@ impl ClientPatches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::config::ModelConfig;
+    use crate::config::clients::ModelConfig;
     use serde_json::json;
 
     fn model(name: &str, patch: Option<Value>) -> Model {

@@ -6,13 +6,15 @@
 use std::sync::{Arc, OnceLock};
 
 use super::Provider;
-use super::config::{ClientConfig, ClientKind, ClientSettings, ModelConfig, ModelKind};
+use super::api_client::Credentials;
+use super::api_client::HttpProvider;
 use super::http::{HttpSettings, RequestLimits};
 use super::model::{Catalog, CatalogError, Model};
 use super::oauth::{OAuthConfig, OAuthSource};
-use super::openai::{OpenAiProvider, OpenAiSetup};
+use super::openai::{OpenAi, OpenAiSetup};
 use super::patch::ClientPatches;
-use super::vendors::{self, client_env_var};
+use crate::config::clients::{ClientConfig, ClientKind, ClientSettings, ModelConfig, ModelKind};
+use crate::config::vendors::{self, client_env_var};
 use crate::config::{AppConfig, Env};
 
 /// A model id that cannot be resolved.
@@ -77,6 +79,18 @@ struct ClientEntry {
 }
 
 impl ClientEntry {
+    /// The entry of a remote client without OAuth, listed in the catalogue under
+    /// `catalog_key`.
+    fn new(client: &ClientConfig, catalog_key: &str, provider: impl Provider + 'static) -> Self {
+        Self {
+            config: client.clone(),
+            oauth: None,
+            catalog_key: catalog_key.to_string(),
+            local: false,
+            provider: Arc::new(provider),
+        }
+    }
+
     /// Fills in the output limit of one of the client's models ([`super::output_cap`]).
     fn cap_output(&self, model: &mut ModelConfig) {
         super::output_cap::apply(model, self.config.settings.max_output_tokens, self.local);
@@ -296,11 +310,10 @@ impl ProviderRegistry {
 }
 
 fn build_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
-    let c = &client.settings;
     match client.kind {
         ClientKind::OpenAi => openai_entry(client, true, config, env),
         ClientKind::OpenAiCompatible => openai_entry(client, false, config, env),
-        ClientKind::Claude => claude_entry(client, c, config, env),
+        ClientKind::Claude => claude_entry(client, config, env),
         ClientKind::Gemini => gemini_entry(client, config, env),
         ClientKind::AzureOpenAi => azure_entry(client, config, env),
         ClientKind::Cohere => cohere_entry(client, config, env),
@@ -323,40 +336,39 @@ fn api_base_of(name: &str, c: &ClientSettings, env: &Env, default: &str) -> Stri
 }
 
 fn gemini_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
-    let c = &client.settings;
-    let name = client.name().to_string();
-    let api_base = api_base_of(&name, c, env, super::gemini::DEFAULT_API_BASE);
-    let vendor = vendors::find("gemini");
-    let oauth = oauth_of(client, env);
-    let (api_key, missing_key_env) = if oauth.is_some() {
-        (None, None)
-    } else {
-        resolve_api_key(
-            &name,
-            c.api_key.as_deref(),
-            vendor,
-            &api_base,
-            KeyRule::Always,
-            env,
-        )
-    };
-    remember_secret(&name, "API_KEY", api_key.as_deref());
-    let settings = http_settings(&name, c, config, env, Some(&api_base));
-    let provider = super::gemini::GeminiProvider::new(super::gemini::GeminiSetup {
-        name,
-        api_base,
-        api_key,
-        missing_key_env,
-        settings,
-        oauth: oauth.clone().map(|o| Arc::new(OAuthSource::new(o))),
-    });
+    let name = client.name();
+    let api_base = api_base_of(name, &client.settings, env, super::gemini::DEFAULT_API_BASE);
+    let (oauth, credentials) = native_credentials(client, vendors::find("gemini"), &api_base, env);
+    let settings = http_settings(name, &client.settings, config, env, Some(&api_base));
+    let provider = HttpProvider::new(&api_base, settings, credentials, super::gemini::Gemini);
     ClientEntry {
         oauth,
-        config: client.clone(),
-        catalog_key: "gemini".to_string(),
-        local: false,
-        provider: Arc::new(provider),
+        ..ClientEntry::new(client, "gemini", provider)
     }
+}
+
+/// The credentials of a provider's own API: an OAuth sign-in when the client has
+/// `auth: oauth`, else its key, which is always needed.
+fn native_credentials(
+    client: &ClientConfig,
+    vendor: Option<&vendors::Vendor>,
+    api_base: &str,
+    env: &Env,
+) -> (Option<OAuthConfig>, Credentials) {
+    let name = client.name();
+    let oauth = oauth_of(client, env);
+    let (key, missing_env) = if oauth.is_some() {
+        (None, None)
+    } else {
+        let configured = client.settings.api_key.as_deref();
+        resolve_api_key(name, configured, vendor, api_base, KeyRule::Always, env)
+    };
+    remember_secret(name, "API_KEY", key.as_deref());
+    let credentials = Credentials {
+        oauth: oauth.clone().map(|o| Arc::new(OAuthSource::new(o))),
+        ..Credentials::key(key, missing_env)
+    };
+    (oauth, credentials)
 }
 
 /// The `api-version` sent to Azure OpenAI when the client does not set one.
@@ -383,11 +395,9 @@ fn azure_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
         ));
         missing_key_env = None;
     }
-    let provider = OpenAiProvider::new(OpenAiSetup {
-        name: name.clone(),
+    let provider = OpenAi::provider(OpenAiSetup {
         api_base,
-        api_key,
-        missing_key_env,
+        credentials: Credentials::key(api_key, missing_key_env),
         organization: None,
         official: true,
         stream_usage: true,
@@ -398,17 +408,11 @@ fn azure_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEn
         ),
         settings,
     });
-    ClientEntry {
-        oauth: None,
-        config: client.clone(),
-        catalog_key: name,
-        local: false,
-        provider: Arc::new(provider),
-    }
+    ClientEntry::new(client, &name, provider)
 }
 
 fn bedrock_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
-    use super::bedrock::{AwsCredentials, AwsCredentialsError, BedrockProvider, BedrockSetup};
+    use super::bedrock::{AwsCredentials, AwsCredentialsError, Bedrock, BedrockSetup};
     let c = &client.settings;
     let name = client.name().to_string();
     // Config first, then `<CLIENT>_<FIELD>`, then the standard AWS variables.
@@ -451,24 +455,17 @@ fn bedrock_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> Client
         remember_secret(&name, "SESSION_TOKEN", credentials.session_token.as_deref());
     }
     let settings = http_settings(&name, c, config, env, Some(&api_base));
-    let provider = BedrockProvider::new(BedrockSetup {
-        name,
+    let provider = Bedrock::provider(BedrockSetup {
         api_base,
         region,
         credentials,
         settings,
     });
-    ClientEntry {
-        oauth: None,
-        config: client.clone(),
-        catalog_key: "bedrock".to_string(),
-        local: false,
-        provider: Arc::new(provider),
-    }
+    ClientEntry::new(client, "bedrock", provider)
 }
 
 fn vertex_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
-    use super::vertex::{VertexProvider, VertexSetup, VertexSetupError, default_api_base};
+    use super::vertex::{Vertex, VertexSetup, VertexSetupError, default_api_base};
     let c = &client.settings;
     let name = client.name().to_string();
     let from_env = |suffix: &str, standard: &[&str]| {
@@ -491,21 +488,14 @@ fn vertex_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
     let api_base = api_base_of(&name, c, env, &default_api_base(&location));
     let adc_file = super::google_auth::adc_path(c.adc_file.as_deref(), env);
     let settings = http_settings(&name, c, config, env, Some(&api_base));
-    let provider = VertexProvider::new(VertexSetup {
-        name,
+    let provider = Vertex::provider(VertexSetup {
         api_base,
         project,
         location,
         adc_file,
         settings,
     });
-    ClientEntry {
-        oauth: None,
-        config: client.clone(),
-        catalog_key: "vertexai".to_string(),
-        local: false,
-        provider: Arc::new(provider),
-    }
+    ClientEntry::new(client, "vertexai", provider)
 }
 
 fn ollama_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
@@ -528,20 +518,14 @@ fn ollama_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientE
     });
     remember_secret(&name, "API_KEY", api_key.as_deref());
     let settings = http_settings(&name, c, config, env, Some(&api_base));
-    let provider = super::ollama::OllamaProvider::new(super::ollama::OllamaSetup {
-        name: name.clone(),
-        api_base,
-        api_key,
-        settings,
-    });
+    let root = super::ollama::Ollama::root(&api_base);
+    let credentials = Credentials::key(api_key, None);
+    let provider = HttpProvider::new(root, settings, credentials, super::ollama::Ollama);
     ClientEntry {
-        oauth: None,
-        config: client.clone(),
-        catalog_key: name,
         // Ollama is a local server, even when `OLLAMA_HOST` points at another machine:
         // its answers have no limit unless one is sent.
         local: true,
-        provider: Arc::new(provider),
+        ..ClientEntry::new(client, &name, provider)
     }
 }
 
@@ -602,73 +586,23 @@ fn expand_home(path: &str) -> std::path::PathBuf {
 }
 
 fn cohere_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
-    let c = &client.settings;
-    let name = client.name().to_string();
-    let api_base = api_base_of(&name, c, env, super::cohere::DEFAULT_API_BASE);
-    let (api_key, missing_key_env) = resolve_api_key(
-        &name,
-        c.api_key.as_deref(),
-        None,
-        &api_base,
-        KeyRule::Always,
-        env,
-    );
-    remember_secret(&name, "API_KEY", api_key.as_deref());
-    let settings = http_settings(&name, c, config, env, Some(&api_base));
-    let provider = super::cohere::CohereProvider::new(super::cohere::CohereSetup {
-        name,
-        api_base,
-        api_key,
-        missing_key_env,
-        settings,
-    });
-    ClientEntry {
-        oauth: None,
-        config: client.clone(),
-        catalog_key: "cohere".to_string(),
-        local: false,
-        provider: Arc::new(provider),
-    }
+    let name = client.name();
+    let api_base = api_base_of(name, &client.settings, env, super::cohere::DEFAULT_API_BASE);
+    let (_, credentials) = native_credentials(client, None, &api_base, env);
+    let settings = http_settings(name, &client.settings, config, env, Some(&api_base));
+    let provider = HttpProvider::new(&api_base, settings, credentials, super::cohere::Cohere);
+    ClientEntry::new(client, "cohere", provider)
 }
 
-fn claude_entry(
-    client: &ClientConfig,
-    c: &ClientSettings,
-    config: &AppConfig,
-    env: &Env,
-) -> ClientEntry {
-    let name = client.name().to_string();
-    let vendor = vendors::find("claude");
-    let api_base = api_base_of(&name, c, env, "https://api.anthropic.com/v1");
-    let oauth = oauth_of(client, env);
-    let (api_key, missing_key_env) = if oauth.is_some() {
-        (None, None)
-    } else {
-        resolve_api_key(
-            &name,
-            c.api_key.as_deref(),
-            vendor,
-            &api_base,
-            KeyRule::Always,
-            env,
-        )
-    };
-    remember_secret(&name, "API_KEY", api_key.as_deref());
-    let settings = http_settings(&name, c, config, env, Some(&api_base));
-    let provider = crate::client::claude::ClaudeProvider::new(crate::client::claude::ClaudeSetup {
-        name,
-        api_base,
-        api_key,
-        missing_key_env,
-        settings,
-        oauth: oauth.clone().map(|o| Arc::new(OAuthSource::new(o))),
-    });
+fn claude_entry(client: &ClientConfig, config: &AppConfig, env: &Env) -> ClientEntry {
+    let name = client.name();
+    let api_base = api_base_of(name, &client.settings, env, "https://api.anthropic.com/v1");
+    let (oauth, credentials) = native_credentials(client, vendors::find("claude"), &api_base, env);
+    let settings = http_settings(name, &client.settings, config, env, Some(&api_base));
+    let provider = HttpProvider::new(&api_base, settings, credentials, super::claude::Claude);
     ClientEntry {
         oauth,
-        config: client.clone(),
-        catalog_key: "claude".to_string(),
-        local: false,
-        provider: Arc::new(provider),
+        ..ClientEntry::new(client, "claude", provider)
     }
 }
 
@@ -722,11 +656,9 @@ fn openai_entry(
     let settings = http_settings(&name, c, config, env, Some(&api_base));
     let local = is_loopback(&api_base) || vendor.is_some_and(|v| v.local);
     let stream_usage = local || vendor.is_some_and(|v| STREAM_USAGE_VENDORS.contains(&v.name));
-    let provider = OpenAiProvider::new(OpenAiSetup {
-        name: name.clone(),
+    let provider = OpenAi::provider(OpenAiSetup {
         api_base,
-        api_key,
-        missing_key_env,
+        credentials: Credentials::key(api_key, missing_key_env),
         organization: c.organization_id.clone(),
         official,
         stream_usage,
@@ -734,11 +666,8 @@ fn openai_entry(
         settings,
     });
     ClientEntry {
-        oauth: None,
-        config: client.clone(),
-        catalog_key: vendor.map(|v| v.name.to_string()).unwrap_or(name),
         local,
-        provider: Arc::new(provider),
+        ..ClientEntry::new(client, vendor.map_or(name.as_str(), |v| v.name), provider)
     }
 }
 
@@ -794,7 +723,7 @@ fn api_base_problem(client: &str, api_base: &str) -> Option<String> {
 /// variable that would hold it (`OPENAI_API_KEY`), so it is redacted from every error
 /// line and log record.
 fn remember_secret(client: &str, suffix: &str, value: Option<&str>) {
-    crate::secrets::known().add_opt(&client_env_var(client, suffix), value);
+    loki_wire::secrets::known().add_opt(&client_env_var(client, suffix), value);
 }
 
 /// When a client cannot work without an API key.

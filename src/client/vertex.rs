@@ -7,15 +7,17 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use serde_json::json;
+use serde_json::{Value, json};
 
+use super::api_client::{Api, ApiClient, Credentials, HttpProvider};
+use super::claude::CLAUDE_WIRE;
+use super::gemini::{GEMINI_WIRE, method_url};
 use super::google_auth::{self, TokenSource};
-use super::http::{HttpSettings, LazyHttp};
-use super::patch::ApiKind;
-use super::wire::{self, Outgoing, Sse};
-use super::{ChatRequest, Model, Provider, ProviderError, ProviderStream, RetryPolicy};
+use super::http::HttpSettings;
+use super::openai::OpenAiWire;
+use super::wire::{Outgoing, WireFormat};
+use super::{ChatRequest, Model, ProviderError};
 
 /// The Anthropic API version Vertex expects in the body.
 const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
@@ -40,8 +42,6 @@ pub enum VertexSetupError {
 /// What a Vertex AI client needs.
 #[derive(Debug, Clone)]
 pub struct VertexSetup {
-    /// Client name.
-    pub name: String,
     /// Endpoint root (`https://<location>-aiplatform.googleapis.com`).
     pub api_base: String,
     /// Google Cloud project, or the message saying how to set it.
@@ -54,11 +54,13 @@ pub struct VertexSetup {
     pub settings: HttpSettings,
 }
 
-/// A client for models hosted on Vertex AI.
+/// Vertex AI: each publisher's models under the project's location, with a Google Cloud
+/// access token.
 #[derive(Debug)]
-pub struct VertexProvider {
-    setup: VertexSetup,
-    http: LazyHttp,
+pub struct Vertex {
+    project: Result<String, VertexSetupError>,
+    location: String,
+    adc_file: Option<PathBuf>,
     tokens: OnceLock<Result<TokenSource, VertexSetupError>>,
 }
 
@@ -68,6 +70,16 @@ enum Publisher {
     Google,
     Anthropic,
     Mistral,
+}
+
+impl Publisher {
+    fn path(self) -> &'static str {
+        match self {
+            Publisher::Google => "google",
+            Publisher::Anthropic => "anthropic",
+            Publisher::Mistral => "mistralai",
+        }
+    }
 }
 
 fn publisher_of(model: &str) -> Publisher {
@@ -89,132 +101,94 @@ pub fn default_api_base(location: &str) -> String {
     }
 }
 
-impl VertexProvider {
-    /// Builds the provider; credentials are read on the first request.
-    pub fn new(mut setup: VertexSetup) -> Self {
-        setup.api_base = setup.api_base.trim_end_matches('/').to_string();
-        Self {
-            setup,
-            http: LazyHttp::default(),
+impl Vertex {
+    /// The provider; credentials are read on the first request.
+    pub fn provider(setup: VertexSetup) -> HttpProvider<Self> {
+        let api = Vertex {
+            project: setup.project,
+            location: setup.location,
+            adc_file: setup.adc_file,
             tokens: OnceLock::new(),
-        }
-    }
-
-    fn setup_error(&self, e: &VertexSetupError) -> ProviderError {
-        ProviderError::Setup {
-            client: self.setup.name.clone(),
-            message: e.to_string(),
-        }
-    }
-
-    async fn send(
-        &self,
-        model: &Model,
-        request: &ChatRequest,
-    ) -> Result<ProviderStream, ProviderError> {
-        let setup = &self.setup;
-        let project = setup.project.clone().map_err(|e| self.setup_error(&e))?;
-        let tokens = self
-            .tokens
-            .get_or_init(|| {
-                let path = setup
-                    .adc_file
-                    .clone()
-                    .ok_or(VertexSetupError::NoCredentials)?;
-                Ok(TokenSource::new(google_auth::load(&path)?))
-            })
-            .as_ref()
-            .map_err(|e| self.setup_error(e))?;
-        let settings = &setup.settings;
-        let http = self.http.get(settings, &setup.api_base)?;
-        let token = tokens.token(http).await.map_err(|e| ProviderError::Auth {
-            client: setup.name.clone(),
-            status: 401,
-            message: e.to_string(),
-        })?;
-        let publisher = publisher_of(model.real_name());
-        let model_url = format!(
-            "{}/v1/projects/{project}/locations/{}/publishers/{}/models/{}",
-            setup.api_base,
-            setup.location,
-            match publisher {
-                Publisher::Google => "google",
-                Publisher::Anthropic => "anthropic",
-                Publisher::Mistral => "mistralai",
-            },
-            model.real_name()
-        );
-        let bearer = format!("Bearer {token}");
-        match publisher {
-            Publisher::Google => {
-                let outgoing = Outgoing::new(
-                    super::gemini::method_url(&model_url, request.stream),
-                    super::gemini::build_body(model, request),
-                )
-                .header("authorization", bearer);
-                super::gemini::send_prepared(&self.http, settings, model, outgoing).await
-            }
-            Publisher::Anthropic => {
-                let mut body = super::claude::build_body(model, request);
-                if let Some(obj) = body.as_object_mut() {
-                    obj.remove("model");
-                    obj.insert("anthropic_version".into(), json!(VERTEX_ANTHROPIC_VERSION));
-                }
-                let method = if request.stream {
-                    "streamRawPredict"
-                } else {
-                    "rawPredict"
-                };
-                let outgoing = Outgoing::new(format!("{model_url}:{method}"), body)
-                    .header("authorization", bearer);
-                let response = wire::send(http, settings, model, ApiKind::Chat, outgoing).await?;
-                if wire::content_type_is(&response, "text/event-stream") {
-                    return Ok(wire::stream(
-                        response,
-                        settings.clone(),
-                        Box::new(Sse::new(super::claude::EventParser::default())),
-                    ));
-                }
-                wire::parse_whole(response, settings, super::claude::parse_response).await
-            }
-            Publisher::Mistral => {
-                let body = super::openai::build_body(model, request, false, false);
-                let method = if request.stream {
-                    "streamRawPredict"
-                } else {
-                    "rawPredict"
-                };
-                let outgoing = Outgoing::new(format!("{model_url}:{method}"), body)
-                    .header("authorization", bearer);
-                let response = wire::send(http, settings, model, ApiKind::Chat, outgoing).await?;
-                if wire::content_type_is(&response, "text/event-stream") {
-                    return Ok(wire::stream(
-                        response,
-                        settings.clone(),
-                        loki_hotpath::openai_wire::decoder(),
-                    ));
-                }
-                wire::parse_whole(response, settings, super::openai::parse_response).await
-            }
-        }
+        };
+        HttpProvider::new(&setup.api_base, setup.settings, Credentials::default(), api)
     }
 }
 
-impl Provider for VertexProvider {
-    fn name(&self) -> &str {
-        &self.setup.name
+/// Mistral on Vertex takes the plain chat-completions body.
+const MISTRAL_WIRE: OpenAiWire = OpenAiWire {
+    stream_usage: false,
+    max_completion_tokens: false,
+};
+
+impl Api for Vertex {
+    fn format(&self, model: &Model) -> &dyn WireFormat {
+        match publisher_of(model.real_name()) {
+            Publisher::Google => &GEMINI_WIRE,
+            Publisher::Anthropic => &CLAUDE_WIRE,
+            Publisher::Mistral => &MISTRAL_WIRE,
+        }
     }
 
-    fn retry_policy(&self) -> RetryPolicy {
-        self.setup.settings.retry
+    fn request(
+        &self,
+        client: &ApiClient,
+        model: &Model,
+        request: &ChatRequest,
+        mut body: Value,
+    ) -> Result<Outgoing, ProviderError> {
+        let project = self.project.as_ref().map_err(|e| client.setup_error(e))?;
+        let publisher = publisher_of(model.real_name());
+        let model_url = format!(
+            "{}/v1/projects/{project}/locations/{}/publishers/{}/models/{}",
+            client.api_base(),
+            self.location,
+            publisher.path(),
+            model.real_name()
+        );
+        if publisher == Publisher::Google {
+            return Ok(Outgoing::new(method_url(&model_url, request.stream), body));
+        }
+        if publisher == Publisher::Anthropic
+            && let Some(obj) = body.as_object_mut()
+        {
+            obj.remove("model");
+            obj.insert("anthropic_version".into(), json!(VERTEX_ANTHROPIC_VERSION));
+        }
+        let method = if request.stream {
+            "streamRawPredict"
+        } else {
+            "rawPredict"
+        };
+        Ok(Outgoing::new(format!("{model_url}:{method}"), body))
     }
 
-    fn chat<'a>(
+    fn authorize<'a>(
         &'a self,
-        model: &'a Model,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ProviderStream, ProviderError>> {
-        self.send(model, request).boxed()
+        client: &'a ApiClient,
+        outgoing: Outgoing,
+    ) -> BoxFuture<'a, Result<Outgoing, ProviderError>> {
+        Box::pin(async move {
+            let tokens = self
+                .tokens
+                .get_or_init(|| {
+                    let path = self
+                        .adc_file
+                        .clone()
+                        .ok_or(VertexSetupError::NoCredentials)?;
+                    Ok(TokenSource::new(google_auth::load(&path)?))
+                })
+                .as_ref()
+                .map_err(|e| client.setup_error(e))?;
+            let token = tokens
+                .token(client.http()?)
+                .await
+                .map_err(|e| ProviderError::Auth {
+                    client: client.name().to_string(),
+                    status: 401,
+                    message: e.to_string(),
+                })?;
+            Ok(outgoing.header("authorization", format!("Bearer {token}")))
+        })
     }
 }
 

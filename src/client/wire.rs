@@ -2,8 +2,11 @@
 //! then turn the reply into a [`ProviderStream`] — a streamed body through a
 //! [`Decoder`], or a whole body parsed at once.
 //!
-//! A provider module only supplies the pure parts: the request it wants to send and a
-//! decoder for its framing (SSE with its own JSON events, or AWS event-stream).
+//! A provider's wire format is a [`WireFormat`]: the pure parts only — the request body,
+//! the decoder for its framing (SSE with its own JSON events, NDJSON, or AWS
+//! event-stream), and the parser of a whole reply. The error shape needs no hook: one
+//! reader ([`loki_wire::error_text::error_message`]) understands every provider's error
+//! body, and a decoder reports an error event as [`DecodeError::Upstream`].
 
 use futures_util::future::BoxFuture;
 use std::time::Instant;
@@ -14,15 +17,18 @@ use serde_json::Value;
 
 use super::bedrock::SigningError;
 use futures_util::StreamExt;
-use loki_hotpath::body_stream::{self, Failure, Stop, Timing};
-pub use loki_hotpath::body_stream::{DecodeError, Decoder, Sse, SseParser};
+use loki_wire::body_stream::{self, Failure, Stop, Timing};
+use loki_wire::body_stream::{DecodeError, Decoder, Sse, SseParser};
 
 use super::http::{
-    HttpSettings, RequestStarted, body_snippet, content_type_of, error_chain, next_wait, post_json,
-    time_left, waited_error,
+    HttpSettings, RequestStarted, content_type_of, error_chain, next_wait, post_json, time_left,
+    waited_error,
 };
 use super::patch::ApiKind;
-use super::{Model, ProviderError, ProviderEvent, ProviderStream};
+use super::{ChatRequest, Model, ProviderError, ProviderStream};
+use loki_wire::error_text::body_snippet;
+use loki_wire::message::{Content, ContentPart};
+use loki_wire::provider_event::ProviderEvent;
 
 /// A request about to be sent: what patches and the debug log see.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,11 +67,122 @@ pub enum ResponseError {
     /// The body does not follow the protocol, or reports an error.
     #[error(transparent)]
     Decode(#[from] DecodeError),
+    /// A chat-completions body that does not parse.
+    #[error(transparent)]
+    Chunk(#[from] loki_wire::openai_wire::ChunkError),
+}
+
+/// One provider wire format: how a chat request is written and its answer read.
+pub trait WireFormat: Sync {
+    /// The JSON body of `request` (before patches).
+    fn body(&self, model: &Model, request: &ChatRequest) -> Value;
+
+    /// Whether the reply is a stream for [`WireFormat::decoder`] rather than one body for
+    /// [`WireFormat::parse`]; by default, when it comes as `text/event-stream`.
+    fn streamed(&self, response: &reqwest::Response, request: &ChatRequest) -> bool {
+        let _ = request;
+        content_type_is(response, "text/event-stream")
+    }
+
+    /// A decoder for one streamed reply.
+    fn decoder(&self) -> Box<dyn Decoder>;
+
+    /// The events of a whole reply.
+    fn parse(&self, body: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError>;
+}
+
+/// A [`WireFormat`] made of plain functions, its streams SSE decoded by a fresh `P`:
+/// the shape of the Claude, Gemini and Cohere formats.
+pub struct SseFormat<P> {
+    body: fn(&Model, &ChatRequest) -> Value,
+    parse: fn(&[u8]) -> Result<Vec<ProviderEvent>, ResponseError>,
+    parser: std::marker::PhantomData<fn() -> P>,
+}
+
+impl<P> SseFormat<P> {
+    /// The format that writes bodies with `body` and reads whole replies with `parse`.
+    pub const fn new(
+        body: fn(&Model, &ChatRequest) -> Value,
+        parse: fn(&[u8]) -> Result<Vec<ProviderEvent>, ResponseError>,
+    ) -> Self {
+        Self {
+            body,
+            parse,
+            parser: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<P: SseParser + Default> WireFormat for SseFormat<P> {
+    fn body(&self, model: &Model, request: &ChatRequest) -> Value {
+        (self.body)(model, request)
+    }
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::new(Sse::new(P::default()))
+    }
+
+    fn parse(&self, body: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError> {
+        (self.parse)(body)
+    }
+}
+
+/// The events of a reply in `format`: decoded as it streams, or parsed whole.
+pub async fn reply(
+    response: reqwest::Response,
+    settings: &HttpSettings,
+    request: &ChatRequest,
+    format: &dyn WireFormat,
+) -> Result<ProviderStream, ProviderError> {
+    if format.streamed(&response, request) {
+        Ok(stream(response, settings.clone(), format.decoder()))
+    } else {
+        parse_whole(response, settings, format).await
+    }
+}
+
+/// A message's content as a format's list of parts: `text` makes a text part, `image`
+/// an image part from its URL.
+pub fn content_values(
+    content: &Content,
+    text: fn(&str) -> Value,
+    image: fn(&str) -> Value,
+) -> Vec<Value> {
+    match content {
+        Content::Text(t) => vec![text(t)],
+        Content::Parts(parts) => parts
+            .iter()
+            .map(|part| match part {
+                ContentPart::Text { text: t } => text(t),
+                ContentPart::ImageUrl { image_url } => image(&image_url.url),
+            })
+            .collect(),
+    }
+}
+
+/// Appends a turn of `role` whose parts are under `key`; when the previous turn has the
+/// same role (tool results after tool results), the parts join it instead, as APIs whose
+/// roles must alternate want.
+pub fn push_turn(turns: &mut Vec<Value>, role: &str, key: &str, parts: Vec<Value>) {
+    if let Some(last) = turns.last_mut()
+        && last["role"] == role
+        && let Some(list) = last[key].as_array_mut()
+    {
+        list.extend(parts);
+        return;
+    }
+    turns.push(serde_json::json!({"role": role, key: parts}));
+}
+
+/// A tool call's arguments as a JSON value; `{}` when the model wrote something that is
+/// not JSON (the API would refuse the whole history otherwise).
+pub fn arguments_value(arguments: &str) -> Value {
+    serde_json::from_str(arguments).unwrap_or_else(|_| serde_json::json!({}))
 }
 
 /// Parses one event's JSON; the error quotes the start of the offending data.
 pub fn parse_json(data: &str) -> Result<Value, DecodeError> {
-    loki_hotpath::json::value_from_str(data).map_err(|e| {
+    loki_wire::json::value_from_str(data).map_err(|e| {
         let preview: String = data.chars().take(80).collect();
         DecodeError::Malformed(format!("invalid JSON ({e}) in `{preview}`"))
     })
@@ -117,7 +234,7 @@ pub fn send_signed<'a>(
             client: settings.client.clone(),
             message,
         };
-        let body = loki_hotpath::json::to_vec(&request.body).map_err(|e| setup(e.to_string()))?;
+        let body = loki_wire::json::to_vec(&request.body).map_err(|e| setup(e.to_string()))?;
         let signed = signer(&request.url, &request.headers, &body)
             .map_err(|e| setup(format!("cannot sign the request: {e}")))?;
         request.headers.extend(signed);
@@ -185,21 +302,21 @@ pub async fn whole_body(
         .map_err(|_| waited_error(settings, waited))?
 }
 
-/// Reads a whole body and parses it with `parse`. A body that does not parse and was not
+/// Reads a whole body and parses it in `format`. A body that does not parse and was not
 /// sent as JSON is reported for what it is (an HTML page, a plain-text notice).
-pub async fn parse_whole<E: std::fmt::Display>(
+async fn parse_whole(
     response: reqwest::Response,
     settings: &HttpSettings,
-    parse: fn(&[u8]) -> Result<Vec<ProviderEvent>, E>,
+    format: &dyn WireFormat,
 ) -> Result<ProviderStream, ProviderError> {
     let content_type = content_type_of(&response);
     let status = response.status().as_u16();
     let bytes = whole_body(response, settings).await?;
-    let events = parse(&bytes).map_err(|e| {
+    let events = format.parse(&bytes).map_err(|e| {
         if content_type.contains("json") {
             ProviderError::Protocol {
                 client: settings.client.clone(),
-                message: crate::secrets::redact(&e.to_string()).into_owned(),
+                message: loki_wire::secrets::redact(&e.to_string()).into_owned(),
             }
         } else {
             unexpected(settings, status, content_type.clone(), "JSON", &bytes)
@@ -222,7 +339,7 @@ fn unexpected(
         status,
         content_type,
         expected,
-        snippet: crate::secrets::redact(&body_snippet(body)).into_owned(),
+        snippet: loki_wire::secrets::redact(&body_snippet(body)).into_owned(),
     }
 }
 
@@ -266,11 +383,11 @@ fn stream_error(
         Stop::Decode(e) => not_a_stream().unwrap_or_else(|| match e {
             DecodeError::Malformed(message) => ProviderError::Protocol {
                 client,
-                message: crate::secrets::redact(&message).into_owned(),
+                message: loki_wire::secrets::redact(&message).into_owned(),
             },
             DecodeError::Upstream(message) => ProviderError::Upstream {
                 client,
-                message: crate::secrets::redact(&message).into_owned(),
+                message: loki_wire::secrets::redact(&message).into_owned(),
             },
             DecodeError::TooLarge(limit) => ProviderError::TooLarge {
                 client,
@@ -290,7 +407,7 @@ fn stream_error(
 /// no decoded event for `stream_idle_timeout` (keep-alive comments and a trickle of bytes
 /// that never completes an event do not reset it), the whole request longer than
 /// `request_timeout`, and one event larger than `max_stream_event_size`. The loop itself
-/// is [`loki_hotpath::body_stream::stream`].
+/// is [`loki_wire::body_stream::stream`].
 pub fn stream(
     response: reqwest::Response,
     settings: HttpSettings,

@@ -84,6 +84,60 @@ impl Env {
     }
 }
 
+/// `text` with each `{{NAME}}` replaced by what `value` gives for the name (trimmed). A
+/// placeholder it gives nothing for stays as written, as does an unclosed `{{`. The one
+/// scanner behind the config file's, mcp.json's and the vault's placeholders.
+pub fn replace_placeholders<'v>(
+    text: &str,
+    mut value: impl FnMut(&str) -> Option<&'v str>,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        match value(after[..end].trim()) {
+            Some(found) => out.push_str(found),
+            None => out.push_str(&rest[start..start + 2 + end + 2]),
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `my-agent` → `MY_AGENT`: a name as part of an environment variable's or a vault
+/// secret's name (ASCII letters and digits upper-cased, everything else `_`).
+pub fn env_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A name as part of a file name: ASCII letters, digits, `-` and `_` kept, anything else
+/// (a `/` or `..` among it) `_`.
+pub fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// `1`, `true`, `yes`, `on` (any case) are true; everything else is false.
 pub fn is_truthy(value: &str) -> bool {
     matches!(
@@ -128,6 +182,22 @@ fn dotenv_value(value: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placeholders_are_replaced_or_left_as_written() {
+        let value = |name: &str| (name == "KEY").then_some("v");
+        assert_eq!(
+            replace_placeholders("a {{ KEY }} b {{OTHER}} c {{KEY", value),
+            "a v b {{OTHER}} c {{KEY"
+        );
+        assert_eq!(replace_placeholders("plain", value), "plain");
+    }
+
+    #[test]
+    fn names_are_spelled_for_variables_and_files() {
+        assert_eq!(env_name("my-agent.v2"), "MY_AGENT_V2");
+        assert_eq!(file_safe("../a b-c_d"), "___a_b-c_d");
+    }
 
     #[test]
     fn dotenv_parsing_skips_comments_and_strips_quotes() {

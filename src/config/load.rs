@@ -182,25 +182,10 @@ pub fn interpolate(text: &str, env: &Env) -> String {
 }
 
 fn interpolate_line(line: &str, env: &Env) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("}}") else {
-            out.push_str(&rest[start..]);
-            return out;
-        };
-        let name = after[..end].trim();
+    super::env::replace_placeholders(line, move |name| {
         let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        match env.get(name).filter(|_| valid) {
-            Some(value) => out.push_str(value),
-            None => out.push_str(&rest[start..start + 2 + end + 2]),
-        }
-        rest = &after[end + 2..];
-    }
-    out.push_str(rest);
-    out
+        env.get(name).filter(|_| valid)
+    })
 }
 
 fn is_blank_yaml(text: &str) -> bool {

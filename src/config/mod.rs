@@ -135,7 +135,7 @@ pub struct AppConfig {
     /// the oldest go first; 0 turns checkpoints off).
     pub checkpoint_max_mb: u64,
     /// `permission_mode:` — `default`, `accept-edits`, `plan` or `yolo`
-    /// (see [`crate::tool::permissions`]).
+    /// (see [`crate::config::permissions`]).
     pub permission_mode: Option<String>,
     /// `permissions:` — `allow`, `ask` and `deny` rules.
     pub permissions: crate::config::permissions::PermissionsConfig,

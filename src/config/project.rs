@@ -67,7 +67,7 @@ impl ProjectSettings {
             found.files.push(name.to_string());
             match read_inside(dir, &path).and_then(|text| {
                 // YAML reads JSON too.
-                serde_yaml::from_str::<SettingsFile>(&text).map_err(|e| e.to_string())
+                Ok(serde_yaml::from_str::<SettingsFile>(&text)?)
             }) {
                 Ok(file) => {
                     let problems = file.hooks.problems();
@@ -133,14 +133,26 @@ impl ProjectSettings {
     }
 }
 
+/// Why a project file was left out (shown after its name).
+#[derive(Debug, thiserror::Error)]
+enum Unread {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// A link out of the project: the project cannot speak for the file.
+    #[error("it resolves outside the project; skipped")]
+    Outside,
+    #[error("{0}")]
+    Syntax(#[from] serde_yaml::Error),
+}
+
 /// A regular file of a bounded size whose resolved path stays inside `root`.
-fn read_inside(root: &Path, path: &Path) -> Result<String, String> {
-    let resolved = std::fs::canonicalize(path).map_err(|e| e.to_string())?;
-    let root = std::fs::canonicalize(root).map_err(|e| e.to_string())?;
+fn read_inside(root: &Path, path: &Path) -> Result<String, Unread> {
+    let resolved = std::fs::canonicalize(path)?;
+    let root = std::fs::canonicalize(root)?;
     if !resolved.starts_with(&root) {
-        return Err("it resolves outside the project; skipped".into());
+        return Err(Unread::Outside);
     }
-    crate::atomic_file::read_regular_text(path, MAX_SETTINGS).map_err(|e| e.to_string())
+    Ok(crate::atomic_file::read_regular_text(path, MAX_SETTINGS)?)
 }
 
 /// The remembered answers: directory → trusted.

@@ -2,9 +2,9 @@
 //! name (`--list-sessions`, Tab completion) and one session's stored settings (`--info
 //! -s NAME`). Read-only; writing a session is a [`super::Conversation`]'s.
 
-use crate::engine::CoreError;
-use crate::session::Session;
+use crate::error::CoreError;
 use crate::state::AppState;
+use loki_wire::session_file::Session;
 
 /// Saved sessions, by name (or id when unnamed), sorted.
 pub async fn session_names(state: &AppState) -> Result<Vec<String>, CoreError> {

@@ -1,6 +1,6 @@
 //! How a conversation's work ended, mapped to the process's exit status in one place.
 
-use crate::engine::CoreError;
+use crate::error::CoreError;
 use crate::engine::command::Applied;
 use crate::signals::StopSignal;
 
@@ -53,6 +53,54 @@ impl Closed {
     }
 }
 
+/// A driver's work and the close after it, merged in one place: what `--run-tool`, a
+/// one-shot prompt, `-e` or a server's run reports. The work's error comes first, then
+/// the closing save's; [`Finished::exit_status`] and [`Finished::http_status`] are the
+/// mappings every driver uses.
+#[derive(Debug)]
+pub struct Finished<T> {
+    /// What the work gave (a run's outcome, a command's effect, a tool's result).
+    pub ran: Result<T, CoreError>,
+    /// How the conversation closed.
+    pub closed: Closed,
+}
+
+impl<T> Finished<T> {
+    /// The error that decides how it ended: the work's, else the closing save's.
+    pub fn error(&self) -> Option<&CoreError> {
+        self.ran.as_ref().err().or(self.closed.saved.as_ref().err())
+    }
+
+    /// The work's value unless it or the closing save failed (the work's error first).
+    pub fn into_result(self) -> Result<T, CoreError> {
+        match (self.ran, self.closed.saved) {
+            (Ok(value), Ok(_)) => Ok(value),
+            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+        }
+    }
+
+    /// The process's exit status (see [`Closed::exit_status`]); a failed op that is not
+    /// a prompt (a tool call, a command) counts as the run's failure.
+    pub fn exit_status(&self, outside: Outside) -> u8 {
+        let failure = self
+            .closed
+            .failure
+            .or_else(|| self.ran.as_ref().err().map(Failure::of));
+        exit_status(&Ending {
+            failure,
+            finish_failed: self.closed.saved.is_err(),
+            stopped: outside.stopped,
+            broken_pipe: outside.broken_pipe,
+            bad_input: outside.bad_input,
+        })
+    }
+
+    /// The HTTP status a server answers with: 200, else the deciding error's class.
+    pub fn http_status(&self) -> u16 {
+        self.error().map_or(200, |e| e.class().http_status())
+    }
+}
+
 /// What only the driver knows about how its work ended.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Outside {
@@ -93,6 +141,51 @@ fn exit_status(ending: &Ending) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn closed(failure: Option<Failure>, saved: Result<(), CoreError>) -> Closed {
+        Closed {
+            failure,
+            saved: saved.map(|()| Applied::default()),
+            session: None,
+        }
+    }
+
+    #[test]
+    fn the_work_fails_before_the_save() {
+        let saving = || Err(CoreError::NoSession);
+        let both = Finished {
+            ran: Err::<(), _>(CoreError::InvalidRequest("bad".into())),
+            closed: closed(None, saving()),
+        };
+        assert_eq!(both.http_status(), 400);
+        assert_eq!(both.exit_status(Outside::default()), 1);
+        assert!(matches!(
+            both.into_result(),
+            Err(CoreError::InvalidRequest(_))
+        ));
+        let saved_badly = Finished {
+            ran: Ok(7),
+            closed: closed(None, saving()),
+        };
+        assert_eq!(saved_badly.http_status(), 409);
+        assert_eq!(saved_badly.exit_status(Outside::default()), 1);
+        assert!(matches!(
+            saved_badly.into_result(),
+            Err(CoreError::NoSession)
+        ));
+        let fine = Finished {
+            ran: Ok(7),
+            closed: closed(None, Ok(())),
+        };
+        assert_eq!(fine.http_status(), 200);
+        assert_eq!(fine.exit_status(Outside::default()), 0);
+        let stopped_tool = Finished {
+            ran: Err::<(), _>(CoreError::Cancelled),
+            closed: closed(None, Ok(())),
+        };
+        assert_eq!(stopped_tool.exit_status(Outside::default()), 130);
+        assert_eq!(stopped_tool.http_status(), 499);
+    }
 
     fn status(
         result: Result<(), CoreError>,

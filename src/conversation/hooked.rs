@@ -4,7 +4,9 @@
 //! the user's conversation runs them, not its sub-agents.
 
 use super::Conversation;
-use crate::engine::{CoreError, Emitter, RunOptions, RunOutcome, RunRequest, UserInput};
+use crate::error::CoreError;
+use loki_protocol::emitter::Emitter;
+use crate::engine::{RunOptions, RunOutcome, RunRequest, UserInput};
 
 /// Most times `Stop` hooks may send one turn on.
 const MAX_STOP_CONTINUATIONS: usize = 3;

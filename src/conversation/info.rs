@@ -10,7 +10,7 @@ use crate::state::AppState;
 pub type Row = (&'static str, String);
 
 /// The last turn's speed: `first token 0.35s, 42.1 tokens/s`.
-pub fn speed_text(speed: Option<crate::usage::Speed>) -> String {
+pub fn speed_text(speed: Option<loki_protocol::event::Speed>) -> String {
     let Some(speed) = speed else {
         return "none yet".into();
     };
@@ -82,7 +82,7 @@ pub fn settings(state: &AppState, model: String) -> Vec<Row> {
         ),
         (
             "permissions",
-            none_if_empty(crate::tool::permissions::Rules::new(&c.permissions).lines()),
+            none_if_empty(crate::config::permissions::Rules::new(&c.permissions).lines()),
         ),
         ("sandbox", configured_sandbox(state)),
         ("rag_embedding_model", opt(c.rag_embedding_model.clone())),
@@ -143,7 +143,7 @@ fn put(rows: &mut Vec<Row>, name: &'static str, value: String, after: &str) {
 /// The output limit each request to `model` carries: a local model that loops streams
 /// until `request_timeout` unless something bounds it.
 pub fn output_cap(state: &AppState, model: &crate::client::Model) -> String {
-    use crate::client::config::ClientKind;
+    use crate::config::clients::ClientKind;
     let limit = model.config.max_output_tokens;
     let always = state
         .providers
@@ -245,6 +245,16 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
     for (name, value) in display {
         put(&mut rows, name, value, "");
     }
+    rows.extend(conversation_rows(ctx));
+    let mut out = render(rows);
+    out.push_str(&mcp(state));
+    out.push_str(&render(paths(state)));
+    out
+}
+
+/// What only a conversation has: its usage, speed, role, messages, tokens and session.
+fn conversation_rows(ctx: &RequestContext) -> Vec<Row> {
+    let mut rows = Vec::new();
     let usage = if ctx.usage.is_empty() {
         "none yet".into()
     } else {
@@ -267,10 +277,7 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
             crate::session::handle::SessionHandle::name,
         ),
     ));
-    let mut out = render(rows);
-    out.push_str(&mcp(state));
-    out.push_str(&render(paths(state)));
-    out
+    rows
 }
 
 fn none_if_empty(items: Vec<String>) -> String {
@@ -367,7 +374,7 @@ pub fn agent(ctx: &RequestContext) -> Option<String> {
 /// `.tool-results`: the tool calls since the last user message, each with its full
 /// result.
 pub fn tool_results(ctx: &RequestContext) -> Option<String> {
-    use crate::client::Role;
+    use loki_wire::message::Role;
     let start = ctx.history.iter().rposition(|m| m.role == Role::User)?;
     let turn = &ctx.history[start..];
     let mut out = String::new();

@@ -15,8 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, ConversationSpec, Notify};
 use crate::config::Env;
-use crate::context::ConversationId;
-use crate::engine::{CoreError, Emitter};
+use loki_protocol::event::ConversationId;
+use crate::error::CoreError;
+use loki_protocol::emitter::Emitter;
 use crate::state::AppState;
 use crate::tool::Switch;
 use crate::tool::approve::{Approver, RoutedApprover};
@@ -35,7 +36,7 @@ pub(crate) struct Lineage {
     pub(super) asker: Arc<dyn Asker>,
     pub(super) cancel: CancellationToken,
     pub(super) yolo: Switch,
-    pub(super) mode: crate::tool::permissions::ModeDial,
+    pub(super) mode: crate::config::permissions::ModeDial,
     pub(super) otr: Switch,
     pub(super) user_tools: bool,
     pub(super) budget: Option<Arc<Budget>>,

@@ -38,17 +38,19 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Env;
-use crate::context::{ConversationId, RequestContext};
+use loki_protocol::event::ConversationId;
+use crate::context::RequestContext;
 use crate::engine::command::{self, Applied, Command};
-use crate::engine::{
-    CoreError, Discard, Emitter, Engine, RunOptions, RunOutcome, RunRequest, UserInput,
-};
+use crate::error::CoreError;
+use loki_protocol::emitter::{Discard, Emitter};
+use crate::engine::{Engine, RunOptions, RunOutcome, RunRequest, UserInput};
 use crate::hooks;
+use crate::session::tracker::SessionHold;
 use crate::state::AppState;
 use crate::tool::approve::Approver;
 use crate::tool::ask::Asker;
 
-pub use exit::{Closed, Failure, Outside};
+pub use exit::{Closed, Failure, Finished, Outside};
 pub use op::{Op, OpError, Remote, Reply};
 pub use queries::{SessionStatus, Status};
 
@@ -184,6 +186,9 @@ pub struct Conversation {
     pending: Vec<Command>,
     empty_session: bool,
     hold_session: bool,
+    /// The session's lock, for a run that holds it from [`Conversation::prepare`] to
+    /// [`Conversation::close`] (empty otherwise: each turn and save takes its own).
+    held: SessionHold,
     force_save: bool,
     label: String,
     notices: Notify,
@@ -290,6 +295,7 @@ impl Conversation {
             pending,
             empty_session: spec.empty_session,
             hold_session: spec.hold_session,
+            held: SessionHold::default(),
             force_save: spec.force_save,
             label,
             notices,
@@ -348,7 +354,7 @@ impl Conversation {
             }
         }
         if self.hold_session {
-            self.lock_session().await?;
+            self.held = self.lock_session().await?;
         }
         if self.empty_session && self.ctx.session.is_some() {
             command::apply(&state, &mut self.ctx, Command::ClearConversation, &Discard).await?;
@@ -409,7 +415,7 @@ impl Conversation {
     /// conversation holds of it; none without a session.
     pub fn session_yaml(&self) -> Option<Result<String, CoreError>> {
         let session = self.ctx.session_snapshot()?;
-        Some(crate::session::yaml_write::to_yaml(&session).map_err(|e| {
+        Some(loki_wire::session_yaml::to_yaml(&session).map_err(|e| {
             CoreError::InvalidRequest(format!("cannot write the session as YAML: {e}"))
         }))
     }
@@ -420,7 +426,7 @@ impl Conversation {
     }
 
     /// What `usage` costs with its model (none when the model has no prices).
-    pub fn cost_of(&self, usage: crate::client::Usage) -> Option<f64> {
+    pub fn cost_of(&self, usage: loki_wire::message::Usage) -> Option<f64> {
         crate::usage::cost_of(&self.ctx.model.config, usage)
     }
 
@@ -432,14 +438,14 @@ impl Conversation {
 
     /// The conversation so far as text, one entry per user or assistant message (for a
     /// client that shows a loaded session).
-    pub fn transcript(&self) -> Vec<(crate::client::Role, String)> {
+    pub fn transcript(&self) -> Vec<(loki_wire::message::Role, String)> {
         self.ctx
             .history
             .iter()
             .filter(|m| {
                 matches!(
                     m.role,
-                    crate::client::Role::User | crate::client::Role::Assistant
+                    loki_wire::message::Role::User | loki_wire::message::Role::Assistant
                 )
             })
             .map(|m| (m.role, m.text_content()))
@@ -484,64 +490,97 @@ impl Conversation {
 
     /// Does what a driver asks: runs a prompt, applies a command, answers an approval or
     /// a question, interrupts, reconfigures, runs one tool. What happens is reported as
-    /// events on `emitter`; the reply says what a prompt or command did.
+    /// events on `emitter`; the reply says what the op did, one variant per op kind. A
+    /// driver that knows which op it sends calls its typed entry point instead
+    /// ([`Conversation::prompt`], [`Conversation::command`], [`Conversation::call_tool`]).
     pub async fn submit(&mut self, op: Op, emitter: &dyn Emitter) -> Result<Reply, CoreError> {
-        if matches!(op, Op::Approve { .. } | Op::Answer { .. } | Op::Interrupt) {
-            return self.submit_now(op, emitter).await;
+        match op {
+            Op::Prompt {
+                input,
+                options,
+                role,
+            } => self
+                .prompt(input, options, role, emitter)
+                .await
+                .map(Reply::Ran),
+            Op::Command(command) => self.command(command, emitter).await.map(Reply::Applied),
+            Op::RunTool { name, arguments } => self
+                .call_tool(&name, &arguments, emitter)
+                .await
+                .map(Reply::Tool),
+            Op::Reconfigure(state) => self.reconfigure(state).map(|()| Reply::Done),
+            remote @ (Op::Approve { .. } | Op::Answer { .. } | Op::Interrupt) => self
+                .remote()
+                .submit(remote)
+                .map(|()| Reply::Done)
+                .map_err(|e| CoreError::InvalidRequest(e.to_string())),
         }
-        // Each op runs under a token of its own, a child of the conversation's: an
-        // `Op::Interrupt` stops this op (and what it started) and the next one starts
-        // clean, while cancelling the conversation's token (a signal, a parent, a
-        // timer, a client that went away) stops every op from now on.
-        let op_cancel = self.ctx.cancel.child_token();
-        self.interrupter.started(op_cancel.clone());
-        let outer = std::mem::replace(&mut self.ctx.cancel, op_cancel);
-        let result = self.submit_now(op, emitter).await;
-        self.interrupter.ended();
-        self.ctx.cancel = outer;
+    }
+
+    /// Runs a prompt ([`Op::Prompt`]); with `role`, one message with that role, the
+    /// conversation's own role and model restored afterwards.
+    pub async fn prompt(
+        &mut self,
+        input: UserInput,
+        options: RunOptions,
+        role: Option<String>,
+        emitter: &dyn Emitter,
+    ) -> Result<RunOutcome, CoreError> {
+        let outer = self.begin_op();
+        let result = match role {
+            None => self.run(input, options, emitter).await,
+            Some(role) => self.run_with_role(&role, input, options, emitter).await,
+        };
+        self.end_op(outer);
         result
     }
 
-    #[inline(never)]
-    fn submit_now<'a>(
-        &'a mut self,
-        op: Op,
-        emitter: &'a dyn Emitter,
-    ) -> BoxFuture<'a, Result<Reply, CoreError>> {
-        Box::pin(async move {
-            match op {
-                Op::Prompt {
-                    input,
-                    options,
-                    role: None,
-                } => self.run(input, options, emitter).await.map(Reply::Ran),
-                Op::Prompt {
-                    input,
-                    options,
-                    role: Some(role),
-                } => self
-                    .run_with_role(&role, input, options, emitter)
-                    .await
-                    .map(Reply::Ran),
-                Op::Command(command) => self.apply(command, emitter).await.map(Reply::Applied),
-                Op::Reconfigure(state) => self.reconfigure(state).map(|()| Reply::Done),
-                Op::RunTool { name, arguments } => {
-                    // Every tool loki has can be run this way, whatever `enabled_tools`
-                    // offers models.
-                    self.ctx.enabled_tools = Some("all".into());
-                    self.ctx.function_calling_support = true;
-                    self.engine
-                        .run_tool(&mut self.ctx, &name, &arguments, emitter)
-                        .await
-                        .map(Reply::Tool)
-                }
-                remote @ (Op::Approve { .. } | Op::Answer { .. } | Op::Interrupt) => self
-                    .remote()
-                    .submit(remote)
-                    .map(|()| Reply::Done)
-                    .map_err(|e| CoreError::InvalidRequest(e.to_string())),
-            }
-        })
+    /// Applies a command ([`Op::Command`]): a dot-command or a flag, normalised.
+    pub async fn command(
+        &mut self,
+        command: Command,
+        emitter: &dyn Emitter,
+    ) -> Result<Applied, CoreError> {
+        let outer = self.begin_op();
+        let result = self.apply(command, emitter).await;
+        self.end_op(outer);
+        result
+    }
+
+    /// Runs one tool call as the model would have it run ([`Op::RunTool`], `loki
+    /// --run-tool`): every tool loki has, whatever `enabled_tools` offers models.
+    pub async fn call_tool(
+        &mut self,
+        name: &str,
+        arguments: &str,
+        emitter: &dyn Emitter,
+    ) -> Result<crate::engine::ToolOutcome, CoreError> {
+        let outer = self.begin_op();
+        self.ctx.enabled_tools = Some("all".into());
+        self.ctx.function_calling_support = true;
+        let result = self
+            .engine
+            .run_tool(&mut self.ctx, name, arguments, emitter)
+            .await;
+        self.end_op(outer);
+        result
+    }
+
+    /// Starts an op under a token of its own, a child of the conversation's: an
+    /// [`Op::Interrupt`] stops this op (and what it started) and the next one starts
+    /// clean, while cancelling the conversation's token (a signal, a parent, a timer, a
+    /// client that went away) stops every op from now on. Returns the conversation's
+    /// token, for [`Conversation::end_op`].
+    fn begin_op(&mut self) -> CancellationToken {
+        let op_cancel = self.ctx.cancel.child_token();
+        self.interrupter.started(op_cancel.clone());
+        std::mem::replace(&mut self.ctx.cancel, op_cancel)
+    }
+
+    /// Ends the op [`Conversation::begin_op`] started.
+    fn end_op(&mut self, outer: CancellationToken) {
+        self.interrupter.ended();
+        self.ctx.cancel = outer;
     }
 
     /// A handle for the ops that must reach it while a turn runs (approvals, answers,
@@ -611,7 +650,7 @@ impl Conversation {
                         def.name,
                         def.config.documents.len()
                     );
-                    let question = crate::tool::ask::Question::Confirm { prompt };
+                    let question = loki_protocol::event::Question::Confirm { prompt };
                     match self.ctx.asker.ask(&self.label, &question).await {
                         crate::tool::ask::Answer::Confirm(true) => {}
                         crate::tool::ask::Answer::Cancelled => return Err(CoreError::Cancelled),
@@ -686,7 +725,7 @@ impl Conversation {
             } else {
                 format!("{variable} ({description}):")
             };
-            let question = crate::tool::ask::Question::Text { prompt };
+            let question = loki_protocol::event::Question::Text { prompt };
             match self.ctx.asker.ask(&self.label, &question).await {
                 crate::tool::ask::Answer::Text(value) if !value.trim().is_empty() => {
                     variables.push((variable.clone(), value));
@@ -768,9 +807,9 @@ impl Conversation {
             continued += 1;
             let limit = self.max_auto_continues();
             let open = self.open_todos();
-            let sink = crate::engine::Sink::for_context(&self.ctx, emitter);
-            sink.emit(crate::engine::Event::Notice(
-                crate::engine::event::Notice::info(format!(
+            let sink = crate::engine::emitter::Sink::for_context(&self.ctx, emitter);
+            sink.emit(loki_protocol::event::Event::Notice(
+                loki_protocol::event::Notice::info(format!(
                     "📋 Auto-continuing ({continued}/{limit}): {open} incomplete todo(s) remain"
                 )),
             ));
@@ -893,8 +932,8 @@ impl Conversation {
     }
 
     /// Takes the open session's lock (waiting for other writers, then merging what they
-    /// stored) until it closes; true when this call took it.
-    async fn lock_session(&mut self) -> Result<bool, CoreError> {
+    /// stored), released when the hold is dropped.
+    async fn lock_session(&mut self) -> Result<SessionHold, CoreError> {
         let state = Arc::clone(self.state());
         let cancel = self.ctx.cancel.clone();
         let notices = Arc::clone(&self.notices);
@@ -922,7 +961,7 @@ impl Conversation {
             Ok(Applied::default())
         };
         emitter.flush();
-        self.ctx.unlock_session();
+        drop(std::mem::take(&mut self.held));
         self.ctx.mcp_lease = None;
         let session = self
             .ctx
@@ -933,6 +972,15 @@ impl Conversation {
             failure: self.failure,
             saved,
             session,
+        }
+    }
+
+    /// Closes the conversation after the driver's work, which gave `ran`: the two merged
+    /// in one [`Finished`], with its exit and HTTP statuses.
+    pub async fn finish<T>(self, ran: Result<T, CoreError>, emitter: &dyn Emitter) -> Finished<T> {
+        Finished {
+            ran,
+            closed: self.close(emitter).await,
         }
     }
 }

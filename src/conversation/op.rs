@@ -72,7 +72,10 @@ impl Op {
     }
 }
 
-/// What a submitted op did (events carry the rest).
+/// What a submitted op did (events carry the rest): one variant per op kind, matched by
+/// a driver that submits ops it does not know in advance (a queue of `stream-json`
+/// lines); a driver that knows its op calls the op's typed entry point on the
+/// conversation instead.
 #[derive(Debug)]
 pub enum Reply {
     /// A prompt ran.
@@ -83,24 +86,6 @@ pub enum Reply {
     Tool(ToolOutcome),
     /// Done; nothing more to say.
     Done,
-}
-
-impl Reply {
-    /// The run's outcome (an empty one for other replies).
-    pub fn into_outcome(self) -> RunOutcome {
-        match self {
-            Self::Ran(outcome) => outcome,
-            _ => RunOutcome::default(),
-        }
-    }
-
-    /// What the command did (nothing for other replies).
-    pub fn into_applied(self) -> Applied {
-        match self {
-            Self::Applied(applied) => applied,
-            _ => Applied::default(),
-        }
-    }
 }
 
 /// An op a [`Remote`] could not take.

@@ -79,9 +79,9 @@ pub fn names_each_turn(ctx: &RequestContext) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::Session;
     use crate::session::id::SessionAlias;
     use crate::test_support::Fixture;
+    use loki_wire::session_file::Session;
 
     /// A session's situation and what the policy decides for it.
     struct Case {

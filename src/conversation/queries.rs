@@ -30,7 +30,7 @@ pub struct Status {
     pub agent: Option<String>,
     pub rag: Option<String>,
     pub session: Option<SessionStatus>,
-    pub usage: crate::usage::UsageTally,
+    pub usage: loki_wire::session_file::UsageTally,
     /// How many messages the user has sent.
     pub user_messages: usize,
     /// The permission mode (`default`, `accept-edits`, `plan`, `yolo`).
@@ -77,7 +77,7 @@ impl Conversation {
             user_messages: ctx
                 .history
                 .iter()
-                .filter(|m| m.role == crate::client::Role::User)
+                .filter(|m| m.role == loki_wire::message::Role::User)
                 .count(),
             permission_mode: ctx.tool_policy.mode().name(),
             sandbox: ctx

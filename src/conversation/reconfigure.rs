@@ -7,7 +7,8 @@ use std::sync::Arc;
 use super::Conversation;
 use crate::config::AppConfig;
 use crate::context::RequestContext;
-use crate::engine::{CoreError, Engine};
+use crate::error::CoreError;
+use crate::engine::Engine;
 use crate::state::AppState;
 
 impl Conversation {

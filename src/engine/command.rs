@@ -12,13 +12,16 @@ use futures_util::future::BoxFuture;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::client::Role as MessageRole;
-use crate::context::{RagChoice, RequestContext, SavedSession};
+use crate::context::{RagChoice, RequestContext};
+use crate::session::tracker::SavedSession;
 use crate::role::Role;
 use crate::state::AppState;
+use loki_wire::message::Role as MessageRole;
 
-use super::event::{Event, SessionSaved};
-use super::{CoreError, Emitter, Sink};
+use loki_protocol::event::{Event, SessionSaved};
+use crate::error::CoreError;
+use loki_protocol::emitter::Emitter;
+use crate::engine::emitter::Sink;
 
 /// A change to the conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,12 +151,12 @@ async fn replace_session(
     // The lock brings in what other writers stored; only a session still as it was when
     // the edit began is replaced (nothing is held while the editor is open).
     let cancel = ctx.cancel.clone();
-    let locked = ctx
+    let hold = ctx
         .lock_session(state, Some(&cancel), &|_: &str| {})
         .await?;
     let current = ctx
         .session_snapshot()
-        .map(|s| crate::session::yaml_write::to_yaml(&s));
+        .map(|s| loki_wire::session_yaml::to_yaml(&s));
     let unchanged = matches!(current, Some(Ok(ref now)) if now == base);
     let saved = if unchanged {
         {
@@ -165,9 +168,7 @@ async fn replace_session(
     } else {
         Ok(())
     };
-    if locked {
-        ctx.unlock_session();
-    }
+    drop(hold);
     if !unchanged {
         return Err(CoreError::Conflict(
             "the session changed while it was being edited (another loki wrote to it)".into(),
@@ -328,9 +329,7 @@ pub fn apply<'a>(
                 if save {
                     applied = save_session(state, ctx, rename.as_deref(), emitter).await?;
                 }
-                ctx.session = None;
-                ctx.history.clear();
-                ctx.unlock_session();
+                ctx.leave_session();
                 applied.extend(Applied::note("session closed"));
                 Ok(applied)
             }
@@ -359,43 +358,7 @@ pub fn apply<'a>(
                 name,
                 variables,
                 session,
-            } => {
-                // The agent's `agent_session`, else the configuration's.
-                let def = crate::agent::AgentDef::load(&state.paths, &name, &ctx.env)?;
-                let session = session
-                    .or_else(|| def.config.agent_session.clone())
-                    .or_else(|| state.config.agent_session.clone())
-                    .filter(|_| !ctx.otr.get());
-                // The session's saved variables, unless given again (a new value wins).
-                let (variables, changed) = match &session {
-                    Some(key) => with_saved_variables(state, &def, key, variables).await,
-                    None => (variables, Vec::new()),
-                };
-                let mut applied = Applied::note(use_agent(state, ctx, &name, &variables).await?);
-                applied.lines.extend(changed.into_iter().map(Line::Warning));
-                applied.lines.extend(
-                    agent_tool_warnings(state, ctx)
-                        .into_iter()
-                        .map(Line::Warning),
-                );
-                // The agent's instructions with these variables, not the ones the session was
-                // last saved with.
-                let agent_role = ctx.role.clone();
-                if let Some(session) = session {
-                    match open_session(state, ctx, &session, false).await {
-                        Ok(opened) => {
-                            ctx.role = agent_role;
-                            applied.extend(opened);
-                        }
-                        Err(e) => {
-                            // All or nothing: the agent is left again.
-                            let _ = confirm(state, ctx, Command::ExitAgent);
-                            return Err(e);
-                        }
-                    }
-                }
-                Ok(applied)
-            }
+            } => activate_agent(state, ctx, &name, variables, session).await,
             other => {
                 let role_change = matches!(other, Command::UseRole(_) | Command::ForceRole(_));
                 let mut applied = confirm(state, ctx, other).map(Applied::note)?;
@@ -406,6 +369,53 @@ pub fn apply<'a>(
             }
         }
     })
+}
+
+/// `.agent NAME`: the agent with `variables` (the session's saved ones filling the
+/// rest), then its session (`session`, else its `agent_session`, else the
+/// configuration's), all or nothing.
+async fn activate_agent(
+    state: &std::sync::Arc<AppState>,
+    ctx: &mut RequestContext,
+    name: &str,
+    variables: Vec<(String, String)>,
+    session: Option<String>,
+) -> Result<Applied, CoreError> {
+    // The agent's `agent_session`, else the configuration's.
+    let def = crate::agent::AgentDef::load(&state.paths, name, &ctx.env)?;
+    let session = session
+        .or_else(|| def.config.agent_session.clone())
+        .or_else(|| state.config.agent_session.clone())
+        .filter(|_| !ctx.otr.get());
+    // The session's saved variables, unless given again (a new value wins).
+    let (variables, changed) = match &session {
+        Some(key) => with_saved_variables(state, &def, key, variables).await,
+        None => (variables, Vec::new()),
+    };
+    let mut applied = Applied::note(use_agent(state, ctx, name, &variables).await?);
+    applied.lines.extend(changed.into_iter().map(Line::Warning));
+    applied.lines.extend(
+        agent_tool_warnings(state, ctx)
+            .into_iter()
+            .map(Line::Warning),
+    );
+    // The agent's instructions with these variables, not the ones the session was
+    // last saved with.
+    let agent_role = ctx.role.clone();
+    if let Some(session) = session {
+        match open_session(state, ctx, &session, false).await {
+            Ok(opened) => {
+                ctx.role = agent_role;
+                applied.extend(opened);
+            }
+            Err(e) => {
+                // All or nothing: the agent is left again.
+                let _ = confirm(state, ctx, Command::ExitAgent);
+                return Err(e);
+            }
+        }
+    }
+    Ok(applied)
 }
 
 /// A warning when the role names MCP servers that will not run: MCP or function calling
@@ -452,7 +462,7 @@ fn save_session<'a>(
         }
         let sink = Sink::for_context(ctx, emitter);
         let notify = |line: &str| {
-            sink.emit(Event::Notice(super::event::Notice::info(line)));
+            sink.emit(Event::Notice(loki_protocol::event::Notice::info(line)));
             sink.flush();
         };
         let saved = ctx.save_session(state, rename, &notify).await?;
@@ -521,21 +531,9 @@ fn confirm(
         Command::UseRole(name) => {
             refuse_inside_agent(ctx, &format!("`.role {name}`"))?;
             refuse_role_change(ctx, &format!("`.role {name}`"))?;
-            let vars = ctx.system_vars();
-            let role = Role::load(&state.paths.roles_dir, &name, &vars)?;
-            let sandbox = role.sandbox.clone();
-            ctx.use_role(state, role)?;
-            tighten_sandbox(state, ctx, sandbox.as_deref())?;
-            Ok(format!("role: {name} (model {})", ctx.model.id()))
+            use_role_file(state, ctx, &name)
         }
-        Command::ForceRole(name) => {
-            let vars = ctx.system_vars();
-            let role = Role::load(&state.paths.roles_dir, &name, &vars)?;
-            let sandbox = role.sandbox.clone();
-            ctx.use_role(state, role)?;
-            tighten_sandbox(state, ctx, sandbox.as_deref())?;
-            Ok(format!("role: {name} (model {})", ctx.model.id()))
-        }
+        Command::ForceRole(name) => use_role_file(state, ctx, &name),
         Command::UseAgent { .. } => Err(CoreError::InvalidRequest(
             "agents are activated by `command::apply`".into(),
         )),
@@ -549,53 +547,14 @@ fn confirm(
             ctx.exit_role(state);
             Ok("role: none".into())
         }
-        Command::ClearConversation => {
-            ctx.history.clear();
-            if let Some(session) = &ctx.session {
-                let mut guard = session.lock();
-                let session = guard.get_mut();
-                session.compressed_messages.clear();
-                session.autoname = None;
-                session.extra.remove("data_urls");
-            }
-            Ok("conversation cleared".into())
-        }
+        Command::ClearConversation => Ok(clear_conversation(ctx)),
         Command::Set { key, value } => set(state, ctx, &key, &value),
         Command::SaveRole(name) => save_role(state, ctx, name),
         Command::DeleteAgentData(name) => delete_agent_data(state, ctx, &name),
         Command::DeleteRole(name) => delete_role(state, &name),
         Command::UseRag(name) => use_rag(state, ctx, name),
-        Command::ExitRag => {
-            if ctx.active_rag().is_none() {
-                return Err(CoreError::NotActive {
-                    what: "knowledge base",
-                });
-            }
-            ctx.rag = RagChoice::Off;
-            ctx.rag_sources.clear();
-            if let Some(session) = &ctx.session {
-                session.lock().get_mut().rag = None;
-            }
-            Ok("rag: none".into())
-        }
-        Command::ClaimSession { owner, approvals } => {
-            let Some(session) = &ctx.session else {
-                return Err(CoreError::NotActive { what: "session" });
-            };
-            let mut held = session.lock();
-            let stored = held.get_mut();
-            if stored.owner.is_none() {
-                stored.owner = owner;
-            }
-            stored.extra.insert(
-                API_APPROVAL_KEY.into(),
-                serde_yaml::Value::String(approvals),
-            );
-            Ok(format!(
-                "owner: {}",
-                stored.owner.as_deref().unwrap_or("none")
-            ))
-        }
+        Command::ExitRag => exit_rag(ctx),
+        Command::ClaimSession { owner, approvals } => claim_session(ctx, owner, approvals),
         Command::SaveSession(_)
         | Command::CloseSession { .. }
         | Command::CompressSession
@@ -609,6 +568,75 @@ fn confirm(
             unreachable!("`apply` handles the session commands before `confirm`")
         }
     }
+}
+
+/// The role in the roles directory named `name`, used now (its sandbox tightening the
+/// conversation's).
+fn use_role_file(
+    state: &AppState,
+    ctx: &mut RequestContext,
+    name: &str,
+) -> Result<String, CoreError> {
+    let vars = ctx.system_vars();
+    let role = Role::load(&state.paths.roles_dir, name, &vars)?;
+    let sandbox = role.sandbox.clone();
+    ctx.use_role(state, role)?;
+    tighten_sandbox(state, ctx, sandbox.as_deref())?;
+    Ok(format!("role: {name} (model {})", ctx.model.id()))
+}
+
+/// `.clear messages`: the conversation starts over (its session keeps no summary,
+/// title or attached images of it).
+fn clear_conversation(ctx: &mut RequestContext) -> String {
+    ctx.history.clear();
+    if let Some(session) = &ctx.session {
+        let mut guard = session.lock();
+        let session = guard.get_mut();
+        session.compressed_messages.clear();
+        session.autoname = None;
+        session.extra.remove("data_urls");
+    }
+    "conversation cleared".into()
+}
+
+/// `.exit rag`: no knowledge base from now on, in the session too.
+fn exit_rag(ctx: &mut RequestContext) -> Result<String, CoreError> {
+    if ctx.active_rag().is_none() {
+        return Err(CoreError::NotActive {
+            what: "knowledge base",
+        });
+    }
+    ctx.rag = RagChoice::Off;
+    ctx.rag_sources.clear();
+    if let Some(session) = &ctx.session {
+        session.lock().get_mut().rag = None;
+    }
+    Ok("rag: none".into())
+}
+
+/// A server's run claims its session: the owner (if it has none yet) and the approval
+/// policy the server keeps for it.
+fn claim_session(
+    ctx: &mut RequestContext,
+    owner: Option<String>,
+    approvals: String,
+) -> Result<String, CoreError> {
+    let Some(session) = &ctx.session else {
+        return Err(CoreError::NotActive { what: "session" });
+    };
+    let mut held = session.lock();
+    let stored = held.get_mut();
+    if stored.owner.is_none() {
+        stored.owner = owner;
+    }
+    stored.extra.insert(
+        API_APPROVAL_KEY.into(),
+        serde_yaml::Value::String(approvals),
+    );
+    Ok(format!(
+        "owner: {}",
+        stored.owner.as_deref().unwrap_or("none")
+    ))
 }
 
 /// `.exit agent`: back to the conversation's own environment, knowledge base and role;
@@ -1030,7 +1058,7 @@ fn set(
         "enabled_mcp_servers" => set_mcp_servers(state, ctx, &setting),
         "enabled_tools" => set_enabled_tools(state, ctx, &setting),
         "permission_mode" => {
-            use crate::tool::permissions::PermissionMode;
+            use crate::config::permissions::PermissionMode;
             let mode = match value.trim() {
                 "" => {
                     let now = ctx.tool_policy.mode().name();
@@ -1406,7 +1434,7 @@ fn set_rag(
         if !null {
             state
                 .providers
-                .resolve(value, crate::client::config::ModelKind::Reranker)?;
+                .resolve(value, crate::config::clients::ModelKind::Reranker)?;
         }
         (None, Some((!null).then(|| value.to_string())))
     };
@@ -1464,7 +1492,7 @@ pub fn last_answer(ctx: &RequestContext) -> Option<String> {
         .iter()
         .rev()
         .find(|m| m.role == MessageRole::Assistant)
-        .map(crate::client::Message::text_content)
+        .map(loki_wire::message::Message::text_content)
 }
 
 #[cfg(test)]
@@ -1574,7 +1602,7 @@ mod tests {
                 &fixture.state,
                 &mut ctx,
                 command,
-                &super::super::Discard,
+                &loki_protocol::emitter::Discard,
             ));
             match (outcome, expect) {
                 (Ok(applied), Line(line)) => {
@@ -1616,7 +1644,7 @@ mod tests {
                     &fixture.state,
                     &mut ctx,
                     command,
-                    &super::super::Discard,
+                    &loki_protocol::emitter::Discard,
                 ))
                 .map(|a| a.notes().next().unwrap_or_default().to_string())
                 .map_err(|e| e.class())

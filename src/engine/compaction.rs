@@ -9,11 +9,13 @@
 //! conversation's approver: a terminal menu, a headless `tool_call_approval_requested`
 //! event), `always` writes, `never` skips.
 
-use super::event::{self, Event};
-use super::{Engine, Sink, turn};
-use crate::client::{ChatRequest, Message, Role};
+use loki_protocol::event::{self, Event};
+use super::{Engine, turn};
+use crate::engine::emitter::Sink;
+use crate::client::ChatRequest;
 use crate::context::RequestContext;
 use crate::tool::approve::{ApprovalRequest, Decision};
+use loki_wire::message::{Message, Role};
 
 /// The most of the input window history may fill before it is summarised.
 const MAX_SHARE: usize = 80;
@@ -60,7 +62,7 @@ impl Engine {
         ctx: &RequestContext,
         emitter: &Sink<'_>,
         old: &[Message],
-    ) -> Result<(), super::CoreError> {
+    ) -> Result<(), crate::error::CoreError> {
         let config = &self.state.config;
         // The workspace directory is the opt-in, as for the memory tools.
         if !config.memory
@@ -89,7 +91,7 @@ impl Engine {
         let small = self.small_model(ctx, emitter);
         let answer = match turn::complete_text_on(ctx, small.as_ref(), &request).await {
             Ok(answer) => answer,
-            Err(super::CoreError::Cancelled) => return Err(super::CoreError::Cancelled),
+            Err(crate::error::CoreError::Cancelled) => return Err(crate::error::CoreError::Cancelled),
             Err(e) => {
                 emitter.emit(Event::Notice(event::Notice::warning(format!(
                     "no facts saved to memory before compressing: {e}"
@@ -97,7 +99,7 @@ impl Engine {
                 return Ok(());
             }
         };
-        let facts = parse_facts(&crate::client::openai::strip_think(&answer));
+        let facts = parse_facts(&loki_wire::openai_wire::strip_think(&answer));
         if facts.is_empty() {
             return Ok(());
         }
@@ -134,7 +136,7 @@ impl Engine {
         file: &std::path::Path,
         facts: &[String],
         now: std::time::SystemTime,
-    ) -> Result<bool, super::CoreError> {
+    ) -> Result<bool, crate::error::CoreError> {
         let existing = self.state.memory.line_count();
         let added = crate::memory::Memory::flush_lines(facts, now);
         let shown = file.display();
@@ -168,7 +170,7 @@ impl Engine {
         match crate::tool::approve::Approver::approve(&approver, &request).await {
             Decision::Approve | Decision::ApproveAlways | Decision::ApproveEdited(_) => Ok(true),
             // Esc at the question is "not now"; only a stopped turn stops compaction.
-            Decision::Cancel if ctx.cancel.is_cancelled() => Err(super::CoreError::Cancelled),
+            Decision::Cancel if ctx.cancel.is_cancelled() => Err(crate::error::CoreError::Cancelled),
             Decision::Cancel
             | Decision::Deny
             | Decision::DenyWithMessage(_)

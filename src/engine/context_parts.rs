@@ -3,13 +3,13 @@
 //! skills the conversation may load — and `.context`, which shows where the model's
 //! input window goes.
 
-use super::Sink;
-use super::event::{Event, Notice};
-use crate::client::{Message, Role};
+use crate::engine::emitter::Sink;
+use loki_protocol::event::{Event, Notice};
 use crate::context::RequestContext;
 use crate::session::compress::count_tokens;
 use crate::state::AppState;
 use crate::tool::Tool;
+use loki_wire::message::{Message, Role};
 
 /// The parts added to the system prompt, each `None` when absent.
 #[derive(Debug, Default)]

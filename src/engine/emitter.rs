@@ -1,25 +1,12 @@
-//! The `Emitter` trait front ends implement, the engine's [`Sink`] that stamps events with
-//! their conversation and keeps the start/end contract, and a collecting emitter.
-//!
-//! Emitters are called synchronously on the engine's task, in event order. They must not
-//! block for long: the terminal emitter buffers and writes on [`Emitter::flush`], which the
-//! engine calls after each batch of provider events (one network read), so output is
-//! coalesced without ever being held back. One emitter may serve several conversations at
-//! once (the envelope says which).
+//! The engine's [`Sink`]: it stamps a conversation's events with their conversation and
+//! run, and keeps the start/end contract (every run ends with exactly one `turn_finished`
+//! or `turn_aborted`). The `Emitter` trait it writes to is `loki_protocol::emitter`'s.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::event::{AbortReason, ConversationId, Envelope, Event, RunId, TurnAborted};
-
-/// Receives engine events.
-pub trait Emitter: Send + Sync {
-    /// Handles one event.
-    fn emit(&self, envelope: Envelope);
-
-    /// A batch of events is complete; write out anything buffered.
-    fn flush(&self) {}
-}
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::{AbortReason, ConversationId, Envelope, Event, RunId, TurnAborted};
 
 /// Where the engine sends one conversation's events: stamps each with the conversation
 /// and remembers whether the run's closing event went out, so every run ends with
@@ -33,7 +20,7 @@ pub struct Sink<'a> {
     ended: AtomicBool,
     partial: Mutex<String>,
     /// What the run's model calls (and MCP sampling) have cost so far, for an abort.
-    spent: Mutex<crate::client::Usage>,
+    spent: Mutex<loki_wire::message::Usage>,
 }
 
 impl<'a> Sink<'a> {
@@ -47,7 +34,7 @@ impl<'a> Sink<'a> {
             out,
             ended: AtomicBool::new(false),
             partial: Mutex::new(String::new()),
-            spent: Mutex::new(crate::client::Usage::default()),
+            spent: Mutex::new(loki_wire::message::Usage::default()),
         }
     }
 
@@ -107,13 +94,13 @@ impl<'a> Sink<'a> {
     /// run already ended.
     /// Counts what one model call (or a round's sampling) cost, reported if the run is
     /// aborted.
-    pub fn spent(&self, usage: crate::client::Usage) {
+    pub fn spent(&self, usage: loki_wire::message::Usage) {
         if let Ok(mut spent) = self.spent.lock() {
             spent.add(usage);
         }
     }
 
-    pub fn abort(&self, err: &super::CoreError) {
+    pub fn abort(&self, err: &crate::error::CoreError) {
         if self.ended() {
             return;
         }
@@ -123,10 +110,10 @@ impl<'a> Sink<'a> {
             .map(|mut p| std::mem::take(&mut *p))
             .unwrap_or_default();
         let (reason, error) = match err {
-            super::CoreError::Cancelled => (AbortReason::Cancelled, None),
+            crate::error::CoreError::Cancelled => (AbortReason::Cancelled, None),
             other => (
                 AbortReason::Error,
-                Some(super::event::redacted(other.to_string())),
+                Some(loki_wire::secrets::redacted(other.to_string())),
             ),
         };
         let usage = self.spent.lock().map(|u| *u).unwrap_or_default();
@@ -134,59 +121,8 @@ impl<'a> Sink<'a> {
             reason,
             error,
             partial,
-            usage: (usage != crate::client::Usage::default()).then_some(usage),
+            usage: (usage != loki_wire::message::Usage::default()).then_some(usage),
         }));
         self.flush();
-    }
-}
-
-/// Drops every event (commands applied while a conversation is prepared, which report
-/// through their outcome instead).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Discard;
-
-impl Emitter for Discard {
-    fn emit(&self, _envelope: Envelope) {}
-}
-
-/// Keeps every event in memory (tests, `-e`, summaries).
-#[derive(Debug, Default)]
-pub struct CollectingEmitter {
-    events: Mutex<Vec<Envelope>>,
-}
-
-impl CollectingEmitter {
-    /// An empty collector.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The events so far.
-    pub fn events(&self) -> Vec<Event> {
-        self.envelopes().into_iter().map(|e| e.event).collect()
-    }
-
-    /// The events so far, with their conversations.
-    pub fn envelopes(&self) -> Vec<Envelope> {
-        self.events.lock().map(|e| e.clone()).unwrap_or_default()
-    }
-
-    /// Concatenated assistant text.
-    pub fn answer(&self) -> String {
-        self.events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::AssistantDelta(d) => Some(d.text),
-                _ => None,
-            })
-            .collect()
-    }
-}
-
-impl Emitter for CollectingEmitter {
-    fn emit(&self, envelope: Envelope) {
-        if let Ok(mut events) = self.events.lock() {
-            events.push(envelope);
-        }
     }
 }

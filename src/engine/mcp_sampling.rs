@@ -11,10 +11,12 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{ChatRequest, Message, Provider, ProviderEvent, Role, Usage};
+use crate::client::{ChatRequest, Provider};
 use crate::mcp::client_side::SamplingError;
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
 use crate::tool::mcp_client::Sampler;
+use loki_wire::message::{Message, Role, Usage};
+use loki_wire::provider_event::ProviderEvent;
 
 /// The name approvals and `auto_approve_tools` know sampling by.
 pub const TOOL: &str = "mcp_sampling";

@@ -3,10 +3,10 @@
 //! history up to the answer being extended or replaced. Also the input-size check and
 //! what `--dry-run` shows.
 
-use super::CoreError;
+use crate::error::CoreError;
 use super::turn::TurnKind;
-use crate::client::{Message, Role};
 use crate::context::RequestContext;
+use loki_wire::message::{Message, Role};
 
 /// The messages for `kind`, and the kind with the user message as the role framed it.
 /// What the model is told in plan mode.
@@ -58,7 +58,7 @@ pub(super) fn build(
     let mut messages = Vec::with_capacity(prefix.len() + ctx.history.len() + 2);
     messages.extend(prefix);
     // Plan mode is said in the system message (sent only, never stored).
-    if ctx.tool_policy.mode() == crate::tool::permissions::PermissionMode::Plan {
+    if ctx.tool_policy.mode() == crate::config::permissions::PermissionMode::Plan {
         match messages.first_mut().filter(|m| m.role == Role::System) {
             Some(system) => system.append_text(&format!("\n\n{PLAN_MODE}")),
             None => messages.insert(0, Message::text(Role::System, PLAN_MODE)),
@@ -142,7 +142,7 @@ pub(super) fn drop_repeated_results(messages: &mut [Message]) {
     let mut last: HashMap<u64, usize> = HashMap::new();
     for (i, m) in messages.iter().enumerate() {
         if m.role == Role::Tool
-            && let crate::client::Content::Text(text) = &m.content
+            && let loki_wire::message::Content::Text(text) = &m.content
             && text.len() > STALE_KEEP
         {
             last.insert(hash(text), i);
@@ -153,7 +153,7 @@ pub(super) fn drop_repeated_results(messages: &mut [Message]) {
         if message.role != Role::Tool {
             continue;
         }
-        let crate::client::Content::Text(text) = &message.content else {
+        let loki_wire::message::Content::Text(text) = &message.content else {
             continue;
         };
         if text.len() <= STALE_KEEP {
@@ -206,9 +206,9 @@ pub(super) fn check_input_limit(
 pub(super) fn dry_run_text(messages: &[Message]) -> String {
     let describe = |m: &Message| {
         let mut text = m.text_content();
-        if let crate::client::Content::Parts(parts) = &m.content {
+        if let loki_wire::message::Content::Parts(parts) = &m.content {
             for part in parts {
-                if let crate::client::ContentPart::ImageUrl { image_url } = part {
+                if let loki_wire::message::ContentPart::ImageUrl { image_url } = part {
                     let head: String = image_url.url.chars().take(40).collect();
                     text.push_str(&format!("\n[image: {head}…]"));
                 }

@@ -9,7 +9,6 @@ mod compaction;
 pub mod confinement;
 pub mod context_parts;
 pub mod emitter;
-pub mod event;
 pub mod mcp_sampling;
 mod messages;
 pub mod retrieval;
@@ -24,15 +23,17 @@ mod turn;
 use futures_util::future::BoxFuture;
 use std::sync::Arc;
 
-pub use crate::error::CoreError;
-pub use emitter::{CollectingEmitter, Discard, Emitter, Sink};
-pub use event::{Envelope, Event};
+pub use emitter::Sink;
 pub use single_call::ToolOutcome;
 pub(crate) use tool_round::declared_tools;
 
-use crate::client::Usage;
 use crate::context::RequestContext;
+use crate::session::tracker::SessionHold;
 use crate::state::AppState;
+use loki_wire::message::Usage;
+use crate::error::CoreError;
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::{self, Event};
 
 /// What the user typed for this turn.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -46,7 +47,7 @@ pub struct UserInput {
     pub images: Vec<String>,
     /// Ready-made messages that come before this one (a client that sends the whole
     /// exchange, as OpenAI-style APIs do); they join the conversation's history first.
-    pub prior: Vec<crate::client::Message>,
+    pub prior: Vec<loki_wire::message::Message>,
     /// Continue or regenerate the last answer instead of sending `text`.
     pub continuation: Option<Continuation>,
 }
@@ -96,9 +97,9 @@ pub struct RunOutcome {
     pub finish_reason: Option<String>,
     /// Calls of the caller's own tools (`RequestContext::client_tools`) the model asked
     /// for: the turn stopped for the caller to run them.
-    pub client_calls: Vec<crate::client::ToolCall>,
+    pub client_calls: Vec<loki_wire::message::ToolCall>,
     /// How fast the model answered (time to first token, output tokens per second).
-    pub speed: Option<crate::usage::Speed>,
+    pub speed: Option<loki_protocol::event::Speed>,
 }
 
 /// Tokens of the conversation: exact for OpenAI-family models, estimated otherwise (see
@@ -127,7 +128,7 @@ pub fn reaches_tokens(ctx: &RequestContext, threshold: usize) -> bool {
 /// limit.
 pub(crate) fn tokens_over(
     ctx: &RequestContext,
-    parts: &[&[crate::client::Message]],
+    parts: &[&[loki_wire::message::Message]],
     max: usize,
 ) -> Option<usize> {
     use crate::session::compress::{count_tokens, estimate_tokens};
@@ -233,30 +234,18 @@ impl Engine {
         if request.input.is_none() {
             return Ok(RunOutcome::default());
         }
-        let locked = self.lock_session_sink(ctx, sink).await?;
-        let result = self.run_locked(ctx, request, stream, sink).await;
-        if locked {
-            ctx.unlock_session();
-        }
-        result
+        // The turn holds the session's lock (unless a one-shot run holds it already).
+        let _hold = self.lock_session(ctx, sink).await?;
+        self.run_locked(ctx, request, stream, sink).await
     }
 
     /// Takes the open session's lock for `ctx` (see [`RequestContext::lock_session`]),
-    /// reporting waits and merges as notices. True when this call took it.
-    pub async fn lock_session(
-        &self,
-        ctx: &mut RequestContext,
-        emitter: &dyn Emitter,
-    ) -> Result<bool, CoreError> {
-        let sink = Sink::for_context(ctx, emitter);
-        self.lock_session_sink(ctx, &sink).await
-    }
-
-    async fn lock_session_sink(
+    /// reporting waits and merges as notices; released when the hold is dropped.
+    async fn lock_session(
         &self,
         ctx: &mut RequestContext,
         sink: &Sink<'_>,
-    ) -> Result<bool, CoreError> {
+    ) -> Result<SessionHold, CoreError> {
         let cancel = ctx.cancel.clone();
         let notify = |line: &str| {
             sink.emit(Event::Notice(event::Notice::info(line)));
@@ -324,7 +313,7 @@ impl Engine {
     async fn compress_to_fit(
         &self,
         ctx: &mut RequestContext,
-        next: &crate::client::Message,
+        next: &loki_wire::message::Message,
         emitter: &Sink<'_>,
     ) -> Result<(), CoreError> {
         let Some(max) = ctx.model.config.max_input_tokens.filter(|m| *m > 0) else {
@@ -366,7 +355,7 @@ impl Engine {
         let resolved = self
             .state
             .providers
-            .resolve(id, crate::client::config::ModelKind::Chat)
+            .resolve(id, crate::config::clients::ModelKind::Chat)
             .and_then(|model| {
                 let provider = crate::context::provider_for(&self.state, &model)?;
                 Ok((model, provider))
@@ -459,8 +448,8 @@ impl Engine {
         let first_question = ctx
             .history
             .iter()
-            .find(|m| m.role == crate::client::Role::User)
-            .map(crate::client::Message::text_content);
+            .find(|m| m.role == loki_wire::message::Role::User)
+            .map(loki_wire::message::Message::text_content);
         let Some(question) = first_question.filter(|q| untitled && !q.trim().is_empty()) else {
             return Ok(None);
         };
@@ -471,8 +460,8 @@ impl Engine {
         let excerpt: String = question.chars().take(2000).collect();
         let request = crate::client::ChatRequest {
             controls: Default::default(),
-            messages: role.frame(crate::client::Message::text(
-                crate::client::Role::User,
+            messages: role.frame(loki_wire::message::Message::text(
+                loki_wire::message::Role::User,
                 excerpt,
             )),
             temperature: role.temperature,
@@ -483,7 +472,7 @@ impl Engine {
         };
         let small = self.small_model(ctx, emitter);
         let answer = turn::complete_text_on(ctx, small.as_ref(), &request).await?;
-        let title = crate::client::openai::strip_think(&answer)
+        let title = loki_wire::openai_wire::strip_think(&answer)
             .trim()
             .trim_matches(['"', '\'', '.'])
             .to_string();
@@ -546,7 +535,7 @@ impl Engine {
         let cut = if kept == 0 {
             ctx.history
                 .iter()
-                .rposition(|m| m.role == crate::client::Role::User)
+                .rposition(|m| m.role == loki_wire::message::Role::User)
                 .unwrap_or(ctx.history.len())
         } else {
             ctx.history.len() - kept
@@ -555,7 +544,7 @@ impl Engine {
         let (summaries, set_aside): (Vec<_>, Vec<_>) = older
             .iter()
             .cloned()
-            .partition(|m| m.role == crate::client::Role::System);
+            .partition(|m| m.role == loki_wire::message::Role::System);
         if set_aside.is_empty() {
             return false;
         }
@@ -585,7 +574,10 @@ impl Engine {
     fn split_for_summary(
         &self,
         ctx: &RequestContext,
-    ) -> Option<(Vec<crate::client::Message>, Vec<crate::client::Message>)> {
+    ) -> Option<(
+        Vec<loki_wire::message::Message>,
+        Vec<loki_wire::message::Message>,
+    )> {
         let budget = match self.compaction_limit(ctx) {
             0 => usize::MAX,
             threshold => threshold / 2,
@@ -607,7 +599,7 @@ impl Engine {
             let worth = ctx
                 .history
                 .iter()
-                .any(|m| m.role != crate::client::Role::System);
+                .any(|m| m.role != loki_wire::message::Role::System);
             worth.then(|| (ctx.history.clone(), Vec::new()))
         });
         if let (Some(hooks), Some(_)) = (ctx.tool_hooks.clone(), &split) {
@@ -624,7 +616,10 @@ impl Engine {
         &'a self,
         ctx: &'a mut RequestContext,
         emitter: &'a Sink<'_>,
-        (old, kept): (Vec<crate::client::Message>, Vec<crate::client::Message>),
+        (old, kept): (
+            Vec<loki_wire::message::Message>,
+            Vec<loki_wire::message::Message>,
+        ),
     ) -> BoxFuture<'a, Result<bool, CoreError>> {
         Box::pin(async move {
             self.flush_memory(ctx, emitter, &old).await?;
@@ -636,8 +631,8 @@ impl Engine {
                 .clone()
                 .unwrap_or_else(|| crate::session::compress::DEFAULT_SUMMARIZATION_PROMPT.into());
             let mut messages = crate::session::compress::for_summary(&old);
-            messages.push(crate::client::Message::text(
-                crate::client::Role::User,
+            messages.push(loki_wire::message::Message::text(
+                loki_wire::message::Role::User,
                 prompt,
             ));
             let request = crate::client::ChatRequest {
@@ -667,11 +662,11 @@ impl Engine {
             } else {
                 format!("\n\nThe todo list so far:\n{}", todo.render())
             };
-            let mut history = vec![crate::client::Message::text(
-                crate::client::Role::System,
+            let mut history = vec![loki_wire::message::Message::text(
+                loki_wire::message::Role::System,
                 format!(
                     "{prefix}{}{todo}",
-                    crate::client::openai::strip_think(&summary)
+                    loki_wire::openai_wire::strip_think(&summary)
                 ),
             )];
             history.extend(kept);
@@ -729,7 +724,7 @@ impl Engine {
         let mut file = options.open(path)?;
         let entry =
             format!("# CHAT: {summary} [{when}]{role}\n{raw}\n--------\n{output}\n--------\n\n");
-        file.write_all(crate::secrets::redact(&entry).as_bytes())
+        file.write_all(loki_wire::secrets::redact(&entry).as_bytes())
     }
 }
 
@@ -751,7 +746,7 @@ fn begin_checkpoint(
     let turn = 1 + ctx
         .history
         .iter()
-        .filter(|m| m.role == crate::client::Role::User && m.tool_call_id.is_none())
+        .filter(|m| m.role == loki_wire::message::Role::User && m.tool_call_id.is_none())
         .count();
     recorder.begin(&checkpoint_key(ctx), turn, &input.text, ctx.history.len());
     Some(recorder)

@@ -3,12 +3,12 @@
 //! `rag_template`. Only new input is augmented; `.continue`, `.regenerate` and tool rounds
 //! reuse what was sent.
 
-use super::CoreError;
-use super::event::{Event, Notice};
-use crate::client::{Content, ContentPart, Message};
+use crate::error::CoreError;
+use loki_protocol::event::{Event, Notice};
 use crate::context::RequestContext;
 use crate::rag::search::{self, SearchSettings};
 use crate::state::AppState;
+use loki_wire::message::{Content, ContentPart, Message};
 
 /// The settings a search of `meta` uses: the knowledge base's own, then the
 /// conversation's `.set`, then the configuration's.
@@ -40,7 +40,7 @@ pub(super) async fn augment(
     ctx: &mut RequestContext,
     query: &str,
     message: Message,
-    emitter: &super::Sink<'_>,
+    emitter: &crate::engine::emitter::Sink<'_>,
 ) -> Result<Message, CoreError> {
     let Some(name) = ctx.active_rag() else {
         return Ok(message);

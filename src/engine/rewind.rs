@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use super::command::{Applied, Line};
-use super::{CoreError, Emitter};
+use crate::error::CoreError;
+use loki_protocol::emitter::Emitter;
 use crate::checkpoint::PendingRewind;
 use crate::checkpoint::rewind::{Restore, RewindError, restore};
 use crate::context::RequestContext;
@@ -64,7 +65,8 @@ pub(super) async fn rewind(
     // The conversation is checked first, so a rewind that cannot cut it changes nothing.
     if what.conversation() {
         let starts_there = ctx.history.get(first.messages_before).is_some_and(|m| {
-            m.role == crate::client::Role::User && m.text_content().contains(first.prompt.trim())
+            m.role == loki_wire::message::Role::User
+                && m.text_content().contains(first.prompt.trim())
         });
         if !starts_there {
             return Err(RewindError::ConversationChanged { turn: first.turn }.into());

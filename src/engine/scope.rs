@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
-use super::event::{Event, Notice};
-use super::{CoreError, Sink};
+use loki_protocol::event::{Event, Notice};
+use crate::error::CoreError;
+use crate::engine::emitter::Sink;
 use crate::context::RequestContext;
 use crate::state::AppState;
 use crate::tool::Tool;
@@ -249,9 +250,9 @@ pub(super) fn usable_here(state: &AppState, ctx: &RequestContext, tool: &Tool) -
 mod tests {
     use super::*;
     use crate::role::Role;
-    use crate::session::Session;
     use crate::session::id::SessionAlias;
     use crate::test_support::Fixture;
+    use loki_wire::session_file::Session;
 
     /// Where each setting comes from in one case, and what is in force.
     struct Case {

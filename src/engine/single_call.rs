@@ -2,10 +2,12 @@
 //! conversation's tools, approval, confinement and output limits, exactly as for a call
 //! the model makes — only the caller is a person.
 
-use super::{CoreError, Engine, Sink};
-use crate::client::ToolCall;
+use crate::error::CoreError;
+use super::Engine;
+use crate::engine::emitter::Sink;
 use crate::context::RequestContext;
-use crate::engine::emitter::Emitter;
+use loki_protocol::emitter::Emitter;
+use loki_wire::message::ToolCall;
 
 /// The outcome of one call: what the model would receive, and whether it succeeded.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,13 +7,14 @@
 use futures_util::future::BoxFuture;
 use std::sync::{Arc, Mutex};
 
-use super::Sink;
-use super::event::{Event, ToolCallFinished, ToolCallProgress};
-use crate::client::{Content, ContentPart, Message, Role, ToolCall, ToolSpec};
+use crate::engine::emitter::Sink;
+use loki_protocol::event::{Event, ToolCallFinished, ToolCallProgress};
+use crate::client::ToolSpec;
 use crate::context::RequestContext;
-use crate::engine::CoreError;
+use crate::error::CoreError;
 use crate::state::AppState;
 use crate::tool::{Background, HiddenEnv, Tool, ToolEnv};
+use loki_wire::message::{Content, ContentPart, Message, Role, ToolCall};
 
 /// What a turn's tool calls run with. Owns everything a [`ToolEnv`] borrows; background
 /// processes tools leave behind are stopped when it is dropped (at the end of the turn).
@@ -36,7 +37,7 @@ pub(super) struct Toolbox {
     images: Option<Mutex<Vec<String>>>,
     background: Background,
     hidden_env: HiddenEnv,
-    progress: crate::tool::ProgressSender,
+    progress: crate::mcp::server::ProgressSender,
     progress_rx: tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<(String, String)>>,
     conversation: String,
     editor: Option<std::sync::Arc<dyn crate::tool::EditorFiles>>,
@@ -140,7 +141,7 @@ impl Toolbox {
                 cancel: cancel.clone(),
                 approver: &announcing,
                 from: ctx.id.to_string(),
-                usage: std::sync::Mutex::new(crate::client::Usage::default()),
+                usage: std::sync::Mutex::new(loki_wire::message::Usage::default()),
                 count: std::sync::atomic::AtomicUsize::new(0),
                 allowed: std::sync::atomic::AtomicBool::new(preapproved),
                 denied: ctx
@@ -217,7 +218,7 @@ impl Toolbox {
             // The first confined command of the process found which kernel layers are
             // missing here: said once.
             if let Some(note) = crate::sandbox::missing_layers_note() {
-                sink.emit(Event::Notice(super::event::Notice::warning(note)));
+                sink.emit(Event::Notice(loki_protocol::event::Notice::warning(note)));
             }
             let results = results?;
             Some(Round {
@@ -243,7 +244,7 @@ impl Toolbox {
                 name: result.call.name.clone(),
                 ok: result.ok,
                 // As the model receives it: known secrets redacted.
-                result: crate::secrets::redact(&result.content).into_owned(),
+                result: loki_wire::secrets::redact(&result.content).into_owned(),
                 error: result.error.clone(),
             }));
             messages.push(result.message());
@@ -258,7 +259,7 @@ impl Toolbox {
                 text: "Images returned by the tool calls above:".into(),
             }];
             parts.extend(images.into_iter().map(|url| ContentPart::ImageUrl {
-                image_url: crate::client::message::ImageUrl { url },
+                image_url: loki_wire::message::ImageUrl { url },
             }));
             let mut message = Message::text(Role::User, "");
             message.content = Content::Parts(parts);
@@ -283,14 +284,14 @@ fn settle_sampling(
             .insert(super::mcp_sampling::TOOL.to_string());
     }
     let sampled = sampling.usage.lock().map(|u| *u).unwrap_or_default();
-    if sampled != crate::client::Usage::default() {
+    if sampled != loki_wire::message::Usage::default() {
         // Charged to the budget answer by answer already (see `Sampling::answer`).
         crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, sampled);
         sink.spent(sampled);
         sink.emit(Event::Usage(sampled));
     }
     if let Some(over) = sampling.exhausted.lock().ok().and_then(|mut o| o.take()) {
-        sink.emit(Event::BudgetExhausted(super::event::BudgetExhausted {
+        sink.emit(Event::BudgetExhausted(loki_protocol::event::BudgetExhausted {
             budget: over.budget,
             limit: over.limit,
             used: over.used,
@@ -381,17 +382,17 @@ impl crate::tool::approve::Approver for Announcing<'_, '_> {
         &'a self,
         request: &'a crate::tool::approve::ApprovalRequest,
     ) -> futures_util::future::BoxFuture<'a, crate::tool::approve::Decision> {
-        use super::event::{ToolCallApprovalDecided, ToolCallApprovalRequested};
+        use loki_protocol::event::{ToolCallApprovalDecided, ToolCallApprovalRequested};
         Box::pin(async move {
             self.sink.emit(Event::ToolCallApprovalRequested(
                 ToolCallApprovalRequested {
                     call_id: request.call_id.clone(),
                     name: request.tool.clone(),
-                    text: crate::engine::event::redacted(request.text()),
+                    text: loki_wire::secrets::redacted(request.text()),
                     preview: request
                         .preview
                         .as_ref()
-                        .map(|p| crate::engine::event::redacted(p.clone())),
+                        .map(|p| loki_wire::secrets::redacted(p.clone())),
                     allow_always: request.allow_always,
                 },
             ));
@@ -421,7 +422,7 @@ impl crate::tool::approve::Approver for Announcing<'_, '_> {
                     decision: decision.name(),
                     message: decision
                         .message()
-                        .map(|m| crate::engine::event::redacted(m.to_string())),
+                        .map(|m| loki_wire::secrets::redacted(m.to_string())),
                 }));
             self.sink.flush();
             decision

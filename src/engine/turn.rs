@@ -21,18 +21,20 @@
 use futures_util::StreamExt;
 
 use super::emitter::Sink;
-use super::event::{Event, ModelCallStarted, Notice, TextDelta, ToolCallFinished, ToolCallStarted};
 use super::tool_round::Toolbox;
-use super::{CoreError, RunOutcome, UserInput};
-use crate::client::{
-    ChatRequest, FinishReason, Message, ProviderError, ProviderEvent, ProviderStream, Role,
-    ToolCall, Usage,
-};
+use super::{RunOutcome, UserInput};
+use crate::client::{ChatRequest, ProviderError, ProviderStream};
 use crate::context::RequestContext;
+use crate::error::CoreError;
 use crate::input;
 use crate::state::AppState;
-use crate::usage::Speed;
 use crate::usage::speed::{CallTimes, SpeedMeter};
+use loki_protocol::event::Speed;
+use loki_protocol::event::{
+    Event, ModelCallStarted, Notice, TextDelta, ToolCallFinished, ToolCallStarted,
+};
+use loki_wire::message::{Message, Role, ToolCall, Usage};
+use loki_wire::provider_event::{FinishReason, ProviderEvent};
 
 /// The `.file` argument that stands for the last answer.
 const LAST_REPLY: &str = "%%";
@@ -306,22 +308,14 @@ pub(super) async fn run_turn(
     super::messages::check_input_limit(ctx, &messages)?;
     // The conversation's tools: its MCP servers are leased (started if needed) first.
     let mut toolbox = Toolbox::prepare(state, ctx, emitter).await?;
-    let query = super::context_parts::last_user_text(&messages);
-    let parts = super::context_parts::ContextParts::gather(state, ctx, &toolbox.tools, &query);
-    for notice in &parts.notices {
-        super::context_parts::warn_once(emitter, notice);
-    }
-    parts.add_to(&mut messages);
+    add_context_parts(state, ctx, &toolbox, &mut messages, emitter);
     ctx.tool_policy.seen.clear();
     // Assistant tool-call messages and tool results of this turn, in order.
     let mut steps: Vec<Message> = Vec::new();
     let (mut total, mut speed, mut rounds) = (Usage::default(), SpeedMeter::default(), 0usize);
     loop {
         rounds += 1;
-        emitter.emit(Event::ModelCallStarted(ModelCallStarted {
-            model: ctx.model.id(),
-            round: rounds,
-        }));
+        model_call_started(ctx, rounds, emitter);
         let request = chat_request(ctx, &messages, stream, &toolbox);
         let mut collected = Collected::default();
         let result = call_model(ctx, &request, emitter, &mut collected, &mut speed).await;
@@ -329,25 +323,16 @@ pub(super) async fn run_turn(
         emitter.spent(collected.usage);
         charge_budget(ctx, collected.usage, emitter);
         if let Err(err) = result {
-            // What arrived before the failure is kept, and so is what it cost.
-            account_unfinished(ctx, total);
-            let interrupted = matches!(err, CoreError::Cancelled);
-            if !collected.text.is_empty() || !steps.is_empty() {
-                let text = collected.text.clone();
-                record(ctx, &kind, steps, text, Vec::new(), interrupted);
-            }
-            emitter.set_partial(&collected.text);
-            return Err(err);
+            return Err(keep_failed(
+                ctx, &kind, steps, &collected, total, err, emitter,
+            ));
         }
         let calls = finished_calls(std::mem::take(&mut collected.calls), rounds);
         let dropped = std::mem::take(&mut collected.dropped_calls);
         announce_calls(&calls, dropped, emitter);
         // Calls of the caller's own tools end the turn: the caller runs them and sends
         // the results back (`Continuation::Resume`).
-        if calls
-            .iter()
-            .any(|c| ctx.client_tools.iter().any(|t| t.name == c.name))
-        {
+        if calls_client_tool(ctx, &calls) {
             let finished = finished(total, rounds, &speed);
             return Ok(client_turn(
                 ctx, &kind, steps, collected, calls, finished, emitter,
@@ -385,11 +370,7 @@ pub(super) async fn run_turn(
             if stopped {
                 // The work so far is kept; the turn did not finish, and says why.
                 emitter.set_partial(&outcome.text);
-                return Err(CoreError::TurnLimit(format!(
-                    "stopped after {rounds} model calls in one turn (max_tool_rounds = {}); \
-                     raise max_tool_rounds, or say `continue` to let it go on",
-                    state.config.max_tool_rounds
-                )));
+                return Err(turn_limit(rounds, state.config.max_tool_rounds));
             }
             return Ok(outcome);
         }
@@ -410,6 +391,67 @@ pub(super) async fn run_turn(
             return end_silent(ctx, &kind, steps, collected, finished, emitter);
         }
     }
+}
+
+/// The context parts of the turn (knowledge base, memory, project notes…) added to its
+/// messages; their notices shown once.
+fn add_context_parts(
+    state: &AppState,
+    ctx: &RequestContext,
+    toolbox: &Toolbox,
+    messages: &mut Vec<Message>,
+    emitter: &Sink<'_>,
+) {
+    let query = super::context_parts::last_user_text(messages);
+    let parts = super::context_parts::ContextParts::gather(state, ctx, &toolbox.tools, &query);
+    for notice in &parts.notices {
+        super::context_parts::warn_once(emitter, notice);
+    }
+    parts.add_to(messages);
+}
+
+/// A model call failed: what arrived before the failure is kept, and so is what it
+/// cost; the error goes on.
+fn keep_failed(
+    ctx: &mut RequestContext,
+    kind: &TurnKind,
+    steps: Vec<Message>,
+    collected: &Collected,
+    total: Usage,
+    err: CoreError,
+    emitter: &Sink<'_>,
+) -> CoreError {
+    account_unfinished(ctx, total);
+    let interrupted = matches!(err, CoreError::Cancelled);
+    if !collected.text.is_empty() || !steps.is_empty() {
+        let text = collected.text.clone();
+        record(ctx, kind, steps, text, Vec::new(), interrupted);
+    }
+    emitter.set_partial(&collected.text);
+    err
+}
+
+/// Says that model call `round` of the turn starts.
+fn model_call_started(ctx: &RequestContext, round: usize, emitter: &Sink<'_>) {
+    emitter.emit(Event::ModelCallStarted(ModelCallStarted {
+        model: ctx.model.id(),
+        round,
+    }));
+}
+
+/// Whether the model called one of the caller's own tools (an OpenAI client's `tools`).
+fn calls_client_tool(ctx: &RequestContext, calls: &[ToolCall]) -> bool {
+    calls
+        .iter()
+        .any(|c| ctx.client_tools.iter().any(|t| t.name == c.name))
+}
+
+/// The error of a turn stopped by `max_tool_rounds` (its work so far kept).
+fn turn_limit(rounds: usize, max: usize) -> CoreError {
+    CoreError::TurnLimit(format!(
+        "stopped after {rounds} model calls in one turn (max_tool_rounds = {max}); \
+         raise max_tool_rounds, or say `continue` to let it go on"
+    ))
 }
 
 /// Appends a round's results, and the notes sent with them, to the request and to the
@@ -442,7 +484,7 @@ fn dry_run(
         super::context_parts::warn_once(emitter, notice);
     }
     parts.add_to(&mut messages);
-    let text = crate::secrets::redact(&super::messages::dry_run_text(&messages)).into_owned();
+    let text = loki_wire::secrets::redact(&super::messages::dry_run_text(&messages)).into_owned();
     emitter.emit(Event::AssistantDelta(TextDelta { text: text.clone() }));
     emitter.flush();
     RunOutcome {
@@ -545,7 +587,7 @@ fn tell_no_tools(
 fn no_tools_note(calls: &[ToolCall]) -> Message {
     let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
     Message::text(
-        crate::client::Role::User,
+        loki_wire::message::Role::User,
         format!(
             "(loki: no tools are enabled in this conversation, so {} did not run. Answer without tools.)",
             names.join(", ")
@@ -573,7 +615,7 @@ fn assistant_message(collected: &mut Collected, calls: &[ToolCall]) -> Message {
         collected
             .reasoning_signature
             .take()
-            .map(|signature| crate::client::SignedReasoning {
+            .map(|signature| loki_wire::message::SignedReasoning {
                 text: std::mem::take(&mut collected.reasoning),
                 signature,
             });
@@ -601,7 +643,7 @@ fn answer_cancelled(
             name: call.name.clone(),
             ok: false,
             result: content.clone(),
-            error: Some(super::event::ToolFailure {
+            error: Some(loki_protocol::event::ToolFailure {
                 kind: "cancelled",
                 message: why.to_string(),
             }),
@@ -665,12 +707,14 @@ fn account_unfinished(ctx: &mut RequestContext, total: Usage) {
 pub(super) fn charge_budget(ctx: &RequestContext, usage: Usage, emitter: &Sink<'_>) {
     let Some(budget) = &ctx.budget else { return };
     if let Some(over) = budget.charge(&ctx.model.config, usage) {
-        emitter.emit(Event::BudgetExhausted(super::event::BudgetExhausted {
-            budget: over.budget,
-            limit: over.limit,
-            used: over.used,
-            message: over.to_string(),
-        }));
+        emitter.emit(Event::BudgetExhausted(
+            loki_protocol::event::BudgetExhausted {
+                budget: over.budget,
+                limit: over.limit,
+                used: over.used,
+                message: over.to_string(),
+            },
+        ));
         emitter.flush();
     }
 }
@@ -786,7 +830,7 @@ fn finish_turn(
                 name: call.name.clone(),
                 ok: false,
                 result: content.clone(),
-                error: Some(super::event::ToolFailure {
+                error: Some(loki_protocol::event::ToolFailure {
                     kind: "not_run",
                     message: why.into(),
                 }),
@@ -907,7 +951,7 @@ pub(super) async fn complete_text_on(
     )>,
     request: &ChatRequest,
 ) -> Result<String, CoreError> {
-    let collector = super::emitter::CollectingEmitter::new();
+    let collector = loki_protocol::emitter::CollectingEmitter::new();
     let silent = Sink::for_context(ctx, &collector);
     let mut collected = Collected::default();
     let (model, provider) = match model {
@@ -1097,11 +1141,11 @@ async fn open_stream_on(
         let Some(delay) = policy.delay_for(&err, attempt, fastrand::f64()) else {
             return Err(err.into());
         };
-        emitter.emit(Event::Retry(super::event::Retry {
+        emitter.emit(Event::Retry(loki_protocol::event::Retry {
             attempt,
             max: policy.max_retries,
             delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-            reason: super::event::redacted(short_reason(&err)),
+            reason: loki_wire::secrets::redacted(short_reason(&err)),
         }));
         emitter.flush();
         tokio::select! {

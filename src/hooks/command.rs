@@ -310,17 +310,9 @@ impl Hooks for CommandHooks {
             let said = self
                 .run("UserPromptSubmit", None, json!({"prompt": prompt}))
                 .await;
-            let blocked = said.blocked.or_else(|| {
-                said.json.iter().find_map(|o| {
-                    (o["decision"] == "block" || o["continue"] == json!(false)).then(|| {
-                        o["reason"]
-                            .as_str()
-                            .or(o["stopReason"].as_str())
-                            .unwrap_or("a UserPromptSubmit hook blocked the prompt")
-                            .to_string()
-                    })
-                })
-            });
+            let blocked = said
+                .blocked
+                .or_else(|| super::prompt_blocked_of(&said.json));
             let mut context = said.text;
             context.extend(super::context_of(&said.json));
             Prompted { blocked, context }
@@ -343,12 +335,7 @@ impl Hooks for CommandHooks {
             let said = self
                 .run("Stop", None, json!({"stop_hook_active": again}))
                 .await;
-            said.blocked.or_else(|| {
-                said.json.iter().find_map(|o| {
-                    (o["decision"] == "block")
-                        .then(|| o["reason"].as_str().unwrap_or("go on").to_string())
-                })
-            })
+            said.blocked.or_else(|| super::stop_reason_of(&said.json))
         })
     }
 

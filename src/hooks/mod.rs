@@ -323,6 +323,27 @@ pub fn note_of(outputs: &[Value]) -> Option<String> {
     (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
+/// The reason a `UserPromptSubmit` hook's JSON output blocks the prompt with
+/// (`decision: block`, or `continue: false`), if one does.
+pub fn prompt_blocked_of(outputs: &[Value]) -> Option<String> {
+    outputs.iter().find_map(|o| {
+        (o["decision"] == "block" || o["continue"] == json!(false)).then(|| {
+            o["reason"]
+                .as_str()
+                .or(o["stopReason"].as_str())
+                .unwrap_or("a UserPromptSubmit hook blocked the prompt")
+                .to_string()
+        })
+    })
+}
+
+/// The reason a `Stop` hook's JSON output sends the turn on with (`decision: block`).
+pub fn stop_reason_of(outputs: &[Value]) -> Option<String> {
+    outputs.iter().find_map(|o| {
+        (o["decision"] == "block").then(|| o["reason"].as_str().unwrap_or("go on").to_string())
+    })
+}
+
 /// The `additionalContext` of hooks' JSON outputs.
 pub fn context_of(outputs: &[Value]) -> Vec<String> {
     outputs

@@ -126,7 +126,7 @@ fn backlog(file: &mut File, opts: TailOptions, out: &mut dyn Write) -> std::io::
 fn write_line(line: &[u8], opts: TailOptions, out: &mut dyn Write) -> std::io::Result<()> {
     let text = String::from_utf8_lossy(line);
     let text = text.strip_suffix('\r').unwrap_or(&text);
-    let text = crate::render::sanitize::for_terminal(text, opts.escape);
+    let text = loki_wire::sanitize::for_terminal(text, opts.escape);
     if !opts.colors {
         return writeln!(out, "{text}");
     }

@@ -7,19 +7,19 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
-use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::convert::{Encoding, file_uri};
-use super::framing;
-use super::rpc::{self, MAX_STDERR_LINE, Published, Shared, lock};
+use super::rpc::{self, MAX_STDERR_LINE, Published, ServerPeer, Shared, lock};
 use super::{LspConfig, LspError};
+use crate::jsonrpc::peer::{Peer, write_all};
+use crate::jsonrpc::{Closed, Framing, JsonRpc, RequestError};
 
 /// How long a server may take to answer `initialize`.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -56,8 +56,7 @@ pub(super) struct Server {
     /// The `lsp_servers` key.
     name: String,
     shared: Arc<Shared>,
-    outgoing: mpsc::UnboundedSender<Vec<u8>>,
-    next_id: AtomicI64,
+    peer: Arc<ServerPeer>,
     child: tokio::sync::Mutex<Child>,
     capabilities: Capabilities,
     documents: tokio::sync::Mutex<HashMap<String, Document>>,
@@ -99,12 +98,13 @@ impl Server {
             .file_name()
             .map_or_else(|| "root".into(), |n| n.to_string_lossy().into_owned());
         let shared = Arc::new(Shared::new(json!([{"uri": root_uri, "name": folder_name}])));
-        let (outgoing, queue) = mpsc::unbounded_channel();
-        tokio::spawn(rpc::write_loop(stdin, queue));
+        let (peer, outbox) = Peer::new(JsonRpc, Framing::ContentLength);
+        let peer = Arc::new(peer);
+        tokio::spawn(write_all(stdin, outbox));
         tokio::spawn(rpc::read_loop(
             stdout,
             Arc::clone(&shared),
-            outgoing.clone(),
+            Arc::clone(&peer),
         ));
         tokio::spawn(rpc::stderr_loop(
             stderr,
@@ -114,8 +114,7 @@ impl Server {
         let mut server = Self {
             name: name.to_string(),
             shared,
-            outgoing,
-            next_id: AtomicI64::new(1),
+            peer,
             child: tokio::sync::Mutex::new(child),
             capabilities: Capabilities::default(),
             documents: tokio::sync::Mutex::default(),
@@ -202,12 +201,8 @@ impl Server {
         self.fail(problem)
     }
 
-    fn send(&self, message: &Value) -> Result<(), ()> {
-        self.outgoing.send(framing::encode(message)).map_err(|_| ())
-    }
-
-    fn notify(&self, method: &str, params: Value) -> Result<(), ()> {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+    fn notify(&self, method: &str, params: Value) -> Result<(), Closed> {
+        self.peer.notify(method, params)
     }
 
     /// Sends a request and waits for its answer (`timeout`, `cancel`).
@@ -218,34 +213,31 @@ impl Server {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<Value, LspError> {
-        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
-        let (reply, answer) = oneshot::channel();
-        lock(&self.shared.pending).insert(id, reply);
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        if !self.alive() || self.send(&message).is_err() {
-            lock(&self.shared.pending).remove(&id);
-            return Err(self.gone().await);
-        }
+        let call = match self.peer.call(method, params) {
+            Ok(call) if self.alive() => call,
+            _ => return Err(self.gone().await),
+        };
+        let id = call.id.clone();
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => Err(LspError::Cancelled),
-            answer = tokio::time::timeout(timeout, answer) => match answer {
+            answer = tokio::time::timeout(timeout, call.answer()) => match answer {
                 Err(_) => Err(self.fail(format!(
                     "did not answer {method} within {} s",
                     timeout.as_secs()
                 ))),
-                Ok(Err(_)) => return Err(self.gone().await),
-                Ok(Ok(Ok(result))) => Ok(result),
-                Ok(Ok(Err(error))) => Err(self.fail(format!(
+                Ok(Err(RequestError::Closed)) => return Err(self.gone().await),
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(RequestError::Refused { code, message })) => Err(self.fail(format!(
                     "answered {method} with an error: {}",
-                    error_text(&error)
+                    error_text(&message, code)
                 ))),
             },
         };
         if matches!(
             outcome,
             Err(LspError::Cancelled) | Err(LspError::Server { .. })
-        ) && lock(&self.shared.pending).remove(&id).is_some()
+        ) && self.peer.forget(&id)
         {
             let _ = self.notify("$/cancelRequest", json!({"id": id}));
         }
@@ -408,16 +400,13 @@ fn is_offered(capability: &Value) -> bool {
     !matches!(capability, Value::Null | Value::Bool(false))
 }
 
-/// The message of a JSON-RPC error object.
-fn error_text(error: &Value) -> String {
-    let message = error["message"]
-        .as_str()
-        .map_or_else(|| error.to_string(), ToString::to_string);
+/// A JSON-RPC error's message on one line, shortened, with its code.
+fn error_text(message: &str, code: Option<i64>) -> String {
     let mut text: String = message.split_whitespace().collect::<Vec<_>>().join(" ");
     if text.len() > MAX_STDERR_LINE {
         text = text.chars().take(MAX_STDERR_LINE).collect::<String>() + "…";
     }
-    match error["code"].as_i64() {
+    match code {
         Some(code) => format!("{text} ({code})"),
         None => text,
     }
@@ -426,7 +415,7 @@ fn error_text(error: &Value) -> String {
 /// Removes loki's known secrets (API keys, vault entries) from the server's environment:
 /// by name, and any variable holding one of their values.
 fn withhold_secrets(command: &mut Command) {
-    let secrets = crate::secrets::known();
+    let secrets = loki_wire::secrets::known();
     let names = secrets.names();
     for (name, value) in std::env::vars_os() {
         let by_name = name.to_str().is_some_and(|n| names.iter().any(|s| s == n));

@@ -13,7 +13,6 @@
 
 mod client;
 pub(crate) mod convert;
-pub mod framing;
 mod rpc;
 
 use std::collections::{BTreeMap, HashMap};

@@ -1,5 +1,6 @@
-//! The JSON-RPC traffic with a server: a reader task that routes what the server sends,
-//! a writer task that owns its stdin, and a task that keeps the last line of its stderr.
+//! The traffic with a server, over a [`Peer`]: a reader task that routes what the server
+//! sends, and a task that keeps the last line of its stderr (the peer's writer task owns
+//! its stdin).
 //!
 //! Responses go to the request waiting for them, published diagnostics are kept by
 //! document, and the server's own requests (`workspace/configuration`,
@@ -12,11 +13,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::{ChildStderr, ChildStdout};
+use tokio::sync::watch;
 
-use super::framing;
+use crate::jsonrpc::peer::Peer;
+use crate::jsonrpc::{Fault, Incoming, JsonRpc, code, content_length};
+
+/// The server's side of the connection.
+pub(super) type ServerPeer = Peer<JsonRpc>;
 
 /// Diagnostics kept per document.
 const MAX_DIAGNOSTICS: usize = 2_000;
@@ -39,8 +44,6 @@ pub(super) struct Published {
 /// What the reader task and the callers share.
 #[derive(Debug)]
 pub(super) struct Shared {
-    /// Requests waiting for their answer (the result, or the error object), by id.
-    pub(super) pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, Value>>>>,
     published: Mutex<HashMap<String, Published>>,
     seq: AtomicU64,
     /// Bumped on every publication and when the server goes away.
@@ -66,7 +69,6 @@ impl Shared {
     /// The state of a server just started in the workspace `folders`.
     pub(super) fn new(folders: Value) -> Self {
         Self {
-            pending: Mutex::default(),
             published: Mutex::default(),
             seq: AtomicU64::new(0),
             changes: watch::channel(0).0,
@@ -79,17 +81,17 @@ impl Shared {
     }
 
     /// Keeps a `textDocument/publishDiagnostics` and wakes the waiters.
-    fn publish(&self, params: Option<&Value>) {
-        let Some(uri) = params.and_then(|p| p["uri"].as_str()) else {
+    fn publish(&self, params: &Value) {
+        let Some(uri) = params["uri"].as_str() else {
             return;
         };
-        let items = params
-            .and_then(|p| p["diagnostics"].as_array())
+        let items = params["diagnostics"]
+            .as_array()
             .map(|items| items.iter().take(MAX_DIAGNOSTICS).cloned().collect())
             .unwrap_or_default();
         let published = Published {
             seq: self.seq.fetch_add(1, Ordering::SeqCst) + 1,
-            version: params.and_then(|p| p["version"].as_i64()),
+            version: params["version"].as_i64(),
             items,
         };
         lock(&self.published).insert(uri.to_string(), published);
@@ -102,69 +104,49 @@ impl Shared {
     }
 
     /// The server is gone: requests fail, waiters wake.
-    fn close(&self, failure: Option<String>) {
+    fn close(&self, peer: &ServerPeer, failure: Option<String>) {
         self.alive.store(false, Ordering::SeqCst);
         if failure.is_some() {
             *lock(&self.failure) = failure;
         }
-        lock(&self.pending).clear();
+        peer.close();
         self.changes.send_modify(|n| *n += 1);
     }
 }
 
 /// Takes the server's messages off its stdout until it ends.
-pub(super) async fn read_loop(
-    stdout: ChildStdout,
-    shared: Arc<Shared>,
-    outgoing: mpsc::UnboundedSender<Vec<u8>>,
-) {
+pub(super) async fn read_loop(stdout: ChildStdout, shared: Arc<Shared>, peer: Arc<ServerPeer>) {
     let mut reader = BufReader::new(stdout);
     let failure = loop {
-        match framing::read_message(&mut reader).await {
-            Ok(Some(message)) => dispatch(&message, &shared, &outgoing),
+        match content_length::read_message(&mut reader).await {
+            Ok(Some(message)) => dispatch(message, &shared, &peer),
             Ok(None) => break None,
             Err(e) => break Some(e.to_string()),
         }
     };
-    shared.close(failure);
+    shared.close(&peer, failure);
 }
 
 /// Routes one message from the server.
-fn dispatch(message: &Value, shared: &Shared, outgoing: &mpsc::UnboundedSender<Vec<u8>>) {
-    let method = message["method"].as_str();
-    let id = message.get("id").filter(|id| !id.is_null());
-    match (method, id) {
-        (Some(method), Some(id)) => {
-            let reply = match answer(method, message.get("params"), shared) {
-                Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
-            };
-            let _ = outgoing.send(framing::encode(&reply));
+fn dispatch(message: Value, shared: &Shared, peer: &ServerPeer) {
+    match peer.route(message) {
+        Some(Incoming::Request { id, method, params }) => {
+            peer.respond(&id, answer(&method, &params, shared));
         }
-        (Some("textDocument/publishDiagnostics"), None) => shared.publish(message.get("params")),
-        (Some(_), None) => {}
-        (None, Some(id)) => {
-            let waiting = id.as_i64().and_then(|id| lock(&shared.pending).remove(&id));
-            if let Some(waiting) = waiting {
-                let outcome = match message.get("error") {
-                    Some(error) if !error.is_null() => Err(error.clone()),
-                    _ => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
-                };
-                let _ = waiting.send(outcome);
-            }
+        Some(Incoming::Notification { method, params })
+            if method == "textDocument/publishDiagnostics" =>
+        {
+            shared.publish(&params);
         }
-        (None, None) => {}
+        Some(_) | None => {}
     }
 }
 
 /// The answer to a request from the server: nothing is configured, nothing is edited.
-fn answer(method: &str, params: Option<&Value>, shared: &Shared) -> Result<Value, Value> {
+fn answer(method: &str, params: &Value, shared: &Shared) -> Result<Value, Fault> {
     match method {
         "workspace/configuration" => {
-            let items = params
-                .and_then(|p| p["items"].as_array())
-                .map_or(0, Vec::len)
-                .min(1_000);
+            let items = params["items"].as_array().map_or(0, Vec::len).min(1_000);
             Ok(Value::Array(vec![Value::Null; items]))
         }
         "workspace/workspaceFolders" => Ok(shared.folders.clone()),
@@ -179,16 +161,10 @@ fn answer(method: &str, params: Option<&Value>, shared: &Shared) -> Result<Value
         | "workspace/inlayHint/refresh"
         | "workspace/inlineValue/refresh"
         | "workspace/diagnostic/refresh" => Ok(Value::Null),
-        _ => Err(json!({"code": -32601, "message": format!("loki does not handle {method}")})),
-    }
-}
-
-/// Feeds queued messages to the server's stdin.
-pub(super) async fn write_loop(mut stdin: ChildStdin, mut queue: mpsc::UnboundedReceiver<Vec<u8>>) {
-    while let Some(bytes) = queue.recv().await {
-        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
-            break;
-        }
+        _ => Err(Fault::new(
+            code::METHOD_NOT_FOUND,
+            format!("loki does not handle {method}"),
+        )),
     }
 }
 
@@ -217,7 +193,7 @@ pub(super) async fn stderr_loop(stderr: ChildStderr, shared: Arc<Shared>, name: 
         if kept.len() < text.len() {
             kept.push('…');
         }
-        *lock(&shared.stderr) = crate::secrets::redact(&kept).into_owned();
+        *lock(&shared.stderr) = loki_wire::secrets::redact(&kept).into_owned();
     }
     shared.stderr_done.send_replace(true);
 }
@@ -225,16 +201,29 @@ pub(super) async fn stderr_loop(stderr: ChildStderr, shared: Arc<Shared>, name: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jsonrpc::Framing;
+    use crate::jsonrpc::peer::Outbox;
 
     fn decode(bytes: &[u8]) -> Value {
         let text = std::str::from_utf8(bytes).unwrap();
         serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap()
     }
 
+    fn peer() -> (ServerPeer, Outbox) {
+        Peer::new(JsonRpc, Framing::ContentLength)
+    }
+
+    fn block_on<F: std::future::Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
     #[test]
     fn server_requests_are_answered_and_the_rest_routed() {
         let shared = Shared::new(json!([{"uri": "file:///w", "name": "w"}]));
-        let (outgoing, mut sent) = mpsc::unbounded_channel();
+        let (peer, mut sent) = peer();
         let mut replies = Vec::new();
         for (id, method, params) in [
             (1, "workspace/configuration", json!({"items": [{}, {}]})),
@@ -244,7 +233,7 @@ mod tests {
             (5, "something/else", Value::Null),
         ] {
             let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-            dispatch(&request, &shared, &outgoing);
+            dispatch(request, &shared, &peer);
             replies.push(decode(&sent.try_recv().unwrap()));
         }
         assert_eq!(replies[0]["result"], json!([null, null]));
@@ -257,21 +246,21 @@ mod tests {
         assert_eq!(replies[4]["error"]["code"], -32601);
 
         // A response reaches its request; notifications are kept or ignored, never answered.
-        let (reply, mut answer) = oneshot::channel();
-        lock(&shared.pending).insert(7, reply);
+        let call = peer.call("m", Value::Null).unwrap();
+        let _request = sent.try_recv().unwrap();
         dispatch(
-            &json!({"jsonrpc": "2.0", "id": 7, "result": [1]}),
+            json!({"jsonrpc": "2.0", "id": call.id, "result": [1]}),
             &shared,
-            &outgoing,
+            &peer,
         );
-        assert_eq!(answer.try_recv().unwrap(), Ok(json!([1])));
+        assert_eq!(block_on(call.answer()), Ok(json!([1])));
         let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
             "params": {"uri": "file:///w/a", "version": 2, "diagnostics": [{"message": "m"}]}});
-        dispatch(&publish, &shared, &outgoing);
+        dispatch(publish, &shared, &peer);
         dispatch(
-            &json!({"jsonrpc": "2.0", "method": "window/logMessage"}),
+            json!({"jsonrpc": "2.0", "method": "window/logMessage"}),
             &shared,
-            &outgoing,
+            &peer,
         );
         assert!(sent.try_recv().is_err());
         let published = shared.latest("file:///w/a").unwrap();
@@ -279,9 +268,8 @@ mod tests {
         assert_eq!(published.items, [json!({"message": "m"})]);
 
         // When the server goes away, waiting requests learn it.
-        let (reply, mut answer) = oneshot::channel();
-        lock(&shared.pending).insert(8, reply);
-        shared.close(Some("broken".into()));
-        assert!(answer.try_recv().is_err() && !shared.alive.load(Ordering::SeqCst));
+        let call = peer.call("m", Value::Null).unwrap();
+        shared.close(&peer, Some("broken".into()));
+        assert!(block_on(call.answer()).is_err() && !shared.alive.load(Ordering::SeqCst));
     }
 }

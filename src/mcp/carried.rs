@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 /// (for a notification, whatever acknowledgement the client sends, ignored).
 pub trait Carry: Send + Sync {
     /// Sends `message` to server `server`.
-    fn carry(&self, server: &str, message: Value) -> BoxFuture<'static, Result<Value, String>>;
+    fn carry(&self, server: &str, message: Value) -> BoxFuture<'static, Result<Value, CarryError>>;
 }
 
 /// A shared [`Carry`], comparable by identity (so a [`super::config::Transport`] holding
@@ -40,8 +40,17 @@ impl std::hash::Hash for Carrier {
 
 /// A failure to reach the server.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct CarryError(String);
+pub enum CarryError {
+    /// The client carrying the server is gone.
+    #[error("the program has ended")]
+    Gone,
+    /// The client did not deliver the message, or refused it.
+    #[error("{0}")]
+    Refused(String),
+    /// The message could not be written as JSON.
+    #[error("cannot encode the message: {0}")]
+    Encode(#[from] serde_json::Error),
+}
 
 /// The transport: requests go out through the carrier, their answers come back on a
 /// channel in the order they arrive.
@@ -81,13 +90,13 @@ impl Transport<RoleClient> for CarriedTransport {
         let server = self.server.clone();
         let sender = self.sender.clone();
         async move {
-            let message = message.map_err(|e| CarryError(e.to_string()))?;
+            let message = message?;
             let expects_answer = message.get("id").is_some() && message.get("method").is_some();
             let id = message.get("id").cloned().unwrap_or(Value::Null);
             // Answers are awaited apart, so a slow tool does not hold up other messages.
             let answer = carrier.carry(&server, message);
             if !expects_answer {
-                return answer.await.map(drop).map_err(CarryError);
+                return answer.await.map(drop);
             }
             tokio::spawn(async move {
                 let reply = match answer.await {
@@ -95,7 +104,7 @@ impl Transport<RoleClient> for CarriedTransport {
                     Err(why) => serde_json::json!({
                         "jsonrpc": "2.0",
                         "id": id.clone(),
-                        "error": {"code": -32603, "message": why},
+                        "error": {"code": -32603, "message": why.to_string()},
                     }),
                 };
                 // An answer that is not JSON-RPC still ends its request, as an error.

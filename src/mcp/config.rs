@@ -279,20 +279,51 @@ fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, SpecError>
     let raw: RawServer =
         serde_json::from_value(value).map_err(|e| SpecError::Shape(e.to_string()))?;
     let mut missing = Vec::new();
-    let mut sub = |s: &str| substitute(s, env, &mut missing);
+    let transport = transport_of(&raw, env, &mut missing)?;
+    all_set(missing)?;
+    let protocol_version = match raw.protocol_version.as_deref() {
+        None | Some("auto") => None,
+        Some(v) if KNOWN_VERSIONS.contains(&v) => Some(v.to_string()),
+        Some(v) => return Err(SpecError::UnknownVersion(v.to_string())),
+    };
+    let mut missing = Vec::new();
+    let oauth = oauth_of(&transport, raw.oauth, env, &mut missing)?;
+    all_set(missing)?;
+    Ok(ServerSpec {
+        name: name.to_string(),
+        transport,
+        protocol_version,
+        oauth,
+    })
+}
+
+/// `Unset` with the placeholders no variable was found for, sorted, each once.
+fn all_set(mut missing: Vec<String>) -> Result<(), SpecError> {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    missing.sort();
+    missing.dedup();
+    Err(SpecError::Unset(missing))
+}
+
+/// The transport an entry describes (`type`, or `stdio` when it has a `command`), its
+/// placeholders filled from `env`; the names not set go to `missing`.
+fn transport_of(
+    raw: &RawServer,
+    env: &Env,
+    missing: &mut Vec<String>,
+) -> Result<Transport, SpecError> {
+    let mut sub = |s: &str| substitute(s, env, missing);
     let kind = raw
         .kind
         .as_deref()
-        .or(if raw.command.is_some() {
-            Some("stdio")
-        } else {
-            None
-        })
+        .or(raw.command.is_some().then_some("stdio"))
         .ok_or(SpecError::NoType)?;
-    let transport = match kind {
+    match kind {
         "stdio" => {
             let command = raw.command.as_deref().ok_or(SpecError::NoCommand)?;
-            Transport::Stdio {
+            Ok(Transport::Stdio {
                 command: sub(command),
                 args: raw.args.iter().map(|a| sub(a)).collect(),
                 env: raw
@@ -307,7 +338,7 @@ fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, SpecError>
                     })
                     .collect(),
                 cwd: raw.cwd.as_deref().map(&mut sub),
-            }
+            })
         }
         "http" | "sse" | "streamable-http" | "streamable_http" => {
             if raw.command.is_some() || !raw.args.is_empty() || raw.cwd.is_some() {
@@ -319,25 +350,25 @@ fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, SpecError>
                 .iter()
                 .map(|(k, v)| (k.clone(), sub(v)))
                 .collect();
-            if kind == "sse" {
+            Ok(if kind == "sse" {
                 Transport::Sse { url, headers }
             } else {
                 Transport::Http { url, headers }
-            }
+            })
         }
-        other => return Err(SpecError::UnknownType(other.to_string())),
-    };
-    if !missing.is_empty() {
-        missing.sort();
-        missing.dedup();
-        return Err(SpecError::Unset(missing));
+        other => Err(SpecError::UnknownType(other.to_string())),
     }
-    let protocol_version = match raw.protocol_version.as_deref() {
-        None | Some("auto") => None,
-        Some(v) if KNOWN_VERSIONS.contains(&v) => Some(v.to_string()),
-        Some(v) => return Err(SpecError::UnknownVersion(v.to_string())),
-    };
-    let oauth = match (&transport, raw.oauth) {
+}
+
+/// The sign-in settings of a remote server: on by default, off with `"oauth": false` or
+/// when its headers already carry an `Authorization`; a stdio server cannot have any.
+fn oauth_of(
+    transport: &Transport,
+    oauth: Option<Value>,
+    env: &Env,
+    missing: &mut Vec<String>,
+) -> Result<Option<super::oauth::OAuthSettings>, SpecError> {
+    Ok(match (transport, oauth) {
         (Transport::Stdio { .. }, None) => None,
         (Transport::Stdio { .. }, Some(_)) => {
             return Err(SpecError::OAuthOnStdio);
@@ -362,47 +393,22 @@ fn spec_of(name: &str, value: Value, env: &Env) -> Result<ServerSpec, SpecError>
             .into_iter()
             .flatten()
             {
-                *field = substitute(field, env, &mut missing);
+                *field = substitute(field, env, missing);
             }
             Some(settings)
         }
-    };
-    if !missing.is_empty() {
-        missing.sort();
-        missing.dedup();
-        return Err(SpecError::Unset(missing));
-    }
-    Ok(ServerSpec {
-        name: name.to_string(),
-        transport,
-        protocol_version,
-        oauth,
     })
 }
 
 /// Replaces `{{NAME}}` with the variable's value, recording names that are not set.
 fn substitute(text: &str, env: &Env, missing: &mut Vec<String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("}}") else {
-            out.push_str(&rest[start..]);
-            return out;
-        };
-        let name = after[..end].trim();
-        match env.get(name) {
-            Some(value) => out.push_str(value),
-            None => {
-                missing.push(name.to_string());
-                out.push_str(&rest[start..start + end + 4]);
-            }
+    crate::config::env::replace_placeholders(text, move |name| {
+        let value = env.get(name);
+        if value.is_none() {
+            missing.push(name.to_string());
         }
-        rest = &after[end + 2..];
-    }
-    out.push_str(rest);
-    out
+        value
+    })
 }
 
 #[cfg(test)]

@@ -124,6 +124,58 @@ impl Pool {
         }
     }
 
+    /// Whether the slot of `name` already serves `spec`. A pooled server that is still
+    /// the same and alive goes back to work. A failure is not retried within the same
+    /// configuration (a config change gives a new spec and a new attempt), nor is a
+    /// start under way.
+    fn serves(&mut self, name: &str, spec: &ServerSpec) -> bool {
+        let same = |server: &Arc<McpServer>| server.is_alive() && server.spec == *spec;
+        match self.slots.get(name) {
+            Some(Slot::Idle(server, _)) if same(server) => {
+                let server = Arc::clone(server);
+                self.slots.insert(name.to_string(), Slot::Running(server));
+            }
+            Some(Slot::Running(server)) if same(server) => {}
+            Some(Slot::Failed { spec: failed, .. }) => return failed == spec,
+            Some(Slot::Starting(starting, _)) => return starting == spec,
+            Some(Slot::Running(_) | Slot::Idle(..)) | None => return false,
+        }
+        COUNTS
+            .reused
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        true
+    }
+
+    /// Puts what a background start gave in its slot, if that start is still wanted (not
+    /// released or replaced meanwhile); otherwise the new server is dropped, which stops
+    /// it.
+    fn finish_start(&mut self, spec: ServerSpec, result: Result<McpServer, McpError>) {
+        let name = spec.name.clone();
+        if !matches!(self.slots.get(&name), Some(Slot::Starting(s, _)) if *s == spec) {
+            return;
+        }
+        match result {
+            Ok(server) => {
+                let notes = server.take_notes();
+                if !notes.is_empty() {
+                    self.pending.entry(name.clone()).or_default().extend(notes);
+                }
+                self.slots
+                    .insert(name.clone(), Slot::Running(Arc::new(server)));
+                if !self.held(&name) {
+                    self.park_unused();
+                }
+            }
+            Err(reason) => {
+                tracing::warn!(server = %name, "MCP server failed: {reason}");
+                self.pending.entry(name.clone()).or_default().push(format!(
+                    "MCP server `{name}` failed to start: {reason} (its tools are left out)"
+                ));
+                self.slots.insert(name, Slot::Failed { spec, reason });
+            }
+        }
+    }
+
     fn release(&mut self, names: &[String]) {
         tracing::debug!(?names, "MCP lease released");
         for name in names {
@@ -622,123 +674,88 @@ impl McpFactory {
             return warnings;
         }
         self.resolve_deferred(names).await;
-        let mut to_start: Vec<ServerSpec> = Vec::new();
-        {
-            let Ok(mut pool) = self.pool.lock() else {
-                return warnings;
-            };
-            pool.park_unused();
-            for name in names {
-                let spec = match self.spec_of(name) {
-                    Some(Ok(spec)) => spec,
-                    Some(Err(reason)) => {
-                        if !pool.slots.contains_key(name)
-                            && self
-                                .warned_broken
-                                .lock()
-                                .is_ok_and(|mut warned| warned.insert(name.clone()))
-                        {
-                            warnings.push(format!("MCP server `{name}` is not usable: {reason}"));
-                        }
-                        continue;
-                    }
-                    None => continue,
-                };
-                let spec = &spec;
-                // A pooled server comes back if it is still the same and alive.
-                if let Some(Slot::Idle(server, _)) = pool.slots.get(name)
-                    && server.is_alive()
-                    && server.spec == *spec
-                {
-                    let server = Arc::clone(server);
-                    pool.slots.insert(name.clone(), Slot::Running(server));
-                    COUNTS
-                        .reused
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                } else if matches!(pool.slots.get(name), Some(Slot::Running(s)) if s.is_alive() && s.spec == *spec)
-                {
-                    COUNTS
-                        .reused
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-                let current = match pool.slots.get(name) {
-                    Some(Slot::Running(s)) => s.is_alive() && s.spec == *spec,
-                    Some(Slot::Idle(..)) => false,
-                    // A failure is not retried within the same configuration; a config
-                    // change gives a new spec and a new attempt.
-                    Some(Slot::Failed { spec: failed, .. }) => failed == spec,
-                    Some(Slot::Starting(starting, _)) => starting == spec,
-                    None => false,
-                };
-                if !current {
-                    pool.slots.remove(name);
-                    to_start.push(spec.clone());
-                }
-            }
-        }
+        let to_start = self.missing(names, &mut warnings);
         if to_start.is_empty() {
             return warnings;
         }
-        let http = self.http();
-        let max_message_size = self.max_message_size.unwrap_or(DEFAULT_MAX_MESSAGE_SIZE);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return warnings;
         };
+        let http = self.http();
         for spec in to_start {
-            COUNTS
-                .started
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let name = spec.name.clone();
-            if let Ok(mut pool) = self.pool.lock() {
-                pool.slots.insert(
-                    name.clone(),
-                    Slot::Starting(spec.clone(), std::time::Instant::now()),
-                );
-            }
-            let http = http.clone();
-            let pool = Arc::clone(&self.pool);
-            let tokens = self.tokens.clone();
-            runtime.spawn(async move {
-                let result = tokio::time::timeout(
-                    START_TIMEOUT,
-                    McpServer::start(spec.clone(), http, max_message_size, tokens.as_ref()),
-                )
-                .await
-                .unwrap_or_else(|_| {
-                    Err(McpError::Start(format!(
-                        "no answer within {}s",
-                        START_TIMEOUT.as_secs()
-                    )))
-                });
-                let Ok(mut pool) = pool.lock() else { return };
-                // Only if this start is still wanted (not released or replaced meanwhile);
-                // otherwise the new server is dropped, which stops it.
-                if !matches!(pool.slots.get(&name), Some(Slot::Starting(s, _)) if *s == spec) {
-                    return;
-                }
-                match result {
-                    Ok(server) => {
-                        let notes = server.take_notes();
-                        if !notes.is_empty() {
-                            pool.pending.entry(name.clone()).or_default().extend(notes);
-                        }
-                        pool.slots
-                            .insert(name.clone(), Slot::Running(Arc::new(server)));
-                        if !pool.held(&name) {
-                            pool.park_unused();
-                        }
-                    }
-                    Err(reason) => {
-                        tracing::warn!(server = %name, "MCP server failed: {reason}");
-                        pool.pending.entry(name.clone()).or_default().push(format!(
-                            "MCP server `{name}` failed to start: {reason} (its tools are left out)"
-                        ));
-                        pool.slots.insert(name, Slot::Failed { spec, reason });
-                    }
-                }
-            });
+            self.start_in_background(&runtime, spec, http.clone());
         }
         warnings
+    }
+
+    /// The specs among `names` that no slot serves yet (their stale slots cleared); an
+    /// entry that cannot be used is warned about once.
+    fn missing(&self, names: &[String], warnings: &mut Vec<String>) -> Vec<ServerSpec> {
+        let Ok(mut pool) = self.pool.lock() else {
+            return Vec::new();
+        };
+        pool.park_unused();
+        let mut to_start = Vec::new();
+        for name in names {
+            let spec = match self.spec_of(name) {
+                Some(Ok(spec)) => spec,
+                Some(Err(reason)) => {
+                    if !pool.slots.contains_key(name)
+                        && self
+                            .warned_broken
+                            .lock()
+                            .is_ok_and(|mut warned| warned.insert(name.clone()))
+                    {
+                        warnings.push(format!("MCP server `{name}` is not usable: {reason}"));
+                    }
+                    continue;
+                }
+                None => continue,
+            };
+            if !pool.serves(name, &spec) {
+                pool.slots.remove(name);
+                to_start.push(spec);
+            }
+        }
+        to_start
+    }
+
+    /// Starts `spec` on a task of its own; the pool takes the server (or the failure)
+    /// when it ends.
+    fn start_in_background(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        spec: ServerSpec,
+        http: reqwest::Client,
+    ) {
+        COUNTS
+            .started
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut pool) = self.pool.lock() {
+            pool.slots.insert(
+                spec.name.clone(),
+                Slot::Starting(spec.clone(), std::time::Instant::now()),
+            );
+        }
+        let max_message_size = self.max_message_size.unwrap_or(DEFAULT_MAX_MESSAGE_SIZE);
+        let pool = Arc::clone(&self.pool);
+        let tokens = self.tokens.clone();
+        runtime.spawn(async move {
+            let result = tokio::time::timeout(
+                START_TIMEOUT,
+                McpServer::start(spec.clone(), http, max_message_size, tokens.as_ref()),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(McpError::Start(format!(
+                    "no answer within {}s",
+                    START_TIMEOUT.as_secs()
+                )))
+            });
+            if let Ok(mut pool) = pool.lock() {
+                pool.finish_start(spec, result);
+            }
+        });
     }
 
     /// Re-lists the tools of running servers that announced a change.

@@ -198,6 +198,16 @@ pub enum McpHttpClient {
     SignedIn(rmcp::transport::auth::AuthClient<WatchedClient>),
 }
 
+/// Runs the same call on whichever client `self` holds.
+macro_rules! either {
+    ($self:ident, |$c:ident| $call:expr) => {
+        match $self {
+            Self::Plain($c) => $call,
+            Self::SignedIn($c) => $call,
+        }
+    };
+}
+
 impl StreamableHttpClient for McpHttpClient {
     type Error = reqwest::Error;
 
@@ -209,16 +219,9 @@ impl StreamableHttpClient for McpHttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        match self {
-            Self::Plain(c) => {
-                c.post_message(uri, message, session_id, auth_header, custom_headers)
-                    .await
-            }
-            Self::SignedIn(c) => {
-                c.post_message(uri, message, session_id, auth_header, custom_headers)
-                    .await
-            }
-        }
+        either!(self, |c| c
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await)
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -230,30 +233,16 @@ impl StreamableHttpClient for McpHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        match self {
-            Self::Plain(c) => {
-                c.post_message_with_max_sse_event_size(
-                    uri,
-                    message,
-                    session_id,
-                    auth_header,
-                    custom_headers,
-                    max_sse_event_size,
-                )
-                .await
-            }
-            Self::SignedIn(c) => {
-                c.post_message_with_max_sse_event_size(
-                    uri,
-                    message,
-                    session_id,
-                    auth_header,
-                    custom_headers,
-                    max_sse_event_size,
-                )
-                .await
-            }
-        }
+        either!(self, |c| c
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await)
     }
 
     async fn post_message_with_response_limits(
@@ -265,30 +254,16 @@ impl StreamableHttpClient for McpHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        match self {
-            Self::Plain(c) => {
-                c.post_message_with_response_limits(
-                    uri,
-                    message,
-                    session_id,
-                    auth_header,
-                    custom_headers,
-                    limits,
-                )
-                .await
-            }
-            Self::SignedIn(c) => {
-                c.post_message_with_response_limits(
-                    uri,
-                    message,
-                    session_id,
-                    auth_header,
-                    custom_headers,
-                    limits,
-                )
-                .await
-            }
-        }
+        either!(self, |c| c
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await)
     }
 
     async fn delete_session(
@@ -298,16 +273,9 @@ impl StreamableHttpClient for McpHttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        match self {
-            Self::Plain(c) => {
-                c.delete_session(uri, session_id, auth_header, custom_headers)
-                    .await
-            }
-            Self::SignedIn(c) => {
-                c.delete_session(uri, session_id, auth_header, custom_headers)
-                    .await
-            }
-        }
+        either!(self, |c| c
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await)
     }
 
     async fn get_stream(
@@ -318,16 +286,9 @@ impl StreamableHttpClient for McpHttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<SseEvents, HttpError> {
-        match self {
-            Self::Plain(c) => {
-                c.get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-                    .await
-            }
-            Self::SignedIn(c) => {
-                c.get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-                    .await
-            }
-        }
+        either!(self, |c| c
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await)
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -339,29 +300,15 @@ impl StreamableHttpClient for McpHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<SseEvents, HttpError> {
-        match self {
-            Self::Plain(c) => {
-                c.get_stream_with_max_sse_event_size(
-                    uri,
-                    session_id,
-                    last_event_id,
-                    auth_header,
-                    custom_headers,
-                    max_sse_event_size,
-                )
-                .await
-            }
-            Self::SignedIn(c) => {
-                c.get_stream_with_max_sse_event_size(
-                    uri,
-                    session_id,
-                    last_event_id,
-                    auth_header,
-                    custom_headers,
-                    max_sse_event_size,
-                )
-                .await
-            }
-        }
+        either!(self, |c| c
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await)
     }
 }

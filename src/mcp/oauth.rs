@@ -55,16 +55,7 @@ impl std::fmt::Debug for OAuthSettings {
 
 /// Where server `name`'s tokens are kept.
 pub fn token_path(cache_dir: &Path, name: &str) -> PathBuf {
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe = crate::config::env::file_safe(name);
     cache_dir.join("oauth").join(format!("mcp_{safe}.json"))
 }
 
@@ -160,17 +151,7 @@ impl std::fmt::Debug for Tokens {
 
 /// The vault secret holding server `name`'s sign-in.
 pub fn secret_name(name: &str) -> String {
-    let upper: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("MCP_OAUTH_{upper}")
+    format!("MCP_OAUTH_{}", crate::config::env::env_name(name))
 }
 
 impl Tokens {

@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
-    ClientRequest, ContentBlock, ElicitRequestParams, ElicitResult, Implementation,
-    ProgressNotificationParam, ProtocolVersion, ServerResult, Tool,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
+    ContentBlock, ElicitRequestParams, ElicitResult, Implementation, ProgressNotificationParam,
+    ProtocolVersion, ServerResult, Tool,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
@@ -389,115 +389,29 @@ impl McpServer {
             version,
             prompts: Arc::clone(&prompt_cache),
         };
-        let mut refusals = None;
-        let (service, group) = match &spec.transport {
+        let opening = Opening {
+            spec: &spec,
+            handler,
+            mode,
+            max_message_size,
+            tokens,
+        };
+        let Connected {
+            service,
+            group,
+            refusals,
+        } = match &spec.transport {
             Transport::Stdio {
                 command,
                 args,
                 env,
                 cwd,
-            } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.env_clear();
-                for var in INHERITED_ENV {
-                    if let Some(value) = std::env::var_os(var) {
-                        cmd.env(var, value);
-                    }
-                }
-                cmd.args(args).envs(env).kill_on_drop(true);
-                if let Some(dir) = cwd {
-                    cmd.current_dir(dir);
-                }
-                #[cfg(unix)]
-                cmd.process_group(0);
-                let (transport, stderr) =
-                    super::stdio::StdioTransport::spawn(cmd, &spec.name, max_message_size)
-                        .map_err(|e| McpError::Start(format!("cannot run `{command}`: {e}")))?;
-                let group = GroupGuard::new(transport.id());
-                if let Some(stderr) = stderr {
-                    let name = spec.name.clone();
-                    tokio::spawn(async move {
-                        let mut lines = tokio::io::BufReader::new(stderr).lines();
-                        while let Ok(Some(line)) = lines.next_line().await {
-                            tracing::info!(target: "loki::mcp::stderr", server = %name, "{line}");
-                        }
-                    });
-                }
-                let service = handler
-                    .serve_with_lifecycle(super::erased::AnyTransport::new(transport), mode)
-                    .await
-                    .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
-                (service, group)
-            }
-            Transport::Http { url, headers } => {
-                let manager = match (&spec.oauth, tokens) {
-                    (Some(settings), Some(dir)) => {
-                        super::oauth::signed_in_manager(&spec.name, url, dir, settings).await?
-                    }
-                    _ => None,
-                };
-                let client = super::http::WatchedClient::new(http.clone());
-                refusals = Some(client.refusals());
-                let client = match manager {
-                    Some(manager) => super::http::McpHttpClient::SignedIn(
-                        rmcp::transport::auth::AuthClient::new(client, manager),
-                    ),
-                    None => super::http::McpHttpClient::Plain(client),
-                };
-                let started =
-                    serve_http(&handler, client, url, headers, max_message_size, mode).await;
-                let service = started.map_err(|e| match e {
-                    StartFailure::Spec(e) => e,
-                    StartFailure::Init(e) if spec.oauth.is_some() && needs_sign_in(&e) => {
-                        auth_refusal(&spec, tokens, e.auth_challenge().unwrap_or_default())
-                    }
-                    StartFailure::Init(e) => McpError::Start(start_error(&e, url)),
-                })?;
-                (service, GroupGuard(None))
-            }
-            Transport::Sse { url, headers } => {
-                // A signed-in server gets the access token (refreshed first if it expired);
-                // the session lasts as long as the token does.
-                let mut headers = headers.clone();
-                if let (Some(settings), Some(dir)) = (&spec.oauth, tokens)
-                    && let Some(manager) =
-                        super::oauth::signed_in_manager(&spec.name, url, dir, settings).await?
-                {
-                    let token =
-                        manager
-                            .get_access_token()
-                            .await
-                            .map_err(|_| McpError::NeedsSignIn {
-                                server: spec.name.clone(),
-                            })?;
-                    headers.insert("Authorization".into(), format!("Bearer {token}"));
-                }
-                let transport =
-                    super::sse::SseTransport::connect(http, url, &headers, max_message_size)
-                        .await
-                        .map_err(|e| match e {
-                            McpError::Start(m)
-                                if spec.oauth.is_some() && m.ends_with("HTTP 401") =>
-                            {
-                                McpError::NeedsSignIn {
-                                    server: spec.name.clone(),
-                                }
-                            }
-                            other => other,
-                        })?;
-                let service = handler
-                    .serve_with_lifecycle(super::erased::AnyTransport::new(transport), mode)
-                    .await
-                    .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
-                (service, GroupGuard(None))
-            }
+            } => opening.stdio(command, args, env, cwd.as_deref()).await?,
+            Transport::Http { url, headers } => opening.http(http, url, headers).await?,
+            Transport::Sse { url, headers } => opening.sse(http, url, headers).await?,
             Transport::Carried(carrier) => {
                 let transport = super::carried::CarriedTransport::new(&spec.name, carrier.clone());
-                let service = handler
-                    .serve_with_lifecycle(super::erased::AnyTransport::new(transport), mode)
-                    .await
-                    .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
-                (service, GroupGuard(None))
+                opening.serve(transport, GroupGuard(None)).await?
             }
         };
         let server = Self {
@@ -693,39 +607,18 @@ impl McpServer {
         progress: Option<(&ProgressSender, &str)>,
         side: &dyn ClientSide,
     ) -> Result<(String, Vec<String>), McpError> {
-        let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
-        let mut deadline = tokio::time::Instant::now() + timeout;
-        for _ in 0..MAX_INPUT_ROUNDS {
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-            let answer = self
-                .round(
-                    request,
-                    tool,
-                    timeout,
-                    &mut deadline,
-                    cancel,
-                    progress,
-                    side,
-                )
-                .await?;
-            match answer {
-                ServerResult::CallToolResult(result) => return render(&result),
-                ServerResult::InputRequiredResult(needed) => {
-                    let responses = self.fulfil(needed.input_requests, side, cancel).await?;
-                    params.input_responses = (!responses.is_empty()).then_some(responses);
-                    params.request_state = needed.request_state;
-                }
-                _ => {
-                    return Err(McpError::Transport(format!(
-                        "MCP server `{}` answered tools/call with another kind of result",
-                        self.spec.name
-                    )));
-                }
-            }
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let asking = Asking {
+            what: tool,
+            timeout,
+            cancel,
+            progress,
+            side,
+        };
+        match self.ask(params, asking).await? {
+            ServerResult::CallToolResult(result) => render(&result),
+            _ => Err(self.unexpected("tools/call")),
         }
-        Err(McpError::Refused(format!(
-            "the server asked for more input {MAX_INPUT_ROUNDS} times in a row; gave up"
-        )))
     }
 
     /// Reads resource `uri`: its text parts, and its binary parts as `(mime, base64)`.
@@ -736,44 +629,35 @@ impl McpServer {
         cancel: &CancellationToken,
         side: &dyn ClientSide,
     ) -> Result<(String, Vec<(String, String)>), McpError> {
-        use rmcp::model::{ReadResourceRequest, ReadResourceRequestParams, ResourceContents};
-        let mut params = ReadResourceRequestParams::new(uri);
-        let mut deadline = tokio::time::Instant::now() + timeout;
-        for _ in 0..MAX_INPUT_ROUNDS {
-            let request =
-                ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params.clone()));
-            match self
-                .round(request, uri, timeout, &mut deadline, cancel, None, side)
-                .await?
-            {
-                ServerResult::ReadResourceResult(result) => {
-                    let mut text = Vec::new();
-                    let mut blobs = Vec::new();
-                    for part in result.contents {
-                        match part {
-                            ResourceContents::TextResourceContents { text: t, .. } => text.push(t),
-                            ResourceContents::BlobResourceContents {
-                                mime_type, blob, ..
-                            } => blobs.push((
-                                mime_type.unwrap_or_else(|| "application/octet-stream".into()),
-                                blob,
-                            )),
-                            _ => {}
-                        }
-                    }
-                    return Ok((text.join("\n"), blobs));
-                }
-                ServerResult::InputRequiredResult(needed) => {
-                    let responses = self.fulfil(needed.input_requests, side, cancel).await?;
-                    params.input_responses = (!responses.is_empty()).then_some(responses);
-                    params.request_state = needed.request_state;
-                }
-                _ => return Err(self.unexpected("resources/read")),
+        use rmcp::model::{ReadResourceRequestParams, ResourceContents};
+        let asking = Asking {
+            what: uri,
+            timeout,
+            cancel,
+            progress: None,
+            side,
+        };
+        let ServerResult::ReadResourceResult(result) = self
+            .ask(ReadResourceRequestParams::new(uri), asking)
+            .await?
+        else {
+            return Err(self.unexpected("resources/read"));
+        };
+        let mut text = Vec::new();
+        let mut blobs = Vec::new();
+        for part in result.contents {
+            match part {
+                ResourceContents::TextResourceContents { text: t, .. } => text.push(t),
+                ResourceContents::BlobResourceContents {
+                    mime_type, blob, ..
+                } => blobs.push((
+                    mime_type.unwrap_or_else(|| "application/octet-stream".into()),
+                    blob,
+                )),
+                _ => {}
             }
         }
-        Err(McpError::Refused(format!(
-            "the server asked for more input {MAX_INPUT_ROUNDS} times in a row; gave up"
-        )))
+        Ok((text.join("\n"), blobs))
     }
 
     /// Gets prompt `name` with `arguments`: its messages as `(role, text)`.
@@ -785,41 +669,57 @@ impl McpServer {
         cancel: &CancellationToken,
         side: &dyn ClientSide,
     ) -> Result<Vec<(String, String)>, McpError> {
-        use rmcp::model::{GetPromptRequest, GetPromptRequestParams};
-        let mut params = GetPromptRequestParams::new(name).with_arguments(arguments);
-        let mut deadline = tokio::time::Instant::now() + timeout;
+        use rmcp::model::GetPromptRequestParams;
+        let params = GetPromptRequestParams::new(name).with_arguments(arguments);
+        let asking = Asking {
+            what: name,
+            timeout,
+            cancel,
+            progress: None,
+            side,
+        };
+        let ServerResult::GetPromptResult(result) = self.ask(params, asking).await? else {
+            return Err(self.unexpected("prompts/get"));
+        };
+        Ok(result
+            .messages
+            .into_iter()
+            .map(|m| {
+                let role = role_name(&m.role);
+                let text = match m.content {
+                    ContentBlock::Text(t) => t.text,
+                    ContentBlock::Resource(r) => {
+                        serde_json::to_string(&r.resource).unwrap_or_else(|_| "[resource]".into())
+                    }
+                    ContentBlock::ResourceLink(r) => format!("[resource {}]", r.uri),
+                    _ => "[unsupported content]".into(),
+                };
+                (role, text)
+            })
+            .collect())
+    }
+
+    /// Sends `params` until the server answers with something other than
+    /// `input_required`, answering what it asks for in between (at most
+    /// `MAX_INPUT_ROUNDS` times).
+    async fn ask<P: Retried>(
+        &self,
+        mut params: P,
+        asking: Asking<'_>,
+    ) -> Result<ServerResult, McpError> {
+        let mut deadline = tokio::time::Instant::now() + asking.timeout;
         for _ in 0..MAX_INPUT_ROUNDS {
-            let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params.clone()));
-            match self
-                .round(request, name, timeout, &mut deadline, cancel, None, side)
-                .await?
-            {
-                ServerResult::GetPromptResult(result) => {
-                    return Ok(result
-                        .messages
-                        .into_iter()
-                        .map(|m| {
-                            let role = serde_json::to_value(&m.role)
-                                .ok()
-                                .and_then(|r| r.as_str().map(str::to_string))
-                                .unwrap_or_else(|| "user".into());
-                            let text = match m.content {
-                                ContentBlock::Text(t) => t.text,
-                                ContentBlock::Resource(r) => serde_json::to_string(&r.resource)
-                                    .unwrap_or_else(|_| "[resource]".into()),
-                                ContentBlock::ResourceLink(r) => format!("[resource {}]", r.uri),
-                                _ => "[unsupported content]".into(),
-                            };
-                            (role, text)
-                        })
-                        .collect());
-                }
+            match self.round(params.request(), &asking, &mut deadline).await? {
                 ServerResult::InputRequiredResult(needed) => {
-                    let responses = self.fulfil(needed.input_requests, side, cancel).await?;
-                    params.input_responses = (!responses.is_empty()).then_some(responses);
-                    params.request_state = needed.request_state;
+                    let responses = self
+                        .fulfil(needed.input_requests, asking.side, asking.cancel)
+                        .await?;
+                    params.answer(
+                        (!responses.is_empty()).then_some(responses),
+                        needed.request_state,
+                    );
                 }
-                _ => return Err(self.unexpected("prompts/get")),
+                answer => return Ok(answer),
             }
         }
         Err(McpError::Refused(format!(
@@ -829,11 +729,7 @@ impl McpServer {
 
     /// Lists the server's prompts for Tab completion, without waiting.
     fn list_prompts_in_background(&self) {
-        let has = self
-            .service
-            .peer_info()
-            .is_some_and(|i| i.capabilities.prompts.is_some());
-        if !has {
+        if !self.offers(|c| c.prompts.is_some()) {
             return;
         }
         let peer = self.service.peer().clone();
@@ -858,21 +754,12 @@ impl McpServer {
 
     /// The server's prompts (none when it has no prompts capability).
     pub async fn prompts(&self) -> Result<Vec<rmcp::model::Prompt>, McpError> {
-        let has = self
-            .service
-            .peer_info()
-            .is_some_and(|i| i.capabilities.prompts.is_some());
-        if !has {
+        if !self.offers(|c| c.prompts.is_some()) {
             return Ok(Vec::new());
         }
-        let prompts = tokio::time::timeout(LIST_TIMEOUT, self.service.peer().list_all_prompts())
-            .await
-            .map_err(|_| McpError::Timeout {
-                server: self.spec.name.clone(),
-                what: "prompts/list".into(),
-                seconds: LIST_TIMEOUT.as_secs(),
-            })?
-            .map_err(|e| McpError::Transport(format!("listing prompts failed: {e}")))?;
+        let prompts = self
+            .list_all("prompts", self.service.peer().list_all_prompts())
+            .await?;
         if let Ok(mut slot) = self.prompt_cache.write() {
             slot.clone_from(&prompts);
         }
@@ -881,21 +768,35 @@ impl McpServer {
 
     /// The server's resources (none when it has no resources capability).
     pub async fn resources(&self) -> Result<Vec<rmcp::model::Resource>, McpError> {
-        let has = self
-            .service
-            .peer_info()
-            .is_some_and(|i| i.capabilities.resources.is_some());
-        if !has {
+        if !self.offers(|c| c.resources.is_some()) {
             return Ok(Vec::new());
         }
-        tokio::time::timeout(LIST_TIMEOUT, self.service.peer().list_all_resources())
+        self.list_all("resources", self.service.peer().list_all_resources())
+            .await
+    }
+
+    /// Whether the server said at initialisation that it offers what `pick` looks at.
+    fn offers(&self, pick: impl Fn(&rmcp::model::ServerCapabilities) -> bool) -> bool {
+        self.service
+            .peer_info()
+            .is_some_and(|info| pick(&info.capabilities))
+    }
+
+    /// Waits for `list` (of the server's `what`: prompts, resources) at most
+    /// `LIST_TIMEOUT`.
+    async fn list_all<T>(
+        &self,
+        what: &str,
+        list: impl Future<Output = Result<Vec<T>, rmcp::ServiceError>>,
+    ) -> Result<Vec<T>, McpError> {
+        tokio::time::timeout(LIST_TIMEOUT, list)
             .await
             .map_err(|_| McpError::Timeout {
                 server: self.spec.name.clone(),
-                what: "resources/list".into(),
+                what: format!("{what}/list"),
                 seconds: LIST_TIMEOUT.as_secs(),
             })?
-            .map_err(|e| McpError::Transport(format!("listing resources failed: {e}")))
+            .map_err(|e| McpError::Transport(format!("listing {what} failed: {e}")))
     }
 
     fn auth_refusal(&self, challenge: &str) -> McpError {
@@ -953,17 +854,19 @@ impl McpServer {
 
     /// Sends one request and waits for its answer, serving the server's questions in
     /// between; `deadline` moves on by the time they took.
-    #[allow(clippy::too_many_arguments)]
     async fn round(
         &self,
         request: ClientRequest,
-        what: &str,
-        timeout: Duration,
+        asking: &Asking<'_>,
         deadline: &mut tokio::time::Instant,
-        cancel: &CancellationToken,
-        progress: Option<(&ProgressSender, &str)>,
-        side: &dyn ClientSide,
     ) -> Result<ServerResult, McpError> {
+        let &Asking {
+            what,
+            timeout,
+            cancel,
+            progress,
+            side,
+        } = asking;
         let peer = self.service.peer().clone();
         let sent = peer
             .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
@@ -1049,6 +952,51 @@ impl McpServer {
     }
 }
 
+/// How a request is asked: what it is about (for messages), how long it may take, and
+/// who hears its progress and answers the server's questions.
+struct Asking<'a> {
+    what: &'a str,
+    timeout: Duration,
+    cancel: &'a CancellationToken,
+    progress: Option<(&'a ProgressSender, &'a str)>,
+    side: &'a dyn ClientSide,
+}
+
+/// The parameters of a request the server may answer with `input_required`: sent again
+/// with the answers and the state it gave.
+trait Retried {
+    /// The request to send.
+    fn request(&self) -> ClientRequest;
+    /// Adds the answers to the server's input requests, and the state to send back.
+    fn answer(&mut self, responses: Option<rmcp::model::InputResponses>, state: Option<String>);
+}
+
+/// Implements [`Retried`] for `params`, sent as `request`.
+macro_rules! retried {
+    ($($params:ident => $request:ident),* $(,)?) => {$(
+        impl Retried for rmcp::model::$params {
+            fn request(&self) -> ClientRequest {
+                ClientRequest::$request(rmcp::model::$request::new(self.clone()))
+            }
+
+            fn answer(
+                &mut self,
+                responses: Option<rmcp::model::InputResponses>,
+                state: Option<String>,
+            ) {
+                self.input_responses = responses;
+                self.request_state = state;
+            }
+        }
+    )*};
+}
+
+retried!(
+    CallToolRequestParams => CallToolRequest,
+    ReadResourceRequestParams => ReadResourceRequest,
+    GetPromptRequestParams => GetPromptRequest,
+);
+
 /// Most `input_required` rounds one call may take.
 const MAX_INPUT_ROUNDS: usize = 8;
 
@@ -1103,6 +1051,178 @@ fn auth_refusal(
         (true, Some(scope)) => McpError::NeedsScope { server, scope },
         _ => McpError::NeedsSignIn { server },
     }
+}
+
+/// What a started session is made of, whatever the transport.
+struct Connected {
+    service: RunningService<RoleClient, Handler>,
+    /// The process group of a stdio server (none for the others).
+    group: GroupGuard,
+    /// Where the HTTP client notes why it refused an answer (streamable HTTP only).
+    refusals: Option<Arc<std::sync::Mutex<Option<String>>>>,
+}
+
+/// What every transport needs to open a session: one step per transport, so that
+/// `McpServer::start` reads as "connect, then list the tools".
+struct Opening<'a> {
+    spec: &'a ServerSpec,
+    handler: Handler,
+    mode: ClientLifecycleMode,
+    max_message_size: usize,
+    tokens: Option<&'a super::oauth::Tokens>,
+}
+
+impl Opening<'_> {
+    /// Initialises the session over `transport`.
+    async fn serve(
+        self,
+        transport: impl rmcp::transport::Transport<RoleClient> + 'static,
+        group: GroupGuard,
+    ) -> Result<Connected, McpError> {
+        let service = self
+            .handler
+            .serve_with_lifecycle(super::erased::AnyTransport::new(transport), self.mode)
+            .await
+            .map_err(|e| McpError::Start(format!("initialisation failed: {e}")))?;
+        Ok(Connected {
+            service,
+            group,
+            refusals: None,
+        })
+    }
+
+    /// Runs `command` in its own process group, its stderr copied to the log.
+    async fn stdio(
+        self,
+        command: &str,
+        args: &[String],
+        env: &std::collections::BTreeMap<String, String>,
+        cwd: Option<&str>,
+    ) -> Result<Connected, McpError> {
+        let cmd = stdio_command(command, args, env, cwd);
+        let (transport, stderr) =
+            super::stdio::StdioTransport::spawn(cmd, &self.spec.name, self.max_message_size)
+                .map_err(|e| McpError::Start(format!("cannot run `{command}`: {e}")))?;
+        let group = GroupGuard::new(transport.id());
+        if let Some(stderr) = stderr {
+            log_stderr(self.spec.name.clone(), stderr);
+        }
+        self.serve(transport, group).await
+    }
+
+    /// Streamable HTTP, signed in when the server has OAuth settings and a sign-in is kept.
+    async fn http(
+        self,
+        http: reqwest::Client,
+        url: &str,
+        headers: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Connected, McpError> {
+        let spec = self.spec;
+        let manager = match (&spec.oauth, self.tokens) {
+            (Some(settings), Some(dir)) => {
+                super::oauth::signed_in_manager(&spec.name, url, dir, settings).await?
+            }
+            _ => None,
+        };
+        let client = super::http::WatchedClient::new(http);
+        let refusals = Some(client.refusals());
+        let client = match manager {
+            Some(manager) => super::http::McpHttpClient::SignedIn(
+                rmcp::transport::auth::AuthClient::new(client, manager),
+            ),
+            None => super::http::McpHttpClient::Plain(client),
+        };
+        let started = serve_http(
+            &self.handler,
+            client,
+            url,
+            headers,
+            self.max_message_size,
+            self.mode,
+        )
+        .await;
+        let service = started.map_err(|e| match e {
+            StartFailure::Spec(e) => e,
+            StartFailure::Init(e) if spec.oauth.is_some() && needs_sign_in(&e) => {
+                auth_refusal(spec, self.tokens, e.auth_challenge().unwrap_or_default())
+            }
+            StartFailure::Init(e) => McpError::Start(start_error(&e, url)),
+        })?;
+        Ok(Connected {
+            service,
+            group: GroupGuard(None),
+            refusals,
+        })
+    }
+
+    /// The legacy HTTP+SSE transport. A signed-in server gets the access token (refreshed
+    /// first if it expired); the session lasts as long as the token does.
+    async fn sse(
+        self,
+        http: reqwest::Client,
+        url: &str,
+        headers: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Connected, McpError> {
+        let spec = self.spec;
+        let needs_sign_in = || McpError::NeedsSignIn {
+            server: spec.name.clone(),
+        };
+        let mut headers = headers.clone();
+        if let (Some(settings), Some(dir)) = (&spec.oauth, self.tokens)
+            && let Some(manager) =
+                super::oauth::signed_in_manager(&spec.name, url, dir, settings).await?
+        {
+            let token = manager
+                .get_access_token()
+                .await
+                .map_err(|_| needs_sign_in())?;
+            headers.insert("Authorization".into(), format!("Bearer {token}"));
+        }
+        let transport =
+            super::sse::SseTransport::connect(http, url, &headers, self.max_message_size)
+                .await
+                .map_err(|e| match e {
+                    McpError::Start(m) if spec.oauth.is_some() && m.ends_with("HTTP 401") => {
+                        needs_sign_in()
+                    }
+                    other => other,
+                })?;
+        self.serve(transport, GroupGuard(None)).await
+    }
+}
+
+/// The command for a stdio server: only `INHERITED_ENV` and the entry's `env` pass, and
+/// it leads a process group of its own (so that stopping it stops its children).
+fn stdio_command(
+    command: &str,
+    args: &[String],
+    env: &std::collections::BTreeMap<String, String>,
+    cwd: Option<&str>,
+) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.env_clear();
+    for var in INHERITED_ENV {
+        if let Some(value) = std::env::var_os(var) {
+            cmd.env(var, value);
+        }
+    }
+    cmd.args(args).envs(env).kill_on_drop(true);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    #[cfg(unix)]
+    cmd.process_group(0);
+    cmd
+}
+
+/// Copies a stdio server's stderr to the log, a line at a time, until it closes.
+fn log_stderr(name: String, stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static) {
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tracing::info!(target: "loki::mcp::stderr", server = %name, "{line}");
+        }
+    });
 }
 
 /// Why an HTTP server did not start.
@@ -1169,6 +1289,15 @@ async fn serve_http(
         other => other,
     }
     .map_err(|e| StartFailure::Init(Box::new(e)))
+}
+
+/// The name of a message's role as MCP writes it (`user`, `assistant`); `user` for one
+/// that is not a plain name.
+pub fn role_name(role: &impl serde::Serialize) -> String {
+    serde_json::to_value(role)
+        .ok()
+        .and_then(|r| r.as_str().map(str::to_string))
+        .unwrap_or_else(|| "user".into())
 }
 
 /// The process's working directory as the only root (a question no call can take).

@@ -11,7 +11,7 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::client::sse::{SseDecoder, SseEvent};
+use loki_wire::sse::{SseDecoder, SseEvent};
 
 /// How long the server has to announce its endpoint.
 const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(15);

@@ -178,6 +178,38 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// The session a request names (none before `initialize`), kept alive; a session that
+/// ended, or a revision other than one loki speaks, is refused.
+fn session_of(served: &Served, headers: &HeaderMap) -> Result<Option<Arc<Session>>, Response> {
+    let Some(id) = session_header(headers) else {
+        return Ok(None);
+    };
+    let Some(session) = served.session(id) else {
+        return Err(refusal(
+            StatusCode::NOT_FOUND,
+            rpc::INVALID_REQUEST,
+            "no such MCP session (it ended); initialise again",
+        ));
+    };
+    // Within a session the client names the revision `initialize` agreed on.
+    if let Some(version) = headers.get(VERSION_HEADER)
+        && !super::PROTOCOL_VERSIONS
+            .iter()
+            .any(|v| version.as_bytes() == v.as_bytes())
+    {
+        return Err(refusal(
+            StatusCode::BAD_REQUEST,
+            rpc::INVALID_REQUEST,
+            &format!(
+                "unsupported MCP-Protocol-Version; loki speaks {}",
+                super::PROTOCOL_VERSIONS.join(", ")
+            ),
+        ));
+    }
+    session.touch();
+    Ok(Some(session))
+}
+
 async fn post(
     State(served): State<Arc<Served>>,
     headers: HeaderMap,
@@ -190,36 +222,9 @@ async fn post(
             "not a JSON-RPC message",
         );
     };
-    let session = match session_header(&headers) {
-        Some(id) => match served.session(id) {
-            Some(session) => {
-                // Within a session the client names the revision `initialize` agreed on.
-                if let Some(version) = headers.get(VERSION_HEADER)
-                    && !super::PROTOCOL_VERSIONS
-                        .iter()
-                        .any(|v| version.as_bytes() == v.as_bytes())
-                {
-                    return refusal(
-                        StatusCode::BAD_REQUEST,
-                        rpc::INVALID_REQUEST,
-                        &format!(
-                            "unsupported MCP-Protocol-Version; loki speaks {}",
-                            super::PROTOCOL_VERSIONS.join(", ")
-                        ),
-                    );
-                }
-                session.touch();
-                Some(session)
-            }
-            None => {
-                return refusal(
-                    StatusCode::NOT_FOUND,
-                    rpc::INVALID_REQUEST,
-                    "no such MCP session (it ended); initialise again",
-                );
-            }
-        },
-        None => None,
+    let session = match session_of(&served, &headers) {
+        Ok(session) => session,
+        Err(refused) => return refused,
     };
     let (id, method, params) = match Incoming::classify(message) {
         Incoming::Request { id, method, params } => (id, method, params),

@@ -27,7 +27,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversation::{Conversation, ConversationSpec, Op};
 use crate::engine::command::Command;
-use crate::engine::{CollectingEmitter, RunOptions, UserInput};
+use loki_protocol::emitter::CollectingEmitter;
+use crate::engine::{RunOptions, UserInput};
 use crate::state::AppState;
 use crate::tool::approve::DenyAll;
 use catalogue::Entry;
@@ -64,7 +65,7 @@ impl LokiMcp {
         command: Command,
         prompt: String,
         cancel: CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, CallError> {
         let spec = ConversationSpec {
             commands: vec![command],
             approver: Some(Arc::new(DenyAll)),
@@ -73,10 +74,13 @@ impl LokiMcp {
             label: Some("mcp".into()),
             ..ConversationSpec::default()
         };
-        let mut conversation =
-            Conversation::resolve(&self.state, spec).map_err(|e| e.to_string())?;
-        conversation.prepare().await.map_err(|e| e.to_string())?;
+        let mut conversation = Conversation::resolve(&self.state, spec)?;
         let collected = CollectingEmitter::new();
+        if let Err(e) = conversation.prepare().await {
+            // Closed all the same: what it started (MCP servers) is let go.
+            let _ = conversation.close(&collected).await;
+            return Err(e.into());
+        }
         let input = UserInput {
             text: prompt,
             ..UserInput::default()
@@ -91,9 +95,10 @@ impl LokiMcp {
             role: None,
         };
         let result = conversation.submit(op, &collected).await;
-        let closed = conversation.close(&collected).await;
-        result.map_err(|e| e.to_string())?;
-        closed.into_saved().map_err(|e| e.to_string())?;
+        conversation
+            .finish(result, &collected)
+            .await
+            .into_result()?;
         Ok(collected.answer())
     }
 
@@ -103,7 +108,7 @@ impl LokiMcp {
         name: &str,
         args: &[String],
         cancel: CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, CallError> {
         let spec = ConversationSpec {
             approver: Some(Arc::new(DenyAll)),
             yolo: self.yolo,
@@ -111,30 +116,21 @@ impl LokiMcp {
             label: Some("mcp".into()),
             ..ConversationSpec::default()
         };
-        let conversation = Conversation::open(&self.state, spec)
-            .await
-            .map_err(|e| e.to_string())?;
+        let conversation = Conversation::open(&self.state, spec).await?;
         let out = Collected::default();
-        crate::macros::run(conversation, name, args, &out)
-            .await
-            .map_err(|e| e.to_string())?;
+        crate::macros::run(conversation, name, args, &out).await?;
         Ok(out.text())
     }
 
     /// The best chunks of knowledge base `name` for `query`, one block per chunk.
-    async fn search(&self, name: &str, query: &str, top_k: usize) -> Result<String, String> {
+    async fn search(&self, name: &str, query: &str, top_k: usize) -> Result<String, CallError> {
         let state = &self.state;
-        let kb = state
-            .rags
-            .open(state.paths.rag_dir(name), name)
-            .map_err(|e| e.to_string())?;
+        let kb = state.rags.open(state.paths.rag_dir(name), name)?;
         let settings = crate::rag::SearchSettings {
             top_k,
             reranker_model: None,
         };
-        let found = crate::rag::search::search(&kb, &state.providers, query, &settings)
-            .await
-            .map_err(|e| e.to_string())?;
+        let found = crate::rag::search::search(&kb, &state.providers, query, &settings).await?;
         for warning in &found.warnings {
             tracing::warn!(rag = name, "{warning}");
         }
@@ -176,9 +172,9 @@ struct StepAnswer<'a> {
     text: std::sync::Mutex<String>,
 }
 
-impl crate::engine::Emitter for StepAnswer<'_> {
-    fn emit(&self, envelope: crate::engine::event::Envelope) {
-        if let crate::engine::event::Event::AssistantDelta(delta) = envelope.event
+impl loki_protocol::emitter::Emitter for StepAnswer<'_> {
+    fn emit(&self, envelope: loki_protocol::event::Envelope) {
+        if let loki_protocol::event::Event::AssistantDelta(delta) = envelope.event
             && let Ok(mut text) = self.text.lock()
         {
             text.push_str(&delta.text);
@@ -197,7 +193,7 @@ impl crate::macros::Output for Collected {
     fn events(
         &self,
         _cancel: Option<tokio_util::sync::CancellationToken>,
-    ) -> Box<dyn crate::engine::Emitter + '_> {
+    ) -> Box<dyn loki_protocol::emitter::Emitter + '_> {
         Box::new(StepAnswer {
             out: self,
             text: std::sync::Mutex::default(),
@@ -221,11 +217,31 @@ impl crate::macros::Output for Collected {
 /// client's when it is one of them, else the newest.
 const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
+/// Why a tool call failed; the calling model reads it as the tool's result.
+#[derive(Debug, thiserror::Error)]
+enum CallError {
+    /// A required argument is missing or empty.
+    #[error("`{0}` is required")]
+    Missing(&'static str),
+    /// The client cancelled the call while it waited for its turn.
+    #[error("cancelled before it started")]
+    NotStarted,
+    /// The conversation failed.
+    #[error(transparent)]
+    Conversation(#[from] crate::error::CoreError),
+    /// The macro failed.
+    #[error(transparent)]
+    Macro(#[from] crate::macros::MacroError),
+    /// The knowledge base cannot be searched.
+    #[error(transparent)]
+    Rag(#[from] crate::rag::RagError),
+}
+
 /// A tool's result: its text, flagged as an error when the call failed.
-fn text_result(result: Result<String, String>) -> Value {
+fn text_result(result: Result<String, CallError>) -> Value {
     let (text, failed) = match result {
         Ok(text) => (text, false),
-        Err(message) => (message, true),
+        Err(e) => (e.to_string(), true),
     };
     json!({"content": [{"type": "text", "text": text}], "isError": failed})
 }
@@ -263,18 +279,18 @@ impl LokiMcp {
     ) -> Result<Value, RpcError> {
         let name = params["name"].as_str().unwrap_or_default();
         let arguments = &params["arguments"];
-        let text = |key: &str| -> Result<String, String> {
+        let text = |key: &'static str| -> Result<String, CallError> {
             arguments[key]
                 .as_str()
                 .filter(|s| !s.trim().is_empty())
                 .map(str::to_string)
-                .ok_or_else(|| format!("`{key}` is required"))
+                .ok_or(CallError::Missing(key))
         };
         let entry = catalogue::find(&self.state, name)
             .ok_or_else(|| RpcError::new(rpc::INVALID_PARAMS, format!("no tool `{name}`")))?;
         let _turn = tokio::select! {
             permit = Arc::clone(&self.running).acquire_owned() => permit.ok(),
-            () = cancel.cancelled() => return Ok(text_result(Err("cancelled before it started".into()))),
+            () = cancel.cancelled() => return Ok(text_result(Err(CallError::NotStarted))),
         };
         let result = match entry {
             Entry::Role(role) => match text("prompt") {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
-use crate::rag::bm25::Bm25;
+use loki_rag::bm25::Bm25;
 
 /// Largest workspace file read (larger ones are refused with a warning in `.memory`).
 const MAX_FILE: u64 = 8 * 1024 * 1024;
@@ -371,7 +371,7 @@ const MAX_DAYS: usize = 31;
 /// most 2,000 characters, known secrets redacted, and no memory boundary tags.
 fn one_line(fact: &str) -> String {
     let joined = fact.split_whitespace().collect::<Vec<_>>().join(" ");
-    let redacted = crate::secrets::redact(&joined).into_owned();
+    let redacted = loki_wire::secrets::redact(&joined).into_owned();
     defuse_tags(&redacted).chars().take(2000).collect()
 }
 

@@ -143,7 +143,7 @@ impl Embedder {
                     return Ok(vectors
                         .into_iter()
                         .map(|mut v| {
-                            super::vector::normalize(&mut v);
+                            loki_rag::vector::normalize(&mut v);
                             v
                         })
                         .collect());

@@ -170,7 +170,7 @@ async fn load_source(
         if let Some(base) = source.strip_suffix("**") {
             return crawl(client, base, config, cwd, loaded).await;
         }
-        let doc = fetch(client, source, config, cwd).await?;
+        let doc = fetch_page(client, source, config, cwd).await?.doc;
         loaded.docs.push(doc);
         return Ok(());
     }
@@ -536,15 +536,8 @@ struct Page {
     served: String,
 }
 
-async fn fetch(
-    client: &reqwest::Client,
-    url: &str,
-    config: &LoaderConfig,
-    cwd: &Path,
-) -> Result<LoadedDoc, RagError> {
-    fetch_page(client, url, config, cwd).await.map(|p| p.doc)
-}
-
+/// Fetches `url` and turns it into a document: through a configured loader (PDF, DOCX),
+/// as Markdown (HTML), or as the text it is.
 async fn fetch_page(
     client: &reqwest::Client,
     url: &str,
@@ -555,14 +548,84 @@ async fn fetch_page(
         source_name: url.to_string(),
         message,
     };
+    let Download {
+        served,
+        content_type,
+        bytes,
+    } = download(client, url).await?;
+    let page = |text: String, extension: String, html: Option<String>| Page {
+        doc: LoadedDoc {
+            path: url.to_string(),
+            text,
+            extension,
+        },
+        html,
+        served: served.clone(),
+    };
+    let ext = match content_type.as_str() {
+        "application/pdf" => "pdf",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => "docx",
+        _ => "",
+    };
+    if let Some(command) = config.loaders.get(ext).filter(|_| !ext.is_empty()) {
+        let tmp = std::env::temp_dir().join(format!("loki-url-{:016x}.{ext}", fastrand::u64(..)));
+        std::fs::write(&tmp, &bytes).map_err(|e| fail(e.to_string()))?;
+        let result = run_loader(ext, command, &tmp.to_string_lossy(), cwd).await;
+        let _ = std::fs::remove_file(&tmp);
+        let text = result?
+            .into_iter()
+            .map(|d| d.text)
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        return Ok(page(text, "txt".into(), None));
+    }
+    if content_type.starts_with("image/")
+        || content_type.starts_with("video/")
+        || content_type.starts_with("audio/")
+        || looks_binary(&bytes)
+    {
+        return Err(fail(format!(
+            "unsupported content type `{content_type}` (configure a document loader for it)"
+        )));
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if content_type == "text/html" || content_type == "application/xhtml+xml" {
+        let markdown =
+            htmd::convert(&text).map_err(|e| fail(format!("cannot convert HTML: {e}")))?;
+        return Ok(page(markdown, "md".into(), Some(text)));
+    }
+    let ext = url
+        .rsplit('/')
+        .next()
+        .and_then(|last| last.rsplit_once('.'))
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_else(|| "txt".into());
+    Ok(page(text, ext, None))
+}
+
+/// A successful response read whole (and decompressed).
+struct Download {
+    /// The URL as served (after redirects).
+    served: String,
+    /// Its media type, without parameters.
+    content_type: String,
+    bytes: Vec<u8>,
+}
+
+/// Gets `url`, refusing a failed status and a body over `MAX_DOCUMENT_BYTES` (before
+/// reading it when the size is announced).
+async fn download(client: &reqwest::Client, url: &str) -> Result<Download, RagError> {
+    let fail = |message: String| RagError::Load {
+        source_name: url.to_string(),
+        message,
+    };
     let mut response = client
         .get(url)
         .send()
         .await
         .map_err(|e| fail(crate::client::http::error_chain(&e)))?;
     let served = response.url().to_string();
-    let status = response.status();
-    if !status.is_success() {
+    if !response.status().is_success() {
         return Err(fail(crate::client::http::status_problem(&response)));
     }
     let content_type = crate::client::http::mime_type(response.headers());
@@ -582,68 +645,10 @@ async fn fetch_page(
     }
     let bytes = crate::client::http::decoded_body(&headers, bytes, MAX_DOCUMENT_BYTES)
         .map_err(|e| fail(e.to_string()))?;
-    let ext = match content_type.as_str() {
-        "application/pdf" => "pdf",
-        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => "docx",
-        _ => "",
-    };
-    if let Some(command) = config.loaders.get(ext).filter(|_| !ext.is_empty()) {
-        let tmp = std::env::temp_dir().join(format!("loki-url-{:016x}.{ext}", fastrand::u64(..)));
-        std::fs::write(&tmp, &bytes).map_err(|e| fail(e.to_string()))?;
-        let result = run_loader(ext, command, &tmp.to_string_lossy(), cwd).await;
-        let _ = std::fs::remove_file(&tmp);
-        let text = result?
-            .into_iter()
-            .map(|d| d.text)
-            .collect::<Vec<_>>()
-            .join("\n\n");
-        return Ok(Page {
-            doc: LoadedDoc {
-                path: url.to_string(),
-                text,
-                extension: "txt".into(),
-            },
-            html: None,
-            served,
-        });
-    }
-    if content_type.starts_with("image/")
-        || content_type.starts_with("video/")
-        || content_type.starts_with("audio/")
-        || looks_binary(&bytes)
-    {
-        return Err(fail(format!(
-            "unsupported content type `{content_type}` (configure a document loader for it)"
-        )));
-    }
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    if content_type == "text/html" || content_type == "application/xhtml+xml" {
-        let markdown =
-            htmd::convert(&text).map_err(|e| fail(format!("cannot convert HTML: {e}")))?;
-        return Ok(Page {
-            doc: LoadedDoc {
-                path: url.to_string(),
-                text: markdown,
-                extension: "md".into(),
-            },
-            html: Some(text),
-            served,
-        });
-    }
-    let ext = url
-        .rsplit('/')
-        .next()
-        .and_then(|last| last.rsplit_once('.'))
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_else(|| "txt".into());
-    Ok(Page {
-        doc: LoadedDoc {
-            path: url.to_string(),
-            text,
-            extension: ext,
-        },
-        html: None,
+    Ok(Download {
         served,
+        content_type,
+        bytes,
     })
 }
 

@@ -13,15 +13,12 @@
 //! This module never prints: progress goes through [`progress::Progress`], errors are
 //! [`RagError`]s. Which knowledge base a conversation uses is decided by the engine.
 
-pub use loki_hotpath::rag::bm25;
 pub mod build;
 pub mod embedder;
 pub mod loaders;
 pub mod progress;
 pub mod search;
-pub use loki_hotpath::rag::splitter;
 pub mod store;
-pub use loki_hotpath::rag::vector;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@ use super::RagError;
 use super::embedder::Embedder;
 use super::store::KnowledgeBase;
 use crate::client::ProviderRegistry;
-use crate::client::config::ModelKind;
+use crate::config::clients::ModelKind;
 
 /// The RRF constant.
 const RRF_K: f32 = 60.0;
@@ -84,7 +84,7 @@ pub fn fuse(lists: &[&[(u32, f32)]]) -> Vec<(u32, f32)> {
     }
     let mut fused: Vec<(u32, f32)> = scores.into_iter().collect();
     let n = fused.len();
-    super::vector::top_k(&mut fused, n);
+    loki_rag::vector::top_k(&mut fused, n);
     fused
 }
 

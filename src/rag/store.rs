@@ -22,9 +22,9 @@ use std::sync::{Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use super::RagError;
-use super::bm25::Bm25;
-use super::vector::Vectors;
-pub use loki_hotpath::rag::index_bytes::{ByteReader, ByteWriter, IndexError};
+use loki_rag::bm25::Bm25;
+use loki_rag::vector::Vectors;
+use loki_rag::index_bytes::{ByteReader, ByteWriter, IndexError};
 
 const MAGIC: &[u8; 8] = b"LOKIRAG1";
 const END_MAGIC: &[u8; 8] = b"LOKIEND1";
@@ -132,11 +132,11 @@ impl Index {
             .search(query, (limit * 4).max(64))
             .into_iter()
             .map(|(id, approx)| match self.vector(id as usize) {
-                Ok(v) => (id, super::vector::dot(query, &v)),
+                Ok(v) => (id, loki_rag::vector::dot(query, &v)),
                 Err(_) => (id, approx),
             })
             .collect();
-        super::vector::top_k(&mut hits, limit);
+        loki_rag::vector::top_k(&mut hits, limit);
         hits
     }
 
@@ -368,7 +368,7 @@ fn read_index(path: &Path, meta: &RagMeta) -> Result<Index, IndexError> {
         .checked_mul(dims)
         .ok_or(IndexError::Corrupt("too many vectors"))?;
     let vectors_start = (head.len() - r.remaining()) as u64;
-    let vectors = if n > super::vector::QUANTIZE_ABOVE && dims > 0 {
+    let vectors = if n > loki_rag::vector::QUANTIZE_ABOVE && dims > 0 {
         let bytes = r.bytes(
             values
                 .checked_mul(4)
@@ -516,12 +516,12 @@ mod tests {
         assert_eq!(index.bm25.search("gamma", 1)[0].0, 1);
 
         // Large indexes hold 8-bit codes and re-score candidates from the file.
-        let n = crate::rag::vector::QUANTIZE_ABOVE + 1;
+        let n = loki_rag::vector::QUANTIZE_ABOVE + 1;
         let mut rng = fastrand::Rng::with_seed(1);
         let mut vectors = Vec::new();
         for _ in 0..n {
             let mut v: Vec<f32> = (0..8).map(|_| rng.f32() - 0.5).collect();
-            crate::rag::vector::normalize(&mut v);
+            loki_rag::vector::normalize(&mut v);
             vectors.extend(v);
         }
         let texts: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();

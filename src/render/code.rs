@@ -12,7 +12,7 @@ pub struct Code {
 /// The first fenced code block of `answer` (after dropping a leading `<think>` block);
 /// the whole trimmed answer when it has no fences.
 pub fn extract(answer: &str) -> Code {
-    let answer = crate::client::openai::strip_think(answer);
+    let answer = loki_wire::openai_wire::strip_think(answer);
     let mut lines = answer.lines();
     while let Some(line) = lines.next() {
         let trimmed = line.trim_start();

@@ -14,10 +14,10 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::sanitize;
 use super::screenful::{cut, display_width, terminal_width};
-use crate::engine::Emitter;
-use crate::engine::event::{ConversationId, Envelope, Event};
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::{ConversationId, Envelope, Event};
+use loki_wire::sanitize;
 
 /// The fastest the view redraws for events (state changes redraw at once).
 const REDRAW_EVERY: Duration = Duration::from_millis(100);

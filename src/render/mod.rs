@@ -17,13 +17,12 @@ pub mod markdown;
 pub mod question_area;
 pub mod rag_progress;
 mod resize;
-pub use loki_hotpath::sanitize;
 pub mod screenful;
 pub mod spinner;
 pub mod table;
 pub mod theme;
 pub mod themes;
-pub use loki_hotpath::wrap;
+pub mod wrap;
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -32,10 +31,10 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Wrap;
-use crate::engine::Emitter;
-use crate::engine::event::{AbortReason, Envelope, Event, Notice, NoticeLevel};
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::{AbortReason, Envelope, Event, Notice, NoticeLevel};
+use loki_wire::sanitize::{self, StreamSanitizer};
 use markdown::{MarkdownRenderer, RenderOptions};
-use sanitize::StreamSanitizer;
 use spinner::Spinner;
 use theme::{Style, Theme};
 
@@ -239,72 +238,10 @@ impl TerminalEmitter {
 
     fn handle(&self, inner: &mut Inner, event: Event) {
         match event {
-            Event::TurnStarted(_) | Event::ModelCallStarted(_) => {
-                // Another turn on the same emitter (headless input lines): a fresh answer,
-                // finished with its own line end.
-                if matches!(event, Event::TurnStarted(_)) && inner.finished {
-                    self.reset_inner(inner);
-                }
-                if self.opts.spinner && inner.spinner.is_none() {
-                    inner.spinner = Spinner::start("Generating");
-                }
-            }
-            Event::ReasoningDelta(delta) => {
-                stop_spinner(inner);
-                if self.opts.code_only {
-                    return;
-                }
-                if !inner.in_reasoning {
-                    inner.in_reasoning = true;
-                    if self.opts.stdout.color {
-                        inner.out.extend_from_slice(b"\x1b[2;3m");
-                    } else {
-                        inner.out.extend_from_slice(b"<think>\n");
-                    }
-                }
-                if self.opts.stdout_tty {
-                    let text = inner.reasoning_filter.push(&delta.text);
-                    inner.out.extend_from_slice(text.as_bytes());
-                } else {
-                    inner.out.extend_from_slice(delta.text.as_bytes());
-                }
-            }
-            Event::AssistantDelta(delta) => {
-                // Debug builds only: the tests' way to make loki panic mid-answer (to
-                // check that the panic hook rescues the open sessions).
-                #[cfg(debug_assertions)]
-                if let Some(marker) = std::env::var("LOKI_TEST_PANIC")
-                    .ok()
-                    .filter(|m| !m.is_empty() && delta.text.contains(m.as_str()))
-                {
-                    panic!("LOKI_TEST_PANIC: the answer contained `{marker}`");
-                }
-                stop_spinner(inner);
-                self.close_reasoning(inner);
-                inner.answered = true;
-                if self.opts.code_only {
-                    inner.answer.push_str(&delta.text);
-                } else if self.opts.stdout_tty {
-                    let Inner {
-                        renderer,
-                        out,
-                        answer_filter,
-                        resizes_seen,
-                        ..
-                    } = inner;
-                    let generation = resize::generation();
-                    if generation != *resizes_seen {
-                        *resizes_seen = generation;
-                        if let Some((w, h)) = self.opts.caps.size() {
-                            renderer.resize(usize::from(w), usize::from(h));
-                        }
-                    }
-                    renderer.push(answer_filter.push(&delta.text), out);
-                } else {
-                    let Inner { renderer, out, .. } = inner;
-                    renderer.push(&delta.text, out);
-                }
-            }
+            Event::TurnStarted(_) => self.on_model_call(inner, true),
+            Event::ModelCallStarted(_) => self.on_model_call(inner, false),
+            Event::ReasoningDelta(delta) => self.on_reasoning(inner, &delta.text),
+            Event::AssistantDelta(delta) => self.on_answer(inner, &delta.text),
             Event::ToolCallStarted(call) => {
                 stop_spinner(inner);
                 self.end_text_block(inner);
@@ -317,74 +254,19 @@ impl TerminalEmitter {
                         .paint(Style::Dim, &sanitize::approval_line(&line)),
                 );
             }
-            Event::ToolCallFinished(done) => {
-                let line = if done.ok {
-                    self.opts.stderr.paint(
-                        Style::Dim,
-                        &sanitize::approval_line(&format!(
-                            "  ↳ {} ({})",
-                            done.name,
-                            size_label(done.result.len())
-                        )),
-                    )
-                } else {
-                    let error = done
-                        .error
-                        .map_or_else(|| done.result.clone(), |e| e.message);
-                    format!(
-                        "  ↳ {} {}: {}",
-                        sanitize::approval_line(&done.name),
-                        self.opts.stderr.paint(Style::Warning, "failed"),
-                        sanitize::approval_line(&error)
-                    )
-                };
-                self.stderr_line(&line);
-            }
+            Event::ToolCallFinished(done) => self.on_tool_finished(done),
             Event::Notice(notice) if notice.level == NoticeLevel::Status => {
                 if inner.spinner.is_some() && !inner.answered {
                     stop_spinner(inner);
                     inner.spinner = Spinner::start(&sanitize::display(&notice.message));
                 }
             }
-            Event::Notice(notice) => {
-                let had_spinner = inner.spinner.is_some();
-                stop_spinner(inner);
-                // A notice in the middle of an answer (the output-limit warning comes just
-                // before the turn ends) first ends the answer's line: the raw tail the
-                // renderer would later erase and restyle must not have a line of stderr
-                // written after it, or it is printed twice with the notice glued on.
-                if inner.answered && !inner.finished {
-                    self.end_text_block(inner);
-                }
-                self.flush_inner(inner);
-                let theme = &self.opts.stderr;
-                // One line: a server's progress text cannot start a line of loki's own.
-                let message = sanitize::approval_line(&notice.message);
-                let line = match notice.level {
-                    NoticeLevel::Info | NoticeLevel::Status => theme.paint(Style::Dim, &message),
-                    NoticeLevel::Warning => {
-                        format!("{} {message}", theme.paint(Style::Warning, "warning:"))
-                    }
-                };
-                self.stderr_line(&line);
-                if had_spinner && !inner.answered {
-                    inner.spinner = Spinner::start("Generating");
-                }
-            }
+            Event::Notice(notice) => self.on_notice(inner, &notice),
             Event::ToolCallProgress(progress) => {
                 self.handle(inner, Event::Notice(Notice::info(progress.message)));
             }
             Event::Retry(retry) => self.handle(inner, Event::Notice(retry.notice())),
-            Event::SessionCompressing => {
-                // After an answer (compression after a turn): end it before the notice.
-                if inner.answered {
-                    self.finish(inner);
-                }
-                self.handle(
-                    inner,
-                    Event::Notice(Notice::info("compressing the session…")),
-                );
-            }
+            Event::SessionCompressing => self.after_answer(inner, "compressing the session…"),
             Event::SessionCompressed(done) => {
                 let message = format!(
                     "session compressed (about {} → {} tokens)",
@@ -392,15 +274,7 @@ impl TerminalEmitter {
                 );
                 self.handle(inner, Event::Notice(Notice::info(message)));
             }
-            Event::SessionAutonaming => {
-                if inner.answered {
-                    self.finish(inner);
-                }
-                self.handle(
-                    inner,
-                    Event::Notice(Notice::info("autonaming the session…")),
-                );
-            }
+            Event::SessionAutonaming => self.after_answer(inner, "autonaming the session…"),
             // The approver asks on the terminal itself; sub-agents are drawn by the live
             // view; a spent budget ends the run with an error line naming it.
             Event::Usage(_)
@@ -423,6 +297,142 @@ impl TerminalEmitter {
                 }
             }
         }
+    }
+
+    /// A turn (`turn`) or another model call of it starts: the spinner runs until
+    /// something arrives.
+    fn on_model_call(&self, inner: &mut Inner, turn: bool) {
+        // Another turn on the same emitter (headless input lines): a fresh answer,
+        // finished with its own line end.
+        if turn && inner.finished {
+            self.reset_inner(inner);
+        }
+        if self.opts.spinner && inner.spinner.is_none() {
+            inner.spinner = Spinner::start("Generating");
+        }
+    }
+
+    /// Reasoning text: dimmed on a terminal, inside `<think>` tags otherwise; left out
+    /// when only code is printed.
+    fn on_reasoning(&self, inner: &mut Inner, text: &str) {
+        stop_spinner(inner);
+        if self.opts.code_only {
+            return;
+        }
+        if !inner.in_reasoning {
+            inner.in_reasoning = true;
+            if self.opts.stdout.color {
+                inner.out.extend_from_slice(b"\x1b[2;3m");
+            } else {
+                inner.out.extend_from_slice(b"<think>\n");
+            }
+        }
+        if self.opts.stdout_tty {
+            let text = inner.reasoning_filter.push(text);
+            inner.out.extend_from_slice(text.as_bytes());
+        } else {
+            inner.out.extend_from_slice(text.as_bytes());
+        }
+    }
+
+    /// Answer text: rendered as markdown (re-wrapped after a resize) on a terminal, as
+    /// it came into a pipe, kept whole when only its code blocks are printed.
+    fn on_answer(&self, inner: &mut Inner, text: &str) {
+        // Debug builds only: the tests' way to make loki panic mid-answer (to check that
+        // the panic hook rescues the open sessions).
+        #[cfg(debug_assertions)]
+        if let Some(marker) = std::env::var("LOKI_TEST_PANIC")
+            .ok()
+            .filter(|m| !m.is_empty() && text.contains(m.as_str()))
+        {
+            panic!("LOKI_TEST_PANIC: the answer contained `{marker}`");
+        }
+        stop_spinner(inner);
+        self.close_reasoning(inner);
+        inner.answered = true;
+        if self.opts.code_only {
+            inner.answer.push_str(text);
+        } else if self.opts.stdout_tty {
+            let Inner {
+                renderer,
+                out,
+                answer_filter,
+                resizes_seen,
+                ..
+            } = inner;
+            let generation = resize::generation();
+            if generation != *resizes_seen {
+                *resizes_seen = generation;
+                if let Some((w, h)) = self.opts.caps.size() {
+                    renderer.resize(usize::from(w), usize::from(h));
+                }
+            }
+            renderer.push(answer_filter.push(text), out);
+        } else {
+            let Inner { renderer, out, .. } = inner;
+            renderer.push(text, out);
+        }
+    }
+
+    /// The line under a finished tool call: the size of its result, or its error.
+    fn on_tool_finished(&self, done: loki_protocol::event::ToolCallFinished) {
+        let line = if done.ok {
+            self.opts.stderr.paint(
+                Style::Dim,
+                &sanitize::approval_line(&format!(
+                    "  ↳ {} ({})",
+                    done.name,
+                    size_label(done.result.len())
+                )),
+            )
+        } else {
+            let error = done
+                .error
+                .map_or_else(|| done.result.clone(), |e| e.message);
+            format!(
+                "  ↳ {} {}: {}",
+                sanitize::approval_line(&done.name),
+                self.opts.stderr.paint(Style::Warning, "failed"),
+                sanitize::approval_line(&error)
+            )
+        };
+        self.stderr_line(&line);
+    }
+
+    /// A notice line on stderr (the spinner stops for it and starts again after).
+    fn on_notice(&self, inner: &mut Inner, notice: &Notice) {
+        let had_spinner = inner.spinner.is_some();
+        stop_spinner(inner);
+        // A notice in the middle of an answer (the output-limit warning comes just
+        // before the turn ends) first ends the answer's line: the raw tail the renderer
+        // would later erase and restyle must not have a line of stderr written after it,
+        // or it is printed twice with the notice glued on.
+        if inner.answered && !inner.finished {
+            self.end_text_block(inner);
+        }
+        self.flush_inner(inner);
+        let theme = &self.opts.stderr;
+        // One line: a server's progress text cannot start a line of loki's own.
+        let message = sanitize::approval_line(&notice.message);
+        let line = match notice.level {
+            NoticeLevel::Info | NoticeLevel::Status => theme.paint(Style::Dim, &message),
+            NoticeLevel::Warning => {
+                format!("{} {message}", theme.paint(Style::Warning, "warning:"))
+            }
+        };
+        self.stderr_line(&line);
+        if had_spinner && !inner.answered {
+            inner.spinner = Spinner::start("Generating");
+        }
+    }
+
+    /// Work after a turn (compressing or naming the session): the answer is ended
+    /// before the notice saying so.
+    fn after_answer(&self, inner: &mut Inner, message: &str) {
+        if inner.answered {
+            self.finish(inner);
+        }
+        self.handle(inner, Event::Notice(Notice::info(message)));
     }
 
     /// Ends the answer text written so far (before tool calls interrupt it); text that
@@ -465,7 +475,9 @@ impl TerminalEmitter {
         self.close_reasoning(inner);
         if self.opts.code_only {
             let mut code = code::extract(&inner.answer);
-            if let Cow::Owned(safe) = sanitize::for_terminal(&code.text, self.opts.stdout_tty) {
+            if let Cow::Owned(safe) =
+                sanitize::for_terminal(&code.text, self.opts.stdout_tty)
+            {
                 code.text = safe;
             }
             if !code.text.is_empty() {
@@ -578,7 +590,7 @@ impl Emitter for TerminalEmitter {
             for text in queued {
                 self.handle(
                     &mut inner,
-                    Event::Notice(crate::engine::event::Notice::info(format!(
+                    Event::Notice(loki_protocol::event::Notice::info(format!(
                         "queued: {text} (sent at the next step)"
                     ))),
                 );

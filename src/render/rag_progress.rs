@@ -72,18 +72,18 @@ impl Progress for BuildProgress {
                 total,
                 source,
             } => {
-                let source = super::sanitize::display(&source);
+                let source = loki_wire::sanitize::display(&source);
                 self.line(&mut state, &format!("Load {source} [{index}/{total}]"));
             }
             Step::Note(text) => {
                 let text = self
                     .theme
-                    .paint(Style::Dim, &super::sanitize::display(&text));
+                    .paint(Style::Dim, &loki_wire::sanitize::display(&text));
                 self.line(&mut state, &text);
             }
             Step::Warning(text) => {
                 let label = self.theme.paint(Style::Warning, "warning:");
-                let text = super::sanitize::display(&text);
+                let text = loki_wire::sanitize::display(&text);
                 self.line(&mut state, &format!("{label} {text}"));
             }
             Step::Embedding { done, total } => {

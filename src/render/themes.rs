@@ -203,7 +203,7 @@ pub(crate) fn scope_colour(theme: &Theme, scopes: &[&str]) -> Option<(u8, u8, u8
 }
 
 fn warn(message: &str) {
-    let message = crate::render::sanitize::display(message);
+    let message = loki_wire::sanitize::display(message);
     let _ = writeln!(std::io::stderr().lock(), "warning: {message}");
 }
 

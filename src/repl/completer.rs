@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLock};
 
 use reedline::{Completer, CompletionResult, Span, Suggestion};
 
-use super::commands::{COMMANDS, DISPLAY_SETTINGS};
+use crate::dotcmd::{COMMANDS, DISPLAY_SETTINGS};
 use crate::engine::command::SETTABLE;
 
 /// Lists the names of saved sessions.
@@ -483,13 +483,13 @@ fn complete_path(line: &str) -> Vec<Suggestion> {
 /// Text from a file (a description, a starter) as the menu may show it: one line, control
 /// characters escaped.
 fn shown(text: &str) -> String {
-    crate::render::sanitize::approval_line(text).into_owned()
+    loki_wire::sanitize::approval_line(text).into_owned()
 }
 
 /// Whether `name` is shown as it is (nothing for the sanitiser to escape).
 fn is_plain(name: &str) -> bool {
     matches!(
-        crate::render::sanitize::approval_line(name),
+        loki_wire::sanitize::approval_line(name),
         std::borrow::Cow::Borrowed(_)
     )
 }

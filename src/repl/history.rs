@@ -1,5 +1,5 @@
 //! The REPL's history file with known secrets redacted: a line that quotes an API key or
-//! a vault value is saved with `«secret:NAME»` in its place (see [`crate::secrets`]).
+//! a vault value is saved with `«secret:NAME»` in its place (see [`loki_wire::secrets`]).
 
 use reedline::{
     FileBackedHistory, History, HistoryItem, HistoryItemId, HistorySessionId, SearchQuery,
@@ -10,7 +10,7 @@ pub struct Redacting(pub FileBackedHistory);
 
 impl History for Redacting {
     fn save(&mut self, mut h: HistoryItem) -> reedline::Result<HistoryItem> {
-        if let std::borrow::Cow::Owned(clean) = crate::secrets::redact(&h.command_line) {
+        if let std::borrow::Cow::Owned(clean) = loki_wire::secrets::redact(&h.command_line) {
             h.command_line = clean;
         }
         self.0.save(h)

@@ -8,11 +8,10 @@ use std::io::Write;
 
 use super::{Next, Repl};
 use crate::conversation::policy::OnLeave;
-use crate::conversation::{Op, Reply};
-use crate::engine::Event;
 use crate::engine::command::Command;
 use crate::render::theme::{Style, Theme};
 use crate::signals::StopSignal;
+use loki_protocol::event::Event;
 
 /// Why waiting for the user ended without an answer.
 pub(super) enum Interrupted {
@@ -38,8 +37,8 @@ struct SaveNotices {
     theme: Theme,
 }
 
-impl crate::engine::Emitter for SaveNotices {
-    fn emit(&self, envelope: crate::engine::Envelope) {
+impl loki_protocol::emitter::Emitter for SaveNotices {
+    fn emit(&self, envelope: loki_protocol::event::Envelope) {
         if let Event::Notice(notice) = envelope.event {
             dim_line(&self.theme, &notice.message);
         }
@@ -101,12 +100,7 @@ impl Repl {
             theme: self.theme(),
         };
         let command = Command::SaveSession(rename.map(str::to_string));
-        match self
-            .conv
-            .submit(Op::Command(command), &notices)
-            .await
-            .map(Reply::into_applied)
-        {
+        match self.conv.command(command, &notices).await {
             Ok(applied) => {
                 self.show_applied(&applied);
                 applied
@@ -215,7 +209,7 @@ fn ask_session_name() -> Result<String, inquire::InquireError> {
         } else {
             crate::session::id::SessionAlias::new(text)
                 .map(|_| ())
-                .map_err(|e| e.to_string())
+                .map_err(|e| crate::term::text_input::Invalid(e.to_string()))
         }
     })
 }

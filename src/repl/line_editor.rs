@@ -13,8 +13,8 @@ use reedline::{
     default_vi_normal_keybindings, default_vi_visual_keybindings,
 };
 
-use super::commands::COMMANDS;
 use super::completer::{CompletionData, LokiCompleter};
+use crate::dotcmd::COMMANDS;
 
 const MENU: &str = "completion_menu";
 /// Entries kept in the history file.

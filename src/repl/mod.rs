@@ -1,7 +1,7 @@
 //! The interactive REPL: a reedline loop over one long-lived `Conversation`.
 //!
-//! Each line is either a dot-command (parsed by the table in [`commands`] into an
-//! [`commands::Action`]) or a prompt sent through `Engine::run` — the same engine the
+//! Each line is either a dot-command (parsed by the table in [`dotcmd`] into an
+//! [`dotcmd::Action`]) or a prompt sent through `Engine::run` — the same engine the
 //! one-shot CLI uses. The conversation is kept across turns until `.empty session`.
 //! Ctrl-C while an answer streams cancels that turn only; Ctrl-C at the prompt explains
 //! how to leave; Ctrl-D and `.exit` leave (Esc at the "Save session?" question goes back
@@ -13,7 +13,7 @@
 //! Everything that waits for the user (the line editor, the session questions) runs on a
 //! thread of its own, so a signal is noticed even while nobody types.
 
-pub use crate::dotcmd as commands;
+mod actions;
 pub mod completer;
 mod create;
 mod history;
@@ -36,19 +36,20 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use reedline::{Reedline, Signal};
 
-use crate::client::config::ModelKind;
+use crate::config::clients::ModelKind;
 use crate::config::{self, Wrap};
-use crate::conversation::{Conversation, ConversationSpec, Op, Reply};
+use crate::conversation::{Conversation, ConversationSpec, Op};
+use crate::dotcmd::{self, Action};
 use crate::engine::command::{self, Command, parse_bool};
-use crate::engine::{CoreError, RunOptions, UserInput};
-use crate::render::sanitize;
+use crate::engine::{RunOptions, UserInput};
+use crate::error::CoreError;
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::signals::{StopSignal, StopWatch};
 use crate::state::AppState;
-use commands::Action;
 use completer::CompletionData;
 use leave::{Interrupted, Leave};
+use loki_wire::sanitize;
 
 /// What to do after a line.
 enum Next {
@@ -128,7 +129,7 @@ pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow
     // Leaving asked about the session already; closing shuts sub-agents and MCP servers
     // down and writes what the policy still says to write.
     let theme = repl.theme();
-    let closed = repl.conv.close(&crate::engine::Discard).await;
+    let closed = repl.conv.close(&loki_protocol::emitter::Discard).await;
     if let Err(e) = &closed.saved {
         crate::term::report_error(&theme, &e.to_string());
     }
@@ -273,7 +274,7 @@ impl Repl {
             return Next::Stay;
         }
         let action = if line.trim_start().starts_with('.') {
-            commands::parse(&line)
+            dotcmd::parse(&line)
         } else {
             Action::Ask(UserInput {
                 text: line,
@@ -284,132 +285,7 @@ impl Repl {
         let new_role = matches!(&action, Action::Apply(Command::UseRole(name))
             if !crate::role::list(&self.state().paths.roles_dir).contains(name));
         let _quiet = (quiet_during(&action) && !new_role).then(turn_input::QuietInput::start);
-        match action {
-            Action::Exit => return self.quit().await,
-            Action::Ask(input) => self.ask(input).await,
-            Action::Apply(Command::UseRole(name)) if self.offer_new_role(&name).await => {
-                self.prepare_mcp();
-            }
-            // An agent works through its tools (its own, the todo list, questions to
-            // the user): without function calling it is refused rather than started
-            // crippled. One-shot `-a` only warns, as it has no prompt to come back to.
-            Action::Apply(Command::UseAgent { name, .. }) if !self.conv.function_calling() => {
-                self.error(&format!(
-                    "agent `{name}` needs function calling, which is off (.set function_calling_support true)"
-                ));
-            }
-            Action::Apply(cmd) => {
-                self.apply(cmd).await;
-                // A role, session or setting change may need other servers.
-                self.prepare_mcp();
-            }
-            Action::Display { key, value } => self.set_display(&key, &value),
-            Action::Help => self.print_table(&commands::help_text()),
-            Action::Info => self.print_table(&self.info()),
-            Action::InfoMcp => self.println(&crate::conversation::info::mcp(self.state())),
-            Action::InfoPermissions => self.println(&self.conv.permissions()),
-            Action::Rewind => self.rewind().await,
-            Action::Sessions(text) => self.list_sessions(text.as_deref()).await,
-            Action::Mcp(op) => self.mcp(op).await,
-            Action::InfoAgent => match self.conv.info_agent() {
-                Some(text) => self.println(&text),
-                None => self.error("no agent is active"),
-            },
-            Action::Starter(n) => self.starter(n).await,
-            Action::SubAgents(which) => self.sub_agents(which.as_deref()),
-            Action::Memory(op) => self.memory(op),
-            Action::Context => self.context_window(),
-            Action::OffTheRecord => self.go_off_the_record().await,
-            Action::InfoRole => match self.conv.role() {
-                Some(role) => self.println(&role.export()),
-                None => self.error("no role is active"),
-            },
-            Action::AskWithRole { role, input } => {
-                self.ask_with_role(&role, input).await;
-                // The role's turn may have run other servers; bring back the usual ones.
-                self.prepare_mcp();
-            }
-            Action::OpenSession(name) => {
-                self.open_session(&name).await;
-                // The session may name other MCP servers: they start now, in the
-                // background, and the previous scope's are let go.
-                self.prepare_mcp();
-            }
-            Action::ExitSession => {
-                if !self.conv.has_session() {
-                    self.error("no session is open");
-                } else if let Leave::Stopped(signal) = self.close_session().await {
-                    return Next::Quit(self.terminate(signal).await);
-                } else {
-                    self.prepare_mcp();
-                }
-            }
-            Action::SaveSession(name) => {
-                self.save_session(name.as_deref()).await;
-            }
-            Action::CompressSession => {
-                self.apply(Command::CompressSession).await;
-            }
-            Action::Authenticate => self.authenticate().await,
-            Action::InfoSession => match self.conv.info_session() {
-                Some(text) => self.println(&text),
-                None => self.error("no session is open"),
-            },
-            Action::Copy => match self.conv.last_answer() {
-                None => self.error("there is no answer to copy yet"),
-                Some(text) => match crate::term::clipboard::copy(&text) {
-                    Ok(tool) => self.note(&format!("copied the last answer ({tool})")),
-                    Err(e) => self.error(&e),
-                },
-            },
-            Action::ToolResults => match self.conv.tool_results() {
-                Some(text) => self.println(&text),
-                None => self.note("the last turn called no tools"),
-            },
-            Action::EditConfig => self.edit_config().await,
-            Action::EditAgentConfig => match self.conv.agent() {
-                Some(agent) => {
-                    let name = agent.name.clone();
-                    let path = agent.dir.join("config.yaml");
-                    if self.run_editor(&path) {
-                        self.note(&format!(
-                            "edited {}; the changes apply the next time the agent is used (.exit agent, then .agent {name})",
-                            path.display()
-                        ));
-                    }
-                }
-                None => self.error("no agent is active"),
-            },
-            Action::EditRole => self.edit_role().await,
-            Action::EditSession => self.edit_session().await,
-            Action::SaveRole(name) => {
-                self.apply(Command::SaveRole(name)).await;
-            }
-            Action::DeleteRole(name) => {
-                self.apply(Command::DeleteRole(name)).await;
-            }
-            Action::DeleteSession(name) => {
-                self.apply(Command::DeleteSession(name)).await;
-            }
-            Action::UseRag { name, documents } => self.use_rag(&name, documents).await,
-            Action::RebuildRag => self.rebuild_rag().await,
-            Action::RagSources => self.rag_sources(),
-            Action::InfoRag => self.info_rag(),
-            Action::ExitRag => self.exit_rag().await,
-            Action::DeleteRag(name) => self.delete_rag(&name),
-            Action::DeleteMacro(name) => {
-                match crate::macros::delete(&self.state().paths.macros_dir, &name) {
-                    Ok(path) => self.note(&format!("deleted {}", path.display())),
-                    Err(e) => self.error(&e.to_string()),
-                }
-            }
-            Action::EditRagDocs => self.edit_rag_docs().await,
-            Action::Vault(op) => self.vault(&op).await,
-            Action::Macro { name, .. } if self.offer_new_macro(&name).await => {}
-            Action::Macro { name, args } => self.run_macro(&name, &args).await,
-            Action::Usage(message) => self.error(&message),
-        }
-        Next::Stay
+        self.perform(action).await
     }
 
     async fn ask(&mut self, input: UserInput) {
@@ -425,9 +301,8 @@ impl Repl {
             turn_input::TypeAhead::start(Arc::clone(&queue), self.state().terminal.stdin_tty);
         let result = self
             .conv
-            .submit(Op::prompt(input), &emitter)
-            .await
-            .map(Reply::into_outcome);
+            .prompt(input, RunOptions::default(), None, &emitter)
+            .await;
         let typed = typing.finish();
         queue.set_listening(false);
         drop(emitter);
@@ -521,16 +396,13 @@ impl Repl {
         let quiet = turn_input::QuietInput::start();
         let result = self
             .conv
-            .submit(
-                Op::Prompt {
-                    input,
-                    options: RunOptions::default(),
-                    role: Some(name.to_string()),
-                },
+            .prompt(
+                input,
+                RunOptions::default(),
+                Some(name.to_string()),
                 &emitter,
             )
-            .await
-            .map(Reply::into_outcome);
+            .await;
         drop(emitter);
         drop(quiet);
         if let Err(e @ (CoreError::Role(_) | CoreError::Model(_) | CoreError::InvalidRequest(_))) =
@@ -568,11 +440,7 @@ impl Repl {
     pub(super) async fn apply(&mut self, command: Command) -> bool {
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::new(opts, None);
-        let result = self
-            .conv
-            .submit(Op::Command(command), &emitter)
-            .await
-            .map(Reply::into_applied);
+        let result = self.conv.command(command, &emitter).await;
         self.sync_completion();
         match result {
             Ok(applied) => {
@@ -828,7 +696,7 @@ impl Repl {
             .conv
             .submit(
                 Op::Reconfigure(Arc::clone(&new_state)),
-                &crate::engine::Discard,
+                &loki_protocol::emitter::Discard,
             )
             .await;
         if let Err(e) = reconfigured {
@@ -958,7 +826,7 @@ impl Repl {
 
     fn error(&self, text: &str) {
         let theme = self.theme();
-        let text = crate::secrets::redact(text);
+        let text = loki_wire::secrets::redact(text);
         self.print_styled(&format!(
             "{} {}",
             theme.paint(Style::Error, "error:"),

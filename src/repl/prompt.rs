@@ -54,7 +54,7 @@ impl Vars {
     /// a file) are shown escaped, only `{color.*}` adds escapes.
     pub fn set(&mut self, name: &str, value: impl Into<String>) {
         let value = value.into();
-        let value = match crate::render::sanitize::display(&value) {
+        let value = match loki_wire::sanitize::display(&value) {
             std::borrow::Cow::Owned(safe) => safe,
             std::borrow::Cow::Borrowed(_) => value,
         };

@@ -3,9 +3,8 @@
 //! someone changed after the turn is overwritten only if the user says so.
 
 use crate::checkpoint::rewind::{Restore, RewindError};
-use crate::conversation::Op;
-use crate::engine::CoreError;
 use crate::engine::command::Command;
+use crate::error::CoreError;
 use crate::term::yes_no::{self, Reply};
 
 const BOTH: &str = "Files and conversation";
@@ -39,7 +38,7 @@ impl super::Repl {
                 let room = width
                     .saturating_sub(2 + display_width(&head) + display_width(&tail))
                     .max(8);
-                let prompt = crate::render::sanitize::display(&t.prompt);
+                let prompt = loki_wire::sanitize::display(&t.prompt);
                 format!("{head}{}{tail}", cut(&prompt, room))
             })
             .collect();
@@ -68,9 +67,13 @@ impl super::Repl {
         let count = index + 1;
         let mut force = false;
         loop {
-            let op = Op::Command(Command::Rewind { count, what, force });
-            match self.conv.submit(op, &crate::engine::Discard).await {
-                Ok(reply) => return self.show_applied(&reply.into_applied()),
+            let rewind = Command::Rewind { count, what, force };
+            match self
+                .conv
+                .command(rewind, &loki_protocol::emitter::Discard)
+                .await
+            {
+                Ok(applied) => return self.show_applied(&applied),
                 Err(e @ CoreError::Rewind(RewindError::ChangedSince(_))) if !force => {
                     self.error(&e.to_string());
                     let answer = self

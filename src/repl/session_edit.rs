@@ -5,7 +5,6 @@
 //! loki wrote the session while the editor was open. A broken or late draft is kept
 //! aside while the session stays as it was.
 
-use crate::conversation::Op;
 use crate::engine::command::Command;
 use crate::term::yes_no::{self, Reply};
 
@@ -73,12 +72,16 @@ impl super::Repl {
         };
         // Nothing is locked while the editor is open: the replacement is refused if
         // another loki wrote the session meanwhile, and the edit is kept aside.
-        let replace = Op::Command(Command::ReplaceSession {
+        let replace = Command::ReplaceSession {
             yaml: edited.clone(),
             base: text,
-        });
-        match self.conv.submit(replace, &crate::engine::Discard).await {
-            Ok(reply) => self.show_applied(&reply.into_applied()),
+        };
+        match self
+            .conv
+            .command(replace, &loki_protocol::emitter::Discard)
+            .await
+        {
+            Ok(applied) => self.show_applied(&applied),
             Err(e) => {
                 self.error(&format!("{e}; the session was not changed"));
                 let aside = draft_path(&cache, "rejected");

@@ -18,7 +18,7 @@ impl super::Repl {
         };
         match lines {
             Ok(lines) if lines.is_empty() => self.note("no sessions found"),
-            Ok(lines) => self.println(&crate::render::sanitize::display(&lines.join("\n"))),
+            Ok(lines) => self.println(&loki_wire::sanitize::display(&lines.join("\n"))),
             Err(e) => self.error(&e.to_string()),
         }
     }

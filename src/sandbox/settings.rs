@@ -107,10 +107,13 @@ struct Written {
     deny_read: Vec<String>,
 }
 
-fn mode(name: &str) -> Result<SandboxMode, String> {
-    SandboxMode::parse(name).ok_or_else(|| {
-        format!("unknown sandbox mode `{name}` (read-only, workspace-write or danger-full-access)")
-    })
+/// A `sandbox` setting naming no mode loki has.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown sandbox mode `{0}` (read-only, workspace-write or danger-full-access)")]
+struct UnknownMode(String);
+
+fn mode(name: &str) -> Result<SandboxMode, UnknownMode> {
+    SandboxMode::parse(name).ok_or_else(|| UnknownMode(name.to_string()))
 }
 
 impl<'de> Deserialize<'de> for SandboxSettings {

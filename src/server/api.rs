@@ -16,13 +16,15 @@ use serde_json::{Value, json};
 use super::auth::Caller;
 use super::cluster;
 use super::reply::{ApiError, json_body};
-use super::run::{ApprovalPolicy, Decided, Ran, RunKey, Where};
+use super::run::{ApprovalPolicy, Decided, Ran, Run, RunKey, Where};
 use super::{RequestInfo, Server};
-use crate::conversation::{Conversation, ConversationSpec, Op, catalog};
+use crate::conversation::{Conversation, ConversationSpec, catalog};
+use crate::engine::UserInput;
 use crate::engine::command::Command;
-use crate::engine::event::Event;
-use crate::engine::{CollectingEmitter, CoreError, Discard, Emitter, UserInput};
+use crate::error::CoreError;
 use crate::tool::approve::Decision;
+use loki_protocol::emitter::{CollectingEmitter, Discard, Emitter};
+use loki_protocol::event::Event;
 
 /// Parses a JSON body (an empty body is `{}`).
 pub(super) fn body<T: serde::de::DeserializeOwned>(
@@ -76,17 +78,68 @@ pub(super) struct Completion {
     approval: Option<String>,
 }
 
-/// Runs `spec` with `prompt`: as SSE events when `stream`, else as one JSON result.
+/// Runs `request`'s prompt in a conversation set up by `commands`: as SSE events when
+/// it streams, else as one JSON result. Either way the run is tracked — its status, a
+/// cancel and (with several instances) an approval or an answer can reach it from any
+/// instance.
 pub(super) async fn respond(
     server: &Arc<Server>,
     info: &RequestInfo,
-    spec: ConversationSpec,
-    prompt: String,
-    stream: bool,
+    request: Completion,
+    commands: Vec<Command>,
     approvals: ApprovalPolicy,
 ) -> Response {
+    let spec = ConversationSpec {
+        model: request.model,
+        commands,
+        ..ConversationSpec::default()
+    };
+    let (prompt, stream) = (request.prompt, request.stream);
     let cancel = server.shutdown.child_token();
-    let key = info.id.clone();
+    let key = run_key(server, info, &spec).await;
+    let namespace = caller_namespace(server, &info.caller);
+    let started = server
+        .track(
+            &key.id,
+            &key.owner,
+            key.session.clone(),
+            cancel.clone(),
+            namespace,
+        )
+        .await;
+    // Its questions wait on the run's board, where `POST …/questions/{id}` answers them.
+    let spec = ConversationSpec {
+        escalations: Some(Arc::clone(&started.tracked.questions)),
+        ..spec
+    };
+    let input = UserInput {
+        text: prompt,
+        ..UserInput::default()
+    };
+    let run = Run {
+        spec,
+        input,
+        key,
+        approvals,
+    };
+    if stream {
+        return stream_run(server, started, run, cancel);
+    }
+    let collector = Arc::new(CollectingEmitter::new());
+    let emitter: Arc<dyn Emitter> = Arc::new(super::streamed::Both(
+        Arc::clone(&collector) as _,
+        started.emitter,
+    ));
+    let tracked = Some(started.tracked);
+    match server.run_to_end(run, emitter, cancel, tracked).await {
+        Ok(ran) => result_json(info, &ran, &collector),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Who runs what, and in which session (by id, so an approval naming the session by
+/// its alias still meets the run).
+async fn run_key(server: &Server, info: &RequestInfo, spec: &ConversationSpec) -> RunKey {
     let opened = spec.commands.iter().find_map(|c| match c {
         Command::OpenSession(id) => Some(id.clone()),
         _ => None,
@@ -95,98 +148,42 @@ pub(super) async fn respond(
         Some(key) => Some(session_id_of(server, &key).await),
         None => None,
     };
-    let run = RunKey {
-        id: key.clone(),
+    RunKey {
+        id: info.id.clone(),
         owner: info.caller.subject.clone(),
         session,
-    };
-    let spec = ConversationSpec {
-        approver: Some(server.approver(approvals, &run)),
-        ..spec
-    };
-    let input = UserInput {
-        text: prompt,
-        ..UserInput::default()
-    };
-    if stream {
-        let started = server
-            .track(
-                &key,
-                &info.caller.subject,
-                run.session.clone(),
-                cancel.clone(),
-                caller_namespace(server, &info.caller),
-            )
-            .await;
-        // A streamed run's questions can be answered (`question_asked`), so the model
-        // may ask them.
-        let spec = ConversationSpec {
-            id: Some(started.conversation),
-            observer: Some(Arc::clone(&started.emitter)),
-            asker: Some(started.asker),
-            user_tools: true,
-            ..spec
-        };
-        let tracked = started.tracked;
-        // The client that started the run reads its log like any reader that comes back.
-        let response = match tracked.log.stream(0) {
-            Ok(response) => response,
-            Err(_) => {
-                return ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal_error",
-                    "the run's events are gone",
-                )
-                .into_response();
-            }
-        };
-        let task = server.start(spec, input, started.emitter, cancel, key);
-        server.hold(&tracked);
-        let server = Arc::clone(server);
-        tokio::spawn(async move {
-            let ran = task.await.map_err(|e| e.to_string());
-            server.end(&tracked, &ran).await;
-        });
-        return response;
     }
-    // Tracked like a streamed run — its status, a cancel and (with several instances) an
-    // approval can reach it from any instance — while its events are also collected for
-    // the one JSON answer.
-    let started = server
-        .track(
-            &key,
-            &info.caller.subject,
-            run.session.clone(),
-            cancel.clone(),
-            caller_namespace(server, &info.caller),
+}
+
+/// A streamed run of loki's API: the client that started it reads its log like any
+/// reader that comes back; its questions can be answered (`question_asked`), so the
+/// model may ask them.
+fn stream_run(
+    server: &Arc<Server>,
+    started: super::streamed::Stream,
+    mut run: Run,
+    cancel: tokio_util::sync::CancellationToken,
+) -> Response {
+    run.spec = ConversationSpec {
+        id: Some(started.conversation),
+        observer: Some(Arc::clone(&started.emitter)),
+        asker: Some(started.asker),
+        user_tools: true,
+        ..run.spec
+    };
+    let tracked = started.tracked;
+    let Ok(response) = tracked.log.stream(0) else {
+        return ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "the run's events are gone",
         )
-        .await;
-    let collector = Arc::new(CollectingEmitter::new());
-    let emitter: Arc<dyn Emitter> = Arc::new(super::streamed::Both(
-        Arc::clone(&collector) as _,
-        started.emitter,
-    ));
-    // The client going away cancels the run (its session is still saved); the run is
-    // ended for the other instances whatever becomes of this request.
-    let guard = cancel.clone().drop_guard();
-    let task = server.start(spec, input, emitter, cancel, key);
-    let (done, ran) = tokio::sync::oneshot::channel();
-    let ending = Arc::clone(server);
-    tokio::spawn(async move {
-        let ran = task.await.map_err(|e| e.to_string());
-        ending.end(&started.tracked, &ran).await;
-        let _ = done.send(ran);
-    });
-    let ran = ran
-        .await
-        .unwrap_or_else(|_| Err("the run's task ended without a result".to_string()));
-    guard.disarm();
-    match ran {
-        Ok(ran) => result_json(info, &ran, &collector),
-        Err(e) => {
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", e).into_response()
-        }
-    }
+        .into_response();
+    };
+    let task = server.start(run, started.emitter, cancel);
+    server.hold(&tracked);
+    drop(server.end_when_done(task, Some(tracked)));
+    response
 }
 
 /// The JSON result of a run that is not streamed.
@@ -307,20 +304,7 @@ pub(super) async fn completions(
             value: t.to_string(),
         });
     }
-    let spec = ConversationSpec {
-        model: request.model.clone(),
-        commands,
-        ..ConversationSpec::default()
-    };
-    respond(
-        &server,
-        &info,
-        spec,
-        request.prompt,
-        request.stream,
-        approvals,
-    )
-    .await
+    respond(&server, &info, request, commands, approvals).await
 }
 
 /// `POST /v1/sessions` body.
@@ -339,12 +323,13 @@ pub(super) struct NewSession {
     approval: Option<String>,
 }
 
-/// Opens session `id` in a conversation of its own, applies `commands`, saves it.
+/// Opens session `id` in a conversation of its own, applies `command`, saves it; closed
+/// whatever became of the command (the session's lock is let go).
 async fn change_session(
     server: &Arc<Server>,
     caller: &Caller,
     id: &str,
-    commands: Vec<Command>,
+    command: Command,
 ) -> Result<Value, ApiError> {
     owned_session(server, caller, id).await?;
     let spec = ConversationSpec {
@@ -354,15 +339,9 @@ async fn change_session(
         ..ConversationSpec::default()
     };
     let mut conversation = Conversation::open(&server.state, spec).await?;
-    let mut notes = Vec::new();
-    for command in commands {
-        let applied = conversation
-            .submit(Op::Command(command), &Discard)
-            .await?
-            .into_applied();
-        notes.extend(applied.notes().map(str::to_string));
-    }
-    conversation.close(&Discard).await.into_saved()?;
+    let applied = conversation.command(command, &Discard).await;
+    let applied = conversation.finish(applied, &Discard).await.into_result()?;
+    let notes: Vec<&str> = applied.notes().collect();
     Ok(json!({"status": "ok", "notes": notes}))
 }
 
@@ -373,7 +352,7 @@ async fn owned_session(
     server: &Server,
     caller: &Caller,
     id: &str,
-) -> Result<crate::session::Session, ApiError> {
+) -> Result<loki_wire::session_file::Session, ApiError> {
     let Some(session) = catalog::stored_session(&server.state, id).await? else {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -530,19 +509,19 @@ pub(super) async fn create_session(
         ..ConversationSpec::default()
     };
     let mut conversation = Conversation::open(&server.state, spec).await?;
-    conversation
-        .submit(Op::Command(Command::SaveSession(None)), &Discard)
-        .await?;
-    let id = conversation.session_id().unwrap_or_default();
+    let saved = conversation
+        .command(Command::SaveSession(None), &Discard)
+        .await;
     let body = json!({
-        "id": id,
+        "id": conversation.session_id().unwrap_or_default(),
         "alias": alias,
         "model": conversation.model_id(),
         "role": conversation.role().map(|r| r.name.clone()),
         "rag": conversation.active_rag(),
         "approval": approvals.name(),
     });
-    conversation.close(&Discard).await.into_saved()?;
+    // Closed whether or not the save went through (the session's lock is let go).
+    conversation.finish(saved, &Discard).await.into_result()?;
     Ok(json_body(StatusCode::CREATED, &body))
 }
 
@@ -605,11 +584,25 @@ pub(super) async fn delete_session(
     SessionKey(id): SessionKey,
 ) -> Result<Response, ApiError> {
     owned_session(&server, &info.caller, &id).await?;
-    let mut conversation = Conversation::open(&server.state, ConversationSpec::default()).await?;
-    conversation
-        .submit(Op::Command(Command::DeleteSession(id.clone())), &Discard)
-        .await?;
+    delete_stored(&server, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Deletes the stored session `key` names through the store, without opening a
+/// conversation. Its lock is taken first — waiting for a run in it to end, as turns on
+/// one session follow each other — so a running turn never saves it back afterwards.
+async fn delete_stored(server: &Server, key: &str) -> Result<(), CoreError> {
+    use crate::session::store::SessionStore;
+    let store: &dyn SessionStore = server.state.sessions.as_ref();
+    let Some(handle) = store.open_key(key).await? else {
+        return Err(crate::session::store::SessionError::NotFound {
+            name: key.to_string(),
+        }
+        .into());
+    };
+    let _held = store.lock(&handle, &server.shutdown).await?;
+    store.delete(handle.id()).await?;
+    Ok(())
 }
 
 /// `POST /v1/sessions/{id}/completions`.
@@ -643,40 +636,61 @@ pub(super) async fn session_completions(
         )
         .into_response();
     }
-    let spec = ConversationSpec {
-        model: request.model.clone(),
-        commands: vec![Command::OpenSession(id.clone())],
-        ..ConversationSpec::default()
-    };
-    respond(
-        &server,
-        &info,
-        spec,
-        request.prompt,
-        request.stream,
-        approvals,
-    )
-    .await
+    let commands = vec![Command::OpenSession(id.clone())];
+    respond(&server, &info, request, commands, approvals).await
+}
+
+/// A request that changes a session: the session as the store knows it, and who asks.
+pub(super) struct SessionChange {
+    server: Arc<Server>,
+    caller: Caller,
+    id: String,
+}
+
+impl axum::extract::FromRequestParts<Arc<Server>> for SessionChange {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        server: &Arc<Server>,
+    ) -> Result<Self, Self::Rejection> {
+        let SessionKey(id) = SessionKey::from_request_parts(parts, server).await?;
+        let caller = parts
+            .extensions
+            .get::<RequestInfo>()
+            .map(|i| i.caller.clone())
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal_error",
+                    "the request has no caller",
+                )
+                .into_response()
+            })?;
+        Ok(Self {
+            server: Arc::clone(server),
+            caller,
+            id,
+        })
+    }
+}
+
+impl SessionChange {
+    /// Applies `command` to the session and says what it did.
+    async fn apply(self, command: Command) -> Result<Response, ApiError> {
+        let done = change_session(&self.server, &self.caller, &self.id, command).await?;
+        Ok(json_body(StatusCode::OK, &done))
+    }
 }
 
 /// `POST /v1/sessions/{id}/compress`.
-pub(super) async fn compress_session(
-    State(server): State<Arc<Server>>,
-    Extension(info): Extension<RequestInfo>,
-    SessionKey(id): SessionKey,
-) -> Result<Response, ApiError> {
-    let done = change_session(&server, &info.caller, &id, vec![Command::CompressSession]).await?;
-    Ok(json_body(StatusCode::OK, &done))
+pub(super) async fn compress_session(change: SessionChange) -> Result<Response, ApiError> {
+    change.apply(Command::CompressSession).await
 }
 
 /// `POST /v1/sessions/{id}/empty`.
-pub(super) async fn empty_session(
-    State(server): State<Arc<Server>>,
-    Extension(info): Extension<RequestInfo>,
-    SessionKey(id): SessionKey,
-) -> Result<Response, ApiError> {
-    let done = change_session(&server, &info.caller, &id, vec![Command::ClearConversation]).await?;
-    Ok(json_body(StatusCode::OK, &done))
+pub(super) async fn empty_session(change: SessionChange) -> Result<Response, ApiError> {
+    change.apply(Command::ClearConversation).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -687,58 +701,30 @@ pub(super) struct Named {
 
 /// `POST /v1/sessions/{id}/role`.
 pub(super) async fn use_role(
-    State(server): State<Arc<Server>>,
-    Extension(info): Extension<RequestInfo>,
-    SessionKey(id): SessionKey,
+    change: SessionChange,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let named: Named = body(bytes)?;
-    let done = change_session(
-        &server,
-        &info.caller,
-        &id,
-        vec![Command::UseRole(named.name)],
-    )
-    .await?;
-    Ok(json_body(StatusCode::OK, &done))
+    change.apply(Command::UseRole(named.name)).await
 }
 
 /// `DELETE /v1/sessions/{id}/role`.
-pub(super) async fn exit_role(
-    State(server): State<Arc<Server>>,
-    Extension(info): Extension<RequestInfo>,
-    SessionKey(id): SessionKey,
-) -> Result<Response, ApiError> {
-    let done = change_session(&server, &info.caller, &id, vec![Command::ExitRole]).await?;
-    Ok(json_body(StatusCode::OK, &done))
+pub(super) async fn exit_role(change: SessionChange) -> Result<Response, ApiError> {
+    change.apply(Command::ExitRole).await
 }
 
 /// `POST /v1/sessions/{id}/rag`.
 pub(super) async fn use_rag(
-    State(server): State<Arc<Server>>,
-    Extension(info): Extension<RequestInfo>,
-    SessionKey(id): SessionKey,
+    change: SessionChange,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let named: Named = body(bytes)?;
-    let done = change_session(
-        &server,
-        &info.caller,
-        &id,
-        vec![Command::UseRag(named.name)],
-    )
-    .await?;
-    Ok(json_body(StatusCode::OK, &done))
+    change.apply(Command::UseRag(named.name)).await
 }
 
 /// `DELETE /v1/sessions/{id}/rag`.
-pub(super) async fn exit_rag(
-    State(server): State<Arc<Server>>,
-    Extension(info): Extension<RequestInfo>,
-    SessionKey(id): SessionKey,
-) -> Result<Response, ApiError> {
-    let done = change_session(&server, &info.caller, &id, vec![Command::ExitRag]).await?;
-    Ok(json_body(StatusCode::OK, &done))
+pub(super) async fn exit_rag(change: SessionChange) -> Result<Response, ApiError> {
+    change.apply(Command::ExitRag).await
 }
 
 /// `POST /v1/sessions/{id}/agent`: agents keep their sessions in their own directory,

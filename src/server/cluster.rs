@@ -85,7 +85,7 @@ fn db(e: &tokio_postgres::Error) -> ClusterError {
     let message = e
         .as_db_error()
         .map_or_else(|| e.to_string(), |d| d.message().to_string());
-    ClusterError(crate::secrets::redact(&message).into_owned())
+    ClusterError(loki_wire::secrets::redact(&message).into_owned())
 }
 
 fn from_store(e: &crate::session::store::SessionError) -> ClusterError {

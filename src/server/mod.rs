@@ -8,8 +8,10 @@
 //! `write` otherwise), a per-key rate limit, a limit on requests at once, CORS, the body
 //! size limit, and one structured log line per request. See `docs/server.md`.
 
+mod answer;
 mod api;
 pub mod auth;
+mod chat_answer;
 mod cluster;
 mod gate;
 mod jwt;
@@ -49,8 +51,8 @@ pub struct Server {
     /// The keys, replaced with `api` (their caches start afresh).
     keys: RwLock<Arc<auth::Keys>>,
     limiter: auth::RateLimiter,
-    /// Runs waiting for approvals, by request id.
-    approvals: Mutex<HashMap<String, run::Waiting>>,
+    /// The runs open here, by request id (their approvals and answers go through them).
+    live: Mutex<HashMap<String, run::Live>>,
     /// Streamed runs of this instance, by request id.
     streams: Arc<streamed::TrackedRuns>,
     /// The other instances on the same database, when sessions are in PostgreSQL.
@@ -68,6 +70,32 @@ pub struct Server {
     /// Where `execute_command` is confined: `api.tools.root` (made again when a reload
     /// names another root).
     sandbox: Mutex<Option<Arc<crate::sandbox::Sandbox>>>,
+}
+
+/// Why `api:` cannot be put in force (a SIGHUP reload), or a run's commands cannot be
+/// confined to `api.tools.root`.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// `api.tools.root` cannot be resolved.
+    #[error("api.tools.root {}: {source}", root.display())]
+    Root {
+        /// The root as configured.
+        root: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The sandbox cannot be made.
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
+    /// config.yaml cannot be read or parsed.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// config.yaml is no longer there.
+    #[error("{} is gone", .0.display())]
+    ConfigGone(std::path::PathBuf),
+    /// The new `api:` has problems.
+    #[error("{}", .0.join("; "))]
+    Problems(Vec<String>),
 }
 
 /// Why the server cannot start.
@@ -91,13 +119,13 @@ pub fn listen_addr(state: &AppState, flag: Option<&str>) -> String {
         .unwrap_or_else(|| crate::config::api::DEFAULT_LISTEN_ADDR.to_string())
 }
 
-/// Runs the server until SIGINT or SIGTERM; returns the exit status.
-pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Result<u8> {
+/// The `api:` settings and the address to serve them on, or why they cannot be served.
+fn checked(state: &AppState, addr_flag: Option<&str>) -> anyhow::Result<(ApiConfig, SocketAddr)> {
     let api = state.config.api.clone().unwrap_or_default();
     if !api.enabled {
         return Err(refuse("`api.enabled` is false in config.yaml"));
     }
-    let addr_text = listen_addr(&state, addr_flag);
+    let addr_text = listen_addr(state, addr_flag);
     let mut problems = api.problems();
     let addr: Option<SocketAddr> = addr_text.parse().ok();
     if addr.is_none() {
@@ -114,9 +142,15 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         }
         _ => {}
     }
-    let (Some(addr), Some(auth), true) = (addr, &api.auth, problems.is_empty()) else {
-        return Err(refuse(&problems.join("; ")));
-    };
+    match addr {
+        Some(addr) if problems.is_empty() => Ok((api, addr)),
+        _ => Err(refuse(&problems.join("; "))),
+    }
+}
+
+/// Runs the server until SIGINT or SIGTERM; returns the exit status.
+pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Result<u8> {
+    let (api, addr) = checked(&state, addr_flag)?;
     if api.log_format == crate::config::api::LogFormat::Json {
         crate::logging::json::switch_on();
     }
@@ -135,56 +169,14 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
         ),
         None => None,
     };
-    let server = Arc::new(Server {
-        keys: RwLock::new(Arc::new(auth::Keys::new(
-            auth,
-            api.limits.rate_limit_per_minute,
-        ))),
-        limiter: auth::RateLimiter::default(),
-        approvals: Mutex::new(HashMap::new()),
-        streams: Arc::default(),
-        cluster,
-        metrics: metrics::Metrics::default(),
-        responses: responses::Kept::default(),
-        shutdown: CancellationToken::new(),
-        stopping: CancellationToken::new(),
-        slots: Arc::new(tokio::sync::Semaphore::new(
-            api.limits.max_concurrent_requests.max(1),
-        )),
-        sandbox: Mutex::new(None),
-        state,
-        api: RwLock::new(Arc::new(api)),
-    });
-    let mode = match server.api().auth {
-        Some(AuthConfig::Disabled) => "auth disabled",
-        Some(AuthConfig::Jwt(_)) => "JWT",
-        _ => "bearer keys",
-    };
+    let keys = api
+        .auth
+        .as_ref()
+        .map(|auth| auth::Keys::new(auth, api.limits.rate_limit_per_minute))
+        .ok_or_else(|| refuse("no `api.auth` in config.yaml"))?;
+    let server = Arc::new(Server::new(state, api, keys, cluster));
     let theme = crate::render::theme::Theme::stderr(&server.state.terminal);
-    crate::term::session_note(
-        &theme,
-        &format!("loki: serving on http://{local} ({mode}); Ctrl-C stops"),
-    );
-    tracing::info!(%local, mode, "server started");
-    if let Some(cluster) = &server.cluster {
-        server.follow_signals(cluster);
-        tracing::info!(
-            instance = cluster.instance(),
-            "coordinating with other instances through the session database"
-        );
-    }
-    warn_if_unconfinable(&server.api(), &theme);
-    // What the first requests would each wait for is made at once, off the request
-    // threads: the model catalogue and the tokenizer's vocabulary.
-    {
-        let state = Arc::clone(&server.state);
-        drop(tokio::task::spawn_blocking(move || {
-            let _ = state
-                .providers
-                .default_chat_model(state.config.model.as_deref());
-            crate::tokens::count_o200k("warm");
-        }));
-    }
+    server.announce(local, &theme);
     let stop = server.stopping.clone();
     listen_for_signals(Arc::clone(&server), stop.clone(), local)
         .map_err(|e| refuse(&format!("cannot listen for signals: {e}")))?;
@@ -200,28 +192,88 @@ pub async fn serve(state: Arc<AppState>, addr_flag: Option<&str>) -> anyhow::Res
     let serving = axum::serve(listener, app).with_graceful_shutdown(async move {
         graceful.cancelled().await;
     });
-    let server_for_grace = Arc::clone(&server);
     let result = tokio::select! {
         result = serving => result,
-        // Stopping: running turns get the grace period, then are cancelled (their
-        // sessions are saved with what arrived) and the connections are closed.
-        () = async {
-            stop.cancelled().await;
-            let grace = Duration::from_secs(server_for_grace.api().shutdown_grace_seconds);
-            let deadline = Instant::now() + grace;
-            while server_for_grace.metrics.active() > 0 && Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            server_for_grace.shutdown.cancel();
-            let saved = Instant::now() + Duration::from_secs(5);
-            while server_for_grace.metrics.active() > 0 && Instant::now() < saved {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        } => Ok(()),
+        () = server.wind_down(stop) => Ok(()),
     };
     result.map_err(|e| refuse(&e.to_string()))?;
     crate::term::session_note(&theme, "loki: server stopped");
     Ok(0)
+}
+
+impl Server {
+    /// The server of `state`, serving `api` to the holders of `keys`.
+    fn new(
+        state: Arc<AppState>,
+        api: ApiConfig,
+        keys: auth::Keys,
+        cluster: Option<Arc<cluster::Cluster>>,
+    ) -> Self {
+        Self {
+            keys: RwLock::new(Arc::new(keys)),
+            limiter: auth::RateLimiter::default(),
+            live: Mutex::new(HashMap::new()),
+            streams: Arc::default(),
+            cluster,
+            metrics: metrics::Metrics::default(),
+            responses: responses::Kept::default(),
+            shutdown: CancellationToken::new(),
+            stopping: CancellationToken::new(),
+            slots: Arc::new(tokio::sync::Semaphore::new(
+                api.limits.max_concurrent_requests.max(1),
+            )),
+            sandbox: Mutex::new(None),
+            state,
+            api: RwLock::new(Arc::new(api)),
+        }
+    }
+
+    /// Says where it serves, and starts what the first requests would each wait for.
+    fn announce(self: &Arc<Self>, local: SocketAddr, theme: &crate::render::theme::Theme) {
+        let mode = match self.api().auth {
+            Some(AuthConfig::Disabled) => "auth disabled",
+            Some(AuthConfig::Jwt(_)) => "JWT",
+            _ => "bearer keys",
+        };
+        crate::term::session_note(
+            theme,
+            &format!("loki: serving on http://{local} ({mode}); Ctrl-C stops"),
+        );
+        tracing::info!(%local, mode, "server started");
+        if let Some(cluster) = &self.cluster {
+            self.follow_signals(cluster);
+            tracing::info!(
+                instance = cluster.instance(),
+                "coordinating with other instances through the session database"
+            );
+        }
+        warn_if_unconfinable(&self.api(), theme);
+        // What the first requests would each wait for is made at once, off the request
+        // threads: the model catalogue and the tokenizer's vocabulary.
+        let state = Arc::clone(&self.state);
+        drop(tokio::task::spawn_blocking(move || {
+            let _ = state
+                .providers
+                .default_chat_model(state.config.model.as_deref());
+            crate::tokens::count_o200k("warm");
+        }));
+    }
+
+    /// Once `stop` is asked for: running turns get the grace period, then are cancelled
+    /// (their sessions are saved with what arrived) and the connections are closed.
+    async fn wind_down(&self, stop: CancellationToken) {
+        stop.cancelled().await;
+        let grace = Duration::from_secs(self.api().shutdown_grace_seconds);
+        let deadline = Instant::now() + grace;
+        while self.metrics.active() > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        self.shutdown.cancel();
+        let saved = Instant::now() + Duration::from_secs(5);
+        while self.metrics.active() > 0 && Instant::now() < saved {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }
 
 /// Says at start when `execute_command` would run unconfined or cannot run at all.
@@ -294,7 +346,7 @@ impl Server {
     fn sandbox_for(
         &self,
         root: &std::path::Path,
-    ) -> Result<Option<Arc<crate::sandbox::Sandbox>>, String> {
+    ) -> Result<Option<Arc<crate::sandbox::Sandbox>>, SetupError> {
         use crate::sandbox::SandboxMode;
         let mode = if self.api().tools.confine_commands {
             self.state
@@ -311,8 +363,10 @@ impl Server {
             .sandbox
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let canonical = std::fs::canonicalize(root)
-            .map_err(|e| format!("api.tools.root {}: {e}", root.display()))?;
+        let canonical = std::fs::canonicalize(root).map_err(|source| SetupError::Root {
+            root: root.to_path_buf(),
+            source,
+        })?;
         if let Some(sandbox) = slot
             .as_ref()
             .filter(|s| s.root() == canonical && s.mode() == mode)
@@ -321,8 +375,7 @@ impl Server {
         }
         let rules = crate::config::permissions::Rules::new(&self.state.config.permissions);
         let sandbox =
-            crate::engine::confinement::build(&self.state, &canonical, mode, &[], &rules, true)
-                .map_err(|e| e.to_string())?;
+            crate::engine::confinement::build(&self.state, &canonical, mode, &[], &rules, true)?;
         *slot = sandbox.clone();
         Ok(sandbox)
     }
@@ -350,13 +403,11 @@ impl Server {
     /// origins and timeouts in force for the next requests (running ones finish as they
     /// started). A file with a problem changes nothing; the listening address, body
     /// limit and request slots stay as they were started.
-    fn reload(&self, local: SocketAddr) -> Result<(), String> {
+    fn reload(&self, local: SocketAddr) -> Result<(), SetupError> {
         let paths = &self.state.paths;
-        let text = crate::config::load::read(paths)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("{} is gone", paths.config_file.display()))?;
-        let loaded = crate::config::load::parse(&text, &paths.config_file, &self.state.env)
-            .map_err(|e| e.to_string())?;
+        let text = crate::config::load::read(paths)?
+            .ok_or_else(|| SetupError::ConfigGone(paths.config_file.clone()))?;
+        let loaded = crate::config::load::parse(&text, &paths.config_file, &self.state.env)?;
         let api = loaded.config.api.unwrap_or_default();
         let mut problems = api.problems();
         match &api.auth {
@@ -367,7 +418,7 @@ impl Server {
             _ => {}
         }
         let Some(auth) = api.auth.as_ref().filter(|_| problems.is_empty()) else {
-            return Err(problems.join("; "));
+            return Err(SetupError::Problems(problems));
         };
         let keys = auth::Keys::new(auth, api.limits.rate_limit_per_minute);
         *self

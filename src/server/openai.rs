@@ -14,21 +14,22 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::reply::{ApiError, json_body, sse, sse_event};
-use super::run::{ApprovalPolicy, ChannelEmitter, RunKey};
+use super::chat_answer::ChatShape;
+use super::reply::{ApiError, json_body};
+use super::run::{ApprovalPolicy, Run, RunKey};
 use super::{RequestInfo, Server};
-use crate::client::{AnswerFormat, Controls, Message, Role, ToolChoice};
+use crate::client::{AnswerFormat, Controls, ToolChoice};
 use crate::conversation::ConversationSpec;
+use crate::engine::UserInput;
 use crate::engine::command::Command;
-use crate::engine::event::Event;
-use crate::engine::{CollectingEmitter, Emitter, UserInput};
+use loki_wire::message::{Message, Role};
 
 /// `GET /v1/models`.
 pub(super) async fn models(State(server): State<Arc<Server>>) -> Response {
     let state = &server.state;
     let models = state
         .providers
-        .models(crate::client::config::ModelKind::Chat)
+        .models(crate::config::clients::ModelKind::Chat)
         .unwrap_or_default();
     let chat = models.iter().map(crate::client::Model::id);
     let roles = crate::role::list(&state.paths.roles_dir)
@@ -190,12 +191,12 @@ fn client_tools(tools: &[Value]) -> Result<Vec<crate::client::ToolSpec>, ApiErro
 }
 
 /// An assistant message's `tool_calls`.
-fn calls_of(message: &Value) -> Vec<crate::client::ToolCall> {
+fn calls_of(message: &Value) -> Vec<loki_wire::message::ToolCall> {
     message["tool_calls"]
         .as_array()
         .into_iter()
         .flatten()
-        .map(|c| crate::client::ToolCall {
+        .map(|c| loki_wire::message::ToolCall {
             id: c["id"].as_str().unwrap_or_default().to_string(),
             name: c["function"]["name"]
                 .as_str()
@@ -211,7 +212,7 @@ fn calls_of(message: &Value) -> Vec<crate::client::ToolCall> {
 }
 
 /// Calls in OpenAI's shape.
-fn calls_json(calls: &[crate::client::ToolCall]) -> Value {
+pub(super) fn calls_json(calls: &[loki_wire::message::ToolCall]) -> Value {
     Value::Array(
         calls
             .iter()
@@ -355,201 +356,40 @@ pub(super) async fn chat_completions(
         Ok(found) => found,
         Err(e) => return e.into_response(),
     };
-    let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
-    let created = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let model = request.model.clone();
-    let cancel = server.shutdown.child_token();
-    let spec = ConversationSpec {
-        approver: Some(server.approver(
-            ApprovalPolicy::Deny,
-            &RunKey {
-                id: info.id.clone(),
-                owner: info.caller.subject.clone(),
-                session: None,
-            },
-        )),
-        ..spec
-    };
-    if request.stream {
-        let include_usage = request
-            .stream_options
-            .as_ref()
-            .is_some_and(|o| o["include_usage"] == true);
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let chunk = move |delta: Value, finish: Value| {
-            json!({
-                "id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-            })
-        };
-        let _ = tx.send(sse_event(
-            None,
-            &chunk(json!({"role": "assistant", "content": ""}), Value::Null).to_string(),
-        ));
-        let root = std::sync::Mutex::new(None::<String>);
-        let client_names: Vec<String> = request
-            .tools
-            .as_deref()
-            .map(client_tools)
-            .transpose()
-            .ok()
-            .flatten()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
-        let calls_sent = std::sync::Mutex::new(0usize);
-        let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let seen = Arc::clone(&started);
-        let format = move |envelope: &crate::engine::event::Envelope| -> Vec<String> {
-            seen.store(true, std::sync::atomic::Ordering::Relaxed);
-            // Only the conversation itself speaks; sub-agents are internal.
-            if envelope.parent.is_some() {
-                return Vec::new();
-            }
-            if let Ok(mut root) = root.lock() {
-                let me = envelope.conversation.to_string();
-                match root.as_ref() {
-                    Some(id) if *id != me => return Vec::new(),
-                    None => *root = Some(me),
-                    _ => {}
-                }
-            }
-            match &envelope.event {
-                Event::ToolCallStarted(call) if client_names.contains(&call.name) => {
-                    let index = {
-                        let mut n = calls_sent
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner);
-                        *n += 1;
-                        *n - 1
-                    };
-                    let delta = json!({"tool_calls": [{"index": index, "id": call.call_id, "type": "function",
-                        "function": {"name": call.name, "arguments": call.arguments}}]});
-                    vec![sse_event(None, &chunk(delta, Value::Null).to_string())]
-                }
-                Event::AssistantDelta(d) => vec![sse_event(
-                    None,
-                    &chunk(json!({"content": d.text}), Value::Null).to_string(),
-                )],
-                Event::TurnFinished(done) => {
-                    let sent = *calls_sent
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let reason = if sent > 0 {
-                        "tool_calls".to_string()
-                    } else {
-                        done.finish_reason.clone().unwrap_or_else(|| "stop".into())
-                    };
-                    let mut out = vec![sse_event(
-                        None,
-                        &chunk(json!({}), json!(reason)).to_string(),
-                    )];
-                    if include_usage {
-                        let mut last = chunk(json!({}), Value::Null);
-                        last["choices"] = json!([]);
-                        last["usage"] = usage_json(done.usage);
-                        out.push(sse_event(None, &last.to_string()));
-                    }
-                    out.push(sse_event(None, "[DONE]"));
-                    out
-                }
-                Event::TurnAborted(aborted) => {
-                    let message = aborted.error.clone().unwrap_or_else(|| "cancelled".into());
-                    vec![
-                        sse_event(
-                            None,
-                            &json!({"error": {"message": message, "type": "loki_error"}})
-                                .to_string(),
-                        ),
-                        sse_event(None, "[DONE]"),
-                    ]
-                }
-                _ => Vec::new(),
-            }
-        };
-        let emitter = Arc::new(ChannelEmitter::new(tx, format, cancel.clone()));
-        let task = server.start(
-            spec,
-            input,
-            Arc::clone(&emitter) as Arc<dyn Emitter>,
-            cancel,
-            info.id.clone(),
-        );
-        tokio::spawn(async move {
-            if let Ok(ran) = task.await
-                && let Err(e) = &ran.result
-                && !started.load(std::sync::atomic::Ordering::Relaxed)
-            {
-                // Failed before the run: no events were sent.
-                let error = ran.api_error(e);
-                emitter.send(sse_event(None, &json!({"error": {"message": error.message, "type": error.code, "code": error.code}}).to_string()));
-                emitter.send(sse_event(None, "[DONE]"));
-            }
-        });
-        return sse(rx);
-    }
-    let collector = Arc::new(CollectingEmitter::new());
-    let guard = cancel.clone().drop_guard();
-    let task = server.start(
+    let client_names: Vec<String> = request
+        .tools
+        .as_deref()
+        .map(client_tools)
+        .transpose()
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    let include_usage = request
+        .stream_options
+        .as_ref()
+        .is_some_and(|o| o["include_usage"] == true);
+    let shape = ChatShape::new(request.model.clone(), include_usage, client_names);
+    // The client runs its own tools; loki's that need approval are refused (nobody
+    // could approve them here).
+    let run = Run {
         spec,
         input,
-        Arc::clone(&collector) as Arc<dyn Emitter>,
-        cancel,
-        info.id.clone(),
-    );
-    let ran = task.await;
-    guard.disarm();
-    let ran = match ran {
-        Ok(ran) => ran,
-        Err(e) => {
-            return ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal_error",
-                e.to_string(),
-            )
-            .openai()
-            .into_response();
-        }
+        key: RunKey {
+            id: info.id.clone(),
+            owner: info.caller.subject.clone(),
+            session: None,
+        },
+        approvals: ApprovalPolicy::Deny,
     };
-    let timed_out = ran.timed_out;
-    match ran.result {
-        Ok(outcome) => json_body(
-            StatusCode::OK,
-            &json!({
-                "id": id,
-                "object": "chat.completion",
-                "created": created,
-                "model": request.model,
-                "choices": [{
-                    "index": 0,
-                    "message": if outcome.client_calls.is_empty() {
-                        json!({"role": "assistant", "content": outcome.text})
-                    } else {
-                        json!({"role": "assistant",
-                               "content": (!outcome.text.is_empty()).then_some(outcome.text.clone()),
-                               "tool_calls": calls_json(&outcome.client_calls)})
-                    },
-                    "finish_reason": if outcome.client_calls.is_empty() {
-                        outcome.finish_reason.clone().unwrap_or_else(|| "stop".into())
-                    } else {
-                        "tool_calls".into()
-                    },
-                }],
-                "usage": usage_json(outcome.usage),
-            }),
-        ),
-        Err(e) => super::run::run_error(timed_out, &e)
-            .openai()
-            .into_response(),
-    }
+    server.answer(run, request.stream, shape).await
 }
 
 /// Usage in the chat-completions shape, with the prompt tokens the provider served from
 /// its cache (`cached_tokens`, as OpenAI, Anthropic, Gemini and Bedrock report them).
-fn usage_json(usage: crate::client::Usage) -> Value {
+pub(super) fn usage_json(usage: loki_wire::message::Usage) -> Value {
     json!({
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
@@ -562,12 +402,12 @@ fn usage_json(usage: crate::client::Usage) -> Value {
 fn model_of(
     server: &Server,
     id: &str,
-    kind: crate::client::config::ModelKind,
+    kind: crate::config::clients::ModelKind,
 ) -> Result<(Arc<dyn crate::client::Provider>, crate::client::Model), ApiError> {
     let registry = &server.state.providers;
     let model = registry
         .resolve(id, kind)
-        .map_err(|e| ApiError::from(crate::engine::CoreError::from(e)).openai())?;
+        .map_err(|e| ApiError::from(crate::error::CoreError::from(e)).openai())?;
     let provider = registry.provider(&model.client).ok_or_else(|| {
         ApiError::not_found(format!("the client of `{id}` is not configured")).openai()
     })?;
@@ -602,7 +442,7 @@ pub(super) async fn embeddings(
     let (provider, model) = model_of(
         &server,
         &request.model,
-        crate::client::config::ModelKind::Embedding,
+        crate::config::clients::ModelKind::Embedding,
     )?;
     let vectors = crate::client::embed::embed_all(
         provider.as_ref(),
@@ -611,7 +451,7 @@ pub(super) async fn embeddings(
         crate::client::embed::Purpose::Document,
     )
     .await
-    .map_err(|e| ApiError::from(crate::engine::CoreError::from(e)).openai())?;
+    .map_err(|e| ApiError::from(crate::error::CoreError::from(e)).openai())?;
     let data: Vec<Value> = vectors
         .into_iter()
         .enumerate()
@@ -642,13 +482,13 @@ pub(super) async fn rerank(
     let (provider, model) = model_of(
         &server,
         &request.model,
-        crate::client::config::ModelKind::Reranker,
+        crate::config::clients::ModelKind::Reranker,
     )?;
     let top_n = request.top_n.unwrap_or(request.documents.len());
     let ranked = provider
         .rerank(&model, &request.query, &request.documents, top_n)
         .await
-        .map_err(|e| ApiError::from(crate::engine::CoreError::from(e)).openai())?;
+        .map_err(|e| ApiError::from(crate::error::CoreError::from(e)).openai())?;
     let results: Vec<Value> = ranked
         .into_iter()
         .map(|r| {

@@ -7,7 +7,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::engine::CoreError;
+use crate::error::CoreError;
 use crate::error::ErrorClass;
 
 /// A failed request.
@@ -31,7 +31,7 @@ impl ApiError {
         Self {
             status,
             code,
-            message: crate::secrets::redact(&message.into()).into_owned(),
+            message: loki_wire::secrets::redact(&message.into()).into_owned(),
             openai: false,
             retry_after: None,
         }
@@ -128,7 +128,7 @@ pub async fn body_json(response: Response) -> Option<Value> {
 /// A JSON body, known secrets redacted.
 pub fn json_body(status: StatusCode, value: &Value) -> Response {
     let text = value.to_string();
-    let clean = crate::secrets::redact(&text).into_owned();
+    let clean = loki_wire::secrets::redact(&text).into_owned();
     let mut response = Response::new(Body::from(clean));
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -170,7 +170,7 @@ pub fn sse(events: tokio::sync::mpsc::UnboundedReceiver<String>) -> Response {
 
 /// One SSE event, `data` redacted.
 pub fn sse_event(event: Option<&str>, data: &str) -> String {
-    let data = crate::secrets::redact(data);
+    let data = loki_wire::secrets::redact(data);
     match event {
         Some(name) => format!("event: {name}\ndata: {data}\n\n"),
         None => format!("data: {data}\n\n"),

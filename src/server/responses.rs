@@ -94,9 +94,26 @@ async fn earlier(server: &super::Server, id: &str, owner: &str) -> Option<Vec<Va
     }
 }
 
+/// Why a Responses request cannot be answered as a chat completion.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum NotChat {
+    /// `input` is neither text nor items.
+    #[error("`input` is a string or a list of items")]
+    Input,
+    /// A tool that is not a function.
+    #[error("tools of type `{0}` are not supported; function tools are")]
+    ToolType(String),
+    /// A message item without a role.
+    #[error("every message item needs a `role`")]
+    NoRole,
+    /// An item of a type loki does not take.
+    #[error("input items of type `{0}` are not supported")]
+    ItemType(String),
+}
+
 /// A Responses request as a chat completions request, and the messages it sends (kept
 /// with the answer for the next `previous_response_id`).
-pub(super) fn as_chat(body: &Value, earlier: Vec<Value>) -> Result<(Value, Vec<Value>), String> {
+pub(super) fn as_chat(body: &Value, earlier: Vec<Value>) -> Result<(Value, Vec<Value>), NotChat> {
     let mut messages = earlier;
     if let Some(instructions) = body["instructions"].as_str() {
         // Instructions hold for this response only, as OpenAI's do.
@@ -110,7 +127,7 @@ pub(super) fn as_chat(body: &Value, earlier: Vec<Value>) -> Result<(Value, Vec<V
                 messages.push(item_message(item)?);
             }
         }
-        _ => return Err("`input` is a string or a list of items".into()),
+        _ => return Err(NotChat::Input),
     }
     let mut chat = Map::new();
     chat.insert("model".into(), body["model"].clone());
@@ -119,9 +136,8 @@ pub(super) fn as_chat(body: &Value, earlier: Vec<Value>) -> Result<(Value, Vec<V
         let mut functions = Vec::new();
         for tool in tools {
             if tool["type"] != "function" {
-                return Err(format!(
-                    "tools of type `{}` are not supported; function tools are",
-                    tool["type"].as_str().unwrap_or("?")
+                return Err(NotChat::ToolType(
+                    tool["type"].as_str().unwrap_or("?").to_string(),
                 ));
             }
             functions.push(json!({"type": "function", "function": {
@@ -164,14 +180,14 @@ pub(super) fn as_chat(body: &Value, earlier: Vec<Value>) -> Result<(Value, Vec<V
 }
 
 /// One `input` item as a chat message.
-fn item_message(item: &Value) -> Result<Value, String> {
+fn item_message(item: &Value) -> Result<Value, NotChat> {
     let kind = item["type"].as_str().unwrap_or("message");
     Ok(match kind {
         "message" => {
             let role = match item["role"].as_str() {
                 Some("developer" | "system") => "system",
                 Some(role @ ("user" | "assistant")) => role,
-                _ => return Err("every message item needs a `role`".into()),
+                _ => return Err(NotChat::NoRole),
             };
             json!({"role": role, "content": text_of(&item["content"])})
         }
@@ -180,7 +196,7 @@ fn item_message(item: &Value) -> Result<Value, String> {
             "function": {"name": item["name"], "arguments": item["arguments"]}}]}),
         "function_call_output" => json!({"role": "tool", "tool_call_id": item["call_id"],
             "content": item["output"].as_str().map_or_else(|| item["output"].to_string(), str::to_string)}),
-        other => return Err(format!("input items of type `{other}` are not supported")),
+        other => return Err(NotChat::ItemType(other.to_string())),
     })
 }
 
@@ -625,7 +641,7 @@ pub(super) async fn create(
     let (chat, sent) = match as_chat(&body, earlier) {
         Ok(found) => found,
         Err(why) => {
-            return super::reply::ApiError::bad_request(why)
+            return super::reply::ApiError::bad_request(why.to_string())
                 .openai()
                 .into_response();
         }
@@ -645,4 +661,30 @@ pub(super) async fn create(
     )
     .await;
     rewrite(answer, stream, keeping)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_not_a_chat_says_why() {
+        let input = as_chat(&json!({"model": "m", "input": 3}), Vec::new());
+        assert_eq!(input, Err(NotChat::Input));
+        let tool = json!({"model": "m", "input": "hi", "tools": [{"type": "web_search"}]});
+        let refused = as_chat(&tool, Vec::new()).err().map(|e| e.to_string());
+        assert_eq!(
+            refused.as_deref(),
+            Some("tools of type `web_search` are not supported; function tools are")
+        );
+        let item = json!({"model": "m", "input": [{"type": "reasoning"}]});
+        assert_eq!(
+            as_chat(&item, Vec::new()),
+            Err(NotChat::ItemType("reasoning".into()))
+        );
+        let roleless = json!({"model": "m", "input": [{"type": "message", "content": "x"}]});
+        assert_eq!(as_chat(&roleless, Vec::new()), Err(NotChat::NoRole));
+        let fine = as_chat(&json!({"model": "m", "input": "hi"}), Vec::new());
+        assert!(fine.is_ok());
+    }
 }

@@ -11,11 +11,13 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
-use crate::conversation::{Conversation, ConversationSpec, Op, Reply};
-use crate::engine::event::Envelope;
-use crate::engine::{CoreError, Emitter, RunOutcome, UserInput};
+use crate::conversation::{Conversation, ConversationSpec, Op, Remote};
+use loki_protocol::event::Envelope;
+use crate::error::CoreError;
+use loki_protocol::emitter::Emitter;
+use crate::engine::{RunOptions, RunOutcome, UserInput};
 use crate::tool::approve::{
-    ApprovalRequest, ApproveAll, Approver, ChannelApprover, Decision, DenyAll,
+    ApprovalRequest, ApproveAll, Approver, ChannelApprover, Decision, DenyAll, NotWaiting,
 };
 
 /// A run whose tool calls may wait for an HTTP approval.
@@ -29,11 +31,27 @@ pub(super) struct RunKey {
     pub session: Option<String>,
 }
 
-/// A run waiting for approvals.
-pub(super) struct Waiting {
+/// A run this instance holds open, by request id: who may answer it, and the
+/// conversation's [`Remote`], through which its approvals and answers go as ops.
+pub(super) struct Live {
     owner: String,
     session: Option<String>,
-    approver: Arc<ChannelApprover>,
+    remote: Remote,
+    /// The calls waiting for an HTTP approval (a run that asks).
+    asks: Option<Arc<HttpApprover>>,
+}
+
+/// One request's run: what it sends, in which conversation, who started it and how its
+/// tool calls are approved.
+pub(super) struct Run {
+    /// The conversation.
+    pub spec: ConversationSpec,
+    /// The prompt.
+    pub input: UserInput,
+    /// Who started it, and where.
+    pub key: RunKey,
+    /// How its calls that need approval are decided.
+    pub approvals: ApprovalPolicy,
 }
 
 /// Which of a caller's runs an approval is for.
@@ -91,13 +109,22 @@ impl ApprovalPolicy {
     }
 }
 
-/// A [`ChannelApprover`] that gives up after a while.
-struct TimedApprover {
-    inner: Arc<ChannelApprover>,
+/// The approver of a run that asks: each call waits for `POST …/approvals/{call_id}`
+/// (delivered as an [`Op::Approve`] through the conversation's [`Remote`]) or gives up
+/// after `timeout`.
+pub(super) struct HttpApprover {
+    inner: ChannelApprover,
     timeout: Duration,
 }
 
-impl Approver for TimedApprover {
+impl HttpApprover {
+    /// The calls waiting for a decision.
+    fn waiting(&self) -> Vec<String> {
+        self.inner.waiting()
+    }
+}
+
+impl Approver for HttpApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
             match tokio::time::timeout(self.timeout, self.inner.approve(request)).await {
@@ -108,6 +135,14 @@ impl Approver for TimedApprover {
                 )),
             }
         })
+    }
+
+    fn answer_call(&self, call_id: &str, decision: Decision) -> Result<(), NotWaiting> {
+        self.inner.answer(call_id, decision)
+    }
+
+    fn input_ended(&self) {
+        self.inner.close();
     }
 }
 
@@ -209,36 +244,26 @@ pub fn run_error(timed_out: Option<u64>, e: &CoreError) -> super::reply::ApiErro
 }
 
 impl Server {
-    /// The approver for `policy`, registered for `run` while it lasts when it asks:
-    /// only `run.owner` may answer its calls.
-    pub(super) fn approver(&self, policy: ApprovalPolicy, run: &RunKey) -> Arc<dyn Approver> {
+    /// The approver for `policy`; for one that asks, also the handle that lists what waits.
+    fn approver(&self, policy: ApprovalPolicy) -> (Arc<dyn Approver>, Option<Arc<HttpApprover>>) {
         match policy {
-            ApprovalPolicy::Auto => Arc::new(ApproveAll),
-            ApprovalPolicy::Deny => Arc::new(DenyAll),
+            ApprovalPolicy::Auto => (Arc::new(ApproveAll), None),
+            ApprovalPolicy::Deny => (Arc::new(DenyAll), None),
             ApprovalPolicy::Ask => {
-                let channel = Arc::new(ChannelApprover::new());
-                if let Ok(mut approvals) = self.approvals.lock() {
-                    approvals.insert(
-                        run.id.clone(),
-                        Waiting {
-                            owner: run.owner.clone(),
-                            session: run.session.clone(),
-                            approver: Arc::clone(&channel),
-                        },
-                    );
-                }
-                Arc::new(TimedApprover {
-                    inner: channel,
+                let asks = Arc::new(HttpApprover {
+                    inner: ChannelApprover::new(),
                     timeout: Duration::from_secs(self.api().approval_timeout_seconds.max(1)),
-                })
+                });
+                (Arc::clone(&asks) as Arc<dyn Approver>, Some(asks))
             }
         }
     }
 
     /// Answers the waiting call `call_id` of a run `caller` started — that run (`at`
-    /// names its id, or the session it runs in), or any of the caller's. Two of the
-    /// caller's runs waiting on the same call id (providers number calls per answer) are
-    /// answered neither: the caller is told their run ids.
+    /// names its id, or the session it runs in), or any of the caller's — with an
+    /// [`Op::Approve`] through its conversation. Two of the caller's runs waiting on the
+    /// same call id (providers number calls per answer) are answered neither: the caller
+    /// is told their run ids.
     pub(super) fn decide(
         &self,
         caller: &str,
@@ -246,138 +271,204 @@ impl Server {
         call_id: &str,
         decision: Decision,
     ) -> Decided {
-        let Ok(approvals) = self.approvals.lock() else {
+        let Ok(live) = self.live.lock() else {
             return Decided::NotWaiting;
         };
-        let candidates: Vec<(&String, &Waiting)> = approvals
+        let candidates: Vec<(&String, &Live)> = live
             .iter()
-            .filter(|(_, waiting)| waiting.owner == caller)
-            .filter(|(run, waiting)| match at {
+            .filter(|(_, run)| run.owner == caller)
+            .filter(|(id, run)| match at {
                 Where::Any => true,
-                Where::Run(id) => *run == id,
-                Where::Session(id) => waiting.session.as_deref() == Some(id.as_str()),
+                Where::Run(wanted) => *id == wanted,
+                Where::Session(wanted) => run.session.as_deref() == Some(wanted.as_str()),
             })
-            .filter(|(_, waiting)| waiting.approver.waiting().iter().any(|c| c == call_id))
+            .filter(|(_, run)| {
+                run.asks
+                    .as_ref()
+                    .is_some_and(|a| a.waiting().iter().any(|c| c == call_id))
+            })
             .collect();
         match candidates.as_slice() {
             [] => Decided::NotWaiting,
-            [(_, waiting)] => match waiting.approver.answer(call_id, decision) {
-                Ok(()) => Decided::Answered,
-                Err(_) => Decided::NotWaiting,
-            },
+            [(_, run)] => {
+                let op = Op::Approve {
+                    call: call_id.to_string(),
+                    decision,
+                };
+                match run.remote.submit(op) {
+                    Ok(()) => Decided::Answered,
+                    Err(_) => Decided::NotWaiting,
+                }
+            }
             several => {
-                let mut runs: Vec<String> = several.iter().map(|(run, _)| (*run).clone()).collect();
+                let mut runs: Vec<String> = several.iter().map(|(id, _)| (*id).clone()).collect();
                 runs.sort();
                 Decided::Ambiguous(runs)
             }
         }
     }
 
-    /// Opens the conversation `spec` describes and runs `input` in it, as a task; the
+    /// The remote of run `id` (a request id) while it is open here: its questions are
+    /// answered through it ([`Op::Answer`]).
+    pub(super) fn remote_of(&self, id: &str) -> Option<Remote> {
+        let live = self.live.lock().ok()?;
+        live.get(id).map(|run| run.remote.clone())
+    }
+
+    /// Opens the conversation `run` describes and runs its prompt in it, as a task; the
     /// events go to `emitter`. The run stops when `cancel` is cancelled (the client went
-    /// away, or the server shuts down); its session is saved either way.
+    /// away, or the server shuts down) or after `request_timeout_seconds`; its session
+    /// is saved either way.
     pub(super) fn start(
         self: &Arc<Self>,
-        mut spec: ConversationSpec,
-        input: UserInput,
+        run: Run,
         emitter: Arc<dyn Emitter>,
         cancel: CancellationToken,
-        approvals_key: String,
     ) -> tokio::task::JoinHandle<Ran> {
         let server = Arc::clone(self);
-        // A run may take `request_timeout_seconds` at most.
         let limit = Duration::from_secs(server.api().request_timeout_seconds.max(1));
-        let timer = cancel.clone();
-        let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let fired = Arc::clone(&timed_out);
+        let timer = RunTimer::start(limit, cancel.clone());
+        let Run {
+            mut spec,
+            input,
+            key,
+            approvals,
+        } = run;
+        let (approver, asks) = self.approver(approvals);
+        spec.approver = Some(approver);
+        spec.cancel = Some(cancel);
+        spec.force_save = true;
+        spec.hold_session = true;
+        self.confine(&mut spec);
+        tokio::spawn(async move {
+            let _active = server.metrics.turn();
+            let mut ran = server
+                .run_once(spec, input, &key, asks, emitter.as_ref())
+                .await;
+            server.let_go(&key.id);
+            ran.timed_out = timer.stop().then_some(limit.as_secs());
+            ran
+        })
+    }
+
+    /// Commands run in `api.tools.root`, in its sandbox; a root that cannot be confined
+    /// turns the tools off (a run never falls back to unconfined commands).
+    fn confine(&self, spec: &mut ConversationSpec) {
+        if let Some(root) = self.api().tools.root.clone() {
+            match self.sandbox_for(&root) {
+                Ok(sandbox) => spec.sandbox = sandbox,
+                Err(e) => {
+                    tracing::warn!("tools are off for this run: {e}");
+                    spec.no_tools = true;
+                }
+            }
+            spec.cwd = Some(root);
+        }
+        spec.no_tools |= !self.api().tools.enabled;
+    }
+
+    /// Opens the conversation, submits the prompt and closes it (saving its session);
+    /// the run is held open here meanwhile, so approvals and answers reach it.
+    async fn run_once(
+        &self,
+        mut spec: ConversationSpec,
+        input: UserInput,
+        key: &RunKey,
+        asks: Option<Arc<HttpApprover>>,
+        emitter: &dyn Emitter,
+    ) -> Ran {
+        let id = spec
+            .id
+            .clone()
+            .unwrap_or_else(crate::context::next_conversation_id);
+        spec.id = Some(id.clone());
+        let mut ran = Ran {
+            result: Err(CoreError::Cancelled),
+            session: None,
+            conversation: id.to_string(),
+            timed_out: None,
+        };
+        let mut conversation = match Conversation::open(&self.state, spec).await {
+            Ok(conversation) => conversation,
+            Err(e) => {
+                ran.result = Err(e);
+                return ran;
+            }
+        };
+        if let Ok(mut live) = self.live.lock() {
+            live.insert(
+                key.id.clone(),
+                Live {
+                    owner: key.owner.clone(),
+                    session: key.session.clone(),
+                    remote: conversation.remote(),
+                    asks,
+                },
+            );
+        }
+        let result = conversation
+            .prompt(input, RunOptions::default(), None, emitter)
+            .await;
+        if let Ok(outcome) = &result {
+            self.count(&key.id, outcome, conversation.cost_of(outcome.usage));
+        }
+        let finished = conversation.finish(result, emitter).await;
+        ran.session = finished.closed.session.clone();
+        ran.result = finished.into_result();
+        ran
+    }
+
+    /// Counts a finished run in the metrics and logs its model speed.
+    fn count(&self, run: &str, outcome: &RunOutcome, cost: Option<f64>) {
+        self.metrics.count(outcome, cost);
+        if let Some(speed) = outcome.speed {
+            tracing::info!(
+                run = %run,
+                ttft_ms = speed.time_to_first_token_ms,
+                tokens_per_s = speed.output_tokens_per_second.map_or_else(String::new, |r| format!("{r:.1}")),
+                output_tokens = outcome.usage.output_tokens,
+                "model speed"
+            );
+        }
+    }
+
+    /// Run `id` has ended: nothing of it waits any more.
+    fn let_go(&self, id: &str) {
+        if let Ok(mut live) = self.live.lock()
+            && let Some(run) = live.remove(id)
+        {
+            run.remote.input_ended();
+        }
+    }
+}
+
+/// The `request_timeout_seconds` of one run: cancels it when the time is up.
+struct RunTimer {
+    token: CancellationToken,
+    fired: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RunTimer {
+    fn start(limit: Duration, token: CancellationToken) -> Self {
+        let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (timer, flag) = (token.clone(), Arc::clone(&fired));
         tokio::spawn(async move {
             tokio::select! {
                 () = tokio::time::sleep(limit) => {
-                    fired.store(true, std::sync::atomic::Ordering::Relaxed);
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
                     timer.cancel();
                 }
                 () = timer.cancelled() => {}
             }
         });
-        let run_token = cancel.clone();
-        spec.cancel = Some(cancel);
-        spec.force_save = true;
-        spec.hold_session = true;
-        let confined = server.api().tools.root.clone().map(|root| {
-            let sandbox = server.sandbox_for(&root);
-            spec.cwd = Some(root);
-            sandbox
-        });
-        match confined {
-            Some(Ok(sandbox)) => spec.sandbox = sandbox,
-            Some(Err(e)) => {
-                // No confinement, no tools: a run never falls back to unconfined commands.
-                tracing::warn!("tools are off for this run: {e}");
-                spec.no_tools = true;
-            }
-            None => {}
-        }
-        tokio::spawn(async move {
-            let _active = server.metrics.turn();
-            let id = spec
-                .id
-                .clone()
-                .unwrap_or_else(crate::context::next_conversation_id);
-            spec.id = Some(id.clone());
-            let mut ran = Ran {
-                result: Err(CoreError::Cancelled),
-                session: None,
-                conversation: id.to_string(),
-                timed_out: None,
-            };
-            spec.no_tools |= !server.api().tools.enabled;
-            let mut conversation = match Conversation::open(&server.state, spec).await {
-                Ok(conversation) => conversation,
-                Err(e) => {
-                    ran.result = Err(e);
-                    server.forget(&approvals_key);
-                    return ran;
-                }
-            };
-            let result = conversation
-                .submit(Op::prompt(input), emitter.as_ref())
-                .await
-                .map(Reply::into_outcome);
-            if let Ok(outcome) = &result {
-                let cost = conversation.cost_of(outcome.usage);
-                server.metrics.count(outcome, cost);
-                if let Some(speed) = outcome.speed {
-                    tracing::info!(
-                        run = %approvals_key,
-                        ttft_ms = speed.time_to_first_token_ms,
-                        tokens_per_s = speed.output_tokens_per_second.map_or_else(String::new, |r| format!("{r:.1}")),
-                        output_tokens = outcome.usage.output_tokens,
-                        "model speed"
-                    );
-                }
-            }
-            let closed = conversation.close(emitter.as_ref()).await;
-            ran.session = closed.session.clone();
-            ran.result = match (result, closed.into_saved()) {
-                (Ok(outcome), Ok(_)) => Ok(outcome),
-                (Err(e), _) | (Ok(_), Err(e)) => Err(e),
-            };
-            server.forget(&approvals_key);
-            if timed_out.load(std::sync::atomic::Ordering::Relaxed) {
-                ran.timed_out = Some(limit.as_secs());
-            }
-            // Lets the run's timer go.
-            run_token.cancel();
-            ran
-        })
+        Self { token, fired }
     }
 
-    fn forget(&self, key: &str) {
-        if let Ok(mut approvals) = self.approvals.lock()
-            && let Some(waiting) = approvals.remove(key)
-        {
-            waiting.approver.close();
-        }
+    /// Lets the timer go (the run has ended); whether it had stopped the run.
+    fn stop(self) -> bool {
+        let fired = self.fired.load(std::sync::atomic::Ordering::Relaxed);
+        self.token.cancel();
+        fired
     }
 }
 
@@ -415,4 +506,51 @@ pub fn finish_stream(ran: &Ran) -> Vec<(String, String)> {
     }
     out.push(("done".to_string(), "{}".to_string()));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(call_id: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            call_id: call_id.into(),
+            tool: "execute_command".into(),
+            summary: "run `ls`".into(),
+            preview: None,
+            allow_always: true,
+            from: "c1".into(),
+            why_asked: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_http_approval_arrives_as_an_answer_to_the_call() {
+        let approver = Arc::new(HttpApprover {
+            inner: ChannelApprover::new(),
+            timeout: Duration::from_secs(5),
+        });
+        let asking = Arc::clone(&approver);
+        let waiting = tokio::spawn(async move { asking.approve(&request("c1")).await });
+        while approver.waiting().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(approver.waiting(), vec!["c1".to_string()]);
+        assert!(approver.answer_call("c2", Decision::Approve).is_err());
+        assert!(approver.answer_call("c1", Decision::Approve).is_ok());
+        assert!(matches!(waiting.await, Ok(Decision::Approve)));
+    }
+
+    #[tokio::test]
+    async fn an_http_approval_that_never_comes_refuses_the_call() {
+        let approver = HttpApprover {
+            inner: ChannelApprover::new(),
+            timeout: Duration::from_millis(10),
+        };
+        let decided = approver.approve(&request("c1")).await;
+        assert!(matches!(decided, Decision::Refuse(why) if why.contains("no approval")));
+        approver.input_ended();
+        let refused = approver.approve(&request("c2")).await;
+        assert!(matches!(refused, Decision::Refuse(_)));
+    }
 }

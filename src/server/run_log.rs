@@ -110,7 +110,7 @@ impl RunLog {
         let entry = Entry {
             seq: 0,
             name: name.to_string(),
-            data: crate::secrets::redact(data).into_owned(),
+            data: loki_wire::secrets::redact(data).into_owned(),
         };
         let entry = {
             let mut kept = self.kept();
@@ -196,19 +196,28 @@ impl Drop for Attached {
     }
 }
 
+/// Sends `batch` to a reader, `cursor` following; whether more may follow (not once the
+/// run's last event is sent, nor once the reader has gone).
+pub(super) fn forward(batch: Vec<Entry>, tx: &UnboundedSender<String>, cursor: &mut u64) -> bool {
+    for entry in batch {
+        if tx.send(entry.sse()).is_err() {
+            return false;
+        }
+        *cursor = entry.seq;
+        if entry.ends() {
+            return false;
+        }
+    }
+    true
+}
+
 /// Sends `first`, then each event as it comes, until `done` or the reader goes.
 async fn pump(log: &RunLog, first: Vec<Entry>, mut cursor: u64, tx: &UnboundedSender<String>) {
     let mut changes = log.last.subscribe();
     let mut batch = first;
     loop {
-        for entry in batch {
-            if tx.send(entry.sse()).is_err() {
-                return;
-            }
-            cursor = entry.seq;
-            if entry.ends() {
-                return;
-            }
+        if !forward(batch, tx, &mut cursor) {
+            return;
         }
         tokio::select! {
             changed = changes.changed() => if changed.is_err() { return },

@@ -18,10 +18,10 @@ use serde_json::{Value, json};
 
 use super::cluster::{Cluster, Delivered, Notice, RunRow, Target};
 use super::reply::{ApiError, json_body, sse};
-use super::run_log::{Gone, last_seen};
+use super::run_log::{Gone, forward, last_seen};
 use super::streamed::Tracked;
 use super::{RequestInfo, Server};
-use crate::tool::ask::Question;
+use loki_protocol::event::Question;
 use crate::tool::escalate::{AnswerError, answer_from_text};
 
 /// Where a run is: here, or (as the database has it) on another instance.
@@ -125,14 +125,8 @@ fn follow(cluster: Arc<Cluster>, run: String, after: u64) -> Response {
             match cluster.events_after(&run, cursor, PAGE).await {
                 Ok(batch) => {
                     let full = i64::try_from(batch.len()).unwrap_or(0) >= PAGE;
-                    for entry in batch {
-                        if tx.send(entry.sse()).is_err() {
-                            return;
-                        }
-                        cursor = entry.seq;
-                        if entry.ends() {
-                            return;
-                        }
+                    if !forward(batch, &tx, &mut cursor) {
+                        return;
                     }
                     if full {
                         continue;
@@ -222,9 +216,8 @@ pub(super) async fn answer(
         }
     };
     match find(&server, &info, &id).await? {
-        Found::Here(tracked) => tracked
-            .questions
-            .reply(&question, &text)
+        Found::Here(tracked) => server
+            .answer_question(&tracked, &question, &text)
             .map_err(|e| refused(&e))?,
         Found::Elsewhere(cluster, _) => {
             // Checked here against the question as it was asked, so a bad answer is

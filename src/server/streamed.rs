@@ -16,11 +16,14 @@ use super::Server;
 use super::cluster::{Cluster, Notice};
 use super::run::{Ran, Where, loki_event};
 use super::run_log::RunLog;
-use crate::context::ConversationId;
-use crate::engine::event::{Envelope, Event, QuestionAnswered, QuestionAsked};
-use crate::engine::{CoreError, Emitter};
-use crate::tool::ask::{Answer, Asker, Question};
-use crate::tool::escalate::Escalations;
+use loki_protocol::event::ConversationId;
+use crate::conversation::Op;
+use loki_protocol::event::{Envelope, Event, QuestionAnswered, QuestionAsked};
+use crate::error::CoreError;
+use loki_protocol::emitter::Emitter;
+use crate::tool::ask::{Answer, Asker};
+use loki_protocol::event::Question;
+use crate::tool::escalate::{AnswerError, Escalations, answer_from_text};
 
 /// How long an ended run stays known here (its status, and its events for a late
 /// reconnection); with a cluster the database keeps both for an hour.
@@ -235,6 +238,33 @@ impl Server {
         }
     }
 
+    /// Answers question `question` of `tracked` with `text`: checked against the
+    /// question as it was asked, then delivered as an [`Op::Answer`] through the run's
+    /// conversation.
+    pub(super) fn answer_question(
+        &self,
+        tracked: &Tracked,
+        question: &str,
+        text: &str,
+    ) -> Result<(), AnswerError> {
+        let not_waiting = || AnswerError::NotWaiting(question.to_string());
+        let asked = tracked
+            .questions
+            .pending()
+            .into_iter()
+            .find(|e| e.id == question)
+            .ok_or_else(not_waiting)?;
+        answer_from_text(&asked.question, text)?;
+        let op = Op::Answer {
+            question: question.to_string(),
+            reply: text.to_string(),
+        };
+        self.remote_of(&tracked.id)
+            .ok_or_else(not_waiting)?
+            .submit(op)
+            .map_err(|_| AnswerError::Gone(question.to_string()))
+    }
+
     /// The run `id` when this instance runs it (or ran it lately).
     pub(super) fn tracked(&self, id: &str) -> Option<Arc<Tracked>> {
         self.streams.lock().ok()?.get(id).cloned()
@@ -279,7 +309,11 @@ impl Server {
 
     /// Ends `tracked` with what `ran` left: its last events (an `error` when it failed,
     /// then `done`, after the session was saved), its status here and in the database.
-    pub(super) async fn end(&self, tracked: &Arc<Tracked>, ran: &Result<Ran, String>) {
+    pub(super) async fn end(
+        &self,
+        tracked: &Arc<Tracked>,
+        ran: &Result<Ran, tokio::task::JoinError>,
+    ) {
         let ended = match ran {
             Ok(ran) => {
                 for (name, data) in super::run::finish_stream(ran) {
@@ -301,12 +335,14 @@ impl Server {
                 }
             }
             Err(e) => {
-                let data = serde_json::json!({"error": {"code": "internal_error", "message": e}});
+                let message = e.to_string();
+                let data =
+                    serde_json::json!({"error": {"code": "internal_error", "message": message}});
                 tracked.log.push("error", &data.to_string());
                 tracked.log.push("done", "{}");
                 Ended {
                     status: "failed",
-                    error: Some(e.clone()),
+                    error: Some(message),
                 }
             }
         };
@@ -412,7 +448,7 @@ impl Server {
                 },
                 "question" => {
                     let text: String = serde_json::from_str(&answer).unwrap_or(answer);
-                    if let Err(e) = tracked.questions.reply(&item, &text) {
+                    if let Err(e) = self.answer_question(&tracked, &item, &text) {
                         tracing::warn!(run = %run, "an answer from another instance: {e}");
                     }
                 }

@@ -5,7 +5,7 @@
 //! Token counts come from [`crate::tokens`]: exact for OpenAI-family models, estimated
 //! for others; they are for budgeting, not billing.
 
-use crate::client::{Content, ContentPart, Message, Role};
+use loki_wire::message::{Content, ContentPart, Message, Role};
 use crate::tokens::{Counter, PER_MESSAGE};
 
 /// Messages at the end of the conversation that are never summarised.

@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use super::Session;
-use crate::client::Role;
+use loki_wire::session_file::Session;
+use loki_wire::message::Role;
 
 /// The session as JSON (what is stored, pretty-printed).
 pub fn json(session: &Session) -> Result<String, serde_json::Error> {
@@ -67,7 +67,7 @@ fn fenced(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::Message;
+    use loki_wire::message::Message;
 
     #[test]
     fn markdown_has_a_section_per_message_and_safe_fences() {

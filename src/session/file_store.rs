@@ -31,7 +31,7 @@ use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
-use super::Session;
+use loki_wire::session_file::Session;
 use super::handle::{SessionHandle, Shared};
 use super::id::{SessionAlias, SessionId};
 use super::lock::SessionLock;
@@ -325,10 +325,10 @@ impl FileSessionStore {
             });
         }
         let guard = handle.lock();
-        let text = super::yaml_write::to_yaml(guard.get()).map_err(|e| io_error(&path, &e))?;
+        let text = loki_wire::session_yaml::to_yaml(guard.get()).map_err(|e| io_error(&path, &e))?;
         // Known secrets are stored as `«secret:NAME»`; such a file gets no JSON cache,
         // which would hold the values.
-        let (text, redacted) = match crate::secrets::redact(&text) {
+        let (text, redacted) = match loki_wire::secrets::redact(&text) {
             std::borrow::Cow::Borrowed(_) => (text, false),
             std::borrow::Cow::Owned(redacted) => (redacted, true),
         };
@@ -683,7 +683,7 @@ pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Session, SessionErro
         column: deep.column,
         message: deep.message(),
     })?;
-    loki_hotpath::session_file::from_yaml(text).map_err(|e| {
+    loki_wire::session_file::from_yaml(text).map_err(|e| {
         let (line, column) = e
             .location()
             .map(|l| (l.line(), l.column()))
@@ -704,7 +704,7 @@ pub(crate) fn parse_yaml(path: &Path, text: &str) -> Result<Session, SessionErro
 
 /// Identifies one exact YAML text (its length and a 64-bit hash).
 fn content_key(bytes: &[u8]) -> Version {
-    let hash = loki_hotpath::session_file::content_hash(bytes);
+    let hash = loki_wire::session_file::content_hash(bytes);
     Version::new(format!("{}-{hash:016x}", bytes.len()))
 }
 
@@ -715,13 +715,13 @@ fn read_cache(path: &Path, key: &Version) -> Option<Session> {
     if bytes[..newline] != *key.as_str().as_bytes() {
         return None;
     }
-    loki_hotpath::session_file::from_json(&bytes[newline + 1..]).ok()
+    loki_wire::session_file::from_json(&bytes[newline + 1..]).ok()
 }
 
 fn write_cache(path: &Path, key: &Version, session: &Session) {
     let mut bytes = key.as_str().as_bytes().to_vec();
     bytes.push(b'\n');
-    let written = loki_hotpath::session_file::write_json(&mut bytes, session)
+    let written = loki_wire::session_file::write_json(&mut bytes, session)
         .map_err(|e| e.to_string())
         .and_then(|()| {
             crate::atomic_file::write_atomic(path, &bytes, true).map_err(|e| e.to_string())
@@ -754,7 +754,7 @@ fn sweep_stale_temp_files(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::{Message, Role};
+    use loki_wire::message::{Message, Role};
 
     fn store() -> (tempfile::TempDir, FileSessionStore) {
         let dir = tempfile::tempdir().unwrap();
@@ -1001,7 +1001,7 @@ mod tests {
         let reloaded = store.open_key("big").unwrap().unwrap();
         assert!(matches!(
             &reloaded.lock().get().messages[0].content,
-            crate::client::Content::Text(t) if t.starts_with("edited 0")
+            loki_wire::message::Content::Text(t) if t.starts_with("edited 0")
         ));
         drop(reloaded);
         // The miss rewrote the cache for the edited text; a hit returns the same session.

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::Session;
+use loki_wire::session_file::Session;
 use super::id::{SessionAlias, SessionId};
 use super::store::Version;
 

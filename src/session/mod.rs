@@ -20,7 +20,6 @@ pub mod rescue;
 pub mod store;
 pub mod sync;
 pub mod tracker;
-pub use loki_hotpath::session_yaml as yaml_write;
 
 /// The name of the unsaved session `-s` without a name opens.
 pub const TEMP_SESSION: &str = "temp";
@@ -32,4 +31,3 @@ pub const AGENT_VARIABLES: &str = "agent_variables";
 /// resumed session picks the list up where it was left.
 pub const TODO: &str = "todo";
 
-pub use loki_hotpath::session_file::Session;

@@ -13,10 +13,10 @@ use std::time::{Duration, SystemTime};
 use tokio_postgres::{Client, NoTls};
 use tokio_util::sync::CancellationToken;
 
-use super::Session;
 use super::handle::SessionHandle;
 use super::id::{SessionAlias, SessionId};
 use super::store::{SessionError, SessionLease, SessionMeta, SessionStore, Stored, Version};
+use loki_wire::session_file::Session;
 
 /// How often a waiting `lock` asks again.
 const LOCK_POLL: Duration = Duration::from_millis(25);
@@ -43,28 +43,12 @@ fn db(e: &tokio_postgres::Error) -> SessionError {
     let message = e
         .as_db_error()
         .map_or_else(|| e.to_string(), |d| d.message().to_string());
-    SessionError::Database(crate::secrets::redact(&message).into_owned())
+    SessionError::Database(loki_wire::secrets::redact(&message).into_owned())
 }
 
 /// A connection to `url` (TLS as its `sslmode` says), driven by a task of its own.
 pub(crate) async fn connect(url: &str) -> Result<Client, SessionError> {
-    let target = super::pg_tls::target(url)?;
-    match target.tls {
-        Some(tls) => {
-            let (client, connection) = tokio_postgres::connect(&target.url, tls)
-                .await
-                .map_err(|e| db(&e))?;
-            tokio::spawn(watch(connection));
-            Ok(client)
-        }
-        None => {
-            let (client, connection) = tokio_postgres::connect(&target.url, NoTls)
-                .await
-                .map_err(|e| db(&e))?;
-            tokio::spawn(watch(connection));
-            Ok(client)
-        }
-    }
+    open(url, None).await
 }
 
 /// A connection to `url` whose notifications (`LISTEN`) go to `notices` as their
@@ -73,23 +57,36 @@ pub(crate) async fn connect_listening(
     url: &str,
     notices: tokio::sync::mpsc::UnboundedSender<String>,
 ) -> Result<Client, SessionError> {
+    open(url, Some(notices)).await
+}
+
+async fn open(
+    url: &str,
+    notices: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+) -> Result<Client, SessionError> {
     let target = super::pg_tls::target(url)?;
     match target.tls {
-        Some(tls) => {
-            let (client, connection) = tokio_postgres::connect(&target.url, tls)
-                .await
-                .map_err(|e| db(&e))?;
-            tokio::spawn(forward(connection, notices));
-            Ok(client)
-        }
-        None => {
-            let (client, connection) = tokio_postgres::connect(&target.url, NoTls)
-                .await
-                .map_err(|e| db(&e))?;
-            tokio::spawn(forward(connection, notices));
-            Ok(client)
-        }
+        Some(tls) => drive(tokio_postgres::connect(&target.url, tls).await, notices),
+        None => drive(tokio_postgres::connect(&target.url, NoTls).await, notices),
     }
+}
+
+/// Spawns the task that drives a new connection: passing its notifications to
+/// `notices`, or only watching it end.
+fn drive<S, T>(
+    connected: Result<(Client, tokio_postgres::Connection<S, T>), tokio_postgres::Error>,
+    notices: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+) -> Result<Client, SessionError>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (client, connection) = connected.map_err(|e| db(&e))?;
+    match notices {
+        Some(notices) => tokio::spawn(forward(connection, notices)),
+        None => tokio::spawn(watch(connection)),
+    };
+    Ok(client)
 }
 
 /// Drives a connection, passing its notifications on, until it ends.
@@ -221,6 +218,32 @@ impl PgSessionStore {
         }
     }
 
+    /// Runs a query that gives at most one row, on the shared connection.
+    async fn query_opt(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Option<tokio_postgres::Row>, SessionError> {
+        self.client()
+            .await?
+            .query_opt(sql, params)
+            .await
+            .map_err(|e| db(&e))
+    }
+
+    /// Runs a statement on the shared connection: how many rows it changed.
+    async fn execute(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<u64, SessionError> {
+        self.client()
+            .await?
+            .execute(sql, params)
+            .await
+            .map_err(|e| db(&e))
+    }
+
     /// Takes the lock of `id` on `client` if nobody holds it.
     async fn try_lock_on(client: &Client, id: SessionId) -> Result<bool, SessionError> {
         let row = client
@@ -238,24 +261,20 @@ impl SessionStore for PgSessionStore {
         key: &str,
     ) -> Result<Option<(SessionId, Option<SessionAlias>)>, SessionError> {
         let row = match SessionId::parse(key) {
-            Some(id) => self
-                .client()
-                .await?
-                .query_opt(
+            Some(id) => {
+                self.query_opt(
                     "SELECT id, alias FROM loki_sessions WHERE id = $1",
                     &[&id.to_string()],
                 )
-                .await
-                .map_err(|e| db(&e))?,
-            None => self
-                .client()
                 .await?
-                .query_opt(
+            }
+            None => {
+                self.query_opt(
                     "SELECT id, alias FROM loki_sessions WHERE alias = $1",
                     &[&key],
                 )
-                .await
-                .map_err(|e| db(&e))?,
+                .await?
+            }
         };
         Ok(row.and_then(|row| {
             let id = SessionId::parse(row.get::<_, &str>(0))?;
@@ -275,14 +294,11 @@ impl SessionStore for PgSessionStore {
             return Ok(handle.named(alias));
         }
         let row = self
-            .client()
-            .await?
             .query_opt(
                 "SELECT body, version FROM loki_sessions WHERE id = $1",
                 &[&id.to_string()],
             )
-            .await
-            .map_err(|e| db(&e))?
+            .await?
             .ok_or_else(|| SessionError::NotFound {
                 name: id.to_string(),
             })?;
@@ -356,28 +372,22 @@ impl SessionStore for PgSessionStore {
                 name: alias.to_string(),
             });
         }
-        self.client()
-            .await?
-            .execute(
-                "UPDATE loki_sessions SET alias = $2 WHERE id = $1",
-                &[&handle.id().to_string(), &alias.to_string()],
-            )
-            .await
-            .map_err(|e| db(&e))?;
+        self.execute(
+            "UPDATE loki_sessions SET alias = $2 WHERE id = $1",
+            &[&handle.id().to_string(), &alias.to_string()],
+        )
+        .await?;
         handle.set_alias(alias);
         Ok(())
     }
 
     async fn delete(&self, id: SessionId) -> Result<(), SessionError> {
         let deleted = self
-            .client()
-            .await?
             .execute(
                 "DELETE FROM loki_sessions WHERE id = $1",
                 &[&id.to_string()],
             )
-            .await
-            .map_err(|e| db(&e))?;
+            .await?;
         if let Ok(mut open) = self.open.lock() {
             open.remove(&id);
         }
@@ -446,14 +456,11 @@ impl SessionStore for PgSessionStore {
         known: Option<&Version>,
     ) -> Result<Option<(Version, Session)>, SessionError> {
         let Some(row) = self
-            .client()
-            .await?
             .query_opt(
                 "SELECT body, version FROM loki_sessions WHERE id = $1",
                 &[&id.to_string()],
             )
-            .await
-            .map_err(|e| db(&e))?
+            .await?
         else {
             return Ok(None);
         };

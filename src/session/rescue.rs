@@ -51,12 +51,12 @@ pub fn rescue_all(sessions_dir: &Path, base: &str) -> Vec<String> {
         if session.messages.is_empty() {
             continue;
         }
-        let Ok(yaml) = super::yaml_write::to_yaml(&session) else {
+        let Ok(yaml) = loki_wire::session_yaml::to_yaml(&session) else {
             continue;
         };
         drop(session);
         // Known secrets never reach a session file, here as on every save.
-        let yaml = crate::secrets::redact(&yaml).into_owned();
+        let yaml = loki_wire::secrets::redact(&yaml).into_owned();
         let name = free_name(sessions_dir, base, names.len());
         let id = SessionId::new();
         let state = sessions_dir
@@ -99,14 +99,14 @@ mod tests {
     #[test]
     fn only_sessions_with_unsaved_messages_are_rescued() {
         let dir = tempfile::tempdir().unwrap();
-        let mut session = crate::session::Session::default();
-        session.messages.push(crate::client::Message::text(
-            crate::client::Role::User,
+        let mut session = loki_wire::session_file::Session::default();
+        session.messages.push(loki_wire::message::Message::text(
+            loki_wire::message::Role::User,
             "remember the llamas; token rescue-secret-value-1234",
         ));
         let unsaved = SessionHandle::loaded(SessionId::new(), None, session.clone(), None);
         unsaved.mark_dirty();
-        crate::secrets::remember("RESCUE_TOKEN", "rescue-secret-value-1234");
+        loki_wire::secrets::remember("RESCUE_TOKEN", "rescue-secret-value-1234");
         let saved = SessionHandle::loaded(SessionId::new(), None, session, None);
         // Other tests' sessions may be live in this process too: look for ours.
         let names = rescue_all(dir.path(), "rescued-test");

@@ -11,7 +11,7 @@ use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
-use super::Session;
+use loki_wire::session_file::Session;
 use super::handle::SessionHandle;
 use super::id::{SessionAlias, SessionId};
 

@@ -9,10 +9,10 @@
 //! [`Merge::Diverged`], and the caller saves it as a separate session instead of
 //! overwriting the other writer's work.
 
-use super::Session;
+use loki_wire::session_file::Session;
 use super::store::Version;
-use crate::client::Message;
-use crate::usage::UsageTally;
+use loki_wire::message::Message;
+use loki_wire::session_file::UsageTally;
 
 /// What a conversation last read from, or wrote to, its session file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -73,7 +73,7 @@ pub fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::Role;
+    use loki_wire::message::Role;
 
     fn text(role: Role, s: &str) -> Message {
         Message::text(role, s)

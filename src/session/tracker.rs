@@ -8,15 +8,18 @@
 //! appended cannot be merged: it is saved as a new session (a fork) instead of
 //! overwriting their work.
 
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
 use tokio_util::sync::CancellationToken;
 
+use super::TEMP_SESSION;
 use super::handle::SessionHandle;
 use super::id::{AUTONAME_PREFIX, SessionAlias, slugify};
 use super::store::{SessionError, SessionLease, SessionStore, Version};
 use super::sync::{Baseline, Merge, merge};
-use super::{Session, TEMP_SESSION};
-use crate::client::Message;
-use crate::usage::UsageTally;
+use loki_wire::message::Message;
+use loki_wire::session_file::Session;
+use loki_wire::session_file::UsageTally;
 
 /// Where a conversation reports what happens to its session while it works on it
 /// (waiting for another writer, merging what others stored): one line each.
@@ -44,11 +47,42 @@ pub struct Transcript<'a> {
     pub usage: &'a mut UsageTally,
 }
 
+/// Where a tracker keeps the write lock it holds: shared with the [`SessionHold`] that
+/// took it, which empties it when dropped.
+type LeaseSlot = Arc<Mutex<Option<SessionLease>>>;
+
+/// The session's write lock as a guard, from [`Tracker::lock`] until dropped: the hold
+/// that took the lock releases it when dropped. A hold taken while the lock was already
+/// held (a turn of a one-shot run, which holds it from open to close; a save within a
+/// turn), or for a session that needs none (the temporary one), releases nothing. A
+/// tracker that is replaced (the session closed, forked or another one opened) lets its
+/// lock go at once; its holds then release nothing.
+#[must_use = "the session's lock is released when the hold is dropped"]
+#[derive(Debug, Default)]
+pub struct SessionHold {
+    taken: Option<Weak<Mutex<Option<SessionLease>>>>,
+}
+
+impl SessionHold {
+    /// Whether this hold took the lock (and releases it when dropped).
+    pub fn took(&self) -> bool {
+        self.taken.is_some()
+    }
+}
+
+impl Drop for SessionHold {
+    fn drop(&mut self) {
+        if let Some(slot) = self.taken.take().and_then(|slot| slot.upgrade()) {
+            slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+        }
+    }
+}
+
 /// One conversation's hold on its open session.
 #[derive(Debug, Default)]
 pub struct Tracker {
     base: Baseline,
-    lease: Option<SessionLease>,
+    lease: LeaseSlot,
     /// Another writer changed the session while this conversation rewrote its past: the
     /// next save forks.
     diverged: bool,
@@ -65,20 +99,19 @@ impl Tracker {
 
     /// Whether this conversation holds the session's write lock.
     pub fn is_locked(&self) -> bool {
-        self.lease.is_some()
-    }
-
-    /// Releases the write lock.
-    pub fn unlock(&mut self) {
-        self.lease = None;
+        self.lease
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
     }
 
     /// Takes the write lock of the session in `slot`, waiting while another writer (a
     /// loki process, another conversation) holds it, then merges what others stored
-    /// since the baseline into `transcript`. True when this call took the lock; false
-    /// when it was held already or the session needs none (the temporary session, no
-    /// session). A named session not stored yet that another writer stored meanwhile is
-    /// followed: `slot` then holds theirs.
+    /// since the baseline into `transcript`. The [`SessionHold`] releases the lock when
+    /// dropped if this call took it; it releases nothing when the lock was held already
+    /// or the session needs none (the temporary session, no session). A named session
+    /// not stored yet that another writer stored meanwhile is followed: `slot` then holds
+    /// theirs.
     pub async fn lock(
         &mut self,
         store: &dyn SessionStore,
@@ -86,13 +119,13 @@ impl Tracker {
         transcript: Transcript<'_>,
         cancel: &CancellationToken,
         notify: SessionNotify<'_>,
-    ) -> Result<bool, SessionError> {
-        if self.lease.is_some() {
-            return Ok(false);
+    ) -> Result<SessionHold, SessionError> {
+        if self.is_locked() {
+            return Ok(SessionHold::default());
         }
         loop {
             let Some(handle) = slot.as_ref() else {
-                return Ok(false);
+                return Ok(SessionHold::default());
             };
             if handle.alias().is_some_and(|a| a.as_str() == TEMP_SESSION) {
                 // Never stored, so the copy in memory is what a panic can rescue
@@ -102,7 +135,7 @@ impl Tracker {
                     .get_mut()
                     .messages
                     .clone_from(transcript.history);
-                return Ok(false);
+                return Ok(SessionHold::default());
             }
             let lease = match store.try_lock(handle).await? {
                 Some(lease) => lease,
@@ -119,7 +152,7 @@ impl Tracker {
                 continue;
             }
             let Some(handle) = slot.as_ref() else {
-                return Ok(false);
+                return Ok(SessionHold::default());
             };
             let name = handle.name();
             match self.sync(store, handle, transcript).await? {
@@ -131,8 +164,10 @@ impl Tracker {
                 )),
                 _ => {}
             }
-            self.lease = Some(lease);
-            return Ok(true);
+            *self.lease.lock().unwrap_or_else(PoisonError::into_inner) = Some(lease);
+            return Ok(SessionHold {
+                taken: Some(Arc::downgrade(&self.lease)),
+            });
         }
     }
 
@@ -275,10 +310,10 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
-    use crate::client::Role;
     use crate::session::file_store::FileSessionStore;
     use crate::session::id::SessionId;
     use crate::session::store::{SessionMeta, Stored};
+    use loki_wire::message::Role;
 
     /// The YAML store, counting how often a session is read back.
     struct Counting {
@@ -384,7 +419,7 @@ mod tests {
         slot: &mut Option<SessionHandle>,
         tracker: &mut Tracker,
         history: &mut Vec<Message>,
-    ) -> bool {
+    ) -> SessionHold {
         let mut usage = UsageTally::default();
         let transcript = Transcript {
             history,
@@ -415,10 +450,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store(dir.path());
         let (mut slot, mut tracker, mut history) = open(&store, "work").await;
-        assert!(lock(&store, &mut slot, &mut tracker, &mut history).await);
+        let held = lock(&store, &mut slot, &mut tracker, &mut history).await;
+        assert!(held.took());
         assert_eq!(store.reloads.load(Ordering::SeqCst), 1);
         // Locking again while held is free.
-        assert!(!lock(&store, &mut slot, &mut tracker, &mut history).await);
+        assert!(
+            !lock(&store, &mut slot, &mut tracker, &mut history)
+                .await
+                .took()
+        );
+        assert!(tracker.is_locked());
         push(&mut history, "q1");
         let first = save(&store, &mut slot, &mut tracker, &history).await;
         push(&mut history, "q2");
@@ -426,7 +467,7 @@ mod tests {
         assert_eq!(store.reloads.load(Ordering::SeqCst), 1);
         assert_ne!(first.version, second.version);
         assert_eq!(slot.as_ref().unwrap().version(), Some(second.version));
-        tracker.unlock();
+        drop(held);
         assert!(!tracker.is_locked());
     }
 
@@ -435,21 +476,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store(dir.path());
         let (mut slot, mut tracker, mut history) = open(&store, "shared").await;
-        lock(&store, &mut slot, &mut tracker, &mut history).await;
+        let held = lock(&store, &mut slot, &mut tracker, &mut history).await;
         push(&mut history, "ours 1");
         save(&store, &mut slot, &mut tracker, &history).await;
-        tracker.unlock();
+        drop(held);
 
         // A second process appends under its own lock.
         let other = store_over(dir.path());
         let (mut their_slot, mut theirs, mut their_history) = open(&other, "shared").await;
-        lock(&other, &mut their_slot, &mut theirs, &mut their_history).await;
+        let their_hold = lock(&other, &mut their_slot, &mut theirs, &mut their_history).await;
         push(&mut their_history, "theirs");
         save(&other, &mut their_slot, &mut theirs, &their_history).await;
-        theirs.unlock();
+        drop(their_hold);
 
         push(&mut history, "ours 2");
-        lock(&store, &mut slot, &mut tracker, &mut history).await;
+        let _held = lock(&store, &mut slot, &mut tracker, &mut history).await;
         let saved = save(&store, &mut slot, &mut tracker, &history).await;
         assert!(saved.forked.is_none());
         let stored = store_over(dir.path())
@@ -468,22 +509,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store(dir.path());
         let (mut slot, mut tracker, mut history) = open(&store, "base").await;
-        lock(&store, &mut slot, &mut tracker, &mut history).await;
+        let held = lock(&store, &mut slot, &mut tracker, &mut history).await;
         push(&mut history, "kept");
         save(&store, &mut slot, &mut tracker, &history).await;
-        tracker.unlock();
+        drop(held);
 
         let other = store_over(dir.path());
         let (mut their_slot, mut theirs, mut their_history) = open(&other, "base").await;
-        lock(&other, &mut their_slot, &mut theirs, &mut their_history).await;
+        let their_hold = lock(&other, &mut their_slot, &mut theirs, &mut their_history).await;
         push(&mut their_history, "theirs");
         save(&other, &mut their_slot, &mut theirs, &their_history).await;
-        theirs.unlock();
+        drop(their_hold);
 
         // This conversation cleared its history meanwhile.
         history.clear();
         push(&mut history, "fresh start");
-        lock(&store, &mut slot, &mut tracker, &mut history).await;
+        let _held = lock(&store, &mut slot, &mut tracker, &mut history).await;
         let saved = save(&store, &mut slot, &mut tracker, &history).await;
         let note = saved.forked.expect("a fork");
         assert!(
@@ -515,7 +556,11 @@ mod tests {
         let mut slot = Some(handle);
         let mut tracker = Tracker::default();
         let mut history = Vec::new();
-        assert!(!lock(&store, &mut slot, &mut tracker, &mut history).await);
+        assert!(
+            !lock(&store, &mut slot, &mut tracker, &mut history)
+                .await
+                .took()
+        );
         push(&mut history, "hello");
         save(&store, &mut slot, &mut tracker, &history).await;
         assert!(slot.as_ref().unwrap().name().starts_with(AUTONAME_PREFIX));

@@ -239,12 +239,17 @@ fn find(args: &[Word], writes: bool, depth: usize, out: &mut Analysis) {
     }
 }
 
-/// The command a wrapper runs (`env X=1 rm` → `rm`), or none when `name` is not a
-/// wrapper or runs nothing. Marks the analysis uncertain when the wrapped command cannot
-/// be found in the words.
-fn unwrap<'w>(name: &str, args: &'w [Word], out: &mut Analysis) -> Option<&'w [Word]> {
-    // Options of each wrapper that take a value (the next word, when not `--opt=value`).
-    let (with_value, positional): (&[&str], usize) = match name {
+/// What a wrapper command's own arguments look like, to find the command it runs.
+struct Wrapper {
+    /// Options that take a value (the next word, when not `--opt=value`).
+    with_value: &'static [&'static str],
+    /// Words before the command that are not options (`timeout 5 rm`: one).
+    positional: usize,
+}
+
+/// The wrappers known, and the shape of their arguments; none for other commands.
+fn wrapper(name: &str) -> Option<Wrapper> {
+    let (with_value, positional): (&'static [&'static str], usize) = match name {
         "command" | "builtin" | "exec" | "nohup" | "setsid" | "time" | "unbuffer" => (&["-a"], 0),
         "env" => (
             &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
@@ -308,6 +313,20 @@ fn unwrap<'w>(name: &str, args: &'w [Word], out: &mut Analysis) -> Option<&'w [W
         "chroot" => (&["--userspec", "--groups"], 1),
         _ => return None,
     };
+    Some(Wrapper {
+        with_value,
+        positional,
+    })
+}
+
+/// The command a wrapper runs (`env X=1 rm` → `rm`), or none when `name` is not a
+/// wrapper or runs nothing. Marks the analysis uncertain when the wrapped command cannot
+/// be found in the words.
+fn unwrap<'w>(name: &str, args: &'w [Word], out: &mut Analysis) -> Option<&'w [Word]> {
+    let Wrapper {
+        with_value,
+        positional,
+    } = wrapper(name)?;
     let mut i = 0;
     let mut left = positional;
     while i < args.len() {

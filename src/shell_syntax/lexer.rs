@@ -224,32 +224,9 @@ impl Lexer {
                         self.pos += 1;
                     }
                 }
-                '\'' => {
+                '\'' | '"' => {
                     out.push(c);
-                    loop {
-                        let q = self.peek(0).ok_or(Unclear)?;
-                        self.pos += 1;
-                        out.push(q);
-                        if q == '\'' {
-                            break;
-                        }
-                    }
-                }
-                '"' => {
-                    out.push(c);
-                    loop {
-                        let q = self.peek(0).ok_or(Unclear)?;
-                        self.pos += 1;
-                        out.push(q);
-                        if q == '\\' {
-                            if let Some(next) = self.peek(0) {
-                                out.push(next);
-                                self.pos += 1;
-                            }
-                        } else if q == '"' {
-                            break;
-                        }
-                    }
+                    self.copy_quoted(c, &mut out)?;
                 }
                 c if c == close => {
                     depth -= 1;
@@ -266,6 +243,67 @@ impl Lexer {
             }
         }
         Err(Unclear)
+    }
+
+    /// Copies a quoted string, its quotes and escapes kept, up to and including the
+    /// closing `quote` (the opening one already consumed). Only `"` strings have escapes.
+    fn copy_quoted(&mut self, quote: char, out: &mut String) -> Result<(), Unclear> {
+        loop {
+            let q = self.peek(0).ok_or(Unclear)?;
+            self.pos += 1;
+            out.push(q);
+            if q == quote {
+                return Ok(());
+            }
+            if q == '\\'
+                && quote == '"'
+                && let Some(next) = self.peek(0)
+            {
+                out.push(next);
+                self.pos += 1;
+            }
+        }
+    }
+
+    /// The text of a `'…'` string up to the closing quote (consumed, not kept).
+    fn single_quoted(&mut self, value: &mut String) -> Result<(), Unclear> {
+        loop {
+            let q = self.peek(0).ok_or(Unclear)?;
+            self.pos += 1;
+            if q == '\'' {
+                return Ok(());
+            }
+            value.push(q);
+        }
+    }
+
+    /// A backslash outside quotes: the next character taken as it is, a line
+    /// continuation dropped.
+    fn escaped(&mut self, word: &mut Word) {
+        self.pos += 1;
+        match self.peek(0) {
+            Some('\n') => self.pos += 1,
+            Some(next) => {
+                self.pos += 1;
+                word.value.push(next);
+                word.quoted = true;
+            }
+            None => {}
+        }
+    }
+
+    /// `name=(a b c)`: an array, whose elements may hold code that runs.
+    fn array(&mut self, word: &mut Word) -> Result<(), Unclear> {
+        self.pos += 1;
+        let inner = self.balanced('(', ')')?;
+        for token in tokenize(&inner)? {
+            if let Token::Word(w) = token {
+                word.code.extend(w.code);
+            }
+        }
+        word.literal = false;
+        word.value.push_str(&format!("({inner})"));
+        Ok(())
     }
 
     /// One word, up to an unquoted metacharacter.
@@ -287,19 +325,7 @@ impl Lexer {
                     word.value.push_str("/dev/fd/N");
                 }
                 '<' | '>' => break,
-                '(' if word.value.ends_with('=') && !word.quoted => {
-                    // `name=(a b c)`: an array.
-                    self.pos += 1;
-                    let inner = self.balanced('(', ')')?;
-                    let mut nested = tokenize(&inner)?;
-                    for token in nested.drain(..) {
-                        if let Token::Word(w) = token {
-                            word.code.extend(w.code);
-                        }
-                    }
-                    word.literal = false;
-                    word.value.push_str(&format!("({inner})"));
-                }
+                '(' if word.value.ends_with('=') && !word.quoted => self.array(&mut word)?,
                 '(' if word.value.ends_with(['@', '?', '*', '+', '!']) && !word.quoted => {
                     // An extended glob: `!(x)`, `*(y)`.
                     self.pos += 1;
@@ -309,29 +335,11 @@ impl Lexer {
                 }
                 '(' | ')' => break,
                 '#' if first => break,
-                '\\' => {
-                    self.pos += 1;
-                    match self.peek(0) {
-                        Some('\n') => self.pos += 1,
-                        Some(next) => {
-                            self.pos += 1;
-                            word.value.push(next);
-                            word.quoted = true;
-                        }
-                        None => {}
-                    }
-                }
+                '\\' => self.escaped(&mut word),
                 '\'' => {
                     self.pos += 1;
                     word.quoted = true;
-                    loop {
-                        let q = self.peek(0).ok_or(Unclear)?;
-                        self.pos += 1;
-                        if q == '\'' {
-                            break;
-                        }
-                        word.value.push(q);
-                    }
+                    self.single_quoted(&mut word.value)?;
                 }
                 '$' if self.peek(1) == Some('\'') => {
                     self.pos += 2;
@@ -344,12 +352,8 @@ impl Lexer {
                     self.double_quoted(&mut word)?;
                 }
                 '$' | '`' => self.expansion(&mut word)?,
-                '*' | '?' | '[' => {
-                    self.pos += 1;
-                    word.value.push(c);
-                    word.literal = false;
-                }
-                '{' if self.brace_expansion_ahead() => {
+                // A glob, or a brace expansion (`{a,b}`).
+                '*' | '?' | '[' | '{' if c != '{' || self.brace_expansion_ahead() => {
                     self.pos += 1;
                     word.value.push(c);
                     word.literal = false;

@@ -8,9 +8,9 @@ use std::io::Write;
 
 use futures_util::future::BoxFuture;
 
-use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::tool::approve::{ApprovalRequest, Approver, Decision};
+use loki_wire::sanitize;
 
 const YES: &str = "yes";
 const ALWAYS: &str = "yes, and don't ask again for this tool in this conversation";

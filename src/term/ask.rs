@@ -12,8 +12,9 @@ use futures_util::future::BoxFuture;
 
 use super::withdrawable::{self, OTHER};
 
-use crate::render::sanitize;
-use crate::tool::ask::{Answer, Asker, Question};
+use crate::tool::ask::{Answer, Asker};
+use loki_protocol::event::Question;
+use loki_wire::sanitize;
 
 static TERMINAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 

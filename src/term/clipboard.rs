@@ -13,8 +13,13 @@ const TOOLS: &[(&str, &[&str])] = &[
     ("clip.exe", &[]),
 ];
 
-/// Copies `text`; returns the tool used, or a message saying none is available.
-pub fn copy(text: &str) -> Result<&'static str, String> {
+/// None of the clipboard tools is installed (or each failed).
+#[derive(Debug, thiserror::Error)]
+#[error("no clipboard is available here: install wl-copy, xclip or xsel (or pbcopy on macOS)")]
+pub struct NoClipboard;
+
+/// Copies `text`; returns the tool used.
+pub fn copy(text: &str) -> Result<&'static str, NoClipboard> {
     for (tool, args) in TOOLS {
         let Ok(mut child) = Command::new(tool)
             .args(*args)
@@ -34,8 +39,5 @@ pub fn copy(text: &str) -> Result<&'static str, String> {
             return Ok(tool);
         }
     }
-    Err(
-        "no clipboard is available here: install wl-copy, xclip or xsel (or pbcopy on macOS)"
-            .into(),
-    )
+    Err(NoClipboard)
 }

@@ -20,21 +20,13 @@ pub mod yes_no;
 
 use std::io::Write;
 
-use crate::render::sanitize;
 use crate::render::theme::{Style, Theme};
+use loki_wire::sanitize;
 
 /// `error: <message>` on stderr; the message (often a provider's or server's words) has
 /// its control characters escaped.
 pub fn report_error(theme: &Theme, message: &str) {
-    // Known keys and tokens never reach the terminal, whatever a server echoed.
-    let message = crate::secrets::redact(message);
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(
-        err,
-        "{} {}",
-        theme.paint(Style::Error, "error:"),
-        one_line(&message)
-    );
+    report(theme, Style::Error, "error:", message);
 }
 
 /// A message as one line: control characters escaped as everywhere, and line breaks
@@ -48,12 +40,17 @@ pub fn one_line(message: &str) -> String {
 
 /// `warning: <message>` on stderr, redacted and escaped like [`report_error`].
 pub fn report_warning(theme: &Theme, message: &str) {
-    let message = crate::secrets::redact(message);
-    let mut err = std::io::stderr().lock();
+    report(theme, Style::Warning, "warning:", message);
+}
+
+/// `<label> <message>` on stderr, the message redacted and on one line.
+fn report(theme: &Theme, style: Style, label: &str, message: &str) {
+    // Known keys and tokens never reach the terminal, whatever a server echoed.
+    let message = loki_wire::secrets::redact(message);
     let _ = writeln!(
-        err,
+        std::io::stderr().lock(),
         "{} {}",
-        theme.paint(Style::Warning, "warning:"),
+        theme.paint(style, label),
         one_line(&message)
     );
 }

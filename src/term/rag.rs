@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use crate::client::config::ModelKind;
+use crate::config::clients::ModelKind;
 use crate::engine::retrieval;
 use crate::rag::build::{BuildContext, DEFAULT_CHUNK_SIZE};
 use crate::rag::{self, BuildOptions, BuildReport, RagError};

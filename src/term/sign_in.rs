@@ -119,7 +119,7 @@ fn announce(config: &OAuthConfig, url: &str) -> anyhow::Result<()> {
         "Open this URL to authenticate with {} (client '{}'):\n{}",
         config.flavor.provider(),
         config.client,
-        crate::render::sanitize::display(url)
+        loki_wire::sanitize::display(url)
     )?;
     open_url(url);
     Ok(())
@@ -197,7 +197,7 @@ async fn callback_query(listener: &tokio::net::TcpListener, state: &str) -> anyh
         let outcome = match (get("error"), get("code")) {
             (Some(error), _) => Err(anyhow!(
                 "the sign-in was refused: {}",
-                crate::render::sanitize::display(&error)
+                loki_wire::sanitize::display(&error)
             )),
             (None, Some(_)) => Ok(query),
             (None, None) => Err(anyhow!("the sign-in answer had no code")),
@@ -285,20 +285,7 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
     crate::client::http::install_crypto_provider();
     let challenge = probe(&url, sse).await;
     if challenge.is_none() {
-        // A server that lets `initialize` through challenges later requests: a trial
-        // start meets that challenge and notes the scope it names.
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(20))
-            .build()?;
-        let trial =
-            crate::mcp::server::McpServer::start(spec.clone(), http, 1 << 20, Some(&tokens));
-        match tokio::time::timeout(Duration::from_secs(30), trial).await {
-            Ok(Err(crate::mcp::McpError::Start(why))) if why.starts_with("cannot reach") => {
-                bail!("MCP server `{name}`: {why}");
-            }
-            Ok(Ok(server)) => drop(server),
-            _ => {}
-        }
+        trial_start(&spec, &tokens).await?;
     }
     let listener =
         tokio::net::TcpListener::bind(("127.0.0.1", settings.redirect_port.unwrap_or(0)))
@@ -318,35 +305,14 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
     )
     .await?;
     let auth_url = session.get_authorization_url().to_string();
-    let expected = reqwest::Url::parse(&auth_url)
-        .ok()
-        .and_then(|u| {
-            u.query_pairs()
-                .find(|(k, _)| k == "state")
-                .map(|(_, v)| v.into_owned())
-        })
-        .ok_or_else(|| anyhow!("the authorization URL has no state"))?;
+    let expected = state_of(&auth_url)?;
     if !openable(&auth_url) {
         bail!(
             "MCP server `{name}`: its authorization server sent a sign-in address loki will not open (only https:, or http: to this machine): {}",
-            crate::render::sanitize::display(&auth_url)
+            loki_wire::sanitize::display(&auth_url)
         );
     }
-    {
-        let mut err = std::io::stderr().lock();
-        writeln!(
-            err,
-            "Open this URL to sign in to MCP server `{name}`:\n{}",
-            crate::render::sanitize::display(&auth_url)
-        )?;
-        if std::env::var_os("SSH_CONNECTION").is_some() {
-            writeln!(
-                err,
-                "Over SSH the browser cannot reach this machine: after signing in, paste the address the browser ends on here."
-            )?;
-        }
-        writeln!(err, "Waiting for the browser to return to {redirect} …")?;
-    }
+    tell_where_to_sign_in(name, &auth_url, &redirect)?;
     open_url(&auth_url);
     let query = tokio::select! {
         waited = tokio::time::timeout(CALLBACK_TIMEOUT, callback_query(&listener, &expected)) => {
@@ -365,6 +331,57 @@ pub async fn mcp_login(state: &AppState, name: &str) -> anyhow::Result<String> {
         "✓ MCP server `{name}`: {status} (kept in {})",
         tokens.place(name)
     ))
+}
+
+/// A server that lets `initialize` through challenges later requests: a trial start
+/// meets that challenge and notes the scope it names. Only an unreachable server stops
+/// the sign-in.
+async fn trial_start(
+    spec: &crate::mcp::config::ServerSpec,
+    tokens: &crate::mcp::oauth::Tokens,
+) -> anyhow::Result<()> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()?;
+    let trial = crate::mcp::server::McpServer::start(spec.clone(), http, 1 << 20, Some(tokens));
+    match tokio::time::timeout(Duration::from_secs(30), trial).await {
+        Ok(Err(crate::mcp::McpError::Start(why))) if why.starts_with("cannot reach") => {
+            bail!("MCP server `{}`: {why}", spec.name);
+        }
+        Ok(Ok(server)) => drop(server),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The `state` the authorization URL carries, which the browser's redirect must bring
+/// back.
+fn state_of(auth_url: &str) -> anyhow::Result<String> {
+    reqwest::Url::parse(auth_url)
+        .ok()
+        .and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+        })
+        .ok_or_else(|| anyhow!("the authorization URL has no state"))
+}
+
+/// Tells the user (on stderr) the address to open, and how the sign-in comes back.
+fn tell_where_to_sign_in(name: &str, auth_url: &str, redirect: &str) -> std::io::Result<()> {
+    let mut err = std::io::stderr().lock();
+    writeln!(
+        err,
+        "Open this URL to sign in to MCP server `{name}`:\n{}",
+        loki_wire::sanitize::display(auth_url)
+    )?;
+    if std::env::var_os("SSH_CONNECTION").is_some() {
+        writeln!(
+            err,
+            "Over SSH the browser cannot reach this machine: after signing in, paste the address the browser ends on here."
+        )?;
+    }
+    writeln!(err, "Waiting for the browser to return to {redirect} …")
 }
 
 /// A redirect address pasted on a terminal's stdin (sign-in over SSH): its query. Waits

@@ -10,12 +10,30 @@ use reedline::{
 
 use super::line_prompt::LokiPrompt;
 
+/// Why `validate` refused an answer: the message shown beside the next attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid(pub String);
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Invalid {}
+
+impl From<&str> for Invalid {
+    fn from(message: &str) -> Self {
+        Self(message.to_string())
+    }
+}
+
 /// Asks `label` until `validate` accepts the (trimmed) answer; its message is shown on
 /// the right of the next attempt. `hint` is shown there at first.
 pub fn ask(
     label: &str,
     hint: &str,
-    validate: impl Fn(&str) -> Result<(), String>,
+    validate: impl Fn(&str) -> Result<(), Invalid>,
 ) -> Result<String, inquire::InquireError> {
     let mut keys = default_emacs_keybindings();
     keys.add_binding(KeyModifiers::NONE, KeyCode::Esc, ReedlineEvent::CtrlC);
@@ -35,7 +53,7 @@ pub fn ask(
                 let text = text.trim().to_string();
                 match validate(&text) {
                     Ok(()) => return Ok(text),
-                    Err(message) => prompt.right = message,
+                    Err(Invalid(message)) => prompt.right = message,
                 }
             }
             Ok(_) => return Err(inquire::InquireError::OperationCanceled),

@@ -13,8 +13,10 @@ use std::time::Duration;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::raw::{Raw, drop_type_ahead};
-use crate::render::{question_area, sanitize};
-use crate::tool::ask::{Answer, Question};
+use crate::render::question_area;
+use crate::tool::ask::Answer;
+use loki_protocol::event::Question;
+use loki_wire::sanitize;
 
 /// The last choice of a list question: an answer in the person's own words.
 pub(super) const OTHER: &str = "Other (custom)";

@@ -30,7 +30,7 @@ pub enum Reply {
 pub fn ask(question: &str, default_yes: bool, hint: &str) -> std::io::Result<Reply> {
     let raw = Raw::start()?;
     let mark = if default_yes { "(Y/n)" } else { "(y/N)" };
-    let question = crate::render::sanitize::display(question);
+    let question = loki_wire::sanitize::display(question);
     let mut err = std::io::stderr().lock();
     let hint = if hint.is_empty() {
         String::new()

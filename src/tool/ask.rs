@@ -11,47 +11,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
-
-/// What is asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Question {
-    /// Free text.
-    Text {
-        /// The question.
-        prompt: String,
-    },
-    /// Yes or no.
-    Confirm {
-        /// The question.
-        prompt: String,
-    },
-    /// One of `options`.
-    Select {
-        /// The question.
-        prompt: String,
-        /// The choices.
-        options: Vec<String>,
-    },
-    /// Any of `options`.
-    MultiSelect {
-        /// The question.
-        prompt: String,
-        /// The choices.
-        options: Vec<String>,
-    },
-}
-
-impl Question {
-    /// The question's text.
-    pub fn prompt(&self) -> &str {
-        match self {
-            Self::Text { prompt }
-            | Self::Confirm { prompt }
-            | Self::Select { prompt, .. }
-            | Self::MultiSelect { prompt, .. } => prompt,
-        }
-    }
-}
+use loki_protocol::event::Question;
 
 /// The answer.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,77 +17,82 @@ use super::{Effect, Grant, ToolEnv, ToolError, confined};
 pub struct Builtin {
     /// Its name.
     pub name: &'static str,
-    /// What it does (sent to the model).
+    /// What it does (sent to the model with every request, so one short line).
     pub description: &'static str,
     /// What it may do, which decides whether it asks first.
     pub effect: Effect,
-    /// `(name, type, required, description)` of each parameter.
+    /// `(name, type, required, description)` of each parameter. An empty description is
+    /// left out of the declaration: `path` or `command` says what it holds.
     pub params: &'static [(&'static str, &'static str, bool, &'static str)],
 }
 
 impl Builtin {
-    /// The JSON schema of its arguments.
+    /// The JSON schema of its arguments, as compact as [`super::schema::compact`] makes
+    /// any other: no empty descriptions, no empty `required`.
     pub fn schema(&self) -> Value {
         let mut properties = serde_json::Map::new();
         let mut required = Vec::new();
         for (name, kind, needed, description) in self.params {
-            properties.insert(
-                (*name).into(),
-                json!({"type": kind, "description": description}),
-            );
+            let property = if description.is_empty() {
+                json!({"type": kind})
+            } else {
+                json!({"type": kind, "description": description})
+            };
+            properties.insert((*name).into(), property);
             if *needed {
                 required.push(*name);
             }
         }
-        json!({"type": "object", "properties": properties, "required": required})
+        if required.is_empty() {
+            json!({"type": "object", "properties": properties})
+        } else {
+            json!({"type": "object", "properties": properties, "required": required})
+        }
     }
 }
 
-/// Every built-in tool.
+/// Every built-in tool. Their declarations go with every request, so each says in one
+/// line what the tool does and what the model could not guess (defaults, 1-based lines,
+/// ignored files); the docs (docs/tools.md) hold the rest.
 pub const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "fs_cat",
         description: "Read a whole text file.",
         effect: Effect::Read,
-        params: &[(
-            "path",
-            "string",
-            true,
-            "File path, relative to the working directory",
-        )],
+        params: &[("path", "string", true, "")],
     },
     Builtin {
         name: "fs_ls",
-        description: "List a directory; directories end with `/`.",
+        description: "List a directory; subdirectories end with /.",
         effect: Effect::Read,
-        params: &[("path", "string", true, "Directory path")],
+        params: &[("path", "string", true, "")],
     },
     Builtin {
         name: "fs_read",
-        description: "Read a text file with line numbers (or list a directory); page with offset and limit.",
+        description: "Read a text file with line numbers, or list a directory.",
         effect: Effect::Read,
         params: &[
-            ("path", "string", true, "File or directory path"),
-            ("offset", "integer", false, "First line, from 1"),
-            ("limit", "integer", false, "Lines to read (default 2000)"),
+            ("path", "string", true, ""),
+            ("offset", "integer", false, "First line, 1-based"),
+            ("limit", "integer", false, "Lines (default 2000)"),
         ],
     },
     Builtin {
         name: "fs_write",
-        description: "Create or overwrite a file with the given contents (parent directories are created).",
+        description: "Create or overwrite a file; parent directories are created.",
         effect: Effect::Write,
         params: &[
-            ("path", "string", true, "File path"),
-            ("contents", "string", true, "The complete new contents"),
+            ("path", "string", true, ""),
+            ("contents", "string", true, ""),
         ],
     },
     Builtin {
         name: "fs_patch",
-        description: "Apply a unified diff (as produced by `diff -u` or `git diff`) to one file.",
+        description: "Apply a unified diff to one file.",
         effect: Effect::Write,
         params: &[
-            ("path", "string", true, "File to patch"),
-            ("contents", "string", true, "The unified diff"),
+            ("path", "string", true, ""),
+            ("contents", "string", true, "The diff"),
         ],
     },
     Builtin {
@@ -95,77 +100,57 @@ pub const BUILTINS: &[Builtin] = &[
         description: "Replace exact text in a file; old_string must occur once unless replace_all.",
         effect: Effect::Write,
         params: &[
-            ("path", "string", true, "File"),
+            ("path", "string", true, ""),
             (
                 "old_string",
                 "string",
                 true,
                 "Exact text, whitespace included",
             ),
-            ("new_string", "string", true, "Replacement"),
-            ("replace_all", "boolean", false, "Every occurrence"),
+            ("new_string", "string", true, ""),
+            ("replace_all", "boolean", false, ""),
         ],
     },
     Builtin {
         name: "fs_mkdir",
-        description: "Create a directory and any missing parents.",
+        description: "Create a directory and missing parents.",
         effect: Effect::Write,
-        params: &[("path", "string", true, "Directory path")],
+        params: &[("path", "string", true, "")],
     },
     Builtin {
         name: "fs_rm",
-        description: "Delete a file, or a directory with everything in it.",
+        description: "Delete a file, or a directory with its contents.",
         effect: Effect::Write,
-        params: &[("path", "string", true, "File or directory path")],
+        params: &[("path", "string", true, "")],
     },
     Builtin {
         name: "fs_glob",
-        description: "Find files matching a glob such as `src/**/*.rs`, newest first; respects .gitignore.",
+        description: "Find files by glob (e.g. src/**/*.rs), newest first; respects .gitignore.",
         effect: Effect::Read,
         params: &[
-            ("pattern", "string", true, "Glob, relative to `path`"),
-            (
-                "path",
-                "string",
-                false,
-                "Directory (default: the working directory)",
-            ),
+            ("pattern", "string", true, ""),
+            ("path", "string", false, "Directory (default .)"),
         ],
     },
     Builtin {
         name: "fs_grep",
-        description: "Search files with a regular expression; prints `file:line: text`; respects .gitignore.",
+        description: "Search files by regex (Rust syntax); prints file:line: text; respects .gitignore.",
         effect: Effect::Read,
         params: &[
-            (
-                "pattern",
-                "string",
-                true,
-                "Regular expression (Rust syntax)",
-            ),
-            (
-                "path",
-                "string",
-                false,
-                "File or directory (default: the working directory)",
-            ),
-            (
-                "include",
-                "string",
-                false,
-                "Only files matching this glob, e.g. `*.rs`",
-            ),
+            ("pattern", "string", true, ""),
+            ("path", "string", false, "File or directory (default .)"),
+            ("include", "string", false, "Glob filter, e.g. *.rs"),
         ],
     },
     Builtin {
         name: "execute_command",
         description: "Run a shell command in the working directory; returns output and exit code.",
         effect: Effect::Exec,
-        params: &[("command", "string", true, "The command line")],
+        params: &[("command", "string", true, "")],
     },
     Builtin {
         name: "get_current_time",
-        description: "The current date and time (UTC, RFC 3339).",
+        description: "Current UTC date and time (RFC 3339).",
         effect: Effect::Read,
         params: &[],
     },
@@ -173,13 +158,13 @@ pub const BUILTINS: &[Builtin] = &[
         name: "web_search",
         description: "Search the web; returns titles, links and snippets.",
         effect: Effect::Network,
-        params: &[("query", "string", true, "What to search for")],
+        params: &[("query", "string", true, "")],
     },
     Builtin {
         name: "fetch_url",
-        description: "Fetch a URL over HTTP(S); HTML becomes Markdown.",
+        description: "Fetch an http(s) URL; HTML becomes Markdown.",
         effect: Effect::Network,
-        params: &[("url", "string", true, "http:// or https:// URL")],
+        params: &[("url", "string", true, "")],
     },
 ];
 
@@ -270,111 +255,136 @@ pub(super) fn run<'a>(
     grant: Grant,
 ) -> BoxFuture<'a, Result<String, ToolError>> {
     Box::pin(async move {
-        let path = |name: &str| -> Result<Resolved, ToolError> {
-            Ok(paths::resolve(env.cwd, str_arg(args, name)?))
-        };
-        // Where a change lands, opened so that it cannot be redirected out of the tree.
-        let place = |target: &Resolved| confined::place(env.cwd, target, grant.outside);
         match tool.name {
-            "fs_cat" => read_edited(env, &path("path")?.path).await,
-            "fs_ls" => list_dir(&path("path")?.path),
-            "fs_read" => {
-                let p = path("path")?;
-                if p.path.is_dir() {
-                    return list_dir(&p.path);
-                }
-                let text = read_edited(env, &p.path).await?;
-                let offset = opt_usize(args, "offset").unwrap_or(1).max(1);
-                let limit = opt_usize(args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
-                Ok(numbered(&text, offset, limit))
-            }
-            "fs_write" => {
-                let resolved = path("path")?;
-                let target = place(&resolved)?;
-                let contents = str_arg(args, "contents")?;
-                let _kept = Kept::new(env, &resolved.path);
-                let in_editor = match env.editor {
-                    Some(editor) => editor.write(&resolved.path, contents).await.is_ok(),
-                    None => false,
-                };
-                if !in_editor {
-                    target.replace(contents.as_bytes())?;
-                }
-                Ok(format!(
-                    "wrote {} bytes to {}",
-                    contents.len(),
-                    target.shown()
-                ))
-            }
-            "fs_patch" => {
-                let resolved = path("path")?;
-                let target = place(&resolved)?;
-                let patched = patched(
-                    &target.read_to_string()?,
-                    str_arg(args, "contents")?,
-                    target.shown(),
-                )?;
-                let _kept = Kept::new(env, &resolved.path);
-                target.replace(patched.as_bytes())?;
-                Ok(format!("patched {}", target.shown()))
-            }
-            "fs_edit" => {
-                let resolved = path("path")?;
-                let target = place(&resolved)?;
-                let before = read_edited(env, &resolved.path).await?;
-                let (after, count) = edited(&before, args, target.shown())?;
-                let _kept = Kept::new(env, &resolved.path);
-                let in_editor = match env.editor {
-                    Some(editor) => editor.write(&resolved.path, &after).await.is_ok(),
-                    None => false,
-                };
-                if !in_editor {
-                    target.replace(after.as_bytes())?;
-                }
-                Ok(format!(
-                    "replaced {count} occurrence{} in {}",
-                    if count == 1 { "" } else { "s" },
-                    target.shown()
-                ))
-            }
+            "fs_cat" => read_edited(env, &path_arg(env, args)?.path).await,
+            "fs_ls" => list_dir(&path_arg(env, args)?.path),
+            "fs_read" => fs_read(env, args).await,
+            "fs_write" => fs_write(env, args, grant).await,
+            "fs_patch" => fs_patch(env, args, grant),
+            "fs_edit" => fs_edit(env, args, grant).await,
             "fs_mkdir" => {
-                let target = place(&path("path")?)?;
+                let target = confined::place(env.cwd, &path_arg(env, args)?, grant.outside)?;
                 target.create_dir_all()?;
                 Ok(format!("created {}", target.shown()))
             }
-            "fs_rm" => {
-                let arg = str_arg(args, "path")?;
-                refuse_tree_delete(env.cwd, arg, &[env.root_dir, env.cache_dir])?;
-                // A symlink is removed itself, never what it points to.
-                let entry = paths::resolve_entry(env.cwd, arg);
-                let target = place(&entry)?;
-                let _kept = Kept::new(env, &entry.path);
-                target.remove(grant.recursive)?;
-                Ok(format!("deleted {arg}"))
-            }
+            "fs_rm" => fs_rm(env, args, grant),
             "fs_glob" => glob(env.cwd, args),
             "fs_grep" => grep(env, args),
             "execute_command" => execute(env, str_arg(args, "command")?).await,
             "get_current_time" => Ok(crate::role::SystemVars::now_rfc3339()),
             "fetch_url" => fetch(env, str_arg(args, "url")?).await,
-            "web_search" => {
-                let query = str_arg(args, "query")?;
-                let http = reqwest::Client::builder()
-                    .user_agent(
-                        env.user_agent
-                            .unwrap_or(concat!("loki/", env!("CARGO_PKG_VERSION"))),
-                    )
-                    .timeout(Duration::from_secs(60))
-                    .build()
-                    .map_err(|e| ToolError::Failed(e.to_string()))?;
-                tokio::select! {
-                    found = super::web_search::search(&http, env.web_search, query) => found,
-                    () = env.cancel.cancelled() => Err(ToolError::Cancelled),
-                }
-            }
+            "web_search" => web_search(env, str_arg(args, "query")?).await,
             other => Err(ToolError::Unknown(other.to_string())),
         }
     })
+}
+
+/// The call's `path`, resolved against the working directory.
+fn path_arg(env: &ToolEnv<'_>, args: &Value) -> Result<Resolved, ToolError> {
+    Ok(paths::resolve(env.cwd, str_arg(args, "path")?))
+}
+
+/// `fs_read`: numbered lines of a file from `offset` (1-based), `limit` of them; a
+/// directory is listed.
+async fn fs_read(env: &ToolEnv<'_>, args: &Value) -> Result<String, ToolError> {
+    let p = path_arg(env, args)?;
+    if p.path.is_dir() {
+        return list_dir(&p.path);
+    }
+    let text = read_edited(env, &p.path).await?;
+    let offset = opt_usize(args, "offset").unwrap_or(1).max(1);
+    let limit = opt_usize(args, "limit").unwrap_or(DEFAULT_LIMIT).max(1);
+    Ok(numbered(&text, offset, limit))
+}
+
+/// `fs_write`: the file gets `contents`.
+async fn fs_write(env: &ToolEnv<'_>, args: &Value, grant: Grant) -> Result<String, ToolError> {
+    let resolved = path_arg(env, args)?;
+    // Where a change lands, opened so that it cannot be redirected out of the tree.
+    let target = confined::place(env.cwd, &resolved, grant.outside)?;
+    let contents = str_arg(args, "contents")?;
+    let _kept = Kept::new(env, &resolved.path);
+    write_edited(env, &resolved.path, &target, contents).await?;
+    Ok(format!(
+        "wrote {} bytes to {}",
+        contents.len(),
+        target.shown()
+    ))
+}
+
+/// `fs_patch`: applies a unified diff to the file (on disk: an editor's unsaved buffer
+/// is not patched).
+fn fs_patch(env: &ToolEnv<'_>, args: &Value, grant: Grant) -> Result<String, ToolError> {
+    let resolved = path_arg(env, args)?;
+    let target = confined::place(env.cwd, &resolved, grant.outside)?;
+    let patched = patched(
+        &target.read_to_string()?,
+        str_arg(args, "contents")?,
+        target.shown(),
+    )?;
+    let _kept = Kept::new(env, &resolved.path);
+    target.replace(patched.as_bytes())?;
+    Ok(format!("patched {}", target.shown()))
+}
+
+/// `fs_edit`: replaces `old_string` with `new_string` in the file (as the editor holds it).
+async fn fs_edit(env: &ToolEnv<'_>, args: &Value, grant: Grant) -> Result<String, ToolError> {
+    let resolved = path_arg(env, args)?;
+    let target = confined::place(env.cwd, &resolved, grant.outside)?;
+    let before = read_edited(env, &resolved.path).await?;
+    let (after, count) = edited(&before, args, target.shown())?;
+    let _kept = Kept::new(env, &resolved.path);
+    write_edited(env, &resolved.path, &target, &after).await?;
+    Ok(format!(
+        "replaced {count} occurrence{} in {}",
+        if count == 1 { "" } else { "s" },
+        target.shown()
+    ))
+}
+
+/// Gives the file `text` through the editor that holds it, else on disk.
+async fn write_edited(
+    env: &ToolEnv<'_>,
+    path: &Path,
+    target: &confined::Place,
+    text: &str,
+) -> Result<(), ToolError> {
+    let in_editor = match env.editor {
+        Some(editor) => editor.write(path, text).await.is_ok(),
+        None => false,
+    };
+    if !in_editor {
+        target.replace(text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// `fs_rm`: deletes a file, a symlink (never what it points to) or — when the approval
+/// covered that — a directory with its contents; never the working tree.
+fn fs_rm(env: &ToolEnv<'_>, args: &Value, grant: Grant) -> Result<String, ToolError> {
+    let arg = str_arg(args, "path")?;
+    refuse_tree_delete(env.cwd, arg, &[env.root_dir, env.cache_dir])?;
+    let entry = paths::resolve_entry(env.cwd, arg);
+    let target = confined::place(env.cwd, &entry, grant.outside)?;
+    let _kept = Kept::new(env, &entry.path);
+    target.remove(grant.recursive)?;
+    Ok(format!("deleted {arg}"))
+}
+
+/// `web_search`: asks the configured search backend, until the turn is cancelled.
+async fn web_search(env: &ToolEnv<'_>, query: &str) -> Result<String, ToolError> {
+    let http = reqwest::Client::builder()
+        .user_agent(
+            env.user_agent
+                .unwrap_or(concat!("loki/", env!("CARGO_PKG_VERSION"))),
+        )
+        .timeout(Duration::from_secs(60))
+        .build()
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
+    tokio::select! {
+        found = super::web_search::search(&http, env.web_search, query) => found,
+        () = env.cancel.cancelled() => Err(ToolError::Cancelled),
+    }
 }
 
 /// The approval summary and preview of a call to `tool`.
@@ -755,35 +765,39 @@ mod tests {
         let cancel: &'static tokio_util::sync::CancellationToken =
             Box::leak(Box::new(cancel.clone()));
         ToolEnv {
-            editor: None,
-            cwd: dir,
-            shell: "/bin/sh",
-            sandbox: None,
-            rules: Box::leak(Box::default()),
-            timeout: Duration::from_secs(5),
             cancel,
-            user_agent: None,
-            root_dir: dir,
-            cache_dir: dir,
-            vars: Box::leak(Box::new(crate::config::Env::capture())),
-            tools_env_file: dir,
-            todo: None,
-            supervisor: None,
-            budget: None,
-            secrets: None,
-            web_search: None,
-            images: None,
-            background: Box::leak(Box::default()),
-            hidden_env: Box::leak(Box::default()),
-            progress: None,
-            asker: &crate::tool::ask::Headless,
-            conversation: "c1",
-            lsp: None,
-            memory: None,
-            mcp_sampler: None,
-            hooks: None,
-            checkpoints: None,
+            ..crate::tool::tests::test_env(dir)
         }
+    }
+
+    /// The declarations go with every request: they stay compact and say what each tool
+    /// does.
+    #[test]
+    fn declarations_are_compact() {
+        let mut sent = 0;
+        for builtin in BUILTINS {
+            assert!(!builtin.description.is_empty(), "{}", builtin.name);
+            let schema = builtin.schema();
+            assert_eq!(
+                super::super::schema::compact(&schema),
+                schema,
+                "{}",
+                builtin.name
+            );
+            let spec = json!({"type": "function", "function": {
+                "name": builtin.name, "description": builtin.description, "parameters": schema}});
+            sent += spec.to_string().len();
+        }
+        assert!(sent <= 3600, "the built-in declarations take {sent} bytes");
+        let time = find("get_current_time").map(Builtin::schema);
+        assert_eq!(time, Some(json!({"type": "object", "properties": {}})));
+        let read = find("fs_read").map(Builtin::schema).unwrap_or_default();
+        assert_eq!(read["required"], json!(["path"]));
+        assert_eq!(read["properties"]["path"], json!({"type": "string"}));
+        assert_eq!(
+            read["properties"]["offset"]["description"],
+            "First line, 1-based"
+        );
     }
 
     fn call(dir: &Path, name: &str, args: Value) -> Result<String, ToolError> {

@@ -8,7 +8,8 @@ use std::sync::Mutex;
 
 use tokio::sync::{Notify, oneshot};
 
-use super::ask::{Answer, Question};
+use super::ask::Answer;
+use loki_protocol::event::Question;
 
 /// The open questions of one tree of agents.
 #[derive(Debug, Default)]

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::permissions::Rules;
 use super::{Effect, Tool, ToolEnv, ToolError, builtin, paths};
+use crate::config::permissions::Rules;
 use crate::sandbox::SandboxMode;
 
 /// Refuses a call whose paths the fences keep it from.

@@ -11,8 +11,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::client::config::ClientKind;
-use crate::client::vendors::{self, client_env_var};
+use crate::config::clients::ClientKind;
+use crate::config::vendors::{self, client_env_var};
 use crate::config::{AppConfig, Env};
 
 /// Values shorter than this are never treated as secrets when matching by value (so a

@@ -52,12 +52,11 @@ impl LoadTools {
         ToolSpec {
             name: NAME.into(),
             description: format!(
-                "Load groups of tools before using them; they can be called from your next step. \
-                 Groups: {}.",
+                "Load tool groups; their tools can be called from your next step. Groups: {}.",
                 listed.join("; ")
             ),
             parameters: json!({"type": "object", "properties": {
-                "groups": {"type": "array", "items": {"type": "string"}, "description": "Group names"}
+                "groups": {"type": "array", "items": {"type": "string"}}
             }, "required": ["groups"]}),
         }
     }

@@ -15,8 +15,9 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use super::ask::{Answer, Asker, Question};
+use super::ask::{Answer, Asker};
 use crate::mcp::client_side::{ClientSide, SamplingError};
+use loki_protocol::event::Question;
 
 /// Tries per field before a form is given up (declined).
 const TRIES: usize = 3;
@@ -84,10 +85,7 @@ impl ClientSide for ConversationSide<'_> {
                 .messages
                 .iter()
                 .map(|m| {
-                    let role = serde_json::to_value(&m.role)
-                        .ok()
-                        .and_then(|r| r.as_str().map(str::to_string))
-                        .unwrap_or_else(|| "user".into());
+                    let role = crate::mcp::server::role_name(&m.role);
                     let content = serde_json::to_value(&m.content).unwrap_or_default();
                     (role, sampled_text(&content))
                 })

@@ -251,7 +251,7 @@ pub async fn run(
 /// matching term are left out. The index is built once per search (linear in the tool
 /// list; 20,000 tools take milliseconds), with the knowledge bases' BM25.
 pub fn bm25(docs: &[String], query: &str) -> Vec<usize> {
-    let index = crate::rag::bm25::Bm25::build(&mut docs.iter().map(String::as_str));
+    let index = loki_rag::bm25::Bm25::build(&mut docs.iter().map(String::as_str));
     index
         .search(query, docs.len())
         .into_iter()

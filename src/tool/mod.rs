@@ -19,6 +19,7 @@ mod confined;
 mod delete;
 pub mod escalate;
 mod fences;
+mod gate;
 pub mod hidden_env;
 pub mod load;
 pub mod lsp;
@@ -26,7 +27,6 @@ pub mod mcp_client;
 pub mod mcp_tools;
 pub mod memory;
 pub mod paths;
-pub use crate::config::permissions;
 mod process;
 mod run_script;
 pub mod schema;
@@ -48,11 +48,15 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{Message, Role, ToolCall, ToolSpec};
+use crate::client::ToolSpec;
 use crate::config::AppConfig;
-use approve::{ApprovalRequest, Approver, Decision};
+use approve::Approver;
 use builtin::Builtin;
+use loki_wire::message::{Message, Role, ToolCall};
 use script::ScriptTool;
+use crate::config::permissions;
+use crate::mcp::server::ProgressSender;
+use loki_protocol::event::ToolFailure;
 
 /// A tool a conversation can offer: built into loki, or a user script.
 #[derive(Debug, Clone)]
@@ -104,15 +108,16 @@ impl Tool {
                 description: b.description.to_string(),
                 parameters: b.schema(),
             },
+            // Declared compact; the full schema stays for checking calls.
             Self::Script(s) => ToolSpec {
                 name: s.name.clone(),
                 description: s.description.clone(),
-                parameters: s.parameters.clone(),
+                parameters: schema::compact(&s.parameters),
             },
             Self::Mcp(m) => ToolSpec {
                 name: m.name.clone(),
                 description: m.description.clone(),
-                parameters: m.parameters.clone(),
+                parameters: schema::compact(&m.parameters),
             },
             Self::User(u) => u.spec(),
             Self::Agent(a) => a.spec(),
@@ -174,8 +179,6 @@ pub enum ToolError {
     Cancelled,
 }
 
-pub use crate::mcp::server::ProgressSender;
-
 /// Why the editor did not read or write a file (the disk is used then).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditorError {
@@ -192,17 +195,13 @@ pub enum EditorError {
 /// read and write through it; where it fails they use the disk.
 pub trait EditorFiles: Send + Sync {
     /// The text of `path` as the editor has it.
-    fn read<'a>(
-        &'a self,
-        path: &'a Path,
-    ) -> futures_util::future::BoxFuture<'a, Result<String, EditorError>>;
+    fn read<'a>(&'a self, path: &'a Path) -> EditorFuture<'a, String>;
     /// Gives `path` this text in the editor (which saves it as it does).
-    fn write<'a>(
-        &'a self,
-        path: &'a Path,
-        text: &'a str,
-    ) -> futures_util::future::BoxFuture<'a, Result<(), EditorError>>;
+    fn write<'a>(&'a self, path: &'a Path, text: &'a str) -> EditorFuture<'a, ()>;
 }
+
+/// What the editor answers an [`EditorFiles`] request with, once it does.
+pub type EditorFuture<'a, T> = futures_util::future::BoxFuture<'a, Result<T, EditorError>>;
 
 /// What tools run with.
 #[derive(Clone, Copy)]
@@ -547,7 +546,7 @@ impl CallResult {
     /// The tool message for the conversation.
     pub fn message(&self) -> Message {
         // Known secrets (API keys, vault entries) never reach the model in tool output.
-        let content = crate::secrets::redact(&self.content).into_owned();
+        let content = loki_wire::secrets::redact(&self.content).into_owned();
         let mut message = Message::text(Role::Tool, content);
         message.tool_call_id = Some(self.call.id.clone());
         message
@@ -564,137 +563,17 @@ pub async fn run_round(
     approver: &dyn Approver,
     max_output: usize,
 ) -> Vec<CallResult> {
-    let mut ready: Vec<Result<(Tool, Value, Grant), ToolError>> = Vec::new();
-    // Calls whose approval was asked for (or waived by yolo): not re-checked when run.
-    let mut asked: HashSet<String> = HashSet::new();
-    for call in calls {
-        let needed = tools
-            .iter()
-            .find(|t| t.name() == call.name)
-            .zip(serde_json::from_str::<Value>(&call.arguments).ok())
-            .is_some_and(|(t, args)| approval_needed(t, &args, env.cwd));
-        if needed || policy.yolo() {
-            asked.insert(call.id.clone());
-        }
-        let checked = check(call, tools, &env, policy, approver).await;
-        if matches!(checked, Err(ToolError::Cancelled)) {
-            env.cancel.cancel();
-        }
-        ready.push(checked);
-    }
+    let (ready, asked) = admit_round(calls, tools, &env, policy, approver).await;
     // Reads run together; once anything writes or runs a command, calls run one after
     // another in the model's order (a write and then running what was written).
-    let sequential = ready.iter().any(|r| match r {
-        Ok((Tool::Builtin(b), _, _)) => b.effect != Effect::Read,
-        Ok((Tool::Script(_), _, _)) => true,
-        Ok((Tool::Mcp(m), args, _)) => m.writes(args),
-        Ok((
-            Tool::User(_)
-            | Tool::Agent(_)
-            | Tool::Todo(_)
-            | Tool::Skills(_)
-            | Tool::Lsp(_)
-            | Tool::Memory(_)
-            | Tool::Load(_),
-            _,
-            _,
-        ))
-        | Err(_) => false,
-    });
-    let asked = &asked;
-    let runs = calls.iter().zip(ready).map(|(call, ready)| async move {
-        // How the model can see the rest of a long result depends on the tool.
-        let more = if matches!(ready, Ok((Tool::Builtin(_), _, _))) {
-            READ_MORE_FILES
-        } else {
-            READ_MORE_ASK
-        };
-        // What `PostToolUse` hooks see: the arguments the call ran with.
-        let ran_with = ready.as_ref().ok().map(|(_, args, _)| args.clone());
-        let mut silent = false;
-        let outcome = match ready {
-            Ok((Tool::Builtin(tool), args, grant)) => {
-                // A read that ran without asking because its path was inside the tree
-                // must still be inside now (an earlier call of the round may have
-                // planted a symlink).
-                let escaped = tool.effect == Effect::Read
-                    && builtin::touched_paths(tool, &args, env.cwd)
-                        .iter()
-                        .any(|p| !p.inside);
-                if escaped && !asked.contains(&call.id) {
-                    Err(ToolError::Failed(
-                        "the path now resolves outside the working directory; call again to be asked"
-                            .into(),
-                    ))
-                } else {
-                    builtin::run(tool, &args, &env, grant).await
-                }
-            }
-            Ok((Tool::Script(tool), args, _)) => {
-                run_script::run(&tool, &args, &env).await.map(|ran| {
-                    silent = ran.silent;
-                    ran.text
-                })
-            }
-            Ok((Tool::Mcp(tool), args, _)) => {
-                crate::tool::mcp_tools::run(&tool, &args, &env, &call.id).await
-            }
-            Ok((Tool::User(tool), args, _)) => tool.run(&args, &env).await,
-            Ok((Tool::Agent(tool), args, _)) => tool.run(&args, &env).await,
-            Ok((Tool::Todo(tool), args, _)) => tool.run(&args, &env),
-            Ok((Tool::Skills(tool), args, _)) => tool.run(&args),
-            Ok((Tool::Lsp(tool), args, _)) => tool.run(&args, &env).await,
-            Ok((Tool::Memory(tool), args, _)) => tool.run(&args, &env),
-            Ok((Tool::Load(tool), args, _)) => tool.run(&args),
-            Err(e) => Err(e),
-        };
-        let failure = |e: &ToolError| ToolFailure {
-            kind: e.kind(),
-            message: crate::secrets::redact(&e.to_string()).into_owned(),
-        };
-        let (mut content, ok, error) = match outcome {
-            Ok(text) => (truncate_with(text, max_output, more), true, None),
-            Err(ToolError::Exited { message, stderr }) => {
-                let error = ToolFailure {
-                    kind: "exited",
-                    message: crate::secrets::redact(&message).into_owned(),
-                };
-                let content = if stderr.is_empty() {
-                    serde_json::json!({ "tool_call_error": message })
-                } else {
-                    serde_json::json!({
-                        "tool_call_error": message,
-                        "stderr": truncate_with(stderr, max_output, more),
-                    })
-                };
-                (content.to_string(), false, Some(error))
-            }
-            Err(e) => (
-                serde_json::json!({ "tool_call_error": e.to_string() }).to_string(),
-                false,
-                Some(failure(&e)),
-            ),
-        };
-        if let (Some(hooks), Some(args)) = (env.hooks, &ran_with) {
-            let ran = crate::hooks::HookCall {
-                id: &call.id,
-                tool: &call.name,
-                args,
-            };
-            if let Some(note) = hooks.after(ran, &content, ok).await {
-                content = crate::hooks::with_note(content, &note);
-                // The model has something to read now.
-                silent = false;
-            }
-        }
-        CallResult {
-            call: call.clone(),
-            content,
-            ok,
-            error,
-            silent,
-        }
-    });
+    let sequential = ready
+        .iter()
+        .any(|r| r.as_ref().is_ok_and(|a| changes_things(&a.tool, &a.args)));
+    let (env, asked) = (&env, &asked);
+    let runs = calls
+        .iter()
+        .zip(ready)
+        .map(|(call, ready)| run_call(call, ready, env, asked.contains(&call.id), max_output));
     if sequential {
         let mut results = Vec::with_capacity(calls.len());
         for run in runs {
@@ -706,365 +585,175 @@ pub async fn run_round(
     }
 }
 
-/// Parses, looks up and approves one call.
-async fn check(
-    call: &ToolCall,
+/// Checks the calls of a round in order ([`gate::check`]): what each may run as, and the
+/// ids of the calls whose approval was asked for (or waived by yolo), which are not
+/// re-checked when they run.
+async fn admit_round(
+    calls: &[ToolCall],
     tools: &[Tool],
     env: &ToolEnv<'_>,
     policy: &mut Policy,
     approver: &dyn Approver,
-) -> Result<(Tool, Value, Grant), ToolError> {
-    let (cwd, from) = (env.cwd, env.conversation);
-    let tool = tools
-        .iter()
-        .find(|t| t.name() == call.name)
-        .cloned()
-        .ok_or_else(|| ToolError::Unknown(call.name.clone()))?;
-    let mut args: Value = if call.arguments.trim().is_empty() {
-        Value::Object(serde_json::Map::new())
-    } else {
-        serde_json::from_str(&call.arguments)
-            .map_err(|e| ToolError::BadArguments(format!("not valid JSON ({e})")))?
-    };
-    // `PreToolUse` hooks see every call; they may change its arguments (checked below
-    // like the model's) and decide about it.
-    let verdict = match env.hooks {
-        Some(hooks) => {
-            let before = hooks
-                .before(crate::hooks::HookCall {
-                    id: &call.id,
-                    tool: tool.name(),
-                    args: &args,
-                })
-                .await;
-            if let Some(changed) = before.args {
-                args = changed;
-            }
-            before.decision
+) -> (Vec<Result<gate::Admitted, ToolError>>, HashSet<String>) {
+    let mut ready = Vec::with_capacity(calls.len());
+    let mut asked: HashSet<String> = HashSet::new();
+    for call in calls {
+        let needed = tools
+            .iter()
+            .find(|t| t.name() == call.name)
+            .zip(serde_json::from_str::<Value>(&call.arguments).ok())
+            .is_some_and(|(t, args)| approval_needed(t, &args, env.cwd));
+        if needed || policy.yolo() {
+            asked.insert(call.id.clone());
         }
-        None => None,
-    };
-    // Scripts and MCP tools get only calls that fit what they declared (built-ins check
-    // their own arguments).
-    let declared = match &tool {
-        Tool::Script(s) => Some(&s.parameters),
-        Tool::Mcp(m) if matches!(m.action, crate::tool::mcp_tools::Action::Direct { .. }) => {
-            Some(&m.parameters)
+        let checked = gate::check(call, tools, env, policy, approver).await;
+        if matches!(checked, Err(ToolError::Cancelled)) {
+            env.cancel.cancel();
         }
-        _ => None,
-    };
-    if let Some(schema) = declared {
-        schema::check(schema, &args).map_err(|e| ToolError::BadArguments(e.to_string()))?;
+        ready.push(checked);
     }
-    let name = tool.name().to_string();
-    let count = policy.seen.entry(format!("{name} {args}")).or_insert(0);
-    *count += 1;
-    if *count > MAX_REPEATS {
-        return Err(ToolError::Loop(name));
-    }
-    let names = rule_names(&tool, &args);
-    if names.iter().any(|n| policy.deny.contains(n)) {
-        return Err(ToolError::Refused(
-            "this tool is disabled by the user's configuration (deny_tools)".into(),
-        ));
-    }
-    // A hook's refusal is the hook's, not the user's: its message names the hook.
-    if let Some(crate::hooks::Verdict::Deny(message)) = verdict {
-        return Err(ToolError::Refused(message));
-    }
-    let permitted = permitted(&tool, &args, &names, env, policy)?;
-    let hook_asks = verdict == Some(crate::hooks::Verdict::Ask);
-    let must_ask = hook_asks || matches!(permitted, Permitted::Ask(_));
-    // "Always" and auto-approval cover a tool inside the working tree; a path outside it
-    // is asked about every time (only yolo skips that).
-    let outside_path = match &tool {
-        Tool::Builtin(b) => builtin::touched_paths(b, &args, cwd)
-            .into_iter()
-            .find(|p| !p.inside)
-            .map(|p| paths::display(cwd, &p.path)),
-        Tool::Script(_)
-        | Tool::Mcp(_)
-        | Tool::User(_)
-        | Tool::Agent(_)
-        | Tool::Todo(_)
-        | Tool::Skills(_)
-        | Tool::Lsp(_)
-        | Tool::Memory(_)
-        | Tool::Load(_) => None,
-    };
-    let outside = outside_path.is_some();
-    // Deleting the working tree is refused outright (even with yolo); deleting a
-    // directory with contents is asked about every time (only yolo skips that).
-    let recursive = match &tool {
-        Tool::Builtin(b) if b.name == "fs_rm" => delete::rm_plan(&args, cwd)?.recursive,
-        _ => false,
-    };
-    let grant = Grant { outside, recursive };
-    // "Always" for an MCP invoke covers that one tool, not the whole server.
-    let always_key = match &tool {
-        Tool::Mcp(m) if m.action == crate::tool::mcp_tools::Action::Invoke => {
-            format!("{name}/{}", args["tool"].as_str().unwrap_or_default())
-        }
-        _ => name.clone(),
-    };
-    let exempt = policy.yolo()
-        || (!outside
-            && !recursive
-            && (policy.auto_approve.contains(&name) || policy.always.contains(&always_key)));
-    // A hook's "allow" is the user's own decision, like yolo for this one call; an allow
-    // rule or accept-edits covers the working tree only.
-    let exempt = exempt
-        || verdict == Some(crate::hooks::Verdict::Allow)
-        || (permitted == Permitted::Run && !outside && !recursive);
-    if !must_ask && (exempt || !approval_needed(&tool, &args, cwd)) {
-        return Ok((tool, args, grant));
-    }
-    // A refusal tells the model what would let the call run; where the usual opt-outs
-    // cannot, it must say what does instead of naming them.
-    let why_asked = match permitted {
-        Permitted::Ask(why) => Some(why),
-        _ if hook_asks => Some(
-            "a PreToolUse hook asks for approval of this call; only that hook can let it run \
-             unasked"
-                .to_string(),
-        ),
-        _ => match (&outside_path, recursive) {
-            (Some(path), _) => Some(format!(
-                "`{path}` is outside the working directory, and such a path is asked about \
-                 every time: auto_approve_tools, allow rules, accept-edits and --add-dir do not \
-                 cover it; --yolo or a PreToolUse hook's allow does, or run loki in a directory \
-                 that contains it"
-            )),
-            (None, true) => Some(
-                "deleting a directory with its contents is asked about every time: \
-                 auto_approve_tools does not cover it; --yolo does"
-                    .to_string(),
-            ),
-            (None, false) => None,
-        },
-    };
-    let (summary, preview) = match &tool {
-        Tool::Builtin(b) => builtin::describe(b, &args, cwd)?,
-        Tool::Script(s) => (
-            format!("run the script tool `{}` with {args}", s.path.display()),
-            None,
-        ),
-        Tool::Mcp(m) => (
-            format!(
-                "call the MCP tool `{}` of the server `{}` with {}",
-                mcp_tool_name(m, &args),
-                m.server.spec.name,
-                mcp_arguments(m, &args)
-            ),
-            None,
-        ),
-        Tool::User(u) => (format!("ask you ({})", u.name()), None),
-        Tool::Agent(a) => (format!("manage sub-agents ({})", a.name()), None),
-        Tool::Todo(t) => (format!("update the todo list ({})", t.name()), None),
-        Tool::Skills(_) => ("read skills".to_string(), None),
-        Tool::Lsp(l) => (format!("ask a language server ({})", l.name()), None),
-        Tool::Memory(m) if !m.reads_only() => (
-            format!(
-                "remember in long-term memory{}",
-                if args["daily"].as_bool() == Some(true) {
-                    " (today's notes)"
-                } else {
-                    " (MEMORY.md)"
-                }
-            ),
-            Some(args["fact"].as_str().unwrap_or_default().to_string()),
-        ),
-        Tool::Memory(m) => (format!("use long-term memory ({})", m.name()), None),
-        Tool::Load(_) => ("load tool groups".to_string(), None),
-    };
-    // An MCP call is shown by the server's own tool name, not the function exposing it
-    // (`mcp__invoke_<server>`).
-    let shown = match &tool {
-        Tool::Mcp(m) => mcp_tool_name(m, &args),
-        _ => name.clone(),
-    };
-    let request = ApprovalRequest {
-        call_id: call.id.clone(),
-        tool: shown,
-        summary,
-        preview,
-        allow_always: !recursive,
-        from: from.to_string(),
-        why_asked,
-    };
-    match approver.approve(&request).await {
-        Decision::Approve => Ok((tool, args, grant)),
-        Decision::ApproveEdited(edited) => {
-            if let Some(schema) = declared {
-                schema::check(schema, &edited)
-                    .map_err(|e| ToolError::BadArguments(e.to_string()))?;
-            }
-            Ok((tool, edited, grant))
-        }
-        Decision::ApproveAlways => {
-            if request.allow_always {
-                policy.always.insert(always_key);
-            }
-            Ok((tool, args, grant))
-        }
-        Decision::Deny => Err(ToolError::Declined(None)),
-        Decision::DenyWithMessage(message) => Err(ToolError::Declined(Some(message))),
-        Decision::Cancel => Err(ToolError::Cancelled),
-        Decision::Refuse(reason) => Err(ToolError::Refused(reason)),
-    }
+    (ready, asked)
 }
 
-/// What the permission mode and rules say of a call that is not refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Permitted {
-    /// Nothing: approval as usual.
-    AsUsual,
-    /// Run without asking (an allow rule; a file edit in accept-edits).
-    Run,
-    /// Ask, whatever else would let it run (an ask rule; in plan mode, an MCP tool its
-    /// server says only reads): why, and what would change that.
-    Ask(String),
-}
-
-/// The names rules and `deny_tools` know a call by: loki's, Claude's, and for an MCP tool
-/// (also one reached through `mcp__invoke_<server>`) `<server>_<tool>` and
-/// `mcp__<server>__<tool>`.
-fn rule_names(tool: &Tool, args: &Value) -> Vec<String> {
-    let mut names = vec![tool.name().to_string()];
+/// Whether a call writes, runs something or may (a script): such calls run one at a
+/// time.
+fn changes_things(tool: &Tool, args: &Value) -> bool {
     match tool {
-        Tool::Mcp(m) => {
-            let inner = mcp_tool_name(m, args);
-            let server = &m.server.spec.name;
-            names.push(crate::tool::mcp_tools::function_name(&format!(
-                "{server}_{inner}"
-            )));
-            names.push(format!("mcp__{server}__{inner}"));
-        }
-        other => names.push(crate::claude_names::claude_name(other.name()).to_string()),
-    }
-    names.dedup();
-    names
-}
-
-/// The permission rules, the sandbox and the mode on a call: a deny rule refuses it
-/// (even with yolo), and so does a path the sandbox or a `Read`/`Edit` rule keeps the
-/// tool from; plan mode refuses anything that is not a read.
-fn permitted(
-    tool: &Tool,
-    args: &Value,
-    names: &[String],
-    env: &ToolEnv<'_>,
-    policy: &Policy,
-) -> Result<Permitted, ToolError> {
-    use permissions::{PermissionMode, RuleCall, RuleVerdict};
-    let cwd = env.cwd;
-    let mode = policy.mode();
-    fences::check(tool, args, env, &policy.rules)?;
-    let verdict = if policy.rules.is_empty() {
-        None
-    } else {
-        let touched = match tool {
-            Tool::Builtin(b) if b.effect != Effect::Exec && b.effect != Effect::Network => {
-                args["path"].as_str().map(|p| paths::resolve(cwd, p).path)
-            }
-            _ => None,
-        };
-        let shown = touched.as_ref().map(|p| paths::display(cwd, p));
-        let call = RuleCall {
-            names: names.to_vec(),
-            args,
-            is_command: matches!(tool, Tool::Builtin(b) if b.effect == Effect::Exec),
-            path: shown.as_deref(),
-            absolute: touched.as_deref(),
-        };
-        policy.rules.decide(&call)
-    };
-    if let Some(RuleVerdict::Deny(rule)) = &verdict {
-        return Err(ToolError::Refused(format!(
-            "denied by {}; do not retry it",
-            policy.rules.describe(rule)
-        )));
-    }
-    if mode == PermissionMode::Plan && !only_reads(tool) {
-        // An MCP server's `readOnlyHint` is its own claim, not loki's knowledge: in plan
-        // mode such a call is put to the user instead of running unasked.
-        if let Tool::Mcp(m) = tool
-            && !m.writes(args)
-        {
-            return Ok(Permitted::Ask(format!(
-                "plan mode: the MCP server `{}` says `{}` only reads (readOnlyHint), but that \
-                 is the server's own claim, so it is asked about; the user can leave plan mode \
-                 to let it run",
-                m.server.spec.name,
-                mcp_tool_name(m, args)
-            )));
-        }
-        return Err(ToolError::Refused(
-            "plan mode: only tools that read run now. Investigate, then propose a plan; the \
-             user switches modes to carry it out"
-                .into(),
-        ));
-    }
-    if let Some(RuleVerdict::Ask(said)) = &verdict {
-        let is_rule = policy.rules.all().any(|r| r.text == *said);
-        return Ok(Permitted::Ask(if is_rule {
-            format!(
-                "{} asks about it every time, even with --yolo or auto_approve_tools; to let \
-                 it run unasked, change or remove that rule in {}",
-                policy.rules.describe(said),
-                policy.rules.origin(said)
-            )
-        } else {
-            format!("{said}; it is asked about every time, even with --yolo")
-        }));
-    }
-    let edit = matches!(tool, Tool::Builtin(b) if matches!(b.name, "fs_write" | "fs_edit" | "fs_patch" | "fs_mkdir"));
-    if matches!(verdict, Some(RuleVerdict::Allow(_)))
-        || (mode == PermissionMode::AcceptEdits && edit)
-    {
-        return Ok(Permitted::Run);
-    }
-    Ok(Permitted::AsUsual)
-}
-
-/// Whether a call is known to have no effect beyond the conversation (what plan mode
-/// lets run): loki's own reading tools. An MCP server's `readOnlyHint` is not knowledge
-/// (see [`permitted`]); remembering writes to memory, which later conversations read.
-fn only_reads(tool: &Tool) -> bool {
-    use crate::tool::mcp_tools::Action;
-    match tool {
-        Tool::Builtin(b) => b.effect == Effect::Read,
-        Tool::Script(_) => false,
-        Tool::Mcp(m) => matches!(m.action, Action::Search | Action::Describe),
-        Tool::Memory(m) => m.reads_only(),
+        Tool::Builtin(b) => b.effect != Effect::Read,
+        Tool::Script(_) => true,
+        Tool::Mcp(m) => m.writes(args),
         Tool::User(_)
         | Tool::Agent(_)
         | Tool::Todo(_)
         | Tool::Skills(_)
         | Tool::Lsp(_)
-        | Tool::Load(_) => true,
+        | Tool::Memory(_)
+        | Tool::Load(_) => false,
     }
 }
 
-/// The name of the tool an MCP function calls on its server: the tool itself, the
-/// `tool` argument of `mcp__invoke_<server>`, or the function's own name.
-fn mcp_tool_name(m: &crate::tool::mcp_tools::McpTool, args: &Value) -> String {
-    use crate::tool::mcp_tools::Action;
-    match &m.action {
-        Action::Direct { tool, .. } => tool.clone(),
-        Action::Invoke => args["tool"]
-            .as_str()
-            .map_or_else(|| m.name.clone(), str::to_string),
-        Action::Search | Action::Describe => m.name.clone(),
+/// Runs one checked call (`asked`: its approval was asked for) and makes its result:
+/// the output cut to `max_output`, an error as `{"tool_call_error": …}`, and what the
+/// `PostToolUse` hooks add.
+async fn run_call(
+    call: &ToolCall,
+    ready: Result<gate::Admitted, ToolError>,
+    env: &ToolEnv<'_>,
+    asked: bool,
+    max_output: usize,
+) -> CallResult {
+    // How the model can see the rest of a long result depends on the tool.
+    let more = if matches!(&ready, Ok(a) if matches!(a.tool, Tool::Builtin(_))) {
+        READ_MORE_FILES
+    } else {
+        READ_MORE_ASK
+    };
+    // What `PostToolUse` hooks see: the arguments the call ran with.
+    let ran_with = ready.as_ref().ok().map(|a| a.args.clone());
+    let (outcome, silent) = match ready {
+        Ok(admitted) => run_admitted(call, admitted, env, asked).await,
+        Err(e) => (Err(e), false),
+    };
+    let (content, ok, error) = result_content(outcome, max_output, more);
+    let mut result = CallResult {
+        call: call.clone(),
+        content,
+        ok,
+        error,
+        silent,
+    };
+    if let (Some(hooks), Some(args)) = (env.hooks, &ran_with) {
+        let ran = crate::hooks::HookCall {
+            id: &call.id,
+            tool: &call.name,
+            args,
+        };
+        if let Some(note) = hooks.after(ran, &result.content, ok).await {
+            result.content = crate::hooks::with_note(result.content, &note);
+            // The model has something to read now.
+            result.silent = false;
+        }
     }
+    result
 }
 
-/// The arguments the MCP tool receives (for `mcp__invoke_<server>`, its `arguments`).
-fn mcp_arguments(m: &crate::tool::mcp_tools::McpTool, args: &Value) -> String {
-    match (&m.action, args.get("arguments")) {
-        (crate::tool::mcp_tools::Action::Invoke, Some(inner)) => inner.to_string(),
-        (crate::tool::mcp_tools::Action::Invoke, None) => "no arguments".into(),
-        _ => args.to_string(),
+/// Runs an admitted call by its kind of tool: its output, and whether it was a script
+/// that produced none at all.
+async fn run_admitted(
+    call: &ToolCall,
+    admitted: gate::Admitted,
+    env: &ToolEnv<'_>,
+    asked: bool,
+) -> (Result<String, ToolError>, bool) {
+    let gate::Admitted { tool, args, grant } = admitted;
+    let output = match tool {
+        Tool::Builtin(tool) => {
+            // A read that ran without asking because its path was inside the tree must
+            // still be inside now (an earlier call of the round may have planted a
+            // symlink).
+            let escaped = tool.effect == Effect::Read
+                && builtin::touched_paths(tool, &args, env.cwd)
+                    .iter()
+                    .any(|p| !p.inside);
+            if escaped && !asked {
+                Err(ToolError::Failed(
+                    "the path now resolves outside the working directory; call again to be asked"
+                        .into(),
+                ))
+            } else {
+                builtin::run(tool, &args, env, grant).await
+            }
+        }
+        Tool::Script(tool) => {
+            return match run_script::run(&tool, &args, env).await {
+                Ok(ran) => (Ok(ran.text), ran.silent),
+                Err(e) => (Err(e), false),
+            };
+        }
+        Tool::Mcp(tool) => mcp_tools::run(&tool, &args, env, &call.id).await,
+        Tool::User(tool) => tool.run(&args, env).await,
+        Tool::Agent(tool) => tool.run(&args, env).await,
+        Tool::Todo(tool) => tool.run(&args, env),
+        Tool::Skills(tool) => tool.run(&args),
+        Tool::Lsp(tool) => tool.run(&args, env).await,
+        Tool::Memory(tool) => tool.run(&args, env),
+        Tool::Load(tool) => tool.run(&args),
+    };
+    (output, false)
+}
+
+/// What goes back to the model for a call's outcome (`more` says how to read the rest of
+/// a long one), whether it succeeded, and what went wrong.
+fn result_content(
+    outcome: Result<String, ToolError>,
+    max_output: usize,
+    more: &str,
+) -> (String, bool, Option<ToolFailure>) {
+    match outcome {
+        Ok(text) => (truncate_with(text, max_output, more), true, None),
+        Err(ToolError::Exited { message, stderr }) => {
+            let error = ToolFailure {
+                kind: "exited",
+                message: loki_wire::secrets::redact(&message).into_owned(),
+            };
+            let content = if stderr.is_empty() {
+                serde_json::json!({ "tool_call_error": message })
+            } else {
+                serde_json::json!({
+                    "tool_call_error": message,
+                    "stderr": truncate_with(stderr, max_output, more),
+                })
+            };
+            (content.to_string(), false, Some(error))
+        }
+        Err(e) => {
+            let error = ToolFailure {
+                kind: e.kind(),
+                message: loki_wire::secrets::redact(&e.to_string()).into_owned(),
+            };
+            let content = serde_json::json!({ "tool_call_error": e.to_string() });
+            (content.to_string(), false, Some(error))
+        }
     }
 }
 
@@ -1102,6 +791,7 @@ fn truncate_with(mut text: String, max: usize, more: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use approve::{ApprovalRequest, Decision};
 
     #[test]
     fn enabled_tools_resolve_all_lists_mappings_and_visibility() {
@@ -1184,7 +874,7 @@ mod tests {
                 .enumerate()
             {
                 let env = test_env(&cwd);
-                let _ = check(&call(path, n), &tools, &env, &mut policy, &approver).await;
+                let _ = gate::check(&call(path, n), &tools, &env, &mut policy, &approver).await;
             }
         });
         // a.txt asked (answered always), b.txt not; each outside write asked again.
@@ -1192,7 +882,7 @@ mod tests {
     }
 
     /// A tool environment for tests (its few owned parts leaked: tests are short).
-    fn test_env(cwd: &Path) -> ToolEnv<'_> {
+    pub(super) fn test_env(cwd: &Path) -> ToolEnv<'_> {
         ToolEnv {
             editor: None,
             cwd,
@@ -1280,14 +970,4 @@ mod tests {
         assert!(text.contains("showed 50 of 200 bytes"), "{text}");
         assert_eq!(truncate("short".into(), 10), "short");
     }
-}
-
-/// Why a tool call produced no result, for programs (`kind`) and people (`message`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ToolFailure {
-    /// `unknown_tool`, `bad_arguments`, `failed`, `exited`, `declined`, `refused`,
-    /// `loop`, `cancelled` or `not_run`.
-    pub kind: &'static str,
-    /// One line.
-    pub message: String,
 }

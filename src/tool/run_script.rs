@@ -7,11 +7,14 @@
 //! `LLM_OUTPUT` is a private (0600) file created for the call and removed afterwards.
 
 use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::process::Finished;
 use super::script::{ScriptTool, wrapper};
 use super::{ToolEnv, ToolError};
+use crate::config::Env;
 
 /// What a call returned.
 pub(super) struct Ran {
@@ -29,8 +32,19 @@ pub(super) async fn run(
     args: &Value,
     env: &ToolEnv<'_>,
 ) -> Result<Ran, ToolError> {
+    let vars = environment(tool, env)?;
+    check_requirements(tool, &vars, env)?;
+    let files = CallFiles::create(tool, env)?;
+    let command = command(tool, args, env, &vars, &files)?;
+    let done = super::process::run(command, env, &format!("tool `{}`", tool.name)).await?;
+    finished(tool, &done, &files.output)
+}
+
+/// The environment the script runs with: the conversation's, less what is withheld from
+/// it, plus `functions/.env` (its `{{NAME}}` placeholders filled from the vault).
+fn environment(tool: &ScriptTool, env: &ToolEnv<'_>) -> Result<Env, ToolError> {
     let withheld: Vec<&str> = env.hidden_env.withheld(&tool.declared_env).collect();
-    let mut vars = crate::config::Env::from_pairs(
+    let mut vars = Env::from_pairs(
         env.vars
             .pairs()
             .filter(|(name, _)| !withheld.contains(name))
@@ -42,12 +56,17 @@ pub(super) async fn run(
             env.tools_env_file.display()
         )));
     }
-    let vars = match env.secrets {
+    match env.secrets {
         Some(vault) => vault
             .resolve_dotenv(vars)
-            .map_err(|e| ToolError::Failed(e.to_string()))?,
-        None => vars,
-    };
+            .map_err(|e| ToolError::Failed(e.to_string())),
+        None => Ok(vars),
+    }
+}
+
+/// What the script's annotations require: variables set (`@env`) and programs on the
+/// `PATH` (`@require-tools`).
+fn check_requirements(tool: &ScriptTool, vars: &Env, env: &ToolEnv<'_>) -> Result<(), ToolError> {
     let missing: Vec<&str> = tool
         .required_env
         .iter()
@@ -62,41 +81,81 @@ pub(super) async fn run(
         )));
     }
     for program in &tool.require_tools {
-        if !on_path(program, &vars) {
+        if !on_path(program, vars) {
             return Err(ToolError::Failed(format!(
                 "the tool needs `{program}`, which is not installed"
             )));
         }
     }
-    // Confined, a tool keeps its output, its cache and — when loki's config directory
-    // holds it — a copy of itself in the sandbox's private temporary directory.
-    let scratch = match env.sandbox {
-        Some(sandbox) => Some(
-            sandbox
-                .temp()
-                .map_err(|e| ToolError::Failed(e.to_string()))?,
-        ),
-        None => None,
-    };
-    let cache = scratch
-        .unwrap_or(env.cache_dir)
-        .join("tools")
-        .join(&tool.name);
-    let _ = std::fs::create_dir_all(&cache);
-    let output = OutputFile(cache.join(format!(
-        ".output.{}.{:08x}",
-        std::process::id(),
-        fastrand::u32(..)
-    )));
-    create_private(&output.0)
-        .map_err(|e| ToolError::Failed(format!("cannot create {}: {e}", output.0.display())))?;
-    let copy = match (env.sandbox, scratch) {
-        (Some(sandbox), Some(scratch)) if !sandbox.may_read(&tool.path) => {
-            Some(copy_into(&tool.path, scratch)?)
-        }
-        _ => None,
-    };
-    let tool_path = copy.as_ref().map_or(tool.path.as_path(), |c| c.0.as_path());
+    Ok(())
+}
+
+/// The files of one call: the tool's cache directory, its private `LLM_OUTPUT` file and,
+/// when the sandbox keeps the script itself out of reach, a copy it can run.
+struct CallFiles {
+    /// `LLM_TOOL_CACHE_DIR`.
+    cache: PathBuf,
+    /// `LLM_OUTPUT`, removed after the call.
+    output: TempFile,
+    /// The script's copy in the sandbox's temporary directory, removed after the call.
+    copy: Option<TempFile>,
+}
+
+impl CallFiles {
+    /// Makes them. Confined, a tool keeps its output, its cache and — when loki's config
+    /// directory holds it — a copy of itself in the sandbox's private temporary directory.
+    fn create(tool: &ScriptTool, env: &ToolEnv<'_>) -> Result<Self, ToolError> {
+        let scratch = match env.sandbox {
+            Some(sandbox) => Some(
+                sandbox
+                    .temp()
+                    .map_err(|e| ToolError::Failed(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let cache = scratch
+            .unwrap_or(env.cache_dir)
+            .join("tools")
+            .join(&tool.name);
+        let _ = std::fs::create_dir_all(&cache);
+        let output = TempFile(cache.join(format!(
+            ".output.{}.{:08x}",
+            std::process::id(),
+            fastrand::u32(..)
+        )));
+        create_private(&output.0)
+            .map_err(|e| ToolError::Failed(format!("cannot create {}: {e}", output.0.display())))?;
+        let copy = match (env.sandbox, scratch) {
+            (Some(sandbox), Some(scratch)) if !sandbox.may_read(&tool.path) => {
+                Some(copy_into(&tool.path, scratch)?)
+            }
+            _ => None,
+        };
+        Ok(Self {
+            cache,
+            output,
+            copy,
+        })
+    }
+
+    /// The script that runs: the copy, if one was made.
+    fn script<'a>(&'a self, tool: &'a ScriptTool) -> &'a Path {
+        self.copy
+            .as_ref()
+            .map_or(tool.path.as_path(), |c| c.0.as_path())
+    }
+}
+
+/// The command that runs the call, confined when there is a sandbox, with only the
+/// conversation's environment (`vars`, which already lacks what is withheld), the
+/// script's `@env` defaults and Loki's `LLM_*` variables.
+fn command(
+    tool: &ScriptTool,
+    args: &Value,
+    env: &ToolEnv<'_>,
+    vars: &Env,
+    files: &CallFiles,
+) -> Result<tokio::process::Command, ToolError> {
     let call = wrapper(tool, args);
     let mut command = match env.sandbox {
         Some(sandbox) => sandbox
@@ -108,7 +167,6 @@ pub(super) async fn run(
             plain
         }
     };
-    // Only the conversation's environment (`vars` already lacks what is withheld).
     command.env_clear();
     command
         .envs(call.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -120,18 +178,24 @@ pub(super) async fn run(
                 .filter(|(name, _)| vars.get(name).is_none())
                 .map(|(n, v)| (n.as_str(), v.as_str())),
         )
-        .env("LLM_OUTPUT", output.0.as_path())
+        .env("LLM_OUTPUT", files.output.0.as_path())
         .env("LLM_ROOT_DIR", env.root_dir)
         .env("LLM_TOOL_NAME", &tool.name)
-        .env("LLM_TOOL_CACHE_DIR", &cache)
-        .env("LLM_TOOL_PATH", tool_path);
+        .env("LLM_TOOL_CACHE_DIR", &files.cache)
+        .env("LLM_TOOL_PATH", files.script(tool));
     if let Some(sandbox) = env.sandbox {
         command.envs(sandbox.temp_vars());
     }
     if let Some(entry) = &tool.entry {
         command.env("LLM_AGENT_FUNC", entry);
     }
-    let done = super::process::run(command, env, &format!("tool `{}`", tool.name)).await?;
+    Ok(command)
+}
+
+/// The result of a finished run: an error when it exited with a failure, else loki's
+/// notes about the run followed by what the script wrote to `output`, else its stdout,
+/// else `DONE`.
+fn finished(tool: &ScriptTool, done: &Finished, output: &TempFile) -> Result<Ran, ToolError> {
     let mut notes = done.notes();
     if !done.status.success() {
         let code = done
@@ -162,7 +226,7 @@ pub(super) async fn run(
 
 /// Creates an empty file only its owner can read (it may receive anything the tool
 /// produces).
-fn create_private(path: &std::path::Path) -> std::io::Result<()> {
+fn create_private(path: &Path) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -175,7 +239,7 @@ fn create_private(path: &std::path::Path) -> std::io::Result<()> {
 
 /// The first [`super::process::MAX_CAPTURE`] bytes of the `LLM_OUTPUT` file, with a
 /// note in `notes` when it was longer.
-fn read_head(path: &std::path::Path, notes: &mut Vec<String>) -> String {
+fn read_head(path: &Path, notes: &mut Vec<String>) -> String {
     let Ok(file) = std::fs::File::open(path) else {
         return String::new();
     };
@@ -193,18 +257,18 @@ fn read_head(path: &std::path::Path, notes: &mut Vec<String>) -> String {
     String::from_utf8_lossy(&head).into_owned()
 }
 
-fn on_path(program: &str, vars: &crate::config::Env) -> bool {
+fn on_path(program: &str, vars: &Env) -> bool {
     vars.get("PATH")
         .is_some_and(|paths| std::env::split_paths(paths).any(|dir| dir.join(program).is_file()))
 }
 
 /// A private copy of the script `path` in `dir`, for a sandbox that keeps its original
 /// out of reach.
-fn copy_into(path: &std::path::Path, dir: &std::path::Path) -> Result<OutputFile, ToolError> {
+fn copy_into(path: &Path, dir: &Path) -> Result<TempFile, ToolError> {
     let name = path
         .file_name()
         .map_or_else(|| "tool".to_string(), |n| n.to_string_lossy().into_owned());
-    let copy = OutputFile(dir.join(format!(".tool.{:08x}.{name}", fastrand::u32(..))));
+    let copy = TempFile(dir.join(format!(".tool.{:08x}.{name}", fastrand::u32(..))));
     std::fs::copy(path, &copy.0).map_err(|e| {
         ToolError::Failed(format!(
             "cannot copy {} into the sandbox: {e}",
@@ -214,10 +278,10 @@ fn copy_into(path: &std::path::Path, dir: &std::path::Path) -> Result<OutputFile
     Ok(copy)
 }
 
-/// The `LLM_OUTPUT` file of one call, removed afterwards.
-struct OutputFile(std::path::PathBuf);
+/// A file made for one call (its `LLM_OUTPUT`, a copy of the script), removed afterwards.
+struct TempFile(PathBuf);
 
-impl Drop for OutputFile {
+impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
@@ -263,34 +327,10 @@ mod tests {
         };
         let cancel = tokio_util::sync::CancellationToken::new();
         let env = ToolEnv {
-            editor: None,
-            cwd: dir.path(),
-            shell: "/bin/sh",
-            sandbox: None,
-            rules: Box::leak(Box::default()),
             timeout: std::time::Duration::from_secs(30),
             cancel: &cancel,
-            user_agent: None,
-            root_dir: dir.path(),
-            cache_dir: dir.path(),
-            vars: &crate::config::Env::capture(),
             tools_env_file: &dir.path().join("missing.env"),
-            todo: None,
-            supervisor: None,
-            budget: None,
-            secrets: None,
-            web_search: None,
-            images: None,
-            background: &crate::tool::Background::default(),
-            hidden_env: &crate::tool::HiddenEnv::default(),
-            progress: None,
-            asker: &crate::tool::ask::Headless,
-            conversation: "c1",
-            lsp: None,
-            memory: None,
-            mcp_sampler: None,
-            hooks: None,
-            checkpoints: None,
+            ..crate::tool::tests::test_env(dir.path())
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

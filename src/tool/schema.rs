@@ -1,8 +1,15 @@
-//! Checking a call's arguments against the JSON schema the tool declared, before anything
+//! The JSON schemas of tool arguments.
+//!
+//! [`check`]: a call's arguments against the schema the tool declared, before anything
 //! runs: required properties, types (`string`, `integer`, `number`, `boolean`, `array`,
 //! `object`, `null`, or a list of them) and `enum`, recursively for object properties and
 //! array items. Constructs it does not know (`anyOf`, `$ref`, formats…) are not checked:
 //! the tool still sees the call and may refuse it.
+//!
+//! [`compact`]: the schema as declared to the model. Every declaration is sent with every
+//! request, so keywords that tell the model nothing (`$schema`, `$id`, `title`, an empty
+//! `required` or `description`, `"default": null`) are left out of what is sent; the
+//! tool keeps its full schema for checking.
 
 use serde_json::Value;
 
@@ -83,6 +90,69 @@ fn check_value(schema: &Value, value: &Value, at: &str, problems: &mut Vec<Strin
         }
         _ => {}
     }
+}
+
+/// Keywords whose value is a map of names to schemas.
+const SCHEMA_MAPS: &[&str] = &["properties", "patternProperties", "$defs", "definitions"];
+/// Keywords whose value is a schema or a list of schemas.
+const SCHEMA_SLOTS: &[&str] = &[
+    "items",
+    "prefixItems",
+    "additionalProperties",
+    "additionalItems",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+];
+
+/// `schema` without what the model does not need to call the tool: `$schema`, `$id`,
+/// `title` (a label for forms; the property's name says as much), an empty `required` or
+/// `description`, and `"default": null`. Only schema keywords go: a property named
+/// `title` stays, and so does every value under `enum`, `const`, `default` or `examples`.
+pub fn compact(schema: &Value) -> Value {
+    let Value::Object(map) = schema else {
+        return schema.clone();
+    };
+    let mut out = serde_json::Map::with_capacity(map.len());
+    for (key, value) in map {
+        let empty = match value {
+            Value::Array(items) => items.is_empty(),
+            Value::String(text) => text.is_empty(),
+            _ => false,
+        };
+        let noise = matches!(key.as_str(), "$schema" | "$id" | "title")
+            || (matches!(key.as_str(), "required" | "description") && empty)
+            || (key == "default" && value.is_null());
+        if noise {
+            continue;
+        }
+        let value = if SCHEMA_MAPS.contains(&key.as_str()) {
+            match value {
+                Value::Object(named) => Value::Object(
+                    named
+                        .iter()
+                        .map(|(name, sub)| (name.clone(), compact(sub)))
+                        .collect(),
+                ),
+                other => other.clone(),
+            }
+        } else if SCHEMA_SLOTS.contains(&key.as_str()) {
+            match value {
+                Value::Array(subs) => Value::Array(subs.iter().map(compact).collect()),
+                other => compact(other),
+            }
+        } else {
+            value.clone()
+        };
+        out.insert(key.clone(), value);
+    }
+    Value::Object(out)
 }
 
 fn join(at: &str, key: &str) -> String {
@@ -181,6 +251,42 @@ mod tests {
         // A number for a text option is taken as its text.
         assert!(check(&schema(), &json!({"text": 5})).is_ok());
         assert!(check(&schema(), &json!("text")).is_err());
+    }
+
+    #[test]
+    fn compact_drops_what_tells_the_model_nothing() {
+        let full = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "readArguments",
+            "type": "object",
+            "description": "",
+            "properties": {
+                "title": {"type": "string", "title": "Title", "description": "The page title"},
+                "mode": {"type": "string", "enum": ["title", ""], "default": null},
+                "tags": {"type": "array", "items": {"title": "Tag", "type": "string"}},
+                "pick": {"anyOf": [{"title": "A", "type": "string"}, {"type": "null"}], "default": "x"}
+            },
+            "$defs": {"Tag": {"title": "Tag", "type": "string"}},
+            "additionalProperties": false,
+            "required": []
+        });
+        assert_eq!(
+            compact(&full),
+            json!({
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string", "description": "The page title"},
+                    "mode": {"type": "string", "enum": ["title", ""]},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "pick": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": "x"}
+                },
+                "$defs": {"Tag": {"type": "string"}},
+                "additionalProperties": false
+            })
+        );
+        // What is already compact stays as it is, and so do the arguments it accepts.
+        assert_eq!(compact(&schema()), schema());
+        assert!(check(&compact(&full), &json!({"title": "t", "tags": ["a"]})).is_ok());
     }
 
     #[test]

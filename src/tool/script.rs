@@ -434,6 +434,22 @@ fn ts_export(line: &str) -> Option<&str> {
     (!name.is_empty() && rest.contains('(')).then_some(name)
 }
 
+/// The function `name` (at 1-based `line`) of an agent's tools file as the tool of that
+/// name; an error when it has no description (its `doc` comment).
+fn entry_point(
+    mut tool: ScriptTool,
+    name: &str,
+    line: usize,
+    doc: &str,
+) -> Result<ScriptTool, (usize, String)> {
+    if tool.description.trim().is_empty() {
+        return Err((line, format!("`{name}` has no {doc} description")));
+    }
+    tool.name = name.to_string();
+    tool.entry = Some(name.to_string());
+    Ok(tool)
+}
+
 /// The exported functions of an agent's `tools.ts` (not `_`-prefixed ones), each with
 /// its JSDoc comment as description.
 fn agent_typescript(text: &str) -> Result<Vec<ScriptTool>, (usize, String)> {
@@ -446,13 +462,12 @@ fn agent_typescript(text: &str) -> Result<Vec<ScriptTool>, (usize, String)> {
         if name.starts_with('_') {
             continue;
         }
-        let mut tool = typescript_function(&lines, i, name)?;
-        if tool.description.trim().is_empty() {
-            return Err((i + 1, format!("`{name}` has no JSDoc description")));
-        }
-        tool.name = name.to_string();
-        tool.entry = Some(name.to_string());
-        tools.push(tool);
+        tools.push(entry_point(
+            typescript_function(&lines, i, name)?,
+            name,
+            i + 1,
+            "JSDoc",
+        )?);
     }
     Ok(tools)
 }
@@ -927,13 +942,12 @@ fn agent_python(text: &str) -> Result<Vec<ScriptTool>, (usize, String)> {
         if name.starts_with('_') || name.is_empty() {
             continue;
         }
-        let mut tool = python_function(&lines, i, name)?;
-        if tool.description.trim().is_empty() {
-            return Err((i + 1, format!("`{name}` has no docstring description")));
-        }
-        tool.name = name.to_string();
-        tool.entry = Some(name.to_string());
-        tools.push(tool);
+        tools.push(entry_point(
+            python_function(&lines, i, name)?,
+            name,
+            i + 1,
+            "docstring",
+        )?);
     }
     Ok(tools)
 }

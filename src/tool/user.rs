@@ -5,9 +5,10 @@
 
 use serde_json::{Value, json};
 
-use super::ask::{Answer, Question};
+use super::ask::Answer;
 use super::{ToolEnv, ToolError};
 use crate::client::ToolSpec;
+use loki_protocol::event::Question;
 
 /// One of the user-interaction tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,11 +44,12 @@ impl UserTool {
 
     /// The declaration sent to the model.
     pub fn spec(self) -> ToolSpec {
-        let question = json!({"type": "string", "description": "The question to ask the user"});
-        let options = json!({"type": "array", "items": {"type": "string"}, "description": "The options to choose from"});
+        // Sent with every request of a REPL turn: `question` and `options` need no words.
+        let question = json!({"type": "string"});
+        let options = json!({"type": "array", "items": {"type": "string"}});
         let (description, parameters) = match self {
             Self::Ask => (
-                "Ask the user to pick one option from a list; returns the option chosen, or the user's own answer when none fits.",
+                "Ask the user to pick one option; returns it, or the user's own answer when none fits.",
                 json!({"type": "object", "properties": {"question": question, "options": options}, "required": ["question", "options"]}),
             ),
             Self::Confirm => (
@@ -59,7 +61,7 @@ impl UserTool {
                 json!({"type": "object", "properties": {"question": question}, "required": ["question"]}),
             ),
             Self::Checkbox => (
-                "Ask the user to pick any number of options from a list; returns a JSON array of the options chosen.",
+                "Ask the user to pick any number of options; returns a JSON array of those chosen.",
                 json!({"type": "object", "properties": {"question": question, "options": options}, "required": ["question", "options"]}),
             ),
         };

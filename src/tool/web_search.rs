@@ -108,7 +108,7 @@ pub async fn search(
     if !status.is_success() {
         return Err(ToolError::Failed(format!(
             "web_search: HTTP {status}: {}",
-            crate::client::http::error_message(body.to_string().as_bytes())
+            loki_wire::error_text::error_message(body.to_string().as_bytes())
         )));
     }
     Ok(format_results(&settings.backend, &body))

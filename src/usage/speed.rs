@@ -11,19 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
-/// The speed of a finished turn.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Speed {
-    /// Milliseconds from sending the turn's first request to the first token of its
-    /// answer.
-    pub time_to_first_token_ms: u64,
-    /// Output tokens per second of generation, when the answer was streamed over a
-    /// measurable time (a non-streamed answer arrives at once and has none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_tokens_per_second: Option<f64>,
-}
+use loki_protocol::event::Speed;
 
 /// The times of one model call.
 #[derive(Debug, Clone, Copy)]

@@ -232,31 +232,29 @@ fn passphrase_stanza(header: &[u8]) -> Result<Stanza, AgeError> {
             "the scrypt stanza has the wrong arguments",
         ));
     };
-    let salt = STANDARD_NO_PAD
-        .decode(salt)
-        .ok()
-        .filter(|s| s.len() == 16)
-        .ok_or(AgeError::Header(
-            "the scrypt salt is not 16 bytes of base64",
-        ))?;
+    let salt = base64_bytes(salt, 16, "the scrypt salt is not 16 bytes of base64")?;
     let canonical = !log_n.starts_with('0') && log_n.bytes().all(|b| b.is_ascii_digit());
     let log_n: u8 = log_n
         .parse()
         .ok()
         .filter(|n| canonical && (1..64).contains(n))
         .ok_or(AgeError::Header("the scrypt work factor is not a number"))?;
-    let wrapped = STANDARD_NO_PAD
-        .decode(body)
-        .ok()
-        .filter(|w| w.len() == 32)
-        .ok_or(AgeError::Header(
-            "the wrapped key is not 32 bytes of base64",
-        ))?;
+    let wrapped = base64_bytes(body, 32, "the wrapped key is not 32 bytes of base64")?;
     Ok(Stanza {
         salt,
         log_n,
         wrapped,
     })
+}
+
+/// `len` bytes written as unpadded base64 (the header's encoding); `Header(why)` when
+/// they are not.
+fn base64_bytes(text: &str, len: usize, why: &'static str) -> Result<Vec<u8>, AgeError> {
+    STANDARD_NO_PAD
+        .decode(text)
+        .ok()
+        .filter(|bytes| bytes.len() == len)
+        .ok_or(AgeError::Header(why))
 }
 
 /// The binary file inside ASCII armour, or `file` itself when it is not armoured.

@@ -1,7 +1,7 @@
 //! `--add-secret`, `--get-secret`, `--update-secret`, `--delete-secret`, `--list-secrets`
 //! and the REPL's `.vault` (same operations, same messages).
 
-use crate::vault::{Keyring, VaultError};
+use crate::vault::{Keyring, Vault, VaultError};
 
 /// One vault operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,13 +88,7 @@ pub fn perform(
                 if v.get(name).is_some() {
                     return Err(VaultError::Exists(name.clone()));
                 }
-                let value = read_value(name)?;
-                v.add(name, &value)?;
-                v.save()?;
-                Ok(Outcome::Done(format!(
-                    "✓ Secret '{name}' added to the vault.{}",
-                    short_note(&value)
-                )))
+                store_value(v, name, &read_value(name)?, Vault::add, "added to")
             })
         }
         Op::Update(name) => {
@@ -105,13 +99,7 @@ pub fn perform(
                 if v.get(name).is_none() {
                     return Err(VaultError::NotFound(name.clone()));
                 }
-                let value = read_value(name)?;
-                v.update(name, &value)?;
-                v.save()?;
-                Ok(Outcome::Done(format!(
-                    "✓ Secret '{name}' updated in the vault.{}",
-                    short_note(&value)
-                )))
+                store_value(v, name, &read_value(name)?, Vault::update, "updated in")
             })
         }
         Op::Delete(name) => {
@@ -129,12 +117,29 @@ pub fn perform(
     }
 }
 
-/// Values this short are not redacted from output ([`crate::secrets::MIN_SECRET_LEN`]).
+/// Values this short are not redacted from output ([`loki_wire::secrets::MIN_SECRET_LEN`]).
+/// Puts `value` in the vault as `name` with `put` and saves; `done` says what happened
+/// (`added to`, `updated in`).
+fn store_value(
+    vault: &mut Vault,
+    name: &str,
+    value: &str,
+    put: fn(&mut Vault, &str, &str) -> Result<(), VaultError>,
+    done: &str,
+) -> Result<Outcome, VaultError> {
+    put(vault, name, value)?;
+    vault.save()?;
+    Ok(Outcome::Done(format!(
+        "✓ Secret '{name}' {done} the vault.{}",
+        short_note(value)
+    )))
+}
+
 fn short_note(value: &str) -> String {
-    if value.trim().chars().count() < crate::secrets::MIN_SECRET_LEN {
+    if value.trim().chars().count() < loki_wire::secrets::MIN_SECRET_LEN {
         format!(
             "\nnote: values shorter than {} characters are not redacted from loki's output.",
-            crate::secrets::MIN_SECRET_LEN
+            loki_wire::secrets::MIN_SECRET_LEN
         )
     } else {
         String::new()

@@ -12,7 +12,7 @@
 //! vault a process uses is a [`Keyring`] in its `AppState`: no process-wide vault. Writes go through
 //! [`crate::atomic_file`] with mode 0600; a wrong passphrase or a damaged file is one line
 //! and leaves the file untouched. Every value read from the vault is registered with
-//! [`crate::secrets`], so it is redacted wherever loki writes.
+//! [`loki_wire::secrets`], so it is redacted wherever loki writes.
 
 mod age_file;
 pub mod commands;
@@ -172,7 +172,7 @@ impl Vault {
             crypt::decrypt(&bytes, &passphrase, &access.file)?
         };
         for (name, value) in &entries {
-            crate::secrets::remember(name, value);
+            loki_wire::secrets::remember(name, value);
         }
         Ok(Self {
             access: access.clone(),
@@ -197,7 +197,7 @@ impl Vault {
         if self.entries.contains_key(name) {
             return Err(VaultError::Exists(name.to_string()));
         }
-        crate::secrets::remember(name, value);
+        loki_wire::secrets::remember(name, value);
         self.entries.insert(name.to_string(), value.to_string());
         Ok(())
     }
@@ -207,7 +207,7 @@ impl Vault {
         let Some(slot) = self.entries.get_mut(name) else {
             return Err(VaultError::NotFound(name.to_string()));
         };
-        crate::secrets::remember(name, value);
+        loki_wire::secrets::remember(name, value);
         *slot = value.to_string();
         Ok(())
     }

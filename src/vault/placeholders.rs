@@ -87,23 +87,11 @@ pub fn substitute(keyring: &Keyring, text: &str) -> Result<String, VaultError> {
         return Ok(text.to_string());
     }
     keyring.with_vault(|vault| {
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(start) = rest.find("{{") {
-            out.push_str(&rest[..start]);
-            let after = &rest[start + 2..];
-            let Some(end) = after.find("}}") else {
-                out.push_str(&rest[start..]);
-                return Ok(out);
-            };
-            match vault.get(after[..end].trim()) {
-                Some(value) => out.push_str(value),
-                None => out.push_str(&rest[start..start + end + 4]),
-            }
-            rest = &after[end + 2..];
-        }
-        out.push_str(rest);
-        Ok(out)
+        let vault: &super::Vault = vault;
+        Ok(crate::config::env::replace_placeholders(
+            text,
+            move |name| vault.get(name),
+        ))
     })
 }
 

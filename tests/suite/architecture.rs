@@ -12,10 +12,10 @@ const LAYERS: &[&[&str]] = &[
     &[
         "atomic_file",
         "claude_names",
+        "jsonrpc",
         "origin",
         "prompt_tags",
         "sandbox",
-        "secrets",
         "shell_syntax",
         "shell_words",
         "signals",

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use loki::context::RequestContext;
 use loki::engine::command::{self, Command};
-use loki::engine::{CollectingEmitter, Engine, Event, RunRequest, UserInput};
+use loki_protocol::emitter::CollectingEmitter;
+use loki::engine::{Engine, RunRequest, UserInput};
+use loki_protocol::event::Event;
 use loki::state::AppState;
 use serde_json::{Value, json};
 
@@ -81,7 +83,7 @@ async fn converse(
             .await
             .expect("command");
     }
-    ctx.lock_session(&state, None, &|_| {}).await.expect("lock");
+    let hold = ctx.lock_session(&state, None, &|_| {}).await.expect("lock");
     let engine = Engine::new(Arc::clone(&state));
     let request = RunRequest {
         input: Some(UserInput {
@@ -104,7 +106,7 @@ async fn converse(
         .await
         .expect("save");
     }
-    ctx.unlock_session();
+    drop(hold);
     let id = ctx.id.to_string();
     // Dropping the conversation lets go of its MCP servers.
     drop(ctx);

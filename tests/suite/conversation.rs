@@ -11,7 +11,10 @@ use std::time::{Duration, Instant};
 use futures_util::future::BoxFuture;
 use loki::conversation::{Conversation, ConversationSpec, Op};
 use loki::engine::command::Command;
-use loki::engine::{CollectingEmitter, CoreError, Event, UserInput};
+use loki_protocol::emitter::CollectingEmitter;
+use loki::error::CoreError;
+use loki_protocol::event::Event;
+use loki::engine::{RunOptions, UserInput};
 use loki::state::AppState;
 use loki::tool::approve::{ApprovalRequest, Approver, Decision};
 use serde_json::{Value, json};
@@ -178,8 +181,10 @@ fn children_run_at_once_route_approvals_to_the_parent_and_stop_with_it() {
                     let emitter = Arc::clone(&emitter);
                     loki::engine::tasks::spawn(async move {
                         let text = format!("K{}: {stage}", i + 1);
-                        let result = child.submit(Op::prompt(ask(&text)), emitter.as_ref()).await;
-                        (child, result.map(|r| r.into_outcome().text), Instant::now())
+                        let result = child
+                            .prompt(ask(&text), RunOptions::default(), None, emitter.as_ref())
+                            .await;
+                        (child, result.map(|outcome| outcome.text), Instant::now())
                     })
                 })
                 .collect::<Vec<_>>()
@@ -345,10 +350,9 @@ fn a_child_s_tools_run_in_the_child_s_environment() {
             .expect("child");
         let emitter = CollectingEmitter::new();
         let outcome = child
-            .submit(Op::prompt(ask("show the mark")), &emitter)
+            .prompt(ask("show the mark"), RunOptions::default(), None, &emitter)
             .await
-            .expect("run")
-            .into_outcome();
+            .expect("run");
         assert_eq!(outcome.text, "seen");
     });
     let sent = env.server.requests();
@@ -498,10 +502,9 @@ fn a_remote_interrupt_stops_the_running_turn_only() {
         assert!(started.elapsed() < Duration::from_secs(20));
         interrupter.await.unwrap();
         let quick = conversation
-            .submit(Op::prompt(ask("quick one")), &emitter)
+            .prompt(ask("quick one"), RunOptions::default(), None, &emitter)
             .await
-            .expect("the conversation goes on")
-            .into_outcome();
+            .expect("the conversation goes on");
         assert_eq!(quick.text, "quick answer");
         let closed = conversation.close(&emitter).await;
         assert_eq!(

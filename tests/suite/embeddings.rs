@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use loki::client::ProviderRegistry;
-use loki::client::config::ModelKind;
+use loki::config::clients::ModelKind;
 use loki::client::embed::{Purpose, Ranked, embed_all};
 use loki::config::Env;
 

@@ -4,8 +4,11 @@
 use std::sync::Arc;
 
 use loki::context::RequestContext;
-use loki::engine::{CollectingEmitter, Engine, Event, RunRequest, UserInput};
-use loki::tool::ask::{Answer, Question, Scripted};
+use loki_protocol::emitter::CollectingEmitter;
+use loki::engine::{Engine, RunRequest, UserInput};
+use loki_protocol::event::Event;
+use loki::tool::ask::{Answer, Scripted};
+use loki_protocol::event::Question;
 
 use super::mcp::tool_result;
 use crate::common::TestEnv;
@@ -158,8 +161,8 @@ fn ready_made_messages_join_the_conversation_before_the_prompt() {
     env.server.push(openai::text_stream(&["Paris, still."]));
     let (state, mut ctx) = library_conversation(&env);
     let prior = vec![
-        loki::client::Message::text(loki::client::Role::User, "capital of France?"),
-        loki::client::Message::text(loki::client::Role::Assistant, "Paris."),
+        loki_wire::message::Message::text(loki_wire::message::Role::User, "capital of France?"),
+        loki_wire::message::Message::text(loki_wire::message::Role::Assistant, "Paris."),
     ];
     let emitter = CollectingEmitter::new();
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use loki::conversation::{Conversation, ConversationSpec, Op};
 use loki::engine::command::Command;
-use loki::engine::{CollectingEmitter, UserInput};
-use loki::session::Session;
+use loki_protocol::emitter::CollectingEmitter;
+use loki::engine::UserInput;
+use loki_wire::session_file::Session;
 use loki::session::handle::SessionHandle;
 use loki::session::id::{SessionAlias, SessionId};
 use loki::session::store::{
@@ -213,7 +214,7 @@ fn an_injected_store_carries_every_session_and_the_yaml_directory_stays_empty() 
         let texts: Vec<String> = stored
             .messages
             .iter()
-            .map(loki::client::Message::text_content)
+            .map(loki_wire::message::Message::text_content)
             .collect();
         assert_eq!(
             texts,
@@ -296,10 +297,9 @@ fn an_edited_session_replaces_the_stored_one_through_the_store() {
             base: yaml.clone(),
         };
         let applied = conversation
-            .submit(Op::Command(edited), &emitter)
+            .command(edited, &emitter)
             .await
-            .expect("replaced")
-            .into_applied();
+            .expect("replaced");
         assert!(
             applied
                 .notes()

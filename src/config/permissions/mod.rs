@@ -20,6 +20,10 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde::Deserialize;
 
+/// Loki's tools that edit files: what `accept-edits` lets run unasked, and what editors
+/// are shown as edits. The one list; everything that asks "is this a file edit" uses it.
+pub const FILE_EDITS: &[&str] = &["fs_write", "fs_edit", "fs_patch", "fs_mkdir"];
+
 /// How calls are approved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PermissionMode {
@@ -57,6 +61,16 @@ impl PermissionMode {
             Self::AcceptEdits => "accept-edits",
             Self::Plan => "plan",
             Self::Yolo => "yolo",
+        }
+    }
+
+    /// Its name in Claude Code (the Agent SDK's `permissionMode`).
+    pub fn claude_name(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::AcceptEdits => "acceptEdits",
+            Self::Plan => "plan",
+            Self::Yolo => "bypassPermissions",
         }
     }
 

@@ -28,8 +28,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, ConversationSpec};
 use crate::engine::command::Command;
-use crate::engine::event::{AgentFinished, AgentStarted, Event};
-use crate::engine::{CoreError, Discard, Emitter, RunOptions, Sink, UserInput};
+use loki_protocol::event::{AgentFinished, AgentStarted, Event};
+use crate::error::CoreError;
+use loki_protocol::emitter::{Discard, Emitter};
+use crate::engine::{RunOptions, UserInput};
+use crate::engine::emitter::Sink;
 use crate::tool::ToolError;
 use crate::tool::agents::{AgentTool, SubAgentReport, Turn};
 use crate::usage::Budget;
@@ -288,8 +291,8 @@ impl Inner {
             .ctx
             .history
             .last()
-            .filter(|m| m.role == crate::client::Role::Assistant)
-            .map(crate::client::Message::text_content)
+            .filter(|m| m.role == loki_wire::message::Role::Assistant)
+            .map(loki_wire::message::Message::text_content)
             .unwrap_or_default();
         let sink = Sink::for_context(&conversation.ctx, emitter);
         let saved = conversation.close(emitter).await.into_saved();

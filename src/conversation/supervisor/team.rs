@@ -9,10 +9,11 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use crate::context::ConversationId;
-use crate::engine::Emitter;
-use crate::engine::event::{Envelope, Event, QuestionAnswered, QuestionAsked};
-use crate::tool::ask::{Answer, Asker, Question};
+use loki_protocol::event::ConversationId;
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::{Envelope, Event, QuestionAnswered, QuestionAsked};
+use crate::tool::ask::{Answer, Asker};
+use loki_protocol::event::Question;
 use crate::tool::escalate::Escalations;
 
 /// The id the root of a tree answers to in messages.

@@ -147,25 +147,18 @@ pub(super) fn build_view(policy: &Policy, sockets: &[PathBuf], staging: &Path) -
     let hidden = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
     rustix::mount::mount("proc", "/proc", "proc", hidden, None)
         .map_err(|e| at("mounting", Path::new("/proc"), e.into()))?;
-    let shm = Path::new("/dev/shm").is_dir()
-        && rustix::mount::mount(
-            "tmpfs",
-            "/dev/shm",
-            "tmpfs",
-            MountFlags::NOSUID | MountFlags::NODEV,
-            Some(c"mode=1777,size=64m"),
-        )
-        .is_ok();
-    let ptys = Path::new("/dev/pts").is_dir()
-        && rustix::mount::mount(
-            "devpts",
-            "/dev/pts",
-            "devpts",
-            MountFlags::NOSUID | MountFlags::NOEXEC,
-            Some(c"newinstance,ptmxmode=0666,mode=0620"),
-        )
-        .is_ok()
-        && rustix::mount::mount_bind("/dev/pts/ptmx", "/dev/ptmx").is_ok();
+    let shm = mount_fresh(
+        "tmpfs",
+        "/dev/shm",
+        MountFlags::NOSUID | MountFlags::NODEV,
+        c"mode=1777,size=64m",
+    );
+    let ptys = mount_fresh(
+        "devpts",
+        "/dev/pts",
+        MountFlags::NOSUID | MountFlags::NOEXEC,
+        c"newinstance,ptmxmode=0666,mode=0620",
+    ) && rustix::mount::mount_bind("/dev/pts/ptmx", "/dev/ptmx").is_ok();
     let blank = blanks(staging)?;
     for denied in &policy.deny_read {
         let source = if denied.is_dir() {
@@ -193,6 +186,13 @@ pub(super) fn build_view(policy: &Policy, sockets: &[PathBuf], staging: &Path) -
 struct Blanks {
     file: PathBuf,
     dir: PathBuf,
+}
+
+/// Mounts a new `kind` file system (named as its kind) on `target` when that directory
+/// exists; whether it was mounted (a missing `/dev/shm` or `/dev/pts` is not an error).
+fn mount_fresh(kind: &str, target: &str, flags: MountFlags, data: &std::ffi::CStr) -> bool {
+    Path::new(target).is_dir()
+        && rustix::mount::mount(kind, target, kind, flags, Some(data)).is_ok()
 }
 
 /// Where the blanks are mounted: a directory of the command's temporary directory, named

@@ -2,19 +2,22 @@
 //! `--output-format stream-json` (see `docs/events.md`).
 //!
 //! Every event travels in an [`Envelope`] naming the conversation it belongs to. Each
-//! run of [`crate::engine::Engine::run`] emits exactly one `turn_started` first and
+//! run of `Engine::run` emits exactly one `turn_started` first and
 //! exactly one `turn_finished` or `turn_aborted` last — also when it fails before the
 //! model is called. In between: one `model_call_started` per model call (one per tool
 //! round), text and reasoning deltas, `tool_call_started` / `tool_call_progress` /
 //! `tool_call_finished` keyed by `call_id`, retries, session events and notices.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
-use crate::client::Usage;
+use loki_wire::message::Usage;
 
-pub use crate::context::ConversationId;
+/// Which conversation something belongs to (`c1`, `c2`, …): unique within the process.
+pub type ConversationId = Arc<str>;
 
-/// Which run of [`crate::engine::Engine::run`] an event belongs to: `r1`, `r2`, …, unique
+/// Which run of `Engine::run` an event belongs to: `r1`, `r2`, …, unique
 /// within the process.
 pub type RunId = std::sync::Arc<str>;
 
@@ -61,7 +64,6 @@ pub fn next_run_id() -> RunId {
 }
 
 /// Something that happened during a run.
-#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -185,10 +187,9 @@ impl QuestionAsked {
     pub fn new(
         question_id: String,
         from: &str,
-        question: &crate::tool::ask::Question,
+        question: &Question,
         timeout_secs: u64,
     ) -> Self {
-        use crate::tool::ask::Question;
         let (kind, options) = match question {
             Question::Text { .. } => ("text", Vec::new()),
             Question::Confirm { .. } => ("confirm", Vec::new()),
@@ -304,7 +305,15 @@ pub struct ToolCallProgress {
     pub message: String,
 }
 
-pub use crate::tool::ToolFailure;
+/// Why a tool call produced no result, for programs (`kind`) and people (`message`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ToolFailure {
+    /// `unknown_tool`, `bad_arguments`, `failed`, `exited`, `declined`, `refused`,
+    /// `loop`, `cancelled` or `not_run`.
+    pub kind: &'static str,
+    /// One line.
+    pub message: String,
+}
 
 /// Payload of [`Event::ToolCallFinished`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -402,11 +411,11 @@ pub struct Notice {
 
 impl Notice {
     /// An informational notice. Known secrets in the text are redacted (see
-    /// [`crate::secrets`]): a notice can quote a provider's or a tool's message.
+    /// [`loki_wire::secrets`]): a notice can quote a provider's or a tool's message.
     pub fn info(message: impl Into<String>) -> Self {
         Self {
             level: NoticeLevel::Info,
-            message: redacted(message.into()),
+            message: loki_wire::secrets::redacted(message.into()),
         }
     }
 
@@ -415,7 +424,7 @@ impl Notice {
     pub fn status(message: impl Into<String>) -> Self {
         Self {
             level: NoticeLevel::Status,
-            message: redacted(message.into()),
+            message: loki_wire::secrets::redacted(message.into()),
         }
     }
 
@@ -423,16 +432,8 @@ impl Notice {
     pub fn warning(message: impl Into<String>) -> Self {
         Self {
             level: NoticeLevel::Warning,
-            message: redacted(message.into()),
+            message: loki_wire::secrets::redacted(message.into()),
         }
-    }
-}
-
-/// `message` with known secrets replaced by `«secret:NAME»`.
-pub(crate) fn redacted(message: String) -> String {
-    match crate::secrets::redact(&message) {
-        std::borrow::Cow::Borrowed(_) => message,
-        std::borrow::Cow::Owned(clean) => clean,
     }
 }
 
@@ -448,7 +449,7 @@ pub struct TurnFinished {
     pub cost_usd: Option<f64>,
     /// How fast the model answered: time to first token, output tokens per second.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub speed: Option<crate::usage::Speed>,
+    pub speed: Option<Speed>,
 }
 
 /// Why a run was aborted.
@@ -473,7 +474,60 @@ pub struct TurnAborted {
     pub partial: String,
     /// What the run cost before it stopped (model calls and MCP sampling).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<crate::client::Usage>,
+    pub usage: Option<loki_wire::message::Usage>,
+}
+
+/// The speed of a finished turn.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Speed {
+    /// Milliseconds from sending the turn's first request to the first token of its
+    /// answer.
+    pub time_to_first_token_ms: u64,
+    /// Output tokens per second of generation, when the answer was streamed over a
+    /// measurable time (a non-streamed answer arrives at once and has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens_per_second: Option<f64>,
+}
+
+/// What is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Question {
+    /// Free text.
+    Text {
+        /// The question.
+        prompt: String,
+    },
+    /// Yes or no.
+    Confirm {
+        /// The question.
+        prompt: String,
+    },
+    /// One of `options`.
+    Select {
+        /// The question.
+        prompt: String,
+        /// The choices.
+        options: Vec<String>,
+    },
+    /// Any of `options`.
+    MultiSelect {
+        /// The question.
+        prompt: String,
+        /// The choices.
+        options: Vec<String>,
+    },
+}
+
+impl Question {
+    /// The question's text.
+    pub fn prompt(&self) -> &str {
+        match self {
+            Self::Text { prompt }
+            | Self::Confirm { prompt }
+            | Self::Select { prompt, .. }
+            | Self::MultiSelect { prompt, .. } => prompt,
+        }
+    }
 }
 
 #[cfg(test)]

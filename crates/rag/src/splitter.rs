@@ -7,7 +7,7 @@
 //! size. Consecutive chunks share up to `overlap` tokens of whole lines, except where a
 //! chunk starts a new section. Every chunk knows its 1-based line range.
 //!
-//! Sizes are estimated with [`crate::token_estimate::estimate`], cheap and tokenizer-independent.
+//! Sizes are estimated with [`loki_wire::token_estimate::estimate`], cheap and tokenizer-independent.
 
 use std::ops::Range;
 
@@ -141,7 +141,7 @@ fn atoms(text: &str, language: Language, chunk_size: usize) -> Vec<Atom<'_>> {
             out.push(Atom {
                 text: head,
                 line: number,
-                tokens: crate::token_estimate::estimate(head)
+                tokens: loki_wire::token_estimate::estimate(head)
                     .max(usize::from(!head.trim().is_empty())),
                 boundary: if first { boundary } else { 0 },
             });

@@ -1,4 +1,4 @@
-//! The base protocol: JSON-RPC messages framed by `Content-Length:` headers.
+//! LSP's base protocol: JSON-RPC messages framed by `Content-Length:` headers.
 //!
 //! Reading is bounded everywhere: a header line longer than [`MAX_HEADER_LINE`], more than
 //! [`MAX_HEADERS`] header lines, or a body announced larger than [`MAX_MESSAGE`] is an

@@ -172,6 +172,14 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     KNOWN.redact(text)
 }
 
+/// `message` with known secrets replaced by `«secret:NAME»`.
+pub fn redacted(message: String) -> String {
+    match redact(&message) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(clean) => clean,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
