@@ -22,7 +22,8 @@ use crate::session::tracker::{SessionHold, Tracker, Transcript};
 use crate::state::AppState;
 use loki_wire::message::Message;
 use loki_wire::session_file::Session;
-use crate::session::tracker::{SavedSession, SessionNotify};
+use loki_protocol::command::SavedSession;
+use crate::session::tracker::SessionNotify;
 use loki_protocol::event::ConversationId;
 
 

@@ -3,8 +3,8 @@
 //! so does the macro runner ([`crate::macros`]), which is why the table lives outside
 //! both front ends. Help, completion and "unknown command" messages all come from it.
 
-use crate::engine::command::Command;
-use crate::engine::{Continuation, UserInput};
+use loki_protocol::command::Command;
+use loki_protocol::op::{Continuation, UserInput};
 
 /// What a dot-command asks the REPL to do.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,9 +17,9 @@ use serde::Deserialize;
 
 use crate::conversation::Conversation;
 use crate::dotcmd::{self, Action};
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
 use crate::error::CoreError;
-use crate::engine::{RunOptions, UserInput};
+use loki_protocol::op::{RunOptions, UserInput};
 use loki_wire::sanitize;
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 
@@ -501,8 +501,8 @@ async fn run_step(
     let applied = conversation.command(command, emitter.as_ref()).await?;
     for line in &applied.lines {
         match line {
-            crate::engine::command::Line::Note(text) => term.note(text),
-            crate::engine::command::Line::Warning(text) => term.note(&format!("warning: {text}")),
+            loki_protocol::command::Line::Note(text) => term.note(text),
+            loki_protocol::command::Line::Warning(text) => term.note(&format!("warning: {text}")),
         }
     }
     Ok(())

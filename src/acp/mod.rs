@@ -14,9 +14,10 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::conversation::{Conversation, ConversationSpec, Op, Remote, catalog};
+use crate::conversation::{Conversation, ConversationSpec, Remote, catalog};
+use loki_protocol::op::Op;
 use loki_protocol::emitter::Discard;
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
 use crate::jsonrpc::peer::Peer;
 use crate::jsonrpc::{Fault, Incoming, JsonRpc, code};
 use crate::state::AppState;

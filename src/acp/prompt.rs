@@ -8,11 +8,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::Session;
-use crate::conversation::Op;
-use crate::engine::command::Command;
+use loki_protocol::op::Op;
+use loki_protocol::command::Command;
 use crate::error::CoreError;
 use loki_protocol::emitter::Discard;
-use crate::engine::{RunOptions, UserInput};
+use loki_protocol::op::{RunOptions, UserInput};
 use crate::jsonrpc::{Fault, code};
 use crate::state::AppState;
 

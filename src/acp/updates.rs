@@ -14,7 +14,8 @@ use loki_protocol::event::Event;
 use loki_protocol::emitter::Emitter;
 use loki_protocol::event::Envelope;
 use crate::tool::EditorError;
-use crate::tool::approve::{ApprovalRequest, Approver, Decision};
+use crate::tool::approve::{ApprovalRequest, Approver};
+use loki_protocol::op::Decision;
 use crate::tool::todo::TodoList;
 
 /// Most characters of a tool's result shown in the editor.

@@ -6,39 +6,6 @@ use std::path::PathBuf;
 
 use super::{Store, TurnRecord};
 
-/// What a rewind puts back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Restore {
-    /// Files and the conversation.
-    Both,
-    /// Only the files.
-    Files,
-    /// Only the conversation.
-    Conversation,
-}
-
-impl Restore {
-    /// `both`, `files` or `conversation`.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "both" | "" => Some(Self::Both),
-            "files" => Some(Self::Files),
-            "conversation" | "messages" => Some(Self::Conversation),
-            _ => None,
-        }
-    }
-
-    /// Whether files are restored.
-    pub fn files(self) -> bool {
-        self != Self::Conversation
-    }
-
-    /// Whether the conversation is cut.
-    pub fn conversation(self) -> bool {
-        self != Self::Files
-    }
-}
-
 /// Why a rewind cannot be done.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RewindError {

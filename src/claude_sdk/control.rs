@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use crate::hooks::{Before, HookCall, Hooks, Prompted};
 use crate::jsonrpc::peer::Peer;
 use crate::jsonrpc::{Classified, Envelope, Fault, Incoming, RequestError};
-use crate::tool::approve::{ApprovalRequest, Approver, Decision};
+use crate::tool::approve::{ApprovalRequest, Approver};
+use loki_protocol::op::Decision;
 
 /// A control request loki cannot answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -267,12 +268,8 @@ impl Hooks for SdkHooks {
         ok: bool,
     ) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
-            let input = json!({
-                "tool_name": self.program.claude_name(call.tool),
-                "tool_input": call.args,
-                "tool_response": result,
-                "is_error": !ok,
-            });
+            let name = self.program.claude_name(call.tool);
+            let input = crate::hooks::post_tool_use_input(&name, call, result, ok);
             let outputs = self
                 .program
                 .run_hooks("PostToolUse", Some(call.tool), Some(call.id), input)

@@ -18,14 +18,15 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::config::permissions::PermissionMode;
-use crate::conversation::{Conversation, ConversationSpec, Op, Remote, catalog};
-use crate::engine::command::Command;
+use crate::conversation::{Conversation, ConversationSpec, Remote, catalog};
 use crate::jsonrpc::peer::Peer;
 use crate::jsonrpc::{Fault, Incoming};
 use crate::state::AppState;
 use crate::term::stdin_lines::{Read, key_in, stdin_lines};
 use control::{Control, ControlError, Program, SdkApprover, SdkHooks};
 use flags::ClaudeOptions;
+use loki_protocol::command::Command;
+use loki_protocol::op::Op;
 use servers::loki_tools;
 
 /// Work for the conversation, done in order between turns.

@@ -12,11 +12,12 @@ use super::Work;
 use super::control::Program;
 use super::messages::{Messages, uuid};
 use crate::config::permissions::PermissionMode;
-use crate::conversation::{Conversation, Op, Reply};
-use crate::engine::command::Command;
-use crate::engine::{RunOptions, RunOutcome, UserInput};
+use crate::conversation::Conversation;
 use crate::error::CoreError;
+use loki_protocol::command::Command;
 use loki_protocol::emitter::Discard;
+use loki_protocol::op::{Op, Reply};
+use loki_protocol::op::{RunOptions, RunOutcome, UserInput};
 
 /// The version of Claude Code's protocol spoken (what `system/init` reports).
 const PROTOCOL_LEVEL: &str = "2.1.332";

@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use crate::config::Env;
 use crate::conversation::{Conversation, ConversationSpec};
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
 use loki_protocol::emitter::CollectingEmitter;
 use crate::error::CoreError;
-use crate::engine::{RunOptions, UserInput};
+use loki_protocol::op::{RunOptions, UserInput};
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::state::AppState;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::cli::args::Args;
 use loki_protocol::event::ConversationId;
 use crate::conversation::ConversationSpec;
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
 use crate::render::theme::Theme;
 
 /// The conversation the flags describe. `prelude` (`cmd_prelude` or `repl_prelude`)

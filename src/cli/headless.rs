@@ -13,9 +13,9 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use loki_protocol::event::{AbortReason, Envelope, Event};
+use loki_protocol::op::UserInput;
 use loki_protocol::emitter::Emitter;
-use crate::engine::UserInput;
+use loki_protocol::event::{AbortReason, Envelope, Event};
 
 /// Writes `bytes` to stdout, known secrets redacted (`«secret:NAME»`); true when the
 /// reader went away.
@@ -260,7 +260,7 @@ pub enum InputLine {
         /// The call it answers.
         call_id: String,
         /// What to do.
-        decision: crate::tool::approve::Decision,
+        decision: loki_protocol::op::Decision,
     },
     /// The answer to a sub-agent's `question_asked` event.
     Answer {
@@ -371,7 +371,7 @@ fn parse_approval(
     value: &Value,
     bad: &dyn Fn(&str) -> InputLineError,
 ) -> Result<InputLine, InputLineError> {
-    use crate::tool::approve::Decision;
+    use loki_protocol::op::Decision;
     let call_id = value["call_id"]
         .as_str()
         .filter(|id| !id.is_empty())
@@ -467,6 +467,32 @@ fn parse_user_message(
 mod tests {
     use super::*;
 
+    #[test]
+    fn bad_images_are_told_in_the_words_users_see() {
+        let said = |r: Result<(), BadImage>| r.unwrap_err().to_string();
+        assert_eq!(
+            said(check_image_data("text/plain", "AAAA")),
+            "an image's `media_type` must be image/…, not `text/plain`"
+        );
+        assert!(
+            said(check_image_data("image/png", "**"))
+                .starts_with("an image's `data` is not base64 (")
+        );
+        assert_eq!(
+            said(check_image_url("data:image/png")),
+            "an image data: URL has no data"
+        );
+        assert_eq!(
+            said(check_image_url("data:image/png,AAAA")),
+            "an image data: URL must be base64 (`data:image/png;base64,…`)"
+        );
+        assert_eq!(
+            said(check_image_url("ftp://x\n")),
+            "an image URL must be http(s) or data:, not `ftp://x\\n`"
+        );
+        assert!(check_image_url("https://example.com/a.png").is_ok());
+    }
+
     fn prompt(line: &str, number: usize) -> UserInput {
         match parse_input_line(line, number).unwrap() {
             Some(InputLine::Prompt(input)) => input,
@@ -476,7 +502,7 @@ mod tests {
 
     #[test]
     fn parses_approvals() {
-        use crate::tool::approve::Decision;
+        use loki_protocol::op::Decision;
         let line = |decision: &str| {
             parse_input_line(
                 &format!(r#"{{"type":"approval","call_id":"call_7",{decision}}}"#),

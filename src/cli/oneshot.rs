@@ -15,7 +15,7 @@ use crate::config::TerminalCaps;
 use crate::conversation::{Closed, Conversation, ConversationSpec, Outside};
 use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
-use crate::engine::{RunOptions, UserInput};
+use loki_protocol::op::{RunOptions, UserInput};
 use crate::engine::emitter::Sink;
 use crate::render::theme::Theme;
 use crate::render::{Display, TerminalEmitter, TerminalOptions};

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::args::Args;
-use crate::conversation::{Conversation, Op};
-use crate::engine::command::Command;
+use crate::conversation::Conversation;
+use loki_protocol::op::Op;
+use loki_protocol::command::Command;
 use crate::engine::retrieval;
 use crate::rag;
 use crate::state::AppState;

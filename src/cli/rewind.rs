@@ -12,10 +12,11 @@ use std::io::Write;
 use std::sync::Arc;
 
 use super::args::Args;
-use crate::checkpoint::rewind::{Restore, RewindError};
+use loki_protocol::command::Restore;
+use crate::checkpoint::rewind::RewindError;
 use crate::conversation::Conversation;
 use crate::error::CoreError;
-use crate::engine::command::{Command, Line};
+use loki_protocol::command::{Command, Line};
 use crate::render::theme::Theme;
 use crate::state::AppState;
 use loki_wire::sanitize;

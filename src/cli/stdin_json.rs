@@ -13,9 +13,10 @@ use tokio::sync::mpsc::Receiver;
 use super::args::{Args, InputFormat};
 use super::headless::{InputLine, parse_input_line};
 use super::oneshot::Output;
-use crate::conversation::{Conversation, Op, Remote};
+use crate::conversation::{Conversation, Remote};
+use loki_protocol::op::Op;
 use crate::error::CoreError;
-use crate::engine::{RunOptions, UserInput};
+use loki_protocol::op::{RunOptions, UserInput};
 use crate::render::theme::Theme;
 use crate::term;
 use crate::term::stdin_lines::{Read, stdin_lines};
@@ -102,7 +103,7 @@ impl Input<'_> {
         self.remote.input_ended();
     }
 
-    fn answer(&mut self, number: usize, call_id: &str, decision: crate::tool::approve::Decision) {
+    fn answer(&mut self, number: usize, call_id: &str, decision: loki_protocol::op::Decision) {
         let op = Op::Approve {
             call: call_id.to_string(),
             decision,

@@ -356,3 +356,50 @@ impl<A: Api> Provider for HttpProvider<A> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(credentials: Credentials) -> ApiClient {
+        let settings = HttpSettings::new("c", None, None);
+        ApiClient::new("https://api.example.com/v1/", settings, credentials)
+    }
+
+    async fn authorized(client: &ApiClient, header: KeyHeader) -> Result<Outgoing, ProviderError> {
+        let outgoing = Outgoing::new(format!("{}/chat", client.api_base()), Value::Null);
+        client.authorize(outgoing, header).await
+    }
+
+    #[tokio::test]
+    async fn keys_go_in_the_header_the_api_names() {
+        let mut credentials = Credentials::key(Some("k".into()), None);
+        credentials
+            .headers
+            .push(("openai-organization", "org".into()));
+        let client = client(credentials);
+        assert_eq!(client.api_base(), "https://api.example.com/v1");
+        let bearer = authorized(&client, KeyHeader::Bearer).await.unwrap();
+        assert_eq!(
+            bearer.headers,
+            vec![
+                ("authorization".to_string(), "Bearer k".to_string()),
+                ("openai-organization".to_string(), "org".to_string()),
+            ]
+        );
+        let named = authorized(&client, KeyHeader::Named("x-api-key"))
+            .await
+            .unwrap();
+        assert_eq!(named.headers[0], ("x-api-key".into(), "k".into()));
+    }
+
+    #[tokio::test]
+    async fn a_missing_key_is_named_before_anything_is_sent() {
+        let missing = client(Credentials::key(None, Some("OPENAI_API_KEY".into())));
+        let err = authorized(&missing, KeyHeader::Bearer).await.unwrap_err();
+        assert!(matches!(err, ProviderError::MissingApiKey { env, .. } if env == "OPENAI_API_KEY"));
+        let keyless = client(Credentials::default());
+        let outgoing = authorized(&keyless, KeyHeader::Bearer).await.unwrap();
+        assert!(outgoing.headers.is_empty());
+    }
+}

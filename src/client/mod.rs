@@ -4,6 +4,10 @@
 //! into a stream of [`ProviderEvent`] batches (one batch per network read, so callers get
 //! natural points to flush output). Non-streaming calls return a stream with one batch.
 //! Providers never print, prompt, run tools or retry; the engine does those.
+//!
+//! Every HTTP provider is one [`api_client::HttpProvider`] around its [`api_client::Api`]
+//! (URL, credentials, signing) and [`wire::WireFormat`] (body, decoder, whole-reply
+//! parser); `llama_server` wraps the OpenAI one around a process it runs.
 
 pub mod api_client;
 pub mod bedrock;

@@ -263,6 +263,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_whole_reply_reads_like_a_stream_and_the_root_drops_api_paths() {
+        let body =
+            br#"{"message":{"content":"hi"},"done":true,"prompt_eval_count":2,"eval_count":1}"#;
+        let events = OllamaWire.parse(body).unwrap();
+        assert_eq!(events[0], ProviderEvent::Text("hi".into()));
+        assert_eq!(events[2], ProviderEvent::Finish(FinishReason::Stop));
+        assert_eq!(Ollama::root("http://h:11434/v1/"), "http://h:11434");
+        assert_eq!(Ollama::root("http://h:11434/api"), "http://h:11434");
+    }
+
+    #[test]
     fn a_line_over_the_limit_is_refused_before_it_ends() {
         let mut lines = Lines::default();
         lines.set_max_event(Some(64));

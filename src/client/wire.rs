@@ -435,3 +435,44 @@ pub fn stream(
         batch.map_err(|failure| stream_error(&settings, status, &content_type, *failure))
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn turns_of_one_role_share_their_parts() {
+        let mut turns = Vec::new();
+        push_turn(&mut turns, "user", "content", vec![json!("a")]);
+        push_turn(&mut turns, "user", "content", vec![json!("b")]);
+        push_turn(&mut turns, "assistant", "content", vec![json!("c")]);
+        assert_eq!(
+            turns,
+            vec![
+                json!({"role": "user", "content": ["a", "b"]}),
+                json!({"role": "assistant", "content": ["c"]}),
+            ]
+        );
+    }
+
+    #[test]
+    fn contents_and_arguments_in_a_format_s_shape() {
+        let text = |t: &str| json!({"text": t});
+        let image = |url: &str| json!({"image": url});
+        let parts = Content::Parts(vec![
+            ContentPart::Text { text: "hi".into() },
+            ContentPart::ImageUrl {
+                image_url: loki_wire::message::ImageUrl {
+                    url: "https://x/a.png".into(),
+                },
+            },
+        ]);
+        assert_eq!(
+            content_values(&parts, text, image),
+            vec![json!({"text": "hi"}), json!({"image": "https://x/a.png"})]
+        );
+        assert_eq!(arguments_value(r#"{"a":1}"#), json!({"a": 1}));
+        assert_eq!(arguments_value("{not json"), json!({}));
+    }
+}

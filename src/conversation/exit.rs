@@ -1,7 +1,7 @@
 //! How a conversation's work ended, mapped to the process's exit status in one place.
 
 use crate::error::CoreError;
-use crate::engine::command::Applied;
+use loki_protocol::command::Applied;
 use crate::signals::StopSignal;
 
 /// How a run failed, as far as the exit status cares.

@@ -6,7 +6,8 @@
 use super::Conversation;
 use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
-use crate::engine::{RunOptions, RunOutcome, RunRequest, UserInput};
+use loki_protocol::op::{RunOptions, RunOutcome, UserInput};
+use crate::engine::RunRequest;
 
 /// Most times `Stop` hooks may send one turn on.
 const MAX_STOP_CONTINUATIONS: usize = 3;

@@ -40,18 +40,22 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Env;
 use loki_protocol::event::ConversationId;
 use crate::context::RequestContext;
-use crate::engine::command::{self, Applied, Command};
+use crate::engine::command;
+use loki_protocol::command::{Applied, Command};
 use crate::error::CoreError;
 use loki_protocol::emitter::{Discard, Emitter};
-use crate::engine::{Engine, RunOptions, RunOutcome, RunRequest, UserInput};
+use crate::engine::{Engine, RunRequest};
+use loki_protocol::op::{RunOptions, RunOutcome, UserInput};
 use crate::hooks;
 use crate::session::tracker::SessionHold;
 use crate::state::AppState;
 use crate::tool::approve::Approver;
 use crate::tool::ask::Asker;
+use loki_protocol::op::Op;
+use loki_protocol::op::Reply;
 
 pub use exit::{Closed, Failure, Finished, Outside};
-pub use op::{Op, OpError, Remote, Reply};
+pub use op::Remote;
 pub use queries::{SessionStatus, Status};
 
 /// Where a conversation reports what happens to its session outside a run (waiting for
@@ -508,7 +512,6 @@ impl Conversation {
                 .call_tool(&name, &arguments, emitter)
                 .await
                 .map(Reply::Tool),
-            Op::Reconfigure(state) => self.reconfigure(state).map(|()| Reply::Done),
             remote @ (Op::Approve { .. } | Op::Answer { .. } | Op::Interrupt) => self
                 .remote()
                 .submit(remote)
@@ -554,7 +557,7 @@ impl Conversation {
         name: &str,
         arguments: &str,
         emitter: &dyn Emitter,
-    ) -> Result<crate::engine::ToolOutcome, CoreError> {
+    ) -> Result<loki_protocol::op::ToolOutcome, CoreError> {
         let outer = self.begin_op();
         self.ctx.enabled_tools = Some("all".into());
         self.ctx.function_calling_support = true;

@@ -12,92 +12,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::command::{Applied, Command};
-use crate::engine::{RunOptions, RunOutcome, ToolOutcome, UserInput};
-use crate::state::AppState;
-use crate::tool::approve::{Approver, Decision};
+use crate::tool::approve::Approver;
 use crate::tool::escalate::Escalations;
-
-/// Everything a driver can ask of a conversation.
-#[derive(Debug)]
-pub enum Op {
-    /// A prompt; with `role`, one message with that role (`.role NAME text`), the
-    /// conversation's own role and model restored afterwards.
-    Prompt {
-        /// What the user sent.
-        input: UserInput,
-        /// Streaming and tool-call options.
-        options: RunOptions,
-        /// A role for this prompt only.
-        role: Option<String>,
-    },
-    /// A change that is not a prompt: a dot-command or a flag, normalised.
-    Command(Command),
-    /// The decision for a tool call waiting for approval, by call id.
-    Approve {
-        /// The call's id, as the approval event gave it.
-        call: String,
-        /// What the user decided.
-        decision: Decision,
-    },
-    /// The reply to a question (an agent's, an MCP server's form), by id.
-    Answer {
-        /// The question's id, as the `question_asked` event gave it.
-        question: String,
-        /// The reply.
-        reply: String,
-    },
-    /// Stop the running turn and its sub-agents; the conversation goes on.
-    Interrupt,
-    /// Continue over a reloaded configuration (`.edit config`): what the conversation
-    /// chose stays, its model follows the new configuration where it was the default.
-    Reconfigure(Arc<AppState>),
-    /// One tool call as the model would have it run (`loki --run-tool`).
-    RunTool {
-        /// The tool.
-        name: String,
-        /// Its arguments, as JSON.
-        arguments: String,
-    },
-}
-
-impl Op {
-    /// A plain prompt with the default options.
-    pub fn prompt(input: UserInput) -> Self {
-        Self::Prompt {
-            input,
-            options: RunOptions::default(),
-            role: None,
-        }
-    }
-}
-
-/// What a submitted op did (events carry the rest): one variant per op kind, matched by
-/// a driver that submits ops it does not know in advance (a queue of `stream-json`
-/// lines); a driver that knows its op calls the op's typed entry point on the
-/// conversation instead.
-#[derive(Debug)]
-pub enum Reply {
-    /// A prompt ran.
-    Ran(RunOutcome),
-    /// A command was applied.
-    Applied(Applied),
-    /// A tool ran.
-    Tool(ToolOutcome),
-    /// Done; nothing more to say.
-    Done,
-}
-
-/// An op a [`Remote`] could not take.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OpError {
-    /// Nothing waits under that id.
-    #[error("{0}")]
-    NotWaiting(String),
-    /// Only the conversation itself takes this op, between turns.
-    #[error("only the conversation takes this between turns")]
-    NotRemote,
-}
+use loki_protocol::op::Op;
+use loki_protocol::op::OpError;
 
 /// The turn running now, which [`Op::Interrupt`] cancels.
 #[derive(Debug, Default)]

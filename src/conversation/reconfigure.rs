@@ -14,7 +14,7 @@ use crate::state::AppState;
 impl Conversation {
     /// Continues over `new_state`; an error when no model of the new configuration can
     /// be used (the conversation keeps its model).
-    pub(super) fn reconfigure(&mut self, new_state: Arc<AppState>) -> Result<(), CoreError> {
+    pub fn reconfigure(&mut self, new_state: Arc<AppState>) -> Result<(), CoreError> {
         let mut failed = None;
         let old_state = Arc::clone(self.state());
         let model = self.ctx.model.id();

@@ -14,7 +14,8 @@ use super::{Engine, turn};
 use crate::engine::emitter::Sink;
 use crate::client::ChatRequest;
 use crate::context::RequestContext;
-use crate::tool::approve::{ApprovalRequest, Decision};
+use crate::tool::approve::ApprovalRequest;
+use loki_protocol::op::Decision;
 use loki_wire::message::{Message, Role};
 
 /// The most of the input window history may fill before it is summarised.

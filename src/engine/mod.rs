@@ -24,56 +24,18 @@ use futures_util::future::BoxFuture;
 use std::sync::Arc;
 
 pub use emitter::Sink;
-pub use single_call::ToolOutcome;
 pub(crate) use tool_round::declared_tools;
 
 use crate::context::RequestContext;
 use crate::session::tracker::SessionHold;
 use crate::state::AppState;
-use loki_wire::message::Usage;
 use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
 use loki_protocol::event::{self, Event};
-
-/// What the user typed for this turn.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct UserInput {
-    /// Prompt text (stdin already merged in by the front end).
-    pub text: String,
-    /// `-f` arguments: paths, directories, globs, URLs.
-    pub files: Vec<String>,
-    /// Images sent with the text (`data:` or `https:` URLs), e.g. from
-    /// `--input-format stream-json` or the server.
-    pub images: Vec<String>,
-    /// Ready-made messages that come before this one (a client that sends the whole
-    /// exchange, as OpenAI-style APIs do); they join the conversation's history first.
-    pub prior: Vec<loki_wire::message::Message>,
-    /// Continue or regenerate the last answer instead of sending `text`.
-    pub continuation: Option<Continuation>,
-}
-
-/// Re-using the last exchange.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Continuation {
-    /// Carry on writing the last answer.
-    Continue,
-    /// Ask for the last answer again, replacing it.
-    Regenerate,
-    /// Answer the history as it stands: it ends with the results of tool calls the caller
-    /// ran itself (`prior` carries them), with no new user message.
-    Resume,
-}
-
-/// Per-run switches.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RunOptions {
-    /// Overrides the context's `stream` for this run.
-    pub stream: Option<bool>,
-    /// A call of a tool the conversation does not have stops the run with
-    /// [`CoreError::UnknownTool`] (nothing of that response runs). Otherwise the model is
-    /// told and goes on.
-    pub unknown_tool_fails: bool,
-}
+use loki_protocol::op::Continuation;
+use loki_protocol::op::RunOptions;
+use loki_protocol::op::RunOutcome;
+use loki_protocol::op::UserInput;
 
 /// One call of [`Engine::run`].
 #[derive(Debug, Clone, Default)]
@@ -82,24 +44,6 @@ pub struct RunRequest {
     pub input: Option<UserInput>,
     /// Switches.
     pub options: RunOptions,
-}
-
-/// The result of a completed run.
-#[derive(Debug, Clone, Default)]
-pub struct RunOutcome {
-    /// The final answer text.
-    pub text: String,
-    /// Usage over every model call of the run.
-    pub usage: Usage,
-    /// Model calls made.
-    pub steps: usize,
-    /// The provider's finish reason of the last response.
-    pub finish_reason: Option<String>,
-    /// Calls of the caller's own tools (`RequestContext::client_tools`) the model asked
-    /// for: the turn stopped for the caller to run them.
-    pub client_calls: Vec<loki_wire::message::ToolCall>,
-    /// How fast the model answered (time to first token, output tokens per second).
-    pub speed: Option<loki_protocol::event::Speed>,
 }
 
 /// Tokens of the conversation: exact for OpenAI-family models, estimated otherwise (see

@@ -5,11 +5,12 @@
 
 use std::sync::Arc;
 
-use super::command::{Applied, Line};
+use loki_protocol::command::{Applied, Line};
 use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
 use crate::checkpoint::PendingRewind;
-use crate::checkpoint::rewind::{Restore, RewindError, restore};
+use loki_protocol::command::Restore;
+use crate::checkpoint::rewind::{RewindError, restore};
 use crate::context::RequestContext;
 use crate::state::AppState;
 

@@ -8,15 +8,7 @@ use crate::engine::emitter::Sink;
 use crate::context::RequestContext;
 use loki_protocol::emitter::Emitter;
 use loki_wire::message::ToolCall;
-
-/// The outcome of one call: what the model would receive, and whether it succeeded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolOutcome {
-    /// The result text (a `{"tool_call_error": …}` object when it failed).
-    pub content: String,
-    /// Whether the tool succeeded.
-    pub ok: bool,
-}
+use loki_protocol::op::ToolOutcome;
 
 impl Engine {
     /// Runs tool `name` with `arguments` (JSON text) in `ctx`. An unknown name is an

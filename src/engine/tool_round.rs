@@ -381,7 +381,7 @@ impl crate::tool::approve::Approver for Announcing<'_, '_> {
     fn approve<'a>(
         &'a self,
         request: &'a crate::tool::approve::ApprovalRequest,
-    ) -> futures_util::future::BoxFuture<'a, crate::tool::approve::Decision> {
+    ) -> futures_util::future::BoxFuture<'a, loki_protocol::op::Decision> {
         use loki_protocol::event::{ToolCallApprovalDecided, ToolCallApprovalRequested};
         Box::pin(async move {
             self.sink.emit(Event::ToolCallApprovalRequested(

@@ -22,7 +22,7 @@ use futures_util::StreamExt;
 
 use super::emitter::Sink;
 use super::tool_round::Toolbox;
-use super::{RunOutcome, UserInput};
+use loki_protocol::op::{RunOutcome, UserInput};
 use crate::client::{ChatRequest, ProviderError, ProviderStream};
 use crate::context::RequestContext;
 use crate::error::CoreError;
@@ -298,7 +298,7 @@ pub(super) async fn run_turn(
     ctx: &mut RequestContext,
     kind: TurnKind,
     stream: bool,
-    options: super::RunOptions,
+    options: loki_protocol::op::RunOptions,
     emitter: &Sink<'_>,
 ) -> Result<RunOutcome, CoreError> {
     let (kind, mut messages) = super::messages::build(ctx, kind)?;

@@ -292,12 +292,8 @@ impl Hooks for CommandHooks {
         ok: bool,
     ) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
-            let input = json!({
-                "tool_name": crate::claude_names::claude_name(call.tool),
-                "tool_input": call.args,
-                "tool_response": result,
-                "is_error": !ok,
-            });
+            let name = crate::claude_names::claude_name(call.tool);
+            let input = super::post_tool_use_input(name, call, result, ok);
             let said = self.run("PostToolUse", Some(call.tool), input).await;
             let mut notes: Vec<String> = said.blocked.into_iter().collect();
             notes.extend(super::note_of(&said.json));

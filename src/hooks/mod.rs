@@ -323,6 +323,17 @@ pub fn note_of(outputs: &[Value]) -> Option<String> {
     (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
+/// What a `PostToolUse` hook is given about `call` (`tool_name`: the tool as the hook
+/// knows it, by Claude's name).
+pub fn post_tool_use_input(tool_name: &str, call: HookCall<'_>, result: &str, ok: bool) -> Value {
+    json!({
+        "tool_name": tool_name,
+        "tool_input": call.args,
+        "tool_response": result,
+        "is_error": !ok,
+    })
+}
+
 /// The reason a `UserPromptSubmit` hook's JSON output blocks the prompt with
 /// (`decision: block`, or `continue: false`), if one does.
 pub fn prompt_blocked_of(outputs: &[Value]) -> Option<String> {

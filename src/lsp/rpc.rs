@@ -213,15 +213,8 @@ mod tests {
         Peer::new(JsonRpc, Framing::ContentLength)
     }
 
-    fn block_on<F: std::future::Future>(future: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(future)
-    }
-
-    #[test]
-    fn server_requests_are_answered_and_the_rest_routed() {
+    #[tokio::test]
+    async fn server_requests_are_answered_and_the_rest_routed() {
         let shared = Shared::new(json!([{"uri": "file:///w", "name": "w"}]));
         let (peer, mut sent) = peer();
         let mut replies = Vec::new();
@@ -253,7 +246,7 @@ mod tests {
             &shared,
             &peer,
         );
-        assert_eq!(block_on(call.answer()), Ok(json!([1])));
+        assert_eq!(call.answer().await, Ok(json!([1])));
         let publish = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
             "params": {"uri": "file:///w/a", "version": 2, "diagnostics": [{"message": "m"}]}});
         dispatch(publish, &shared, &peer);
@@ -270,6 +263,6 @@ mod tests {
         // When the server goes away, waiting requests learn it.
         let call = peer.call("m", Value::Null).unwrap();
         shared.close(&peer, Some("broken".into()));
-        assert!(block_on(call.answer()).is_err() && !shared.alive.load(Ordering::SeqCst));
+        assert!(call.answer().await.is_err() && !shared.alive.load(Ordering::SeqCst));
     }
 }

@@ -178,33 +178,49 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// Why a request's session is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refused {
+    /// The session ended (or never was).
+    Ended,
+    /// Not a protocol revision loki speaks.
+    Version,
+}
+
+impl Refused {
+    fn response(self) -> Response {
+        match self {
+            Self::Ended => refusal(
+                StatusCode::NOT_FOUND,
+                rpc::INVALID_REQUEST,
+                "no such MCP session (it ended); initialise again",
+            ),
+            Self::Version => refusal(
+                StatusCode::BAD_REQUEST,
+                rpc::INVALID_REQUEST,
+                &format!(
+                    "unsupported MCP-Protocol-Version; loki speaks {}",
+                    super::PROTOCOL_VERSIONS.join(", ")
+                ),
+            ),
+        }
+    }
+}
+
 /// The session a request names (none before `initialize`), kept alive; a session that
 /// ended, or a revision other than one loki speaks, is refused.
-fn session_of(served: &Served, headers: &HeaderMap) -> Result<Option<Arc<Session>>, Response> {
+fn session_of(served: &Served, headers: &HeaderMap) -> Result<Option<Arc<Session>>, Refused> {
     let Some(id) = session_header(headers) else {
         return Ok(None);
     };
-    let Some(session) = served.session(id) else {
-        return Err(refusal(
-            StatusCode::NOT_FOUND,
-            rpc::INVALID_REQUEST,
-            "no such MCP session (it ended); initialise again",
-        ));
-    };
+    let session = served.session(id).ok_or(Refused::Ended)?;
     // Within a session the client names the revision `initialize` agreed on.
     if let Some(version) = headers.get(VERSION_HEADER)
         && !super::PROTOCOL_VERSIONS
             .iter()
             .any(|v| version.as_bytes() == v.as_bytes())
     {
-        return Err(refusal(
-            StatusCode::BAD_REQUEST,
-            rpc::INVALID_REQUEST,
-            &format!(
-                "unsupported MCP-Protocol-Version; loki speaks {}",
-                super::PROTOCOL_VERSIONS.join(", ")
-            ),
-        ));
+        return Err(Refused::Version);
     }
     session.touch();
     Ok(Some(session))
@@ -224,7 +240,7 @@ async fn post(
     };
     let session = match session_of(&served, &headers) {
         Ok(session) => session,
-        Err(refused) => return refused,
+        Err(refused) => return refused.response(),
     };
     let (id, method, params) = match Incoming::classify(message) {
         Incoming::Request { id, method, params } => (id, method, params),

@@ -25,10 +25,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::conversation::{Conversation, ConversationSpec, Op};
-use crate::engine::command::Command;
+use crate::conversation::{Conversation, ConversationSpec};
+use loki_protocol::op::Op;
+use loki_protocol::command::Command;
 use loki_protocol::emitter::CollectingEmitter;
-use crate::engine::{RunOptions, UserInput};
+use loki_protocol::op::{RunOptions, UserInput};
 use crate::state::AppState;
 use crate::tool::approve::DenyAll;
 use catalogue::Entry;

@@ -440,15 +440,8 @@ impl TerminalEmitter {
     fn end_text_block(&self, inner: &mut Inner) {
         self.close_reasoning(inner);
         if !self.opts.code_only && inner.answered {
-            let Inner {
-                renderer,
-                out,
-                answer_filter,
-                ..
-            } = inner;
-            renderer.push(answer_filter.finish(), out);
-            renderer.finish(out);
-            *renderer = MarkdownRenderer::new(render_options(&self.opts));
+            end_answer(inner);
+            inner.renderer = MarkdownRenderer::new(render_options(&self.opts));
         }
     }
 
@@ -475,9 +468,7 @@ impl TerminalEmitter {
         self.close_reasoning(inner);
         if self.opts.code_only {
             let mut code = code::extract(&inner.answer);
-            if let Cow::Owned(safe) =
-                sanitize::for_terminal(&code.text, self.opts.stdout_tty)
-            {
+            if let Cow::Owned(safe) = sanitize::for_terminal(&code.text, self.opts.stdout_tty) {
                 code.text = safe;
             }
             if !code.text.is_empty() {
@@ -500,14 +491,7 @@ impl TerminalEmitter {
                 }
             }
         } else {
-            let Inner {
-                renderer,
-                out,
-                answer_filter,
-                ..
-            } = inner;
-            renderer.push(answer_filter.finish(), out);
-            renderer.finish(out);
+            end_answer(inner);
         }
         self.flush_inner(inner);
     }
@@ -642,6 +626,19 @@ fn size_label(bytes: usize) -> String {
         1000..1_000_000 => format!("{:.1} KB", bytes as f64 / 1000.0),
         _ => format!("{:.1} MB", bytes as f64 / 1e6),
     }
+}
+
+/// Writes the rest of the answer so far: what the sanitiser held back and the renderer's
+/// last, unfinished line.
+fn end_answer(inner: &mut Inner) {
+    let Inner {
+        renderer,
+        out,
+        answer_filter,
+        ..
+    } = inner;
+    renderer.push(answer_filter.finish(), out);
+    renderer.finish(out);
 }
 
 fn stop_spinner(inner: &mut Inner) {

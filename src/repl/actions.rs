@@ -5,7 +5,7 @@
 use super::leave::Leave;
 use super::{Next, Repl};
 use crate::dotcmd::{self, Action};
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
 
 impl Repl {
     /// Does what `action` asks; [`Next::Quit`] when the REPL ends with it.
@@ -43,9 +43,10 @@ impl Repl {
             Action::Memory(op) => self.memory(op),
             Action::Context => self.context_window(),
             Action::OffTheRecord => self.go_off_the_record().await,
-            Action::InfoRole => {
-                self.println_or(self.conv.role().map(|r| r.export()), "no role is active")
-            }
+            Action::InfoRole => self.println_or(
+                self.conv.role().map(crate::role::Role::export),
+                "no role is active",
+            ),
             Action::AskWithRole { role, input } => {
                 self.ask_with_role(&role, input).await;
                 // The role's turn may have run other servers; bring back the usual ones.

@@ -2,7 +2,7 @@
 //! written in the editor, from a short template, as in Loki. A file left empty or as the
 //! template was is not kept.
 
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
 use crate::term::yes_no::{self, Reply};
 
 /// What a new role starts as.

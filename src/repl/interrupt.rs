@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::conversation::{Op, Remote};
+use loki_protocol::op::Op;
+use crate::conversation::Remote;
 
 /// What Ctrl-C stops.
 pub(super) struct Interrupt {

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use super::{Next, Repl};
 use crate::conversation::policy::OnLeave;
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
 use crate::render::theme::{Style, Theme};
 use crate::signals::StopSignal;
 use loki_protocol::event::Event;

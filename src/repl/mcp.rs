@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::Repl;
 use crate::dotcmd::McpOp;
-use crate::engine::UserInput;
+use loki_protocol::op::UserInput;
 use crate::mcp::server::McpServer;
 
 impl Repl {

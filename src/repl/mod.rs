@@ -38,17 +38,18 @@ use reedline::{Reedline, Signal};
 
 use crate::config::clients::ModelKind;
 use crate::config::{self, Wrap};
-use crate::conversation::{Conversation, ConversationSpec, Op};
+use crate::conversation::{Conversation, ConversationSpec};
 use crate::dotcmd::{self, Action};
-use crate::engine::command::{self, Command, parse_bool};
-use crate::engine::{RunOptions, UserInput};
+use crate::engine::command::parse_bool;
+use loki_protocol::command::Command;
+use loki_protocol::op::{RunOptions, UserInput};
 use crate::error::CoreError;
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::signals::{StopSignal, StopWatch};
 use crate::state::AppState;
 use completer::CompletionData;
-use leave::{Interrupted, Leave};
+use leave::Interrupted;
 use loki_wire::sanitize;
 
 /// What to do after a line.
@@ -343,7 +344,7 @@ impl Repl {
         self.partial.push_str(&typed.partial);
     }
 
-    fn report_turn(&self, result: Result<crate::engine::RunOutcome, CoreError>) {
+    fn report_turn(&self, result: Result<loki_protocol::op::RunOutcome, CoreError>) {
         match result {
             Ok(_) | Err(CoreError::Cancelled) => {}
             Err(e) => self.error(&e.to_string()),
@@ -455,11 +456,11 @@ impl Repl {
     }
 
     /// Shows a command's confirmations and warnings.
-    fn show_applied(&self, applied: &command::Applied) {
+    fn show_applied(&self, applied: &loki_protocol::command::Applied) {
         for line in &applied.lines {
             match line {
-                command::Line::Note(text) => self.note(text),
-                command::Line::Warning(text) => self.note(&format!("warning: {text}")),
+                loki_protocol::command::Line::Note(text) => self.note(text),
+                loki_protocol::command::Line::Warning(text) => self.note(&format!("warning: {text}")),
             }
         }
     }
@@ -692,13 +693,7 @@ impl Repl {
         let mut new_config = loaded.config;
         crate::render::themes::adopt_terminal(&mut new_config, &state.paths, &state.env);
         let new_state = Arc::new(state.reconfigured(new_config, path.display().to_string()));
-        let reconfigured = self
-            .conv
-            .submit(
-                Op::Reconfigure(Arc::clone(&new_state)),
-                &loki_protocol::emitter::Discard,
-            )
-            .await;
+        let reconfigured = self.conv.reconfigure(Arc::clone(&new_state));
         if let Err(e) = reconfigured {
             self.error(&e.to_string());
         }

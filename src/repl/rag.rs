@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::Repl;
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
 use crate::engine::retrieval;
 use crate::rag::{self, BuildOptions, BuildReport, RagError};
 

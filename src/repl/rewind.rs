@@ -2,8 +2,9 @@
 //! chosen turn and every later one are undone — files, conversation, or both. A file
 //! someone changed after the turn is overwritten only if the user says so.
 
-use crate::checkpoint::rewind::{Restore, RewindError};
-use crate::engine::command::Command;
+use loki_protocol::command::Restore;
+use crate::checkpoint::rewind::RewindError;
+use loki_protocol::command::Command;
 use crate::error::CoreError;
 use crate::term::yes_no::{self, Reply};
 

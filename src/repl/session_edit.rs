@@ -5,7 +5,7 @@
 //! loki wrote the session while the editor was open. A broken or late draft is kept
 //! aside while the session stays as it was.
 
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
 use crate::term::yes_no::{self, Reply};
 
 impl super::Repl {

@@ -2,7 +2,7 @@
 //! and going off the record in a running REPL.
 
 use crate::dotcmd::MemoryOp;
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
 
 impl super::Repl {
     /// `.memory`: an overview, a search, or a workspace file in the editor.
@@ -132,9 +132,9 @@ impl super::Repl {
             value: mode.into(),
         })
         .await;
-        self.ask(crate::engine::UserInput {
+        self.ask(loki_protocol::op::UserInput {
             text: "Carry out the plan.".into(),
-            ..crate::engine::UserInput::default()
+            ..loki_protocol::op::UserInput::default()
         })
         .await;
     }

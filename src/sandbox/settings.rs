@@ -157,6 +157,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_unknown_mode_names_the_known_ones() {
+        let error = serde_yaml::from_str::<SandboxSettings>("strict").unwrap_err();
+        assert!(
+            error.to_string().contains(
+                "unknown sandbox mode `strict` (read-only, workspace-write or danger-full-access)"
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn modes_order_from_the_tightest_and_parse_both_spellings() {
         assert_eq!(
             SandboxMode::DangerFullAccess.tighter(SandboxMode::ReadOnly),

@@ -19,12 +19,12 @@ use super::reply::{ApiError, json_body};
 use super::run::{ApprovalPolicy, Decided, Ran, Run, RunKey, Where};
 use super::{RequestInfo, Server};
 use crate::conversation::{Conversation, ConversationSpec, catalog};
-use crate::engine::UserInput;
-use crate::engine::command::Command;
 use crate::error::CoreError;
-use crate::tool::approve::Decision;
+use loki_protocol::command::Command;
 use loki_protocol::emitter::{CollectingEmitter, Discard, Emitter};
 use loki_protocol::event::Event;
+use loki_protocol::op::Decision;
+use loki_protocol::op::UserInput;
 
 /// Parses a JSON body (an empty body is `{}`).
 pub(super) fn body<T: serde::de::DeserializeOwned>(

@@ -229,7 +229,10 @@ mod tests {
     fn only_the_answering_conversation_speaks() {
         let shape = ChatShape::new("m".into(), false, Vec::new());
         let opening = shape.opening();
-        assert_eq!(data(&opening[0])["choices"][0]["delta"]["role"], "assistant");
+        assert_eq!(
+            data(&opening[0])["choices"][0]["delta"]["role"],
+            "assistant"
+        );
         let mine = shape.event(&envelope("c1", None, delta("hi")));
         assert_eq!(data(&mine[0])["choices"][0]["delta"]["content"], "hi");
         assert!(shape.event(&envelope("c2", None, delta("x"))).is_empty());

@@ -54,7 +54,7 @@ impl Metrics {
     }
 
     /// Counts a finished run's usage and cost (USD, when the model's prices are known).
-    pub fn count(&self, outcome: &crate::engine::RunOutcome, cost: Option<f64>) {
+    pub fn count(&self, outcome: &loki_protocol::op::RunOutcome, cost: Option<f64>) {
         if let Some(cost) = cost {
             let micro = (cost * 1e6).round().max(0.0) as u64;
             self.cost_micro_usd.fetch_add(micro, Ordering::Relaxed);

@@ -20,8 +20,8 @@ use super::run::{ApprovalPolicy, Run, RunKey};
 use super::{RequestInfo, Server};
 use crate::client::{AnswerFormat, Controls, ToolChoice};
 use crate::conversation::ConversationSpec;
-use crate::engine::UserInput;
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
+use loki_protocol::op::UserInput;
 use loki_wire::message::{Message, Role};
 
 /// `GET /v1/models`.
@@ -336,7 +336,7 @@ fn conversation(request: &ChatRequest) -> Result<(ConversationSpec, UserInput), 
     let input = UserInput {
         text,
         prior,
-        continuation: resume.then_some(crate::engine::Continuation::Resume),
+        continuation: resume.then_some(loki_protocol::op::Continuation::Resume),
         ..UserInput::default()
     };
     Ok((spec, input))

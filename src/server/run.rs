@@ -11,14 +11,16 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
-use crate::conversation::{Conversation, ConversationSpec, Op, Remote};
-use loki_protocol::event::Envelope;
+use crate::conversation::{Conversation, ConversationSpec, Remote};
 use crate::error::CoreError;
-use loki_protocol::emitter::Emitter;
-use crate::engine::{RunOptions, RunOutcome, UserInput};
 use crate::tool::approve::{
-    ApprovalRequest, ApproveAll, Approver, ChannelApprover, Decision, DenyAll, NotWaiting,
+    ApprovalRequest, ApproveAll, Approver, ChannelApprover, DenyAll, NotWaiting,
 };
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::Envelope;
+use loki_protocol::op::Decision;
+use loki_protocol::op::Op;
+use loki_protocol::op::{RunOptions, RunOutcome, UserInput};
 
 /// A run whose tool calls may wait for an HTTP approval.
 #[derive(Debug, Clone)]

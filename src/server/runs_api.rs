@@ -21,8 +21,8 @@ use super::reply::{ApiError, json_body, sse};
 use super::run_log::{Gone, forward, last_seen};
 use super::streamed::Tracked;
 use super::{RequestInfo, Server};
-use loki_protocol::event::Question;
 use crate::tool::escalate::{AnswerError, answer_from_text};
+use loki_protocol::event::Question;
 
 /// Where a run is: here, or (as the database has it) on another instance.
 enum Found {

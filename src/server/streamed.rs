@@ -16,14 +16,14 @@ use super::Server;
 use super::cluster::{Cluster, Notice};
 use super::run::{Ran, Where, loki_event};
 use super::run_log::RunLog;
-use loki_protocol::event::ConversationId;
-use crate::conversation::Op;
-use loki_protocol::event::{Envelope, Event, QuestionAnswered, QuestionAsked};
 use crate::error::CoreError;
-use loki_protocol::emitter::Emitter;
 use crate::tool::ask::{Answer, Asker};
-use loki_protocol::event::Question;
 use crate::tool::escalate::{AnswerError, Escalations, answer_from_text};
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::ConversationId;
+use loki_protocol::event::Question;
+use loki_protocol::event::{Envelope, Event, QuestionAnswered, QuestionAsked};
+use loki_protocol::op::Op;
 
 /// How long an ended run stays known here (its status, and its events for a late
 /// reconnection); with a cluster the database keeps both for an hour.

@@ -35,7 +35,8 @@ use loki_wire::session_file::Session;
 use super::handle::{SessionHandle, Shared};
 use super::id::{SessionAlias, SessionId};
 use super::lock::SessionLock;
-use super::store::{SessionError, SessionLease, SessionMeta, SessionStore, Stored, Version};
+use super::store::{SessionError, SessionLease, SessionMeta, SessionStore, Stored};
+use loki_protocol::command::Version;
 
 /// Sessions as files under one directory (the global one, or an agent's).
 #[derive(Debug)]

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use loki_wire::session_file::Session;
 use super::id::{SessionAlias, SessionId};
-use super::store::Version;
+use loki_protocol::command::Version;
 
 /// The state shared by all handles to one session.
 #[derive(Debug, Default)]

@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::handle::SessionHandle;
 use super::id::{SessionAlias, SessionId};
-use super::store::{SessionError, SessionLease, SessionMeta, SessionStore, Stored, Version};
+use super::store::{SessionError, SessionLease, SessionMeta, SessionStore, Stored};
+use loki_protocol::command::Version;
 use loki_wire::session_file::Session;
 
 /// How often a waiting `lock` asks again.

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use loki_wire::session_file::Session;
 use super::handle::SessionHandle;
 use super::id::{SessionAlias, SessionId};
+use loki_protocol::command::Version;
 
 pub use super::file_store::{FileSessionStore, parse_file};
 
@@ -95,22 +96,6 @@ impl SessionMeta {
             (None, Some(id)) => id.to_string(),
             (None, None) => String::new(),
         }
-    }
-}
-
-/// Identifies one stored content of a session (a hash of the file, a row version).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Version(String);
-
-impl Version {
-    /// A version named by the store.
-    pub fn new(id: impl Into<String>) -> Self {
-        Self(id.into())
-    }
-
-    /// The store's name for it.
-    pub fn as_str(&self) -> &str {
-        &self.0
     }
 }
 

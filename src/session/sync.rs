@@ -10,7 +10,7 @@
 //! overwriting the other writer's work.
 
 use loki_wire::session_file::Session;
-use super::store::Version;
+use loki_protocol::command::Version;
 use loki_wire::message::Message;
 use loki_wire::session_file::UsageTally;
 

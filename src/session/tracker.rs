@@ -15,28 +15,16 @@ use tokio_util::sync::CancellationToken;
 use super::TEMP_SESSION;
 use super::handle::SessionHandle;
 use super::id::{AUTONAME_PREFIX, SessionAlias, slugify};
-use super::store::{SessionError, SessionLease, SessionStore, Version};
+use super::store::{SessionError, SessionLease, SessionStore};
 use super::sync::{Baseline, Merge, merge};
 use loki_wire::message::Message;
 use loki_wire::session_file::Session;
 use loki_wire::session_file::UsageTally;
+use loki_protocol::command::SavedSession;
 
 /// Where a conversation reports what happens to its session while it works on it
 /// (waiting for another writer, merging what others stored): one line each.
 pub type SessionNotify<'a> = &'a (dyn Fn(&str) + Sync);
-
-/// What [`Tracker::save`] stored.
-#[derive(Debug, Clone)]
-pub struct SavedSession {
-    /// Where, for the user (the file written, for the YAML store).
-    pub location: String,
-    /// The version now stored.
-    pub version: Version,
-    /// Set when the conversation could not be merged into its session because another
-    /// writer changed it meanwhile: it was saved as a new session instead. A one-line
-    /// explanation for the user.
-    pub forked: Option<String>,
-}
 
 /// A conversation's messages and usage, which merging rebases.
 #[derive(Debug)]
@@ -307,6 +295,7 @@ fn autoname_alias(title: Option<&str>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use loki_protocol::command::Version;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;

@@ -9,7 +9,8 @@ use std::io::Write;
 use futures_util::future::BoxFuture;
 
 use crate::render::theme::{Style, Theme};
-use crate::tool::approve::{ApprovalRequest, Approver, Decision};
+use crate::tool::approve::{ApprovalRequest, Approver};
+use loki_protocol::op::Decision;
 use loki_wire::sanitize;
 
 const YES: &str = "yes";

@@ -11,16 +11,9 @@ use reedline::{
 use super::line_prompt::LokiPrompt;
 
 /// Why `validate` refused an answer: the message shown beside the next attempt.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct Invalid(pub String);
-
-impl std::fmt::Display for Invalid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Invalid {}
 
 impl From<&str> for Invalid {
     fn from(message: &str) -> Self {

@@ -5,6 +5,7 @@
 //! ends choose the approver: a terminal menu when a person is there, a refusal when not.
 
 use futures_util::future::BoxFuture;
+use loki_protocol::op::Decision;
 
 /// What the user is shown before deciding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,52 +29,10 @@ pub struct ApprovalRequest {
     pub why_asked: Option<String>,
 }
 
-/// The answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    /// Run it.
-    Approve,
-    /// Run it, and every later call of this tool in this conversation.
-    ApproveAlways,
-    /// Run it with these arguments instead (a Claude Agent SDK program's
-    /// `updatedInput`); they are checked against the tool's schema like the model's.
-    ApproveEdited(serde_json::Value),
-    /// Do not run it.
-    Deny,
-    /// Do not run it, and tell the model this.
-    DenyWithMessage(String),
-    /// Stop the whole turn (Ctrl-C at the question).
-    Cancel,
-    /// Not run because no one is there to ask; the reason is for the model.
-    Refuse(String),
-}
-
 impl ApprovalRequest {
     /// Exactly what is approved, as one line: `<tool> wants to <summary>`.
     pub fn text(&self) -> String {
         format!("{} wants to {}", self.tool, self.summary)
-    }
-}
-
-impl Decision {
-    /// The decision's name in events: `allow`, `allow_always`, `deny`, `cancel` or
-    /// `refused`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Approve | Self::ApproveEdited(_) => "allow",
-            Self::ApproveAlways => "allow_always",
-            Self::Deny | Self::DenyWithMessage(_) => "deny",
-            Self::Cancel => "cancel",
-            Self::Refuse(_) => "refused",
-        }
-    }
-
-    /// The message that goes to the model with the decision, if any.
-    pub fn message(&self) -> Option<&str> {
-        match self {
-            Self::DenyWithMessage(m) | Self::Refuse(m) => Some(m),
-            _ => None,
-        }
     }
 }
 

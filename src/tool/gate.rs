@@ -10,7 +10,8 @@
 
 use serde_json::Value;
 
-use super::approve::{ApprovalRequest, Approver, Decision};
+use super::approve::{ApprovalRequest, Approver};
+use loki_protocol::op::Decision;
 use super::mcp_tools::{Action, McpTool};
 use super::{
     Effect, Grant, MAX_REPEATS, Policy, Tool, ToolEnv, ToolError, approval_needed, builtin, delete,

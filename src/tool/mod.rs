@@ -791,7 +791,8 @@ fn truncate_with(mut text: String, max: usize, more: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use approve::{ApprovalRequest, Decision};
+    use approve::ApprovalRequest;
+    use loki_protocol::op::Decision;
 
     #[test]
     fn enabled_tools_resolve_all_lists_mappings_and_visibility() {

@@ -9,9 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use loki::context::RequestContext;
-use loki::engine::command::{self, Command};
+use loki::engine::command;
+use loki_protocol::command::Command;
 use loki_protocol::emitter::CollectingEmitter;
-use loki::engine::{Engine, RunRequest, UserInput};
+use loki::engine::{Engine, RunRequest};
+use loki_protocol::op::UserInput;
 use loki_protocol::event::Event;
 use loki::state::AppState;
 use serde_json::{Value, json};

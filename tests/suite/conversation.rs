@@ -9,14 +9,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use loki::conversation::{Conversation, ConversationSpec, Op};
-use loki::engine::command::Command;
+use loki::conversation::{Conversation, ConversationSpec};
+use loki_protocol::op::Op;
+use loki_protocol::command::Command;
 use loki_protocol::emitter::CollectingEmitter;
 use loki::error::CoreError;
 use loki_protocol::event::Event;
-use loki::engine::{RunOptions, UserInput};
+use loki_protocol::op::{RunOptions, UserInput};
 use loki::state::AppState;
-use loki::tool::approve::{ApprovalRequest, Approver, Decision};
+use loki::tool::approve::{ApprovalRequest, Approver};
+use loki_protocol::op::Decision;
 use serde_json::{Value, json};
 
 use super::mcp::server_bin;

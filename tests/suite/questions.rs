@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use loki::context::RequestContext;
 use loki_protocol::emitter::CollectingEmitter;
-use loki::engine::{Engine, RunRequest, UserInput};
+use loki::engine::{Engine, RunRequest};
+use loki_protocol::op::UserInput;
 use loki_protocol::event::Event;
 use loki::tool::ask::{Answer, Scripted};
 use loki_protocol::event::Question;

@@ -27,11 +27,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, ConversationSpec};
-use crate::engine::command::Command;
+use loki_protocol::command::Command;
 use loki_protocol::event::{AgentFinished, AgentStarted, Event};
 use crate::error::CoreError;
 use loki_protocol::emitter::{Discard, Emitter};
-use crate::engine::{RunOptions, UserInput};
+use loki_protocol::op::{RunOptions, UserInput};
 use crate::engine::emitter::Sink;
 use crate::tool::ToolError;
 use crate::tool::agents::{AgentTool, SubAgentReport, Turn};
