@@ -162,7 +162,7 @@ pub struct ReplCommand {
     pub parse: fn(&str) -> Action,
 }
 
-pub use crate::engine::command::DISPLAY_SETTINGS;
+pub use crate::conversation::DISPLAY_SETTINGS;
 
 /// Every dot-command, in help order.
 pub const COMMANDS: &[ReplCommand] = &[

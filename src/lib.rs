@@ -28,10 +28,8 @@ pub mod claude_sdk;
 pub mod cli;
 pub mod client;
 pub mod config;
-pub mod context;
 pub mod conversation;
 pub mod dotcmd;
-pub mod engine;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -3,7 +3,7 @@
 //! conversation of its own, given by the caller, so the caller's conversation (its model,
 //! role, session and history) is left as it was. Each step is parsed by the dot-command
 //! table ([`crate::dotcmd`]): conversation changes go through
-//! [`crate::engine::command::apply`], prompts through [`Engine::run`]. The first step that
+//! [`crate::conversation::engine::command::apply`], prompts through [`Engine::run`]. The first step that
 //! fails stops the macro and is named in the error.
 //!
 //! Both front ends use this module (`--macro` in `app`, `.macro` in the REPL); it imports

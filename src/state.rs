@@ -1,8 +1,8 @@
 //! `AppState`: the services shared by every conversation, built once at startup and never
 //! mutated per request.
 //!
-//! Front ends wrap it in an `Arc` and hand it to the [`crate::engine::Engine`]. What
-//! changes per conversation lives in [`crate::context::RequestContext`].
+//! Front ends wrap it in an `Arc` and hand it to the [`crate::conversation::engine::Engine`]. What
+//! changes per conversation lives in [`crate::conversation::context::RequestContext`].
 
 use std::sync::Arc;
 

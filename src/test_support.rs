@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use crate::config::{Env, Paths};
-use crate::context::RequestContext;
 use crate::state::AppState;
 use crate::vault::{Access, Keyring, NoPrompt};
 
@@ -51,12 +50,5 @@ impl Fixture {
     /// The state with the base configuration.
     pub fn new() -> Self {
         Self::with_config("")
-    }
-
-    /// A fresh conversation on the default model.
-    pub fn context(&self) -> RequestContext {
-        let mut ctx = RequestContext::resolve(&self.state, None).expect("context");
-        ctx.cwd = self.dir.path().to_path_buf();
-        ctx
     }
 }

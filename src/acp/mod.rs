@@ -15,13 +15,13 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::conversation::{Conversation, ConversationSpec, Remote, catalog};
-use loki_protocol::op::Op;
-use loki_protocol::emitter::Discard;
-use loki_protocol::command::Command;
 use crate::jsonrpc::peer::Peer;
 use crate::jsonrpc::{Fault, Incoming, JsonRpc, code};
 use crate::state::AppState;
 use crate::term::stdin_lines::{Read, key_in, stdin_lines};
+use loki_protocol::command::Command;
+use loki_protocol::emitter::Discard;
+use loki_protocol::op::Op;
 use loki_wire::message::Role;
 
 /// The protocol version spoken.

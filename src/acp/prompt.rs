@@ -8,13 +8,13 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::Session;
-use loki_protocol::op::Op;
-use loki_protocol::command::Command;
 use crate::error::CoreError;
-use loki_protocol::emitter::Discard;
-use loki_protocol::op::{RunOptions, UserInput};
 use crate::jsonrpc::{Fault, code};
 use crate::state::AppState;
+use loki_protocol::command::Command;
+use loki_protocol::emitter::Discard;
+use loki_protocol::op::Op;
+use loki_protocol::op::{RunOptions, UserInput};
 
 /// Runs one prompt; `{stopReason}` (`end_turn`, or `cancelled` after `session/cancel`).
 pub(super) async fn run(

@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 
 use super::Editor;
 use crate::config::permissions::FILE_EDITS;
-use loki_protocol::event::Event;
-use loki_protocol::emitter::Emitter;
-use loki_protocol::event::Envelope;
 use crate::tool::EditorError;
 use crate::tool::approve::{ApprovalRequest, Approver};
-use loki_protocol::op::Decision;
 use crate::tool::todo::TodoList;
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::Envelope;
+use loki_protocol::event::Event;
+use loki_protocol::op::Decision;
 
 /// Most characters of a tool's result shown in the editor.
 const RESULT_PREVIEW: usize = 8000;

@@ -480,12 +480,12 @@ async fn run(
         mode,
         Mode::Acp | Mode::ClaudeSdk | Mode::Serve | Mode::McpServer
     );
-    if let Some(problem) = crate::engine::rule_check::unknown_rule(&state, !servers_come_later) {
+    if let Some(problem) = crate::conversation::rule_check::unknown_rule(&state, !servers_come_later) {
         anyhow::bail!("{problem}");
     }
     if matches!(mode, Mode::OneShot | Mode::Execute | Mode::Macro)
         && args.sandbox.is_none()
-        && let Some(note) = crate::engine::confinement::default_note(&state)
+        && let Some(note) = crate::conversation::confinement::default_note(&state)
     {
         term::session_note(&Theme::stderr(&state.terminal), &note);
     }
@@ -705,13 +705,13 @@ async fn repl_conversation(
     state: &Arc<AppState>,
     args: &Args,
 ) -> anyhow::Result<Option<crate::conversation::Conversation>> {
-    let id = crate::context::next_conversation_id();
+    let id = loki_protocol::event::next_conversation_id();
     let spec = crate::conversation::ConversationSpec {
         id: Some(id.clone()),
         approver: crate::cli::flags::terminal_approver(&state.terminal, &id),
         asker: Some(Arc::new(term::ask::TerminalAsker::new(&id))),
         user_tools: true,
-        carry_on: crate::context::CarryOn::DotContinue,
+        carry_on: crate::conversation::CarryOn::DotContinue,
         ..crate::cli::flags::spec(args, &state.terminal, state.config.repl_prelude.as_deref())
     };
     let mut conversation = crate::conversation::Conversation::open(state, spec).await?;

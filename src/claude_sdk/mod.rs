@@ -245,7 +245,7 @@ fn known_model(state: &AppState, model: &Value) -> Result<String, ControlError> 
     state
         .providers
         .resolve(id, crate::config::clients::ModelKind::Chat)
-        .and_then(|m| crate::context::provider_for(state, &m))
+        .and_then(|m| crate::conversation::provider_for(state, &m))
         .map(|_| id.to_string())
         .map_err(|e| ControlError::UnknownModel(e.to_string()))
 }

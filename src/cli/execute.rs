@@ -38,7 +38,7 @@ pub async fn start(
     args: &crate::cli::args::Args,
     text: String,
 ) -> anyhow::Result<u8> {
-    let id = crate::context::next_conversation_id();
+    let id = loki_protocol::event::next_conversation_id();
     let mut commands = Vec::new();
     if let Some(name) = &args.session {
         commands.push(Command::OpenSession(name.clone()));

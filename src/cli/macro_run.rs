@@ -22,7 +22,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args, macro_args: &[String]) -> a
         return Ok(2);
     };
     let stderr_theme = Theme::stderr(&state.terminal);
-    let id = crate::context::next_conversation_id();
+    let id = loki_protocol::event::next_conversation_id();
     let spec = ConversationSpec {
         id: Some(id.clone()),
         approver: super::flags::terminal_approver(&state.terminal, &id),

@@ -16,7 +16,7 @@ use crate::conversation::{Closed, Conversation, ConversationSpec, Outside};
 use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
 use loki_protocol::op::{RunOptions, UserInput};
-use crate::engine::emitter::Sink;
+use crate::conversation::Sink;
 use crate::render::theme::Theme;
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::signals::StopWatch;
@@ -148,7 +148,7 @@ fn spec(
     args: &Args,
     approvals: Option<Arc<crate::tool::approve::ChannelApprover>>,
 ) -> ConversationSpec {
-    let id = crate::context::next_conversation_id();
+    let id = loki_protocol::event::next_conversation_id();
     let approver: Option<Arc<dyn crate::tool::approve::Approver>> = if is_headless(args) {
         // Nothing prompts: approvals come from --yolo, auto_approve_tools, deny_tools
         // and, with `--input-format stream-json`, approval lines; questions are refused.
@@ -165,7 +165,7 @@ fn spec(
         approver,
         asker,
         hold_session: true,
-        carry_on: crate::context::CarryOn::NextRun,
+        carry_on: crate::conversation::CarryOn::NextRun,
         ..super::flags::spec(args, &state.terminal, state.config.cmd_prelude.as_deref())
     }
 }

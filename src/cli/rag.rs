@@ -10,7 +10,7 @@ use super::args::Args;
 use crate::conversation::Conversation;
 use loki_protocol::op::Op;
 use loki_protocol::command::Command;
-use crate::engine::retrieval;
+use crate::conversation::retrieval;
 use crate::rag;
 use crate::state::AppState;
 

@@ -26,7 +26,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args, piped: Option<String>) -> a
         ("", _) => "{}".to_string(),
         (text, _) => text.to_string(),
     };
-    let id = crate::context::next_conversation_id();
+    let id = loki_protocol::event::next_conversation_id();
     let spec = ConversationSpec {
         id: Some(id.clone()),
         approver: super::flags::terminal_approver(&state.terminal, &id),

@@ -7,7 +7,7 @@ use super::Conversation;
 use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
 use loki_protocol::op::{RunOptions, RunOutcome, UserInput};
-use crate::engine::RunRequest;
+use crate::conversation::engine::RunRequest;
 
 /// Most times `Stop` hooks may send one turn on.
 const MAX_STOP_CONTINUATIONS: usize = 3;

@@ -3,7 +3,7 @@
 //! conversation's live values where `--info` shows the configured ones).
 
 use crate::config::Wrap;
-use crate::context::RequestContext;
+use crate::conversation::context::RequestContext;
 use crate::state::AppState;
 
 /// A row of the info table.
@@ -113,7 +113,7 @@ fn configured_sandbox(state: &AppState) -> String {
     let settings = &state.config.sandbox;
     let mode = settings
         .mode
-        .unwrap_or_else(crate::engine::confinement::default_mode);
+        .unwrap_or_else(crate::conversation::confinement::default_mode);
     let net = if settings.network {
         "network on"
     } else {
@@ -167,7 +167,7 @@ pub fn output_cap(state: &AppState, model: &crate::client::Model) -> String {
 /// `.info`: the `--info` rows with this conversation's values, then what only a
 /// conversation has (its tools, usage, role, session, tokens, MCP servers). `display`
 /// holds the front end's display settings (`highlight`, `wrap`, …) as they are now.
-pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -> String {
+pub(super) fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -> String {
     let mut rows = settings(state, ctx.model.id());
     let live: Vec<(&'static str, String, &str)> = vec![
         (
@@ -207,7 +207,7 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
         (
             "tools",
             none_if_empty(
-                crate::engine::scope::declared(state, ctx)
+                crate::conversation::engine::scope::declared(state, ctx)
                     .iter()
                     .map(|t| t.name().to_string())
                     .collect(),
@@ -227,7 +227,7 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
         ),
         (
             "sandbox",
-            crate::engine::confinement::describe(
+            crate::conversation::confinement::describe(
                 ctx.sandbox.as_deref(),
                 state.config.sandbox.network,
             ),
@@ -235,7 +235,7 @@ pub fn conversation(state: &AppState, ctx: &RequestContext, display: Vec<Row>) -
         ),
         (
             "enabled_mcp_servers",
-            none_if_empty(crate::engine::scope::mcp_servers(state, ctx).0),
+            none_if_empty(crate::conversation::engine::scope::mcp_servers(state, ctx).0),
             "",
         ),
     ];
@@ -318,8 +318,8 @@ pub fn render(rows: Vec<Row>) -> String {
 }
 
 /// `1234 tokens (0.96% of the 128000-token context, exact)`.
-pub fn token_summary(ctx: &RequestContext) -> String {
-    let tokens = crate::engine::session_tokens(ctx);
+pub(super) fn token_summary(ctx: &RequestContext) -> String {
+    let tokens = crate::conversation::engine::session_tokens(ctx);
     let how = match crate::tokens::Counter::for_model(ctx.model.real_name()) {
         crate::tokens::Counter::O200k => "exact",
         crate::tokens::Counter::Estimate => "estimate",
@@ -334,7 +334,7 @@ pub fn token_summary(ctx: &RequestContext) -> String {
 }
 
 /// `.info session`: the session as YAML, then its token count.
-pub fn session(ctx: &RequestContext) -> Option<String> {
+pub(super) fn session(ctx: &RequestContext) -> Option<String> {
     let snapshot = ctx.session_snapshot()?;
     let yaml = serde_yaml::to_string(&snapshot).unwrap_or_default();
     Some(format!("{yaml}{}", token_summary(ctx)))
@@ -342,7 +342,7 @@ pub fn session(ctx: &RequestContext) -> Option<String> {
 
 /// `.info agent`: its name, directory, variables, model and tools, then the instructions
 /// in force.
-pub fn agent(ctx: &RequestContext) -> Option<String> {
+pub(super) fn agent(ctx: &RequestContext) -> Option<String> {
     let agent = ctx.agent.as_ref()?;
     let def = &agent.def;
     let mut lines = vec![
@@ -373,7 +373,7 @@ pub fn agent(ctx: &RequestContext) -> Option<String> {
 
 /// `.tool-results`: the tool calls since the last user message, each with its full
 /// result.
-pub fn tool_results(ctx: &RequestContext) -> Option<String> {
+pub(super) fn tool_results(ctx: &RequestContext) -> Option<String> {
     use loki_wire::message::Role;
     let start = ctx.history.iter().rposition(|m| m.role == Role::User)?;
     let turn = &ctx.history[start..];

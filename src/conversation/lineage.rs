@@ -104,7 +104,7 @@ impl Lineage {
         let id = spec
             .id
             .take()
-            .unwrap_or_else(crate::context::next_conversation_id);
+            .unwrap_or_else(loki_protocol::event::next_conversation_id);
         let label = self.label_for(&id, spec.label.take().as_deref());
         spec.cwd = spec.cwd.or_else(|| Some(self.cwd.clone()));
         spec.env = spec.env.or_else(|| Some(Arc::clone(&self.env)));

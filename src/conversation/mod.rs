@@ -21,6 +21,8 @@
 //! approver/asker, and print; none of them takes locks, merges sessions or saves.
 
 pub mod catalog;
+mod context;
+mod engine;
 mod exit;
 mod hooked;
 pub mod info;
@@ -39,12 +41,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Env;
 use loki_protocol::event::ConversationId;
-use crate::context::RequestContext;
-use crate::engine::command;
+use crate::conversation::context::RequestContext;
+use crate::conversation::engine::command;
 use loki_protocol::command::{Applied, Command};
 use crate::error::CoreError;
 use loki_protocol::emitter::{Discard, Emitter};
-use crate::engine::{Engine, RunRequest};
+use crate::conversation::engine::{Engine, RunRequest};
 use loki_protocol::op::{RunOptions, RunOutcome, UserInput};
 use crate::hooks;
 use crate::session::tracker::SessionHold;
@@ -56,6 +58,13 @@ use loki_protocol::op::Reply;
 
 pub use exit::{Closed, Failure, Finished, Outside};
 pub use op::Remote;
+
+// What other modules use of the conversation's internals: functions and constants, no
+// state (the conversation's context and engine are private to this module).
+pub use context::{CarryOn, PromptQueue, provider_for};
+pub use engine::command::{API_APPROVAL_KEY, DISPLAY_SETTINGS, SETTABLE, parse_bool};
+pub use engine::emitter::Sink;
+pub use engine::{confinement, retrieval, rule_check, tasks};
 pub use queries::{SessionStatus, Status};
 
 /// Where a conversation reports what happens to its session outside a run (waiting for
@@ -68,7 +77,7 @@ pub type Notify = Arc<dyn Fn(&str) + Send + Sync>;
 #[derive(Default, Clone)]
 pub struct ConversationSpec {
     /// Its id in events (a front end that needs it before the conversation exists makes
-    /// one with [`crate::context::next_conversation_id`]); else a new one.
+    /// one with [`loki_protocol::event::next_conversation_id`]); else a new one.
     pub id: Option<ConversationId>,
     /// `client:model` (`-m`); else the configured default. Applied last, so it wins over
     /// the model of a role or session the commands choose.
@@ -121,7 +130,7 @@ pub struct ConversationSpec {
     /// Offer the todo tools and go on while the list has open items (`--auto-continue`).
     pub auto_continue: bool,
     /// How the user carries on an answer cut off at the output limit.
-    pub carry_on: crate::context::CarryOn,
+    pub carry_on: crate::conversation::CarryOn,
     /// Tools the caller runs itself (an OpenAI client's `tools`): a call of one ends the
     /// run with the call in [`RunOutcome::client_calls`].
     pub client_tools: Vec<crate::client::ToolSpec>,
@@ -266,8 +275,8 @@ impl Conversation {
                 let mode = spec
                     .sandbox_mode
                     .or(state.config.sandbox.mode)
-                    .unwrap_or_else(crate::engine::confinement::default_mode);
-                crate::engine::confinement::build(
+                    .unwrap_or_else(crate::conversation::confinement::default_mode);
+                crate::conversation::confinement::build(
                     state,
                     &ctx.cwd,
                     mode,
@@ -469,7 +478,7 @@ impl Conversation {
         if !self.ctx.function_calling_support {
             return;
         }
-        let (servers, _) = crate::engine::scope::mcp_servers(self.state(), &self.ctx);
+        let (servers, _) = crate::conversation::engine::scope::mcp_servers(self.state(), &self.ctx);
         let state = Arc::clone(self.state());
         let previous = self.ctx.mcp_lease.take();
         tokio::spawn(async move {
@@ -678,14 +687,14 @@ impl Conversation {
                     def.config.documents.len()
                 ));
                 let progress = crate::rag::progress::Silent;
-                let build = crate::engine::retrieval::build_context(
+                let build = crate::conversation::retrieval::build_context(
                     &state,
                     &name,
                     &def.dir,
                     &progress,
                     self.ctx.cancel.clone(),
                 );
-                let options = crate::engine::retrieval::default_build_options(
+                let options = crate::conversation::retrieval::default_build_options(
                     &state,
                     def.config.documents.clone(),
                 );
@@ -810,7 +819,7 @@ impl Conversation {
             continued += 1;
             let limit = self.max_auto_continues();
             let open = self.open_todos();
-            let sink = crate::engine::emitter::Sink::for_context(&self.ctx, emitter);
+            let sink = crate::conversation::Sink::for_context(&self.ctx, emitter);
             sink.emit(loki_protocol::event::Event::Notice(
                 loki_protocol::event::Notice::info(format!(
                     "📋 Auto-continuing ({continued}/{limit}): {open} incomplete todo(s) remain"

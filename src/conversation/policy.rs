@@ -11,7 +11,7 @@
 //!   `false`; the temporary session only with `true` (or `--save-session`).
 //! - `true` also names the temporary session after each turn (autonaming).
 
-use crate::context::RequestContext;
+use crate::conversation::context::RequestContext;
 
 /// What to do with a session being left interactively.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +27,7 @@ pub enum OnLeave {
 }
 
 /// The `save_session` in force for the open session (`None`: ask).
-pub fn setting(ctx: &RequestContext) -> Option<bool> {
+pub(super) fn setting(ctx: &RequestContext) -> Option<bool> {
     let session = ctx.session.as_ref()?;
     session.lock().get().save_session.or(ctx.save_session)
 }
@@ -45,7 +45,7 @@ fn temporary(ctx: &RequestContext) -> bool {
 }
 
 /// Leaving the session interactively.
-pub fn on_leave(ctx: &RequestContext) -> OnLeave {
+pub(super) fn on_leave(ctx: &RequestContext) -> OnLeave {
     if !dirty(ctx) {
         return OnLeave::Unchanged;
     }
@@ -57,12 +57,12 @@ pub fn on_leave(ctx: &RequestContext) -> OnLeave {
 }
 
 /// Leaving it with nobody to ask (a stop signal, a lost terminal).
-pub fn save_unattended(ctx: &RequestContext) -> bool {
+pub(super) fn save_unattended(ctx: &RequestContext) -> bool {
     dirty(ctx) && setting(ctx) != Some(false)
 }
 
 /// At the end of a one-shot, `-e` or headless run; `forced` is `--save-session`.
-pub fn save_after_run(ctx: &RequestContext, forced: bool) -> bool {
+pub(super) fn save_after_run(ctx: &RequestContext, forced: bool) -> bool {
     if ctx.session.is_none() || ctx.otr.get() {
         return false;
     }
@@ -72,7 +72,7 @@ pub fn save_after_run(ctx: &RequestContext, forced: bool) -> bool {
 
 /// Whether the session is saved when it is closed (`save_session: true`), so the
 /// temporary one is given a title after each turn.
-pub fn names_each_turn(ctx: &RequestContext) -> bool {
+pub(super) fn names_each_turn(ctx: &RequestContext) -> bool {
     setting(ctx) == Some(true)
 }
 

@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, info, policy};
 use crate::agent::AgentDef;
-use crate::context::PromptQueue;
-use crate::engine::context_parts::ContextReport;
+use crate::conversation::PromptQueue;
+use crate::conversation::engine::context_parts::ContextReport;
 use crate::rag::search::SearchSettings;
 use crate::role::Role;
 
@@ -57,7 +57,7 @@ impl Conversation {
             name: s.name(),
             dirty: s.is_dirty(),
             autoname: s.lock().get().autoname.clone(),
-            tokens: crate::engine::session_tokens(ctx),
+            tokens: crate::conversation::engine::session_tokens(ctx),
         });
         Status {
             model: ctx.model.id(),
@@ -153,7 +153,7 @@ impl Conversation {
 
     /// The search settings a knowledge base with `meta` gets in this conversation.
     pub fn rag_settings(&self, meta: &crate::rag::RagMeta) -> SearchSettings {
-        crate::engine::retrieval::settings(self.state(), &self.ctx, meta)
+        crate::conversation::retrieval::settings(self.state(), &self.ctx, meta)
     }
 
     /// Where lines typed during a turn wait for its next step.
@@ -166,8 +166,8 @@ impl Conversation {
     /// `deny_tools` always refuses.
     pub fn offered_tools(&self) -> Vec<String> {
         let state = self.state();
-        let scope = crate::engine::scope::declared(state, &self.ctx);
-        crate::engine::declared_tools(state, &self.ctx, &scope)
+        let scope = crate::conversation::engine::scope::declared(state, &self.ctx);
+        crate::conversation::engine::declared_tools(state, &self.ctx, &scope)
             .iter()
             .map(|t| t.name().to_string())
             .filter(|name| !self.ctx.tool_policy.deny.contains(name))
@@ -176,17 +176,17 @@ impl Conversation {
 
     /// The MCP servers its scope names.
     pub fn mcp_server_names(&self) -> Vec<String> {
-        crate::engine::scope::mcp_servers(self.state(), &self.ctx).0
+        crate::conversation::engine::scope::mcp_servers(self.state(), &self.ctx).0
     }
 
     /// Whether a session `name` exists in its store.
     pub async fn session_exists(&self, name: &str) -> bool {
-        crate::engine::command::session_exists(self.state(), &self.ctx, name).await
+        crate::conversation::engine::command::session_exists(self.state(), &self.ctx, name).await
     }
 
     /// The last answer's text (`.copy`).
     pub fn last_answer(&self) -> Option<String> {
-        crate::engine::command::last_answer(&self.ctx)
+        crate::conversation::engine::command::last_answer(&self.ctx)
     }
 
     /// `.info`: settings, then the conversation's state, with the front end's `display`
@@ -217,7 +217,7 @@ impl Conversation {
 
     /// The turns a rewind can undo, oldest first, with the files each changed.
     pub fn checkpoints(&self) -> Vec<crate::checkpoint::TurnRecord> {
-        crate::engine::rewind::turns(&self.ctx)
+        crate::conversation::engine::rewind::turns(&self.ctx)
     }
 
     /// The permission mode and rules, one per line (`.info permissions`).

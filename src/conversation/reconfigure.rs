@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use super::Conversation;
 use crate::config::AppConfig;
-use crate::context::RequestContext;
+use crate::conversation::context::RequestContext;
 use crate::error::CoreError;
-use crate::engine::Engine;
+use crate::conversation::engine::Engine;
 use crate::state::AppState;
 
 impl Conversation {

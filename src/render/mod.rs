@@ -160,7 +160,7 @@ pub struct TerminalEmitter {
     /// The live view of sub-agents, drawn below the output while the parent waits.
     live: Arc<live::LiveView>,
     /// Messages typed during the turn, announced as queued (see [`Self::with_queue`]).
-    queue: Option<Arc<crate::context::PromptQueue>>,
+    queue: Option<Arc<crate::conversation::PromptQueue>>,
 }
 
 impl TerminalEmitter {
@@ -204,7 +204,7 @@ impl TerminalEmitter {
     /// Announces messages queued in `queue` while the turn runs ("queued: …"), between
     /// model calls (a tool result, the next call), where no answer line is half written.
     #[must_use]
-    pub fn with_queue(mut self, queue: Arc<crate::context::PromptQueue>) -> Self {
+    pub fn with_queue(mut self, queue: Arc<crate::conversation::PromptQueue>) -> Self {
         self.queue = Some(queue);
         self
     }

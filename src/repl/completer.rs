@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use reedline::{Completer, CompletionResult, Span, Suggestion};
 
 use crate::dotcmd::{COMMANDS, DISPLAY_SETTINGS};
-use crate::engine::command::SETTABLE;
+use crate::conversation::SETTABLE;
 
 /// Lists the names of saved sessions.
 pub type SessionNames = Arc<dyn Fn() -> Vec<String> + Send + Sync>;

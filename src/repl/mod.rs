@@ -40,7 +40,7 @@ use crate::config::clients::ModelKind;
 use crate::config::{self, Wrap};
 use crate::conversation::{Conversation, ConversationSpec};
 use crate::dotcmd::{self, Action};
-use crate::engine::command::parse_bool;
+use crate::conversation::parse_bool;
 use loki_protocol::command::Command;
 use loki_protocol::op::{RunOptions, UserInput};
 use crate::error::CoreError;
@@ -165,7 +165,7 @@ impl Repl {
         // is found with the first command, and a missing one said then (`.sandbox` and
         // `.info` show them).
         if self.conv.status().sandbox == "danger-full-access"
-            && let Some(note) = crate::engine::confinement::default_note(self.conv.state())
+            && let Some(note) = crate::conversation::confinement::default_note(self.conv.state())
         {
             crate::term::session_note(&theme, &sanitize::display(&note));
         }

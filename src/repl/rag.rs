@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::Repl;
 use loki_protocol::command::Command;
-use crate::engine::retrieval;
+use crate::conversation::retrieval;
 use crate::rag::{self, BuildOptions, BuildReport, RagError};
 
 impl Repl {

@@ -153,7 +153,7 @@ impl TypeAhead {
     /// Starts reading stdin when it is a terminal (`stdin_tty`); finished lines go to
     /// `queue`.
     pub(crate) fn start(
-        queue: std::sync::Arc<crate::context::PromptQueue>,
+        queue: std::sync::Arc<crate::conversation::PromptQueue>,
         stdin_tty: bool,
     ) -> Self {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -175,7 +175,7 @@ impl TypeAhead {
 }
 
 #[cfg(unix)]
-fn read_until(stop: &std::sync::atomic::AtomicBool, queue: &crate::context::PromptQueue) -> Typed {
+fn read_until(stop: &std::sync::atomic::AtomicBool, queue: &crate::conversation::PromptQueue) -> Typed {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let stdin = std::io::stdin();
     let mut keys = Keys::default();
@@ -242,7 +242,7 @@ pub(crate) fn is_message(line: &str) -> bool {
 }
 
 #[cfg(not(unix))]
-fn read_until(_: &std::sync::atomic::AtomicBool, _: &crate::context::PromptQueue) -> Typed {
+fn read_until(_: &std::sync::atomic::AtomicBool, _: &crate::conversation::PromptQueue) -> Typed {
     Typed::default()
 }
 

@@ -622,7 +622,7 @@ pub(super) async fn session_completions(
     };
     let remembered = session
         .extra
-        .get(crate::engine::command::API_APPROVAL_KEY)
+        .get(crate::conversation::API_APPROVAL_KEY)
         .and_then(serde_yaml::Value::as_str)
         .and_then(ApprovalPolicy::parse)
         .unwrap_or_default();
@@ -953,7 +953,7 @@ pub(super) async fn rebuild_rag(
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_default();
     let progress = crate::rag::progress::Silent;
-    let build = crate::engine::retrieval::build_context(
+    let build = crate::conversation::retrieval::build_context(
         state,
         &name,
         &cwd,

@@ -375,7 +375,7 @@ impl Server {
         }
         let rules = crate::config::permissions::Rules::new(&self.state.config.permissions);
         let sandbox =
-            crate::engine::confinement::build(&self.state, &canonical, mode, &[], &rules, true)?;
+            crate::conversation::confinement::build(&self.state, &canonical, mode, &[], &rules, true)?;
         *slot = sandbox.clone();
         Ok(sandbox)
     }

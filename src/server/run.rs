@@ -382,7 +382,7 @@ impl Server {
         let id = spec
             .id
             .clone()
-            .unwrap_or_else(crate::context::next_conversation_id);
+            .unwrap_or_else(loki_protocol::event::next_conversation_id);
         spec.id = Some(id.clone());
         let mut ran = Ran {
             result: Err(CoreError::Cancelled),

@@ -223,7 +223,7 @@ impl Server {
             &serde_json::json!({"request_id": id}).to_string(),
         );
         let emitter: Arc<dyn Emitter> = Arc::new(LogEmitter { log, namespace });
-        let conversation = crate::context::next_conversation_id();
+        let conversation = loki_protocol::event::next_conversation_id();
         let asker = Arc::new(RunAsker {
             board: Arc::clone(&tracked.questions),
             events: Arc::clone(&emitter),

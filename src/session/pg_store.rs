@@ -419,7 +419,7 @@ impl SessionStore for PgSessionStore {
                 let seconds = u64::try_from(row.get::<_, i64>(2)).unwrap_or(0);
                 SessionMeta {
                     id: SessionId::parse(row.get::<_, &str>(0)),
-                    is_autoname: alias.as_ref().is_some_and(|a| a.as_str().starts_with("_/")),
+                    is_autoname: alias.as_ref().is_some_and(SessionAlias::is_autoname),
                     alias,
                     last_modified: SystemTime::UNIX_EPOCH + Duration::from_secs(seconds),
                 }

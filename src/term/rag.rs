@@ -5,7 +5,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use crate::config::clients::ModelKind;
-use crate::engine::retrieval;
+use crate::conversation::retrieval;
 use crate::rag::build::{BuildContext, DEFAULT_CHUNK_SIZE};
 use crate::rag::{self, BuildOptions, BuildReport, RagError};
 use crate::render::rag_progress::BuildProgress;

@@ -31,8 +31,6 @@ const LAYERS: &[&[&str]] = &[
     &["agent"],
     &["error"],
     &["state"],
-    &["context"],
-    &["engine"],
     &["conversation"],
     &["render"],
     &["term", "dotcmd", "logging"],
@@ -186,13 +184,13 @@ fn no_function_of_the_one_shot_front_end_is_over_60_lines() {
     assert!(long.is_empty(), "{long:?}");
 }
 
-/// The core reads in short functions: none over 120 lines in `conversation/`, `engine/`,
-/// `session/` or `rag/`.
+/// The core reads in short functions: none over 120 lines in `conversation/` (its engine
+/// included), `session/` or `rag/`.
 #[test]
 fn no_function_of_the_core_is_over_120_lines() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    for dir in ["conversation", "engine", "session", "rag"] {
+    for dir in ["conversation", "session", "rag"] {
         rust_files(&src.join(dir), &mut files);
     }
     let mut measured = 0;
@@ -297,9 +295,11 @@ fn the_terminal_is_asked_about_in_one_place() {
 }
 
 /// A conversation is closed: drivers (the front ends, the server, `--mcp-server`, macros)
-/// ask for everything through `Conversation::submit`/`Remote` and end it with `close`.
-/// None of them changes its state directly, drives the engine itself or builds a
-/// sub-conversation by hand.
+/// ask for everything through its ops and end it with `close`. The compiler keeps most
+/// of this — the conversation's context and engine are private to `conversation`, and a
+/// public function that exposed them would not pass clippy (`private_interfaces`) — so
+/// this test lists only what visibility cannot say: building a sub-conversation by hand
+/// instead of `child`, and ending a session's tracker other than by `close`.
 #[test]
 fn drivers_only_submit_ops_to_a_conversation() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -324,22 +324,6 @@ fn drivers_only_submit_ops_to_a_conversation() {
         }
     }
     let forbidden = [
-        // Reaching the conversation's state at all (it answers queries instead).
-        ".context()",
-        ".engine()",
-        "crate::context::RequestContext",
-        "context::{RequestContext",
-        // Writing the conversation's state.
-        "context_mut(",
-        "&mut RequestContext",
-        ".otr.set(",
-        ".yolo.set(",
-        "ctx.cancel = ",
-        // Driving the engine around the conversation.
-        "command::apply(",
-        "Engine::new(",
-        ".run_tool(",
-        "Engine::run(",
         // Building a sub-conversation by hand instead of `child`.
         "RoutedApprover",
         "RoutedAsker",
@@ -362,14 +346,6 @@ fn drivers_only_submit_ops_to_a_conversation() {
                 if code.contains(pattern) {
                     found.push(format!("{}:{}: {pattern}", file.display(), number + 1));
                 }
-            }
-            // rmcp's `RequestContext<RoleServer>` is another type of the same name.
-            if !code.contains("rmcp::")
-                && code
-                    .replace("RequestContext<", "")
-                    .contains("RequestContext")
-            {
-                found.push(format!("{}:{}: RequestContext", file.display(), number + 1));
             }
         }
     }

@@ -8,12 +8,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use loki::context::RequestContext;
-use loki::engine::command;
+use loki::conversation::{Conversation, ConversationSpec};
 use loki_protocol::command::Command;
 use loki_protocol::emitter::CollectingEmitter;
-use loki::engine::{Engine, RunRequest};
-use loki_protocol::op::UserInput;
+use loki_protocol::op::{RunOptions, UserInput};
 use loki_protocol::event::Event;
 use loki::state::AppState;
 use serde_json::{Value, json};
@@ -78,40 +76,35 @@ async fn converse(
     commands: Vec<Command>,
     question: &'static str,
 ) -> Finished {
-    let mut ctx = RequestContext::resolve(&state, Some(model)).expect("model");
-    ctx.cwd = cwd;
-    for command in commands {
-        command::apply(&state, &mut ctx, command, emitter.as_ref())
-            .await
-            .expect("command");
-    }
-    let hold = ctx.lock_session(&state, None, &|_| {}).await.expect("lock");
-    let engine = Engine::new(Arc::clone(&state));
-    let request = RunRequest {
-        input: Some(UserInput {
-            text: question.into(),
-            ..UserInput::default()
-        }),
-        ..RunRequest::default()
+    let mut conversation = Conversation::open(
+        &state,
+        ConversationSpec {
+            model: Some(model.into()),
+            cwd: Some(cwd),
+            commands,
+            hold_session: true,
+            ..ConversationSpec::default()
+        },
+    )
+    .await
+    .expect("model, commands and the session's lock");
+    let input = UserInput {
+        text: question.into(),
+        ..UserInput::default()
     };
-    let outcome = engine
-        .run(&mut ctx, request, emitter.as_ref())
+    let outcome = conversation
+        .prompt(input, RunOptions::default(), None, emitter.as_ref())
         .await
         .unwrap_or_else(|e| panic!("{question}: {e}"));
-    if ctx.session.is_some() {
-        command::apply(
-            &state,
-            &mut ctx,
-            Command::SaveSession(None),
-            emitter.as_ref(),
-        )
-        .await
-        .expect("save");
+    if conversation.has_session() {
+        conversation
+            .command(Command::SaveSession(None), emitter.as_ref())
+            .await
+            .expect("save");
     }
-    drop(hold);
-    let id = ctx.id.to_string();
-    // Dropping the conversation lets go of its MCP servers.
-    drop(ctx);
+    let id = conversation.id().to_string();
+    // Closing the conversation lets go of its session lock and its MCP servers.
+    conversation.close(emitter.as_ref()).await;
     Finished {
         id,
         answer: outcome.text,
@@ -161,7 +154,7 @@ fn conversations_in_one_process_never_cross() {
     let started = Instant::now();
     let finished: Vec<Finished> = runtime.block_on(async {
         let spawn = |model, commands, question| {
-            loki::engine::tasks::spawn(converse(
+            loki::conversation::tasks::spawn(converse(
                 Arc::clone(&state),
                 Arc::clone(&emitter),
                 work.clone(),
@@ -205,7 +198,7 @@ fn conversations_in_one_process_never_cross() {
         }
         out
     });
-    assert!(loki::engine::tasks::pool_started());
+    assert!(loki::conversation::tasks::pool_started());
     let [a, b, c, d] = <[Finished; 4]>::try_from(finished).ok().unwrap();
     assert_eq!(a.answer, "A done, arr");
     assert_eq!(b.answer, "B done");

@@ -181,7 +181,7 @@ fn children_run_at_once_route_approvals_to_the_parent_and_stop_with_it() {
                 .enumerate()
                 .map(|(i, mut child)| {
                     let emitter = Arc::clone(&emitter);
-                    loki::engine::tasks::spawn(async move {
+                    loki::conversation::tasks::spawn(async move {
                         let text = format!("K{}: {stage}", i + 1);
                         let result = child
                             .prompt(ask(&text), RunOptions::default(), None, emitter.as_ref())

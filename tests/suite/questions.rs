@@ -3,10 +3,9 @@
 
 use std::sync::Arc;
 
-use loki::context::RequestContext;
+use loki::conversation::{Conversation, ConversationSpec};
 use loki_protocol::emitter::CollectingEmitter;
-use loki::engine::{Engine, RunRequest};
-use loki_protocol::op::UserInput;
+use loki_protocol::op::{RunOptions, UserInput};
 use loki_protocol::event::Event;
 use loki::tool::ask::{Answer, Scripted};
 use loki_protocol::event::Question;
@@ -61,34 +60,43 @@ fn one_shot_runs_do_not_offer_user_tools() {
     );
 }
 
-fn library_conversation(env: &TestEnv) -> (Arc<loki::state::AppState>, RequestContext) {
+/// A conversation through the library, with the `user__*` tools, answered by `asker`
+/// (the headless one when none), and the runtime it runs on.
+fn library_conversation(
+    env: &TestEnv,
+    asker: Option<Arc<dyn loki::tool::ask::Asker>>,
+) -> (tokio::runtime::Runtime, Conversation) {
     let state = Arc::new(env.library_state());
-    let mut ctx = RequestContext::resolve(&state, None).unwrap();
-    ctx.user_tools = true;
-    (state, ctx)
-}
-
-fn ask(
-    state: &Arc<loki::state::AppState>,
-    ctx: &mut RequestContext,
-    text: &str,
-) -> CollectingEmitter {
-    let emitter = CollectingEmitter::new();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let request = RunRequest {
-        input: Some(UserInput {
-            text: text.into(),
-            ..UserInput::default()
-        }),
-        ..RunRequest::default()
+    let spec = ConversationSpec {
+        user_tools: true,
+        asker,
+        ..ConversationSpec::default()
     };
+    let conversation = runtime.block_on(Conversation::open(&state, spec)).unwrap();
+    (runtime, conversation)
+}
+
+fn ask(
+    runtime: &tokio::runtime::Runtime,
+    conversation: &mut Conversation,
+    input: UserInput,
+) -> CollectingEmitter {
+    let emitter = CollectingEmitter::new();
     runtime
-        .block_on(Engine::new(Arc::clone(state)).run(ctx, request, &emitter))
+        .block_on(conversation.prompt(input, RunOptions::default(), None, &emitter))
         .unwrap();
     emitter
+}
+
+fn text(text: &str) -> UserInput {
+    UserInput {
+        text: text.into(),
+        ..UserInput::default()
+    }
 }
 
 #[test]
@@ -100,20 +108,20 @@ fn a_scripted_asker_answers_choices_and_records_who_asked() {
         r#"{"question":"Which colours?","options":["red","green","blue"]}"#,
     )]));
     env.server.push(openai::text_stream(&["Noted."]));
-    let (state, mut ctx) = library_conversation(&env);
     let asker = Arc::new(Scripted::new([Answer::Choices(vec![
         "red".into(),
         "blue".into(),
     ])]));
-    ctx.asker = Arc::clone(&asker) as Arc<dyn loki::tool::ask::Asker>;
-    let events = ask(&state, &mut ctx, "pick colours");
+    let shared = Arc::clone(&asker) as Arc<dyn loki::tool::ask::Asker>;
+    let (runtime, mut conversation) = library_conversation(&env, Some(shared));
+    let events = ask(&runtime, &mut conversation, text("pick colours"));
     assert_eq!(
         tool_result(&env.server.last_request().json()),
         r#"["red","blue"]"#
     );
     let asked = asker.asked();
     assert_eq!(asked.len(), 1);
-    assert_eq!(asked[0].0, ctx.id.to_string());
+    assert_eq!(asked[0].0, conversation.id().to_string());
     assert_eq!(
         asked[0].1,
         Question::MultiSelect {
@@ -136,8 +144,8 @@ fn without_anyone_to_answer_a_question_is_refused_with_a_reason() {
     )]));
     env.server.push(openai::text_stream(&["I will guess."]));
     // The default asker is the headless one.
-    let (state, mut ctx) = library_conversation(&env);
-    let events = ask(&state, &mut ctx, "greet me");
+    let (runtime, mut conversation) = library_conversation(&env, None);
+    let events = ask(&runtime, &mut conversation, text("greet me"));
     let finished = events
         .events()
         .into_iter()
@@ -160,27 +168,17 @@ fn without_anyone_to_answer_a_question_is_refused_with_a_reason() {
 fn ready_made_messages_join_the_conversation_before_the_prompt() {
     let env = TestEnv::new();
     env.server.push(openai::text_stream(&["Paris, still."]));
-    let (state, mut ctx) = library_conversation(&env);
+    let (runtime, mut conversation) = library_conversation(&env, None);
     let prior = vec![
         loki_wire::message::Message::text(loki_wire::message::Role::User, "capital of France?"),
         loki_wire::message::Message::text(loki_wire::message::Role::Assistant, "Paris."),
     ];
-    let emitter = CollectingEmitter::new();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let request = RunRequest {
-        input: Some(UserInput {
-            text: "and now?".into(),
-            prior,
-            ..UserInput::default()
-        }),
-        ..RunRequest::default()
+    let input = UserInput {
+        text: "and now?".into(),
+        prior,
+        ..UserInput::default()
     };
-    runtime
-        .block_on(Engine::new(Arc::clone(&state)).run(&mut ctx, request, &emitter))
-        .unwrap();
+    ask(&runtime, &mut conversation, input);
     let sent = env.server.last_request().json()["messages"].clone();
     let contents: Vec<&str> = sent
         .as_array()
@@ -189,7 +187,7 @@ fn ready_made_messages_join_the_conversation_before_the_prompt() {
         .map(|m| m["content"].as_str().unwrap())
         .collect();
     assert_eq!(contents, ["capital of France?", "Paris.", "and now?"]);
-    assert_eq!(ctx.history.len(), 4);
+    assert_eq!(conversation.transcript().len(), 4);
 }
 
 /// Issue 26 item 15: a list question offers "Other (custom)", answered in the user's words.

@@ -17,6 +17,13 @@ use loki_wire::message::Usage;
 /// Which conversation something belongs to (`c1`, `c2`, …): unique within the process.
 pub type ConversationId = Arc<str>;
 
+/// `c1`, `c2`, …: conversation ids, unique within the process.
+pub fn next_conversation_id() -> ConversationId {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("c{n}").into()
+}
+
 /// Which run of `Engine::run` an event belongs to: `r1`, `r2`, …, unique
 /// within the process.
 pub type RunId = std::sync::Arc<str>;

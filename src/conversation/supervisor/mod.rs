@@ -32,7 +32,7 @@ use loki_protocol::event::{AgentFinished, AgentStarted, Event};
 use crate::error::CoreError;
 use loki_protocol::emitter::{Discard, Emitter};
 use loki_protocol::op::{RunOptions, UserInput};
-use crate::engine::emitter::Sink;
+use crate::conversation::Sink;
 use crate::tool::ToolError;
 use crate::tool::agents::{AgentTool, SubAgentReport, Turn};
 use crate::usage::Budget;
@@ -244,7 +244,7 @@ impl Inner {
             let task_text = first_line(&prompt);
             let runner = Arc::clone(&inner);
             let child_id = id.clone();
-            let task = crate::engine::tasks::spawn(async move {
+            let task = crate::conversation::tasks::spawn(async move {
                 let ended = runner
                     .run_child(conversation, prompt, emitter.as_ref(), (&child_id, started))
                     .await;
@@ -371,7 +371,7 @@ impl Inner {
         cancel: CancellationToken,
         budget: Option<Arc<Budget>>,
     ) -> Result<Conversation, CoreError> {
-        let conversation_id = crate::context::next_conversation_id();
+        let conversation_id = loki_protocol::event::next_conversation_id();
         let lineage = super::lineage::Lineage {
             budget,
             ..self.parent.lineage.clone()

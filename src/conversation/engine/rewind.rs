@@ -11,7 +11,7 @@ use loki_protocol::emitter::Emitter;
 use crate::checkpoint::PendingRewind;
 use loki_protocol::command::Restore;
 use crate::checkpoint::rewind::{RewindError, restore};
-use crate::context::RequestContext;
+use crate::conversation::context::RequestContext;
 use crate::state::AppState;
 
 /// The turns `.rewind` can undo, oldest first (every turn of the conversation, with the

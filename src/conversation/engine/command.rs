@@ -12,7 +12,7 @@ use futures_util::future::BoxFuture;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::context::{RagChoice, RequestContext};
+use crate::conversation::context::{RagChoice, RequestContext};
 use crate::role::Role;
 use crate::state::AppState;
 use loki_wire::message::Role as MessageRole;
@@ -20,7 +20,7 @@ use loki_wire::message::Role as MessageRole;
 use loki_protocol::event::{Event, SessionSaved};
 use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
-use crate::engine::emitter::Sink;
+use crate::conversation::Sink;
 use loki_protocol::command::Applied;
 use loki_protocol::command::Command;
 use loki_protocol::command::Line;
@@ -1215,7 +1215,7 @@ fn set_mcp_servers(
     if null {
         return Ok(format!(
             "enabled_mcp_servers: {} (configured value)",
-            crate::engine::scope::wanted(ctx)
+            crate::conversation::engine::scope::wanted(ctx)
                 .mcp_servers
                 .unwrap_or_else(|| "none".into())
         ));
@@ -1236,7 +1236,7 @@ fn set_enabled_tools(
         None if setting.null() => ctx.enabled_tools = state.config.enabled_tools.clone(),
         None => ctx.enabled_tools = value,
     }
-    let active: Vec<String> = crate::engine::scope::declared(state, ctx)
+    let active: Vec<String> = crate::conversation::engine::scope::declared(state, ctx)
         .iter()
         .map(|t| t.name().to_string())
         .collect();

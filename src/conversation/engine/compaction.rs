@@ -11,9 +11,9 @@
 
 use loki_protocol::event::{self, Event};
 use super::{Engine, turn};
-use crate::engine::emitter::Sink;
+use crate::conversation::Sink;
 use crate::client::ChatRequest;
-use crate::context::RequestContext;
+use crate::conversation::context::RequestContext;
 use crate::tool::approve::ApprovalRequest;
 use loki_protocol::op::Decision;
 use loki_wire::message::{Message, Role};

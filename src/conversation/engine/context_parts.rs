@@ -3,9 +3,9 @@
 //! skills the conversation may load — and `.context`, which shows where the model's
 //! input window goes.
 
-use crate::engine::emitter::Sink;
+use crate::conversation::Sink;
 use loki_protocol::event::{Event, Notice};
-use crate::context::RequestContext;
+use crate::conversation::context::RequestContext;
 use crate::session::compress::count_tokens;
 use crate::state::AppState;
 use crate::tool::Tool;

@@ -24,7 +24,7 @@ use loki_wire::message::Message;
 use loki_wire::session_file::Session;
 use loki_protocol::command::SavedSession;
 use crate::session::tracker::SessionNotify;
-use loki_protocol::event::ConversationId;
+use loki_protocol::event::{ConversationId, next_conversation_id};
 
 
 /// A session's own model when it is not available (see [`RequestContext::session_model`]).
@@ -95,7 +95,7 @@ impl PromptQueue {
 }
 
 /// Per-conversation state.
-pub struct RequestContext {
+pub(super) struct RequestContext {
     /// Names this conversation in events; unique within the process.
     pub id: ConversationId,
     /// The conversation that started this one (a sub-conversation's parent), if any.
@@ -149,7 +149,7 @@ pub struct RequestContext {
     pub asker: Arc<dyn crate::tool::ask::Asker>,
     /// Offer the user-interaction tools (`user__ask` …): the REPL does.
     pub user_tools: bool,
-    /// The MCP servers this conversation holds (see [`crate::engine::scope`]).
+    /// The MCP servers this conversation holds (see [`crate::conversation::engine::scope`]).
     pub mcp_lease: Option<crate::mcp::McpLease>,
     /// The open session, if any (its messages are `history`).
     pub session: Option<SessionHandle>,
@@ -603,13 +603,6 @@ impl RequestContext {
     }
 }
 
-/// `c1`, `c2`, …: conversation ids, unique within the process.
-pub fn next_conversation_id() -> ConversationId {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("c{n}").into()
-}
-
 /// Why a session's model cannot be used, in a few words for the warning.
 fn unavailable_reason(e: &ModelError) -> String {
     match e {
@@ -700,4 +693,14 @@ pub enum CarryOn {
     /// A one-shot run: another run in the same session (`loki -s NAME`), else a higher
     /// limit.
     NextRun,
+}
+
+#[cfg(test)]
+impl crate::test_support::Fixture {
+    /// A fresh conversation on the default model.
+    pub(in crate::conversation) fn context(&self) -> RequestContext {
+        let mut ctx = RequestContext::resolve(&self.state, None).expect("context");
+        ctx.cwd = self.dir.path().to_path_buf();
+        ctx
+    }
 }

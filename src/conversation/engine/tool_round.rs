@@ -7,10 +7,10 @@
 use futures_util::future::BoxFuture;
 use std::sync::{Arc, Mutex};
 
-use crate::engine::emitter::Sink;
+use crate::conversation::Sink;
 use loki_protocol::event::{Event, ToolCallFinished, ToolCallProgress};
 use crate::client::ToolSpec;
-use crate::context::RequestContext;
+use crate::conversation::context::RequestContext;
 use crate::error::CoreError;
 use crate::state::AppState;
 use crate::tool::{Background, HiddenEnv, Tool, ToolEnv};
@@ -63,7 +63,7 @@ impl Toolbox {
         sink: &'a Sink<'_>,
     ) -> BoxFuture<'a, Result<Self, CoreError>> {
         Box::pin(async move {
-            let tools = crate::engine::scope::prepare(state, ctx, sink).await?;
+            let tools = crate::conversation::engine::scope::prepare(state, ctx, sink).await?;
             let offered = declared_tools(state, ctx, &tools);
             let specs = crate::tool::specs(&offered);
             // Progress of running calls (MCP notifications), for this conversation only.

@@ -4,8 +4,8 @@
 
 use crate::error::CoreError;
 use super::Engine;
-use crate::engine::emitter::Sink;
-use crate::context::RequestContext;
+use crate::conversation::Sink;
+use crate::conversation::context::RequestContext;
 use loki_protocol::emitter::Emitter;
 use loki_wire::message::ToolCall;
 use loki_protocol::op::ToolOutcome;

@@ -5,14 +5,14 @@
 
 use crate::error::CoreError;
 use loki_protocol::event::{Event, Notice};
-use crate::context::RequestContext;
+use crate::conversation::context::RequestContext;
 use crate::rag::search::{self, SearchSettings};
 use crate::state::AppState;
 use loki_wire::message::{Content, ContentPart, Message};
 
 /// The settings a search of `meta` uses: the knowledge base's own, then the
 /// conversation's `.set`, then the configuration's.
-pub fn settings(
+pub(in crate::conversation) fn settings(
     state: &AppState,
     ctx: &RequestContext,
     meta: &crate::rag::RagMeta,
@@ -40,7 +40,7 @@ pub(super) async fn augment(
     ctx: &mut RequestContext,
     query: &str,
     message: Message,
-    emitter: &crate::engine::emitter::Sink<'_>,
+    emitter: &crate::conversation::Sink<'_>,
 ) -> Result<Message, CoreError> {
     let Some(name) = ctx.active_rag() else {
         return Ok(message);

@@ -24,7 +24,7 @@ use super::emitter::Sink;
 use super::tool_round::Toolbox;
 use loki_protocol::op::{RunOutcome, UserInput};
 use crate::client::{ChatRequest, ProviderError, ProviderStream};
-use crate::context::RequestContext;
+use crate::conversation::context::RequestContext;
 use crate::error::CoreError;
 use crate::input;
 use crate::state::AppState;
@@ -858,7 +858,7 @@ fn finish_turn(
 /// The warning for an answer cut off at the output limit, with what carries on from the
 /// front end that runs the conversation.
 fn cut_off_warning(ctx: &RequestContext) -> String {
-    use crate::context::CarryOn;
+    use crate::conversation::CarryOn;
     let limit = ctx
         .max_output_tokens
         .or(ctx.model.config.max_output_tokens)

@@ -26,7 +26,7 @@ use std::sync::Arc;
 pub use emitter::Sink;
 pub(crate) use tool_round::declared_tools;
 
-use crate::context::RequestContext;
+use crate::conversation::context::RequestContext;
 use crate::session::tracker::SessionHold;
 use crate::state::AppState;
 use crate::error::CoreError;
@@ -88,7 +88,7 @@ pub(crate) fn tokens_over(
 /// The pipeline. Cheap to clone; holds only the shared state (everything that belongs
 /// to one conversation — its working directory included — is on its [`RequestContext`]).
 #[derive(Debug, Clone)]
-pub struct Engine {
+pub(super) struct Engine {
     state: Arc<AppState>,
 }
 
@@ -234,7 +234,7 @@ impl Engine {
             if ctx.session.is_some() && !ctx.dry_run {
                 self.keep_under_threshold(ctx, emitter).await?;
             }
-            if !ctx.dry_run && self.saves_session(ctx) {
+            if !ctx.dry_run && crate::conversation::policy::names_each_turn(ctx) {
                 self.autoname_sink(ctx, emitter).await;
             }
             if ctx.save
@@ -301,7 +301,7 @@ impl Engine {
             .providers
             .resolve(id, crate::config::clients::ModelKind::Chat)
             .and_then(|model| {
-                let provider = crate::context::provider_for(&self.state, &model)?;
+                let provider = crate::conversation::provider_for(&self.state, &model)?;
                 Ok((model, provider))
             });
         match resolved {
@@ -350,14 +350,6 @@ impl Engine {
         }
         self.compress(ctx, emitter).await?;
         Ok(())
-    }
-
-    /// Whether the open session will be saved when it is closed (`save_session: true`,
-    /// from the session or the configuration).
-    pub fn saves_session(&self, ctx: &RequestContext) -> bool {
-        ctx.session
-            .as_ref()
-            .is_some_and(|s| s.lock().get().save_session.or(ctx.save_session) == Some(true))
     }
 
     /// [`Engine::autoname`], with a failure reported as a warning (the session is then

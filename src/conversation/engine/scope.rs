@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use loki_protocol::event::{Event, Notice};
 use crate::error::CoreError;
-use crate::engine::emitter::Sink;
-use crate::context::RequestContext;
+use crate::conversation::Sink;
+use crate::conversation::context::RequestContext;
 use crate::state::AppState;
 use crate::tool::Tool;
 

@@ -5,7 +5,7 @@
 
 use crate::error::CoreError;
 use super::turn::TurnKind;
-use crate::context::RequestContext;
+use crate::conversation::context::RequestContext;
 use loki_wire::message::{Message, Role};
 
 /// The messages for `kind`, and the kind with the user message as the role framed it.
