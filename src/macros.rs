@@ -358,11 +358,11 @@ pub async fn run(
     name: &str,
     args: &[String],
     term: &dyn Output,
+    cancel: tokio_util::sync::CancellationToken,
 ) -> Result<(), MacroError> {
     let def = load(&conversation.state().paths.macros_dir, name)?;
     let values = bind(name, &def, args)?;
     let mut result = Ok(());
-    let cancel = conversation.cancel_token();
     for (i, raw) in def.steps.iter().enumerate() {
         // A signal stops a long macro between steps, not only inside a prompt. Steps
         // that never wait (`.set …`) would keep the one-shot runtime's signal listener
@@ -380,7 +380,7 @@ pub async fn run(
         // Whether a step is a dot-command is decided by the file, never by an argument:
         // `"{{text}}"` given `.delete session x` stays a prompt.
         let command = raw.trim_start().starts_with('.');
-        if let Err(message) = run_step(&mut conversation, &step, command, term).await {
+        if let Err(message) = run_step(&mut conversation, &step, command, term, &cancel).await {
             result = Err(match message {
                 StepError::Cancelled => MacroError::Cancelled(name.to_string()),
                 StepError::Failed(message) => MacroError::Step {
@@ -436,6 +436,7 @@ async fn run_step(
     step: &str,
     command: bool,
     term: &dyn Output,
+    cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<(), StepError> {
     let action = if command {
         dotcmd::parse(step)
@@ -450,7 +451,7 @@ async fn run_step(
         Action::OpenSession(name) => Command::OpenSession(name),
         Action::SaveSession(name) => Command::SaveSession(name),
         Action::ExitSession => {
-            let save = conversation.saves_unattended();
+            let save = conversation.status().saves_unattended;
             Command::CloseSession { save, rename: None }
         }
         Action::CompressSession => Command::CompressSession,
@@ -460,7 +461,7 @@ async fn run_step(
         Action::UseRag { name, documents } if documents.is_empty() => Command::UseRag(name),
         Action::ExitRag => Command::ExitRag,
         Action::Ask(input) => {
-            let emitter = term.events(Some(conversation.cancel_token()));
+            let emitter = term.events(Some(cancel.clone()));
             let result = conversation
                 .prompt(input, RunOptions::default(), None, emitter.as_ref())
                 .await;
@@ -469,7 +470,7 @@ async fn run_step(
             return Ok(());
         }
         Action::AskWithRole { role, input } => {
-            let emitter = term.events(Some(conversation.cancel_token()));
+            let emitter = term.events(Some(cancel.clone()));
             let result = conversation
                 .prompt(input, RunOptions::default(), Some(role), emitter.as_ref())
                 .await;
@@ -527,10 +528,9 @@ fn report(
             .unwrap_or_else(|| "the last turn called no tools".into()),
         Action::Context => conversation.context_report().render(),
         Action::RagSources => {
-            conversation
-                .active_rag()
-                .ok_or_else(|| none("knowledge base"))?;
-            conversation.rag_sources().join("\n")
+            let status = conversation.status();
+            status.rag.ok_or_else(|| none("knowledge base"))?;
+            status.rag_sources.join("\n")
         }
         _ => return Ok(()),
     };

@@ -267,6 +267,7 @@ impl Agent {
                 write,
             }) as _
         });
+        let todo = Arc::default();
         let spec = ConversationSpec {
             commands: vec![Command::OpenSession(id.clone())],
             project_permissions: project_permissions(&self.state.paths.config_dir, &cwd),
@@ -275,6 +276,8 @@ impl Agent {
             editor_files,
             yolo: self.yolo,
             mcp_servers,
+            // Sent as the plan when a todo tool changed it.
+            todo: Some(Arc::clone(&todo)),
             ..ConversationSpec::default()
         };
         let conversation = Conversation::open(&self.state, spec)
@@ -284,7 +287,7 @@ impl Agent {
             peer: Arc::clone(&self.peer),
             session: id.clone(),
             cwd,
-            todo: conversation.todo_list(),
+            todo,
         });
         if load.is_some() {
             replay(&updates, &conversation);

@@ -36,7 +36,7 @@ pub(super) async fn run(
     };
     let ran = conversation.submit(op, session.updates.as_ref()).await;
     // What arrived is kept whatever happened (a stopped turn included).
-    if !conversation.off_the_record()
+    if !conversation.status().otr
         && let Err(e) = conversation
             .submit(Op::Command(Command::SaveSession(None)), &Discard)
             .await

@@ -612,11 +612,13 @@ async fn drive(
             if !stdout_tty {
                 anyhow::bail!("the REPL needs a terminal on stdout; give a prompt to run one-shot");
             }
-            let conversation = repl_conversation(&state, &args).await?;
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let queue = Arc::new(crate::conversation::PromptQueue::default());
+            let conversation = repl_conversation(&state, args, &cancel, &queue).await?;
             let Some(conversation) = conversation else {
                 return Ok(0);
             };
-            crate::repl::run(state, conversation).await
+            crate::repl::run(state, conversation, cancel, queue).await
         }
         Mode::Macro => {
             let mut macro_args = args.text.clone();
@@ -627,7 +629,7 @@ async fn drive(
                     macro_args.push(piped);
                 }
             }
-            crate::cli::macro_run::run(&state, &args, &macro_args).await
+            crate::cli::macro_run::run(&state, args, &macro_args).await
         }
         Mode::RunTool => {
             let piped = if stdin_tty {
@@ -635,28 +637,28 @@ async fn drive(
             } else {
                 Some(read_piped(&state)?)
             };
-            crate::cli::run_tool::run(&state, &args, piped).await
+            crate::cli::run_tool::run(&state, args, piped).await
         }
         Mode::Rewind => {
             // A prompt given with the rewind (on the command line or piped) is asked once
             // the rewind succeeded.
-            let text = prompt_text(&args, stdin_tty, &state)?;
+            let text = prompt_text(args, stdin_tty, &state)?;
             let asks = !text.trim().is_empty() || !args.files.is_empty();
-            match crate::cli::rewind::run(&state, &args, asks).await {
-                Ok(0) if asks => crate::cli::oneshot::run(&state, &args, text).await,
+            match crate::cli::rewind::run(&state, args, asks).await {
+                Ok(0) if asks => crate::cli::oneshot::run(&state, args, text).await,
                 done => done,
             }
         }
         Mode::Execute => {
-            let text = prompt_text(&args, stdin_tty, &state)?;
-            crate::cli::execute::start(&state, &args, text).await
+            let text = prompt_text(args, stdin_tty, &state)?;
+            crate::cli::execute::start(&state, args, text).await
         }
         Mode::Headless if args.input_format == InputFormat::StreamJson => {
-            crate::cli::oneshot::run(&state, &args, String::new()).await
+            crate::cli::oneshot::run(&state, args, String::new()).await
         }
         _ => {
-            let text = prompt_text(&args, stdin_tty, &state)?;
-            crate::cli::oneshot::run(&state, &args, text).await
+            let text = prompt_text(args, stdin_tty, &state)?;
+            crate::cli::oneshot::run(&state, args, text).await
         }
     }
 }
@@ -700,10 +702,13 @@ fn api_key_hash() -> anyhow::Result<u8> {
 
 /// The REPL's conversation: the flags and `repl_prelude`, the person at the terminal
 /// approving calls and answering the user-interaction tools. `None` when a
-/// knowledge-base build was all that was asked.
+/// knowledge-base build was all that was asked. The REPL keeps `cancel` (SIGTERM and
+/// SIGHUP cancel it) and `queue` (lines typed during a turn).
 async fn repl_conversation(
     state: &Arc<AppState>,
     args: &Args,
+    cancel: &tokio_util::sync::CancellationToken,
+    queue: &Arc<crate::conversation::PromptQueue>,
 ) -> anyhow::Result<Option<crate::conversation::Conversation>> {
     let id = loki_protocol::event::next_conversation_id();
     let spec = crate::conversation::ConversationSpec {
@@ -712,6 +717,8 @@ async fn repl_conversation(
         asker: Some(Arc::new(term::ask::TerminalAsker::new(&id))),
         user_tools: true,
         carry_on: crate::conversation::CarryOn::DotContinue,
+        cancel: Some(cancel.clone()),
+        queue: Some(Arc::clone(queue)),
         ..crate::cli::flags::spec(args, &state.terminal, state.config.repl_prelude.as_deref())
     };
     let mut conversation = crate::conversation::Conversation::open(state, spec).await?;
@@ -719,7 +726,8 @@ async fn repl_conversation(
     for warning in conversation.take_warnings() {
         term::report_warning(&theme, &warning);
     }
-    let step = crate::cli::rag::prepare(state, &mut conversation, args, false, true).await?;
+    let step =
+        crate::cli::rag::prepare(state, &mut conversation, args, false, true, cancel).await?;
     Ok((step != crate::cli::rag::RagStep::Done).then_some(conversation))
 }
 

@@ -106,7 +106,7 @@ async fn turn(
         started: Instant::now(),
         spent,
     };
-    let model = conversation.model_id();
+    let model = conversation.status().model;
     init(program, &model, conversation);
     if settings.max_budget_usd.is_some_and(|max| spent >= max) {
         let why = "the budget (--max-budget-usd) is spent";
@@ -134,7 +134,7 @@ async fn turn(
     let cost = conversation.cost_of(outcome.usage).unwrap_or(0.0);
     let (subtype, text) = verdict(&ran, &outcome, settings, spent + cost);
     report.send(subtype, &text, &outcome, cost);
-    if !conversation.off_the_record()
+    if !conversation.status().otr
         && let Err(e) = conversation
             .submit(Op::Command(Command::SaveSession(None)), &Discard)
             .await

@@ -82,7 +82,7 @@ async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Res
     let state = Arc::clone(conversation.state());
     let mut command = generate(conversation, request).await?;
     let stdout_tty = state.terminal.stdout_tty;
-    if conversation.dry_run() || !stdout_tty {
+    if conversation.status().dry_run || !stdout_tty {
         let shown = sanitize::for_terminal(&command, stdout_tty);
         writeln!(std::io::stdout().lock(), "{shown}")?;
         return Ok(0);
@@ -111,7 +111,7 @@ async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Res
                 viewed = false;
             }
             "describe" => {
-                let model = conversation.model_id();
+                let model = conversation.status().model;
                 describe(&state, &model, &command).await?;
             }
             "copy" => match crate::term::clipboard::copy(&command) {
@@ -175,7 +175,7 @@ async fn generate(conversation: &mut Conversation, input: UserInput) -> Result<S
         ..RunOptions::default()
     };
     let outcome = conversation.prompt(input, options, None, &emitter).await?;
-    if conversation.dry_run() {
+    if conversation.status().dry_run {
         return Ok(outcome.text);
     }
     let command = crate::render::code::extract(&outcome.text)

@@ -23,19 +23,21 @@ pub async fn run(state: &Arc<AppState>, args: &Args, macro_args: &[String]) -> a
     };
     let stderr_theme = Theme::stderr(&state.terminal);
     let id = loki_protocol::event::next_conversation_id();
+    // The macro's token: a signal cancels it, and with it every step.
+    let cancel = tokio_util::sync::CancellationToken::new();
     let spec = ConversationSpec {
         id: Some(id.clone()),
+        cancel: Some(cancel.clone()),
         approver: super::flags::terminal_approver(&state.terminal, &id),
         ..super::flags::spec(args, &state.terminal, None)
     };
     let conversation = Conversation::open(state, spec).await?;
-    let stop =
-        StopWatch::start(conversation.cancel_token(), true).context("cannot listen for signals")?;
+    let stop = StopWatch::start(cancel.clone(), true).context("cannot listen for signals")?;
     let terminal = macros::Terminal {
         display: Display::from_config(&state.config),
         caps: state.terminal,
     };
-    let result = macros::run(conversation, name, macro_args, &terminal).await;
+    let result = macros::run(conversation, name, macro_args, &terminal, cancel).await;
     Ok(match result {
         Ok(()) => 0,
         Err(MacroError::Cancelled(_)) => {

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::args::{Args, InputFormat, OutputFormat};
 use super::headless::{JsonLines, JsonResult};
 use crate::config::TerminalCaps;
-use crate::conversation::{Closed, Conversation, ConversationSpec, Outside};
+use crate::conversation::{Conversation, ConversationSpec, Finished, Outside};
 use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
 use loki_protocol::op::{RunOptions, UserInput};
@@ -85,7 +85,9 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     let headless = is_headless(args);
     let approvals = super::stdin_json::approver(args);
     let questions = Arc::new(crate::tool::escalate::Escalations::new());
-    let mut spec = spec(state, args, approvals.clone());
+    // The run's token: a signal cancels it, the output stops showing with it.
+    let cancel = CancellationToken::new();
+    let mut spec = spec(state, args, approvals.clone(), cancel.clone());
     let question_events = Arc::default();
     answer_over_stdin(args, &mut spec, &questions, &question_events);
     let mut conversation = match Conversation::resolve(state, spec) {
@@ -95,9 +97,8 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     };
     // Ctrl-C, SIGTERM and SIGHUP all stop the turn the same way: the partial answer is
     // kept and the session saved; the exit status names the signal.
-    let stop =
-        StopWatch::start(conversation.cancel_token(), true).context("cannot listen for signals")?;
-    match prepare(state, &mut conversation, args, &text).await {
+    let stop = StopWatch::start(cancel.clone(), true).context("cannot listen for signals")?;
+    match prepare(state, &mut conversation, args, &text, &cancel).await {
         Ok(true) => {}
         Ok(false) => {
             // A knowledge-base build was all that was asked.
@@ -111,7 +112,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
             return status;
         }
     }
-    let output = Output::new(state, args, conversation.cancel_token());
+    let output = Output::new(state, args, cancel.clone());
     if let Some(observer) = output.sub_agent_observer() {
         let _ = question_events.set(Arc::clone(&observer));
         conversation.observe_sub_agents(observer);
@@ -122,7 +123,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     };
     let (result, bad_input) = if args.input_format == InputFormat::StreamJson {
         let theme = stderr_theme(state);
-        super::stdin_json::run(&mut conversation, &output, options, &theme).await
+        super::stdin_json::run(&mut conversation, &output, options, &theme, &cancel).await
     } else {
         let input = UserInput {
             text,
@@ -138,8 +139,8 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
         // A tool approval menu may have been waiting in raw mode.
         crate::signals::restore_terminal();
     }
-    let closed = conversation.close(output.emitter()).await;
-    Ok(conclude(state, &result, &closed, &stop, &output, bad_input))
+    let finished = conversation.finish(result, output.emitter()).await;
+    Ok(conclude(state, &finished, &stop, &output, bad_input))
 }
 
 /// The conversation the flags describe, holding its session for the whole run.
@@ -147,6 +148,7 @@ fn spec(
     state: &AppState,
     args: &Args,
     approvals: Option<Arc<crate::tool::approve::ChannelApprover>>,
+    cancel: CancellationToken,
 ) -> ConversationSpec {
     let id = loki_protocol::event::next_conversation_id();
     let approver: Option<Arc<dyn crate::tool::approve::Approver>> = if is_headless(args) {
@@ -165,6 +167,7 @@ fn spec(
         approver,
         asker,
         hold_session: true,
+        cancel: Some(cancel),
         carry_on: crate::conversation::CarryOn::NextRun,
         ..super::flags::spec(args, &state.terminal, state.config.cmd_prelude.as_deref())
     }
@@ -195,15 +198,14 @@ fn answer_over_stdin(
 /// Reports how the run ended (warnings and errors on stderr) and returns the exit status.
 fn conclude(
     state: &AppState,
-    result: &Result<(), CoreError>,
-    closed: &Closed,
+    finished: &Finished<()>,
     stop: &StopWatch,
     output: &Output,
     bad_input: bool,
 ) -> u8 {
     let theme = stderr_theme(state);
     let broken_pipe = output.broken_pipe();
-    let finish_failed = match &closed.saved {
+    let finish_failed = match &finished.closed.saved {
         Ok(applied) => {
             // "Saved as a new session because another writer changed it" must be seen.
             for warning in applied.warnings() {
@@ -216,14 +218,14 @@ fn conclude(
             true
         }
     };
-    if let Err(e) = result
+    if let Err(e) = &finished.ran
         && !finish_failed
         && !broken_pipe
         && !matches!(e, CoreError::Cancelled)
     {
         term::report_error(&theme, &e.to_string());
     }
-    closed.exit_status(Outside {
+    finished.exit_status(Outside {
         stopped: stop.signal(),
         broken_pipe,
         bad_input,
@@ -238,6 +240,7 @@ async fn prepare(
     conversation: &mut Conversation,
     args: &Args,
     text: &str,
+    cancel: &CancellationToken,
 ) -> anyhow::Result<bool> {
     conversation.prepare().await?;
     for warning in conversation.take_warnings() {
@@ -247,7 +250,7 @@ async fn prepare(
         || !args.files.is_empty()
         || args.input_format == InputFormat::StreamJson;
     Ok(
-        super::rag::prepare(state, conversation, args, has_prompt, false).await?
+        super::rag::prepare(state, conversation, args, has_prompt, false, cancel).await?
             != super::rag::RagStep::Done,
     )
 }
@@ -268,7 +271,7 @@ fn prepare_failed(
             Err(e)
         };
     }
-    let (id, model) = (conversation.id().clone(), conversation.model_id());
+    let (id, model) = (conversation.id().clone(), conversation.status().model);
     let caps = &conversation.state().terminal;
     let status = match e.downcast::<CoreError>() {
         Ok(core) => report_setup(id, model, args, caps, &core),

@@ -23,7 +23,7 @@ pub(crate) enum RagStep {
     Done,
 }
 
-/// A token for a build: cancelled with the conversation (whose signal watcher a one-shot
+/// A token for a build: cancelled with the conversation's token (whose signal watcher a one-shot
 /// run has: Ctrl-C, SIGTERM, SIGHUP) and by Ctrl-C (the REPL's start has no watcher yet).
 fn build_token(parent: &CancellationToken) -> (CancellationToken, tokio::task::JoinHandle<()>) {
     let token = parent.child_token();
@@ -44,18 +44,19 @@ pub(crate) async fn prepare(
     args: &Args,
     has_prompt: bool,
     repl: bool,
+    cancel: &CancellationToken,
 ) -> anyhow::Result<RagStep> {
     let Some(name) = &args.rag else {
         return Ok(RagStep::Continue);
     };
     rag::validate_name(name)?;
-    let cwd = conversation.cwd().to_path_buf();
+    let cwd = conversation.status().cwd;
     let dir = state.paths.rag_dir(name);
     if name == crate::config::paths::TEMP_RAG {
         rag::private_dir(dir).map_err(|e| anyhow::anyhow!("cannot use {}: {e}", dir.display()))?;
     }
     let progress = crate::term::rag::progress(state);
-    let (cancel, watcher) = build_token(&conversation.cancel_token());
+    let (cancel, watcher) = build_token(cancel);
     let build_ctx = retrieval::build_context(state, name, &cwd, &progress, cancel);
     let report = if !args.rag_docs.is_empty() {
         let documents = retrieval::split_documents(args.rag_docs.iter().map(String::as_str));

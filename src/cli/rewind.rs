@@ -14,9 +14,9 @@ use std::sync::Arc;
 use super::args::Args;
 use loki_protocol::command::Restore;
 use crate::checkpoint::rewind::RewindError;
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, Outside};
 use crate::error::CoreError;
-use loki_protocol::command::{Command, Line};
+use loki_protocol::command::{Applied, Command, Line};
 use crate::render::theme::Theme;
 use crate::state::AppState;
 use loki_wire::sanitize;
@@ -41,40 +41,40 @@ pub async fn run(state: &Arc<AppState>, args: &Args, asks: bool) -> anyhow::Resu
         force: false,
     };
     let result = conversation.command(rewind, &loki_protocol::emitter::Discard).await;
-    let status = match result {
-        Ok(applied) => {
-            let to_stderr = asks;
-            let mut out = std::io::stdout().lock();
-            for line in applied.lines {
-                let text = match line {
-                    Line::Note(text) => text,
-                    Line::Warning(text) => format!("warning: {text}"),
-                };
-                let text = sanitize::display(&text);
-                if to_stderr {
-                    crate::term::session_note(&theme, &text);
-                } else {
-                    let _ = writeln!(out, "{text}");
-                }
-            }
-            // Only worth saying once files were put back: they may not be all that changed.
-            crate::term::session_note(
-                &theme,
-                "changes made by shell commands (execute_command) are not tracked",
-            );
-            0
-        }
+    let finished = conversation.finish(result, &loki_protocol::emitter::Discard).await;
+    match &finished.ran {
+        Ok(applied) => report_restored(&theme, applied, asks),
         Err(e) => {
-            crate::term::report_error(&theme, &format!("cannot rewind: {}", explain(&e, args)));
-            1
+            crate::term::report_error(&theme, &format!("cannot rewind: {}", explain(e, args)));
         }
-    };
-    let closed = conversation.close(&loki_protocol::emitter::Discard).await;
-    if let Err(e) = closed.saved {
-        crate::term::report_error(&theme, &e.to_string());
-        return Ok(1);
     }
-    Ok(status)
+    if let Err(e) = &finished.closed.saved {
+        crate::term::report_error(&theme, &e.to_string());
+    }
+    Ok(finished.exit_status(Outside::default()))
+}
+
+/// What the rewind restored: on stdout, or on stderr when a prompt follows (`asks`) and
+/// stdout is the answer's.
+fn report_restored(theme: &Theme, applied: &Applied, asks: bool) {
+    let mut out = std::io::stdout().lock();
+    for line in &applied.lines {
+        let text = match line {
+            Line::Note(text) => text.clone(),
+            Line::Warning(text) => format!("warning: {text}"),
+        };
+        let text = sanitize::display(&text);
+        if asks {
+            crate::term::session_note(theme, &text);
+        } else {
+            let _ = writeln!(out, "{text}");
+        }
+    }
+    // Only worth saying once files were put back: they may not be all that changed.
+    crate::term::session_note(
+        theme,
+        "changes made by shell commands (execute_command) are not tracked",
+    );
 }
 
 /// Why the session `name` cannot be rewound because it does not exist, with how to list

@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use tokio::sync::mpsc::Receiver;
+use tokio_util::sync::CancellationToken;
 
 use super::args::{Args, InputFormat};
 use super::headless::{InputLine, parse_input_line};
@@ -40,6 +41,8 @@ struct Input<'a> {
     bad: bool,
     /// Where approvals and answers go while a turn runs.
     remote: Remote,
+    /// The conversation's token: once cancelled, no more lines are read.
+    cancel: CancellationToken,
     theme: &'a Theme,
 }
 
@@ -121,7 +124,7 @@ impl Input<'_> {
 
     /// The next line to handle, waiting for stdin when none is queued; `None` at the end
     /// of stdin or when the conversation is cancelled.
-    async fn next(&mut self, conversation: &Conversation) -> Option<(usize, String)> {
+    async fn next(&mut self) -> Option<(usize, String)> {
         loop {
             if let Some(line) = self.queue.pop_front() {
                 return Some(line);
@@ -129,10 +132,9 @@ impl Input<'_> {
             if self.ended {
                 return None;
             }
-            let cancel = conversation.cancel_token();
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => return None,
+                () = self.cancel.cancelled() => return None,
                 read = self.lines.recv() => self.take(read),
             }
         }
@@ -146,6 +148,7 @@ pub(super) async fn run(
     output: &Output,
     options: RunOptions,
     theme: &Theme,
+    cancel: &CancellationToken,
 ) -> (Result<(), CoreError>, bool) {
     let max_bytes = conversation.state().config.max_input_size;
     let mut input = Input {
@@ -156,10 +159,11 @@ pub(super) async fn run(
         ended: false,
         bad: false,
         remote: conversation.remote(),
+        cancel: cancel.clone(),
         theme,
     };
     let mut result = Ok(());
-    while let Some((number, line)) = input.next(conversation).await {
+    while let Some((number, line)) = input.next().await {
         let prompt = match parse_input_line(&line, number) {
             Ok(Some(InputLine::Prompt(prompt))) => prompt,
             Ok(Some(InputLine::Approval { call_id, decision })) => {

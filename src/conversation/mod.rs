@@ -112,8 +112,16 @@ pub struct ConversationSpec {
     pub hold_session: bool,
     /// Save the session at the end whatever the save policy says (`--save-session`).
     pub force_save: bool,
-    /// The cancellation token (a front end that listens for signals makes it first).
+    /// The cancellation token (a front end that listens for signals, or shows a turn
+    /// until it is stopped, makes it first and keeps it: the conversation hands out no
+    /// token of its own).
     pub cancel: Option<CancellationToken>,
+    /// Where lines typed during a turn wait for its next step (a terminal that reads
+    /// them while the turn runs makes it and keeps it); else one of its own.
+    pub queue: Option<Arc<PromptQueue>>,
+    /// Its todo list (a driver that shows it as a plan after a todo tool ran makes it
+    /// and keeps it); else one of its own.
+    pub todo: Option<Arc<std::sync::Mutex<crate::tool::todo::TodoList>>>,
     /// How a sub-conversation is named when it asks (`explorer`).
     pub label: Option<String>,
     /// Where session notices outside a run go.
@@ -249,6 +257,12 @@ impl Conversation {
         }
         if let Some(cancel) = spec.cancel {
             ctx.cancel = cancel;
+        }
+        if let Some(queue) = spec.queue {
+            ctx.queue = queue;
+        }
+        if let Some(todo) = spec.todo {
+            ctx.todo = todo;
         }
         ctx.user_tools = spec.user_tools;
         ctx.auto_continue = spec.auto_continue;
@@ -408,21 +422,12 @@ impl Conversation {
         self.engine.state()
     }
 
-    /// Continues over `state` (a reloaded configuration): what the conversation chose
-    /// stays; the caller reconciles settings that followed the old configuration.
-    pub fn rebind(&mut self, state: Arc<AppState>) {
-        self.engine = Engine::new(state);
-    }
 
     /// Its id in events.
     pub fn id(&self) -> &ConversationId {
         &self.ctx.id
     }
 
-    /// How it is named when it asks (its id, or `parent › child` for a sub-conversation).
-    pub fn label(&self) -> &str {
-        &self.label
-    }
 
     /// The open session as the YAML a person edits (`.edit session`), with what the
     /// conversation holds of it; none without a session.
@@ -433,21 +438,12 @@ impl Conversation {
         }))
     }
 
-    /// Its model's id (`client:model`).
-    pub fn model_id(&self) -> String {
-        self.ctx.model.id()
-    }
 
     /// What `usage` costs with its model (none when the model has no prices).
     pub fn cost_of(&self, usage: loki_wire::message::Usage) -> Option<f64> {
         crate::usage::cost_of(&self.ctx.model.config, usage)
     }
 
-    /// Its todo list, shared: a driver that shows it as a plan reads it after a todo
-    /// tool ran.
-    pub fn todo_list(&self) -> Arc<std::sync::Mutex<crate::tool::todo::TodoList>> {
-        Arc::clone(&self.ctx.todo)
-    }
 
     /// The conversation so far as text, one entry per user or assistant message (for a
     /// client that shows a loaded session).
@@ -466,10 +462,6 @@ impl Conversation {
             .collect()
     }
 
-    /// Whether it is off the record (`--otr`, `.otr`, or its parent's).
-    pub fn off_the_record(&self) -> bool {
-        self.ctx.otr.get()
-    }
 
     /// Starts the MCP servers of the current tool scope in the background (while the
     /// user types), their lease put in `slot`; the conversation's own lease from its
@@ -490,11 +482,6 @@ impl Conversation {
         });
     }
 
-    /// Its cancellation token (cancelling it stops the running turn and every
-    /// sub-conversation).
-    pub fn cancel_token(&self) -> CancellationToken {
-        self.ctx.cancel.clone()
-    }
 
     /// Warnings from preparing it, for the front end to show once.
     pub fn take_warnings(&mut self) -> Vec<String> {

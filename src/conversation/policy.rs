@@ -14,7 +14,7 @@
 use crate::conversation::context::RequestContext;
 
 /// What to do with a session being left interactively.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OnLeave {
     /// Write it.
     Save,
@@ -23,6 +23,7 @@ pub enum OnLeave {
     /// Ask the user.
     Ask,
     /// Nothing changed; nothing to do.
+    #[default]
     Unchanged,
 }
 

@@ -2,14 +2,13 @@
 //! these questions, get plain values or finished reports back, and change the
 //! conversation only through [`Conversation::submit`].
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, info, policy};
 use crate::agent::AgentDef;
-use crate::conversation::PromptQueue;
 use crate::conversation::engine::context_parts::ContextReport;
 use crate::rag::search::SearchSettings;
 use crate::role::Role;
@@ -37,12 +36,29 @@ pub struct Status {
     pub permission_mode: &'static str,
     /// The sandbox mode (`read-only`, `workspace-write`, `danger-full-access`).
     pub sandbox: &'static str,
+    /// Whether tools are offered to the model at all (`function_calling_support`).
+    pub function_calling: bool,
+    /// Off the record (`--otr`, `.otr`, or its parent's): nothing is written.
+    pub otr: bool,
+    /// The directory its tools work in.
+    pub cwd: PathBuf,
+    /// How many messages its history holds.
+    pub history_len: usize,
+    /// The sources the last retrieval used.
+    pub rag_sources: Vec<String>,
+    /// What leaving the open session interactively does with its changes.
+    pub on_leave: policy::OnLeave,
+    /// Whether an unattended close (a stop signal, a macro, `.exit session` in a script)
+    /// saves.
+    pub saves_unattended: bool,
 }
 
 /// The open session, as the prompt shows it.
 #[derive(Debug, Clone, Default)]
 pub struct SessionStatus {
     pub name: String,
+    /// Its id (what a store keys it by).
+    pub id: String,
     pub dirty: bool,
     pub autoname: Option<String>,
     /// Tokens the conversation's history takes.
@@ -55,6 +71,7 @@ impl Conversation {
         let ctx = &self.ctx;
         let session = ctx.session.as_ref().map(|s| SessionStatus {
             name: s.name(),
+            id: s.id().to_string(),
             dirty: s.is_dirty(),
             autoname: s.lock().get().autoname.clone(),
             tokens: crate::conversation::engine::session_tokens(ctx),
@@ -85,13 +102,16 @@ impl Conversation {
                 .as_ref()
                 .map_or(crate::sandbox::SandboxMode::DangerFullAccess, |s| s.mode())
                 .name(),
+            function_calling: ctx.function_calling_support,
+            otr: ctx.otr.get(),
+            cwd: ctx.cwd.clone(),
+            history_len: ctx.history.len(),
+            rag_sources: ctx.rag_sources.clone(),
+            on_leave: policy::on_leave(ctx),
+            saves_unattended: policy::save_unattended(ctx),
         }
     }
 
-    /// Whether tools are offered to the model at all (`function_calling_support`).
-    pub fn function_calling(&self) -> bool {
-        self.ctx.function_calling_support
-    }
 
     /// The role in force (an agent's instructions are its role).
     pub fn role(&self) -> Option<&Role> {
@@ -103,63 +123,20 @@ impl Conversation {
         self.ctx.agent.as_ref().map(|a| &a.def)
     }
 
-    /// The name of the client its model is served by.
-    pub fn client_name(&self) -> &str {
-        &self.ctx.model.client
-    }
 
-    /// Whether a session is open.
-    pub fn has_session(&self) -> bool {
-        self.ctx.session.is_some()
-    }
 
-    /// The open session's name.
-    pub fn session_name(&self) -> Option<String> {
-        self.ctx
-            .session
-            .as_ref()
-            .map(crate::session::handle::SessionHandle::name)
-    }
 
-    /// The open session's id (what a store keys it by).
-    pub fn session_id(&self) -> Option<String> {
-        self.ctx.session.as_ref().map(|s| s.id().to_string())
-    }
 
-    /// How many messages its history holds.
-    pub fn history_len(&self) -> usize {
-        self.ctx.history.len()
-    }
 
-    /// The directory its tools work in.
-    pub fn cwd(&self) -> &Path {
-        &self.ctx.cwd
-    }
 
-    /// Whether it only shows what it would send.
-    pub fn dry_run(&self) -> bool {
-        self.ctx.dry_run
-    }
 
-    /// The knowledge base in use.
-    pub fn active_rag(&self) -> Option<String> {
-        self.ctx.active_rag()
-    }
 
-    /// The sources the last retrieval used.
-    pub fn rag_sources(&self) -> &[String] {
-        &self.ctx.rag_sources
-    }
 
     /// The search settings a knowledge base with `meta` gets in this conversation.
     pub fn rag_settings(&self, meta: &crate::rag::RagMeta) -> SearchSettings {
         crate::conversation::retrieval::settings(self.state(), &self.ctx, meta)
     }
 
-    /// Where lines typed during a turn wait for its next step.
-    pub fn prompt_queue(&self) -> Arc<PromptQueue> {
-        Arc::clone(&self.ctx.queue)
-    }
 
     /// The names of the tools the model is offered now and may call: its scope's tools
     /// (MCP servers already running; tool groups it has loaded), without those
@@ -232,15 +209,7 @@ impl Conversation {
         lines.join("\n")
     }
 
-    /// What leaving the open session does with its changes.
-    pub fn leave_policy(&self) -> policy::OnLeave {
-        policy::on_leave(&self.ctx)
-    }
 
-    /// Whether an unattended close (a macro, `.exit session` in a script) saves.
-    pub fn saves_unattended(&self) -> bool {
-        policy::save_unattended(&self.ctx)
-    }
 
     /// Asks MCP server `server` for prompt `name`, as this conversation (its asker and
     /// working directory); the prompt's messages' texts.

@@ -408,7 +408,7 @@ impl McpServer {
                 cwd,
             } => opening.stdio(command, args, env, cwd.as_deref()).await?,
             Transport::Http { url, headers } => opening.http(http, url, headers).await?,
-            Transport::Sse { url, headers } => opening.sse(http, url, headers).await?,
+            Transport::Sse { url, headers } => opening.sse(http, url, headers.clone()).await?,
             Transport::Carried(carrier) => {
                 let transport = super::carried::CarriedTransport::new(&spec.name, carrier.clone());
                 opening.serve(transport, GroupGuard(None)).await?
@@ -1091,6 +1091,20 @@ impl Opening<'_> {
         })
     }
 
+    /// The sign-in kept for the server at `url`, when it has OAuth settings and there is a
+    /// place for sign-ins.
+    async fn sign_in(
+        &self,
+        url: &str,
+    ) -> Result<Option<rmcp::transport::auth::AuthorizationManager>, McpError> {
+        match (&self.spec.oauth, self.tokens) {
+            (Some(settings), Some(dir)) => {
+                super::oauth::signed_in_manager(&self.spec.name, url, dir, settings).await
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Runs `command` in its own process group, its stderr copied to the log.
     async fn stdio(
         self,
@@ -1118,12 +1132,7 @@ impl Opening<'_> {
         headers: &std::collections::BTreeMap<String, String>,
     ) -> Result<Connected, McpError> {
         let spec = self.spec;
-        let manager = match (&spec.oauth, self.tokens) {
-            (Some(settings), Some(dir)) => {
-                super::oauth::signed_in_manager(&spec.name, url, dir, settings).await?
-            }
-            _ => None,
-        };
+        let manager = self.sign_in(url).await?;
         let client = super::http::WatchedClient::new(http);
         let refusals = Some(client.refusals());
         let client = match manager {
@@ -1161,17 +1170,13 @@ impl Opening<'_> {
         self,
         http: reqwest::Client,
         url: &str,
-        headers: &std::collections::BTreeMap<String, String>,
+        mut headers: std::collections::BTreeMap<String, String>,
     ) -> Result<Connected, McpError> {
         let spec = self.spec;
         let needs_sign_in = || McpError::NeedsSignIn {
             server: spec.name.clone(),
         };
-        let mut headers = headers.clone();
-        if let (Some(settings), Some(dir)) = (&spec.oauth, self.tokens)
-            && let Some(manager) =
-                super::oauth::signed_in_manager(&spec.name, url, dir, settings).await?
-        {
+        if let Some(manager) = self.sign_in(url).await? {
             let token = manager
                 .get_access_token()
                 .await

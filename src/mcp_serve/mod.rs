@@ -113,13 +113,13 @@ impl LokiMcp {
         let spec = ConversationSpec {
             approver: Some(Arc::new(DenyAll)),
             yolo: self.yolo,
-            cancel: Some(cancel),
+            cancel: Some(cancel.clone()),
             label: Some("mcp".into()),
             ..ConversationSpec::default()
         };
         let conversation = Conversation::open(&self.state, spec).await?;
         let out = Collected::default();
-        crate::macros::run(conversation, name, args, &out).await?;
+        crate::macros::run(conversation, name, args, &out, cancel).await?;
         Ok(out.text())
     }
 

@@ -19,7 +19,7 @@ impl Repl {
             // An agent works through its tools (its own, the todo list, questions to
             // the user): without function calling it is refused rather than started
             // crippled. One-shot `-a` only warns, as it has no prompt to come back to.
-            Action::Apply(Command::UseAgent { name, .. }) if !self.conv.function_calling() => {
+            Action::Apply(Command::UseAgent { name, .. }) if !self.conv.status().function_calling => {
                 self.error(&format!(
                     "agent `{name}` needs function calling, which is off (.set function_calling_support true)"
                 ));
@@ -112,7 +112,7 @@ impl Repl {
     /// `.exit session`: closes the open session (offering to save it). A stop signal
     /// that arrives meanwhile ends the REPL.
     async fn exit_session(&mut self) -> Next {
-        if !self.conv.has_session() {
+        if !self.conv.status().session.is_some() {
             self.error("no session is open");
         } else if let Leave::Stopped(signal) = self.close_session().await {
             return Next::Quit(self.terminate(signal).await);

@@ -85,7 +85,7 @@ impl Repl {
     /// gone): nobody can answer "Save session?", so the answer is yes unless
     /// `save_session: false`. The temporary session is saved under an autoname.
     pub(super) async fn save_on_exit(&mut self) {
-        if self.conv.saves_unattended() {
+        if self.conv.status().saves_unattended {
             self.save_session(None).await;
         }
     }
@@ -130,12 +130,12 @@ impl Repl {
     /// temporary session also asks for a name. Esc (or Ctrl-C) at the question goes back
     /// to the prompt with the session open; Esc at the name asks the question again.
     pub(super) async fn close_session(&mut self) -> Leave {
-        let Some(name) = self.conv.session_name() else {
+        let Some(name) = self.conv.status().session.map(|s| s.name) else {
             return Leave::Left;
         };
         let temp = name == crate::session::TEMP_SESSION;
         let mut rename = None;
-        let save = match self.conv.leave_policy() {
+        let save = match self.conv.status().on_leave {
             OnLeave::Save => true,
             OnLeave::Discard | OnLeave::Unchanged => false,
             OnLeave::Ask => match self.ask_to_save(&name, temp).await {

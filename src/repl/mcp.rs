@@ -23,7 +23,7 @@ impl Repl {
                     .into_iter()
                     .map(|(k, v)| (k, serde_json::Value::String(v)))
                     .collect();
-                let beside = self.interrupt.beside(&self.conv.cancel_token());
+                let beside = self.interrupt.beside(&self.cancel);
                 let got = self
                     .conv
                     .mcp_prompt(&running, &name, arguments, &beside.token)

@@ -68,6 +68,10 @@ struct Repl {
     completion: Arc<RwLock<CompletionData>>,
     /// SIGTERM or SIGHUP, once one arrived; it cancels the conversation's token.
     stop: Arc<StopWatch>,
+    /// The conversation's token, made here (see [`crate::conversation::ConversationSpec::cancel`]).
+    cancel: tokio_util::sync::CancellationToken,
+    /// Where lines typed during a turn wait for its next step (the conversation's queue).
+    queue: Arc<crate::conversation::PromptQueue>,
     /// What Ctrl-C stops.
     interrupt: Arc<interrupt::Interrupt>,
     /// MCP servers leased in the background for the next turn.
@@ -81,7 +85,13 @@ struct Repl {
 }
 
 /// Runs the REPL until `.exit` or Ctrl-D; returns the exit status.
-pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow::Result<u8> {
+/// `cancel` and `queue` are the ones the conversation was opened with.
+pub async fn run(
+    state: Arc<AppState>,
+    mut conversation: Conversation,
+    cancel: tokio_util::sync::CancellationToken,
+    queue: Arc<crate::conversation::PromptQueue>,
+) -> anyhow::Result<u8> {
     let no_color = state.terminal.no_color;
     let live =
         crate::render::live::LiveView::new(state.terminal.stderr_tty && !no_color, !no_color);
@@ -92,14 +102,14 @@ pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow
     let line_editor = line_editor::build(line_editor::EditorOptions {
         keybindings: &state.config.keybindings,
         // Off the record, nothing typed is kept.
-        history_file: (!conversation.off_the_record())
+        history_file: (!conversation.status().otr)
             .then_some(state.paths.history_file.as_path()),
         color: display.highlight && !no_color,
         editor: editor_cmd,
         completion: Arc::clone(&completion),
     });
     // Ctrl-C stops what runs now; SIGTERM and SIGHUP end the REPL.
-    let stop = Arc::new(StopWatch::start(conversation.cancel_token(), false)?);
+    let stop = Arc::new(StopWatch::start(cancel.clone(), false)?);
     let interrupt = Arc::new(interrupt::Interrupt::new(conversation.remote()));
     let watcher = {
         let interrupt = Arc::clone(&interrupt);
@@ -115,6 +125,8 @@ pub async fn run(state: Arc<AppState>, mut conversation: Conversation) -> anyhow
         no_color,
         completion,
         stop,
+        cancel,
+        queue,
         interrupt,
         prepared: Arc::new(Mutex::new(None)),
         live,
@@ -158,7 +170,7 @@ impl Repl {
         self.print_styled(&format!(
             "loki {} · {} · {} for commands, Ctrl-D to quit",
             env!("CARGO_PKG_VERSION"),
-            theme.paint(Style::Bold, &sanitize::display(&self.conv.model_id())),
+            theme.paint(Style::Bold, &sanitize::display(&self.conv.status().model)),
             theme.paint(Style::Bold, ".help"),
         ));
         // A system that cannot confine is said at start; which layers this kernel gives
@@ -173,7 +185,7 @@ impl Repl {
 
     async fn run_loop(&mut self, editor: Reedline) -> anyhow::Result<u8> {
         let mut editor = Some(editor);
-        let mut history_dropped = self.conv.off_the_record();
+        let mut history_dropped = self.conv.status().otr;
         loop {
             if let Some(signal) = self.stopped() {
                 return Ok(self.terminate(signal).await);
@@ -182,7 +194,7 @@ impl Repl {
                 anyhow::bail!("terminal error: the line editor was lost");
             };
             // Off the record (`.otr`), history stays in memory from the next line on.
-            if self.conv.off_the_record() && !history_dropped {
+            if self.conv.status().otr && !history_dropped {
                 history_dropped = true;
                 reader = line_editor::forget_history(reader);
             }
@@ -290,12 +302,12 @@ impl Repl {
     }
 
     async fn ask(&mut self, input: UserInput) {
-        let token = self.conv.cancel_token();
+        let token = self.cancel.clone();
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::with_live_view(opts, Some(token), Arc::clone(&self.live));
         // Lines typed meanwhile (unseen: no echo) are queued and go in at the turn's next
         // step; what is left runs after it.
-        let queue = self.conv.prompt_queue();
+        let queue = Arc::clone(&self.queue);
         let emitter = emitter.with_queue(Arc::clone(&queue));
         let quiet = turn_input::QuietInput::start();
         let typing =
@@ -359,7 +371,7 @@ impl Repl {
         let state = Arc::clone(self.state());
         // Ctrl-C stops the macro: its conversation's token is cancelled, and with it
         // every step.
-        let beside = self.interrupt.beside(&self.conv.cancel_token());
+        let beside = self.interrupt.beside(&self.cancel);
         let notice_theme = Theme::stderr(&state.terminal);
         let spec = ConversationSpec {
             cancel: Some(beside.token.clone()),
@@ -378,7 +390,7 @@ impl Repl {
             caps: self.state().terminal,
         };
         let quiet = turn_input::QuietInput::start();
-        let result = crate::macros::run(conversation, name, args, &terminal).await;
+        let result = crate::macros::run(conversation, name, args, &terminal, beside.token.clone()).await;
         drop(quiet);
         match result {
             Ok(()) | Err(crate::macros::MacroError::Cancelled(_)) => {}
@@ -391,7 +403,7 @@ impl Repl {
     /// `.role <name> <text>`: one message with the role; the conversation's role, model
     /// and settings are restored afterwards.
     async fn ask_with_role(&mut self, name: &str, input: UserInput) {
-        let token = self.conv.cancel_token();
+        let token = self.cancel.clone();
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::with_live_view(opts, Some(token), Arc::clone(&self.live));
         let quiet = turn_input::QuietInput::start();
@@ -574,7 +586,7 @@ impl Repl {
     }
 
     async fn authenticate(&mut self) {
-        let client = self.conv.client_name().to_string();
+        let client = self.conv.status().client;
         let Some(config) = self
             .state()
             .providers
@@ -595,11 +607,11 @@ impl Repl {
 
     /// `.session <name>`: a new session after some conversation offers to carry it.
     async fn open_session(&mut self, name: &str) {
-        let ask = !self.conv.has_session()
-            && self.conv.history_len() > 0
+        let ask = !self.conv.status().session.is_some()
+            && self.conv.status().history_len > 0
             && !self.conv.session_exists(name).await;
         let carry = if ask {
-            match self.carry_into_session(name, self.conv.history_len()).await {
+            match self.carry_into_session(name, self.conv.status().history_len).await {
                 Some(carry) => carry,
                 None => return self.note(&format!("session `{name}` not opened")),
             }

@@ -12,7 +12,7 @@ use crate::rag::{self, BuildOptions, BuildReport, RagError};
 impl Repl {
     /// A token Ctrl-C cancels while a build runs.
     fn build_token(&self) -> super::interrupt::Beside {
-        self.interrupt.beside(&self.conv.cancel_token())
+        self.interrupt.beside(&self.cancel)
     }
 
     fn show_report(&self, name: &str, result: Result<BuildReport, RagError>) -> bool {
@@ -36,7 +36,7 @@ impl Repl {
         // `.rag` alone: a new unsaved knowledge base, gone when the REPL ends.
         let name = if name.is_empty() {
             let temp = crate::config::paths::TEMP_RAG;
-            if self.conv.active_rag().as_deref() == Some(temp) {
+            if self.conv.status().rag.as_deref() == Some(temp) {
                 self.apply(Command::ExitRag).await;
             }
             let dir = self.state().paths.rag_dir(temp).to_path_buf();
@@ -53,7 +53,7 @@ impl Repl {
             return self.error(&e.to_string());
         }
         let state = Arc::clone(self.state());
-        let cwd = self.conv.cwd().to_path_buf();
+        let cwd = self.conv.status().cwd;
         let progress = crate::term::rag::progress(&state);
         let build = self.build_token();
         let ctx = retrieval::build_context(&state, name, &cwd, &progress, build.token.clone());
@@ -87,11 +87,11 @@ impl Repl {
 
     /// `.rebuild rag`.
     pub(super) async fn rebuild_rag(&mut self) {
-        let Some(name) = self.conv.active_rag() else {
+        let Some(name) = self.conv.status().rag else {
             return self.error("no knowledge base is active (.rag <name>)");
         };
         let state = Arc::clone(self.state());
-        let cwd = self.conv.cwd().to_path_buf();
+        let cwd = self.conv.status().cwd;
         let progress = crate::term::rag::progress(&state);
         let build = self.build_token();
         let ctx = retrieval::build_context(&state, &name, &cwd, &progress, build.token.clone());
@@ -101,7 +101,7 @@ impl Repl {
 
     /// `.edit rag-docs`: the document list, one per line, in the editor.
     pub(super) async fn edit_rag_docs(&mut self) {
-        let Some(name) = self.conv.active_rag() else {
+        let Some(name) = self.conv.status().rag else {
             return self.error("no knowledge base is active (.rag <name>)");
         };
         let state = Arc::clone(self.state());
@@ -123,7 +123,7 @@ impl Repl {
         if documents == meta.document_paths || documents.is_empty() {
             return self.note("No changes");
         }
-        let cwd = self.conv.cwd().to_path_buf();
+        let cwd = self.conv.status().cwd;
         let progress = crate::term::rag::progress(&state);
         let build = self.build_token();
         let ctx = retrieval::build_context(&state, &name, &cwd, &progress, build.token.clone());
@@ -141,18 +141,18 @@ impl Repl {
 
     /// `.sources rag`.
     pub(super) fn rag_sources(&self) {
-        if self.conv.active_rag().is_none() {
+        if self.conv.status().rag.is_none() {
             return self.error("no knowledge base is active (.rag <name>)");
         }
-        if self.conv.rag_sources().is_empty() {
+        if self.conv.status().rag_sources.is_empty() {
             return self.note("No sources");
         }
-        self.println(&self.conv.rag_sources().join("\n"));
+        self.println(&self.conv.status().rag_sources.join("\n"));
     }
 
     /// `.info rag`.
     pub(super) fn info_rag(&self) {
-        let Some(name) = self.conv.active_rag() else {
+        let Some(name) = self.conv.status().rag else {
             return self.error("no knowledge base is active (.rag <name>)");
         };
         let state = self.state();
@@ -182,7 +182,7 @@ impl Repl {
 
     /// `.delete rag <name>`.
     pub(super) fn delete_rag(&mut self, name: &str) {
-        if self.conv.active_rag().as_deref() == Some(name) {
+        if self.conv.status().rag.as_deref() == Some(name) {
             return self.error("that knowledge base is in use; .exit rag first");
         }
         let dir = self.state().paths.rag_dir(name).to_path_buf();

@@ -11,7 +11,7 @@ use crate::term::yes_no::{self, Reply};
 impl super::Repl {
     /// `.edit session`: saves the open session, edits it, replaces it.
     pub(super) async fn edit_session(&mut self) {
-        if !self.conv.has_session() {
+        if !self.conv.status().session.is_some() {
             return self.error("no session is open");
         }
         if self.save_session(None).await.is_none() {

@@ -54,7 +54,7 @@ impl super::Repl {
                 }
             }
             MemoryOp::Edit(which) => {
-                if self.conv.off_the_record() {
+                if self.conv.status().otr {
                     return self.error("off the record: the memory is not written");
                 }
                 let path = match which.as_str() {
@@ -89,7 +89,7 @@ impl super::Repl {
     /// messages.md, and only tools that read. Refused while a session is open (it would be
     /// saved or lost).
     pub(super) async fn go_off_the_record(&mut self) {
-        if self.apply(Command::OffTheRecord).await && self.conv.off_the_record() {
+        if self.apply(Command::OffTheRecord).await && self.conv.status().otr {
             crate::logging::pause();
         }
     }

@@ -512,12 +512,13 @@ pub(super) async fn create_session(
     let saved = conversation
         .command(Command::SaveSession(None), &Discard)
         .await;
+    let status = conversation.status();
     let body = json!({
-        "id": conversation.session_id().unwrap_or_default(),
+        "id": status.session.map(|s| s.id).unwrap_or_default(),
         "alias": alias,
-        "model": conversation.model_id(),
-        "role": conversation.role().map(|r| r.name.clone()),
-        "rag": conversation.active_rag(),
+        "model": status.model,
+        "role": status.role,
+        "rag": status.rag,
         "approval": approvals.name(),
     });
     // Closed whether or not the save went through (the session's lock is let go).

@@ -96,7 +96,7 @@ async fn converse(
         .prompt(input, RunOptions::default(), None, emitter.as_ref())
         .await
         .unwrap_or_else(|e| panic!("{question}: {e}"));
-    if conversation.has_session() {
+    if conversation.status().session.is_some() {
         conversation
             .command(Command::SaveSession(None), emitter.as_ref())
             .await

@@ -143,12 +143,14 @@ fn children_run_at_once_route_approvals_to_the_parent_and_stop_with_it() {
         .build()
         .unwrap();
     runtime.block_on(async {
+        let cancel = tokio_util::sync::CancellationToken::new();
         let parent = Conversation::open(
             &state,
             ConversationSpec {
                 approver: Some(recorder.clone()),
                 cwd: Some(env.work_dir()),
                 label: Some("lead".into()),
+                cancel: Some(cancel.clone()),
                 ..ConversationSpec::default()
             },
         )
@@ -261,7 +263,7 @@ fn children_run_at_once_route_approvals_to_the_parent_and_stop_with_it() {
         // Let the MCP call reach its server.
         tokio::time::sleep(Duration::from_millis(300)).await;
         let cancelled_at = Instant::now();
-        parent.cancel_token().cancel();
+        cancel.cancel();
         let mut stopped = Vec::new();
         for task in tasks {
             let done = tokio::time::timeout(Duration::from_secs(10), task)
@@ -449,12 +451,12 @@ fn a_change_of_the_user_s_decisions_reaches_a_child_already_open() {
         assert_eq!(asked[0].1, "s2");
         assert!(asked[0].0.contains("(worker)"), "{asked:?}");
 
-        assert!(!child.off_the_record());
+        assert!(!child.status().otr);
         parent
             .submit(Op::Command(Command::OffTheRecord), &emitter)
             .await
             .expect(".otr");
-        assert!(child.off_the_record(), "the child follows the parent");
+        assert!(child.status().otr, "the child follows the parent");
         let closed = child.close(&emitter).await;
         assert!(
             closed.failure.is_none() && closed.saved.is_ok(),

@@ -128,30 +128,8 @@ impl Toolbox {
                 sink,
                 hooks: hooks.as_deref(),
             };
-            let preapproved = {
-                let policy = &ctx.tool_policy;
-                let name = super::mcp_sampling::TOOL;
-                policy.yolo()
-                    || policy.auto_approve.iter().any(|t| t == name)
-                    || policy.always.contains(name)
-            };
-            let sampling = super::mcp_sampling::Sampling {
-                model: ctx.model.clone(),
-                provider: Arc::clone(&ctx.provider),
-                cancel: cancel.clone(),
-                approver: &announcing,
-                from: ctx.id.to_string(),
-                usage: std::sync::Mutex::new(loki_wire::message::Usage::default()),
-                count: std::sync::atomic::AtomicUsize::new(0),
-                allowed: std::sync::atomic::AtomicBool::new(preapproved),
-                denied: ctx
-                    .tool_policy
-                    .deny
-                    .iter()
-                    .any(|t| t == super::mcp_sampling::TOOL),
-                budget: ctx.budget.clone(),
-                exhausted: std::sync::Mutex::new(None),
-            };
+            let preapproved = sampling_preapproved(ctx);
+            let sampling = round_sampling(ctx, &announcing, preapproved);
             let env = ToolEnv {
                 editor: self.editor.as_deref(),
                 mcp_sampler: Some(&sampling),
@@ -266,6 +244,40 @@ impl Toolbox {
             messages.push(message);
         }
         messages
+    }
+}
+
+/// Whether MCP sampling needs no question this round: `--yolo`, `auto_approve_tools:
+/// mcp_sampling`, or "always" answered earlier.
+fn sampling_preapproved(ctx: &RequestContext) -> bool {
+    let policy = &ctx.tool_policy;
+    let name = super::mcp_sampling::TOOL;
+    policy.yolo() || policy.auto_approve.iter().any(|t| t == name) || policy.always.contains(name)
+}
+
+/// What answers the MCP sampling requests of one round: the conversation's model and
+/// provider, its token and budget, and `approver` for the question.
+fn round_sampling<'a>(
+    ctx: &RequestContext,
+    approver: &'a dyn crate::tool::approve::Approver,
+    preapproved: bool,
+) -> super::mcp_sampling::Sampling<'a> {
+    super::mcp_sampling::Sampling {
+        model: ctx.model.clone(),
+        provider: Arc::clone(&ctx.provider),
+        cancel: ctx.cancel.clone(),
+        approver,
+        from: ctx.id.to_string(),
+        usage: std::sync::Mutex::new(loki_wire::message::Usage::default()),
+        count: std::sync::atomic::AtomicUsize::new(0),
+        allowed: std::sync::atomic::AtomicBool::new(preapproved),
+        denied: ctx
+            .tool_policy
+            .deny
+            .iter()
+            .any(|t| t == super::mcp_sampling::TOOL),
+        budget: ctx.budget.clone(),
+        exhausted: std::sync::Mutex::new(None),
     }
 }
 

@@ -637,21 +637,28 @@ fn answer_cancelled(
     };
     let why = why.as_str();
     for call in calls {
-        let content = serde_json::json!({"tool_call_error": why}).to_string();
-        emitter.emit(Event::ToolCallFinished(ToolCallFinished {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            ok: false,
-            result: content.clone(),
-            error: Some(loki_protocol::event::ToolFailure {
-                kind: "cancelled",
-                message: why.to_string(),
-            }),
-        }));
-        let mut message = Message::text(Role::Tool, content);
-        message.tool_call_id = Some(call.id.clone());
-        steps.push(message);
+        steps.push(unrun_call(call, "cancelled", why, emitter));
     }
+}
+
+/// The answer to a call that did not run (`kind`: `cancelled`, `not_run`): its
+/// `tool_call_finished` event, and the tool message saying `why`, which the provider
+/// needs for every call in the history.
+fn unrun_call(call: &ToolCall, kind: &'static str, why: &str, emitter: &Sink<'_>) -> Message {
+    let content = serde_json::json!({ "tool_call_error": why }).to_string();
+    emitter.emit(Event::ToolCallFinished(ToolCallFinished {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        ok: false,
+        result: content.clone(),
+        error: Some(loki_protocol::event::ToolFailure {
+            kind,
+            message: why.to_string(),
+        }),
+    }));
+    let mut message = Message::text(Role::Tool, content);
+    message.tool_call_id = Some(call.id.clone());
+    message
 }
 
 /// What goes to the model with a round's results: a note about calls past the limit, and
@@ -824,21 +831,8 @@ fn finish_turn(
         let mut steps = steps;
         let mut assistant = Message::text(Role::Assistant, collected.text.clone());
         for call in &calls {
-            let content = serde_json::json!({ "tool_call_error": why }).to_string();
-            emitter.emit(Event::ToolCallFinished(ToolCallFinished {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                ok: false,
-                result: content.clone(),
-                error: Some(loki_protocol::event::ToolFailure {
-                    kind: "not_run",
-                    message: why.into(),
-                }),
-            }));
-            let mut result = Message::text(Role::Tool, content);
-            result.tool_call_id = Some(call.id.clone());
             assistant.tool_calls.push(call.clone());
-            steps.push(result);
+            steps.push(unrun_call(call, "not_run", why, emitter));
         }
         let at = steps.len() - calls.len();
         steps.insert(at, assistant);
