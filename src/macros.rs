@@ -15,13 +15,13 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, Report};
 use crate::dotcmd::{self, Action};
-use loki_protocol::command::Command;
 use crate::error::CoreError;
+use crate::render::{Display, TerminalEmitter, TerminalOptions};
+use loki_protocol::command::Command;
 use loki_protocol::op::{RunOptions, UserInput};
 use loki_wire::sanitize;
-use crate::render::{Display, TerminalEmitter, TerminalOptions};
 
 /// Macros shipped with loki, installed into the macros directory on first run.
 pub const BUILTIN: &[(&str, &str)] = &[(
@@ -349,18 +349,20 @@ impl Output for Terminal {
     }
 }
 
-/// Runs macro `name` with `args` in `conversation` (a fresh one the caller opened).
+/// Runs macro `name` of `macros_dir` with `args` in `conversation` (a fresh one the
+/// caller opened, with `cancel` as its token: a cancelled token stops it between steps).
 /// Each step is echoed as `>> <step>` on stderr, confirmations follow as notes, answers
 /// stream on stdout. The conversation is finished at the end: a session opened by a step
 /// is saved per the save policy.
 pub async fn run(
     mut conversation: Conversation,
+    macros_dir: &Path,
     name: &str,
     args: &[String],
     term: &dyn Output,
     cancel: tokio_util::sync::CancellationToken,
 ) -> Result<(), MacroError> {
-    let def = load(&conversation.state().paths.macros_dir, name)?;
+    let def = load(macros_dir, name)?;
     let values = bind(name, &def, args)?;
     let mut result = Ok(());
     for (i, raw) in def.steps.iter().enumerate() {
@@ -518,13 +520,19 @@ fn report(
 ) -> Result<(), StepError> {
     let none = |what: &str| StepError::Failed(format!("no {what} is active"));
     let text = match action {
-        Action::Info => conversation.info(term.info_rows()),
+        Action::Info => conversation
+            .report(Report::Info(term.info_rows()))
+            .unwrap_or_default(),
         Action::InfoRole => conversation.role().ok_or_else(|| none("role"))?.export(),
-        Action::InfoSession => conversation.info_session().ok_or_else(|| none("session"))?,
-        Action::InfoAgent => conversation.info_agent().ok_or_else(|| none("agent"))?,
-        Action::InfoPermissions => conversation.permissions(),
+        Action::InfoSession => conversation
+            .report(Report::Session)
+            .ok_or_else(|| none("session"))?,
+        Action::InfoAgent => conversation
+            .report(Report::Agent)
+            .ok_or_else(|| none("agent"))?,
+        Action::InfoPermissions => conversation.report(Report::Permissions).unwrap_or_default(),
         Action::ToolResults => conversation
-            .tool_results()
+            .report(Report::ToolResults)
             .unwrap_or_else(|| "the last turn called no tools".into()),
         Action::Context => conversation.context_report().render(),
         Action::RagSources => {

@@ -52,6 +52,13 @@ fn matching(current: &OsStr, values: Vec<(String, Option<String>)>) -> Vec<Compl
         .collect()
 }
 
+/// The names `list` finds under the configured paths that start with `current`.
+fn names(current: &OsStr, list: impl FnOnce(&Paths) -> Vec<String>) -> Vec<CompletionCandidate> {
+    let (_, paths) = paths();
+    let values = list(&paths).into_iter().map(|name| (name, None)).collect();
+    matching(current, values)
+}
+
 fn paths() -> (Env, Paths) {
     let env = Env::capture();
     let paths = Paths::resolve(&env);
@@ -90,62 +97,29 @@ pub fn models(current: &OsStr) -> Vec<CompletionCandidate> {
 
 /// Built-in and user roles.
 pub fn roles(current: &OsStr) -> Vec<CompletionCandidate> {
-    let (_, paths) = paths();
-    matching(
-        current,
-        crate::role::list(&paths.roles_dir)
-            .into_iter()
-            .map(|name| (name, None))
-            .collect(),
-    )
+    names(current, |paths| crate::role::list(&paths.roles_dir))
 }
 
 /// Saved sessions, by name (or id when unnamed).
 pub fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
-    let (_, paths) = paths();
-    matching(
-        current,
+    names(current, |paths| {
         crate::conversation::catalog::saved_session_names(&paths.sessions_dir)
-            .into_iter()
-            .map(|name| (name, None))
-            .collect(),
-    )
+    })
 }
 
 /// Saved knowledge bases.
 pub fn rags(current: &OsStr) -> Vec<CompletionCandidate> {
-    let (_, paths) = paths();
-    matching(
-        current,
-        crate::rag::list(&paths.rags_dir)
-            .into_iter()
-            .map(|name| (name, None))
-            .collect(),
-    )
+    names(current, |paths| crate::rag::list(&paths.rags_dir))
 }
 
 /// `--macro` values: macro names.
 pub fn macros(current: &OsStr) -> Vec<CompletionCandidate> {
-    let (_, paths) = paths();
-    matching(
-        current,
-        crate::macros::list(&paths.macros_dir)
-            .into_iter()
-            .map(|name| (name, None))
-            .collect(),
-    )
+    names(current, |paths| crate::macros::list(&paths.macros_dir))
 }
 
 /// `-a`/`--agent` values: installed and built-in agents.
 pub fn agents(current: &OsStr) -> Vec<CompletionCandidate> {
-    let (_, paths) = paths();
-    matching(
-        current,
-        crate::agent::list(&paths.agents_dir)
-            .into_iter()
-            .map(|name| (name, None))
-            .collect(),
-    )
+    names(current, |paths| crate::agent::list(&paths.agents_dir))
 }
 
 /// `--agent-variable` names: the variables of the agent the command line names with

@@ -17,13 +17,13 @@ use std::sync::Arc;
 
 use crate::config::Env;
 use crate::conversation::{Conversation, ConversationSpec};
-use loki_protocol::command::Command;
-use loki_protocol::emitter::CollectingEmitter;
 use crate::error::CoreError;
-use loki_protocol::op::{RunOptions, UserInput};
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::state::AppState;
+use loki_protocol::command::Command;
+use loki_protocol::emitter::CollectingEmitter;
+use loki_protocol::op::{RunOptions, UserInput};
 use loki_wire::sanitize;
 
 const MENU: &[&str] = &["execute", "revise", "describe", "copy", "quit"];
@@ -62,7 +62,7 @@ pub async fn start(
         files: args.files.clone(),
         ..UserInput::default()
     };
-    let status = run(&mut conversation, input).await;
+    let status = run(state, &mut conversation, input).await;
     let saved = conversation
         .close(&CollectingEmitter::new())
         .await
@@ -78,8 +78,11 @@ fn stderr_theme(state: &AppState) -> Theme {
 }
 
 /// Runs `-e` for `request`; returns the exit status.
-async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Result<u8> {
-    let state = Arc::clone(conversation.state());
+async fn run(
+    state: &Arc<AppState>,
+    conversation: &mut Conversation,
+    request: UserInput,
+) -> anyhow::Result<u8> {
     let mut command = generate(conversation, request).await?;
     let stdout_tty = state.terminal.stdout_tty;
     if conversation.status().dry_run || !stdout_tty {
@@ -112,7 +115,7 @@ async fn run(conversation: &mut Conversation, request: UserInput) -> anyhow::Res
             }
             "describe" => {
                 let model = conversation.status().model;
-                describe(&state, &model, &command).await?;
+                describe(state, &model, &command).await?;
             }
             "copy" => match crate::term::clipboard::copy(&command) {
                 Ok(tool) => {

@@ -37,7 +37,15 @@ pub async fn run(state: &Arc<AppState>, args: &Args, macro_args: &[String]) -> a
         display: Display::from_config(&state.config),
         caps: state.terminal,
     };
-    let result = macros::run(conversation, name, macro_args, &terminal, cancel).await;
+    let result = macros::run(
+        conversation,
+        &state.paths.macros_dir,
+        name,
+        macro_args,
+        &terminal,
+        cancel,
+    )
+    .await;
     Ok(match result {
         Ok(()) => 0,
         Err(MacroError::Cancelled(_)) => {

@@ -12,16 +12,16 @@ use tokio_util::sync::CancellationToken;
 use super::args::{Args, InputFormat, OutputFormat};
 use super::headless::{JsonLines, JsonResult};
 use crate::config::TerminalCaps;
+use crate::conversation::Sink;
 use crate::conversation::{Conversation, ConversationSpec, Finished, Outside};
 use crate::error::CoreError;
-use loki_protocol::emitter::Emitter;
-use loki_protocol::op::{RunOptions, UserInput};
-use crate::conversation::Sink;
 use crate::render::theme::Theme;
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::signals::StopWatch;
 use crate::state::AppState;
 use crate::term;
+use loki_protocol::emitter::Emitter;
+use loki_protocol::op::{RunOptions, UserInput};
 
 /// How the run's events are shown.
 pub(super) enum Output {
@@ -106,7 +106,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
             return Ok(closed.exit_status(Outside::default()));
         }
         Err(e) => {
-            let status = prepare_failed(&conversation, args, e, &stop);
+            let status = prepare_failed(state, &conversation, args, e, &stop);
             // What failed is reported; the close still lets the session and servers go.
             drop(conversation.close(&loki_protocol::emitter::Discard).await);
             return status;
@@ -117,13 +117,33 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
         let _ = question_events.set(Arc::clone(&observer));
         conversation.observe_sub_agents(observer);
     }
+    let (result, bad_input) = ask(state, &mut conversation, args, text, &output, &cancel).await;
+    if stop.signal().is_some() && !headless {
+        // A tool approval menu may have been waiting in raw mode.
+        crate::signals::restore_terminal();
+    }
+    let finished = conversation.finish(result, output.emitter()).await;
+    Ok(conclude(state, &finished, &stop, &output, bad_input))
+}
+
+/// Runs the prompt of the command line, or every prompt of stdin with
+/// `--input-format stream-json`; whether a line of input could not be used.
+async fn ask(
+    state: &AppState,
+    conversation: &mut Conversation,
+    args: &Args,
+    text: String,
+    output: &Output,
+    cancel: &CancellationToken,
+) -> (Result<(), CoreError>, bool) {
     let options = RunOptions {
         stream: (args.no_stream || args.code).then_some(false),
         unknown_tool_fails: true, // as in Loki
     };
-    let (result, bad_input) = if args.input_format == InputFormat::StreamJson {
+    if args.input_format == InputFormat::StreamJson {
         let theme = stderr_theme(state);
-        super::stdin_json::run(&mut conversation, &output, options, &theme, &cancel).await
+        let max_bytes = state.config.max_input_size;
+        super::stdin_json::run(conversation, output, options, &theme, cancel, max_bytes).await
     } else {
         let input = UserInput {
             text,
@@ -134,13 +154,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
             .prompt(input, options, None, output.emitter())
             .await;
         (turn.map(|_| ()), false)
-    };
-    if stop.signal().is_some() && !headless {
-        // A tool approval menu may have been waiting in raw mode.
-        crate::signals::restore_terminal();
     }
-    let finished = conversation.finish(result, output.emitter()).await;
-    Ok(conclude(state, &finished, &stop, &output, bad_input))
 }
 
 /// The conversation the flags describe, holding its session for the whole run.
@@ -258,6 +272,7 @@ async fn prepare(
 /// The flags could not be applied (unknown role or session, a bad prelude, Ctrl-C while
 /// waiting for the session): headless runs still report a started-and-aborted turn.
 fn prepare_failed(
+    state: &AppState,
     conversation: &Conversation,
     args: &Args,
     e: anyhow::Error,
@@ -272,7 +287,7 @@ fn prepare_failed(
         };
     }
     let (id, model) = (conversation.id().clone(), conversation.status().model);
-    let caps = &conversation.state().terminal;
+    let caps = &state.terminal;
     let status = match e.downcast::<CoreError>() {
         Ok(core) => report_setup(id, model, args, caps, &core),
         Err(other) => {

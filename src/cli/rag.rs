@@ -8,11 +8,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::Args;
 use crate::conversation::Conversation;
-use loki_protocol::op::Op;
-use loki_protocol::command::Command;
 use crate::conversation::retrieval;
 use crate::rag;
 use crate::state::AppState;
+use loki_protocol::command::Command;
+use loki_protocol::op::Op;
 
 /// What to do after the RAG flags were handled.
 #[derive(Debug, PartialEq, Eq)]

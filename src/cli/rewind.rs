@@ -12,13 +12,13 @@ use std::io::Write;
 use std::sync::Arc;
 
 use super::args::Args;
-use loki_protocol::command::Restore;
 use crate::checkpoint::rewind::RewindError;
 use crate::conversation::{Conversation, Outside};
 use crate::error::CoreError;
-use loki_protocol::command::{Applied, Command, Line};
 use crate::render::theme::Theme;
 use crate::state::AppState;
+use loki_protocol::command::Restore;
+use loki_protocol::command::{Applied, Command, Line};
 use loki_wire::sanitize;
 
 /// Runs the rewind; returns the exit status. When a prompt follows (`asks`: text or files
@@ -40,8 +40,12 @@ pub async fn run(state: &Arc<AppState>, args: &Args, asks: bool) -> anyhow::Resu
         what: Restore::Both,
         force: false,
     };
-    let result = conversation.command(rewind, &loki_protocol::emitter::Discard).await;
-    let finished = conversation.finish(result, &loki_protocol::emitter::Discard).await;
+    let result = conversation
+        .command(rewind, &loki_protocol::emitter::Discard)
+        .await;
+    let finished = conversation
+        .finish(result, &loki_protocol::emitter::Discard)
+        .await;
     match &finished.ran {
         Ok(applied) => report_restored(&theme, applied, asks),
         Err(e) => {

@@ -15,13 +15,13 @@ use super::args::{Args, InputFormat};
 use super::headless::{InputLine, parse_input_line};
 use super::oneshot::Output;
 use crate::conversation::{Conversation, Remote};
-use loki_protocol::op::Op;
 use crate::error::CoreError;
-use loki_protocol::op::{RunOptions, UserInput};
 use crate::render::theme::Theme;
 use crate::term;
 use crate::term::stdin_lines::{Read, stdin_lines};
 use crate::tool::approve::ChannelApprover;
+use loki_protocol::op::Op;
+use loki_protocol::op::{RunOptions, UserInput};
 
 /// The approver answered by approval lines, when stdin carries JSON lines and `--yolo`
 /// does not approve everything anyway.
@@ -149,8 +149,8 @@ pub(super) async fn run(
     options: RunOptions,
     theme: &Theme,
     cancel: &CancellationToken,
+    max_bytes: usize,
 ) -> (Result<(), CoreError>, bool) {
-    let max_bytes = conversation.state().config.max_input_size;
     let mut input = Input {
         lines: stdin_lines(max_bytes),
         max_bytes,
@@ -250,8 +250,8 @@ impl crate::tool::ask::Asker for StreamJsonAsker {
         from: &'a str,
         question: &'a loki_protocol::event::Question,
     ) -> futures_util::future::BoxFuture<'a, crate::tool::ask::Answer> {
-        use loki_protocol::event::{Event, QuestionAnswered, QuestionAsked};
         use crate::tool::ask::Answer;
+        use loki_protocol::event::{Event, QuestionAnswered, QuestionAsked};
         Box::pin(async move {
             let (id, reply) = self.board.open(from, question);
             self.emit(Event::QuestionAsked(QuestionAsked::new(

@@ -18,14 +18,13 @@ use crate::role::Role;
 use crate::session::TEMP_SESSION;
 use crate::session::handle::SessionHandle;
 use crate::session::id::SessionAlias;
+use crate::session::tracker::SessionNotify;
 use crate::session::tracker::{SessionHold, Tracker, Transcript};
 use crate::state::AppState;
+use loki_protocol::command::SavedSession;
+use loki_protocol::event::{ConversationId, next_conversation_id};
 use loki_wire::message::Message;
 use loki_wire::session_file::Session;
-use loki_protocol::command::SavedSession;
-use crate::session::tracker::SessionNotify;
-use loki_protocol::event::{ConversationId, next_conversation_id};
-
 
 /// A session's own model when it is not available (see [`RequestContext::session_model`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! How a conversation's work ended, mapped to the process's exit status in one place.
 
 use crate::error::CoreError;
-use loki_protocol::command::Applied;
 use crate::signals::StopSignal;
+use loki_protocol::command::Applied;
 
 /// How a run failed, as far as the exit status cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

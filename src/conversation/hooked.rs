@@ -4,10 +4,10 @@
 //! the user's conversation runs them, not its sub-agents.
 
 use super::Conversation;
+use crate::conversation::engine::RunRequest;
 use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
 use loki_protocol::op::{RunOptions, RunOutcome, UserInput};
-use crate::conversation::engine::RunRequest;
 
 /// Most times `Stop` hooks may send one turn on.
 const MAX_STOP_CONTINUATIONS: usize = 3;

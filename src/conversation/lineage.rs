@@ -15,14 +15,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, ConversationSpec, Notify};
 use crate::config::Env;
-use loki_protocol::event::ConversationId;
 use crate::error::CoreError;
-use loki_protocol::emitter::Emitter;
 use crate::state::AppState;
 use crate::tool::Switch;
 use crate::tool::approve::{Approver, RoutedApprover};
 use crate::tool::ask::{Asker, RoutedAsker};
 use crate::usage::Budget;
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::ConversationId;
 
 /// A parent's side of its children: everything a sub-conversation inherits.
 #[derive(Clone)]

@@ -8,8 +8,11 @@
 //!    its session throughout, takes the session's lock — [`Conversation::open`] does both;
 //! 2. [`Conversation::submit`] takes every [`Op`]: a prompt, a command ([`Command`] →
 //!    [`Applied`]), an approval, an answer, an interrupt; what happens comes back as
-//!    events on the emitter it is given. Drivers read it only through the queries in
-//!    `queries.rs`;
+//!    events on the emitter it is given. Drivers read it only through
+//!    [`Conversation::status`] and the few reports in `queries.rs`; what they share with
+//!    it while a turn runs they made themselves and gave in the spec (the cancellation
+//!    token, the queue of lines typed meanwhile, the todo list) or reach through
+//!    [`Conversation::remote`] (approvals, answers, interrupts);
 //! 3. [`Conversation::close`] applies the save policy once, shuts its sub-agents down,
 //!    lets the session and MCP servers go and says how it ended ([`Closed`]), which
 //!    [`Closed::exit_status`] maps to the process's exit status.
@@ -40,21 +43,21 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Env;
-use loki_protocol::event::ConversationId;
 use crate::conversation::context::RequestContext;
 use crate::conversation::engine::command;
-use loki_protocol::command::{Applied, Command};
-use crate::error::CoreError;
-use loki_protocol::emitter::{Discard, Emitter};
 use crate::conversation::engine::{Engine, RunRequest};
-use loki_protocol::op::{RunOptions, RunOutcome, UserInput};
+use crate::error::CoreError;
 use crate::hooks;
 use crate::session::tracker::SessionHold;
 use crate::state::AppState;
 use crate::tool::approve::Approver;
 use crate::tool::ask::Asker;
+use loki_protocol::command::{Applied, Command};
+use loki_protocol::emitter::{Discard, Emitter};
+use loki_protocol::event::ConversationId;
 use loki_protocol::op::Op;
 use loki_protocol::op::Reply;
+use loki_protocol::op::{RunOptions, RunOutcome, UserInput};
 
 pub use exit::{Closed, Failure, Finished, Outside};
 pub use op::Remote;
@@ -65,7 +68,7 @@ pub use context::{CarryOn, PromptQueue, provider_for};
 pub use engine::command::{API_APPROVAL_KEY, DISPLAY_SETTINGS, SETTABLE, parse_bool};
 pub use engine::emitter::Sink;
 pub use engine::{confinement, retrieval, rule_check, tasks};
-pub use queries::{SessionStatus, Status};
+pub use queries::{Report, SessionStatus, Status};
 
 /// Where a conversation reports what happens to its session outside a run (waiting for
 /// another writer's lock, merging what others stored): one line each.
@@ -417,17 +420,15 @@ impl Conversation {
         lineage::Lineage::of(self)
     }
 
-    /// The shared services.
-    pub fn state(&self) -> &Arc<AppState> {
+    /// The shared services (drivers hold their own: the conversation hands out none).
+    fn state(&self) -> &Arc<AppState> {
         self.engine.state()
     }
-
 
     /// Its id in events.
     pub fn id(&self) -> &ConversationId {
         &self.ctx.id
     }
-
 
     /// The open session as the YAML a person edits (`.edit session`), with what the
     /// conversation holds of it; none without a session.
@@ -438,12 +439,10 @@ impl Conversation {
         }))
     }
 
-
     /// What `usage` costs with its model (none when the model has no prices).
     pub fn cost_of(&self, usage: loki_wire::message::Usage) -> Option<f64> {
         crate::usage::cost_of(&self.ctx.model.config, usage)
     }
-
 
     /// The conversation so far as text, one entry per user or assistant message (for a
     /// client that shows a loaded session).
@@ -461,7 +460,6 @@ impl Conversation {
             .filter(|(_, text)| !text.is_empty())
             .collect()
     }
-
 
     /// Starts the MCP servers of the current tool scope in the background (while the
     /// user types), their lease put in `slot`; the conversation's own lease from its
@@ -481,7 +479,6 @@ impl Conversation {
             drop(previous);
         });
     }
-
 
     /// Warnings from preparing it, for the front end to show once.
     pub fn take_warnings(&mut self) -> Vec<String> {

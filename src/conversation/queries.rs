@@ -53,6 +53,22 @@ pub struct Status {
     pub saves_unattended: bool,
 }
 
+/// A text report of the conversation, as the dot-commands show it.
+#[derive(Debug)]
+pub enum Report {
+    /// `.info`: settings, then the conversation's state, with the front end's display
+    /// rows.
+    Info(Vec<info::Row>),
+    /// `.info session`.
+    Session,
+    /// `.info agent`.
+    Agent,
+    /// `.tool-results`: the last turn's tool calls with their results.
+    ToolResults,
+    /// `.info permissions`: the permission mode and rules, one per line.
+    Permissions,
+}
+
 /// The open session, as the prompt shows it.
 #[derive(Debug, Clone, Default)]
 pub struct SessionStatus {
@@ -112,7 +128,6 @@ impl Conversation {
         }
     }
 
-
     /// The role in force (an agent's instructions are its role).
     pub fn role(&self) -> Option<&Role> {
         self.ctx.role.as_ref()
@@ -123,20 +138,10 @@ impl Conversation {
         self.ctx.agent.as_ref().map(|a| &a.def)
     }
 
-
-
-
-
-
-
-
-
-
     /// The search settings a knowledge base with `meta` gets in this conversation.
     pub fn rag_settings(&self, meta: &crate::rag::RagMeta) -> SearchSettings {
         crate::conversation::retrieval::settings(self.state(), &self.ctx, meta)
     }
-
 
     /// The names of the tools the model is offered now and may call: its scope's tools
     /// (MCP servers already running; tool groups it has loaded), without those
@@ -166,27 +171,6 @@ impl Conversation {
         crate::conversation::engine::command::last_answer(&self.ctx)
     }
 
-    /// `.info`: settings, then the conversation's state, with the front end's `display`
-    /// rows.
-    pub fn info(&self, display: Vec<info::Row>) -> String {
-        info::conversation(self.state(), &self.ctx, display)
-    }
-
-    /// `.info session`; none without a session.
-    pub fn info_session(&self) -> Option<String> {
-        info::session(&self.ctx)
-    }
-
-    /// `.info agent`; none without an agent.
-    pub fn info_agent(&self) -> Option<String> {
-        info::agent(&self.ctx)
-    }
-
-    /// `.tool-results`: the last turn's tool calls with their results.
-    pub fn tool_results(&self) -> Option<String> {
-        info::tool_results(&self.ctx)
-    }
-
     /// `.context`: where the input window goes for the next message.
     pub fn context_report(&self) -> ContextReport {
         self.engine.context_report(&self.ctx)
@@ -197,8 +181,20 @@ impl Conversation {
         crate::conversation::engine::rewind::turns(&self.ctx)
     }
 
+    /// The text report `what` (`.info …`, `.tool-results`); none when there is nothing
+    /// to report (no session, no agent, no tool call in the last turn).
+    pub fn report(&self, what: Report) -> Option<String> {
+        match what {
+            Report::Info(display) => Some(info::conversation(self.state(), &self.ctx, display)),
+            Report::Session => info::session(&self.ctx),
+            Report::Agent => info::agent(&self.ctx),
+            Report::ToolResults => info::tool_results(&self.ctx),
+            Report::Permissions => Some(self.permissions()),
+        }
+    }
+
     /// The permission mode and rules, one per line (`.info permissions`).
-    pub fn permissions(&self) -> String {
+    fn permissions(&self) -> String {
         let policy = &self.ctx.tool_policy;
         let mut lines = vec![format!("mode  {}", policy.mode().name())];
         let rules = policy.rules.lines();
@@ -208,8 +204,6 @@ impl Conversation {
         lines.extend(rules);
         lines.join("\n")
     }
-
-
 
     /// Asks MCP server `server` for prompt `name`, as this conversation (its asker and
     /// working directory); the prompt's messages' texts.

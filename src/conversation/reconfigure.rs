@@ -7,8 +7,8 @@ use std::sync::Arc;
 use super::Conversation;
 use crate::config::AppConfig;
 use crate::conversation::context::RequestContext;
-use crate::error::CoreError;
 use crate::conversation::engine::Engine;
+use crate::error::CoreError;
 use crate::state::AppState;
 
 impl Conversation {

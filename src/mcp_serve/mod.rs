@@ -119,7 +119,15 @@ impl LokiMcp {
         };
         let conversation = Conversation::open(&self.state, spec).await?;
         let out = Collected::default();
-        crate::macros::run(conversation, name, args, &out, cancel).await?;
+        crate::macros::run(
+            conversation,
+            &self.state.paths.macros_dir,
+            name,
+            args,
+            &out,
+            cancel,
+        )
+        .await?;
         Ok(out.text())
     }
 

@@ -4,6 +4,7 @@
 
 use super::leave::Leave;
 use super::{Next, Repl};
+use crate::conversation::Report;
 use crate::dotcmd::{self, Action};
 use loki_protocol::command::Command;
 
@@ -19,7 +20,9 @@ impl Repl {
             // An agent works through its tools (its own, the todo list, questions to
             // the user): without function calling it is refused rather than started
             // crippled. One-shot `-a` only warns, as it has no prompt to come back to.
-            Action::Apply(Command::UseAgent { name, .. }) if !self.conv.status().function_calling => {
+            Action::Apply(Command::UseAgent { name, .. })
+                if !self.conv.status().function_calling =>
+            {
                 self.error(&format!(
                     "agent `{name}` needs function calling, which is off (.set function_calling_support true)"
                 ));
@@ -33,11 +36,15 @@ impl Repl {
             Action::Help => self.print_table(&dotcmd::help_text()),
             Action::Info => self.print_table(&self.info()),
             Action::InfoMcp => self.println(&crate::conversation::info::mcp(self.state())),
-            Action::InfoPermissions => self.println(&self.conv.permissions()),
+            Action::InfoPermissions => {
+                self.println(&self.conv.report(Report::Permissions).unwrap_or_default())
+            }
             Action::Rewind => self.rewind().await,
             Action::Sessions(text) => self.list_sessions(text.as_deref()).await,
             Action::Mcp(op) => self.mcp(op).await,
-            Action::InfoAgent => self.println_or(self.conv.info_agent(), "no agent is active"),
+            Action::InfoAgent => {
+                self.println_or(self.conv.report(Report::Agent), "no agent is active")
+            }
             Action::Starter(n) => self.starter(n).await,
             Action::SubAgents(which) => self.sub_agents(which.as_deref()),
             Action::Memory(op) => self.memory(op),
@@ -66,9 +73,11 @@ impl Repl {
                 self.apply(Command::CompressSession).await;
             }
             Action::Authenticate => self.authenticate().await,
-            Action::InfoSession => self.println_or(self.conv.info_session(), "no session is open"),
+            Action::InfoSession => {
+                self.println_or(self.conv.report(Report::Session), "no session is open")
+            }
             Action::Copy => self.copy_answer(),
-            Action::ToolResults => match self.conv.tool_results() {
+            Action::ToolResults => match self.conv.report(Report::ToolResults) {
                 Some(text) => self.println(&text),
                 None => self.note("the last turn called no tools"),
             },
@@ -112,7 +121,7 @@ impl Repl {
     /// `.exit session`: closes the open session (offering to save it). A stop signal
     /// that arrives meanwhile ends the REPL.
     async fn exit_session(&mut self) -> Next {
-        if !self.conv.status().session.is_some() {
+        if self.conv.status().session.is_none() {
             self.error("no session is open");
         } else if let Leave::Stopped(signal) = self.close_session().await {
             return Next::Quit(self.terminate(signal).await);

@@ -5,8 +5,8 @@ use std::sync::{Arc, RwLock};
 
 use reedline::{Completer, CompletionResult, Span, Suggestion};
 
-use crate::dotcmd::{COMMANDS, DISPLAY_SETTINGS};
 use crate::conversation::SETTABLE;
+use crate::dotcmd::{COMMANDS, DISPLAY_SETTINGS};
 
 /// Lists the names of saved sessions.
 pub type SessionNames = Arc<dyn Fn() -> Vec<String> + Send + Sync>;

@@ -2,8 +2,8 @@
 //! written in the editor, from a short template, as in Loki. A file left empty or as the
 //! template was is not kept.
 
-use loki_protocol::command::Command;
 use crate::term::yes_no::{self, Reply};
+use loki_protocol::command::Command;
 
 /// What a new role starts as.
 const ROLE_TEMPLATE: &str = "---\n# Optional settings: model, temperature, top_p, enabled_tools, enabled_mcp_servers\n---\nDescribe how the assistant should behave in this role.\n";

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
-use loki_protocol::op::Op;
 use crate::conversation::Remote;
+use loki_protocol::op::Op;
 
 /// What Ctrl-C stops.
 pub(super) struct Interrupt {

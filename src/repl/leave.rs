@@ -8,9 +8,9 @@ use std::io::Write;
 
 use super::{Next, Repl};
 use crate::conversation::policy::OnLeave;
-use loki_protocol::command::Command;
 use crate::render::theme::{Style, Theme};
 use crate::signals::StopSignal;
+use loki_protocol::command::Command;
 use loki_protocol::event::Event;
 
 /// Why waiting for the user ended without an answer.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::Repl;
 use crate::dotcmd::McpOp;
-use loki_protocol::op::UserInput;
 use crate::mcp::server::McpServer;
+use loki_protocol::op::UserInput;
 
 impl Repl {
     /// Runs `.mcp …`.

@@ -38,11 +38,9 @@ use reedline::{Reedline, Signal};
 
 use crate::config::clients::ModelKind;
 use crate::config::{self, Wrap};
+use crate::conversation::parse_bool;
 use crate::conversation::{Conversation, ConversationSpec};
 use crate::dotcmd::{self, Action};
-use crate::conversation::parse_bool;
-use loki_protocol::command::Command;
-use loki_protocol::op::{RunOptions, UserInput};
 use crate::error::CoreError;
 use crate::render::theme::{Style, Theme};
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
@@ -50,6 +48,8 @@ use crate::signals::{StopSignal, StopWatch};
 use crate::state::AppState;
 use completer::CompletionData;
 use leave::Interrupted;
+use loki_protocol::command::Command;
+use loki_protocol::op::{RunOptions, UserInput};
 use loki_wire::sanitize;
 
 /// What to do after a line.
@@ -63,6 +63,9 @@ enum Next {
 /// The REPL's state between lines.
 struct Repl {
     conv: Conversation,
+    /// The shared services; replaced with the conversation's when the configuration is
+    /// reloaded (`.edit config`).
+    state: Arc<AppState>,
     display: Display,
     no_color: bool,
     completion: Arc<RwLock<CompletionData>>,
@@ -102,8 +105,7 @@ pub async fn run(
     let line_editor = line_editor::build(line_editor::EditorOptions {
         keybindings: &state.config.keybindings,
         // Off the record, nothing typed is kept.
-        history_file: (!conversation.status().otr)
-            .then_some(state.paths.history_file.as_path()),
+        history_file: (!conversation.status().otr).then_some(state.paths.history_file.as_path()),
         color: display.highlight && !no_color,
         editor: editor_cmd,
         completion: Arc::clone(&completion),
@@ -121,6 +123,7 @@ pub async fn run(
     };
     let mut repl = Repl {
         conv: conversation,
+        state,
         display,
         no_color,
         completion,
@@ -151,7 +154,7 @@ pub async fn run(
 
 impl Repl {
     fn state(&self) -> &Arc<AppState> {
-        self.conv.state()
+        &self.state
     }
 
     /// Leases the MCP servers of the conversation's current scope in the background
@@ -177,7 +180,7 @@ impl Repl {
         // is found with the first command, and a missing one said then (`.sandbox` and
         // `.info` show them).
         if self.conv.status().sandbox == "danger-full-access"
-            && let Some(note) = crate::conversation::confinement::default_note(self.conv.state())
+            && let Some(note) = crate::conversation::confinement::default_note(self.state())
         {
             crate::term::session_note(&theme, &sanitize::display(&note));
         }
@@ -390,7 +393,15 @@ impl Repl {
             caps: self.state().terminal,
         };
         let quiet = turn_input::QuietInput::start();
-        let result = crate::macros::run(conversation, name, args, &terminal, beside.token.clone()).await;
+        let result = crate::macros::run(
+            conversation,
+            &state.paths.macros_dir,
+            name,
+            args,
+            &terminal,
+            beside.token.clone(),
+        )
+        .await;
         drop(quiet);
         match result {
             Ok(()) | Err(crate::macros::MacroError::Cancelled(_)) => {}
@@ -472,7 +483,9 @@ impl Repl {
         for line in &applied.lines {
             match line {
                 loki_protocol::command::Line::Note(text) => self.note(text),
-                loki_protocol::command::Line::Warning(text) => self.note(&format!("warning: {text}")),
+                loki_protocol::command::Line::Warning(text) => {
+                    self.note(&format!("warning: {text}"))
+                }
             }
         }
     }
@@ -607,11 +620,14 @@ impl Repl {
 
     /// `.session <name>`: a new session after some conversation offers to carry it.
     async fn open_session(&mut self, name: &str) {
-        let ask = !self.conv.status().session.is_some()
+        let ask = self.conv.status().session.is_none()
             && self.conv.status().history_len > 0
             && !self.conv.session_exists(name).await;
         let carry = if ask {
-            match self.carry_into_session(name, self.conv.status().history_len).await {
+            match self
+                .carry_into_session(name, self.conv.status().history_len)
+                .await
+            {
                 Some(carry) => carry,
                 None => return self.note(&format!("session `{name}` not opened")),
             }
@@ -706,6 +722,7 @@ impl Repl {
         crate::render::themes::adopt_terminal(&mut new_config, &state.paths, &state.env);
         let new_state = Arc::new(state.reconfigured(new_config, path.display().to_string()));
         let reconfigured = self.conv.reconfigure(Arc::clone(&new_state));
+        self.state = Arc::clone(&new_state);
         if let Err(e) = reconfigured {
             self.error(&e.to_string());
         }
@@ -798,7 +815,9 @@ impl Repl {
     }
 
     fn info(&self) -> String {
-        self.conv.info(self.display.info_rows())
+        self.conv
+            .report(crate::conversation::Report::Info(self.display.info_rows()))
+            .unwrap_or_default()
     }
 
     /// Prints text that may come from a model, a session, a file or a server: control

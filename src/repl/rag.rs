@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use super::Repl;
-use loki_protocol::command::Command;
 use crate::conversation::retrieval;
 use crate::rag::{self, BuildOptions, BuildReport, RagError};
+use loki_protocol::command::Command;
 
 impl Repl {
     /// A token Ctrl-C cancels while a build runs.

@@ -2,11 +2,11 @@
 //! chosen turn and every later one are undone — files, conversation, or both. A file
 //! someone changed after the turn is overwritten only if the user says so.
 
-use loki_protocol::command::Restore;
 use crate::checkpoint::rewind::RewindError;
-use loki_protocol::command::Command;
 use crate::error::CoreError;
 use crate::term::yes_no::{self, Reply};
+use loki_protocol::command::Command;
+use loki_protocol::command::Restore;
 
 const BOTH: &str = "Files and conversation";
 const FILES: &str = "Files only";

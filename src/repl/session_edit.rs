@@ -5,13 +5,13 @@
 //! loki wrote the session while the editor was open. A broken or late draft is kept
 //! aside while the session stays as it was.
 
-use loki_protocol::command::Command;
 use crate::term::yes_no::{self, Reply};
+use loki_protocol::command::Command;
 
 impl super::Repl {
     /// `.edit session`: saves the open session, edits it, replaces it.
     pub(super) async fn edit_session(&mut self) {
-        if !self.conv.status().session.is_some() {
+        if self.conv.status().session.is_none() {
             return self.error("no session is open");
         }
         if self.save_session(None).await.is_none() {

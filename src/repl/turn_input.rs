@@ -175,7 +175,10 @@ impl TypeAhead {
 }
 
 #[cfg(unix)]
-fn read_until(stop: &std::sync::atomic::AtomicBool, queue: &crate::conversation::PromptQueue) -> Typed {
+fn read_until(
+    stop: &std::sync::atomic::AtomicBool,
+    queue: &crate::conversation::PromptQueue,
+) -> Typed {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let stdin = std::io::stdin();
     let mut keys = Keys::default();

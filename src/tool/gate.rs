@@ -11,13 +11,13 @@
 use serde_json::Value;
 
 use super::approve::{ApprovalRequest, Approver};
-use loki_protocol::op::Decision;
 use super::mcp_tools::{Action, McpTool};
 use super::{
     Effect, Grant, MAX_REPEATS, Policy, Tool, ToolEnv, ToolError, approval_needed, builtin, delete,
     fences, paths, schema,
 };
 use crate::hooks::{HookCall, Verdict};
+use loki_protocol::op::Decision;
 use loki_wire::message::ToolCall;
 
 /// A call that may run: its tool, the arguments it runs with (a hook's or the user's

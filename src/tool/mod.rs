@@ -50,13 +50,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::ToolSpec;
 use crate::config::AppConfig;
-use approve::Approver;
-use builtin::Builtin;
-use loki_wire::message::{Message, Role, ToolCall};
-use script::ScriptTool;
 use crate::config::permissions;
 use crate::mcp::server::ProgressSender;
+use approve::Approver;
+use builtin::Builtin;
 use loki_protocol::event::ToolFailure;
+use loki_wire::message::{Message, Role, ToolCall};
+use script::ScriptTool;
 
 /// A tool a conversation can offer: built into loki, or a user script.
 #[derive(Debug, Clone)]

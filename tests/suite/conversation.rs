@@ -522,3 +522,42 @@ fn a_remote_interrupt_stops_the_running_turn_only() {
         );
     });
 }
+
+/// What a driver made for a conversation (its todo list) is the conversation's, and
+/// what it reads comes in one status.
+#[test]
+fn a_driver_reads_its_own_todo_list_and_the_status() {
+    let env = TestEnv::new();
+    let state = state_for(&env);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let todo = Arc::new(Mutex::new(loki::tool::todo::TodoList::default()));
+        let mut conversation = Conversation::open(
+            &state,
+            ConversationSpec {
+                cwd: Some(env.work_dir()),
+                todo: Some(Arc::clone(&todo)),
+                // The todo tools are offered.
+                auto_continue: true,
+                ..ConversationSpec::default()
+            },
+        )
+        .await
+        .expect("conversation");
+        let status = conversation.status();
+        assert_eq!(status.cwd, env.work_dir());
+        assert_eq!(status.history_len, 0);
+        assert!(!status.otr);
+        assert!(status.session.is_none());
+        let emitter = CollectingEmitter::new();
+        conversation
+            .call_tool("todo__add", r#"{"task":"write the test"}"#, &emitter)
+            .await
+            .expect("todo__add");
+        assert_eq!(todo.lock().unwrap().open(), 1, "the driver's list got the item");
+        drop(conversation.close(&emitter).await);
+    });
+}

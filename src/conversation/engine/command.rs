@@ -17,13 +17,13 @@ use crate::role::Role;
 use crate::state::AppState;
 use loki_wire::message::Role as MessageRole;
 
-use loki_protocol::event::{Event, SessionSaved};
-use crate::error::CoreError;
-use loki_protocol::emitter::Emitter;
 use crate::conversation::Sink;
+use crate::error::CoreError;
 use loki_protocol::command::Applied;
 use loki_protocol::command::Command;
 use loki_protocol::command::Line;
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::{Event, SessionSaved};
 
 /// The session key holding the server's approval policy for it.
 pub const API_APPROVAL_KEY: &str = "api_approval";

@@ -9,12 +9,12 @@
 //! conversation's approver: a terminal menu, a headless `tool_call_approval_requested`
 //! event), `always` writes, `never` skips.
 
-use loki_protocol::event::{self, Event};
 use super::{Engine, turn};
-use crate::conversation::Sink;
 use crate::client::ChatRequest;
+use crate::conversation::Sink;
 use crate::conversation::context::RequestContext;
 use crate::tool::approve::ApprovalRequest;
+use loki_protocol::event::{self, Event};
 use loki_protocol::op::Decision;
 use loki_wire::message::{Message, Role};
 
@@ -92,7 +92,9 @@ impl Engine {
         let small = self.small_model(ctx, emitter);
         let answer = match turn::complete_text_on(ctx, small.as_ref(), &request).await {
             Ok(answer) => answer,
-            Err(crate::error::CoreError::Cancelled) => return Err(crate::error::CoreError::Cancelled),
+            Err(crate::error::CoreError::Cancelled) => {
+                return Err(crate::error::CoreError::Cancelled);
+            }
             Err(e) => {
                 emitter.emit(Event::Notice(event::Notice::warning(format!(
                     "no facts saved to memory before compressing: {e}"
@@ -171,7 +173,9 @@ impl Engine {
         match crate::tool::approve::Approver::approve(&approver, &request).await {
             Decision::Approve | Decision::ApproveAlways | Decision::ApproveEdited(_) => Ok(true),
             // Esc at the question is "not now"; only a stopped turn stops compaction.
-            Decision::Cancel if ctx.cancel.is_cancelled() => Err(crate::error::CoreError::Cancelled),
+            Decision::Cancel if ctx.cancel.is_cancelled() => {
+                Err(crate::error::CoreError::Cancelled)
+            }
             Decision::Cancel
             | Decision::Deny
             | Decision::DenyWithMessage(_)

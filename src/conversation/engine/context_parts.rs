@@ -4,11 +4,11 @@
 //! input window goes.
 
 use crate::conversation::Sink;
-use loki_protocol::event::{Event, Notice};
 use crate::conversation::context::RequestContext;
 use crate::session::compress::count_tokens;
 use crate::state::AppState;
 use crate::tool::Tool;
+use loki_protocol::event::{Event, Notice};
 use loki_wire::message::{Message, Role};
 
 /// The parts added to the system prompt, each `None` when absent.

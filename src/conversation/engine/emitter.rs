@@ -39,7 +39,10 @@ impl<'a> Sink<'a> {
     }
 
     /// A sink for the conversation `ctx` (its id, parent and agent) writing to `out`.
-    pub(in crate::conversation) fn for_context(ctx: &crate::conversation::context::RequestContext, out: &'a dyn Emitter) -> Self {
+    pub(in crate::conversation) fn for_context(
+        ctx: &crate::conversation::context::RequestContext,
+        out: &'a dyn Emitter,
+    ) -> Self {
         let mut sink = Self::new(ctx.id.clone(), out).with_parent(ctx.parent.clone());
         sink.agent = ctx.agent.as_ref().map(|a| a.def.name.as_str().into());
         sink

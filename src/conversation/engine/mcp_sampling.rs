@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 use crate::client::{ChatRequest, Provider};
 use crate::mcp::client_side::SamplingError;
 use crate::tool::approve::{ApprovalRequest, Approver};
-use loki_protocol::op::Decision;
 use crate::tool::mcp_client::Sampler;
+use loki_protocol::op::Decision;
 use loki_wire::message::{Message, Role, Usage};
 use loki_wire::provider_event::ProviderEvent;
 

@@ -3,9 +3,9 @@
 //! history up to the answer being extended or replaced. Also the input-size check and
 //! what `--dry-run` shows.
 
-use crate::error::CoreError;
 use super::turn::TurnKind;
 use crate::conversation::context::RequestContext;
+use crate::error::CoreError;
 use loki_wire::message::{Message, Role};
 
 /// The messages for `kind`, and the kind with the user message as the role framed it.

@@ -27,9 +27,9 @@ pub use emitter::Sink;
 pub(crate) use tool_round::declared_tools;
 
 use crate::conversation::context::RequestContext;
+use crate::error::CoreError;
 use crate::session::tracker::SessionHold;
 use crate::state::AppState;
-use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
 use loki_protocol::event::{self, Event};
 use loki_protocol::op::Continuation;

@@ -3,11 +3,11 @@
 //! `rag_template`. Only new input is augmented; `.continue`, `.regenerate` and tool rounds
 //! reuse what was sent.
 
-use crate::error::CoreError;
-use loki_protocol::event::{Event, Notice};
 use crate::conversation::context::RequestContext;
+use crate::error::CoreError;
 use crate::rag::search::{self, SearchSettings};
 use crate::state::AppState;
+use loki_protocol::event::{Event, Notice};
 use loki_wire::message::{Content, ContentPart, Message};
 
 /// The settings a search of `meta` uses: the knowledge base's own, then the

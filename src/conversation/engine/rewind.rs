@@ -5,14 +5,14 @@
 
 use std::sync::Arc;
 
-use loki_protocol::command::{Applied, Line};
-use crate::error::CoreError;
-use loki_protocol::emitter::Emitter;
 use crate::checkpoint::PendingRewind;
-use loki_protocol::command::Restore;
 use crate::checkpoint::rewind::{RewindError, restore};
 use crate::conversation::context::RequestContext;
+use crate::error::CoreError;
 use crate::state::AppState;
+use loki_protocol::command::Restore;
+use loki_protocol::command::{Applied, Line};
+use loki_protocol::emitter::Emitter;
 
 /// The turns `.rewind` can undo, oldest first (every turn of the conversation, with the
 /// files each changed).

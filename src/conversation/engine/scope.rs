@@ -9,12 +9,12 @@
 
 use std::sync::Arc;
 
-use loki_protocol::event::{Event, Notice};
-use crate::error::CoreError;
 use crate::conversation::Sink;
 use crate::conversation::context::RequestContext;
+use crate::error::CoreError;
 use crate::state::AppState;
 use crate::tool::Tool;
+use loki_protocol::event::{Event, Notice};
 
 /// What a conversation asks for, after precedence.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -2,13 +2,13 @@
 //! conversation's tools, approval, confinement and output limits, exactly as for a call
 //! the model makes — only the caller is a person.
 
-use crate::error::CoreError;
 use super::Engine;
 use crate::conversation::Sink;
 use crate::conversation::context::RequestContext;
+use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
-use loki_wire::message::ToolCall;
 use loki_protocol::op::ToolOutcome;
+use loki_wire::message::ToolCall;
 
 impl Engine {
     /// Runs tool `name` with `arguments` (JSON text) in `ctx`. An unknown name is an

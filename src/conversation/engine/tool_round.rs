@@ -7,13 +7,13 @@
 use futures_util::future::BoxFuture;
 use std::sync::{Arc, Mutex};
 
-use crate::conversation::Sink;
-use loki_protocol::event::{Event, ToolCallFinished, ToolCallProgress};
 use crate::client::ToolSpec;
+use crate::conversation::Sink;
 use crate::conversation::context::RequestContext;
 use crate::error::CoreError;
 use crate::state::AppState;
 use crate::tool::{Background, HiddenEnv, Tool, ToolEnv};
+use loki_protocol::event::{Event, ToolCallFinished, ToolCallProgress};
 use loki_wire::message::{Content, ContentPart, Message, Role, ToolCall};
 
 /// What a turn's tool calls run with. Owns everything a [`ToolEnv`] borrows; background
@@ -303,12 +303,14 @@ fn settle_sampling(
         sink.emit(Event::Usage(sampled));
     }
     if let Some(over) = sampling.exhausted.lock().ok().and_then(|mut o| o.take()) {
-        sink.emit(Event::BudgetExhausted(loki_protocol::event::BudgetExhausted {
-            budget: over.budget,
-            limit: over.limit,
-            used: over.used,
-            message: over.to_string(),
-        }));
+        sink.emit(Event::BudgetExhausted(
+            loki_protocol::event::BudgetExhausted {
+                budget: over.budget,
+                limit: over.limit,
+                used: over.used,
+                message: over.to_string(),
+            },
+        ));
         sink.flush();
     }
 }

@@ -22,7 +22,6 @@ use futures_util::StreamExt;
 
 use super::emitter::Sink;
 use super::tool_round::Toolbox;
-use loki_protocol::op::{RunOutcome, UserInput};
 use crate::client::{ChatRequest, ProviderError, ProviderStream};
 use crate::conversation::context::RequestContext;
 use crate::error::CoreError;
@@ -33,6 +32,7 @@ use loki_protocol::event::Speed;
 use loki_protocol::event::{
     Event, ModelCallStarted, Notice, TextDelta, ToolCallFinished, ToolCallStarted,
 };
+use loki_protocol::op::{RunOutcome, UserInput};
 use loki_wire::message::{Message, Role, ToolCall, Usage};
 use loki_wire::provider_event::{FinishReason, ProviderEvent};
 

@@ -27,15 +27,15 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::{Conversation, ConversationSpec};
-use loki_protocol::command::Command;
-use loki_protocol::event::{AgentFinished, AgentStarted, Event};
-use crate::error::CoreError;
-use loki_protocol::emitter::{Discard, Emitter};
-use loki_protocol::op::{RunOptions, UserInput};
 use crate::conversation::Sink;
+use crate::error::CoreError;
 use crate::tool::ToolError;
 use crate::tool::agents::{AgentTool, SubAgentReport, Turn};
 use crate::usage::Budget;
+use loki_protocol::command::Command;
+use loki_protocol::emitter::{Discard, Emitter};
+use loki_protocol::event::{AgentFinished, AgentStarted, Event};
+use loki_protocol::op::{RunOptions, UserInput};
 use team::{EscalatingAsker, ROOT, Team};
 
 /// Default `max_concurrent_agents`.

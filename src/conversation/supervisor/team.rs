@@ -9,12 +9,12 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use loki_protocol::event::ConversationId;
-use loki_protocol::emitter::Emitter;
-use loki_protocol::event::{Envelope, Event, QuestionAnswered, QuestionAsked};
 use crate::tool::ask::{Answer, Asker};
-use loki_protocol::event::Question;
 use crate::tool::escalate::Escalations;
+use loki_protocol::emitter::Emitter;
+use loki_protocol::event::ConversationId;
+use loki_protocol::event::Question;
+use loki_protocol::event::{Envelope, Event, QuestionAnswered, QuestionAsked};
 
 /// The id the root of a tree answers to in messages.
 pub(super) const ROOT: &str = "parent";
