@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 
 use crate::client::Model;
+use crate::files::{is_skipped_entry, looks_binary};
 use loki_wire::message::{Content, ContentPart, ImageUrl, Message, Role};
 
 /// Input that could not be loaded.
@@ -256,16 +257,6 @@ const IMAGE_EXTENSIONS: &[(&str, &str)] = &[
     ("gif", "image/gif"),
 ];
 
-/// Directories never descended into when walking.
-pub const SKIPPED_DIRS: &[&str] = &[
-    ".git",
-    "node_modules",
-    "target",
-    ".hg",
-    ".svn",
-    "__pycache__",
-];
-
 /// A loaded text document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
@@ -321,7 +312,7 @@ pub async fn load_within(
         } else if arg.starts_with("http://") || arg.starts_with("https://") {
             let client = match &http {
                 Some(c) => c,
-                None => http.insert(fetch_client(user_agent).map_err(|e| InputError::Fetch {
+                None => http.insert(crate::client::http::web_client(user_agent).map_err(|e| InputError::Fetch {
                     url: arg.clone(),
                     message: e.to_string(),
                 })?),
@@ -536,13 +527,7 @@ fn walk_dir(
     let walker = walkdir::WalkDir::new(dir)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| {
-            !(e.file_type().is_dir()
-                && e.depth() > 0
-                && e.file_name()
-                    .to_str()
-                    .is_some_and(|n| SKIPPED_DIRS.contains(&n)))
-        });
+        .filter_entry(|e| !is_skipped_entry(e));
     for entry in walker {
         let entry = entry.map_err(|e| InputError::Read {
             path: shown.to_string(),
@@ -562,11 +547,6 @@ fn walk_dir(
         load_file(entry.path(), &display, loaded, false, budget)?;
     }
     Ok(())
-}
-
-/// Directories that never hold input worth sending (VCS data, dependencies, builds).
-fn is_skipped_dir(name: &std::ffi::OsStr) -> bool {
-    name.to_str().is_some_and(|n| SKIPPED_DIRS.contains(&n))
 }
 
 fn load_glob(
@@ -602,9 +582,7 @@ fn load_glob(
     let walker = walkdir::WalkDir::new(&base)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| {
-            !(e.file_type().is_dir() && e.depth() > 0 && is_skipped_dir(e.file_name()))
-        });
+        .filter_entry(|e| !is_skipped_entry(e));
     for entry in walker.flatten() {
         if !entry.file_type().is_file() {
             continue;
@@ -714,29 +692,6 @@ fn data_url(mime: &str, bytes: &[u8]) -> String {
         "data:{mime};base64,{}",
         base64::engine::general_purpose::STANDARD.encode(bytes)
     )
-}
-
-/// A NUL byte in the first 8 KiB, or invalid UTF-8 there, marks a file as binary (the
-/// heuristic git and ripgrep use).
-fn looks_binary(bytes: &[u8]) -> bool {
-    let head = &bytes[..bytes.len().min(8192)];
-    if head.contains(&0) {
-        return true;
-    }
-    match std::str::from_utf8(head) {
-        Ok(_) => false,
-        // A multi-byte character cut at the 8 KiB boundary is fine.
-        Err(e) => e.error_len().is_some(),
-    }
-}
-
-fn fetch_client(user_agent: Option<&str>) -> reqwest::Result<reqwest::Client> {
-    crate::client::http::install_crypto_provider();
-    reqwest::Client::builder()
-        .user_agent(user_agent.unwrap_or(concat!("loki/", env!("CARGO_PKG_VERSION"))))
-        .connect_timeout(std::time::Duration::from_secs(10))
-        .timeout(std::time::Duration::from_secs(60))
-        .build()
 }
 
 async fn fetch_url(
@@ -873,16 +828,6 @@ mod tests {
         ))
         .unwrap_err();
         assert!(matches!(err, InputError::TooLarge { .. }), "{err}");
-    }
-
-    #[test]
-    fn binary_detection() {
-        assert!(looks_binary(b"a\0b"));
-        assert!(looks_binary(&[0xff, 0xfe, 0x41]));
-        assert!(!looks_binary("héllo".as_bytes()));
-        let mut cut = vec![b'a'; 8191];
-        cut.extend_from_slice("é".as_bytes());
-        assert!(!looks_binary(&cut));
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub mod config;
 pub mod conversation;
 pub mod dotcmd;
 pub mod error;
+pub mod files;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hooks;
@@ -43,6 +44,7 @@ pub mod mcp;
 pub mod mcp_serve;
 pub mod memory;
 pub mod origin;
+pub mod process_group;
 pub mod prompt_tags;
 pub mod rag;
 pub mod render;

@@ -11,7 +11,6 @@ use super::Session;
 use crate::error::CoreError;
 use crate::jsonrpc::{Fault, code};
 use crate::state::AppState;
-use loki_protocol::command::Command;
 use loki_protocol::emitter::Discard;
 use loki_protocol::op::Op;
 use loki_protocol::op::{RunOptions, UserInput};
@@ -36,11 +35,7 @@ pub(super) async fn run(
     };
     let ran = conversation.submit(op, session.updates.as_ref()).await;
     // What arrived is kept whatever happened (a stopped turn included).
-    if !conversation.status().otr
-        && let Err(e) = conversation
-            .submit(Op::Command(Command::SaveSession(None)), &Discard)
-            .await
-    {
+    if let Err(e) = conversation.save_after_turn(&Discard).await {
         tracing::warn!("acp: cannot save the session: {e}");
     }
     match ran {

@@ -134,11 +134,7 @@ async fn turn(
     let cost = conversation.cost_of(outcome.usage).unwrap_or(0.0);
     let (subtype, text) = verdict(&ran, &outcome, settings, spent + cost);
     report.send(subtype, &text, &outcome, cost);
-    if !conversation.status().otr
-        && let Err(e) = conversation
-            .submit(Op::Command(Command::SaveSession(None)), &Discard)
-            .await
-    {
+    if let Err(e) = conversation.save_after_turn(&Discard).await {
         tracing::warn!("claude sdk: cannot save the session: {e}");
     }
     cost

@@ -101,7 +101,7 @@ async fn run(
                 crate::term::pager::show_whole(&hidden.unwrap_or_default());
                 viewed = true;
             }
-            "execute" => return Ok(execute(&state, &command)),
+            "execute" => return Ok(execute(state, &command)),
             "revise" => {
                 let Ok(change) = inquire::Text::new("What should change?").prompt() else {
                     return Ok(0);

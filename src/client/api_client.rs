@@ -195,15 +195,25 @@ pub trait Api: Send + Sync {
     /// The wire format `model` is spoken in.
     fn format(&self, model: &Model) -> &dyn WireFormat;
 
+    /// Where chat requests go below the API base, for an API with one chat address and no
+    /// headers of its own (see [`Api::request`]); OpenAI's by default.
+    fn chat_path(&self) -> &str {
+        "/chat/completions"
+    }
+
     /// The chat request before credentials: where `body` (the format's) goes, with which
-    /// headers of the provider's own.
+    /// headers of the provider's own. By default `body` goes to [`Api::chat_path`].
     fn request(
         &self,
         client: &ApiClient,
         model: &Model,
         request: &ChatRequest,
         body: Value,
-    ) -> Result<Outgoing, ProviderError>;
+    ) -> Result<Outgoing, ProviderError> {
+        let _ = (model, request);
+        let url = format!("{}{}", client.api_base(), self.chat_path());
+        Ok(Outgoing::new(url, body))
+    }
 
     /// Adds credentials; by default the client's key or OAuth token.
     fn authorize<'a>(

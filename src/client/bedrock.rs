@@ -315,9 +315,7 @@ fn blocks_of(content: &Content) -> Vec<Value> {
 
 /// Bedrock takes image bytes only; a web URL is passed on as text.
 fn image_block(url: &str) -> Value {
-    if let Some(rest) = url.strip_prefix("data:")
-        && let Some((mime, data)) = rest.split_once(";base64,")
-    {
+    if let Some((mime, data)) = wire::inline_image(url) {
         let format = mime.strip_prefix("image/").unwrap_or("png");
         let format = if format == "jpg" { "jpeg" } else { format };
         return json!({"image": {"format": format, "source": {"bytes": data}}});

@@ -220,9 +220,7 @@ fn content_blocks(content: &Content) -> Vec<Value> {
 
 /// `data:` URLs become base64 sources; other URLs are passed by reference.
 fn image_block(url: &str) -> Value {
-    if let Some(rest) = url.strip_prefix("data:")
-        && let Some((media_type, data)) = rest.split_once(";base64,")
-    {
+    if let Some((media_type, data)) = wire::inline_image(url) {
         return json!({
             "type": "image",
             "source": {"type": "base64", "media_type": media_type, "data": data},

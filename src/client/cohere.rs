@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::api_client::{Api, ApiClient};
 use super::embed::Dialect;
-use super::wire::{self, Outgoing, ResponseError, SseFormat, WireFormat};
-use super::{ChatRequest, Model, ProviderError};
+use super::wire::{self, ResponseError, SseFormat, WireFormat};
+use super::{ChatRequest, Model};
 use loki_wire::body_stream::{DecodeError, SseParser};
 use loki_wire::message::Usage;
 use loki_wire::provider_event::{FinishReason, ProviderEvent};
@@ -25,14 +25,8 @@ impl Api for Cohere {
         &COHERE_WIRE
     }
 
-    fn request(
-        &self,
-        client: &ApiClient,
-        _model: &Model,
-        _request: &ChatRequest,
-        body: Value,
-    ) -> Result<Outgoing, ProviderError> {
-        Ok(Outgoing::new(format!("{}/chat", client.api_base()), body))
+    fn chat_path(&self) -> &str {
+        "/chat"
     }
 
     fn embeddings(&self, _client: &ApiClient) -> Option<Dialect> {

@@ -247,9 +247,7 @@ fn parts_of(content: &Content) -> Vec<Value> {
 
 /// `data:` URLs are sent inline; other URLs by reference.
 fn image_part(url: &str) -> Value {
-    if let Some(rest) = url.strip_prefix("data:")
-        && let Some((mime, data)) = rest.split_once(";base64,")
-    {
+    if let Some((mime, data)) = wire::inline_image(url) {
         return json!({"inlineData": {"mimeType": mime, "data": data}});
     }
     json!({"fileData": {"mimeType": super::media_type_of(url), "fileUri": url}})

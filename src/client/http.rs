@@ -315,6 +315,20 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// `loki/<version>`, the `User-Agent` of requests a user did not name one for.
+pub const USER_AGENT: &str = concat!("loki/", env!("CARGO_PKG_VERSION"));
+
+/// The client that fetches web pages for `-f` and knowledge bases: `user_agent` (or
+/// [`USER_AGENT`]), 10 s to connect, 60 s for the whole page.
+pub fn web_client(user_agent: Option<&str>) -> reqwest::Result<reqwest::Client> {
+    install_crypto_provider();
+    reqwest::Client::builder()
+        .user_agent(user_agent.unwrap_or(USER_AGENT))
+        .connect_timeout(Duration::from_secs(10))
+        .timeout(Duration::from_secs(60))
+        .build()
+}
+
 /// Sends a POST with a JSON body and the given headers. Non-success statuses become
 /// classified errors (the body is read for the provider's message).
 pub async fn post_json(

@@ -5,9 +5,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::api_client::{Api, ApiClient};
-use super::wire::{self, Outgoing, ResponseError, WireFormat};
-use super::{ChatRequest, Model, ProviderError};
+use super::api_client::Api;
+use super::wire::{self, ResponseError, WireFormat};
+use super::{ChatRequest, Model};
 use loki_wire::body_stream::{DecodeError, Decoder};
 use loki_wire::message::{Content, ContentPart, Role, Usage};
 use loki_wire::provider_event::{FinishReason, ProviderEvent};
@@ -35,17 +35,8 @@ impl Api for Ollama {
         &OllamaWire
     }
 
-    fn request(
-        &self,
-        client: &ApiClient,
-        _model: &Model,
-        _request: &ChatRequest,
-        body: Value,
-    ) -> Result<Outgoing, ProviderError> {
-        Ok(Outgoing::new(
-            format!("{}/api/chat", client.api_base()),
-            body,
-        ))
+    fn chat_path(&self) -> &str {
+        "/api/chat"
     }
 }
 

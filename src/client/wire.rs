@@ -160,6 +160,12 @@ pub fn content_values(
     }
 }
 
+/// The media type and base64 data of an inline image (`data:<type>;base64,<data>`, as
+/// `-f` attaches files); `None` for a web URL, which each API takes its own way.
+pub fn inline_image(url: &str) -> Option<(&str, &str)> {
+    url.strip_prefix("data:")?.split_once(";base64,")
+}
+
 /// Appends a turn of `role` whose parts are under `key`; when the previous turn has the
 /// same role (tool results after tool results), the parts join it instead, as APIs whose
 /// roles must alternate want.

@@ -937,6 +937,21 @@ impl Conversation {
         self.ctx.lock_session(&state, Some(&cancel), &notify).await
     }
 
+    /// Writes the session after a turn, for drivers whose conversation outlives many
+    /// turns with no moment of leaving (ACP, the Agent SDK mode): by the same policy as
+    /// [`Conversation::close`] ([`policy::save_after_run`]), so `save_session: false`, a
+    /// temporary session and off the record mean the same in every driver. What arrived
+    /// is kept whatever the turn ended with. `None` when the policy writes nothing.
+    pub async fn save_after_turn(
+        &mut self,
+        emitter: &dyn Emitter,
+    ) -> Result<Option<Applied>, CoreError> {
+        if !policy::save_after_run(&self.ctx, self.force_save) {
+            return Ok(None);
+        }
+        self.apply(Command::SaveSession(None), emitter).await.map(Some)
+    }
+
     /// Closes the conversation — the one way every driver ends one: its sub-agents are
     /// shut down (waiting for them), a temporary session saved with `--save-session` is
     /// named first (when no run failed or was stopped), the session is written per the

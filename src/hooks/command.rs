@@ -224,7 +224,7 @@ impl CommandHooks {
             Ok((_, _, Err(e))) => Ran::Failed(format!("failed: {e}")),
             Err(_) => {
                 if let Some(pid) = group {
-                    kill_group(pid);
+                    crate::process_group::kill(pid);
                 }
                 Ran::Failed(format!(
                     "did not finish within {}s and was stopped",
@@ -233,19 +233,6 @@ impl CommandHooks {
             }
         }
     }
-}
-
-/// Stops a hook's whole process group (what it started too).
-fn kill_group(pgid: u32) {
-    #[cfg(unix)]
-    if let Some(pid) = i32::try_from(pgid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-    #[cfg(not(unix))]
-    let _ = pgid;
 }
 
 fn first_line(text: &str) -> String {

@@ -230,7 +230,7 @@ pub fn decision_of(outputs: &[(String, Value)]) -> Before {
                     hook,
                     &format!(
                         "an updatedInput that is not an object ({})",
-                        json_kind(other)
+                        loki_wire::json::kind(other)
                     ),
                 );
             }
@@ -291,18 +291,6 @@ fn malformed(hook: &str, problem: &str) -> Before {
             "{hook} answered with {problem}, so the call did not run (fix the hook)"
         ))),
         args: None,
-    }
-}
-
-/// A JSON value's kind, for messages.
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -388,7 +388,7 @@ impl Server {
             let _ = tokio::time::timeout(STOP_TIMEOUT, changes.wait_for(|_| !self.alive())).await;
         }
         let mut child = self.child.lock().await;
-        kill_group(&child);
+        crate::process_group::kill_led_by(&child);
         let _ = child.start_kill();
         let _ = tokio::time::timeout(STOP_TIMEOUT, child.wait()).await;
         tracing::debug!(server = %self.name, "language server stopped");
@@ -426,23 +426,10 @@ fn withhold_secrets(command: &mut Command) {
     }
 }
 
-/// Kills the process group `child` leads. Only while it is not reaped: until then its
-/// process id, which names the group, cannot have been reused.
-fn kill_group(child: &Child) {
-    #[cfg(unix)]
-    if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok())
-        && let Some(pid) = rustix::process::Pid::from_raw(pid)
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-    #[cfg(not(unix))]
-    let _ = child;
-}
-
 impl Drop for Server {
     /// Kills the server's process group (the server itself dies by `kill_on_drop`; this
     /// takes what it started along).
     fn drop(&mut self) {
-        kill_group(self.child.get_mut());
+        crate::process_group::kill_led_by(self.child.get_mut());
     }
 }

@@ -18,6 +18,7 @@ use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::RagError;
+use crate::files::{is_skipped_entry, looks_binary};
 use super::progress::{Progress, Step};
 
 /// Pages a crawl fetches at most.
@@ -26,16 +27,6 @@ pub const MAX_CRAWL_PAGES: usize = 200;
 const CRAWL_CONCURRENCY: usize = 5;
 /// How long a loader command may run.
 const LOADER_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// Directories never descended into.
-const SKIPPED_DIRS: &[&str] = &[
-    ".git",
-    "node_modules",
-    "target",
-    ".hg",
-    ".svn",
-    "__pycache__",
-];
 
 /// A document as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,7 +151,7 @@ async fn load_source(
     if source.starts_with("http://") || source.starts_with("https://") {
         let client = match http {
             Some(c) => c,
-            None => http.insert(web_client(config.user_agent.as_deref()).map_err(|e| {
+            None => http.insert(crate::client::http::web_client(config.user_agent.as_deref()).map_err(|e| {
                 RagError::Load {
                     source_name: source.to_string(),
                     message: e.to_string(),
@@ -237,13 +228,7 @@ fn walk(root: &Path) -> Vec<PathBuf> {
     walkdir::WalkDir::new(root)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| {
-            !(e.file_type().is_dir()
-                && e.depth() > 0
-                && e.file_name()
-                    .to_str()
-                    .is_some_and(|n| SKIPPED_DIRS.contains(&n)))
-        })
+        .filter_entry(|e| !is_skipped_entry(e))
         .flatten()
         .filter(|e| e.file_type().is_file())
         .map(|e| e.path().to_path_buf())
@@ -331,12 +316,6 @@ async fn read_pipe_bounded<R: tokio::io::AsyncRead + Unpin>(
         }
     }
     Ok((!over).then_some(kept))
-}
-
-/// A NUL byte or invalid UTF-8 in the first 8 KiB.
-fn looks_binary(bytes: &[u8]) -> bool {
-    let head = &bytes[..bytes.len().min(8192)];
-    head.contains(&0) || matches!(std::str::from_utf8(head), Err(e) if e.error_len().is_some())
 }
 
 /// What a loader process left: its status, its stdout (`None` when over
@@ -517,15 +496,6 @@ async fn load_git(
     };
     let _ = std::fs::remove_dir_all(&target);
     result
-}
-
-fn web_client(user_agent: Option<&str>) -> reqwest::Result<reqwest::Client> {
-    crate::client::http::install_crypto_provider();
-    reqwest::Client::builder()
-        .user_agent(user_agent.unwrap_or(concat!("loki/", env!("CARGO_PKG_VERSION"))))
-        .connect_timeout(Duration::from_secs(10))
-        .timeout(Duration::from_secs(60))
-        .build()
 }
 
 /// A fetched page: its text and whether it was HTML (for link extraction).

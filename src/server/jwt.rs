@@ -95,7 +95,7 @@ impl Verifier {
     pub fn new(config: JwtConfig) -> Arc<Self> {
         crate::client::http::install_crypto_provider();
         let http = reqwest::Client::builder()
-            .user_agent(concat!("loki/", env!("CARGO_PKG_VERSION")))
+            .user_agent(crate::client::http::USER_AGENT)
             .connect_timeout(Duration::from_secs(3))
             .timeout(FETCH_TIMEOUT)
             .build()

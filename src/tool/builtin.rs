@@ -376,7 +376,7 @@ async fn web_search(env: &ToolEnv<'_>, query: &str) -> Result<String, ToolError>
     let http = reqwest::Client::builder()
         .user_agent(
             env.user_agent
-                .unwrap_or(concat!("loki/", env!("CARGO_PKG_VERSION"))),
+                .unwrap_or(crate::client::http::USER_AGENT),
         )
         .timeout(Duration::from_secs(60))
         .build()
@@ -562,11 +562,7 @@ fn walker(root: &Path) -> ignore::Walk {
     ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
-        .filter_entry(|e| {
-            e.file_name()
-                .to_str()
-                .is_none_or(|n| !crate::input::SKIPPED_DIRS.contains(&n))
-        })
+        .filter_entry(|e| !crate::files::is_skipped_dir(e.file_name()))
         .build()
 }
 

@@ -262,21 +262,9 @@ impl KillGroup {
 impl Drop for KillGroup {
     fn drop(&mut self) {
         if let Some(pgid) = self.0.take() {
-            kill_group(pgid);
+            crate::process_group::kill(pgid);
         }
     }
-}
-
-fn kill_group(pgid: u32) {
-    #[cfg(unix)]
-    if let Some(pid) = i32::try_from(pgid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-    #[cfg(not(unix))]
-    let _ = pgid;
 }
 
 /// Process groups and pipe readers that outlive their tool call: stopped when the turn
@@ -308,7 +296,7 @@ impl Background {
     pub fn stop_all(&self) {
         if let Ok(mut groups) = self.groups.lock() {
             for group in groups.drain(..) {
-                kill_group(group.0);
+                crate::process_group::kill(group.0);
             }
         }
         if let Ok(mut drains) = self.drains.lock() {

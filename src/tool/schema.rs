@@ -47,7 +47,7 @@ fn check_value(schema: &Value, value: &Value, at: &str, problems: &mut Vec<Strin
         problems.push(format!(
             "`{name}` must be {} (got {})",
             kinds.join(" or "),
-            type_name(value)
+            loki_wire::json::kind(value)
         ));
         return;
     }
@@ -187,17 +187,6 @@ fn is_type(value: &Value, kind: &str) -> bool {
         "null" => value.is_null(),
         // A type this checker does not know is not held against the call.
         _ => true,
-    }
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -12,8 +12,10 @@ const LAYERS: &[&[&str]] = &[
     &[
         "atomic_file",
         "claude_names",
+        "files",
         "jsonrpc",
         "origin",
+        "process_group",
         "prompt_tags",
         "sandbox",
         "shell_syntax",

@@ -303,14 +303,7 @@ fn settle_sampling(
         sink.emit(Event::Usage(sampled));
     }
     if let Some(over) = sampling.exhausted.lock().ok().and_then(|mut o| o.take()) {
-        sink.emit(Event::BudgetExhausted(
-            loki_protocol::event::BudgetExhausted {
-                budget: over.budget,
-                limit: over.limit,
-                used: over.used,
-                message: over.to_string(),
-            },
-        ));
+        sink.emit(super::turn::budget_exhausted(&over));
         sink.flush();
     }
 }

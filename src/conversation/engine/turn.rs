@@ -709,19 +709,22 @@ fn account_unfinished(ctx: &mut RequestContext, total: Usage) {
     }
 }
 
+/// The event saying the agent run's budget is spent (`over`).
+pub(super) fn budget_exhausted(over: &crate::usage::Exhausted) -> Event {
+    Event::BudgetExhausted(loki_protocol::event::BudgetExhausted {
+        budget: over.budget,
+        limit: over.limit,
+        used: over.used,
+        message: over.to_string(),
+    })
+}
+
 /// Charges the agent run's budget with one response; the first time it is spent, says so
 /// (the budget has already cancelled the tree).
 pub(super) fn charge_budget(ctx: &RequestContext, usage: Usage, emitter: &Sink<'_>) {
     let Some(budget) = &ctx.budget else { return };
     if let Some(over) = budget.charge(&ctx.model.config, usage) {
-        emitter.emit(Event::BudgetExhausted(
-            loki_protocol::event::BudgetExhausted {
-                budget: over.budget,
-                limit: over.limit,
-                used: over.used,
-                message: over.to_string(),
-            },
-        ));
+        emitter.emit(budget_exhausted(&over));
         emitter.flush();
     }
 }
