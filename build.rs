@@ -152,7 +152,11 @@ fn warn_if_stale(script: &Path) {
 }
 
 /// The manifests of the crates linked into loki (loki's, crates/wire's and crates/rag's).
-const MANIFESTS: [&str; 3] = ["Cargo.toml", "crates/wire/Cargo.toml", "crates/rag/Cargo.toml"];
+const MANIFESTS: [&str; 3] = [
+    "Cargo.toml",
+    "crates/wire/Cargo.toml",
+    "crates/rag/Cargo.toml",
+];
 
 /// What the symbol names of a release build depend on, as a hash (FNV-1a): the locked
 /// packages (Cargo.lock), and Cargo.toml's dependency, feature and profile sections —

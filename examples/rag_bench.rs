@@ -12,9 +12,9 @@
 
 use std::time::Instant;
 
-use loki_rag::splitter::{self, Language};
-use loki::rag::store::{self, ChunkInfo, FileEntry, KnowledgeBase, NewIndex, RagMeta};
 use loki::rag::search;
+use loki::rag::store::{self, ChunkInfo, FileEntry, KnowledgeBase, NewIndex, RagMeta};
+use loki_rag::splitter::{self, Language};
 use loki_rag::vector;
 
 fn rss_kib() -> u64 {

@@ -15,10 +15,10 @@
 
 use std::path::Path;
 
-use loki_wire::sse::{SseDecoder, SseEvent};
-use loki_wire::body_stream::{Decoder, Sse};
 use crate::render::markdown::{MarkdownRenderer, RenderOptions};
+use loki_wire::body_stream::{Decoder, Sse};
 use loki_wire::sanitize;
+use loki_wire::sse::{SseDecoder, SseEvent};
 
 /// Splits `data` into pieces whose sizes come from `seed` (1 to 16 bytes, then the rest
 /// as one piece when the seed runs out), the way network reads split a body.

@@ -312,9 +312,11 @@ pub async fn load_within(
         } else if arg.starts_with("http://") || arg.starts_with("https://") {
             let client = match &http {
                 Some(c) => c,
-                None => http.insert(crate::client::http::web_client(user_agent).map_err(|e| InputError::Fetch {
-                    url: arg.clone(),
-                    message: e.to_string(),
+                None => http.insert(crate::client::http::web_client(user_agent).map_err(|e| {
+                    InputError::Fetch {
+                        url: arg.clone(),
+                        message: e.to_string(),
+                    }
                 })?),
             };
             fetch_url(client, arg, &mut loaded, &mut budget).await?;

@@ -2,8 +2,8 @@
 //! session). Cost uses the model's `input_price` / `output_price` (USD per million
 //! tokens); cached input is charged at the input price, so the figure is an upper bound.
 
-use loki_wire::message::Usage;
 use crate::config::clients::ModelConfig;
+use loki_wire::message::Usage;
 
 use loki_wire::session_file::UsageTally;
 

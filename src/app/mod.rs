@@ -480,7 +480,9 @@ async fn run(
         mode,
         Mode::Acp | Mode::ClaudeSdk | Mode::Serve | Mode::McpServer
     );
-    if let Some(problem) = crate::conversation::rule_check::unknown_rule(&state, !servers_come_later) {
+    if let Some(problem) =
+        crate::conversation::rule_check::unknown_rule(&state, !servers_come_later)
+    {
         anyhow::bail!("{problem}");
     }
     if matches!(mode, Mode::OneShot | Mode::Execute | Mode::Macro)

@@ -5,9 +5,9 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use loki_wire::sanitize;
 use crate::render::theme::{Style, Theme};
 use crate::state::AppState;
+use loki_wire::sanitize;
 
 /// Runs the check; returns the exit status (1 when a file has errors).
 pub(super) fn run(state: &AppState) -> anyhow::Result<u8> {

@@ -7,10 +7,10 @@ use crate::config::TerminalCaps;
 use std::sync::Arc;
 
 use crate::cli::args::Args;
-use loki_protocol::event::ConversationId;
 use crate::conversation::ConversationSpec;
-use loki_protocol::command::Command;
 use crate::render::theme::Theme;
+use loki_protocol::command::Command;
+use loki_protocol::event::ConversationId;
 
 /// The conversation the flags describe. `prelude` (`cmd_prelude` or `repl_prelude`)
 /// applies when no session or role flag was given: `--prompt` wins over `-r`, which wins

@@ -13,9 +13,9 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use loki_protocol::op::UserInput;
 use loki_protocol::emitter::Emitter;
 use loki_protocol::event::{AbortReason, Envelope, Event};
+use loki_protocol::op::UserInput;
 
 /// Writes `bytes` to stdout, known secrets redacted (`«secret:NAME»`); true when the
 /// reader went away.

@@ -38,7 +38,9 @@ pub async fn run(state: &Arc<AppState>, args: &Args, piped: Option<String>) -> a
     let ran = conversation
         .call_tool(name, &arguments, &loki_protocol::emitter::Discard)
         .await;
-    let finished = conversation.finish(ran, &loki_protocol::emitter::Discard).await;
+    let finished = conversation
+        .finish(ran, &loki_protocol::emitter::Discard)
+        .await;
     let status = finished.exit_status(Outside::default());
     let outcome = match finished.into_result() {
         Ok(outcome) => outcome,

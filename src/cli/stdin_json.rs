@@ -250,28 +250,12 @@ impl crate::tool::ask::Asker for StreamJsonAsker {
         from: &'a str,
         question: &'a loki_protocol::event::Question,
     ) -> futures_util::future::BoxFuture<'a, crate::tool::ask::Answer> {
-        use crate::tool::ask::Answer;
-        use loki_protocol::event::{Event, QuestionAnswered, QuestionAsked};
-        Box::pin(async move {
-            let (id, reply) = self.board.open(from, question);
-            self.emit(Event::QuestionAsked(QuestionAsked::new(
-                id.clone(),
-                from,
-                question,
-                0,
-            )));
-            let (answer, outcome) = match reply.await {
-                Ok(answer) => (answer, "answered"),
-                Err(_) => (
-                    Answer::Refused("the input ended before an answer came".into()),
-                    "refused",
-                ),
-            };
-            self.emit(Event::QuestionAnswered(QuestionAnswered {
-                question_id: id,
-                outcome,
-            }));
-            answer
-        })
+        Box::pin(self.board.ask_announced(
+            from,
+            question,
+            None,
+            "the input ended before an answer came",
+            |event| self.emit(event),
+        ))
     }
 }

@@ -4,10 +4,10 @@
 use std::io::Write;
 
 use crate::config::{Env, Paths, TerminalCaps};
-use loki_wire::sanitize;
 use crate::term::vault_prompt::{TerminalUnlock, read_value_cli};
 use crate::vault::Keyring;
 use crate::vault::commands::{Op, Outcome, perform};
+use loki_wire::sanitize;
 
 /// Runs `op` from the command line; the result line goes to stderr, a secret to stdout.
 pub fn run(op: Op, paths: &Paths, env: &Env, caps: &TerminalCaps) -> anyhow::Result<u8> {

@@ -133,18 +133,7 @@ impl SseParser for EventParser {
                     out.push(ProviderEvent::Reasoning(text.to_string()));
                 }
             }
-            "tool-call-start" => {
-                let call = &delta["tool_calls"];
-                out.push(ProviderEvent::ToolCallDelta {
-                    index,
-                    id: call["id"].as_str().map(str::to_string),
-                    name: call["function"]["name"].as_str().map(str::to_string),
-                    arguments: call["function"]["arguments"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                });
-            }
+            "tool-call-start" => out.push(call_delta(index, &delta["tool_calls"], "")),
             "tool-call-delta" => out.push(ProviderEvent::ToolCallDelta {
                 index,
                 id: None,
@@ -194,19 +183,25 @@ pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError>
         .flatten()
         .enumerate()
     {
-        out.push(ProviderEvent::ToolCallDelta {
-            index,
-            id: call["id"].as_str().map(str::to_string),
-            name: call["function"]["name"].as_str().map(str::to_string),
-            arguments: call["function"]["arguments"]
-                .as_str()
-                .unwrap_or("{}")
-                .to_string(),
-        });
+        out.push(call_delta(index, call, "{}"));
     }
     out.push(ProviderEvent::Usage(usage_of(&value["usage"])));
     out.push(ProviderEvent::Finish(finish_of(
         value["finish_reason"].as_str().unwrap_or("COMPLETE"),
     )));
     Ok(out)
+}
+
+/// A tool call (`{id, function: {name, arguments}}`, whole or its start) as the first
+/// delta of call `index`; `missing` stands for absent arguments.
+fn call_delta(index: usize, call: &Value, missing: &str) -> ProviderEvent {
+    ProviderEvent::ToolCallDelta {
+        index,
+        id: call["id"].as_str().map(str::to_string),
+        name: call["function"]["name"].as_str().map(str::to_string),
+        arguments: call["function"]["arguments"]
+            .as_str()
+            .unwrap_or(missing)
+            .to_string(),
+    }
 }

@@ -173,7 +173,8 @@ impl TokenSource {
         if !status.is_success() {
             return Err(GoogleAuthError::Refused {
                 status: status.as_u16(),
-                message: loki_wire::secrets::redact(&loki_wire::error_text::error_message(&body)).into_owned(),
+                message: loki_wire::secrets::redact(&loki_wire::error_text::error_message(&body))
+                    .into_owned(),
             });
         }
         let parsed: TokenResponse =

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::config::clients::ExtraConfig;
 use super::error::ProviderError;
 use super::patch::ClientPatches;
 use super::retry::{RetryPolicy, parse_retry_after};
 use super::reuse::{ConnectionCount, closed_before_response};
+use crate::config::clients::ExtraConfig;
 
 /// Why a fetched page is not usable, from its status: a redirect that was not followed
 /// (to another scheme such as `file://`, or another origin) says where it pointed.

@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::Model;
-use crate::config::vendors::client_env_var;
 use super::wire::Outgoing;
 use crate::config::Env;
+use crate::config::vendors::client_env_var;
 
 /// Which API a request is for; each has its own client patch section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -448,6 +448,17 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn only_base64_data_urls_are_inline_images() {
+        assert_eq!(
+            inline_image("data:image/png;base64,AAAA"),
+            Some(("image/png", "AAAA"))
+        );
+        assert_eq!(inline_image("https://example.com/a.png"), None);
+        assert_eq!(inline_image("https://example.com/x;base64,AAAA"), None);
+        assert_eq!(inline_image("data:text/plain,hello"), None);
+    }
+
+    #[test]
     fn turns_of_one_role_share_their_parts() {
         let mut turns = Vec::new();
         push_turn(&mut turns, "user", "content", vec![json!("a")]);

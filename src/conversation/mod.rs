@@ -949,7 +949,9 @@ impl Conversation {
         if !policy::save_after_run(&self.ctx, self.force_save) {
             return Ok(None);
         }
-        self.apply(Command::SaveSession(None), emitter).await.map(Some)
+        self.apply(Command::SaveSession(None), emitter)
+            .await
+            .map(Some)
     }
 
     /// Closes the conversation — the one way every driver ends one: its sub-agents are

@@ -26,13 +26,13 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::{Conversation, ConversationSpec};
-use loki_protocol::op::Op;
-use loki_protocol::command::Command;
-use loki_protocol::emitter::CollectingEmitter;
-use loki_protocol::op::{RunOptions, UserInput};
 use crate::state::AppState;
 use crate::tool::approve::DenyAll;
 use catalogue::Entry;
+use loki_protocol::command::Command;
+use loki_protocol::emitter::CollectingEmitter;
+use loki_protocol::op::Op;
+use loki_protocol::op::{RunOptions, UserInput};
 use rpc::RpcError;
 
 /// The MCP server: what it offers is read again on every list, so new roles, agents and

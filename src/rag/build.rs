@@ -20,12 +20,12 @@ use tokio_util::sync::CancellationToken;
 use super::embedder::Embedder;
 use super::loaders::{self, LoaderConfig};
 use super::progress::{Progress, Step};
-use loki_rag::splitter::{self, Language};
 use super::store::{self, ChunkInfo, FileEntry, KnowledgeBase, NewIndex, RagMeta};
 use super::{RagError, validate_name};
 use crate::client::ProviderError;
 use crate::client::ProviderRegistry;
 use crate::config::clients::ModelKind;
+use loki_rag::splitter::{self, Language};
 
 /// Chunk size when neither the settings nor the model give one (tokens).
 pub const DEFAULT_CHUNK_SIZE: usize = 1000;

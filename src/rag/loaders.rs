@@ -18,8 +18,8 @@ use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::RagError;
-use crate::files::{is_skipped_entry, looks_binary};
 use super::progress::{Progress, Step};
+use crate::files::{is_skipped_entry, looks_binary};
 
 /// Pages a crawl fetches at most.
 pub const MAX_CRAWL_PAGES: usize = 200;
@@ -151,12 +151,14 @@ async fn load_source(
     if source.starts_with("http://") || source.starts_with("https://") {
         let client = match http {
             Some(c) => c,
-            None => http.insert(crate::client::http::web_client(config.user_agent.as_deref()).map_err(|e| {
-                RagError::Load {
-                    source_name: source.to_string(),
-                    message: e.to_string(),
-                }
-            })?),
+            None => http.insert(
+                crate::client::http::web_client(config.user_agent.as_deref()).map_err(|e| {
+                    RagError::Load {
+                        source_name: source.to_string(),
+                        message: e.to_string(),
+                    }
+                })?,
+            ),
         };
         if let Some(base) = source.strip_suffix("**") {
             return crawl(client, base, config, cwd, loaded).await;

@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use super::RagError;
 use loki_rag::bm25::Bm25;
-use loki_rag::vector::Vectors;
 use loki_rag::index_bytes::{ByteReader, ByteWriter, IndexError};
+use loki_rag::vector::Vectors;
 
 const MAGIC: &[u8; 8] = b"LOKIRAG1";
 const END_MAGIC: &[u8; 8] = b"LOKIEND1";

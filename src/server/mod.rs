@@ -374,8 +374,14 @@ impl Server {
             return Ok(Some(Arc::clone(sandbox)));
         }
         let rules = crate::config::permissions::Rules::new(&self.state.config.permissions);
-        let sandbox =
-            crate::conversation::confinement::build(&self.state, &canonical, mode, &[], &rules, true)?;
+        let sandbox = crate::conversation::confinement::build(
+            &self.state,
+            &canonical,
+            mode,
+            &[],
+            &rules,
+            true,
+        )?;
         *slot = sandbox.clone();
         Ok(sandbox)
     }

@@ -22,7 +22,7 @@ use crate::tool::escalate::{AnswerError, Escalations, answer_from_text};
 use loki_protocol::emitter::Emitter;
 use loki_protocol::event::ConversationId;
 use loki_protocol::event::Question;
-use loki_protocol::event::{Envelope, Event, QuestionAnswered, QuestionAsked};
+use loki_protocol::event::{Envelope, Event};
 use loki_protocol::op::Op;
 
 /// How long an ended run stays known here (its status, and its events for a late
@@ -109,37 +109,13 @@ impl RunAsker {
 
 impl Asker for RunAsker {
     fn ask<'a>(&'a self, from: &'a str, question: &'a Question) -> BoxFuture<'a, Answer> {
-        Box::pin(async move {
-            let (id, reply) = self.board.open(from, question);
-            self.emit(Event::QuestionAsked(QuestionAsked::new(
-                id.clone(),
-                from,
-                question,
-                self.timeout.as_secs(),
-            )));
-            let (answer, outcome) = match tokio::time::timeout(self.timeout, reply).await {
-                Ok(Ok(answer)) => (answer, "answered"),
-                Ok(Err(_)) => (
-                    Answer::Refused("the run ended before an answer came".into()),
-                    "refused",
-                ),
-                Err(_) => {
-                    self.board.withdraw(&id);
-                    (
-                        Answer::Refused(format!(
-                            "no answer came within {} s; decide with your best judgement and say what you assumed",
-                            self.timeout.as_secs()
-                        )),
-                        "timed_out",
-                    )
-                }
-            };
-            self.emit(Event::QuestionAnswered(QuestionAnswered {
-                question_id: id,
-                outcome,
-            }));
-            answer
-        })
+        Box::pin(self.board.ask_announced(
+            from,
+            question,
+            Some(self.timeout),
+            "the run ended before an answer came",
+            |event| self.emit(event),
+        ))
     }
 }
 

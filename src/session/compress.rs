@@ -5,8 +5,8 @@
 //! Token counts come from [`crate::tokens`]: exact for OpenAI-family models, estimated
 //! for others; they are for budgeting, not billing.
 
-use loki_wire::message::{Content, ContentPart, Message, Role};
 use crate::tokens::{Counter, PER_MESSAGE};
+use loki_wire::message::{Content, ContentPart, Message, Role};
 
 /// Messages at the end of the conversation that are never summarised.
 pub const KEEP_RECENT: usize = 4;

@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use loki_wire::session_file::Session;
 use loki_wire::message::Role;
+use loki_wire::session_file::Session;
 
 /// The session as JSON (what is stored, pretty-printed).
 pub fn json(session: &Session) -> Result<String, serde_json::Error> {

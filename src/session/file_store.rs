@@ -31,12 +31,12 @@ use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
-use loki_wire::session_file::Session;
 use super::handle::{SessionHandle, Shared};
 use super::id::{SessionAlias, SessionId};
 use super::lock::SessionLock;
 use super::store::{SessionError, SessionLease, SessionMeta, SessionStore, Stored};
 use loki_protocol::command::Version;
+use loki_wire::session_file::Session;
 
 /// Sessions as files under one directory (the global one, or an agent's).
 #[derive(Debug)]
@@ -326,7 +326,8 @@ impl FileSessionStore {
             });
         }
         let guard = handle.lock();
-        let text = loki_wire::session_yaml::to_yaml(guard.get()).map_err(|e| io_error(&path, &e))?;
+        let text =
+            loki_wire::session_yaml::to_yaml(guard.get()).map_err(|e| io_error(&path, &e))?;
         // Known secrets are stored as `«secret:NAME»`; such a file gets no JSON cache,
         // which would hold the values.
         let (text, redacted) = match loki_wire::secrets::redact(&text) {

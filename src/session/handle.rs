@@ -7,9 +7,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use loki_wire::session_file::Session;
 use super::id::{SessionAlias, SessionId};
 use loki_protocol::command::Version;
+use loki_wire::session_file::Session;
 
 /// The state shared by all handles to one session.
 #[derive(Debug, Default)]

@@ -30,4 +30,3 @@ pub const AGENT_VARIABLES: &str = "agent_variables";
 /// The key a session keeps its conversation's todo list under (`todo__*` tools), so a
 /// resumed session picks the list up where it was left.
 pub const TODO: &str = "todo";
-

@@ -11,10 +11,10 @@ use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
-use loki_wire::session_file::Session;
 use super::handle::SessionHandle;
 use super::id::{SessionAlias, SessionId};
 use loki_protocol::command::Version;
+use loki_wire::session_file::Session;
 
 pub use super::file_store::{FileSessionStore, parse_file};
 

@@ -9,9 +9,9 @@
 //! [`Merge::Diverged`], and the caller saves it as a separate session instead of
 //! overwriting the other writer's work.
 
-use loki_wire::session_file::Session;
 use loki_protocol::command::Version;
 use loki_wire::message::Message;
+use loki_wire::session_file::Session;
 use loki_wire::session_file::UsageTally;
 
 /// What a conversation last read from, or wrote to, its session file.

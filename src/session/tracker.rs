@@ -17,10 +17,10 @@ use super::handle::SessionHandle;
 use super::id::{AUTONAME_PREFIX, SessionAlias, slugify};
 use super::store::{SessionError, SessionLease, SessionStore};
 use super::sync::{Baseline, Merge, merge};
+use loki_protocol::command::SavedSession;
 use loki_wire::message::Message;
 use loki_wire::session_file::Session;
 use loki_wire::session_file::UsageTally;
-use loki_protocol::command::SavedSession;
 
 /// Where a conversation reports what happens to its session while it works on it
 /// (waiting for another writer, merging what others stored): one line each.

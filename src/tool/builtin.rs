@@ -374,10 +374,7 @@ fn fs_rm(env: &ToolEnv<'_>, args: &Value, grant: Grant) -> Result<String, ToolEr
 /// `web_search`: asks the configured search backend, until the turn is cancelled.
 async fn web_search(env: &ToolEnv<'_>, query: &str) -> Result<String, ToolError> {
     let http = reqwest::Client::builder()
-        .user_agent(
-            env.user_agent
-                .unwrap_or(crate::client::http::USER_AGENT),
-        )
+        .user_agent(env.user_agent.unwrap_or(crate::client::http::USER_AGENT))
         .timeout(Duration::from_secs(60))
         .build()
         .map_err(|e| ToolError::Failed(e.to_string()))?;

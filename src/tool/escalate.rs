@@ -5,11 +5,12 @@
 //! otherwise it times out and the sub-agent gets a fallback telling it to decide itself.
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use tokio::sync::{Notify, oneshot};
 
 use super::ask::Answer;
-use loki_protocol::event::Question;
+use loki_protocol::event::{Event, Question, QuestionAnswered, QuestionAsked};
 
 /// The open questions of one tree of agents.
 #[derive(Debug, Default)]
@@ -55,6 +56,51 @@ impl Escalations {
         self.board
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Asks `question` from `from` where the answer comes from outside (`answer` lines of
+    /// stream-json input, a server's answer endpoint): announces it and its outcome
+    /// through `emit` (`question_asked`, then `question_answered`) and waits for the
+    /// answer within `timeout` (`None`: until nobody can answer). When nobody can answer
+    /// any more, the model is told `gone`; after the timeout, to decide itself.
+    pub async fn ask_announced(
+        &self,
+        from: &str,
+        question: &Question,
+        timeout: Option<Duration>,
+        gone: &str,
+        emit: impl Fn(Event),
+    ) -> Answer {
+        let (id, reply) = self.open(from, question);
+        let seconds = timeout.map_or(0, |t| t.as_secs());
+        emit(Event::QuestionAsked(QuestionAsked::new(
+            id.clone(),
+            from,
+            question,
+            seconds,
+        )));
+        let waited = match timeout {
+            Some(timeout) => tokio::time::timeout(timeout, reply).await,
+            None => Ok(reply.await),
+        };
+        let (answer, outcome) = match waited {
+            Ok(Ok(answer)) => (answer, "answered"),
+            Ok(Err(_)) => (Answer::Refused(gone.into()), "refused"),
+            Err(_) => {
+                self.withdraw(&id);
+                (
+                    Answer::Refused(format!(
+                        "no answer came within {seconds} s; decide with your best judgement and say what you assumed"
+                    )),
+                    "timed_out",
+                )
+            }
+        };
+        emit(Event::QuestionAnswered(QuestionAnswered {
+            question_id: id,
+            outcome,
+        }));
+        answer
     }
 
     /// Puts `question` from `from` on the board: its id, and where its answer arrives.
@@ -235,6 +281,59 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("no question")
+        );
+    }
+
+    /// The kinds of the events an announced question sent, with the outcome.
+    fn kinds(events: &Mutex<Vec<Event>>) -> Vec<String> {
+        let events = events.lock().unwrap();
+        events
+            .iter()
+            .map(|e| match e {
+                Event::QuestionAsked(_) => "asked".to_string(),
+                Event::QuestionAnswered(a) => a.outcome.to_string(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn announced_questions_end_answered_refused_or_timed_out() {
+        let question = Question::Confirm {
+            prompt: "Go?".into(),
+        };
+        let board = Escalations::new();
+        let events = Mutex::new(Vec::new());
+        let emit = |e: Event| events.lock().unwrap().push(e);
+        let timeout = Some(Duration::from_millis(50));
+        let (answer, ()) = tokio::join!(
+            board.ask_announced("c1", &question, timeout, "gone", emit),
+            async { board.reply(&board.pending()[0].id, "yes").unwrap() }
+        );
+        assert_eq!(answer, Answer::Confirm(true));
+        let answer = board
+            .ask_announced("c1", &question, timeout, "gone", emit)
+            .await;
+        assert!(matches!(answer, Answer::Refused(m) if m.starts_with("no answer came within")));
+        assert!(
+            board.pending().is_empty(),
+            "a timed-out question is withdrawn"
+        );
+        board.close();
+        let answer = board
+            .ask_announced("c1", &question, None, "gone", emit)
+            .await;
+        assert_eq!(answer, Answer::Refused("gone".into()));
+        assert_eq!(
+            kinds(&events),
+            [
+                "asked",
+                "answered",
+                "asked",
+                "timed_out",
+                "asked",
+                "refused"
+            ]
         );
     }
 

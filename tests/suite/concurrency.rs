@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use loki::conversation::{Conversation, ConversationSpec};
+use loki::state::AppState;
 use loki_protocol::command::Command;
 use loki_protocol::emitter::CollectingEmitter;
-use loki_protocol::op::{RunOptions, UserInput};
 use loki_protocol::event::Event;
-use loki::state::AppState;
+use loki_protocol::op::{RunOptions, UserInput};
 use serde_json::{Value, json};
 
 use super::mcp::server_bin;

@@ -10,15 +10,15 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use loki::conversation::{Conversation, ConversationSpec};
-use loki_protocol::op::Op;
-use loki_protocol::command::Command;
-use loki_protocol::emitter::CollectingEmitter;
 use loki::error::CoreError;
-use loki_protocol::event::Event;
-use loki_protocol::op::{RunOptions, UserInput};
 use loki::state::AppState;
 use loki::tool::approve::{ApprovalRequest, Approver};
+use loki_protocol::command::Command;
+use loki_protocol::emitter::CollectingEmitter;
+use loki_protocol::event::Event;
 use loki_protocol::op::Decision;
+use loki_protocol::op::Op;
+use loki_protocol::op::{RunOptions, UserInput};
 use serde_json::{Value, json};
 
 use super::mcp::server_bin;
@@ -557,7 +557,11 @@ fn a_driver_reads_its_own_todo_list_and_the_status() {
             .call_tool("todo__add", r#"{"task":"write the test"}"#, &emitter)
             .await
             .expect("todo__add");
-        assert_eq!(todo.lock().unwrap().open(), 1, "the driver's list got the item");
+        assert_eq!(
+            todo.lock().unwrap().open(),
+            1,
+            "the driver's list got the item"
+        );
         drop(conversation.close(&emitter).await);
     });
 }

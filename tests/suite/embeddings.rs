@@ -4,9 +4,9 @@
 use serde_json::json;
 
 use loki::client::ProviderRegistry;
-use loki::config::clients::ModelKind;
 use loki::client::embed::{Purpose, Ranked, embed_all};
 use loki::config::Env;
+use loki::config::clients::ModelKind;
 
 use crate::common::TestEnv;
 use crate::common::fake_llm::{Reply, cohere};

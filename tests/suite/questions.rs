@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use loki::conversation::{Conversation, ConversationSpec};
-use loki_protocol::emitter::CollectingEmitter;
-use loki_protocol::op::{RunOptions, UserInput};
-use loki_protocol::event::Event;
 use loki::tool::ask::{Answer, Scripted};
+use loki_protocol::emitter::CollectingEmitter;
+use loki_protocol::event::Event;
 use loki_protocol::event::Question;
+use loki_protocol::op::{RunOptions, UserInput};
 
 use super::mcp::tool_result;
 use crate::common::TestEnv;

@@ -6,15 +6,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use loki::conversation::{Conversation, ConversationSpec};
-use loki_protocol::op::Op;
-use loki_protocol::command::Command;
-use loki_protocol::emitter::CollectingEmitter;
-use loki_protocol::op::UserInput;
-use loki_wire::session_file::Session;
 use loki::session::handle::SessionHandle;
 use loki::session::id::{SessionAlias, SessionId};
 use loki::session::store::{SessionError, SessionLease, SessionMeta, SessionStore, Stored};
+use loki_protocol::command::Command;
 use loki_protocol::command::Version;
+use loki_protocol::emitter::CollectingEmitter;
+use loki_protocol::op::Op;
+use loki_protocol::op::UserInput;
+use loki_wire::session_file::Session;
 use tokio_util::sync::CancellationToken;
 
 use crate::common::TestEnv;

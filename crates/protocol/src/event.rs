@@ -191,12 +191,7 @@ pub struct QuestionAsked {
 impl QuestionAsked {
     /// `question` of `from`, to be answered by `question_id` within `timeout_secs` (0: no
     /// limit).
-    pub fn new(
-        question_id: String,
-        from: &str,
-        question: &Question,
-        timeout_secs: u64,
-    ) -> Self {
+    pub fn new(question_id: String, from: &str, question: &Question, timeout_secs: u64) -> Self {
         let (kind, options) = match question {
             Question::Text { .. } => ("text", Vec::new()),
             Question::Confirm { .. } => ("confirm", Vec::new()),
