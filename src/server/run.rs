@@ -128,8 +128,10 @@ impl HttpApprover {
 
 impl Approver for HttpApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+        // Registered now, before the request is announced (see the announcing approver).
+        let decide = self.inner.approve(request);
         Box::pin(async move {
-            match tokio::time::timeout(self.timeout, self.inner.approve(request)).await {
+            match tokio::time::timeout(self.timeout, decide).await {
                 Ok(decision) => decision,
                 Err(_) => Decision::Refuse(format!(
                     "no approval arrived within {} s; the call was not run",

@@ -572,6 +572,9 @@ fn stopping_the_server_mid_turn_saves_the_session() {
             Some(&json!({"prompt": "go"}).to_string()),
         )
     });
+    // Timed from the model request, not from the client's: on a loaded machine the run
+    // may take a while to start. "kept " is sent 1.5 s after it, "text " 3 s after.
+    env.server.wait_for_requests(1, Duration::from_secs(20));
     std::thread::sleep(Duration::from_millis(2000));
     let pid = served.child.id();
     terminate(pid);

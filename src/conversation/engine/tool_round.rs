@@ -391,6 +391,10 @@ impl crate::tool::approve::Approver for Announcing<'_, '_> {
     ) -> futures_util::future::BoxFuture<'a, loki_protocol::op::Decision> {
         use loki_protocol::event::{ToolCallApprovalDecided, ToolCallApprovalRequested};
         Box::pin(async move {
+            // The approver takes the call before anyone hears of it: a program answering
+            // by call id the moment the event arrives finds it waiting (a channel
+            // approver registers the call when asked, not when polled).
+            let decide = self.inner.approve(request);
             self.sink.emit(Event::ToolCallApprovalRequested(
                 ToolCallApprovalRequested {
                     call_id: request.call_id.clone(),
@@ -411,7 +415,6 @@ impl crate::tool::approve::Approver for Announcing<'_, '_> {
                 Some(hooks) => {
                     let message = format!("loki needs your permission: {}", request.text());
                     let notify = hooks.notification(&message);
-                    let decide = self.inner.approve(request);
                     tokio::pin!(notify, decide);
                     let mut notified = false;
                     loop {
@@ -421,7 +424,7 @@ impl crate::tool::approve::Approver for Announcing<'_, '_> {
                         }
                     }
                 }
-                None => self.inner.approve(request).await,
+                None => decide.await,
             };
             self.sink
                 .emit(Event::ToolCallApprovalDecided(ToolCallApprovalDecided {
