@@ -227,6 +227,28 @@ pub struct Conversation {
     failure: Option<Failure>,
     /// What `SessionStart` hooks gave, sent with the next prompt.
     hook_context: Vec<String>,
+    /// Whether [`Conversation::close`] ran (see the `Drop` impl).
+    closed: bool,
+}
+
+impl Drop for Conversation {
+    /// A conversation dropped without [`Conversation::close`] saves nothing (saving needs
+    /// the async store), so a driver path that skips the close loses what `close` would
+    /// have written: the log says so, naming the session, so such a path shows up.
+    fn drop(&mut self) {
+        if !self.closed && policy::save_after_run(&self.ctx, self.force_save) {
+            let name = self
+                .ctx
+                .session
+                .as_ref()
+                .map(|s| s.name())
+                .unwrap_or_default();
+            tracing::warn!(
+                "conversation {} dropped without close: session `{name}` not saved",
+                self.ctx.id
+            );
+        }
+    }
 }
 
 impl std::fmt::Debug for Conversation {
@@ -338,6 +360,7 @@ impl Conversation {
             build_agent_rag: spec.build_agent_rag,
             failure: None,
             hook_context: Vec::new(),
+            closed: false,
         }
         .with_switches(spec.dry_run, spec.no_stream))
     }
@@ -981,8 +1004,9 @@ impl Conversation {
             .session
             .as_ref()
             .map(|s| (s.id().to_string(), s.name()));
+        self.closed = true;
         Closed {
-            failure: self.failure,
+            failure: self.failure.take(),
             saved,
             session,
         }
