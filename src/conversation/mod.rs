@@ -241,7 +241,7 @@ impl Drop for Conversation {
                 .ctx
                 .session
                 .as_ref()
-                .map(|s| s.name())
+                .map(crate::session::handle::SessionHandle::name)
                 .unwrap_or_default();
             tracing::warn!(
                 "conversation {} dropped without close: session `{name}` not saved",
