@@ -336,17 +336,22 @@ impl FileSessionStore {
         };
         crate::atomic_file::write_atomic(&path, text.as_bytes(), true)
             .map_err(|e| io_error(&path, &e))?;
+        let version = content_key(text.as_bytes());
         let cache = self.session_dir(handle.id()).join(CACHE_FILE);
         // Keys kept for other tools may hold YAML that JSON cannot represent exactly
         // (tags, NaN), so such sessions are always read from the YAML.
-        if !redacted && text.len() > CACHE_MIN_BYTES && guard.get().extra.is_empty() {
-            write_cache(&cache, &content_key(text.as_bytes()), guard.get());
+        let cached = !redacted && text.len() > CACHE_MIN_BYTES && guard.get().extra.is_empty();
+        // The YAML goes before the JSON cache is written: a long session is not held three
+        // times at once (its messages, its YAML and its JSON), which set the peak memory
+        // of continuing one (docs/benchmarks.md).
+        drop(text);
+        if cached {
+            write_cache(&cache, &version, guard.get());
         } else {
             let _ = std::fs::remove_file(&cache);
         }
         // Clean as of what was written; a change made after this marks it dirty again.
         handle.mark_clean();
-        let version = content_key(text.as_bytes());
         handle.set_version(Some(version.clone()));
         drop(guard);
         if let Some(alias) = handle.alias()
