@@ -4,6 +4,7 @@
 
 pub mod age_format;
 pub mod browser;
+pub mod clients;
 pub mod fake_llm;
 pub mod http;
 pub mod postgres;
