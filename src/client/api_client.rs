@@ -277,8 +277,9 @@ impl<A: Api> HttpProvider<A> {
         request: &ChatRequest,
     ) -> Result<ProviderStream, ProviderError> {
         let format = self.api.format(model);
-        let body = format.body(model, request);
-        let outgoing = self.api.request(&self.client, model, request, body)?;
+        let (body, messages) = format.body_parts(model, request);
+        let mut outgoing = self.api.request(&self.client, model, request, body)?;
+        outgoing.messages = messages;
         let outgoing = self.api.authorize(&self.client, outgoing).await?;
         let sign = |url: &str, headers: &[(String, String)], body: &[u8]| {
             self.api.sign(url, headers, body)

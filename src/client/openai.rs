@@ -12,7 +12,7 @@ use loki_wire::openai_wire::{self, parse_response};
 use super::api_client::{Api, ApiClient, Credentials, HttpProvider, KeyHeader};
 use super::embed::Dialect;
 use super::http::HttpSettings;
-use super::wire::{self, Outgoing, ResponseError, WireFormat};
+use super::wire::{self, BODY_HEAD_ROOM, Outgoing, ResponseError, WireFormat};
 use super::{AnswerFormat, Controls, ToolChoice, ToolSpec};
 use super::{ChatRequest, Model, ProviderError};
 use loki_wire::body_stream::Decoder;
@@ -148,6 +148,15 @@ impl WireFormat for OpenAiWire {
         )
     }
 
+    fn body_parts(&self, model: &Model, request: &ChatRequest) -> (Value, Option<Vec<u8>>) {
+        body_parts(
+            model,
+            request,
+            self.stream_usage,
+            self.max_completion_tokens,
+        )
+    }
+
     /// Some servers stream when asked not to, or answer in one piece when asked to
     /// stream; what actually arrived is followed.
     fn streamed(&self, response: &reqwest::Response, request: &ChatRequest) -> bool {
@@ -172,10 +181,45 @@ pub fn build_body(
     stream_usage: bool,
     max_completion_tokens: bool,
 ) -> Value {
-    let mut body = json!({
-        "model": model.real_name(),
-        "messages": wire_messages(&request.messages, model),
-    });
+    let mut body = build_head(model, request, stream_usage, max_completion_tokens);
+    if let Some(obj) = body.as_object_mut() {
+        obj.insert(
+            "messages".into(),
+            Value::Array(wire_messages(&request.messages, model)),
+        );
+    }
+    body
+}
+
+/// The body of a chat-completions request as it is sent: everything but the messages, and
+/// the messages written as JSON (the same members as [`build_body`]).
+fn body_parts(
+    model: &Model,
+    request: &ChatRequest,
+    stream_usage: bool,
+    max_completion_tokens: bool,
+) -> (Value, Option<Vec<u8>>) {
+    let head = build_head(model, request, stream_usage, max_completion_tokens);
+    let messages = super::system_quirks(&request.messages, model);
+    let mut out = Vec::with_capacity(BODY_HEAD_ROOM + openai_wire::size_hint(&messages));
+    match openai_wire::write_messages(&messages, &mut out) {
+        Ok(()) => (head, Some(out)),
+        // Writing into memory fails only on a serialiser bug: fall back to the values.
+        Err(_) => (
+            build_body(model, request, stream_usage, max_completion_tokens),
+            None,
+        ),
+    }
+}
+
+/// Everything of a chat-completions body but its `messages`.
+fn build_head(
+    model: &Model,
+    request: &ChatRequest,
+    stream_usage: bool,
+    max_completion_tokens: bool,
+) -> Value {
+    let mut body = json!({ "model": model.real_name() });
     let obj = body.as_object_mut();
     let Some(obj) = obj else { return body };
     if let Some(t) = request.temperature {

@@ -57,6 +57,9 @@ impl RequestPatch {
             request.url.clone_from(url);
         }
         if let Some(body) = &self.body {
+            if body.get("messages").is_some() {
+                request.merge_messages();
+            }
             merge(&mut request.body, body);
         }
         for (name, value) in self.headers.iter().flatten() {

@@ -39,7 +39,16 @@ pub struct Outgoing {
     pub headers: Vec<(String, String)>,
     /// JSON body.
     pub body: Value,
+    /// The body's `messages` array, already written as JSON (chat-completions requests:
+    /// [`loki_wire::openai_wire::write_messages`]); [`Outgoing::into_bytes`] puts it into
+    /// the body. A long history is written once, into bytes with room in front for the
+    /// rest of the body, instead of through a `Value` tree.
+    pub messages: Option<Vec<u8>>,
 }
+
+/// Room kept in front of written messages for the rest of the body (model, options,
+/// tool declarations), so that joining them moves the bytes instead of copying them.
+pub const BODY_HEAD_ROOM: usize = 64 * 1024;
 
 impl Outgoing {
     /// A request to `url` with `body` and no extra headers.
@@ -48,7 +57,50 @@ impl Outgoing {
             url: url.into(),
             headers: Vec::new(),
             body,
+            messages: None,
         }
+    }
+
+    /// The body as one `Value`, the written messages parsed back into it: for the debug
+    /// log and for a patch that changes `messages`.
+    pub fn whole_body(&self) -> Value {
+        let mut body = self.body.clone();
+        if let (Some(messages), Some(obj)) = (&self.messages, body.as_object_mut()) {
+            let parsed = serde_json::from_slice(messages).unwrap_or(Value::Null);
+            obj.insert("messages".into(), parsed);
+        }
+        body
+    }
+
+    /// Puts the written messages back into [`Outgoing::body`].
+    pub fn merge_messages(&mut self) {
+        if self.messages.is_some() {
+            self.body = self.whole_body();
+            self.messages = None;
+        }
+    }
+
+    /// The body's bytes: the JSON of [`Outgoing::body`], with the written messages as its
+    /// last member, joined in the messages' own buffer.
+    pub fn body_bytes(&mut self) -> Result<Vec<u8>, serde_json::Error> {
+        let head = loki_wire::json::to_vec(&self.body)?;
+        let Some(mut messages) = self.messages.take() else {
+            return Ok(head);
+        };
+        let Some((b'}', members)) = head.split_last() else {
+            // Not an object: the messages have nowhere to go.
+            self.messages = Some(messages);
+            self.merge_messages();
+            return loki_wire::json::to_vec(&self.body);
+        };
+        let mut prefix = members.to_vec();
+        if members.len() > 1 {
+            prefix.push(b',');
+        }
+        prefix.extend_from_slice(br#""messages":"#);
+        messages.splice(0..0, prefix);
+        messages.push(b'}');
+        Ok(messages)
     }
 
     /// Adds a header.
@@ -76,6 +128,12 @@ pub enum ResponseError {
 pub trait WireFormat: Sync {
     /// The JSON body of `request` (before patches).
     fn body(&self, model: &Model, request: &ChatRequest) -> Value;
+
+    /// The body as it is sent: [`WireFormat::body`], or a body without `messages` and the
+    /// messages already written as JSON (see [`Outgoing::messages`]).
+    fn body_parts(&self, model: &Model, request: &ChatRequest) -> (Value, Option<Vec<u8>>) {
+        (self.body(model, request), None)
+    }
 
     /// Whether the reply is a stream for [`WireFormat::decoder`] rather than one body for
     /// [`WireFormat::parse`]; by default, when it comes as `text/event-stream`.
@@ -234,13 +292,13 @@ pub fn send_signed<'a>(
         }
         settings.patches.apply(model, api, &mut request);
         if tracing::enabled!(tracing::Level::DEBUG) {
-            tracing::debug!(url = %request.url, body = %super::loggable::request_body(&request.body), "request");
+            tracing::debug!(url = %request.url, body = %super::loggable::request_body(&request.whole_body()), "request");
         }
         let setup = |message: String| ProviderError::Setup {
             client: settings.client.clone(),
             message,
         };
-        let body = loki_wire::json::to_vec(&request.body).map_err(|e| setup(e.to_string()))?;
+        let body = request.body_bytes().map_err(|e| setup(e.to_string()))?;
         let signed = signer(&request.url, &request.headers, &body)
             .map_err(|e| setup(format!("cannot sign the request: {e}")))?;
         request.headers.extend(signed);
@@ -446,6 +504,51 @@ pub fn stream(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn with_messages(body: Value, messages: &str) -> Outgoing {
+        let mut written = Vec::with_capacity(BODY_HEAD_ROOM + messages.len());
+        written.extend_from_slice(messages.as_bytes());
+        let mut outgoing = Outgoing::new("http://x/chat", body);
+        outgoing.messages = Some(written);
+        outgoing
+    }
+
+    #[test]
+    fn written_messages_join_the_body_as_its_last_member() {
+        let mut outgoing = with_messages(
+            json!({"model": "m", "stream": true}),
+            r#"[{"role":"user","content":"hi"}]"#,
+        );
+        let whole = outgoing.whole_body();
+        let bytes = outgoing.body_bytes().unwrap();
+        assert_eq!(
+            String::from_utf8(bytes.clone()).unwrap(),
+            r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}"#
+        );
+        assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap(), whole);
+        let mut empty = with_messages(json!({}), "[]");
+        assert_eq!(empty.body_bytes().unwrap(), br#"{"messages":[]}"#);
+    }
+
+    #[test]
+    fn joining_written_messages_reuses_their_buffer() {
+        let mut outgoing = with_messages(json!({"model": "m"}), r#"["x"]"#);
+        let before = outgoing.messages.as_ref().map(Vec::as_ptr);
+        let bytes = outgoing.body_bytes().unwrap();
+        assert_eq!(before, Some(bytes.as_ptr()));
+    }
+
+    #[test]
+    fn a_patch_of_the_messages_sees_them_whole() {
+        let mut outgoing = with_messages(json!({"model": "m"}), r#"[{"role":"user"}]"#);
+        outgoing.merge_messages();
+        assert_eq!(outgoing.messages, None);
+        assert_eq!(outgoing.body, json!({"model": "m", "messages": [{"role": "user"}]}));
+        assert_eq!(
+            outgoing.body_bytes().unwrap(),
+            br#"{"model":"m","messages":[{"role":"user"}]}"#
+        );
+    }
 
     #[test]
     fn only_base64_data_urls_are_inline_images() {

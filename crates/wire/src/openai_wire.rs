@@ -282,11 +282,214 @@ fn content_value(content: &Content) -> Value {
 
 /// Removes a leading `<think>…</think>` block from text sent back to the model.
 pub fn strip_think(text: &str) -> String {
+    without_think(text).to_string()
+}
+
+/// `text` after a leading `<think>…</think>` block, borrowed.
+fn without_think(text: &str) -> &str {
     let trimmed = text.trim_start();
     if let Some(rest) = trimmed.strip_prefix("<think>")
         && let Some(end) = rest.find("</think>")
     {
-        return rest[end + "</think>".len()..].trim_start().to_string();
+        return rest[end + "</think>".len()..].trim_start();
     }
-    text.to_string()
+    text
+}
+
+/// Writes the `messages` array of a chat-completions request — the JSON
+/// [`message_values`] builds — straight into `out`.
+///
+/// A long session's request is built on every turn; going through a `Value` per message
+/// copied every text into a tree larger than the text itself, at the moment the whole
+/// history, the tree and the request's bytes were all held at once (the 2,000-message
+/// session's peak memory, docs/benchmarks.md).
+pub fn write_messages(messages: &[Message], out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    out.push(b'[');
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        match m.role {
+            Role::System => {
+                out.extend_from_slice(br#"{"role":"system","content":"#);
+                write_text(&m.content, out)?;
+            }
+            Role::User => {
+                out.extend_from_slice(br#"{"role":"user","content":"#);
+                write_content(&m.content, out)?;
+            }
+            Role::Assistant => {
+                out.extend_from_slice(br#"{"role":"assistant","content":"#);
+                match &m.content {
+                    Content::Text(t) => write_str(without_think(t), out)?,
+                    other => write_str(&strip_think(&text_of(other)), out)?,
+                }
+                if !m.tool_calls.is_empty() {
+                    out.extend_from_slice(br#","tool_calls":["#);
+                    for (j, call) in m.tool_calls.iter().enumerate() {
+                        if j > 0 {
+                            out.push(b',');
+                        }
+                        out.extend_from_slice(br#"{"id":"#);
+                        write_str(&call.id, out)?;
+                        out.extend_from_slice(br#","type":"function","function":{"name":"#);
+                        write_str(&call.name, out)?;
+                        out.extend_from_slice(br#","arguments":"#);
+                        write_str(&call.arguments, out)?;
+                        out.extend_from_slice(b"}}");
+                    }
+                    out.push(b']');
+                }
+            }
+            Role::Tool => {
+                out.extend_from_slice(br#"{"role":"tool","tool_call_id":"#);
+                match &m.tool_call_id {
+                    Some(id) => write_str(id, out)?,
+                    None => out.extend_from_slice(b"null"),
+                }
+                out.extend_from_slice(br#","content":"#);
+                write_text(&m.content, out)?;
+            }
+        }
+        out.push(b'}');
+    }
+    out.push(b']');
+    Ok(())
+}
+
+/// About how many bytes [`write_messages`] writes for `messages`: their text plus an
+/// eighth for escapes, and the members around each message.
+pub fn size_hint(messages: &[Message]) -> usize {
+    let text: usize = messages
+        .iter()
+        .map(|m| {
+            let content = match &m.content {
+                Content::Text(t) => t.len(),
+                Content::Parts(parts) => parts
+                    .iter()
+                    .map(|p| match p {
+                        ContentPart::Text { text } => text.len(),
+                        ContentPart::ImageUrl { image_url } => image_url.url.len(),
+                    })
+                    .sum(),
+            };
+            let calls: usize = m
+                .tool_calls
+                .iter()
+                .map(|c| c.id.len() + c.name.len() + c.arguments.len() + 64)
+                .sum();
+            content + calls + 48
+        })
+        .sum();
+    text + text / 8
+}
+
+/// A JSON string, escaped.
+fn write_str(text: &str, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    serde_json::to_writer(&mut *out, text)
+}
+
+/// The message's text (parts joined, images left out) as one JSON string.
+fn write_text(content: &Content, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    match content {
+        Content::Text(t) => write_str(t, out),
+        other => write_str(&text_of(other), out),
+    }
+}
+
+fn text_of(content: &Content) -> String {
+    match content {
+        Content::Text(t) => t.to_string(),
+        Content::Parts(parts) => parts
+            .iter()
+            .filter_map(|p| match p {
+                ContentPart::Text { text } => Some(text.as_str()),
+                ContentPart::ImageUrl { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// A user message's content: a string, or its parts in the chat-completions shape.
+fn write_content(content: &Content, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    match content {
+        Content::Text(t) => write_str(t, out),
+        Content::Parts(_) => serde_json::to_writer(&mut *out, &content_value(content)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{ImageUrl, ToolCall};
+
+    fn history() -> Vec<Message> {
+        let mut assistant = Message::text(Role::Assistant, "<think>hmm</think>  Let me look.");
+        assistant.tool_calls = vec![
+            ToolCall {
+                id: "call_1".into(),
+                name: "fs_read".into(),
+                arguments: r#"{"path":"a \"b\".txt"}"#.into(),
+                signature: None,
+            },
+            ToolCall {
+                id: "call_2".into(),
+                name: "fs_ls".into(),
+                arguments: "{}".into(),
+                signature: None,
+            },
+        ];
+        let mut tool = Message::text(Role::Tool, "line 1\nline\t2 \u{1b}[31m é ✓");
+        tool.tool_call_id = Some("call_1".into());
+        let mut orphan = Message::text(Role::Tool, "no id");
+        orphan.tool_call_id = None;
+        let mut picture = Message::text(Role::User, "");
+        picture.content = Content::Parts(vec![
+            ContentPart::Text {
+                text: "what is this?".into(),
+            },
+            ContentPart::ImageUrl {
+                image_url: ImageUrl {
+                    url: "data:image/png;base64,AAAA".into(),
+                },
+            },
+        ]);
+        let mut parted = Message::text(Role::Assistant, "");
+        parted.content = Content::Parts(vec![
+            ContentPart::Text {
+                text: "<think>x</think>one".into(),
+            },
+            ContentPart::Text { text: "two".into() },
+        ]);
+        vec![
+            Message::text(Role::System, "be brief \\ \"quoted\""),
+            Message::text(Role::User, "hi\u{0}there"),
+            assistant,
+            tool,
+            orphan,
+            picture,
+            parted,
+            Message::text(Role::Assistant, "<think>unclosed"),
+        ]
+    }
+
+    #[test]
+    fn written_messages_are_the_json_of_the_message_values() {
+        let messages = history();
+        let mut out = Vec::new();
+        write_messages(&messages, &mut out).unwrap();
+        let written: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(written, Value::Array(message_values(&messages)));
+        // Key order too: the bytes are those of the values, serialised.
+        let expected = serde_json::to_vec(&message_values(&messages)).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(expected).unwrap());
+    }
+
+    #[test]
+    fn no_messages_is_an_empty_array() {
+        let mut out = Vec::new();
+        write_messages(&[], &mut out).unwrap();
+        assert_eq!(out, b"[]");
+    }
 }
