@@ -543,7 +543,10 @@ mod tests {
         let mut outgoing = with_messages(json!({"model": "m"}), r#"[{"role":"user"}]"#);
         outgoing.merge_messages();
         assert_eq!(outgoing.messages, None);
-        assert_eq!(outgoing.body, json!({"model": "m", "messages": [{"role": "user"}]}));
+        assert_eq!(
+            outgoing.body,
+            json!({"model": "m", "messages": [{"role": "user"}]})
+        );
         assert_eq!(
             outgoing.body_bytes().unwrap(),
             br#"{"model":"m","messages":[{"role":"user"}]}"#

@@ -483,7 +483,10 @@ mod tests {
         assert_eq!(written, Value::Array(message_values(&messages)));
         // Key order too: the bytes are those of the values, serialised.
         let expected = serde_json::to_vec(&message_values(&messages)).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(expected).unwrap());
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(expected).unwrap()
+        );
     }
 
     #[test]
