@@ -71,6 +71,8 @@ pub enum Action {
     Vault(crate::vault::commands::Op),
     /// Print the full results of the last turn's tool calls.
     ToolResults,
+    /// List the conversation's background jobs.
+    Jobs,
     /// Open config.yaml in the editor, then reload it.
     EditConfig,
     /// Use (or build) a knowledge base; documents build it without questions.
@@ -388,6 +390,12 @@ pub const COMMANDS: &[ReplCommand] = &[
         args: "",
         help: "Show the full output of the last turn's tool calls",
         parse: |_| Action::ToolResults,
+    },
+    ReplCommand {
+        name: ".jobs",
+        args: "",
+        help: "List the background jobs commands started",
+        parse: |_| Action::Jobs,
     },
     ReplCommand {
         name: ".set",

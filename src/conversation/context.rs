@@ -206,6 +206,9 @@ pub(super) struct RequestContext {
     pub last_speed: Option<loki_protocol::event::Speed>,
     /// The agent's todo list (`todo__*` tools, automatic continuation).
     pub todo: Arc<std::sync::Mutex<crate::tool::todo::TodoList>>,
+    /// Commands started with `background: true`; stopped when the conversation ends
+    /// (when the last holder drops them).
+    pub jobs: Arc<crate::tool::jobs::Jobs>,
     /// Messages queued while a turn runs, sent at its next step.
     pub queue: Arc<PromptQueue>,
     /// How deep in a tree of agents this conversation is (0: started by a person).
@@ -521,6 +524,7 @@ impl RequestContext {
             agent: None,
             supervisor: None,
             todo: Arc::default(),
+            jobs: Arc::default(),
             queue: Arc::default(),
             depth: 0,
             budget: None,

@@ -67,6 +67,8 @@ pub enum Report {
     ToolResults,
     /// `.info permissions`: the permission mode and rules, one per line.
     Permissions,
+    /// `.jobs`: the background jobs, one per line (none: there are none).
+    Jobs,
 }
 
 /// The open session, as the prompt shows it.
@@ -190,7 +192,27 @@ impl Conversation {
             Report::Agent => info::agent(&self.ctx),
             Report::ToolResults => info::tool_results(&self.ctx),
             Report::Permissions => Some(self.permissions()),
+            Report::Jobs => self.jobs(),
         }
+    }
+
+    /// The background jobs, one per line: id, state, age, output, command.
+    fn jobs(&self) -> Option<String> {
+        let jobs = self.ctx.jobs.list();
+        if jobs.is_empty() {
+            return None;
+        }
+        let lines: Vec<String> = jobs
+            .iter()
+            .map(|job| {
+                let pid = job.pid.map_or_else(String::new, |p| format!(" pid {p}"));
+                format!(
+                    "{:>3}  {}{pid}  {}s  {} bytes  {}",
+                    job.id, job.state, job.seconds, job.output_bytes, job.command
+                )
+            })
+            .collect();
+        Some(lines.join("\n"))
     }
 
     /// The permission mode and rules, one per line (`.info permissions`).

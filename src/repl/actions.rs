@@ -81,6 +81,10 @@ impl Repl {
                 Some(text) => self.println(&text),
                 None => self.note("the last turn called no tools"),
             },
+            Action::Jobs => match self.conv.report(Report::Jobs) {
+                Some(text) => self.println(&text),
+                None => self.note("no background jobs (execute_command with background: true)"),
+            },
             Action::EditConfig => self.edit_config().await,
             Action::EditAgentConfig => self.edit_agent_config(),
             Action::EditRole => self.edit_role().await,

@@ -146,7 +146,15 @@ pub const BUILTINS: &[Builtin] = &[
         name: "execute_command",
         description: "Run a shell command in the working directory; returns output and exit code.",
         effect: Effect::Exec,
-        params: &[("command", "string", true, "")],
+        params: &[
+            ("command", "string", true, ""),
+            (
+                "background",
+                "boolean",
+                false,
+                "Start as a job",
+            ),
+        ],
     },
     Builtin {
         name: "get_current_time",
@@ -168,9 +176,30 @@ pub const BUILTINS: &[Builtin] = &[
     },
 ];
 
+/// The tools of background jobs (`execute_command` with `background: true`): enabled
+/// with `execute_command`, declared once the conversation started a job
+/// ([`super::jobs`]).
+pub const JOB_TOOLS: &[Builtin] = &[
+    Builtin {
+        name: "job_output",
+        description: "New output of a background job since the last read, and its state.",
+        effect: Effect::Read,
+        params: &[
+            ("id", "integer", true, ""),
+            ("filter", "string", false, "Only lines matching this regex"),
+        ],
+    },
+    Builtin {
+        name: "job_kill",
+        description: "Stop a background job and what it started.",
+        effect: Effect::Read,
+        params: &[("id", "integer", true, "")],
+    },
+];
+
 /// Looks a built-in up by name.
 pub fn find(name: &str) -> Option<&'static Builtin> {
-    BUILTINS.iter().find(|b| b.name == name)
+    BUILTINS.iter().chain(JOB_TOOLS).find(|b| b.name == name)
 }
 
 /// Lines `fs_read` returns when no limit is given.
@@ -270,7 +299,18 @@ pub(super) fn run<'a>(
             "fs_rm" => fs_rm(env, args, grant),
             "fs_glob" => glob(env.cwd, args),
             "fs_grep" => grep(env, args),
+            "execute_command" if args.get("background").and_then(Value::as_bool) == Some(true) => {
+                start_job(env, str_arg(args, "command")?)
+            }
             "execute_command" => execute(env, str_arg(args, "command")?).await,
+            "job_output" => {
+                let filter = opt_str(args, "filter")
+                    .map(regex::Regex::new)
+                    .transpose()
+                    .map_err(|e| ToolError::BadArguments(format!("invalid `filter`: {e}")))?;
+                jobs(env)?.output(job_id(args)?, filter.as_ref())
+            }
+            "job_kill" => jobs(env)?.kill(job_id(args)?),
             "get_current_time" => Ok(crate::role::SystemVars::now_rfc3339()),
             "fetch_url" => fetch(env, str_arg(args, "url")?).await,
             "web_search" => web_search(env, str_arg(args, "query")?).await,
@@ -395,6 +435,10 @@ pub(super) fn describe(
         Ok((paths::display(cwd, &p.path), p.path))
     };
     Ok(match tool.name {
+        "execute_command" if args.get("background").and_then(Value::as_bool) == Some(true) => (
+            format!("run `{}` in the background", str_arg(args, "command")?),
+            None,
+        ),
         "execute_command" => (format!("run `{}`", str_arg(args, "command")?), None),
         "fetch_url" => (format!("fetch {}", str_arg(args, "url")?), None),
         "web_search" => (
@@ -667,6 +711,47 @@ fn grep(env: &ToolEnv<'_>, args: &Value) -> Result<String, ToolError> {
 }
 
 async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> {
+    let done = super::process::run(shell_command(env, command)?, env, "the command").await?;
+    let code = done
+        .status
+        .code()
+        .map_or_else(|| "killed by a signal".into(), |c| c.to_string());
+    let mut text = String::new();
+    for note in done.notes() {
+        text.push_str(&note);
+        text.push('\n');
+    }
+    text.push_str(&done.stdout.text());
+    let err = done.stderr.text();
+    if !err.trim().is_empty() {
+        text.push_str("\n[stderr]\n");
+        text.push_str(&err);
+    }
+    Ok(format!("{}\n[exit code: {code}]", text.trim_end()))
+}
+
+/// `execute_command` with `background: true`: the command becomes one of the
+/// conversation's jobs.
+fn start_job(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> {
+    jobs(env)?.start(shell_command(env, command)?, command)
+}
+
+/// The conversation's jobs, when it keeps any.
+fn jobs<'a>(env: &ToolEnv<'a>) -> Result<&'a super::jobs::Jobs, ToolError> {
+    env.jobs.ok_or_else(|| {
+        ToolError::Refused("background jobs are not available in this conversation".into())
+    })
+}
+
+fn job_id(args: &Value) -> Result<u32, ToolError> {
+    opt_usize(args, "id")
+        .and_then(|id| u32::try_from(id).ok())
+        .ok_or_else(|| ToolError::BadArguments("missing job `id`".into()))
+}
+
+/// `$SHELL -c command` in the working directory, inside the sandbox, with the
+/// conversation's environment minus what is withheld from tools.
+fn shell_command(env: &ToolEnv<'_>, command: &str) -> Result<tokio::process::Command, ToolError> {
     let mut shell = match env.sandbox {
         Some(sandbox) => sandbox
             .command(env.shell, &["-c", command])
@@ -686,23 +771,7 @@ async fn execute(env: &ToolEnv<'_>, command: &str) -> Result<String, ToolError> 
     if let Some(sandbox) = env.sandbox {
         shell.envs(sandbox.temp_vars());
     }
-    let done = super::process::run(shell, env, "the command").await?;
-    let code = done
-        .status
-        .code()
-        .map_or_else(|| "killed by a signal".into(), |c| c.to_string());
-    let mut text = String::new();
-    for note in done.notes() {
-        text.push_str(&note);
-        text.push('\n');
-    }
-    text.push_str(&done.stdout.text());
-    let err = done.stderr.text();
-    if !err.trim().is_empty() {
-        text.push_str("\n[stderr]\n");
-        text.push_str(&err);
-    }
-    Ok(format!("{}\n[exit code: {code}]", text.trim_end()))
+    Ok(shell)
 }
 
 /// Files larger than this are not read whole (`fs_cat`, `fs_read`).

@@ -21,6 +21,7 @@ pub mod escalate;
 mod fences;
 mod gate;
 pub mod hidden_env;
+pub mod jobs;
 pub mod load;
 pub mod lsp;
 pub mod mcp_client;
@@ -246,6 +247,8 @@ pub struct ToolEnv<'a> {
     pub images: Option<&'a std::sync::Mutex<Vec<String>>>,
     /// Process groups that outlive their call; killed when the turn ends.
     pub background: &'a Background,
+    /// The conversation's background jobs (none: `background: true` is refused).
+    pub jobs: Option<&'a jobs::Jobs>,
     /// Environment variables commands and script tools do not inherit.
     pub hidden_env: &'a HiddenEnv,
     /// Where calls report progress (MCP progress notifications), if anyone listens.
@@ -315,6 +318,10 @@ pub fn enabled_tools(
         .filter(|b| wanted(b.name))
         .map(Tool::Builtin)
         .collect();
+    // The job tools come with `execute_command` (declared once a job runs).
+    if tools.iter().any(|t| t.name() == "execute_command") {
+        tools.extend(builtin::JOB_TOOLS.iter().map(Tool::Builtin));
+    }
     if !config.lsp_servers.is_empty() {
         tools.extend(
             lsp::LspTool::ALL
@@ -428,6 +435,10 @@ pub struct Policy {
     pub own: Option<permissions::PermissionMode>,
     /// A sub-conversation: its settings may tighten its mode, never loosen the tree's.
     pub child: bool,
+    /// Directories besides the working tree that file tools treat as part of it
+    /// (`additional_directories`, Claude Code's `permissions.additionalDirectories`):
+    /// a path there is not "outside", so allow rules, accept-edits and "always" cover it.
+    pub additional_directories: Vec<String>,
 }
 
 impl Policy {
@@ -448,6 +459,12 @@ impl Policy {
             rules: std::sync::Arc::new(permissions::Rules::new(&config.permissions)),
             own: None,
             child: false,
+            additional_directories: config
+                .additional_directories
+                .iter()
+                .chain(&config.permissions.additional_directories)
+                .cloned()
+                .collect(),
         };
         if mode != permissions::PermissionMode::Default {
             policy.set_mode(mode);
@@ -804,10 +821,15 @@ mod tests {
                 .collect()
         };
         assert!(names(&config, None).is_empty());
-        // `all`: the built-ins and the memory tools.
+        // `all`: the built-ins, the job tools that come with `execute_command`, and the
+        // memory tools.
         assert_eq!(
             names(&config, Some("all")).len(),
-            builtin::BUILTINS.len() + 2
+            builtin::BUILTINS.len() + builtin::JOB_TOOLS.len() + 2
+        );
+        assert_eq!(
+            names(&config, Some("execute_command")),
+            ["execute_command", "job_output", "job_kill"]
         );
         assert_eq!(
             names(&config, Some("fs_cat, fs_ls.sh")),
@@ -821,7 +843,10 @@ mod tests {
             ["fs_cat", "fs_read", "fs_write", "get_current_time"]
         );
         config.visible_tools = Some(vec!["fs_cat.sh".into(), "execute_command.sh".into()]);
-        assert_eq!(names(&config, Some("all")), ["fs_cat", "execute_command"]);
+        assert_eq!(
+            names(&config, Some("all")),
+            ["fs_cat", "execute_command", "job_output", "job_kill"]
+        );
     }
 
     #[test]
@@ -904,6 +929,7 @@ mod tests {
             web_search: None,
             images: None,
             background: Box::leak(Box::default()),
+            jobs: Some(Box::leak(Box::default())),
             hidden_env: Box::leak(Box::default()),
             progress: None,
             asker: &ask::Headless,

@@ -22,6 +22,7 @@ mod execute;
 mod headless;
 mod hooks;
 mod input;
+mod jobs;
 mod logs;
 mod lsp;
 mod macros;

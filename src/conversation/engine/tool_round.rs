@@ -36,6 +36,8 @@ pub(super) struct Toolbox {
     tools_env_file: std::path::PathBuf,
     images: Option<Mutex<Vec<String>>>,
     background: Background,
+    /// The conversation's background jobs (they outlive the turn).
+    jobs: Arc<crate::tool::jobs::Jobs>,
     hidden_env: HiddenEnv,
     progress: crate::mcp::server::ProgressSender,
     progress_rx: tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<(String, String)>>,
@@ -94,6 +96,7 @@ impl Toolbox {
                     .supports_vision
                     .then(|| Mutex::new(Vec::new())),
                 background: Background::default(),
+                jobs: Arc::clone(&ctx.jobs),
                 hidden_env: HiddenEnv::new(&state.config, &ctx.env),
                 progress,
                 progress_rx: tokio::sync::Mutex::new(progress_rx),
@@ -153,6 +156,7 @@ impl Toolbox {
                 web_search: self.web_search.as_ref(),
                 images: self.images.as_ref(),
                 background: &self.background,
+                jobs: Some(&self.jobs),
                 hidden_env: &self.hidden_env,
                 progress: Some(&self.progress),
                 asker: asker.as_ref(),
@@ -320,7 +324,8 @@ impl Toolbox {
     }
 
     /// After a round: groups that `load_tools` calls loaded are declared from now on (and
-    /// remembered by the conversation and its session).
+    /// remembered by the conversation and its session), and so are the job tools once the
+    /// round started the conversation's first background job.
     pub fn note_loaded(
         &mut self,
         state: &AppState,
@@ -328,6 +333,11 @@ impl Toolbox {
         calls: &[ToolCall],
         results: &[Message],
     ) {
+        let job_tool = |t: &Tool| is_job_tool(t.name());
+        if ctx.jobs.any() && self.tools.iter().any(job_tool) && !self.offered.iter().any(job_tool) {
+            self.offered = declared_tools(state, ctx, &self.tools);
+            self.specs = crate::tool::specs(&self.offered);
+        }
         let Some(Tool::Load(load)) = self.offered.iter().find(|t| matches!(t, Tool::Load(_)))
         else {
             return;
@@ -367,7 +377,18 @@ pub(crate) fn declared_tools(state: &AppState, ctx: &RequestContext, tools: &[To
     if let Some(session) = &ctx.session {
         loaded.extend(session.lock().get().loaded_tools.iter().cloned());
     }
-    crate::tool::load::offered(tools, state.config.load_tools_after, &loaded)
+    let mut offered = crate::tool::load::offered(tools, state.config.load_tools_after, &loaded);
+    // The job tools are declared once the conversation started a job.
+    if !ctx.jobs.any() {
+        offered.retain(|t| !is_job_tool(t.name()));
+    }
+    offered
+}
+
+fn is_job_tool(name: &str) -> bool {
+    crate::tool::builtin::JOB_TOOLS
+        .iter()
+        .any(|job| job.name == name)
 }
 
 /// The conversation's approver, with each request and its decision reported as events
