@@ -413,7 +413,11 @@ mod tests {
 
     async fn until(jobs: &Jobs, id: u32, what: impl Fn(&JobInfo) -> bool) -> JobInfo {
         for _ in 0..200 {
-            let info = jobs.list().into_iter().find(|j| j.id == id).unwrap();
+            let info = jobs
+                .list()
+                .into_iter()
+                .find(|j| j.id == id)
+                .unwrap_or_else(|| panic!("no job {id}"));
             if what(&info) {
                 return info;
             }
