@@ -148,12 +148,7 @@ pub const BUILTINS: &[Builtin] = &[
         effect: Effect::Exec,
         params: &[
             ("command", "string", true, ""),
-            (
-                "background",
-                "boolean",
-                false,
-                "Start as a job",
-            ),
+            ("background", "boolean", false, "Start as a job"),
         ],
     },
     Builtin {
