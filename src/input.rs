@@ -466,10 +466,12 @@ fn load_path(
     limits: InputLimits,
 ) -> Result<(), InputError> {
     let expanded = expand_tilde(arg);
-    if expanded.contains(['*', '?', '[', '{']) {
+    let path = cwd.join(&expanded);
+    // A file of that very name is the one meant, glob characters and all (`[id].tsx`, a
+    // file an editor links); anything else with them is a pattern.
+    if expanded.contains(['*', '?', '[', '{']) && !path.exists() {
         return load_glob(&expanded, cwd, loaded, budget);
     }
-    let path = cwd.join(&expanded);
     let meta = std::fs::metadata(&path).map_err(|_| InputError::NotFound {
         path: arg.to_string(),
     })?;

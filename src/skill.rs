@@ -3,8 +3,12 @@
 //! A **skill** is `skills/<name>/SKILL.md` (or `skills/<name>.md`): instructions for one
 //! kind of task, with front matter in YAML (`---`) or TOML (`+++`) giving its `name`,
 //! `description`, `disable_model_invocation` and `user_invocable`. Skills come from the
-//! config directory and from `.loki/skills/` in the project (the working directory or an
-//! ancestor; a project's skill wins over one of the same name). The model sees a compact
+//! config directory, from the user's Claude Code `~/.claude/skills/` and
+//! `~/.claude/commands/`, and from `.loki/skills/`, `.claude/skills/` and
+//! `.claude/commands/` in the project (the working directory or an ancestor; a project's
+//! skill wins over one of the same name). A command's front matter may name the `model`
+//! its turn runs with, the `allowed-tools` that run unasked in that turn, and an
+//! `argument-hint` shown where commands are listed. The model sees a compact
 //! index and reads a skill with `load_skills`; a person runs one as a prompt with
 //! `/name args` (`$ARGUMENTS`, `$0`, `$1`, … filled in, quote-aware).
 //!
@@ -34,6 +38,25 @@ pub struct Skill {
     pub disable_model_invocation: bool,
     /// `/name` runs it (default true).
     pub user_invocable: bool,
+    /// Front matter `model`: the model `/name`'s turn runs with (Claude Code's command
+    /// front matter).
+    pub model: Option<String>,
+    /// Front matter `allowed-tools`: permission rules (`Bash(git add:*)`, `Read`) that
+    /// let calls run unasked during `/name`'s turn.
+    pub allowed_tools: Vec<String>,
+    /// Front matter `argument-hint`: what `/name` takes, for completion and listings.
+    pub argument_hint: Option<String>,
+}
+
+/// What `/name args` runs: the prompt, and the turn's model and allowed tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// The skill's instructions, arguments filled in.
+    pub prompt: String,
+    /// The model for the turn, if the skill names one.
+    pub model: Option<String>,
+    /// Rules allowing calls without asking during the turn.
+    pub allowed_tools: Vec<String>,
 }
 
 /// Front matter: `---` YAML or `+++` TOML (flat `key = value`).
@@ -55,17 +78,67 @@ pub(crate) fn front_matter(text: &str) -> (Vec<(String, String)>, &str) {
         let header = &rest[..end];
         let body = rest[end + 1 + fence.len()..].trim_start_matches(['\r', '\n']);
         let separator = if fence == "---" { ':' } else { '=' };
-        let fields = header
-            .lines()
-            .filter_map(|line| line.split_once(separator))
-            .map(|(k, v)| {
-                let value = v.trim().trim_matches('"').trim_matches('\'').to_string();
-                (k.trim().replace('-', "_"), value)
-            })
-            .collect();
+        let mut fields: Vec<(String, String)> = Vec::new();
+        for line in header.lines() {
+            // A YAML list under the previous key (`allowed-tools:` then `  - Read`).
+            if let Some(item) = line.trim().strip_prefix("- ")
+                && let Some((_, value)) = fields.last_mut()
+            {
+                if !value.is_empty() {
+                    value.push_str(", ");
+                }
+                value.push_str(unquote(item));
+                continue;
+            }
+            if let Some((k, v)) = line.split_once(separator) {
+                fields.push((k.trim().replace('-', "_"), unquote(v).to_string()));
+            }
+        }
         return (fields, body);
     }
     (Vec::new(), text)
+}
+
+impl Skill {
+    /// Its description for listings and completion, led by its `argument-hint` when it
+    /// has one (`NAME — Greet someone`).
+    pub fn summary(&self) -> String {
+        match &self.argument_hint {
+            Some(hint) => format!("{hint} — {}", self.description),
+            None => self.description.clone(),
+        }
+    }
+}
+
+fn unquote(value: &str) -> &str {
+    value.trim().trim_matches('"').trim_matches('\'')
+}
+
+/// `allowed-tools` as written (`Bash(git add:*), Read`, or `[Read, Grep]`): the rules,
+/// split at commas outside parentheses.
+fn tool_list(value: &str) -> Vec<String> {
+    let value = value.trim().trim_start_matches('[').trim_end_matches(']');
+    let mut rules = Vec::new();
+    let mut depth = 0usize;
+    let mut current = String::new();
+    for c in value.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                rules.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    rules.push(current);
+    rules
+        .into_iter()
+        .map(|r| unquote(&r).to_string())
+        .filter(|r| !r.is_empty())
+        .collect()
 }
 
 /// Parses a skill file; `fallback` names it when the front matter does not.
@@ -98,6 +171,11 @@ pub fn parse(text: &str, fallback: &str, path: &Path) -> Skill {
         path: path.to_path_buf(),
         disable_model_invocation: flag("disable_model_invocation", false),
         user_invocable: flag("user_invocable", true),
+        model: field("model").filter(|m| !m.is_empty() && m != "inherit"),
+        allowed_tools: field("allowed_tools")
+            .map(|v| tool_list(&v))
+            .unwrap_or_default(),
+        argument_hint: field("argument_hint").filter(|h| !h.is_empty()),
     }
 }
 
@@ -188,8 +266,31 @@ fn project_dirs(cwd: &Path) -> Vec<(PathBuf, PathBuf, bool)> {
     .collect()
 }
 
-/// The skills of the config directory's `skills/` and the project's (its own win over
-/// the config directory's; `.loki/skills` over `.claude/`), sorted by name.
+/// The user's Claude Code skills and commands (`~/.claude/skills`, `~/.claude/commands`),
+/// each with whether it holds commands.
+fn user_dirs() -> Vec<(PathBuf, bool)> {
+    let Some(home) = dirs::home_dir() else {
+        return Vec::new();
+    };
+    let claude = home.join(".claude");
+    vec![
+        (claude.join("skills"), false),
+        (claude.join("commands"), true),
+    ]
+}
+
+/// Marks a skill read from a commands directory: run with `/name`, not offered to the
+/// model.
+fn as_command(mut skill: Skill) -> Skill {
+    skill.disable_model_invocation = true;
+    skill.user_invocable = true;
+    skill
+}
+
+/// The skills of the config directory's `skills/`, the user's `~/.claude/skills` and
+/// `~/.claude/commands`, and the project's (a project's win over the user's, the
+/// user's Claude ones over the config directory's; `.loki/skills` over `.claude/`),
+/// sorted by name.
 pub fn discover(config_skills: &Path, cwd: &Path) -> Vec<Skill> {
     discover_noting(config_skills, cwd).0
 }
@@ -198,6 +299,16 @@ pub fn discover(config_skills: &Path, cwd: &Path) -> Vec<Skill> {
 /// than [`MAX_PROJECT_SKILLS`] (the first by name are used; the rest are left out).
 pub fn discover_noting(config_skills: &Path, cwd: &Path) -> (Vec<Skill>, Vec<String>) {
     let (mut skills, _) = read_dir(config_skills, None, usize::MAX);
+    for (dir, commands) in user_dirs() {
+        if dir == config_skills {
+            continue;
+        }
+        for skill in read_dir(&dir, None, usize::MAX).0 {
+            let skill = if commands { as_command(skill) } else { skill };
+            skills.retain(|s| s.name != skill.name);
+            skills.push(skill);
+        }
+    }
     let mut project = Vec::new();
     let mut notes = Vec::new();
     for (dir, root, commands) in project_dirs(cwd) {
@@ -214,11 +325,8 @@ pub fn discover_noting(config_skills: &Path, cwd: &Path) -> (Vec<Skill>, Vec<Str
             tracing::warn!("{note}");
             notes.push(note);
         }
-        for mut skill in found {
-            if commands {
-                skill.disable_model_invocation = true;
-                skill.user_invocable = true;
-            }
+        for skill in found {
+            let skill = if commands { as_command(skill) } else { skill };
             if !project.iter().any(|s: &Skill| s.name == skill.name) {
                 project.push(skill);
             }
@@ -264,12 +372,22 @@ pub fn index(skills: &[Skill]) -> Option<String> {
 /// `/name args`: the skill `text` invokes, if it names one a person may run, with its
 /// arguments filled in.
 pub fn invoke(skills: &[Skill], text: &str) -> Option<String> {
+    invocation(skills, text).map(|i| i.prompt)
+}
+
+/// `/name args`: what the skill `text` names runs — its prompt, and the model and
+/// allowed tools of its turn.
+pub fn invocation(skills: &[Skill], text: &str) -> Option<Invocation> {
     let rest = text.strip_prefix('/')?;
     let (name, args) = rest
         .split_once(char::is_whitespace)
         .map_or((rest, ""), |(n, a)| (n, a.trim()));
     let skill = skills.iter().find(|s| s.name == name && s.user_invocable)?;
-    Some(expand(&skill.body, args))
+    Some(Invocation {
+        prompt: expand(&skill.body, args),
+        model: skill.model.clone(),
+        allowed_tools: skill.allowed_tools.clone(),
+    })
 }
 
 /// Fills in `$ARGUMENTS` (all of `args`) and `$0`, `$1`, … (its words, quote-aware).
@@ -476,6 +594,23 @@ mod tests {
         );
         assert_eq!((toml.name.as_str(), toml.user_invocable), ("sum", false));
         assert_eq!(toml.body, "Body");
+        let command = parse(
+            "---\nmodel: fake:other\nargument-hint: [message]\nallowed-tools: Bash(git add:*), Bash(git commit:*)\n---\nCommit.",
+            "commit",
+            Path::new("d"),
+        );
+        assert_eq!(command.model.as_deref(), Some("fake:other"));
+        assert_eq!(command.argument_hint.as_deref(), Some("[message]"));
+        assert_eq!(
+            command.allowed_tools,
+            ["Bash(git add:*)", "Bash(git commit:*)"]
+        );
+        let listed = parse(
+            "---\nallowed-tools:\n  - Read\n  - \"Bash(ls:*)\"\n---\nList.",
+            "ls",
+            Path::new("e"),
+        );
+        assert_eq!(listed.allowed_tools, ["Read", "Bash(ls:*)"]);
         let bare = parse("# Deploy the app\nSteps…", "deploy", Path::new("c"));
         assert_eq!(
             (bare.name.as_str(), bare.description.as_str()),

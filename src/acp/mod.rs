@@ -112,8 +112,9 @@ impl Agent {
         if let Some(request) = self.request_of(message) {
             let agent = Arc::clone(self);
             tokio::spawn(async move {
-                let reply = agent.reply(request).await;
+                let (reply, opened) = agent.reply(request).await;
                 let _ = agent.peer.send(&reply);
+                agent.announce(opened);
             });
         }
     }
@@ -139,9 +140,15 @@ impl Agent {
         }
         let agent = Arc::clone(self);
         tokio::spawn(async move {
-            let replies =
-                futures_util::future::join_all(requests.into_iter().map(|r| agent.reply(r))).await;
+            let (replies, opened): (Vec<Value>, Vec<Option<Arc<Session>>>) =
+                futures_util::future::join_all(requests.into_iter().map(|r| agent.reply(r)))
+                    .await
+                    .into_iter()
+                    .unzip();
             let _ = agent.peer.send(&Value::Array(replies));
+            for session in opened {
+                agent.announce(session);
+            }
         });
     }
 
@@ -157,21 +164,39 @@ impl Agent {
         }
     }
 
-    /// The reply to one request.
-    async fn reply(self: &Arc<Self>, request: Incoming) -> Value {
+    /// The reply to one request, and the session it opened (`session/new`,
+    /// `session/load`), to [`Agent::announce`] once the reply is out.
+    async fn reply(self: &Arc<Self>, request: Incoming) -> (Value, Option<Arc<Session>>) {
         match request {
             Incoming::Request { id, method, params } => {
-                let answer = self.answer(&method, params).await;
-                self.peer.response(&id, answer)
+                let (answer, opened) = match method.as_str() {
+                    "session/new" | "session/load" => {
+                        match self.open_session(&method, &params).await {
+                            Ok((answer, session)) => (Ok(answer), Some(session)),
+                            Err(fault) => (Err(fault), None),
+                        }
+                    }
+                    _ => (self.answer(&method, params).await, None),
+                };
+                (self.peer.response(&id, answer), opened)
             }
-            _ => self.peer.response(
-                &Value::Null,
-                Err(Fault::new(
-                    code::INVALID_REQUEST,
-                    "not a JSON-RPC request object",
-                )),
-            ),
+            _ => {
+                let fault = Fault::new(code::INVALID_REQUEST, "not a JSON-RPC request object");
+                (self.peer.response(&Value::Null, Err(fault)), None)
+            }
         }
+    }
+
+    /// What a new or loaded session tells the editor once its answer is out: the `/`
+    /// commands it offers, and a loaded session's todo list as the plan. Sent earlier,
+    /// they would name a session the editor does not know yet (the TypeScript SDK routes
+    /// a session's updates only from its `session/new` answer on, and drops them before).
+    fn announce(&self, opened: Option<Arc<Session>>) {
+        let Some(session) = opened else { return };
+        session
+            .updates
+            .update(prompt::available_commands(&self.state, &session));
+        session.updates.plan();
     }
 
     fn notified(&self, method: &str, params: &Value) {
@@ -205,11 +230,6 @@ impl Agent {
                 Ok(initialized(&params))
             }
             "authenticate" => Ok(json!({})),
-            "session/new" => self.open(&params, None).await,
-            "session/load" => {
-                let id = params["sessionId"].as_str().unwrap_or_default().to_string();
-                self.open(&params, Some(id)).await
-            }
             "session/prompt" => {
                 let session = self.session(&params).ok_or_else(unknown_session)?;
                 prompt::run(&self.state, &session, &params).await
@@ -225,9 +245,24 @@ impl Agent {
         }
     }
 
+    /// `session/new`, or `session/load` of the session its `sessionId` names.
+    async fn open_session(
+        &self,
+        method: &str,
+        params: &Value,
+    ) -> Result<(Value, Arc<Session>), Fault> {
+        let load = (method == "session/load")
+            .then(|| params["sessionId"].as_str().unwrap_or_default().to_string());
+        self.open(params, load).await
+    }
+
     /// `session/new` (a new loki session) or `session/load` (an existing one, its
     /// conversation replayed as updates).
-    async fn open(&self, params: &Value, load: Option<String>) -> Result<Value, Fault> {
+    async fn open(
+        &self,
+        params: &Value,
+        load: Option<String>,
+    ) -> Result<(Value, Arc<Session>), Fault> {
         let cwd = PathBuf::from(params["cwd"].as_str().unwrap_or_default());
         if !cwd.is_absolute() || !cwd.is_dir() {
             return Err(Fault::new(
@@ -276,19 +311,21 @@ impl Agent {
             editor_files,
             yolo: self.yolo,
             mcp_servers,
-            // Sent as the plan when a todo tool changed it.
+            // The todo tools, the list sent as the plan when one changed it; the agent
+            // goes on while items are open, as a coding agent in an editor does.
             todo: Some(Arc::clone(&todo)),
+            auto_continue: true,
             ..ConversationSpec::default()
         };
         let conversation = Conversation::open(&self.state, spec)
             .await
             .map_err(|e| Fault::new(code::INTERNAL, e.to_string()))?;
-        let updates = Arc::new(updates::Updates {
-            peer: Arc::clone(&self.peer),
-            session: id.clone(),
+        let updates = Arc::new(updates::Updates::new(
+            Arc::clone(&self.peer),
+            id.clone(),
             cwd,
             todo,
-        });
+        ));
         if load.is_some() {
             replay(&updates, &conversation);
         }
@@ -302,14 +339,11 @@ impl Agent {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(id.clone(), Arc::clone(&session));
-        session
-            .updates
-            .update(prompt::available_commands(&self.state, &session));
         let mut result = json!({"modes": modes(mode)});
         if load.is_none() {
             result["sessionId"] = json!(id);
         }
-        Ok(result)
+        Ok((result, session))
     }
 
     /// The editor's MCP servers for a session; one it describes in a way loki cannot use

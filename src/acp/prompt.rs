@@ -186,7 +186,8 @@ pub(super) fn available_commands(state: &AppState, session: &Session) -> Value {
     let mut commands: Vec<Value> = skills
         .iter()
         .map(|s| {
-            json!({"name": s.name, "description": s.description, "input": {"hint": "arguments"}})
+            let hint = s.argument_hint.as_deref().unwrap_or("arguments");
+            json!({"name": s.name, "description": s.description, "input": {"hint": hint}})
         })
         .collect();
     for role in crate::role::list(&state.paths.roles_dir) {

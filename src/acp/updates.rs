@@ -2,6 +2,7 @@
 //! (message and thought chunks, tool calls with their status and diffs, the todo list as
 //! a plan), and approvals as `session/request_permission` requests.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -23,32 +24,125 @@ const RESULT_PREVIEW: usize = 8000;
 
 /// The turn's events, sent to the editor as one session's updates.
 pub(super) struct Updates {
-    pub peer: Arc<Editor>,
-    pub session: String,
+    peer: Arc<Editor>,
+    session: String,
     pub cwd: PathBuf,
     /// The conversation's todo list, sent as the plan when a todo tool changed it.
-    pub todo: Arc<Mutex<TodoList>>,
+    todo: Arc<Mutex<TodoList>>,
+    /// The diff shown when an edit's call started, by call id: the editor replaces a
+    /// call's content with each update's, so the final one carries the diff again (the
+    /// file is written by then, and a diff made now would show no change).
+    diffs: Mutex<HashMap<String, Value>>,
+    /// The plan last sent: `None` until one was, so an empty list never clears a plan
+    /// the editor shows unless a list was sent and then really emptied.
+    plan_sent: Mutex<Option<Vec<Value>>>,
 }
 
 impl Updates {
+    pub(super) fn new(
+        peer: Arc<Editor>,
+        session: String,
+        cwd: PathBuf,
+        todo: Arc<Mutex<TodoList>>,
+    ) -> Self {
+        Self {
+            peer,
+            session,
+            cwd,
+            todo,
+            diffs: Mutex::default(),
+            plan_sent: Mutex::default(),
+        }
+    }
+
     /// Sends one `session/update` of this session.
     pub(super) fn update(&self, update: Value) {
         let params = json!({"sessionId": self.session, "update": update});
         let _ = self.peer.notify("session/update", params);
     }
 
-    fn plan(&self) {
-        let list = self.todo.lock().unwrap_or_else(PoisonError::into_inner);
-        let entries: Vec<Value> = list
-            .items
-            .iter()
-            .map(|item| {
-                let status = if item.done { "completed" } else { "pending" };
-                json!({"content": item.desc, "priority": "medium", "status": status})
-            })
-            .collect();
+    /// Sends the todo list as the plan when it differs from the plan last sent (a
+    /// `todo__list` changes nothing; a list emptied after one was sent clears it).
+    pub(super) fn plan(&self) {
+        let entries = plan_entries(&self.todo.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut sent = self
+            .plan_sent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let unchanged = match sent.as_ref() {
+            Some(last) => *last == entries,
+            None => entries.is_empty(),
+        };
+        if unchanged {
+            return;
+        }
         self.update(json!({"sessionUpdate": "plan", "entries": entries}));
+        *sent = Some(entries);
     }
+
+    /// The `tool_call` of a call that starts: its title, kind, input, location, and the
+    /// diff of an edit (kept for the final update).
+    fn started(&self, call: &loki_protocol::event::ToolCallStarted) {
+        let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        let mut update = json!({
+            "sessionUpdate": "tool_call",
+            "toolCallId": call.call_id,
+            "title": title(&call.name, &args),
+            "kind": kind(&call.name),
+            "status": "in_progress",
+            "rawInput": args,
+        });
+        if let Some(path) = args["path"].as_str() {
+            update["locations"] = json!([{"path": absolute(&self.cwd, path)}]);
+        }
+        if let Some(diff) = diff(&self.cwd, &call.name, &args) {
+            update["content"] = json!([diff]);
+            self.diffs
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(call.call_id.clone(), diff);
+        }
+        self.update(update);
+    }
+
+    /// The final `tool_call_update`: its status and result, after the edit's diff.
+    fn finished(&self, done: &loki_protocol::event::ToolCallFinished) {
+        let shown: String = done.result.chars().take(RESULT_PREVIEW).collect();
+        self.update(json!({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": done.call_id,
+            "status": if done.ok { "completed" } else { "failed" },
+            "content": self.content(&done.call_id, &shown, true),
+        }));
+        // A todo tool that failed (or was not offered) changed nothing.
+        if done.ok && done.name.starts_with("todo__") {
+            self.plan();
+        }
+    }
+
+    /// A call's content for an update: its edit's diff, if it has one, then `text` (the
+    /// editor replaces the whole content with each update's). `last`: the call is over
+    /// and its diff no longer kept.
+    fn content(&self, call_id: &str, text: &str, last: bool) -> Vec<Value> {
+        let mut diffs = self.diffs.lock().unwrap_or_else(PoisonError::into_inner);
+        let diff = if last {
+            diffs.remove(call_id)
+        } else {
+            diffs.get(call_id).cloned()
+        };
+        diff.into_iter().chain([text_content(text)]).collect()
+    }
+}
+
+/// The todo list as ACP plan entries, in order.
+fn plan_entries(list: &TodoList) -> Vec<Value> {
+    list.items
+        .iter()
+        .map(|item| {
+            let status = if item.done { "completed" } else { "pending" };
+            json!({"content": item.desc, "priority": "medium", "status": status})
+        })
+        .collect()
 }
 
 impl Emitter for Updates {
@@ -66,41 +160,13 @@ impl Emitter for Updates {
                 "sessionUpdate": "agent_thought_chunk",
                 "content": {"type": "text", "text": delta.text},
             })),
-            Event::ToolCallStarted(call) => {
-                let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-                let mut update = json!({
-                    "sessionUpdate": "tool_call",
-                    "toolCallId": call.call_id,
-                    "title": title(&call.name, &args),
-                    "kind": kind(&call.name),
-                    "status": "in_progress",
-                    "rawInput": args,
-                });
-                if let Some(path) = args["path"].as_str() {
-                    update["locations"] = json!([{"path": absolute(&self.cwd, path)}]);
-                }
-                if let Some(diff) = diff(&self.cwd, &call.name, &args) {
-                    update["content"] = json!([diff]);
-                }
-                self.update(update);
-            }
+            Event::ToolCallStarted(call) => self.started(&call),
             Event::ToolCallProgress(progress) => self.update(json!({
                 "sessionUpdate": "tool_call_update",
                 "toolCallId": progress.call_id,
-                "content": [text_content(&progress.message)],
+                "content": self.content(&progress.call_id, &progress.message, false),
             })),
-            Event::ToolCallFinished(done) => {
-                let shown: String = done.result.chars().take(RESULT_PREVIEW).collect();
-                self.update(json!({
-                    "sessionUpdate": "tool_call_update",
-                    "toolCallId": done.call_id,
-                    "status": if done.ok { "completed" } else { "failed" },
-                    "content": [text_content(&shown)],
-                }));
-                if done.name.starts_with("todo__") {
-                    self.plan();
-                }
-            }
+            Event::ToolCallFinished(done) => self.finished(&done),
             _ => {}
         }
     }

@@ -117,19 +117,33 @@ pub fn list(agents_dir: &Path) -> Vec<String> {
     list_in(agents_dir, None)
 }
 
-/// [`list`] with a trusted project's Claude Code agents.
+/// [`list`] with a trusted project's Claude Code agents and the user's
+/// (`~/.claude/agents`).
 pub fn list_in(agents_dir: &Path, project: Option<&Path>) -> Vec<String> {
     let mut names = own(agents_dir);
     // The built-in ones are there from the first run that uses agents (information
     // commands write nothing, so they may not be installed yet).
     let builtins = BUILTIN.iter().map(|(agent, _, _)| (*agent).to_string());
-    for name in builtins.chain(project.map(claude::names).unwrap_or_default()) {
+    let user = user_agents()
+        .map(|dir| claude::names(&dir))
+        .unwrap_or_default();
+    for name in builtins
+        .chain(project.map(claude::names).unwrap_or_default())
+        .chain(user)
+    {
         if !names.contains(&name) {
             names.push(name);
         }
     }
     names.sort();
     names
+}
+
+/// The user's Claude Code agents (`~/.claude/agents`), when there are any: the user's
+/// own, so they need no trust; a project's agent of the same name wins.
+fn user_agents() -> Option<std::path::PathBuf> {
+    let dir = dirs::home_dir()?.join(".claude").join("agents");
+    dir.is_dir().then_some(dir)
 }
 
 fn own(agents_dir: &Path) -> Vec<String> {
@@ -171,6 +185,7 @@ impl AgentDef {
                         .project_agents
                         .as_deref()
                         .and_then(|project| claude::load(project, name))
+                        .or_else(|| user_agents().and_then(|user| claude::load(&user, name)))
                     {
                         Some(config) => Ok(Self {
                             name: name.to_string(),

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::config::permissions::PermissionMode;
 use crate::config::project::{self, ProjectSettings};
 use crate::config::{AppConfig, TerminalCaps};
 use crate::render::theme::Theme;
@@ -28,6 +29,7 @@ pub(super) fn apply(
     ask: bool,
     trust_flag: bool,
 ) -> Trusted {
+    apply_user(config, caps);
     let agents = dir.join(".claude").join("agents");
     let Some(mut found) = ProjectSettings::find(dir) else {
         // Project agents alone run code too: they need the same trust.
@@ -49,6 +51,10 @@ pub(super) fn apply(
             origins: found.permissions.origins.clone(),
             ..Default::default()
         });
+    // `plan` only tightens: it applies trusted or not (a mode that asks less, below).
+    if found.default_mode == Some(PermissionMode::Plan) {
+        config.permission_mode = Some(PermissionMode::Plan.name().into());
+    }
     if !found.needs_trust() && !agents.is_dir() {
         return Trusted::default();
     }
@@ -83,16 +89,54 @@ pub(super) fn apply(
         );
         return Trusted::default();
     }
+    if let Some(mode) = found.loosening_mode() {
+        config.permission_mode = Some(mode.name().into());
+    }
     config.hooks.extend(found.hooks);
     config
         .permissions
         .extend(crate::config::permissions::PermissionsConfig {
             allow: found.permissions.allow,
+            additional_directories: found.permissions.additional_directories,
             origins: found.permissions.origins,
             ..Default::default()
         });
     Trusted {
         mcp_json: found.mcp_json,
         agents: agents.is_dir().then_some(agents),
+    }
+}
+
+/// Merges the user's own Claude Code settings (`~/.claude/settings.json`) into `config`:
+/// the user wrote them, so everything applies without a question — hooks, rules,
+/// `additionalDirectories`, and `defaultMode` when config.yaml names no
+/// `permission_mode` (loki's own configuration is the more specific).
+fn apply_user(config: &mut AppConfig, caps: &TerminalCaps) {
+    let Some(home) = dirs::home_dir() else {
+        return;
+    };
+    let Some(read) = crate::config::settings_file::read_user(&home) else {
+        return;
+    };
+    let theme = Theme::stderr(caps);
+    let file = match read {
+        Ok(file) => file,
+        Err(problem) => {
+            term::session_note(&theme, &format!("warning: user settings: {problem}"));
+            return;
+        }
+    };
+    for problem in &file.problems {
+        term::session_note(
+            &theme,
+            &format!("warning: user settings {}: {problem}", file.path.display()),
+        );
+    }
+    config.hooks.extend(file.hooks);
+    config.permissions.extend(file.permissions);
+    if config.permission_mode.is_none()
+        && let Some(mode) = file.default_mode
+    {
+        config.permission_mode = Some(mode.name().into());
     }
 }

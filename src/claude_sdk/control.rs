@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
+use crate::claude_names::shapes;
 use crate::hooks::{Before, HookCall, Hooks, Prompted};
 use crate::jsonrpc::peer::Peer;
 use crate::jsonrpc::{Classified, Envelope, Fault, Incoming, RequestError};
@@ -242,13 +243,14 @@ pub(super) struct SdkHooks {
 impl Hooks for SdkHooks {
     fn before<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Before> {
         Box::pin(async move {
-            let input =
-                json!({"tool_name": self.program.claude_name(call.tool), "tool_input": call.args});
+            let name = self.program.claude_name(call.tool);
+            let input = crate::hooks::shape::pre_tool_use_input(&name, call);
             let outputs = self
                 .program
                 .run_hooks_named("PreToolUse", Some(call.tool), Some(call.id), input)
                 .await;
-            let before = crate::hooks::decision_of(&outputs);
+            let before =
+                crate::hooks::shape::in_loki_shape(call.tool, crate::hooks::decision_of(&outputs));
             if let Some(args) = &before.args {
                 // An approval asked next shows the arguments that will run.
                 self.program
@@ -326,17 +328,22 @@ impl Approver for SdkApprover {
                         .into(),
                 );
             }
+            let input = shapes::to_claude(&tool, &args);
             let ask = json!({
                 "tool_name": self.program.claude_name(&tool),
-                "input": args,
+                "input": input,
                 "tool_use_id": request.call_id,
                 "permission_suggestions": null,
                 "description": request.text(),
             });
             match self.program.peer.request("can_use_tool", ask).await {
                 Ok(answer) if answer["behavior"] == "allow" => match answer.get("updatedInput") {
-                    Some(edited) if edited.is_object() && *edited != args => {
-                        Decision::ApproveEdited(edited.clone())
+                    // The program edits Claude's input; the tool runs with loki's.
+                    Some(edited) if edited.is_object() && *edited != input => {
+                        match shapes::to_loki(&tool, edited) {
+                            Ok(args) => Decision::ApproveEdited(args),
+                            Err(why) => Decision::Refuse(format!("can_use_tool: {why}")),
+                        }
                     }
                     _ => Decision::Approve,
                 },

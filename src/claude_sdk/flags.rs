@@ -27,8 +27,13 @@ pub struct ClaudeOptions {
     pub permission_prompt_tool: Option<String>,
     /// `--resume ID`: go on with that session.
     pub resume: Option<String>,
-    /// `--continue`: go on with the most recent SDK session.
+    /// `--session-id UUID`: the id the program knows this run's session by.
+    pub session_id: Option<String>,
+    /// `--continue`: go on with the newest session started in the working directory.
     pub continue_last: bool,
+    /// `--replay-user-messages`: each `user` message read is echoed back (its `uuid`,
+    /// `isReplay: true`) when its turn starts, so the program knows which prompt runs.
+    pub replay_user_messages: bool,
     /// `--include-partial-messages`: `stream_event` messages while the answer streams.
     pub include_partial_messages: bool,
     /// `--mcp-config`: JSON (or a file) with `mcpServers`.
@@ -150,7 +155,10 @@ fn take(options: &mut ClaudeOptions, name: &str, value: Option<String>) -> Resul
         "permission-mode" => options.permission_mode = value,
         "permission-prompt-tool" => options.permission_prompt_tool = value,
         "resume" => options.resume = value,
+        "session-id" => options.session_id = value,
         "continue" => options.continue_last = true,
+        // The SDK writes it with an empty value (`--replay-user-messages ""`).
+        "replay-user-messages" => options.replay_user_messages = true,
         "include-partial-messages" => options.include_partial_messages = true,
         "mcp-config" => options.mcp_config = value,
         // Always stream-json both ways; `--verbose` is what the SDK always adds.
@@ -185,7 +193,8 @@ mod tests {
             "--output-format stream-json --verbose --system-prompt Be --allowedTools Bash,Read \
              --max-turns 3 --model fake:gpt-4o --permission-prompt-tool stdio \
              --permission-mode acceptEdits --resume=s1 --setting-sources= \
-             --include-partial-messages --fork-session --input-format stream-json",
+             --include-partial-messages --fork-session --input-format stream-json \
+             --session-id 0b6e5b1c-6f0a-4c8e-9a55-1d2f3e4a5b6c --replay-user-messages",
         );
         let options = parse(&argv).unwrap();
         assert_eq!(options.system_prompt.as_deref(), Some("Be"));
@@ -196,6 +205,14 @@ mod tests {
         assert_eq!(options.permission_mode.as_deref(), Some("acceptEdits"));
         assert_eq!(options.resume.as_deref(), Some("s1"));
         assert!(options.include_partial_messages);
+        assert!(options.replay_user_messages);
+        assert_eq!(
+            options.session_id.as_deref(),
+            Some("0b6e5b1c-6f0a-4c8e-9a55-1d2f3e4a5b6c")
+        );
+        // As the SDK writes it: an empty value after the flag.
+        let replay = parse(&["--replay-user-messages".into(), String::new()]).unwrap();
+        assert!(replay.replay_user_messages && replay.ignored.is_empty());
         assert_eq!(options.ignored, ["--setting-sources ", "--fork-session"]);
         assert!(parse(&words("--max-turns many")).is_err());
         assert!(parse(&words("--model")).is_err());

@@ -11,6 +11,7 @@ use super::control::Program;
 use loki_protocol::emitter::Emitter;
 use loki_protocol::event::Envelope;
 use loki_protocol::event::Event;
+use loki_wire::message::Usage;
 
 /// What one model response has said so far.
 #[derive(Default)]
@@ -22,12 +23,23 @@ struct Response {
     streaming: bool,
 }
 
+/// What a turn did, as its events told: the `result` of a turn that ended in an error
+/// (`max_turns` reached, an interrupt) reports it too.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(super) struct Tally {
+    /// Model calls made.
+    pub steps: usize,
+    /// What they used.
+    pub usage: Usage,
+}
+
 /// The turn's messages, written as they happen.
 pub(super) struct Messages {
     pub program: Arc<Program>,
     pub model: String,
     pub partial: bool,
     response: Mutex<Response>,
+    tally: Mutex<Tally>,
 }
 
 impl Messages {
@@ -37,7 +49,17 @@ impl Messages {
             model,
             partial,
             response: Mutex::new(Response::default()),
+            tally: Mutex::new(Tally::default()),
         }
+    }
+
+    /// What the turn did so far.
+    pub(super) fn tally(&self) -> Tally {
+        *self.tally.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn count(&self, change: impl FnOnce(&mut Tally)) {
+        change(&mut self.tally.lock().unwrap_or_else(PoisonError::into_inner));
     }
 
     fn send(&self, mut message: Value) {
@@ -111,7 +133,9 @@ impl Messages {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.to_string(), (name.to_string(), input.clone()));
-        let block = json!({"type": "tool_use", "id": id, "name": self.program.claude_name(name), "input": input});
+        // In Claude's shape under Claude's name (`Write` with `file_path`, `content`).
+        let shown = crate::claude_names::shapes::to_claude(name, &input);
+        let block = json!({"type": "tool_use", "id": id, "name": self.program.claude_name(name), "input": shown});
         self.response
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -138,7 +162,10 @@ impl Emitter for Messages {
             return;
         }
         match envelope.event {
-            Event::ModelCallStarted(_) => self.flush_response(),
+            Event::ModelCallStarted(call) => {
+                self.count(|t| t.steps = call.round);
+                self.flush_response();
+            }
             Event::AssistantDelta(delta) => self.text(&delta.text),
             Event::ReasoningDelta(delta) => self
                 .response
@@ -152,7 +179,14 @@ impl Emitter for Messages {
             // The program sees the model's message before it is asked about its calls.
             Event::ToolCallApprovalRequested(_) => self.flush_response(),
             Event::ToolCallFinished(done) => self.tool_result(&done.call_id, &done.result, done.ok),
-            Event::TurnFinished(_) | Event::TurnAborted(_) => self.flush_response(),
+            Event::TurnFinished(done) => {
+                self.count(|t| t.usage = done.usage);
+                self.flush_response();
+            }
+            Event::TurnAborted(aborted) => {
+                self.count(|t| t.usage = aborted.usage.unwrap_or_default());
+                self.flush_response();
+            }
             _ => {}
         }
     }

@@ -10,6 +10,7 @@ mod control;
 pub mod flags;
 mod messages;
 mod servers;
+mod session;
 mod turn;
 
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::config::permissions::PermissionMode;
-use crate::conversation::{Conversation, ConversationSpec, Remote, catalog};
+use crate::conversation::{Conversation, ConversationSpec, Remote};
 use crate::jsonrpc::peer::Peer;
 use crate::jsonrpc::{Fault, Incoming};
 use crate::state::AppState;
@@ -47,18 +48,18 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
         None => serde_json::Map::new(),
     };
     let state = with_options(&state, &options);
-    let session_id = session_id(&state, &options).await?;
     let cwd = std::env::current_dir().unwrap_or_default();
+    let session = session::choose(&state, &options, &cwd).await?;
     let (peer, writer) = Peer::stdio(Control);
     let program = Arc::new(Program::new(
         peer,
-        session_id.clone(),
+        session.id.clone(),
         cwd.display().to_string(),
         brought.keys().cloned().collect(),
     ));
     let spec = ConversationSpec {
         model: options.model.clone(),
-        commands: start_commands(&options, session_id),
+        commands: start_commands(&options, session.name),
         cwd: Some(cwd),
         approver: Some(Arc::new(SdkApprover {
             program: Arc::clone(&program),
@@ -72,15 +73,21 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
     };
     let conversation = Conversation::open(&state, spec).await?;
     let remote = conversation.remote();
+    let model = conversation.status().model;
     let (work, queue) = mpsc::unbounded_channel();
     let runner = tokio::spawn(turn::run_all(
         conversation,
         queue,
         turn::Settings {
             program: Arc::clone(&program),
+            state: Arc::clone(&state),
             partial: options.include_partial_messages,
             max_budget_usd: options.max_budget_usd,
-            max_turns: options.max_turns,
+            replay: options.replay_user_messages,
+            session_states: state
+                .env
+                .get("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS")
+                .is_some_and(truthy),
         },
     ));
     let driver = Driver {
@@ -88,6 +95,7 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
         program,
         remote,
         work,
+        model,
     };
     driver.read_input().await;
     let Driver {
@@ -145,6 +153,8 @@ struct Driver {
     program: Arc<Program>,
     remote: Remote,
     work: mpsc::UnboundedSender<Work>,
+    /// The model the conversation opened with: the first of `initialize`'s models.
+    model: String,
 }
 
 impl Driver {
@@ -205,9 +215,14 @@ impl Driver {
                 self.program.register_hooks(&request["hooks"]);
                 Ok(json!({
                     "commands": [],
+                    "agents": [],
                     "output_style": "default",
                     "available_output_styles": ["default"],
-                    "models": [],
+                    // Programs take the first as the current model (Zed's adapter
+                    // fails on an empty list).
+                    "models": models(&self.state, &self.model),
+                    "account": {},
+                    "pid": std::process::id(),
                 }))
             }
             "interrupt" => {
@@ -292,23 +307,28 @@ fn with_options(state: &Arc<AppState>, options: &ClaudeOptions) -> Arc<AppState>
     Arc::new(state.reconfigured(config, origin))
 }
 
-/// The loki session the run works in: `--resume ID`, the newest SDK session with
-/// `--continue`, else a new `sdk-<time>-<hex>`.
-async fn session_id(state: &AppState, options: &ClaudeOptions) -> anyhow::Result<String> {
-    if let Some(id) = &options.resume {
-        if catalog::stored_session(state, id).await?.is_none() {
-            anyhow::bail!("--resume: no session `{id}`");
-        }
-        return Ok(id.clone());
-    }
-    if options.continue_last {
-        let names = catalog::session_names(state).await?;
-        if let Some(latest) = names.into_iter().filter(|n| n.starts_with("sdk-")).max() {
-            return Ok(latest);
-        }
-    }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+/// The chat models loki can use, as the SDK's `ModelInfo`s: `current` first.
+fn models(state: &AppState, current: &str) -> Vec<Value> {
+    let mut ids = vec![current.to_string()];
+    let listed = state
+        .providers
+        .models(crate::config::clients::ModelKind::Chat)
         .unwrap_or_default();
-    Ok(format!("sdk-{}-{:04x}", now.as_secs(), fastrand::u16(..)))
+    for model in listed {
+        let id = model.id();
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids.into_iter()
+        .map(|id| json!({"value": id, "displayName": id, "description": format!("{id} through loki")}))
+        .collect()
+}
+
+/// Whether an environment switch is on (`1`, `true`, `yes`, `on`).
+fn truthy(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "1" | "true" | "yes" | "on"
+    )
 }

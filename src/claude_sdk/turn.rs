@@ -10,10 +10,11 @@ use tokio::sync::mpsc;
 
 use super::Work;
 use super::control::Program;
-use super::messages::{Messages, uuid};
+use super::messages::{Messages, Tally, uuid};
 use crate::config::permissions::PermissionMode;
 use crate::conversation::Conversation;
 use crate::error::CoreError;
+use crate::state::AppState;
 use loki_protocol::command::Command;
 use loki_protocol::emitter::Discard;
 use loki_protocol::op::{Op, Reply};
@@ -25,9 +26,16 @@ const PROTOCOL_LEVEL: &str = "2.1.332";
 /// What every turn needs.
 pub(super) struct Settings {
     pub program: Arc<Program>,
+    /// Loki's state (the models' context windows for `modelUsage`).
+    pub state: Arc<AppState>,
     pub partial: bool,
     pub max_budget_usd: Option<f64>,
-    pub max_turns: Option<usize>,
+    /// `--replay-user-messages`: each prompt is echoed back when its turn starts.
+    pub replay: bool,
+    /// `CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS`: `system/session_state_changed` says
+    /// `running` when a turn starts and `idle` after its `result` (Zed's adapter ends a
+    /// prompt on `idle`).
+    pub session_states: bool,
 }
 
 /// Runs the queued work until the input ends, then closes the conversation; the exit
@@ -67,33 +75,96 @@ pub(super) async fn run_all(
 
 /// The `result` message that ends a turn, timed from the turn's start.
 struct Report<'a> {
-    program: &'a Program,
+    settings: &'a Settings,
     started: Instant,
     /// What earlier turns cost.
     spent: f64,
+    /// The model the turn ran on.
+    model: String,
+}
+
+/// How a turn ended, for its `result`.
+struct Ending<'a> {
+    subtype: &'a str,
+    text: &'a str,
+    tally: Tally,
+    finish_reason: Option<&'a str>,
+    cost: f64,
 }
 
 impl Report<'_> {
-    fn send(&self, subtype: &str, text: &str, outcome: &RunOutcome, cost: f64) {
+    fn send(&self, ending: &Ending<'_>) {
         let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.program.send(&json!({
+        let usage = ending.tally.usage;
+        let fresh = usage.input_tokens.saturating_sub(usage.cached_tokens);
+        let success = ending.subtype == "success";
+        // Claude Code marks only failures as errors: a turn that reached `max_turns`
+        // stopped as asked.
+        let is_error = !success && ending.subtype != "error_max_turns";
+        let errors: Vec<&str> = if is_error { vec![ending.text] } else { vec![] };
+        self.settings.program.send(&json!({
             "type": "result",
-            "subtype": subtype,
-            "is_error": subtype != "success",
+            "subtype": ending.subtype,
+            "is_error": is_error,
             "duration_ms": elapsed,
             "duration_api_ms": elapsed,
-            "num_turns": outcome.steps,
-            "result": text,
-            "session_id": self.program.session_id,
-            "total_cost_usd": self.spent + cost,
-            "usage": {"input_tokens": outcome.usage.input_tokens, "output_tokens": outcome.usage.output_tokens},
-            "stop_reason": outcome.finish_reason,
+            "num_turns": ending.tally.steps,
+            "result": ending.text,
+            "errors": errors,
+            "session_id": self.settings.program.session_id,
+            "total_cost_usd": self.spent + ending.cost,
+            "usage": {
+                "input_tokens": fresh,
+                "output_tokens": usage.output_tokens,
+                "cache_read_input_tokens": usage.cached_tokens,
+                "cache_creation_input_tokens": 0,
+            },
+            "modelUsage": {self.model.clone(): self.model_usage(ending, fresh)},
+            "permission_denials": [],
+            "stop_reason": ending.finish_reason.map(claude_stop_reason),
             "uuid": uuid(),
         }));
     }
+
+    /// The turn's usage of its model, as Claude's `ModelUsage`.
+    fn model_usage(&self, ending: &Ending<'_>, fresh: u64) -> Value {
+        let model = self
+            .settings
+            .state
+            .providers
+            .resolve(&self.model, crate::config::clients::ModelKind::Chat)
+            .ok();
+        let window = model.as_ref().and_then(|m| m.config.max_input_tokens);
+        let most_out = model.as_ref().and_then(|m| m.config.max_output_tokens);
+        json!({
+            "inputTokens": fresh,
+            "outputTokens": ending.tally.usage.output_tokens,
+            "cacheReadInputTokens": ending.tally.usage.cached_tokens,
+            "cacheCreationInputTokens": 0,
+            "webSearchRequests": 0,
+            "costUSD": ending.cost,
+            "contextWindow": window.unwrap_or(DEFAULT_WINDOW),
+            "maxOutputTokens": most_out.unwrap_or(0),
+        })
+    }
 }
 
-/// One turn; what it cost.
+/// The context window reported for a model loki knows none for.
+const DEFAULT_WINDOW: u64 = 200_000;
+
+/// A provider's finish reason by Claude's `stop_reason` names.
+fn claude_stop_reason(reason: &str) -> &str {
+    match reason {
+        "stop" | "end_turn" | "STOP" | "COMPLETE" | "end" => "end_turn",
+        "tool_calls" | "tool_use" | "function_call" | "TOOL_CALL" => "tool_use",
+        "length" | "max_tokens" | "MAX_TOKENS" => "max_tokens",
+        "stop_sequence" => "stop_sequence",
+        "content_filter" | "SAFETY" | "refusal" => "refusal",
+        other => other,
+    }
+}
+
+/// One turn, with the session state around it; what it cost.
 async fn turn(
     conversation: &mut Conversation,
     settings: &Settings,
@@ -101,16 +172,70 @@ async fn turn(
     spent: f64,
 ) -> f64 {
     let program = &settings.program;
+    if settings.session_states {
+        session_state(program, "running");
+    }
+    let cost = run_turn(conversation, settings, message, spent).await;
+    if settings.session_states {
+        session_state(program, "idle");
+    }
+    cost
+}
+
+/// `system/session_state_changed`.
+fn session_state(program: &Program, state: &str) {
+    program.send(&json!({
+        "type": "system",
+        "subtype": "session_state_changed",
+        "state": state,
+        "uuid": uuid(),
+        "session_id": program.session_id,
+    }));
+}
+
+/// The prompt echoed back (`--replay-user-messages`) as its turn starts, with its
+/// `uuid` (a new one when it had none).
+fn replay(program: &Program, message: &Value) {
+    let id = message["uuid"].as_str().map_or_else(uuid, str::to_string);
+    program.send(&json!({
+        "type": "user",
+        "message": message["message"],
+        "session_id": program.session_id,
+        "parent_tool_use_id": null,
+        "uuid": id,
+        "isReplay": true,
+    }));
+}
+
+/// One turn: `system/init`, the prompt, its messages and the `result`; the session
+/// saved. What it cost.
+async fn run_turn(
+    conversation: &mut Conversation,
+    settings: &Settings,
+    message: &Value,
+    spent: f64,
+) -> f64 {
+    let program = &settings.program;
+    let model = conversation.status().model;
     let report = Report {
-        program,
+        settings,
         started: Instant::now(),
         spent,
+        model: model.clone(),
     };
-    let model = conversation.status().model;
     init(program, &model, conversation);
+    if settings.replay {
+        replay(program, message);
+    }
     if settings.max_budget_usd.is_some_and(|max| spent >= max) {
         let why = "the budget (--max-budget-usd) is spent";
-        report.send("error_max_budget_usd", why, &RunOutcome::default(), 0.0);
+        report.send(&Ending {
+            subtype: "error_max_budget_usd",
+            text: why,
+            tally: Tally::default(),
+            finish_reason: None,
+            cost: 0.0,
+        });
         return 0.0;
     }
     let input = user_input(&message["message"]["content"]);
@@ -131,9 +256,23 @@ async fn turn(
         Ok(Reply::Ran(outcome)) => outcome.clone(),
         _ => RunOutcome::default(),
     };
-    let cost = conversation.cost_of(outcome.usage).unwrap_or(0.0);
+    // A turn that ran reports its outcome; one that stopped, what its events counted.
+    let tally = match &ran {
+        Ok(_) => Tally {
+            steps: outcome.steps,
+            usage: outcome.usage,
+        },
+        Err(_) => messages.tally(),
+    };
+    let cost = conversation.cost_of(tally.usage).unwrap_or(0.0);
     let (subtype, text) = verdict(&ran, &outcome, settings, spent + cost);
-    report.send(subtype, &text, &outcome, cost);
+    report.send(&Ending {
+        subtype,
+        text: &text,
+        tally,
+        finish_reason: outcome.finish_reason.as_deref(),
+        cost,
+    });
     if let Err(e) = conversation.save_after_turn(&Discard).await {
         tracing::warn!("claude sdk: cannot save the session: {e}");
     }
@@ -148,15 +287,13 @@ fn verdict(
     settings: &Settings,
     total: f64,
 ) -> (&'static str, String) {
-    let over_turns = settings.max_turns.is_some_and(|max| {
-        outcome.steps >= max && outcome.finish_reason.as_deref() == Some("tool_calls")
-    });
     match ran {
         Ok(_) if settings.max_budget_usd.is_some_and(|max| total >= max) => {
             ("error_max_budget_usd", outcome.text.clone())
         }
-        Ok(_) if over_turns => ("error_max_turns", outcome.text.clone()),
         Ok(_) => ("success", outcome.text.clone()),
+        // `--max-turns` is loki's `max_tool_rounds`: the turn stopped with calls left.
+        Err(e @ CoreError::TurnLimit(_)) => ("error_max_turns", e.to_string()),
         // An interrupt reads `interrupted`; a prompt a hook blocked, the hook's reason.
         Err(e) => ("error_during_execution", e.to_string()),
     }

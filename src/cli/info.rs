@@ -138,6 +138,13 @@ pub(super) fn render(
     rows.extend(active);
     let mut out = info::render(rows);
     out.push_str(&info::mcp(state));
+    if let Ok(cwd) = std::env::current_dir() {
+        out.push_str(&crate::config::project::describe(
+            dirs::home_dir().as_deref(),
+            &cwd,
+            &state.paths.config_dir,
+        ));
+    }
     out.push_str(&info::render(info::paths(state)));
     out
 }

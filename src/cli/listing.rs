@@ -100,7 +100,7 @@ async fn names_asked(state: &AppState, args: &Args) -> anyhow::Result<Option<Vec
         let cwd = std::env::current_dir().unwrap_or_default();
         crate::skill::discover(&paths.config_dir.join("skills"), &cwd)
             .into_iter()
-            .map(|skill| format!("{}\t{}", skill.name, skill.description))
+            .map(|skill| format!("{}\t{}", skill.name, skill.summary()))
             .collect()
     } else if args.list_agents {
         crate::agent::list(&paths.agents_dir)

@@ -11,6 +11,7 @@
 
 pub mod api_client;
 pub mod bedrock;
+pub mod call_id;
 pub mod claude;
 pub mod cohere;
 /// Client settings live with the configuration; re-exported where clients use them.

@@ -14,21 +14,47 @@
 //! A matcher is a regular expression over the tool's name — loki's (`fs_write`) or
 //! Claude's (`Write`, `mcp__server__tool`) — matched whole; empty or `*` matches every
 //! tool. Events without a tool (`UserPromptSubmit`, `Stop`, …) ignore it.
+//!
+//! Every event Claude Code documents is accepted. Those loki has a moment for run
+//! ([`EVENTS`]); the others ([`INACTIVE`]) are kept and listed as inactive by `--info`.
+//! An event name neither knows is a warning ([`HookSettings::notes`]), never a reason to
+//! drop the other hooks of its file: a settings file copied from a newer Claude Code
+//! keeps its `PreToolUse` guards.
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-/// The events a hook can be given for.
+/// The events loki runs hooks for (Claude Code's names; `SubagentStop` when a
+/// sub-agent's turn ends, `SessionEnd` when a conversation closes, `PermissionRequest`
+/// when an approval is asked for).
 pub const EVENTS: &[&str] = &[
     "PreToolUse",
     "PostToolUse",
     "UserPromptSubmit",
     "SessionStart",
     "Stop",
+    "SubagentStop",
     "PreCompact",
     "Notification",
+    "SessionEnd",
+    "PermissionRequest",
 ];
+
+/// Events Claude Code documents that loki has no moment for: kept, listed as inactive,
+/// never run.
+pub const INACTIVE: &[&str] = &[
+    "PostToolUseFailure",
+    "SubagentStart",
+    "Setup",
+    "TeammateIdle",
+    "TaskCompleted",
+];
+
+/// Whether loki runs hooks of `event`.
+pub fn is_active(event: &str) -> bool {
+    EVENTS.contains(&event)
+}
 
 /// How long a hook command may run unless it says (seconds).
 pub const DEFAULT_TIMEOUT: u64 = 60;
@@ -78,17 +104,11 @@ impl HookSettings {
             .all(|m| m.iter().all(|m| m.hooks.is_empty()))
     }
 
-    /// Every mistake, one line each (unknown events, kinds, matchers that are not
-    /// regular expressions, empty commands, a zero timeout).
+    /// Every mistake, one line each (kinds, matchers that are not regular expressions,
+    /// empty commands, a zero timeout). Event names are not mistakes: see [`Self::notes`].
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
         for (event, matchers) in &self.0 {
-            if !EVENTS.contains(&event.as_str()) {
-                problems.push(format!(
-                    "hooks: unknown event `{event}` (use {})",
-                    EVENTS.join(", ")
-                ));
-            }
             for m in matchers {
                 if let Some(pattern) = m.matcher.as_deref().filter(|p| !is_any(p))
                     && let Err(e) = regex::Regex::new(&format!("^(?:{pattern})$"))
@@ -116,6 +136,38 @@ impl HookSettings {
             }
         }
         problems
+    }
+
+    /// A warning for each event name neither loki nor Claude Code knows (its hooks are
+    /// kept and never run; the file's other hooks run as written).
+    pub fn notes(&self) -> Vec<String> {
+        self.0
+            .keys()
+            .filter(|event| !is_active(event) && !INACTIVE.contains(&event.as_str()))
+            .map(|event| {
+                format!(
+                    "hooks: unknown event `{event}`: its hooks never run (loki runs {})",
+                    EVENTS.join(", ")
+                )
+            })
+            .collect()
+    }
+
+    /// How many commands each event has, with whether loki runs them, for `--info`
+    /// (`PreToolUse 2`, `SubagentStart 1 (inactive)`).
+    pub fn counts(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|(event, matchers)| (event, matchers.iter().map(|m| m.hooks.len()).sum()))
+            .filter(|(_, n): &(_, usize)| *n > 0)
+            .map(|(event, n)| {
+                if is_active(event) {
+                    format!("{event} {n}")
+                } else {
+                    format!("{event} {n} (inactive)")
+                }
+            })
+            .collect()
     }
 
     /// `other`'s hooks after these.
@@ -175,6 +227,23 @@ mod tests {
         let bad = settings(
             "PreTool:\n  - hooks: [{type: command, command: a}]\nStop:\n  - matcher: '('\n    hooks: [{type: prompt, command: '', timeout: 0}]\n",
         );
-        assert_eq!(bad.problems().len(), 5, "{:?}", bad.problems());
+        assert_eq!(bad.problems().len(), 4, "{:?}", bad.problems());
+        assert_eq!(bad.notes().len(), 1, "{:?}", bad.notes());
+    }
+
+    #[test]
+    fn every_claude_event_is_kept_and_inactive_ones_are_listed() {
+        let s = settings(
+            "SessionEnd:\n  - hooks: [{type: command, command: a}]\nSubagentStart:\n  - hooks: [{type: command, command: b}]\nPreToolUse:\n  - hooks: [{type: command, command: c}]\n",
+        );
+        assert!(s.problems().is_empty() && s.notes().is_empty());
+        assert_eq!(
+            s.counts(),
+            ["PreToolUse 1", "SessionEnd 1", "SubagentStart 1 (inactive)"]
+        );
+        assert_eq!(
+            s.commands("PreToolUse", Some(("fs_write", "Write"))).len(),
+            1
+        );
     }
 }

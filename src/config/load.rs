@@ -160,6 +160,13 @@ pub fn parse(text: &str, path: &Path, env: &Env) -> Result<LoadedConfig, ConfigE
         }
         other => other,
     })?;
+    warnings.extend(
+        config
+            .hooks
+            .notes()
+            .into_iter()
+            .map(|note| format!("{}: {note}", path.display())),
+    );
     Ok(LoadedConfig { config, warnings })
 }
 

@@ -15,6 +15,7 @@ pub mod load;
 pub mod paths;
 pub mod permissions;
 pub mod project;
+pub mod settings_file;
 pub mod terminal;
 pub mod vendors;
 pub mod yaml;

@@ -14,22 +14,21 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::hooks::HookSettings;
-use super::permissions::PermissionsConfig;
+use super::permissions::{PermissionMode, PermissionsConfig};
+use super::settings_file::{Scope, SettingsFile};
 
 /// Largest settings file read.
-const MAX_SETTINGS: u64 = 1 << 20;
+pub(crate) const MAX_SETTINGS: u64 = 1 << 20;
 
 /// The trust file in the config directory.
 pub const TRUST_FILE: &str = "trusted-projects.yaml";
 
-/// What one settings file holds that loki uses.
-#[derive(Debug, Default, Deserialize)]
-struct SettingsFile {
-    #[serde(default)]
-    hooks: HookSettings,
-    #[serde(default)]
-    permissions: PermissionsConfig,
-}
+/// The project's settings files, lowest precedence first.
+const FILES: [(&str, Scope); 3] = [
+    (".loki/settings.yaml", Scope::Project),
+    (".claude/settings.json", Scope::Project),
+    (".claude/settings.local.json", Scope::Local),
+];
 
 /// The project's settings, merged.
 #[derive(Debug, Default)]
@@ -38,13 +37,18 @@ pub struct ProjectSettings {
     pub root: PathBuf,
     /// Hooks of its settings files.
     pub hooks: HookSettings,
-    /// Permission rules of its settings files.
+    /// Permission rules of its settings files, and their `additionalDirectories`.
     pub permissions: PermissionsConfig,
+    /// `permissions.defaultMode` of the file that wins (`settings.local.json` over
+    /// `settings.json`).
+    pub default_mode: Option<PermissionMode>,
     /// The text of `.mcp.json`.
     pub mcp_json: Option<String>,
     /// The files found, for the question and messages.
     pub files: Vec<String>,
-    /// Files that could not be used, each with why.
+    /// Each settings file read, for `--info`.
+    pub sources: Vec<SettingsFile>,
+    /// What of its files could not be used, each with why.
     pub problems: Vec<String>,
 }
 
@@ -55,39 +59,24 @@ impl ProjectSettings {
             root: dir.to_path_buf(),
             ..Self::default()
         };
-        for name in [
-            ".loki/settings.yaml",
-            ".claude/settings.json",
-            ".claude/settings.local.json",
-        ] {
+        let home = dirs::home_dir();
+        for (name, scope) in FILES {
             let path = dir.join(name);
             if std::fs::symlink_metadata(&path).is_err() {
                 continue;
             }
             found.files.push(name.to_string());
-            match read_inside(dir, &path).and_then(|text| {
-                // YAML reads JSON too.
-                Ok(serde_yaml::from_str::<SettingsFile>(&text)?)
-            }) {
-                Ok(file) => {
-                    let problems = file.hooks.problems();
-                    if problems.is_empty() {
-                        found.hooks.extend(file.hooks);
-                    } else {
-                        found
-                            .problems
-                            .push(format!("{name}: {}", problems.join("; ")));
-                    }
-                    let rules = file.permissions.problems();
-                    if rules.is_empty() {
-                        let mut permissions = file.permissions;
-                        permissions
-                            .set_origin(&format!("the project settings file {}", path.display()));
-                        found.permissions.extend(permissions);
-                    } else {
-                        found.problems.push(format!("{name}: {}", rules.join("; ")));
-                    }
-                }
+            let read = read_inside(dir, &path).and_then(|text| {
+                Ok(SettingsFile::parse(
+                    &text,
+                    &path,
+                    scope,
+                    dir,
+                    home.as_deref(),
+                )?)
+            });
+            match read {
+                Ok(file) => found.add(name, file),
                 Err(e) => found.problems.push(format!("{name}: {e}")),
             }
         }
@@ -103,9 +92,35 @@ impl ProjectSettings {
         (!found.files.is_empty() || agents.is_dir()).then_some(found)
     }
 
-    /// Whether it holds what needs trust: hooks, MCP servers, allow rules.
+    /// Adds one file read as `name`: its problems are warnings, everything else of it
+    /// applies; its `defaultMode` wins over an earlier file's.
+    fn add(&mut self, name: &str, file: SettingsFile) {
+        self.problems
+            .extend(file.problems.iter().map(|p| format!("{name}: {p}")));
+        self.hooks.extend(file.hooks.clone());
+        self.permissions.extend(file.permissions.clone());
+        if file.default_mode.is_some() {
+            self.default_mode = file.default_mode;
+        }
+        self.sources.push(file);
+    }
+
+    /// Whether it holds what needs trust: hooks, MCP servers, allow rules, a mode that
+    /// asks less, more directories to write.
     pub fn needs_trust(&self) -> bool {
-        !self.hooks.is_empty() || self.mcp_json.is_some() || !self.permissions.allow.is_empty()
+        !self.hooks.is_empty()
+            || self.mcp_json.is_some()
+            || !self.permissions.allow.is_empty()
+            || self.loosening_mode().is_some()
+            || !self.permissions.additional_directories.is_empty()
+    }
+
+    /// Its `defaultMode` when that lets more run than `default` (needs trust; `plan`
+    /// only tightens and applies without).
+    pub fn loosening_mode(&self) -> Option<PermissionMode> {
+        self.default_mode
+            .filter(|m| m.stricter(PermissionMode::Default) == PermissionMode::Default)
+            .filter(|m| *m != PermissionMode::Default)
     }
 
     /// What needs trust, in a few words (`2 hooks, .mcp.json, 1 allow rule`).
@@ -126,11 +141,82 @@ impl ProjectSettings {
         if !self.permissions.allow.is_empty() {
             parts.push(format!("{} allow rule(s)", self.permissions.allow.len()));
         }
+        if let Some(mode) = self.loosening_mode() {
+            parts.push(format!("defaultMode {}", mode.claude_name()));
+        }
+        if !self.permissions.additional_directories.is_empty() {
+            parts.push(format!(
+                "{} additional director(ies)",
+                self.permissions.additional_directories.len()
+            ));
+        }
         if self.root.join(".claude").join("agents").is_dir() {
             parts.push("agents (.claude/agents)".into());
         }
         parts.join(", ")
     }
+}
+
+/// What `--info` shows of Claude Code's files: each settings file read (user, project,
+/// local) with its hooks by event (inactive ones marked), rules, `defaultMode` and
+/// `additionalDirectories`; whether the project is trusted (its hooks, allow rules and
+/// loosening settings apply only then); the skill, command and agent directories found;
+/// and what of the files is not used. Rows in `--info`'s table shape.
+pub fn describe(home: Option<&Path>, cwd: &Path, config_dir: &Path) -> String {
+    let mut rows: Vec<(String, String)> = Vec::new();
+    let mut problems = Vec::new();
+    if let Some(home) = home {
+        match super::settings_file::read_user(home) {
+            Some(Ok(file)) => {
+                problems.extend(file.problems.iter().map(|p| format!("user: {p}")));
+                rows.push(source_row(&file));
+            }
+            Some(Err(e)) => problems.push(e),
+            None => {}
+        }
+    }
+    if let Some(found) = ProjectSettings::find(cwd) {
+        rows.extend(found.sources.iter().map(source_row));
+        problems.extend(found.problems.iter().cloned());
+        if found.needs_trust() {
+            let trusted = match remembered(config_dir, &found.root) {
+                Some(true) => "yes".to_string(),
+                Some(false) => format!("no: not used: {}", found.summary()),
+                None => format!("not asked yet (needed for {})", found.summary()),
+            };
+            rows.push(("claude:project trusted".into(), trusted));
+        }
+    }
+    let mut dirs = Vec::new();
+    let user = home.map(super::settings_file::user_dir);
+    for base in user.iter().chain(std::iter::once(&cwd.join(".claude"))) {
+        for kind in ["skills", "commands", "agents"] {
+            let dir = base.join(kind);
+            if let Ok(entries) = std::fs::read_dir(&dir) {
+                dirs.push(format!("{} ({})", dir.display(), entries.count()));
+            }
+        }
+    }
+    if !dirs.is_empty() {
+        rows.push(("claude:directories".into(), dirs.join(", ")));
+    }
+    rows.extend(
+        problems
+            .into_iter()
+            .map(|p| ("claude:not used".to_string(), p)),
+    );
+    rows.into_iter()
+        .map(|(name, value)| format!("{name:<30}{value}\n"))
+        .collect()
+}
+
+/// One settings file as an `--info` row: `claude:local  /p/.claude/settings.local.json:
+/// defaultMode acceptEdits`.
+fn source_row(file: &SettingsFile) -> (String, String) {
+    (
+        format!("claude:{}", file.scope.name()),
+        format!("{}: {}", file.path.display(), file.summary()),
+    )
 }
 
 /// Why a project file was left out (shown after its name).

@@ -1,7 +1,8 @@
 //! Where a conversation's hooks fire around a prompt (see [`crate::hooks`]): the
 //! `UserPromptSubmit` hooks may block the prompt or add context (with what the
-//! `SessionStart` hooks gave), and the `Stop` hooks may send a finished turn on. Only
-//! the user's conversation runs them, not its sub-agents.
+//! `SessionStart` hooks gave), and the `Stop` hooks may send a finished turn on — a
+//! sub-agent's turn by `SubagentStop` hooks. Only the user's conversation runs the
+//! prompt hooks, not its sub-agents.
 
 use super::Conversation;
 use crate::conversation::engine::RunRequest;
@@ -43,11 +44,18 @@ impl Conversation {
         options: RunOptions,
         emitter: &dyn Emitter,
     ) -> Result<RunOutcome, CoreError> {
-        let Some(hooks) = self.ctx.tool_hooks.clone().filter(|_| self.ctx.depth == 0) else {
+        let Some(hooks) = self.ctx.tool_hooks.clone() else {
             return Ok(outcome);
         };
+        // A sub-agent's end is `SubagentStop`, the user's conversation's `Stop`.
+        let child = self.ctx.depth > 0;
         for again in 0..MAX_STOP_CONTINUATIONS {
-            let Some(reason) = hooks.stop(again > 0).await else {
+            let said = if child {
+                hooks.subagent_stop(again > 0).await
+            } else {
+                hooks.stop(again > 0).await
+            };
+            let Some(reason) = said else {
                 break;
             };
             let request = RunRequest {

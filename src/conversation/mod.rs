@@ -34,6 +34,7 @@ mod op;
 pub mod policy;
 mod queries;
 mod reconfigure;
+mod slash;
 mod supervisor;
 
 use futures_util::future::BoxFuture;
@@ -801,16 +802,21 @@ impl Conversation {
         options: RunOptions,
         emitter: &dyn Emitter,
     ) -> Result<RunOutcome, CoreError> {
-        // `/name args` runs a skill: its instructions, arguments filled in, are the prompt.
-        if input.text.starts_with('/') {
-            let skills = crate::skill::discover(
-                &self.state().paths.config_dir.join("skills"),
-                &self.ctx.cwd,
-            );
-            if let Some(prompt) = crate::skill::invoke(&skills, input.text.trim()) {
-                input.text = prompt;
-            }
-        }
+        // `/name args` runs a skill: its instructions, arguments filled in, are the prompt;
+        // a command's model and allowed tools hold for this turn.
+        let command_turn = self.start_command_turn(&mut input, emitter);
+        let result = self.run_prompted(input, options, emitter).await;
+        self.end_command_turn(command_turn);
+        result
+    }
+
+    /// [`Conversation::run_continuing`] once a `/name` prompt is expanded.
+    async fn run_prompted(
+        &mut self,
+        mut input: UserInput,
+        options: RunOptions,
+        emitter: &dyn Emitter,
+    ) -> Result<RunOutcome, CoreError> {
         if input.continuation.is_none() {
             self.prompt_hooks(&mut input).await?;
         }
@@ -934,7 +940,14 @@ impl Conversation {
             self.ctx.session_model.clone(),
         );
         let state = Arc::clone(self.state());
-        let use_role = Command::UseRole(role.into());
+        // The conversation's own role comes back afterwards, so a session with history
+        // may send one message with another (only `.role NAME` alone, which would rewrite
+        // the session's system prompt, is refused there); inside an agent it is refused.
+        let use_role = if self.ctx.agent.is_some() {
+            Command::UseRole(role.into())
+        } else {
+            Command::ForceRole(role.into())
+        };
         let result = match command::apply(&state, &mut self.ctx, use_role, &Discard).await {
             Ok(_) => self.run(input, options, emitter).await,
             Err(e) => Err(e),
@@ -986,6 +999,10 @@ impl Conversation {
     pub async fn close(mut self, emitter: &dyn Emitter) -> Closed {
         if let Some(supervisor) = self.ctx.supervisor.take() {
             supervisor.shutdown().await;
+        }
+        // `SessionEnd`: the user's conversation is over (its sub-agents' ends are theirs).
+        if let Some(hooks) = self.ctx.tool_hooks.clone().filter(|_| self.ctx.depth == 0) {
+            hooks.session_end("other").await;
         }
         let completed = self.failure.is_none() && !self.ctx.cancel.is_cancelled();
         if self.force_save && completed {

@@ -1,7 +1,8 @@
 //! Hooks that run commands (`hooks:` in config.yaml, a trusted project's settings). Each
 //! command gets a JSON description on stdin — `session_id`, `cwd`, `hook_event_name`, and
-//! the event's fields (`tool_name`/`tool_input`/`tool_response`, `prompt`, `source`,
-//! `trigger`, `message`, `stop_hook_active`) — and runs with `sh -c` in the working
+//! the event's fields (`tool_name`/`tool_input`/`tool_response` in Claude Code's names
+//! and shapes, see [`super::shape`]; `prompt`, `source`, `trigger`, `message`,
+//! `stop_hook_active`) — and runs with `sh -c` in the working
 //! directory, with `LOKI_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` set to it.
 //!
 //! Exit 0 goes on; its stdout, when JSON, may decide (`decision`, `reason`,
@@ -252,10 +253,8 @@ fn first_line(text: &str) -> String {
 impl Hooks for CommandHooks {
     fn before<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Before> {
         Box::pin(async move {
-            let input = json!({
-                "tool_name": crate::claude_names::claude_name(call.tool),
-                "tool_input": call.args,
-            });
+            let name = crate::claude_names::claude_name(call.tool);
+            let input = super::shape::pre_tool_use_input(name, call);
             let said = self.run("PreToolUse", Some(call.tool), input).await;
             if let (Some(reason), Some((command, explained))) = (&said.blocked, &said.blocked_by) {
                 let message = if *explained {
@@ -268,7 +267,8 @@ impl Hooks for CommandHooks {
                     args: None,
                 };
             }
-            super::decision_of(&said.named_json("PreToolUse"))
+            let before = super::decision_of(&said.named_json("PreToolUse"));
+            super::shape::in_loki_shape(call.tool, before)
         })
     }
 
@@ -336,6 +336,36 @@ impl Hooks for CommandHooks {
     fn notification<'a>(&'a self, message: &'a str) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             self.run("Notification", None, json!({"message": message}))
+                .await;
+        })
+    }
+
+    fn subagent_stop(&self, again: bool) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move {
+            let said = self
+                .run("SubagentStop", None, json!({"stop_hook_active": again}))
+                .await;
+            said.blocked.or_else(|| super::stop_reason_of(&said.json))
+        })
+    }
+
+    fn permission_request<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Option<Verdict>> {
+        Box::pin(async move {
+            let name = crate::claude_names::claude_name(call.tool);
+            let input = super::shape::pre_tool_use_input(name, call);
+            let said = self.run("PermissionRequest", Some(call.tool), input).await;
+            if let (Some(reason), Some((command, _))) = (&said.blocked, &said.blocked_by) {
+                return Some(Verdict::Deny(format!(
+                    "denied by the PermissionRequest hook `{command}` (exit 2): {reason}"
+                )));
+            }
+            super::permission_decision_of(&said.named_json("PermissionRequest"))
+        })
+    }
+
+    fn session_end<'a>(&'a self, reason: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            self.run("SessionEnd", None, json!({"reason": reason}))
                 .await;
         })
     }

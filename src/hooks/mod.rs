@@ -3,13 +3,15 @@
 //! need approval) a hook may let it run unasked, refuse it, insist that the user is
 //! asked, or change its arguments; after it, add a note for the model. A prompt may be
 //! blocked or given more context, a session's start may add context, a turn that is
-//! about to stop may be sent on, and compaction and notifications are announced.
+//! about to stop may be sent on (a sub-agent's too), an approval about to be asked may be
+//! answered, and compaction, notifications and the conversation's end are announced.
 //!
 //! One trait, [`Hooks`], given to a conversation and inherited by its children: the
 //! `hooks:` of config.yaml (and of a trusted project) run commands ([`command`]); a
 //! Claude Agent SDK program's run its callbacks. [`Chain`] runs several in order.
 
 pub mod command;
+pub mod shape;
 
 use std::sync::Arc;
 
@@ -95,6 +97,23 @@ pub trait Hooks: Send + Sync {
 
     /// `Notification`: loki waits for the user (`message` says for what).
     fn notification<'a>(&'a self, _message: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// `SubagentStop`: a sub-agent's turn is about to end (`again`: a hook already sent
+    /// it on once). A reason to go on instead, used as the sub-agent's next prompt.
+    fn subagent_stop(&self, _again: bool) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { None })
+    }
+
+    /// `PermissionRequest`: loki is about to ask the user about `call`. A hook's
+    /// decision (`allow`, or `deny` with its message) answers instead of the user.
+    fn permission_request<'a>(&'a self, _call: HookCall<'a>) -> BoxFuture<'a, Option<Verdict>> {
+        Box::pin(async { None })
+    }
+
+    /// `SessionEnd` (`reason`: `other`): the conversation is closing.
+    fn session_end<'a>(&'a self, _reason: &'a str) -> BoxFuture<'a, ()> {
         Box::pin(async {})
     }
 }
@@ -209,6 +228,61 @@ impl Hooks for Chain {
             }
         })
     }
+
+    fn subagent_stop(&self, again: bool) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move {
+            for hooks in &self.0 {
+                if let Some(reason) = hooks.subagent_stop(again).await {
+                    return Some(reason);
+                }
+            }
+            None
+        })
+    }
+
+    fn permission_request<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Option<Verdict>> {
+        Box::pin(async move {
+            let mut out = None;
+            for hooks in &self.0 {
+                match hooks.permission_request(call).await {
+                    Some(Verdict::Deny(m)) => return Some(Verdict::Deny(m)),
+                    Some(v) => out = out.or(Some(v)),
+                    None => {}
+                }
+            }
+            out
+        })
+    }
+
+    fn session_end<'a>(&'a self, reason: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            for hooks in &self.0 {
+                hooks.session_end(reason).await;
+            }
+        })
+    }
+}
+
+/// What `PermissionRequest` hooks' JSON outputs decided
+/// (`hookSpecificOutput.decision.behavior`: `allow` or `deny`, with its `message`); a
+/// deny from any wins.
+pub fn permission_decision_of(outputs: &[(String, Value)]) -> Option<Verdict> {
+    let mut out = None;
+    for (hook, output) in outputs {
+        let decision = &output["hookSpecificOutput"]["decision"];
+        match decision["behavior"].as_str() {
+            Some("deny") => {
+                let message = decision["message"].as_str().map(str::trim);
+                return Some(Verdict::Deny(match message.filter(|m| !m.is_empty()) {
+                    Some(m) => format!("denied by {hook}: {m}"),
+                    None => format!("denied by {hook}"),
+                }));
+            }
+            Some("allow") => out = Some(Verdict::Allow),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// What `PreToolUse` hooks' JSON outputs decided: the strictest decision given (a deny
@@ -312,12 +386,13 @@ pub fn note_of(outputs: &[Value]) -> Option<String> {
 }
 
 /// What a `PostToolUse` hook is given about `call` (`tool_name`: the tool as the hook
-/// knows it, by Claude's name).
+/// knows it, by Claude's name; its input and response in Claude's shapes).
 pub fn post_tool_use_input(tool_name: &str, call: HookCall<'_>, result: &str, ok: bool) -> Value {
+    use crate::claude_names::shapes;
     json!({
         "tool_name": tool_name,
-        "tool_input": call.args,
-        "tool_response": result,
+        "tool_input": shapes::to_claude(call.tool, call.args),
+        "tool_response": shapes::response(call.tool, call.args, result, ok),
         "is_error": !ok,
     })
 }

@@ -214,7 +214,7 @@ impl LokiCompleter {
             .map(|s| {
                 suggestion(
                     &format!("/{}", s.name),
-                    Some(shown(&s.description)),
+                    Some(shown(&s.summary())),
                     0,
                     typed.len() + 1,
                     true,

@@ -38,6 +38,15 @@ pub(super) trait Shape: Send + Sync + 'static {
     fn whole(&self, ran: Result<Ran, ApiError>) -> Response;
 }
 
+/// Shows a whole answer's events to its shape, dropping what the shape would stream.
+struct Listener<S>(Arc<S>);
+
+impl<S: Shape> Emitter for Listener<S> {
+    fn emit(&self, envelope: Envelope) {
+        drop(self.0.event(&envelope));
+    }
+}
+
 /// The error of a run whose task ended without a result (it panicked).
 fn lost(e: &JoinError) -> ApiError {
     ApiError::new(
@@ -58,9 +67,11 @@ impl Server {
     ) -> Response {
         let cancel = self.shutdown.child_token();
         if !stream {
-            let ran = self
-                .run_to_end(run, Arc::new(loki_protocol::emitter::Discard), cancel, None)
-                .await;
+            // The shape sees the events too (it may keep some for the whole answer, such
+            // as the reasoning); what it would stream is dropped.
+            let shape = Arc::new(shape);
+            let listener = Arc::new(Listener(Arc::clone(&shape)));
+            let ran = self.run_to_end(run, listener, cancel, None).await;
             return shape.whole(ran);
         }
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();

@@ -34,6 +34,8 @@ struct Streamed {
     root: Option<String>,
     /// Calls of the client's tools sent.
     calls: usize,
+    /// The model's reasoning so far, for the whole answer's `reasoning_content`.
+    reasoning: String,
 }
 
 impl ChatShape {
@@ -127,6 +129,12 @@ impl Shape for ChatShape {
                 vec![self.send(delta, Value::Null)]
             }
             Event::AssistantDelta(d) => vec![self.send(json!({"content": d.text}), Value::Null)],
+            // Reasoning as DeepSeek-style `reasoning_content` (the Responses endpoint
+            // makes it a reasoning item); clients that do not know it ignore it.
+            Event::ReasoningDelta(d) => {
+                self.streamed().reasoning.push_str(&d.text);
+                vec![self.send(json!({"reasoning_content": d.text}), Value::Null)]
+            }
             Event::TurnFinished(done) => self.finished(done),
             Event::TurnAborted(aborted) => {
                 let message = aborted.error.clone().unwrap_or_else(|| "cancelled".into());
@@ -175,6 +183,11 @@ impl Shape for ChatShape {
                 "tool_calls".into(),
             )
         };
+        let mut message = message;
+        let reasoning = std::mem::take(&mut self.streamed().reasoning);
+        if !reasoning.is_empty() {
+            message["reasoning_content"] = json!(reasoning);
+        }
         json_body(
             StatusCode::OK,
             &json!({

@@ -20,6 +20,8 @@ mod listener;
 mod metrics;
 mod openai;
 mod reply;
+mod response_stream;
+mod response_tools;
 mod responses;
 mod run;
 mod run_log;

@@ -418,6 +418,23 @@ fn model_of(
 pub(super) struct EmbeddingsRequest {
     model: String,
     input: Value,
+    /// `float` (the default) or `base64`: the vector's little-endian `f32` bytes, which
+    /// the OpenAI SDKs ask for by default and decode themselves.
+    #[serde(default)]
+    encoding_format: Option<String>,
+}
+
+/// One vector as `encoding_format` asks: a list of numbers, or base64 of its
+/// little-endian `f32` bytes.
+fn encoded(vector: Vec<f32>, base64: bool) -> Value {
+    if !base64 {
+        return json!(vector);
+    }
+    let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+    json!(base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        bytes
+    ))
 }
 
 /// `POST /v1/embeddings`: `input` is a string or a list of strings.
@@ -439,6 +456,13 @@ pub(super) async fn embeddings(
             return Err(ApiError::bad_request("`input` is a string or a list of strings").openai());
         }
     };
+    let base64 = match request.encoding_format.as_deref() {
+        None | Some("float") => false,
+        Some("base64") => true,
+        Some(_) => {
+            return Err(ApiError::bad_request("`encoding_format` is `float` or `base64`").openai());
+        }
+    };
     let (provider, model) = model_of(
         &server,
         &request.model,
@@ -455,7 +479,9 @@ pub(super) async fn embeddings(
     let data: Vec<Value> = vectors
         .into_iter()
         .enumerate()
-        .map(|(index, embedding)| json!({"object": "embedding", "index": index, "embedding": embedding}))
+        .map(|(index, vector)| {
+            json!({"object": "embedding", "index": index, "embedding": encoded(vector, base64)})
+        })
         .collect();
     Ok(json_body(
         StatusCode::OK,

@@ -14,6 +14,8 @@ use axum::body::Body;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
+use super::response_tools::Names;
+
 /// How many responses are kept for `previous_response_id`.
 const KEPT: usize = 1000;
 
@@ -57,7 +59,7 @@ impl Kept {
 /// Keeps an exchange for `previous_response_id`: in this instance's memory, and with a
 /// cluster in the database too, so a follow-up sent to another instance finds it. The
 /// returned future is the database write; the answer's last event waits for it.
-fn keep(
+pub(super) fn keep(
     server: &std::sync::Arc<super::Server>,
     id: String,
     owner: String,
@@ -100,9 +102,6 @@ pub(super) enum NotChat {
     /// `input` is neither text nor items.
     #[error("`input` is a string or a list of items")]
     Input,
-    /// A tool that is not a function.
-    #[error("tools of type `{0}` are not supported; function tools are")]
-    ToolType(String),
     /// A message item without a role.
     #[error("every message item needs a `role`")]
     NoRole,
@@ -111,40 +110,44 @@ pub(super) enum NotChat {
     ItemType(String),
 }
 
-/// A Responses request as a chat completions request, and the messages it sends (kept
-/// with the answer for the next `previous_response_id`).
-pub(super) fn as_chat(body: &Value, earlier: Vec<Value>) -> Result<(Value, Vec<Value>), NotChat> {
-    let mut messages = earlier;
-    if let Some(instructions) = body["instructions"].as_str() {
-        // Instructions hold for this response only, as OpenAI's do.
-        messages.retain(|m| m["role"] != "system");
-        messages.insert(0, json!({"role": "system", "content": instructions}));
-    }
+/// A Responses request as a chat completions request.
+#[derive(Debug)]
+pub(super) struct Chat {
+    /// The chat completions request.
+    pub body: Value,
+    /// The conversation it sends, without the `instructions` (which hold for this
+    /// response only): kept with the answer for the next `previous_response_id`.
+    pub sent: Vec<Value>,
+    /// How to split the names of namespaced functions the model calls.
+    pub names: super::response_tools::Names,
+    /// What was dropped from the request (built-in tools), for the response.
+    pub warnings: Vec<String>,
+}
+
+/// A Responses request as a chat completions request, continuing `earlier` (the
+/// conversation of the previous response, without its instructions).
+pub(super) fn as_chat(body: &Value, earlier: Vec<Value>) -> Result<Chat, NotChat> {
+    let mut sent = earlier;
     match &body["input"] {
-        Value::String(text) => messages.push(json!({"role": "user", "content": text})),
+        Value::String(text) => sent.push(json!({"role": "user", "content": text})),
         Value::Array(items) => {
             for item in items {
-                messages.push(item_message(item)?);
+                sent.push(item_message(item)?);
             }
         }
         _ => return Err(NotChat::Input),
     }
+    let mut messages = Vec::with_capacity(sent.len() + 1);
+    if let Some(instructions) = body["instructions"].as_str() {
+        messages.push(json!({"role": "system", "content": instructions}));
+    }
+    messages.extend(chat_messages(&sent));
     let mut chat = Map::new();
     chat.insert("model".into(), body["model"].clone());
-    chat.insert("messages".into(), Value::Array(merge_calls(&messages)));
-    if let Some(tools) = body["tools"].as_array() {
-        let mut functions = Vec::new();
-        for tool in tools {
-            if tool["type"] != "function" {
-                return Err(NotChat::ToolType(
-                    tool["type"].as_str().unwrap_or("?").to_string(),
-                ));
-            }
-            functions.push(json!({"type": "function", "function": {
-                "name": tool["name"], "description": tool["description"],
-                "parameters": tool["parameters"]}}));
-        }
-        chat.insert("tools".into(), Value::Array(functions));
+    chat.insert("messages".into(), Value::Array(messages));
+    let tools = super::response_tools::tools(body["tools"].as_array().map_or(&[], Vec::as_slice));
+    if body["tools"].is_array() {
+        chat.insert("tools".into(), Value::Array(tools.functions));
     }
     if let Some(choice) = body.get("tool_choice").filter(|c| !c.is_null()) {
         let choice = match choice["type"].as_str() {
@@ -163,23 +166,37 @@ pub(super) fn as_chat(body: &Value, earlier: Vec<Value>) -> Result<(Value, Vec<V
             chat.insert(to.into(), value.clone());
         }
     }
-    if body["text"]["format"]["type"] == "json_schema" {
-        let format = &body["text"]["format"];
-        chat.insert(
-            "response_format".into(),
-            json!({"type": "json_schema", "json_schema": {"name": format["name"],
-                "schema": format["schema"], "strict": format["strict"]}}),
-        );
-    } else if body["text"]["format"]["type"] == "json_object" {
-        chat.insert("response_format".into(), json!({"type": "json_object"}));
+    if let Some(format) = answer_format(&body["text"]["format"]) {
+        chat.insert("response_format".into(), format);
     }
     if chat.get("stream") == Some(&json!(true)) {
         chat.insert("stream_options".into(), json!({"include_usage": true}));
     }
-    Ok((Value::Object(chat), messages))
+    Ok(Chat {
+        body: Value::Object(chat),
+        sent,
+        names: tools.names,
+        warnings: tools.warnings,
+    })
 }
 
-/// One `input` item as a chat message.
+/// `text.format` as a chat completions `response_format`.
+fn answer_format(format: &Value) -> Option<Value> {
+    match format["type"].as_str() {
+        Some("json_schema") => Some(
+            json!({"type": "json_schema", "json_schema": {"name": format["name"],
+                "schema": format["schema"], "strict": format["strict"]}}),
+        ),
+        Some("json_object") => Some(json!({"type": "json_object"})),
+        _ => None,
+    }
+}
+
+/// The role of the marker a `reasoning` item leaves among the chat messages: folded
+/// into the next assistant message by [`chat_messages`].
+const REASONING: &str = "reasoning";
+
+/// One `input` item as a chat message (or, for `reasoning`, a marker).
 fn item_message(item: &Value) -> Result<Value, NotChat> {
     let kind = item["type"].as_str().unwrap_or("message");
     Ok(match kind {
@@ -191,11 +208,36 @@ fn item_message(item: &Value) -> Result<Value, NotChat> {
             };
             json!({"role": role, "content": text_of(&item["content"])})
         }
-        "function_call" => json!({"role": "assistant", "content": null, "tool_calls": [{
-            "id": item["call_id"], "type": "function",
-            "function": {"name": item["name"], "arguments": item["arguments"]}}]}),
-        "function_call_output" => json!({"role": "tool", "tool_call_id": item["call_id"],
-            "content": item["output"].as_str().map_or_else(|| item["output"].to_string(), str::to_string)}),
+        "function_call" => {
+            let name = match (item["namespace"].as_str(), item["name"].as_str()) {
+                (Some(namespace), Some(name)) => {
+                    json!(super::response_tools::flat_name(namespace, name))
+                }
+                _ => item["name"].clone(),
+            };
+            json!({"role": "assistant", "content": null, "tool_calls": [{
+                "id": item["call_id"], "type": "function",
+                "function": {"name": name, "arguments": item["arguments"]}}]})
+        }
+        "function_call_output" => {
+            let output = match &item["output"] {
+                Value::String(text) => text.clone(),
+                parts @ Value::Array(_) => text_of(parts),
+                other => other.to_string(),
+            };
+            json!({"role": "tool", "tool_call_id": item["call_id"], "content": output})
+        }
+        // Reasoning the client was given with an earlier answer and sends back: kept
+        // with the conversation (a provider only takes back its own signed reasoning,
+        // so its text travels as the assistant message's `reasoning_content`).
+        "reasoning" => {
+            let text = [&item["content"], &item["summary"]]
+                .into_iter()
+                .map(text_of)
+                .find(|t| !t.is_empty())
+                .unwrap_or_default();
+            json!({"role": REASONING, "content": text})
+        }
         other => return Err(NotChat::ItemType(other.to_string())),
     })
 }
@@ -213,11 +255,17 @@ fn text_of(content: &Value) -> String {
     }
 }
 
-/// Consecutive assistant messages that only call tools become one with all the calls
-/// (the Responses API lists each call as its own item).
-fn merge_calls(messages: &[Value]) -> Vec<Value> {
+/// The conversation as chat messages: consecutive assistant messages that only call
+/// tools become one with all the calls (the Responses API lists each call as its own
+/// item), and reasoning goes with the assistant message after it.
+fn chat_messages(messages: &[Value]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
+    let mut reasoning: Vec<&str> = Vec::new();
     for message in messages {
+        if message["role"] == REASONING {
+            reasoning.extend(message["content"].as_str().filter(|t| !t.is_empty()));
+            continue;
+        }
         let calls_only = message["role"] == "assistant" && message["content"].is_null();
         if calls_only
             && let Some(last) = out.last_mut()
@@ -230,31 +278,44 @@ fn merge_calls(messages: &[Value]) -> Vec<Value> {
             kept.extend(more.iter().cloned());
             continue;
         }
-        out.push(message.clone());
+        let mut message = message.clone();
+        if message["role"] == "assistant" && !reasoning.is_empty() {
+            message["reasoning_content"] = json!(reasoning.join("\n"));
+        }
+        if message["role"] != "system" {
+            reasoning.clear();
+        }
+        out.push(message);
     }
     out
 }
 
-/// What the answer adds to the conversation: its text and calls as chat messages.
-fn answer_messages(text: &str, calls: &[Value]) -> Vec<Value> {
+/// What the answer adds to the conversation: its reasoning, text and calls as one chat
+/// message.
+pub(super) fn answer_messages(reasoning: &str, text: &str, calls: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    if !reasoning.is_empty() {
+        out.push(json!({"role": REASONING, "content": reasoning}));
+    }
     let mut message = json!({"role": "assistant", "content": text});
     if !calls.is_empty() {
         message["tool_calls"] = Value::Array(calls.to_vec());
     }
-    vec![message]
+    out.push(message);
+    out
 }
 
 /// How an answer ended, from the chat completion's `finish_reason`: a cut-off answer is
 /// `incomplete`, with the reason the Responses API names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ending {
+pub(super) enum Ending {
     Completed,
     /// `incomplete_details.reason`: `max_output_tokens` or `content_filter`.
     Incomplete(&'static str),
 }
 
 impl Ending {
-    fn of(finish_reason: Option<&str>) -> Self {
+    pub(super) fn of(finish_reason: Option<&str>) -> Self {
         match finish_reason {
             Some("length") => Self::Incomplete("max_output_tokens"),
             Some("content_filter") => Self::Incomplete("content_filter"),
@@ -263,7 +324,7 @@ impl Ending {
     }
 
     /// The `status` of the response and of its message item.
-    fn status(self) -> &'static str {
+    pub(super) fn status(self) -> &'static str {
         match self {
             Self::Completed => "completed",
             Self::Incomplete(_) => "incomplete",
@@ -278,55 +339,102 @@ impl Ending {
     }
 }
 
-/// The `output` items of an answer.
-fn output_items(id: &str, text: &str, calls: &[Value], ending: Ending) -> Vec<Value> {
-    let mut output = Vec::new();
-    if !text.is_empty() || calls.is_empty() {
-        output.push(
-            json!({"type": "message", "id": format!("msg_{id}"), "status": ending.status(),
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": text, "annotations": []}]}),
-        );
-    }
-    for call in calls {
-        output.push(json!({"type": "function_call", "id": format!("fc_{}", call["id"].as_str().unwrap_or("")),
-            "call_id": call["id"], "name": call["function"]["name"],
-            "arguments": call["function"]["arguments"], "status": "completed"}));
-    }
-    output
+/// The answer's message item.
+pub(super) fn message_item(id: &str, text: &str, status: &str) -> Value {
+    json!({"type": "message", "id": format!("msg_{id}"), "status": status, "role": "assistant",
+           "content": [{"type": "output_text", "text": text, "annotations": []}]})
 }
 
-/// A `response` object; `incomplete` is its `incomplete_details` (null unless the status
-/// is `incomplete`). `usage` is the chat completion's, cached tokens included.
-fn response_object(
-    id: &str,
-    model: &Value,
-    created: u64,
-    (status, incomplete): (&str, Value),
-    output: Vec<Value>,
-    usage: &Value,
-) -> Value {
-    let input = usage["prompt_tokens"].as_u64().unwrap_or(0);
-    let out = usage["completion_tokens"].as_u64().unwrap_or(0);
-    let cached = usage["prompt_tokens_details"]["cached_tokens"]
-        .as_u64()
-        .unwrap_or(0);
-    json!({
-        "id": id, "object": "response", "created_at": created, "status": status,
-        "model": model, "output": output, "error": null, "incomplete_details": incomplete,
-        "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
-        "usage": {"input_tokens": input, "output_tokens": out, "total_tokens": input + out,
-                  "input_tokens_details": {"cached_tokens": cached},
-                  "output_tokens_details": {"reasoning_tokens": 0}},
-    })
+/// The answer's reasoning item: the provider's reasoning text as `reasoning_text`
+/// content (there is no summary, and nothing encrypted).
+pub(super) fn reasoning_item(id: &str, text: &str, status: &str) -> Value {
+    json!({"type": "reasoning", "id": format!("rs_{id}"), "status": status, "summary": [],
+           "content": [{"type": "reasoning_text", "text": text}], "encrypted_content": null})
 }
 
-/// Where a response is kept when it completes.
+/// A call's `function_call` item; a namespaced function's name split again.
+pub(super) fn call_item(call: &Value, names: &Names) -> Value {
+    let flat = call["function"]["name"].as_str().unwrap_or_default();
+    let (name, namespace) = names.split(flat);
+    let mut item = json!({"type": "function_call",
+        "id": format!("fc_{}", call["id"].as_str().unwrap_or("")),
+        "call_id": call["id"], "name": name,
+        "arguments": call["function"]["arguments"], "status": "completed"});
+    if let Some(namespace) = namespace {
+        item["namespace"] = json!(namespace);
+    }
+    item
+}
+
+/// What identifies one response, in every object of it.
+pub(super) struct Meta {
+    pub id: String,
+    pub model: Value,
+    pub created: u64,
+    /// What was dropped from the request.
+    pub warnings: Vec<String>,
+    /// How to split the names of namespaced functions.
+    pub names: Names,
+}
+
+impl Meta {
+    /// The `output` items of a whole answer: reasoning, message, calls.
+    fn output(&self, answer: &Value, ending: Ending) -> Vec<Value> {
+        let text = answer["content"].as_str().unwrap_or_default();
+        let reasoning = answer["reasoning_content"].as_str().unwrap_or_default();
+        let calls = answer["tool_calls"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice);
+        let mut output = Vec::new();
+        if !reasoning.is_empty() {
+            output.push(reasoning_item(&self.id, reasoning, "completed"));
+        }
+        if !text.is_empty() || calls.is_empty() {
+            output.push(message_item(&self.id, text, ending.status()));
+        }
+        output.extend(calls.iter().map(|call| call_item(call, &self.names)));
+        output
+    }
+
+    /// A `response` object; `ending` is `None` while in progress. `usage` is the chat
+    /// completion's, cached tokens included; `warnings` say what was dropped.
+    pub(super) fn object(
+        &self,
+        ending: Option<Ending>,
+        output: Vec<Value>,
+        usage: &Value,
+    ) -> Value {
+        let (status, incomplete) =
+            ending.map_or(("in_progress", Value::Null), |e| (e.status(), e.details()));
+        let input = usage["prompt_tokens"].as_u64().unwrap_or(0);
+        let out = usage["completion_tokens"].as_u64().unwrap_or(0);
+        let cached = usage["prompt_tokens_details"]["cached_tokens"]
+            .as_u64()
+            .unwrap_or(0);
+        let mut object = json!({
+            "id": self.id, "object": "response", "created_at": self.created, "status": status,
+            "model": self.model, "output": output, "error": null,
+            "incomplete_details": incomplete,
+            "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": input, "output_tokens": out, "total_tokens": input + out,
+                      "input_tokens_details": {"cached_tokens": cached},
+                      "output_tokens_details": {"reasoning_tokens": 0}},
+        });
+        if !self.warnings.is_empty() {
+            object["warnings"] = json!(self.warnings);
+        }
+        object
+    }
+}
+
+/// Where a response is kept when it completes, and what it says besides the answer.
 pub(super) struct Keeping<'a> {
     pub server: &'a std::sync::Arc<super::Server>,
     pub owner: String,
     pub sent: Vec<Value>,
     pub model: Value,
+    pub names: Names,
+    pub warnings: Vec<String>,
 }
 
 /// A chat completion answer (whole or streamed) as a Responses answer, kept for
@@ -337,16 +445,26 @@ pub(super) fn rewrite(answer: Response, stream: bool, keeping: Keeping<'_>) -> R
         return Response::from_parts(parts, body);
     }
     parts.headers.remove(axum::http::header::CONTENT_LENGTH);
-    let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
-    let created = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
     let server = std::sync::Arc::clone(keeping.server);
     let Keeping {
-        owner, sent, model, ..
+        owner,
+        sent,
+        model,
+        names,
+        warnings,
+        ..
     } = keeping;
+    let meta = Meta {
+        id: format!("resp_{}", uuid::Uuid::new_v4().simple()),
+        model,
+        created: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        warnings,
+        names,
+    };
     let body = if stream {
-        let mut state = Streamed::new(id, model, created, sent, owner, server);
+        let mut state = super::response_stream::Streamed::new(meta, sent, owner, server);
         let events = futures_util::StreamExt::then(body.into_data_stream(), move |chunk| {
             let out = chunk.map(|bytes| bytes::Bytes::from(state.rewrite(&bytes)));
             let keeping = state.keeping.take();
@@ -365,251 +483,24 @@ pub(super) fn rewrite(answer: Response, stream: bool, keeping: Keeping<'_>) -> R
                 .unwrap_or_default();
             let chat: Value = serde_json::from_slice(&bytes).unwrap_or_default();
             let message = &chat["choices"][0]["message"];
-            let text = message["content"].as_str().unwrap_or_default();
             let calls: Vec<Value> = message["tool_calls"]
                 .as_array()
                 .cloned()
                 .unwrap_or_default();
             let mut messages = sent;
-            messages.extend(answer_messages(text, &calls));
-            keep(&server, id.clone(), owner, messages).await;
+            messages.extend(answer_messages(
+                message["reasoning_content"].as_str().unwrap_or_default(),
+                message["content"].as_str().unwrap_or_default(),
+                &calls,
+            ));
+            keep(&server, meta.id.clone(), owner, messages).await;
             let ending = Ending::of(chat["choices"][0]["finish_reason"].as_str());
-            let output = output_items(&id, text, &calls, ending);
-            let object = response_object(
-                &id,
-                &model,
-                created,
-                (ending.status(), ending.details()),
-                output,
-                &chat["usage"],
-            );
+            let object = meta.object(Some(ending), meta.output(message, ending), &chat["usage"]);
             Ok::<_, std::convert::Infallible>(bytes::Bytes::from(object.to_string()))
         };
         Body::from_stream(futures_util::stream::once(whole))
     };
     Response::from_parts(parts, body)
-}
-
-/// The state of a streamed answer being rewritten into Responses events.
-struct Streamed {
-    id: String,
-    model: Value,
-    created: u64,
-    sent: Vec<Value>,
-    owner: String,
-    server: std::sync::Arc<super::Server>,
-    sequence: u64,
-    text: String,
-    text_open: bool,
-    calls: Vec<Value>,
-    usage: Value,
-    /// The chat completion's `finish_reason`, once sent.
-    finish_reason: Option<String>,
-    done: bool,
-    /// The exchange being kept for other instances: the last event waits for it.
-    keeping: Option<futures_util::future::BoxFuture<'static, ()>>,
-}
-
-impl Streamed {
-    fn new(
-        id: String,
-        model: Value,
-        created: u64,
-        sent: Vec<Value>,
-        owner: String,
-        server: std::sync::Arc<super::Server>,
-    ) -> Self {
-        Self {
-            id,
-            model,
-            created,
-            sent,
-            owner,
-            server,
-            sequence: 0,
-            text: String::new(),
-            text_open: false,
-            calls: Vec::new(),
-            usage: Value::Null,
-            finish_reason: None,
-            done: false,
-            keeping: None,
-        }
-    }
-
-    fn event(&mut self, mut data: Value) -> String {
-        data["sequence_number"] = json!(self.sequence);
-        self.sequence += 1;
-        let name = data["type"]
-            .as_str()
-            .unwrap_or("response.event")
-            .to_string();
-        format!("event: {name}\ndata: {data}\n\n")
-    }
-
-    /// The response object while in progress (`None`) or at its end.
-    fn response(&self, ending: Option<Ending>) -> Value {
-        let (status, output) = match ending {
-            Some(ending) => (
-                (ending.status(), ending.details()),
-                output_items(&self.id, &self.text, &self.calls, ending),
-            ),
-            None => (("in_progress", Value::Null), Vec::new()),
-        };
-        response_object(
-            &self.id,
-            &self.model,
-            self.created,
-            status,
-            output,
-            &self.usage,
-        )
-    }
-
-    fn rewrite(&mut self, bytes: &[u8]) -> String {
-        let mut out = String::new();
-        if self.sequence == 0 {
-            let created = json!({"type": "response.created", "response": self.response(None)});
-            out.push_str(&self.event(created));
-            let progress = json!({"type": "response.in_progress", "response": self.response(None)});
-            out.push_str(&self.event(progress));
-        }
-        for line in String::from_utf8_lossy(bytes).lines() {
-            let Some(data) = line.strip_prefix("data: ") else {
-                continue;
-            };
-            if data.trim() == "[DONE]" {
-                out.push_str(&self.finish());
-                continue;
-            }
-            let Ok(chunk) = serde_json::from_str::<Value>(data) else {
-                continue;
-            };
-            if !chunk["error"].is_null() {
-                let failed = json!({"type": "error", "message": chunk["error"]["message"],
-                    "code": chunk["error"]["code"]});
-                out.push_str(&self.event(failed));
-                continue;
-            }
-            if !chunk["usage"].is_null() {
-                self.usage = chunk["usage"].clone();
-            }
-            if let Some(reason) = chunk["choices"][0]["finish_reason"].as_str() {
-                self.finish_reason = Some(reason.to_string());
-            }
-            let delta = &chunk["choices"][0]["delta"];
-            if let Some(piece) = delta["content"].as_str().filter(|p| !p.is_empty()) {
-                out.push_str(&self.text_delta(piece));
-            }
-            for call in delta["tool_calls"].as_array().into_iter().flatten() {
-                out.push_str(&self.call(call));
-            }
-        }
-        out
-    }
-
-    fn text_delta(&mut self, piece: &str) -> String {
-        let mut out = String::new();
-        let item = format!("msg_{}", self.id);
-        if !self.text_open {
-            self.text_open = true;
-            let added = json!({"type": "response.output_item.added", "output_index": 0,
-                "item": {"type": "message", "id": item, "status": "in_progress",
-                         "role": "assistant", "content": []}});
-            out.push_str(&self.event(added));
-            let part = json!({"type": "response.content_part.added", "item_id": item,
-                "output_index": 0, "content_index": 0,
-                "part": {"type": "output_text", "text": "", "annotations": []}});
-            out.push_str(&self.event(part));
-        }
-        self.text.push_str(piece);
-        let delta = json!({"type": "response.output_text.delta", "item_id": item,
-            "output_index": 0, "content_index": 0, "delta": piece, "logprobs": []});
-        out.push_str(&self.event(delta));
-        out
-    }
-
-    fn close_text(&mut self) -> String {
-        self.close_text_as("completed")
-    }
-
-    /// Ends the message item with `status` (`incomplete` for an answer cut off).
-    fn close_text_as(&mut self, status: &str) -> String {
-        if !self.text_open {
-            return String::new();
-        }
-        self.text_open = false;
-        let item = format!("msg_{}", self.id);
-        let mut out = String::new();
-        let text = self.text.clone();
-        let done = json!({"type": "response.output_text.done", "item_id": item,
-            "output_index": 0, "content_index": 0, "text": text, "logprobs": []});
-        out.push_str(&self.event(done));
-        let part = json!({"type": "response.content_part.done", "item_id": item,
-            "output_index": 0, "content_index": 0,
-            "part": {"type": "output_text", "text": text, "annotations": []}});
-        out.push_str(&self.event(part));
-        let message = json!({"type": "response.output_item.done", "output_index": 0,
-            "item": {"type": "message", "id": item, "status": status, "role": "assistant",
-                     "content": [{"type": "output_text", "text": text, "annotations": []}]}});
-        out.push_str(&self.event(message));
-        out
-    }
-
-    fn call(&mut self, call: &Value) -> String {
-        let mut out = self.close_text();
-        let index = usize::from(!self.text.is_empty()) + self.calls.len();
-        self.calls
-            .push(json!({"id": call["id"], "type": "function", "function": call["function"]}));
-        let item = json!({"type": "function_call",
-            "id": format!("fc_{}", call["id"].as_str().unwrap_or("")),
-            "call_id": call["id"], "name": call["function"]["name"],
-            "arguments": call["function"]["arguments"], "status": "completed"});
-        let mut added = item.clone();
-        added["status"] = json!("in_progress");
-        added["arguments"] = json!("");
-        out.push_str(&self.event(
-            json!({"type": "response.output_item.added", "output_index": index, "item": added}),
-        ));
-        out.push_str(
-            &self.event(json!({"type": "response.function_call_arguments.delta",
-            "item_id": item["id"], "output_index": index, "delta": item["arguments"]})),
-        );
-        out.push_str(
-            &self.event(json!({"type": "response.function_call_arguments.done",
-            "item_id": item["id"], "output_index": index, "arguments": item["arguments"]})),
-        );
-        out.push_str(&self.event(
-            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
-        ));
-        out
-    }
-
-    fn finish(&mut self) -> String {
-        if self.done {
-            return String::new();
-        }
-        self.done = true;
-        // A cut-off answer ends with `response.incomplete`, not `response.completed`,
-        // and its message item says so too.
-        let ending = Ending::of(self.finish_reason.as_deref());
-        let mut out = self.close_text_as(ending.status());
-        let mut messages = std::mem::take(&mut self.sent);
-        messages.extend(answer_messages(&self.text, &self.calls));
-        self.keeping = Some(keep(
-            &self.server,
-            self.id.clone(),
-            self.owner.clone(),
-            messages,
-        ));
-        let name = match ending {
-            Ending::Completed => "response.completed",
-            Ending::Incomplete(_) => "response.incomplete",
-        };
-        let last = json!({"type": name, "response": self.response(Some(ending))});
-        out.push_str(&self.event(last));
-        out
-    }
 }
 
 /// `POST /v1/responses`.
@@ -638,22 +529,24 @@ pub(super) async fn create(
             }
         },
     };
-    let (chat, sent) = match as_chat(&body, earlier) {
-        Ok(found) => found,
+    let chat = match as_chat(&body, earlier) {
+        Ok(chat) => chat,
         Err(why) => {
             return super::reply::ApiError::bad_request(why.to_string())
                 .openai()
                 .into_response();
         }
     };
-    let stream = chat["stream"] == true;
+    let stream = chat.body["stream"] == true;
+    let bytes = Ok(axum::body::Bytes::from(chat.body.to_string()));
     let keeping = Keeping {
         server: &server,
         owner: info.caller.subject.clone(),
-        sent,
+        sent: chat.sent,
         model: body["model"].clone(),
+        names: chat.names,
+        warnings: chat.warnings,
     };
-    let bytes = Ok(axum::body::Bytes::from(chat.to_string()));
     let answer = super::openai::chat_completions(
         axum::extract::State(std::sync::Arc::clone(&server)),
         axum::Extension(info),
@@ -667,24 +560,68 @@ pub(super) async fn create(
 mod tests {
     use super::*;
 
+    fn refused(body: Value) -> Option<NotChat> {
+        as_chat(&body, Vec::new()).err()
+    }
+
     #[test]
     fn what_is_not_a_chat_says_why() {
-        let input = as_chat(&json!({"model": "m", "input": 3}), Vec::new());
-        assert_eq!(input, Err(NotChat::Input));
-        let tool = json!({"model": "m", "input": "hi", "tools": [{"type": "web_search"}]});
-        let refused = as_chat(&tool, Vec::new()).err().map(|e| e.to_string());
         assert_eq!(
-            refused.as_deref(),
-            Some("tools of type `web_search` are not supported; function tools are")
+            refused(json!({"model": "m", "input": 3})),
+            Some(NotChat::Input)
         );
-        let item = json!({"model": "m", "input": [{"type": "reasoning"}]});
+        let item = json!({"model": "m", "input": [{"type": "computer_call"}]});
         assert_eq!(
-            as_chat(&item, Vec::new()),
-            Err(NotChat::ItemType("reasoning".into()))
+            refused(item),
+            Some(NotChat::ItemType("computer_call".into()))
         );
         let roleless = json!({"model": "m", "input": [{"type": "message", "content": "x"}]});
-        assert_eq!(as_chat(&roleless, Vec::new()), Err(NotChat::NoRole));
-        let fine = as_chat(&json!({"model": "m", "input": "hi"}), Vec::new());
-        assert!(fine.is_ok());
+        assert_eq!(refused(roleless), Some(NotChat::NoRole));
+        assert!(as_chat(&json!({"model": "m", "input": "hi"}), Vec::new()).is_ok());
+    }
+
+    #[test]
+    fn built_in_tools_are_dropped_with_a_warning_and_namespaces_flattened() {
+        let body = json!({"model": "m", "input": "hi", "tools": [
+            {"type": "web_search", "external_web_access": false},
+            {"type": "namespace", "name": "multi_agent_v1", "tools": [
+                {"type": "function", "name": "spawn_agent", "parameters": {}}]}]});
+        let chat = as_chat(&body, Vec::new()).map_err(|e| e.to_string());
+        let chat = chat.as_ref().map_err(String::as_str);
+        let tools = chat.map(|c| c.body["tools"].clone());
+        assert_eq!(
+            tools.as_ref().map(|t| t[0]["function"]["name"].clone()),
+            Ok(json!("multi_agent_v1__spawn_agent"))
+        );
+        assert_eq!(tools.map(|t| t.as_array().map(Vec::len)), Ok(Some(1)));
+        assert_eq!(chat.map(|c| c.warnings.len()), Ok(1));
+    }
+
+    #[test]
+    fn instructions_are_sent_but_not_kept_and_reasoning_goes_with_the_next_answer() {
+        let body = json!({"model": "m", "instructions": "Be brief.", "input": [
+            {"type": "message", "role": "user", "content": "hi"},
+            {"type": "reasoning", "summary": [],
+             "content": [{"type": "reasoning_text", "text": "think"}]},
+            {"type": "function_call", "namespace": "ns", "name": "f", "call_id": "c1",
+             "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1",
+             "output": [{"type": "input_text", "text": "done"}]}]});
+        let Ok(chat) = as_chat(&body, Vec::new()) else {
+            panic!("a chat");
+        };
+        let messages = &chat.body["messages"];
+        assert_eq!(
+            messages[0],
+            json!({"role": "system", "content": "Be brief."})
+        );
+        assert_eq!(messages[2]["reasoning_content"], "think");
+        assert_eq!(messages[2]["tool_calls"][0]["function"]["name"], "ns__f");
+        assert_eq!(messages[3]["content"], "done");
+        assert!(
+            chat.sent.iter().all(|m| m["role"] != "system"),
+            "{:?}",
+            chat.sent
+        );
     }
 }

@@ -58,7 +58,8 @@ pub(super) async fn check(
         return Err(ToolError::Refused(message));
     }
     let permitted = permitted(&tool, &args, &names, env, policy)?;
-    let reach = Reach::of(&tool, &args, env.cwd)?;
+    let reach =
+        Reach::of(&tool, &args, env.cwd)?.admitting(&policy.additional_directories, env.cwd);
     let always_key = always_key(&tool, &args);
     let hook_asks = verdict == Some(Verdict::Ask);
     let must_ask = hook_asks || matches!(permitted, Permitted::Ask(_));
@@ -76,7 +77,10 @@ pub(super) async fn check(
     }
     let why_asked = why_asked(permitted, hook_asks, &reach);
     let request = approval_request(call, &tool, &args, &reach, why_asked, env)?;
-    let decision = approver.approve(&request).await;
+    let decision = match permission_request(env, call, &tool, &args).await {
+        Some(decision) => decision,
+        None => approver.approve(&request).await,
+    };
     settle(
         decision,
         &request,
@@ -117,6 +121,29 @@ async fn pre_tool_use(
     (before.args.unwrap_or(args), before.decision)
 }
 
+/// Runs the `PermissionRequest` hooks when a call is about to be asked about: a hook's
+/// `allow` or `deny` answers for the user (who is then not asked).
+async fn permission_request(
+    env: &ToolEnv<'_>,
+    call: &ToolCall,
+    tool: &Tool,
+    args: &Value,
+) -> Option<Decision> {
+    let hooks = env.hooks?;
+    let verdict = hooks
+        .permission_request(HookCall {
+            id: &call.id,
+            tool: tool.name(),
+            args,
+        })
+        .await?;
+    match verdict {
+        Verdict::Allow => Some(Decision::Approve),
+        Verdict::Deny(message) => Some(Decision::DenyWithMessage(message)),
+        Verdict::Ask => None,
+    }
+}
+
 /// Scripts and MCP tools get only calls that fit what they declared (built-ins check
 /// their own arguments).
 fn fits_declared(tool: &Tool, args: &Value) -> Result<(), ToolError> {
@@ -146,6 +173,9 @@ fn count_repeat(policy: &mut Policy, tool: &Tool, args: &Value) -> Result<(), To
 struct Reach {
     /// The first path outside the working tree, as shown to the user.
     outside: Option<String>,
+    /// That path is in one of the additional directories: standing approvals cover it
+    /// as they cover the working tree (it is still written as an outside path).
+    admitted: bool,
     /// `fs_rm` of a directory with contents.
     recursive: bool,
 }
@@ -173,12 +203,28 @@ impl Reach {
             Tool::Builtin(b) if b.name == "fs_rm" => delete::rm_plan(args, cwd)?.recursive,
             _ => false,
         };
-        Ok(Self { outside, recursive })
+        Ok(Self {
+            outside,
+            admitted: false,
+            recursive,
+        })
+    }
+
+    /// The same reach, its outside path admitted when it lies in one of `dirs`
+    /// (relative to `cwd`).
+    fn admitting(mut self, dirs: &[String], cwd: &std::path::Path) -> Self {
+        if let Some(shown) = &self.outside {
+            let path = paths::resolve(cwd, shown).path;
+            self.admitted = dirs
+                .iter()
+                .any(|dir| path.starts_with(paths::resolve(cwd, dir).path));
+        }
+        self
     }
 
     /// Whether the call stays where standing approvals apply.
     fn inside(&self) -> bool {
-        self.outside.is_none() && !self.recursive
+        (self.outside.is_none() || self.admitted) && !self.recursive
     }
 
     /// What an approval of the call covers.
@@ -232,6 +278,7 @@ fn why_asked(permitted: Permitted, hook_asks: bool, reach: &Reach) -> Option<Str
                 .to_string(),
         ),
         _ => match (&reach.outside, reach.recursive) {
+            (Some(_), _) if reach.admitted => None,
             (Some(path), _) => Some(format!(
                 "`{path}` is outside the working directory, and such a path is asked about \
                  every time: auto_approve_tools, allow rules, accept-edits and --add-dir do not \
@@ -360,9 +407,9 @@ enum Permitted {
     Ask(String),
 }
 
-/// The names rules and `deny_tools` know a call by: loki's, Claude's, and for an MCP tool
-/// (also one reached through `mcp__invoke_<server>`) `<server>_<tool>` and
-/// `mcp__<server>__<tool>`.
+/// The names rules and `deny_tools` know a call by: loki's, each Claude name that covers
+/// it, and for an MCP tool (also one reached through `mcp__invoke_<server>`)
+/// `<server>_<tool>` and `mcp__<server>__<tool>`.
 fn rule_names(tool: &Tool, args: &Value) -> Vec<String> {
     let mut names = vec![tool.name().to_string()];
     match tool {
@@ -374,7 +421,12 @@ fn rule_names(tool: &Tool, args: &Value) -> Vec<String> {
             )));
             names.push(format!("mcp__{server}__{inner}"));
         }
-        other => names.push(crate::claude_names::claude_name(other.name()).to_string()),
+        // Every Claude name that covers it: `LS(…)` and `Glob(…)` both name `fs_ls`.
+        other => names.extend(
+            crate::claude_names::claude_names_of(other.name())
+                .into_iter()
+                .map(str::to_string),
+        ),
     }
     names.dedup();
     names

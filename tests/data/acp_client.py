@@ -20,6 +20,7 @@ from acp.schema import (
     FileSystemCapabilities,
     McpServerStdio,
     RequestPermissionResponse,
+    ResourceContentBlock,
     TextContentBlock,
 )
 
@@ -136,6 +137,49 @@ async def main():
             # A session in another directory: its project's rules apply (argv[4]).
             session = await conn.new_session(cwd=sys.argv[4], mcp_servers=[])
             report["remove"] = await prompt(conn, editor, session.session_id, "remove the file")
+        elif scenario == "link":
+            # Linked files whose names the editor percent-encodes: a space, and brackets
+            # (a route file, `[id].tsx`) that are no glob here.
+            session = await conn.new_session(cwd=work, mcp_servers=[])
+            link = lambda encoded, name: ResourceContentBlock(
+                type="resource_link", uri="file://" + os.path.join(work, encoded), name=name
+            )
+            blocks = [
+                TextContentBlock(type="text", text="summarize the link"),
+                link("my%20notes.txt", "my notes.txt"),
+                link("pages/%5Bid%5D.tsx", "[id].tsx"),
+            ]
+            try:
+                response = await conn.prompt(session_id=session.session_id, prompt=blocks)
+                report["link"] = {"stop": response.stop_reason, "updates": editor.take()}
+            except Exception as e:  # the agent's JSON-RPC error
+                report["link"] = {"error": str(e)}
+        elif scenario == "edit":
+            # An approved write: every update of its card, the last one included.
+            editor.answers = ["allow_once"]
+            session = await conn.new_session(cwd=work, mcp_servers=[])
+            report["write"] = await prompt(conn, editor, session.session_id, "write the notes")
+        elif scenario == "role":
+            # A role command (offered in available_commands) once the session has messages.
+            session = await conn.new_session(cwd=work, mcp_servers=[])
+            sid = session.session_id
+            await asyncio.sleep(0.2)
+            report["offered"] = editor.take()
+            report["hello"] = await prompt(conn, editor, sid, "hello there")
+            try:
+                report["role"] = await prompt(conn, editor, sid, "/pirate say hi")
+            except Exception as e:
+                report["role"] = {"error": str(e)}
+            report["after"] = await prompt(conn, editor, sid, "hello again")
+        elif scenario == "plan":
+            # The model keeps a todo list; the editor's plan follows it.
+            session = await conn.new_session(cwd=work, mcp_servers=[])
+            sid = session.session_id
+            await asyncio.sleep(0.2)
+            editor.take()
+            report["plan"] = await prompt(conn, editor, sid, "make a plan")
+            report["hello"] = await prompt(conn, editor, sid, "hello there")
+            report["clear"] = await prompt(conn, editor, sid, "clear the plan")
         elif scenario == "load":
             sid = sys.argv[4]
             await conn.load_session(cwd=work, session_id=sid, mcp_servers=[])

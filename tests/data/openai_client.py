@@ -84,6 +84,14 @@ def main() -> None:
             )
         except openai.NotFoundError as e:
             out["unknown_previous"] = e.status_code
+    if scenario == "embeddings":
+        # The SDK asks for base64 unless told otherwise, and decodes it itself.
+        default = client.embeddings.create(model="fake:emb", input=["llamas live high"])
+        out["default"] = default.data[0].embedding
+        floats = client.embeddings.create(
+            model="fake:emb", input="llamas live high", encoding_format="float"
+        )
+        out["float"] = floats.data[0].embedding
     print(json.dumps(out))
 
 

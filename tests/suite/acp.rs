@@ -24,7 +24,7 @@ fn sdk_present() {
     );
 }
 
-fn last_user(body: &Value) -> String {
+pub(super) fn last_user(body: &Value) -> String {
     body["messages"]
         .as_array()
         .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
@@ -33,7 +33,7 @@ fn last_user(body: &Value) -> String {
         .to_string()
 }
 
-fn route(request: &Recorded) -> Reply {
+pub(super) fn route(request: &Recorded) -> Reply {
     let body = request.json();
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let after_tool = messages.last().is_some_and(|m| m["role"] == "tool");
@@ -353,4 +353,260 @@ fn the_editor_s_mcp_servers_serve_the_session() {
         "{}",
         report["ask"]
     );
+}
+
+/// A file the editor links by a `file:` URI is attached under its decoded name, as the
+/// one file it names: `my%20notes.txt` is `my notes.txt`, and `%5Bid%5D.tsx` is the
+/// route file `[id].tsx`, not a glob matching `i.tsx` or `d.tsx`.
+#[test]
+fn a_linked_file_s_uri_is_percent_decoded() {
+    sdk_present();
+    let env = TestEnv::new();
+    env.write("my notes.txt", "the linked notes\n");
+    env.write("pages/[id].tsx", "export default function Page() {}\n");
+    env.write("pages/d.tsx", "not this one\n");
+    env.server.respond_for("/v1/chat", route);
+    let report = client(&env, &["link"]);
+    assert_eq!(report["link"]["stop"], "end_turn", "{}", report["link"]);
+    let sent = env.server.last_request().json().to_string();
+    assert!(sent.contains("the linked notes"), "{sent}");
+    assert!(sent.contains("function Page"), "{sent}");
+    assert!(!sent.contains("not this one"), "{sent}");
+}
+
+/// An approved write keeps its diff to the end: the editor replaces a call's content
+/// with each update's, and the final `tool_call_update` must not swap the diff for the
+/// tool's one-line result.
+#[test]
+fn an_approved_edit_keeps_its_diff_in_the_final_update() {
+    sdk_present();
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: fs_write\n{cfg}"));
+    std::fs::write(env.work_dir().join("notes.md"), "old notes\n").unwrap();
+    env.server.respond_for("/v1/chat", route);
+    let report = client(&env, &["edit"]);
+    let updates = &report["write"]["updates"];
+    let done = of_kind(updates, "tool_call_update");
+    let last = done
+        .iter()
+        .rev()
+        .find(|u| u["status"] == "completed")
+        .unwrap_or_else(|| panic!("no completed update: {updates:#}"));
+    let diff = &last["content"][0];
+    assert_eq!(diff["type"], "diff", "{last:#}");
+    assert_eq!(diff["oldText"], "old notes\n", "{last:#}");
+    assert_eq!(diff["newText"], "new notes\n", "{last:#}");
+    assert_eq!(last["content"][1]["type"], "content", "{last:#}");
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("notes.md")).unwrap(),
+        "new notes\n"
+    );
+}
+
+/// The roles offered as `/` commands work in a session that already has messages, as
+/// `.role NAME text` does in the REPL: one message with the role, the history kept, the
+/// session's own role back afterwards.
+#[test]
+fn a_role_command_works_once_the_session_has_messages() {
+    sdk_present();
+    let env = TestEnv::new();
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(roles.join("pirate.md"), "Talk like a pirate.").unwrap();
+    env.server.respond_for("/v1/chat", |request: &Recorded| {
+        if request.json()["messages"]
+            .to_string()
+            .contains("Talk like a pirate")
+        {
+            openai::text_stream(&["arr, hi"])
+        } else {
+            route(request)
+        }
+    });
+    let report = client(&env, &["role"]);
+    let offered = of_kind(&report["offered"], "available_commands_update");
+    assert!(
+        offered
+            .iter()
+            .flat_map(|u| u["availableCommands"].as_array().into_iter().flatten())
+            .any(|c| c["name"] == "pirate"),
+        "{}",
+        report["offered"]
+    );
+    assert_eq!(report["role"]["stop"], "end_turn", "{}", report["role"]);
+    assert_eq!(
+        texts(&report["role"]["updates"], "agent_message_chunk"),
+        "arr, hi"
+    );
+    let requests = env.server.requests();
+    let pirate = requests[1].json();
+    assert_eq!(last_user(&pirate), "say hi", "{pirate}");
+    assert!(pirate.to_string().contains("hello there"), "{pirate}");
+    let after = requests[2].json();
+    assert_eq!(last_user(&after), "hello again");
+    assert!(!after.to_string().contains("pirate"), "{after}");
+    assert_eq!(
+        texts(&report["after"]["updates"], "agent_message_chunk"),
+        "hello back"
+    );
+}
+
+/// A model that keeps a todo list: one todo call a step (`todo__list` among them), the
+/// last item done only after loki's reminder that it is open, then `todo__clear`.
+pub(super) fn plan_route(request: &Recorded) -> Reply {
+    let body = request.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let from = messages
+        .iter()
+        .rposition(|m| m["role"] == "user")
+        .unwrap_or_default();
+    let user = messages
+        .get(from)
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    let step = messages[from..]
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    let call = |id: &str, name: &str, args: &str| openai::tool_call_stream(&[(id, name, args)]);
+    if user.contains("make a plan") {
+        match step {
+            0 => call("t1", "todo__init", r#"{"goal":"ship it"}"#),
+            1 => call("t2", "todo__add", r#"{"task":"write"}"#),
+            2 => call("t3", "todo__add", r#"{"task":"test"}"#),
+            3 => call("t4", "todo__done", r#"{"id":1}"#),
+            4 => call("t5", "todo__list", "{}"),
+            _ => openai::text_stream(&["planned"]),
+        }
+    } else if user.contains("Goal: ship it") {
+        // The reminder loki sends while an item is open.
+        match step {
+            0 => call("t6", "todo__done", r#"{"id":2}"#),
+            _ => openai::text_stream(&["all done"]),
+        }
+    } else if user.contains("clear the plan") {
+        match step {
+            0 => call("t7", "todo__clear", "{}"),
+            _ => openai::text_stream(&["cleared"]),
+        }
+    } else {
+        openai::text_stream(&["hello back"])
+    }
+}
+
+/// An ACP session has the todo tools, and `plan` updates carry the real list: one each
+/// time it changed (not after `todo__list`, not an empty one that would clear the
+/// editor's plan before any was sent), and an empty one only when the list was cleared.
+#[test]
+fn todo_tools_drive_the_editor_s_plan() {
+    sdk_present();
+    let env = TestEnv::new();
+    env.server.respond_for("/v1/chat", plan_route);
+    let report = client(&env, &["plan"]);
+    let first = env.server.requests()[0].json();
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"todo__add") && names.contains(&"todo__done"),
+        "{names:?}"
+    );
+    assert_eq!(report["plan"]["stop"], "end_turn", "{}", report["plan"]);
+    let plans: Vec<Vec<(String, String)>> = of_kind(&report["plan"]["updates"], "plan")
+        .iter()
+        .map(|p| {
+            p["entries"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|e| {
+                    let text = |key: &str| e[key].as_str().unwrap_or_default().to_string();
+                    (text("content"), text("status"))
+                })
+                .collect()
+        })
+        .collect();
+    let entry = |c: &str, s: &str| (c.to_string(), s.to_string());
+    assert_eq!(
+        plans,
+        vec![
+            vec![entry("write", "pending")],
+            vec![entry("write", "pending"), entry("test", "pending")],
+            vec![entry("write", "completed"), entry("test", "pending")],
+            vec![entry("write", "completed"), entry("test", "completed")],
+        ],
+        "{}",
+        report["plan"]
+    );
+    assert!(
+        texts(&report["plan"]["updates"], "agent_message_chunk").contains("all done"),
+        "{}",
+        report["plan"]
+    );
+    assert!(of_kind(&report["hello"]["updates"], "plan").is_empty());
+    let cleared = of_kind(&report["clear"]["updates"], "plan");
+    assert_eq!(cleared.len(), 1, "{}", report["clear"]);
+    assert_eq!(cleared[0]["entries"], serde_json::json!([]));
+}
+
+/// `available_commands_update` names the session the `session/new` answer announces, so
+/// it comes after that answer: an editor (the TypeScript SDK) routes a session's updates
+/// only once it knows the session, and drops what came before.
+#[test]
+fn available_commands_follow_the_session_new_answer() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = TestEnv::new();
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(roles.join("pirate.md"), "Talk like a pirate.").unwrap();
+    let mut child = env
+        .loki_std()
+        .arg("--acp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut next = || -> Value {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    };
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":1}}}}"#
+    )
+    .unwrap();
+    assert_eq!(next()["id"], 1);
+    let new = serde_json::json!({
+        "jsonrpc": "2.0", "id": 2, "method": "session/new",
+        "params": {"cwd": env.work_dir(), "mcpServers": []},
+    });
+    writeln!(stdin, "{new}").unwrap();
+    stdin.flush().unwrap();
+    let answer = next();
+    assert_eq!(
+        answer["id"], 2,
+        "a message came before the answer: {answer}"
+    );
+    let sid = answer["result"]["sessionId"].clone();
+    let update = next();
+    assert_eq!(update["method"], "session/update", "{update}");
+    assert_eq!(update["params"]["sessionId"], sid, "{update}");
+    let commands = &update["params"]["update"];
+    assert_eq!(commands["sessionUpdate"], "available_commands_update");
+    assert!(
+        commands["availableCommands"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["name"] == "pirate")),
+        "{commands}"
+    );
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }

@@ -370,3 +370,271 @@ fn sdk_mcp_servers_hooks_around_every_call_and_edited_input() {
         "{status:?}"
     );
 }
+
+/// Writes by what the prompt asks, for the programs of `tests/data/claude_sdk_shapes.py`;
+/// after a tool, its result is echoed.
+fn shapes_route(request: &Recorded) -> Reply {
+    let body = request.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    if let Some(result) = messages
+        .last()
+        .filter(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+    {
+        return openai::text_stream(&[&format!("tool said: {result}")]);
+    }
+    let asked = body.to_string();
+    let write = |path: &str, contents: &str| {
+        let args = serde_json::json!({"path": path, "contents": contents}).to_string();
+        openai::tool_call_stream(&[("call_s", "fs_write", &args)])
+    };
+    if asked.contains("write the env file") {
+        write(".env", "SECRET=1\n")
+    } else if asked.contains("write the original file") {
+        write("original.txt", "hello\n")
+    } else {
+        openai::text_stream(&["nothing to do"])
+    }
+}
+
+/// Runs `tests/data/claude_sdk_shapes.py SCENARIO` against loki; its report.
+fn shapes_program(env: &TestEnv, scenario: &str) -> Value {
+    crate::common::clients::require_python_module("claude_agent_sdk");
+    let loki_env: serde_json::Map<String, Value> = env
+        .env_pairs()
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/claude_sdk_shapes.py"
+    );
+    let output = Command::new("timeout")
+        .args(["120", "python3", script])
+        .arg(LOKI)
+        .arg(env.work_dir())
+        .arg(scenario)
+        .env("LOKI_TEST_ENV", Value::Object(loki_env).to_string())
+        .env("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "20000")
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the SDK program failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no report ({e}): {stdout}"))
+}
+
+fn shapes_setup() -> TestEnv {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: execute_command,fs_write\n{cfg}"));
+    env.server.respond_for("/v1/chat", shapes_route);
+    env
+}
+
+#[test]
+fn claude_s_documented_env_hook_blocks_the_write() {
+    let env = shapes_setup();
+    let report = shapes_program(&env, "env_hook");
+
+    // The program saw Claude's `Write` in Claude's shape, in the message and the hook.
+    let uses = report["uses"].as_array().unwrap();
+    assert_eq!(uses[0]["name"], "Write", "{report:#}");
+    assert_eq!(
+        uses[0]["input"],
+        serde_json::json!({"file_path": ".env", "content": "SECRET=1\n"})
+    );
+    assert_eq!(report["seen"][0]["tool"], "Write", "{report:#}");
+    assert_eq!(report["seen"][0]["file_path"], ".env");
+
+    // The hook's deny held (accept-edits would have written it), and the model is told.
+    assert!(!env.work_dir().join(".env").exists(), "{report:#}");
+    let told = env
+        .server
+        .requests()
+        .iter()
+        .any(|r| r.json().to_string().contains("Cannot modify .env files"));
+    assert!(told, "the model was told why");
+}
+
+#[test]
+fn can_use_tool_sees_claude_s_input_and_its_edit_runs() {
+    let env = shapes_setup();
+    let report = shapes_program(&env, "redirect");
+
+    let asked = report["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{report:#}");
+    assert_eq!(asked[0]["tool"], "Write");
+    assert_eq!(
+        asked[0]["input"],
+        serde_json::json!({"file_path": "original.txt", "content": "hello\n"})
+    );
+    // The program's changed file_path is where the file went.
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("changed.txt")).unwrap(),
+        "hello\n"
+    );
+    assert!(!env.work_dir().join("original.txt").exists());
+    // PostToolUse sees the input that ran and Claude's Write response.
+    let response = &report["responses"][0];
+    assert_eq!(response["input"]["file_path"], "changed.txt", "{report:#}");
+    assert_eq!(response["response"]["filePath"], "changed.txt");
+    assert_eq!(response["response"]["success"], true);
+}
+
+/// One prompt from `tests/data/claude_sdk_details.py` in `dir` with the SDK options
+/// `options`; its messages and the calls `can_use_tool` was asked about.
+fn ask(env: &TestEnv, dir: &std::path::Path, prompt: &str, options: Value) -> Value {
+    crate::common::clients::require_python_module("claude_agent_sdk");
+    let loki_env: serde_json::Map<String, Value> = env
+        .env_pairs()
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/claude_sdk_details.py"
+    );
+    let output = Command::new("timeout")
+        .args(["120", "python3", script, LOKI])
+        .arg(dir)
+        .arg(prompt)
+        .arg(options.to_string())
+        .env("LOKI_TEST_ENV", Value::Object(loki_env).to_string())
+        .env("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "20000")
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the SDK program failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no report ({e}): {stdout}"))
+}
+
+fn answer(report: &Value) -> String {
+    of_kind(&report["messages"], "assistant")
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .collect()
+}
+
+/// `continue_conversation` goes on with the newest session started in the program's
+/// directory, not the newest of any directory.
+#[test]
+fn continue_conversation_takes_this_directory_s_last_session() {
+    let env = setup();
+    let here = env.work_dir();
+    let elsewhere = env.root().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let first = ask(&env, &here, "hello there", serde_json::json!({}));
+    let mine = result(&first["messages"])["session_id"].clone();
+    // A newer session, in another directory (a later second: the old rule took the
+    // greatest `sdk-<time>-…` name).
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    ask(
+        &env,
+        &elsewhere,
+        "hello from elsewhere",
+        serde_json::json!({}),
+    );
+
+    let again = ask(
+        &env,
+        &here,
+        "what came first?",
+        serde_json::json!({"continue_conversation": true}),
+    );
+    assert_eq!(answer(&again), "first: hello there", "{again:#}");
+    assert_eq!(result(&again["messages"])["session_id"], mine);
+}
+
+/// `session_id` (`--session-id UUID`) is the run's session id, and `resume` with it goes
+/// on with that conversation in a new process; the result's `stop_reason` is Claude's
+/// (`end_turn`) and its usage has Claude's fields.
+#[test]
+fn a_chosen_session_id_is_the_session_and_resumes() {
+    let env = setup();
+    let id = "0b6e5b1c-6f0a-4c8e-9a55-1d2f3e4a5b6c";
+    let first = ask(
+        &env,
+        &env.work_dir(),
+        "hello there",
+        serde_json::json!({"session_id": id}),
+    );
+    let messages = &first["messages"];
+    assert_eq!(of_kind(messages, "system")[0]["data"]["session_id"], id);
+    let done = result(messages);
+    assert_eq!(done["session_id"], id, "{done:#}");
+    assert_eq!(done["stop_reason"], "end_turn", "{done:#}");
+    assert!(
+        done["usage"]["cache_read_input_tokens"].is_u64(),
+        "{done:#}"
+    );
+    assert!(
+        done["usage"]["input_tokens"].as_u64().unwrap() > 0,
+        "{done:#}"
+    );
+    assert!(
+        done["model_usage"]["fake:gpt-4o-mini"]["contextWindow"].is_u64(),
+        "{done:#}"
+    );
+
+    let resumed = ask(
+        &env,
+        &env.work_dir(),
+        "what came first?",
+        serde_json::json!({"resume": id}),
+    );
+    assert_eq!(answer(&resumed), "first: hello there", "{resumed:#}");
+    assert_eq!(result(&resumed["messages"])["session_id"], id);
+}
+
+/// A turn that reaches `max_turns` ends as Claude's `error_max_turns` (not an error),
+/// with the model calls it made and what they used.
+#[test]
+fn max_turns_ends_as_error_max_turns_with_its_turns_and_usage() {
+    let env = setup();
+    let report = ask(
+        &env,
+        &env.work_dir(),
+        "make a file",
+        serde_json::json!({"max_turns": 1}),
+    );
+    let done = result(&report["messages"]);
+    assert_eq!(done["subtype"], "error_max_turns", "{done:#}");
+    assert_eq!(done["is_error"], false, "{done:#}");
+    assert_eq!(done["num_turns"], 1, "{done:#}");
+    assert!(
+        done["usage"]["input_tokens"].as_u64().unwrap() > 0,
+        "{done:#}"
+    );
+    assert!(!env.work_dir().join("made").exists());
+}
+
+/// The program's permission mode is the conversation's: `system/init` reports it, and in
+/// `acceptEdits` a write runs without asking the program.
+#[test]
+fn the_program_s_permission_mode_is_the_conversation_s() {
+    let env = setup();
+    let report = ask(
+        &env,
+        &env.work_dir(),
+        "write the notes",
+        serde_json::json!({"permission_mode": "acceptEdits"}),
+    );
+    let init = of_kind(&report["messages"], "system")[0];
+    assert_eq!(init["data"]["permissionMode"], "acceptEdits", "{report:#}");
+    assert_eq!(result(&report["messages"])["subtype"], "success");
+    assert_eq!(report["asked"], serde_json::json!([]), "{report:#}");
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("notes.md")).unwrap(),
+        "new notes\n"
+    );
+}

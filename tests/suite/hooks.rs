@@ -241,3 +241,197 @@ fn a_sub_agent_s_calls_go_through_the_same_hooks() {
         stdout(&out)
     );
 }
+
+/// Calls by what the prompt asks, in loki's shapes (as any model makes them); after a
+/// tool, its result is echoed.
+fn shapes_route(request: &Recorded) -> Reply {
+    let body = request.json();
+    if let Some(result) = tool_result(&body) {
+        return openai::text_stream(&[&format!("result: {result}")]);
+    }
+    let last = last_user(&body);
+    let call =
+        |tool: &str, args: Value| openai::tool_call_stream(&[("c1", tool, &args.to_string())]);
+    if last.contains("write env") {
+        call(
+            "fs_write",
+            json!({"path": ".env", "contents": "SECRET=1\n"}),
+        )
+    } else if last.contains("write redirect") {
+        call(
+            "fs_write",
+            json!({"path": "redirect-me.txt", "contents": "moved\n"}),
+        )
+    } else if last.contains("write other") {
+        call("fs_write", json!({"path": "ok.txt", "contents": "fine\n"}))
+    } else if last.contains("edit secret") {
+        call(
+            "fs_edit",
+            json!({"path": "secret/key.txt", "old_string": "a", "new_string": "b"}),
+        )
+    } else if last.contains("edit other") {
+        call(
+            "fs_edit",
+            json!({"path": "ok.txt", "old_string": "fine", "new_string": "edited"}),
+        )
+    } else if last.contains("list private") {
+        call("fs_ls", json!({"path": "private"}))
+    } else if last.contains("run echo") {
+        call("execute_command", json!({"command": "echo hi"}))
+    } else {
+        openai::text_stream(&["nothing"])
+    }
+}
+
+fn shapes_env(extra: &str) -> TestEnv {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "enabled_tools: execute_command,fs_write,fs_edit,fs_ls\n{extra}{cfg}"
+    ));
+    env.server.respond_for("/v1/chat", shapes_route);
+    env
+}
+
+const SHAPE_HOOKS: &str = r#"hooks:
+  PreToolUse:
+    - matcher: "Write|Edit|Bash"
+      hooks:
+        - type: command
+          command: "cat >> seen.jsonl; echo >> seen.jsonl"
+    - matcher: "Write"
+      hooks:
+        - type: command
+          command: "if grep -q redirect-me; then echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"allow\",\"updatedInput\":{\"file_path\":\"redirected.txt\",\"content\":\"moved\"}}}'; fi"
+"#;
+
+#[test]
+fn command_hooks_see_claude_s_shapes_and_edit_in_them() {
+    let env = shapes_env(SHAPE_HOOKS);
+    for prompt in ["write other", "edit other", "run echo", "write redirect"] {
+        env.loki().args(["--yolo", prompt]).assert().success();
+    }
+    let seen: Vec<Value> = std::fs::read_to_string(env.work_dir().join("seen.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(seen.len(), 4, "{seen:#?}");
+    assert_eq!(seen[0]["tool_name"], "Write");
+    assert_eq!(
+        seen[0]["tool_input"],
+        json!({"file_path": "ok.txt", "content": "fine\n"})
+    );
+    assert_eq!(seen[1]["tool_name"], "Edit");
+    assert_eq!(seen[1]["tool_input"]["file_path"], "ok.txt");
+    assert_eq!(seen[1]["tool_input"]["old_string"], "fine");
+    assert_eq!(seen[2]["tool_name"], "Bash");
+    assert_eq!(seen[2]["tool_input"], json!({"command": "echo hi"}));
+    // The hook's updatedInput, in Claude's shape, is what ran.
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("redirected.txt")).unwrap(),
+        "moved"
+    );
+    assert!(!env.work_dir().join("redirect-me.txt").exists());
+}
+
+#[test]
+fn claude_permission_rules_match_loki_s_tools() {
+    let env = shapes_env(
+        "permissions:\n  deny: [\"Write(.env)\", \"Edit(secret/**)\"]\n  ask: [\"LS(private)\"]\n",
+    );
+    let work = env.work_dir();
+    std::fs::create_dir_all(work.join("secret")).unwrap();
+    std::fs::write(work.join("secret/key.txt"), "a\n").unwrap();
+    std::fs::create_dir_all(work.join("private")).unwrap();
+    std::fs::write(work.join("private/hidden-name.txt"), "x").unwrap();
+
+    // Deny rules hold even with --yolo, and the model is told which rule.
+    let out = env.loki().args(["--yolo", "write env"]).assert().success();
+    assert!(stdout(&out).contains("Write(.env)"), "{}", stdout(&out));
+    assert!(!work.join(".env").exists());
+    let out = env
+        .loki()
+        .args(["--yolo", "edit secret"])
+        .assert()
+        .success();
+    assert!(stdout(&out).contains("Edit(secret/**)"), "{}", stdout(&out));
+    assert_eq!(
+        std::fs::read_to_string(work.join("secret/key.txt")).unwrap(),
+        "a\n"
+    );
+    // Other paths are not covered.
+    env.loki()
+        .args(["--yolo", "write other"])
+        .assert()
+        .success();
+    assert!(work.join("ok.txt").exists());
+    // `LS(…)` names loki's `fs_ls`: asked about (and so refused with no one to ask).
+    let out = env
+        .loki()
+        .args(["--yolo", "list private"])
+        .assert()
+        .success();
+    assert!(!stdout(&out).contains("hidden-name"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("LS(private)"), "{}", stdout(&out));
+}
+
+/// A `PermissionRequest` hook answers the approval loki was about to ask for: `allow`
+/// runs a command nothing else lets run headless; `SessionEnd` runs when the
+/// conversation closes; an event no one knows is a warning, and the other hooks of the
+/// file still run.
+#[test]
+fn permission_request_session_end_and_an_unknown_event() {
+    let hooks = r#"  PermissionRequest:
+    - matcher: "Bash"
+      hooks:
+        - type: command
+          command: "cat > permission-input.json; echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"allow\"}}}'"
+  SessionEnd:
+    - hooks:
+        - type: command
+          command: "cat > session-end.json"
+  FutureEvent:
+    - hooks:
+        - type: command
+          command: "touch future-ran"
+"#;
+    let env = hooks_env(hooks, "");
+    env.server.respond_for("/v1/chat", route);
+    let out = env.loki().arg("run allowed").assert().success();
+    assert!(env.work_dir().join("allowed").exists(), "{}", stdout(&out));
+    let input: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.work_dir().join("permission-input.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(input["hook_event_name"], "PermissionRequest", "{input}");
+    assert_eq!(input["tool_name"], "Bash", "{input}");
+    let end: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.work_dir().join("session-end.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(end["hook_event_name"], "SessionEnd", "{end}");
+    assert!(
+        stderr(&out).contains("unknown event `FutureEvent`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!env.work_dir().join("future-ran").exists());
+}
+
+/// A `PermissionRequest` hook's `deny` refuses the call with its message; the user is
+/// not asked.
+#[test]
+fn a_permission_request_hook_denies_with_its_message() {
+    let hooks = r#"  PermissionRequest:
+    - hooks:
+        - type: command
+          command: "echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"deny\",\"message\":\"not on fridays\"}}}'"
+"#;
+    let env = hooks_env(hooks, "");
+    env.server.respond_for("/v1/chat", route);
+    let out = env.loki().arg("run allowed").assert().success();
+    assert!(!env.work_dir().join("allowed").exists());
+    assert!(stdout(&out).contains("not on fridays"), "{}", stdout(&out));
+}

@@ -1,6 +1,7 @@
 //! Integration suites, one file per capability.
 
 mod acp;
+mod acp_typescript;
 mod agent_tree;
 mod agents;
 mod architecture;
@@ -8,8 +9,10 @@ mod bad_inputs;
 mod binary_layout;
 mod checkpoints;
 mod claude_sdk;
+mod claude_settings;
 mod cli_fixes;
 mod client_security;
+mod codex_cli;
 mod compression;
 mod concurrency;
 mod config;
@@ -33,6 +36,7 @@ mod mcp_serve;
 mod memory;
 mod oauth;
 mod oneshot;
+mod openai_agents;
 mod otr;
 mod permissions;
 mod project;
@@ -69,3 +73,4 @@ mod typing;
 mod untrusted_input;
 mod user_fixes;
 mod vault;
+mod zed_adapter;

@@ -783,3 +783,45 @@ fn claude_extended_thinking_is_configured_by_patch_and_signed_thinking_returns_w
     );
     assert_eq!(assistant["content"][1]["type"], "tool_use");
 }
+
+/// A server that sends tool calls without ids (Gemini, many OpenAI-compatible ones) gets
+/// ids made by loki that do not repeat from one turn (or conversation) to the next:
+/// editors merge calls that share an id into one card, and histories (Codex, the SDKs)
+/// would hold two calls under one id. Within a call the id holds: the assistant's call
+/// and the tool result that answers it carry the same one.
+#[test]
+fn tool_calls_without_ids_get_ids_unique_across_turns() {
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: fs_read\n{cfg}"));
+    env.write("a.txt", "alpha");
+    for _ in 0..2 {
+        env.server.push(openai::tool_call_stream(&[(
+            "",
+            "fs_read",
+            r#"{"path":"a.txt"}"#,
+        )]));
+        env.server.push(openai::text_stream(&["It says alpha."]));
+        env.loki()
+            .args(["-s", "ids", "what is in a.txt?"])
+            .assert()
+            .success();
+    }
+    let messages = env.server.last_request().json()["messages"].clone();
+    let messages = messages.as_array().expect("messages");
+    let calls: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    let answered: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["tool_call_id"].as_str())
+        .collect();
+    assert_eq!(calls.len(), 2, "{messages:#?}");
+    assert_ne!(calls[0], calls[1], "{messages:#?}");
+    assert_eq!(calls, answered, "{messages:#?}");
+    assert!(calls.iter().all(|id| !id.is_empty()), "{calls:?}");
+}

@@ -248,3 +248,143 @@ fn a_knowledge_base_is_rebuilt_over_http_and_metrics_count_routes_and_mcp_server
         assert!(metrics.contains(line), "{line}\n{metrics}");
     }
 }
+
+#[test]
+fn instructions_hold_for_one_response_and_are_not_carried_by_previous_response_id() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    env.server.push(openai::text_stream(&["hi"]));
+    env.server.push(openai::text_stream(&["hi again"]));
+    let first = served.post(
+        "/v1/responses",
+        json!({"model": "fake:gpt-4o-mini", "input": "Say hi",
+               "instructions": "Answer in French."}),
+    );
+    assert_eq!(first.status, 200, "{}", first.body);
+    let second = served.post(
+        "/v1/responses",
+        json!({"model": "fake:gpt-4o-mini", "input": "And again?",
+               "previous_response_id": first.json()["id"]}),
+    );
+    assert_eq!(second.status, 200, "{}", second.body);
+    let sent = env.server.requests();
+    assert!(
+        sent[0].json()["messages"]
+            .to_string()
+            .contains("Answer in French.")
+    );
+    let continued = sent[1].json()["messages"].to_string();
+    assert!(continued.contains("Say hi"), "{continued}");
+    assert!(!continued.contains("Answer in French."), "{continued}");
+}
+
+#[test]
+fn codex_style_tools_are_flattened_built_ins_dropped_with_warnings_and_reasoning_answered() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    let tools = json!([
+        {"type": "function", "name": "exec_command", "parameters": {"type": "object"}},
+        {"type": "namespace", "name": "multi_agent_v1", "description": "Agents",
+         "tools": [{"type": "function", "name": "spawn_agent", "description": "Spawn one",
+                    "parameters": {"type": "object"}}]},
+        {"type": "web_search", "external_web_access": false}]);
+    let call = json!({"tool_calls": [{"index": 0, "id": "call_s", "type": "function",
+        "function": {"name": "multi_agent_v1__spawn_agent", "arguments": "{}"}}]});
+    let thinking = json!({"reasoning_content": "Delegate."});
+    for stream in [false, true] {
+        env.server.push(openai::stream_from_deltas(
+            &[thinking.clone(), call.clone()],
+            "tool_calls",
+            5,
+            2,
+        ));
+        let reply = served.post(
+            "/v1/responses",
+            json!({"model": "fake:gpt-4o-mini", "input": "Spawn a helper", "tools": tools,
+                   "stream": stream}),
+        );
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let response = if stream {
+            let last = reply
+                .body
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix("data: "))
+                .unwrap_or_default()
+                .to_string();
+            let event: Value = serde_json::from_str(&last).unwrap();
+            assert_eq!(event["type"], "response.completed", "{}", reply.body);
+            assert!(
+                reply.body.contains("response.reasoning_text.delta"),
+                "{}",
+                reply.body
+            );
+            event["response"].clone()
+        } else {
+            reply.json()
+        };
+        let output = &response["output"];
+        assert_eq!(output[0]["type"], "reasoning", "{response}");
+        assert_eq!(output[0]["content"][0]["text"], "Delegate.", "{response}");
+        assert_eq!(output[1]["type"], "function_call", "{response}");
+        assert_eq!(output[1]["name"], "spawn_agent", "{response}");
+        assert_eq!(output[1]["namespace"], "multi_agent_v1", "{response}");
+        let warnings = response["warnings"].to_string();
+        assert!(warnings.contains("web_search"), "{response}");
+    }
+    let sent = env.server.requests()[0].json();
+    let names: Vec<&Value> = sent["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["function"]["name"])
+        .collect();
+    assert_eq!(
+        names,
+        ["exec_command", "multi_agent_v1__spawn_agent"],
+        "{sent}"
+    );
+    // The client sends the reasoning and the namespaced call back: both are taken.
+    env.server.push(openai::text_stream(&["spawned"]));
+    let reply = served.post(
+        "/v1/responses",
+        json!({"model": "fake:gpt-4o-mini", "tools": tools, "input": [
+            {"type": "message", "role": "user", "content": "Spawn a helper"},
+            {"type": "reasoning", "summary": [],
+             "content": [{"type": "reasoning_text", "text": "Delegate."}]},
+            {"type": "function_call", "namespace": "multi_agent_v1", "name": "spawn_agent",
+             "call_id": "call_s", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_s", "output": "agent-1"}]}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let sent = env.server.last_request().json();
+    let messages = sent["messages"].to_string();
+    assert!(
+        messages.contains("multi_agent_v1__spawn_agent"),
+        "{messages}"
+    );
+    assert!(messages.contains("agent-1"), "{messages}");
+}
+
+#[test]
+fn embeddings_answer_base64_when_asked_as_the_sdks_do_by_default() {
+    let env = TestEnv::bare();
+    env.write_config(&format!(
+        "model: fake:gpt-4o-mini\nclients:\n  - type: openai-compatible\n    name: fake\n    api_base: {}\n    api_key: test-key\n    models:\n      - name: gpt-4o-mini\n      - name: emb\n        type: embedding\n",
+        env.server.base_url()
+    ));
+    crate::common::fake_llm::embeddings::install(&env.server);
+    let served = Served::start(&env, OPEN);
+    let want: Vec<f64> = crate::common::fake_llm::embeddings::vector_for("llamas live high")
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let got = python_sdk(&served, "embeddings");
+    assert_eq!(got["default"], json!(want), "{got}");
+    assert_eq!(got["float"], json!(want), "{got}");
+    let odd = served.post(
+        "/v1/embeddings",
+        json!({"model": "fake:emb", "input": "x", "encoding_format": "hex"}),
+    );
+    assert_eq!(odd.status, 400, "{}", odd.body);
+}

@@ -157,7 +157,8 @@ pub struct PermissionsConfig {
     /// Calls that never run.
     #[serde(default)]
     pub deny: Vec<String>,
-    /// Accepted for Claude Code's settings; loki's `permission_mode` says the mode.
+    /// Claude Code's `defaultMode`: the mode when `permission_mode` says none (in a
+    /// Claude settings file it is read by [`crate::config::settings_file`]).
     #[serde(default, rename = "defaultMode")]
     pub default_mode: Option<String>,
     /// Claude Code's `additionalDirectories`: more directories commands and file tools
@@ -201,6 +202,11 @@ impl PermissionsConfig {
         self.allow.extend(other.allow);
         self.ask.extend(other.ask);
         self.deny.extend(other.deny);
+        for dir in other.additional_directories {
+            if !self.additional_directories.contains(&dir) {
+                self.additional_directories.push(dir);
+            }
+        }
     }
 
     /// Marks every rule of these as coming from `origin` (a project's settings file).

@@ -12,6 +12,8 @@
 //!   command only when everything it runs is known and allowed and nothing in it writes
 //!   files (redirections, `--output=…`); a command the analysis cannot be sure of is
 //!   asked about when any command rule could be involved.
+//! - `WebFetch(domain:example.com)` covers a fetch whose URL's host is that domain or
+//!   one below it (`docs.example.com`); `domain:*.example.com` only the ones below.
 //! - Path rules follow gitignore: a pattern without `/` matches at any depth (`.env`,
 //!   `*.pem`), one with `/` from the working directory, `/…` or `~/…` absolutely. A path
 //!   rule on a tool that reads (`Read`, `Grep`, `Glob`, `LS`, …) covers every tool that
@@ -84,6 +86,9 @@ pub struct Rule {
 
 #[derive(Debug, Clone)]
 enum What {
+    /// `domain:example.com`: a URL whose host is that domain or one below it
+    /// (`docs.example.com`); `domain:*.example.com` only the ones below.
+    Domain(String),
     /// `prefix:*`: a command whose words start with these; a path starting with this.
     Prefix { words: Words, text: String },
     /// An exact command, or a path glob.
@@ -111,6 +116,13 @@ impl Rule {
         }
         let what = match what.filter(|w| !w.is_empty() && *w != "*") {
             None => None,
+            Some(w) if w.starts_with("domain:") => {
+                let domain = w["domain:".len()..].trim().trim_end_matches('.');
+                if domain.is_empty() {
+                    return Err(RuleError::Shape);
+                }
+                Some(What::Domain(domain.to_ascii_lowercase()))
+            }
             Some(w) => Some(match w.strip_suffix(":*") {
                 Some(prefix) => What::Prefix {
                     words: Words::of(prefix),
@@ -133,15 +145,18 @@ impl Rule {
         let tool = globset::Glob::new(name)
             .map(|g| g.compile_matcher())
             .map_err(|e| RuleError::Glob(e.to_string()))?;
-        let family = what.as_ref().and_then(|_| {
-            if READING_TOOLS.iter().any(|t| tool.is_match(t)) {
-                Some(Family::Read)
-            } else if WRITING_TOOLS.iter().any(|t| tool.is_match(t)) {
-                Some(Family::Write)
-            } else {
-                None
-            }
-        });
+        let family = what
+            .as_ref()
+            .filter(|w| !matches!(w, What::Domain(_)))
+            .and_then(|_| {
+                if READING_TOOLS.iter().any(|t| tool.is_match(t)) {
+                    Some(Family::Read)
+                } else if WRITING_TOOLS.iter().any(|t| tool.is_match(t)) {
+                    Some(Family::Write)
+                } else {
+                    None
+                }
+            });
         Ok(Self {
             text: text.to_string(),
             tool_text: name.to_string(),
@@ -171,6 +186,7 @@ impl Rule {
     fn covers_path(&self, shown: &str, absolute: &Path) -> bool {
         match &self.what {
             None => true,
+            Some(What::Domain(_)) => false,
             Some(What::Prefix { text, .. }) => shown.starts_with(text.as_str()),
             Some(What::Pattern {
                 glob,
@@ -187,9 +203,25 @@ impl Rule {
     fn covers_invocation(&self, call: &crate::shell_syntax::Invocation) -> bool {
         match &self.what {
             None => true,
+            Some(What::Domain(_)) => false,
             Some(What::Prefix { words, .. }) => words.prefix_of(call),
             Some(What::Pattern { words, .. }) => words.exactly(call),
         }
+    }
+}
+
+/// The host of a call's `url` argument (a fetch's), lower-case, without a final dot.
+fn url_host(args: &Value) -> Option<String> {
+    let url = reqwest::Url::parse(args["url"].as_str()?.trim()).ok()?;
+    let host = url.host_str()?.trim_end_matches('.').to_ascii_lowercase();
+    Some(host)
+}
+
+/// Whether `host` is `domain` or below it; `*.domain` only below it.
+fn in_domain(host: &str, domain: &str) -> bool {
+    match domain.strip_prefix("*.") {
+        Some(parent) => host.ends_with(&format!(".{parent}")),
+        None => host == domain || host.ends_with(&format!(".{domain}")),
     }
 }
 
@@ -261,6 +293,23 @@ impl Rules {
         }
     }
 
+    /// These rules with `extra` allow rules (a command's `allowed-tools`, for its turn;
+    /// `origin` names where they came from). Deny and ask rules still win over them; a
+    /// rule that does not parse is left out.
+    pub fn with_allowed(&self, extra: &[String], origin: &str) -> Self {
+        let mut rules = self.clone();
+        for text in extra {
+            if let Ok(rule) = Rule::parse(text) {
+                rules
+                    .origins
+                    .entry(rule.text.clone())
+                    .or_insert_with(|| origin.to_string());
+                rules.allow.push(rule);
+            }
+        }
+        rules
+    }
+
     /// A rule as a refusal names it, with where it came from so the reader knows what to
     /// change: `the user's permission rule `X`` (their configuration) or `the permission
     /// rule `X` of the project settings file /repo/.claude/settings.json`.
@@ -295,10 +344,14 @@ impl Rules {
             let command = call.args["command"].as_str().unwrap_or_default();
             return self.decide_command(&call.names, &analyze(command));
         }
+        let host = url_host(call.args);
         let covers = |rule: &&Rule| {
             rule.names(&call.names)
                 && match (&rule.what, call.path, call.absolute) {
                     (None, _, _) => true,
+                    (Some(What::Domain(domain)), _, _) => {
+                        host.as_deref().is_some_and(|h| in_domain(h, domain))
+                    }
                     (Some(_), Some(shown), Some(absolute)) => rule.covers_path(shown, absolute),
                     _ => false,
                 }
@@ -540,6 +593,46 @@ mod tests {
             ..PermissionsConfig::default()
         };
         assert_eq!(bad.problems().len(), 2);
+    }
+
+    #[test]
+    fn domain_rules_match_the_fetched_host_and_below() {
+        let r = rules(
+            &["WebFetch(domain:docs.rs)"],
+            &[],
+            &["WebFetch(domain:example.com)", "WebSearch"],
+        );
+        let fetch = |url: &str| {
+            let args = json!({ "url": url });
+            r.decide(&RuleCall {
+                names: vec!["fetch_url".into(), "WebFetch".into()],
+                args: &args,
+                is_command: false,
+                path: None,
+                absolute: None,
+            })
+        };
+        let denied = Some(RuleVerdict::Deny("WebFetch(domain:example.com)".into()));
+        assert_eq!(fetch("https://example.com/a"), denied);
+        assert_eq!(fetch("http://API.Example.COM./x"), denied);
+        assert_eq!(fetch("https://notexample.com/"), None);
+        assert_eq!(fetch("https://example.com.evil.net/"), None);
+        assert_eq!(
+            fetch("https://docs.rs/serde"),
+            Some(RuleVerdict::Allow("WebFetch(domain:docs.rs)".into()))
+        );
+        let search = RuleCall {
+            names: vec!["web_search".into(), "WebSearch".into()],
+            args: &json!({"query": "q"}),
+            is_command: false,
+            path: None,
+            absolute: None,
+        };
+        assert_eq!(
+            r.decide(&search),
+            Some(RuleVerdict::Deny("WebSearch".into()))
+        );
+        assert!(Rule::parse("WebFetch(domain:)").is_err());
     }
 
     #[test]

@@ -327,7 +327,7 @@ pub(super) async fn run_turn(
                 ctx, &kind, steps, &collected, total, err, emitter,
             ));
         }
-        let calls = finished_calls(std::mem::take(&mut collected.calls), rounds);
+        let calls = finished_calls(std::mem::take(&mut collected.calls));
         let dropped = std::mem::take(&mut collected.dropped_calls);
         announce_calls(&calls, dropped, emitter);
         // Calls of the caller's own tools end the turn: the caller runs them and sends
@@ -732,15 +732,16 @@ pub(super) fn charge_budget(ctx: &RequestContext, usage: Usage, emitter: &Sink<'
 /// Most tool calls accepted in one response.
 const MAX_PARALLEL_CALLS: usize = 128;
 
-/// Tool calls of one response with ids (some providers omit them); index gaps dropped.
-fn finished_calls(calls: Vec<PartialCall>, round: usize) -> Vec<ToolCall> {
+/// Tool calls of one response with ids (some providers omit them: the id made here is
+/// unique across turns and conversations, see [`crate::client::call_id`]); index gaps
+/// dropped.
+fn finished_calls(calls: Vec<PartialCall>) -> Vec<ToolCall> {
     calls
         .into_iter()
         .filter(|c| !c.name.is_empty())
-        .enumerate()
-        .map(|(i, c)| ToolCall {
+        .map(|c| ToolCall {
             id: if c.id.is_empty() {
-                format!("call_{round}_{i}")
+                crate::client::call_id::generated()
             } else {
                 c.id
             },
