@@ -82,7 +82,7 @@ impl Jobs {
     /// process group); the text returned to the model.
     pub fn start(
         &self,
-        mut command: tokio::process::Command,
+        command: tokio::process::Command,
         shown: &str,
     ) -> Result<String, ToolError> {
         let dir = self.dir()?;
@@ -92,19 +92,8 @@ impl Jobs {
             .map_err(|_| ToolError::Failed("the job list is unusable".into()))?;
         let id = jobs.last().map_or(1, |j| j.id + 1);
         let log = dir.join(format!("job-{id}.log"));
-        command
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(false);
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = command.spawn().map_err(|e| {
-            ToolError::Failed(format!(
-                "cannot start `{}`: {e}",
-                command.as_std().get_program().to_string_lossy()
-            ))
-        })?;
+        // Not killed on drop: the job outlives the call; [`Jobs`] stops it.
+        let mut child = super::process::spawn_grouped(command, false)?;
         let pid = child.id();
         let progress = Arc::new(Mutex::new(Progress::default()));
         let file = std::fs::OpenOptions::new()

@@ -80,23 +80,11 @@ impl Finished {
 /// Spawns `command` (stdin closed, stdout and stderr piped, its own process group) and
 /// waits for it within the tool timeout. `what` names it in messages.
 pub(super) async fn run(
-    mut command: tokio::process::Command,
+    command: tokio::process::Command,
     env: &ToolEnv<'_>,
     what: &str,
 ) -> Result<Finished, ToolError> {
-    command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
-    let mut child = command.spawn().map_err(|e| {
-        ToolError::Failed(format!(
-            "cannot start `{}`: {e}",
-            command.as_std().get_program().to_string_lossy()
-        ))
-    })?;
+    let mut child = spawn_grouped(command, true)?;
     let group = KillGroup(child.id());
     let out = Arc::new(Mutex::new(Captured::default()));
     let err = Arc::new(Mutex::new(Captured::default()));
@@ -153,6 +141,27 @@ pub(super) async fn run(
         stdout: take(&out),
         stderr: take(&err),
         leftovers,
+    })
+}
+
+/// Spawns `command` with stdin closed, stdout and stderr piped, in a process group of
+/// its own (killed with the child when `kill_on_drop`).
+pub(super) fn spawn_grouped(
+    mut command: tokio::process::Command,
+    kill_on_drop: bool,
+) -> Result<tokio::process::Child, ToolError> {
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(kill_on_drop);
+    #[cfg(unix)]
+    command.process_group(0);
+    command.spawn().map_err(|e| {
+        ToolError::Failed(format!(
+            "cannot start `{}`: {e}",
+            command.as_std().get_program().to_string_lossy()
+        ))
     })
 }
 
