@@ -1,7 +1,7 @@
 //! The C math functions loki's dependencies call (`pow` in tokio's scheduler, `ldexp` in
-//! syntect, `logf` in the BM25 ranking, `log10f` in the HTML converter), defined here from
-//! the `libm` crate (rust-lang's pure-Rust port of musl's libm) so that the linker needs
-//! nothing from glibc's `libm.so.6` and drops it (`--as-needed`).
+//! syntect, `logf` in the BM25 ranking, `log10f` in the HTML converter, `exp2` in debug
+//! builds), defined here from the `libm` crate (rust-lang's pure-Rust port of musl's libm)
+//! so that the linker needs nothing from glibc's `libm.so.6` and drops it (`--as-needed`).
 //!
 //! Why: a shared library that is loaded runs its IFUNC resolvers at start-up, whether or
 //! not its functions are called; libm has dozens, spread over its code, and each one
@@ -39,4 +39,10 @@ pub extern "C" fn logf(x: f32) -> f32 {
 #[unsafe(no_mangle)]
 pub extern "C" fn log10f(x: f32) -> f32 {
     libm::log10f(x)
+}
+
+/// `double exp2(double)` (called from unoptimised builds).
+#[unsafe(no_mangle)]
+pub extern "C" fn exp2(x: f64) -> f64 {
+    libm::exp2(x)
 }

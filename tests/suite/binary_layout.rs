@@ -145,3 +145,18 @@ fn unwind_tables_are_dropped_only_from_release_builds() {
         assert!(unwind > 0, "a build that unwinds has no .eh_frame");
     }
 }
+
+/// glibc's libm is not loaded: the four math functions loki's dependencies call are
+/// defined in the binary (src/libm_functions.rs), so the linker drops the library and its
+/// IFUNC resolvers do not run (and keep its code resident) at every start. The loader
+/// lists what it would load when asked to trace (`ldd` does the same).
+#[test]
+fn the_math_library_is_not_loaded() {
+    let out = std::process::Command::new(LOKI)
+        .env("LD_TRACE_LOADED_OBJECTS", "1")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("libc.so"), "no loader trace: {listed}");
+    assert!(!listed.contains("libm.so"), "libm is still loaded: {listed}");
+}
