@@ -32,8 +32,16 @@ pub enum Action {
     InfoPermissions,
     /// Undo turns: their file changes, the conversation, or both.
     Rewind,
+    /// Show, as a unified diff, what the tools changed in files in the last turn, or in
+    /// the whole session when `session`.
+    Diff {
+        /// The whole session rather than the last turn.
+        session: bool,
+    },
     /// List saved sessions, or those whose messages contain the text.
     Sessions(Option<String>),
+    /// Open a saved conversation: the one named, else one picked from the history.
+    Resume(Option<String>),
     /// `.mcp …`: an MCP server's prompts and resources.
     Mcp(McpOp),
     /// Print the open session as its file.
@@ -52,6 +60,9 @@ pub enum Action {
     EditRole,
     /// Open the session's file in the editor, then reload it.
     EditSession,
+    /// Open the conversation's `N`-th prompt in the editor, cut the conversation to
+    /// before it and send the edited text.
+    EditMessage(usize),
     /// Write the active role to `roles/<name>.md`.
     SaveRole(Option<String>),
     /// Delete `roles/<name>.md`.
@@ -73,6 +84,10 @@ pub enum Action {
     ToolResults,
     /// List the conversation's background jobs.
     Jobs,
+    /// Write AGENTS.md for the repository (the model writes it; asks before replacing).
+    Init,
+    /// Attach the clipboard's image to the next prompt (as Ctrl-V does).
+    PasteImage,
     /// Open config.yaml in the editor, then reload it.
     EditConfig,
     /// Use (or build) a knowledge base; documents build it without questions.
@@ -220,10 +235,35 @@ pub const COMMANDS: &[ReplCommand] = &[
         },
     },
     ReplCommand {
+        name: ".resume",
+        args: "[name]",
+        help: "Open a saved conversation: pick one (date, directory, first prompt, model, cost) or name it",
+        parse: |args| Action::Resume((!args.is_empty()).then(|| args.to_string())),
+    },
+    ReplCommand {
         name: ".rewind",
         args: "",
         help: "Undo turns: restore the files loki's tools changed, the conversation, or both",
         parse: |_| Action::Rewind,
+    },
+    ReplCommand {
+        name: ".fork",
+        args: "[name]",
+        help: "Go on in a new session holding a copy of this one (the original is left as it is)",
+        parse: |arg| {
+            let name = Some(arg.trim()).filter(|n| !n.is_empty());
+            Action::Apply(Command::ForkSession(name.map(str::to_string)))
+        },
+    },
+    ReplCommand {
+        name: ".diff",
+        args: "[turn|session]",
+        help: "Show what loki's tools changed in files in the last turn (default) or the whole session",
+        parse: |arg| match arg.trim() {
+            "" | "turn" => Action::Diff { session: false },
+            "session" => Action::Diff { session: true },
+            _ => Action::Usage("usage: .diff [turn|session]".into()),
+        },
     },
     ReplCommand {
         name: ".mode",
@@ -246,6 +286,12 @@ pub const COMMANDS: &[ReplCommand] = &[
                 value: arg.trim().to_string(),
             })
         },
+    },
+    ReplCommand {
+        name: ".add-dir",
+        args: "[DIR]",
+        help: "Let file tools reach, and commands write, another directory (as --add-dir)",
+        parse: |arg| Action::Apply(Command::AddDir(arg.trim().to_string())),
     },
     ReplCommand {
         name: ".otr",
@@ -368,6 +414,12 @@ pub const COMMANDS: &[ReplCommand] = &[
         parse: parse_file,
     },
     ReplCommand {
+        name: ".paste",
+        args: "",
+        help: "Attach the clipboard's image to the next message (also Ctrl-V)",
+        parse: |_| Action::PasteImage,
+    },
+    ReplCommand {
         name: ".continue",
         args: "",
         help: "Carry on writing the last answer",
@@ -392,6 +444,12 @@ pub const COMMANDS: &[ReplCommand] = &[
         parse: |_| Action::ToolResults,
     },
     ReplCommand {
+        name: ".init",
+        args: "",
+        help: "Write AGENTS.md for this repository (asks before replacing one)",
+        parse: |_| Action::Init,
+    },
+    ReplCommand {
         name: ".jobs",
         args: "",
         help: "List the background jobs commands started",
@@ -411,8 +469,8 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".edit",
-        args: "config|role|session|rag-docs",
-        help: "Edit config.yaml, the role, the session or the knowledge base's documents",
+        args: "config|role|session|rag-docs|message N",
+        help: "Edit config.yaml, the role, the session, the knowledge base's documents, or your prompt N (then go on from it)",
         parse: parse_edit,
     },
     ReplCommand {
@@ -649,7 +707,13 @@ fn parse_edit(args: &str) -> Action {
         "session" => Action::EditSession,
         "rag-docs" => Action::EditRagDocs,
         "agent-config" => Action::EditAgentConfig,
-        _ => Action::Usage("usage: .edit config|role|session|rag-docs|agent-config".into()),
+        _ if args.starts_with("message") => match args["message".len()..].trim().parse::<usize>() {
+            Ok(n) if n > 0 => Action::EditMessage(n),
+            _ => Action::Usage("usage: .edit message N (N counts your prompts from 1)".into()),
+        },
+        _ => {
+            Action::Usage("usage: .edit config|role|session|rag-docs|agent-config|message N".into())
+        }
     }
 }
 

@@ -691,7 +691,8 @@ fn image_mime(path: &Path) -> Option<&'static str> {
         .map(|(_, m)| *m)
 }
 
-fn data_url(mime: &str, bytes: &[u8]) -> String {
+/// `bytes` as a `data:` URL of type `mime` (images for a vision model).
+pub(crate) fn data_url(mime: &str, bytes: &[u8]) -> String {
     format!(
         "data:{mime};base64,{}",
         base64::engine::general_purpose::STANDARD.encode(bytes)

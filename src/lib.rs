@@ -20,6 +20,7 @@ macro_rules! debug_without_secrets {
 
 pub mod acp;
 pub mod agent;
+pub mod agents_md;
 pub mod app;
 pub mod atomic_file;
 pub mod checkpoint;
@@ -43,7 +44,9 @@ pub mod macros;
 pub mod mcp;
 pub mod mcp_serve;
 pub mod memory;
+pub mod mention;
 pub mod origin;
+pub mod output_schema;
 pub mod process_group;
 pub mod prompt_tags;
 pub mod rag;

@@ -77,7 +77,7 @@ impl AppState {
         let providers = ProviderRegistry::new(&config, &env, models_override);
         let sessions = Arc::new(FileSessionStore::new(paths.sessions_dir.clone()));
         let mcp = Arc::new(mcp_factory(&config, &paths, &env, &vault));
-        let lsp = Arc::new(crate::lsp::LspPool::new(config.lsp_servers.clone()));
+        let lsp = Arc::new(lsp_pool(&config));
         let memory = Arc::new(crate::memory::Memory::new(workspace_dir(&config, &paths)));
         Self {
             sessions,
@@ -111,10 +111,12 @@ impl AppState {
         } else {
             Arc::new(mcp_factory(&config, &self.paths, &self.env, &self.vault))
         };
-        let lsp = if config.lsp_servers == self.config.lsp_servers {
+        let lsp = if config.lsp_servers == self.config.lsp_servers
+            && config.lsp_diagnostics_timeout == self.config.lsp_diagnostics_timeout
+        {
             Arc::clone(&self.lsp)
         } else {
-            Arc::new(crate::lsp::LspPool::new(config.lsp_servers.clone()))
+            Arc::new(lsp_pool(&config))
         };
         let memory = if config.workspace_dir == self.config.workspace_dir {
             Arc::clone(&self.memory)
@@ -238,6 +240,12 @@ fn mcp_factory(
             paths.cache_dir.clone(),
             Some(Arc::clone(vault)),
         ))
+}
+
+/// The language servers of `lsp_servers`, edits waiting `lsp_diagnostics_timeout`.
+fn lsp_pool(config: &AppConfig) -> crate::lsp::LspPool {
+    crate::lsp::LspPool::new(config.lsp_servers.clone())
+        .with_edit_timeout(config.lsp_diagnostics_timeout)
 }
 
 /// `workspace_dir`, relative to the config dir; `workspace/` there when unset.

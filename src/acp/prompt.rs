@@ -22,12 +22,19 @@ pub(super) async fn run(
     params: &Value,
 ) -> Result<Value, Fault> {
     let blocks = params["prompt"].as_array().cloned().unwrap_or_default();
-    let (input, role) = input(state, &session.updates.cwd, &blocks)?;
+    let (mut input, role) = input(state, &session.updates.cwd, &blocks)?;
     let mut guard = session.conversation.lock().await;
     let conversation = guard.as_mut().ok_or(Fault::new(
         code::INVALID_PARAMS,
         "the session is closed".to_string(),
     ))?;
+    // The editor shows no notices: a mention left out is said in the answer's stream.
+    for note in crate::mention::attach(state, conversation, &mut input, session.updates.as_ref()) {
+        session.updates.update(json!({
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": format!("loki: {note}\n\n")},
+        }));
+    }
     let op = Op::Prompt {
         input,
         options: RunOptions::default(),

@@ -12,6 +12,7 @@
 
 mod claude;
 pub mod config;
+pub mod task_types;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

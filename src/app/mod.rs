@@ -49,6 +49,8 @@ pub enum Mode {
     RunTool,
     /// `-s NAME --rewind [N]`: undo the session's last turns.
     Rewind,
+    /// `--init`: write AGENTS.md for the repository.
+    Init,
 }
 
 impl Mode {
@@ -71,13 +73,20 @@ impl Mode {
             Self::Rewind
         } else if args.run_tool.is_some() {
             Self::RunTool
+        } else if args.init {
+            Self::Init
         } else if args.macro_name.is_some() {
             Self::Macro
         } else if args.output_format != OutputFormat::Text
             || args.input_format == InputFormat::StreamJson
         {
             Self::Headless
-        } else if args.text.is_empty() && args.files.is_empty() && stdin_tty && !args.execute {
+        } else if args.text.is_empty()
+            && args.files.is_empty()
+            && stdin_tty
+            && !args.execute
+            && !args.print
+        {
             Self::Repl
         } else if args.execute && args.prompt.is_none() && args.role.is_none() {
             Self::Execute
@@ -250,7 +259,33 @@ fn parse_args() -> Result<(Args, Option<crate::claude_sdk::flags::ClaudeOptions>
         Ok(args) => args,
         Err(e) => return Err(usage_error(&e)),
     };
+    let claude = claude.or_else(|| claude_print(&args, &argv));
     Ok((args, claude))
+}
+
+/// `--compat claude --output-format stream-json` with a prompt (`claude -p PROMPT
+/// --output-format stream-json`): Claude Code's stream messages for one prompt, written by
+/// the Agent SDK mode that already speaks them, with the Claude flags of the command line
+/// (`--allowedTools`, `--max-turns`, …). The prompt is the text, or stdin when there is
+/// none.
+fn claude_print(args: &Args, argv: &[String]) -> Option<crate::claude_sdk::flags::ClaudeOptions> {
+    use crate::cli::args::{InputFormat, OutputFormat};
+    if args.compat.is_none()
+        || args.output_format != OutputFormat::StreamJson
+        || args.input_format == InputFormat::StreamJson
+    {
+        return None;
+    }
+    let mut options = crate::claude_sdk::flags::parse(argv).ok()?;
+    let mut prompt = args.text.join(" ");
+    if prompt.trim().is_empty() && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        prompt = std::io::read_to_string(std::io::stdin()).unwrap_or_default();
+    }
+    // Claude's own flags name what a loki flag also sets: the ones loki parsed win.
+    options.ignored.clear();
+    options.model = options.model.or_else(|| args.model.clone());
+    options.prompt = Some(prompt);
+    Some(options)
 }
 
 /// What the flags alone answer (completions, a flag conflict, the shell integration
@@ -453,15 +488,9 @@ async fn run(
         ControlFlow::Continue(state) => state,
         ControlFlow::Break(status) => return Ok(status),
     };
-    if args.continue_last {
-        let here = std::env::current_dir()?;
-        match crate::conversation::catalog::newest_session_in(&state, &here).await? {
-            Some(name) => args.session = Some(name),
-            None => anyhow::bail!(
-                "no session was started in {} yet; start one with -s NAME",
-                here.display()
-            ),
-        }
+    // `-C` and `--resume`: the conversation to continue (agents' included).
+    if !crate::cli::resume::choose(&state, &mut args).await? {
+        return Ok(0);
     }
     if let Some(direction) = &args.migrate_sessions {
         let copied =
@@ -536,6 +565,8 @@ async fn open_state(
         };
     let mut config = config;
     crate::render::themes::adopt_terminal(&mut config, &paths, &env);
+    // Claude Code's run flags (`--allowedTools`, `--max-turns`, …) hold for this run.
+    crate::cli::flags::apply_to_config(args, &mut config);
     let project = match std::env::current_dir() {
         Ok(here) if !matches!(mode, Mode::Info) => project::apply(
             &mut config,
@@ -655,11 +686,15 @@ async fn drive(
             let text = prompt_text(args, stdin_tty, &state)?;
             crate::cli::execute::start(&state, args, text).await
         }
+        Mode::Init => crate::cli::init::run(&state, args).await,
         Mode::Headless if args.input_format == InputFormat::StreamJson => {
             crate::cli::oneshot::run(&state, args, String::new()).await
         }
         _ => {
             let text = prompt_text(args, stdin_tty, &state)?;
+            if args.print && text.trim().is_empty() && args.files.is_empty() {
+                anyhow::bail!("-p needs a prompt: give it as arguments or pipe it on stdin");
+            }
             crate::cli::oneshot::run(&state, args, text).await
         }
     }

@@ -7,6 +7,7 @@
 //! before the turn. The objects are bounded (`checkpoint_max_mb`): the oldest go first.
 //! Changes made by shell commands are not tracked.
 
+pub mod diff;
 pub mod rewind;
 
 use std::collections::BTreeMap;

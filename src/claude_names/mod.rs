@@ -9,6 +9,7 @@
 //! ([`claude_name`]: only a tool whose input has a Claude shape takes a Claude name,
 //! so a program never sees loki's arguments under Claude's name).
 
+pub mod result;
 pub mod shapes;
 
 /// Claude Code's tool names and the loki tools they stand for.
@@ -27,7 +28,10 @@ pub const TOOL_NAMES: &[(&str, &[&str])] = &[
         "TodoWrite",
         &["todo__init", "todo__add", "todo__done", "todo__list"],
     ),
-    ("Task", &["agent__spawn", "agent__collect", "agent__check"]),
+    (
+        "Task",
+        &["task", "agent__spawn", "agent__collect", "agent__check"],
+    ),
 ];
 
 /// The loki tools a name in a Claude tool list means (`Bash` → `execute_command`); a

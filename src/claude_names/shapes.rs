@@ -166,6 +166,19 @@ pub const SHAPES: &[Shape] = &[
         unsupported: &["allowed_domains", "blocked_domains"],
         response: Response::Text,
     },
+    // `task` is Claude's `Task` itself; an orchestrator's `agent__spawn` is shown as it.
+    Shape {
+        loki: "task",
+        claude: "Task",
+        fields: &[
+            ("description", "description"),
+            ("prompt", "prompt"),
+            ("subagent_type", "subagent_type"),
+        ],
+        notes: &[],
+        unsupported: &[],
+        response: Response::Text,
+    },
     Shape {
         loki: "agent__spawn",
         claude: "Task",
@@ -336,6 +349,11 @@ mod tests {
                 "web_search",
                 json!({"query": "rust"}),
                 json!({"query": "rust"}),
+            ),
+            (
+                "task",
+                json!({"description": "find it", "prompt": "do it", "subagent_type": "explore"}),
+                json!({"description": "find it", "prompt": "do it", "subagent_type": "explore"}),
             ),
             (
                 "agent__spawn",

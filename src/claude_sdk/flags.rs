@@ -40,6 +40,10 @@ pub struct ClaudeOptions {
     pub mcp_config: Option<String>,
     /// The flags accepted without a meaning here.
     pub ignored: Vec<String>,
+    /// One prompt instead of `user` messages on stdin: `loki -p PROMPT --output-format
+    /// stream-json --compat claude`, Claude Code's `claude -p … --output-format
+    /// stream-json`.
+    pub prompt: Option<String>,
 }
 
 /// A Claude Code flag that cannot be used.

@@ -97,7 +97,14 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
         work,
         model,
     };
-    driver.read_input().await;
+    match options.prompt.clone() {
+        Some(prompt) => driver.take(serde_json::json!({
+            "type": "user",
+            "message": {"role": "user", "content": prompt},
+            "parent_tool_use_id": null,
+        })),
+        None => driver.read_input().await,
+    }
     let Driver {
         program,
         remote,

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use super::Work;
 use super::control::Program;
 use super::messages::{Messages, Tally, uuid};
+use crate::claude_names::result::RunResult;
 use crate::config::permissions::PermissionMode;
 use crate::conversation::Conversation;
 use crate::error::CoreError;
@@ -97,33 +98,20 @@ impl Report<'_> {
         let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let usage = ending.tally.usage;
         let fresh = usage.input_tokens.saturating_sub(usage.cached_tokens);
-        let success = ending.subtype == "success";
-        // Claude Code marks only failures as errors: a turn that reached `max_turns`
-        // stopped as asked.
-        let is_error = !success && ending.subtype != "error_max_turns";
-        let errors: Vec<&str> = if is_error { vec![ending.text] } else { vec![] };
-        self.settings.program.send(&json!({
-            "type": "result",
-            "subtype": ending.subtype,
-            "is_error": is_error,
-            "duration_ms": elapsed,
-            "duration_api_ms": elapsed,
-            "num_turns": ending.tally.steps,
-            "result": ending.text,
-            "errors": errors,
-            "session_id": self.settings.program.session_id,
-            "total_cost_usd": self.spent + ending.cost,
-            "usage": {
-                "input_tokens": fresh,
-                "output_tokens": usage.output_tokens,
-                "cache_read_input_tokens": usage.cached_tokens,
-                "cache_creation_input_tokens": 0,
-            },
-            "modelUsage": {self.model.clone(): self.model_usage(ending, fresh)},
-            "permission_denials": [],
-            "stop_reason": ending.finish_reason.map(claude_stop_reason),
-            "uuid": uuid(),
-        }));
+        let mut result = RunResult {
+            subtype: ending.subtype,
+            text: ending.text,
+            num_turns: ending.tally.steps,
+            usage,
+            total_cost_usd: self.spent + ending.cost,
+            session_id: &self.settings.program.session_id,
+            duration_ms: elapsed,
+            finish_reason: ending.finish_reason,
+        }
+        .to_json();
+        result["modelUsage"] = json!({self.model.clone(): self.model_usage(ending, fresh)});
+        result["uuid"] = json!(uuid());
+        self.settings.program.send(&result);
     }
 
     /// The turn's usage of its model, as Claude's `ModelUsage`.
@@ -151,18 +139,6 @@ impl Report<'_> {
 
 /// The context window reported for a model loki knows none for.
 const DEFAULT_WINDOW: u64 = 200_000;
-
-/// A provider's finish reason by Claude's `stop_reason` names.
-fn claude_stop_reason(reason: &str) -> &str {
-    match reason {
-        "stop" | "end_turn" | "STOP" | "COMPLETE" | "end" => "end_turn",
-        "tool_calls" | "tool_use" | "function_call" | "TOOL_CALL" => "tool_use",
-        "length" | "max_tokens" | "MAX_TOKENS" => "max_tokens",
-        "stop_sequence" => "stop_sequence",
-        "content_filter" | "SAFETY" | "refusal" => "refusal",
-        other => other,
-    }
-}
 
 /// One turn, with the session state around it; what it cost.
 async fn turn(

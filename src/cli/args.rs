@@ -155,7 +155,7 @@ pub struct Args {
 
     /// How tool calls are approved: default, accept-edits (file edits in the working
     /// tree run unasked), plan (only tools that read run) or yolo
-    #[arg(long, value_name = "MODE", value_parser = ["default", "accept-edits", "plan", "yolo"])]
+    #[arg(long, value_name = "MODE", value_parser = ["default", "accept-edits", "plan", "yolo", "acceptEdits", "bypassPermissions"])]
     pub permission_mode: Option<String>,
 
     /// What the commands and script tools a model runs may reach: read-only,
@@ -167,6 +167,31 @@ pub struct Args {
     /// Another directory commands and file tools may write (repeat for more)
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dir: Vec<std::path::PathBuf>,
+
+    /// Write AGENTS.md for the repository in this directory (the model writes it from
+    /// the tree, the README and the build files; an existing one is replaced only when
+    /// you say so)
+    #[arg(long, conflicts_with_all = ["execute", "macro_name", "run_tool", "output_format", "input_format"])]
+    pub init: bool,
+
+    /// With --init: replace an existing AGENTS.md without asking
+    #[arg(long, requires = "init")]
+    pub force: bool,
+
+    /// The final answer must be JSON matching the JSON schema in FILE (sent to the
+    /// provider as structured output; one repair round, then exit 1)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["execute", "macro_name", "run_tool", "init", "output_format", "input_format", "code"])]
+    pub output_schema: Option<std::path::PathBuf>,
+
+    /// How hard a reasoning model thinks: low, medium or high (OpenAI's
+    /// reasoning_effort, Claude's and Gemini's thinking budget)
+    #[arg(long, value_name = "LEVEL", value_parser = ["low", "medium", "high"])]
+    pub effort: Option<String>,
+
+    /// With -s, -C or --resume: continue in a new session holding a copy of that
+    /// session's history; the original is left untouched
+    #[arg(long)]
+    pub fork_session: bool,
 
     /// Print the assembled input instead of sending it
     #[arg(long)]
@@ -242,6 +267,11 @@ pub struct Args {
     /// without a prompt, one answer with one)
     #[arg(short = 'C', long = "continue", conflicts_with = "session")]
     pub continue_last: bool,
+
+    /// Resume a saved conversation: pick one from a searchable list (date, directory,
+    /// first prompt, model, cost), or name it (`--resume NAME`, `agent:NAME`)
+    #[arg(long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "", conflicts_with_all = ["session", "continue_last"])]
+    pub resume: Option<String>,
 
     /// List agents, then exit
     #[arg(long)]
@@ -331,6 +361,47 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = InputFormat::Text, value_name = "FORMAT", conflicts_with = "execute")]
     pub input_format: InputFormat,
 
+    /// Claude Code's `-p`: print the answer and exit, never the REPL (the prompt as
+    /// arguments, or on stdin)
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// Calls that run without asking in this run: tool names (loki's or Claude's) or
+    /// rules such as `Bash(git:*)`, separated by spaces or commas (repeatable)
+    #[arg(
+        long = "allowedTools",
+        visible_alias = "allowed-tools",
+        value_name = "TOOLS"
+    )]
+    pub allowed_tools: Vec<String>,
+
+    /// Calls that never run in this run (even with --yolo): tool names or rules
+    /// such as `Bash(rm:*)`, separated by spaces or commas (repeatable)
+    #[arg(
+        long = "disallowedTools",
+        visible_alias = "disallowed-tools",
+        value_name = "TOOLS"
+    )]
+    pub disallowed_tools: Vec<String>,
+
+    /// Rounds of tool calls per prompt; a model that wants more after N stops the run
+    /// (exit 1)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+
+    /// Stop the run once it has cost this many US dollars (exit 1; `max_cost` for this run)
+    #[arg(long, value_name = "USD", value_parser = positive_dollars)]
+    pub max_budget_usd: Option<f64>,
+
+    /// Text added to the end of the system prompt, whatever the role
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
+    /// Speak another tool's JSON: `claude` makes --output-format json|stream-json write
+    /// Claude Code's `result` object and stream messages
+    #[arg(long, value_name = "CLIENT", value_parser = ["claude"])]
+    pub compat: Option<String>,
+
     /// The prompt
     #[arg(trailing_var_arg = true, value_name = "TEXT")]
     pub text: Vec<String>,
@@ -379,6 +450,17 @@ impl Args {
             || self.list_macros
             || self.list_skills
             || self.sync_models
+    }
+}
+
+/// `--max-budget-usd USD`: a positive number of dollars.
+fn positive_dollars(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!(
+            "`{}` is not a positive number of US dollars (such as 0.50)",
+            text.escape_debug()
+        )),
     }
 }
 

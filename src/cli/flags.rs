@@ -47,6 +47,16 @@ pub fn spec(args: &Args, caps: &TerminalCaps, prelude: Option<&str>) -> Conversa
             _ => {}
         }
     }
+    if args.fork_session {
+        // After the session is opened (`-s`, `-C`, `--resume`, an agent's).
+        commands.push(Command::ForkSession(None));
+    }
+    if let Some(level) = &args.effort {
+        commands.push(Command::Set {
+            key: "reasoning_effort".into(),
+            value: level.clone(),
+        });
+    }
     if let Some(mode) = &args.permission_mode {
         commands.push(Command::Set {
             key: "permission_mode".into(),
@@ -61,6 +71,7 @@ pub fn spec(args: &Args, caps: &TerminalCaps, prelude: Option<&str>) -> Conversa
         build_agent_rag: args.build_agent_rag,
         auto_continue: args.auto_continue,
         otr: args.otr,
+        history: true,
         yolo: args.yolo,
         sandbox_mode: args
             .sandbox
@@ -91,4 +102,103 @@ pub fn terminal_approver(
     Some(Arc::new(crate::term::approval::TerminalApprover::new(
         theme, own,
     )))
+}
+
+/// Where the rules of `--allowedTools` and `--disallowedTools` come from, as a refusal
+/// names them.
+const FLAG_ORIGIN: &str = "the command line (--allowedTools/--disallowedTools)";
+
+/// Claude Code's run flags, applied to this run's configuration before anything opens:
+/// `--allowedTools` (allow rules: Claude's names or loki's, `Bash(git:*)` too),
+/// `--disallowedTools` (deny rules, and a bare name in `deny_tools`), `--max-turns`
+/// (tool rounds: N rounds run, and one more model call may answer), `--max-budget-usd`
+/// (`max_cost` for this run) and `--append-system-prompt`.
+pub fn apply_to_config(args: &Args, config: &mut crate::config::AppConfig) {
+    let permissions = &mut config.permissions;
+    for rule in tool_list(&args.allowed_tools) {
+        permissions.origins.insert(rule.clone(), FLAG_ORIGIN.into());
+        permissions.allow.push(rule);
+    }
+    for rule in tool_list(&args.disallowed_tools) {
+        if !rule.contains('(') {
+            config
+                .deny_tools
+                .extend(crate::claude_names::loki_tools(&rule));
+        }
+        permissions.origins.insert(rule.clone(), FLAG_ORIGIN.into());
+        permissions.deny.push(rule);
+    }
+    if let Some(turns) = args.max_turns {
+        // loki counts model calls: N rounds of tools, then the call that answers.
+        config.max_tool_rounds = usize::try_from(turns)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1);
+    }
+    if let Some(usd) = args.max_budget_usd {
+        config.max_cost = Some(usd);
+    }
+    if let Some(text) = &args.append_system_prompt {
+        config.append_system_prompt = Some(text.clone());
+    }
+}
+
+/// The tools of `--allowedTools "Bash(git diff:*) Edit,Read"`: separated by commas or
+/// spaces, except inside a rule's parentheses.
+pub fn tool_list(values: &[String]) -> Vec<String> {
+    let mut tools = Vec::new();
+    for value in values {
+        let mut depth = 0usize;
+        let mut current = String::new();
+        for c in value.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth == 0 && (c == ',' || c.is_whitespace()) {
+                if !current.is_empty() {
+                    tools.push(std::mem::take(&mut current));
+                }
+            } else {
+                current.push(c);
+            }
+        }
+        if !current.is_empty() {
+            tools.push(current);
+        }
+    }
+    tools
+}
+
+/// What ended a run that `--max-turns` or `--max-budget-usd` stopped, in Claude Code's
+/// words (`Error: Reached max turns (1)`), with loki's reason after it; `None` for any
+/// other error.
+pub fn limit_message(args: &Args, error: &crate::error::CoreError) -> Option<String> {
+    use crate::error::CoreError;
+    match error {
+        CoreError::TurnLimit(_) => args.max_turns.map(|n| {
+            format!(
+                "reached max turns ({n}): the model still wanted to call tools; the work so far is kept (raise --max-turns to let it go on)"
+            )
+        }),
+        CoreError::Budget(why) => args
+            .max_budget_usd
+            .map(|usd| format!("exceeded USD budget ({usd}): {why}")),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_lists_split_outside_parentheses() {
+        let given = ["Bash(git diff:*) Edit,Read".to_string(), "fs_cat".into()];
+        assert_eq!(
+            tool_list(&given),
+            ["Bash(git diff:*)", "Edit", "Read", "fs_cat"]
+        );
+        assert!(tool_list(&[" , ".into()]).is_empty());
+    }
 }

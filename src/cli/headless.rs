@@ -19,7 +19,7 @@ use loki_protocol::op::UserInput;
 
 /// Writes `bytes` to stdout, known secrets redacted (`«secret:NAME»`); true when the
 /// reader went away.
-fn write_stdout(bytes: &[u8]) -> bool {
+pub(super) fn write_stdout(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
     let clean = loki_wire::secrets::redact(&text);
     let mut out = std::io::stdout().lock();
@@ -191,6 +191,7 @@ impl Emitter for JsonResult {
             }
             Event::Notice(notice) => run.notices.push(json!(notice)),
             Event::Retry(retry) => run.notices.push(json!(retry.notice())),
+            Event::ModelFallback(fallback) => run.notices.push(json!(fallback.notice())),
             Event::TurnFinished(done) => {
                 let mut run = std::mem::take(run);
                 if self.code_only {

@@ -105,12 +105,11 @@ async fn names_asked(state: &AppState, args: &Args) -> anyhow::Result<Option<Vec
     } else if args.list_agents {
         crate::agent::list(&paths.agents_dir)
     } else if args.list_sessions {
-        match &args.agent {
-            Some(agent) => crate::conversation::catalog::agent_session_names(state, agent).await?,
-            None => crate::conversation::catalog::session_names(state).await?,
-        }
+        known_agent(state, args)?;
+        crate::conversation::history::names(state, sessions_scope(args)).await?
     } else if let Some(text) = &args.search_sessions {
-        crate::conversation::catalog::search_sessions(state, text)
+        known_agent(state, args)?;
+        crate::conversation::history::search(state, sessions_scope(args), text)
             .await?
             .into_iter()
             .map(|(name, line)| format!("{name}: {line}"))
@@ -119,6 +118,19 @@ async fn names_asked(state: &AppState, args: &Args) -> anyhow::Result<Option<Vec
         return Ok(None);
     };
     Ok(Some(names))
+}
+
+/// The sessions a listing covers: `-a NAME`'s, else the user's and every agent's.
+fn sessions_scope(args: &Args) -> crate::conversation::history::Scope<'_> {
+    crate::conversation::history::Scope::of(args.agent.as_deref())
+}
+
+/// `-a NAME` names an agent that exists (its sessions are listed, not nobody's).
+fn known_agent(state: &AppState, args: &Args) -> anyhow::Result<()> {
+    if let Some(name) = &args.agent {
+        crate::agent::AgentDef::load(&state.paths, name, &state.env)?;
+    }
+    Ok(())
 }
 
 /// Prints `lines` to stdout, one each, made safe for a terminal.
@@ -136,7 +148,8 @@ fn print_lines(state: &AppState, lines: Vec<String>) -> std::io::Result<()> {
 
 /// `--export-session NAME [--format json]`: the stored session, as Markdown or JSON.
 async fn export_session(state: &AppState, args: &Args, name: &str) -> anyhow::Result<()> {
-    let Some(session) = crate::conversation::catalog::stored_session(state, name).await? else {
+    let found = crate::conversation::history::read(state, sessions_scope(args), name).await?;
+    let Some(session) = found else {
         anyhow::bail!("no session `{name}` (loki --list-sessions shows them)");
     };
     let text = match args.format.as_deref() {

@@ -5,19 +5,23 @@
 
 pub mod args;
 mod build_tools;
+mod claude_json;
 pub(crate) mod complete;
 pub mod execute;
 pub mod flags;
 pub mod headless;
 mod info;
+pub mod init;
 pub mod listing;
 pub mod macro_run;
 mod menu;
 pub mod oneshot;
 pub(crate) mod rag;
+pub mod resume;
 pub mod rewind;
 pub mod run_tool;
 pub(crate) mod stdin_json;
+mod structured;
 mod sync_models;
 pub mod vault;
 pub(crate) mod wizard;

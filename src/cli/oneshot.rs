@@ -28,10 +28,12 @@ pub(super) enum Output {
     Text(Box<TerminalEmitter>),
     Lines(Arc<JsonLines>),
     Result(JsonResult),
+    /// `--compat claude` with `--output-format json`: Claude Code's `result` object.
+    Claude(super::claude_json::ClaudeResult),
 }
 
 impl Output {
-    fn new(state: &AppState, args: &Args, cancel: CancellationToken) -> Self {
+    fn new(state: &Arc<AppState>, args: &Args, cancel: CancellationToken) -> Self {
         match args.output_format {
             OutputFormat::Text => {
                 let display = Display::from_config(&state.config);
@@ -39,6 +41,9 @@ impl Output {
                 Self::Text(Box::new(TerminalEmitter::new(opts, Some(cancel))))
             }
             OutputFormat::StreamJson => Self::Lines(Arc::new(JsonLines::new(cancel))),
+            OutputFormat::Json if args.compat.as_deref() == Some("claude") => {
+                Self::Claude(super::claude_json::ClaudeResult::new(Arc::clone(state)))
+            }
             OutputFormat::Json if args.code => Self::Result(JsonResult::code_only()),
             OutputFormat::Json => Self::Result(JsonResult::new()),
         }
@@ -49,6 +54,7 @@ impl Output {
             Self::Text(e) => e.as_ref(),
             Self::Lines(e) => e.as_ref(),
             Self::Result(e) => e,
+            Self::Claude(e) => e,
         }
     }
 
@@ -58,7 +64,7 @@ impl Output {
         match self {
             Self::Text(e) => Some(e.live_view()),
             Self::Lines(e) => Some(Arc::clone(e) as Arc<dyn Emitter>),
-            Self::Result(_) => None,
+            Self::Result(_) | Self::Claude(_) => None,
         }
     }
 
@@ -67,6 +73,7 @@ impl Output {
             Self::Text(e) => e.broken_pipe(),
             Self::Lines(e) => e.broken_pipe(),
             Self::Result(e) => e.broken_pipe(),
+            Self::Claude(e) => e.broken_pipe(),
         }
     }
 }
@@ -88,6 +95,13 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
     // The run's token: a signal cancels it, the output stops showing with it.
     let cancel = CancellationToken::new();
     let mut spec = spec(state, args, approvals.clone(), cancel.clone());
+    let schema = match args.output_schema.as_deref() {
+        Some(path) => Some(super::structured::OutputSchema::load(path)?),
+        None => None,
+    };
+    if let Some(schema) = &schema {
+        spec.controls.format = Some(schema.format());
+    }
     let question_events = Arc::default();
     answer_over_stdin(args, &mut spec, &questions, &question_events);
     let mut conversation = match Conversation::resolve(state, spec) {
@@ -117,13 +131,21 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
         let _ = question_events.set(Arc::clone(&observer));
         conversation.observe_sub_agents(observer);
     }
-    let (result, bad_input) = ask(state, &mut conversation, args, text, &output, &cancel).await;
+    let (result, bad_input) = ask(
+        state,
+        &mut conversation,
+        args,
+        (text, schema.as_ref()),
+        &output,
+        &cancel,
+    )
+    .await;
     if stop.signal().is_some() && !headless {
         // A tool approval menu may have been waiting in raw mode.
         crate::signals::restore_terminal();
     }
     let finished = conversation.finish(result, output.emitter()).await;
-    Ok(conclude(state, &finished, &stop, &output, bad_input))
+    Ok(conclude(state, args, &finished, &stop, &output, bad_input))
 }
 
 /// Runs the prompt of the command line, or every prompt of stdin with
@@ -132,7 +154,7 @@ async fn ask(
     state: &AppState,
     conversation: &mut Conversation,
     args: &Args,
-    text: String,
+    (text, schema): (String, Option<&super::structured::OutputSchema>),
     output: &Output,
     cancel: &CancellationToken,
 ) -> (Result<(), CoreError>, bool) {
@@ -143,13 +165,24 @@ async fn ask(
     if args.input_format == InputFormat::StreamJson {
         let theme = stderr_theme(state);
         let max_bytes = state.config.max_input_size;
-        super::stdin_json::run(conversation, output, options, &theme, cancel, max_bytes).await
+        let reading = super::stdin_json::Reading {
+            state,
+            theme: &theme,
+            cancel,
+            max_bytes,
+        };
+        super::stdin_json::run(conversation, output, options, reading).await
     } else {
-        let input = UserInput {
+        let mut input = UserInput {
             text,
             files: args.files.clone(),
             ..UserInput::default()
         };
+        crate::mention::attach(state, conversation, &mut input, output.emitter());
+        if let Some(schema) = schema {
+            let asked = super::structured::ask(conversation, schema, input, options).await;
+            return (asked, false);
+        }
         let turn = conversation
             .prompt(input, options, None, output.emitter())
             .await;
@@ -212,6 +245,7 @@ fn answer_over_stdin(
 /// Reports how the run ended (warnings and errors on stderr) and returns the exit status.
 fn conclude(
     state: &AppState,
+    args: &Args,
     finished: &Finished<()>,
     stop: &StopWatch,
     output: &Output,
@@ -237,7 +271,8 @@ fn conclude(
         && !broken_pipe
         && !matches!(e, CoreError::Cancelled)
     {
-        term::report_error(&theme, &e.to_string());
+        let message = super::flags::limit_message(args, e).unwrap_or_else(|| e.to_string());
+        term::report_error(&theme, &message);
     }
     finished.exit_status(Outside {
         stopped: stop.signal(),

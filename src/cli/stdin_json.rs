@@ -141,16 +141,32 @@ impl Input<'_> {
     }
 }
 
+/// What reading prompts from stdin needs besides the conversation.
+pub(super) struct Reading<'a> {
+    /// The shared services (`@` mentions are checked against its rules).
+    pub state: &'a crate::state::AppState,
+    /// How errors about input lines are shown on stderr.
+    pub theme: &'a Theme,
+    /// The conversation's token: once cancelled, no more lines are read.
+    pub cancel: &'a CancellationToken,
+    /// `max_input_size`: the most bytes of one line.
+    pub max_bytes: usize,
+}
+
 /// Answers each prompt of stdin in `conversation`; the first failed turn decides the
 /// result even if later ones succeed. Also returns whether a line could not be used.
 pub(super) async fn run(
     conversation: &mut Conversation,
     output: &Output,
     options: RunOptions,
-    theme: &Theme,
-    cancel: &CancellationToken,
-    max_bytes: usize,
+    reading: Reading<'_>,
 ) -> (Result<(), CoreError>, bool) {
+    let Reading {
+        state,
+        theme,
+        cancel,
+        max_bytes,
+    } = reading;
     let mut input = Input {
         lines: stdin_lines(max_bytes),
         max_bytes,
@@ -164,7 +180,7 @@ pub(super) async fn run(
     };
     let mut result = Ok(());
     while let Some((number, line)) = input.next().await {
-        let prompt = match parse_input_line(&line, number) {
+        let mut prompt = match parse_input_line(&line, number) {
             Ok(Some(InputLine::Prompt(prompt))) => prompt,
             Ok(Some(InputLine::Approval { call_id, decision })) => {
                 input.answer(number, &call_id, decision);
@@ -177,6 +193,7 @@ pub(super) async fn run(
                 continue;
             }
         };
+        crate::mention::attach(state, conversation, &mut prompt, output.emitter());
         let turn = run_reading(conversation, prompt, options, output, &mut input).await;
         let stop = matches!(turn, Err(CoreError::Cancelled)) || output.broken_pipe();
         if turn.is_err() || result.is_ok() {

@@ -226,6 +226,7 @@ fn encode_path_segment(s: &str) -> String {
 
 /// Builds the Converse request body.
 pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
+    super::effort::ignored(request.controls.effort, "Bedrock");
     let messages = super::system_quirks(&request.messages, model);
     let system: Vec<Value> = messages
         .iter()

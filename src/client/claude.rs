@@ -113,11 +113,23 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     if !request.controls.stop.is_empty() {
         obj.insert("stop_sequences".into(), json!(request.controls.stop));
     }
-    if let Some(t) = request.temperature {
+    let thinking = request
+        .controls
+        .effort
+        .and_then(|effort| super::effort::claude_thinking(effort, max_tokens));
+    // Extended thinking refuses a set temperature or top_p: thinking wins.
+    let sampling = thinking.is_none();
+    if let Some(thinking) = thinking {
+        obj.insert("thinking".into(), thinking);
+    }
+    if let Some(t) = request.temperature.filter(|_| sampling) {
         obj.insert("temperature".into(), json!(t));
     }
     // Current Claude models refuse temperature and top_p together; temperature wins.
-    if let Some(p) = request.top_p.filter(|_| request.temperature.is_none()) {
+    if let Some(p) = request
+        .top_p
+        .filter(|_| sampling && request.temperature.is_none())
+    {
         obj.insert("top_p".into(), json!(p));
     }
     if request.stream {

@@ -43,6 +43,7 @@ pub const COHERE_WIRE: SseFormat<EventParser> = SseFormat::new(build_body, parse
 
 /// Builds the request body.
 pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
+    super::effort::ignored(request.controls.effort, "Cohere");
     let mut messages = super::openai::wire_messages(&request.messages, model);
     for m in &mut messages {
         if m["role"] == "assistant"

@@ -98,6 +98,9 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
         generation.insert("topP".into(), json!(p));
     }
     let controls = &request.controls;
+    if let Some(effort) = controls.effort {
+        super::effort::add_gemini(effort, &mut generation);
+    }
     if !controls.stop.is_empty() {
         generation.insert("stopSequences".into(), json!(controls.stop));
     }
@@ -397,11 +400,16 @@ mod tests {
                     strict: true,
                 }),
                 tool_choice: Some(ToolChoice::Function("weather".into())),
+                effort: Some(crate::config::effort::Effort::Medium),
             },
             ..ChatRequest::default()
         };
         let body = build_body(&model(), &request);
         let generation = &body["generationConfig"];
+        assert_eq!(
+            generation["thinkingConfig"],
+            json!({"thinkingBudget": 4096})
+        );
         assert_eq!(generation["stopSequences"], json!(["END"]));
         assert_eq!(generation["seed"], 7);
         assert_eq!(generation["responseMimeType"], "application/json");

@@ -14,6 +14,7 @@ pub mod bedrock;
 pub mod call_id;
 pub mod claude;
 pub mod cohere;
+pub mod effort;
 /// Client settings live with the configuration; re-exported where clients use them.
 pub mod embed;
 pub mod error;
@@ -79,6 +80,8 @@ pub struct Controls {
     pub format: Option<AnswerFormat>,
     /// Whether and which tool the model must call.
     pub tool_choice: Option<ToolChoice>,
+    /// How hard a reasoning model should think (`--effort`, `.set reasoning_effort`).
+    pub effort: Option<crate::config::effort::Effort>,
 }
 
 /// `response_format`.

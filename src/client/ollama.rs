@@ -68,6 +68,7 @@ impl WireFormat for OllamaWire {
 
 /// Builds the request body.
 pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
+    super::effort::ignored(request.controls.effort, "Ollama");
     let source = super::system_quirks(&request.messages, model);
     let mut messages = Vec::with_capacity(source.len());
     for m in source.iter() {

@@ -251,6 +251,9 @@ fn build_head(
         obj.insert("tools".into(), Value::Array(tools));
     }
     add_controls(obj, &request.controls, !request.tools.is_empty());
+    if let Some(effort) = request.controls.effort {
+        obj.insert("reasoning_effort".into(), json!(effort.name()));
+    }
     body
 }
 

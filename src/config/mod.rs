@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod clients;
+pub mod effort;
 pub mod env;
 pub mod error;
 pub mod hooks;
@@ -56,6 +57,10 @@ pub const DEFAULT_MCP_START_WAIT_SECS: u64 = 3;
 /// Default `max_input_size`: the most bytes read from stdin or one input file.
 pub const DEFAULT_MAX_INPUT_SIZE: usize = 8 * 1024 * 1024;
 
+/// Default `lsp_diagnostics_timeout`: how long an edit waits for its file's diagnostics,
+/// in seconds.
+pub const DEFAULT_LSP_DIAGNOSTICS_TIMEOUT_SECS: f64 = 2.0;
+
 /// One language server of `lsp_servers`.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -70,6 +75,18 @@ pub struct LspServer {
     pub extensions: Vec<String>,
 }
 
+/// `status_line:` — like Claude Code's: the REPL runs `command` with the session's state
+/// as JSON on stdin and shows the first line it prints.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct StatusLine {
+    /// A shell command line.
+    pub command: String,
+    /// Milliseconds it may take (default 300); a slower one shows the previous line.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
 /// The frozen global configuration. Field docs name the `config.yaml` key.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -80,6 +97,12 @@ pub struct AppConfig {
     pub temperature: Option<f64>,
     /// Nucleus sampling sent with every request when set.
     pub top_p: Option<f64>,
+    /// How hard a reasoning model thinks (`reasoning_effort:`), mapped to each provider's
+    /// control; unset: the provider's default.
+    pub reasoning_effort: Option<crate::config::effort::Effort>,
+    /// Models (`client:model`) tried in order when the model answers 429, 5xx or
+    /// "overloaded" after its retries (`fallback_models:`).
+    pub fallback_models: Vec<String>,
     /// Print the assembled input instead of calling the provider.
     pub dry_run: bool,
     /// Use streaming APIs.
@@ -104,6 +127,9 @@ pub struct AppConfig {
     pub left_prompt: Option<String>,
     /// REPL right prompt template.
     pub right_prompt: Option<String>,
+    /// `status_line: {command}`: a command whose first output line the REPL shows above
+    /// its prompt.
+    pub status_line: Option<StatusLine>,
     /// HTTP `User-Agent`; `auto` means `loki/<version>`.
     pub user_agent: Option<String>,
     /// Seconds a streamed answer may go without new content (keep-alives do not count);
@@ -158,6 +184,13 @@ pub struct AppConfig {
     pub tool_env_passthrough: Vec<String>,
     /// Model calls per turn when tools keep being called.
     pub max_tool_rounds: usize,
+    /// `max_cost:` — US dollars one run (one prompt and its tool rounds, sub-agents
+    /// included) may cost before it is stopped; `--max-budget-usd` sets it for one run.
+    pub max_cost: Option<f64>,
+    /// `--append-system-prompt`: added to the end of the system prompt of the run's
+    /// conversation (not a key: a flag's, for one run).
+    #[serde(skip)]
+    pub append_system_prompt: Option<String>,
     /// Seconds a tool (such as `execute_command`) may run.
     pub tool_timeout: u64,
     /// Largest tool result sent to the model, in bytes (longer ones are cut with a note).
@@ -171,9 +204,15 @@ pub struct AppConfig {
     /// `lsp_servers`: language servers behind `lsp_diagnostics` and `lsp_references`,
     /// by language.
     pub lsp_servers: BTreeMap<String, LspServer>,
+    /// `lsp_diagnostics_timeout`: seconds `fs_write`, `fs_edit` and `fs_patch` wait for the
+    /// language server's diagnostics of the file they changed (0: they do not ask).
+    pub lsp_diagnostics_timeout: f64,
     /// `small_model`: the model for titles, summaries and memory extraction (default:
     /// the conversation's).
     pub small_model: Option<String>,
+    /// `delegation`: offer the `task` tool (sub-agents `explore`, `plan`, `general` and
+    /// the user's agents) in conversations with tools enabled.
+    pub delegation: bool,
     /// `workspace_dir`: where IDENTITY.md, SOUL.md, USER.md, MEMORY.md and the daily
     /// notes live (default: `workspace/` in the config dir).
     pub workspace_dir: Option<String>,
@@ -216,6 +255,13 @@ pub struct AppConfig {
     pub agent_session: Option<String>,
     /// `true` save, `false` never, unset ask on exit.
     pub save_session: Option<bool>,
+    /// Keep every conversation not off the record as an autonamed session (history by
+    /// default); `false` saves only named sessions, as Loki did.
+    pub history: bool,
+    /// Most sessions kept; past it the oldest autonamed ones are deleted (0: no bound).
+    pub history_max_sessions: usize,
+    /// Most megabytes the sessions may take, the same way (0: no bound).
+    pub history_max_mb: u64,
     /// Compress a session when its tokens reach this many (0 disables).
     #[serde(alias = "compress_threshold")]
     pub compression_threshold: usize,
@@ -265,6 +311,8 @@ impl Default for AppConfig {
             model: None,
             temperature: None,
             top_p: None,
+            reasoning_effort: None,
+            fallback_models: Vec::new(),
             dry_run: false,
             stream: true,
             save: false,
@@ -277,6 +325,7 @@ impl Default for AppConfig {
             light_theme: false,
             left_prompt: None,
             right_prompt: None,
+            status_line: None,
             user_agent: None,
             stream_idle_timeout: DEFAULT_STREAM_IDLE_SECS,
             request_timeout: DEFAULT_REQUEST_TIMEOUT_SECS,
@@ -299,12 +348,16 @@ impl Default for AppConfig {
             hooks: crate::config::hooks::HookSettings::default(),
             tool_env_passthrough: Vec::new(),
             max_tool_rounds: 25,
+            max_cost: None,
+            append_system_prompt: None,
             tool_timeout: 300,
             max_tool_output: 32 * 1024,
             stale_tool_results: 1,
             load_tools_after: 30,
             lsp_servers: BTreeMap::new(),
+            lsp_diagnostics_timeout: DEFAULT_LSP_DIAGNOSTICS_TIMEOUT_SECS,
             small_model: None,
+            delegation: true,
             workspace_dir: None,
             memory: true,
             memory_top_k: 5,
@@ -324,6 +377,9 @@ impl Default for AppConfig {
             cmd_prelude: None,
             agent_session: None,
             save_session: None,
+            history: true,
+            history_max_sessions: 1000,
+            history_max_mb: 200,
             compression_threshold: 4000,
             summarization_prompt: None,
             summary_context_prompt: None,

@@ -107,6 +107,9 @@ pub(super) struct RequestContext {
     pub model: Model,
     /// Its provider.
     pub provider: Arc<dyn Provider>,
+    /// `fallback_models:` resolved: where a call goes, in order, when the model stays
+    /// overloaded after its retries (models that are not configured are left out).
+    pub fallbacks: Vec<(Model, Arc<dyn Provider>)>,
     /// The active role (a role file, or a temporary role from `--prompt`).
     pub role: Option<Role>,
     /// Messages exchanged so far (without the system prompt).
@@ -452,6 +455,24 @@ impl RequestContext {
         }
     }
 
+    /// Saves a conversation that had no session as a new temporary session, which the
+    /// save names `_/<timestamp>-<first words of its first prompt>` (history by default).
+    pub async fn keep_as_history(&mut self, state: &AppState) -> Result<(), CoreError> {
+        let store = self.sessions(state);
+        let initial = Session {
+            autoname: crate::session::history::title_from(&self.history),
+            ..Session::default()
+        };
+        let handle = store
+            .create(Some(SessionAlias::new(TEMP_SESSION)?), initial)
+            .await?;
+        handle.mark_dirty();
+        self.session_sync = Tracker::opened(&handle, handle.lock().get());
+        self.session = Some(handle);
+        self.save_session(state, None, &|_| {}).await?;
+        Ok(())
+    }
+
     /// Saves the open session (renamed to `rename` when given) under its lock; see
     /// [`Tracker::save`].
     pub async fn save_session(
@@ -496,6 +517,7 @@ impl RequestContext {
             env: Arc::new(state.env.clone()),
             model,
             provider,
+            fallbacks: fallback_models(state),
             role: None,
             history: Vec::new(),
             temperature: state.config.temperature,
@@ -627,6 +649,26 @@ pub fn provider_for(state: &AppState, model: &Model) -> Result<Arc<dyn Provider>
             client: model.client.clone(),
             available: state.providers.client_names().join(", "),
         })
+}
+
+/// The configured `fallback_models` that resolve to a chat model and its provider; one
+/// that does not is logged and skipped, so a typo never stops the main model working.
+fn fallback_models(state: &AppState) -> Vec<(Model, Arc<dyn Provider>)> {
+    let resolve = |id: &String| -> Result<(Model, Arc<dyn Provider>), ModelError> {
+        let model = state.providers.resolve(id, ModelKind::Chat)?;
+        let provider = provider_for(state, &model)?;
+        Ok((model, provider))
+    };
+    state
+        .config
+        .fallback_models
+        .iter()
+        .filter_map(|id| {
+            resolve(id)
+                .inspect_err(|e| tracing::warn!("fallback model {id} skipped: {e}"))
+                .ok()
+        })
+        .collect()
 }
 
 /// What a conversation owns of its session, written into it at each save.

@@ -269,6 +269,7 @@ fn conversation_rows(ctx: &RequestContext) -> Vec<Row> {
             .map_or_else(|| "none".into(), |r| r.name.clone()),
     ));
     rows.push(("messages", ctx.history.len().to_string()));
+    rows.push(("images", images_text(ctx)));
     rows.push(("tokens", token_summary(ctx)));
     rows.push((
         "session",
@@ -278,6 +279,31 @@ fn conversation_rows(ctx: &RequestContext) -> Vec<Row> {
         ),
     ));
     rows
+}
+
+/// The images the history holds, and how many each request drops: a model without
+/// vision is sent none of them (`messages::leave_out_images`).
+fn images_text(ctx: &RequestContext) -> String {
+    use loki_wire::message::{Content, ContentPart};
+    let count: usize = ctx
+        .history
+        .iter()
+        .map(|m| match &m.content {
+            Content::Parts(parts) => parts
+                .iter()
+                .filter(|p| matches!(p, ContentPart::ImageUrl { .. }))
+                .count(),
+            Content::Text(_) => 0,
+        })
+        .sum();
+    match count {
+        0 => "none".into(),
+        n if ctx.model.config.supports_vision => format!("{n} in the history, sent"),
+        n => format!(
+            "{n} in the history, {n} dropped from each request: `{}` cannot see images",
+            ctx.model.id()
+        ),
+    }
 }
 
 fn none_if_empty(items: Vec<String>) -> String {

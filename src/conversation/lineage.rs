@@ -4,7 +4,8 @@
 //!
 //! The user's decisions are shared, not copied: `yolo` and off-the-record are
 //! [`Switch`]es every descendant holds, so `.set yolo false` or `.otr` reaches a
-//! sub-agent that is already running; an agent run's budget is one [`Budget`] the whole
+//! sub-agent that is already running; the permission rules are the parent's (a project's
+//! or an ACP session's included); an agent run's budget is one [`Budget`] the whole
 //! tree (MCP sampling included) charges. Approvals and questions go to the parent's
 //! approver and asker, labelled with who asks; cancelling the parent cancels the child.
 
@@ -37,6 +38,8 @@ pub(crate) struct Lineage {
     pub(super) cancel: CancellationToken,
     pub(super) yolo: Switch,
     pub(super) mode: crate::config::permissions::ModeDial,
+    /// The permission rules in force (the project's and the session's included).
+    pub(super) rules: Arc<crate::config::permissions::Rules>,
     pub(super) otr: Switch,
     pub(super) user_tools: bool,
     pub(super) budget: Option<Arc<Budget>>,
@@ -71,6 +74,7 @@ impl Lineage {
             cancel: ctx.cancel.clone(),
             yolo: ctx.tool_policy.yolo.clone(),
             mode: ctx.tool_policy.mode.clone(),
+            rules: Arc::clone(&ctx.tool_policy.rules),
             otr: ctx.otr.clone(),
             user_tools: ctx.user_tools,
             budget: ctx.budget.clone(),
@@ -139,6 +143,7 @@ impl Lineage {
         child.ctx.depth = self.depth + 1;
         child.ctx.tool_policy.yolo = self.yolo.clone();
         child.ctx.tool_policy.mode = self.mode.clone();
+        child.ctx.tool_policy.rules = Arc::clone(&self.rules);
         // Its own settings (its agent's config, its role) may only tighten the tree's.
         child.ctx.tool_policy.child = true;
         child.ctx.otr = self.otr.clone();

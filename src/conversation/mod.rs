@@ -27,6 +27,7 @@ pub mod catalog;
 mod context;
 mod engine;
 mod exit;
+pub mod history;
 mod hooked;
 pub mod info;
 mod lineage;
@@ -151,6 +152,10 @@ pub struct ConversationSpec {
     pub controls: crate::client::Controls,
     /// Off the record: nothing is written, and tools that write or run are not offered.
     pub otr: bool,
+    /// Keep the conversation as history when it had no session: at close it is saved as
+    /// an autonamed session unless off the record or `save_session: false` (see
+    /// [`policy::keeps_history`]). The terminal's drivers set it; servers do not.
+    pub history: bool,
     /// Offer the model no tools, whatever the configuration says (a server whose
     /// `api.tools` are off).
     pub no_tools: bool,
@@ -215,6 +220,8 @@ pub struct Conversation {
     /// [`Conversation::close`] (empty otherwise: each turn and save takes its own).
     held: SessionHold,
     force_save: bool,
+    /// [`ConversationSpec::history`].
+    history: bool,
     label: String,
     notices: Notify,
     warnings: Vec<String>,
@@ -301,9 +308,17 @@ impl Conversation {
                 .map(|server| state.mcp.add(server)),
         );
         ctx.controls = spec.controls;
+        ctx.controls.effort = ctx.controls.effort.or(state.config.reasoning_effort);
         ctx.function_calling_support &= !spec.no_tools;
         ctx.editor_files = spec.editor_files;
         ctx.add_dirs = spec.add_dirs;
+        // `--add-dir` admits file tools as `additional_directories` does, not only commands.
+        ctx.tool_policy.additional_directories.extend(
+            ctx.add_dirs
+                .iter()
+                .map(|d| crate::tool::paths::resolve(&ctx.cwd, &d.to_string_lossy()).path)
+                .map(|d| d.to_string_lossy().into_owned()),
+        );
         if let Some(project) = spec.project_permissions {
             let mut permissions = state.config.permissions.clone();
             permissions.extend(project);
@@ -350,6 +365,7 @@ impl Conversation {
             hold_session: spec.hold_session,
             held: SessionHold::default(),
             force_save: spec.force_save,
+            history: spec.history,
             label,
             notices,
             warnings: Vec::new(),
@@ -777,10 +793,12 @@ impl Conversation {
             let outer = std::mem::replace(&mut self.ctx.cancel, run_cancel.clone());
             let own_budget = self.ctx.budget.is_none();
             if own_budget {
-                self.ctx.budget = self.ctx.agent.as_ref().and_then(|a| {
-                    let config = &a.def.config;
-                    crate::usage::Budget::new(config.max_tokens, config.max_cost, run_cancel)
-                });
+                // An agent's own limits, else `max_cost` (`--max-budget-usd`) for a plain run.
+                let (max_tokens, max_cost) = match &self.ctx.agent {
+                    Some(a) => (a.def.config.max_tokens, a.def.config.max_cost),
+                    None => (None, self.state().config.max_cost),
+                };
+                self.ctx.budget = crate::usage::Budget::new(max_tokens, max_cost, run_cancel);
             }
             let result = self.run_continuing(input, options, emitter).await;
             if let Err(e) = &result {
@@ -893,8 +911,9 @@ impl Conversation {
         })
     }
 
-    /// Gives an agent that may spawn sub-agents its supervisor (once per activation). A
-    /// sub-agent got its place in the team when it was opened.
+    /// Gives an agent that may spawn sub-agents its supervisor (once per activation), and
+    /// a conversation without an agent its delegating one (each run). A sub-agent got its
+    /// place in the team when it was opened.
     fn install_supervisor(&mut self) {
         let spawns = self
             .ctx
@@ -904,7 +923,9 @@ impl Conversation {
         if spawns && self.ctx.supervisor.is_none() {
             self.ctx.supervisor = Some(Arc::new(supervisor::Supervisor::root(self)));
         } else if !spawns && self.ctx.depth == 0 {
-            self.ctx.supervisor = None;
+            // Without an agent it may delegate (`task`), with this run's settings.
+            self.ctx.supervisor = supervisor::Supervisor::delegating(self)
+                .map(|s| Arc::new(s) as Arc<dyn crate::tool::agents::Supervisor>);
         }
     }
 
@@ -1011,6 +1032,12 @@ impl Conversation {
         let saved = if policy::save_after_run(&self.ctx, self.force_save) {
             self.apply(Command::SaveSession(None), emitter).await
         } else {
+            if self.history
+                && self.engine.state().config.history
+                && policy::keeps_history(&self.ctx)
+            {
+                self.save_history(emitter).await;
+            }
             Ok(Applied::default())
         };
         emitter.flush();
@@ -1026,6 +1053,37 @@ impl Conversation {
             failure: self.failure.take(),
             saved,
             session,
+        }
+    }
+
+    /// Keeps a conversation that had no session as history: an autonamed session
+    /// (`_/<timestamp>-<first words>`) in the conversation's store (an agent's own when
+    /// one is used), then the store trimmed to `history_max_sessions`/`history_max_mb`.
+    /// No model is asked for a title and no event is sent: history is quiet, and a
+    /// failure to keep it is a warning, never the run's failure.
+    async fn save_history(&mut self, emitter: &dyn Emitter) {
+        let state = Arc::clone(self.engine.state());
+        let kept = self.ctx.keep_as_history(&state).await;
+        let store = self.ctx.sessions(&state);
+        let limits = crate::session::history::Limits {
+            max_sessions: state.config.history_max_sessions,
+            max_bytes: state.config.history_max_mb.saturating_mul(1024 * 1024),
+        };
+        let kept = match kept {
+            Ok(()) => crate::session::history::prune(&*store, limits)
+                .await
+                .map(|_| ())
+                .map_err(CoreError::from),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = kept {
+            let sink = crate::conversation::Sink::for_context(&self.ctx, emitter);
+            sink.emit(loki_protocol::event::Event::Notice(
+                loki_protocol::event::Notice::warning(format!(
+                    "could not keep this conversation in the history: {e}"
+                )),
+            ));
+            sink.flush();
         }
     }
 

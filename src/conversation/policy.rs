@@ -5,7 +5,10 @@
 //! save_session`, `save_session:` in config.yaml). Only a changed ("dirty") session is
 //! ever saved implicitly.
 //! - Leaving it interactively (`.exit session`, Ctrl-D): `true` saves (the temporary
-//!   session under an autoname), `false` discards, unset asks.
+//!   session under an autoname), `false` discards, unset asks — except for a session
+//!   from the history (`_/…`), which is saved.
+//! - A conversation without a session is kept as history when it closes
+//!   ([`keeps_history`]).
 //! - Leaving it unattended (SIGTERM, SIGHUP, a lost terminal): saved unless `false`.
 //! - At the end of a one-shot, `-e` or headless run: a named session is saved unless
 //!   `false`; the temporary session only with `true` (or `--save-session`).
@@ -45,6 +48,13 @@ fn temporary(ctx: &RequestContext) -> bool {
         .is_some_and(|s| s.name() == crate::session::TEMP_SESSION)
 }
 
+fn autonamed(ctx: &RequestContext) -> bool {
+    ctx.session
+        .as_ref()
+        .and_then(crate::session::handle::SessionHandle::alias)
+        .is_some_and(crate::session::id::SessionAlias::is_autoname)
+}
+
 /// Leaving the session interactively.
 pub(super) fn on_leave(ctx: &RequestContext) -> OnLeave {
     if !dirty(ctx) {
@@ -53,6 +63,8 @@ pub(super) fn on_leave(ctx: &RequestContext) -> OnLeave {
     match setting(ctx) {
         Some(true) => OnLeave::Save,
         Some(false) => OnLeave::Discard,
+        // A conversation from the history (`_/…`) goes on being history: kept unasked.
+        None if autonamed(ctx) => OnLeave::Save,
         None => OnLeave::Ask,
     }
 }
@@ -69,6 +81,21 @@ pub(super) fn save_after_run(ctx: &RequestContext, forced: bool) -> bool {
     }
     let setting = setting(ctx);
     forced || (dirty(ctx) && setting != Some(false) && (!temporary(ctx) || setting == Some(true)))
+}
+
+/// Whether a conversation without a session is kept as history when it closes: it said
+/// something, it is the user's own (not a sub-agent's), not off the record, not a dry
+/// run, and neither `save_session: false` nor `history: false` is set.
+pub(super) fn keeps_history(ctx: &RequestContext) -> bool {
+    ctx.session.is_none()
+        && ctx.depth == 0
+        && !ctx.otr.get()
+        && !ctx.dry_run
+        && ctx.save_session != Some(false)
+        && ctx
+            .history
+            .iter()
+            .any(|m| m.role == loki_wire::message::Role::Assistant)
 }
 
 /// Whether the session is saved when it is closed (`save_session: true`), so the

@@ -183,6 +183,31 @@ impl Conversation {
         crate::conversation::engine::rewind::turns(&self.ctx)
     }
 
+    /// The text of the conversation's `n`-th prompt (1-based), for `.edit message N`.
+    pub fn user_message(&self, n: usize) -> Option<String> {
+        let index = crate::conversation::engine::fork::user_message_index(&self.ctx.history, n)?;
+        self.ctx
+            .history
+            .get(index)
+            .map(loki_wire::message::Message::text_content)
+    }
+
+    /// What loki's tools changed in files in the last turn that changed any, or over
+    /// the whole conversation when `session`, as a unified diff (unsanitised); empty when
+    /// nothing changed.
+    pub fn diff(&self, session: bool) -> String {
+        let Some(recorder) = &self.ctx.checkpoints else {
+            return String::new();
+        };
+        let turns = self.checkpoints();
+        let shown = if session {
+            &turns[..]
+        } else {
+            &turns[turns.len().saturating_sub(1)..]
+        };
+        crate::checkpoint::diff::render(recorder.store(), shown)
+    }
+
     /// The text report `what` (`.info …`, `.tool-results`); none when there is nothing
     /// to report (no session, no agent, no tool call in the last turn).
     pub fn report(&self, what: Report) -> Option<String> {

@@ -25,8 +25,9 @@ use crate::jsonrpc::{Closed, Framing, JsonRpc, RequestError};
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long to wait for diagnostics to be published after opening or changing a file.
-const DIAGNOSTICS_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long `lsp_diagnostics` waits for diagnostics to be published after opening or
+/// changing a file (after an edit, `lsp_diagnostics_timeout` applies instead).
+pub(super) const DIAGNOSTICS_TIMEOUT: Duration = Duration::from_secs(10);
 /// After diagnostics arrive, how long to wait for a second batch (servers that publish
 /// quick syntax errors first and the rest when the analysis is done).
 const SETTLE: Duration = Duration::from_millis(250);
@@ -280,13 +281,22 @@ impl Server {
         Ok((version, true))
     }
 
+    /// The diagnostics last published for `uri` and the text the server was last given
+    /// (before a change: what the edit is compared with).
+    pub(super) async fn published(&self, uri: &str) -> Option<(Vec<Value>, String)> {
+        let items = self.shared.latest(uri)?.items;
+        let text = self.documents.lock().await.get(uri)?.text.clone();
+        Some((items, text))
+    }
+
     /// The diagnostics of `uri` once it holds `text`; `None` when the server published
-    /// none in time.
+    /// none by `deadline`.
     pub(super) async fn diagnostics(
         &self,
         uri: &str,
         language: &str,
         text: &str,
+        deadline: Instant,
         cancel: &CancellationToken,
     ) -> Result<Option<Vec<Value>>, LspError> {
         let mut changes = self.shared.changes.subscribe();
@@ -298,7 +308,7 @@ impl Server {
                 .request(
                     "textDocument/diagnostic",
                     params,
-                    DIAGNOSTICS_TIMEOUT,
+                    deadline.saturating_duration_since(Instant::now()),
                     cancel,
                 )
                 .await
@@ -318,7 +328,6 @@ impl Server {
         }
         let seen = before.map_or(0, |p| p.seq);
         let fresh = |p: &Published| p.seq > seen && p.version.is_none_or(|v| v >= version);
-        let deadline = Instant::now() + DIAGNOSTICS_TIMEOUT;
         let mut settle: Option<Instant> = None;
         loop {
             if !self.alive() {

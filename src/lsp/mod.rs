@@ -1,4 +1,6 @@
-//! Language servers for the `lsp_diagnostics` and `lsp_references` tools.
+//! Language servers for the `lsp_diagnostics` and `lsp_references` tools, and for the
+//! diagnostics `fs_write`, `fs_edit` and `fs_patch` add to their results
+//! ([`LspPool::after_edit`]).
 //!
 //! The servers come from `lsp_servers` (keyed by language, each with the file extensions
 //! it handles). None starts with loki: the first call for a file starts the server of its
@@ -11,6 +13,7 @@
 //! answers follow edits the model made meanwhile. Output is plain text, one line per
 //! diagnostic or location, paths relative to the root, capped at [`MAX_LINES`] lines.
 
+mod after_edit;
 mod client;
 pub(crate) mod convert;
 mod rpc;
@@ -18,11 +21,12 @@ mod rpc;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use client::Server;
+use client::{DIAGNOSTICS_TIMEOUT, Server};
 use convert::{Encoding, file_uri, line_of, to_chars, to_units, uri_path};
 
 pub use crate::config::LspServer as LspConfig;
@@ -33,6 +37,8 @@ pub const MAX_LINES: usize = 200;
 pub const MAX_FILE: u64 = 8 * 1024 * 1024;
 /// The longest message or source line shown, in characters.
 const MAX_TEXT: usize = 300;
+/// The longest `lsp_diagnostics_timeout` honoured, in seconds.
+const MAX_EDIT_TIMEOUT_SECS: f64 = 600.0;
 
 /// Why a language server could not answer.
 #[derive(Debug, thiserror::Error)]
@@ -62,10 +68,21 @@ type Slot = Arc<tokio::sync::Mutex<Option<Arc<Server>>>>;
 
 /// The configured language servers, started lazily (one per language and root), stopped
 /// with loki.
-#[derive(Default)]
 pub struct LspPool {
     configs: BTreeMap<String, LspConfig>,
     servers: Mutex<HashMap<(String, PathBuf), Slot>>,
+    /// How long an edit waits for diagnostics (`lsp_diagnostics_timeout`; zero: not at all).
+    edit_timeout: Duration,
+    /// Cancelled by [`LspPool::shutdown`]: stops servers still starting (their start runs
+    /// in its own task, see [`LspPool::server`]). Replaced afterwards, so the pool can be
+    /// used again.
+    stopping: Mutex<CancellationToken>,
+}
+
+impl Default for LspPool {
+    fn default() -> Self {
+        Self::new(BTreeMap::new())
+    }
 }
 
 impl std::fmt::Debug for LspPool {
@@ -75,6 +92,19 @@ impl std::fmt::Debug for LspPool {
             .field("running", &self.slots().len())
             .finish()
     }
+}
+
+/// A file inside a root that a configured server handles.
+struct Located<'a> {
+    /// Canonical.
+    root: PathBuf,
+    /// Canonical.
+    file: PathBuf,
+    /// The file relative to the root, as shown.
+    relative: String,
+    /// Its `lsp_servers` key and entry.
+    language: &'a str,
+    config: &'a LspConfig,
 }
 
 /// A file ready to be asked about.
@@ -97,7 +127,19 @@ impl LspPool {
         Self {
             configs: servers,
             servers: Mutex::default(),
+            edit_timeout: Duration::from_secs_f64(
+                crate::config::DEFAULT_LSP_DIAGNOSTICS_TIMEOUT_SECS,
+            ),
+            stopping: Mutex::default(),
         }
+    }
+
+    /// The pool with `seconds` as `lsp_diagnostics_timeout` (0, negative or not a number:
+    /// edits do not wait for diagnostics).
+    pub fn with_edit_timeout(mut self, seconds: f64) -> Self {
+        let seconds = if seconds.is_nan() { 0.0 } else { seconds };
+        self.edit_timeout = Duration::from_secs_f64(seconds.clamp(0.0, MAX_EDIT_TIMEOUT_SECS));
+        self
     }
 
     /// Whether no server is configured.
@@ -106,7 +148,7 @@ impl LspPool {
     }
 
     fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<(String, PathBuf), Slot>> {
-        self.servers.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.servers)
     }
 
     /// The configured server for `file`, by extension (first match in key order).
@@ -124,6 +166,11 @@ impl LspPool {
     }
 
     /// The running server of `language` for `root`, started if needed.
+    ///
+    /// The start runs in its own task: a caller that stops waiting (cancelled, or an edit
+    /// out of time) leaves the server starting for the next call instead of killing it
+    /// half-way, so a server slower to start than `lsp_diagnostics_timeout` is still
+    /// ready for later edits. Only [`LspPool::shutdown`] stops a start.
     async fn server(
         &self,
         language: &str,
@@ -131,33 +178,37 @@ impl LspPool {
         root: &Path,
         cancel: &CancellationToken,
     ) -> Result<Arc<Server>, LspError> {
+        if cancel.is_cancelled() {
+            return Err(LspError::Cancelled);
+        }
         let slot = Arc::clone(
             self.slots()
                 .entry((language.to_string(), root.to_path_buf()))
                 .or_default(),
         );
-        let mut slot = tokio::select! {
+        let stopping = lock(&self.stopping).clone();
+        let (language, config, root) = (language.to_string(), config.clone(), root.to_owned());
+        let starting = tokio::spawn(async move {
+            let mut slot = slot.lock_owned().await;
+            if let Some(server) = slot.as_ref().filter(|s| s.alive()) {
+                return Ok(Arc::clone(server));
+            }
+            // A server that went away is dropped (and killed) before its successor starts.
+            *slot = None;
+            let server = Arc::new(Server::start(&language, &config, &root, &stopping).await?);
+            *slot = Some(Arc::clone(&server));
+            Ok(server)
+        });
+        tokio::select! {
             biased;
-            () = cancel.cancelled() => return Err(LspError::Cancelled),
-            slot = slot.lock() => slot,
-        };
-        if let Some(server) = slot.as_ref().filter(|s| s.alive()) {
-            return Ok(Arc::clone(server));
+            () = cancel.cancelled() => Err(LspError::Cancelled),
+            started = starting => started
+                .map_err(|e| LspError::Failed(format!("the language server's start failed: {e}")))?,
         }
-        // A server that went away is dropped (and killed) before its successor starts.
-        *slot = None;
-        let server = Arc::new(Server::start(language, config, root, cancel).await?);
-        *slot = Some(Arc::clone(&server));
-        Ok(server)
     }
 
-    /// Reads `file` (inside `root`) and finds its server.
-    async fn target(
-        &self,
-        root: &Path,
-        file: &Path,
-        cancel: &CancellationToken,
-    ) -> Result<Target, LspError> {
+    /// Where `file` is (inside `root`, both canonical), and which server handles it.
+    fn locate(&self, root: &Path, file: &Path) -> Result<Located<'_>, LspError> {
         let root = canonical(root)?;
         let file = canonical(file)?;
         let relative = match file.strip_prefix(&root) {
@@ -173,7 +224,34 @@ impl LspPool {
         let (language, config) = self
             .language_of(&file)
             .ok_or_else(|| LspError::NoServer(PathBuf::from(&relative)))?;
-        let text = read_text(&file, &relative).await?;
+        Ok(Located {
+            root,
+            file,
+            relative,
+            language,
+            config,
+        })
+    }
+
+    /// Finds the server of a located file that holds `text` (read from disk when `None`),
+    /// starting it if needed.
+    async fn target(
+        &self,
+        located: Located<'_>,
+        text: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<Target, LspError> {
+        let Located {
+            root,
+            file,
+            relative,
+            language,
+            config,
+        } = located;
+        let text = match text {
+            Some(text) => text,
+            None => read_text(&file, &relative).await?,
+        };
         let server = self.server(language, config, &root, cancel).await?;
         Ok(Target {
             language: language.to_string(),
@@ -194,10 +272,17 @@ impl LspPool {
         file: &Path,
         cancel: &CancellationToken,
     ) -> Result<String, LspError> {
-        let target = self.target(root, file, cancel).await?;
+        let target = self.target(self.locate(root, file)?, None, cancel).await?;
+        let deadline = tokio::time::Instant::now() + DIAGNOSTICS_TIMEOUT;
         let published = target
             .server
-            .diagnostics(&target.uri, &target.language_id, &target.text, cancel)
+            .diagnostics(
+                &target.uri,
+                &target.language_id,
+                &target.text,
+                deadline,
+                cancel,
+            )
             .await?;
         let Some(items) = published else {
             return Ok(format!(
@@ -223,7 +308,7 @@ impl LspPool {
         column: u32,
         cancel: &CancellationToken,
     ) -> Result<String, LspError> {
-        let target = self.target(root, file, cancel).await?;
+        let target = self.target(self.locate(root, file)?, None, cancel).await?;
         let index = line.saturating_sub(1) as usize;
         let Some(source) = line_of(&target.text, index) else {
             return Err(LspError::Failed(format!(
@@ -251,7 +336,9 @@ impl LspPool {
     }
 
     /// Stops every running server: `shutdown` and `exit`, a short wait, then a kill.
+    /// Servers still starting are stopped at once.
     pub async fn shutdown(&self) {
+        std::mem::take(&mut *lock(&self.stopping)).cancel();
         // Taken out first: the lock is not held across the awaits.
         let slots = std::mem::take(&mut *self.slots());
         let stops = slots.into_values().map(|slot| async move {
@@ -262,6 +349,11 @@ impl LspPool {
         });
         futures_util::future::join_all(stops).await;
     }
+}
+
+/// A lock whose holder panicking does not matter (the data stays consistent).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn canonical(path: &Path) -> Result<PathBuf, LspError> {
@@ -351,6 +443,38 @@ fn capped(lines: Vec<String>, what: &str) -> String {
     out
 }
 
+/// A diagnostic's severity word (an unstated severity counts as an error).
+fn severity(item: &Value) -> &'static str {
+    match item["severity"].as_u64() {
+        Some(2) => "warning",
+        Some(3) => "info",
+        Some(4) => "hint",
+        _ => "error",
+    }
+}
+
+/// One diagnostic as `path:line:col: severity[code]: message`, with its position (to
+/// sort by).
+fn diagnostic_row(
+    item: &Value,
+    shown: &str,
+    text: &str,
+    encoding: Encoding,
+) -> ((u64, u64), String) {
+    let (line, column) = position(&item["range"]["start"], Some(text), encoding);
+    let severity = severity(item);
+    let code = match &item["code"] {
+        Value::String(code) => format!("[{}]", one_line(code)),
+        Value::Number(code) => format!("[{code}]"),
+        _ => String::new(),
+    };
+    let message = one_line(item["message"].as_str().unwrap_or_default());
+    (
+        (line, column),
+        format!("{shown}:{line}:{column}: {severity}{code}: {message}"),
+    )
+}
+
 /// Diagnostics as `path:line:col: severity[code]: message` lines, in file order.
 fn format_diagnostics(items: &[Value], shown: &str, text: &str, encoding: Encoding) -> String {
     if items.is_empty() {
@@ -358,25 +482,7 @@ fn format_diagnostics(items: &[Value], shown: &str, text: &str, encoding: Encodi
     }
     let mut rows: Vec<((u64, u64), String)> = items
         .iter()
-        .map(|item| {
-            let (line, column) = position(&item["range"]["start"], Some(text), encoding);
-            let severity = match item["severity"].as_u64() {
-                Some(2) => "warning",
-                Some(3) => "info",
-                Some(4) => "hint",
-                _ => "error",
-            };
-            let code = match &item["code"] {
-                Value::String(code) => format!("[{}]", one_line(code)),
-                Value::Number(code) => format!("[{code}]"),
-                _ => String::new(),
-            };
-            let message = one_line(item["message"].as_str().unwrap_or_default());
-            (
-                (line, column),
-                format!("{shown}:{line}:{column}: {severity}{code}: {message}"),
-            )
-        })
+        .map(|item| diagnostic_row(item, shown, text, encoding))
         .collect();
     rows.sort_by_key(|(at, _)| *at);
     capped(

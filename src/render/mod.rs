@@ -266,6 +266,7 @@ impl TerminalEmitter {
                 self.handle(inner, Event::Notice(Notice::info(progress.message)));
             }
             Event::Retry(retry) => self.handle(inner, Event::Notice(retry.notice())),
+            Event::ModelFallback(fallback) => self.handle(inner, Event::Notice(fallback.notice())),
             Event::SessionCompressing => self.after_answer(inner, "compressing the session…"),
             Event::SessionCompressed(done) => {
                 let message = format!(

@@ -40,7 +40,25 @@ impl Repl {
                 self.println(&self.conv.report(Report::Permissions).unwrap_or_default())
             }
             Action::Rewind => self.rewind().await,
+            Action::Diff { session } => {
+                let diff = self.conv.diff(session);
+                let scope = if session {
+                    "this session"
+                } else {
+                    "the last turn"
+                };
+                if diff.is_empty() {
+                    self.note(&format!("loki's tools changed no files in {scope}"));
+                } else {
+                    // `println` sanitises: file contents are untrusted.
+                    self.println(diff.trim_end());
+                }
+            }
             Action::Sessions(text) => self.list_sessions(text.as_deref()).await,
+            Action::Resume(key) => {
+                self.resume(key.as_deref()).await;
+                self.prepare_mcp();
+            }
             Action::Mcp(op) => self.mcp(op).await,
             Action::InfoAgent => {
                 self.println_or(self.conv.report(Report::Agent), "no agent is active")
@@ -77,6 +95,7 @@ impl Repl {
                 self.println_or(self.conv.report(Report::Session), "no session is open")
             }
             Action::Copy => self.copy_answer(),
+            Action::PasteImage => self.paste_image().await,
             Action::ToolResults => match self.conv.report(Report::ToolResults) {
                 Some(text) => self.println(&text),
                 None => self.note("the last turn called no tools"),
@@ -85,10 +104,12 @@ impl Repl {
                 Some(text) => self.println(&text),
                 None => self.note("no background jobs (execute_command with background: true)"),
             },
+            Action::Init => self.init_agents_md().await,
             Action::EditConfig => self.edit_config().await,
             Action::EditAgentConfig => self.edit_agent_config(),
             Action::EditRole => self.edit_role().await,
             Action::EditSession => self.edit_session().await,
+            Action::EditMessage(n) => self.edit_message(n).await,
             Action::SaveRole(name) => {
                 self.apply(Command::SaveRole(name)).await;
             }

@@ -1,5 +1,6 @@
 //! Tab completion: dot-commands (fuzzy), `.model` ids with their descriptions, `.set`
-//! keys and values, role, session, knowledge-base and macro names, file paths after `.file`.
+//! keys and values, role, session, knowledge-base and macro names, file paths after `.file`,
+//! and paths after `@` anywhere in a line (fuzzy, git-ignored ones last).
 
 use std::sync::{Arc, RwLock};
 
@@ -77,6 +78,9 @@ impl LokiCompleter {
     /// Suggestions for `line` with the cursor at `pos`.
     pub fn suggest(&self, line: &str, pos: usize) -> Vec<Suggestion> {
         let line = &line[..pos.min(line.len())];
+        if let Some((at, typed)) = mention_at_end(line) {
+            return complete_mention(at, typed, line.len());
+        }
         if let Some(typed) = line.strip_prefix('/')
             && !typed.contains(char::is_whitespace)
         {
@@ -480,6 +484,46 @@ fn complete_path(line: &str) -> Vec<Suggestion> {
     out
 }
 
+/// The `@` mention the cursor is in, if any: where its `@` is and what follows it
+/// (an opening quote included, for a quoted mention not closed yet).
+fn mention_at_end(line: &str) -> Option<(usize, &str)> {
+    let starts_word = |at: usize| {
+        line[..at]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace)
+    };
+    for quote in ["@\"", "@'"] {
+        if let Some(at) = line.rfind(quote)
+            && starts_word(at)
+            && !line[at + 2..].contains(&quote[1..])
+        {
+            return Some((at, &line[at + 1..]));
+        }
+    }
+    let word_start = line.rfind(char::is_whitespace).map_or(0, |i| {
+        i + line[i..].chars().next().map_or(1, char::len_utf8)
+    });
+    line[word_start..]
+        .strip_prefix('@')
+        .map(|typed| (word_start, typed))
+}
+
+/// Paths for the `@` mention at `at`, fuzzily (`crate::mention::completions`).
+fn complete_mention(at: usize, typed: &str, end: usize) -> Vec<Suggestion> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Vec::new();
+    };
+    crate::mention::completions(&cwd, typed)
+        .into_iter()
+        .filter(|c| is_plain(&c.value))
+        .map(|c| {
+            let note = c.ignored.then(|| "git-ignored".to_string());
+            suggestion(&c.value, note, at, end, !c.is_dir)
+        })
+        .collect()
+}
+
 /// Text from a file (a description, a starter) as the menu may show it: one line, control
 /// characters escaped.
 fn shown(text: &str) -> String {
@@ -673,6 +717,16 @@ mod tests {
         assert!(values(c.suggest(".set tem", 8)).contains(&"temperature".to_string()));
         assert_eq!(values(c.suggest(".set stream f", 13)), ["false"]);
         assert!(c.suggest("hello", 5).is_empty());
+    }
+
+    #[test]
+    fn the_mention_under_the_cursor() {
+        assert_eq!(mention_at_end("explain @no"), Some((8, "no")));
+        assert_eq!(mention_at_end("@src/ma"), Some((0, "src/ma")));
+        assert_eq!(mention_at_end("read @\"my no"), Some((5, "\"my no")));
+        assert_eq!(mention_at_end("read @\"my notes.txt\" and"), None);
+        assert_eq!(mention_at_end("mail me@exa"), None);
+        assert_eq!(mention_at_end("explain it"), None);
     }
 
     #[test]

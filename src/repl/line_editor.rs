@@ -1,6 +1,7 @@
 //! Building the reedline editor: key bindings (emacs or vi, Alt-Enter / Ctrl-J for a new
-//! line, Tab for completion, Ctrl-O for the external editor), persistent history, the
-//! `:::` multi-line validator, dot-command highlighting and history hints.
+//! line, Tab for completion, Ctrl-O for the external editor, Ctrl-V to paste an image),
+//! persistent history, the `:::` multi-line validator, dot-command highlighting and
+//! history hints.
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -97,6 +98,9 @@ fn open_history(path: &Path) -> Option<FileBackedHistory> {
 
 /// What Shift-Tab asks the REPL for: the next permission mode.
 pub const NEXT_MODE: &str = "loki:next-permission-mode";
+/// What Ctrl-V asks the REPL for: the clipboard's image, for the next prompt (text is
+/// pasted by the terminal itself, as a bracketed paste).
+pub const PASTE: &str = "loki:paste-image";
 
 fn add_common(keys: &mut Keybindings) {
     keys.add_binding(
@@ -126,6 +130,11 @@ fn add_common(keys: &mut Keybindings) {
         KeyModifiers::CONTROL,
         KeyCode::Char('o'),
         ReedlineEvent::OpenEditor,
+    );
+    keys.add_binding(
+        KeyModifiers::CONTROL,
+        KeyCode::Char('v'),
+        ReedlineEvent::ExecuteHostCommand(PASTE.into()),
     );
 }
 

@@ -17,15 +17,19 @@ mod actions;
 pub mod completer;
 mod create;
 mod history;
+mod init;
 mod interrupt;
 mod leave;
 pub mod line_editor;
 mod mcp;
+mod message_edit;
+mod paste;
 pub mod prompt;
 pub mod rag;
 mod rewind;
 mod session_edit;
 mod sessions;
+mod status_line;
 mod turn_input;
 pub(crate) use turn_input::{hold_startup_keys, release_startup_keys};
 mod vault;
@@ -85,6 +89,10 @@ struct Repl {
     pending: std::collections::VecDeque<String>,
     /// A line typed during the last turn without Enter, put back in the prompt.
     partial: String,
+    /// Images pasted (Ctrl-V, `.paste`) for the next prompt, as `data:` URLs.
+    pasted: Vec<String>,
+    /// The `status_line` command's last line, shown above the prompt.
+    status_line: status_line::StatusLineCache,
 }
 
 /// Runs the REPL until `.exit` or Ctrl-D; returns the exit status.
@@ -135,6 +143,8 @@ pub async fn run(
         live,
         pending: std::collections::VecDeque::new(),
         partial: String::new(),
+        pasted: Vec::new(),
+        status_line: status_line::StatusLineCache::default(),
     };
     repl.sync_completion();
     repl.banner();
@@ -228,6 +238,7 @@ impl Repl {
                 terminal = crate::term::ask::one_at_a_time() => terminal,
                 signal = stop.wait() => return Ok(self.terminate(signal).await),
             };
+            self.show_status_line().await;
             let prompt = self.prompt();
             let read = self
                 .ask_user(move || {
@@ -270,6 +281,10 @@ impl Repl {
                 Signal::HostCommand(command) if command == line_editor::NEXT_MODE => {
                     self.handle_line(".mode next").await
                 }
+                Signal::HostCommand(command) if command == line_editor::PASTE => {
+                    self.paste_image().await;
+                    Next::Stay
+                }
                 _ => Next::Stay,
             };
             if let Next::Quit(code) = next {
@@ -304,10 +319,13 @@ impl Repl {
         self.perform(action).await
     }
 
-    async fn ask(&mut self, input: UserInput) {
+    async fn ask(&mut self, mut input: UserInput) {
+        // Images pasted since the last prompt go with this one.
+        input.images.append(&mut self.pasted);
         let token = self.cancel.clone();
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::with_live_view(opts, Some(token), Arc::clone(&self.live));
+        crate::mention::attach(self.state(), &self.conv, &mut input, &emitter);
         // Lines typed meanwhile (unseen: no echo) are queued and go in at the turn's next
         // step; what is left runs after it.
         let queue = Arc::clone(&self.queue);
@@ -413,10 +431,11 @@ impl Repl {
 
     /// `.role <name> <text>`: one message with the role; the conversation's role, model
     /// and settings are restored afterwards.
-    async fn ask_with_role(&mut self, name: &str, input: UserInput) {
+    async fn ask_with_role(&mut self, name: &str, mut input: UserInput) {
         let token = self.cancel.clone();
         let opts = TerminalOptions::detect(&self.state().terminal, &self.display, false);
         let emitter = TerminalEmitter::with_live_view(opts, Some(token), Arc::clone(&self.live));
+        crate::mention::attach(self.state(), &self.conv, &mut input, &emitter);
         let quiet = turn_input::QuietInput::start();
         let result = self
             .conv
@@ -734,6 +753,21 @@ impl Repl {
         self.note(&format!("reloaded {}", path.display()));
     }
 
+    /// The `status_line` command's line above the prompt, cut to the terminal's width.
+    async fn show_status_line(&mut self) {
+        let Some(config) = self.state().config.status_line.clone() else {
+            return;
+        };
+        let status = self.conv.status();
+        if let Some(line) = self.status_line.line(&config, &status).await
+            && !line.is_empty()
+        {
+            use crate::render::screenful::{cut, terminal_width};
+            let line = cut(&line, terminal_width().max(8));
+            self.print_styled(&self.theme().paint(Style::Dim, &line));
+        }
+    }
+
     fn prompt(&self) -> prompt::LokiPrompt {
         let config = &self.state().config;
         let vars = self.prompt_vars();
@@ -905,6 +939,7 @@ fn quiet_during(action: &Action) -> bool {
             | Action::Exit
             | Action::EditRole
             | Action::EditSession
+            | Action::EditMessage(_)
             | Action::EditConfig
             | Action::EditAgentConfig
             | Action::EditRagDocs

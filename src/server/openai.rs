@@ -162,6 +162,7 @@ pub(super) fn controls(
         seed,
         format,
         tool_choice,
+        effort: None,
     })
 }
 

@@ -580,6 +580,17 @@ impl SessionStore for FileSessionStore {
         Ok(FileSessionStore::list(self))
     }
 
+    async fn stored_bytes(&self, meta: &SessionMeta) -> u64 {
+        let Some(id) = meta.id else { return 0 };
+        let Ok(entries) = std::fs::read_dir(self.session_dir(id)) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    }
     async fn is_stored(&self, id: SessionId) -> bool {
         FileSessionStore::is_stored(self, id)
     }

@@ -11,7 +11,9 @@
 pub mod compress;
 pub mod export;
 pub mod file_store;
+pub mod fork;
 pub mod handle;
+pub mod history;
 pub mod id;
 pub mod lock;
 pub mod pg_store;

@@ -167,6 +167,11 @@ pub trait SessionStore: Send + Sync {
     async fn list(&self) -> Result<Vec<SessionMeta>, SessionError>;
     /// Whether the session has been stored.
     async fn is_stored(&self, id: SessionId) -> bool;
+    /// Roughly how many bytes the session takes in storage, for `history_max_mb`; 0 when
+    /// the store cannot tell cheaply (a database counts sessions only).
+    async fn stored_bytes(&self, _meta: &SessionMeta) -> u64 {
+        0
+    }
     /// Whether the store answers now (a server's readiness).
     async fn healthy(&self) -> bool {
         true

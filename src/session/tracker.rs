@@ -244,8 +244,12 @@ impl Tracker {
             None if is_temp => Some(autoname_alias(handle.lock().get().autoname.as_deref())),
             None => None,
         };
-        if let Some(name) = new_name {
-            store.rename(handle, SessionAlias::new(name)?).await?;
+        match new_name {
+            Some(name) if is_temp && rename.is_none() => {
+                rename_unique(store, handle, &name).await?;
+            }
+            Some(name) => store.rename(handle, SessionAlias::new(name)?).await?,
+            None => {}
         }
         fill(handle.lock().get_mut());
         let stored = store.save(handle).await?;
@@ -281,6 +285,27 @@ impl Tracker {
         Ok(format!(
             "session `{old_name}` was changed by another loki process while this conversation rewrote its past; saved this conversation as a new session `{alias}` (`{old_name}` keeps the other changes)"
         ))
+    }
+}
+
+/// Renames a temporary session to the autoname `name`, or `name-2`, `name-3`… when
+/// another run saved one under it in the same second (history saves every run).
+async fn rename_unique(
+    store: &dyn SessionStore,
+    handle: &mut SessionHandle,
+    name: &str,
+) -> Result<(), SessionError> {
+    let mut n = 1;
+    loop {
+        let candidate = if n == 1 {
+            name.to_string()
+        } else {
+            format!("{name}-{n}")
+        };
+        match store.rename(handle, SessionAlias::new(candidate)?).await {
+            Err(SessionError::AliasInUse { .. }) if n < 100 => n += 1,
+            other => return other,
+        }
     }
 }
 

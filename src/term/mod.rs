@@ -6,6 +6,7 @@ pub mod approval;
 pub mod ask;
 pub mod clipboard;
 pub mod editor;
+pub mod history_picker;
 pub mod json_lines;
 pub mod line_prompt;
 pub mod pager;

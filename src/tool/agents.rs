@@ -1,4 +1,6 @@
-//! The sub-agent tools: `agent__spawn/check/collect/list/cancel` to run other agents as
+//! The sub-agent tools: `task` (Claude Code's `Task`: delegate one task to a sub-agent
+//! and get its answer back, offered to every conversation with tools unless
+//! `delegation: false`), `agent__spawn/check/collect/list/cancel` to run other agents as
 //! sub-conversations, `agent__task_*` for a task queue with dependencies whose unblocked
 //! tasks start their agents, `agent__send_message` / `agent__check_inbox` between the
 //! agents of a tree, and `agent__reply_escalation` to answer a sub-agent's question. An
@@ -39,6 +41,9 @@ pub enum AgentTool {
     CheckInbox,
     /// Answer a sub-agent's question.
     ReplyEscalation,
+    /// Run a sub-agent of a type (`explore`, `plan`, `general`, or an agent) on a task
+    /// and wait for its answer: delegation from a plain conversation.
+    Task,
 }
 
 /// Every sub-agent tool, in the order they are offered.
@@ -59,6 +64,9 @@ pub const ALL: [AgentTool; 12] = [
 
 /// The tools of an agent in a tree that may not spawn: it can still talk to the others.
 pub const MESSAGING: [AgentTool; 2] = [AgentTool::SendMessage, AgentTool::CheckInbox];
+
+/// The tools of a conversation that delegates (no agent, `delegation` on).
+pub const DELEGATING: [AgentTool; 1] = [AgentTool::Task];
 
 /// What a conversation knows of one of its sub-agents (`.agents`).
 #[derive(Debug, Clone, PartialEq)]
@@ -133,12 +141,13 @@ impl AgentTool {
             Self::SendMessage => "agent__send_message",
             Self::CheckInbox => "agent__check_inbox",
             Self::ReplyEscalation => "agent__reply_escalation",
+            Self::Task => "task",
         }
     }
 
     /// Finds a tool by function name.
     pub fn find(name: &str) -> Option<Self> {
-        ALL.into_iter().find(|t| t.name() == name)
+        ALL.into_iter().chain(DELEGATING).find(|t| t.name() == name)
     }
 
     /// The declaration sent to the model.
@@ -211,6 +220,15 @@ impl AgentTool {
                     "reply": {"type": "string", "description": "The answer"}
                 }, "required": ["escalation_id", "reply"]}),
             ),
+            // Declared with every request of a conversation with tools, so as short as
+            // it can be: Claude's `description` argument is accepted, not declared.
+            Self::Task => (
+                "Delegate a self-contained task to a sub-agent (explore, plan: read-only; general; or an agent's name); returns its answer.",
+                json!({"type": "object", "properties": {
+                    "prompt": {"type": "string"},
+                    "subagent_type": {"type": "string"}
+                }, "required": ["prompt", "subagent_type"]}),
+            ),
         };
         ToolSpec {
             name: self.name().into(),
@@ -230,6 +248,10 @@ impl AgentTool {
             cancel: env.cancel,
             budget: env.budget,
         };
-        Ok(supervisor.handle(self, args, turn).await?.to_string())
+        // `task` answers with the sub-agent's text; the other tools with JSON.
+        Ok(match supervisor.handle(self, args, turn).await? {
+            Value::String(answer) => answer,
+            result => result.to_string(),
+        })
     }
 }

@@ -69,7 +69,7 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "fs_read",
-        description: "Read a text file with line numbers, or list a directory.",
+        description: "Read a file (numbered lines), an image, or a directory.",
         effect: Effect::Read,
         params: &[
             ("path", "string", true, ""),
@@ -280,11 +280,17 @@ pub(super) fn run<'a>(
 ) -> BoxFuture<'a, Result<String, ToolError>> {
     Box::pin(async move {
         match tool.name {
-            "fs_cat" => read_edited(env, &path_arg(env, args)?.path).await,
+            "fs_cat" => {
+                let path = path_arg(env, args)?.path;
+                match super::image::read(env, &path)? {
+                    Some(image) => Ok(image),
+                    None => read_edited(env, &path).await,
+                }
+            }
             "fs_ls" => list_dir(&path_arg(env, args)?.path),
             "fs_read" => fs_read(env, args).await,
             "fs_write" => fs_write(env, args, grant).await,
-            "fs_patch" => fs_patch(env, args, grant),
+            "fs_patch" => fs_patch(env, args, grant).await,
             "fs_edit" => fs_edit(env, args, grant).await,
             "fs_mkdir" => {
                 let target = confined::place(env.cwd, &path_arg(env, args)?, grant.outside)?;
@@ -320,11 +326,14 @@ fn path_arg(env: &ToolEnv<'_>, args: &Value) -> Result<Resolved, ToolError> {
 }
 
 /// `fs_read`: numbered lines of a file from `offset` (1-based), `limit` of them; a
-/// directory is listed.
+/// directory is listed; an image is given to a vision model ([`super::image`]).
 async fn fs_read(env: &ToolEnv<'_>, args: &Value) -> Result<String, ToolError> {
     let p = path_arg(env, args)?;
     if p.path.is_dir() {
         return list_dir(&p.path);
+    }
+    if let Some(image) = super::image::read(env, &p.path)? {
+        return Ok(image);
     }
     let text = read_edited(env, &p.path).await?;
     let offset = opt_usize(args, "offset").unwrap_or(1).max(1);
@@ -338,18 +347,16 @@ async fn fs_write(env: &ToolEnv<'_>, args: &Value, grant: Grant) -> Result<Strin
     // Where a change lands, opened so that it cannot be redirected out of the tree.
     let target = confined::place(env.cwd, &resolved, grant.outside)?;
     let contents = str_arg(args, "contents")?;
-    let _kept = Kept::new(env, &resolved.path);
+    let kept = Kept::new(env, &resolved.path);
     write_edited(env, &resolved.path, &target, contents).await?;
-    Ok(format!(
-        "wrote {} bytes to {}",
-        contents.len(),
-        target.shown()
-    ))
+    drop(kept);
+    let done = format!("wrote {} bytes to {}", contents.len(), target.shown());
+    Ok(with_diagnostics(env, &resolved, contents, done).await)
 }
 
 /// `fs_patch`: applies a unified diff to the file (on disk: an editor's unsaved buffer
 /// is not patched).
-fn fs_patch(env: &ToolEnv<'_>, args: &Value, grant: Grant) -> Result<String, ToolError> {
+async fn fs_patch(env: &ToolEnv<'_>, args: &Value, grant: Grant) -> Result<String, ToolError> {
     let resolved = path_arg(env, args)?;
     let target = confined::place(env.cwd, &resolved, grant.outside)?;
     let patched = patched(
@@ -357,9 +364,11 @@ fn fs_patch(env: &ToolEnv<'_>, args: &Value, grant: Grant) -> Result<String, Too
         str_arg(args, "contents")?,
         target.shown(),
     )?;
-    let _kept = Kept::new(env, &resolved.path);
+    let kept = Kept::new(env, &resolved.path);
     target.replace(patched.as_bytes())?;
-    Ok(format!("patched {}", target.shown()))
+    drop(kept);
+    let done = format!("patched {}", target.shown());
+    Ok(with_diagnostics(env, &resolved, &patched, done).await)
 }
 
 /// `fs_edit`: replaces `old_string` with `new_string` in the file (as the editor holds it).
@@ -368,13 +377,31 @@ async fn fs_edit(env: &ToolEnv<'_>, args: &Value, grant: Grant) -> Result<String
     let target = confined::place(env.cwd, &resolved, grant.outside)?;
     let before = read_edited(env, &resolved.path).await?;
     let (after, count) = edited(&before, args, target.shown())?;
-    let _kept = Kept::new(env, &resolved.path);
+    let kept = Kept::new(env, &resolved.path);
     write_edited(env, &resolved.path, &target, &after).await?;
-    Ok(format!(
+    drop(kept);
+    let done = format!(
         "replaced {count} occurrence{} in {}",
         if count == 1 { "" } else { "s" },
         target.shown()
-    ))
+    );
+    Ok(with_diagnostics(env, &resolved, &after, done).await)
+}
+
+/// `done` (an edit's result) followed by the errors the file's language server reports
+/// now that it holds `text` ([`crate::lsp::LspPool::after_edit`]); unchanged when no
+/// server handles the file or it is outside the working tree.
+async fn with_diagnostics(env: &ToolEnv<'_>, file: &Resolved, text: &str, done: String) -> String {
+    let Some(pool) = env.lsp.filter(|pool| !pool.is_empty() && file.inside) else {
+        return done;
+    };
+    match pool
+        .after_edit(&paths::root(env.cwd), &file.path, text, env.cancel)
+        .await
+    {
+        Some(block) => format!("{done}\n\n{block}"),
+        None => done,
+    }
 }
 
 /// Gives the file `text` through the editor that holds it, else on disk.

@@ -281,9 +281,9 @@ fn why_asked(permitted: Permitted, hook_asks: bool, reach: &Reach) -> Option<Str
             (Some(_), _) if reach.admitted => None,
             (Some(path), _) => Some(format!(
                 "`{path}` is outside the working directory, and such a path is asked about \
-                 every time: auto_approve_tools, allow rules, accept-edits and --add-dir do not \
-                 cover it; --yolo or a PreToolUse hook's allow does, or run loki in a directory \
-                 that contains it"
+                 every time: auto_approve_tools, allow rules and accept-edits do not cover it; \
+                 --add-dir (or .add-dir) with its directory, --yolo or a PreToolUse hook's allow \
+                 does, or run loki in a directory that contains it"
             )),
             (None, true) => Some(
                 "deleting a directory with its contents is asked about every time: \

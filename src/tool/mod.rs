@@ -21,6 +21,7 @@ pub mod escalate;
 mod fences;
 mod gate;
 pub mod hidden_env;
+pub mod image;
 pub mod jobs;
 pub mod load;
 pub mod lsp;

@@ -154,6 +154,10 @@ async def main():
                 report["link"] = {"stop": response.stop_reason, "updates": editor.take()}
             except Exception as e:  # the agent's JSON-RPC error
                 report["link"] = {"error": str(e)}
+        elif scenario == "mention":
+            # `@path` in a prompt's text attaches the file, as in the CLI.
+            session = await conn.new_session(cwd=work, mcp_servers=[])
+            report["mention"] = await prompt(conn, editor, session.session_id, sys.argv[4])
         elif scenario == "edit":
             # An approved write: every update of its card, the last one included.
             editor.answers = ["allow_once"]

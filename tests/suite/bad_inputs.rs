@@ -163,10 +163,12 @@ impl Bench {
         let text = config(&server.base_url());
         std::fs::write(template.path().join("config/config.yaml"), text).expect("config");
         let bench = Self { template, server };
-        // The first run installs the built-in roles, macros, agents and tools.
+        // The first run installs the built-in roles, macros, agents and tools (and keeps
+        // no history, so the cases start without a sessions directory).
         bench.server.set_default(openai::text_stream(&["ok"]));
+        let quiet = [("LOKI_HISTORY".to_string(), "false".to_string())];
         let out = bench
-            .command(bench.template.path(), &["hi".to_string()], &[])
+            .command(bench.template.path(), &["hi".to_string()], &quiet)
             .output()
             .expect("first run");
         assert!(out.status.success(), "{out:?}");
@@ -356,10 +358,16 @@ impl Bench {
         }
         if !case.writes {
             let after = snapshot(&config_dir);
+            // The conversation history (saved by default: autonamed `_/…` sessions and
+            // their state) is what a run keeps, not a change to the user's files.
+            let history = |k: &std::path::Path| {
+                let k = k.to_string_lossy();
+                k.starts_with("sessions/by-name/_/") || k.starts_with("sessions/by-id/")
+            };
             let changed: Vec<String> = before
                 .keys()
                 .chain(after.keys())
-                .filter(|k| before.get(*k) != after.get(*k))
+                .filter(|k| before.get(*k) != after.get(*k) && !history(k))
                 .map(|k| k.display().to_string())
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()

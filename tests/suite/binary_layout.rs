@@ -158,5 +158,8 @@ fn the_math_library_is_not_loaded() {
         .unwrap();
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(listed.contains("libc.so"), "no loader trace: {listed}");
-    assert!(!listed.contains("libm.so"), "libm is still loaded: {listed}");
+    assert!(
+        !listed.contains("libm.so"),
+        "libm is still loaded: {listed}"
+    );
 }

@@ -116,8 +116,9 @@ async fn converse(
 fn conversations_in_one_process_never_cross() {
     let env = TestEnv::new();
     let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    // Each conversation declares only its own MCP tools (no `task`: delegation off).
     env.write_config(&format!(
-        "mcp_start_wait: 30\n{}",
+        "mcp_start_wait: 30\ndelegation: false\n{}",
         cfg.replace(
             "      - name: text-only",
             "      - name: other\n        supports_function_calling: true\n      - name: text-only"

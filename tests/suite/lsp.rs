@@ -393,3 +393,202 @@ fn a_cancelled_call_returns_at_once() {
         "{result:?}"
     );
 }
+
+/// `lsp_servers` plus `extra` config lines, every tool enabled.
+fn lsp_env_with(servers: Value, extra: &str) -> TestEnv {
+    let env = lsp_env(servers);
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("{extra}\n{cfg}"));
+    env
+}
+
+/// A "language server" that never answers anything (not even `initialize`).
+fn silent_server() -> Value {
+    json!({"hang": {"command": "sleep", "args": ["600"], "extensions": ["txt"]}})
+}
+
+#[test]
+fn edits_that_break_a_file_carry_its_new_errors() {
+    let (env, log) = fake_env();
+    env.write("a.txt", "fine\n");
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_write",
+        r#"{"path":"a.txt","contents":"fine\nERROR one\n"}"#,
+    )]));
+    env.server.push(openai::tool_call_stream(&[(
+        "c2",
+        "fs_edit",
+        r#"{"path":"a.txt","old_string":"fine","new_string":"ERROR two"}"#,
+    )]));
+    env.server.push(openai::tool_call_stream(&[(
+        "c3",
+        "fs_patch",
+        r#"{"path":"a.txt","contents":"--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-ERROR two\n+WARN two\n ERROR one\n"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Broken."]));
+    loki(&env, &log)
+        .args(["--yolo", "edit a.txt"])
+        .assert()
+        .success();
+    let requests = env.server.requests();
+    let result = |n: usize| tool_results(&requests[n].json()).pop().unwrap().1;
+    assert_eq!(
+        result(1),
+        "wrote 15 bytes to a.txt\n\n[diagnostics after the edit: 1 error]\n\
+         a.txt:2:1: error: found ERROR"
+    );
+    // The new error first; the one from before is marked.
+    assert_eq!(
+        result(2),
+        "replaced 1 occurrence in a.txt\n\n\
+         [diagnostics after the edit: 2 errors; 1 of them before the edit too]\n\
+         a.txt:1:1: error: found ERROR\n\
+         a.txt:2:1: error: found ERROR (before the edit)"
+    );
+    // A warning is listed (there are few).
+    assert_eq!(
+        result(3),
+        "patched a.txt\n\n\
+         [diagnostics after the edit: 1 error, 1 warning; 1 of them before the edit too]\n\
+         a.txt:1:1: warning: found WARN\n\
+         a.txt:2:1: error: found ERROR (before the edit)"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("a.txt")).unwrap(),
+        "WARN two\nERROR one\n"
+    );
+    assert_eq!(starts(&log).len(), 1);
+}
+
+#[test]
+fn a_clean_edit_adds_nothing_to_the_result() {
+    let (env, log) = fake_env();
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_write",
+        r#"{"path":"a.txt","contents":"all fine\n"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Clean."]));
+    loki(&env, &log)
+        .args(["--yolo", "write a.txt"])
+        .assert()
+        .success();
+    assert_eq!(last_results(&env), ["wrote 9 bytes to a.txt"]);
+    // The server was asked (and found nothing).
+    assert_eq!(starts(&log).len(), 1);
+}
+
+#[test]
+fn a_server_that_never_answers_does_not_hold_up_the_edit() {
+    let env = lsp_env_with(silent_server(), "lsp_diagnostics_timeout: 1");
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_write",
+        r#"{"path":"a.txt","contents":"ERROR\n"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Written."]));
+    let started = Instant::now();
+    env.loki()
+        .args(["--yolo", "write a.txt"])
+        .assert()
+        .success();
+    // Neither the edit nor loki's exit waits for the server's 30 s start time-out.
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    assert_eq!(
+        last_results(&env),
+        ["wrote 6 bytes to a.txt\n\n\
+          [diagnostics after the edit: none from the `hang` language server within 1 s]"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("a.txt")).unwrap(),
+        "ERROR\n"
+    );
+}
+
+#[test]
+fn a_server_that_crashes_leaves_the_edit_done_with_a_note() {
+    let (env, log) = fake_env();
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_write",
+        r#"{"path":"a.txt","contents":"ERROR\n"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Written."]));
+    loki(&env, &log)
+        .env("FAKE_LSP_CRASH", "1")
+        .args(["--yolo", "write a.txt"])
+        .assert()
+        .success();
+    let result = last_results(&env).pop().unwrap();
+    assert!(
+        result.starts_with(
+            "wrote 6 bytes to a.txt\n\n[diagnostics after the edit: unavailable: language server `fake`"
+        ) && result.contains("exit status: 3")
+            && result.ends_with(']'),
+        "{result}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("a.txt")).unwrap(),
+        "ERROR\n"
+    );
+}
+
+#[test]
+fn without_a_server_for_the_file_an_edit_does_not_wait() {
+    // A server that would hold every edit up for the whole 30 s, but only for `.txt`.
+    let env = lsp_env_with(silent_server(), "");
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_write",
+        r#"{"path":"b.md","contents":"ERROR\n"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Written."]));
+    let started = Instant::now();
+    env.loki()
+        .env("LOKI_LSP_DIAGNOSTICS_TIMEOUT", "30")
+        .args(["--yolo", "write b.md"])
+        .assert()
+        .success();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert_eq!(last_results(&env), ["wrote 6 bytes to b.md"]);
+    // No server configured at all: the same.
+    let env = TestEnv::new();
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("enabled_tools: all\nload_tools_after: 0\n{cfg}"));
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_write",
+        r#"{"path":"a.txt","contents":"ERROR\n"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Written."]));
+    let started = Instant::now();
+    env.loki()
+        .env("LOKI_LSP_DIAGNOSTICS_TIMEOUT", "30")
+        .args(["--yolo", "write a.txt"])
+        .assert()
+        .success();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert_eq!(last_results(&env), ["wrote 6 bytes to a.txt"]);
+}
+
+#[test]
+fn a_timeout_of_zero_turns_diagnostics_after_edits_off() {
+    let (env, log) = fake_env();
+    env.server.push(openai::tool_call_stream(&[(
+        "c1",
+        "fs_write",
+        r#"{"path":"a.txt","contents":"ERROR\n"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Written."]));
+    loki(&env, &log)
+        .env("LOKI_LSP_DIAGNOSTICS_TIMEOUT", "0")
+        .args(["--yolo", "write a.txt"])
+        .assert()
+        .success();
+    assert_eq!(last_results(&env), ["wrote 6 bytes to a.txt"]);
+    assert!(!log.exists(), "a language server started");
+}

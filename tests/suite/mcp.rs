@@ -125,7 +125,8 @@ fn meta_functions_search_describe_and_invoke_with_approval() {
     let notes_path = notes.path().display().to_string();
     let env = mcp_env(
         json!({"test": {"type": "stdio", "command": server_bin(), "env": {"MCP_TEST_NOTES": notes_path}}}),
-        "enabled_mcp_servers: test\nmcp_tool_exposure: meta\n",
+        // Only the meta functions are declared (not `task`, which delegation adds).
+        "enabled_mcp_servers: test\nmcp_tool_exposure: meta\ndelegation: false\n",
     );
     env.server.push(openai::tool_call_stream(&[
         (

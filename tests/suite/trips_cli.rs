@@ -336,7 +336,7 @@ fn built_ins_hidden_by_visible_tools_still_run_through_their_wrappers() {
         .success();
     assert_eq!(stdout(&out).trim(), "read it");
     let requests = env.server.requests();
-    assert_eq!(declared(&requests[0].json()), ["peek"]);
+    assert_eq!(declared(&requests[0].json()), ["peek", "task"]);
     let results = super::tools::tool_results(&requests[1].json());
     assert!(results[0].1.contains("alpha"), "{results:?}");
 }

@@ -40,6 +40,16 @@ pub enum Command {
     OpenSessionWithHistory(String),
     /// Save the open session, optionally under a new name (`.save session [name]`).
     SaveSession(Option<String>),
+    /// Go on in a new session (named, else `<name>-fork-<time>`) holding a copy of the
+    /// open one and the conversation so far (`.fork [name]`, `--fork-session`); the
+    /// stored original is not written.
+    ForkSession(Option<String>),
+    /// Drop the conversation from its `user_message`-th prompt (1-based) on, a fork
+    /// point (`.edit message N`, which then sends the edited prompt); the files stay.
+    CutConversation {
+        /// Which prompt, counting the user's messages from 1.
+        user_message: usize,
+    },
     /// Close the open session, saving it first when `save` (`.exit session`; the save
     /// policy or the user decided).
     CloseSession {
@@ -98,6 +108,10 @@ pub enum Command {
     /// Go off the record (`.otr`): nothing is written from now on, in this conversation
     /// and every descendant. Refused while a session is open.
     OffTheRecord,
+    /// Let commands and file tools write one more directory (`.add-dir DIR`, as
+    /// `--add-dir`): file tools treat it as part of the working tree and the sandbox makes
+    /// it writable. Only the user at the root of a tree may widen what it reaches.
+    AddDir(String),
     /// Record `owner` as the open session's owner, unless it has one (a session the
     /// server creates for an API key belongs to that key's subject), and `approvals`
     /// (`ask`, `auto`, `deny`) as how the server decides its tool calls.

@@ -98,6 +98,9 @@ pub enum Event {
     Usage(Usage),
     /// A failed model call is tried again after a pause.
     Retry(Retry),
+    /// The model stayed overloaded (429, 5xx) after its retries, so the call went to the
+    /// next of `fallback_models`, which answered.
+    ModelFallback(ModelFallback),
     /// The session's older messages are being summarised.
     SessionCompressing,
     /// The session was compressed.
@@ -355,6 +358,27 @@ impl Retry {
             std::time::Duration::from_millis(self.delay_ms).as_secs_f64(),
             self.attempt,
             self.max
+        ))
+    }
+}
+
+/// Payload of [`Event::ModelFallback`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelFallback {
+    /// The model that failed (`client:model`).
+    pub from: String,
+    /// The model that answered instead.
+    pub to: String,
+    /// Why `from` was given up, in a few words.
+    pub reason: String,
+}
+
+impl ModelFallback {
+    /// The fallback as a warning line: `` `a` answered HTTP 503; answered by `b` ``.
+    pub fn notice(&self) -> Notice {
+        Notice::warning(format!(
+            "{} ({}); answered by {}",
+            self.reason, self.from, self.to
         ))
     }
 }

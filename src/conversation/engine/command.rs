@@ -115,6 +115,7 @@ pub const SETTABLE: &[(&str, &str)] = &[
     ("temperature", "<0..2|null>"),
     ("top_p", "<0..1|null>"),
     ("max_output_tokens", "<number|null>"),
+    ("reasoning_effort", "<low|medium|high|null>"),
     ("stream", "<true|false>"),
     ("dry_run", "<true|false>"),
     ("save", "<true|false>"),
@@ -146,6 +147,7 @@ pub fn apply<'a>(
             && matches!(
                 command,
                 Command::SaveSession(_)
+                    | Command::ForkSession(_)
                     | Command::OpenSession(_)
                     | Command::OpenSessionWithHistory(_)
                     | Command::DeleteSession(_)
@@ -162,6 +164,12 @@ pub fn apply<'a>(
             }
             Command::SaveSession(rename) => {
                 save_session(state, ctx, rename.as_deref(), emitter).await
+            }
+            Command::ForkSession(name) => {
+                super::fork::fork_session(state, ctx, name.as_deref(), emitter).await
+            }
+            Command::CutConversation { user_message } => {
+                super::fork::cut_conversation(state, ctx, user_message, emitter).await
             }
             Command::CloseSession { save, rename } => {
                 if ctx.session.is_none() {
@@ -292,7 +300,7 @@ pub(super) async fn save_open_session(
 }
 
 #[inline(never)]
-fn save_session<'a>(
+pub(super) fn save_session<'a>(
     state: &'a AppState,
     ctx: &'a mut RequestContext,
     rename: Option<&'a str>,
@@ -397,7 +405,10 @@ fn confirm(
         Command::UseRag(name) => use_rag(state, ctx, name),
         Command::ExitRag => exit_rag(ctx),
         Command::ClaimSession { owner, approvals } => claim_session(ctx, owner, approvals),
+        Command::AddDir(dir) => super::confinement::add_dir(state, ctx, &dir),
         Command::SaveSession(_)
+        | Command::ForkSession(_)
+        | Command::CutConversation { .. }
         | Command::CloseSession { .. }
         | Command::CompressSession
         | Command::OpenSession(_)
@@ -878,6 +889,17 @@ fn set(
         "model" => confirm(state, ctx, Command::SetModel(value.to_string())),
         "temperature" | "top_p" => set_sampling(state, ctx, &setting),
         "save_session" => set_save_session(state, ctx, &setting),
+        "reasoning_effort" => {
+            ctx.controls.effort = if setting.null() {
+                state.config.reasoning_effort
+            } else {
+                Some(
+                    crate::config::effort::Effort::parse(value)
+                        .ok_or_else(|| setting.invalid("low, medium, high, or null"))?,
+                )
+            };
+            Ok(setting.confirmed())
+        }
         "compression_threshold" => set_compression_threshold(state, ctx, &setting),
         "max_output_tokens" => {
             ctx.max_output_tokens = if setting.null() {

@@ -157,3 +157,63 @@ pub fn describe(sandbox: Option<&Sandbox>, network: bool) -> String {
         Err(why) => format!("{} (commands are refused: {why})", sandbox.mode()),
     }
 }
+
+/// `.add-dir DIR` (the REPL's `--add-dir`): one more directory file tools treat as part
+/// of the working tree and the sandbox lets commands write, for the rest of the
+/// conversation and the sub-agents it starts. Only the user at the root of a tree may
+/// widen it (a sub-agent or a server's session held to its root may not), and only to a
+/// directory that exists, so a typo does not silently admit nothing.
+pub(in crate::conversation) fn add_dir(
+    state: &AppState,
+    ctx: &mut crate::conversation::context::RequestContext,
+    dir: &str,
+) -> Result<String, crate::error::CoreError> {
+    use crate::error::CoreError;
+    let dir = dir.trim();
+    if dir.is_empty() {
+        return Ok(match ctx.add_dirs.len() {
+            0 => "no directories added (.add-dir DIR adds one)".into(),
+            _ => format!(
+                "added directories: {}",
+                ctx.add_dirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+    let held = ctx.sandbox.as_ref().is_some_and(|s| s.held_to_root());
+    if ctx.depth > 0 || held {
+        return Err(CoreError::Conflict(
+            "only the user at the root of a conversation may add directories".into(),
+        ));
+    }
+    let path = crate::tool::paths::resolve(&ctx.cwd, dir).path;
+    if !path.is_dir() {
+        return Err(CoreError::InvalidRequest(format!(
+            "{} is not a directory",
+            path.display()
+        )));
+    }
+    if !ctx.add_dirs.contains(&path) {
+        ctx.add_dirs.push(path.clone());
+        let shown = path.to_string_lossy().into_owned();
+        ctx.tool_policy.additional_directories.push(shown);
+    }
+    if let Some(mode) = ctx.sandbox.as_ref().map(|s| s.mode()) {
+        ctx.sandbox = build(
+            state,
+            &ctx.cwd,
+            mode,
+            &ctx.add_dirs,
+            &ctx.tool_policy.rules,
+            false,
+        )
+        .map_err(|e| CoreError::Conflict(e.to_string()))?;
+    }
+    Ok(format!(
+        "added {}: file tools may reach it and commands may write it",
+        path.display()
+    ))
+}

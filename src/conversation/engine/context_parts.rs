@@ -22,6 +22,8 @@ pub struct ContextParts {
     pub project: Option<String>,
     /// The skills index.
     pub skills: Option<String>,
+    /// `--append-system-prompt`, last (the run's own conversation only).
+    pub appended: Option<String>,
     /// Warnings for the user: workspace files too large to read.
     pub notices: Vec<String>,
 }
@@ -55,6 +57,11 @@ impl ContextParts {
                 Tool::Skills(skills) => skills.index(),
                 _ => None,
             }),
+            appended: state
+                .config
+                .append_system_prompt
+                .clone()
+                .filter(|text| ctx.depth == 0 && !text.trim().is_empty()),
         }
     }
 
@@ -62,10 +69,16 @@ impl ContextParts {
     /// none).
     pub fn add_to(self, messages: &mut Vec<Message>) {
         // The notices are the caller's to emit; they are not part of the prompt.
-        let parts: Vec<String> = [self.workspace, self.memory, self.project, self.skills]
-            .into_iter()
-            .flatten()
-            .collect();
+        let parts: Vec<String> = [
+            self.workspace,
+            self.memory,
+            self.project,
+            self.skills,
+            self.appended,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         if parts.is_empty() {
             return;
         }
@@ -233,7 +246,7 @@ pub fn report(
         system: count_tokens(&framing, counter),
         workspace: optional(&parts.workspace),
         memory: optional(&parts.memory),
-        project: optional(&parts.project) + optional(&parts.skills),
+        project: optional(&parts.project) + optional(&parts.skills) + optional(&parts.appended),
         tools: if specs.is_empty() {
             0
         } else {

@@ -3,10 +3,12 @@
 //! history up to the answer being extended or replaced. Also the input-size check and
 //! what `--dry-run` shows.
 
+use super::emitter::Sink;
 use super::turn::TurnKind;
 use crate::conversation::context::RequestContext;
 use crate::error::CoreError;
-use loki_wire::message::{Message, Role};
+use loki_protocol::event::{Event, Notice};
+use loki_wire::message::{Content, ContentPart, Message, Role, Text};
 
 /// The messages for `kind`, and the kind with the user message as the role framed it.
 /// What the model is told in plan mode.
@@ -124,6 +126,62 @@ fn summarise_stale(messages: &mut [Message], turns: usize) {
         let id = message.tool_call_id.clone();
         *message = Message::text(Role::Tool, summary);
         message.tool_call_id = id;
+    }
+}
+
+/// What an image left out of a request becomes, so the model knows one was there.
+const IMAGE_LEFT_OUT: &str = "[an image was here; not sent: this model cannot see images]";
+
+/// Images are never sent to a model without vision: those the history holds (attached,
+/// pasted or read by a tool while a vision model was in use, before `-m` or `.model`
+/// switched) are replaced by a line saying so, and one notice per turn says how many.
+/// What is sent only: the history keeps them for a model that can see them.
+pub(super) fn leave_out_images(ctx: &RequestContext, messages: &mut [Message], sink: &Sink<'_>) {
+    if ctx.model.config.supports_vision {
+        return;
+    }
+    let dropped = drop_images(messages);
+    if dropped > 0 {
+        sink.emit(Event::Notice(Notice::info(format!(
+            "{dropped} image(s) in the conversation not sent: `{}` cannot see images (-m a vision model to include them)",
+            ctx.model.id()
+        ))));
+    }
+}
+
+/// Replaces every image part with [`IMAGE_LEFT_OUT`], a message of parts becoming plain
+/// text (servers of text-only models may not take parts at all); how many were dropped.
+fn drop_images(messages: &mut [Message]) -> usize {
+    let mut dropped = 0;
+    for message in messages {
+        let Content::Parts(parts) = &message.content else {
+            continue;
+        };
+        let images = count_images(message);
+        if images == 0 {
+            continue;
+        }
+        dropped += images;
+        let text: Vec<&str> = parts
+            .iter()
+            .map(|p| match p {
+                ContentPart::Text { text } => text.as_str(),
+                ContentPart::ImageUrl { .. } => IMAGE_LEFT_OUT,
+            })
+            .collect();
+        message.content = Content::Text(Text::from(text.join("\n")));
+    }
+    dropped
+}
+
+/// The image parts of `message`.
+fn count_images(message: &Message) -> usize {
+    match &message.content {
+        Content::Parts(parts) => parts
+            .iter()
+            .filter(|p| matches!(p, ContentPart::ImageUrl { .. }))
+            .count(),
+        Content::Text(_) => 0,
     }
 }
 
@@ -257,5 +315,33 @@ mod repeated_tests {
         assert_eq!(messages[0].tool_call_id.as_deref(), Some("a"));
         assert_eq!(messages[1].text_content(), "short");
         assert_eq!(messages[2].text_content(), big);
+    }
+}
+
+#[cfg(test)]
+mod image_tests {
+    use super::*;
+
+    #[test]
+    fn images_become_a_line_and_parts_plain_text() {
+        let mut with_image = Message::text(Role::User, "");
+        with_image.content = Content::Parts(vec![
+            ContentPart::Text {
+                text: "what is this?".into(),
+            },
+            ContentPart::ImageUrl {
+                image_url: loki_wire::message::ImageUrl {
+                    url: "data:image/png;base64,AA==".into(),
+                },
+            },
+        ]);
+        let mut messages = vec![with_image, Message::text(Role::Assistant, "a cat")];
+        assert_eq!(drop_images(&mut messages), 1);
+        assert_eq!(
+            messages[0].content,
+            Content::Text(Text::from(format!("what is this?\n{IMAGE_LEFT_OUT}")))
+        );
+        assert_eq!(messages[1].text_content(), "a cat");
+        assert_eq!(drop_images(&mut messages), 0);
     }
 }

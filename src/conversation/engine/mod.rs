@@ -9,6 +9,7 @@ mod compaction;
 pub mod confinement;
 pub mod context_parts;
 pub mod emitter;
+pub mod fork;
 pub mod mcp_sampling;
 mod messages;
 pub mod retrieval;

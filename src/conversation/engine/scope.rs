@@ -134,7 +134,12 @@ pub fn declared(state: &AppState, ctx: &RequestContext) -> Vec<Tool> {
         tools.extend(crate::tool::todo::ALL.into_iter().map(Tool::Todo));
     }
     if let Some(supervisor) = &ctx.supervisor {
-        tools.extend(supervisor.tools().into_iter().map(Tool::Agent));
+        let offered = supervisor.tools();
+        // `task` comes with the tools a conversation has: one without tools delegates
+        // nothing (its sub-agents' tools are worked out from its own).
+        if !tools.is_empty() || offered != crate::tool::agents::DELEGATING {
+            tools.extend(offered.into_iter().map(Tool::Agent));
+        }
     }
     tools.retain(|t| usable_here(state, ctx, t));
     // Skills, read on demand (an agent keeps to its own tools).

@@ -302,6 +302,7 @@ pub(super) async fn run_turn(
     emitter: &Sink<'_>,
 ) -> Result<RunOutcome, CoreError> {
     let (kind, mut messages) = super::messages::build(ctx, kind)?;
+    super::messages::leave_out_images(ctx, &mut messages, emitter);
     if ctx.dry_run {
         return Ok(dry_run(state, ctx, messages, emitter));
     }
@@ -1106,13 +1107,50 @@ fn apply_event(event: ProviderEvent, emitter: &Sink<'_>, out: &mut Collected) {
     }
 }
 
-/// Calls the provider, retrying retryable errors per the client's policy.
+/// Calls the provider, retrying retryable errors per the client's policy; a model still
+/// overloaded (429, 5xx) after its retries hands the call to the next of
+/// `fallback_models`, and the one that answers is announced as `model_fallback`.
 async fn open_stream(
     ctx: &RequestContext,
     request: &ChatRequest,
     emitter: &Sink<'_>,
 ) -> Result<ProviderStream, CoreError> {
-    open_stream_on(ctx, &ctx.model, ctx.provider.as_ref(), request, emitter).await
+    let mut result = open_stream_on(ctx, &ctx.model, ctx.provider.as_ref(), request, emitter).await;
+    let first = ctx.model.id();
+    // Why the conversation's model was given up: what the event reports.
+    let mut first_reason = None;
+    for (model, provider) in &ctx.fallbacks {
+        let reason = match &result {
+            Err(CoreError::Provider(err)) if overloaded(err) => short_reason(err),
+            _ => return result,
+        };
+        let next = model.id();
+        if next == first {
+            continue;
+        }
+        tracing::warn!("{reason}; trying fallback model {next}");
+        let reason = first_reason.get_or_insert(reason).clone();
+        result = open_stream_on(ctx, model, provider.as_ref(), request, emitter).await;
+        if result.is_ok() {
+            emitter.emit(Event::ModelFallback(loki_protocol::event::ModelFallback {
+                from: first,
+                to: next,
+                reason: loki_wire::secrets::redacted(reason),
+            }));
+            emitter.flush();
+            break;
+        }
+    }
+    result
+}
+
+/// Whether an error means the model is overloaded rather than the request wrong: what
+/// another model may answer.
+fn overloaded(err: &ProviderError) -> bool {
+    matches!(
+        err,
+        ProviderError::RateLimited { .. } | ProviderError::Server { .. }
+    )
 }
 
 /// [`open_stream`] on a given model and provider.

@@ -11,10 +11,14 @@
 //! team's inboxes, long answers summarised before the parent reads them, and the run's
 //! budget shared by the whole tree.
 //!
+//! A conversation without an agent gets a delegating supervisor instead
+//! ([`Supervisor::delegating`]), whose one tool is `task` ([`delegation`]).
+//!
 //! Limits: `max_concurrent_agents` running at once (default 4) and `max_agent_depth`
 //! levels of nesting (default 3). Dropping the supervisor (leaving the agent, ending the
 //! conversation) cancels every sub-agent still running.
 
+mod delegation;
 mod tasks;
 mod team;
 
@@ -32,6 +36,7 @@ use crate::error::CoreError;
 use crate::tool::ToolError;
 use crate::tool::agents::{AgentTool, SubAgentReport, Turn};
 use crate::usage::Budget;
+use delegation::Kind;
 use loki_protocol::command::Command;
 use loki_protocol::emitter::{Discard, Emitter};
 use loki_protocol::event::{AgentFinished, AgentStarted, Event};
@@ -54,6 +59,10 @@ struct Parent {
     lineage: super::lineage::Lineage,
     /// The model that summarises long answers.
     summary_model: String,
+    /// Its model, which built-in `task` sub-agents use.
+    model: String,
+    /// Its tools, from which a built-in `task` sub-agent's are worked out.
+    scope: crate::conversation::engine::scope::Wanted,
 }
 
 /// Why a sub-agent was not started (told to the model that asked).
@@ -110,6 +119,8 @@ struct Inner {
     /// This conversation's id in the team's messages (`parent` for the root).
     member: String,
     can_spawn: bool,
+    /// Offers `task` (a conversation without an agent, `delegation` on).
+    delegates: bool,
     max_concurrent: usize,
     max_depth: usize,
     summary_threshold: usize,
@@ -148,10 +159,31 @@ impl Supervisor {
             .map_or(DEFAULT_ESCALATION_TIMEOUT, Duration::from_secs);
         let board = Arc::clone(&conversation.questions);
         let team = Arc::new(Team::new(Arc::clone(&ctx.asker), board, timeout));
-        Self::new(conversation, team, ROOT.to_string(), true)
+        Self::new(conversation, team, ROOT.to_string(), (true, false))
     }
 
-    fn new(conversation: &Conversation, team: Arc<Team>, member: String, can_spawn: bool) -> Self {
+    /// The supervisor of a conversation without an agent that delegates with `task`:
+    /// none when `delegation` is off or the conversation is itself a sub-agent (a
+    /// sub-agent does not delegate further). Made again for each run, so its children
+    /// take the conversation's model, tools and directory as they are then.
+    pub(super) fn delegating(conversation: &Conversation) -> Option<Self> {
+        let ctx = &conversation.ctx;
+        let on = conversation.state().config.delegation && ctx.agent.is_none() && ctx.depth == 0;
+        on.then(|| {
+            let board = Arc::clone(&conversation.questions);
+            let asker = Arc::clone(&ctx.asker);
+            let team = Arc::new(Team::new(asker, board, DEFAULT_ESCALATION_TIMEOUT));
+            Self::new(conversation, team, ROOT.to_string(), (false, true))
+        })
+    }
+
+    /// `(can_spawn, delegates)`: the sub-agent tools it offers.
+    fn new(
+        conversation: &Conversation,
+        team: Arc<Team>,
+        member: String,
+        (can_spawn, delegates): (bool, bool),
+    ) -> Self {
         let ctx = &conversation.ctx;
         let config = ctx.agent.as_ref().map(|a| &a.def.config);
         let env = ctx
@@ -169,9 +201,12 @@ impl Supervisor {
                     summary_model: config
                         .and_then(|c| c.summarization_model.clone())
                         .unwrap_or_else(|| ctx.model.id()),
+                    model: ctx.model.id(),
+                    scope: crate::conversation::engine::scope::wanted(ctx),
                 },
                 member,
                 can_spawn,
+                delegates,
                 max_concurrent: config
                     .and_then(|c| c.max_concurrent_agents)
                     .unwrap_or(DEFAULT_CONCURRENT)
@@ -198,10 +233,10 @@ impl Inner {
         json!({"status": "error", "message": message.to_string()})
     }
 
-    /// Starts `agent` on `prompt` under the turn `cancel` cancels; its id.
+    /// Starts `kind` on `prompt` under the turn `cancel` cancels; its id.
     fn start(
         self: &Arc<Self>,
-        agent: String,
+        kind: Kind,
         prompt: String,
         cancel: &CancellationToken,
         budget: Option<Arc<Budget>>,
@@ -223,9 +258,10 @@ impl Inner {
                     max: inner.max_concurrent,
                 });
             }
+            let agent = kind.name().to_string();
             let id = format!("agent_{agent}_{:08x}", fastrand::u32(..));
             let conversation = inner
-                .open(&agent, &id, cancel.clone(), budget)
+                .open(&kind, &id, cancel.clone(), budget)
                 .await
                 .map_err(|e| SpawnError::Open {
                     agent: agent.clone(),
@@ -363,14 +399,16 @@ impl Inner {
     }
 
     /// Opens the sub-agent's conversation: a child of the spawning conversation under
-    /// the spawning turn's token and budget, its questions on the team's board.
+    /// the spawning turn's token and budget, its questions on the team's board. A
+    /// `task` sub-agent has no place in the team's messages.
     async fn open(
         self: &Arc<Self>,
-        agent: &str,
+        kind: &Kind,
         id: &str,
         cancel: CancellationToken,
         budget: Option<Arc<Budget>>,
     ) -> Result<Conversation, CoreError> {
+        let agent = kind.name();
         let conversation_id = loki_protocol::event::next_conversation_id();
         let lineage = super::lineage::Lineage {
             budget,
@@ -384,32 +422,45 @@ impl Inner {
             parent: lineage.parent.clone(),
             agent: agent.into(),
         };
-        let spec = ConversationSpec {
-            id: Some(conversation_id),
-            commands: vec![Command::UseAgent {
-                name: agent.to_string(),
-                variables: Vec::new(),
-                session: None,
-            }],
-            asker: Some(Arc::new(asker)),
-            cancel: Some(cancel),
+        let asker: Arc<dyn crate::tool::ask::Asker> = Arc::new(asker);
+        let spec = |model: Option<String>, commands: Vec<Command>| ConversationSpec {
+            id: Some(conversation_id.clone()),
+            model,
+            commands,
+            asker: Some(Arc::clone(&asker)),
+            cancel: Some(cancel.clone()),
             label: Some(agent.to_string()),
             observer: self.observer.clone(),
             ..ConversationSpec::default()
         };
-        let mut conversation = lineage.open(spec).await?;
+        let mut conversation = match kind {
+            Kind::Agent(name) => {
+                let use_agent = Command::UseAgent {
+                    name: name.clone(),
+                    variables: Vec::new(),
+                    session: None,
+                };
+                lineage.open(spec(None, vec![use_agent])).await?
+            }
+            Kind::Builtin(kind) => {
+                let spec = |model: String| spec(Some(model), Vec::new());
+                self.open_builtin(*kind, &lineage, spec).await?
+            }
+        };
         let spawns = conversation
             .ctx
             .agent
             .as_ref()
             .is_some_and(|a| a.def.config.can_spawn_agents);
-        let member = Supervisor::new(
-            &conversation,
-            Arc::clone(&self.team),
-            id.to_string(),
-            spawns,
-        );
-        conversation.ctx.supervisor = Some(Arc::new(member));
+        if spawns || !self.delegates {
+            let member = Supervisor::new(
+                &conversation,
+                Arc::clone(&self.team),
+                id.to_string(),
+                (spawns, false),
+            );
+            conversation.ctx.supervisor = Some(Arc::new(member));
+        }
         Ok(conversation)
     }
 
@@ -444,7 +495,7 @@ impl Inner {
             let mut started = Vec::new();
             for (task, agent, prompt) in ready {
                 let result = inner
-                    .start(agent.clone(), prompt, &cancel, budget.clone())
+                    .start(Kind::Agent(agent.clone()), prompt, &cancel, budget.clone())
                     .await;
                 let mut queue = lock(&inner.tasks);
                 match result {
@@ -517,7 +568,12 @@ impl Inner {
         let (agent, prompt) = (text(args, "agent")?, text(args, "prompt")?);
         Ok(
             match self
-                .start(agent.clone(), prompt, turn.cancel, turn.budget.cloned())
+                .start(
+                    Kind::Agent(agent.clone()),
+                    prompt,
+                    turn.cancel,
+                    turn.budget.cloned(),
+                )
                 .await
             {
                 Ok(id) => json!({
@@ -622,8 +678,17 @@ impl Inner {
         turn: Turn<'_>,
     ) -> Result<Value, ToolError> {
         *lock(&self.turn) = Some((turn.cancel.clone(), turn.budget.cloned()));
-        let spawning = !matches!(tool, AgentTool::SendMessage | AgentTool::CheckInbox);
-        if spawning && !self.can_spawn {
+        let allowed = match tool {
+            AgentTool::SendMessage | AgentTool::CheckInbox => true,
+            AgentTool::Task => self.delegates,
+            _ => self.can_spawn,
+        };
+        if !allowed && tool == AgentTool::Task {
+            return Err(ToolError::Failed(
+                "this conversation does not delegate (`delegation: false`, or a sub-agent)".into(),
+            ));
+        }
+        if !allowed {
             return Err(ToolError::Failed(format!(
                 "{} needs `can_spawn_agents: true` in the agent's config.yaml",
                 tool.name()
@@ -631,6 +696,7 @@ impl Inner {
         }
         let mut result = match tool {
             AgentTool::Spawn => self.spawn(args, turn).await?,
+            AgentTool::Task => return self.task(args, turn).await,
             AgentTool::List => self.list(),
             AgentTool::Cancel => self.cancel(&text(args, "id")?),
             AgentTool::Check => {
@@ -734,6 +800,8 @@ impl crate::tool::agents::Supervisor for Supervisor {
     fn tools(&self) -> Vec<AgentTool> {
         if self.inner.can_spawn {
             crate::tool::agents::ALL.to_vec()
+        } else if self.inner.delegates {
+            crate::tool::agents::DELEGATING.to_vec()
         } else {
             crate::tool::agents::MESSAGING.to_vec()
         }
