@@ -263,7 +263,8 @@ fn types(declared: Option<&Value>) -> Option<Vec<&str>> {
     }
 }
 
-fn is_type(value: &Value, kind: &str) -> bool {
+/// Whether `value` is of JSON-schema type `kind`, strictly (an unknown type name passes).
+pub(crate) fn is_type(value: &Value, kind: &str) -> bool {
     match kind {
         "string" => value.is_string(),
         "integer" => {

@@ -134,20 +134,23 @@ pub async fn search_sessions(
     Ok(recent_sessions(state)
         .await?
         .into_iter()
-        .filter_map(|(name, session)| {
-            let line = session
-                .compressed_messages
-                .iter()
-                .chain(&session.messages)
-                .flat_map(|m| {
-                    m.text_content()
-                        .lines()
-                        .map(str::to_string)
-                        .collect::<Vec<_>>()
-                })
-                .find(|l| l.to_lowercase().contains(&needle))?;
-            let line: String = line.trim().chars().take(160).collect();
-            Some((name, line))
-        })
+        .filter_map(|(name, session)| Some((name, first_matching_line(&session, &needle)?)))
         .collect())
+}
+
+/// The first line of `session` (compressed messages first) that contains `needle`
+/// (lowercase), trimmed to 160 characters.
+pub(crate) fn first_matching_line(session: &Session, needle: &str) -> Option<String> {
+    let line = session
+        .compressed_messages
+        .iter()
+        .chain(&session.messages)
+        .flat_map(|m| {
+            m.text_content()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .find(|l| l.to_lowercase().contains(needle))?;
+    Some(line.trim().chars().take(160).collect())
 }

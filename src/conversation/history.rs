@@ -193,18 +193,7 @@ pub async fn search(
         .await?
         .into_iter()
         .filter_map(|(found, session)| {
-            let line = session
-                .compressed_messages
-                .iter()
-                .chain(&session.messages)
-                .flat_map(|m| {
-                    m.text_content()
-                        .lines()
-                        .map(str::to_string)
-                        .collect::<Vec<_>>()
-                })
-                .find(|l| l.to_lowercase().contains(&needle))?;
-            let line: String = line.trim().chars().take(160).collect();
+            let line = super::catalog::first_matching_line(&session, &needle)?;
             let key = match scope {
                 Scope::Agent(_) => found.name,
                 Scope::All => found.key(),
