@@ -27,7 +27,8 @@ fn images_env() -> TestEnv {
         "      - name: text-only\n",
         "      - name: blind\n        supports_function_calling: true\n      - name: text-only\n",
     );
-    env.write_config(&format!("enabled_tools: all\n{config}"));
+    // Sessions are saved on leaving without a question (the REPL tests leave with `.exit`).
+    env.write_config(&format!("enabled_tools: all\nsave_session: true\n{config}"));
     env
 }
 
@@ -131,6 +132,8 @@ fn paste_without_a_clipboard_tool_or_an_image_says_so_in_one_line() {
     pty.expect(")> ");
     pty.send("\x16");
     pty.expect("[nothing pasted: the clipboard holds no image");
+    // Typed once the line editor is back: keys sent while it handles Ctrl-V can be lost.
+    pty.expect(")> ");
     pty.send("hello\r");
     pty.expect("Plain answer.");
     assert!(image_urls(&env.server.last_request().json()).is_empty());
@@ -235,6 +238,7 @@ fn a_session_with_an_image_continued_with_a_blind_model_sends_no_image() {
     pty.expect("shots) ");
     pty.send(".info\r");
     pty.expect("1 in the history, 1 dropped");
+    pty.expect("shots) ");
     pty.send(".exit\r");
     pty.read_to_end();
 }

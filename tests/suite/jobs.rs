@@ -176,15 +176,20 @@ fn the_repl_lists_jobs() {
         r#"{"command":"sleep 60","background":true}"#,
     )]));
     env.server.push(openai::text_stream(&["Started the job."]));
+    // Each line is typed once the prompt is back: keys sent while the REPL is busy can
+    // be lost.
     let mut pty = Pty::spawn(&env, &["--yolo"], &[("NO_COLOR", "1")]);
     pty.expect(")> ");
     pty.send(".jobs\r");
     pty.expect("no background jobs");
+    pty.expect(")> ");
     pty.send("start a job\r");
     pty.expect("Started the job.");
+    pty.expect(")> ");
     pty.send(".jobs\r");
     let listed = pty.expect("sleep 60");
     assert!(listed.contains("running pid "), "{listed:?}");
+    pty.expect(")> ");
     let results = tool_results(&env.server.last_request().json());
     let pid = job_pid(&results[0].1);
     pty.send(".exit\r");
