@@ -350,6 +350,7 @@ fn edit_message_goes_on_from_the_edited_prompt() {
     pty.expect("work) ");
     pty.send(".edit message 3\r");
     pty.expect("there is no message 3");
+    pty.expect("work) ");
     pty.send(".edit message 1\r");
     pty.expect("back to before message 1");
     pty.expect("work) ");
