@@ -85,7 +85,7 @@ fn decide() -> Vec<&'static str> {
     }
     let no_unwind = Path::new(&var("CARGO_MANIFEST_DIR")).join("link/no-unwind.ld");
     // Cargo tells a build script the profile's name, not its panic strategy: "release" is
-    // the release profile and every profile that inherits it (`dist`), which abort on
+    // the release profile and every profile that inherits it, which abort on
     // panic; a test harness built in one unwinds, but is no binary target.
     if var("PROFILE") == "release" && no_unwind.is_file() {
         for arg in ["-Xlinker", "-T", "-Xlinker"] {

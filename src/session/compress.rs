@@ -74,16 +74,26 @@ pub fn trim_tool_results(messages: &mut [Message], threshold: usize, counter: Co
         // beginning that certainly fits.
         let head: String = text.chars().take(limit * 2).collect();
         let left_out = text.chars().count() - head.chars().count();
-        message.content = Content::Text(
-            format!(
-                "{head}\n[… {left_out} more characters of this tool result were left out to keep \
-             the session under compression_threshold; call the tool again to see them]"
-            )
-            .into(),
-        );
+        message.content =
+            Content::Text(format!("{head}{TRIM_NOTE_START}{left_out}{TRIM_NOTE_END}").into());
         trimmed = true;
     }
     trimmed
+}
+
+/// How the note after a shortened tool result starts and ends (the count between).
+const TRIM_NOTE_START: &str = "\n[… ";
+const TRIM_NOTE_END: &str = " more characters of this tool result were left out to keep \
+the session under compression_threshold; call the tool again to see them]";
+
+/// The beginning a shortened tool result kept, when `text` is one (`trim_tool_results`).
+pub fn trimmed_head(text: &str) -> Option<&str> {
+    let rest = text.strip_suffix(TRIM_NOTE_END)?;
+    let at = rest.rfind(TRIM_NOTE_START)?;
+    rest[at + TRIM_NOTE_START.len()..]
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| &text[..at])
 }
 
 /// Lines of a tool result a summary request keeps.

@@ -99,12 +99,23 @@ fn summarise_stale(messages: &mut [Message], turns: usize) {
         .flat_map(|m| m.tool_calls.iter())
         .map(|c| (c.id.clone(), c.name.clone()))
         .collect();
-    for message in &mut messages[..boundary] {
+    let (old, recent) = messages.split_at_mut(boundary);
+    for message in old {
         if message.role != Role::Tool {
             continue;
         }
         let text = message.text_content();
         if text.len() <= STALE_KEEP {
+            continue;
+        }
+        // The same result again in the turns sent whole: a pointer, shorter than a summary.
+        if recent
+            .iter()
+            .any(|m| m.role == Role::Tool && m.content == message.content)
+        {
+            let id = message.tool_call_id.clone();
+            *message = Message::text(Role::Tool, same_as_later(text.len()));
+            message.tool_call_id = id;
             continue;
         }
         let tool = message
@@ -217,21 +228,41 @@ pub(super) fn drop_repeated_results(messages: &mut [Message]) {
         if text.len() <= STALE_KEEP {
             continue;
         }
-        let Some(&later) = last.get(&hash(text)) else {
+        let repeated = last.get(&hash(text)).is_some_and(|&later| {
+            // A hash match is checked against the text itself.
+            later != i && messages[later].content == message.content
+        });
+        let note = if repeated {
+            same_as_later(text.len())
+        } else if starts_a_later_result(messages, i, text) {
+            format!("[the beginning of a later result ({} bytes)]", text.len())
+        } else {
             continue;
         };
-        // A hash match is checked against the text itself.
-        if later == i || messages[later].content != message.content {
-            continue;
-        }
-        let note = format!(
-            "[{} bytes, the same as a later result in this conversation, which is sent whole]",
-            text.len()
-        );
         let id = message.tool_call_id.clone();
         messages[i] = Message::text(Role::Tool, note);
         messages[i].tool_call_id = id;
     }
+}
+
+/// What an earlier copy of a result sent whole later becomes.
+fn same_as_later(bytes: usize) -> String {
+    format!("[same as a later result ({bytes} bytes)]")
+}
+
+/// Whether the result at `i` is one the session shortened once its turn was over
+/// (`trim_tool_results`) and a later result starts with what it kept: the same file read
+/// again, now whole.
+fn starts_a_later_result(messages: &[Message], i: usize, text: &str) -> bool {
+    let Some(head) = crate::session::compress::trimmed_head(text) else {
+        return false;
+    };
+    messages[i + 1..].iter().any(|m| {
+        m.role == Role::Tool
+            && matches!(&m.content, Content::Text(later)
+                if later.starts_with(head)
+                    && crate::session::compress::trimmed_head(later).is_none())
+    })
 }
 
 /// Tool results this short are sent whole however old they are.
@@ -315,6 +346,48 @@ mod repeated_tests {
         assert_eq!(messages[0].tool_call_id.as_deref(), Some("a"));
         assert_eq!(messages[1].text_content(), "short");
         assert_eq!(messages[2].text_content(), big);
+    }
+
+    #[test]
+    fn a_shortened_copy_of_a_later_whole_result_is_a_pointer() {
+        let whole = "w ".repeat(6000);
+        let mut history = vec![result("a", &whole)];
+        crate::session::compress::trim_tool_results(
+            &mut history,
+            4000,
+            crate::tokens::Counter::Estimate,
+        );
+        let shortened = history[0].text_content();
+        assert!(shortened.len() > 400 && shortened.len() < 2000, "{shortened}");
+        let mut messages = vec![result("a", &shortened), result("b", &whole)];
+        drop_repeated_results(&mut messages);
+        assert_eq!(
+            messages[0].text_content(),
+            format!("[the beginning of a later result ({} bytes)]", shortened.len())
+        );
+        assert_eq!(messages[1].text_content(), whole);
+        // A shortened result that no later result starts with is sent as it is.
+        let mut alone = vec![result("a", &shortened), result("b", "other")];
+        drop_repeated_results(&mut alone);
+        assert_eq!(alone[0].text_content(), shortened);
+    }
+
+    #[test]
+    fn a_stale_result_repeated_in_the_recent_turns_is_a_pointer_not_a_summary() {
+        let big = "y".repeat(1000);
+        let other = "z".repeat(1000);
+        let mut messages = vec![
+            Message::text(Role::User, "q0"),
+            result("a", &big),
+            result("b", &other),
+            Message::text(Role::User, "q1"),
+            result("c", &big),
+        ];
+        summarise_stale(&mut messages, 1);
+        assert_eq!(messages[1].text_content(), same_as_later(1000));
+        assert_eq!(messages[1].tool_call_id.as_deref(), Some("a"));
+        assert!(messages[2].text_content().starts_with("[earlier a tool result"));
+        assert_eq!(messages[4].text_content(), big);
     }
 }
 
