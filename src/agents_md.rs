@@ -216,19 +216,15 @@ mod tests {
 
     #[test]
     fn the_survey_shows_entries_readme_build_files_and_test_commands() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
-        std::fs::write(root.join("README.md"), "# Demo\nA demo project.\n").unwrap();
-        std::fs::write(root.join("Cargo.toml"), "[package]\nname = \"demo\"\n").unwrap();
-        std::fs::write(
-            root.join("package.json"),
-            r#"{"scripts": {"test": "vitest"}}"#,
-        )
-        .unwrap();
-        std::fs::write(root.join("Makefile"), "test:\n\tcargo test\n").unwrap();
-        let text = survey(root);
+        let dir = crate::test_support::tree(&[
+            ("src/", ""),
+            ("node_modules/x/", ""),
+            ("README.md", "# Demo\nA demo project.\n"),
+            ("Cargo.toml", "[package]\nname = \"demo\"\n"),
+            ("package.json", r#"{"scripts": {"test": "vitest"}}"#),
+            ("Makefile", "test:\n\tcargo test\n"),
+        ]);
+        let text = survey(dir.path());
         assert!(text.contains("src/\n"), "{text}");
         assert!(!text.contains("node_modules"), "{text}");
         assert!(text.contains("A demo project."), "{text}");

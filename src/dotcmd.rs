@@ -269,23 +269,13 @@ pub const COMMANDS: &[ReplCommand] = &[
         name: ".mode",
         args: "[default|accept-edits|plan|yolo]",
         help: "Show or set how tool calls are approved (Shift-Tab cycles default, accept-edits, plan)",
-        parse: |arg| {
-            Action::Apply(Command::Set {
-                key: "permission_mode".into(),
-                value: arg.trim().to_string(),
-            })
-        },
+        parse: |arg| set_shortcut("permission_mode", arg),
     },
     ReplCommand {
         name: ".sandbox",
         args: "[read-only|workspace-write|danger-full-access]",
         help: "Show or set what commands and script tools may reach (their sandbox)",
-        parse: |arg| {
-            Action::Apply(Command::Set {
-                key: "sandbox".into(),
-                value: arg.trim().to_string(),
-            })
-        },
+        parse: |arg| set_shortcut("sandbox", arg),
     },
     ReplCommand {
         name: ".add-dir",
@@ -690,6 +680,15 @@ fn parse_set(args: &str) -> Action {
     Action::Apply(Command::Set {
         key: key.into(),
         value: value.into(),
+    })
+}
+
+/// A command that sets one setting under its own name: `.mode plan` is
+/// `Command::Set { key: "permission_mode", value: "plan" }`.
+fn set_shortcut(key: &str, arg: &str) -> Action {
+    Action::Apply(Command::Set {
+        key: key.into(),
+        value: arg.trim().to_string(),
     })
 }
 

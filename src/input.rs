@@ -837,14 +837,13 @@ mod tests {
 
     #[test]
     fn files_dirs_globs_and_images() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::test_support::tree(&[
+            ("src/a.rs", "fn a() {}\n"),
+            ("src/nested/b.md", "# b\n"),
+            (".git/config", "x"),
+        ]);
         let root = dir.path();
-        std::fs::create_dir_all(root.join("src/nested")).unwrap();
-        std::fs::create_dir_all(root.join(".git")).unwrap();
-        std::fs::write(root.join("src/a.rs"), "fn a() {}\n").unwrap();
-        std::fs::write(root.join("src/nested/b.md"), "# b\n").unwrap();
         std::fs::write(root.join("src/blob.bin"), [0u8, 1, 2]).unwrap();
-        std::fs::write(root.join(".git/config"), "x").unwrap();
         std::fs::write(root.join("pic.png"), [137u8, 80, 78, 71]).unwrap();
         std::fs::write(root.join("src/shot.png"), [137u8, 80, 78, 71]).unwrap();
 

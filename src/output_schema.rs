@@ -109,42 +109,29 @@ fn check(schema: &Value, value: &Value, at: &str, problems: &mut Vec<String>) {
     if problems.len() >= MAX_PROBLEMS {
         return;
     }
-    let Some(schema) = schema.as_object() else {
+    let Some(keywords) = schema.as_object() else {
         // `true` (or anything that is not an object) admits everything; `false` nothing.
         if schema == &Value::Bool(false) {
             problems.push(format!("{at} is not allowed"));
         }
         return;
     };
-    if let Some(kinds) = types(schema.get("type"))
-        && !kinds.iter().any(|k| is_type(value, k))
-    {
-        problems.push(format!(
-            "{at} must be {} (got {})",
-            kinds.join(" or "),
-            loki_wire::json::kind(value)
-        ));
+    if let Some(problem) = type_or_enum_mismatch(schema, value, is_type) {
+        problems.push(format!("{at} {problem}"));
         return;
     }
-    if let Some(options) = schema.get("enum").and_then(Value::as_array)
-        && !options.contains(value)
-    {
-        let shown: Vec<String> = options.iter().map(Value::to_string).collect();
-        problems.push(format!("{at} must be one of {}", shown.join(", ")));
-        return;
-    }
-    if let Some(wanted) = schema.get("const")
+    if let Some(wanted) = keywords.get("const")
         && wanted != value
     {
         problems.push(format!("{at} must be {wanted}"));
         return;
     }
-    check_combinators(schema, value, at, problems);
-    check_bounds(schema, value, at, problems);
+    check_combinators(keywords, value, at, problems);
+    check_bounds(keywords, value, at, problems);
     match value {
         Value::Object(map) => check_object(schema, map, at, problems),
         Value::Array(items) => {
-            if let Some(item_schema) = schema.get("items") {
+            if let Some(item_schema) = keywords.get("items") {
                 for (i, item) in items.iter().enumerate() {
                     check(item_schema, item, &format!("{at}[{i}]"), problems);
                 }
@@ -156,18 +143,12 @@ fn check(schema: &Value, value: &Value, at: &str, problems: &mut Vec<String>) {
 
 /// `required`, `properties` and `additionalProperties` of an object.
 fn check_object(
-    schema: &serde_json::Map<String, Value>,
+    schema: &Value,
     map: &serde_json::Map<String, Value>,
     at: &str,
     problems: &mut Vec<String>,
 ) {
-    for required in schema
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-    {
+    for required in required_names(schema) {
         if !map.contains_key(required) {
             problems.push(format!("{at}.{required} is required"));
         }
@@ -254,9 +235,44 @@ fn check_bounds(
     }
 }
 
+/// What is wrong with `value` by the schema's `type` and `enum`, worded to follow its
+/// name (`must be string (got a number)`); `None` when both admit it. The tool-argument
+/// checker shares it and passes its own, lenient, `is_type`.
+pub(crate) fn type_or_enum_mismatch(
+    schema: &Value,
+    value: &Value,
+    is_type: fn(&Value, &str) -> bool,
+) -> Option<String> {
+    if let Some(kinds) = declared_types(schema)
+        && !kinds.iter().any(|k| is_type(value, k))
+    {
+        return Some(format!(
+            "must be {} (got {})",
+            kinds.join(" or "),
+            loki_wire::json::kind(value)
+        ));
+    }
+    let options = schema.get("enum").and_then(Value::as_array)?;
+    if options.contains(value) {
+        return None;
+    }
+    let shown: Vec<String> = options.iter().map(Value::to_string).collect();
+    Some(format!("must be one of {}", shown.join(", ")))
+}
+
+/// The property names the schema's `required` lists.
+pub(crate) fn required_names(schema: &Value) -> impl Iterator<Item = &str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
 /// The schema's `type`, as a list; `None` when it has none.
-fn types(declared: Option<&Value>) -> Option<Vec<&str>> {
-    match declared? {
+fn declared_types(schema: &Value) -> Option<Vec<&str>> {
+    match schema.get("type")? {
         Value::String(one) => Some(vec![one.as_str()]),
         Value::Array(many) => Some(many.iter().filter_map(Value::as_str).collect()),
         _ => None,

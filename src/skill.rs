@@ -118,23 +118,7 @@ fn unquote(value: &str) -> &str {
 /// split at commas outside parentheses.
 fn tool_list(value: &str) -> Vec<String> {
     let value = value.trim().trim_start_matches('[').trim_end_matches(']');
-    let mut rules = Vec::new();
-    let mut depth = 0usize;
-    let mut current = String::new();
-    for c in value.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                rules.push(std::mem::take(&mut current));
-                continue;
-            }
-            _ => {}
-        }
-        current.push(c);
-    }
-    rules.push(current);
-    rules
+    crate::config::permissions::split_rule_list(value, |c| c == ',')
         .into_iter()
         .map(|r| unquote(&r).to_string())
         .filter(|r| !r.is_empty())

@@ -52,3 +52,27 @@ impl Fixture {
         Self::with_config("")
     }
 }
+
+/// A temporary directory holding `files`: see [`write_tree`].
+pub(crate) fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_tree(dir.path(), files);
+    dir
+}
+
+/// Writes each `(path, contents)` of `files` under `root`, making its parent directories
+/// first; a path ending in `/` is made as an empty directory. Tests of what walks a project
+/// (listings, globs, completion, surveys) declare the tree they walk in one place.
+pub(crate) fn write_tree(root: &std::path::Path, files: &[(&str, &str)]) {
+    for (path, contents) in files {
+        let full = root.join(path);
+        if path.ends_with('/') {
+            std::fs::create_dir_all(&full).expect("directory");
+            continue;
+        }
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent).expect("directory");
+        }
+        std::fs::write(&full, contents).expect("file");
+    }
+}

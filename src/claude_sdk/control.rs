@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use crate::claude_names::shapes;
-use crate::hooks::{Before, HookCall, Hooks, Prompted};
+use crate::hooks::{Before, HookCall, HookResult, Hooks, Prompted};
 use crate::jsonrpc::peer::Peer;
 use crate::jsonrpc::{Classified, Envelope, Fault, Incoming, RequestError};
 use crate::tool::approve::{ApprovalRequest, Approver};
@@ -263,18 +263,14 @@ impl Hooks for SdkHooks {
         })
     }
 
-    fn after<'a>(
-        &'a self,
-        call: HookCall<'a>,
-        result: &'a str,
-        ok: bool,
-    ) -> BoxFuture<'a, Option<String>> {
+    fn after<'a>(&'a self, ran: HookResult<'a>) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
-            let name = self.program.claude_name(call.tool);
-            let input = crate::hooks::post_tool_use_input(&name, call, result, ok);
+            let HookCall { id, tool, .. } = ran.call;
+            let name = self.program.claude_name(tool);
+            let input = crate::hooks::post_tool_use_input(&name, ran);
             let outputs = self
                 .program
-                .run_hooks("PostToolUse", Some(call.tool), Some(call.id), input)
+                .run_hooks("PostToolUse", Some(tool), Some(id), input)
                 .await;
             crate::hooks::note_of(&outputs)
         })

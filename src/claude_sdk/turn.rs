@@ -50,7 +50,9 @@ pub(super) async fn run_all(
     while let Some(work) = queue.recv().await {
         let (op, what) = match work {
             Work::Prompt(message) => {
-                spent += turn(&mut conversation, &settings, &message, spent).await;
+                session_state(&settings, "running");
+                spent += run_turn(&mut conversation, &settings, &message, spent).await;
+                session_state(&settings, "idle");
                 continue;
             }
             Work::SetModel(model) => (Op::Command(Command::SetModel(model)), "set_model"),
@@ -140,26 +142,12 @@ impl Report<'_> {
 /// The context window reported for a model loki knows none for.
 const DEFAULT_WINDOW: u64 = 200_000;
 
-/// One turn, with the session state around it; what it cost.
-async fn turn(
-    conversation: &mut Conversation,
-    settings: &Settings,
-    message: &Value,
-    spent: f64,
-) -> f64 {
+/// `system/session_state_changed`, when the program asked for it (`session_states`).
+fn session_state(settings: &Settings, state: &str) {
+    if !settings.session_states {
+        return;
+    }
     let program = &settings.program;
-    if settings.session_states {
-        session_state(program, "running");
-    }
-    let cost = run_turn(conversation, settings, message, spent).await;
-    if settings.session_states {
-        session_state(program, "idle");
-    }
-    cost
-}
-
-/// `system/session_state_changed`.
-fn session_state(program: &Program, state: &str) {
     program.send(&json!({
         "type": "system",
         "subtype": "session_state_changed",

@@ -38,19 +38,16 @@ pub async fn start(
     args: &crate::cli::args::Args,
     text: String,
 ) -> anyhow::Result<u8> {
-    let id = loki_protocol::event::next_conversation_id();
     let mut commands = Vec::new();
     if let Some(name) = &args.session {
         commands.push(Command::OpenSession(name.clone()));
     }
     commands.push(Command::ForceRole("shell".into()));
     let spec = ConversationSpec {
-        id: Some(id.clone()),
         commands,
-        approver: super::flags::terminal_approver(&state.terminal, &id),
         // Held until the session is written, so a concurrent run on it waits.
         hold_session: true,
-        ..super::flags::spec(args, &state.terminal, None)
+        ..super::flags::terminal_spec(args, &state.terminal)
     };
     let mut conversation = Conversation::open(state, spec).await?;
     let theme = stderr_theme(state);

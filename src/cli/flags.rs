@@ -88,6 +88,17 @@ pub fn spec(args: &Args, caps: &TerminalCaps, prelude: Option<&str>) -> Conversa
     }
 }
 
+/// The conversation the flags describe, run for a person at the terminal (`--init`,
+/// `--run-tool`, a macro, `-e`): its own id, under which the terminal approver asks.
+pub fn terminal_spec(args: &Args, caps: &TerminalCaps) -> ConversationSpec {
+    let id = loki_protocol::event::next_conversation_id();
+    ConversationSpec {
+        approver: terminal_approver(caps, &id),
+        id: Some(id),
+        ..spec(args, caps, None)
+    }
+}
+
 /// Who approves tool calls when a person may be there: with a terminal to ask on, that
 /// person (the conversation `own` is the front end's: its calls are not labelled);
 /// otherwise `None` (calls that need approval are refused, unless `--yolo`).
@@ -145,29 +156,12 @@ pub fn apply_to_config(args: &Args, config: &mut crate::config::AppConfig) {
 /// The tools of `--allowedTools "Bash(git diff:*) Edit,Read"`: separated by commas or
 /// spaces, except inside a rule's parentheses.
 pub fn tool_list(values: &[String]) -> Vec<String> {
-    let mut tools = Vec::new();
-    for value in values {
-        let mut depth = 0usize;
-        let mut current = String::new();
-        for c in value.chars() {
-            match c {
-                '(' => depth += 1,
-                ')' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-            if depth == 0 && (c == ',' || c.is_whitespace()) {
-                if !current.is_empty() {
-                    tools.push(std::mem::take(&mut current));
-                }
-            } else {
-                current.push(c);
-            }
-        }
-        if !current.is_empty() {
-            tools.push(current);
-        }
-    }
-    tools
+    values
+        .iter()
+        .flat_map(|value| {
+            crate::config::permissions::split_rule_list(value, |c| c == ',' || c.is_whitespace())
+        })
+        .collect()
 }
 
 /// What ended a run that `--max-turns` or `--max-budget-usd` stopped, in Claude Code's

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::args::Args;
-use crate::conversation::{Conversation, ConversationSpec, Outside};
+use crate::conversation::Conversation;
 use crate::render::theme::Theme;
 use crate::render::{Display, TerminalEmitter, TerminalOptions};
 use crate::state::AppState;
@@ -29,12 +29,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args) -> anyhow::Result<u8> {
             path.display()
         );
     }
-    let id = loki_protocol::event::next_conversation_id();
-    let spec = ConversationSpec {
-        id: Some(id.clone()),
-        approver: super::flags::terminal_approver(&state.terminal, &id),
-        ..super::flags::spec(args, &state.terminal, None)
-    };
+    let spec = super::flags::terminal_spec(args, &state.terminal);
     let mut conversation = Conversation::open(state, spec).await?;
     let display = Display::from_config(&state.config);
     let opts = TerminalOptions::detect(&state.terminal, &display, false);
@@ -47,13 +42,9 @@ pub async fn run(state: &Arc<AppState>, args: &Args) -> anyhow::Result<u8> {
         .prompt(input, RunOptions::default(), None, &emitter)
         .await;
     let finished = conversation.finish(ran, &emitter).await;
-    let status = finished.exit_status(Outside::default());
-    let outcome = match finished.into_result() {
+    let outcome = match super::outcome_or_exit(finished, &theme) {
         Ok(outcome) => outcome,
-        Err(e) => {
-            crate::term::report_error(&theme, &e.to_string());
-            return Ok(status);
-        }
+        Err(status) => return Ok(status),
     };
     let text = crate::agents_md::from_answer(&outcome.text);
     if text.trim().is_empty() {

@@ -22,14 +22,11 @@ pub async fn run(state: &Arc<AppState>, args: &Args, macro_args: &[String]) -> a
         return Ok(2);
     };
     let stderr_theme = Theme::stderr(&state.terminal);
-    let id = loki_protocol::event::next_conversation_id();
     // The macro's token: a signal cancels it, and with it every step.
     let cancel = tokio_util::sync::CancellationToken::new();
     let spec = ConversationSpec {
-        id: Some(id.clone()),
         cancel: Some(cancel.clone()),
-        approver: super::flags::terminal_approver(&state.terminal, &id),
-        ..super::flags::spec(args, &state.terminal, None)
+        ..super::flags::terminal_spec(args, &state.terminal)
     };
     let conversation = Conversation::open(state, spec).await?;
     let stop = StopWatch::start(cancel.clone(), true).context("cannot listen for signals")?;

@@ -25,3 +25,16 @@ mod structured;
 mod sync_models;
 pub mod vault;
 pub(crate) mod wizard;
+
+use crate::conversation::{Finished, Outside};
+use crate::render::theme::Theme;
+
+/// What a finished one-shot command gave; when the work failed or its session was not
+/// saved, the error is reported on the terminal and `Err` is the exit status to end with.
+fn outcome_or_exit<T>(finished: Finished<T>, theme: &Theme) -> Result<T, u8> {
+    let status = finished.exit_status(Outside::default());
+    finished.into_result().map_err(|e| {
+        crate::term::report_error(theme, &e.to_string());
+        status
+    })
+}

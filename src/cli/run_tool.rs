@@ -9,7 +9,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use super::args::Args;
-use crate::conversation::{Conversation, ConversationSpec, Outside};
+use crate::conversation::Conversation;
 use crate::render::theme::Theme;
 use crate::state::AppState;
 use loki_wire::sanitize;
@@ -26,12 +26,7 @@ pub async fn run(state: &Arc<AppState>, args: &Args, piped: Option<String>) -> a
         ("", _) => "{}".to_string(),
         (text, _) => text.to_string(),
     };
-    let id = loki_protocol::event::next_conversation_id();
-    let spec = ConversationSpec {
-        id: Some(id.clone()),
-        approver: super::flags::terminal_approver(&state.terminal, &id),
-        ..super::flags::spec(args, &state.terminal, None)
-    };
+    let spec = super::flags::terminal_spec(args, &state.terminal);
     let mut conversation = Conversation::open(state, spec).await?;
     // The person typed the call: no tool line echoes it; the result or one error line
     // is the whole output.
@@ -41,13 +36,9 @@ pub async fn run(state: &Arc<AppState>, args: &Args, piped: Option<String>) -> a
     let finished = conversation
         .finish(ran, &loki_protocol::emitter::Discard)
         .await;
-    let status = finished.exit_status(Outside::default());
-    let outcome = match finished.into_result() {
+    let outcome = match super::outcome_or_exit(finished, &theme) {
         Ok(outcome) => outcome,
-        Err(e) => {
-            crate::term::report_error(&theme, &e.to_string());
-            return Ok(status);
-        }
+        Err(status) => return Ok(status),
     };
     if !outcome.ok {
         let message = serde_json::from_str::<serde_json::Value>(&outcome.content)

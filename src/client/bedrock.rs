@@ -16,7 +16,7 @@ use super::http::HttpSettings;
 use super::wire::{self, Outgoing, ResponseError, Signed, WireFormat};
 use super::{ChatRequest, Model, ProviderError};
 use loki_wire::body_stream::{DecodeError, Decoder};
-use loki_wire::message::{Content, Message, Role, Usage};
+use loki_wire::message::{Role, Usage};
 use loki_wire::provider_event::{FinishReason, ProviderEvent};
 
 /// AWS credentials of a client.
@@ -30,13 +30,7 @@ pub struct AwsCredentials {
     pub session_token: Option<String>,
 }
 
-impl std::fmt::Debug for AwsCredentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AwsCredentials")
-            .field("access_key_id", &self.access_key_id)
-            .finish_non_exhaustive()
-    }
-}
+debug_without_secrets!(AwsCredentials, access_key_id);
 
 /// Why a Bedrock client has no credentials to sign with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -233,7 +227,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
         .filter(|m| m.role == Role::System)
         .map(|m| json!({"text": m.text_content()}))
         .collect();
-    let mut body = json!({"messages": to_wire(&messages)});
+    let mut body = json!({"messages": wire::block_turns(&messages, &BLOCKS)});
     if !system.is_empty() {
         body["system"] = Value::Array(system);
     }
@@ -271,48 +265,20 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     body
 }
 
-fn to_wire(messages: &[Message]) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    for message in messages {
-        let (role, blocks) = match message.role {
-            Role::System => continue,
-            Role::User => ("user", blocks_of(&message.content)),
-            Role::Tool => (
-                "user",
-                vec![json!({"toolResult": {
-                    "toolUseId": message.tool_call_id.clone().unwrap_or_default(),
-                    "content": [{"text": message.text_content()}],
-                }})],
-            ),
-            Role::Assistant => {
-                let mut blocks: Vec<Value> = message
-                    .reasoning
-                    .iter()
-                    .map(|r| json!({"reasoningContent": {"reasoningText": {"text": r.text, "signature": r.signature}}}))
-                    .collect();
-                blocks.extend(
-                    blocks_of(&message.content)
-                        .into_iter()
-                        .filter(|b| b["text"].as_str().is_none_or(|t| !t.is_empty())),
-                );
-                for call in &message.tool_calls {
-                    let input = wire::arguments_value(&call.arguments);
-                    blocks.push(json!({"toolUse": {"toolUseId": call.id, "name": call.name, "input": input}}));
-                }
-                if blocks.is_empty() {
-                    continue;
-                }
-                ("assistant", blocks)
-            }
-        };
-        wire::push_turn(&mut out, role, "content", blocks);
-    }
-    out
-}
-
-fn blocks_of(content: &Content) -> Vec<Value> {
-    wire::content_values(content, |text| json!({"text": text}), image_block)
-}
+/// Converse's content blocks (see [`wire::block_turns`]).
+const BLOCKS: wire::Blocks = wire::Blocks {
+    text: |text| json!({"text": text}),
+    image: image_block,
+    reasoning: |r| {
+        let text = json!({"text": r.text, "signature": r.signature});
+        json!({"reasoningContent": {"reasoningText": text}})
+    },
+    tool_use: |call, input| {
+        let (id, name) = (&call.id, &call.name);
+        json!({"toolUse": {"toolUseId": id, "name": name, "input": input}})
+    },
+    tool_result: |id, text| json!({"toolResult": {"toolUseId": id, "content": [{"text": text}]}}),
+};
 
 /// Bedrock takes image bytes only; a web URL is passed on as text.
 fn image_block(url: &str) -> Value {
@@ -397,12 +363,8 @@ impl EventStream {
                 if let Some(tool) = value["start"].get("toolUse") {
                     let index = self.tool_blocks.len();
                     self.tool_blocks.insert(block, index);
-                    out.push(ProviderEvent::ToolCallDelta {
-                        index,
-                        id: tool["toolUseId"].as_str().map(str::to_string),
-                        name: tool["name"].as_str().map(str::to_string),
-                        arguments: String::new(),
-                    });
+                    let (id, name) = (tool["toolUseId"].as_str(), tool["name"].as_str());
+                    out.push(wire::call_started(index, id, name, ""));
                 }
             }
             "contentBlockDelta" => {
@@ -411,12 +373,7 @@ impl EventStream {
                     out.push(ProviderEvent::Text(text.to_string()));
                 } else if let Some(input) = delta["toolUse"]["input"].as_str() {
                     if let Some(&index) = self.tool_blocks.get(&block) {
-                        out.push(ProviderEvent::ToolCallDelta {
-                            index,
-                            id: None,
-                            name: None,
-                            arguments: input.to_string(),
-                        });
+                        out.push(wire::call_arguments(index, input));
                     }
                 } else if let Some(text) = delta["reasoningContent"]["text"].as_str() {
                     out.push(ProviderEvent::Reasoning(text.to_string()));
@@ -496,12 +453,9 @@ pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError>
         if let Some(text) = block["text"].as_str() {
             out.push(ProviderEvent::Text(text.to_string()));
         } else if let Some(tool) = block.get("toolUse") {
-            out.push(ProviderEvent::ToolCallDelta {
-                index: calls,
-                id: tool["toolUseId"].as_str().map(str::to_string),
-                name: tool["name"].as_str().map(str::to_string),
-                arguments: tool["input"].to_string(),
-            });
+            let (id, name) = (tool["toolUseId"].as_str(), tool["name"].as_str());
+            let arguments = tool["input"].to_string();
+            out.push(wire::call_started(calls, id, name, arguments));
             calls += 1;
         } else if let Some(text) = block["reasoningContent"]["reasoningText"]["text"].as_str() {
             out.push(ProviderEvent::Reasoning(text.to_string()));
@@ -517,6 +471,7 @@ pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use loki_wire::message::Message;
 
     #[test]
     fn signatures_match_the_aws_test_suite() {

@@ -14,7 +14,7 @@ use super::api_client::{Api, ApiClient, KeyHeader};
 use super::wire::{self, Outgoing, ResponseError, SseFormat, WireFormat};
 use super::{ChatRequest, Model, ProviderError};
 use loki_wire::body_stream::{DecodeError, SseParser};
-use loki_wire::message::{Content, Message, Role, Usage};
+use loki_wire::message::{Message, Role, Usage};
 use loki_wire::provider_event::{FinishReason, ProviderEvent};
 use loki_wire::sse::SseEvent;
 
@@ -90,7 +90,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     let mut body = json!({
         "model": model.real_name(),
         "max_tokens": max_tokens,
-        "messages": wire_messages(&messages),
+        "messages": wire::block_turns(&messages, &BLOCKS),
     });
     let Some(obj) = body.as_object_mut() else {
         return body;
@@ -175,60 +175,17 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     body
 }
 
-/// Conversation messages as Anthropic content blocks. Consecutive tool results become one
-/// user message (the API requires results right after the assistant's `tool_use`).
-fn wire_messages(messages: &[Message]) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    for message in messages {
-        let (role, blocks) = match message.role {
-            Role::System => continue,
-            Role::Tool => (
-                "user",
-                vec![json!({
-                    "type": "tool_result",
-                    "tool_use_id": message.tool_call_id.clone().unwrap_or_default(),
-                    "content": message.text_content(),
-                })],
-            ),
-            Role::User => ("user", content_blocks(&message.content)),
-            Role::Assistant => {
-                // Extended thinking: the signed thinking block must lead a tool-use turn.
-                let mut blocks: Vec<Value> = message
-                    .reasoning
-                    .iter()
-                    .map(|r| json!({"type": "thinking", "thinking": r.text, "signature": r.signature}))
-                    .collect();
-                blocks.extend(
-                    content_blocks(&message.content)
-                        .into_iter()
-                        .filter(|b| b["text"].as_str().is_none_or(|t| !t.is_empty())),
-                );
-                for call in &message.tool_calls {
-                    blocks.push(json!({
-                        "type": "tool_use",
-                        "id": call.id,
-                        "name": call.name,
-                        "input": wire::arguments_value(&call.arguments),
-                    }));
-                }
-                if blocks.is_empty() {
-                    continue;
-                }
-                ("assistant", blocks)
-            }
-        };
-        wire::push_turn(&mut out, role, "content", blocks);
-    }
-    out
-}
-
-fn content_blocks(content: &Content) -> Vec<Value> {
-    wire::content_values(
-        content,
-        |text| json!({"type": "text", "text": text}),
-        image_block,
-    )
-}
+/// Anthropic's content blocks; `tool_result`s open a user turn (see [`wire::block_turns`]).
+const BLOCKS: wire::Blocks = wire::Blocks {
+    text: |text| json!({"type": "text", "text": text}),
+    image: image_block,
+    reasoning: |r| json!({"type": "thinking", "thinking": r.text, "signature": r.signature}),
+    tool_use: |call, input| {
+        let (id, name) = (&call.id, &call.name);
+        json!({"type": "tool_use", "id": id, "name": name, "input": input})
+    },
+    tool_result: |id, text| json!({"type": "tool_result", "tool_use_id": id, "content": text}),
+};
 
 /// `data:` URLs become base64 sources; other URLs are passed by reference.
 fn image_block(url: &str) -> Value {
@@ -284,12 +241,9 @@ pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError>
                 }
             }
             Some("tool_use") => {
-                events.push(ProviderEvent::ToolCallDelta {
-                    index: calls,
-                    id: block["id"].as_str().map(str::to_string),
-                    name: block["name"].as_str().map(str::to_string),
-                    arguments: block["input"].to_string(),
-                });
+                let (id, name) = (block["id"].as_str(), block["name"].as_str());
+                let arguments = block["input"].to_string();
+                events.push(wire::call_started(calls, id, name, arguments));
                 calls += 1;
             }
             _ => {}
@@ -334,12 +288,8 @@ impl EventParser {
                     Some("tool_use") => {
                         let call = self.tool_blocks.len();
                         self.tool_blocks.push((index, call));
-                        events.push(ProviderEvent::ToolCallDelta {
-                            index: call,
-                            id: block["id"].as_str().map(str::to_string),
-                            name: block["name"].as_str().map(str::to_string),
-                            arguments: String::new(),
-                        });
+                        let (id, name) = (block["id"].as_str(), block["name"].as_str());
+                        events.push(wire::call_started(call, id, name, ""));
                     }
                     Some("text") => {
                         if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
@@ -369,12 +319,8 @@ impl EventParser {
                     Some("input_json_delta") => {
                         if let Some(&(_, call)) = self.tool_blocks.iter().find(|(b, _)| *b == index)
                         {
-                            events.push(ProviderEvent::ToolCallDelta {
-                                index: call,
-                                id: None,
-                                name: None,
-                                arguments: delta["partial_json"].as_str().unwrap_or("").into(),
-                            });
+                            let piece = delta["partial_json"].as_str().unwrap_or("");
+                            events.push(wire::call_arguments(call, piece));
                         }
                     }
                     _ => {}
@@ -414,16 +360,6 @@ mod tests {
     use crate::client::ToolSpec;
     use loki_wire::message::ToolCall;
 
-    fn model() -> Model {
-        Model {
-            client: "claude".into(),
-            config: crate::config::clients::ModelConfig {
-                name: "claude-sonnet-4-5".into(),
-                ..Default::default()
-            },
-        }
-    }
-
     #[test]
     fn bodies_put_system_on_top_and_tools_in_blocks() {
         let mut assistant = Message::text(Role::Assistant, "");
@@ -453,8 +389,9 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }],
         };
+        let model = Model::named("claude", "claude-sonnet-4-5");
         assert_eq!(
-            build_body(&model(), &request),
+            build_body(&model, &request),
             json!({
                 "model": "claude-sonnet-4-5",
                 "max_tokens": 8192,
@@ -496,24 +433,9 @@ mod tests {
             vec![
                 ProviderEvent::Reasoning("hmm".into()),
                 ProviderEvent::Text("Hi".into()),
-                ProviderEvent::ToolCallDelta {
-                    index: 0,
-                    id: Some("toolu_9".into()),
-                    name: Some("f".into()),
-                    arguments: String::new()
-                },
-                ProviderEvent::ToolCallDelta {
-                    index: 0,
-                    id: None,
-                    name: None,
-                    arguments: "{\"a\":".into()
-                },
-                ProviderEvent::ToolCallDelta {
-                    index: 0,
-                    id: None,
-                    name: None,
-                    arguments: "1}".into()
-                },
+                wire::call_started(0, Some("toolu_9"), Some("f"), ""),
+                wire::call_arguments(0, "{\"a\":"),
+                wire::call_arguments(0, "1}"),
                 ProviderEvent::Usage(Usage {
                     estimated: false,
                     input_tokens: 100,

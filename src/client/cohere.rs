@@ -71,14 +71,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     if let Some(p) = request.top_p {
         obj.insert("p".into(), json!(p));
     }
-    let max = request.max_tokens.or_else(|| {
-        model
-            .config
-            .require_max_tokens
-            .then_some(model.config.max_output_tokens)
-            .flatten()
-    });
-    if let Some(max) = max {
+    if let Some(max) = request.output_limit(model) {
         obj.insert("max_tokens".into(), json!(max));
     }
     if !request.tools.is_empty() {
@@ -135,15 +128,10 @@ impl SseParser for EventParser {
                 }
             }
             "tool-call-start" => out.push(call_delta(index, &delta["tool_calls"], "")),
-            "tool-call-delta" => out.push(ProviderEvent::ToolCallDelta {
-                index,
-                id: None,
-                name: None,
-                arguments: delta["tool_calls"]["function"]["arguments"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            }),
+            "tool-call-delta" => {
+                let piece = delta["tool_calls"]["function"]["arguments"].as_str();
+                out.push(wire::call_arguments(index, piece.unwrap_or_default()));
+            }
             "message-end" => {
                 let end = &value["delta"];
                 out.push(ProviderEvent::Usage(usage_of(&end["usage"])));
@@ -196,13 +184,8 @@ pub fn parse_response(bytes: &[u8]) -> Result<Vec<ProviderEvent>, ResponseError>
 /// A tool call (`{id, function: {name, arguments}}`, whole or its start) as the first
 /// delta of call `index`; `missing` stands for absent arguments.
 fn call_delta(index: usize, call: &Value, missing: &str) -> ProviderEvent {
-    ProviderEvent::ToolCallDelta {
-        index,
-        id: call["id"].as_str().map(str::to_string),
-        name: call["function"]["name"].as_str().map(str::to_string),
-        arguments: call["function"]["arguments"]
-            .as_str()
-            .unwrap_or(missing)
-            .to_string(),
-    }
+    let function = &call["function"];
+    let (id, name) = (call["id"].as_str(), function["name"].as_str());
+    let arguments = function["arguments"].as_str().unwrap_or(missing);
+    wire::call_started(index, id, name, arguments)
 }

@@ -211,25 +211,15 @@ fn preview(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::clients::ModelConfig;
-
-    fn model() -> Model {
-        Model {
-            client: "c".into(),
-            config: ModelConfig {
-                name: "emb".into(),
-                ..ModelConfig::default()
-            },
-        }
-    }
 
     #[test]
     fn requests_and_responses_per_dialect() {
+        let model = Model::named("c", "emb");
         let texts = vec!["a".to_string(), "b".to_string()];
         let r = embed_request(
             Dialect::Cohere,
             "https://x/v2",
-            &model(),
+            &model,
             &texts,
             Purpose::Query,
         );
@@ -238,7 +228,7 @@ mod tests {
         let r = embed_request(
             Dialect::Gemini,
             "https://g/v1beta",
-            &model(),
+            &model,
             &texts,
             Purpose::Document,
         );
@@ -257,7 +247,7 @@ mod tests {
             vec![vec![0.5]]
         );
         assert!(parse_embeddings(Dialect::Cohere, &json!({})).is_err());
-        let r = rerank_request(Dialect::Voyage, "https://v/v1", &model(), "q", &texts, 1);
+        let r = rerank_request(Dialect::Voyage, "https://v/v1", &model, "q", &texts, 1);
         assert_eq!(r.body["top_k"], 1);
         let ranked = parse_rerank(&json!({"results": [{"index": 0, "relevance_score": 0.1}, {"index": 1, "relevance_score": 0.9}]})).unwrap();
         assert_eq!(

@@ -82,13 +82,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
         );
     }
     let mut generation = Map::new();
-    if let Some(max) = request.max_tokens.or_else(|| {
-        model
-            .config
-            .require_max_tokens
-            .then_some(model.config.max_output_tokens)
-            .flatten()
-    }) {
+    if let Some(max) = request.output_limit(model) {
         generation.insert("maxOutputTokens".into(), json!(max));
     }
     if let Some(t) = request.temperature {
@@ -297,14 +291,11 @@ impl ResponseParser {
             } else if let Some(call) = part.get("functionCall") {
                 let index = self.calls;
                 self.calls += 1;
-                out.push(ProviderEvent::ToolCallDelta {
-                    index,
-                    id: call["id"].as_str().map(str::to_string),
-                    name: call["name"].as_str().map(str::to_string),
-                    arguments: call
-                        .get("args")
-                        .map_or_else(|| "{}".into(), Value::to_string),
-                });
+                let arguments = call
+                    .get("args")
+                    .map_or_else(|| "{}".into(), Value::to_string);
+                let (id, name) = (call["id"].as_str(), call["name"].as_str());
+                out.push(wire::call_started(index, id, name, arguments));
                 if let Some(sig) = part["thoughtSignature"].as_str() {
                     out.push(ProviderEvent::ToolCallSignature {
                         index,
@@ -368,18 +359,7 @@ fn usage_of(meta: &Value) -> Usage {
 mod tests {
     use super::*;
     use crate::client::ToolSpec;
-    use crate::config::clients::ModelConfig;
     use loki_wire::message::ToolCall;
-
-    fn model() -> Model {
-        Model {
-            client: "gemini".into(),
-            config: ModelConfig {
-                name: "gemini-2.5-flash".into(),
-                ..ModelConfig::default()
-            },
-        }
-    }
 
     #[test]
     fn answer_controls_are_gemini_s_generation_and_tool_config() {
@@ -404,7 +384,8 @@ mod tests {
             },
             ..ChatRequest::default()
         };
-        let body = build_body(&model(), &request);
+        let model = Model::named("gemini", "gemini-2.5-flash");
+        let body = build_body(&model, &request);
         let generation = &body["generationConfig"];
         assert_eq!(
             generation["thinkingConfig"],
@@ -460,8 +441,9 @@ mod tests {
             ],
             ..ChatRequest::default()
         };
+        let model = Model::named("gemini", "gemini-2.5-flash");
         assert_eq!(
-            build_body(&model(), &request),
+            build_body(&model, &request),
             json!({
                 "contents": [
                     {"role": "user", "parts": [{"text": "read a"}]},
@@ -513,12 +495,7 @@ mod tests {
             vec![
                 ProviderEvent::Reasoning("hmm".into()),
                 ProviderEvent::Text("Hi".into()),
-                ProviderEvent::ToolCallDelta {
-                    index: 0,
-                    id: None,
-                    name: Some("f".into()),
-                    arguments: r#"{"a":1}"#.into()
-                },
+                wire::call_started(0, None, Some("f"), r#"{"a":1}"#),
                 ProviderEvent::ToolCallSignature {
                     index: 0,
                     signature: "s".into()

@@ -667,25 +667,19 @@ mod tests {
     #[test]
     fn the_shortest_wait_wins_and_is_named() {
         let settings = HttpSettings::new("c", None, None);
-        assert_eq!(
-            next_wait(&settings, None, None),
-            (Duration::from_secs(300), Waited::Silence)
-        );
-        assert_eq!(
-            next_wait(
-                &settings,
-                Some(Duration::from_secs(5)),
-                Some(Duration::from_secs(9))
-            ),
-            (Duration::from_secs(5), Waited::Idle)
-        );
-        assert_eq!(
-            next_wait(
-                &settings,
-                Some(Duration::from_secs(5)),
-                Some(Duration::from_secs(2))
-            ),
-            (Duration::from_secs(2), Waited::Total)
-        );
+        let secs = Duration::from_secs;
+        // (idle left, total left) → the wait and what it stands for.
+        let cases = [
+            (None, None, (secs(300), Waited::Silence)),
+            (Some(secs(5)), Some(secs(9)), (secs(5), Waited::Idle)),
+            (Some(secs(5)), Some(secs(2)), (secs(2), Waited::Total)),
+        ];
+        for (idle, total, wait) in cases {
+            assert_eq!(
+                next_wait(&settings, idle, total),
+                wait,
+                "{idle:?} {total:?}"
+            );
+        }
     }
 }

@@ -68,6 +68,18 @@ pub struct ChatRequest {
     pub controls: Controls,
 }
 
+impl ChatRequest {
+    /// The output limit to send: the request's own, else the model's `max_output_tokens`
+    /// when it has `require_max_tokens` (APIs that take no limit are left to choose).
+    pub fn output_limit(&self, model: &Model) -> Option<u64> {
+        let model_limit = model
+            .config
+            .max_output_tokens
+            .filter(|_| model.config.require_max_tokens);
+        self.max_tokens.or(model_limit)
+    }
+}
+
 /// How the answer must look, as an API caller asks (`stop`, `seed`, `response_format`,
 /// `tool_choice`). Each provider sends what its API has; unset is the provider's default.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -57,6 +57,20 @@ impl Model {
     }
 }
 
+#[cfg(test)]
+impl Model {
+    /// Model `name` of `client`, with default metadata: what most provider tests need.
+    pub(crate) fn named(client: &str, name: &str) -> Self {
+        Self {
+            client: client.into(),
+            config: ModelConfig {
+                name: name.into(),
+                ..ModelConfig::default()
+            },
+        }
+    }
+}
+
 /// One provider's block in `models.yaml`.
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]
 pub struct CatalogProvider {

@@ -134,13 +134,7 @@ pub struct Tokens {
     pub expires_at: Option<u64>,
 }
 
-impl std::fmt::Debug for Tokens {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tokens")
-            .field("expires_at", &self.expires_at)
-            .finish_non_exhaustive()
-    }
-}
+debug_without_secrets!(Tokens, expires_at);
 
 fn now() -> u64 {
     SystemTime::now()

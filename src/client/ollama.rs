@@ -110,11 +110,7 @@ pub fn build_body(model: &Model, request: &ChatRequest) -> Value {
     }
     // Ollama generates until the context is full unless `num_predict` bounds it; the
     // registry gives its models a limit they always send (client::output_cap).
-    let model_limit = model
-        .config
-        .max_output_tokens
-        .filter(|_| model.config.require_max_tokens);
-    if let Some(n) = request.max_tokens.or(model_limit) {
+    if let Some(n) = request.output_limit(model) {
         options.insert("num_predict".into(), json!(n));
     }
     // Ollama's default context is small and cuts long prompts silently.
@@ -190,12 +186,10 @@ impl Lines {
             out.push(ProviderEvent::Text(content.to_string()));
         }
         for call in message["tool_calls"].as_array().into_iter().flatten() {
-            out.push(ProviderEvent::ToolCallDelta {
-                index: self.calls,
-                id: call["id"].as_str().map(str::to_string),
-                name: call["function"]["name"].as_str().map(str::to_string),
-                arguments: call["function"]["arguments"].to_string(),
-            });
+            let function = &call["function"];
+            let (id, name) = (call["id"].as_str(), function["name"].as_str());
+            let arguments = function["arguments"].to_string();
+            out.push(wire::call_started(self.calls, id, name, arguments));
             self.calls += 1;
         }
         if value["done"].as_bool() == Some(true) {

@@ -228,11 +228,7 @@ fn build_head(
     if let Some(p) = request.top_p {
         obj.insert("top_p".into(), json!(p));
     }
-    let model_limit = model
-        .config
-        .max_output_tokens
-        .filter(|_| model.config.require_max_tokens);
-    if let Some(max) = request.max_tokens.or(model_limit) {
+    if let Some(max) = request.output_limit(model) {
         let key = if max_completion_tokens {
             "max_completion_tokens"
         } else {
@@ -312,6 +308,7 @@ pub(crate) fn wire_messages(messages: &[Message], model: &Model) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::wire;
     use crate::config::clients::ModelConfig;
     use loki_wire::message::{Content, ContentPart, Role, Usage};
     use loki_wire::message::{ImageUrl, ToolCall};
@@ -435,12 +432,7 @@ mod tests {
             vec![
                 ProviderEvent::Reasoning("r".into()),
                 ProviderEvent::Text("t".into()),
-                ProviderEvent::ToolCallDelta {
-                    index: 0,
-                    id: Some("call_1".into()),
-                    name: Some("f".into()),
-                    arguments: "{\"a\"".into()
-                }
+                wire::call_started(0, Some("call_1"), Some("f"), "{\"a\""),
             ]
         );
         let usage = parse_chunk(r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":2}}}"#).unwrap();

@@ -27,7 +27,7 @@ use super::http::{
 use super::patch::ApiKind;
 use super::{ChatRequest, Model, ProviderError, ProviderStream};
 use loki_wire::error_text::body_snippet;
-use loki_wire::message::{Content, ContentPart};
+use loki_wire::message::{Content, ContentPart, Message, Role, SignedReasoning, ToolCall};
 use loki_wire::provider_event::ProviderEvent;
 
 /// A request about to be sent: what patches and the debug log see.
@@ -224,24 +224,99 @@ pub fn inline_image(url: &str) -> Option<(&str, &str)> {
     url.strip_prefix("data:")?.split_once(";base64,")
 }
 
-/// Appends a turn of `role` whose parts are under `key`; when the previous turn has the
-/// same role (tool results after tool results), the parts join it instead, as APIs whose
-/// roles must alternate want.
-pub fn push_turn(turns: &mut Vec<Value>, role: &str, key: &str, parts: Vec<Value>) {
+/// How a content-block format (Anthropic's Messages, Bedrock's Converse) writes each kind
+/// of block; [`block_turns`] writes a conversation with them.
+pub struct Blocks {
+    /// A text block.
+    pub text: fn(&str) -> Value,
+    /// An image block, from the image's URL.
+    pub image: fn(&str) -> Value,
+    /// The signed reasoning that leads an assistant's tool-use turn (extended thinking).
+    pub reasoning: fn(&SignedReasoning) -> Value,
+    /// A tool call, given its arguments as JSON.
+    pub tool_use: fn(&ToolCall, Value) -> Value,
+    /// A tool result: the id of the call it answers, and its text.
+    pub tool_result: fn(&str, String) -> Value,
+}
+
+/// Conversation messages as turns of content blocks, system messages left out (the format
+/// carries them elsewhere). A tool result is a user turn, and consecutive results join one
+/// turn (the API wants them right after the assistant's tool use); an assistant turn leads
+/// with its signed reasoning, drops empty text and is left out when nothing remains.
+pub fn block_turns(messages: &[Message], blocks: &Blocks) -> Vec<Value> {
+    let content = |content: &Content| content_values(content, blocks.text, blocks.image);
+    let mut out: Vec<Value> = Vec::new();
+    for message in messages {
+        let (role, parts) = match message.role {
+            Role::System => continue,
+            Role::User => ("user", content(&message.content)),
+            Role::Tool => {
+                let id = message.tool_call_id.as_deref().unwrap_or_default();
+                let result = (blocks.tool_result)(id, message.text_content());
+                ("user", vec![result])
+            }
+            Role::Assistant => {
+                let mut parts: Vec<Value> =
+                    message.reasoning.iter().map(blocks.reasoning).collect();
+                let text = content(&message.content).into_iter();
+                parts.extend(text.filter(|b| b["text"].as_str().is_none_or(|t| !t.is_empty())));
+                let calls = message.tool_calls.iter();
+                parts.extend(calls.map(|c| (blocks.tool_use)(c, arguments_value(&c.arguments))));
+                if parts.is_empty() {
+                    continue;
+                }
+                ("assistant", parts)
+            }
+        };
+        push_turn(&mut out, role, parts);
+    }
+    out
+}
+
+/// Appends a turn of `role` with `content`; when the previous turn has the same role (tool
+/// results after tool results), the content joins it instead, as APIs whose roles must
+/// alternate want.
+fn push_turn(turns: &mut Vec<Value>, role: &str, content: Vec<Value>) {
     if let Some(last) = turns.last_mut()
         && last["role"] == role
-        && let Some(list) = last[key].as_array_mut()
+        && let Some(list) = last["content"].as_array_mut()
     {
-        list.extend(parts);
+        list.extend(content);
         return;
     }
-    turns.push(serde_json::json!({"role": role, key: parts}));
+    turns.push(serde_json::json!({"role": role, "content": content}));
 }
 
 /// A tool call's arguments as a JSON value; `{}` when the model wrote something that is
 /// not JSON (the API would refuse the whole history otherwise).
 pub fn arguments_value(arguments: &str) -> Value {
     serde_json::from_str(arguments).unwrap_or_else(|_| serde_json::json!({}))
+}
+
+/// The first fragment of tool call `index`: its id and name as the provider gave them,
+/// and its arguments (whole, or empty when they follow in [`call_arguments`] pieces).
+pub fn call_started(
+    index: usize,
+    id: Option<&str>,
+    name: Option<&str>,
+    arguments: impl Into<String>,
+) -> ProviderEvent {
+    ProviderEvent::ToolCallDelta {
+        index,
+        id: id.map(str::to_string),
+        name: name.map(str::to_string),
+        arguments: arguments.into(),
+    }
+}
+
+/// A further piece of tool call `index`'s arguments.
+pub fn call_arguments(index: usize, arguments: impl Into<String>) -> ProviderEvent {
+    ProviderEvent::ToolCallDelta {
+        index,
+        id: None,
+        name: None,
+        arguments: arguments.into(),
+    }
 }
 
 /// Parses one event's JSON; the error quotes the start of the offending data.
@@ -567,9 +642,9 @@ mod tests {
     #[test]
     fn turns_of_one_role_share_their_parts() {
         let mut turns = Vec::new();
-        push_turn(&mut turns, "user", "content", vec![json!("a")]);
-        push_turn(&mut turns, "user", "content", vec![json!("b")]);
-        push_turn(&mut turns, "assistant", "content", vec![json!("c")]);
+        push_turn(&mut turns, "user", vec![json!("a")]);
+        push_turn(&mut turns, "user", vec![json!("b")]);
+        push_turn(&mut turns, "assistant", vec![json!("c")]);
         assert_eq!(
             turns,
             vec![

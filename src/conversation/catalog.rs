@@ -8,20 +8,19 @@ use loki_wire::session_file::Session;
 
 /// Saved sessions, by name (or id when unnamed), sorted.
 pub async fn session_names(state: &AppState) -> Result<Vec<String>, CoreError> {
-    Ok(state
-        .sessions
-        .list()
-        .await?
-        .iter()
-        .map(crate::session::store::SessionMeta::name)
-        .collect())
+    names_in(&state.sessions).await
 }
 
 /// Saved sessions of agent `agent` (in its directory), by name.
 pub async fn agent_session_names(state: &AppState, agent: &str) -> Result<Vec<String>, CoreError> {
     let def = crate::agent::AgentDef::load(&state.paths, agent, &state.env)?;
-    Ok(state
-        .sessions_in(&def.sessions_dir())
+    names_in(&state.sessions_in(&def.sessions_dir())).await
+}
+
+async fn names_in(
+    sessions: &std::sync::Arc<dyn crate::session::store::SessionStore>,
+) -> Result<Vec<String>, CoreError> {
+    Ok(sessions
         .list()
         .await?
         .iter()

@@ -5,7 +5,6 @@
 //! prompt hooks, not its sub-agents.
 
 use super::Conversation;
-use crate::conversation::engine::RunRequest;
 use crate::error::CoreError;
 use loki_protocol::emitter::Emitter;
 use loki_protocol::op::{RunOptions, RunOutcome, UserInput};
@@ -58,14 +57,7 @@ impl Conversation {
             let Some(reason) = said else {
                 break;
             };
-            let request = RunRequest {
-                input: Some(UserInput {
-                    text: reason,
-                    ..UserInput::default()
-                }),
-                options,
-            };
-            outcome = self.engine.run(&mut self.ctx, request, emitter).await?;
+            outcome = self.run_again(reason, options, emitter).await?;
         }
         Ok(outcome)
     }

@@ -259,6 +259,14 @@ impl Drop for Conversation {
     }
 }
 
+/// A setting the driver gave in its spec replaces the conversation's default; one it
+/// left out keeps it.
+fn given<T>(own: &mut T, given: Option<T>) {
+    if let Some(value) = given {
+        *own = value;
+    }
+}
+
 impl std::fmt::Debug for Conversation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Conversation")
@@ -273,30 +281,14 @@ impl Conversation {
     /// commands yet (see [`Conversation::prepare`]). Fails only on an unknown model.
     pub fn resolve(state: &Arc<AppState>, spec: ConversationSpec) -> Result<Self, CoreError> {
         let mut ctx = RequestContext::resolve(state, spec.model.as_deref())?;
-        if let Some(id) = spec.id {
-            ctx.id = id;
-        }
-        if let Some(cwd) = spec.cwd {
-            ctx.cwd = cwd;
-        }
-        if let Some(env) = spec.env {
-            ctx.env = env;
-        }
-        if let Some(approver) = spec.approver {
-            ctx.approver = approver;
-        }
-        if let Some(asker) = spec.asker {
-            ctx.asker = asker;
-        }
-        if let Some(cancel) = spec.cancel {
-            ctx.cancel = cancel;
-        }
-        if let Some(queue) = spec.queue {
-            ctx.queue = queue;
-        }
-        if let Some(todo) = spec.todo {
-            ctx.todo = todo;
-        }
+        given(&mut ctx.id, spec.id);
+        given(&mut ctx.cwd, spec.cwd);
+        given(&mut ctx.env, spec.env);
+        given(&mut ctx.approver, spec.approver);
+        given(&mut ctx.asker, spec.asker);
+        given(&mut ctx.cancel, spec.cancel);
+        given(&mut ctx.queue, spec.queue);
+        given(&mut ctx.todo, spec.todo);
         ctx.user_tools = spec.user_tools;
         ctx.auto_continue = spec.auto_continue;
         ctx.carry_on = spec.carry_on;
@@ -331,15 +323,7 @@ impl Conversation {
                     .sandbox_mode
                     .or(state.config.sandbox.mode)
                     .unwrap_or_else(crate::conversation::confinement::default_mode);
-                crate::conversation::confinement::build(
-                    state,
-                    &ctx.cwd,
-                    mode,
-                    &ctx.add_dirs,
-                    &ctx.tool_policy.rules,
-                    false,
-                )
-                .map_err(|e| CoreError::Conflict(e.to_string()))?
+                crate::conversation::confinement::sandbox_for(state, &ctx, mode)?
             }
         };
         ctx.tool_hooks = hooks::Chain::of(configured_hooks(state, &ctx, &notices), spec.hooks);
@@ -858,19 +842,30 @@ impl Conversation {
             ));
             sink.flush();
             let previous = std::mem::take(&mut outcome.text);
-            let request = RunRequest {
-                input: Some(UserInput {
-                    text: prompt,
-                    ..UserInput::default()
-                }),
-                options,
-            };
-            outcome = self.engine.run(&mut self.ctx, request, emitter).await?;
+            outcome = self.run_again(prompt, options, emitter).await?;
             if outcome.text.trim() == previous.trim() && !previous.trim().is_empty() {
                 break;
             }
         }
         self.stop_hooks(outcome, options, emitter).await
+    }
+
+    /// One more turn of the same run, prompted with `text`: an agent told to go on, or
+    /// a `Stop` hook's reason to.
+    async fn run_again(
+        &mut self,
+        text: String,
+        options: RunOptions,
+        emitter: &dyn Emitter,
+    ) -> Result<RunOutcome, CoreError> {
+        let request = RunRequest {
+            input: Some(UserInput {
+                text,
+                ..UserInput::default()
+            }),
+            options,
+        };
+        self.engine.run(&mut self.ctx, request, emitter).await
     }
 
     fn max_auto_continues(&self) -> usize {

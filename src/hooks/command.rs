@@ -19,7 +19,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{Before, HookCall, Hooks, Prompted, Verdict};
+use super::{Before, HookCall, HookResult, Hooks, Prompted, Verdict};
 use crate::config::hooks::{DEFAULT_TIMEOUT, HookCommand, HookSettings};
 
 /// Most bytes of a hook's stdout or stderr read.
@@ -234,6 +234,17 @@ impl CommandHooks {
             }
         }
     }
+
+    /// `Stop` or `SubagentStop` (`event`): a reason to go on, from a hook that exited 2
+    /// or answered `decision: block`.
+    fn go_on(&self, event: &'static str, again: bool) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move {
+            let said = self
+                .run(event, None, json!({"stop_hook_active": again}))
+                .await;
+            said.blocked.or_else(|| super::stop_reason_of(&said.json))
+        })
+    }
 }
 
 fn first_line(text: &str) -> String {
@@ -272,19 +283,14 @@ impl Hooks for CommandHooks {
         })
     }
 
-    fn after<'a>(
-        &'a self,
-        call: HookCall<'a>,
-        result: &'a str,
-        ok: bool,
-    ) -> BoxFuture<'a, Option<String>> {
+    fn after<'a>(&'a self, ran: HookResult<'a>) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
-            let name = crate::claude_names::claude_name(call.tool);
-            let input = super::post_tool_use_input(name, call, result, ok);
-            let said = self.run("PostToolUse", Some(call.tool), input).await;
+            let name = crate::claude_names::claude_name(ran.call.tool);
+            let input = super::post_tool_use_input(name, ran);
+            let said = self.run("PostToolUse", Some(ran.call.tool), input).await;
             let mut notes: Vec<String> = said.blocked.into_iter().collect();
             notes.extend(super::note_of(&said.json));
-            (!notes.is_empty()).then(|| notes.join("\n"))
+            super::one_a_line(&notes)
         })
     }
 
@@ -314,12 +320,7 @@ impl Hooks for CommandHooks {
     }
 
     fn stop(&self, again: bool) -> BoxFuture<'_, Option<String>> {
-        Box::pin(async move {
-            let said = self
-                .run("Stop", None, json!({"stop_hook_active": again}))
-                .await;
-            said.blocked.or_else(|| super::stop_reason_of(&said.json))
-        })
+        self.go_on("Stop", again)
     }
 
     fn pre_compact<'a>(&'a self, trigger: &'a str) -> BoxFuture<'a, ()> {
@@ -341,12 +342,7 @@ impl Hooks for CommandHooks {
     }
 
     fn subagent_stop(&self, again: bool) -> BoxFuture<'_, Option<String>> {
-        Box::pin(async move {
-            let said = self
-                .run("SubagentStop", None, json!({"stop_hook_active": again}))
-                .await;
-            said.blocked.or_else(|| super::stop_reason_of(&said.json))
-        })
+        self.go_on("SubagentStop", again)
     }
 
     fn permission_request<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Option<Verdict>> {

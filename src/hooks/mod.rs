@@ -29,6 +29,16 @@ pub struct HookCall<'a> {
     pub args: &'a Value,
 }
 
+/// A call that ran, as a `PostToolUse` hook looks at it.
+#[derive(Debug, Clone, Copy)]
+pub struct HookResult<'a> {
+    pub call: HookCall<'a>,
+    /// What the tool returned, as the model will read it.
+    pub output: &'a str,
+    /// Whether the call succeeded.
+    pub ok: bool,
+}
+
 /// What the `PreToolUse` hooks decided about a call.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Before {
@@ -64,14 +74,9 @@ pub trait Hooks: Send + Sync {
     /// `PreToolUse`: before `call` is approved and run.
     fn before<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Before>;
 
-    /// `PostToolUse`: after `call` ran (`ok`: it succeeded) with `result`; a note for the
-    /// model, if a hook has one (a reason it objects to the result, or more context).
-    fn after<'a>(
-        &'a self,
-        call: HookCall<'a>,
-        result: &'a str,
-        ok: bool,
-    ) -> BoxFuture<'a, Option<String>>;
+    /// `PostToolUse`: after a call ran; a note for the model, if a hook has one (a reason
+    /// it objects to the result, or more context).
+    fn after<'a>(&'a self, ran: HookResult<'a>) -> BoxFuture<'a, Option<String>>;
 
     /// `UserPromptSubmit`: before `prompt` is sent.
     fn prompt<'a>(&'a self, _prompt: &'a str) -> BoxFuture<'a, Prompted> {
@@ -134,6 +139,22 @@ impl Chain {
             (a, b) => a.or(b),
         }
     }
+
+    /// The first reason to go on that one of the hooks, asked in order, gives; the rest
+    /// are not asked.
+    fn first_reason<'a>(
+        &'a self,
+        ask: impl Fn(&'a dyn Hooks) -> BoxFuture<'a, Option<String>> + Send + 'a,
+    ) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async move {
+            for hooks in &self.0 {
+                if let Some(reason) = ask(hooks.as_ref()).await {
+                    return Some(reason);
+                }
+            }
+            None
+        })
+    }
 }
 
 impl Hooks for Chain {
@@ -163,18 +184,13 @@ impl Hooks for Chain {
         })
     }
 
-    fn after<'a>(
-        &'a self,
-        call: HookCall<'a>,
-        result: &'a str,
-        ok: bool,
-    ) -> BoxFuture<'a, Option<String>> {
+    fn after<'a>(&'a self, ran: HookResult<'a>) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
             let mut notes = Vec::new();
             for hooks in &self.0 {
-                notes.extend(hooks.after(call, result, ok).await);
+                notes.extend(hooks.after(ran).await);
             }
-            (!notes.is_empty()).then(|| notes.join("\n"))
+            one_a_line(&notes)
         })
     }
 
@@ -203,14 +219,7 @@ impl Hooks for Chain {
     }
 
     fn stop(&self, again: bool) -> BoxFuture<'_, Option<String>> {
-        Box::pin(async move {
-            for hooks in &self.0 {
-                if let Some(reason) = hooks.stop(again).await {
-                    return Some(reason);
-                }
-            }
-            None
-        })
+        self.first_reason(move |hooks| hooks.stop(again))
     }
 
     fn pre_compact<'a>(&'a self, trigger: &'a str) -> BoxFuture<'a, ()> {
@@ -230,14 +239,7 @@ impl Hooks for Chain {
     }
 
     fn subagent_stop(&self, again: bool) -> BoxFuture<'_, Option<String>> {
-        Box::pin(async move {
-            for hooks in &self.0 {
-                if let Some(reason) = hooks.subagent_stop(again).await {
-                    return Some(reason);
-                }
-            }
-            None
-        })
+        self.first_reason(move |hooks| hooks.subagent_stop(again))
     }
 
     fn permission_request<'a>(&'a self, call: HookCall<'a>) -> BoxFuture<'a, Option<Verdict>> {
@@ -382,17 +384,24 @@ pub fn note_of(outputs: &[Value]) -> Option<String> {
         })
         .filter(|n| !n.trim().is_empty())
         .collect();
+    one_a_line(&notes)
+}
+
+/// Hooks' notes for the model, one a line; `None` when there are none, so that nothing
+/// is added to the result.
+pub fn one_a_line<S: std::borrow::Borrow<str>>(notes: &[S]) -> Option<String> {
     (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
-/// What a `PostToolUse` hook is given about `call` (`tool_name`: the tool as the hook
-/// knows it, by Claude's name; its input and response in Claude's shapes).
-pub fn post_tool_use_input(tool_name: &str, call: HookCall<'_>, result: &str, ok: bool) -> Value {
+/// What a `PostToolUse` hook is given about the call that ran (`tool_name`: the tool as
+/// the hook knows it, by Claude's name; its input and response in Claude's shapes).
+pub fn post_tool_use_input(tool_name: &str, ran: HookResult<'_>) -> Value {
     use crate::claude_names::shapes;
+    let HookResult { call, output, ok } = ran;
     json!({
         "tool_name": tool_name,
         "tool_input": shapes::to_claude(call.tool, call.args),
-        "tool_response": shapes::response(call.tool, call.args, result, ok),
+        "tool_response": shapes::response(call.tool, call.args, output, ok),
         "is_error": !ok,
     })
 }

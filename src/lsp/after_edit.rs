@@ -83,16 +83,7 @@ impl LspPool {
     ) -> Result<Option<Option<String>>, LspError> {
         let target = self.target(located, Some(text.to_string()), cancel).await?;
         let before = target.server.published(&target.uri).await;
-        let after = target
-            .server
-            .diagnostics(
-                &target.uri,
-                &target.language_id,
-                &target.text,
-                deadline,
-                cancel,
-            )
-            .await?;
+        let after = target.diagnostics(deadline, cancel).await?;
         Ok(after.map(|after| {
             block(
                 &after,

@@ -121,6 +121,20 @@ struct Target {
     relative: String,
 }
 
+impl Target {
+    /// The server's diagnostics once it holds this text; `None` when it published none
+    /// by `deadline`.
+    async fn diagnostics(
+        &self,
+        deadline: tokio::time::Instant,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Vec<Value>>, LspError> {
+        self.server
+            .diagnostics(&self.uri, &self.language_id, &self.text, deadline, cancel)
+            .await
+    }
+}
+
 impl LspPool {
     /// A pool of the configured servers; nothing starts yet.
     pub fn new(servers: BTreeMap<String, LspConfig>) -> Self {
@@ -274,16 +288,7 @@ impl LspPool {
     ) -> Result<String, LspError> {
         let target = self.target(self.locate(root, file)?, None, cancel).await?;
         let deadline = tokio::time::Instant::now() + DIAGNOSTICS_TIMEOUT;
-        let published = target
-            .server
-            .diagnostics(
-                &target.uri,
-                &target.language_id,
-                &target.text,
-                deadline,
-                cancel,
-            )
-            .await?;
+        let published = target.diagnostics(deadline, cancel).await?;
         let Some(items) = published else {
             return Ok(format!(
                 "no diagnostics (the {} server reported none for {} in time)",

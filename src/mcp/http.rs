@@ -10,6 +10,7 @@ use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -19,18 +20,42 @@ use sse_stream::Sse;
 type HttpError = StreamableHttpError<reqwest::Error>;
 type SseEvents = BoxStream<'static, Result<Sse, SseError>>;
 
-/// A reqwest client that records answers refused for their size.
+/// The client of a streamable HTTP server: plain reqwest, or rmcp's OAuth client around
+/// it for a server the user signed in to, recording answers refused for their size either
+/// way. One type for both, so rmcp's transport worker (generic over the client) is
+/// compiled once (issue 40).
 #[derive(Clone)]
-pub struct WatchedClient {
-    inner: reqwest::Client,
+pub struct McpHttpClient {
+    sender: Sender,
     refused: Arc<Mutex<Option<String>>>,
 }
 
-impl WatchedClient {
-    /// Wraps `inner`.
-    pub fn new(inner: reqwest::Client) -> Self {
+/// Who sends the requests.
+#[derive(Clone)]
+enum Sender {
+    Plain(reqwest::Client),
+    SignedIn(AuthClient<reqwest::Client>),
+}
+
+/// Runs the same call on whichever sender `sender` is.
+macro_rules! either {
+    ($sender:expr, |$c:ident| $call:expr) => {
+        match $sender {
+            Sender::Plain($c) => $call,
+            Sender::SignedIn($c) => $call,
+        }
+    };
+}
+
+impl McpHttpClient {
+    /// Sends with `http`, signed in through `manager` when there is one.
+    pub fn new(http: reqwest::Client, manager: Option<AuthorizationManager>) -> Self {
+        let sender = match manager {
+            Some(manager) => Sender::SignedIn(AuthClient::new(http, manager)),
+            None => Sender::Plain(http),
+        };
         Self {
-            inner,
+            sender,
             refused: Arc::default(),
         }
     }
@@ -62,7 +87,9 @@ fn record(slot: &Mutex<Option<String>>, reason: String) {
     }
 }
 
-impl StreamableHttpClient for WatchedClient {
+/// Every post goes through `post_message_with_response_limits`, where the limits are
+/// enforced and refusals recorded; streams opened by `get_stream*` are watched.
+impl StreamableHttpClient for McpHttpClient {
     type Error = reqwest::Error;
 
     async fn post_message(
@@ -117,8 +144,7 @@ impl StreamableHttpClient for WatchedClient {
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let mut custom_headers = custom_headers;
         super::headers::complete(&message, &mut custom_headers);
-        let response = self
-            .inner
+        let response = either!(&self.sender, |c| c
             .post_message_with_response_limits(
                 uri,
                 message,
@@ -127,7 +153,7 @@ impl StreamableHttpClient for WatchedClient {
                 custom_headers,
                 limits,
             )
-            .await;
+            .await);
         match response {
             Ok(StreamableHttpPostResponse::Sse(events, session)) => {
                 Ok(StreamableHttpPostResponse::Sse(self.watch(events), session))
@@ -147,133 +173,7 @@ impl StreamableHttpClient for WatchedClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        self.inner
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<SseEvents, HttpError> {
-        self.inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
-            .map(|events| self.watch(events))
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<SseEvents, HttpError> {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
-            .map(|events| self.watch(events))
-    }
-}
-
-/// The client of a streamable HTTP server: [`WatchedClient`] itself, or wrapped in rmcp's
-/// OAuth client for a server the user signed in to. One type for both, so rmcp's
-/// transport worker (generic over the client) is compiled once (issue 40).
-#[derive(Clone)]
-pub enum McpHttpClient {
-    Plain(WatchedClient),
-    SignedIn(rmcp::transport::auth::AuthClient<WatchedClient>),
-}
-
-/// Runs the same call on whichever client `self` holds.
-macro_rules! either {
-    ($self:ident, |$c:ident| $call:expr) => {
-        match $self {
-            Self::Plain($c) => $call,
-            Self::SignedIn($c) => $call,
-        }
-    };
-}
-
-impl StreamableHttpClient for McpHttpClient {
-    type Error = reqwest::Error;
-
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        either!(self, |c| c
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await)
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        either!(self, |c| c
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await)
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        either!(self, |c| c
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await)
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), HttpError> {
-        either!(self, |c| c
+        either!(&self.sender, |c| c
             .delete_session(uri, session_id, auth_header, custom_headers)
             .await)
     }
@@ -286,9 +186,10 @@ impl StreamableHttpClient for McpHttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<SseEvents, HttpError> {
-        either!(self, |c| c
+        either!(&self.sender, |c| c
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await)
+        .map(|events| self.watch(events))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -300,7 +201,7 @@ impl StreamableHttpClient for McpHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<SseEvents, HttpError> {
-        either!(self, |c| c
+        either!(&self.sender, |c| c
             .get_stream_with_max_sse_event_size(
                 uri,
                 session_id,
@@ -310,5 +211,6 @@ impl StreamableHttpClient for McpHttpClient {
                 max_sse_event_size,
             )
             .await)
+        .map(|events| self.watch(events))
     }
 }

@@ -1133,14 +1133,8 @@ impl Opening<'_> {
     ) -> Result<Connected, McpError> {
         let spec = self.spec;
         let manager = self.sign_in(url).await?;
-        let client = super::http::WatchedClient::new(http);
+        let client = super::http::McpHttpClient::new(http, manager);
         let refusals = Some(client.refusals());
-        let client = match manager {
-            Some(manager) => super::http::McpHttpClient::SignedIn(
-                rmcp::transport::auth::AuthClient::new(client, manager),
-            ),
-            None => super::http::McpHttpClient::Plain(client),
-        };
         let started = serve_http(
             &self.handler,
             client,

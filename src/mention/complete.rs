@@ -134,14 +134,14 @@ mod tests {
 
     #[test]
     fn subsequences_match_and_ignored_files_come_last() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::test_support::tree(&[
+            (".gitignore", "notes.log\n"),
+            ("notes.log", ""),
+            ("notes.txt", ""),
+            ("src/nested_notes.md", ""),
+            ("my notes.txt", ""),
+        ]);
         let root = dir.path();
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        std::fs::write(root.join(".gitignore"), "notes.log\n").unwrap();
-        std::fs::write(root.join("notes.log"), "").unwrap();
-        std::fs::write(root.join("notes.txt"), "").unwrap();
-        std::fs::write(root.join("src/nested_notes.md"), "").unwrap();
-        std::fs::write(root.join("my notes.txt"), "").unwrap();
         assert_eq!(
             values(root, "no"),
             [

@@ -53,17 +53,15 @@ mod tests {
 
     #[test]
     fn lists_names_leaving_out_ignored_and_hidden_ones() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join("src/nested")).unwrap();
-        std::fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
-        std::fs::write(root.join("src/a.rs"), "").unwrap();
-        std::fs::write(root.join("src/nested/b.md"), "").unwrap();
-        std::fs::write(root.join("debug.log"), "").unwrap();
-        std::fs::create_dir_all(root.join("target")).unwrap();
-        std::fs::write(root.join("target/out"), "").unwrap();
+        let dir = crate::test_support::tree(&[
+            (".gitignore", "target/\n*.log\n"),
+            ("src/a.rs", ""),
+            ("src/nested/b.md", ""),
+            ("debug.log", ""),
+            ("target/out", ""),
+        ]);
         assert_eq!(
-            listing(root, "proj/"),
+            listing(dir.path(), "proj/"),
             "proj/src/\nproj/src/a.rs\nproj/src/nested/\nproj/src/nested/b.md"
         );
     }

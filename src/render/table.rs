@@ -2,7 +2,7 @@
 //! wider than the terminal wraps, its continuation lines hanging under the value column,
 //! so the table stays a table instead of the terminal breaking rows at its edge.
 
-use super::wrap::{display_width, wrap_ranges};
+use super::wrap::{display_width, hanging_wrap};
 
 /// `text` with each line that does not fit in `width` columns wrapped. A line whose value
 /// starts after a gap of two or more spaces hangs its continuation under that column
@@ -32,21 +32,11 @@ fn fit_line(line: &str, room: usize) -> Vec<String> {
     if display_width(line) <= room {
         return vec![line.to_string()];
     }
-    match value_column(line) {
+    let (at, hang) = value_column(line)
         // The value needs at least a third of the width to be worth hanging.
-        Some((at, hang)) if hang * 3 <= room * 2 => {
-            let value = &line[at..];
-            let mut rows = wrap_ranges(value, room - hang).into_iter();
-            let first = rows.next().map_or("", |r| &value[r]);
-            let mut out = vec![format!("{}{first}", &line[..at])];
-            out.extend(rows.map(|r| format!("{}{}", " ".repeat(hang), &value[r])));
-            out
-        }
-        _ => wrap_ranges(line, room)
-            .into_iter()
-            .map(|r| line[r].to_string())
-            .collect(),
-    }
+        .filter(|&(_, hang)| hang * 3 <= room * 2)
+        .unwrap_or((0, 0));
+    hanging_wrap(line, at, hang, room)
 }
 
 /// Where a row's value starts (byte offset, column): after the first gap of two or more

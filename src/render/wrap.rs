@@ -134,28 +134,28 @@ pub fn wrap_ranges(text: &str, width: usize) -> Vec<Range<usize>> {
     pieces
 }
 
+/// `line` as rows of `width` display columns, its text from byte `at` on wrapped under
+/// itself: the rows after the first start with `hang` spaces (the width of `line[..at]`,
+/// less than `width`). `at` 0 and `hang` 0 wrap the whole line flush left.
+pub fn hanging_wrap(line: &str, at: usize, hang: usize, width: usize) -> Vec<String> {
+    let body = &line[at..];
+    let mut rows = wrap_ranges(body, width - hang).into_iter();
+    let first = rows.next().map_or("", |r| &body[r]);
+    let mut out = vec![format!("{}{first}", &line[..at])];
+    out.extend(rows.map(|r| format!("{}{}", " ".repeat(hang), &body[r])));
+    out
+}
+
 /// Word-wrap `line` to `width` display columns (unicode-width aware, ANSI-free input),
 /// returning the pieces; long words are hard-split. Continuation lines of a list item are
 /// indented to hang under the item text (when that indent is at most half the width).
 #[cfg(test)]
 pub fn wrap_line(line: &str, width: usize) -> Vec<String> {
-    let hang = list_prefix(line)
+    let (at, hang) = list_prefix(line)
         .map(|p| (p.end, display_width(&line[..p.end])))
-        .filter(|&(_, w)| w * 2 <= width);
-    match hang {
-        Some((end, hang_w)) if display_width(line) > width => {
-            let body = &line[end..];
-            let mut pieces = wrap_ranges(body, width - hang_w).into_iter();
-            let first = pieces.next().map_or("", |r| &body[r]);
-            let mut out = vec![format!("{}{first}", &line[..end])];
-            out.extend(pieces.map(|r| format!("{}{}", " ".repeat(hang_w), &body[r])));
-            out
-        }
-        _ => wrap_ranges(line, width)
-            .into_iter()
-            .map(|r| line[r].to_string())
-            .collect(),
-    }
+        .filter(|&(_, w)| w * 2 <= width && display_width(line) > width)
+        .unwrap_or((0, 0));
+    hanging_wrap(line, at, hang, width)
 }
 
 #[cfg(test)]

@@ -580,13 +580,12 @@ mod tests {
 
     #[test]
     fn names_that_would_reach_the_terminal_escaped_are_not_offered() {
-        let dir = tempfile::tempdir().unwrap();
-        let rags_dir = dir.path().join("rags");
-        std::fs::create_dir_all(&rags_dir).unwrap();
-        std::fs::write(rags_dir.join("docs.yaml"), "x").unwrap();
-        std::fs::write(rags_dir.join("evil\u{1b}]52;c;aGk=\u{7}.yaml"), "x").unwrap();
+        let dir = crate::test_support::tree(&[
+            ("rags/docs.yaml", "x"),
+            ("rags/evil\u{1b}]52;c;aGk=\u{7}.yaml", "x"),
+        ]);
         let data = CompletionData {
-            rags_dir,
+            rags_dir: dir.path().join("rags"),
             ..CompletionData::default()
         };
         let c = LokiCompleter::new(Arc::new(RwLock::new(data)));
@@ -599,14 +598,10 @@ mod tests {
 
     #[test]
     fn agent_variables_and_starters() {
-        let dir = tempfile::tempdir().unwrap();
-        let agent = dir.path().join("demo");
-        std::fs::create_dir_all(&agent).unwrap();
-        std::fs::write(
-            agent.join("config.yaml"),
+        let dir = crate::test_support::tree(&[(
+            "demo/config.yaml",
             "instructions: x\nvariables:\n  - name: user\n    description: Who\n  - name: tone\n    default: calm\nconversation_starters:\n  - Say hello\n  - Plan the day\n",
-        )
-        .unwrap();
+        )]);
         let data = CompletionData {
             agents_dir: dir.path().to_path_buf(),
             active_agent: Some("demo".into()),
@@ -627,15 +622,15 @@ mod tests {
         assert_eq!(values(starters.clone()), ["1", "2"]);
         assert_eq!(starters[1].description.as_deref(), Some("Plan the day"));
         assert_eq!(values(c.suggest(".delete agent-data dem", 22)), ["demo"]);
-        let skills = dir.path().join("skills");
-        std::fs::create_dir_all(skills.join("review")).unwrap();
-        std::fs::write(
-            skills.join("review/SKILL.md"),
-            "---\ndescription: Review a file\n---\nReview $ARGUMENTS\n",
-        )
-        .unwrap();
+        crate::test_support::write_tree(
+            dir.path(),
+            &[(
+                "skills/review/SKILL.md",
+                "---\ndescription: Review a file\n---\nReview $ARGUMENTS\n",
+            )],
+        );
         let data = CompletionData {
-            skills_dir: skills,
+            skills_dir: dir.path().join("skills"),
             ..CompletionData::default()
         };
         let c = LokiCompleter::new(Arc::new(RwLock::new(data)));
@@ -659,10 +654,7 @@ mod tests {
     #[test]
     fn role_and_session_names() {
         use crate::session::store::FileSessionStore;
-        let dir = tempfile::tempdir().unwrap();
-        let roles_dir = dir.path().join("roles");
-        std::fs::create_dir_all(&roles_dir).unwrap();
-        std::fs::write(roles_dir.join("pirate.md"), "Arr.").unwrap();
+        let dir = crate::test_support::tree(&[("roles/pirate.md", "Arr.")]);
         let store = FileSessionStore::new(dir.path().join("sessions"));
         for name in ["work", "_/20261123T010101-topic"] {
             let alias = crate::session::id::SessionAlias::new(name).unwrap();
@@ -670,7 +662,7 @@ mod tests {
             store.save(&handle).unwrap();
         }
         let data = CompletionData {
-            roles_dir,
+            roles_dir: dir.path().join("roles"),
             sessions: Some(Arc::new(move || {
                 store
                     .list()
@@ -694,11 +686,9 @@ mod tests {
         let s = c.suggest(".delete session wo", 18);
         assert_eq!((s[0].span.start, s[0].span.end), (16, 18));
         assert_eq!(values(c.suggest(".info s", 7)), ["session"]);
-        let macros_dir = dir.path().join("macros");
-        std::fs::create_dir_all(&macros_dir).unwrap();
-        std::fs::write(macros_dir.join("deploy.yaml"), "steps: [x]").unwrap();
+        crate::test_support::write_tree(dir.path(), &[("macros/deploy.yaml", "steps: [x]")]);
         let data = CompletionData {
-            macros_dir,
+            macros_dir: dir.path().join("macros"),
             ..CompletionData::default()
         };
         let c = LokiCompleter::new(Arc::new(RwLock::new(data)));

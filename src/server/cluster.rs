@@ -23,7 +23,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::broadcast;
 use tokio::sync::mpsc::UnboundedReceiver;
-use tokio_postgres::Client;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Row};
 
 use super::run_log::{Entry, partial_answer};
 
@@ -235,6 +236,26 @@ impl Cluster {
         Ok(client)
     }
 
+    /// Runs one statement on the shared connection; how many rows it changed.
+    async fn execute(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, ClusterError> {
+        let client = self.client().await?;
+        client.execute(sql, params).await.map_err(|e| db(&e))
+    }
+
+    /// The row a query finds on the shared connection, if it finds one.
+    async fn query_opt(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, ClusterError> {
+        let client = self.client().await?;
+        client.query_opt(sql, params).await.map_err(|e| db(&e))
+    }
+
     async fn notify(&self, client: &Client, notice: &str) -> Result<(), ClusterError> {
         client
             .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &notice])
@@ -245,15 +266,12 @@ impl Cluster {
 
     /// Says this instance is alive.
     async fn beat(&self) -> Result<(), ClusterError> {
-        let client = self.client().await?;
-        client
-            .execute(
-                "INSERT INTO loki_instances (id, seen_at) VALUES ($1, $2)
-                 ON CONFLICT (id) DO UPDATE SET seen_at = EXCLUDED.seen_at",
-                &[&self.instance, &now_ms()],
-            )
-            .await
-            .map_err(|e| db(&e))?;
+        self.execute(
+            "INSERT INTO loki_instances (id, seen_at) VALUES ($1, $2)
+             ON CONFLICT (id) DO UPDATE SET seen_at = EXCLUDED.seen_at",
+            &[&self.instance, &now_ms()],
+        )
+        .await?;
         Ok(())
     }
 
@@ -264,15 +282,12 @@ impl Cluster {
         owner: &str,
         session: Option<&str>,
     ) -> Result<(), ClusterError> {
-        let client = self.client().await?;
-        client
-            .execute(
-                "INSERT INTO loki_runs (id, owner, session, instance, status, started_at)
-                 VALUES ($1, $2, $3, $4, 'running', $5)",
-                &[&id, &owner, &session, &self.instance, &now_ms()],
-            )
-            .await
-            .map_err(|e| db(&e))?;
+        self.execute(
+            "INSERT INTO loki_runs (id, owner, session, instance, status, started_at)
+             VALUES ($1, $2, $3, $4, 'running', $5)",
+            &[&id, &owner, &session, &self.instance, &now_ms()],
+        )
+        .await?;
         Ok(())
     }
 
@@ -386,19 +401,14 @@ impl Cluster {
         error: Option<&str>,
         partial: &str,
     ) -> Result<(), ClusterError> {
-        let client = self.client().await?;
-        client
-            .execute(
-                "UPDATE loki_runs SET status = $2, error = $3, partial = $4, ended_at = $5
-                 WHERE id = $1 AND status = 'running'",
-                &[&id, &status, &error, &partial, &now_ms()],
-            )
-            .await
-            .map_err(|e| db(&e))?;
-        client
-            .execute("DELETE FROM loki_run_waits WHERE run_id = $1", &[&id])
-            .await
-            .map_err(|e| db(&e))?;
+        self.execute(
+            "UPDATE loki_runs SET status = $2, error = $3, partial = $4, ended_at = $5
+             WHERE id = $1 AND status = 'running'",
+            &[&id, &status, &error, &partial, &now_ms()],
+        )
+        .await?;
+        self.execute("DELETE FROM loki_run_waits WHERE run_id = $1", &[&id])
+            .await?;
         Ok(())
     }
 
@@ -410,42 +420,35 @@ impl Cluster {
         owner: &str,
         messages: &str,
     ) -> Result<(), ClusterError> {
-        let client = self.client().await?;
-        client
-            .execute(
-                "INSERT INTO loki_responses (id, owner, messages, created_at)
-                 VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-                &[&id, &owner, &messages, &now_ms()],
-            )
-            .await
-            .map_err(|e| db(&e))?;
+        self.execute(
+            "INSERT INTO loki_responses (id, owner, messages, created_at)
+             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            &[&id, &owner, &messages, &now_ms()],
+        )
+        .await?;
         Ok(())
     }
 
     /// The messages of response `id` as kept by [`Self::keep_response`], if `owner`
     /// made it.
     pub async fn response(&self, id: &str, owner: &str) -> Result<Option<String>, ClusterError> {
-        let client = self.client().await?;
-        let row = client
+        let row = self
             .query_opt(
                 "SELECT messages FROM loki_responses WHERE id = $1 AND owner = $2",
                 &[&id, &owner],
             )
-            .await
-            .map_err(|e| db(&e))?;
+            .await?;
         Ok(row.map(|row| row.get(0)))
     }
 
     /// The run `id`, when the database knows it.
     pub async fn run(&self, id: &str) -> Result<Option<RunRow>, ClusterError> {
-        let client = self.client().await?;
-        let row = client
+        let row = self
             .query_opt(
                 "SELECT id, owner, session, status, error, partial FROM loki_runs WHERE id = $1",
                 &[&id],
             )
-            .await
-            .map_err(|e| db(&e))?;
+            .await?;
         Ok(row.map(|row| RunRow {
             id: row.get(0),
             owner: row.get(1),
@@ -485,30 +488,23 @@ impl Cluster {
 
     /// Says a reader on this instance follows run `id`.
     pub async fn watching(&self, id: &str) -> Result<(), ClusterError> {
-        let client = self.client().await?;
-        client
-            .execute(
-                "UPDATE loki_runs SET watched_at = $2 WHERE id = $1",
-                &[&id, &now_ms()],
-            )
-            .await
-            .map_err(|e| db(&e))?;
+        self.execute(
+            "UPDATE loki_runs SET watched_at = $2 WHERE id = $1",
+            &[&id, &now_ms()],
+        )
+        .await?;
         Ok(())
     }
 
     /// Whether a reader on another instance followed run `id` within `within`.
     pub async fn watched(&self, id: &str, within: Duration) -> bool {
-        let Ok(client) = self.client().await else {
-            return false;
-        };
         let since = now_ms() - i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
         matches!(
-            client
-                .query_opt(
-                    "SELECT 1 FROM loki_runs WHERE id = $1 AND watched_at >= $2",
-                    &[&id, &since],
-                )
-                .await,
+            self.query_opt(
+                "SELECT 1 FROM loki_runs WHERE id = $1 AND watched_at >= $2",
+                &[&id, &since],
+            )
+            .await,
             Ok(Some(_))
         )
     }

@@ -83,9 +83,7 @@ pub(super) fn as_text_completion(response: Response, stream: bool) -> Response {
         Body::from_stream(chunks)
     } else {
         let rewritten = async move {
-            let bytes = axum::body::to_bytes(body, 64 * 1024 * 1024)
-                .await
-                .unwrap_or_default();
+            let bytes = super::reply::answer_bytes(body).await;
             let text = serde_json::from_slice::<Value>(&bytes)
                 .map(|v| text_completion(&v).to_string())
                 .unwrap_or_else(|_| String::from_utf8_lossy(&bytes).into_owned());

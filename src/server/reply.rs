@@ -125,6 +125,15 @@ pub async fn body_json(response: Response) -> Option<Value> {
     serde_json::from_slice(&bytes).ok()
 }
 
+/// The whole body of a chat completion the server answered itself, read back to be
+/// given in another API's shape (legacy completions, Responses); empty when it cannot be
+/// read (at most 64 MiB).
+pub async fn answer_bytes(body: Body) -> bytes::Bytes {
+    axum::body::to_bytes(body, 64 * 1024 * 1024)
+        .await
+        .unwrap_or_default()
+}
+
 /// A JSON body, known secrets redacted.
 pub fn json_body(status: StatusCode, value: &Value) -> Response {
     let text = value.to_string();

@@ -478,9 +478,7 @@ pub(super) fn rewrite(answer: Response, stream: bool, keeping: Keeping<'_>) -> R
         Body::from_stream(events)
     } else {
         let whole = async move {
-            let bytes = axum::body::to_bytes(body, 64 * 1024 * 1024)
-                .await
-                .unwrap_or_default();
+            let bytes = super::reply::answer_bytes(body).await;
             let chat: Value = serde_json::from_slice(&bytes).unwrap_or_default();
             let message = &chat["choices"][0]["message"];
             let calls: Vec<Value> = message["tool_calls"]

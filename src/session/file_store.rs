@@ -784,17 +784,25 @@ mod tests {
         SessionAlias::new(name).unwrap()
     }
 
-    #[test]
-    fn create_save_open_by_alias_and_id() {
-        let (_dir, store) = store();
-        let handle = store
-            .create(Some(alias("work")), Session::default())
-            .unwrap();
+    /// A new session named `name`, not saved yet.
+    fn created(store: &FileSessionStore, name: &str) -> SessionHandle {
+        store.create(Some(alias(name)), Session::default()).unwrap()
+    }
+
+    /// Appends a message to the session, as the conversation holding it does.
+    fn push(handle: &SessionHandle, role: Role, text: impl Into<String>) {
         handle
             .lock()
             .get_mut()
             .messages
-            .push(Message::text(Role::User, "hi"));
+            .push(Message::text(role, text));
+    }
+
+    #[test]
+    fn create_save_open_by_alias_and_id() {
+        let (_dir, store) = store();
+        let handle = created(&store, "work");
+        push(&handle, Role::User, "hi");
         assert!(handle.is_dirty());
         let (path, version) = store.save(&handle).unwrap();
         assert_eq!(handle.version(), Some(version));
@@ -837,11 +845,7 @@ mod tests {
 
         let handle = store.open_key("old").unwrap().unwrap();
         assert_eq!(handle.lock().get().model.as_deref(), Some("a:b"));
-        handle
-            .lock()
-            .get_mut()
-            .messages
-            .push(Message::text(Role::Assistant, "hello"));
+        push(&handle, Role::Assistant, "hello");
         store.save(&handle).unwrap();
         let saved = std::fs::read_to_string(store.state_path(handle.id())).unwrap();
         assert!(saved.contains("agent_variables"), "{saved}");
@@ -886,7 +890,7 @@ mod tests {
         );
         assert!(!store.root.join("by-name/bad").exists());
 
-        let handle = store.create(Some(alias("ok")), Session::default()).unwrap();
+        let handle = created(&store, "ok");
         store.save(&handle).unwrap();
         let id = handle.id();
         drop(handle);
@@ -912,9 +916,9 @@ mod tests {
     #[test]
     fn rename_moves_the_alias_and_keeps_the_id() {
         let (_dir, store) = store();
-        let mut handle = store.create(Some(alias("a")), Session::default()).unwrap();
+        let mut handle = created(&store, "a");
         store.save(&handle).unwrap();
-        let other = store.create(Some(alias("b")), Session::default()).unwrap();
+        let other = created(&store, "b");
         store.save(&other).unwrap();
         assert!(matches!(
             store.rename(&mut handle, alias("b")),
@@ -938,9 +942,7 @@ mod tests {
     #[test]
     fn concurrent_writers_do_not_lose_updates() {
         let (_dir, store) = store();
-        let handle = store
-            .create(Some(alias("busy")), Session::default())
-            .unwrap();
+        let handle = created(&store, "busy");
         store.save(&handle).unwrap();
         let store = Arc::new(store);
         let threads: Vec<_> = (0..100)
@@ -965,9 +967,7 @@ mod tests {
     #[test]
     fn reload_reports_only_what_changed_and_locks_follow_the_name_until_saved() {
         let (_dir, store) = store();
-        let handle = store
-            .create(Some(alias("shared")), Session::default())
-            .unwrap();
+        let handle = created(&store, "shared");
         let by_name = store.lock_path(&handle);
         assert!(by_name.ends_with("by-name/.locks/shared"), "{by_name:?}");
         assert!(store.reload(handle.id(), None).unwrap().is_none());
@@ -980,11 +980,7 @@ mod tests {
         // Another process (a second store over the same directory) appends.
         let other = FileSessionStore::new(store.root.clone());
         let theirs = other.open_key("shared").unwrap().unwrap();
-        theirs
-            .lock()
-            .get_mut()
-            .messages
-            .push(Message::text(Role::User, "theirs"));
+        push(&theirs, Role::User, "theirs");
         other.save(&theirs).unwrap();
         let (new_key, stored) = store.reload(handle.id(), Some(&key)).unwrap().unwrap();
         assert_ne!(new_key, key);
@@ -995,16 +991,10 @@ mod tests {
     #[test]
     fn large_sessions_load_from_the_cache_until_the_yaml_changes() {
         let (_dir, store) = store();
-        let handle = store
-            .create(Some(alias("big")), Session::default())
-            .unwrap();
+        let handle = created(&store, "big");
         for i in 0..400 {
             let text = format!("message {i} {}", "x".repeat(200));
-            handle
-                .lock()
-                .get_mut()
-                .messages
-                .push(Message::text(Role::User, text));
+            push(&handle, Role::User, text);
         }
         store.save(&handle).unwrap();
         let id = handle.id();

@@ -459,6 +459,29 @@ mod tests {
             .unwrap()
     }
 
+    /// One whole write of a conversation: the lock taken, `text` appended, the session
+    /// saved and the lock let go.
+    async fn write_locked(
+        store: &Counting,
+        slot: &mut Option<SessionHandle>,
+        tracker: &mut Tracker,
+        history: &mut Vec<Message>,
+        text: &str,
+    ) {
+        let held = lock(store, slot, tracker, history).await;
+        push(history, text);
+        save(store, slot, tracker, history).await;
+        drop(held);
+    }
+
+    /// Another loki process (its own store over `dir`) opens session `name` and appends
+    /// `text` to it under its own lock.
+    async fn another_writer_appends(dir: &std::path::Path, name: &str, text: &str) {
+        let other = store_over(dir);
+        let (mut slot, mut tracker, mut history) = open(&other, name).await;
+        write_locked(&other, &mut slot, &mut tracker, &mut history, text).await;
+    }
+
     #[tokio::test]
     async fn a_lock_reads_the_session_once_and_a_save_under_it_reads_nothing() {
         let dir = tempfile::tempdir().unwrap();
@@ -490,18 +513,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store(dir.path());
         let (mut slot, mut tracker, mut history) = open(&store, "shared").await;
-        let held = lock(&store, &mut slot, &mut tracker, &mut history).await;
-        push(&mut history, "ours 1");
-        save(&store, &mut slot, &mut tracker, &history).await;
-        drop(held);
-
-        // A second process appends under its own lock.
-        let other = store_over(dir.path());
-        let (mut their_slot, mut theirs, mut their_history) = open(&other, "shared").await;
-        let their_hold = lock(&other, &mut their_slot, &mut theirs, &mut their_history).await;
-        push(&mut their_history, "theirs");
-        save(&other, &mut their_slot, &mut theirs, &their_history).await;
-        drop(their_hold);
+        write_locked(&store, &mut slot, &mut tracker, &mut history, "ours 1").await;
+        another_writer_appends(dir.path(), "shared", "theirs").await;
 
         push(&mut history, "ours 2");
         let _held = lock(&store, &mut slot, &mut tracker, &mut history).await;
@@ -523,17 +536,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store(dir.path());
         let (mut slot, mut tracker, mut history) = open(&store, "base").await;
-        let held = lock(&store, &mut slot, &mut tracker, &mut history).await;
-        push(&mut history, "kept");
-        save(&store, &mut slot, &mut tracker, &history).await;
-        drop(held);
-
-        let other = store_over(dir.path());
-        let (mut their_slot, mut theirs, mut their_history) = open(&other, "base").await;
-        let their_hold = lock(&other, &mut their_slot, &mut theirs, &mut their_history).await;
-        push(&mut their_history, "theirs");
-        save(&other, &mut their_slot, &mut theirs, &their_history).await;
-        drop(their_hold);
+        write_locked(&store, &mut slot, &mut tracker, &mut history, "kept").await;
+        another_writer_appends(dir.path(), "base", "theirs").await;
 
         // This conversation cleared its history meanwhile.
         history.clear();

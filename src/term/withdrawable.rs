@@ -322,13 +322,19 @@ mod tests {
         text.chars().map(KeyCode::Char).collect()
     }
 
+    /// `text` typed, then Enter.
+    fn entered(text: &str) -> Vec<KeyCode> {
+        let mut k = typed(text);
+        k.push(KeyCode::Enter);
+        k
+    }
+
     #[test]
     fn text_is_edited_and_answered_on_enter() {
         let mut form = Form::new("Which?", &Question::Text { prompt: "x".into() });
         let mut k = typed("teal");
         k.extend([KeyCode::Backspace]);
-        k.extend(typed("l green"));
-        k.push(KeyCode::Enter);
+        k.extend(entered("l green"));
         assert_eq!(
             keys(&mut form, &k),
             Step::Done(Answer::Text("teal green".into()))
@@ -338,13 +344,12 @@ mod tests {
     #[test]
     fn yes_no_wants_a_word_and_enter() {
         let mut form = Form::new("Go?", &Question::Confirm { prompt: "x".into() });
-        let mut k = typed("one");
-        k.push(KeyCode::Enter);
-        assert_eq!(keys(&mut form, &k), Step::Wait);
+        assert_eq!(keys(&mut form, &entered("one")), Step::Wait);
         assert!(form.rows()[0].contains("type y or n"));
-        let mut k = typed("yes");
-        k.push(KeyCode::Enter);
-        assert_eq!(keys(&mut form, &k), Step::Done(Answer::Confirm(true)));
+        assert_eq!(
+            keys(&mut form, &entered("yes")),
+            Step::Done(Answer::Confirm(true))
+        );
     }
 
     #[test]
@@ -361,10 +366,8 @@ mod tests {
         );
         let mut form = Form::new("Colour?", &question);
         assert_eq!(keys(&mut form, &[KeyCode::Up, KeyCode::Enter]), Step::Wait);
-        let mut k = typed("olive");
-        k.push(KeyCode::Enter);
         assert_eq!(
-            keys(&mut form, &k),
+            keys(&mut form, &entered("olive")),
             Step::Done(Answer::Text("olive".into()))
         );
     }

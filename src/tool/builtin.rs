@@ -918,15 +918,13 @@ mod tests {
 
     #[test]
     fn glob_and_grep_skip_ignored_files() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::test_support::tree(&[
+            (".gitignore", "gen/\n"),
+            ("src/a.rs", "fn needle() {}\n"),
+            ("gen/b.rs", "fn needle() {}\n"),
+            ("node_modules/x/c.rs", "fn needle() {}\n"),
+        ]);
         let root = dir.path();
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
-        std::fs::write(root.join(".gitignore"), "gen/\n").unwrap();
-        std::fs::create_dir_all(root.join("gen")).unwrap();
-        std::fs::write(root.join("src/a.rs"), "fn needle() {}\n").unwrap();
-        std::fs::write(root.join("gen/b.rs"), "fn needle() {}\n").unwrap();
-        std::fs::write(root.join("node_modules/x/c.rs"), "fn needle() {}\n").unwrap();
         assert_eq!(
             call(root, "fs_glob", json!({"pattern": "**/*.rs"})).unwrap(),
             "src/a.rs"

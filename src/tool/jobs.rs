@@ -86,10 +86,7 @@ impl Jobs {
         shown: &str,
     ) -> Result<String, ToolError> {
         let dir = self.dir()?;
-        let mut jobs = self
-            .jobs
-            .lock()
-            .map_err(|_| ToolError::Failed("the job list is unusable".into()))?;
+        let mut jobs = self.held()?;
         let id = jobs.last().map_or(1, |j| j.id + 1);
         let log = dir.join(format!("job-{id}.log"));
         // Not killed on drop: the job outlives the call; [`Jobs`] stops it.
@@ -136,14 +133,8 @@ impl Jobs {
     /// The output job `id` printed since the last read (only the lines matching `filter`
     /// when given), and its state.
     pub fn output(&self, id: u32, filter: Option<&regex::Regex>) -> Result<String, ToolError> {
-        let mut jobs = self
-            .jobs
-            .lock()
-            .map_err(|_| ToolError::Failed("the job list is unusable".into()))?;
-        let job = jobs
-            .iter_mut()
-            .find(|j| j.id == id)
-            .ok_or_else(|| unknown_job(id))?;
+        let mut jobs = self.held()?;
+        let job = find(&mut jobs, id)?;
         let (kept, dropped, state) = job.snapshot();
         let (bytes, next) = read_from(&job.log, job.read, kept)?;
         let more = kept - next;
@@ -182,14 +173,8 @@ impl Jobs {
 
     /// Stops job `id` (its whole process group).
     pub fn kill(&self, id: u32) -> Result<String, ToolError> {
-        let jobs = self
-            .jobs
-            .lock()
-            .map_err(|_| ToolError::Failed("the job list is unusable".into()))?;
-        let job = jobs
-            .iter()
-            .find(|j| j.id == id)
-            .ok_or_else(|| unknown_job(id))?;
+        let mut jobs = self.held()?;
+        let job = find(&mut jobs, id)?;
         let (_, _, state) = job.snapshot();
         // What the job left running in its group goes too, even once the job exited.
         job.stop();
@@ -233,12 +218,14 @@ impl Jobs {
         }
     }
 
+    /// The job list, held.
+    fn held(&self) -> Result<std::sync::MutexGuard<'_, Vec<Job>>, ToolError> {
+        self.jobs.lock().map_err(|_| unusable())
+    }
+
     /// The private directory of this conversation's logs, made on first use.
     fn dir(&self) -> Result<PathBuf, ToolError> {
-        let mut dir = self
-            .dir
-            .lock()
-            .map_err(|_| ToolError::Failed("the job list is unusable".into()))?;
+        let mut dir = self.dir.lock().map_err(|_| unusable())?;
         if let Some(dir) = dir.as_ref() {
             return Ok(dir.clone());
         }
@@ -282,8 +269,16 @@ impl Job {
     }
 }
 
-fn unknown_job(id: u32) -> ToolError {
-    ToolError::BadArguments(format!("there is no job {id} in this conversation"))
+/// Job `id` of the list.
+fn find(jobs: &mut [Job], id: u32) -> Result<&mut Job, ToolError> {
+    jobs.iter_mut().find(|j| j.id == id).ok_or_else(|| {
+        ToolError::BadArguments(format!("there is no job {id} in this conversation"))
+    })
+}
+
+/// A lock of the job list (or its directory) that a panicking thread left poisoned.
+fn unusable() -> ToolError {
+    ToolError::Failed("the job list is unusable".into())
 }
 
 /// `with code N`, or `on signal N`.

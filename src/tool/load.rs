@@ -63,11 +63,7 @@ impl LoadTools {
 
     /// The groups a call names, checked.
     pub fn requested(&self, args: &Value) -> Result<Vec<String>, ToolError> {
-        let names: Vec<&str> = match &args["groups"] {
-            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
-            Value::String(one) => vec![one.as_str()],
-            _ => return Err(ToolError::BadArguments("`groups` lists group names".into())),
-        };
+        let names = super::name_list(args, "groups", "group names")?;
         let mut found = Vec::new();
         for name in names {
             if !self.groups.iter().any(|g| g.name == name) {

@@ -560,6 +560,20 @@ impl ToolError {
     }
 }
 
+/// The names argument `key` lists: an array of names, or one name as a string; `what`
+/// says in the error what they name (`skill names`).
+pub(crate) fn name_list<'a>(
+    args: &'a Value,
+    key: &str,
+    what: &str,
+) -> Result<Vec<&'a str>, ToolError> {
+    match &args[key] {
+        Value::Array(items) => Ok(items.iter().filter_map(Value::as_str).collect()),
+        Value::String(one) => Ok(vec![one.as_str()]),
+        _ => Err(ToolError::BadArguments(format!("`{key}` lists {what}"))),
+    }
+}
+
 impl CallResult {
     /// The tool message for the conversation.
     pub fn message(&self) -> Message {
@@ -681,12 +695,16 @@ async fn run_call(
         silent,
     };
     if let (Some(hooks), Some(args)) = (env.hooks, &ran_with) {
-        let ran = crate::hooks::HookCall {
-            id: &call.id,
-            tool: &call.name,
-            args,
+        let ran = crate::hooks::HookResult {
+            call: crate::hooks::HookCall {
+                id: &call.id,
+                tool: &call.name,
+                args,
+            },
+            output: &result.content,
+            ok,
         };
-        if let Some(note) = hooks.after(ran, &result.content, ok).await {
+        if let Some(note) = hooks.after(ran).await {
             result.content = crate::hooks::with_note(result.content, &note);
             // The model has something to read now.
             result.silent = false;

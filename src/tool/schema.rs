@@ -41,32 +41,13 @@ fn check_value(schema: &Value, value: &Value, at: &str, problems: &mut Vec<Strin
         return;
     }
     let name = if at.is_empty() { "the arguments" } else { at };
-    if let Some(kinds) = declared_types(schema)
-        && !kinds.iter().any(|k| is_type(value, k))
-    {
-        problems.push(format!(
-            "`{name}` must be {} (got {})",
-            kinds.join(" or "),
-            loki_wire::json::kind(value)
-        ));
-        return;
-    }
-    if let Some(options) = schema.get("enum").and_then(Value::as_array)
-        && !options.contains(value)
-    {
-        let shown: Vec<String> = options.iter().map(Value::to_string).collect();
-        problems.push(format!("`{name}` must be one of {}", shown.join(", ")));
+    if let Some(problem) = crate::output_schema::type_or_enum_mismatch(schema, value, is_type) {
+        problems.push(format!("`{name}` {problem}"));
         return;
     }
     match value {
         Value::Object(map) => {
-            for required in schema
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
+            for required in crate::output_schema::required_names(schema) {
                 if map.get(required).is_none_or(Value::is_null) {
                     problems.push(format!("`{}` is required", join(at, required)));
                 }
@@ -160,15 +141,6 @@ fn join(at: &str, key: &str) -> String {
         key.to_string()
     } else {
         format!("{at}.{key}")
-    }
-}
-
-/// The schema's `type`, as a list; `None` when it has none.
-fn declared_types(schema: &Value) -> Option<Vec<&str>> {
-    match schema.get("type")? {
-        Value::String(one) => Some(vec![one.as_str()]),
-        Value::Array(many) => Some(many.iter().filter_map(Value::as_str).collect()),
-        _ => None,
     }
 }
 

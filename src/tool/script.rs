@@ -154,8 +154,7 @@ type ParseResult = Result<ScriptTool, (usize, String)>;
 
 fn parse_bash(text: &str) -> ParseResult {
     let mut tool = empty(Lang::Bash);
-    let mut properties = Map::new();
-    let mut required = Vec::new();
+    let mut params = Parameters::default();
     for (i, line) in text.lines().enumerate() {
         let Some(rest) = line.trim_start().strip_prefix("# @") else {
             continue;
@@ -190,11 +189,7 @@ fn parse_bash(text: &str) -> ParseResult {
                 }
             }
             "option" | "flag" | "arg" => {
-                let param = parse_param(tag, body).map_err(|e| (i + 1, e.to_string()))?;
-                if param.required {
-                    required.push(Value::String(param.name.clone()));
-                }
-                properties.insert(param.name, param.schema);
+                params.add(parse_param(tag, body).map_err(|e| (i + 1, e.to_string()))?);
             }
             "cmd" => {
                 return Err((
@@ -206,7 +201,7 @@ fn parse_bash(text: &str) -> ParseResult {
             _ => {}
         }
     }
-    tool.parameters = json!({"type": "object", "properties": properties, "required": required});
+    tool.parameters = params.schema();
     Ok(tool)
 }
 
@@ -237,6 +232,58 @@ struct Param {
     name: String,
     required: bool,
     schema: Value,
+}
+
+impl Param {
+    /// A parameter of a Python or TypeScript signature: the schema of its type, with the
+    /// description its doc comment gives it and its default when it has them.
+    fn of_signature(
+        name: &str,
+        mut schema: Value,
+        docs: &[(String, String)],
+        default: Option<Value>,
+        required: bool,
+    ) -> Self {
+        if let Some((_, doc)) = docs.iter().find(|(n, _)| n == name) {
+            schema["description"] = Value::String(doc.clone());
+        }
+        if let Some(default) = default {
+            schema["default"] = default;
+        }
+        Param {
+            name: name.to_string(),
+            required,
+            schema,
+        }
+    }
+}
+
+/// A tool's parameter schema, built a parameter at a time in the order they are declared.
+#[derive(Default)]
+struct Parameters {
+    properties: Map<String, Value>,
+    required: Vec<Value>,
+}
+
+impl Parameters {
+    fn add(&mut self, param: Param) {
+        if param.required {
+            self.required.push(Value::String(param.name.clone()));
+        }
+        self.properties.insert(param.name, param.schema);
+    }
+
+    fn schema(self) -> Value {
+        json!({"type": "object", "properties": self.properties, "required": self.required})
+    }
+}
+
+/// `name: hint = default` split at the `=`: the head and the default's text.
+fn split_default(param: &str) -> (&str, Option<&str>) {
+    match param.split_once('=') {
+        Some((head, default)) => (head.trim(), Some(default.trim())),
+        None => (param, None),
+    }
 }
 
 /// `--name!`, `-n --name*[a|b]`, `--name=default <VALUE>`, `name+`, followed by a
@@ -355,17 +402,13 @@ fn python_function(lines: &[&str], start: usize, name: &str) -> ParseResult {
     let docstring = python_docstring(&lines[end + 1..]);
     let (description, arg_docs) = split_docstring(&docstring);
     tool.description = description;
-    let mut properties = Map::new();
-    let mut required = Vec::new();
+    let mut params = Parameters::default();
     for param in split_top_level(&signature[open + 1..close]) {
         let param = param.trim();
         if param.is_empty() || param == "*" || param.starts_with("**") || param == "/" {
             continue;
         }
-        let (head, default) = match param.split_once('=') {
-            Some((h, d)) => (h.trim(), Some(d.trim())),
-            None => (param, None),
-        };
+        let (head, default) = split_default(param);
         let (name, hint) = match head.split_once(':') {
             Some((n, t)) => (n.trim(), t.trim()),
             None => {
@@ -376,20 +419,17 @@ fn python_function(lines: &[&str], start: usize, name: &str) -> ParseResult {
             }
         };
         let param = name;
-        let (mut schema, optional) =
+        let (schema, optional) =
             python_type(hint).map_err(|m| (start + 1, format!("parameter `{param}`: {m}")))?;
-        if let Some(doc) = arg_docs.iter().find(|(n, _)| n == param) {
-            schema["description"] = Value::String(doc.1.clone());
-        }
-        if let Some(default) = default.and_then(python_literal) {
-            schema["default"] = default;
-        }
-        if default.is_none() && !optional {
-            required.push(Value::String(param.to_string()));
-        }
-        properties.insert(param.to_string(), schema);
+        params.add(Param::of_signature(
+            param,
+            schema,
+            &arg_docs,
+            default.and_then(python_literal),
+            default.is_none() && !optional,
+        ));
     }
-    tool.parameters = json!({"type": "object", "properties": properties, "required": required});
+    tool.parameters = params.schema();
     Ok(tool)
 }
 
@@ -487,8 +527,7 @@ fn typescript_function(lines: &[&str], start: usize, name: &str) -> ParseResult 
     let close = matching_paren(&signature, open).ok_or((start + 1, "unclosed `(`".to_string()))?;
     let (description, arg_docs) = jsdoc(&lines[..start]);
     tool.description = description;
-    let mut properties = Map::new();
-    let mut required = Vec::new();
+    let mut params = Parameters::default();
     for param in split_top_level(&signature[open + 1..close]) {
         let param = param.trim();
         if param.is_empty() {
@@ -500,10 +539,7 @@ fn typescript_function(lines: &[&str], start: usize, name: &str) -> ParseResult 
                 format!("`{param}`: rest and destructured parameters are not supported"),
             ));
         }
-        let (head, default) = match param.split_once('=') {
-            Some((h, d)) => (h.trim(), Some(d.trim())),
-            None => (param, None),
-        };
+        let (head, default) = split_default(param);
         let (param_name, hint) = head
             .split_once(':')
             .map(|(n, t)| (n.trim(), t.trim()))
@@ -515,23 +551,20 @@ fn typescript_function(lines: &[&str], start: usize, name: &str) -> ParseResult 
             Some(n) => (n, true),
             None => (param_name, false),
         };
-        let (mut schema, nullable) =
+        let (schema, nullable) =
             ts_type(hint).map_err(|m| (start + 1, format!("parameter `{param_name}`: {m}")))?;
-        if let Some(doc) = arg_docs.iter().find(|(n, _)| n == param_name) {
-            schema["description"] = Value::String(doc.1.clone());
-        }
-        if let Some(default) = default.and_then(|d| serde_json::from_str::<Value>(d).ok())
-            && !default.is_null()
-        {
-            schema["default"] = default;
-        }
-        if !(question || nullable || default.is_some()) {
-            required.push(Value::String(param_name.to_string()));
-        }
         tool.positional.push(param_name.to_string());
-        properties.insert(param_name.to_string(), schema);
+        params.add(Param::of_signature(
+            param_name,
+            schema,
+            &arg_docs,
+            default
+                .and_then(|d| serde_json::from_str::<Value>(d).ok())
+                .filter(|d| !d.is_null()),
+            !(question || nullable || default.is_some()),
+        ));
     }
-    tool.parameters = json!({"type": "object", "properties": properties, "required": required});
+    tool.parameters = params.schema();
     Ok(tool)
 }
 
@@ -568,9 +601,7 @@ fn ts_type(hint: &str) -> Result<(Value, bool), ParamError> {
         let values: Vec<Value> = parts
             .iter()
             .map(|p| {
-                p.strip_prefix('"')
-                    .and_then(|p| p.strip_suffix('"'))
-                    .or_else(|| p.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')))
+                unquoted(p)
                     .map(|v| Value::String(v.to_string()))
                     .ok_or_else(|| ParamError::Union(hint.to_string()))
             })
@@ -725,12 +756,18 @@ fn python_literal(text: &str) -> Option<Value> {
         "False" => return Some(Value::Bool(false)),
         _ => {}
     }
-    for quote in ['"', '\''] {
-        if let Some(inner) = text.strip_prefix(quote).and_then(|t| t.strip_suffix(quote)) {
-            return Some(Value::String(inner.to_string()));
-        }
+    if let Some(inner) = unquoted(text) {
+        return Some(Value::String(inner.to_string()));
     }
     serde_json::from_str(text).ok()
+}
+
+/// The text of a string literal in double or single quotes (`"a"`, `'a'`), as Python and
+/// TypeScript both write them; `None` for anything else.
+fn unquoted(text: &str) -> Option<&str> {
+    ['"', '\'']
+        .into_iter()
+        .find_map(|quote| text.strip_prefix(quote)?.strip_suffix(quote))
 }
 
 /// The docstring right after the signature (`"""…"""` or `'''…'''`).

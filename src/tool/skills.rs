@@ -68,11 +68,7 @@ impl SkillsTool {
 
     /// The skills' instructions.
     pub fn run(&self, args: &Value) -> Result<String, ToolError> {
-        let names: Vec<&str> = match &args["names"] {
-            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
-            Value::String(one) => vec![one.as_str()],
-            _ => return Err(ToolError::BadArguments("`names` lists skill names".into())),
-        };
+        let names = super::name_list(args, "names", "skill names")?;
         let mut out = Vec::new();
         for name in names {
             match self.skills.iter().find(|s| s.name == name) {

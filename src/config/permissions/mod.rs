@@ -13,7 +13,7 @@
 mod commands;
 mod rules;
 
-pub use rules::{Rule, RuleCall, RuleError, RuleVerdict, Rules};
+pub use rules::{Rule, RuleCall, RuleError, RuleVerdict, Rules, split_rule_list};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -100,6 +100,32 @@ enum What {
     },
 }
 
+/// The rules written together in one string (`Bash(git add:*), Read`), split where
+/// `separator` says but never inside a rule's parentheses; empty pieces are left out.
+pub fn split_rule_list(value: &str, separator: impl Fn(char) -> bool) -> Vec<String> {
+    let mut rules = Vec::new();
+    let mut depth = 0usize;
+    let mut current = String::new();
+    for c in value.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth == 0 && separator(c) {
+            if !current.is_empty() {
+                rules.push(std::mem::take(&mut current));
+            }
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.is_empty() {
+        rules.push(current);
+    }
+    rules
+}
+
 impl Rule {
     /// Parses `tool` or `tool(what)`.
     pub fn parse(text: &str) -> Result<Self, RuleError> {

@@ -1011,21 +1011,7 @@ fn remake_sandbox(
     ctx: &mut RequestContext,
     mode: crate::sandbox::SandboxMode,
 ) -> Result<(), CoreError> {
-    let held = ctx.sandbox.as_ref().is_some_and(|s| s.held_to_root());
-    let root = ctx
-        .sandbox
-        .as_ref()
-        .filter(|_| held)
-        .map_or_else(|| ctx.cwd.clone(), |s| s.root().to_path_buf());
-    ctx.sandbox = super::confinement::build(
-        state,
-        &root,
-        mode,
-        &ctx.add_dirs,
-        &ctx.tool_policy.rules,
-        held,
-    )
-    .map_err(|e| CoreError::Conflict(e.to_string()))?;
+    ctx.sandbox = super::confinement::sandbox_for(state, ctx, mode)?;
     Ok(())
 }
 

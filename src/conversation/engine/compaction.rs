@@ -10,7 +10,6 @@
 //! event), `always` writes, `never` skips.
 
 use super::{Engine, turn};
-use crate::client::ChatRequest;
 use crate::conversation::Sink;
 use crate::conversation::context::RequestContext;
 use crate::tool::approve::ApprovalRequest;
@@ -80,15 +79,7 @@ impl Engine {
         }
         let mut messages = crate::session::compress::for_summary(old);
         messages.push(Message::text(Role::User, EXTRACT_PROMPT));
-        let request = ChatRequest {
-            controls: Default::default(),
-            messages,
-            temperature: None,
-            top_p: None,
-            max_tokens: None,
-            stream: false,
-            tools: Vec::new(),
-        };
+        let request = turn::side_request(messages, None, None);
         let small = self.small_model(ctx, emitter);
         let answer = match turn::complete_text_on(ctx, small.as_ref(), &request).await {
             Ok(answer) => answer,

@@ -158,6 +158,32 @@ pub fn describe(sandbox: Option<&Sandbox>, network: bool) -> String {
     }
 }
 
+/// The sandbox of the conversation `ctx` in `mode`, from its directories and rules as
+/// they are now. One held to a server's root stays at that root, and held (file tools
+/// still confined to it); otherwise (a new conversation has none yet) it is made for the
+/// working directory.
+pub(in crate::conversation) fn sandbox_for(
+    state: &AppState,
+    ctx: &crate::conversation::context::RequestContext,
+    mode: SandboxMode,
+) -> Result<Option<Arc<Sandbox>>, crate::error::CoreError> {
+    let held = ctx.sandbox.as_ref().is_some_and(|s| s.held_to_root());
+    let root = ctx
+        .sandbox
+        .as_ref()
+        .filter(|_| held)
+        .map_or(ctx.cwd.as_path(), |s| s.root());
+    build(
+        state,
+        root,
+        mode,
+        &ctx.add_dirs,
+        &ctx.tool_policy.rules,
+        held,
+    )
+    .map_err(|e| crate::error::CoreError::Conflict(e.to_string()))
+}
+
 /// `.add-dir DIR` (the REPL's `--add-dir`): one more directory file tools treat as part
 /// of the working tree and the sandbox lets commands write, for the rest of the
 /// conversation and the sub-agents it starts. Only the user at the root of a tree may
@@ -202,15 +228,7 @@ pub(in crate::conversation) fn add_dir(
         ctx.tool_policy.additional_directories.push(shown);
     }
     if let Some(mode) = ctx.sandbox.as_ref().map(|s| s.mode()) {
-        ctx.sandbox = build(
-            state,
-            &ctx.cwd,
-            mode,
-            &ctx.add_dirs,
-            &ctx.tool_policy.rules,
-            false,
-        )
-        .map_err(|e| CoreError::Conflict(e.to_string()))?;
+        ctx.sandbox = sandbox_for(state, ctx, mode)?;
     }
     Ok(format!(
         "added {}: file tools may reach it and commands may write it",

@@ -358,12 +358,18 @@ mod repeated_tests {
             crate::tokens::Counter::Estimate,
         );
         let shortened = history[0].text_content();
-        assert!(shortened.len() > 400 && shortened.len() < 2000, "{shortened}");
+        assert!(
+            shortened.len() > 400 && shortened.len() < 2000,
+            "{shortened}"
+        );
         let mut messages = vec![result("a", &shortened), result("b", &whole)];
         drop_repeated_results(&mut messages);
         assert_eq!(
             messages[0].text_content(),
-            format!("[the beginning of a later result ({} bytes)]", shortened.len())
+            format!(
+                "[the beginning of a later result ({} bytes)]",
+                shortened.len()
+            )
         );
         assert_eq!(messages[1].text_content(), whole);
         // A shortened result that no later result starts with is sent as it is.
@@ -386,7 +392,11 @@ mod repeated_tests {
         summarise_stale(&mut messages, 1);
         assert_eq!(messages[1].text_content(), same_as_later(1000));
         assert_eq!(messages[1].tool_call_id.as_deref(), Some("a"));
-        assert!(messages[2].text_content().starts_with("[earlier a tool result"));
+        assert!(
+            messages[2]
+                .text_content()
+                .starts_with("[earlier a tool result")
+        );
         assert_eq!(messages[4].text_content(), big);
     }
 }

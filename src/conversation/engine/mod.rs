@@ -395,18 +395,14 @@ impl Engine {
         let vars = ctx.system_vars();
         let role = crate::role::Role::load(&self.state.paths.roles_dir, "create-title", &vars)?;
         let excerpt: String = question.chars().take(2000).collect();
-        let request = crate::client::ChatRequest {
-            controls: Default::default(),
-            messages: role.frame(loki_wire::message::Message::text(
+        let request = turn::side_request(
+            role.frame(loki_wire::message::Message::text(
                 loki_wire::message::Role::User,
                 excerpt,
             )),
-            temperature: role.temperature,
-            top_p: role.top_p,
-            max_tokens: None,
-            stream: false,
-            tools: Vec::new(),
-        };
+            role.temperature,
+            role.top_p,
+        );
         let small = self.small_model(ctx, emitter);
         let answer = turn::complete_text_on(ctx, small.as_ref(), &request).await?;
         let title = loki_wire::openai_wire::strip_think(&answer)
@@ -572,15 +568,7 @@ impl Engine {
                 loki_wire::message::Role::User,
                 prompt,
             ));
-            let request = crate::client::ChatRequest {
-                controls: Default::default(),
-                messages,
-                temperature: ctx.temperature,
-                top_p: ctx.top_p,
-                max_tokens: None,
-                stream: false,
-                tools: Vec::new(),
-            };
+            let request = turn::side_request(messages, ctx.temperature, ctx.top_p);
             let small = self.small_model(ctx, emitter);
             let summary = turn::complete_text_on(ctx, small.as_ref(), &request).await?;
             let prefix = config

@@ -544,8 +544,7 @@ fn client_turn(
     finished: Finished,
     emitter: &Sink<'_>,
 ) -> RunOutcome {
-    crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, finished.total);
-    ctx.last_speed = finished.speed;
+    finished.charge(ctx);
     record(
         ctx,
         kind,
@@ -556,12 +555,9 @@ fn client_turn(
     );
     emitter.flush();
     RunOutcome {
-        text: collected.text,
-        usage: finished.total,
-        steps: finished.rounds,
         finish_reason: Some("tool_calls".into()),
         client_calls: calls,
-        speed: finished.speed,
+        ..finished.outcome(collected)
     }
 }
 
@@ -760,6 +756,29 @@ struct Finished {
     speed: Option<Speed>,
 }
 
+impl Finished {
+    /// Charges the turn to the conversation: its usage added to the totals, its speed
+    /// kept for `.info`. Done before the turn is recorded, however it ended.
+    fn charge(&self, ctx: &mut RequestContext) {
+        crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, self.total);
+        ctx.last_speed = self.speed;
+    }
+
+    /// What the driver gets back from a turn that ended: the answer text, why it
+    /// stopped and what it cost (no calls of the driver's own tools: `client_turn` adds
+    /// those).
+    fn outcome(self, collected: Collected) -> RunOutcome {
+        RunOutcome {
+            text: collected.text,
+            usage: self.total,
+            steps: self.rounds,
+            finish_reason: collected.finish.as_ref().map(finish_name),
+            client_calls: Vec::new(),
+            speed: self.speed,
+        }
+    }
+}
+
 fn finished(total: Usage, rounds: usize, speed: &SpeedMeter) -> Finished {
     Finished {
         total,
@@ -783,25 +802,13 @@ fn end_silent(
     kind: &TurnKind,
     steps: Vec<Message>,
     collected: Collected,
-    Finished {
-        total,
-        rounds,
-        speed,
-    }: Finished,
+    finished: Finished,
     emitter: &Sink<'_>,
 ) -> Result<RunOutcome, CoreError> {
-    crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, total);
-    ctx.last_speed = speed;
+    finished.charge(ctx);
     record(ctx, kind, steps, String::new(), Vec::new(), false);
     emitter.flush();
-    Ok(RunOutcome {
-        text: collected.text,
-        usage: total,
-        steps: rounds,
-        finish_reason: collected.finish.as_ref().map(finish_name),
-        client_calls: Vec::new(),
-        speed,
-    })
+    Ok(finished.outcome(collected))
 }
 
 /// Records the final answer and reports the end of the turn.
@@ -810,11 +817,7 @@ fn finish_turn(
     kind: &TurnKind,
     steps: Vec<Message>,
     collected: Collected,
-    Finished {
-        total,
-        rounds,
-        speed,
-    }: Finished,
+    finished: Finished,
     Unrun { calls, why }: Unrun<'_>,
     emitter: &Sink<'_>,
 ) -> RunOutcome {
@@ -826,8 +829,7 @@ fn finish_turn(
     if collected.finish == Some(FinishReason::Length) {
         emitter.emit(Event::Notice(Notice::warning(cut_off_warning(ctx))));
     }
-    crate::usage::add_turn(&mut ctx.usage, &ctx.model.config, total);
-    ctx.last_speed = speed;
+    finished.charge(ctx);
     if calls.is_empty() {
         record(ctx, kind, steps, collected.text.clone(), calls, false);
     } else {
@@ -844,14 +846,7 @@ fn finish_turn(
         record(ctx, kind, steps, String::new(), Vec::new(), false);
     }
     emitter.flush();
-    RunOutcome {
-        text: collected.text,
-        usage: total,
-        steps: rounds,
-        finish_reason: collected.finish.as_ref().map(finish_name),
-        client_calls: Vec::new(),
-        speed,
-    }
+    finished.outcome(collected)
 }
 
 /// The warning for an answer cut off at the output limit, with what carries on from the
@@ -936,6 +931,24 @@ fn record(
             ctx.history.pop();
             ctx.history.push(assistant);
         }
+    }
+}
+
+/// The request for a side answer (a title, a summary, facts for memory): `messages`
+/// with the given sampling, no tools, not streamed, no output limit of its own.
+pub(super) fn side_request(
+    messages: Vec<Message>,
+    temperature: Option<f64>,
+    top_p: Option<f64>,
+) -> ChatRequest {
+    ChatRequest {
+        controls: Default::default(),
+        messages,
+        temperature,
+        top_p,
+        max_tokens: None,
+        stream: false,
+        tools: Vec::new(),
     }
 }
 
