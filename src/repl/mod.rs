@@ -213,12 +213,13 @@ impl Repl {
             }
             // Keys typed while loki was busy (starting, a slow dot-command) become lines,
             // each run on its own, instead of one buffer reedline would read as a paste.
-            let typed = turn_input::drain(self.state().terminal.stdin_tty);
+            let (typed, quiet) = turn_input::drain(self.state().terminal.stdin_tty);
             self.pending
                 .extend(typed.lines.into_iter().filter(|l| !l.trim().is_empty()));
             self.partial.push_str(&typed.partial);
             // Lines typed during the last turn that it did not take run first.
             if let Some(line) = self.pending.pop_front() {
+                drop(quiet);
                 editor = Some(reader);
                 self.note(&format!("queued: {line}"));
                 if let Next::Quit(code) = self.handle_line(&line).await {
@@ -263,6 +264,11 @@ impl Repl {
                     anyhow::bail!("terminal error: the line editor stopped");
                 }
             };
+            // The line is read: what is typed now waits for the next prompt's drain. (On
+            // the ways out above, `quiet` is dropped on return, after `terminate` has
+            // restored the terminal: the abandoned editor hands back the quiet mode, and
+            // dropping `quiet` then puts back the user's own.)
+            drop(quiet);
             let signal = match line {
                 Ok(signal) => signal,
                 Err(e) => {

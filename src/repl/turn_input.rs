@@ -79,17 +79,22 @@ pub(crate) fn release_startup_keys() {
 /// What was typed while loki was busy and nothing read the terminal (start-up, a slow
 /// dot-command): each finished line, and the unfinished one. Reads only what is there
 /// now, never waits. Ends the start-up quiet mode.
-pub(crate) fn drain(stdin_tty: bool) -> Typed {
+///
+/// Also the quiet mode itself, for the caller to hold until the line editor has read its
+/// line: keys typed between this read and the editor taking the terminal would otherwise
+/// meet the terminal's own line discipline, which echoes them under the prompt and turns
+/// Enter into a newline the editor inserts instead of submitting. The editor saves and
+/// restores the mode it finds, so it hands the quiet mode back when it is done.
+pub(crate) fn drain(stdin_tty: bool) -> (Typed, Option<QuietInput>) {
     let startup = STARTUP.lock().ok().and_then(|mut held| held.take());
     if !stdin_tty {
-        return Typed::default();
+        return (Typed::default(), None);
     }
     // Without line editing, what the terminal held back (a line without Enter) can be read.
     let quiet = startup.unwrap_or_else(QuietInput::start);
     // Keys a yes/no question read past its answer come first: they were typed first.
     let typed = read_available(&crate::term::yes_no::take_leftover());
-    drop(quiet);
-    typed
+    (typed, Some(quiet))
 }
 
 #[cfg(unix)]

@@ -367,3 +367,48 @@ fn edit_message_goes_on_from_the_edited_prompt() {
     assert_eq!(pty.exit_code(), 0);
     assert_eq!(session_messages(&env, "work"), 2);
 }
+
+/// Keys typed between one command and the next prompt (here while the status-line
+/// command runs) reach the line editor as typed: not echoed by the terminal under the
+/// prompt, and Enter submits the line instead of becoming a newline in it.
+#[test]
+fn a_line_typed_before_the_prompt_is_drawn_is_submitted_as_typed() {
+    let env = TestEnv::new();
+    let started = env.work_dir().join("status-started");
+    let script = env.write(
+        "status.sh",
+        format!(
+            "#!/bin/sh\ncat > /dev/null\ntouch {}\nsleep 1\necho READY\n",
+            started.display()
+        ),
+    );
+    env.write_config(&format!(
+        "status_line:\n  command: sh {}\n  timeout_ms: 5000\n{}",
+        script.display(),
+        default_config(&env.server.base_url())
+    ));
+    env.server.push(openai::text_stream(&["first answer"]));
+    env.server.push(openai::text_stream(&["second answer"]));
+    let mut pty = crate::common::pty::Pty::spawn(&env, &[], &[("NO_COLOR", "1")]);
+    pty.expect(")> ");
+    let _ = std::fs::remove_file(&started);
+    pty.send("first question\r");
+    pty.expect("first answer");
+    // The next prompt's status line is running: type before the prompt exists.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the status line never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    pty.send("second question\r");
+    let shown = pty.expect("second answer");
+    assert!(!shown.contains("second question\r\n\r\n"), "{shown:?}");
+    let sent = env.server.last_request().json();
+    let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"], "second question", "{sent}");
+    pty.send(".exit\r");
+    assert_eq!(pty.exit_code(), 0);
+}

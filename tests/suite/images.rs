@@ -95,6 +95,7 @@ fn ctrl_v_pastes_the_clipboard_image_into_the_next_prompt() {
     assert_eq!(last["content"][0]["text"], "what is this?", "{last}");
     // The image went with that prompt only.
     env.server.push(openai::text_stream(&["Nothing new."]));
+    pty.expect(")> ");
     pty.send("and now?\r");
     pty.expect("Nothing new.");
     let body = env.server.last_request().json();
