@@ -52,10 +52,25 @@ pub enum CoreError {
         /// What: "role", "knowledge base".
         what: &'static str,
     },
-    /// The request contradicts the conversation's state (a session already open, a role
-    /// change in a session with history, nothing to continue yet). Says what to do.
+    /// The request contradicts the conversation's state (a session already open, nothing
+    /// to continue yet). Says what to do.
     #[error("{0}")]
     Conflict(String),
+    /// A role or prompt asked of a session that already has messages: it would rewrite
+    /// the system prompt of that history. Each driver says what to do instead.
+    #[error(
+        "session `{session}` already has {messages} messages: its role cannot change ({what} \
+         would rewrite the system prompt of that history); use it in a new session \
+         (`.exit session` in the REPL, another `-s` name on the command line)"
+    )]
+    RoleLocked {
+        /// The session's stored name.
+        session: String,
+        /// How many messages it has.
+        messages: usize,
+        /// What was asked (`` role `coder` ``, `a prompt`).
+        what: String,
+    },
     /// `.set` of a key loki does not have.
     #[error("unknown setting `{key}`; settable: {known}")]
     UnknownSetting {
@@ -157,6 +172,23 @@ impl ErrorClass {
             Self::Timeout => 504,
         }
     }
+
+    /// The stable `snake_case` code of the class, in error bodies and aborted turns.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::BadRequest => "invalid_request",
+            Self::Unauthorized => "upstream_unauthorized",
+            Self::NotFound => "not_found",
+            Self::Conflict => "conflict",
+            Self::TooLarge => "too_large",
+            Self::RateLimited => "upstream_rate_limited",
+            Self::Upstream => "upstream_error",
+            Self::Timeout => "upstream_timeout",
+            Self::Cancelled => "cancelled",
+            Self::BudgetSpent => "budget_spent",
+            Self::Internal => "internal_error",
+        }
+    }
 }
 
 impl CoreError {
@@ -178,6 +210,7 @@ impl CoreError {
             | Self::Input(InputError::NotFound { .. }) => ErrorClass::NotFound,
             Self::Session(SessionError::AliasInUse { .. })
             | Self::Conflict(_)
+            | Self::RoleLocked { .. }
             | Self::Rewind(
                 RewindError::Nothing
                 | RewindError::ChangedSince(_)

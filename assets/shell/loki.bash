@@ -4,7 +4,7 @@
 _loki_alt_e() {
     if [[ -n "$READLINE_LINE" ]]; then
         local generated
-        generated=$(loki -e "$READLINE_LINE" </dev/null) || return
+        generated=$(loki -e -- "$READLINE_LINE" </dev/null) || return
         READLINE_LINE=$generated
         READLINE_POINT=${#READLINE_LINE}
     fi

@@ -6,6 +6,6 @@ use str
 set edit:insert:binding[Alt-e] = {
     var request = $edit:current-command
     if (not-eq $request '') {
-        set edit:current-command = (str:trim-space (loki -e $request < /dev/null | slurp))
+        set edit:current-command = (str:trim-space (loki -e -- $request < /dev/null | slurp))
     }
 }

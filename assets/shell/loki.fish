@@ -4,7 +4,7 @@
 function _loki_alt_e
     set -l request (commandline)
     if test -n "$request"
-        commandline -r (loki -e "$request" </dev/null)
+        commandline -r (loki -e -- "$request" </dev/null)
         commandline -f repaint
     end
 end

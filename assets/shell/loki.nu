@@ -5,7 +5,7 @@
 def _loki_alt_e [] {
     let request = (commandline)
     if ($request | is-not-empty) {
-        commandline edit --replace (loki -e $request | str trim)
+        commandline edit --replace (loki -e -- $request | str trim)
     }
 }
 

@@ -7,7 +7,7 @@ Set-PSReadLineKeyHandler -Chord 'alt+e' -ScriptBlock {
     $cursor = $null
     [Microsoft.PowerShell.PSConsoleReadLine]::GetBufferState([ref]$line, [ref]$cursor)
     if ($line) {
-        $generated = (loki -e $line | Out-String).Trim()
+        $generated = (loki -e '--' $line | Out-String).Trim()
         if ($generated) {
             [Microsoft.PowerShell.PSConsoleReadLine]::RevertLine()
             [Microsoft.PowerShell.PSConsoleReadLine]::Insert($generated)

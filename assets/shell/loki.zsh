@@ -9,7 +9,7 @@ _loki_alt_e() {
         errfile=$(mktemp "${TMPDIR:-/tmp}/loki-alt-e.XXXXXX") || return
         BUFFER+=" ⌛"
         zle -I && zle redisplay
-        generated=$(loki -e "$request" </dev/null 2>"$errfile")
+        generated=$(loki -e -- "$request" </dev/null 2>"$errfile")
         rc=$?
         err=$(<"$errfile")
         rm -f -- "$errfile"

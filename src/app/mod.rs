@@ -121,7 +121,15 @@ fn usage_error(e: &clap::Error) -> ExitCode {
         }
         parts.push(line.strip_prefix("error: ").unwrap_or(line).to_string());
     }
-    let message = format!("{} (see loki --help)", parts.join("; "));
+    // A line ending in `:` introduces the next (clap's list of missing arguments).
+    let mut joined = String::new();
+    for part in &parts {
+        if !joined.is_empty() {
+            joined.push_str(if joined.ends_with(':') { " " } else { "; " });
+        }
+        joined.push_str(part);
+    }
+    let message = format!("{joined} (see loki --help)");
     let caps = TerminalCaps::capture(&Env::capture());
     crate::term::report_error(&crate::render::theme::Theme::stderr(&caps), &message);
     code

@@ -34,17 +34,20 @@ pub(super) enum Output {
 
 impl Output {
     fn new(state: &Arc<AppState>, args: &Args, cancel: CancellationToken) -> Self {
+        // A dry run's "answer" is the request it would send: shown whole, never cut
+        // down to its first code block.
+        let code_only = args.code && !args.dry_run;
         match args.output_format {
             OutputFormat::Text => {
                 let display = Display::from_config(&state.config);
-                let opts = TerminalOptions::detect(&state.terminal, &display, args.code);
+                let opts = TerminalOptions::detect(&state.terminal, &display, code_only);
                 Self::Text(Box::new(TerminalEmitter::new(opts, Some(cancel))))
             }
             OutputFormat::StreamJson => Self::Lines(Arc::new(JsonLines::new(cancel))),
             OutputFormat::Json if args.compat.as_deref() == Some("claude") => {
                 Self::Claude(super::claude_json::ClaudeResult::new(Arc::clone(state)))
             }
-            OutputFormat::Json if args.code => Self::Result(JsonResult::code_only()),
+            OutputFormat::Json if code_only => Self::Result(JsonResult::code_only()),
             OutputFormat::Json => Self::Result(JsonResult::new()),
         }
     }

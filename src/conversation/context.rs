@@ -165,6 +165,10 @@ pub(super) struct RequestContext {
     /// The session's `model:` when that model is not available: the conversation uses
     /// another one, and the file keeps this value until the user chooses a model.
     pub session_model: Option<UnavailableModel>,
+    /// A model was asked for (`-m`, a request's `model`) and is applied after the commands
+    /// that set the conversation up: meanwhile a role's model that is not available is
+    /// passed over, since the asked-for one wins anyway.
+    pub model_asked_for: bool,
     /// The agent in use (`-a`, `.agent`): its instructions are `role`, its tools the
     /// tool scope, its variables in `env`.
     pub agent: Option<crate::agent::ActiveAgent>,
@@ -543,6 +547,7 @@ impl RequestContext {
             cancel: CancellationToken::new(),
             session_sync: Tracker::default(),
             session_model: None,
+            model_asked_for: false,
             agent: None,
             supervisor: None,
             todo: Arc::default(),
@@ -580,7 +585,10 @@ impl RequestContext {
     /// current ones; settings it leaves out fall back to the global configuration.
     pub fn use_role(&mut self, state: &AppState, role: Role) -> Result<(), ModelError> {
         if let Some(model) = &role.model {
-            self.set_model(state, model)?;
+            match self.set_model(state, model) {
+                Err(_) if self.model_asked_for => {}
+                other => other?,
+            }
         }
         self.temperature = role.temperature.or(state.config.temperature);
         self.top_p = role.top_p.or(state.config.top_p);

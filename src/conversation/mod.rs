@@ -337,6 +337,7 @@ impl Conversation {
         let mut pending = spec.commands;
         if let Some(model) = spec.model {
             // The model asked for wins over the models of the roles and sessions applied.
+            ctx.model_asked_for = true;
             pending.push(Command::SetModel(model));
         }
         let label = spec.label.unwrap_or_else(|| ctx.id.to_string());
@@ -407,6 +408,8 @@ impl Conversation {
                     .extend(applied.warnings().map(ToString::to_string));
             }
         }
+        // From here on a role's model is the user's choice again (`.role` in the REPL).
+        self.ctx.model_asked_for = false;
         if self.hold_session {
             self.held = self.lock_session().await?;
         }
@@ -1024,7 +1027,11 @@ impl Conversation {
         if self.force_save && completed {
             self.engine.autoname_or_warn(&mut self.ctx, emitter).await;
         }
-        let saved = if policy::save_after_run(&self.ctx, self.force_save) {
+        // `--empty-session` and a turn that failed before anything arrived: the file
+        // stays as it was, as it does for a failed turn without the flag.
+        let emptied_for_nothing =
+            self.empty_session && self.failure.is_some() && self.ctx.history.is_empty();
+        let saved = if policy::save_after_run(&self.ctx, self.force_save) && !emptied_for_nothing {
             self.apply(Command::SaveSession(None), emitter).await
         } else {
             if self.history

@@ -76,7 +76,8 @@ pub(super) fn save_unattended(ctx: &RequestContext) -> bool {
 
 /// At the end of a one-shot, `-e` or headless run; `forced` is `--save-session`.
 pub(super) fn save_after_run(ctx: &RequestContext, forced: bool) -> bool {
-    if ctx.session.is_none() || ctx.otr.get() {
+    // A dry run keeps nothing: not even what its commands did (`--empty-session`).
+    if ctx.session.is_none() || ctx.otr.get() || ctx.dry_run {
         return false;
     }
     let setting = setting(ctx);

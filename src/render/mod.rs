@@ -291,7 +291,19 @@ impl TerminalEmitter {
             | Event::ToolCallApprovalDecided(_) => {}
             Event::TurnFinished(_) => self.finish(inner),
             Event::TurnAborted(aborted) => {
+                // Only code (`-c`) is printed to be run: a cut answer's code may be a
+                // cut command (`rm -rf /a/b` of `rm -rf /a/b/c`), so none of it is.
+                let withheld = self.opts.code_only
+                    && !code::extract(&std::mem::take(&mut inner.answer))
+                        .text
+                        .is_empty();
                 self.finish(inner);
+                if withheld {
+                    self.stderr_line(&self.opts.stderr.paint(
+                        Style::Dim,
+                        "(the answer stopped early: its code is not printed)",
+                    ));
+                }
                 // A reader that closed stdout is not an interruption worth reporting.
                 if aborted.reason == AbortReason::Cancelled && !inner.broken_pipe {
                     self.stderr_line(&self.opts.stderr.paint(Style::Dim, "(interrupted)"));

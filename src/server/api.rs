@@ -78,6 +78,22 @@ pub(super) struct Completion {
     approval: Option<String>,
 }
 
+/// Whether a completion is asked for as events without `"stream": true` in its body: an
+/// `Accept: text/event-stream` header (what `EventSource` and SSE clients send) or a
+/// `?stream=true` query.
+fn wants_stream(headers: &axum::http::HeaderMap, uri: &axum::http::Uri) -> bool {
+    let accepts_events = headers
+        .get_all(axum::http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.to_ascii_lowercase().contains("text/event-stream"));
+    let asked_in_query = uri.query().is_some_and(|query| {
+        form_urlencoded::parse(query.as_bytes())
+            .any(|(key, value)| key == "stream" && matches!(value.as_ref(), "true" | "1"))
+    });
+    accepts_events || asked_in_query
+}
+
 /// Runs `request`'s prompt in a conversation set up by `commands`: as SSE events when
 /// it streams, else as one JSON result. Either way the run is tracked — its status, a
 /// cancel and (with several instances) an approval or an answer can reach it from any
@@ -258,6 +274,7 @@ pub(super) async fn completions(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
     headers: axum::http::HeaderMap,
+    uri: axum::http::Uri,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Response {
     let raw: Value = match body(bytes) {
@@ -274,12 +291,13 @@ pub(super) async fn completions(
         let answer = super::openai::chat_completions(State(server), Extension(info), bytes).await;
         return super::legacy::as_text_completion(answer, stream);
     }
-    let request: Completion = match serde_json::from_value(raw) {
+    let mut request: Completion = match serde_json::from_value(raw) {
         Ok(r) => r,
         Err(e) => {
             return ApiError::bad_request(format!("invalid JSON body: {e}")).into_response();
         }
     };
+    request.stream |= wants_stream(&headers, &uri);
     let approvals = match policy(request.approval.as_deref(), ApprovalPolicy::Ask) {
         Ok(p) => p,
         Err(e) => return e.into_response(),
@@ -340,9 +358,35 @@ async fn change_session(
     };
     let mut conversation = Conversation::open(&server.state, spec).await?;
     let applied = conversation.command(command, &Discard).await;
-    let applied = conversation.finish(applied, &Discard).await.into_result()?;
+    let applied = conversation
+        .finish(applied, &Discard)
+        .await
+        .into_result()
+        .map_err(|e| change_error(caller, id, &e))?;
     let notes: Vec<&str> = applied.notes().collect();
     Ok(json!({"status": "ok", "notes": notes}))
+}
+
+/// A change the core refused, in the API's words: the session named as its owner wrote
+/// it, and what to do over HTTP rather than in the REPL.
+fn change_error(caller: &Caller, id: &str, e: &CoreError) -> ApiError {
+    let shown = shown_alias(caller, id);
+    match e {
+        CoreError::RoleLocked { messages, .. } => ApiError::new(
+            StatusCode::CONFLICT,
+            "conflict",
+            format!(
+                "session `{shown}` already has {messages} messages: its role cannot change \
+                 (that would rewrite the system prompt of its history); create a session \
+                 with the role instead (POST /v1/sessions with `role`)"
+            ),
+        ),
+        other => {
+            let mut error = ApiError::from(other);
+            error.message = error.message.replace(&namespace(caller), "");
+            error
+        }
+    }
 }
 
 /// The stored session `id`, if `caller` may use it: its own, or any with
@@ -570,7 +614,15 @@ pub(super) async fn get_session(
 ) -> Result<Response, ApiError> {
     let session = owned_session(&server, &info.caller, &id).await?;
     let mut value = serde_json::to_value(&session).unwrap_or_default();
-    value["id"] = json!(shown_alias(&info.caller, &id));
+    // Named by its id or its alias, it answers with both, as the list does.
+    use crate::session::store::SessionStore;
+    let store: &dyn SessionStore = server.state.sessions.as_ref();
+    let (real_id, alias) = match store.resolve(&id).await.map_err(CoreError::from)? {
+        Some((real_id, alias)) => (real_id.to_string(), alias.map(|a| a.to_string())),
+        None => (id.clone(), None),
+    };
+    value["id"] = json!(real_id);
+    value["alias"] = json!(alias.map(|a| shown_alias(&info.caller, &a)));
     // Where the server keeps its files is the host's business.
     if let Some(fields) = value.as_object_mut() {
         fields.remove("cwd");
@@ -611,12 +663,15 @@ pub(super) async fn session_completions(
     State(server): State<Arc<Server>>,
     Extension(info): Extension<RequestInfo>,
     SessionKey(id): SessionKey,
+    headers: axum::http::HeaderMap,
+    uri: axum::http::Uri,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let request: Completion = match body(bytes) {
+    let mut request: Completion = match body(bytes) {
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
+    request.stream |= wants_stream(&headers, &uri);
     let session = match owned_session(&server, &info.caller, &id).await {
         Ok(session) => session,
         Err(e) => return e.into_response(),
@@ -911,6 +966,20 @@ pub(super) async fn info(State(server): State<Arc<Server>>) -> Response {
             "version": env!("CARGO_PKG_VERSION"),
             "model": server.state.config.model,
             "turns_active": server.metrics.active(),
+            "endpoints": super::ENDPOINTS,
+        }),
+    )
+}
+
+/// `POST /v1/auth/check` (or `GET`): whether the key is good, whose it is and what it
+/// may do. A bad key gets the 401 every route gives.
+pub(super) async fn auth_check(Extension(info): Extension<RequestInfo>) -> Response {
+    json_body(
+        StatusCode::OK,
+        &json!({
+            "subject": info.caller.subject,
+            "scopes": info.caller.scopes,
+            "rate_limit": info.caller.rate_limit,
         }),
     )
 }

@@ -138,7 +138,9 @@ impl Shape for ChatShape {
             Event::TurnFinished(done) => self.finished(done),
             Event::TurnAborted(aborted) => {
                 let message = aborted.error.clone().unwrap_or_else(|| "cancelled".into());
-                let error = json!({"error": {"message": message, "type": "loki_error"}});
+                // The code the same failure gets in a whole answer's error body.
+                let code = aborted.code.unwrap_or("cancelled");
+                let error = json!({"error": {"message": message, "type": code, "code": code}});
                 vec![
                     sse_event(None, &error.to_string()),
                     sse_event(None, "[DONE]"),

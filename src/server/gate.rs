@@ -91,6 +91,8 @@ pub(super) fn required_scopes(method: &Method, path: &str) -> Option<&'static [&
         "/" | "/app.js" => return None,
         p if p.starts_with("/healthz/") => return None,
         "/metrics" => &["read:metrics"],
+        // Any valid key: it says whose it is and what it may do.
+        "/v1/auth/check" => &[],
         p if p.starts_with("/v1/sessions") && read => &["read:sessions"],
         p if p.starts_with("/v1/sessions") => &["write:sessions"],
         p if p.starts_with("/v1/approvals/") || p.starts_with("/v1/runs/") => {

@@ -450,6 +450,7 @@ fn router(server: Arc<Server>) -> Router {
         .route("/healthz/ready", get(api::ready))
         .route("/metrics", get(api::metrics))
         .route("/v1/info", get(api::info))
+        .route("/v1/auth/check", get(api::auth_check).post(api::auth_check))
         .route("/v1/models", get(openai::models))
         .route("/v1/models/{*id}", get(openai::model))
         .route("/v1/roles", get(api::roles))
@@ -511,6 +512,47 @@ fn router(server: Arc<Server>) -> Router {
         ))
         .with_state(server)
 }
+
+/// What `GET /v1/info` lists: every route of [`router`] but the playground's files, as
+/// `METHOD path`. A test calls each of them and checks a route answers it.
+pub(super) const ENDPOINTS: &[&str] = &[
+    "GET /healthz/live",
+    "GET /healthz/ready",
+    "GET /metrics",
+    "GET /v1/info",
+    "POST /v1/auth/check",
+    "GET /v1/models",
+    "GET /v1/models/{id}",
+    "GET /v1/roles",
+    "GET /v1/agents",
+    "GET /v1/rags",
+    "POST /v1/rags/{name}/rebuild",
+    "POST /v1/chat/completions",
+    "POST /v1/embeddings",
+    "POST /v1/responses",
+    "POST /v1/rerank",
+    "POST /v1/completions",
+    "POST /v1/sessions",
+    "GET /v1/sessions",
+    "GET /v1/sessions/{id}",
+    "DELETE /v1/sessions/{id}",
+    "POST /v1/sessions/{id}/completions",
+    "POST /v1/sessions/{id}/compress",
+    "POST /v1/sessions/{id}/empty",
+    "POST /v1/sessions/{id}/role",
+    "DELETE /v1/sessions/{id}/role",
+    "POST /v1/sessions/{id}/agent",
+    "DELETE /v1/sessions/{id}/agent",
+    "POST /v1/sessions/{id}/rag",
+    "DELETE /v1/sessions/{id}/rag",
+    "POST /v1/sessions/{id}/approvals/{call_id}",
+    "POST /v1/approvals/{call_id}",
+    "POST /v1/runs/{run_id}/approvals/{call_id}",
+    "GET /v1/runs/{run_id}",
+    "GET /v1/runs/{run_id}/events",
+    "POST /v1/runs/{run_id}/cancel",
+    "POST /v1/runs/{run_id}/questions/{question_id}",
+];
 
 /// The playground's page (`assets/web/`, shipped in the binary). It asks for the key
 /// itself; the API it calls checks it.
@@ -706,7 +748,8 @@ async fn admit(
             .retry_after(wait));
         }
     };
-    if !scopes.iter().any(|scope| caller.may(scope)) {
+    // No scope named (`/v1/auth/check`): any valid key.
+    if !scopes.is_empty() && !scopes.iter().any(|scope| caller.may(scope)) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "forbidden",

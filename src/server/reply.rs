@@ -8,7 +8,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::error::CoreError;
-use crate::error::ErrorClass;
 
 /// A failed request.
 #[derive(Debug)]
@@ -79,24 +78,7 @@ impl From<&CoreError> for ApiError {
         let class = e.class();
         let status =
             StatusCode::from_u16(class.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        Self::new(status, code_of(class), e.to_string())
-    }
-}
-
-/// The `code` of a class of core errors.
-pub fn code_of(class: ErrorClass) -> &'static str {
-    match class {
-        ErrorClass::BadRequest => "invalid_request",
-        ErrorClass::Unauthorized => "upstream_unauthorized",
-        ErrorClass::NotFound => "not_found",
-        ErrorClass::Conflict => "conflict",
-        ErrorClass::TooLarge => "too_large",
-        ErrorClass::RateLimited => "upstream_rate_limited",
-        ErrorClass::Upstream => "upstream_error",
-        ErrorClass::Timeout => "upstream_timeout",
-        ErrorClass::Cancelled => "cancelled",
-        ErrorClass::BudgetSpent => "budget_spent",
-        ErrorClass::Internal => "internal_error",
+        Self::new(status, class.code(), e.to_string())
     }
 }
 

@@ -72,9 +72,7 @@ pub fn read_value_cli(name: &str) -> Result<String, VaultError> {
         .or_else(|| text.strip_suffix('\n'))
         .unwrap_or(&text);
     if value.is_empty() {
-        return Err(VaultError::Prompt(format!(
-            "no value for '{name}': type it on a terminal or pipe it on stdin"
-        )));
+        return Err(VaultError::EmptyValue(name.to_string()));
     }
     Ok(value.to_string())
 }
@@ -88,7 +86,7 @@ pub fn prompt_value(name: &str) -> Result<String, VaultError> {
         .prompt()
         .map_err(|e| VaultError::Prompt(e.to_string()))?;
     if value.is_empty() {
-        return Err(VaultError::Prompt(format!("no value for '{name}'")));
+        return Err(VaultError::EmptyValue(name.to_string()));
     }
     Ok(value)
 }

@@ -65,7 +65,7 @@ pub enum VaultError {
     },
     /// No passphrase source: no password file and no terminal.
     #[error(
-        "the vault needs its password: set `vault_password_file` in config.yaml (or LOKI_VAULT_PASSWORD_FILE), or run loki on a terminal to type it"
+        "the vault needs its password: set `vault_password_file` in config.yaml (or LOKI_VAULT_PASSWORD_FILE); it is asked for only when stdin and stderr are both a terminal"
     )]
     NoPassword,
     /// `vault_password_file` contains a `{{…}}` placeholder.
@@ -75,7 +75,7 @@ pub enum VaultError {
     PlaceholderInPasswordFile,
     /// The password file does not exist.
     #[error(
-        "the vault password file '{0}' does not exist; create it (mode 0600) with the password on one line, or remove `vault_password_file`"
+        "the vault password file '{0}' does not exist; create it (mode 0600) with the password on one line, or unset `vault_password_file` (config.yaml or LOKI_VAULT_PASSWORD_FILE)"
     )]
     MissingPasswordFile(PathBuf),
     /// The password file is empty.
@@ -98,6 +98,11 @@ pub enum VaultError {
         /// Comma-separated names.
         names: String,
     },
+    /// `--add-secret` / `--update-secret` read an empty value.
+    #[error(
+        "the value of '{0}' is empty: pipe the value on stdin, or type it at the prompt on a terminal"
+    )]
+    EmptyValue(String),
     /// The passphrase prompt failed or was cancelled.
     #[error("vault password prompt: {0}")]
     Prompt(String),

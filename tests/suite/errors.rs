@@ -332,3 +332,42 @@ fn an_absurd_retry_after_is_not_a_crash() {
     let out = env.loki().arg("hi").assert().success();
     assert_eq!(stdout(&out), "fine\n");
 }
+
+#[test]
+fn a_cut_answer_prints_none_of_its_code_with_dash_c() {
+    let env = TestEnv::new();
+    // The stream stops inside the command: what came is `rm -rf /tmp/x` of
+    // `rm -rf /tmp/x/victim`.
+    env.server.push(
+        openai::text_stream(&["Here:\n\n```sh\nrm -rf /tmp/x", "/victim\n```\n"]).cut_after(2),
+    );
+    let out = env.loki().args(["-c", "clean up"]).assert().code(1);
+    assert_eq!(stdout(&out), "", "nothing to run reaches stdout");
+    let err = stderr(&out);
+    assert!(err.contains("was cut"), "{err}");
+    assert!(err.contains("its code is not printed"), "{err}");
+    // A whole answer's code is printed as before.
+    env.server
+        .push(openai::text_stream(&["Here:\n\n```sh\nls -la\n```\n"]));
+    let out = env.loki().args(["-c", "list"]).assert().success();
+    assert_eq!(stdout(&out), "ls -la\n");
+}
+
+#[test]
+fn an_error_object_in_an_openai_stream_is_the_provider_s_error() {
+    let env = TestEnv::new();
+    env.server.push(crate::common::fake_llm::Reply::sse(vec![
+        openai::data_frame(&openai::chunk_json(
+            "{\"role\":\"assistant\",\"content\":\"Par\"}",
+            None,
+        )),
+        openai::data_frame(
+            r#"{"error":{"message":"overloaded mid-stream","type":"server_error"}}"#,
+        ),
+    ]));
+    let out = env.loki().arg("hi").assert().code(1);
+    let err = stderr(&out);
+    assert!(err.contains("`fake` stopped with an error"), "{err}");
+    assert!(err.contains("overloaded mid-stream"), "{err}");
+    assert!(!err.contains("malformed"), "{err}");
+}

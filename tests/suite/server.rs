@@ -1175,3 +1175,96 @@ fn bodies_are_bounded_and_cors_answers_only_allowed_origins() {
     let other = with_origin("https://evil.example");
     assert!(!other.contains("access-control-allow-origin"), "{other}");
 }
+
+#[test]
+fn info_lists_every_route_and_a_completion_streams_when_asked_by_header_or_query() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    // Every route `/v1/info` lists is answered by a route (not the "there is no" 404).
+    let info = served.get("/v1/info").json();
+    let endpoints = info["endpoints"].as_array().unwrap();
+    assert!(endpoints.len() > 30, "{info}");
+    for endpoint in endpoints {
+        let (method, path) = endpoint.as_str().unwrap().split_once(' ').unwrap();
+        let mut concrete = String::new();
+        let mut in_placeholder = false;
+        for c in path.chars() {
+            match c {
+                '{' => in_placeholder = true,
+                '}' => {
+                    in_placeholder = false;
+                    concrete.push_str("nothing-here");
+                }
+                _ if !in_placeholder => concrete.push(c),
+                _ => {}
+            }
+        }
+        let reply = served.call(method, &concrete, None, None);
+        assert!(
+            !reply.body.contains("there is no"),
+            "{endpoint} -> {concrete}: {} {}",
+            reply.status,
+            reply.body
+        );
+    }
+    // The key check, here with auth disabled.
+    let checked = served.post("/v1/auth/check", json!({}));
+    assert_eq!(checked.status, 200, "{}", checked.body);
+    assert!(checked.json()["subject"].is_string(), "{}", checked.body);
+    // A completion without `"stream": true` streams when the client asks for events.
+    for (path, headers) in [
+        ("/v1/completions", vec![("Accept", "text/event-stream")]),
+        ("/v1/completions?stream=true", vec![]),
+    ] {
+        env.server.push(openai::text_stream(&["streamed"]));
+        let (status, headers, mut reader) = http::open_with(
+            &served.addr,
+            "POST",
+            path,
+            &headers,
+            Some(&json!({"prompt": "hi"}).to_string()),
+        );
+        assert_eq!(status, 200, "{path}");
+        assert!(
+            headers
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("content-type")
+                    && v.starts_with("text/event-stream")),
+            "{path}: {headers:?}"
+        );
+        let events = http::events(&mut reader, "turn_finished");
+        assert!(
+            events.iter().any(|(_, data)| data.contains("streamed")),
+            "{path}: {events:?}"
+        );
+    }
+}
+
+#[test]
+fn a_streamed_chat_completion_that_fails_ends_with_the_error_body_and_its_code() {
+    let env = TestEnv::new();
+    let served = Served::start(&env, OPEN);
+    env.server
+        .set_default(openai::error(401, "bad key", "invalid_request_error"));
+    let (status, _, mut reader) = http::open(
+        &served.addr,
+        "POST",
+        "/v1/chat/completions",
+        None,
+        Some(
+            &json!({"model": "fake:gpt-4o-mini", "stream": true,
+                "messages": [{"role": "user", "content": "hi"}]})
+            .to_string(),
+        ),
+    );
+    assert_eq!(status, 200);
+    let chunks = http::events(&mut reader, "[DONE]");
+    let error = chunks
+        .iter()
+        .filter_map(|(_, data)| serde_json::from_str::<Value>(data).ok())
+        .find(|v| v["error"].is_object())
+        .unwrap_or_else(|| panic!("no error chunk in {chunks:?}"));
+    // The same `code` a whole answer's error body has for this failure.
+    assert_eq!(error["error"]["code"], "upstream_unauthorized", "{error}");
+    assert_eq!(error["error"]["type"], error["error"]["code"], "{error}");
+}

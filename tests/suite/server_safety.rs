@@ -1244,3 +1244,64 @@ fn a_slow_key_fetch_stalls_no_known_token_and_a_removed_key_is_dropped() {
         200
     );
 }
+
+#[test]
+fn a_keyed_session_is_named_as_its_owner_wrote_it_by_its_id_and_alias_and_in_refusals() {
+    let env = TestEnv::new();
+    let alice = new_key(&env);
+    let api = format!(
+        "api:\n  auth:\n    mode: StaticKeys\n    keys:\n{}",
+        key_entry("alice", &alice, "[read, write]"),
+    );
+    let served = Served::start(&env, &api);
+    let call = |method: &str, path: &str, body: Option<Value>| {
+        served.call(method, path, Some(&alice.0), body)
+    };
+    // The key check says whose the key is; without one it is the 401 of every route.
+    let checked = call("POST", "/v1/auth/check", None);
+    assert_eq!(checked.status, 200, "{}", checked.body);
+    assert_eq!(checked.json()["subject"], "alice", "{}", checked.body);
+    assert_eq!(
+        served.call("POST", "/v1/auth/check", None, None).status,
+        401
+    );
+    let created = call("POST", "/v1/sessions", Some(json!({"alias": "work"})));
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.json()["id"].as_str().unwrap().to_string();
+    // Fetched by its alias, it answers with its id and its alias, as the list does.
+    let fetched = call("GET", "/v1/sessions/work", None).json();
+    assert_eq!(fetched["id"], id.as_str(), "{fetched}");
+    assert_eq!(fetched["alias"], "work", "{fetched}");
+    env.server.push(openai::text_stream(&["first answer"]));
+    let first = call(
+        "POST",
+        "/v1/sessions/work/completions",
+        Some(json!({"prompt": "first question"})),
+    );
+    assert_eq!(first.status, 200, "{}", first.body);
+    // A role that does not exist is that, whatever the session holds.
+    let unknown = call(
+        "POST",
+        "/v1/sessions/work/role",
+        Some(json!({"name": "zzz"})),
+    );
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    // A role for a session with history is refused in the API's words, under the
+    // session's own name (not the namespaced one it is stored under).
+    let locked = call(
+        "POST",
+        "/v1/sessions/work/role",
+        Some(json!({"name": "shell"})),
+    );
+    assert_eq!(locked.status, 409, "{}", locked.body);
+    let message = locked.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.starts_with("session `work` already has 2 messages"),
+        "{message}"
+    );
+    assert!(message.contains("POST /v1/sessions"), "{message}");
+    assert!(!message.contains(".exit session"), "{message}");
+}

@@ -60,7 +60,74 @@ fn empty_session_clears_the_history() {
         json!([{"role": "user", "content": "again"}])
     );
     let out = env.loki().args(["--empty-session", "x"]).assert().code(2);
-    assert!(stderr(&out).contains("--session"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("were not provided: --session"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn empty_session_keeps_the_file_in_a_dry_run_and_when_the_turn_fails() {
+    let env = TestEnv::new();
+    env.loki().args(["-s", "keep", "one"]).assert().success();
+    let before = std::fs::read_to_string(session_file(&env, "keep")).unwrap();
+    // A dry run contacts nobody and keeps nothing, not even the emptying.
+    env.loki()
+        .args(["-s", "keep", "--empty-session", "--dry-run", "preview"])
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(session_file(&env, "keep")).unwrap(),
+        before
+    );
+    // A turn that fails before any text arrives leaves the file as it was, emptied or not.
+    env.server
+        .set_default(openai::error(500, "boom", "server_error"));
+    env.loki()
+        .args(["-s", "keep", "--empty-session", "two"])
+        .assert()
+        .code(1);
+    assert_eq!(
+        std::fs::read_to_string(session_file(&env, "keep")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn a_model_asked_for_wins_over_a_role_whose_model_is_not_configured() {
+    let env = TestEnv::new();
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(
+        roles.join("elsewhere.md"),
+        "---\nmodel: nosuch:m\n---\nBe brief.\n",
+    )
+    .unwrap();
+    env.server.push(openai::text_stream(&["short"]));
+    let out = env
+        .loki()
+        .args(["-r", "elsewhere", "-m", "fake:gpt-4o-mini", "hi"])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out), "short\n");
+    let sent = env.server.last_request().json();
+    assert_eq!(sent["messages"][0]["content"], "Be brief.", "{sent}");
+    // Without `-m` the role's model is the one asked for: its error says why.
+    let out = env.loki().args(["-r", "elsewhere", "hi"]).assert().code(1);
+    assert!(stderr(&out).contains("nosuch"), "{}", stderr(&out));
+}
+
+#[test]
+fn code_with_a_dry_run_prints_the_request_not_a_code_block_of_it() {
+    let env = TestEnv::new();
+    let out = env
+        .loki()
+        .args(["-c", "--dry-run", "fib in python"])
+        .assert()
+        .success();
+    assert!(stdout(&out).contains("fib in python"), "{}", stdout(&out));
+    assert!(env.server.requests().is_empty());
 }
 
 #[test]

@@ -84,11 +84,12 @@ fn the_bash_alt_e_function_replaces_the_line_with_the_generated_command() {
         .unwrap()
         .display()
         .to_string();
-    // Call the key binding's function the way readline would: with READLINE_LINE set.
+    // Call the key binding's function the way readline would: with READLINE_LINE set,
+    // to a line that starts like a flag (it is the request, not an option).
     let script = format!(
         "export PATH={bin_dir}:$PATH\n\
          eval \"$(loki --shell-integration bash)\" 2>/dev/null\n\
-         READLINE_LINE='what uses the space here'; READLINE_POINT=0\n\
+         READLINE_LINE='-n what uses the space here'; READLINE_POINT=0\n\
          _loki_alt_e\n\
          printf '%s|%s' \"$READLINE_LINE\" \"$READLINE_POINT\""
     );
@@ -106,7 +107,7 @@ fn the_bash_alt_e_function_replaces_the_line_with_the_generated_command() {
     );
     assert_eq!(
         env.server.last_request().json()["messages"][1]["content"],
-        "what uses the space here"
+        "-n what uses the space here"
     );
 }
 

@@ -642,3 +642,17 @@ fn a_password_file_others_can_read_is_warned_about() {
         stderr(&out)
     );
 }
+
+#[test]
+fn an_empty_value_is_named_as_the_value_not_the_password() {
+    let env = vault_env("");
+    let out = env
+        .loki()
+        .args(["--add-secret", "EMPTY"])
+        .write_stdin("")
+        .assert()
+        .failure();
+    let err = stderr(&out);
+    assert!(err.contains("the value of 'EMPTY' is empty"), "{err}");
+    assert!(!err.contains("password"), "{err}");
+}

@@ -496,6 +496,10 @@ pub struct TurnAborted {
     /// The one-line error message, for `error`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The error's stable code (`upstream_error`, `not_found`, …), for `error`: what the
+    /// server's error bodies say for the same failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
     /// The answer text received before the stop.
     pub partial: String,
     /// What the run cost before it stopped (model calls and MCP sampling).
@@ -578,6 +582,7 @@ mod tests {
             event: Event::TurnAborted(TurnAborted {
                 reason: AbortReason::Cancelled,
                 error: None,
+                code: None,
                 partial: "p".into(),
                 usage: None,
             }),

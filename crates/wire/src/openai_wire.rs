@@ -108,7 +108,11 @@ impl SseParser for ChunkParser {
                 .to_string(),
             )
         })?;
-        decode_chunk(chunk, out).map_err(|e| DecodeError::Malformed(e.to_string()))?;
+        decode_chunk(chunk, out).map_err(|e| match e {
+            // An error object in the stream is the provider's error, not a broken frame.
+            ChunkError::Reported(message) => DecodeError::Upstream(message),
+            other => DecodeError::Malformed(other.to_string()),
+        })?;
         self.done |= out[from..]
             .iter()
             .any(|e| matches!(e, ProviderEvent::Finish(_)));

@@ -374,16 +374,21 @@ fn confirm(
         }
         Command::UsePrompt(prompt) => {
             refuse_inside_agent(ctx, "`.prompt`")?;
-            refuse_role_change(ctx, "`.prompt`")?;
+            refuse_role_change(ctx, "a prompt")?;
             ctx.use_role(state, Role::temp(&prompt))?;
             Ok("role: temp".into())
         }
         Command::UseRole(name) => {
             refuse_inside_agent(ctx, &format!("`.role {name}`"))?;
-            refuse_role_change(ctx, &format!("`.role {name}`"))?;
-            use_role_file(state, ctx, &name)
+            // A role that does not exist is that error, whatever the session holds.
+            let role = Role::load(&state.paths.roles_dir, &name, &ctx.system_vars())?;
+            refuse_role_change(ctx, &format!("role `{name}`"))?;
+            take_role(state, ctx, role)
         }
-        Command::ForceRole(name) => use_role_file(state, ctx, &name),
+        Command::ForceRole(name) => {
+            let role = Role::load(&state.paths.roles_dir, &name, &ctx.system_vars())?;
+            take_role(state, ctx, role)
+        }
         Command::UseAgent { .. } => Err(CoreError::InvalidRequest(
             "agents are activated by `command::apply`".into(),
         )),
@@ -425,13 +430,8 @@ fn confirm(
 
 /// The role in the roles directory named `name`, used now (its sandbox tightening the
 /// conversation's).
-fn use_role_file(
-    state: &AppState,
-    ctx: &mut RequestContext,
-    name: &str,
-) -> Result<String, CoreError> {
-    let vars = ctx.system_vars();
-    let role = Role::load(&state.paths.roles_dir, name, &vars)?;
+fn take_role(state: &AppState, ctx: &mut RequestContext, role: Role) -> Result<String, CoreError> {
+    let name = role.name.clone();
     let sandbox = role.sandbox.clone();
     ctx.use_role(state, role)?;
     tighten_sandbox(state, ctx, sandbox.as_deref())?;
@@ -817,13 +817,11 @@ fn refuse_role_change(ctx: &RequestContext, what: &str) -> Result<(), CoreError>
     if ctx.history.is_empty() {
         return Ok(());
     }
-    Err(CoreError::Conflict(format!(
-        "session `{}` already has {} messages: its role cannot change ({what} would \
-         rewrite the system prompt of that history); .exit session, or open a new session \
-         first",
-        session.name(),
-        ctx.history.len()
-    )))
+    Err(CoreError::RoleLocked {
+        session: session.name(),
+        messages: ctx.history.len(),
+        what: what.to_string(),
+    })
 }
 
 /// Opens (or starts) a session; with `carry`, a new session starts with the

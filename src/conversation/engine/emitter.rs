@@ -112,17 +112,19 @@ impl<'a> Sink<'a> {
             .lock()
             .map(|mut p| std::mem::take(&mut *p))
             .unwrap_or_default();
-        let (reason, error) = match err {
-            crate::error::CoreError::Cancelled => (AbortReason::Cancelled, None),
+        let (reason, error, code) = match err {
+            crate::error::CoreError::Cancelled => (AbortReason::Cancelled, None, None),
             other => (
                 AbortReason::Error,
                 Some(loki_wire::secrets::redacted(other.to_string())),
+                Some(other.class().code()),
             ),
         };
         let usage = self.spent.lock().map(|u| *u).unwrap_or_default();
         self.emit(Event::TurnAborted(TurnAborted {
             reason,
             error,
+            code,
             partial,
             usage: (usage != loki_wire::message::Usage::default()).then_some(usage),
         }));
