@@ -169,6 +169,9 @@ pub(super) struct RequestContext {
     /// that set the conversation up: meanwhile a role's model that is not available is
     /// passed over, since the asked-for one wins anyway.
     pub model_asked_for: bool,
+    /// The model and sampling settings from before the first role (or agent) was taken,
+    /// with the values that role set: leaving it brings back each one it still holds.
+    pub before_role: Option<Box<BeforeRole>>,
     /// The agent in use (`-a`, `.agent`): its instructions are `role`, its tools the
     /// tool scope, its variables in `env`.
     pub agent: Option<crate::agent::ActiveAgent>,
@@ -548,6 +551,7 @@ impl RequestContext {
             session_sync: Tracker::default(),
             session_model: None,
             model_asked_for: false,
+            before_role: None,
             agent: None,
             supervisor: None,
             todo: Arc::default(),
@@ -584,6 +588,14 @@ impl RequestContext {
     /// Activates a role: its model (if it names one) and sampling settings replace the
     /// current ones; settings it leaves out fall back to the global configuration.
     pub fn use_role(&mut self, state: &AppState, role: Role) -> Result<(), ModelError> {
+        let before = (self.role.is_none() || self.before_role.is_none()).then(|| {
+            (
+                self.model.clone(),
+                Arc::clone(&self.provider),
+                self.temperature,
+                self.top_p,
+            )
+        });
         if let Some(model) = &role.model {
             match self.set_model(state, model) {
                 Err(_) if self.model_asked_for => {}
@@ -592,6 +604,22 @@ impl RequestContext {
         }
         self.temperature = role.temperature.or(state.config.temperature);
         self.top_p = role.top_p.or(state.config.top_p);
+        let set = (self.model.id(), self.temperature, self.top_p);
+        match (before, self.before_role.as_mut()) {
+            (Some((model, provider, temperature, top_p)), _) => {
+                self.before_role = Some(Box::new(BeforeRole {
+                    model,
+                    provider,
+                    temperature,
+                    top_p,
+                    set,
+                }));
+            }
+            // Another role over a role: what came before the first is still what
+            // leaving brings back; this one's values are what it now holds.
+            (None, Some(kept)) => kept.set = set,
+            (None, None) => {}
+        }
         if let Some(mode) = role
             .permission_mode
             .as_deref()
@@ -605,9 +633,27 @@ impl RequestContext {
 
     /// Leaves the active role; sampling settings return to the global configuration.
     pub fn exit_role(&mut self, state: &AppState) {
-        if self.role.take().is_some() {
+        if self.role.take().is_none() {
+            return;
+        }
+        let Some(before) = self.before_role.take() else {
             self.temperature = state.config.temperature;
             self.top_p = state.config.top_p;
+            return;
+        };
+        // What the role set and nobody changed since goes back to what it was; a model
+        // or setting chosen while the role was active stays.
+        let (model, temperature, top_p) = &before.set;
+        if self.model.id() == *model {
+            self.model = before.model;
+            self.provider = before.provider;
+            self.session_model = None;
+        }
+        if self.temperature == *temperature {
+            self.temperature = before.temperature;
+        }
+        if self.top_p == *top_p {
+            self.top_p = before.top_p;
         }
     }
 
@@ -633,6 +679,26 @@ impl RequestContext {
         self.model = model;
         self.session_model = None;
         Ok(())
+    }
+}
+
+/// What taking a role replaced (see [`RequestContext::before_role`]).
+pub struct BeforeRole {
+    model: Model,
+    provider: Arc<dyn Provider>,
+    temperature: Option<f64>,
+    top_p: Option<f64>,
+    /// The model id, temperature and top_p the role (the last one taken) set.
+    set: (String, Option<f64>, Option<f64>),
+}
+
+impl std::fmt::Debug for BeforeRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BeforeRole")
+            .field("model", &self.model.id())
+            .field("temperature", &self.temperature)
+            .field("top_p", &self.top_p)
+            .finish_non_exhaustive()
     }
 }
 

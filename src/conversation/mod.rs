@@ -626,6 +626,19 @@ impl Conversation {
     ) -> BoxFuture<'a, Result<Applied, CoreError>> {
         Box::pin(async move {
             let state = Arc::clone(self.state());
+            // A conversation without a session that opens one without carrying what was
+            // said into it (`.session`, answered no) is kept as history first, as it
+            // would be when it ended; if the session cannot be opened, the conversation
+            // goes on in that history entry.
+            let kept = if matches!(command, Command::OpenSession(_)) && self.keeps_history() {
+                self.save_history(emitter).await;
+                Some((
+                    self.ctx.session.take(),
+                    std::mem::take(&mut self.ctx.session_sync),
+                ))
+            } else {
+                None
+            };
             let retry = command.clone();
             let uses_agent = matches!(retry, Command::UseAgent { .. });
             let applied = match command::apply(&state, &mut self.ctx, command, emitter).await {
@@ -639,7 +652,15 @@ impl Conversation {
                     command::apply(&state, &mut self.ctx, completed, emitter).await
                 }
                 other => other,
-            }?;
+            };
+            let applied = match (applied, kept) {
+                (Err(e), Some((session, sync))) => {
+                    self.ctx.session = session;
+                    self.ctx.session_sync = sync;
+                    return Err(e);
+                }
+                (applied, _) => applied?,
+            };
             if uses_agent && let Err(e) = self.use_agent_knowledge().await {
                 // The agent cannot be used without what it knows.
                 let _ = command::apply(&state, &mut self.ctx, Command::ExitAgent, &Discard).await;
@@ -831,7 +852,8 @@ impl Conversation {
         };
         let mut outcome = self.engine.run(&mut self.ctx, request, emitter).await?;
         // An agent with `auto_continue` is asked to go on while its todo list has open
-        // items, up to `max_auto_continues` times, unless it answers the same again.
+        // items, up to `max_auto_continues` times, unless it answers a reminder as it
+        // answered before and closed no item meanwhile (it is stuck).
         let mut continued = 0;
         while let Some(prompt) = self.continuation(continued) {
             continued += 1;
@@ -846,7 +868,9 @@ impl Conversation {
             sink.flush();
             let previous = std::mem::take(&mut outcome.text);
             outcome = self.run_again(prompt, options, emitter).await?;
-            if outcome.text.trim() == previous.trim() && !previous.trim().is_empty() {
+            let progressed = self.open_todos() < open;
+            if !progressed && outcome.text.trim() == previous.trim() && !previous.trim().is_empty()
+            {
                 break;
             }
         }
@@ -1034,10 +1058,7 @@ impl Conversation {
         let saved = if policy::save_after_run(&self.ctx, self.force_save) && !emptied_for_nothing {
             self.apply(Command::SaveSession(None), emitter).await
         } else {
-            if self.history
-                && self.engine.state().config.history
-                && policy::keeps_history(&self.ctx)
-            {
+            if self.keeps_history() {
                 self.save_history(emitter).await;
             }
             Ok(Applied::default())
@@ -1056,6 +1077,12 @@ impl Conversation {
             saved,
             session,
         }
+    }
+
+    /// Whether what was said so far is kept as history when this conversation leaves it:
+    /// the driver keeps history, the configuration too, and the policy's conditions hold.
+    fn keeps_history(&self) -> bool {
+        self.history && self.engine.state().config.history && policy::keeps_history(&self.ctx)
     }
 
     /// Keeps a conversation that had no session as history: an autonamed session

@@ -308,15 +308,27 @@ impl LokiCompleter {
                 .map(|d| d.models.iter().map(|(id, _)| id.clone()).collect())
                 .unwrap_or_default(),
             "wrap" => vec!["no".into(), "auto".into(), "80".into(), "100".into()],
-            "temperature"
-            | "top_p"
-            | "max_output_tokens"
-            | "compression_threshold"
-            | "rag_reranker_model" => vec!["null".into()],
             "enabled_tools" | "enabled_mcp_servers" => {
                 return self.complete_list(key, typed, value_start);
             }
-            _ => vec!["true".into(), "false".into()],
+            // The words the setting's hint lists (`<dark|light>`, `<number|null>`): the
+            // values `.set` accepts, placeholders left out.
+            _ => SETTABLE
+                .iter()
+                .chain(DISPLAY_SETTINGS.iter())
+                .find(|(k, _)| *k == key)
+                .map(|(_, hint)| {
+                    hint.trim_start_matches('<')
+                        .trim_end_matches('>')
+                        .split('|')
+                        .filter(|v| {
+                            !matches!(*v, "number" | "width")
+                                && v.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                        })
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
         };
         values
             .iter()
@@ -706,6 +718,18 @@ mod tests {
         assert_eq!((s[0].span.start, s[0].span.end), (7, 10));
         assert!(values(c.suggest(".set tem", 8)).contains(&"temperature".to_string()));
         assert_eq!(values(c.suggest(".set stream f", 13)), ["false"]);
+        // Each setting offers the values it takes, not `true false` for all.
+        assert_eq!(values(c.suggest(".set theme ", 11)), ["dark", "light"]);
+        assert_eq!(
+            values(c.suggest(".set sandbox ", 13)),
+            ["read-only", "workspace-write", "danger-full-access"]
+        );
+        assert_eq!(
+            values(c.suggest(".set save_session ", 18)),
+            ["true", "false", "null"]
+        );
+        assert_eq!(values(c.suggest(".set temperature ", 17)), ["null"]);
+        assert!(c.suggest(".set rag_top_k ", 15).is_empty());
         assert!(c.suggest("hello", 5).is_empty());
     }
 

@@ -59,7 +59,8 @@ pub fn build(opts: EditorOptions<'_>) -> Reedline {
         editor = editor.with_history(Box::new(super::history::Redacting(history)));
     }
     let temp = std::env::temp_dir().join(format!("loki-{}-repl.md", std::process::id()));
-    editor = editor.with_buffer_editor(crate::term::editor::process(&opts.editor), temp);
+    editor =
+        editor.with_buffer_editor(crate::term::editor::line_editor_process(&opts.editor), temp);
     if opts.keybindings == "vi" {
         let mut insert = default_vi_insert_keybindings();
         add_common(&mut insert);

@@ -622,6 +622,38 @@ fn an_agent_that_repeats_itself_is_not_asked_again() {
     assert_eq!(continuation_messages(&env).len(), 1);
 }
 
+#[test]
+fn an_agent_that_closes_items_is_asked_again_even_when_its_words_repeat() {
+    let env = TestEnv::new();
+    write_agent(
+        &env,
+        "planner",
+        "instructions: You plan.\nauto_continue: true\nmax_auto_continues: 3\n",
+    );
+    env.server.push(openai::tool_call_stream(&[
+        ("a", "todo__add", r#"{"task":"write"}"#),
+        ("b", "todo__add", r#"{"task":"test"}"#),
+    ]));
+    env.server.push(openai::text_stream(&["progress noted"]));
+    // Each reminder: one item closed, then the same words.
+    for (call, id) in [("d1", 1), ("d2", 2)] {
+        env.server.push(openai::tool_call_stream(&[(
+            call,
+            "todo__done",
+            &format!(r#"{{"id":{id}}}"#),
+        )]));
+        env.server.push(openai::text_stream(&["progress noted"]));
+    }
+    env.loki()
+        .args(["-a", "planner", "go"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "📋 Auto-continuing (2/3): 1 incomplete todo(s) remain",
+        ));
+    assert_eq!(continuation_messages(&env).len(), 2);
+}
+
 /// Installs the built-in agents (the first run that answers something does).
 fn with_builtins() -> TestEnv {
     let env = TestEnv::new();

@@ -436,6 +436,27 @@ fn ctrl_o_edits_the_message_in_the_editor() {
 }
 
 #[test]
+fn ctrl_o_with_an_editor_that_cannot_run_says_so_and_keeps_the_line() {
+    let env = TestEnv::new();
+    let mut pty = Pty::spawn(
+        &env,
+        &[],
+        &[("NO_COLOR", "1"), ("EDITOR", "/nonexistent/editor")],
+    );
+    pty.expect(PROMPT);
+    pty.send("kept line");
+    pty.send("\x0f"); // Ctrl-O
+    pty.expect("could not run the editor `/nonexistent/editor`");
+    // The REPL is still there with the line as typed.
+    pty.send("\r");
+    pty.expect("Hello from fake");
+    assert_eq!(
+        env.server.last_request().json()["messages"][0]["content"],
+        "kept line"
+    );
+}
+
+#[test]
 fn roles_in_the_repl() {
     let env = TestEnv::new();
     env.write_config(&std::fs::read_to_string(env.config_path()).unwrap());
@@ -463,7 +484,8 @@ fn roles_in_the_repl() {
     assert!(info.contains("temperature: 0.9"), "{info:?}");
     send_line(&mut pty, ".exit role");
     pty.expect("role: none");
-    pty.expect("fake:text-only)> ");
+    // The role's model was the role's: leaving it brings back the conversation's.
+    pty.expect(PROMPT);
     submit_to(
         &mut pty,
         ".model fake:gpt-4o-mini",

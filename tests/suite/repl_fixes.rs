@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::common::TestEnv;
 use crate::common::fake_llm::openai;
 use crate::common::pty::Pty;
+use crate::common::{TestEnv, stdout};
 
 const PROMPT: &str = "fake:gpt-4o-mini)> ";
 
@@ -444,5 +444,58 @@ fn session_name_prompt_handles_ctrl_u_ctrl_w_and_ctrl_c() {
     assert!(
         env.session_file("kept").exists(),
         "session not saved as `kept`"
+    );
+}
+
+#[test]
+fn leaving_a_role_brings_back_the_model_and_settings_from_before_it() {
+    let env = TestEnv::new();
+    let roles = env.config_dir().join("roles");
+    std::fs::create_dir_all(&roles).unwrap();
+    std::fs::write(
+        roles.join("pricey.md"),
+        "---\nmodel: fake:priced\ntemperature: 0.3\n---\nBe expensive.\n",
+    )
+    .unwrap();
+    let mut pty = start(&env);
+    submit(&mut pty, ".set temperature 0.7", "");
+    submit_to(
+        &mut pty,
+        ".role pricey",
+        "role: pricey",
+        "fake:priced)pricey> ",
+    );
+    submit(&mut pty, ".exit role", "");
+    env.server.push(openai::text_stream(&["back"]));
+    submit(&mut pty, "hi", "back");
+    let sent = env.server.last_request().json();
+    assert_eq!(sent["model"], "gpt-4o-mini", "{sent}");
+    assert_eq!(sent["temperature"], 0.7, "{sent}");
+}
+
+#[test]
+fn a_conversation_not_carried_into_a_new_session_is_kept_as_history() {
+    let env = TestEnv::new();
+    let mut pty = start(&env);
+    env.server.push(openai::text_stream(&["first answer"]));
+    submit(&mut pty, "first question", "first answer");
+    pty.send(".session work\r");
+    pty.expect("Carry the conversation so far (2 messages) into session `work`?");
+    pty.send("n");
+    let sprompt = "fake:gpt-4o-mini)work) ";
+    pty.expect("session: work (new)");
+    pty.expect(sprompt);
+    // What was said before is in the history now, not lost.
+    let listed = env.loki().arg("--list-sessions").assert().success();
+    assert!(
+        stdout(&listed).contains("first-question"),
+        "{}",
+        stdout(&listed)
+    );
+    env.server.push(openai::text_stream(&["in work"]));
+    submit_to(&mut pty, "second question", "in work", sprompt);
+    assert_eq!(
+        env.server.last_request().json()["messages"],
+        json!([{"role": "user", "content": "second question"}])
     );
 }
