@@ -459,14 +459,14 @@ pub const COMMANDS: &[ReplCommand] = &[
     },
     ReplCommand {
         name: ".edit",
-        args: "config|role|session|rag-docs|message N",
-        help: "Edit config.yaml, the role, the session, the knowledge base's documents, or your prompt N (then go on from it)",
+        args: "config|role|session|agent-config|rag-docs|message N",
+        help: "Edit config.yaml, the role, the session, the agent's config.yaml, the knowledge base's documents, or your prompt N (then go on from it)",
         parse: parse_edit,
     },
     ReplCommand {
         name: ".delete",
-        args: "role|session|rag|agent-data <name>",
-        help: "Delete a role file, a saved session, a knowledge base, or an agent's sessions and knowledge base",
+        args: "role|session|rag|macro|agent-data <name>",
+        help: "Delete a role file, a saved session, a knowledge base, a macro, or an agent's sessions and knowledge base",
         parse: parse_delete,
     },
     ReplCommand {
@@ -495,6 +495,9 @@ pub fn parse(line: &str) -> Action {
     Action::Usage(format!("unknown command `{name}`; type .help for the list"))
 }
 
+/// Where `.help`'s descriptions start.
+const HELP_COLUMN: usize = 44;
+
 /// The help table.
 pub fn help_text() -> String {
     let mut out = String::new();
@@ -504,7 +507,13 @@ pub fn help_text() -> String {
         } else {
             format!("{} {}", cmd.name, cmd.args)
         };
-        out.push_str(&format!("{head:<44}{}\n", cmd.help));
+        // A command wider than its column goes on a line of its own, the description
+        // under the description column.
+        if head.chars().count() >= HELP_COLUMN - 1 {
+            out.push_str(&format!("{head}\n{:HELP_COLUMN$}{}\n", "", cmd.help));
+        } else {
+            out.push_str(&format!("{head:<HELP_COLUMN$}{}\n", cmd.help));
+        }
     }
     out.push_str("\nType ::: to start a multi-line message and ::: to end it; Alt-Enter or Ctrl-J adds a line.\n");
     out.push_str("Ctrl-O edits the message in your editor. Ctrl-R searches history.\n");
@@ -939,6 +948,15 @@ mod tests {
         let help = help_text();
         for cmd in COMMANDS {
             assert!(help.contains(cmd.name));
+        }
+        // Every description starts in its column, under a command too wide for it.
+        for line in help.lines().take_while(|l| !l.is_empty()) {
+            let chars: Vec<char> = line.chars().collect();
+            let described = chars.len() > HELP_COLUMN
+                && chars[HELP_COLUMN - 1] == ' '
+                && chars[HELP_COLUMN] != ' ';
+            let alone = line.starts_with('.') && !line.contains("  ");
+            assert!(described || alone, "{line:?}");
         }
     }
 }

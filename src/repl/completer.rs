@@ -468,13 +468,24 @@ fn fixed(options: &[&str], typed: &str, start: usize) -> Vec<Suggestion> {
         .collect()
 }
 
-/// Completes the last word of `line` as a path relative to the working directory.
+/// Completes the last word of `line` as a path relative to the working directory. A
+/// word in double quotes (open or closed) is one path, spaces included; a name with a
+/// space comes back quoted, as `.file` splits its words like a shell.
 fn complete_path(line: &str) -> Vec<Suggestion> {
-    let word_start = line.rfind(' ').map(|i| i + 1).unwrap_or(0);
+    let quotes: Vec<usize> = line.match_indices('"').map(|(i, _)| i).collect();
+    let word_start = match quotes.as_slice() {
+        // An open quote: the word starts at it.
+        [.., last] if quotes.len() % 2 == 1 => *last,
+        // A closed quote ending the line: the word starts at its opening quote.
+        [.., open, close] if *close + 1 == line.len() => *open,
+        _ => line.rfind(' ').map_or(0, |i| i + 1),
+    };
     let word = &line[word_start..];
-    let (dir, prefix) = match word.rfind('/') {
-        Some(i) => (&word[..=i], &word[i + 1..]),
-        None => ("", word),
+    let quoted = word.starts_with('"');
+    let raw = word.trim_start_matches('"').trim_end_matches('"');
+    let (dir, prefix) = match raw.rfind('/') {
+        Some(i) => (&raw[..=i], &raw[i + 1..]),
+        None => ("", raw),
     };
     let read_from = if dir.is_empty() { "." } else { dir };
     let Ok(entries) = std::fs::read_dir(read_from) else {
@@ -488,7 +499,12 @@ fn complete_path(line: &str) -> Vec<Suggestion> {
                 return None;
             }
             let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            let value = format!("{dir}{name}{}", if is_dir { "/" } else { "" });
+            let path = format!("{dir}{name}{}", if is_dir { "/" } else { "" });
+            let value = if quoted || path.contains(' ') {
+                format!("\"{path}\"")
+            } else {
+                path
+            };
             Some(suggestion(&value, None, word_start, line.len(), !is_dir))
         })
         .collect();
@@ -731,6 +747,31 @@ mod tests {
         assert_eq!(values(c.suggest(".set temperature ", 17)), ["null"]);
         assert!(c.suggest(".set rag_top_k ", 15).is_empty());
         assert!(c.suggest("hello", 5).is_empty());
+    }
+
+    #[test]
+    fn file_paths_with_spaces_are_quoted_and_completed_inside_quotes() {
+        let dir = crate::test_support::tree(&[("my dir/b c.txt", "x"), ("plain.txt", "x")]);
+        let root = dir.path().display().to_string();
+        let line = format!(".file {root}/my");
+        assert_eq!(
+            values(complete_path(&line)),
+            [format!("\"{root}/my dir/\"")]
+        );
+        // Tab again on the quoted directory, and on an open quote.
+        for line in [
+            format!(".file \"{root}/my dir/\""),
+            format!(".file \"{root}/my dir/b"),
+        ] {
+            let found = complete_path(&line);
+            assert_eq!(
+                values(found.clone()),
+                [format!("\"{root}/my dir/b c.txt\"")]
+            );
+            assert_eq!(found[0].span.start, 6, "{line}");
+        }
+        let line = format!(".file {root}/pla");
+        assert_eq!(values(complete_path(&line)), [format!("{root}/plain.txt")]);
     }
 
     #[test]

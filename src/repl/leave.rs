@@ -107,6 +107,11 @@ impl Repl {
                     .saved
                     .map(|saved| std::path::PathBuf::from(saved.location))
             }
+            // Nothing to save: the error says so, with nothing to add about leaving.
+            Err(e @ crate::error::CoreError::NoSession) => {
+                self.error(&e.to_string());
+                None
+            }
             Err(e) => {
                 self.error(&format!(
                     "{e} (the session stays open; `.set save_session false` leaves without saving)"

@@ -89,6 +89,9 @@ struct Repl {
     pending: std::collections::VecDeque<String>,
     /// A line typed during the last turn without Enter, put back in the prompt.
     partial: String,
+    /// Lines typed while loki was busy (a turn, a slow command), for the history: the
+    /// line editor never read them, so it did not record them.
+    typed_for_history: Vec<String>,
     /// Images pasted (Ctrl-V, `.paste`) for the next prompt, as `data:` URLs.
     pasted: Vec<String>,
     /// The `status_line` command's last line, shown above the prompt.
@@ -143,6 +146,7 @@ pub async fn run(
         live,
         pending: std::collections::VecDeque::new(),
         partial: String::new(),
+        typed_for_history: Vec::new(),
         pasted: Vec::new(),
         status_line: status_line::StatusLineCache::default(),
     };
@@ -214,8 +218,14 @@ impl Repl {
             // Keys typed while loki was busy (starting, a slow dot-command) become lines,
             // each run on its own, instead of one buffer reedline would read as a paste.
             let (typed, quiet) = turn_input::drain(self.state().terminal.stdin_tty);
-            self.pending
-                .extend(typed.lines.into_iter().filter(|l| !l.trim().is_empty()));
+            let typed_lines: Vec<String> = typed
+                .lines
+                .into_iter()
+                .filter(|l| !l.trim().is_empty())
+                .collect();
+            self.typed_for_history.extend(typed_lines.iter().cloned());
+            self.pending.extend(typed_lines);
+            self.remember_typed(&mut reader);
             self.partial.push_str(&typed.partial);
             // Lines typed during the last turn that it did not take run first.
             if let Some(line) = self.pending.pop_front() {
@@ -354,11 +364,27 @@ impl Repl {
         self.report_turn(result);
         let left = queue.take();
         if !cancelled {
+            self.typed_for_history
+                .extend(typed.lines.iter().filter(|l| !l.trim().is_empty()).cloned());
             self.hold_typed(typed, &left);
         }
         if planned && left.is_empty() && self.pending.is_empty() {
             Box::pin(self.offer_plan()).await;
         }
+    }
+
+    /// Writes the lines typed while loki was busy to the history (and history.txt at
+    /// once), in the order they were typed, as if the line editor had read them.
+    fn remember_typed(&mut self, reader: &mut Reedline) {
+        if self.typed_for_history.is_empty() {
+            return;
+        }
+        for line in self.typed_for_history.drain(..) {
+            let _ = reader
+                .history_mut()
+                .save(reedline::HistoryItem::from_command_line(line));
+        }
+        let _ = reader.sync_history();
     }
 
     /// After a turn: the lines typed during it that it did not send (queued messages

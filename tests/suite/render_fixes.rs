@@ -201,6 +201,10 @@ fn keys_typed_during_an_answer_are_not_echoed_and_enter_submits_them() {
         .clone();
     assert_eq!(last["content"], "typed ahead", "{second}");
     pty.expect("fake:gpt-4o-mini)");
+    // The line typed ahead is in the history after the one typed at the prompt.
+    let history = std::fs::read_to_string(env.config_dir().join("history.txt")).unwrap();
+    let lines: Vec<&str> = history.lines().collect();
+    assert_eq!(lines, ["hi", "typed ahead"], "{history:?}");
     pty.send("\x04");
     pty.read_to_end();
 }
