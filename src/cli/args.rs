@@ -65,6 +65,8 @@ pub enum InputFormat {
     long_about = "Chat with large language models from the shell.\n\n\
         Give a prompt as arguments, pipe text on stdin, attach files with -f.\n\
         Configuration: $LOKI_CONFIG_DIR/config.yaml (see `loki --info`).",
+    // One listing at a time: each prints and exits.
+    group(clap::ArgGroup::new("listing").multiple(false)),
     after_help = "Examples:\n  loki \"what is a monad?\"\n  git diff | loki \"write a commit message\"\n  loki -f src/ \"where is the config parsed?\"\n  loki -m ollama:llama3.2 -S \"hi\""
 )]
 pub struct Args {
@@ -112,7 +114,7 @@ pub struct Args {
     pub rebuild_rag: bool,
 
     /// List knowledge bases, then exit
-    #[arg(long)]
+    #[arg(long, group = "listing")]
     pub list_rags: bool,
 
     /// Run a macro (macros/<MACRO>.yaml); the TEXT arguments are its arguments
@@ -124,11 +126,11 @@ pub struct Args {
     pub macro_name: Option<String>,
 
     /// List macros, then exit
-    #[arg(long)]
+    #[arg(long, group = "listing")]
     pub list_macros: bool,
 
     /// List the skills (the config dir's and the project's), with their descriptions
-    #[arg(long)]
+    #[arg(long, group = "listing")]
     pub list_skills: bool,
 
     /// Attach files, directories, globs or URLs (repeatable)
@@ -215,7 +217,8 @@ pub struct Args {
         value_name = "TYPE",
         num_args = 0..=1,
         require_equals = true,
-        default_missing_value = "chat"
+        default_missing_value = "chat",
+        group = "listing"
     )]
     pub list_models: Option<ModelListing>,
 
@@ -236,7 +239,7 @@ pub struct Args {
     pub sync_models: bool,
 
     /// List roles (yours and the built-in ones), then exit
-    #[arg(long)]
+    #[arg(long, group = "listing")]
     pub list_roles: bool,
 
     /// Check the tool scripts in functions/tools, print their declarations and write the functions/bin/ wrappers, then exit
@@ -248,7 +251,7 @@ pub struct Args {
     pub run_tool: Option<String>,
 
     /// List saved sessions, then exit
-    #[arg(long)]
+    #[arg(long, group = "listing")]
     pub list_sessions: bool,
 
     /// List the sessions whose messages contain TEXT, each with its first matching line
@@ -274,7 +277,7 @@ pub struct Args {
     pub resume: Option<String>,
 
     /// List agents, then exit
-    #[arg(long)]
+    #[arg(long, group = "listing")]
     pub list_agents: bool,
 
     /// Use an agent (its instructions, model, tools and sessions)
@@ -342,7 +345,7 @@ pub struct Args {
     pub delete_secret: Option<String>,
 
     /// List the names of the secrets in the vault, then exit
-    #[arg(long, group = "vault_op")]
+    #[arg(long, groups = ["vault_op", "listing"])]
     pub list_secrets: bool,
 
     /// Print a shell completion script, then exit

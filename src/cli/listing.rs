@@ -34,6 +34,13 @@ pub async fn run(state: &AppState, args: &Args) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if args.info {
+        // A model asked for with `-m` that does not exist is an error, as an unknown
+        // role or session is; without `-m`, a missing default is a row of the table.
+        if let Some(id) = args.model.as_deref() {
+            state
+                .providers
+                .resolve(id, crate::config::clients::ModelKind::Chat)?;
+        }
         let active = super::info::active(
             state,
             args.agent.as_deref(),

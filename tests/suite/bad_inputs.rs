@@ -807,6 +807,7 @@ fn flag_cases() -> Vec<Case> {
         (&["--info", "-r", "no-such-role"], "no-such-role"),
         (&["--info", "-s", "no-such-session"], "no-such-session"),
         (&["--info", "-a", "no-such-agent"], "no-such-agent"),
+        (&["--info", "-m", "nosuch:model"], "nosuch"),
         (&["--get-secret", "NO_SUCH"], "vault"),
         (&["--rag", "x", "--rag-docs", "missing-dir"], "missing-dir"),
         (

@@ -371,3 +371,19 @@ fn an_error_object_in_an_openai_stream_is_the_provider_s_error() {
     assert!(err.contains("overloaded mid-stream"), "{err}");
     assert!(!err.contains("malformed"), "{err}");
 }
+
+#[test]
+fn two_listings_at_once_are_a_usage_error_not_one_dropped() {
+    let env = TestEnv::new();
+    for pair in [
+        ["--list-roles", "--list-models"],
+        ["--list-secrets", "--list-roles"],
+    ] {
+        let out = env.loki().args(pair).assert().code(2);
+        assert!(
+            stderr(&out).contains("cannot be used with"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
