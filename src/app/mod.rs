@@ -517,9 +517,11 @@ async fn run(
         mode,
         Mode::Acp | Mode::ClaudeSdk | Mode::Serve | Mode::McpServer
     );
-    if let Some(problem) =
-        crate::conversation::rule_check::unknown_rule(&state, !servers_come_later)
-    {
+    let unknown = crate::conversation::rule_check::unknown_rules(&state, !servers_come_later);
+    for warning in &unknown.warnings {
+        term::report_warning(&Theme::stderr(&state.terminal), warning);
+    }
+    if let Some(problem) = unknown.error {
         anyhow::bail!("{problem}");
     }
     if matches!(mode, Mode::OneShot | Mode::Execute | Mode::Macro)
@@ -574,7 +576,13 @@ async fn open_state(
     let mut config = config;
     crate::render::themes::adopt_terminal(&mut config, &paths, &env);
     // Claude Code's run flags (`--allowedTools`, `--max-turns`, …) hold for this run.
-    crate::cli::flags::apply_to_config(args, &mut config);
+    if let Err(message) = crate::cli::flags::apply_to_config(args, &mut config) {
+        crate::term::report_error(
+            &crate::render::theme::Theme::stderr(&caps),
+            &format!("{message} (see loki --help)"),
+        );
+        return Ok(ControlFlow::Break(2));
+    }
     let project = match std::env::current_dir() {
         Ok(here) if !matches!(mode, Mode::Info) => project::apply(
             &mut config,

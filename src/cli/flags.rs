@@ -124,7 +124,20 @@ const FLAG_ORIGIN: &str = "the command line (--allowedTools/--disallowedTools)";
 /// `--disallowedTools` (deny rules, and a bare name in `deny_tools`), `--max-turns`
 /// (tool rounds: N rounds run, and one more model call may answer), `--max-budget-usd`
 /// (`max_cost` for this run) and `--append-system-prompt`.
-pub fn apply_to_config(args: &Args, config: &mut crate::config::AppConfig) {
+///
+/// A rule that does not parse is refused (as it is in config.yaml), naming it: a typo in
+/// a deny rule must not leave the command it meant to stop allowed.
+pub fn apply_to_config(args: &Args, config: &mut crate::config::AppConfig) -> Result<(), String> {
+    for (flag, values) in [
+        ("--allowedTools", &args.allowed_tools),
+        ("--disallowedTools", &args.disallowed_tools),
+    ] {
+        for rule in tool_list(values) {
+            if let Err(e) = crate::config::permissions::Rule::parse(&rule) {
+                return Err(format!("{flag}: `{rule}`: {e}"));
+            }
+        }
+    }
     let permissions = &mut config.permissions;
     for rule in tool_list(&args.allowed_tools) {
         permissions.origins.insert(rule.clone(), FLAG_ORIGIN.into());
@@ -151,6 +164,7 @@ pub fn apply_to_config(args: &Args, config: &mut crate::config::AppConfig) {
     if let Some(text) = &args.append_system_prompt {
         config.append_system_prompt = Some(text.clone());
     }
+    Ok(())
 }
 
 /// The tools of `--allowedTools "Bash(git diff:*) Edit,Read"`: separated by commas or

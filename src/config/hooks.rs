@@ -78,10 +78,12 @@ pub struct HookMatcher {
 /// One command.
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 pub struct HookCommand {
-    /// `command` (the only kind).
+    /// `command`, the kind loki runs. Claude Code's `prompt`, `agent` and `http` hooks
+    /// are read (so the file they are in still applies), named in a warning, never run.
     #[serde(rename = "type", default = "command_kind")]
     pub kind: String,
     /// Run with `$SHELL -c` (else `sh -c`) in the working directory.
+    #[serde(default)]
     pub command: String,
     /// Seconds before it is stopped (default [`DEFAULT_TIMEOUT`]).
     #[serde(default)]
@@ -91,6 +93,9 @@ pub struct HookCommand {
     #[serde(default)]
     pub sandbox: bool,
 }
+
+/// Hook kinds Claude Code runs and loki does not.
+const CLAUDE_ONLY_KINDS: &[&str] = &["prompt", "agent", "http"];
 
 fn command_kind() -> String {
     "command".into()
@@ -118,6 +123,14 @@ impl HookSettings {
                     ));
                 }
                 for hook in &m.hooks {
+                    if CLAUDE_ONLY_KINDS.contains(&hook.kind.as_str()) {
+                        problems.push(format!(
+                            "hooks.{event}: a `{}` hook is Claude Code's own: kept, never run \
+                             (loki runs `command` hooks)",
+                            hook.kind
+                        ));
+                        continue;
+                    }
                     if hook.kind != "command" {
                         problems.push(format!(
                             "hooks.{event}: unknown hook type `{}` (use `command`)",
@@ -225,10 +238,26 @@ mod tests {
         assert_eq!(names(("execute_command", "Bash")), ["b"]);
         assert!(s.problems().is_empty());
         let bad = settings(
-            "PreTool:\n  - hooks: [{type: command, command: a}]\nStop:\n  - matcher: '('\n    hooks: [{type: prompt, command: '', timeout: 0}]\n",
+            "PreTool:\n  - hooks: [{type: command, command: a}]\nStop:\n  - matcher: '('\n    hooks: [{type: bogus, command: '', timeout: 0}]\n",
         );
         assert_eq!(bad.problems().len(), 4, "{:?}", bad.problems());
         assert_eq!(bad.notes().len(), 1, "{:?}", bad.notes());
+        // Claude Code's own kinds, without a `command`: read, one warning each, never run.
+        let claude = settings(
+            "Stop:\n  - hooks: [{type: prompt, prompt: x}, {type: http, url: 'http://h'}, {type: command, command: c}]\n",
+        );
+        let problems = claude.problems();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems[0].contains("`prompt` hook is Claude Code's own"),
+            "{problems:?}"
+        );
+        let run: Vec<&str> = claude
+            .commands("Stop", None)
+            .iter()
+            .map(|h| h.command.as_str())
+            .collect();
+        assert_eq!(run, ["c"]);
     }
 
     #[test]

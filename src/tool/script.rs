@@ -914,12 +914,21 @@ fn agent_bash(text: &str) -> Result<Vec<ScriptTool>, (usize, String)> {
                 continue;
             }
             if let Some(name) = function_name(trimmed) {
+                // A private function (`_instructions` under its own `@cmd`, as Loki's
+                // examples write it) is never a tool.
+                if name.starts_with('_') {
+                    block = None;
+                    continue;
+                }
                 let mut annotations = format!("# @describe {}\n", lines[0]);
                 for line in &lines[1..] {
                     annotations.push_str(line);
                     annotations.push('\n');
                 }
-                let mut tool = parse_bash(&annotations).map_err(|(l, m)| (*start + l, m))?;
+                // Annotation line `l` (the `@describe` made of `@cmd` is line 1) is file
+                // line `start + l - 1`.
+                let mut tool =
+                    parse_bash(&annotations).map_err(|(l, m)| (*start + l.saturating_sub(1), m))?;
                 if tool.description.trim().is_empty() {
                     return Err((*start, format!("`{name}` has no description after `@cmd`")));
                 }
@@ -1005,7 +1014,22 @@ pub fn wrapper(tool: &ScriptTool, args: &Value) -> Invocation {
     match tool.lang {
         Lang::Bash => {
             let mut script = String::from("argc() { :; }\n");
-            if let Value::Object(map) = args {
+            // What the model left out takes its declared default (`@option --n=5`,
+            // `@arg x=val`, `@option --m[=a|b]`), as argc gives it.
+            let mut args = args.clone();
+            if let (Value::Object(given), Some(properties)) = (
+                &mut args,
+                tool.parameters.get("properties").and_then(Value::as_object),
+            ) {
+                for (key, property) in properties {
+                    if let Some(default) = property.get("default")
+                        && given.get(key).is_none_or(Value::is_null)
+                    {
+                        given.insert(key.clone(), default.clone());
+                    }
+                }
+            }
+            if let Value::Object(map) = &args {
                 for (key, value) in map {
                     let var = format!("argc_{}", key.replace('-', "_"));
                     if !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -1118,7 +1142,7 @@ mod tests {
         let bash = dir.path().join("tools.sh");
         std::fs::write(
             &bash,
-            "# @env TOKEN!\n# @meta require-tools jq\n\n# @cmd Say hello\n# @option --name! Who\nhello() { :; }\n\n# @cmd Count\n# @flag --loud Shout\nfunction count {\n  :\n}\n\n_private() { :; }\n",
+            "# @env TOKEN!\n# @meta require-tools jq\n\n# @cmd Generates instructions\n_instructions() { echo hi; }\n\n# @cmd Say hello\n# @option --name! Who\nhello() { :; }\n\n# @cmd Count\n# @flag --loud Shout\nfunction count {\n  :\n}\n\n_private() { :; }\n",
         )
         .unwrap();
         let tools = parse_agent_tools(&bash).unwrap();
@@ -1137,6 +1161,10 @@ mod tests {
         );
         std::fs::write(&bash, "# @cmd Dangling\n").unwrap();
         assert!(parse_agent_tools(&bash).is_err());
+        // A mistake is reported at its own line (the `@option` on line 3).
+        std::fs::write(&bash, "\n# @cmd Bad\n# @option --x[=a|b\nbad() { :; }\n").unwrap();
+        let e = parse_agent_tools(&bash).unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
 
         let python = dir.path().join("tools.py");
         std::fs::write(

@@ -99,6 +99,63 @@ fn an_event_loki_does_not_run_keeps_the_guard_of_the_same_file() {
     );
 }
 
+/// A hook kind loki does not run (`prompt`, with no `command`) is a warning: the file's
+/// deny rules still apply.
+#[test]
+fn a_claude_only_hook_kind_keeps_the_deny_rules_of_its_file() {
+    let env = env_with("execute_command");
+    env.server.respond_for("/v1/chat", route);
+    std::fs::write(env.work_dir().join("victim"), "x").unwrap();
+    write_json(
+        env.work_dir().join(".claude/settings.json"),
+        &json!({
+            "permissions": {"deny": ["Bash(rm:*)"]},
+            "hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "check it"}]}]},
+        }),
+    );
+    let out = env
+        .loki()
+        .args(["--trust-project", "--yolo", "run rm -f victim"])
+        .assert()
+        .success();
+    assert!(env.work_dir().join("victim").exists(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("`prompt` hook is Claude Code's own"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A copied file's rule naming a tool loki does not have (an MCP server set up only
+/// for Claude Code) is a warning naming the file; its other rules apply.
+#[test]
+fn a_settings_rule_naming_an_unknown_tool_is_a_warning_and_the_rest_apply() {
+    let env = env_with("execute_command");
+    env.server.respond_for("/v1/chat", route);
+    std::fs::write(env.work_dir().join("victim"), "x").unwrap();
+    write_json(
+        env.work_dir().join(".claude/settings.json"),
+        &json!({"permissions": {"deny": ["mcp__github__delete_repo", "Agent", "Bash(rm:*)"]}}),
+    );
+    let out = env
+        .loki()
+        .args(["--trust-project", "--yolo", "run rm -f victim"])
+        .assert()
+        .success();
+    assert!(env.work_dir().join("victim").exists(), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("mcp__github__delete_repo") && err.contains(".claude/settings.json"),
+        "{err}"
+    );
+    assert!(!err.contains("`Agent`"), "{err}");
+    // In loki's own configuration the same mistake still stops it, naming the rule.
+    let cfg = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!("permissions:\n  deny: [execute_comand]\n{cfg}"));
+    let out = env.loki().arg("hi").assert().code(1);
+    assert!(stderr(&out).contains("execute_comand"), "{}", stderr(&out));
+}
+
 /// `WebFetch(domain:…)` in the user's `~/.claude/settings.json`: a fetch of that host
 /// (or one below it) is refused, even with --yolo; another host is not.
 #[test]

@@ -387,3 +387,17 @@ fn two_listings_at_once_are_a_usage_error_not_one_dropped() {
         );
     }
 }
+
+#[test]
+fn a_tool_rule_on_the_command_line_that_does_not_parse_is_refused() {
+    let env = TestEnv::new();
+    for (flag, rule) in [
+        ("--disallowedTools", "Bash(rm:*"),
+        ("--allowedTools", "Bash("),
+    ] {
+        let out = env.loki().args([flag, rule, "hi"]).assert().code(2);
+        let err = stderr(&out);
+        assert!(err.contains(flag) && err.contains(rule), "{err}");
+    }
+    assert!(env.server.requests().is_empty());
+}

@@ -409,6 +409,34 @@ fn bash_script_tools_are_declared_and_run() {
 }
 
 #[test]
+fn bash_tool_options_left_out_take_their_declared_defaults() {
+    let env = tools_env("");
+    write_tool(
+        &env,
+        "count.sh",
+        "# @describe Count.\n# @option --times=3 How many\n# @option --mood[=happy|sad] Mood\n\
+         main() { echo \"times=$argc_times mood=$argc_mood\" >> \"$LLM_OUTPUT\"; }\n",
+    );
+    let out = env
+        .loki()
+        .args(["--yolo", "--run-tool", "count", "{}"])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out).trim(), "times=3 mood=happy");
+    let out = env
+        .loki()
+        .args([
+            "--yolo",
+            "--run-tool",
+            "count",
+            r#"{"times":"5","mood":"sad"}"#,
+        ])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out).trim(), "times=5 mood=sad");
+}
+
+#[test]
 fn script_tools_ask_first() {
     let env = tools_env("");
     write_tool(&env, "greet.sh", GREET_SH);

@@ -21,15 +21,30 @@ const CLAUDE_ONLY: &[&str] = &[
     "AskUserQuestion",
     "ListMcpResourcesTool",
     "ReadMcpResourceTool",
+    "Agent",
+    "TodoRead",
 ];
 
-/// The first rule (deny, ask, allow) whose tool part names no tool, as a one-line error
-/// with a suggestion. `check_mcp`: MCP server names must be configured (off where the
-/// client brings servers later: ACP, the SDK mode, the server).
-pub fn unknown_rule(state: &AppState, check_mcp: bool) -> Option<String> {
+/// Rules whose tool part names no tool: the first of the user's own (config.yaml, the
+/// command line) as a one-line error with a suggestion, and each one of a Claude Code
+/// settings file as a warning — a copied file may name tools loki does not have (an MCP
+/// server configured only for Claude Code, a newer tool), and its other rules must still
+/// apply. `check_mcp`: MCP server names must be configured (off where the client brings
+/// servers later: ACP, the SDK mode, the server).
+#[derive(Debug, Default)]
+pub struct UnknownRules {
+    /// The first of the user's own rules that names nothing.
+    pub error: Option<String>,
+    /// Each settings file's rule that names nothing, with the file.
+    pub warnings: Vec<String>,
+}
+
+/// See [`UnknownRules`].
+pub fn unknown_rules(state: &AppState, check_mcp: bool) -> UnknownRules {
+    let mut found = UnknownRules::default();
     let rules = crate::config::permissions::Rules::new(&state.config.permissions);
     if rules.is_empty() {
-        return None;
+        return found;
     }
     let mut known: Vec<String> = crate::tool::builtin::BUILTINS
         .iter()
@@ -86,12 +101,22 @@ pub fn unknown_rule(state: &AppState, check_mcp: bool) -> Option<String> {
         let suggestion = nearest(rule.tool_text(), &known)
             .map(|n| format!(" (did you mean `{n}`?)"))
             .unwrap_or_default();
-        return Some(format!(
-            "the permission rule `{}` names no tool loki knows{suggestion}; fix or remove it (.info permissions lists the rules)",
-            rule.text
-        ));
+        match state.config.permissions.origins.get(&rule.text) {
+            Some(origin) if origin.contains("settings file") => found.warnings.push(format!(
+                "{origin}: the permission rule `{}` names no tool loki knows{suggestion}; it never matches (the file's other rules apply)",
+                rule.text
+            )),
+            _ if found.error.is_some() => {}
+            origin => {
+                let from = origin.map(|o| format!(" (from {o})")).unwrap_or_default();
+                found.error = Some(format!(
+                    "the permission rule `{}`{from} names no tool loki knows{suggestion}; fix or remove it (.info permissions lists the rules)",
+                    rule.text
+                ));
+            }
+        }
     }
-    None
+    found
 }
 
 /// Whether `tool` names an MCP tool: `mcp__<server>__<tool>` or `<server>_<tool>` of a
