@@ -112,15 +112,8 @@ pub(super) fn run_agent(state: &AppState, name: &str) -> anyhow::Result<u8> {
     let globals = def.config.global_tools.join(",");
     let global =
         crate::tool::enabled_tools(&state.config, &state.script_tools().tools, Some(&globals));
-    let missing: Vec<&String> = def
-        .config
-        .global_tools
-        .iter()
-        .filter(|n| {
-            let stem = n.strip_suffix(".sh").unwrap_or(n);
-            !global.iter().any(|t| t.name() == stem)
-        })
-        .collect();
+    let missing =
+        crate::tool::missing_global_tools(&state.config, &global, &def.config.global_tools);
     // What the agent offers a model: its own tools, then the global tools it names (one
     // with the name of its own tool is shadowed, as in a conversation).
     let own: Vec<crate::tool::Tool> = def

@@ -89,6 +89,9 @@ pub struct JsonResult {
     broken: std::sync::atomic::AtomicBool,
     /// `-c`: the answer is the code it contains.
     code_only: bool,
+    /// Results kept until the conversation is closed ([`JsonResult::release`]), for a
+    /// single run: a plain one-shot's session (its history entry) exists only then.
+    held: Option<Mutex<Vec<Value>>>,
 }
 
 #[derive(Default)]
@@ -108,6 +111,35 @@ impl JsonResult {
             runs: Mutex::new(std::collections::HashMap::new()),
             broken: std::sync::atomic::AtomicBool::new(false),
             code_only: false,
+            held: None,
+        }
+    }
+
+    /// Results written when [`JsonResult::release`] is called rather than at once.
+    pub fn held(self) -> Self {
+        Self {
+            held: Some(Mutex::new(Vec::new())),
+            ..self
+        }
+    }
+
+    /// Writes the held results, a missing `session_id` filled with `session` (the id of
+    /// the session the closed conversation was kept in).
+    pub fn release(&self, session: Option<&str>) {
+        let Some(held) = &self.held else {
+            return;
+        };
+        let results = held
+            .lock()
+            .map(|mut h| std::mem::take(&mut *h))
+            .unwrap_or_default();
+        for mut result in results {
+            if result["session_id"].is_null()
+                && let Some(id) = session
+            {
+                result["session_id"] = json!(id);
+            }
+            self.print(result);
         }
     }
 
@@ -124,7 +156,17 @@ impl JsonResult {
         self.broken.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn write(&self, mut object: Value) {
+    fn write(&self, object: Value) {
+        if let Some(held) = &self.held
+            && let Ok(mut held) = held.lock()
+        {
+            held.push(object);
+            return;
+        }
+        self.print(object);
+    }
+
+    fn print(&self, mut object: Value) {
         if let Ok(mut line) = serde_json::to_vec(&object.take()) {
             line.push(b'\n');
             if write_stdout(&line) {

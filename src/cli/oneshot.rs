@@ -47,8 +47,13 @@ impl Output {
             OutputFormat::Json if args.compat.as_deref() == Some("claude") => {
                 Self::Claude(super::claude_json::ClaudeResult::new(Arc::clone(state)))
             }
-            OutputFormat::Json if code_only => Self::Result(JsonResult::code_only()),
-            OutputFormat::Json => Self::Result(JsonResult::new()),
+            // One run: its result waits for the close, which knows the session it was
+            // kept in (a plain one-shot's history entry).
+            OutputFormat::Json if args.input_format == InputFormat::StreamJson => {
+                Self::Result(JsonResult::new())
+            }
+            OutputFormat::Json if code_only => Self::Result(JsonResult::code_only().held()),
+            OutputFormat::Json => Self::Result(JsonResult::new().held()),
         }
     }
 
@@ -148,6 +153,9 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
         crate::signals::restore_terminal();
     }
     let finished = conversation.finish(result, output.emitter()).await;
+    if let Output::Result(json) = &output {
+        json.release(finished.closed.session.as_ref().map(|(id, _)| id.as_str()));
+    }
     Ok(conclude(state, args, &finished, &stop, &output, bad_input))
 }
 

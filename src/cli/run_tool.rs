@@ -41,11 +41,23 @@ pub async fn run(state: &Arc<AppState>, args: &Args, piped: Option<String>) -> a
         Err(status) => return Ok(status),
     };
     if !outcome.ok {
-        let message = serde_json::from_str::<serde_json::Value>(&outcome.content)
-            .ok()
+        let value = serde_json::from_str::<serde_json::Value>(&outcome.content).ok();
+        let message = value
+            .as_ref()
             .and_then(|v| v["tool_call_error"].as_str().map(str::to_string))
-            .unwrap_or(outcome.content);
+            .unwrap_or_else(|| outcome.content.clone());
         crate::term::report_error(&theme, &format!("{name}: {message}"));
+        // What the script said on stderr is what the model reads to fix the call; the
+        // person testing it from a shell sees it too (sanitised, after the error line).
+        if let Some(stderr) = value
+            .as_ref()
+            .and_then(|v| v["stderr"].as_str())
+            .filter(|s| !s.trim().is_empty())
+        {
+            let shown = loki_wire::secrets::redact(stderr);
+            let mut err = std::io::stderr().lock();
+            writeln!(err, "{}", sanitize::display(shown.trim_end()))?;
+        }
         return Ok(1);
     }
     let shown = loki_wire::secrets::redact(&outcome.content);

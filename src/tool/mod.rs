@@ -824,6 +824,28 @@ fn truncate_with(mut text: String, max: usize, more: &str) -> String {
     text
 }
 
+/// The names (as written) of an agent's `global_tools` that give no tool among `found` (what
+/// [`enabled_tools`] made of them): not a tool, hidden by `visible_tools`, or a
+/// `mapping_tools` alias none of whose tools exist.
+pub fn missing_global_tools<'a>(
+    config: &crate::config::AppConfig,
+    found: &[Tool],
+    names: &'a [String],
+) -> Vec<&'a str> {
+    let gives = |name: &str| found.iter().any(|t| t.name() == name);
+    names
+        .iter()
+        .map(String::as_str)
+        .filter(|written| {
+            let name = written.strip_suffix(".sh").unwrap_or(written);
+            match config.mapping_tools.get(name) {
+                Some(expanded) => !expanded.split(',').any(|t| gives(t.trim())),
+                None => !gives(name),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

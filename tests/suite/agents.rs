@@ -333,6 +333,35 @@ fn an_agent_whose_tools_cannot_be_offered_says_so_when_it_starts() {
     );
 }
 
+#[test]
+fn a_mapping_tools_alias_in_global_tools_is_its_tools() {
+    let env = TestEnv::new();
+    let config = std::fs::read_to_string(env.config_path()).unwrap();
+    env.write_config(&format!(
+        "mapping_tools:\n  fs: 'fs_cat,fs_ls'\n  gone: 'no_such_tool'\n{config}"
+    ));
+    write_agent(
+        &env,
+        "mapped",
+        "instructions: You help.\nglobal_tools: [fs, gone]\n",
+    );
+    env.server.push(openai::text_stream(&["hello"]));
+    let out = env.loki().args(["-a", "mapped", "hi"]).assert().success();
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("`gone`") && !err.contains("`fs`"), "{err}");
+    let sent = env.server.last_request().json();
+    let names: Vec<&str> = sent["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"fs_cat") && names.contains(&"fs_ls"),
+        "{names:?}"
+    );
+}
+
 fn write_agent(env: &TestEnv, name: &str, config: &str) {
     let dir = env.config_dir().join("agents").join(name);
     std::fs::create_dir_all(&dir).unwrap();

@@ -464,6 +464,19 @@ fn a_stream_without_usage_is_asked_for_it_and_else_counted_as_an_estimate() {
     let all = events(&out.get_output().stdout);
     assert_eq!(all[0]["usage"]["input_tokens"], 7, "{}", all[0]);
     assert_eq!(all[0]["usage"].get("estimated"), None, "{}", all[0]);
+    // A plain one-shot is kept in the history: its result names that session, and
+    // `--resume` takes it up.
+    let id = all[0]["session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session_id in {}", all[0]))
+        .to_string();
+    env.server.push(openai::text_stream(&["again"]));
+    env.loki()
+        .args(["--resume", &id, "more"])
+        .assert()
+        .success();
+    let sent = env.server.last_request().json();
+    assert_eq!(sent["messages"][0]["content"], "hello", "{sent}");
 }
 
 /// Replies by the last user message of the request, so the order of turns is checked by

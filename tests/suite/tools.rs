@@ -434,6 +434,20 @@ fn bash_tool_options_left_out_take_their_declared_defaults() {
         .assert()
         .success();
     assert_eq!(stdout(&out).trim(), "times=5 mood=sad");
+    // A failing script's stderr reaches the person running it from the shell.
+    write_tool(
+        &env,
+        "fail.sh",
+        "# @describe Always fails.\nmain() { echo 'Error: file not found: config.json' >&2; exit 4; }\n",
+    );
+    let out = env
+        .loki()
+        .args(["--yolo", "--run-tool", "fail", "{}"])
+        .assert()
+        .code(1);
+    let err = stderr(&out);
+    assert!(err.contains("exited with code 4"), "{err}");
+    assert!(err.contains("Error: file not found: config.json"), "{err}");
 }
 
 #[test]

@@ -787,13 +787,8 @@ fn agent_tool_warnings(state: &AppState, ctx: &RequestContext) -> Vec<String> {
     let globals = def.config.global_tools.join(",");
     let found =
         crate::tool::enabled_tools(&state.config, &state.script_tools().tools, Some(&globals));
-    let missing: Vec<&str> = def
-        .config
-        .global_tools
-        .iter()
-        .map(|n| n.strip_suffix(".sh").unwrap_or(n))
-        .filter(|n| !found.iter().any(|t| t.name() == *n))
-        .collect();
+    let missing =
+        crate::tool::missing_global_tools(&state.config, &found, &def.config.global_tools);
     if !missing.is_empty() {
         warnings.push(format!(
             "agent `{}`: global_tools {} do not exist or are not visible (visible_tools); left out",
