@@ -843,8 +843,11 @@ impl Conversation {
         options: RunOptions,
         emitter: &dyn Emitter,
     ) -> Result<RunOutcome, CoreError> {
-        if input.continuation.is_none() {
-            self.prompt_hooks(&mut input).await?;
+        if input.continuation.is_none()
+            && let Err(e) = self.prompt_hooks(&mut input).await
+        {
+            self.engine.refuse(&self.ctx, &options, emitter, &e);
+            return Err(e);
         }
         let request = RunRequest {
             input: Some(input),

@@ -149,6 +149,32 @@ fn prompt_session_and_stop_hooks() {
     let out = env.loki().arg("a secret thing").assert().failure();
     assert!(stderr(&out).contains("no secrets here"), "{}", stderr(&out));
     assert_eq!(env.server.requests().len(), 2);
+    // In the JSON formats a blocked prompt is a run that aborted, not silence.
+    let out = env
+        .loki()
+        .args(["--output-format", "json", "a secret thing"])
+        .assert()
+        .failure();
+    let result: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(result["ok"], false, "{result}");
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no secrets here"),
+        "{result}"
+    );
+    let out = env
+        .loki()
+        .args(["--output-format", "stream-json", "a secret thing"])
+        .assert()
+        .failure();
+    let events = stdout(&out);
+    assert!(
+        events.contains("\"turn_started\"") && events.contains("\"turn_aborted\""),
+        "{events}"
+    );
+    assert_eq!(env.server.requests().len(), 2);
 }
 
 #[test]

@@ -169,6 +169,25 @@ impl Engine {
         })
     }
 
+    /// A run refused before it started (a `UserPromptSubmit` hook blocked its prompt):
+    /// its `turn_started` and `turn_aborted` all the same, so a program reading events
+    /// sees one pair per prompt whatever became of it.
+    pub fn refuse(
+        &self,
+        ctx: &RequestContext,
+        options: &RunOptions,
+        emitter: &dyn Emitter,
+        error: &CoreError,
+    ) {
+        let sink = Sink::for_context(ctx, emitter).with_run(event::next_run_id());
+        sink.emit(Event::TurnStarted(event::TurnStarted {
+            model: ctx.model.id(),
+            stream: options.stream.unwrap_or(ctx.stream) && !ctx.model.config.no_stream,
+            session_id: ctx.session.as_ref().map(|s| s.id().to_string()),
+        }));
+        sink.abort(error);
+    }
+
     async fn run_started(
         &self,
         ctx: &mut RequestContext,
