@@ -292,6 +292,12 @@ fn claude_print(args: &Args, argv: &[String]) -> Option<crate::claude_sdk::flags
     // Claude's own flags name what a loki flag also sets: the ones loki parsed win.
     options.ignored.clear();
     options.model = options.model.or_else(|| args.model.clone());
+    // `-C` is loki's `--continue`.
+    options.continue_last |= args.continue_last;
+    // These are applied to the run's configuration already (as in every other mode,
+    // `--max-turns N` is N tool rounds): once is enough.
+    options.append_system_prompt = None;
+    options.max_turns = None;
     options.prompt = Some(prompt);
     Some(options)
 }

@@ -88,6 +88,7 @@ pub async fn serve(state: Arc<AppState>, options: ClaudeOptions) -> anyhow::Resu
                 .env
                 .get("CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS")
                 .is_some_and(truthy),
+            one_prompt: options.prompt.is_some(),
         },
     ));
     let driver = Driver {

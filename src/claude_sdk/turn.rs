@@ -37,6 +37,10 @@ pub(super) struct Settings {
     /// `running` when a turn starts and `idle` after its `result` (Zed's adapter ends a
     /// prompt on `idle`).
     pub session_states: bool,
+    /// One prompt from the command line (`claude -p … --output-format stream-json`):
+    /// a turn that did not succeed is the process's failure too (an `error:` line on
+    /// stderr, exit status 1), as in every other one-shot.
+    pub one_prompt: bool,
 }
 
 /// Runs the queued work until the input ends, then closes the conversation; the exit
@@ -47,11 +51,15 @@ pub(super) async fn run_all(
     settings: Settings,
 ) -> u8 {
     let mut spent = 0.0;
+    let mut failed: Option<String> = None;
     while let Some(work) = queue.recv().await {
         let (op, what) = match work {
             Work::Prompt(message) => {
                 session_state(&settings, "running");
-                spent += run_turn(&mut conversation, &settings, &message, spent).await;
+                let (cost, unsuccessful) =
+                    run_turn(&mut conversation, &settings, &message, spent).await;
+                spent += cost;
+                failed = failed.or(unsuccessful);
                 session_state(&settings, "idle");
                 continue;
             }
@@ -73,7 +81,16 @@ pub(super) async fn run_all(
         tracing::warn!("claude sdk: cannot save the session: {e}");
         return 1;
     }
-    0
+    match failed.filter(|_| settings.one_prompt) {
+        Some(why) => {
+            crate::term::report_error(
+                &crate::render::theme::Theme::stderr(&settings.state.terminal),
+                &why,
+            );
+            1
+        }
+        None => 0,
+    }
 }
 
 /// The `result` message that ends a turn, timed from the turn's start.
@@ -172,13 +189,13 @@ fn replay(program: &Program, message: &Value) {
 }
 
 /// One turn: `system/init`, the prompt, its messages and the `result`; the session
-/// saved. What it cost.
+/// saved. What it cost, and why it did not succeed (`None` when it did).
 async fn run_turn(
     conversation: &mut Conversation,
     settings: &Settings,
     message: &Value,
     spent: f64,
-) -> f64 {
+) -> (f64, Option<String>) {
     let program = &settings.program;
     let model = conversation.status().model;
     let report = Report {
@@ -200,7 +217,7 @@ async fn run_turn(
             finish_reason: None,
             cost: 0.0,
         });
-        return 0.0;
+        return (0.0, Some(why.to_string()));
     }
     let input = user_input(&message["message"]["content"]);
     let messages = Messages::new(Arc::clone(program), model, settings.partial);
@@ -240,7 +257,7 @@ async fn run_turn(
     if let Err(e) = conversation.save_after_turn(&Discard).await {
         tracing::warn!("claude sdk: cannot save the session: {e}");
     }
-    cost
+    (cost, (subtype != "success").then_some(text))
 }
 
 /// How a turn that ran ends: the `result` subtype and its text. `total`: what the run
@@ -258,6 +275,8 @@ fn verdict(
         Ok(_) => ("success", outcome.text.clone()),
         // `--max-turns` is loki's `max_tool_rounds`: the turn stopped with calls left.
         Err(e @ CoreError::TurnLimit(_)) => ("error_max_turns", e.to_string()),
+        // `--max-budget-usd` given to `loki -p` is the run's `max_cost`.
+        Err(e @ CoreError::Budget(_)) => ("error_max_budget_usd", e.to_string()),
         // An interrupt reads `interrupted`; a prompt a hook blocked, the hook's reason.
         Err(e) => ("error_during_execution", e.to_string()),
     }

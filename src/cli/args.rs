@@ -425,6 +425,31 @@ impl Args {
                 "-c cannot shape --output-format stream-json (the events carry the whole answer); use --output-format json, whose answer is then the code".into(),
             );
         }
+        // `claude -p … --output-format stream-json` runs Claude's own flags (the Agent SDK
+        // mode): loki's flags that would change the run there are refused, not dropped.
+        if self.compat.as_deref() == Some("claude")
+            && self.output_format == OutputFormat::StreamJson
+            && self.input_format != InputFormat::StreamJson
+        {
+            let dropped: Vec<&str> = [
+                (!self.files.is_empty(), "-f"),
+                (self.session.is_some(), "-s"),
+                (self.role.is_some(), "-r"),
+                (self.prompt.is_some(), "--prompt"),
+                (self.agent.is_some(), "-a"),
+                (self.rag.is_some(), "--rag"),
+                (self.yolo, "--yolo"),
+            ]
+            .into_iter()
+            .filter_map(|(given, flag)| given.then_some(flag))
+            .collect();
+            if !dropped.is_empty() {
+                return Some(format!(
+                    "{} cannot be used with --compat claude --output-format stream-json, which runs Claude Code's flags: use --resume/--continue, --system-prompt, --permission-mode bypassPermissions, or drop --compat claude",
+                    dropped.join(", ")
+                ));
+            }
+        }
         if self.input_format == InputFormat::StreamJson {
             if !self.text.is_empty() {
                 return Some(

@@ -405,3 +405,45 @@ fn stream_json_with_compat_claude_prints_claude_s_stream_messages() {
         "hi"
     );
 }
+
+#[test]
+fn claude_s_stream_json_print_refuses_loki_flags_it_cannot_honour_and_fails_like_a_one_shot() {
+    let env = TestEnv::new();
+    let stream = ["-p", "--output-format", "stream-json", "--compat", "claude"];
+    // loki's own run flags are refused, not dropped.
+    for extra in [
+        ["-f", "notes.txt"],
+        ["-s", "work"],
+        ["--prompt", "Be brief."],
+    ] {
+        let out = env
+            .loki()
+            .args(stream)
+            .args(extra)
+            .arg("look")
+            .assert()
+            .code(2);
+        assert!(
+            stderr(&out).contains("cannot be used with --compat claude"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // A turn that fails is the process's failure: an error line, exit status 1, and the
+    // `result` message still says what happened.
+    env.server
+        .set_default(openai::error(401, "bad key", "invalid_request_error"));
+    let out = env.loki().args(stream).arg("hi").assert().code(1);
+    assert!(stderr(&out).contains("error:"), "{}", stderr(&out));
+    let last: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    assert_eq!(last["subtype"], "error_during_execution", "{last}");
+    // --append-system-prompt is added once.
+    env.server.set_default(openai::text_stream(&["ok"]));
+    env.loki()
+        .args(stream)
+        .args(["--append-system-prompt", "APPX", "hi"])
+        .assert()
+        .success();
+    let sent = env.server.last_request().json().to_string();
+    assert_eq!(sent.matches("APPX").count(), 1, "{sent}");
+}
