@@ -153,9 +153,6 @@ pub async fn run(state: &Arc<AppState>, args: &Args, text: String) -> anyhow::Re
         crate::signals::restore_terminal();
     }
     let finished = conversation.finish(result, output.emitter()).await;
-    if let Output::Result(json) = &output {
-        json.release(finished.closed.session.as_ref().map(|(id, _)| id.as_str()));
-    }
     Ok(conclude(state, args, &finished, &stop, &output, bad_input))
 }
 
@@ -262,6 +259,10 @@ fn conclude(
     output: &Output,
     bad_input: bool,
 ) -> u8 {
+    // The json result waited for the close, which knows the session it was kept in.
+    if let Output::Result(json) = output {
+        json.release(finished.closed.session.as_ref().map(|(id, _)| id.as_str()));
+    }
     let theme = stderr_theme(state);
     let broken_pipe = output.broken_pipe();
     let finish_failed = match &finished.closed.saved {

@@ -1094,8 +1094,13 @@ fn a_model_id_with_a_newline_is_refused() {
         "{err}"
     );
     assert_eq!(env.server.requests().len(), 0);
-    let out = env.loki().args(["-m", id, "--info"]).assert().success();
-    let info = crate::common::stdout(&out);
+    // `--info -m` of a model that does not exist is that error (exit 1), escaped too.
+    let out = env.loki().args(["-m", id, "--info"]).assert().code(1);
+    let info = format!(
+        "{}{}",
+        crate::common::stdout(&out),
+        crate::common::stderr(&out)
+    );
     assert!(
         !info.lines().any(|l| l.starts_with("error: forged")),
         "{info}"

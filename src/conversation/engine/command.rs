@@ -1461,9 +1461,10 @@ mod tests {
                 (Err(e), Line(line)) => panic!("step {n}: {shown}: expected `{line}`, got {e}"),
             }
         }
-        // Leaving the role restored the configured sampling; the chosen model stayed.
+        // Leaving the role brought back the sampling from before it (`.set temperature
+        // 0.7`); the chosen model stayed.
         assert_eq!(ctx.model.id(), "fake:m2");
-        assert_eq!(ctx.temperature, None);
+        assert_eq!(ctx.temperature, Some(0.7));
         assert!(ctx.session.is_none() && ctx.role.is_none());
     }
 
