@@ -165,13 +165,22 @@ fn search_phase(dir: &std::path::Path, search_n: usize, dims: usize) {
     println!("loaded_index_rss_mib {:.1}", loaded_kib as f64 / 1024.0);
 
     let mut times = Vec::new();
+    // The two scans apart: the vector scan's inner loop is hand-vectorised (loki-rag's
+    // kernels), the keyword scan's is not.
+    let (mut vector_times, mut keyword_times) = (Vec::new(), Vec::new());
     for i in 0..220 {
         let mut q: Vec<f32> = (0..dims).map(|_| rng.f32() - 0.5).collect();
         vector::normalize(&mut q);
         let query = words(&mut rng, 8);
         let t = Instant::now();
         let v = index.vectors.search(&q, 20);
+        let vector_ms = t.elapsed().as_secs_f64() * 1000.0;
         let k = index.bm25.search(&query, 20);
+        let keyword_ms = t.elapsed().as_secs_f64() * 1000.0 - vector_ms;
+        if i >= 20 {
+            vector_times.push(vector_ms);
+            keyword_times.push(keyword_ms);
+        }
         let fused = search::fuse(&[&v, &k]);
         for (id, _) in fused.iter().take(5) {
             index.text(*id as usize).unwrap();
@@ -181,10 +190,17 @@ fn search_phase(dir: &std::path::Path, search_n: usize, dims: usize) {
         }
     }
     times.sort_by(f64::total_cmp);
+    vector_times.sort_by(f64::total_cmp);
+    keyword_times.sort_by(f64::total_cmp);
     println!("search_chunks {search_n}");
     println!("search_dims {dims}");
     println!("search_p50_ms {:.2}", percentile(&times, 0.5));
     println!("search_p99_ms {:.2}", percentile(&times, 0.99));
+    println!("search_vector_p50_ms {:.2}", percentile(&vector_times, 0.5));
+    println!(
+        "search_keyword_p50_ms {:.2}",
+        percentile(&keyword_times, 0.5)
+    );
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {

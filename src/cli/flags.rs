@@ -89,11 +89,17 @@ pub fn spec(args: &Args, caps: &TerminalCaps, prelude: Option<&str>) -> Conversa
 }
 
 /// The conversation the flags describe, run for a person at the terminal (`--init`,
-/// `--run-tool`, a macro, `-e`): its own id, under which the terminal approver asks.
+/// `--run-tool`, a macro, `-e`): its own id, under which the terminal approver and
+/// asker ask.
 pub fn terminal_spec(args: &Args, caps: &TerminalCaps) -> ConversationSpec {
     let id = loki_protocol::event::next_conversation_id();
+    // On a terminal, questions (an agent's missing variables, `user__*` tools) are asked.
+    let asker = caps.interactive().then(|| {
+        Arc::new(crate::term::ask::TerminalAsker::new(&id)) as Arc<dyn crate::tool::ask::Asker>
+    });
     ConversationSpec {
         approver: terminal_approver(caps, &id),
+        asker,
         id: Some(id),
         ..spec(args, caps, None)
     }

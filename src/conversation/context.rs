@@ -223,6 +223,9 @@ pub(super) struct RequestContext {
     pub queue: Arc<PromptQueue>,
     /// How deep in a tree of agents this conversation is (0: started by a person).
     pub depth: usize,
+    /// Opened by a person (the root, or a macro the user runs), not by a model: asks the
+    /// user for what an agent needs (its missing variables) instead of refusing.
+    pub user_started: bool,
     /// The spending limit of the agent run this conversation belongs to (shared by the
     /// whole tree of sub-agents), while one runs.
     pub budget: Option<Arc<crate::usage::Budget>>,
@@ -558,6 +561,7 @@ impl RequestContext {
             jobs: Arc::default(),
             queue: Arc::default(),
             depth: 0,
+            user_started: true,
             budget: None,
             auto_continue: false,
             carry_on: CarryOn::default(),

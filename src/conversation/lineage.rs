@@ -141,6 +141,7 @@ impl Lineage {
         let mut child = Conversation::resolve(&self.state, spec)?;
         child.ctx.parent = Some(self.parent.clone());
         child.ctx.depth = self.depth + 1;
+        child.ctx.user_started = false;
         child.ctx.tool_policy.yolo = self.yolo.clone();
         child.ctx.tool_policy.mode = self.mode.clone();
         child.ctx.tool_policy.rules = Arc::clone(&self.rules);

@@ -437,9 +437,12 @@ impl Conversation {
     /// `spec` names others, a cancellation token that this conversation's cancels, its
     /// approvals and questions answered by this conversation's approver and asker,
     /// labelled `<parent label> › <child label>`, and the user's decisions (yolo, off the
-    /// record, the run's budget) shared with it, now and after a change.
+    /// record, the run's budget) shared with it, now and after a change. The user started
+    /// it (a macro): it asks for an agent's missing variables as this one would.
     pub async fn child(&self, spec: ConversationSpec) -> Result<Self, CoreError> {
-        self.lineage().open(spec).await
+        let mut child = self.lineage().open(spec).await?;
+        child.ctx.user_started = self.ctx.user_started;
+        Ok(child)
     }
 
     /// What this conversation's children inherit.
@@ -642,12 +645,13 @@ impl Conversation {
             let retry = command.clone();
             let uses_agent = matches!(retry, Command::UseAgent { .. });
             let applied = match command::apply(&state, &mut self.ctx, command, emitter).await {
-                // Only the user's own conversation asks for an agent's missing variables; a
-                // sub-agent started without them is refused, and its parent told which.
+                // Only a conversation the user started asks for an agent's missing
+                // variables; a sub-agent started without them is refused, and its parent
+                // told which.
                 Err(CoreError::Agent(crate::agent::AgentError::MissingVariables {
                     missing,
                     ..
-                })) if matches!(retry, Command::UseAgent { .. }) && self.ctx.depth == 0 => {
+                })) if matches!(retry, Command::UseAgent { .. }) && self.ctx.user_started => {
                     let completed = self.ask_variables(retry, &missing).await?;
                     command::apply(&state, &mut self.ctx, completed, emitter).await
                 }

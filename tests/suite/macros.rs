@@ -461,3 +461,48 @@ fn an_argument_cannot_turn_a_prompt_step_into_a_command() {
         json!([{"role": "user", "content": ".model fake:text-only"}])
     );
 }
+
+/// An agent whose instructions need a variable nobody gave.
+fn write_agent_needing_a_user(env: &TestEnv) {
+    let dir = env.config_dir().join("agents/greeter");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.yaml"),
+        "instructions: Greet {{user}}.\nvariables:\n  - name: user\n    description: Who to greet\n",
+    )
+    .unwrap();
+    write_macro(&env, "greet", "steps:\n  - .agent greeter\n  - say hello\n");
+}
+
+#[test]
+fn a_macro_s_agent_asks_for_its_missing_variables_in_the_repl_and_from_the_cli() {
+    let env = TestEnv::new();
+    write_agent_needing_a_user(&env);
+    env.server.push(openai::text_stream(&["Hello, Ada."]));
+    let mut pty = start(&env);
+    pty.send(".macro greet\r");
+    pty.expect("user (Who to greet)");
+    pty.send("Ada\r");
+    pty.expect("Hello, Ada.");
+    pty.expect(PROMPT);
+    pty.send(".exit\r");
+    pty.read_to_end();
+    let body = env.server.last_request().json();
+    assert_eq!(body["messages"][0]["content"], "Greet Ada.", "{body}");
+
+    env.server.push(openai::text_stream(&["Hello, Bo."]));
+    let mut pty = Pty::spawn(&env, &["--macro", "greet"], &[("NO_COLOR", "1")]);
+    pty.expect("user (Who to greet)");
+    pty.send("Bo\r");
+    pty.expect("Hello, Bo.");
+    pty.read_to_end();
+    assert_eq!(pty.exit_code(), 0);
+    let body = env.server.last_request().json();
+    assert_eq!(body["messages"][0]["content"], "Greet Bo.", "{body}");
+
+    // Without a terminal nobody can answer: one error naming the variable, nothing sent.
+    let sent = env.server.requests().len();
+    let out = env.loki().args(["--macro", "greet"]).assert().failure();
+    assert!(stderr(&out).contains("user"), "{}", stderr(&out));
+    assert_eq!(env.server.requests().len(), sent);
+}

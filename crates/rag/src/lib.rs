@@ -10,5 +10,6 @@
 
 pub mod bm25;
 pub mod index_bytes;
+mod kernels;
 pub mod splitter;
 pub mod vector;

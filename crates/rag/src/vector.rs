@@ -18,23 +18,9 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
-/// Dot product, written so the compiler vectorises it.
+/// Dot product over the shorter length.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0f32; 8];
-    let chunks = n / 8;
-    for i in 0..chunks {
-        let (x, y) = (&a[i * 8..i * 8 + 8], &b[i * 8..i * 8 + 8]);
-        for j in 0..8 {
-            acc[j] += x[j] * y[j];
-        }
-    }
-    let mut sum: f32 = acc.iter().sum();
-    for i in chunks * 8..n {
-        sum += a[i] * b[i];
-    }
-    sum
+    crate::kernels::dot_f32(a, b)
 }
 
 /// Keeps the `k` best `(id, score)` pairs, best first.
@@ -76,23 +62,9 @@ pub fn quantize(v: &[f32], codes: &mut Vec<i8>) -> f32 {
     max / 127.0
 }
 
-/// Dot product of codes.
+/// Dot product of codes over the shorter length.
 pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0i32; 16];
-    let chunks = n / 16;
-    for i in 0..chunks {
-        let (x, y) = (&a[i * 16..i * 16 + 16], &b[i * 16..i * 16 + 16]);
-        for j in 0..16 {
-            acc[j] += i32::from(x[j]) * i32::from(y[j]);
-        }
-    }
-    let mut sum: i32 = acc.iter().sum();
-    for i in chunks * 16..n {
-        sum += i32::from(a[i]) * i32::from(b[i]);
-    }
-    sum
+    crate::kernels::dot_i8(a, b)
 }
 
 impl Vectors {
