@@ -409,8 +409,16 @@ pub fn expand(body: &str, args: &str) -> String {
     out
 }
 
-/// The project instructions for `cwd`: every `AGENTS.md` (or `CLAUDE.md`) from the root
-/// down, outermost first, at most [`MAX_PROJECT_BYTES`] in all (filled from `cwd`
+/// A directory's instruction file: the first of these it has (Claude Code keeps its
+/// project file at `CLAUDE.md` or `.claude/CLAUDE.md`).
+const INSTRUCTION_FILES: [&str; 3] = ["AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md"];
+
+/// A directory's personal instructions, read besides its instruction file (Claude Code's
+/// `CLAUDE.local.md`, kept out of the repository).
+const LOCAL_INSTRUCTION_FILE: &str = "CLAUDE.local.md";
+
+/// The project instructions for `cwd`: every `AGENTS.md` (or `CLAUDE.md`, or
+/// `.claude/CLAUDE.md`), and every `CLAUDE.local.md`, from the root down, outermost first, at most [`MAX_PROJECT_BYTES`] in all (filled from `cwd`
 /// upward, so the nearest files are the ones kept whole). Inside the project (the
 /// repository holding `cwd`, else `cwd`) a file must resolve inside it; above it, a file
 /// another user owns or others may write is not the user's word. Either is skipped with
@@ -419,18 +427,19 @@ pub fn project_instructions(cwd: &Path) -> Option<String> {
     let project = project_root(cwd);
     let mut found: Vec<(PathBuf, String)> = Vec::new();
     for dir in cwd.ancestors() {
-        let file = ["AGENTS.md", "CLAUDE.md"]
+        // Found from `cwd` upward and shown reversed: a directory's personal file
+        // (`CLAUDE.local.md`) goes in first so that it is shown after its main one.
+        let main = INSTRUCTION_FILES
             .iter()
             .map(|n| dir.join(n))
             .find(|p| std::fs::symlink_metadata(p).is_ok());
-        let file = file.filter(|file| match instruction_file_refused(file, &project) {
-            Some(why) => {
+        let local =
+            Some(dir.join(LOCAL_INSTRUCTION_FILE)).filter(|p| std::fs::symlink_metadata(p).is_ok());
+        for file in [local, main].into_iter().flatten() {
+            if let Some(why) = instruction_file_refused(&file, &project) {
                 tracing::warn!("skipped {}: {why}", file.display());
-                false
+                continue;
             }
-            None => true,
-        });
-        if let Some(file) = file {
             let text = read_capped(&file, MAX_PROJECT_BYTES);
             if !text.trim().is_empty() {
                 found.push((file, text));

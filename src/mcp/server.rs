@@ -1118,10 +1118,16 @@ impl Opening<'_> {
             super::stdio::StdioTransport::spawn(cmd, &self.spec.name, self.max_message_size)
                 .map_err(|e| McpError::Start(format!("cannot run `{command}`: {e}")))?;
         let group = GroupGuard::new(transport.id());
-        if let Some(stderr) = stderr {
-            log_stderr(self.spec.name.clone(), stderr);
+        let exited = transport.exited();
+        let last_words = stderr.map(|stderr| log_stderr(self.spec.name.clone(), stderr));
+        match self.serve(transport, group).await {
+            Err(McpError::Start(reason)) => Err(McpError::Start(
+                ended_early(command, &exited, last_words)
+                    .await
+                    .unwrap_or(reason),
+            )),
+            other => other,
         }
-        self.serve(transport, group).await
     }
 
     /// Streamable HTTP, signed in when the server has OAuth settings and a sign-in is kept.
@@ -1214,14 +1220,90 @@ fn stdio_command(
     cmd
 }
 
-/// Copies a stdio server's stderr to the log, a line at a time, until it closes.
-fn log_stderr(name: String, stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static) {
+/// Copies a stdio server's stderr to the log, a line at a time, until it closes; what it
+/// returns keeps the last line that is not blank.
+fn log_stderr(
+    name: String,
+    stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+) -> LastWords {
+    let (done, finished) = tokio::sync::watch::channel(false);
+    let words = LastWords {
+        line: Arc::default(),
+        finished,
+    };
+    let kept = Arc::clone(&words.line);
     tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
             tracing::info!(target: "loki::mcp::stderr", server = %name, "{line}");
+            if !line.trim().is_empty()
+                && let Ok(mut last) = kept.lock()
+            {
+                *last = line;
+            }
         }
+        let _ = done.send(true);
     });
+    words
+}
+
+/// The last line a stdio server wrote to stderr, and whether its stderr has closed.
+struct LastWords {
+    line: Arc<std::sync::Mutex<String>>,
+    finished: tokio::sync::watch::Receiver<bool>,
+}
+
+impl LastWords {
+    /// The last line, once stderr has closed (waiting a moment for the copier to read
+    /// what the process wrote before it exited).
+    async fn last(mut self) -> Option<String> {
+        let wait = std::time::Duration::from_millis(200);
+        let _ = tokio::time::timeout(wait, self.finished.wait_for(|done| *done)).await;
+        let line = self.line.lock().ok()?.trim().to_string();
+        (!line.is_empty()).then_some(line)
+    }
+}
+
+/// Most characters of a server's last stderr line quoted in a start failure.
+const LAST_WORDS_MAX: usize = 160;
+
+/// Why a stdio server that exited before its session started did not start: its exit
+/// status, its last stderr line (shortened; it reaches the terminal through the
+/// sanitiser like every warning) and where the rest of its stderr is. None while the
+/// process still runs.
+async fn ended_early(
+    command: &str,
+    exited: &super::stdio::Exited,
+    last_words: Option<LastWords>,
+) -> Option<String> {
+    let status = exited.lock().ok().and_then(|s| *s)?;
+    let how = match (status.code(), exit_signal(&status)) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "exited".to_string(),
+    };
+    let mut message = format!("`{command}` {how} before the session started");
+    if let Some(words) = last_words {
+        if let Some(said) = words.last().await {
+            let short: String = said.chars().take(LAST_WORDS_MAX).collect();
+            let more = if short.len() < said.len() { "…" } else { "" };
+            message.push_str(&format!(": {short}{more}"));
+        }
+    }
+    if let Some(log) = crate::logging::path() {
+        message.push_str(&format!(" (its stderr is in {})", log.display()));
+    }
+    Some(message)
+}
+
+#[cfg(unix)]
+fn exit_signal(status: &std::process::ExitStatus) -> Option<i32> {
+    std::os::unix::process::ExitStatusExt::signal(status)
+}
+
+#[cfg(not(unix))]
+fn exit_signal(_: &std::process::ExitStatus) -> Option<i32> {
+    None
 }
 
 /// Why an HTTP server did not start.

@@ -27,14 +27,24 @@ pub struct StdioError(String);
 pub struct StdioTransport {
     server: String,
     limit: usize,
-    child: Option<Child>,
+    /// The process, shared with writes: a failed write notes how it ended too.
+    child: Arc<tokio::sync::Mutex<Option<Child>>>,
+    pid: Option<u32>,
     reader: BufReader<ChildStdout>,
     /// The line being read (never longer than `limit`).
     line: Vec<u8>,
     /// Set while the rest of an oversized line is skipped.
     skipping: Option<Skipped>,
     writer: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
+    /// How the process ended, once its stdout closed and it was reaped.
+    exited: Exited,
 }
+
+/// How a server process ended, noted by its transport for whoever started it.
+pub type Exited = Arc<std::sync::Mutex<Option<std::process::ExitStatus>>>;
+
+/// How long to wait for a process whose stdout closed to be reaped.
+const REAP_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// What reading one line gave.
 enum Next {
@@ -82,19 +92,26 @@ impl StdioTransport {
             Self {
                 server: server.to_string(),
                 limit,
-                child: Some(child),
+                pid: child.id(),
+                child: Arc::new(tokio::sync::Mutex::new(Some(child))),
                 reader: BufReader::with_capacity(64 * 1024, stdout),
                 line: Vec::new(),
                 skipping: None,
                 writer: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
+                exited: Exited::default(),
             },
             stderr,
         ))
     }
 
+    /// Where the process's exit status is noted when its stdout closes.
+    pub fn exited(&self) -> Exited {
+        Arc::clone(&self.exited)
+    }
+
     /// The server's process id.
     pub fn id(&self) -> Option<u32> {
-        self.child.as_ref().and_then(Child::id)
+        self.pid
     }
 
     /// Reads up to the next newline without holding more than `limit` bytes. Cancel-safe:
@@ -157,6 +174,7 @@ impl Transport<RoleClient> for StdioTransport {
         item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = Arc::clone(&self.writer);
+        let (child, exited) = (Arc::clone(&self.child), Arc::clone(&self.exited));
         async move {
             let mut line = serde_json::to_vec(&item).map_err(|e| StdioError(e.to_string()))?;
             line.push(b'\n');
@@ -164,21 +182,27 @@ impl Transport<RoleClient> for StdioTransport {
             let stdin = guard
                 .as_mut()
                 .ok_or_else(|| StdioError("the connection to the server is closed".into()))?;
-            stdin
-                .write_all(&line)
-                .await
-                .map_err(|e| StdioError(format!("cannot write to the server: {e}")))?;
-            stdin
-                .flush()
-                .await
-                .map_err(|e| StdioError(format!("cannot write to the server: {e}")))
+            let written = match stdin.write_all(&line).await {
+                Ok(()) => stdin.flush().await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = written {
+                // A write fails when the process has gone: note how it ended.
+                drop(guard);
+                reap(&child, &exited).await;
+                return Err(StdioError(format!("cannot write to the server: {e}")));
+            }
+            Ok(())
         }
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
             match self.next_line().await {
-                Next::Closed => return None,
+                Next::Closed => {
+                    reap(&self.child, &self.exited).await;
+                    return None;
+                }
                 Next::Oversized(skipped) => {
                     let message = format!(
                         "MCP server `{}` sent a message larger than {} bytes ({} bytes); \
@@ -224,7 +248,8 @@ impl Transport<RoleClient> for StdioTransport {
     async fn close(&mut self) -> Result<(), Self::Error> {
         // Closing stdin asks the server to exit; it gets a moment before being killed.
         drop(self.writer.lock().await.take());
-        if let Some(mut child) = self.child.take()
+        let taken = self.child.lock().await.take();
+        if let Some(mut child) = taken
             && tokio::time::timeout(EXIT_GRACE, child.wait())
                 .await
                 .is_err()
@@ -232,6 +257,19 @@ impl Transport<RoleClient> for StdioTransport {
             let _ = child.kill().await;
         }
         Ok(())
+    }
+}
+
+/// Notes the exit status of a server process whose pipes closed, if it ends soon.
+async fn reap(child: &tokio::sync::Mutex<Option<Child>>, exited: &Exited) {
+    let mut child = child.lock().await;
+    let Some(child) = child.as_mut() else {
+        return;
+    };
+    if let Ok(Ok(status)) = tokio::time::timeout(REAP_WAIT, child.wait()).await
+        && let Ok(mut exited) = exited.lock()
+    {
+        *exited = Some(status);
     }
 }
 

@@ -206,6 +206,9 @@ fn failing_missing_and_crashing_servers_never_block_the_answer() {
     let err = stderr(&out);
     for expected in [
         "MCP server `refuses` failed to start",
+        // A server that exits at once: its status, its last words and where the rest is.
+        "exited with status 2 before the session started: test server: refusing to start \
+         (its stderr is in ",
         "MCP server `ghost` failed to start",
         "cannot run `/nonexistent/mcp-server`",
         "MCP server `nokey` is not usable",

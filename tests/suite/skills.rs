@@ -116,6 +116,33 @@ fn project_instructions_come_from_agents_md_upward() {
     assert!(!prompt.starts_with("## Project instructions"), "{prompt}");
 }
 
+#[test]
+fn claude_code_s_project_and_personal_files_are_read_too() {
+    let env = TestEnv::new();
+    env.write(".claude/CLAUDE.md", "Team rule: run cargo fmt.\n");
+    env.write("CLAUDE.local.md", "My rule: answer in French.\n");
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["hello"]).assert().success();
+    let prompt = system(&env.server.requests()[0].json());
+    let team = prompt.find("Team rule").expect(".claude/CLAUDE.md");
+    let mine = prompt.find("My rule").expect("CLAUDE.local.md");
+    assert!(
+        team < mine,
+        "the personal file refines the shared one: {prompt}"
+    );
+    // `AGENTS.md` is a directory's instruction file when it has one; the personal file
+    // still counts.
+    env.write("AGENTS.md", "Agents rule: small commits.\n");
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["hello"]).assert().success();
+    let prompt = system(&env.server.requests()[1].json());
+    assert!(
+        prompt.contains("Agents rule") && prompt.contains("My rule"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("Team rule"), "{prompt}");
+}
+
 #[cfg(unix)]
 #[test]
 fn instruction_files_linking_out_or_open_to_others_are_skipped() {
