@@ -1283,12 +1283,12 @@ async fn ended_early(
         (None, None) => "exited".to_string(),
     };
     let mut message = format!("`{command}` {how} before the session started");
-    if let Some(words) = last_words {
-        if let Some(said) = words.last().await {
-            let short: String = said.chars().take(LAST_WORDS_MAX).collect();
-            let more = if short.len() < said.len() { "…" } else { "" };
-            message.push_str(&format!(": {short}{more}"));
-        }
+    if let Some(words) = last_words
+        && let Some(said) = words.last().await
+    {
+        let short: String = said.chars().take(LAST_WORDS_MAX).collect();
+        let more = if short.len() < said.len() { "…" } else { "" };
+        message.push_str(&format!(": {short}{more}"));
     }
     if let Some(log) = crate::logging::path() {
         message.push_str(&format!(" (its stderr is in {})", log.display()));
