@@ -471,7 +471,7 @@ fn write_agent_needing_a_user(env: &TestEnv) {
         "instructions: Greet {{user}}.\nvariables:\n  - name: user\n    description: Who to greet\n",
     )
     .unwrap();
-    write_macro(&env, "greet", "steps:\n  - .agent greeter\n  - say hello\n");
+    write_macro(env, "greet", "steps:\n  - .agent greeter\n  - say hello\n");
 }
 
 #[test]
