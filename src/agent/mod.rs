@@ -49,6 +49,26 @@ pub enum AgentError {
     /// The tools file declares something that cannot be offered.
     #[error("{0}")]
     Tools(String),
+    /// A variable's default names secrets found in neither the vault nor the environment.
+    #[error(
+        "agent `{agent}`: variable `{variable}` defaults to the secret(s) {names}, in neither the vault nor the environment (add with `loki --add-secret NAME`)"
+    )]
+    MissingSecrets {
+        /// The agent.
+        agent: String,
+        /// The variable.
+        variable: String,
+        /// Comma-separated names.
+        names: String,
+    },
+    /// The vault holding a variable default's secrets could not be opened.
+    #[error("agent `{agent}`: {message}")]
+    Vault {
+        /// The agent.
+        agent: String,
+        /// Why.
+        message: String,
+    },
     /// Variables without a value and nobody to ask.
     #[error(
         "agent `{agent}` needs values for: {}; give them with --agent-variable NAME VALUE (or `.agent {agent} NAME=VALUE`)",
@@ -110,6 +130,20 @@ pub struct ActiveAgent {
     pub variables: BTreeMap<String, String>,
     /// The conversation's environment before the agent was activated.
     pub base_env: Arc<Env>,
+    /// Variables whose value came from secrets (their defaults' `{{NAME}}`): never
+    /// written to the session, looked up again when it is resumed.
+    pub from_secrets: Vec<String>,
+}
+
+impl ActiveAgent {
+    /// The variables a session keeps: all but those that came from secrets.
+    pub fn saved_variables(&self) -> BTreeMap<String, String> {
+        self.variables
+            .iter()
+            .filter(|(name, _)| !self.from_secrets.contains(name))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect()
+    }
 }
 
 /// Agent names: directories of `agents_dir` with a `config.yaml`, sorted; hidden ones
@@ -287,6 +321,48 @@ impl AgentDef {
             });
         }
         Ok(values)
+    }
+
+    /// `values` with each default that names secrets (`default: '{{MY_USERNAME}}'`)
+    /// filled in from the vault, else the environment, and the names of the variables
+    /// filled so; a value the user `given` is taken as it is. A name found in neither is
+    /// an error naming it.
+    pub fn resolve_secrets(
+        &self,
+        mut values: BTreeMap<String, String>,
+        given: &[(String, String)],
+        keyring: &crate::vault::Keyring,
+        env: &Env,
+    ) -> Result<(BTreeMap<String, String>, Vec<String>), AgentError> {
+        let mut from_secrets = Vec::new();
+        for variable in &self.config.variables {
+            if given.iter().any(|(n, _)| n == &variable.name) {
+                continue;
+            }
+            let Some(value) = values.get_mut(&variable.name) else {
+                continue;
+            };
+            if crate::vault::placeholder_names(value, false).is_empty() {
+                continue;
+            }
+            let from_vault =
+                crate::vault::substitute(keyring, value).map_err(|e| AgentError::Vault {
+                    agent: self.name.clone(),
+                    message: e.to_string(),
+                })?;
+            let filled = crate::config::env::replace_placeholders(&from_vault, |n| env.get(n));
+            let missing = crate::vault::placeholder_names(&filled, false);
+            if !missing.is_empty() {
+                return Err(AgentError::MissingSecrets {
+                    agent: self.name.clone(),
+                    variable: variable.name.clone(),
+                    names: missing.join(", "),
+                });
+            }
+            *value = filled;
+            from_secrets.push(variable.name.clone());
+        }
+        Ok((values, from_secrets))
     }
 
     /// The system prompt: `instructions` (or, with `dynamic_instructions`, `dynamic`: what

@@ -456,7 +456,10 @@ impl RequestContext {
                 RagChoice::Inherit => None,
             },
             cwd: self.cwd.display().to_string(),
-            agent_variables: self.agent.as_ref().map(|a| a.variables.clone()),
+            agent_variables: self
+                .agent
+                .as_ref()
+                .map(crate::agent::ActiveAgent::saved_variables),
             todo: self
                 .todo
                 .lock()

@@ -656,3 +656,73 @@ fn an_empty_value_is_named_as_the_value_not_the_password() {
     assert!(err.contains("the value of 'EMPTY' is empty"), "{err}");
     assert!(!err.contains("password"), "{err}");
 }
+
+/// Loki's secret injection into agents: a variable whose default is `{{NAME}}` takes the
+/// vault secret (else the environment variable); its tools see it as
+/// `LLM_AGENT_VAR_<NAME>`; the session never keeps it; a name found nowhere is an error.
+#[test]
+fn an_agent_variable_defaulting_to_a_secret_takes_it_from_the_vault() {
+    let env = vault_env("");
+    add(&env, "MY_USERNAME", "ada-from-vault");
+    let dir = env.config_dir().join("agents/who");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.yaml"),
+        "instructions: You serve {{username}} in {{region}}.\nvariables:\n  - name: username\n    default: '{{MY_USERNAME}}'\n  - name: region\n    default: '{{MY_REGION}}'\n",
+    )
+    .unwrap();
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .args(["-a", "who", "-s", "work", "hello"])
+        .env("MY_REGION", "eu-west")
+        .assert()
+        .success();
+    let body = env.server.last_request().json();
+    assert_eq!(
+        body["messages"][0]["content"], "You serve ada-from-vault in eu-west.",
+        "{body}"
+    );
+    let saved: String = walkdir::WalkDir::new(dir.join("sessions"))
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(saved.contains("hello"), "the session was saved: {saved}");
+    assert!(!saved.contains("ada-from-vault"), "{saved}");
+    assert!(!saved.contains("username"), "{saved}");
+
+    // Resumed, the secret is looked up again (the vault's current value).
+    env.loki()
+        .args(["--update-secret", "MY_USERNAME"])
+        .write_stdin("bo-from-vault")
+        .assert()
+        .success();
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .args(["-a", "who", "-s", "work", "again"])
+        .env("MY_REGION", "eu-west")
+        .assert()
+        .success();
+    let body = env.server.last_request().json();
+    assert_eq!(
+        body["messages"][0]["content"],
+        "You serve bo-from-vault in eu-west."
+    );
+
+    // A secret found nowhere: one line naming it, nothing sent.
+    let sent = env.server.requests().len();
+    let out = env
+        .loki()
+        .args(["-a", "who", "hello"])
+        .env_remove("MY_REGION")
+        .assert()
+        .failure();
+    let err = stderr(&out);
+    assert!(
+        err.contains("variable `region` defaults to the secret(s) MY_REGION")
+            && err.contains("--add-secret"),
+        "{err}"
+    );
+    assert_eq!(env.server.requests().len(), sent);
+}

@@ -677,6 +677,8 @@ async fn use_agent(
         )));
     }
     let variables = def.resolve_variables(given)?;
+    let (variables, from_secrets) =
+        def.resolve_secrets(variables, given, &state.vault, &ctx.env)?;
     let env = def.tool_env(&ctx.env, &variables, &state.paths.cache_dir)?;
     if let Some(mode) = def
         .config
@@ -722,6 +724,7 @@ async fn use_agent(
         def: Arc::new(def),
         variables,
         base_env,
+        from_secrets,
     });
     ctx.mcp_lease = None;
     *ctx.todo

@@ -160,6 +160,7 @@ impl Inner {
             def: Arc::new(def),
             variables: std::collections::BTreeMap::new(),
             base_env: Arc::clone(&ctx.env),
+            from_secrets: Vec::new(),
         });
         Ok(conversation)
     }
