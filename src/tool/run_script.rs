@@ -98,7 +98,7 @@ struct CallFiles {
     /// `LLM_OUTPUT`, removed after the call.
     output: TempFile,
     /// The script's copy in the sandbox's temporary directory, removed after the call.
-    copy: Option<TempFile>,
+    copy: Option<ScriptCopy>,
 }
 
 impl CallFiles {
@@ -142,7 +142,7 @@ impl CallFiles {
     fn script<'a>(&'a self, tool: &'a ScriptTool) -> &'a Path {
         self.copy
             .as_ref()
-            .map_or(tool.path.as_path(), |c| c.0.as_path())
+            .map_or(tool.path.as_path(), |c| c.script.as_path())
     }
 }
 
@@ -262,24 +262,96 @@ fn on_path(program: &str, vars: &Env) -> bool {
         .is_some_and(|paths| std::env::split_paths(paths).any(|dir| dir.join(program).is_file()))
 }
 
-/// A private copy of the script `path` in `dir`, for a sandbox that keeps its original
-/// out of reach.
-fn copy_into(path: &Path, dir: &Path) -> Result<TempFile, ToolError> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "tool".to_string(), |n| n.to_string_lossy().into_owned());
-    let copy = TempFile(dir.join(format!(".tool.{:08x}.{name}", fastrand::u32(..))));
-    std::fs::copy(path, &copy.0).map_err(|e| {
+/// Copies the script at `path` into a private directory of `dir`, with what lies beside
+/// it (helper scripts, data files: see [`copy_beside`]), so that a script that reads or
+/// sources its neighbours (`"$(dirname "$0")/lib.sh"`) finds them there.
+fn copy_into(path: &Path, dir: &Path) -> Result<ScriptCopy, ToolError> {
+    let failed = |e: std::io::Error| {
         ToolError::Failed(format!(
             "cannot copy {} into the sandbox: {e}",
             path.display()
         ))
-    })?;
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| "tool".to_string(), |n| n.to_string_lossy().into_owned());
+    let copy_dir = dir.join(format!(".tool.{:08x}", fastrand::u32(..)));
+    std::fs::create_dir(&copy_dir).map_err(failed)?;
+    let copy = ScriptCopy {
+        script: copy_dir.join(name),
+        dir: copy_dir,
+    };
+    if let Some(parent) = path.parent() {
+        let mut budget = BESIDE_BUDGET;
+        copy_beside(parent, &copy.dir, 0, &mut budget);
+    }
+    std::fs::copy(path, &copy.script).map_err(failed)?;
     Ok(copy)
 }
 
-/// A file made for one call (its `LLM_OUTPUT`, a copy of the script), removed afterwards.
+/// Most bytes copied beside a script into the sandbox, and most bytes of any one file.
+const BESIDE_BUDGET: u64 = 16 << 20;
+const BESIDE_FILE_MAX: u64 = 1 << 20;
+/// How deep below the script's directory files are copied.
+const BESIDE_DEPTH: usize = 3;
+/// Never copied: what holds secrets or conversations, and what is large by nature.
+const NOT_BESIDE: &[&str] = &[
+    "sessions",
+    "config.yaml",
+    "vault.age",
+    ".git",
+    "node_modules",
+    "__pycache__",
+];
+
+/// Copies the regular files of `from` (and its directories, [`BESIDE_DEPTH`] deep) into
+/// `to`: none named in [`NOT_BESIDE`] or starting with `.env`, no link, no file over
+/// [`BESIDE_FILE_MAX`], at most `budget` bytes in all. Best effort: what cannot be copied
+/// is left out.
+fn copy_beside(from: &Path, to: &Path, depth: usize, budget: &mut u64) {
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let text = name.to_string_lossy();
+        if NOT_BESIDE.contains(&text.as_ref()) || text.starts_with(".env") {
+            continue;
+        }
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let target = to.join(&name);
+        if kind.is_dir() && depth < BESIDE_DEPTH {
+            if std::fs::create_dir(&target).is_ok() {
+                copy_beside(&entry.path(), &target, depth + 1, budget);
+            }
+        } else if kind.is_file() {
+            let size = entry.metadata().map_or(u64::MAX, |m| m.len());
+            if size <= BESIDE_FILE_MAX
+                && size <= *budget
+                && std::fs::copy(entry.path(), &target).is_ok()
+            {
+                *budget -= size;
+            }
+        }
+    }
+}
+
+/// A file made for one call (its `LLM_OUTPUT`), removed afterwards.
 struct TempFile(PathBuf);
+
+/// The private copy of a script and what lies beside it, removed after the call.
+struct ScriptCopy {
+    dir: PathBuf,
+    script: PathBuf,
+}
+
+impl Drop for ScriptCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
 
 impl Drop for TempFile {
     fn drop(&mut self) {

@@ -1285,3 +1285,60 @@ fn starters_are_listed_and_sent_and_macros_can_use_agents() {
     let body = env.server.requests().last().unwrap().json();
     assert!(system_prompt(&body).contains("working for Ann"));
 }
+
+/// Confined (the default sandbox), an agent's `tools.sh` runs from a private copy, since
+/// loki's config directory is on the deny list: what lies beside it (a sourced helper, a
+/// data file) is copied with it, and its sessions and config are not.
+#[test]
+fn a_confined_agent_tool_finds_the_helpers_beside_it() {
+    let env = TestEnv::new();
+    let dir = env.config_dir().join("agents/helped");
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::create_dir_all(dir.join("sessions")).unwrap();
+    std::fs::write(dir.join("config.yaml"), "instructions: Help.\n").unwrap();
+    std::fs::write(dir.join("sessions/old.yaml"), "messages: []\n").unwrap();
+    std::fs::write(dir.join("data/greeting.txt"), "Howdy").unwrap();
+    std::fs::write(
+        dir.join("lib.sh"),
+        "greet() { echo \"$(cat \"$HERE/data/greeting.txt\"), $1\"; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tools.sh"),
+        "#!/usr/bin/env bash\nset -euo pipefail\nHERE=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\nsource \"$HERE/lib.sh\"\n\n# @cmd Greet someone\n# @option --name! Who\nhello() {\n    greet \"$argc_name\" >> \"$LLM_OUTPUT\"\n    ls -a \"$HERE\" | tr '\\n' ' ' >> \"$LLM_OUTPUT\"\n}\n",
+    )
+    .unwrap();
+    env.server.push(openai::tool_call_stream(&[(
+        "h",
+        "hello",
+        r#"{"name":"Ada"}"#,
+    )]));
+    env.server.push(openai::text_stream(&["Done."]));
+    env.loki()
+        .args([
+            "-a",
+            "helped",
+            "--sandbox",
+            "workspace-write",
+            "--yolo",
+            "greet Ada",
+        ])
+        .assert()
+        .success();
+    let result = env.server.requests()[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    assert!(result.starts_with("Howdy, Ada"), "{result}");
+    assert!(
+        result.contains("lib.sh") && result.contains("data"),
+        "{result}"
+    );
+    assert!(
+        !result.contains("sessions") && !result.contains("config.yaml"),
+        "{result}"
+    );
+}
