@@ -46,6 +46,9 @@ pub struct Skill {
     pub allowed_tools: Vec<String>,
     /// Front matter `argument-hint`: what `/name` takes, for completion and listings.
     pub argument_hint: Option<String>,
+    /// The project directory it was found in (none for the user's own): its
+    /// `allowed-tools` apply only once that project is trusted.
+    pub project: Option<PathBuf>,
 }
 
 /// What `/name args` runs: the prompt, and the turn's model and allowed tools.
@@ -57,6 +60,8 @@ pub struct Invocation {
     pub model: Option<String>,
     /// Rules allowing calls without asking during the turn.
     pub allowed_tools: Vec<String>,
+    /// The project the command comes from (none for the user's own).
+    pub project: Option<PathBuf>,
 }
 
 /// Front matter: `---` YAML or `+++` TOML (flat `key = value`).
@@ -160,6 +165,7 @@ pub fn parse(text: &str, fallback: &str, path: &Path) -> Skill {
             .map(|v| tool_list(&v))
             .unwrap_or_default(),
         argument_hint: field("argument_hint").filter(|h| !h.is_empty()),
+        project: None,
     }
 }
 
@@ -226,7 +232,9 @@ fn read_dir(dir: &Path, project: Option<&Path>, limit: usize) -> (Vec<Skill>, us
             continue;
         }
         if let Ok(text) = std::fs::read_to_string(file) {
-            skills.push(parse(&text, fallback, file));
+            let mut skill = parse(&text, fallback, file);
+            skill.project = project.map(Path::to_path_buf);
+            skills.push(skill);
         }
     }
     (skills, 0)
@@ -371,6 +379,7 @@ pub fn invocation(skills: &[Skill], text: &str) -> Option<Invocation> {
         prompt: expand(&skill.body, args),
         model: skill.model.clone(),
         allowed_tools: skill.allowed_tools.clone(),
+        project: skill.project.clone(),
     })
 }
 

@@ -602,6 +602,7 @@ async fn open_state(
     };
     let mut paths = paths;
     paths.project_agents = project.agents;
+    paths.trusted_project = project.root;
     let state = AppState::new(config, paths, env, origin, vault)
         .with_terminal(caps)
         .connect_sessions()

@@ -17,6 +17,8 @@ pub(super) struct Trusted {
     pub mcp_json: Option<String>,
     /// Its `.claude/agents` directory.
     pub agents: Option<std::path::PathBuf>,
+    /// The project directory, when trusted.
+    pub root: Option<std::path::PathBuf>,
 }
 
 /// Merges the settings of the project in `dir` into `config`; what else it brings when
@@ -31,9 +33,17 @@ pub(super) fn apply(
 ) -> Trusted {
     apply_user(config, caps);
     let agents = dir.join(".claude").join("agents");
+    // Trusted before, or for this run: what needs no question (a project command's
+    // `allowed-tools` looks for it).
+    let known = || {
+        (trust_flag || project::remembered(config_dir, dir) == Some(true)).then(|| Trusted {
+            root: Some(dir.to_path_buf()),
+            ..Trusted::default()
+        })
+    };
     let Some(mut found) = ProjectSettings::find(dir) else {
         // Project agents alone run code too: they need the same trust.
-        return Trusted::default();
+        return known().unwrap_or_default();
     };
     if agents.is_dir() {
         found.files.push(".claude/agents".into());
@@ -56,7 +66,7 @@ pub(super) fn apply(
         config.permission_mode = Some(PermissionMode::Plan.name().into());
     }
     if !found.needs_trust() && !agents.is_dir() {
-        return Trusted::default();
+        return known().unwrap_or_default();
     }
     let trusted = trust_flag
         || match project::remembered(config_dir, &found.root) {
@@ -104,6 +114,7 @@ pub(super) fn apply(
     Trusted {
         mcp_json: found.mcp_json,
         agents: agents.is_dir().then_some(agents),
+        root: Some(found.root),
     }
 }
 

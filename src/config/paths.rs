@@ -31,6 +31,9 @@ pub struct Paths {
     pub agents_dir: PathBuf,
     /// A trusted project's Claude Code agents (`.claude/agents/*.md`), if any.
     pub project_agents: Option<PathBuf>,
+    /// The project directory trusted for this run (remembered, answered or
+    /// `--trust-project`), if any.
+    pub trusted_project: Option<PathBuf>,
     /// Optional model metadata overriding the bundled catalogue.
     pub models_override_file: PathBuf,
     /// Cache directory (logs, OAuth tokens, messages log).
@@ -94,6 +97,7 @@ impl Paths {
             functions_dir: pick("LOKI_FUNCTIONS_DIR", config_dir.join("functions")),
             agents_dir: pick("LOKI_AGENTS_DIR", config_dir.join("agents")),
             project_agents: None,
+            trusted_project: None,
             models_override_file: config_dir.join("models-override.yaml"),
             // `LOKI_LOG_PATH` (Loki's code) wins over `LOKI_LOG_FILE` (its docs).
             log_file: env

@@ -1,7 +1,8 @@
 //! `/name args`: a skill or a Claude Code command (`.claude/commands/*.md`,
 //! `~/.claude/commands/*.md`) run as a prompt. Its front matter holds for that turn only:
 //! `model` runs it with another model, `allowed-tools` lets the calls those rules cover
-//! run unasked (deny and ask rules still win). Both are put back when the turn ends.
+//! run unasked (deny and ask rules still win; a project's command only once the project
+//! is trusted). Both are put back when the turn ends.
 
 use std::sync::Arc;
 
@@ -61,7 +62,25 @@ impl Conversation {
                 }
             }
         }
-        if !invocation.allowed_tools.is_empty() {
+        let untrusted = invocation.project.as_deref().is_some_and(|project| {
+            !self
+                .state()
+                .paths
+                .trusted_project
+                .as_deref()
+                .is_some_and(|t| t.starts_with(project) || project.starts_with(t))
+        });
+        if untrusted && !invocation.allowed_tools.is_empty() {
+            // A project's `allowed-tools` loosens approvals, as its settings' allow rules
+            // do: only once the project is trusted.
+            let sink = crate::conversation::Sink::for_context(&self.ctx, emitter);
+            sink.emit(Event::Notice(Notice::warning(
+                "the command's allowed-tools are not used: the project is not trusted \
+                 (--trust-project trusts it for a run)"
+                    .to_string(),
+            )));
+            sink.flush();
+        } else if !invocation.allowed_tools.is_empty() {
             let rules = Arc::clone(&self.ctx.tool_policy.rules);
             self.ctx.tool_policy.rules = Arc::new(
                 rules.with_allowed(&invocation.allowed_tools, "the command's allowed-tools"),

@@ -291,3 +291,33 @@ fn command_front_matter_sets_the_turn_s_model_and_allowed_tools() {
         stderr(&out)
     );
 }
+
+/// A project's command (`.claude/commands`) loosens approvals with `allowed-tools` only
+/// once the project is trusted, as its settings' allow rules do: a repository cannot make
+/// its own commands run unasked.
+#[test]
+fn a_project_command_s_allowed_tools_need_the_project_s_trust() {
+    let env = env_with("execute_command");
+    env.server.respond_for("/v1/chat", route);
+    let commands = env.work_dir().join(".claude/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("make.md"),
+        "---\nallowed-tools: Bash(touch:*)\n---\nrun touch $ARGUMENTS\n",
+    )
+    .unwrap();
+    let out = env.loki().arg("/make planted").assert().success();
+    assert!(!env.work_dir().join("planted").exists(), "{}", stdout(&out));
+    assert!(
+        stderr(&out)
+            .contains("the command's allowed-tools are not used: the project is not trusted"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env
+        .loki()
+        .args(["--trust-project", "/make trusted"])
+        .assert()
+        .success();
+    assert!(env.work_dir().join("trusted").exists(), "{}", stderr(&out));
+}
