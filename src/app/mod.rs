@@ -261,7 +261,12 @@ fn parse_args() -> Result<(Args, Option<crate::claude_sdk::flags::ClaudeOptions>
     let parsed = if claude.is_some() {
         Args::try_parse_from(["loki"])
     } else {
-        Args::try_parse()
+        match crate::cli::trailing::hoist(&argv) {
+            Some(hoisted) => {
+                Args::try_parse_from(std::iter::once("loki".to_string()).chain(hoisted))
+            }
+            None => Args::try_parse(),
+        }
     };
     let args = match parsed {
         Ok(args) => args,

@@ -23,6 +23,7 @@ pub mod run_tool;
 pub(crate) mod stdin_json;
 mod structured;
 mod sync_models;
+pub(crate) mod trailing;
 pub mod vault;
 pub(crate) mod wizard;
 

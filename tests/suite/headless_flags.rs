@@ -447,3 +447,52 @@ fn claude_s_stream_json_print_refuses_loki_flags_it_cannot_honour_and_fails_like
     let sent = env.server.last_request().json().to_string();
     assert_eq!(sent.matches("APPX").count(), 1, "{sent}");
 }
+
+/// Claude Code's documentation writes the flags after the prompt (`claude -p "query"
+/// --output-format json`): loki's long options there are options, not prompt words — a
+/// deny rule written last still denies; the prompt keeps its words in order.
+#[test]
+fn long_options_after_the_prompt_are_options_and_the_prompt_keeps_its_words() {
+    let env = env_with_tools("execute_command,fs_cat");
+    env.server
+        .push(tool_calls(&[command_call("c1", "touch made-it")]));
+    env.server.push(openai::text_stream(&["Could not."]));
+    let out = env
+        .loki()
+        .args([
+            "--yolo",
+            "-p",
+            "make a file",
+            "--disallowedTools",
+            "Bash(touch:*)",
+            "--output-format",
+            "stream-json",
+            "please",
+        ])
+        .assert()
+        .success();
+    let refused = finished(&events(&out), "c1").clone();
+    assert_eq!(refused["ok"], false, "{refused}");
+    assert!(!env.work_dir().join("made-it").exists());
+    let body = env.server.requests()[0].json();
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.last().unwrap()["content"],
+        "make a file please",
+        "{body}"
+    );
+
+    // Short options and unknown long ones stay words of the prompt; `--` keeps the rest.
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .args(["explain", "grep", "-r", "--color", "--", "--model"])
+        .assert()
+        .success();
+    let body = env.server.last_request().json();
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.last().unwrap()["content"],
+        "explain grep -r --color -- --model",
+        "{body}"
+    );
+}
