@@ -594,8 +594,13 @@ async fn open_state(
         );
         return Ok(ControlFlow::Break(2));
     }
+    if mode == Mode::Info {
+        // `--info` shows what a run with these flags would use; a run applies them to its
+        // conversation instead.
+        crate::cli::flags::apply_to_info(args, &mut config);
+    }
     let project = match std::env::current_dir() {
-        Ok(here) if !matches!(mode, Mode::Info) => project::apply(
+        Ok(here) => project::apply(
             &mut config,
             &paths.config_dir,
             &here,

@@ -121,6 +121,21 @@ pub fn terminal_approver(
     )))
 }
 
+/// For `--info`: the flags a run applies to its conversation (`--permission-mode`,
+/// `--sandbox`), folded into the configuration it shows, as the run would use them.
+pub fn apply_to_info(args: &Args, config: &mut crate::config::AppConfig) {
+    if let Some(mode) = &args.permission_mode {
+        config.permission_mode = Some(mode.clone());
+    }
+    if let Some(mode) = args
+        .sandbox
+        .as_deref()
+        .and_then(crate::sandbox::SandboxMode::parse)
+    {
+        config.sandbox.mode = Some(mode);
+    }
+}
+
 /// Where the rules of `--allowedTools` and `--disallowedTools` come from, as a refusal
 /// names them.
 const FLAG_ORIGIN: &str = "the command line (--allowedTools/--disallowedTools)";

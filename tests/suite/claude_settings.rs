@@ -321,3 +321,36 @@ fn a_project_command_s_allowed_tools_need_the_project_s_trust() {
         .success();
     assert!(env.work_dir().join("trusted").exists(), "{}", stderr(&out));
 }
+
+/// `--info` shows what a run would use: the mode and sandbox of the flags, and a project's
+/// `defaultMode: plan` and deny rules (which need no trust).
+#[test]
+fn info_shows_the_flags_and_the_project_s_mode_and_rules_in_force() {
+    let env = TestEnv::new();
+    let info = |args: &[&str]| stdout(&env.loki().args(args).arg("--info").assert().success());
+    let shown = info(&["--permission-mode", "acceptEdits", "--sandbox", "read-only"]);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.starts_with("permission_mode") && l.ends_with("accept-edits")),
+        "{shown}"
+    );
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.starts_with("sandbox") && l.contains("read-only")),
+        "{shown}"
+    );
+    env.write(
+        ".claude/settings.local.json",
+        r#"{"permissions":{"defaultMode":"plan","deny":["Bash(rm:*)"]}}"#,
+    );
+    let shown = info(&[]);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.starts_with("permission_mode") && l.ends_with("plan")),
+        "{shown}"
+    );
+    assert!(shown.contains("Bash(rm:*)"), "{shown}");
+}
