@@ -149,6 +149,10 @@ const FLAG_ORIGIN: &str = "the command line (--allowedTools/--disallowedTools)";
 /// A rule that does not parse is refused (as it is in config.yaml), naming it: a typo in
 /// a deny rule must not leave the command it meant to stop allowed.
 pub fn apply_to_config(args: &Args, config: &mut crate::config::AppConfig) -> Result<(), String> {
+    // A directory that is not there would make every confined command fail later.
+    if let Some(missing) = args.add_dir.iter().find(|d| !d.is_dir()) {
+        return Err(format!("--add-dir {}: not a directory", missing.display()));
+    }
     for (flag, values) in [
         ("--allowedTools", &args.allowed_tools),
         ("--disallowedTools", &args.disallowed_tools),

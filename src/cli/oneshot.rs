@@ -187,7 +187,9 @@ async fn ask(
             ..UserInput::default()
         };
         crate::mention::attach(state, conversation, &mut input, output.emitter());
-        if let Some(schema) = schema {
+        // `--dry-run` prints the request (its `response_format` holds the schema): there
+        // is no answer to check.
+        if let Some(schema) = schema.filter(|_| !args.dry_run) {
             let asked = super::structured::ask(conversation, schema, input, options).await;
             return (asked, false);
         }

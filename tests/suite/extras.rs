@@ -149,6 +149,15 @@ fn output_schema_prints_a_matching_answer_and_asks_for_structured_output() {
     let sent = &body["response_format"]["json_schema"]["schema"];
     assert_eq!(sent, &serde_json::from_str::<Value>(SCHEMA).unwrap());
     assert_eq!(env.server.request_count(), 1);
+
+    // With --dry-run there is no answer to check: the input is shown, nothing is sent.
+    let out = env
+        .loki()
+        .args(["--output-schema", &schema, "--dry-run", "make a todo"])
+        .assert()
+        .success();
+    assert!(stdout(&out).contains("make a todo"), "{}", stdout(&out));
+    assert_eq!(env.server.request_count(), 1);
 }
 
 #[test]
@@ -269,6 +278,19 @@ fn add_dir_lets_file_tools_write_outside_the_tree() {
         "{}",
         stdout(&out)
     );
+    // A directory that is not there is refused at once (exit 2), before anything runs.
+    let sent = env.server.requests().len();
+    let out = env
+        .loki()
+        .args(["--add-dir", "../nowhere", "hello"])
+        .assert()
+        .code(2);
+    assert!(
+        stderr(&out).contains("--add-dir ../nowhere: not a directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.server.requests().len(), sent);
 }
 
 #[test]
