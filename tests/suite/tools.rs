@@ -448,6 +448,20 @@ fn bash_tool_options_left_out_take_their_declared_defaults() {
     let err = stderr(&out);
     assert!(err.contains("exited with code 4"), "{err}");
     assert!(err.contains("Error: file not found: config.json"), "{err}");
+    // A person runs the tool: a model that cannot call functions does not matter.
+    let out = env
+        .loki()
+        .args([
+            "-m",
+            "fake:text-only",
+            "--yolo",
+            "--run-tool",
+            "count",
+            "{}",
+        ])
+        .assert()
+        .success();
+    assert_eq!(stdout(&out).trim(), "times=3 mood=happy");
 }
 
 #[test]

@@ -20,6 +20,10 @@ impl Engine {
         arguments: &str,
         emitter: &dyn Emitter,
     ) -> Result<ToolOutcome, CoreError> {
+        // A person runs the tool: whether the model could call it does not matter (a
+        // model without function calling, or `function_calling_support: false`).
+        ctx.function_calling_support = true;
+        ctx.model.config.supports_function_calling = true;
         let sink = Sink::for_context(ctx, emitter);
         let mut toolbox = super::tool_round::Toolbox::prepare(&self.state, ctx, &sink).await?;
         // Hidden from models is not hidden from the person naming it: a built-in left out
@@ -47,7 +51,7 @@ impl Engine {
             return Err(CoreError::InvalidRequest(format!(
                 "there is no tool `{name}` here (tools: {})",
                 if names.is_empty() {
-                    "none; set enabled_tools".to_string()
+                    "none".to_string()
                 } else {
                     names.join(", ")
                 }
