@@ -254,6 +254,19 @@ impl Role {
             }
             _ => FrontMatter::default(),
         };
+        for (key, value, max) in [
+            ("temperature", meta.temperature, 2.0),
+            ("top_p", meta.top_p, 1.0),
+        ] {
+            if let Some(v) = value
+                && !(0.0..=max).contains(&v)
+            {
+                return Err(RoleError::FrontMatter {
+                    path: path.to_path_buf(),
+                    message: format!("`{key}` must be a number from 0 to {max}, got {v}"),
+                });
+            }
+        }
         let body = body.trim();
         let prompt = if body.is_empty() {
             meta.prompt.unwrap_or_default()
@@ -469,6 +482,21 @@ mod tests {
             .iter()
             .map(|m| (m.role, m.text_content()))
             .collect()
+    }
+
+    #[test]
+    fn sampling_out_of_range_is_an_error_naming_the_file() {
+        for text in ["---\ntemperature: 5\n---\nx\n", "---\ntop_p: 7\n---\nx\n"] {
+            let e = Role::parse("bad", text, Path::new("roles/bad.md"), &vars())
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                e.starts_with("roles/bad.md: invalid front matter: `"),
+                "{e}"
+            );
+            assert!(e.contains("must be a number from 0 to"), "{e}");
+        }
     }
 
     #[test]

@@ -178,6 +178,7 @@ pub fn apply_to_config(args: &Args, config: &mut crate::config::AppConfig) -> Re
         permissions.deny.push(rule);
     }
     if let Some(turns) = args.max_turns {
+        config.max_turns = Some(u64::from(turns));
         // loki counts model calls: N rounds of tools, then the call that answers.
         config.max_tool_rounds = usize::try_from(turns)
             .unwrap_or(usize::MAX)

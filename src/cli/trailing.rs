@@ -31,12 +31,11 @@ pub fn hoist(argv: &[String]) -> Option<Vec<String>> {
             break;
         }
         match arity.long(word) {
-            Some(takes_value) => {
+            Some(value) => {
                 options.push(word.clone());
-                if takes_value && let Some(value) = text.get(i + 1) {
-                    options.push(value.clone());
-                    i += 1;
-                }
+                let taken = value.taken(&text[i + 1..]);
+                options.extend(text[i + 1..i + 1 + taken].iter().cloned());
+                i += taken;
             }
             None => words.push(word.clone()),
         }
@@ -55,9 +54,9 @@ struct Arity<'a> {
 }
 
 impl Arity<'_> {
-    /// For one of loki's long options (`--name`, an alias, or `--name=value`): whether
-    /// the next word is its value.
-    fn long(&self, word: &str) -> Option<bool> {
+    /// For one of loki's long options (`--name`, an alias, or `--name=value`): what it
+    /// takes of the next word.
+    fn long(&self, word: &str) -> Option<Value> {
         let name = word.strip_prefix("--").filter(|n| !n.is_empty())?;
         let (name, inline) = match name.split_once('=') {
             Some((name, _)) => (name, true),
@@ -66,12 +65,12 @@ impl Arity<'_> {
         let arg = self.command.get_arguments().find(|a| {
             a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|all| all.contains(&name))
         })?;
-        Some(!inline && takes_value(arg))
+        Some(if inline { Value::None } else { value_of(arg) })
     }
 
-    /// For a short option cluster (`-p`, `-m`, `-pm`): whether the next word is a value
-    /// (its last letter takes one and nothing follows it in the cluster).
-    fn short(&self, word: &str) -> bool {
+    /// For a short option cluster (`-p`, `-m`, `-pm`): what it takes of the next word
+    /// (its last letter's value, when nothing follows that letter in the cluster).
+    fn short(&self, word: &str) -> Value {
         let letters: Vec<char> = word.chars().skip(1).collect();
         for (at, letter) in letters.iter().enumerate() {
             let Some(arg) = self
@@ -79,14 +78,19 @@ impl Arity<'_> {
                 .get_arguments()
                 .find(|a| a.get_short() == Some(*letter))
             else {
-                return false;
+                return Value::None;
             };
-            if takes_value(arg) {
+            let value = value_of(arg);
+            if value != Value::None {
                 // `-mVALUE` holds its value; `-m VALUE` takes the next word.
-                return at + 1 == letters.len();
+                return if at + 1 == letters.len() {
+                    value
+                } else {
+                    Value::None
+                };
             }
         }
-        false
+        Value::None
     }
 
     /// Where the prompt's words begin: the first word that is no option or option value;
@@ -98,23 +102,50 @@ impl Arity<'_> {
             if word == "--" {
                 return None;
             }
-            let takes_next = if word.starts_with("--") {
-                self.long(word).unwrap_or(false)
+            let value = if word.starts_with("--") {
+                self.long(word).unwrap_or(Value::None)
             } else if word.starts_with('-') && word.len() > 1 {
                 self.short(word)
             } else {
                 return Some(i);
             };
-            i += if takes_next { 2 } else { 1 };
+            i += 1 + value.taken(&argv[i + 1..]);
         }
         None
     }
 }
 
-/// Whether an option always takes a value (an optional one, `--serve [ADDR]`, does not
-/// take the next word).
-fn takes_value(arg: &clap::Arg) -> bool {
-    arg.get_action().takes_values() && arg.get_num_args().is_none_or(|n| n.min_values() > 0)
+/// What an option takes of the word after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Value {
+    /// Nothing: a flag.
+    None,
+    /// Always this many words (`--model NAME`, `--agent-variable NAME VALUE`).
+    Required(usize),
+    /// Its value unless it looks like an option (`-s [NAME]`, `--serve [ADDR]`).
+    Optional,
+}
+
+impl Value {
+    /// How many of the words `after` the option are its values.
+    fn taken(self, after: &[String]) -> usize {
+        match self {
+            Value::None => 0,
+            Value::Required(n) => n.min(after.len()),
+            Value::Optional => usize::from(after.first().is_some_and(|w| !w.starts_with('-'))),
+        }
+    }
+}
+
+fn value_of(arg: &clap::Arg) -> Value {
+    if !arg.get_action().takes_values() {
+        return Value::None;
+    }
+    match arg.get_num_args() {
+        Some(n) if n.min_values() == 0 => Value::Optional,
+        Some(n) => Value::Required(n.min_values()),
+        None => Value::Required(1),
+    }
 }
 
 #[cfg(test)]
@@ -149,6 +180,20 @@ mod tests {
         assert_eq!(hoist(&words("-- what does --model do")), None);
         assert_eq!(hoist(&words("-m fake:x")), None);
         assert_eq!(hoist(&words("explain grep -r -- --model")), None);
+        // `-s` takes an optional name: `-s chat --rag lore hi` is all options but `hi`.
+        assert_eq!(hoist(&words("-s chat --rag lore hi")), None);
+        assert_eq!(
+            hoist(&words("-a demo --agent-variable user Bob --yolo hi")),
+            None
+        );
+        assert_eq!(
+            hoist(&words("-a demo hi --agent-variable user Bob")),
+            Some(words("-a demo --agent-variable user Bob -- hi"))
+        );
+        assert_eq!(
+            hoist(&words("-s chat hi --rag lore")),
+            Some(words("-s chat --rag lore -- hi"))
+        );
         // After `--` inside the text, the rest is the prompt.
         assert_eq!(
             hoist(&words("hi --model fake:x -- --model stays")),

@@ -191,6 +191,10 @@ pub struct AppConfig {
     /// conversation (not a key: a flag's, for one run).
     #[serde(skip)]
     pub append_system_prompt: Option<String>,
+    /// `--max-turns N`: the run's `max_tool_rounds` came from it (N + 1), so the message of
+    /// a stopped turn names the flag (not a key: a flag's, for one run).
+    #[serde(skip)]
+    pub max_turns: Option<u64>,
     /// Seconds a tool (such as `execute_command`) may run.
     pub tool_timeout: u64,
     /// Largest tool result sent to the model, in bytes (longer ones are cut with a note).
@@ -350,6 +354,7 @@ impl Default for AppConfig {
             max_tool_rounds: 25,
             max_cost: None,
             append_system_prompt: None,
+            max_turns: None,
             tool_timeout: 300,
             max_tool_output: 32 * 1024,
             stale_tool_results: 1,

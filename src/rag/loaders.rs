@@ -188,7 +188,7 @@ pub fn expand_path(source: &str, cwd: &Path) -> Result<Vec<PathBuf>, RagError> {
         _ => source.to_string(),
     };
     if expanded.contains(['*', '?', '[', '{']) {
-        let absolute = cwd.join(&expanded);
+        let absolute = cwd.join(any_depth(&expanded));
         let pattern = absolute.to_string_lossy().into_owned();
         let matcher = globset::GlobBuilder::new(&pattern)
             .literal_separator(true)
@@ -224,6 +224,26 @@ pub fn expand_path(source: &str, cwd: &Path) -> Result<Vec<PathBuf>, RagError> {
                 .into(),
         ))
     }
+}
+
+/// `pattern` with each directory named by a lone `*` taken at any depth, one level or
+/// more (Loki's "recursive filename": `/tmp/*/LOKI.md` finds `/tmp/a/LOKI.md` and
+/// `/tmp/b/c/LOKI.md`); `*` within a name, and a last `*`, stay within one directory.
+fn any_depth(pattern: &str) -> String {
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let last = parts.len().saturating_sub(1);
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| {
+            if *part == "*" && i < last {
+                "*/**"
+            } else {
+                part
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 fn walk(root: &Path) -> Vec<PathBuf> {
@@ -733,6 +753,33 @@ mod tests {
             links("http://h/www/", r#"<a href="a.html">a</a>"#),
             ["http://h/www/a.html"]
         );
+    }
+
+    #[test]
+    fn a_lone_star_directory_matches_at_any_depth() {
+        let dir = tempfile::tempdir().unwrap();
+        for file in [
+            "top/LOKI.md",
+            "a/LOKI.md",
+            "b/c/LOKI.md",
+            "b/c/other.md",
+            "LOKI.md",
+        ] {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        let found: Vec<String> = expand_path("*/LOKI.md", dir.path())
+            .unwrap()
+            .iter()
+            .map(|p| p.strip_prefix(dir.path()).unwrap().display().to_string())
+            .collect();
+        assert_eq!(found, ["a/LOKI.md", "b/c/LOKI.md", "top/LOKI.md"]);
+        // A `*` within a name stays within its directory.
+        let found = expand_path("b/*.md", dir.path()).unwrap_or_default();
+        assert!(found.is_empty(), "{found:?}");
+        assert_eq!(any_depth("docs/*.md"), "docs/*.md");
+        assert_eq!(any_depth("/tmp/*/x/*"), "/tmp/*/**/x/*");
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub struct BuildProgress {
 struct State {
     started: Option<Instant>,
     bar_open: bool,
+    /// Characters of the bar line last drawn (a shorter one is padded over it).
+    bar_len: usize,
     last_tenth: Option<usize>,
 }
 
@@ -46,6 +48,7 @@ impl BuildProgress {
     fn line(&self, state: &mut State, text: &str) {
         let prefix = if state.bar_open { "\n" } else { "" };
         state.bar_open = false;
+        state.bar_len = 0;
         self.write(&format!("{prefix}{text}\n"));
     }
 }
@@ -94,7 +97,12 @@ impl Progress for BuildProgress {
                 let secs = started.elapsed().as_secs_f64().max(0.001);
                 let rate = done as f64 / secs;
                 if self.tty {
-                    self.write(&format!("\r\x1b[2KEmbedding {}", bar(done, total, rate)));
+                    // Redrawn over itself with a carriage return and padding: no escape
+                    // sequence, so `NO_COLOR` and dumb terminals see plain text too.
+                    let line = format!("Embedding {}", bar(done, total, rate));
+                    let pad = state.bar_len.saturating_sub(line.len());
+                    state.bar_len = line.len();
+                    self.write(&format!("\r{line}{}", " ".repeat(pad)));
                     state.bar_open = true;
                     if done >= total {
                         self.write("\n");

@@ -50,7 +50,8 @@ pub(super) async fn check(
     let names = rule_names(&tool, &args);
     if names.iter().any(|n| policy.deny.contains(n)) {
         return Err(ToolError::Refused(
-            "this tool is disabled by the user's configuration (deny_tools)".into(),
+            "this tool is disabled by the user (deny_tools in config.yaml, or --disallowedTools)"
+                .into(),
         ));
     }
     // A hook's refusal is the hook's, not the user's: its message names the hook.

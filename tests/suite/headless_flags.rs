@@ -349,6 +349,10 @@ fn json_with_compat_claude_reports_max_turns_as_its_subtype() {
     let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(result["subtype"], "error_max_turns", "{result:#}");
     assert_eq!(result["num_turns"], 2, "{result:#}");
+    // The message names the flag the user gave, not the setting it became.
+    let said = result["result"].as_str().unwrap_or_default();
+    assert!(said.contains("--max-turns 1"), "{said}");
+    assert!(!said.contains("max_tool_rounds"), "{said}");
 }
 
 #[test]

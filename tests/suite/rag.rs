@@ -619,6 +619,12 @@ fn repl_commands_build_use_show_and_leave_a_knowledge_base() {
         out.contains(&format!("Embedding [{}] 2/2 chunks", "=".repeat(30))),
         "{out}"
     );
+    // NO_COLOR: redrawn with a carriage return alone, no escape sequence.
+    let bar_line = out
+        .lines()
+        .find(|l| l.contains("Embedding ["))
+        .unwrap_or_default();
+    assert!(!bar_line.contains('\x1b'), "{bar_line:?}");
     submit(&mut pty, "do llamas hum?", "Hello from fake", RAG_PROMPT);
     assert!(prompt(&env).contains("Llamas hum"));
     let out = submit(&mut pty, ".sources rag", "kbdocs/a.txt:1", RAG_PROMPT);

@@ -189,7 +189,8 @@ fn bad_arguments_are_reported_to_the_model() {
         "{errors:?}"
     );
     assert!(
-        errors[2].contains("disabled by the user's configuration"),
+        errors[2]
+            .contains("disabled by the user (deny_tools in config.yaml, or --disallowedTools)"),
         "{errors:?}"
     );
     assert!(env.work_dir().join("keep.txt").exists());

@@ -364,14 +364,22 @@ pub(super) async fn run_turn(
             let why = if no_tools {
                 "not run: no tools are enabled for this conversation"
             } else {
-                "not run: the turn reached max_tool_rounds"
+                if state.config.max_turns.is_some() {
+                    "not run: the turn reached --max-turns"
+                } else {
+                    "not run: the turn reached max_tool_rounds"
+                }
             };
             let (finished, unrun) = (finished(total, rounds, &speed), Unrun { calls, why });
             let outcome = finish_turn(ctx, &kind, steps, collected, finished, unrun, emitter);
             if stopped {
                 // The work so far is kept; the turn did not finish, and says why.
                 emitter.set_partial(&outcome.text);
-                return Err(turn_limit(rounds, state.config.max_tool_rounds));
+                return Err(turn_limit(
+                    rounds,
+                    state.config.max_tool_rounds,
+                    state.config.max_turns,
+                ));
             }
             return Ok(outcome);
         }
@@ -447,12 +455,19 @@ fn calls_client_tool(ctx: &RequestContext, calls: &[ToolCall]) -> bool {
         .any(|c| ctx.client_tools.iter().any(|t| t.name == c.name))
 }
 
-/// The error of a turn stopped by `max_tool_rounds` (its work so far kept).
-fn turn_limit(rounds: usize, max: usize) -> CoreError {
-    CoreError::TurnLimit(format!(
-        "stopped after {rounds} model calls in one turn (max_tool_rounds = {max}); \
-         raise max_tool_rounds, or say `continue` to let it go on"
-    ))
+/// The error of a turn stopped by `max_tool_rounds` (its work so far kept), naming
+/// `--max-turns` when that flag set the limit.
+fn turn_limit(rounds: usize, max: usize, max_turns: Option<u64>) -> CoreError {
+    CoreError::TurnLimit(match max_turns {
+        Some(turns) => format!(
+            "stopped after {turns} tool round(s) (--max-turns {turns}); raise --max-turns to \
+             let it go on"
+        ),
+        None => format!(
+            "stopped after {rounds} model calls in one turn (max_tool_rounds = {max}); \
+             raise max_tool_rounds, or say `continue` to let it go on"
+        ),
+    })
 }
 
 /// Appends a round's results, and the notes sent with them, to the request and to the
