@@ -81,7 +81,7 @@ pub fn stop_reason(reason: &str) -> &str {
 pub fn error_subtype(message: &str, budget_spent: bool) -> &'static str {
     if budget_spent {
         "error_max_budget_usd"
-    } else if message.contains("max_tool_rounds") {
+    } else if message.contains("max_tool_rounds") || message.contains("(--max-turns ") {
         "error_max_turns"
     } else {
         "error_during_execution"

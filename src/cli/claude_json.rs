@@ -30,6 +30,9 @@ pub struct ClaudeResult {
     state: Arc<AppState>,
     runs: Mutex<HashMap<ConversationId, Run>>,
     broken: std::sync::atomic::AtomicBool,
+    /// Results waiting for [`ClaudeResult::release`], each with whether its `session_id`
+    /// is only the conversation's id (a plain one-shot's history entry is known at close).
+    held: Option<Mutex<Vec<(serde_json::Value, bool)>>>,
 }
 
 impl ClaudeResult {
@@ -39,6 +42,43 @@ impl ClaudeResult {
             state,
             runs: Mutex::new(HashMap::new()),
             broken: std::sync::atomic::AtomicBool::new(false),
+            held: None,
+        }
+    }
+
+    /// Results written when [`ClaudeResult::release`] is called rather than at once.
+    pub fn held(self) -> Self {
+        Self {
+            held: Some(Mutex::new(Vec::new())),
+            ..self
+        }
+    }
+
+    /// Writes the held results, a `session_id` that was only the conversation's id
+    /// replaced by `session` (the session the closed conversation was kept in), so that
+    /// `--resume` takes it.
+    pub fn release(&self, session: Option<&str>) {
+        let Some(held) = &self.held else {
+            return;
+        };
+        let results = held
+            .lock()
+            .map(|mut h| std::mem::take(&mut *h))
+            .unwrap_or_default();
+        for (mut result, provisional) in results {
+            if provisional && let Some(id) = session {
+                result["session_id"] = serde_json::json!(id);
+            }
+            self.print(&result);
+        }
+    }
+
+    fn print(&self, result: &serde_json::Value) {
+        let mut line = result.to_string();
+        line.push('\n');
+        if super::headless::write_stdout(line.as_bytes()) {
+            self.broken
+                .store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
@@ -59,6 +99,7 @@ impl ClaudeResult {
 
     /// Writes the `result` of `run`.
     fn write(&self, conversation: &ConversationId, run: &Run, ending: Ending<'_>) {
+        let provisional = run.session_id.is_none();
         let session = run
             .session_id
             .clone()
@@ -74,11 +115,12 @@ impl ClaudeResult {
             finish_reason: ending.finish_reason,
         }
         .to_json();
-        let mut line = result.to_string();
-        line.push('\n');
-        if super::headless::write_stdout(line.as_bytes()) {
-            self.broken
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+        match &self.held {
+            Some(held) => held
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((result, provisional)),
+            None => self.print(&result),
         }
     }
 }

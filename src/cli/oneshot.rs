@@ -45,7 +45,13 @@ impl Output {
             }
             OutputFormat::StreamJson => Self::Lines(Arc::new(JsonLines::new(cancel))),
             OutputFormat::Json if args.compat.as_deref() == Some("claude") => {
-                Self::Claude(super::claude_json::ClaudeResult::new(Arc::clone(state)))
+                let result = super::claude_json::ClaudeResult::new(Arc::clone(state));
+                // One run (see below), unless prompts come over stdin.
+                Self::Claude(if args.input_format == InputFormat::StreamJson {
+                    result
+                } else {
+                    result.held()
+                })
             }
             // One run: its result waits for the close, which knows the session it was
             // kept in (a plain one-shot's history entry).
@@ -262,8 +268,11 @@ fn conclude(
     bad_input: bool,
 ) -> u8 {
     // The json result waited for the close, which knows the session it was kept in.
-    if let Output::Result(json) = output {
-        json.release(finished.closed.session.as_ref().map(|(id, _)| id.as_str()));
+    let kept_in = finished.closed.session.as_ref().map(|(id, _)| id.as_str());
+    match output {
+        Output::Result(json) => json.release(kept_in),
+        Output::Claude(claude) => claude.release(kept_in),
+        _ => {}
     }
     let theme = stderr_theme(state);
     let broken_pipe = output.broken_pipe();

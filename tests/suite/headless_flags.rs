@@ -349,6 +349,18 @@ fn json_with_compat_claude_reports_max_turns_as_its_subtype() {
     let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(result["subtype"], "error_max_turns", "{result:#}");
     assert_eq!(result["num_turns"], 2, "{result:#}");
+    // Its session id is the history entry the run was kept in: `--resume` takes it.
+    let id = result["session_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    env.server.push(openai::text_stream(&["Went on."]));
+    let out = env
+        .loki()
+        .args(["--resume", &id, "go on"])
+        .assert()
+        .success();
+    assert!(stdout(&out).contains("Went on."), "{id}: {}", stderr(&out));
     // The message names the flag the user gave, not the setting it became.
     let said = result["result"].as_str().unwrap_or_default();
     assert!(said.contains("--max-turns 1"), "{said}");
