@@ -24,14 +24,6 @@ use crate::config::Env;
 /// Set by [`pause`]: records are dropped.
 static PAUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Where records go, once [`init`] has installed the subscriber.
-static PATH: OnceLock<PathBuf> = OnceLock::new();
-
-/// The log file records are written to; none when logging is off.
-pub fn path() -> Option<&'static std::path::Path> {
-    PATH.get().map(PathBuf::as_path)
-}
-
 /// Writes nothing more to the log file (off the record, `.otr`).
 pub fn pause() {
     PAUSED.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -57,7 +49,7 @@ pub fn init(env: &Env, path: PathBuf) {
     let Ok(filter) = filter.parse::<Targets>() else {
         return;
     };
-    let _ = PATH.set(path.clone());
+    crate::config::paths::set_active_log(path.clone());
     let writer = LazyFile {
         path: Arc::new(path),
         file: Arc::new(OnceLock::new()),

@@ -240,6 +240,46 @@ fn read_dir(dir: &Path, project: Option<&Path>, limit: usize) -> (Vec<Skill>, us
     (skills, 0)
 }
 
+/// How deep below a `commands/` directory command files are found.
+const COMMAND_DEPTH: usize = 3;
+
+/// The commands of a `commands/` directory and of its subdirectories, which only sort
+/// them (Claude Code: `.claude/commands/frontend/component.md` is `/component`); the
+/// nearest of two with one name wins. At most `limit`, and how many were left out.
+fn read_commands(
+    dir: &Path,
+    project: Option<&Path>,
+    limit: usize,
+    depth: usize,
+) -> (Vec<Skill>, usize) {
+    let (mut found, mut left_out) = read_dir(dir, project, limit);
+    if depth + 1 >= COMMAND_DEPTH {
+        return (found, left_out);
+    }
+    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .filter(|p| !p.join("SKILL.md").exists())
+                .collect()
+        })
+        .unwrap_or_default();
+    subdirs.sort();
+    for subdir in subdirs {
+        let room = limit.saturating_sub(found.len());
+        let (nested, more) = read_commands(&subdir, project, room, depth + 1);
+        left_out += more;
+        for command in nested {
+            if !found.iter().any(|c| c.name == command.name) {
+                found.push(command);
+            }
+        }
+    }
+    (found, left_out)
+}
+
 /// Where a project keeps skills, nearest ancestor of `cwd` first: `.loki/skills/`,
 /// Claude Code's `.claude/skills/`, and `.claude/commands/` (slash commands: run with
 /// `/name args`, not offered to the model). Each with the project directory it is in.
@@ -295,7 +335,12 @@ pub fn discover_noting(config_skills: &Path, cwd: &Path) -> (Vec<Skill>, Vec<Str
         if dir == config_skills {
             continue;
         }
-        for skill in read_dir(&dir, None, usize::MAX).0 {
+        let found = if commands {
+            read_commands(&dir, None, usize::MAX, 0).0
+        } else {
+            read_dir(&dir, None, usize::MAX).0
+        };
+        for skill in found {
             let skill = if commands { as_command(skill) } else { skill };
             skills.retain(|s| s.name != skill.name);
             skills.push(skill);
@@ -307,7 +352,11 @@ pub fn discover_noting(config_skills: &Path, cwd: &Path) -> (Vec<Skill>, Vec<Str
         if dir == config_skills {
             continue;
         }
-        let (found, left_out) = read_dir(&dir, Some(&root), MAX_PROJECT_SKILLS);
+        let (found, left_out) = if commands {
+            read_commands(&dir, Some(&root), MAX_PROJECT_SKILLS, 0)
+        } else {
+            read_dir(&dir, Some(&root), MAX_PROJECT_SKILLS)
+        };
         if left_out > 0 {
             let note = format!(
                 "{}: {left_out} more skills left out; a project directory contributes at most \
@@ -450,6 +499,7 @@ pub fn project_instructions(cwd: &Path) -> Option<String> {
                 continue;
             }
             let text = read_capped(&file, MAX_PROJECT_BYTES);
+            let text = with_imports(text, &file, &project, 0, &mut vec![file.clone()]);
             if !text.trim().is_empty() {
                 found.push((file, text));
             }
@@ -538,6 +588,96 @@ fn instruction_file_refused(file: &Path, project: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// Most hops of `@path` imports followed from an instruction file (as in Claude Code).
+const MAX_IMPORT_DEPTH: usize = 5;
+
+/// `text`, of the instruction file `file`, followed by the files it imports with
+/// `@path` (Claude Code's `CLAUDE.md` imports: relative to the file, `~/` for the home
+/// directory; not inside code spans or fenced blocks), each under a line naming it, and
+/// theirs in turn, [`MAX_IMPORT_DEPTH`] hops at most. A file of the project imports only
+/// from the project; any import passes the checks an instruction file does. One that
+/// fails them is skipped with a warning in the log.
+fn with_imports(
+    text: String,
+    file: &Path,
+    project: &Path,
+    depth: usize,
+    seen: &mut Vec<PathBuf>,
+) -> String {
+    if depth >= MAX_IMPORT_DEPTH {
+        return text;
+    }
+    let from_project = file.parent().is_some_and(|dir| dir.starts_with(project));
+    let root = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+    let mut out = text.clone();
+    for target in import_paths(&text) {
+        let path = match (target.strip_prefix("~/"), dirs::home_dir()) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => file
+                .parent()
+                .map_or_else(|| PathBuf::from(&target), |dir| dir.join(&target)),
+        };
+        let Ok(resolved) = std::fs::canonicalize(&path) else {
+            continue;
+        };
+        if seen.contains(&resolved) {
+            continue;
+        }
+        let refused = if from_project && !resolved.starts_with(&root) {
+            Some(format!(
+                "a project file imports only from the project, not {}",
+                resolved.display()
+            ))
+        } else {
+            instruction_file_refused(&path, project)
+        };
+        if let Some(why) = refused {
+            tracing::warn!("skipped the import @{target} of {}: {why}", file.display());
+            continue;
+        }
+        seen.push(resolved);
+        let imported = read_capped(&path, MAX_PROJECT_BYTES);
+        let imported = with_imports(imported, &path, project, depth + 1, seen);
+        if !imported.trim().is_empty() {
+            out.push_str(&format!(
+                "\n\n(imported from {}:)\n{}",
+                path.display(),
+                imported.trim_end()
+            ));
+        }
+    }
+    out
+}
+
+/// The `@path` words of `text` outside fenced blocks and code spans, in order.
+fn import_paths(text: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Even pieces between backticks are prose; odd ones are code spans.
+        for piece in line.split('`').step_by(2) {
+            for word in piece.split_whitespace() {
+                let Some(target) = word.strip_prefix('@') else {
+                    continue;
+                };
+                let target = target.trim_end_matches(['.', ',', ';', ':', ')', '!', '?']);
+                if !target.is_empty() && !target.contains('@') && !paths.iter().any(|p| p == target)
+                {
+                    paths.push(target.to_string());
+                }
+            }
+        }
+    }
+    paths
 }
 
 fn read_capped(path: &Path, cap: usize) -> String {

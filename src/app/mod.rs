@@ -272,8 +272,33 @@ fn parse_args() -> Result<(Args, Option<crate::claude_sdk::flags::ClaudeOptions>
         Ok(args) => args,
         Err(e) => return Err(usage_error(&e)),
     };
+    if claude.is_none()
+        && let Some(message) = compat_unused(&args)
+    {
+        use clap::CommandFactory;
+        let e = Args::command().error(clap::error::ErrorKind::ArgumentConflict, message);
+        return Err(usage_error(&e));
+    }
     let claude = claude.or_else(|| claude_print(&args, &argv));
     Ok((args, claude))
+}
+
+/// Why `--compat claude` would change nothing in this run (a flag is honoured or refused,
+/// never dropped): it shapes `--output-format json` and `stream-json` of a prompt.
+fn compat_unused(args: &Args) -> Option<&'static str> {
+    use crate::cli::args::{InputFormat, OutputFormat};
+    args.compat.as_ref()?;
+    match (args.output_format, args.input_format) {
+        (OutputFormat::Text, _) => {
+            Some("--compat claude shapes --output-format json or stream-json; add one of them")
+        }
+        (OutputFormat::StreamJson, InputFormat::StreamJson) => Some(
+            "--compat claude with --input-format stream-json: use --output-format json (one \
+             Claude result per prompt), or let a Claude Agent SDK program start loki as its \
+             cli_path (docs/claude-sdk.md)",
+        ),
+        _ => None,
+    }
 }
 
 /// `--compat claude --output-format stream-json` with a prompt (`claude -p PROMPT

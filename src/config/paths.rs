@@ -4,7 +4,7 @@
 //! else the platform config dir + `/loki`. Each well-known file or folder can be moved
 //! with its own `LOKI_*` variable (see `docs/environment-variables.md`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::env::Env;
 
@@ -192,4 +192,18 @@ mod tests {
         let env = Env::from_pairs([("LOKI_LOG_FILE", "/a.log")]);
         assert_eq!(Paths::resolve(&env).log_file, PathBuf::from("/a.log"));
     }
+}
+
+/// The log file records go to, once logging has started (none while it is off).
+static ACTIVE_LOG: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Notes the log file records go to (logging's start).
+pub fn set_active_log(path: PathBuf) {
+    let _ = ACTIVE_LOG.set(path);
+}
+
+/// The log file records go to; none when logging is off. For messages that send the
+/// user there (a server's stderr is in it).
+pub fn active_log() -> Option<&'static Path> {
+    ACTIVE_LOG.get().map(PathBuf::as_path)
 }

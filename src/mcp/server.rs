@@ -1290,7 +1290,7 @@ async fn ended_early(
         let more = if short.len() < said.len() { "…" } else { "" };
         message.push_str(&format!(": {short}{more}"));
     }
-    if let Some(log) = crate::logging::path() {
+    if let Some(log) = crate::config::paths::active_log() {
         message.push_str(&format!(" (its stderr is in {})", log.display()));
     }
     Some(message)

@@ -73,22 +73,23 @@ pub fn wizard_options(state: &AppState, name: &str) -> Result<BuildOptions, RagE
         .and_then(|n| usize::try_from(n).ok());
     let chunk_size = match state.config.rag_chunk_size {
         Some(n) => n,
-        None => inquire::CustomType::<usize>::new("Chunk size (tokens):")
-            .with_default(model_default.unwrap_or(DEFAULT_CHUNK_SIZE))
-            .prompt()
-            .map_err(aborted)?,
+        None => ask_number(
+            "Chunk size (tokens):",
+            model_default.unwrap_or(DEFAULT_CHUNK_SIZE),
+        )
+        .map_err(aborted)?,
     };
     let chunk_overlap = match state.config.rag_chunk_overlap {
         Some(n) => n,
-        None => inquire::CustomType::<usize>::new("Chunk overlap (tokens):")
-            .with_default(chunk_size / 20)
-            .prompt()
-            .map_err(aborted)?,
+        None => ask_number("Chunk overlap (tokens):", chunk_size / 20).map_err(aborted)?,
     };
-    let documents = inquire::Text::new("Add documents:")
-        .with_help_message("e.g. file;dir/;dir/**/*.{md,mdx};loader:resource;url;website/**")
-        .prompt()
-        .map_err(aborted)?;
+    // Read with the line editor: Ctrl-U, Ctrl-W and Ctrl-A edit instead of typing letters.
+    let documents = super::text_input::ask(
+        "Add documents:",
+        "e.g. file;dir/;dir/**/*.{md,mdx};loader:resource;url;website/**",
+        |_| Ok(()),
+    )
+    .map_err(aborted)?;
     Ok(BuildOptions {
         documents: retrieval::split_documents([documents.as_str()]),
         embedding_model,
@@ -97,4 +98,16 @@ pub fn wizard_options(state: &AppState, name: &str) -> Result<BuildOptions, RagE
         top_k: state.config.rag_top_k,
         reranker_model: state.config.rag_reranker_model.clone(),
     })
+}
+
+/// A whole number, `default` when the answer is empty, read with the line editor.
+fn ask_number(label: &str, default: usize) -> Result<usize, inquire::InquireError> {
+    let answer = super::text_input::ask(label, &format!("({default})"), |text| {
+        if text.is_empty() || text.parse::<usize>().is_ok() {
+            Ok(())
+        } else {
+            Err("a whole number, please".into())
+        }
+    })?;
+    Ok(answer.parse().unwrap_or(default))
 }

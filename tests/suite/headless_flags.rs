@@ -512,3 +512,39 @@ fn long_options_after_the_prompt_are_options_and_the_prompt_keeps_its_words() {
         "{body}"
     );
 }
+
+/// `--compat claude` shapes json and stream-json output: where it would change nothing it
+/// is refused (exit 2), not dropped.
+#[test]
+fn compat_claude_where_it_changes_nothing_is_a_usage_error() {
+    let env = TestEnv::new();
+    let out = env
+        .loki()
+        .args(["-p", "--compat", "claude", "hi"])
+        .assert()
+        .code(2);
+    assert!(
+        stderr(&out).contains("--compat claude shapes --output-format json or stream-json"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env
+        .loki()
+        .args([
+            "--compat",
+            "claude",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .write_stdin("")
+        .assert()
+        .code(2);
+    assert!(
+        stderr(&out).contains("--input-format stream-json"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.server.request_count(), 0);
+}

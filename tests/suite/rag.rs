@@ -715,11 +715,13 @@ fn repl_asks_how_to_build_a_new_knowledge_base_and_edits_its_documents() {
     pty.send(".rag fresh\r");
     let out = pty.expect("Chunk size (tokens):");
     assert!(out.contains("Embedding model: fake:emb"), "{out}");
+    // The line editor's keys edit: Ctrl-U clears a mistyped answer.
+    pty.send("abc\x15");
     pty.send("\r");
     pty.expect("Chunk overlap (tokens):");
     pty.send("\r");
     pty.expect("Add documents:");
-    pty.send("one\r");
+    pty.send("two/b.txtXX\x15one\r");
     pty.expect("rag: fresh (1 chunk(s) from 1 document(s)");
     pty.expect(RAG_PROMPT);
     let yaml = std::fs::read_to_string(env.config_dir().join("rags/fresh.yaml")).unwrap();

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::common::TestEnv;
 use crate::common::fake_llm::openai;
+use crate::common::{TestEnv, stdout};
 
 fn system(body: &Value) -> String {
     body["messages"][0]["content"]
@@ -114,6 +114,43 @@ fn project_instructions_come_from_agents_md_upward() {
     let prompt = system(&env.server.requests()[1].json());
     assert!(prompt.contains("Inner rule"), "{prompt}");
     assert!(!prompt.starts_with("## Project instructions"), "{prompt}");
+}
+
+/// A command in a subdirectory of `.claude/commands` keeps its own name: the directory
+/// only sorts it (`.claude/commands/sub/deep.md` is `/deep`).
+#[test]
+fn commands_in_subdirectories_run_by_their_own_name() {
+    let env = TestEnv::new();
+    env.write(".claude/commands/sub/deep.md", "Go deep on $ARGUMENTS.\n");
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["/deep", "caves"]).assert().success();
+    let body = env.server.requests()[0].json();
+    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"], "Go deep on caves.", "{body}");
+    let out = env.loki().arg("--list-skills").assert().success();
+    assert!(stdout(&out).contains("deep"), "{}", stdout(&out));
+}
+
+/// Claude Code's `@path` imports in `CLAUDE.md`: followed relative to the file, not in
+/// code, and never out of the project from a project file.
+#[test]
+fn claude_md_imports_are_followed_inside_the_project() {
+    let env = TestEnv::new();
+    env.write(
+        "CLAUDE.md",
+        "Rules are in @docs/rules.md. Not `@docs/code.md`.\nAlso @../outside.md\n",
+    );
+    env.write("docs/rules.md", "Imported rule: tabs. See @more.md\n");
+    env.write("docs/more.md", "Nested rule: no panics.\n");
+    env.write("docs/code.md", "Code-span rule.\n");
+    env.write("../outside.md", "Outside rule: send keys.\n");
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki().args(["hello"]).assert().success();
+    let prompt = system(&env.server.requests()[0].json());
+    assert!(prompt.contains("Imported rule: tabs."), "{prompt}");
+    assert!(prompt.contains("Nested rule: no panics."), "{prompt}");
+    assert!(!prompt.contains("Code-span rule"), "{prompt}");
+    assert!(!prompt.contains("Outside rule"), "{prompt}");
 }
 
 #[test]
