@@ -159,6 +159,20 @@ impl Paths {
     }
 }
 
+/// The log file records go to, once logging has started (none while it is off).
+static ACTIVE_LOG: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Notes the log file records go to (logging's start).
+pub fn set_active_log(path: PathBuf) {
+    let _ = ACTIVE_LOG.set(path);
+}
+
+/// The log file records go to; none when logging is off. For messages that send the
+/// user there (a server's stderr is in it).
+pub fn active_log() -> Option<&'static Path> {
+    ACTIVE_LOG.get().map(PathBuf::as_path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,18 +206,4 @@ mod tests {
         let env = Env::from_pairs([("LOKI_LOG_FILE", "/a.log")]);
         assert_eq!(Paths::resolve(&env).log_file, PathBuf::from("/a.log"));
     }
-}
-
-/// The log file records go to, once logging has started (none while it is off).
-static ACTIVE_LOG: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-
-/// Notes the log file records go to (logging's start).
-pub fn set_active_log(path: PathBuf) {
-    let _ = ACTIVE_LOG.set(path);
-}
-
-/// The log file records go to; none when logging is off. For messages that send the
-/// user there (a server's stderr is in it).
-pub fn active_log() -> Option<&'static Path> {
-    ACTIVE_LOG.get().map(PathBuf::as_path)
 }
