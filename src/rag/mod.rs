@@ -88,6 +88,15 @@ pub enum RagError {
         /// What is wrong.
         message: String,
     },
+    /// A knowledge base built by Loki or AIChat: its settings and documents are read, its
+    /// index (vectors in the YAML) is not; one rebuild turns it into loki's.
+    #[error(
+        "RAG `{name}` was built by Loki or AIChat, whose index loki does not read: rebuild it once with `loki --rag {name} --rebuild-rag` (its documents and settings are kept)"
+    )]
+    Legacy {
+        /// Knowledge base.
+        name: String,
+    },
     /// `rags/<name>.yaml` itself cannot be read. A rebuild starts from that file, so the
     /// way out is to repair it or to build the knowledge base anew.
     #[error(

@@ -58,6 +58,47 @@ pub struct RagMeta {
     pub index_file: String,
     /// Every loaded file.
     pub files: Vec<FileEntry>,
+    /// Read from a knowledge base Loki or AIChat built (settings and documents only):
+    /// it has no index until rebuilt.
+    #[serde(skip)]
+    pub legacy: bool,
+}
+
+/// What loki takes from a knowledge base file of Loki or AIChat (`files` a map of
+/// numbered entries, the vectors inside the YAML): its settings and its documents.
+#[derive(Debug, Deserialize)]
+struct LegacyMeta {
+    embedding_model: Option<String>,
+    chunk_size: Option<usize>,
+    chunk_overlap: Option<usize>,
+    reranker_model: Option<String>,
+    top_k: Option<usize>,
+    batch_size: Option<usize>,
+    #[serde(default)]
+    document_paths: Vec<String>,
+    /// Only its shape is looked at: a map marks the old format.
+    #[allow(dead_code)]
+    files: serde_yaml::Mapping,
+}
+
+impl LegacyMeta {
+    /// Settings and documents to rebuild from; no index.
+    fn adopted(self) -> RagMeta {
+        let chunk_size = self
+            .chunk_size
+            .unwrap_or(crate::rag::build::DEFAULT_CHUNK_SIZE);
+        RagMeta {
+            embedding_model: self.embedding_model,
+            chunk_size,
+            chunk_overlap: self.chunk_overlap.unwrap_or(chunk_size / 20),
+            reranker_model: self.reranker_model,
+            top_k: self.top_k.unwrap_or(5),
+            batch_size: self.batch_size,
+            document_paths: self.document_paths,
+            legacy: true,
+            ..RagMeta::default()
+        }
+    }
 }
 
 /// One loaded document.
@@ -193,10 +234,16 @@ pub fn read_meta(dir: &Path, name: &str) -> Result<RagMeta, RagError> {
         }
         Err(e) => return Err(RagError::io(&path, &e)),
     };
-    serde_yaml::from_str(&text).map_err(|e| RagError::CorruptSettings {
-        name: name.to_string(),
-        path: path.display().to_string(),
-        message: e.to_string(),
+    serde_yaml::from_str(&text).or_else(|e| {
+        // Loki's and AIChat's own format: adopted for a rebuild.
+        match serde_yaml::from_str::<LegacyMeta>(&text) {
+            Ok(legacy) => Ok(legacy.adopted()),
+            Err(_) => Err(RagError::CorruptSettings {
+                name: name.to_string(),
+                path: path.display().to_string(),
+                message: e.to_string(),
+            }),
+        }
     })
 }
 
@@ -233,6 +280,11 @@ impl KnowledgeBase {
     /// Opens `name` (reads its YAML only; the index is read on first use).
     pub fn open(dir: &Path, name: &str) -> Result<Self, RagError> {
         let meta = read_meta(dir, name)?;
+        if meta.legacy {
+            return Err(RagError::Legacy {
+                name: name.to_string(),
+            });
+        }
         let meta_path = meta_path(dir, name);
         // `index_file` names a file in the knowledge base's own `<name>.index/`: a path
         // elsewhere (`../../x`, `/etc/passwd`) or a link out of it is refused.

@@ -1008,3 +1008,46 @@ fn changed_or_empty_embeddings_and_damaged_settings_are_not_silent() {
     );
     assert!(!err.contains("--rebuild-rag"), "{err}");
 }
+
+/// A knowledge base Loki or AIChat built (`rags/<name>.yaml` with `files` as a map and
+/// the vectors inside): named as such, with the one command that adopts it; the rebuild
+/// keeps its documents and settings.
+#[test]
+fn a_knowledge_base_built_by_loki_or_aichat_is_rebuilt_from_its_documents() {
+    let env = rag_env("");
+    let docs = env.write("olddocs/walrus.md", "Walruses use their tusks to climb.");
+    std::fs::create_dir_all(env.config_dir().join("rags")).unwrap();
+    std::fs::write(
+        env.config_dir().join("rags/oldloki.yaml"),
+        format!(
+            "embedding_model: fake:emb\nchunk_size: 1500\nchunk_overlap: 75\nreranker_model: null\ntop_k: 3\nbatch_size: 100\nnext_file_id: 1\ndocument_paths:\n- {}\nfiles:\n  0:\n    path: {}\n    hash: abc\n    documents: []\nvectors:\n  0-0: [0.1, 0.2]\n",
+            docs.parent().unwrap().display(),
+            docs.display()
+        ),
+    )
+    .unwrap();
+    let out = env
+        .loki()
+        .args(["--rag", "oldloki", "walrus"])
+        .assert()
+        .failure();
+    let err = stderr(&out);
+    assert!(
+        err.contains("was built by Loki or AIChat") && err.contains("--rebuild-rag"),
+        "{err}"
+    );
+    env.loki()
+        .args(["--rag", "oldloki", "--rebuild-rag", "walrus"])
+        .assert()
+        .success();
+    assert!(
+        prompt(&env).contains("Walruses use their tusks"),
+        "{}",
+        prompt(&env)
+    );
+    let yaml = std::fs::read_to_string(env.config_dir().join("rags/oldloki.yaml")).unwrap();
+    assert!(
+        yaml.contains("chunk_size: 1500") && yaml.contains("top_k: 3"),
+        "{yaml}"
+    );
+}
