@@ -39,7 +39,8 @@ pub fn ask(question: &str, default_yes: bool, hint: &str) -> std::io::Result<Rep
     };
     // What was typed before the question shows was meant for something else.
     drop_type_ahead();
-    write!(err, "? {question} {mark}{hint} ")?;
+    let asked = format!("? {question} {mark}{hint} ");
+    write!(err, "{asked}")?;
     err.flush()?;
     let mut leftover = Vec::new();
     let reply = read_reply(default_yes, read_byte, byte_within, &mut leftover)?;
@@ -54,10 +55,28 @@ pub fn ask(question: &str, default_yes: bool, hint: &str) -> std::io::Result<Rep
         Reply::No => "no",
         Reply::Back => "",
     };
-    write!(err, "\r\x1b[K? {question} {shown}\r\n")?;
+    // A question longer than the terminal is wide took several rows: go back to its
+    // first before writing it with the answer, so that it is not shown twice.
+    let up = rows_taken(&asked).saturating_sub(1);
+    if up > 0 {
+        write!(err, "\x1b[{up}A")?;
+    }
+    write!(err, "\r\x1b[J? {question} {shown}\r\n")?;
     err.flush()?;
     drop(raw);
     Ok(reply)
+}
+
+/// Rows of the terminal that `text` (no line breaks) fills when written from the start of
+/// a row: one when the width is unknown.
+fn rows_taken(text: &str) -> usize {
+    let width = crossterm::terminal::size().map_or(0, |(columns, _)| usize::from(columns));
+    if width == 0 {
+        return 1;
+    }
+    let cells = unicode_width::UnicodeWidthStr::width(text);
+    // A text that ends exactly at the last column leaves the cursor on that row.
+    cells.div_ceil(width).max(1)
 }
 
 /// Keys read past the answer that belong to the next prompt (`second question` of

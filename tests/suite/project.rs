@@ -137,6 +137,29 @@ fn claude_commands_skills_and_mcp_json() {
     assert!(tools.contains("proj_echo"), "{tools}");
 }
 
+/// A question longer than the terminal is wide wraps; answered, it is written once with
+/// its answer, not again below its first rows.
+#[test]
+fn a_wrapped_trust_question_is_shown_once_with_its_answer() {
+    let env = env_with_project();
+    env.server.respond_for("/v1/chat", route);
+    // 80 columns (the pseudo-terminal's size): the question takes two rows or more.
+    let mut pty = Pty::spawn(&env, &["-p", "hello"], &[("NO_COLOR", "1")]);
+    let asked = pty.expect("Trust this project?");
+    pty.send("n");
+    let rest = pty.read_to_end();
+    let mut parser = vt100::Parser::new(24, 80, 200);
+    parser.process(asked.as_bytes());
+    parser.process(rest.as_bytes());
+    let screen = parser.screen().contents();
+    assert_eq!(
+        screen.matches("has project settings").count(),
+        1,
+        "{screen}"
+    );
+    assert!(screen.contains("Trust this project? no"), "{screen}");
+}
+
 #[test]
 fn the_terminal_asks_once_and_remembers() {
     let env = env_with_project();
