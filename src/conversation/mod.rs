@@ -202,8 +202,11 @@ fn configured_hooks(
     let notices = Arc::clone(notices);
     let warn: hooks::command::Warn =
         Arc::new(move |line: &str| notices(&format!("warning: {line}")));
+    // Hooks key their state by `session_id` (Claude Code's): one of its own per
+    // conversation, unique across runs (the conversation's id, `c1`, is per process).
+    let session_id = uuid::Uuid::new_v4().to_string();
     Some(Arc::new(
-        hooks::command::CommandHooks::new(settings, ctx.cwd.clone(), ctx.id.to_string(), warn)
+        hooks::command::CommandHooks::new(settings, ctx.cwd.clone(), session_id, warn)
             .confined(ctx.sandbox.clone()),
     ))
 }
