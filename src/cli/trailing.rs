@@ -1,9 +1,11 @@
-//! Options written after the prompt. Claude Code's documentation puts them there
-//! (`claude -p "query" --output-format json`), while loki's text takes every word after
-//! the first as the prompt (`loki explain ls -la`). A word of the text that is one of
-//! loki's long options (`--name` or `--name=value`) is taken as that option, with its
-//! value, and the words between stay the prompt, in order; short options stay prompt
-//! words (`-r` of `grep -r` is no role), and everything after `--` is text.
+//! Options written after the prompt. Claude Code's documentation puts them there, after a
+//! quoted prompt (`claude -p "query" --output-format json`), while loki's text takes every
+//! word after the first as the prompt (`loki what does ls -la do`). When the prompt is one
+//! word of the command line (quoted) and one of loki's long options (`--name` or
+//! `--name=value`) follows it, that option and the ones after it are taken as options,
+//! with their values, and the other words stay the prompt, in order. Prose written
+//! without quotes (`loki what does --model do`) stays the prompt; short options stay
+//! prompt words (`-r` of `grep -r` is no role); everything after `--` is text.
 
 use clap::CommandFactory;
 
@@ -13,6 +15,16 @@ use super::args::Args;
 /// first word moved before it, and the prompt's words after a `--`; unchanged when none
 /// follows it.
 pub fn hoist(argv: &[String]) -> Option<Vec<String>> {
+    // Most command lines have no long option after a word that is not an option: they
+    // are left alone without building clap's description of every option (a few
+    // megabytes of a one-shot run's memory).
+    let first_word = argv.iter().position(|w| !w.starts_with('-'))?;
+    if !argv[first_word + 1..]
+        .iter()
+        .any(|w| w.starts_with("--") && w.len() > 2)
+    {
+        return None;
+    }
     let command = Args::command();
     let arity = Arity { command: &command };
     let start = arity.text_start(argv)?;
@@ -20,7 +32,9 @@ pub fn hoist(argv: &[String]) -> Option<Vec<String>> {
     let first = text
         .iter()
         .take_while(|w| *w != "--")
-        .position(|w| arity.long(w).is_some())?;
+        .position(|w| arity.long(w).is_some())
+        // Only right after a quoted prompt, Claude's order.
+        .filter(|at| *at == 1)?;
     let mut options = Vec::new();
     let mut words: Vec<String> = text[..first].to_vec();
     let mut i = first;
@@ -163,8 +177,19 @@ mod tests {
             Some(words("-p --output-format json -- hello"))
         );
         assert_eq!(
-            hoist(&words("tidy up --disallowedTools Bash(rm:*) now")),
-            Some(words("--disallowedTools Bash(rm:*) -- tidy up now"))
+            hoist(&[
+                "tidy up".to_string(),
+                "--disallowedTools".into(),
+                "Bash(rm:*)".into(),
+                "now".into()
+            ]),
+            Some(vec![
+                "--disallowedTools".to_string(),
+                "Bash(rm:*)".into(),
+                "--".into(),
+                "tidy up".into(),
+                "now".into()
+            ])
         );
         assert_eq!(
             hoist(&words("-m fake:x hi --output-format=json")),
@@ -180,6 +205,8 @@ mod tests {
         assert_eq!(hoist(&words("-- what does --model do")), None);
         assert_eq!(hoist(&words("-m fake:x")), None);
         assert_eq!(hoist(&words("explain grep -r -- --model")), None);
+        // Prose without quotes keeps loki's option names as words.
+        assert_eq!(hoist(&words("what does --model do")), None);
         // `-s` takes an optional name: `-s chat --rag lore hi` is all options but `hi`.
         assert_eq!(hoist(&words("-s chat --rag lore hi")), None);
         assert_eq!(
