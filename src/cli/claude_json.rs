@@ -30,9 +30,9 @@ pub struct ClaudeResult {
     state: Arc<AppState>,
     runs: Mutex<HashMap<ConversationId, Run>>,
     broken: std::sync::atomic::AtomicBool,
-    /// Results waiting for [`ClaudeResult::release`], each with whether its `session_id`
-    /// is only the conversation's id (a plain one-shot's history entry is known at close).
-    held: Option<Mutex<Vec<(serde_json::Value, bool)>>>,
+    /// Results waiting for [`ClaudeResult::release`]; a `session_id` that is only the
+    /// conversation's id is provisional (a plain one-shot's history entry is known at close).
+    held: Option<super::headless::Held>,
 }
 
 impl ClaudeResult {
@@ -49,7 +49,7 @@ impl ClaudeResult {
     /// Results written when [`ClaudeResult::release`] is called rather than at once.
     pub fn held(self) -> Self {
         Self {
-            held: Some(Mutex::new(Vec::new())),
+            held: Some(super::headless::Held::default()),
             ..self
         }
     }
@@ -58,18 +58,10 @@ impl ClaudeResult {
     /// replaced by `session` (the session the closed conversation was kept in), so that
     /// `--resume` takes it.
     pub fn release(&self, session: Option<&str>) {
-        let Some(held) = &self.held else {
-            return;
-        };
-        let results = held
-            .lock()
-            .map(|mut h| std::mem::take(&mut *h))
-            .unwrap_or_default();
-        for (mut result, provisional) in results {
-            if provisional && let Some(id) = session {
-                result["session_id"] = serde_json::json!(id);
+        if let Some(held) = &self.held {
+            for result in held.take(session) {
+                self.print(&result);
             }
-            self.print(&result);
         }
     }
 
@@ -116,10 +108,7 @@ impl ClaudeResult {
         }
         .to_json();
         match &self.held {
-            Some(held) => held
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push((result, provisional)),
+            Some(held) => held.push(result, provisional),
             None => self.print(&result),
         }
     }

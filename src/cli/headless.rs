@@ -91,7 +91,43 @@ pub struct JsonResult {
     code_only: bool,
     /// Results kept until the conversation is closed ([`JsonResult::release`]), for a
     /// single run: a plain one-shot's session (its history entry) exists only then.
-    held: Option<Mutex<Vec<Value>>>,
+    held: Option<Held>,
+}
+
+/// Results kept until the conversation closes, when the session a plain one-shot was
+/// kept in (its history entry) is known; each with whether its `session_id` is still to
+/// be filled in with it.
+#[derive(Default)]
+pub(super) struct Held(Mutex<Vec<(Value, bool)>>);
+
+impl Held {
+    /// Keeps `result`; `provisional` when its `session_id` waits for the close.
+    pub(super) fn push(&self, result: Value, provisional: bool) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((result, provisional));
+    }
+
+    /// The results kept, each provisional `session_id` replaced by `session` (when the
+    /// conversation was kept in one).
+    pub(super) fn take(&self, session: Option<&str>) -> Vec<Value> {
+        let results = std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        results
+            .into_iter()
+            .map(|(mut result, provisional)| {
+                if provisional && let Some(id) = session {
+                    result["session_id"] = json!(id);
+                }
+                result
+            })
+            .collect()
+    }
 }
 
 #[derive(Default)]
@@ -118,7 +154,7 @@ impl JsonResult {
     /// Results written when [`JsonResult::release`] is called rather than at once.
     pub fn held(self) -> Self {
         Self {
-            held: Some(Mutex::new(Vec::new())),
+            held: Some(Held::default()),
             ..self
         }
     }
@@ -126,20 +162,10 @@ impl JsonResult {
     /// Writes the held results, a missing `session_id` filled with `session` (the id of
     /// the session the closed conversation was kept in).
     pub fn release(&self, session: Option<&str>) {
-        let Some(held) = &self.held else {
-            return;
-        };
-        let results = held
-            .lock()
-            .map(|mut h| std::mem::take(&mut *h))
-            .unwrap_or_default();
-        for mut result in results {
-            if result["session_id"].is_null()
-                && let Some(id) = session
-            {
-                result["session_id"] = json!(id);
+        if let Some(held) = &self.held {
+            for result in held.take(session) {
+                self.print(result);
             }
-            self.print(result);
         }
     }
 
@@ -157,13 +183,13 @@ impl JsonResult {
     }
 
     fn write(&self, object: Value) {
-        if let Some(held) = &self.held
-            && let Ok(mut held) = held.lock()
-        {
-            held.push(object);
-            return;
+        match &self.held {
+            Some(held) => {
+                let provisional = object["session_id"].is_null();
+                held.push(object, provisional);
+            }
+            None => self.print(object),
         }
-        self.print(object);
     }
 
     fn print(&self, mut object: Value) {

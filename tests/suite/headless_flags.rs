@@ -149,27 +149,30 @@ fn allowed_tools_rule_runs_a_matching_command_unasked_and_refuses_another() {
     assert!(!env.work_dir().join("made-it").exists());
 }
 
-#[test]
-fn disallowed_tools_refuse_even_with_yolo_by_rule_or_by_name() {
+/// Runs loki with `args` while the model calls `touch made-it` (stream-json output),
+/// and checks the call was refused and nothing made.
+fn touch_refused(args: &[&str]) -> TestEnv {
     let env = env_with_tools("execute_command,fs_cat");
     env.server
         .push(tool_calls(&[command_call("c1", "touch made-it")]));
     env.server.push(openai::text_stream(&["Could not."]));
-    let out = env
-        .loki()
-        .args([
-            "--yolo",
-            "--disallowedTools",
-            "Bash(touch:*)",
-            "--output-format",
-            "stream-json",
-            "make a file",
-        ])
-        .assert()
-        .success();
+    let out = env.loki().args(args).assert().success();
     let refused = finished(&events(&out), "c1").clone();
     assert_eq!(refused["ok"], false, "{refused}");
     assert!(!env.work_dir().join("made-it").exists());
+    env
+}
+
+#[test]
+fn disallowed_tools_refuse_even_with_yolo_by_rule_or_by_name() {
+    let env = touch_refused(&[
+        "--yolo",
+        "--disallowedTools",
+        "Bash(touch:*)",
+        "--output-format",
+        "stream-json",
+        "make a file",
+    ]);
 
     // A bare name refuses every call of the tool.
     env.server
@@ -469,27 +472,16 @@ fn claude_s_stream_json_print_refuses_loki_flags_it_cannot_honour_and_fails_like
 /// deny rule written last still denies; the prompt keeps its words in order.
 #[test]
 fn long_options_after_the_prompt_are_options_and_the_prompt_keeps_its_words() {
-    let env = env_with_tools("execute_command,fs_cat");
-    env.server
-        .push(tool_calls(&[command_call("c1", "touch made-it")]));
-    env.server.push(openai::text_stream(&["Could not."]));
-    let out = env
-        .loki()
-        .args([
-            "--yolo",
-            "-p",
-            "make a file",
-            "--disallowedTools",
-            "Bash(touch:*)",
-            "--output-format",
-            "stream-json",
-            "please",
-        ])
-        .assert()
-        .success();
-    let refused = finished(&events(&out), "c1").clone();
-    assert_eq!(refused["ok"], false, "{refused}");
-    assert!(!env.work_dir().join("made-it").exists());
+    let env = touch_refused(&[
+        "--yolo",
+        "-p",
+        "make a file",
+        "--disallowedTools",
+        "Bash(touch:*)",
+        "--output-format",
+        "stream-json",
+        "please",
+    ]);
     let body = env.server.requests()[0].json();
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(
