@@ -163,6 +163,22 @@ pub fn apply_to_config(args: &Args, config: &mut crate::config::AppConfig) -> Re
             }
         }
     }
+    // Claude Code offers every tool; loki offers none until `enabled_tools` names them. A
+    // run that allows tools by name, where nothing names the tools to offer, is offered
+    // those (their loki names), rather than allowing tools the model never sees.
+    if config.enabled_tools.is_none() {
+        let mut offered: Vec<String> = tool_list(&args.allowed_tools)
+            .iter()
+            .filter_map(|rule| rule.split('(').next().map(str::trim))
+            .filter(|name| !name.is_empty() && !name.starts_with("mcp__"))
+            .flat_map(crate::claude_names::loki_tools)
+            .collect();
+        offered.sort();
+        offered.dedup();
+        if !offered.is_empty() {
+            config.enabled_tools = Some(offered.join(","));
+        }
+    }
     let permissions = &mut config.permissions;
     for rule in tool_list(&args.allowed_tools) {
         permissions.origins.insert(rule.clone(), FLAG_ORIGIN.into());

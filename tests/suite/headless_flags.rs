@@ -540,3 +540,39 @@ fn compat_claude_where_it_changes_nothing_is_a_usage_error() {
     );
     assert_eq!(env.server.request_count(), 0);
 }
+
+/// Claude Code offers every tool; loki none until `enabled_tools` names some. Where
+/// nothing does, `--allowedTools` offers the tools it allows, so they are not allowed in
+/// vain; where `enabled_tools` is set, it decides.
+#[test]
+fn allowed_tools_are_offered_when_nothing_names_the_tools() {
+    let env = TestEnv::new();
+    env.server
+        .push(tool_calls(&[command_call("c1", "touch made-it")]));
+    env.server.push(openai::text_stream(&["Made."]));
+    env.loki()
+        .args(["-p", "make a file", "--allowedTools", "Bash(touch:*)"])
+        .assert()
+        .success();
+    let names: Vec<String> = env.server.requests()[0].json()["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(names.iter().any(|n| n == "execute_command"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("fs_")), "{names:?}");
+    assert!(env.work_dir().join("made-it").exists());
+
+    let env = env_with_tools("fs_cat");
+    env.server.push(openai::text_stream(&["ok"]));
+    env.loki()
+        .args(["-p", "hi", "--allowedTools", "Bash"])
+        .assert()
+        .success();
+    let tools = env.server.requests()[0].json()["tools"].to_string();
+    assert!(!tools.contains("execute_command"), "{tools}");
+}
