@@ -175,6 +175,16 @@ clients:
     )
 }
 
+/// The names of the functions a chat request offered (`tools[].function.name`).
+pub fn tool_names(body: &serde_json::Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
 /// stdout of an assert as text.
 pub fn stdout(out: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&out.get_output().stdout).into_owned()

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::common::TestEnv;
 use crate::common::fake_llm::openai;
+use crate::common::tool_names;
 
 const CONFIG: &str = r#"name: demo
 description: A demonstration agent.
@@ -63,18 +64,6 @@ fn system_prompt(body: &Value) -> String {
         .as_str()
         .unwrap_or_default()
         .to_string()
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[test]

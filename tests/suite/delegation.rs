@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::fake_llm::{Recorded, Reply, openai};
+use crate::common::tool_names;
 use crate::common::{TestEnv, default_config, stdout};
 
 /// The standard config with tools on, a second model `small` that can call tools, and
@@ -40,15 +41,6 @@ fn who(body: &Value) -> &'static str {
     } else {
         "main"
     }
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect()
 }
 
 /// The tool results of a request, in order.

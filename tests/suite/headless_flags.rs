@@ -554,15 +554,7 @@ fn allowed_tools_are_offered_when_nothing_names_the_tools() {
         .args(["-p", "make a file", "--allowedTools", "Bash(touch:*)"])
         .assert()
         .success();
-    let names: Vec<String> = env.server.requests()[0].json()["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let names = crate::common::tool_names(&env.server.requests()[0].json());
     assert!(names.iter().any(|n| n == "execute_command"), "{names:?}");
     assert!(!names.iter().any(|n| n.starts_with("fs_")), "{names:?}");
     assert!(env.work_dir().join("made-it").exists());

@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::common::TestEnv;
 use crate::common::fake_llm::{Recorded, openai};
 use crate::common::pty::Pty;
+use crate::common::tool_names;
 
 /// The first message of a request when it is the system prompt.
 fn system_of(body: &Value) -> String {
@@ -20,15 +21,6 @@ fn system_of(body: &Value) -> String {
     } else {
         String::new()
     }
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect()
 }
 
 fn last_text(body: &Value) -> String {

@@ -1,10 +1,11 @@
 //! Fixes to the REPL from issue 14: `.set` keys, completion, `.edit config`, history,
 //! sessions and prompts, each driven through the real binary in a PTY.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common::fake_llm::openai;
 use crate::common::pty::Pty;
+use crate::common::tool_names;
 use crate::common::{TestEnv, stdout};
 
 const PROMPT: &str = "fake:gpt-4o-mini)> ";
@@ -32,18 +33,6 @@ fn submit_to(pty: &mut Pty, line: &str, until: &str, prompt: &str) -> String {
 
 fn submit(pty: &mut Pty, line: &str, until: &str) -> String {
     submit_to(pty, line, until, PROMPT)
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 // ----- item 5: `.set` keys -----
